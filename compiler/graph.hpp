@@ -1,0 +1,64 @@
+// The compute graph as read from YAML: the compiler's input model, after checking.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tactus/core/schedule.hpp"
+
+namespace tactus::compiler {
+
+/// Where something was written: file and 1-based line.
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+};
+
+/// A resource request of a runnable: an instance name or a type, resolved to candidates.
+struct ResourceRequest {
+  std::string text;                      ///< as written (`CPU`, `CPU1`, `CUDA_STREAM`)
+  ResourceKind kind = ResourceKind::kCpu;
+  std::vector<std::uint32_t> candidates; ///< resource indices it may be given; one for an instance
+  bool isType = false;                   ///< written as a type, the compiler picks the instance
+};
+
+/// A runnable of the graph. Round-robin groups appear as runnables of kind kAliasGroup.
+struct GraphRunnable {
+  std::string name;                 ///< client-local name
+  std::uint32_t client = 0;
+  std::uint32_t epoch = 0;
+  RunnableKind kind = RunnableKind::kCpu;
+  std::int64_t wcetNs = 0;
+  std::int64_t startTimeNs = 0;
+  std::int64_t deadlineNs = kNoDuration;
+  std::int64_t endMonitorThresholdNs = kNoDuration;
+  std::uint32_t priority = 10;
+  /// hardware request first, then software ones. A submittee's stream is not listed: it takes
+  /// the stream chosen for its submitter.
+  std::vector<ResourceRequest> resources;
+  std::vector<std::uint32_t> dependencies;  ///< runnable indices, ascending, no duplicates
+  std::uint32_t submits = kNone;
+  std::uint32_t submittedBy = kNone;
+  std::uint32_t aliasGroup = kNone;         ///< member of this kAliasGroup runnable
+  std::vector<std::uint32_t> steps;         ///< kAliasGroup: members per step, kNone = `None`
+  SourceLoc loc;
+};
+
+/// A checked graph: resources, hyperepochs, epochs and clients as in the schedule model, plus
+/// runnables with their requests still open. Dependencies on round-robin members are already
+/// redirected to their group, and members are not scheduled on their own.
+struct Graph {
+  std::string version;               ///< `2.0.0` or `3.0.0`
+  std::string name;                  ///< graph ID
+  std::uint16_t identifier = 0;
+  std::uint64_t sourceHash = 0;      ///< hash of the YAML bytes and of the WCET side file, if any
+  std::string sourceFile;
+  std::vector<ClientInfo> clients;
+  std::vector<ResourceInfo> resources;
+  std::vector<HyperepochInfo> hyperepochs;
+  std::vector<EpochInfo> epochs;
+  std::vector<GraphRunnable> runnables;
+};
+
+}  // namespace tactus::compiler

@@ -1,0 +1,131 @@
+// The compiled static schedule: everything the master and the clients need to run a graph.
+//
+// A Schedule is what tactus-compile writes and tactus-master reads; the master never reads YAML.
+// All times are nanoseconds relative to the start of the hyperepoch iteration.
+//
+//   hyperepoch "Perception", period 100 ms
+//   CPU1  |ReadCam f0|PreProc f0|      |ReadCam f1|PreProc f1| ...
+//   GPU0  |          |          |PreGpu f0|       |          |PreGpu f1| ...
+//         0                              33.33 ms
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace tactus {
+
+// Cross references are plain uint32 indices into the Schedule's vectors (the file stores them
+// the same way); kNone marks an absent one.
+
+/// Marks an absent optional index (no client, no device, no submittee, an empty round-robin step).
+inline constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+/// Marks an absent optional duration (no deadline, no monitor budget).
+inline constexpr std::int64_t kNoDuration = -1;
+
+/// What a resource is.
+enum class ResourceKind : std::uint8_t {
+  kCpu,         ///< a CPU core; a worker thread pinned to `core`
+  kGpu,         ///< a GPU device; runs submittees
+  kCudaStream,  ///< a client-local CUDA stream mapped to a GPU (`device`)
+  kMutex,       ///< a scheduling mutex: global, or client-local when `client` is set
+};
+
+/// What a runnable is.
+enum class RunnableKind : std::uint8_t {
+  kCpu,        ///< a CPU function
+  kSubmitter,  ///< a CPU function that enqueues its submittee on a CUDA stream
+  kSubmittee,  ///< GPU work enqueued by its submitter; not registered by clients
+  kAliasGroup, ///< a round-robin slot: frame k runs steps[k mod steps.size()]
+};
+
+/// A client process of the schedule.
+struct ClientInfo {
+  std::string name;  ///< the name the process passes at init
+};
+
+/// A timeline on which at most one runnable instance runs at a time.
+struct ResourceInfo {
+  std::string name;               ///< as in the graph (`CPU1`, `GPU0`, `CUDA_STREAM0`, `MEM_BW_MUTEX`)
+  std::string type;               ///< the graph's type key (`CPU`, `GPU`, `CUDA_STREAM`, `MUTEX`, ...)
+  ResourceKind kind = ResourceKind::kCpu;
+  std::uint32_t client = kNone;   ///< owning client for client-local resources, else kNone
+  std::uint32_t hyperepoch = kNone;  ///< the hyperepoch owning it; kNone when no runnable uses it
+  std::uint32_t core = kNone;     ///< kCpu: the core number n of `CPU<n>`
+  std::uint32_t device = kNone;   ///< kCudaStream: the kGpu resource it maps to
+  std::uint32_t streamLimit = kNone;  ///< kGpu: most client streams that may map to it (kNone = any)
+};
+
+/// A hyperepoch: a set of resources running its epochs on its own time base.
+struct HyperepochInfo {
+  std::string name;
+  std::int64_t periodNs = 0;             ///< length of one hyperepoch iteration
+  std::int64_t monitorNs = kNoDuration;  ///< the graph's `Monitor` budget, if given
+  std::vector<std::uint32_t> resources;  ///< ResourceId indices, ascending
+  std::vector<std::uint32_t> epochs;     ///< EpochId indices, ascending
+};
+
+/// An epoch: a periodic sub-graph, released `frames` times per hyperepoch iteration.
+struct EpochInfo {
+  std::string name;
+  std::uint32_t hyperepoch = 0;  ///< owning HyperepochId index
+  std::int64_t periodNs = 0;     ///< frame k is released at k * periodNs
+  std::uint32_t frames = 1;      ///< frames per hyperepoch iteration
+};
+
+/// A runnable of the graph (not yet unrolled into frames).
+struct RunnableInfo {
+  std::string name;              ///< client-local name (`ReadCamera`); for kAliasGroup the group name
+  std::uint32_t client = 0;      ///< ClientId index
+  std::uint32_t epoch = 0;       ///< EpochId index
+  RunnableKind kind = RunnableKind::kCpu;
+  std::int64_t wcetNs = 0;       ///< worst-case execution time used for scheduling
+  std::int64_t startTimeNs = 0;  ///< earliest start, from its frame's release
+  std::int64_t deadlineNs = kNoDuration;            ///< finish-by, from its frame's release
+  std::int64_t endMonitorThresholdNs = kNoDuration; ///< the graph's `EndMonitorThreshold`, if given
+  std::uint32_t priority = 10;   ///< 1 highest .. 10 lowest
+  std::vector<std::uint32_t> dependencies;  ///< RunnableId indices it waits for, same epoch, ascending
+  std::uint32_t submits = kNone;      ///< kSubmitter: its submittee
+  std::uint32_t submittedBy = kNone;  ///< kSubmittee: its submitter
+  std::uint32_t aliasGroup = kNone;   ///< a round-robin member: its kAliasGroup runnable
+  std::vector<std::uint32_t> steps;   ///< kAliasGroup: member RunnableId per step, kNone = empty step
+};
+
+/// One scheduled run of a runnable in one frame of its epoch.
+struct InstanceInfo {
+  std::uint32_t runnable = 0;    ///< RunnableId index
+  std::uint32_t frame = 0;       ///< frame of its epoch within the hyperepoch iteration
+  std::int64_t startNs = 0;      ///< planned start from the hyperepoch iteration's start
+  std::int64_t endNs = 0;        ///< planned end = start + WCET
+  std::vector<std::uint32_t> resources;     ///< ResourceId indices it holds, hardware first
+  std::vector<std::uint32_t> dependencies;  ///< InstanceId indices it waits for (graph edges), ascending
+};
+
+/// Per resource: the instances that hold it, in execution order.
+struct TimelineInfo {
+  std::uint32_t resource = 0;              ///< ResourceId index
+  std::vector<std::uint32_t> instances;    ///< InstanceId indices in the order they run
+};
+
+/// A compiled schedule for one graph.
+struct Schedule {
+  std::string name;                 ///< the graph ID
+  std::uint16_t identifier = 0;     ///< the schedule identifier (0..65535)
+  std::uint64_t sourceHash = 0;     ///< hash of the graph (and WCET side file) it was compiled from
+  std::vector<ClientInfo> clients;
+  std::vector<ResourceInfo> resources;
+  std::vector<HyperepochInfo> hyperepochs;
+  std::vector<EpochInfo> epochs;
+  std::vector<RunnableInfo> runnables;
+  std::vector<InstanceInfo> instances;  ///< grouped by hyperepoch, then sorted by (start, id)
+  std::vector<TimelineInfo> timelines;  ///< one per resource that any instance holds, by resource
+};
+
+/// Name used in messages: `Client0.ReadCamera`.
+std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable);
+
+/// The hyperepoch an instance belongs to.
+std::uint32_t instanceHyperepoch(const Schedule& schedule, std::uint32_t instance);
+
+}  // namespace tactus

@@ -1,0 +1,54 @@
+// The schedule file: a versioned, line-oriented text form of a Schedule, with a content hash.
+//
+// Layout (format version 1), one record per line, fields `key=value`, lists comma-separated:
+//
+//   tactus-schedule 1
+//   schedule name=Drive identifier=101 source_hash=0123456789abcdef
+//   client id=0 name=Client0
+//   resource id=0 name=CPU0 type=CPU kind=cpu client=- hyperepoch=0 core=0 device=- stream_limit=-
+//   hyperepoch id=0 name=Perception period_ns=100000000 monitor_ns=- resources=0,1 epochs=0
+//   epoch id=0 name=Camera hyperepoch=0 period_ns=33330000 frames=3
+//   runnable id=0 name=ReadCamera client=0 epoch=0 kind=cpu wcet_ns=10000 start_ns=0 deadline_ns=-
+//            end_monitor_ns=- priority=10 deps= submits=- submitted_by=- alias_group=- steps=
+//   instance id=0 runnable=0 frame=0 start_ns=0 end_ns=10000 resources=0 deps=
+//   timeline resource=0 instances=0,3,5
+//   content_hash 89abcdef01234567
+//
+// (the runnable record is one line in the file). Records appear in this order and ids count up
+// from 0 in each kind. `-` is an absent value. The content hash covers every byte before the
+// `content_hash` line. Names contain no white space, `,`, `=` or `#`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tactus/core/result.hpp"
+#include "tactus/core/schedule.hpp"
+
+namespace tactus {
+
+/// The format version this build writes and reads.
+inline constexpr std::uint32_t kScheduleFormatVersion = 1;
+
+/// The conventional file extension of schedule files.
+inline constexpr const char* kScheduleFileExtension = ".tsched";
+
+/// Writes a schedule in the file format. Same schedule, same bytes.
+std::string writeSchedule(const Schedule& schedule);
+
+/// Reads a schedule file's text; `origin` names it in messages (`drive.tsched:12: ...`).
+/// Checks syntax, the format version, the content hash and that every index is in range;
+/// it does not check scheduling invariants (see verifySchedule).
+Result<Schedule> readSchedule(std::string_view text, const std::string& origin);
+
+/// Reads a schedule file from disk.
+Result<Schedule> loadScheduleFile(const std::string& path);
+
+/// Writes the file atomically (temporary file, then rename).
+Result<void> saveScheduleFile(const Schedule& schedule, const std::string& path);
+
+/// The content hash a schedule would have in its file.
+std::uint64_t scheduleContentHash(const Schedule& schedule);
+
+}  // namespace tactus

@@ -1,0 +1,25 @@
+// Names of error codes.
+#include "tactus/core/result.hpp"
+
+namespace tactus {
+
+const char* errorCodeName(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kBadParameter: return "bad parameter";
+    case ErrorCode::kParse: return "parse error";
+    case ErrorCode::kValidation: return "invalid graph";
+    case ErrorCode::kVerification: return "schedule verification failed";
+    case ErrorCode::kIncompatible: return "incompatible format";
+    case ErrorCode::kNotFound: return "not found";
+    case ErrorCode::kAlreadyExists: return "already exists";
+    case ErrorCode::kInvalidState: return "invalid state";
+    case ErrorCode::kTimeout: return "timeout";
+    case ErrorCode::kIo: return "i/o error";
+    case ErrorCode::kInfeasible: return "infeasible";
+    case ErrorCode::kPeerDied: return "peer died";
+    case ErrorCode::kInternal: return "internal error";
+  }
+  return "unknown error";
+}
+
+}  // namespace tactus
