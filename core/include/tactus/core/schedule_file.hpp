@@ -38,8 +38,8 @@ inline constexpr const char* kScheduleFileExtension = ".tsched";
 std::string writeSchedule(const Schedule& schedule);
 
 /// Reads a schedule file's text; `origin` names it in messages (`drive.tsched:12: ...`).
-/// Checks syntax, the format version, the content hash and that every index is in range;
-/// it does not check scheduling invariants (see verifySchedule).
+/// Checks syntax, record order, the format version and the content hash; index ranges and
+/// scheduling invariants are checked by verifySchedule.
 Result<Schedule> readSchedule(std::string_view text, const std::string& origin);
 
 /// Reads a schedule file from disk.

@@ -1,0 +1,23 @@
+// Small queries on the schedule model used in messages and by every module.
+#include "tactus/core/schedule.hpp"
+
+namespace tactus {
+
+std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable) {
+  if (runnable >= schedule.runnables.size()) return "#" + std::to_string(runnable);
+  const RunnableInfo& r = schedule.runnables[runnable];
+  std::string client = r.client < schedule.clients.size() ? schedule.clients[r.client].name
+                                                          : "#" + std::to_string(r.client);
+  return client + "." + r.name;
+}
+
+std::uint32_t instanceHyperepoch(const Schedule& schedule, std::uint32_t instance) {
+  if (instance >= schedule.instances.size()) return kNone;
+  std::uint32_t runnable = schedule.instances[instance].runnable;
+  if (runnable >= schedule.runnables.size()) return kNone;
+  std::uint32_t epoch = schedule.runnables[runnable].epoch;
+  if (epoch >= schedule.epochs.size()) return kNone;
+  return schedule.epochs[epoch].hyperepoch;
+}
+
+}  // namespace tactus

@@ -1,0 +1,519 @@
+// Writing and reading the schedule file format (see schedule_file.hpp for the layout).
+#include "tactus/core/schedule_file.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "tactus/core/hash.hpp"
+
+namespace tactus {
+namespace {
+
+constexpr std::string_view kMagic = "tactus-schedule";
+
+const char* kindName(ResourceKind kind) {
+  switch (kind) {
+    case ResourceKind::kCpu: return "cpu";
+    case ResourceKind::kGpu: return "gpu";
+    case ResourceKind::kCudaStream: return "cuda_stream";
+    case ResourceKind::kMutex: return "mutex";
+  }
+  return "?";
+}
+
+const char* kindName(RunnableKind kind) {
+  switch (kind) {
+    case RunnableKind::kCpu: return "cpu";
+    case RunnableKind::kSubmitter: return "submitter";
+    case RunnableKind::kSubmittee: return "submittee";
+    case RunnableKind::kAliasGroup: return "alias_group";
+  }
+  return "?";
+}
+
+// --- writing -------------------------------------------------------------------------------
+
+class Writer {
+ public:
+  Writer& rec(const char* kind) {
+    if (!first_) out_ += '\n';
+    first_ = false;
+    out_ += kind;
+    return *this;
+  }
+  Writer& f(const char* key, std::string_view v) {
+    out_ += ' ';
+    out_ += key;
+    out_ += '=';
+    out_ += v;
+    return *this;
+  }
+  Writer& u(const char* key, std::uint64_t v) { return f(key, std::to_string(v)); }
+  Writer& i(const char* key, std::int64_t v) { return f(key, std::to_string(v)); }
+  Writer& opt(const char* key, std::uint32_t v) { return v == kNone ? f(key, "-") : u(key, v); }
+  Writer& dur(const char* key, std::int64_t v) { return v == kNoDuration ? f(key, "-") : i(key, v); }
+  Writer& list(const char* key, const std::vector<std::uint32_t>& v) {
+    std::string s;
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      if (k) s += ',';
+      s += v[k] == kNone ? std::string("-") : std::to_string(v[k]);
+    }
+    return f(key, s);
+  }
+  std::string take() {
+    out_ += '\n';
+    return std::move(out_);
+  }
+
+ private:
+  std::string out_;
+  bool first_ = true;
+};
+
+std::string writeBody(const Schedule& s) {
+  std::string head = std::string(kMagic) + " " + std::to_string(kScheduleFormatVersion);
+  Writer body;
+  body.rec("schedule").f("name", s.name).u("identifier", s.identifier)
+      .f("source_hash", hashToHex(s.sourceHash));
+  for (std::size_t k = 0; k < s.clients.size(); ++k)
+    body.rec("client").u("id", k).f("name", s.clients[k].name);
+  for (std::size_t k = 0; k < s.resources.size(); ++k) {
+    const ResourceInfo& r = s.resources[k];
+    body.rec("resource").u("id", k).f("name", r.name).f("type", r.type).f("kind", kindName(r.kind))
+        .opt("client", r.client).opt("hyperepoch", r.hyperepoch).opt("core", r.core)
+        .opt("device", r.device).opt("stream_limit", r.streamLimit);
+  }
+  for (std::size_t k = 0; k < s.hyperepochs.size(); ++k) {
+    const HyperepochInfo& h = s.hyperepochs[k];
+    body.rec("hyperepoch").u("id", k).f("name", h.name).i("period_ns", h.periodNs)
+        .dur("monitor_ns", h.monitorNs).list("resources", h.resources).list("epochs", h.epochs);
+  }
+  for (std::size_t k = 0; k < s.epochs.size(); ++k) {
+    const EpochInfo& e = s.epochs[k];
+    body.rec("epoch").u("id", k).f("name", e.name).u("hyperepoch", e.hyperepoch)
+        .i("period_ns", e.periodNs).u("frames", e.frames);
+  }
+  for (std::size_t k = 0; k < s.runnables.size(); ++k) {
+    const RunnableInfo& r = s.runnables[k];
+    body.rec("runnable").u("id", k).f("name", r.name).u("client", r.client).u("epoch", r.epoch)
+        .f("kind", kindName(r.kind)).i("wcet_ns", r.wcetNs).i("start_ns", r.startTimeNs)
+        .dur("deadline_ns", r.deadlineNs).dur("end_monitor_ns", r.endMonitorThresholdNs)
+        .u("priority", r.priority).list("deps", r.dependencies).opt("submits", r.submits)
+        .opt("submitted_by", r.submittedBy).opt("alias_group", r.aliasGroup).list("steps", r.steps);
+  }
+  for (std::size_t k = 0; k < s.instances.size(); ++k) {
+    const InstanceInfo& in = s.instances[k];
+    body.rec("instance").u("id", k).u("runnable", in.runnable).u("frame", in.frame)
+        .i("start_ns", in.startNs).i("end_ns", in.endNs).list("resources", in.resources)
+        .list("deps", in.dependencies);
+  }
+  for (const TimelineInfo& t : s.timelines)
+    body.rec("timeline").u("resource", t.resource).list("instances", t.instances);
+  return head + "\n" + body.take();
+}
+
+// --- reading -------------------------------------------------------------------------------
+
+class Reader {
+ public:
+  Reader(std::string_view text, const std::string& origin) : text_(text), origin_(origin) {}
+
+  Error err(const std::string& what) const {
+    return fail(ErrorCode::kParse, origin_ + ":" + std::to_string(line_) + ": " + what);
+  }
+
+  // Next line without its newline; false at the end of the text.
+  bool next(std::string_view& line) {
+    if (pos_ >= text_.size()) return false;
+    std::size_t end = text_.find('\n', pos_);
+    if (end == std::string_view::npos) end = text_.size();
+    line = text_.substr(pos_, end - pos_);
+    lineStart_ = pos_;
+    pos_ = end + 1;
+    ++line_;
+    return true;
+  }
+  std::size_t lineStart() const { return lineStart_; }
+  bool atEnd() const { return pos_ >= text_.size(); }
+
+ private:
+  std::string_view text_;
+  std::string origin_;
+  std::size_t pos_ = 0;
+  std::size_t lineStart_ = 0;
+  int line_ = 0;
+};
+
+// One record: its kind and its fields in order.
+struct Record {
+  std::string_view kind;
+  std::vector<std::pair<std::string_view, std::string_view>> fields;
+  std::size_t used = 0;
+};
+
+bool splitRecord(std::string_view line, Record& rec) {
+  rec.fields.clear();
+  rec.used = 0;
+  std::size_t sp = line.find(' ');
+  rec.kind = line.substr(0, sp);
+  while (sp != std::string_view::npos) {
+    std::size_t start = sp + 1;
+    sp = line.find(' ', start);
+    std::string_view tok = line.substr(start, sp == std::string_view::npos ? sp : sp - start);
+    std::size_t eq = tok.find('=');
+    if (eq == std::string_view::npos || eq == 0) return false;
+    rec.fields.emplace_back(tok.substr(0, eq), tok.substr(eq + 1));
+  }
+  return true;
+}
+
+// Reads the fields of one record in their fixed order.
+class Fields {
+ public:
+  Fields(Record& rec, Reader& reader) : rec_(rec), reader_(reader) {}
+
+  Result<std::string_view> raw(const char* key) {
+    if (rec_.used >= rec_.fields.size())
+      return reader_.err(std::string(rec_.kind) + " record lacks field '" + key + "'");
+    auto [k, v] = rec_.fields[rec_.used++];
+    if (k != key)
+      return reader_.err(std::string(rec_.kind) + " record has field '" + std::string(k) +
+                         "' where '" + key + "' belongs");
+    return v;
+  }
+  Result<std::string> name(const char* key) {
+    auto v = raw(key);
+    if (!v) return v.error();
+    if (v->empty()) return reader_.err(std::string("empty ") + key);
+    for (unsigned char c : *v)
+      if (c < 0x21 || c == 0x7f || c == ',' || c == '=' || c == '#')
+        return reader_.err(std::string("field '") + key + "' holds a character names may not have");
+    return std::string(*v);
+  }
+  template <typename T>
+  Result<T> number(const char* key, std::string_view v) {
+    T out{};
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || p != v.data() + v.size() || v.empty())
+      return reader_.err(std::string("field '") + key + "' is not a valid number: '" +
+                         std::string(v.substr(0, 40)) + "'");
+    return out;
+  }
+  Result<std::uint32_t> u32(const char* key) {
+    auto v = raw(key);
+    if (!v) return v.error();
+    auto n = number<std::uint32_t>(key, *v);
+    if (n && *n == kNone) return reader_.err(std::string("field '") + key + "' is out of range");
+    return n;
+  }
+  Result<std::uint32_t> opt(const char* key) {
+    auto v = raw(key);
+    if (!v) return v.error();
+    if (*v == "-") return kNone;
+    auto n = number<std::uint32_t>(key, *v);
+    if (n && *n == kNone) return reader_.err(std::string("field '") + key + "' is out of range");
+    return n;
+  }
+  Result<std::int64_t> i64(const char* key) {
+    auto v = raw(key);
+    if (!v) return v.error();
+    auto n = number<std::int64_t>(key, *v);
+    if (n && *n < 0) return reader_.err(std::string("field '") + key + "' is negative");
+    return n;
+  }
+  Result<std::int64_t> dur(const char* key) {
+    auto v = raw(key);
+    if (!v) return v.error();
+    if (*v == "-") return kNoDuration;
+    auto n = number<std::int64_t>(key, *v);
+    if (n && *n < 0) return reader_.err(std::string("field '") + key + "' is negative");
+    return n;
+  }
+  Result<std::vector<std::uint32_t>> list(const char* key, bool allowNone = false) {
+    auto v = raw(key);
+    if (!v) return v.error();
+    std::vector<std::uint32_t> out;
+    std::string_view rest = *v;
+    while (!rest.empty()) {
+      std::size_t comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      if (allowNone && item == "-") {
+        out.push_back(kNone);
+      } else {
+        auto n = number<std::uint32_t>(key, item);
+        if (!n) return n.error();
+        if (*n == kNone) return reader_.err(std::string("field '") + key + "' is out of range");
+        out.push_back(*n);
+      }
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+      if (rest.empty()) return reader_.err(std::string("field '") + key + "' ends with ','");
+    }
+    return out;
+  }
+  Result<void> done() {
+    if (rec_.used != rec_.fields.size())
+      return reader_.err(std::string(rec_.kind) + " record has unexpected field '" +
+                         std::string(rec_.fields[rec_.used].first) + "'");
+    return {};
+  }
+  Result<void> id(std::size_t expected) {
+    auto n = u32("id");
+    if (!n) return n.error();
+    if (*n != expected)
+      return reader_.err(std::string(rec_.kind) + " id " + std::to_string(*n) + " out of sequence (expected " +
+                         std::to_string(expected) + ")");
+    return {};
+  }
+
+ private:
+  Record& rec_;
+  Reader& reader_;
+};
+
+template <typename E>
+bool kindFromName(std::string_view name, E& out);
+
+template <>
+bool kindFromName(std::string_view name, ResourceKind& out) {
+  for (ResourceKind k : {ResourceKind::kCpu, ResourceKind::kGpu, ResourceKind::kCudaStream, ResourceKind::kMutex})
+    if (name == kindName(k)) { out = k; return true; }
+  return false;
+}
+
+template <>
+bool kindFromName(std::string_view name, RunnableKind& out) {
+  for (RunnableKind k : {RunnableKind::kCpu, RunnableKind::kSubmitter, RunnableKind::kSubmittee,
+                         RunnableKind::kAliasGroup})
+    if (name == kindName(k)) { out = k; return true; }
+  return false;
+}
+
+// Shorthand for reading one field into a destination, returning the error on failure.
+#define TACTUS_READ(dst, expr)            \
+  do {                                    \
+    auto tactus_r_ = (expr);              \
+    if (!tactus_r_) return tactus_r_.error(); \
+    dst = std::move(*tactus_r_);          \
+  } while (0)
+#define TACTUS_CHECK(expr)                \
+  do {                                    \
+    auto tactus_r_ = (expr);              \
+    if (!tactus_r_) return tactus_r_.error(); \
+  } while (0)
+
+// Record kinds in the order they must appear.
+enum class Section { kClient, kResource, kHyperepoch, kEpoch, kRunnable, kInstance, kTimeline };
+
+Result<Schedule> parse(std::string_view text, const std::string& origin) {
+  Reader reader(text, origin);
+  std::string_view line;
+  if (!reader.next(line) || line.substr(0, kMagic.size()) != kMagic)
+    return reader.err("not a tactus schedule file (it does not start with '" + std::string(kMagic) + "')");
+  {
+    std::string_view ver = line.substr(std::min(line.size(), kMagic.size() + 1));
+    if (line.size() <= kMagic.size() || line[kMagic.size()] != ' ')
+      return reader.err("missing format version after '" + std::string(kMagic) + "'");
+    std::uint32_t v = 0;
+    auto [p, ec] = std::from_chars(ver.data(), ver.data() + ver.size(), v);
+    if (ec != std::errc() || p != ver.data() + ver.size())
+      return reader.err("bad format version '" + std::string(ver.substr(0, 20)) + "'");
+    if (v != kScheduleFormatVersion)
+      return fail(ErrorCode::kIncompatible, origin + ": schedule file format version " + std::to_string(v) +
+                                                " is not supported (this build reads version " +
+                                                std::to_string(kScheduleFormatVersion) + "); recompile the graph");
+  }
+
+  Schedule s;
+  Record rec;
+  if (!reader.next(line) || !splitRecord(line, rec) || rec.kind != "schedule")
+    return reader.err("expected the 'schedule' record");
+  {
+    Fields f(rec, reader);
+    TACTUS_READ(s.name, f.name("name"));
+    std::uint32_t id = 0;
+    TACTUS_READ(id, f.u32("identifier"));
+    if (id > 65535) return reader.err("identifier " + std::to_string(id) + " is above 65535");
+    s.identifier = static_cast<std::uint16_t>(id);
+    std::string_view hex;
+    TACTUS_READ(hex, f.raw("source_hash"));
+    if (!hashFromHex(hex, s.sourceHash)) return reader.err("source_hash is not 16 hex digits");
+    TACTUS_CHECK(f.done());
+  }
+
+  Section section = Section::kClient;
+  bool sawHash = false;
+  while (reader.next(line)) {
+    if (line.substr(0, 13) == "content_hash ") {
+      std::uint64_t stated = 0;
+      if (!hashFromHex(line.substr(13), stated)) return reader.err("content_hash is not 16 hex digits");
+      std::uint64_t actual = hashBytes(kHashSeed, text.substr(0, reader.lineStart()));
+      if (stated != actual)
+        return fail(ErrorCode::kVerification,
+                    origin + ": content hash mismatch (file says " + hashToHex(stated) + ", content is " +
+                        hashToHex(actual) + "): the file was changed or damaged after it was written");
+      if (!reader.atEnd()) {
+        std::string_view extra;
+        reader.next(extra);
+        if (!extra.empty() || !reader.atEnd()) return reader.err("text after the content_hash line");
+      }
+      sawHash = true;
+      break;
+    }
+    if (!splitRecord(line, rec)) return reader.err("malformed record (fields are key=value separated by one space)");
+    Fields f(rec, reader);
+    auto order = [&](Section want) -> Result<void> {
+      if (want < section)
+        return reader.err("'" + std::string(rec.kind) + "' record out of order");
+      section = want;
+      return {};
+    };
+    if (rec.kind == "client") {
+      TACTUS_CHECK(order(Section::kClient));
+      TACTUS_CHECK(f.id(s.clients.size()));
+      ClientInfo c;
+      TACTUS_READ(c.name, f.name("name"));
+      TACTUS_CHECK(f.done());
+      s.clients.push_back(std::move(c));
+    } else if (rec.kind == "resource") {
+      TACTUS_CHECK(order(Section::kResource));
+      TACTUS_CHECK(f.id(s.resources.size()));
+      ResourceInfo r;
+      TACTUS_READ(r.name, f.name("name"));
+      TACTUS_READ(r.type, f.name("type"));
+      std::string_view kind;
+      TACTUS_READ(kind, f.raw("kind"));
+      if (!kindFromName(kind, r.kind)) return reader.err("unknown resource kind '" + std::string(kind.substr(0, 40)) + "'");
+      TACTUS_READ(r.client, f.opt("client"));
+      TACTUS_READ(r.hyperepoch, f.opt("hyperepoch"));
+      TACTUS_READ(r.core, f.opt("core"));
+      TACTUS_READ(r.device, f.opt("device"));
+      TACTUS_READ(r.streamLimit, f.opt("stream_limit"));
+      TACTUS_CHECK(f.done());
+      s.resources.push_back(std::move(r));
+    } else if (rec.kind == "hyperepoch") {
+      TACTUS_CHECK(order(Section::kHyperepoch));
+      TACTUS_CHECK(f.id(s.hyperepochs.size()));
+      HyperepochInfo h;
+      TACTUS_READ(h.name, f.name("name"));
+      TACTUS_READ(h.periodNs, f.i64("period_ns"));
+      TACTUS_READ(h.monitorNs, f.dur("monitor_ns"));
+      TACTUS_READ(h.resources, f.list("resources"));
+      TACTUS_READ(h.epochs, f.list("epochs"));
+      TACTUS_CHECK(f.done());
+      s.hyperepochs.push_back(std::move(h));
+    } else if (rec.kind == "epoch") {
+      TACTUS_CHECK(order(Section::kEpoch));
+      TACTUS_CHECK(f.id(s.epochs.size()));
+      EpochInfo e;
+      TACTUS_READ(e.name, f.name("name"));
+      TACTUS_READ(e.hyperepoch, f.u32("hyperepoch"));
+      TACTUS_READ(e.periodNs, f.i64("period_ns"));
+      TACTUS_READ(e.frames, f.u32("frames"));
+      TACTUS_CHECK(f.done());
+      s.epochs.push_back(std::move(e));
+    } else if (rec.kind == "runnable") {
+      TACTUS_CHECK(order(Section::kRunnable));
+      TACTUS_CHECK(f.id(s.runnables.size()));
+      RunnableInfo r;
+      TACTUS_READ(r.name, f.name("name"));
+      TACTUS_READ(r.client, f.u32("client"));
+      TACTUS_READ(r.epoch, f.u32("epoch"));
+      std::string_view kind;
+      TACTUS_READ(kind, f.raw("kind"));
+      if (!kindFromName(kind, r.kind)) return reader.err("unknown runnable kind '" + std::string(kind.substr(0, 40)) + "'");
+      TACTUS_READ(r.wcetNs, f.i64("wcet_ns"));
+      TACTUS_READ(r.startTimeNs, f.i64("start_ns"));
+      TACTUS_READ(r.deadlineNs, f.dur("deadline_ns"));
+      TACTUS_READ(r.endMonitorThresholdNs, f.dur("end_monitor_ns"));
+      TACTUS_READ(r.priority, f.u32("priority"));
+      TACTUS_READ(r.dependencies, f.list("deps"));
+      TACTUS_READ(r.submits, f.opt("submits"));
+      TACTUS_READ(r.submittedBy, f.opt("submitted_by"));
+      TACTUS_READ(r.aliasGroup, f.opt("alias_group"));
+      TACTUS_READ(r.steps, f.list("steps", true));
+      TACTUS_CHECK(f.done());
+      s.runnables.push_back(std::move(r));
+    } else if (rec.kind == "instance") {
+      TACTUS_CHECK(order(Section::kInstance));
+      TACTUS_CHECK(f.id(s.instances.size()));
+      InstanceInfo in;
+      TACTUS_READ(in.runnable, f.u32("runnable"));
+      TACTUS_READ(in.frame, f.u32("frame"));
+      TACTUS_READ(in.startNs, f.i64("start_ns"));
+      TACTUS_READ(in.endNs, f.i64("end_ns"));
+      TACTUS_READ(in.resources, f.list("resources"));
+      TACTUS_READ(in.dependencies, f.list("deps"));
+      TACTUS_CHECK(f.done());
+      s.instances.push_back(std::move(in));
+    } else if (rec.kind == "timeline") {
+      TACTUS_CHECK(order(Section::kTimeline));
+      TimelineInfo t;
+      TACTUS_READ(t.resource, f.u32("resource"));
+      TACTUS_READ(t.instances, f.list("instances"));
+      TACTUS_CHECK(f.done());
+      s.timelines.push_back(std::move(t));
+    } else {
+      return reader.err("unknown record '" + std::string(rec.kind.substr(0, 40)) + "'");
+    }
+  }
+  if (!sawHash) return reader.err("missing content_hash line: the file is truncated");
+  return s;
+}
+
+#undef TACTUS_READ
+#undef TACTUS_CHECK
+
+}  // namespace
+
+std::string writeSchedule(const Schedule& schedule) {
+  std::string body = writeBody(schedule);
+  std::uint64_t hash = hashBytes(kHashSeed, body);
+  return body + "content_hash " + hashToHex(hash) + "\n";
+}
+
+std::uint64_t scheduleContentHash(const Schedule& schedule) {
+  return hashBytes(kHashSeed, writeBody(schedule));
+}
+
+Result<Schedule> readSchedule(std::string_view text, const std::string& origin) {
+  try {
+    return parse(text, origin);
+  } catch (const std::exception& e) {  // std::bad_alloc on absurd input
+    return fail(ErrorCode::kParse, origin + ": cannot read schedule: " + e.what());
+  }
+}
+
+Result<Schedule> loadScheduleFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorCode::kIo, path + ": cannot open schedule file");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return fail(ErrorCode::kIo, path + ": cannot read schedule file");
+  return readSchedule(buf.str(), path);
+}
+
+Result<void> saveScheduleFile(const Schedule& schedule, const std::string& path) {
+  std::string text = writeSchedule(schedule);
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return fail(ErrorCode::kIo, path + ": cannot create schedule file");
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return fail(ErrorCode::kIo, path + ": cannot write schedule file");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return fail(ErrorCode::kIo, path + ": cannot rename the temporary file into place");
+  }
+  return {};
+}
+
+}  // namespace tactus

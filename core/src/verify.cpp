@@ -1,0 +1,359 @@
+// The schedule verifier: structure first, then the timing invariants of a static schedule.
+#include "tactus/core/verify.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+namespace tactus {
+namespace {
+
+constexpr std::size_t kMaxErrors = 50;
+
+std::string ms(std::int64_t ns) {
+  // Durations in messages: exact ns below 1 us, else a short decimal in us or ms.
+  char buf[48];
+  if (ns < 1000) std::snprintf(buf, sizeof buf, "%lldns", static_cast<long long>(ns));
+  else if (ns < 1000000) std::snprintf(buf, sizeof buf, "%.3gus", static_cast<double>(ns) / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.6gms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+class Verifier {
+ public:
+  Verifier(const Schedule& s, const VerifyOptions& o) : s_(s), opt_(o) {}
+
+  VerifyReport run() {
+    if (structure()) {
+      instancesStructure();
+      if (report_.ok()) timelines();
+      if (report_.ok()) timing();
+      if (report_.ok()) acyclic();
+    }
+    return std::move(report_);
+  }
+
+ private:
+  void error(std::string msg) {
+    if (report_.errors.size() < kMaxErrors) report_.errors.push_back(std::move(msg));
+    else if (report_.errors.size() == kMaxErrors) report_.errors.push_back("(more errors not shown)");
+  }
+  void warning(std::string msg) { report_.warnings.push_back(std::move(msg)); }
+
+  std::string res(std::uint32_t r) const { return "resource '" + s_.resources[r].name + "'"; }
+  std::string run(std::uint32_t r) const { return "runnable '" + qualifiedName(s_, r) + "'"; }
+  std::string inst(std::uint32_t i) const {
+    const InstanceInfo& in = s_.instances[i];
+    return "runnable '" + qualifiedName(s_, in.runnable) + "' frame " + std::to_string(in.frame);
+  }
+
+  // Indices, kinds and cross references of the graph-level records.
+  bool structure() {
+    const std::size_t nC = s_.clients.size(), nR = s_.resources.size(), nH = s_.hyperepochs.size(),
+                      nE = s_.epochs.size(), nN = s_.runnables.size();
+    if (s_.name.empty()) error("schedule has no name");
+    if (nH == 0) error("schedule has no hyperepoch");
+    for (std::size_t c = 0; c < nC; ++c)
+      if (s_.clients[c].name.empty()) error("client " + std::to_string(c) + " has no name");
+    std::vector<std::uint32_t> streamsPerDevice(nR, 0);
+    for (std::size_t r = 0; r < nR; ++r) {
+      const ResourceInfo& ri = s_.resources[r];
+      std::string what = "resource '" + ri.name + "'";
+      if (ri.client != kNone && ri.client >= nC) error(what + " names client " + std::to_string(ri.client) + " which does not exist");
+      if (ri.hyperepoch != kNone && ri.hyperepoch >= nH) error(what + " names hyperepoch " + std::to_string(ri.hyperepoch) + " which does not exist");
+      if (ri.kind == ResourceKind::kCpu && ri.core == kNone) error(what + " is a CPU without a core number");
+      if (ri.kind == ResourceKind::kCudaStream) {
+        if (ri.client == kNone) error(what + " is a CUDA stream that belongs to no client");
+        if (ri.device >= nR || s_.resources[ri.device].kind != ResourceKind::kGpu)
+          error(what + " is a CUDA stream that does not map to a GPU");
+        else
+          ++streamsPerDevice[ri.device];
+      }
+    }
+    for (std::size_t r = 0; r < nR; ++r) {
+      const ResourceInfo& ri = s_.resources[r];
+      if (ri.kind == ResourceKind::kGpu && ri.streamLimit != kNone && streamsPerDevice[r] > ri.streamLimit)
+        error("resource '" + ri.name + "' has " + std::to_string(streamsPerDevice[r]) +
+              " streams mapped to it, above its limit of " + std::to_string(ri.streamLimit));
+    }
+    std::vector<int> epochOwner(nE, -1);
+    for (std::size_t h = 0; h < nH; ++h) {
+      const HyperepochInfo& hi = s_.hyperepochs[h];
+      std::string what = "hyperepoch '" + hi.name + "'";
+      if (hi.periodNs <= 0) error(what + " has no positive period");
+      for (std::size_t k = 0; k < hi.resources.size(); ++k) {
+        std::uint32_t r = hi.resources[k];
+        if (r >= nR) { error(what + " lists resource " + std::to_string(r) + " which does not exist"); continue; }
+        if (k && hi.resources[k - 1] >= r) error(what + " lists its resources out of order or twice");
+        if (s_.resources[r].hyperepoch != h) error(what + " lists " + res(r) + " which belongs to another hyperepoch");
+      }
+      for (std::uint32_t e : hi.epochs) {
+        if (e >= nE) { error(what + " lists epoch " + std::to_string(e) + " which does not exist"); continue; }
+        if (epochOwner[e] != -1) error("epoch '" + s_.epochs[e].name + "' is listed by two hyperepochs");
+        epochOwner[e] = static_cast<int>(h);
+      }
+    }
+    for (std::size_t e = 0; e < nE; ++e) {
+      const EpochInfo& ei = s_.epochs[e];
+      std::string what = "epoch '" + ei.name + "'";
+      if (ei.hyperepoch >= nH) { error(what + " names hyperepoch " + std::to_string(ei.hyperepoch) + " which does not exist"); continue; }
+      if (epochOwner[e] != static_cast<int>(ei.hyperepoch)) error(what + " is not listed by its hyperepoch '" + s_.hyperepochs[ei.hyperepoch].name + "'");
+      if (ei.periodNs <= 0) error(what + " has no positive period");
+      if (ei.frames == 0) error(what + " has no frames");
+      else if (static_cast<__int128>(ei.periodNs) * ei.frames > s_.hyperepochs[ei.hyperepoch].periodNs)
+        error(what + ": " + std::to_string(ei.frames) + " frames of " + ms(ei.periodNs) +
+              " do not fit its hyperepoch's period " + ms(s_.hyperepochs[ei.hyperepoch].periodNs));
+    }
+    if (!report_.ok()) return false;
+    for (std::size_t n = 0; n < nN; ++n) {
+      const RunnableInfo& r = s_.runnables[n];
+      if (r.client >= nC) { error("runnable " + std::to_string(n) + " names client " + std::to_string(r.client) + " which does not exist"); continue; }
+      std::string what = run(static_cast<std::uint32_t>(n));
+      if (r.epoch >= nE) { error(what + " names epoch " + std::to_string(r.epoch) + " which does not exist"); continue; }
+      if (r.wcetNs < 0) error(what + " has a negative WCET");
+      if (r.priority < 1 || r.priority > 10) error(what + " has priority " + std::to_string(r.priority) + " outside 1..10");
+      for (std::size_t k = 0; k < r.dependencies.size(); ++k) {
+        std::uint32_t d = r.dependencies[k];
+        if (d >= nN) { error(what + " depends on runnable " + std::to_string(d) + " which does not exist"); continue; }
+        if (d == n) error(what + " depends on itself");
+        if (k && r.dependencies[k - 1] >= d) error(what + " lists its dependencies out of order or twice");
+        if (s_.runnables[d].epoch != r.epoch) error(what + " depends on " + run(d) + " of another epoch");
+        if (s_.runnables[d].aliasGroup != kNone) error(what + " depends on round-robin member " + run(d) + " instead of its group");
+      }
+      switch (r.kind) {
+        case RunnableKind::kSubmitter:
+          if (r.submits >= nN || s_.runnables[r.submits].kind != RunnableKind::kSubmittee ||
+              s_.runnables[r.submits].submittedBy != n)
+            error(what + " is a submitter without a matching submittee");
+          break;
+        case RunnableKind::kSubmittee:
+          if (r.submittedBy >= nN || s_.runnables[r.submittedBy].kind != RunnableKind::kSubmitter ||
+              s_.runnables[r.submittedBy].submits != n)
+            error(what + " is a submittee without a matching submitter");
+          else if (!std::binary_search(r.dependencies.begin(), r.dependencies.end(), r.submittedBy))
+            error(what + " does not depend on its submitter " + run(r.submittedBy));
+          break;
+        case RunnableKind::kAliasGroup:
+          if (r.steps.empty()) error(what + " is a round-robin group without steps");
+          for (std::uint32_t m : r.steps) {
+            if (m == kNone) continue;
+            if (m >= nN) { error(what + " has step runnable " + std::to_string(m) + " which does not exist"); continue; }
+            const RunnableInfo& mi = s_.runnables[m];
+            if (mi.aliasGroup != n || mi.client != r.client || mi.epoch != r.epoch)
+              error(what + " has step " + run(m) + " which is not its member");
+            if (mi.wcetNs > r.wcetNs) error(what + " has a WCET below that of its member " + run(m));
+          }
+          break;
+        case RunnableKind::kCpu:
+          break;
+      }
+      if (r.kind != RunnableKind::kSubmitter && r.submits != kNone) error(what + " submits but is not a submitter");
+      if (r.kind != RunnableKind::kSubmittee && r.submittedBy != kNone) error(what + " is submitted but is not a submittee");
+      if (r.aliasGroup != kNone) {
+        if (r.aliasGroup >= nN || s_.runnables[r.aliasGroup].kind != RunnableKind::kAliasGroup ||
+            std::find(s_.runnables[r.aliasGroup].steps.begin(), s_.runnables[r.aliasGroup].steps.end(), n) ==
+                s_.runnables[r.aliasGroup].steps.end())
+          error(what + " names a round-robin group that does not list it");
+      }
+    }
+    return report_.ok();
+  }
+
+  bool scheduled(std::uint32_t n) const { return s_.runnables[n].aliasGroup == kNone; }
+
+  // Every scheduled runnable has one instance per frame; instance fields are consistent.
+  void instancesStructure() {
+    const std::size_t nN = s_.runnables.size(), nI = s_.instances.size(), nR = s_.resources.size();
+    slot_.assign(nN, {});
+    for (std::size_t n = 0; n < nN; ++n)
+      if (scheduled(static_cast<std::uint32_t>(n)))
+        slot_[n].assign(s_.epochs[s_.runnables[n].epoch].frames, kNone);
+    for (std::size_t i = 0; i < nI; ++i) {
+      const InstanceInfo& in = s_.instances[i];
+      if (in.runnable >= nN) { error("instance " + std::to_string(i) + " names runnable " + std::to_string(in.runnable) + " which does not exist"); continue; }
+      const RunnableInfo& r = s_.runnables[in.runnable];
+      if (!scheduled(in.runnable)) { error(run(in.runnable) + " is a round-robin member but is scheduled on its own"); continue; }
+      if (in.frame >= slot_[in.runnable].size()) { error(inst(static_cast<std::uint32_t>(i)) + ": its epoch has only " + std::to_string(slot_[in.runnable].size()) + " frames"); continue; }
+      if (slot_[in.runnable][in.frame] != kNone) { error(inst(static_cast<std::uint32_t>(i)) + " is scheduled twice"); continue; }
+      slot_[in.runnable][in.frame] = static_cast<std::uint32_t>(i);
+      if (in.startNs < 0) error(inst(static_cast<std::uint32_t>(i)) + " starts before its hyperepoch");
+      if (in.endNs - in.startNs != r.wcetNs)
+        error(inst(static_cast<std::uint32_t>(i)) + " lasts " + ms(in.endNs - in.startNs) + " but its WCET is " + ms(r.wcetNs));
+      if (in.resources.empty()) { error(inst(static_cast<std::uint32_t>(i)) + " holds no resource"); continue; }
+      bool rangeOk = true;
+      for (std::size_t k = 0; k < in.resources.size(); ++k) {
+        std::uint32_t x = in.resources[k];
+        if (x >= nR) { error(inst(static_cast<std::uint32_t>(i)) + " holds resource " + std::to_string(x) + " which does not exist"); rangeOk = false; continue; }
+        for (std::size_t j = 0; j < k; ++j)
+          if (in.resources[j] == x) error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " twice");
+        const ResourceInfo& ri = s_.resources[x];
+        if (ri.hyperepoch != s_.epochs[r.epoch].hyperepoch)
+          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " of another hyperepoch");
+        if (ri.client != kNone && ri.client != r.client)
+          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " which is local to client '" + s_.clients[ri.client].name + "'");
+        if (k > 0 && (ri.kind == ResourceKind::kCpu || ri.kind == ResourceKind::kGpu))
+          error(inst(static_cast<std::uint32_t>(i)) + " holds a second hardware resource " + res(x));
+      }
+      if (!rangeOk) continue;
+      ResourceKind hw = s_.resources[in.resources[0]].kind;
+      ResourceKind want = r.kind == RunnableKind::kSubmittee ? ResourceKind::kGpu : ResourceKind::kCpu;
+      if (hw != want)
+        error(inst(static_cast<std::uint32_t>(i)) + " runs on " + res(in.resources[0]) + " but needs a " +
+              (want == ResourceKind::kGpu ? "GPU" : "CPU") + " first");
+    }
+    if (!report_.ok()) return;
+    for (std::size_t n = 0; n < nN; ++n)
+      for (std::size_t f = 0; f < slot_[n].size(); ++f)
+        if (slot_[n][f] == kNone)
+          error(run(static_cast<std::uint32_t>(n)) + " frame " + std::to_string(f) + " is not scheduled");
+    if (!report_.ok()) return;
+    for (std::size_t i = 0; i < nI; ++i) {
+      const InstanceInfo& in = s_.instances[i];
+      const RunnableInfo& r = s_.runnables[in.runnable];
+      std::vector<std::uint32_t> want;
+      for (std::uint32_t d : r.dependencies) want.push_back(slot_[d][in.frame]);
+      std::sort(want.begin(), want.end());
+      if (in.dependencies != want)
+        error(inst(static_cast<std::uint32_t>(i)) + " waits for other instances than its runnable's dependencies in the same frame");
+      if (r.kind == RunnableKind::kSubmittee) {
+        const InstanceInfo& sub = s_.instances[slot_[r.submittedBy][in.frame]];
+        std::uint32_t stream = kNone;
+        for (std::uint32_t x : sub.resources)
+          if (s_.resources[x].kind == ResourceKind::kCudaStream) stream = x;
+        if (stream == kNone) {
+          error(inst(static_cast<std::uint32_t>(i)) + ": its submitter holds no CUDA stream");
+        } else {
+          if (std::find(in.resources.begin(), in.resources.end(), stream) == in.resources.end())
+            error(inst(static_cast<std::uint32_t>(i)) + " does not run on its submitter's " + res(stream));
+          if (in.resources[0] != s_.resources[stream].device)
+            error(inst(static_cast<std::uint32_t>(i)) + " runs on " + res(in.resources[0]) + " but its submitter's " +
+                  res(stream) + " maps to " + res(s_.resources[stream].device));
+        }
+      }
+    }
+  }
+
+  // Each timeline lists exactly the instances holding its resource, without overlap, in order.
+  void timelines() {
+    const std::size_t nR = s_.resources.size();
+    std::vector<std::size_t> holders(nR, 0);
+    for (const InstanceInfo& in : s_.instances)
+      for (std::uint32_t x : in.resources) ++holders[x];
+    std::vector<bool> seenRes(nR, false);
+    std::vector<std::uint32_t> onLine(s_.instances.size(), kNone);
+    for (const TimelineInfo& t : s_.timelines) {
+      if (t.resource >= nR) { error("timeline for resource " + std::to_string(t.resource) + " which does not exist"); continue; }
+      if (seenRes[t.resource]) { error("two timelines for " + res(t.resource)); continue; }
+      seenRes[t.resource] = true;
+      if (t.instances.size() != holders[t.resource])
+        error("timeline of " + res(t.resource) + " lists " + std::to_string(t.instances.size()) + " instances but " +
+              std::to_string(holders[t.resource]) + " hold it");
+      for (std::size_t k = 0; k < t.instances.size(); ++k) {
+        std::uint32_t i = t.instances[k];
+        if (i >= s_.instances.size()) { error("timeline of " + res(t.resource) + " lists instance " + std::to_string(i) + " which does not exist"); continue; }
+        const InstanceInfo& in = s_.instances[i];
+        if (std::find(in.resources.begin(), in.resources.end(), t.resource) == in.resources.end()) {
+          error("timeline of " + res(t.resource) + " lists " + inst(i) + " which does not hold it");
+          continue;
+        }
+        if (onLine[i] == t.resource) { error("timeline of " + res(t.resource) + " lists " + inst(i) + " twice"); continue; }
+        onLine[i] = t.resource;
+        if (k > 0 && t.instances[k - 1] < s_.instances.size()) {
+          const InstanceInfo& prev = s_.instances[t.instances[k - 1]];
+          if (prev.endNs > in.startNs)
+            error("on " + res(t.resource) + ", " + inst(i) + " (" + ms(in.startNs) + ".." + ms(in.endNs) +
+                  ") overlaps or precedes " + inst(t.instances[k - 1]) + " (" + ms(prev.startNs) + ".." + ms(prev.endNs) + ")");
+        }
+      }
+    }
+    for (std::size_t r = 0; r < nR; ++r)
+      if (holders[r] && !seenRes[r]) error(res(static_cast<std::uint32_t>(r)) + " is held but has no timeline");
+  }
+
+  // Releases, StartTime, dependencies, epoch boundaries, period, deadlines.
+  void timing() {
+    std::vector<std::int64_t> length(s_.hyperepochs.size(), 0);
+    for (std::size_t i = 0; i < s_.instances.size(); ++i) {
+      const InstanceInfo& in = s_.instances[i];
+      const RunnableInfo& r = s_.runnables[in.runnable];
+      const EpochInfo& e = s_.epochs[r.epoch];
+      std::int64_t release = e.periodNs * in.frame;
+      std::string what = inst(static_cast<std::uint32_t>(i));
+      if (in.startNs < release + r.startTimeNs)
+        error(what + " starts at " + ms(in.startNs) + ", before its release + StartTime " + ms(release + r.startTimeNs));
+      for (std::uint32_t d : in.dependencies)
+        if (in.startNs < s_.instances[d].endNs)
+          error(what + " starts at " + ms(in.startNs) + " before its dependency " + inst(d) + " ends at " + ms(s_.instances[d].endNs));
+      if (in.endNs > release + e.periodNs)
+        error(what + " ends at " + ms(in.endNs) + ", after epoch '" + e.name + "' releases its next frame at " + ms(release + e.periodNs));
+      if (r.deadlineNs != kNoDuration && in.endNs > release + r.deadlineNs)
+        warning(what + " misses its deadline: ends at " + ms(in.endNs - release) + " after its release, deadline " + ms(r.deadlineNs));
+      length[e.hyperepoch] = std::max(length[e.hyperepoch], in.endNs);
+    }
+    for (std::size_t h = 0; h < s_.hyperepochs.size(); ++h) {
+      const HyperepochInfo& hi = s_.hyperepochs[h];
+      if (length[h] > hi.periodNs) {
+        std::string msg = "hyperepoch '" + hi.name + "': schedule length " + ms(length[h]) + " exceeds its period " + ms(hi.periodNs);
+        if (opt_.allowOverlength) warning(msg);
+        else error(msg);
+      }
+    }
+  }
+
+  // The runtime waits along dependencies and timeline order: together they must not form a cycle
+  // (possible only with zero-length instances at the same time, or with cyclic dependencies).
+  void acyclic() {
+    const std::size_t nI = s_.instances.size();
+    std::vector<std::vector<std::uint32_t>> next(nI);
+    std::vector<std::uint32_t> indeg(nI, 0);
+    for (std::size_t i = 0; i < nI; ++i)
+      for (std::uint32_t d : s_.instances[i].dependencies) { next[d].push_back(static_cast<std::uint32_t>(i)); ++indeg[i]; }
+    for (const TimelineInfo& t : s_.timelines)
+      for (std::size_t k = 1; k < t.instances.size(); ++k) { next[t.instances[k - 1]].push_back(t.instances[k]); ++indeg[t.instances[k]]; }
+    std::vector<std::uint32_t> ready;
+    for (std::size_t i = 0; i < nI; ++i)
+      if (!indeg[i]) ready.push_back(static_cast<std::uint32_t>(i));
+    std::size_t done = 0;
+    while (!ready.empty()) {
+      std::uint32_t i = ready.back();
+      ready.pop_back();
+      ++done;
+      for (std::uint32_t j : next[i])
+        if (--indeg[j] == 0) ready.push_back(j);
+    }
+    if (done != nI) {
+      for (std::size_t i = 0; i < nI; ++i)
+        if (indeg[i]) {
+          error("dependencies and timeline order form a cycle through " + inst(static_cast<std::uint32_t>(i)) +
+                ": the runtime would wait forever");
+          break;
+        }
+    }
+  }
+
+  const Schedule& s_;
+  VerifyOptions opt_;
+  VerifyReport report_;
+  std::vector<std::vector<std::uint32_t>> slot_;  // [runnable][frame] -> instance
+};
+
+}  // namespace
+
+VerifyReport verifySchedule(const Schedule& schedule, const VerifyOptions& options) {
+  return Verifier(schedule, options).run();
+}
+
+Result<void> verifyScheduleResult(const Schedule& schedule, const VerifyOptions& options) {
+  VerifyReport report = verifySchedule(schedule, options);
+  if (report.ok()) return {};
+  std::string msg = "schedule '" + schedule.name + "' fails verification:";
+  std::size_t shown = 0;
+  for (const std::string& e : report.errors) {
+    if (shown++ == 10) { msg += "\n  (" + std::to_string(report.errors.size() - 10) + " more)"; break; }
+    msg += "\n  " + e;
+  }
+  return fail(ErrorCode::kVerification, msg);
+}
+
+}  // namespace tactus

@@ -1,0 +1,154 @@
+// Tests of the schedule file format: round trip, determinism, versioning, hashing, bad input.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "sample_schedule.hpp"
+#include "tactus/core/hash.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/verify.hpp"
+
+using namespace tactus;
+
+namespace {
+
+// Rewrites the content hash so that a deliberate edit reaches the checks behind the hash.
+std::string rehash(std::string text) {
+  auto pos = text.rfind("content_hash ");
+  std::string body = text.substr(0, pos);
+  return body + "content_hash " + hashToHex(hashBytes(kHashSeed, body)) + "\n";
+}
+
+std::string replaceOnce(std::string text, const std::string& from, const std::string& to) {
+  auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a schedule survives writing and reading unchanged", "[schedule_file]") {
+  Schedule s = test::sampleSchedule();
+  std::string text = writeSchedule(s);
+  auto back = readSchedule(text, "sample.tsched");
+  REQUIRE(back.has_value());
+  CHECK(writeSchedule(*back) == text);
+  CHECK(back->name == "Sample");
+  CHECK(back->identifier == 7);
+  CHECK(back->sourceHash == 0x1234);
+  CHECK(back->runnables[4].steps == std::vector<std::uint32_t>{5, kNone});
+  CHECK(back->runnables[3].deadlineNs == s.runnables[3].deadlineNs);
+  CHECK(back->resources[4].device == 2);
+  CHECK(back->instances.size() == 10);
+  CHECK(verifySchedule(*back).ok());
+}
+
+TEST_CASE("writing the same schedule twice gives identical bytes", "[schedule_file]") {
+  CHECK(writeSchedule(test::sampleSchedule()) == writeSchedule(test::sampleSchedule()));
+  CHECK(scheduleContentHash(test::sampleSchedule()) == scheduleContentHash(test::sampleSchedule()));
+}
+
+TEST_CASE("a changed byte is caught by the content hash", "[schedule_file]") {
+  std::string text = writeSchedule(test::sampleSchedule());
+  std::string bad = replaceOnce(text, "wcet_ns=1000000", "wcet_ns=1000001");
+  auto r = readSchedule(bad, "x.tsched");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == ErrorCode::kVerification);
+  CHECK_THAT(r.error().message, Catch::Contains("content hash mismatch"));
+}
+
+TEST_CASE("another format version is refused as incompatible", "[schedule_file]") {
+  std::string text = writeSchedule(test::sampleSchedule());
+  auto r = readSchedule(replaceOnce(text, "tactus-schedule 1", "tactus-schedule 2"), "x.tsched");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == ErrorCode::kIncompatible);
+  CHECK_THAT(r.error().message, Catch::Contains("format version 2"));
+}
+
+TEST_CASE("malformed schedule files get messages with file and line", "[schedule_file]") {
+  std::string text = writeSchedule(test::sampleSchedule());
+  struct Case { std::string from, to, expect; };
+  std::vector<Case> cases = {
+      {"client id=1 ", "client id=3 ", "x.tsched:4: client id 3 out of sequence"},
+      {"kind=gpu", "kind=fpga", "unknown resource kind 'fpga'"},
+      {"wcet_ns=1000000", "wcet_ns=abc", "field 'wcet_ns' is not a valid number"},
+      {"wcet_ns=1000000", "wcet_ns=-5", "field 'wcet_ns' is negative"},
+      {"frames=2", "frames=2 extra=1", "unexpected field 'extra'"},
+      {" period_ns=5000000", " periodns=5000000", "has field 'periodns' where 'period_ns' belongs"},
+      {"schedule name=Sample", "schedule name=Sam,ple", "field 'name' holds a character"},
+      {"deps=0 ", "deps=0, ", "ends with ','"},
+      {"timeline resource=0", "bogus resource=0", "unknown record 'bogus'"},
+      {"source_hash=0000000000001234", "source_hash=xyz", "source_hash is not 16 hex digits"},
+      {"identifier=7", "identifier=70000", "identifier 70000 is above 65535"},
+      {"steps=5,-", "steps=5,99999999999", "is not a valid number"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.from << " -> " << c.to);
+    auto r = readSchedule(rehash(replaceOnce(text, c.from, c.to)), "x.tsched");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ErrorCode::kParse);
+    CHECK_THAT(r.error().message, Catch::Contains(c.expect));
+    CHECK_THAT(r.error().message, Catch::StartsWith("x.tsched:"));
+  }
+}
+
+TEST_CASE("records out of order are refused", "[schedule_file]") {
+  std::string text = writeSchedule(test::sampleSchedule());
+  auto clientLine = text.find("client id=1");
+  auto end = text.find('\n', clientLine);
+  std::string line = text.substr(clientLine, end - clientLine + 1);
+  text.erase(clientLine, line.size());
+  text.insert(text.find("timeline"), line);
+  auto r = readSchedule(rehash(text), "x.tsched");
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("'client' record out of order"));
+}
+
+TEST_CASE("a truncated file is refused at every cut", "[schedule_file]") {
+  std::string text = writeSchedule(test::sampleSchedule());
+  for (std::size_t cut = 0; cut < text.size(); cut += 7) {
+    auto r = readSchedule(text.substr(0, cut), "cut.tsched");
+    REQUIRE_FALSE(r.has_value());
+  }
+}
+
+TEST_CASE("random junk never crashes the reader", "[schedule_file]") {
+  std::mt19937 rng(42);
+  std::string text = writeSchedule(test::sampleSchedule());
+  for (int round = 0; round < 2000; ++round) {
+    std::string junk = text;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) junk[rng() % junk.size()] = static_cast<char>(rng() % 256);
+    auto r = readSchedule(rehash(junk), "junk.tsched");
+    if (r.has_value()) (void)verifySchedule(*r);  // must not crash on whatever was read
+  }
+  std::string binary(4096, '\0');
+  for (char& c : binary) c = static_cast<char>(rng() % 256);
+  CHECK_FALSE(readSchedule(binary, "bin").has_value());
+  CHECK_FALSE(readSchedule("", "empty").has_value());
+}
+
+TEST_CASE("files are saved and loaded from disk", "[schedule_file]") {
+  std::string path = "core_test_" + std::to_string(::getpid()) + ".tsched";
+  REQUIRE(saveScheduleFile(test::sampleSchedule(), path).has_value());
+  auto back = loadScheduleFile(path);
+  std::remove(path.c_str());
+  REQUIRE(back.has_value());
+  CHECK(back->runnables.size() == 6);
+  auto missing = loadScheduleFile("/nonexistent/dir/x.tsched");
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == ErrorCode::kIo);
+  CHECK_THAT(missing.error().message, Catch::Contains("/nonexistent/dir/x.tsched"));
+  CHECK_FALSE(saveScheduleFile(test::sampleSchedule(), "/nonexistent/dir/x.tsched").has_value());
+}
+
+TEST_CASE("the hash continues over concatenated input and prints as 16 hex digits", "[hash]") {
+  CHECK(hashBytes(hashBytes(kHashSeed, "ab"), "cd") == hashBytes(kHashSeed, "abcd"));
+  CHECK(hashBytes(kHashSeed, "a") != hashBytes(kHashSeed, "b"));
+  std::uint64_t back = 0;
+  REQUIRE(hashFromHex(hashToHex(0xdeadbeef01234567ULL), back));
+  CHECK(back == 0xdeadbeef01234567ULL);
+  CHECK(hashToHex(1) == "0000000000000001");
+  CHECK_FALSE(hashFromHex("123", back));
+  CHECK_FALSE(hashFromHex("DEADBEEF01234567", back));
+}
