@@ -1,1 +1,168 @@
-// placeholder: being written
+// The compile driver and the tactus-compile command line.
+#include "compile.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <fstream>
+#include <ostream>
+
+#include "graph_parser.hpp"
+#include "scheduler.hpp"
+#include "tactus/core/hash.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/verify.hpp"
+#include "tactus_config.h"
+#include "wcet_file.hpp"
+
+namespace tactus::compiler {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: tactus-compile -i GRAPH.yaml [options]\n"
+    "\n"
+    "Compiles an STM-format YAML compute graph into a verified static schedule file.\n"
+    "\n"
+    "options:\n"
+    "  -i FILE              the input graph (required)\n"
+    "  -o FILE              the schedule file to write (default: the input with extension .tsched)\n"
+    "  -k FILE              also write the report as JSON to FILE\n"
+    "  --wcet FILE          WCET side file (`Client.Runnable: ns`) overriding the graph's WCETs\n"
+    "  -t SECONDS           search time per hyperepoch (default 0: first schedule found)\n"
+    "  -j N                 parallel search workers (default 1)\n"
+    "  --allow-overlength   accept a schedule longer than its hyperepoch period (warning)\n"
+    "  -v                   verbose: print the warnings and each step\n"
+    "  -V, --version        print the version and exit\n"
+    "  -h, --help           print this help and exit\n"
+    "\n"
+    "exit status: 0 success, 1 the graph cannot be compiled, 2 bad command line\n";
+
+Result<void> writeText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return fail(ErrorCode::kIo, path + ": cannot create file");
+  out << text;
+  out.flush();
+  if (!out) return fail(ErrorCode::kIo, path + ": cannot write file");
+  return {};
+}
+
+// Parses the command line into options; `action` says whether to compile, print help or version.
+enum class Action { kCompile, kHelp, kVersion };
+
+Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o) {
+  auto needValue = [&](std::size_t& i) -> Result<std::string> {
+    if (i + 1 >= args.size()) return fail(ErrorCode::kBadParameter, "option '" + args[i] + "' needs a value");
+    return args[++i];
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") return Action::kHelp;
+    if (a == "-V" || a == "--version") return Action::kVersion;
+    if (a == "-v") { o.verbose = true; continue; }
+    if (a == "--allow-overlength") { o.allowOverlength = true; continue; }
+    if (a == "-i" || a == "-o" || a == "-k" || a == "--wcet" || a == "-t" || a == "-j") {
+      auto v = needValue(i);
+      if (!v) return v.error();
+      if (a == "-i") o.input = *v;
+      else if (a == "-o") o.output = *v;
+      else if (a == "-k") o.reportJsonPath = *v;
+      else if (a == "--wcet") o.wcetPath = *v;
+      else if (a == "-t") {
+        double t = 0;
+        auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), t);
+        if (ec != std::errc() || p != v->data() + v->size() || !(t >= 0) || t > 86400)
+          return fail(ErrorCode::kBadParameter, "option -t: '" + *v + "' is not a number of seconds in 0..86400");
+        o.timeBudgetSeconds = t;
+      } else {
+        int j = 0;
+        auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), j);
+        if (ec != std::errc() || p != v->data() + v->size() || j < 1 || j > 1024)
+          return fail(ErrorCode::kBadParameter, "option -j: '" + *v + "' is not a worker count in 1..1024");
+        o.workers = j;
+      }
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') return fail(ErrorCode::kBadParameter, "unknown option '" + a + "'");
+    return fail(ErrorCode::kBadParameter, "unexpected argument '" + a + "' (the graph is given with -i)");
+  }
+  if (o.input.empty()) return fail(ErrorCode::kBadParameter, "no input graph: give it with -i GRAPH.yaml");
+  return Action::kCompile;
+}
+
+}  // namespace
+
+std::string defaultOutputPath(const std::string& input) {
+  std::size_t slash = input.find_last_of('/');
+  std::size_t dot = input.find_last_of('.');
+  std::string stem = (dot != std::string::npos && (slash == std::string::npos || dot > slash + 1))
+                         ? input.substr(0, dot) : input;
+  return stem + kScheduleFileExtension;
+}
+
+Result<CompileOutcome> compileFile(const CompileOptions& options) {
+  auto started = std::chrono::steady_clock::now();
+  auto graph = parseGraphFile(options.input);
+  if (!graph) return graph.error();
+  if (!options.wcetPath.empty()) {
+    auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
+    if (!applied) return applied.error();
+  }
+  ScheduleOptions so;
+  so.timeBudgetSeconds = options.timeBudgetSeconds;
+  so.workers = options.workers;
+  so.allowOverlength = options.allowOverlength;
+  auto schedule = scheduleGraph(*graph, so);
+  if (!schedule) return schedule.error();
+
+  VerifyOptions vo;
+  vo.allowOverlength = options.allowOverlength;
+  VerifyReport verified = verifySchedule(*schedule, vo);
+  if (!verified.ok()) {
+    // The scheduler made a schedule that breaks an invariant: our bug, stated in full.
+    std::string msg = options.input + ": internal error: the computed schedule fails verification:";
+    for (const std::string& e : verified.errors) msg += "\n  " + e;
+    return fail(ErrorCode::kInternal, msg);
+  }
+
+  CompileOutcome outcome;
+  outcome.report = buildReport(*graph, *schedule);
+  outcome.warnings = std::move(verified.warnings);
+  outcome.outputPath = options.output.empty() ? defaultOutputPath(options.input) : options.output;
+  outcome.schedule = std::move(*schedule);
+  outcome.report.compileTimeMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+
+  auto saved = saveScheduleFile(outcome.schedule, outcome.outputPath);
+  if (!saved) return saved.error();
+  if (!options.reportJsonPath.empty()) {
+    auto written = writeText(options.reportJsonPath, reportJson(outcome.report));
+    if (!written) return written.error();
+  }
+  return outcome;
+}
+
+int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CompileOptions options;
+  auto action = parseArgs(args, options);
+  if (!action) {
+    err << "tactus-compile: " << action.error().message << "\n(try 'tactus-compile --help')\n";
+    return 2;
+  }
+  if (*action == Action::kHelp) { out << kUsage; return 0; }
+  if (*action == Action::kVersion) {
+    out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersion << ")\n";
+    return 0;
+  }
+  auto outcome = compileFile(options);
+  if (!outcome) {
+    err << "tactus-compile: " << outcome.error().message << "\n";
+    return 1;
+  }
+  for (const std::string& w : outcome->warnings) err << "tactus-compile: warning: " << w << "\n";
+  out << reportText(outcome->report);
+  out << "wrote " << outcome->outputPath << " (schedule '" << outcome->schedule.name << "', "
+      << outcome->schedule.instances.size() << " instances, content hash "
+      << hashToHex(scheduleContentHash(outcome->schedule)) << ")\n";
+  return 0;
+}
+
+}  // namespace tactus::compiler

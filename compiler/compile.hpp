@@ -1,0 +1,46 @@
+// The compile driver: graph file -> checked graph -> schedule -> verified schedule file + report,
+// and the command-line front end of tactus-compile.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "graph.hpp"
+#include "report.hpp"
+#include "tactus/core/result.hpp"
+#include "tactus/core/schedule.hpp"
+
+namespace tactus::compiler {
+
+/// What to compile and how (the command line's options).
+struct CompileOptions {
+  std::string input;             ///< `-i`: the YAML graph
+  std::string output;            ///< `-o`: the schedule file; empty = input name with .tsched
+  std::string reportJsonPath;    ///< `-k`: write the JSON report here when set
+  std::string wcetPath;          ///< `--wcet`: WCET side file overriding the graph's WCETs
+  double timeBudgetSeconds = 0;  ///< `-t`: search time per hyperepoch; 0 = first schedule
+  int workers = 1;               ///< `-j`: search workers
+  bool allowOverlength = false;  ///< `--allow-overlength`: a too-long schedule warns instead of failing
+  bool verbose = false;          ///< `-v`
+};
+
+/// What a successful compilation produced.
+struct CompileOutcome {
+  Schedule schedule;
+  CompileReport report;
+  std::vector<std::string> warnings;  ///< e.g. missed deadlines
+  std::string outputPath;             ///< where the schedule file was written
+};
+
+/// The schedule file path used when `-o` is not given: the input with its extension replaced.
+std::string defaultOutputPath(const std::string& input);
+
+/// Parses, schedules, verifies and writes. Nothing is written unless the schedule verifies.
+Result<CompileOutcome> compileFile(const CompileOptions& options);
+
+/// The whole tactus-compile command: parses argv, compiles, prints the report to `out` and
+/// messages to `err`. Returns the process exit code: 0 success, 1 compile error, 2 usage error.
+int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace tactus::compiler

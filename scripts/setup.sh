@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tactus needs (when missing) and builds it into ./build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+builddir=${TACTUS_BUILD_DIR:-build}
+if [ ! -f "$builddir/build.ninja" ]; then
+  meson setup "$builddir" --buildtype=debugoptimized
+fi
+ninja -C "$builddir" -j"${TACTUS_JOBS:-$(nproc)}"
