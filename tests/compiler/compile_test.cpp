@@ -1,1 +1,160 @@
+// Tests of the tactus-compile command: options, exit codes, outputs, determinism.
 #include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "compile.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/verify.hpp"
+
+using namespace tactus;
+using namespace tactus::compiler;
+
+namespace {
+
+std::string sourceRoot() {
+  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+  return root ? root : "../..";
+}
+
+std::string tempPath(const std::string& name) {
+  return "/tmp/tactus_compile_test_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void writeAll(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run compile(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = runCompileCommand(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST_CASE("compile writes a verified schedule file and a JSON report", "[compile]") {
+  std::string graph = sourceRoot() + "/schedules/two_client.yaml";
+  std::string sched = tempPath("a.tsched"), json = tempPath("a.json");
+  Run r = compile({"-i", graph, "-o", sched, "-k", json});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("wrote " + sched));
+  auto loaded = loadScheduleFile(sched);
+  REQUIRE(loaded.has_value());
+  CHECK(verifySchedule(*loaded).ok());
+  std::string report = readAll(json);
+  for (const char* key : {"\"name\"", "\"period_ns\"", "\"schedule_length_ns\"", "\"critical_path_ns\"",
+                          "\"lower_bound_ns\"", "\"runnables\"", "\"deadlines_missed\"", "\"proven_optimal\"",
+                          "\"compile_time_ms\""})
+    CHECK_THAT(report, Catch::Contains(key));
+  std::remove(sched.c_str());
+  std::remove(json.c_str());
+}
+
+TEST_CASE("compiling the same graph twice gives byte-identical schedule files", "[compile]") {
+  for (const char* name : {"minimal_cpu", "two_client", "multi_rate", "cuda_two_client", "round_robin"}) {
+    INFO(name);
+    std::string graph = sourceRoot() + "/schedules/" + name + ".yaml";
+    std::string a = tempPath("d1.tsched"), b = tempPath("d2.tsched");
+    Run r1 = compile({"-i", graph, "-o", a});
+    INFO(r1.err);
+    REQUIRE(r1.code == 0);
+    REQUIRE(compile({"-i", graph, "-o", b, "-j", "2"}).code == 0);
+    CHECK(readAll(a) == readAll(b));
+    CHECK_FALSE(readAll(a).empty());
+    std::remove(a.c_str());
+    std::remove(b.c_str());
+  }
+}
+
+TEST_CASE("the default output is the input's name with the schedule extension", "[compile]") {
+  CHECK(defaultOutputPath("dir/graph.yaml") == "dir/graph.tsched");
+  CHECK(defaultOutputPath("graph") == "graph.tsched");
+  CHECK(defaultOutputPath("dir.d/graph") == "dir.d/graph.tsched");
+  CHECK(defaultOutputPath("/a/.hidden") == "/a/.hidden.tsched");
+  std::string graph = tempPath("copy.yaml");
+  writeAll(graph, readAll(sourceRoot() + "/schedules/minimal_cpu.yaml"));
+  Run r = compile({"-i", graph});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::string sched = tempPath("copy.tsched");
+  CHECK(loadScheduleFile(sched).has_value());
+  std::remove(sched.c_str());
+  std::remove(graph.c_str());
+}
+
+TEST_CASE("bad command lines exit 2 with a message", "[compile]") {
+  struct Case { std::vector<std::string> args; const char* expect; };
+  std::vector<Case> cases = {
+      {{}, "no input graph"},
+      {{"-i"}, "option '-i' needs a value"},
+      {{"-i", "g.yaml", "-t", "abc"}, "option -t: 'abc'"},
+      {{"-i", "g.yaml", "-t", "-1"}, "option -t: '-1'"},
+      {{"-i", "g.yaml", "-j", "0"}, "option -j: '0'"},
+      {{"-i", "g.yaml", "--frobnicate"}, "unknown option '--frobnicate'"},
+      {{"g.yaml"}, "unexpected argument 'g.yaml'"},
+  };
+  for (const Case& c : cases) {
+    Run r = compile(c.args);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.expect));
+  }
+  Run help = compile({"--help"});
+  CHECK(help.code == 0);
+  CHECK_THAT(help.out, Catch::Contains("usage: tactus-compile"));
+  Run version = compile({"-V"});
+  CHECK(version.code == 0);
+  CHECK_THAT(version.out, Catch::Contains("schedule file format 1"));
+}
+
+TEST_CASE("a graph that cannot be compiled exits 1 and writes nothing", "[compile]") {
+  std::string graph = tempPath("bad.yaml"), sched = tempPath("bad.tsched");
+  writeAll(graph, "Version: 3.0.0\nG:\n  Identifier: 1\n  Resources:\n    CPU: [CPU0]\n"
+                  "  Hyperepochs:\n    - H:\n        Epochs:\n          - E: {Period: 1ms}\n"
+                  "  Clients:\n    - C:\n        Epochs:\n          - H.E:\n              Runnables:\n"
+                  "                - A: {WCET: 2ms, Resources: [CPU]}\n");
+  Run r = compile({"-i", graph, "-o", sched});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("'H'"));
+  CHECK(::access(sched.c_str(), F_OK) != 0);
+  Run missing = compile({"-i", tempPath("nonexistent.yaml")});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("nonexistent.yaml"));
+  std::remove(graph.c_str());
+}
+
+TEST_CASE("a WCET side file overrides the graph's WCETs and changes the source hash", "[compile]") {
+  std::string graph = sourceRoot() + "/schedules/minimal_cpu.yaml";
+  std::string plain = tempPath("w0.tsched"), with = tempPath("w1.tsched"), wcet = tempPath("wcet.yaml");
+  REQUIRE(compile({"-i", graph, "-o", plain}).code == 0);
+  auto base = loadScheduleFile(plain);
+  REQUIRE(base.has_value());
+  const RunnableInfo& first = base->runnables.at(0);
+  std::string qualified = base->clients.at(first.client).name + "." + first.name;
+  writeAll(wcet, qualified + ": " + std::to_string(first.wcetNs + 1000) + "\n");
+  Run r = compile({"-i", graph, "-o", with, "--wcet", wcet});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto changed = loadScheduleFile(with);
+  REQUIRE(changed.has_value());
+  CHECK(changed->runnables.at(0).wcetNs == first.wcetNs + 1000);
+  CHECK(changed->sourceHash != base->sourceHash);
+  for (const std::string& p : {plain, with, wcet}) std::remove(p.c_str());
+}
