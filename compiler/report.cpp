@@ -1,1 +1,365 @@
-// placeholder: being written
+// The compile report: figures of a finished schedule, as text and as JSON.
+#include "report.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tactus::compiler {
+namespace {
+
+std::string qualified(const Schedule& s, std::uint32_t r) {
+  const RunnableInfo& ri = s.runnables[r];
+  if (ri.client < s.clients.size()) return s.clients[ri.client].name + "." + ri.name;
+  return ri.name;
+}
+
+std::uint32_t hyperepochOf(const Schedule& s, const InstanceInfo& inst) {
+  if (inst.runnable >= s.runnables.size()) return kNone;
+  const std::uint32_t e = s.runnables[inst.runnable].epoch;
+  if (e >= s.epochs.size()) return kNone;
+  return s.epochs[e].hyperepoch;
+}
+
+std::int64_t frameRelease(const Schedule& s, const InstanceInfo& inst) {
+  return static_cast<std::int64_t>(inst.frame) * s.epochs[s.runnables[inst.runnable].epoch].periodNs;
+}
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+
+// The candidate sets of an instance's requests, from the graph when it matches the schedule;
+// otherwise each held resource stands for every resource of its type in the hyperepoch.
+std::vector<std::vector<std::uint32_t>> candidateSets(const Graph& g, const Schedule& s,
+                                                      const InstanceInfo& inst, std::uint32_t h) {
+  std::vector<std::vector<std::uint32_t>> out;
+  if (g.runnables.size() == s.runnables.size() && inst.runnable < g.runnables.size()) {
+    const GraphRunnable* r = &g.runnables[inst.runnable];
+    const std::vector<ResourceRequest>* reqs = &r->resources;
+    if (r->kind == RunnableKind::kAliasGroup && reqs->empty()) {
+      for (std::uint32_t m : r->steps) {
+        if (m != kNone && m < g.runnables.size() && !g.runnables[m].resources.empty()) {
+          reqs = &g.runnables[m].resources;
+          break;
+        }
+      }
+    }
+    for (const ResourceRequest& q : *reqs) {
+      std::vector<std::uint32_t> set = q.candidates;
+      std::sort(set.begin(), set.end());
+      set.erase(std::unique(set.begin(), set.end()), set.end());
+      if (!set.empty()) out.push_back(std::move(set));
+    }
+    return out;
+  }
+  for (std::uint32_t x : inst.resources) {
+    if (x >= s.resources.size()) continue;
+    std::vector<std::uint32_t> set;
+    for (std::uint32_t r = 0; r < s.resources.size(); ++r) {
+      if (s.resources[r].type == s.resources[x].type && (s.resources[r].hyperepoch == h || r == x)) set.push_back(r);
+    }
+    out.push_back(std::move(set));
+  }
+  return out;
+}
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) v = 0;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string jsonString(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string pad(const std::string& s, std::size_t width, bool right = false) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+std::string humanDuration(std::int64_t ns) {
+  const bool negative = ns < 0;
+  const std::uint64_t a = negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  const char* unit = "ns";
+  std::uint64_t scale = 1;
+  if (a >= 1000000000ULL) {
+    unit = "s";
+    scale = 1000000000ULL;
+  } else if (a >= 1000000ULL) {
+    unit = "ms";
+    scale = 1000000ULL;
+  } else if (a >= 1000ULL) {
+    unit = "us";
+    scale = 1000ULL;
+  }
+  std::string text = std::to_string(a / scale);
+  std::uint64_t rest = a % scale;
+  if (rest != 0) {
+    // Up to three decimals, trailing zeros dropped: 120.5ms, 33.33ms.
+    std::string frac;
+    std::uint64_t div = scale;
+    for (int i = 0; i < 3 && rest != 0; ++i) {
+      div /= 10;
+      if (div == 0) break;
+      frac += static_cast<char>('0' + rest / div);
+      rest %= div;
+    }
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    if (!frac.empty()) text += "." + frac;
+  }
+  return (negative ? "-" : "") + text + unit;
+}
+
+CompileReport buildReport(const Graph& graph, const Schedule& schedule) {
+  const Schedule& s = schedule;
+  CompileReport report;
+  const std::size_t ni = s.instances.size();
+
+  // Earliest finish (critical path with releases) and tail (longest chain after the end) per
+  // instance, over the instance dependency graph in topological order.
+  std::vector<std::vector<std::uint32_t>> succs(ni);
+  std::vector<std::uint32_t> indeg(ni, 0);
+  for (std::uint32_t i = 0; i < ni; ++i) {
+    for (std::uint32_t d : s.instances[i].dependencies) {
+      if (d >= ni) continue;
+      succs[d].push_back(i);
+      ++indeg[i];
+    }
+  }
+  std::vector<std::uint32_t> order;
+  order.reserve(ni);
+  for (std::uint32_t i = 0; i < ni; ++i) {
+    if (indeg[i] == 0) order.push_back(i);
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    for (std::uint32_t m : succs[order[k]]) {
+      if (--indeg[m] == 0) order.push_back(m);
+    }
+  }
+  auto length = [&](std::uint32_t i) { return s.instances[i].endNs - s.instances[i].startNs; };
+  auto valid = [&](const InstanceInfo& inst) { return hyperepochOf(s, inst) != kNone; };
+  std::vector<std::int64_t> est(ni, 0), tail(ni, 0);
+  for (std::uint32_t i : order) {
+    const InstanceInfo& inst = s.instances[i];
+    if (!valid(inst)) continue;
+    std::int64_t t = frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs;
+    for (std::uint32_t d : inst.dependencies) {
+      if (d < ni) t = std::max(t, est[d] + length(d));
+    }
+    est[i] = t;
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    std::int64_t t = 0;
+    for (std::uint32_t m : succs[*it]) t = std::max(t, length(m) + tail[m]);
+    tail[*it] = t;
+  }
+
+  for (std::uint32_t h = 0; h < s.hyperepochs.size(); ++h) {
+    const HyperepochInfo& he = s.hyperepochs[h];
+    HyperepochReport hr;
+    hr.name = he.name;
+    hr.periodNs = he.periodNs;
+    std::vector<bool> runnableSeen(s.runnables.size(), false);
+    // Per resource: its instances' intervals; per type: (earliest start, length, tail) holdings.
+    std::map<std::uint32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals;
+    // Holdings per candidate set: an instance needs one resource out of each of its requests'
+    // candidate sets for its whole WCET.
+    std::map<std::vector<std::uint32_t>, std::vector<std::uint32_t>> holdings;
+    for (std::uint32_t i = 0; i < ni; ++i) {
+      const InstanceInfo& inst = s.instances[i];
+      if (!valid(inst) || hyperepochOf(s, inst) != h) continue;
+      ++hr.instances;
+      if (!runnableSeen[inst.runnable]) {
+        runnableSeen[inst.runnable] = true;
+        ++hr.runnables;
+      }
+      hr.scheduleLengthNs = std::max(hr.scheduleLengthNs, inst.endNs);
+      hr.criticalPathNs = std::max(hr.criticalPathNs, est[i] + length(i) + tail[i]);
+      for (std::uint32_t r : inst.resources) {
+        if (r < s.resources.size()) intervals[r].emplace_back(inst.startNs, inst.endNs);
+      }
+      for (auto& set : candidateSets(graph, s, inst, h)) holdings[std::move(set)].push_back(i);
+      const RunnableInfo& ri = s.runnables[inst.runnable];
+      if (ri.deadlineNs != kNoDuration && inst.endNs > frameRelease(s, inst) + ri.deadlineNs) {
+        hr.deadlinesMissed.push_back(
+            {qualified(s, inst.runnable), inst.frame, inst.endNs, frameRelease(s, inst) + ri.deadlineNs});
+      }
+    }
+
+    std::int64_t bound = hr.criticalPathNs;
+    for (auto& [r, iv] : intervals) {
+      std::sort(iv.begin(), iv.end());
+      ResourceReport rr;
+      rr.name = s.resources[r].name;
+      rr.instances = iv.size();
+      std::int64_t cursor = 0;
+      for (const auto& [a, b] : iv) {
+        rr.loadNs += b - a;
+        if (a > cursor) {
+          ++rr.idleGaps;
+          rr.idleNs += a - cursor;
+          rr.largestGapNs = std::max(rr.largestGapNs, a - cursor);
+        }
+        cursor = std::max(cursor, b);
+      }
+      if (hr.scheduleLengthNs > cursor) {
+        ++rr.idleGaps;
+        rr.idleNs += hr.scheduleLengthNs - cursor;
+        rr.largestGapNs = std::max(rr.largestGapNs, hr.scheduleLengthNs - cursor);
+      }
+      if (hr.scheduleLengthNs > 0) {
+        rr.utilisation = static_cast<double>(rr.loadNs) / static_cast<double>(hr.scheduleLengthNs);
+      }
+      if (he.periodNs > 0) {
+        rr.periodUtilisation = static_cast<double>(rr.loadNs) / static_cast<double>(he.periodNs);
+      }
+      if (rr.idleNs > 0) {
+        rr.fragmentation = 1.0 - static_cast<double>(rr.largestGapNs) / static_cast<double>(rr.idleNs);
+      }
+      hr.resources.push_back(std::move(rr));
+    }
+
+    // Combined bound per candidate set S with m resources: for every release threshold t, the
+    // work of the holdings confined to S that cannot start before t, spread over m, plus the
+    // shortest tail among them: max over t of t + ceil(work(t) / m) + min tail(t). A pinned
+    // request is a set of one, so this covers each resource's load.
+    std::vector<std::uint32_t> confined;
+    for (const auto& [set, unused] : holdings) {
+      (void)unused;
+      confined.clear();
+      for (const auto& [other, list] : holdings) {
+        if (std::includes(set.begin(), set.end(), other.begin(), other.end())) {
+          confined.insert(confined.end(), list.begin(), list.end());
+        }
+      }
+      std::sort(confined.begin(), confined.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return std::make_pair(est[a], a) < std::make_pair(est[b], b);
+      });
+      const auto m = static_cast<std::int64_t>(std::max<std::size_t>(set.size(), 1));
+      std::int64_t work = 0;
+      std::int64_t minTail = INT64_MAX;
+      for (auto it = confined.rbegin(); it != confined.rend(); ++it) {
+        work += length(*it);
+        minTail = std::min(minTail, tail[*it]);
+        bound = std::max(bound, est[*it] + ceilDiv(work, m) + minTail);
+      }
+    }
+    hr.lowerBoundNs = bound;
+    hr.provenOptimal = hr.scheduleLengthNs == hr.lowerBoundNs;
+    report.hyperepochs.push_back(std::move(hr));
+  }
+  return report;
+}
+
+std::string reportText(const CompileReport& report) {
+  std::string out;
+  for (const HyperepochReport& h : report.hyperepochs) {
+    out += "hyperepoch '" + h.name + "'\n";
+    auto line = [&](const std::string& key, const std::string& value) {
+      out += "  " + pad(key, 18) + value + "\n";
+    };
+    line("period", humanDuration(h.periodNs));
+    line("schedule length", humanDuration(h.scheduleLengthNs) +
+                                (h.periodNs > 0 ? " (" + fixed(100.0 * static_cast<double>(h.scheduleLengthNs) /
+                                                                   static_cast<double>(h.periodNs), 1) +
+                                                      "% of the period)"
+                                                : ""));
+    line("critical path", humanDuration(h.criticalPathNs));
+    line("lower bound", humanDuration(h.lowerBoundNs) + (h.provenOptimal ? " (proven optimal)" : ""));
+    line("instances", std::to_string(h.instances) + " of " + std::to_string(h.runnables) + " runnables");
+    if (h.deadlinesMissed.empty()) {
+      line("deadlines missed", "none");
+    } else {
+      line("deadlines missed", std::to_string(h.deadlinesMissed.size()));
+      for (const DeadlineMiss& d : h.deadlinesMissed) {
+        out += "    " + d.runnable + " frame " + std::to_string(d.frame) + ": ends " + humanDuration(d.endNs) +
+               ", deadline " + humanDuration(d.deadlineNs) + "\n";
+      }
+    }
+    std::size_t nameWidth = 8;
+    for (const ResourceReport& r : h.resources) nameWidth = std::max(nameWidth, r.name.size() + 2);
+    out += "  " + pad("resource", nameWidth) + pad("load", 12, true) + pad("util", 9, true) +
+           pad("of period", 11, true) + pad("instances", 11, true) + pad("gaps", 8, true) +
+           pad("largest gap", 13, true) + pad("fragmentation", 15, true) + "\n";
+    for (const ResourceReport& r : h.resources) {
+      out += "  " + pad(r.name, nameWidth) + pad(humanDuration(r.loadNs), 12, true) +
+             pad(fixed(100.0 * r.utilisation, 1) + "%", 9, true) +
+             pad(fixed(100.0 * r.periodUtilisation, 1) + "%", 11, true) +
+             pad(std::to_string(r.instances), 11, true) + pad(std::to_string(r.idleGaps), 8, true) +
+             pad(humanDuration(r.largestGapNs), 13, true) + pad(fixed(r.fragmentation, 3), 15, true) + "\n";
+    }
+  }
+  out += "compile time        " + fixed(report.compileTimeMs, 3) + "ms\n";
+  return out;
+}
+
+std::string reportJson(const CompileReport& report) {
+  std::string o = "{\n  \"compile_time_ms\": " + fixed(report.compileTimeMs, 3) + ",\n  \"hyperepochs\": [";
+  for (std::size_t i = 0; i < report.hyperepochs.size(); ++i) {
+    const HyperepochReport& h = report.hyperepochs[i];
+    o += i ? ",\n    {" : "\n    {";
+    o += "\n      \"name\": " + jsonString(h.name);
+    o += ",\n      \"period_ns\": " + std::to_string(h.periodNs);
+    o += ",\n      \"schedule_length_ns\": " + std::to_string(h.scheduleLengthNs);
+    o += ",\n      \"critical_path_ns\": " + std::to_string(h.criticalPathNs);
+    o += ",\n      \"lower_bound_ns\": " + std::to_string(h.lowerBoundNs);
+    o += ",\n      \"proven_optimal\": " + std::string(h.provenOptimal ? "true" : "false");
+    o += ",\n      \"runnables\": " + std::to_string(h.runnables);
+    o += ",\n      \"instances\": " + std::to_string(h.instances);
+    o += ",\n      \"resources\": [";
+    for (std::size_t k = 0; k < h.resources.size(); ++k) {
+      const ResourceReport& r = h.resources[k];
+      o += k ? ",\n        {" : "\n        {";
+      o += "\"name\": " + jsonString(r.name);
+      o += ", \"load_ns\": " + std::to_string(r.loadNs);
+      o += ", \"utilisation\": " + fixed(r.utilisation, 6);
+      o += ", \"period_utilisation\": " + fixed(r.periodUtilisation, 6);
+      o += ", \"instances\": " + std::to_string(r.instances);
+      o += ", \"idle_gaps\": " + std::to_string(r.idleGaps);
+      o += ", \"idle_ns\": " + std::to_string(r.idleNs);
+      o += ", \"largest_gap_ns\": " + std::to_string(r.largestGapNs);
+      o += ", \"fragmentation\": " + fixed(r.fragmentation, 6) + "}";
+    }
+    o += h.resources.empty() ? "]" : "\n      ]";
+    o += ",\n      \"deadlines_missed\": [";
+    for (std::size_t k = 0; k < h.deadlinesMissed.size(); ++k) {
+      const DeadlineMiss& d = h.deadlinesMissed[k];
+      o += k ? ",\n        {" : "\n        {";
+      o += "\"runnable\": " + jsonString(d.runnable) + ", \"frame\": " + std::to_string(d.frame) +
+           ", \"end_ns\": " + std::to_string(d.endNs) + ", \"deadline_ns\": " + std::to_string(d.deadlineNs) + "}";
+    }
+    o += h.deadlinesMissed.empty() ? "]" : "\n      ]";
+    o += "\n    }";
+  }
+  o += report.hyperepochs.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return o;
+}
+
+}  // namespace tactus::compiler

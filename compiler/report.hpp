@@ -1,0 +1,71 @@
+// The compile report: per-hyperepoch figures of a schedule (length, bounds, loads, idle gaps).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph.hpp"
+#include "tactus/core/schedule.hpp"
+
+namespace tactus::compiler {
+
+/// Figures of one resource within its hyperepoch.
+struct ResourceReport {
+  std::string name;
+  std::int64_t loadNs = 0;        ///< sum of the WCETs of the instances holding it
+  double utilisation = 0;         ///< load / schedule length (0 when the length is 0)
+  double periodUtilisation = 0;   ///< load / hyperepoch period
+  std::uint64_t instances = 0;    ///< instances holding it
+  std::uint64_t idleGaps = 0;     ///< idle intervals between 0 and the schedule length
+  std::int64_t idleNs = 0;        ///< total idle time between 0 and the schedule length
+  std::int64_t largestGapNs = 0;  ///< longest idle interval
+  double fragmentation = 0;       ///< 1 - largest gap / total idle (0 when no idle time)
+};
+
+/// A deadline missed by one instance.
+struct DeadlineMiss {
+  std::string runnable;   ///< qualified name `Client0.Foo`
+  std::uint32_t frame = 0;
+  std::int64_t endNs = 0;       ///< planned end, from the hyperepoch start
+  std::int64_t deadlineNs = 0;  ///< absolute deadline, from the hyperepoch start
+};
+
+/// Figures of one hyperepoch.
+struct HyperepochReport {
+  std::string name;
+  std::int64_t periodNs = 0;
+  std::int64_t scheduleLengthNs = 0;  ///< latest instance end
+  std::int64_t criticalPathNs = 0;    ///< longest dependency chain of WCETs and StartTime releases
+  /// Lower bound on any schedule's length: the critical path, and for each requested candidate
+  /// set (a pinned resource is a set of one) the work confined to it that cannot start before a
+  /// release time t, spread over the set, plus the shortest tail after it, maximised over t.
+  std::int64_t lowerBoundNs = 0;
+  std::uint64_t instances = 0;  ///< scheduled instances (runnables x frames)
+  std::uint64_t runnables = 0;  ///< scheduled runnables (round-robin groups count once)
+  std::vector<ResourceReport> resources;  ///< resources held by its instances, by index
+  std::vector<DeadlineMiss> deadlinesMissed;
+  bool provenOptimal = false;  ///< scheduleLengthNs == lowerBoundNs
+};
+
+/// The whole report.
+struct CompileReport {
+  std::vector<HyperepochReport> hyperepochs;
+  double compileTimeMs = 0;  ///< filled by the caller
+};
+
+/// Computes the report of a schedule made from `graph`. The graph supplies the requests'
+/// candidate sets for the lower bound; when its runnables do not match the schedule's (e.g. an
+/// empty Graph for a loaded schedule file), each held resource's type stands for the set.
+CompileReport buildReport(const Graph& graph, const Schedule& schedule);
+
+/// The report as aligned human-readable text with units.
+std::string reportText(const CompileReport& report);
+
+/// The report as JSON, keys in a fixed order.
+std::string reportJson(const CompileReport& report);
+
+/// A duration in nanoseconds as short text with a unit: `120.5ms`, `10us`, `0ns`.
+std::string humanDuration(std::int64_t ns);
+
+}  // namespace tactus::compiler
