@@ -1,0 +1,111 @@
+// The event log file: what tactus-master writes with `-l` (start and end of every runnable
+// instance, frame releases, skipped frames, overruns, dropped records), and how to read it back.
+//
+// File layout (little-endian, as the host writes it; version 1):
+//
+//   offset 0   EventLogHeader (64 bytes)
+//   offset 64  EventRecord[n] (32 bytes each) until the end of the file
+//
+// Records appear in the order the master drained them: per worker in execution order, workers
+// interleaved. Sort by time when a global order is needed. All times are CLOCK_MONOTONIC ns.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tactus/core/result.hpp"
+
+namespace tactus {
+
+/// The first 8 bytes of an event log file.
+inline constexpr char kEventLogMagic[8] = {'T', 'A', 'C', 'T', 'L', 'O', 'G', '\0'};
+/// The event log format version this build writes and reads.
+inline constexpr std::uint32_t kEventLogVersion = 1;
+
+/// What an EventRecord says. The fields' meanings per kind are listed at each enumerator.
+enum class EventKind : std::uint16_t {
+  /// An instance ran. instance = InstanceId, iteration = hyperepoch iteration (low 32 bits),
+  /// aux = RunnableId that actually ran (differs from the instance's runnable for a round-robin
+  /// group; kNone for an empty round-robin step or a submittee without an engine),
+  /// startNs/endNs = when it started and ended.
+  kRun = 1,
+  /// A frame was released. instance = EpochId, iteration = hyperepoch iteration, aux = frame
+  /// within the iteration, startNs = ideal release time, endNs = actual release time.
+  kRelease = 2,
+  /// Skip mode dropped hyperepoch iterations after an overrun. instance = HyperepochId,
+  /// iteration = the iteration that came late, aux = number of skipped periods,
+  /// startNs = the planned start it missed, endNs = the start it got.
+  kSkipped = 3,
+  /// A frame was not finished at its epoch's next release (or the hyperepoch iteration was not
+  /// finished at the next period). instance = EpochId, iteration = hyperepoch iteration,
+  /// aux = frame within the iteration, startNs = the release deadline, endNs = when it finished.
+  kOverrun = 4,
+  /// A client's ring was full and records were lost. instance = ClientId, aux = worker index,
+  /// iteration = number of records lost (saturated), startNs = endNs = when the master noticed.
+  kDropped = 5,
+};
+
+/// The file header.
+struct EventLogHeader {
+  char magic[8];                     ///< kEventLogMagic
+  std::uint32_t version;             ///< kEventLogVersion
+  std::uint32_t headerSize;          ///< sizeof(EventLogHeader): records start here
+  std::uint32_t recordSize;          ///< sizeof(EventRecord)
+  std::uint16_t scheduleIdentifier;  ///< the schedule's identifier
+  std::uint16_t reserved0;           ///< zero
+  std::uint64_t scheduleContentHash; ///< content hash of the schedule file that ran
+  std::int64_t runStartNs;           ///< CLOCK_MONOTONIC ns of the first release
+  std::uint8_t reserved[24];         ///< zero
+};
+static_assert(sizeof(EventLogHeader) == 64, "event log header layout is frozen");
+
+/// One event; see EventKind for the meaning of each field per kind.
+struct EventRecord {
+  std::uint16_t kind;       ///< an EventKind
+  std::uint16_t reserved;   ///< zero
+  std::uint32_t instance;   ///< InstanceId / EpochId / HyperepochId / ClientId, by kind
+  std::uint32_t iteration;  ///< hyperepoch iteration (low 32 bits), by kind
+  std::uint32_t aux;        ///< RunnableId / frame / count / worker, by kind
+  std::int64_t startNs;     ///< CLOCK_MONOTONIC ns, by kind
+  std::int64_t endNs;       ///< CLOCK_MONOTONIC ns, by kind
+};
+static_assert(sizeof(EventRecord) == 32, "event record layout is frozen");
+
+/// A whole log read back.
+struct EventLog {
+  EventLogHeader header{};
+  std::vector<EventRecord> records;
+};
+
+/// Reads an event log file; checks magic, version and sizes (a truncated last record is an error).
+Result<EventLog> readEventLog(const std::string& path);
+
+/// Writes an event log: header at open, then records appended through a buffer.
+class EventLogWriter {
+ public:
+  EventLogWriter() = default;
+  EventLogWriter(const EventLogWriter&) = delete;
+  EventLogWriter& operator=(const EventLogWriter&) = delete;
+  ~EventLogWriter();
+
+  /// Creates (truncates) the file and writes the header.
+  Result<void> open(const std::string& path, std::uint16_t scheduleIdentifier, std::uint64_t contentHash);
+  /// Rewrites the header's runStartNs (call once the run has started).
+  void setRunStart(std::int64_t runStartNs);
+  /// Appends records (buffered by stdio).
+  void append(const EventRecord* records, std::size_t count);
+  /// Flushes and closes; reports a write error if one happened.
+  Result<void> close();
+  /// Whether a file is open.
+  bool isOpen() const { return file_ != nullptr; }
+
+ private:
+  std::FILE* file_ = nullptr;
+  std::string path_;
+  EventLogHeader header_{};
+  bool failed_ = false;
+};
+
+}  // namespace tactus

@@ -1,0 +1,70 @@
+// The run plan: what the runtime derives from a Schedule before running it (which workers
+// exist, what each instance waits for, when frames are released). The master and every client
+// derive it from the same schedule text, so they agree on worker and instance numbering.
+//
+// Order, not time, is enforced. Instance i of hyperepoch iteration h starts once
+//   - its frame is released (EpochSlot::released),
+//   - on every resource it holds, its predecessor in that resource's timeline has finished
+//     (the first of a timeline waits for the last one of iteration h - 1),
+//   - its graph dependencies (and a submittee's submitter) have finished in iteration h,
+//   - and release time + StartTime has passed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tactus/core/result.hpp"
+#include "tactus/core/schedule.hpp"
+
+namespace tactus {
+
+/// One thing an instance waits for: another instance finishing iteration h (or h - 1).
+struct WaitCondition {
+  std::uint32_t instance = 0;       ///< InstanceId waited for
+  bool previousIteration = false;   ///< true: its iteration h - 1 (timeline wrap-around)
+};
+
+/// A thread of a client: runs, in timeline order, that client's instances whose hardware
+/// resource is `resource`. CPU resources get a pinned thread; other hardware (GPUs) is handled
+/// by an engine (see the client library's Engine seam).
+struct WorkerPlan {
+  std::uint32_t client = 0;                ///< ClientId
+  std::uint32_t resource = 0;              ///< hardware ResourceId
+  std::uint32_t hyperepoch = 0;            ///< the resource's hyperepoch
+  std::vector<std::uint32_t> instances;    ///< InstanceIds in the resource's timeline order
+};
+
+/// A frame release within a hyperepoch iteration.
+struct ReleasePoint {
+  std::int64_t offsetNs = 0;   ///< from the iteration's start
+  std::uint32_t epoch = 0;     ///< EpochId
+  std::uint32_t frame = 0;     ///< frame within the iteration
+};
+
+/// Per hyperepoch: its release points in time order and all its instances.
+struct HyperepochPlan {
+  std::vector<ReleasePoint> releases;
+  std::vector<std::uint32_t> instances;  ///< every InstanceId of the hyperepoch
+};
+
+/// Everything the runtime needs beyond the Schedule itself.
+struct RunPlan {
+  std::vector<WorkerPlan> workers;                   ///< by client, then resource (ascending)
+  std::vector<std::vector<WaitCondition>> waits;     ///< per InstanceId
+  std::vector<std::uint32_t> instanceWorker;         ///< per InstanceId: WorkerPlan index
+  std::vector<std::uint32_t> instanceEpoch;          ///< per InstanceId: EpochId
+  std::vector<std::uint32_t> epochFrameBase;         ///< per EpochId: index of its frame 0 in frameInstances
+  std::vector<std::vector<std::uint32_t>> frameInstances;  ///< per (epoch, frame): its InstanceIds
+  std::vector<HyperepochPlan> hyperepochs;           ///< per HyperepochId
+};
+
+/// Derives the run plan. Fails (kValidation) on a schedule the runtime cannot run: an instance
+/// without a hardware resource or client, or one missing from its resource's timeline.
+Result<RunPlan> makeRunPlan(const Schedule& schedule);
+
+/// The runnable an alias-group (round-robin) instance runs in epoch frame count `epochFrame`
+/// (= iteration * frames + frame); the instance's own runnable for other kinds; kNone for an
+/// empty step.
+std::uint32_t runnableForFrame(const Schedule& schedule, std::uint32_t instance, std::uint64_t epochFrame);
+
+}  // namespace tactus

@@ -1,0 +1,273 @@
+// The shared-memory layout of a tactus instance: one segment per instance, written by the master,
+// attached by every client. Passive structs only; the logic acting on them lives in master/ and
+// client_lib/. All structs are standard-layout, fixed-size, pointer-free and frozen by
+// static_assert; bump kLayoutVersion on ANY change.
+//
+//   offset 0               SegmentHeader            (8 cache lines)
+//   hyperepochOffset       HyperepochSlot[hyperepochCount]   master writes
+//   epochOffset            EpochSlot[epochCount]             master writes (frame release)
+//   instanceOffset         InstanceSlot[instanceCount]       the worker running the instance writes
+//   clientOffset           ClientSlot[clientCount]           each client writes its own
+//   workerOffset           WorkerSlot[workerCount]           ring indices: worker / master
+//   ringOffset             EventRecord[workerCount * ringCapacity]  worker writes, master drains
+//   scheduleTextOffset     the schedule file text (scheduleTextSize bytes), master writes once
+//
+// Each slot is a whole number of cache lines, and fields written by different processes sit on
+// different cache lines.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/result.hpp"
+
+namespace tactus::shm {
+
+/// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
+inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
+/// The layout version; a client refuses a segment of another version.
+inline constexpr std::uint32_t kLayoutVersion = 1;
+/// The cache line size the layout assumes.
+inline constexpr std::size_t kCacheLine = 64;
+/// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
+/// drains every few milliseconds, and a worker running 1 us runnables fills 10k per 10 ms.
+inline constexpr std::uint32_t kRingCapacity = 16384;
+/// Bytes reserved for the stop message in the header.
+inline constexpr std::size_t kMessageSize = 256;
+
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free && sizeof(std::atomic<std::uint32_t>) == 4);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == 8);
+static_assert(std::atomic<std::int64_t>::is_always_lock_free && sizeof(std::atomic<std::int64_t>) == 8);
+
+/// The life of a segment, in the header's `state` word (a futex word; only increases).
+enum class SegmentState : std::uint32_t {
+  kCreating = 0,   ///< the master is filling the segment; do not read anything else yet
+  kPublished = 1,  ///< schedule published; clients may attach and enter
+  kRunning = 2,    ///< every client entered; frames are being released
+  kFinished = 3,   ///< the run ended normally (see stopReason)
+  kAborted = 4,    ///< the run ended because of a failure (see stopReason, stopClient, message)
+};
+
+/// Why a run ended, in the header's `stopReason`.
+enum class StopReason : std::uint32_t {
+  kNone = 0,           ///< still running
+  kFrameLimit = 1,     ///< `-e N` iterations done
+  kExitRequested = 2,  ///< a client called exitScheduler
+  kSignal = 3,         ///< the master got SIGTERM or SIGINT
+  kTimeout = 4,        ///< a client did not come within `-t` (stopClient names it)
+  kPeerDied = 5,       ///< a client died (stopClient names it)
+  kError = 6,          ///< anything else (message says what)
+};
+
+/// Header flags (`flags`), set by the master from its command line.
+enum HeaderFlags : std::uint32_t {
+  kFlagAllowUnregistered = 1u << 0,  ///< --allow-unregistered-runnables: missing ones do nothing
+  kFlagNoPinning = 1u << 1,          ///< -C: workers are not pinned to cores
+  kFlagFreeRunning = 1u << 2,        ///< -m: no skipping after an overrun
+};
+
+/// The segment header at offset 0.
+struct alignas(kCacheLine) SegmentHeader {
+  // --- line 0: identity; written once by the master before state leaves kCreating ---
+  std::uint64_t magic;               ///< kMagic; master writes first
+  std::uint32_t layoutVersion;       ///< kLayoutVersion
+  std::uint32_t headerSize;          ///< sizeof(SegmentHeader)
+  std::uint64_t totalSize;           ///< bytes in the segment
+  std::atomic<std::uint32_t> masterPid;  ///< the master's pid; others use it to see a dead master
+  std::uint32_t flags;               ///< HeaderFlags
+  std::uint64_t masterStartTime;     ///< the master's start time (/proc stat ticks), against pid reuse
+  std::uint64_t scheduleContentHash; ///< content hash of the published schedule text
+  std::uint16_t scheduleIdentifier;  ///< the schedule's identifier
+  std::uint16_t reserved0;
+  std::uint32_t ringCapacity;        ///< records per worker ring (kRingCapacity)
+  std::uint64_t reserved5;
+  // --- line 1: geometry; written once by the master; every offset is from the segment start ---
+  std::uint64_t hyperepochOffset;    ///< HyperepochSlot array
+  std::uint64_t epochOffset;         ///< EpochSlot array
+  std::uint64_t instanceOffset;      ///< InstanceSlot array
+  std::uint64_t clientOffset;        ///< ClientSlot array
+  std::uint64_t workerOffset;        ///< WorkerSlot array
+  std::uint64_t ringOffset;          ///< EventRecord rings
+  std::uint64_t scheduleTextOffset;  ///< schedule file text
+  std::uint64_t scheduleTextSize;    ///< its length in bytes
+  // --- line 2: counts; written once by the master ---
+  std::uint32_t hyperepochCount;
+  std::uint32_t epochCount;
+  std::uint32_t instanceCount;
+  std::uint32_t clientCount;
+  std::uint32_t workerCount;
+  std::uint32_t reserved1[11];
+  // --- line 3: run state; master writes, clients read (state is a futex word) ---
+  std::atomic<std::uint32_t> state;        ///< SegmentState
+  std::atomic<std::uint32_t> stateWaiters; ///< clients sleeping on `state`; the master wakes only if > 0
+  std::atomic<std::uint32_t> stopReason;   ///< StopReason, valid once state >= kFinished
+  std::atomic<std::uint32_t> stopClient;   ///< ClientId the reason names, or kNone
+  std::atomic<std::int64_t> runStartNs;    ///< CLOCK_MONOTONIC ns of the first release
+  std::uint8_t reserved2[40];
+  // --- line 4: attention; clients write (exit requests), the master sleeps on it ---
+  std::atomic<std::uint32_t> attention;    ///< bumped by a client that wants the master to look
+  std::uint8_t reserved3[60];
+  // --- lines 5-8: stop message; master writes before state >= kFinished ---
+  char message[kMessageSize];              ///< NUL-terminated reason in words
+  // --- line 9: pad to 10 lines ---
+  std::uint8_t reserved4[64];
+};
+static_assert(sizeof(SegmentHeader) == 10 * kCacheLine);
+static_assert(offsetof(SegmentHeader, hyperepochOffset) == 1 * kCacheLine);
+static_assert(offsetof(SegmentHeader, hyperepochCount) == 2 * kCacheLine);
+static_assert(offsetof(SegmentHeader, state) == 3 * kCacheLine);
+static_assert(offsetof(SegmentHeader, attention) == 4 * kCacheLine);
+static_assert(offsetof(SegmentHeader, message) == 5 * kCacheLine);
+
+/// Per hyperepoch; the master writes, workers read.
+struct alignas(kCacheLine) HyperepochSlot {
+  /// Iterations to run: workers stop before iteration `stopAt`. Starts at `-e N` (or ~0); the
+  /// master lowers it only to an iteration none of whose frames has been released.
+  std::atomic<std::uint64_t> stopAt;
+  /// Iterations fully completed so far (diagnostics).
+  std::atomic<std::uint64_t> completed;
+  /// Skipped periods so far (skip mode).
+  std::atomic<std::uint64_t> skipped;
+  std::uint8_t reserved[40];
+};
+static_assert(sizeof(HyperepochSlot) == kCacheLine);
+
+/// Per epoch: frame release. The master writes, workers read and sleep on `released`.
+struct alignas(kCacheLine) EpochSlot {
+  /// Frames of this epoch released so far, counted over all iterations (wraps; compare with
+  /// sequenceReached). Frame f of iteration h is released once it reaches h * frames + f + 1.
+  std::atomic<std::uint32_t> released;
+  /// Workers sleeping on `released`; the master issues FUTEX_WAKE only if > 0.
+  std::atomic<std::uint32_t> waiters;
+  /// Ideal CLOCK_MONOTONIC ns release time of the latest released frame (StartTime counts from
+  /// it); written before `released`.
+  std::atomic<std::int64_t> releaseNs;
+  std::uint8_t reserved[48];
+};
+static_assert(sizeof(EpochSlot) == kCacheLine);
+
+/// Per instance: completion. The worker that runs the instance writes `done`; successors (any
+/// process) and the master read it and sleep on it.
+struct alignas(kCacheLine) InstanceSlot {
+  /// Hyperepoch iterations of this instance completed (wraps): after iteration h it holds h + 1.
+  std::atomic<std::uint32_t> done;
+  /// Threads sleeping on `done`; the finishing worker issues FUTEX_WAKE only if > 0.
+  std::atomic<std::uint32_t> waiters;
+  std::uint8_t reserved[56];
+};
+static_assert(sizeof(InstanceSlot) == kCacheLine);
+
+/// A client's attachment state, in ClientSlot::state.
+enum class ClientState : std::uint32_t {
+  kAbsent = 0,    ///< no process attached
+  kAttached = 1,  ///< init done, not yet in the scheduler
+  kEntered = 2,   ///< in enterScheduler, ready to run
+  kRefused = 3,   ///< enterScheduler failed (missingRunnable names why)
+  kExited = 4,    ///< left the scheduler and detached
+};
+
+/// Per client; only that client writes (the master reads and validates).
+struct alignas(kCacheLine) ClientSlot {
+  std::atomic<std::uint32_t> pid;              ///< attached process; claimed with compare-exchange from 0
+  std::atomic<std::uint32_t> state;            ///< ClientState
+  std::atomic<std::uint32_t> exitRequested;    ///< 1 once exitScheduler was called (async-signal-safe)
+  std::atomic<std::uint32_t> missingRunnable;  ///< kRefused: RunnableId not registered
+  std::atomic<std::uint64_t> startTime;        ///< the process's start time, against pid reuse
+  std::uint8_t reserved[40];
+};
+static_assert(sizeof(ClientSlot) == kCacheLine);
+
+/// Per worker (one per client and hardware resource it uses): the event ring's indices.
+struct alignas(kCacheLine) WorkerSlot {
+  // line 0: the worker writes
+  std::atomic<std::uint64_t> head;     ///< records written (monotonic; slot = head % capacity)
+  std::atomic<std::uint64_t> dropped;  ///< records lost because the ring was full
+  std::uint8_t reserved0[48];
+  // line 1: the master writes
+  std::atomic<std::uint64_t> tail;     ///< records drained
+  std::uint8_t reserved1[56];
+};
+static_assert(sizeof(WorkerSlot) == 2 * kCacheLine);
+static_assert(offsetof(WorkerSlot, tail) == kCacheLine);
+
+/// The counts that determine a segment's geometry.
+struct LayoutCounts {
+  std::uint32_t hyperepochs = 0;
+  std::uint32_t epochs = 0;
+  std::uint32_t instances = 0;
+  std::uint32_t clients = 0;
+  std::uint32_t workers = 0;
+  std::uint32_t ringCapacity = kRingCapacity;
+  std::uint64_t scheduleTextSize = 0;
+};
+
+/// Offsets and total size for given counts (every area cache-line aligned).
+struct LayoutOffsets {
+  std::uint64_t hyperepoch = 0, epoch = 0, instance = 0, client = 0, worker = 0, ring = 0, text = 0;
+  std::uint64_t total = 0;
+};
+
+/// Computes the geometry; the master and every client compute it the same way.
+LayoutOffsets computeLayout(const LayoutCounts& counts);
+
+/// Whether `a` has reached `b` on a wrapping 32-bit sequence (a - b read as signed >= 0).
+inline bool sequenceReached(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) >= 0;
+}
+
+/// A typed view of a segment's bytes. Logic takes a view so tests can run it on a plain buffer.
+class SegmentView {
+ public:
+  SegmentView() = default;
+  explicit SegmentView(std::span<std::byte> bytes) : bytes_(bytes) {}
+
+  /// The master: writes a fresh header for `counts` (state kCreating) and constructs every slot.
+  /// Fails when the buffer is too small or misaligned.
+  Result<void> initialize(const LayoutCounts& counts);
+
+  /// A client: checks magic, version, sizes and that every area lies inside the buffer.
+  /// Call once state >= kPublished.
+  Result<void> validate() const;
+
+  /// Whether the buffer holds at least a header with the right magic (the master may still be creating).
+  bool hasHeader() const;
+
+  SegmentHeader& header() const { return *reinterpret_cast<SegmentHeader*>(bytes_.data()); }
+  HyperepochSlot& hyperepoch(std::uint32_t i) const { return at<HyperepochSlot>(header().hyperepochOffset, i); }
+  EpochSlot& epoch(std::uint32_t i) const { return at<EpochSlot>(header().epochOffset, i); }
+  InstanceSlot& instance(std::uint32_t i) const { return at<InstanceSlot>(header().instanceOffset, i); }
+  ClientSlot& client(std::uint32_t i) const { return at<ClientSlot>(header().clientOffset, i); }
+  WorkerSlot& worker(std::uint32_t i) const { return at<WorkerSlot>(header().workerOffset, i); }
+  /// The ring of worker `w` (ringCapacity records).
+  EventRecord* ring(std::uint32_t w) const {
+    return reinterpret_cast<EventRecord*>(bytes_.data() + header().ringOffset) +
+           static_cast<std::size_t>(w) * header().ringCapacity;
+  }
+  /// The published schedule text.
+  std::string_view scheduleText() const {
+    return {reinterpret_cast<const char*>(bytes_.data() + header().scheduleTextOffset),
+            static_cast<std::size_t>(header().scheduleTextSize)};
+  }
+  /// Copies `text` into the text area (master, while kCreating).
+  void writeScheduleText(std::string_view text) const;
+  /// Writes the stop message (truncated to fit).
+  void setMessage(std::string_view text) const;
+  /// Reads the stop message.
+  std::string message() const;
+
+  std::span<std::byte> bytes() const { return bytes_; }
+
+ private:
+  template <typename T>
+  T& at(std::uint64_t offset, std::uint32_t i) const {
+    return *reinterpret_cast<T*>(bytes_.data() + offset + static_cast<std::uint64_t>(i) * sizeof(T));
+  }
+  std::span<std::byte> bytes_;
+};
+
+}  // namespace tactus::shm

@@ -1,0 +1,172 @@
+// Derives workers, wait conditions and release points from a Schedule.
+#include "tactus/core/run_plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+namespace tactus {
+
+Result<RunPlan> makeRunPlan(const Schedule& s) {
+  RunPlan plan;
+  const auto instanceCount = static_cast<std::uint32_t>(s.instances.size());
+  plan.waits.resize(instanceCount);
+  plan.instanceWorker.assign(instanceCount, kNone);
+  plan.instanceEpoch.assign(instanceCount, kNone);
+
+  // Position of every instance in every timeline it belongs to.
+  std::vector<std::int64_t> timelineOf(s.resources.size(), -1);
+  for (std::size_t t = 0; t < s.timelines.size(); ++t) {
+    if (s.timelines[t].resource >= s.resources.size()) {
+      return fail(ErrorCode::kValidation, "timeline " + std::to_string(t) + " names an unknown resource");
+    }
+    timelineOf[s.timelines[t].resource] = static_cast<std::int64_t>(t);
+  }
+
+  // Workers: per client, per hardware resource, in timeline order.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> workerIndex;
+  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+    const InstanceInfo& inst = s.instances[i];
+    if (inst.runnable >= s.runnables.size()) {
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " names an unknown runnable");
+    }
+    const RunnableInfo& r = s.runnables[inst.runnable];
+    if (inst.resources.empty() || inst.resources[0] >= s.resources.size()) {
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of '" + qualifiedName(s, inst.runnable) +
+                                              "' has no hardware resource");
+    }
+    if (r.client >= s.clients.size() || r.epoch >= s.epochs.size()) {
+      return fail(ErrorCode::kValidation, "runnable '" + r.name + "' has no valid client or epoch");
+    }
+    plan.instanceEpoch[i] = r.epoch;
+    workerIndex.emplace(std::make_pair(r.client, inst.resources[0]), 0);
+  }
+  for (auto& [key, index] : workerIndex) {
+    index = static_cast<std::uint32_t>(plan.workers.size());
+    WorkerPlan w;
+    w.client = key.first;
+    w.resource = key.second;
+    w.hyperepoch = s.resources[key.second].hyperepoch;
+    plan.workers.push_back(std::move(w));
+  }
+  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+    const InstanceInfo& inst = s.instances[i];
+    plan.instanceWorker[i] = workerIndex.at({s.runnables[inst.runnable].client, inst.resources[0]});
+  }
+  std::vector<char> seen(instanceCount, 0);
+  for (WorkerPlan& w : plan.workers) {
+    const std::int64_t t = timelineOf[w.resource];
+    if (t < 0) {
+      return fail(ErrorCode::kValidation, "resource '" + s.resources[w.resource].name + "' has no timeline");
+    }
+    for (const std::uint32_t i : s.timelines[static_cast<std::size_t>(t)].instances) {
+      if (i >= instanceCount) return fail(ErrorCode::kValidation, "a timeline names an unknown instance");
+      if (plan.instanceWorker[i] == static_cast<std::uint32_t>(&w - plan.workers.data()) && !seen[i]) {
+        w.instances.push_back(i);
+        seen[i] = 1;
+      }
+    }
+    if (w.hyperepoch >= s.hyperepochs.size() && !w.instances.empty()) {
+      w.hyperepoch = instanceHyperepoch(s, w.instances.front());
+    }
+  }
+  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+    if (!seen[i]) {
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of '" +
+                                              qualifiedName(s, s.instances[i].runnable) +
+                                              "' is missing from the timeline of its hardware resource");
+    }
+  }
+
+  // Wait conditions: timeline predecessors on every resource, graph dependencies, the submitter.
+  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+    std::vector<WaitCondition>& waits = plan.waits[i];
+    auto add = [&](std::uint32_t other, bool previous) {
+      for (WaitCondition& w : waits) {
+        if (w.instance == other) {
+          w.previousIteration = w.previousIteration && previous;  // same iteration is the stronger need
+          return;
+        }
+      }
+      waits.push_back({other, previous});
+    };
+    for (const std::uint32_t res : s.instances[i].resources) {
+      if (res >= s.resources.size() || timelineOf[res] < 0) {
+        return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " holds a resource without a timeline");
+      }
+      const auto& order = s.timelines[static_cast<std::size_t>(timelineOf[res])].instances;
+      const auto pos = std::find(order.begin(), order.end(), i);
+      if (pos == order.end()) {
+        return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of '" +
+                                                qualifiedName(s, s.instances[i].runnable) +
+                                                "' is missing from the timeline of '" + s.resources[res].name + "'");
+      }
+      if (pos != order.begin()) {
+        add(*(pos - 1), false);
+      } else if (order.back() != i) {
+        add(order.back(), true);  // the first waits for the last of the previous iteration
+      }
+    }
+    for (const std::uint32_t d : s.instances[i].dependencies) {
+      if (d >= instanceCount) return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " depends on an unknown instance");
+      add(d, false);
+    }
+    const RunnableInfo& r = s.runnables[s.instances[i].runnable];
+    if (r.kind == RunnableKind::kSubmittee && r.submittedBy != kNone) {
+      // The submitter of the same frame is an implicit dependency.
+      for (std::uint32_t j = 0; j < instanceCount; ++j) {
+        if (s.instances[j].runnable == r.submittedBy && s.instances[j].frame == s.instances[i].frame) add(j, false);
+      }
+    }
+  }
+
+  // Frames and release points.
+  plan.epochFrameBase.resize(s.epochs.size());
+  std::uint32_t base = 0;
+  for (std::size_t e = 0; e < s.epochs.size(); ++e) {
+    plan.epochFrameBase[e] = base;
+    base += std::max<std::uint32_t>(1, s.epochs[e].frames);
+  }
+  plan.frameInstances.resize(base);
+  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+    const std::uint32_t e = plan.instanceEpoch[i];
+    const std::uint32_t frames = std::max<std::uint32_t>(1, s.epochs[e].frames);
+    if (s.instances[i].frame >= frames) {
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " has frame " +
+                                              std::to_string(s.instances[i].frame) + " beyond its epoch's frames");
+    }
+    plan.frameInstances[plan.epochFrameBase[e] + s.instances[i].frame].push_back(i);
+  }
+  plan.hyperepochs.resize(s.hyperepochs.size());
+  for (std::size_t h = 0; h < s.hyperepochs.size(); ++h) {
+    HyperepochPlan& hp = plan.hyperepochs[h];
+    for (const std::uint32_t e : s.hyperepochs[h].epochs) {
+      if (e >= s.epochs.size()) return fail(ErrorCode::kValidation, "hyperepoch names an unknown epoch");
+      for (std::uint32_t f = 0; f < std::max<std::uint32_t>(1, s.epochs[e].frames); ++f) {
+        hp.releases.push_back({static_cast<std::int64_t>(f) * s.epochs[e].periodNs, e, f});
+      }
+    }
+    std::sort(hp.releases.begin(), hp.releases.end(), [](const ReleasePoint& a, const ReleasePoint& b) {
+      return a.offsetNs != b.offsetNs ? a.offsetNs < b.offsetNs
+                                      : (a.epoch != b.epoch ? a.epoch < b.epoch : a.frame < b.frame);
+    });
+  }
+  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+    const std::uint32_t h = s.epochs[plan.instanceEpoch[i]].hyperepoch;
+    if (h >= plan.hyperepochs.size()) return fail(ErrorCode::kValidation, "epoch names an unknown hyperepoch");
+    plan.hyperepochs[h].instances.push_back(i);
+  }
+  for (WorkerPlan& w : plan.workers) {
+    if (!w.instances.empty()) w.hyperepoch = s.epochs[plan.instanceEpoch[w.instances.front()]].hyperepoch;
+  }
+  return plan;
+}
+
+std::uint32_t runnableForFrame(const Schedule& s, std::uint32_t instance, std::uint64_t epochFrame) {
+  const RunnableInfo& r = s.runnables[s.instances[instance].runnable];
+  if (r.kind != RunnableKind::kAliasGroup) return s.instances[instance].runnable;
+  if (r.steps.empty()) return kNone;
+  return r.steps[epochFrame % r.steps.size()];
+}
+
+}  // namespace tactus

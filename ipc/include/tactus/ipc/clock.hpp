@@ -1,0 +1,25 @@
+// CLOCK_MONOTONIC time in nanoseconds, and precise sleeping until an absolute time.
+#pragma once
+
+#include <cstdint>
+
+namespace tactus::ipc {
+
+/// CLOCK_MONOTONIC now, in nanoseconds. All tactus time stamps use this clock.
+std::int64_t monotonicNs() noexcept;
+
+/// Sleeps until the absolute CLOCK_MONOTONIC time `deadlineNs`: clock_nanosleep(TIMER_ABSTIME) to
+/// `deadlineNs - spinNs`, then spins to the deadline (the kernel's wake-up latency is tens of
+/// microseconds; the spin removes most of it). Returns the time it actually woke.
+std::int64_t sleepUntilNs(std::int64_t deadlineNs, std::int64_t spinNs) noexcept;
+
+/// A CPU hint for spin loops (x86 `pause`), so a spinning thread yields pipeline resources.
+inline void cpuRelax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+}  // namespace tactus::ipc

@@ -1,0 +1,26 @@
+// Futex wait and wake on 32-bit atomics that live in shared memory (process-shared futexes).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace tactus::ipc {
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == 4 && std::atomic<std::uint32_t>::is_always_lock_free,
+              "a futex word must be a plain lock-free 32-bit atomic");
+
+/// Why futexWait returned.
+enum class FutexWaitResult {
+  kWoken,     ///< woken, or the word no longer held `expected` (re-check the condition)
+  kTimedOut,  ///< the relative timeout passed
+};
+
+/// Sleeps while `*word == expected`, at most `timeoutNs` (< 0: no limit). Process-shared (no
+/// FUTEX_PRIVATE_FLAG) so it works across processes mapping the same segment. Spurious returns
+/// happen; callers loop on their condition.
+FutexWaitResult futexWait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeoutNs);
+
+/// Wakes up to `count` sleepers on `word`. Async-signal-safe (a single system call).
+void futexWake(std::atomic<std::uint32_t>& word, int count = 0x7fffffff) noexcept;
+
+}  // namespace tactus::ipc

@@ -1,0 +1,42 @@
+// Watching other processes: liveness through pidfd (with a /proc fallback) and process identity
+// (pid plus start time, so a reused pid is not mistaken for the original process).
+#pragma once
+
+#include <cstdint>
+#include <sys/types.h>
+
+namespace tactus::ipc {
+
+/// The start time of a process in clock ticks since boot (/proc/<pid>/stat field 22), 0 when
+/// the process does not exist. Together with the pid it identifies a process across pid reuse.
+std::uint64_t processStartTime(pid_t pid);
+
+/// Whether the process `pid` with start time `startTime` (0: any) is alive; a zombie counts as dead.
+bool processAlive(pid_t pid, std::uint64_t startTime = 0);
+
+/// Watches one process for exit. Uses pidfd_open + poll (readable once the process has exited,
+/// zombie included); falls back to /proc when pidfds are unavailable.
+class ProcessWatch {
+ public:
+  ProcessWatch() = default;
+  /// Starts watching `pid`; `startTime` (0: unknown) guards against pid reuse.
+  ProcessWatch(pid_t pid, std::uint64_t startTime);
+  ProcessWatch(const ProcessWatch&) = delete;
+  ProcessWatch& operator=(const ProcessWatch&) = delete;
+  ProcessWatch(ProcessWatch&& other) noexcept;
+  ProcessWatch& operator=(ProcessWatch&& other) noexcept;
+  ~ProcessWatch();
+
+  /// The watched pid (0 when watching nothing).
+  pid_t pid() const { return pid_; }
+  /// True once the process has exited (never blocks).
+  bool exited() const;
+
+ private:
+  pid_t pid_ = 0;
+  std::uint64_t startTime_ = 0;
+  int fd_ = -1;
+  bool goneAtOpen_ = false;
+};
+
+}  // namespace tactus::ipc

@@ -1,0 +1,103 @@
+// Process liveness and identity (Linux: pidfd_open, /proc).
+#include "tactus/ipc/process.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace tactus::ipc {
+namespace {
+
+// Reads state and start time from /proc/<pid>/stat; false when the process is gone.
+bool readStat(pid_t pid, char& state, std::uint64_t& startTime) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "re");
+  if (!f) return false;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // The command name (field 2) may contain spaces and ')': parse after the last ')'.
+  const char* p = std::strrchr(buf, ')');
+  if (!p) return false;
+  p += 2;
+  state = *p;
+  // Field 3 is the state; field 22 is starttime: skip 19 more fields.
+  int field = 3;
+  while (*p && field < 22) {
+    if (*p == ' ') ++field;
+    ++p;
+  }
+  startTime = std::strtoull(p, nullptr, 10);
+  return true;
+}
+
+}  // namespace
+
+std::uint64_t processStartTime(pid_t pid) {
+  char state = 0;
+  std::uint64_t start = 0;
+  return readStat(pid, state, start) ? start : 0;
+}
+
+bool processAlive(pid_t pid, std::uint64_t startTime) {
+  if (pid <= 0) return false;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  char state = 0;
+  std::uint64_t start = 0;
+  if (!readStat(pid, state, start)) return false;
+  if (state == 'Z' || state == 'X') return false;
+  return startTime == 0 || start == startTime;
+}
+
+ProcessWatch::ProcessWatch(pid_t pid, std::uint64_t startTime) : pid_(pid), startTime_(startTime) {
+#ifdef SYS_pidfd_open
+  fd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd_ < 0 && errno == ESRCH) goneAtOpen_ = true;
+#endif
+  // A pid reused between reading it and opening the pidfd would be watched by mistake; the
+  // start time check catches that.
+  if (fd_ >= 0 && startTime_ != 0 && processStartTime(pid) != startTime_) goneAtOpen_ = true;
+}
+
+ProcessWatch::ProcessWatch(ProcessWatch&& other) noexcept
+    : pid_(other.pid_), startTime_(other.startTime_), fd_(other.fd_), goneAtOpen_(other.goneAtOpen_) {
+  other.fd_ = -1;
+  other.pid_ = 0;
+}
+
+ProcessWatch& ProcessWatch::operator=(ProcessWatch&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    pid_ = other.pid_;
+    startTime_ = other.startTime_;
+    fd_ = other.fd_;
+    goneAtOpen_ = other.goneAtOpen_;
+    other.fd_ = -1;
+    other.pid_ = 0;
+  }
+  return *this;
+}
+
+ProcessWatch::~ProcessWatch() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool ProcessWatch::exited() const {
+  if (pid_ <= 0) return false;
+  if (goneAtOpen_) return true;
+  if (fd_ >= 0) {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+  return !processAlive(pid_, startTime_);
+}
+
+}  // namespace tactus::ipc

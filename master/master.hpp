@@ -1,0 +1,50 @@
+// tactus-master's logic as a library: command line, segment set-up, waiting for clients, frame
+// release, failure detection, event log draining. main.cpp only calls parseMasterArguments and
+// runMaster.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "tactus/core/result.hpp"
+
+namespace tactus::master {
+
+/// The master's command line.
+struct MasterOptions {
+  std::string schedulePath;            ///< -s: the schedule file
+  std::uint64_t iterations = 0;        ///< -e: hyperepoch iterations to run; 0 = until stopped
+  std::string logPath;                 ///< -l: event log path; empty = no log
+  std::int64_t timeoutUs = 5'000'000;  ///< -t: wait for clients, in us; -1 = forever
+  bool freeRunning = false;            ///< -m: after an overrun start the next iteration at once
+  std::string instance = "default";    ///< -D: instance name
+  int core = -1;                       ///< -c: pin the master's threads to this core; -1 = not pinned
+  int priority = 0;                    ///< -P: SCHED_FIFO priority of the release threads; 0 = normal
+  bool noPinning = false;              ///< -C: clients do not pin their workers
+  bool lockMemory = false;             ///< -M: mlockall
+  bool allowUnregistered = false;      ///< --allow-unregistered-runnables
+  bool verbose = false;                ///< -v
+  bool showVersion = false;            ///< -V
+  bool showHelp = false;               ///< --help
+};
+
+/// Exit codes of tactus-master.
+enum ExitCode : int {
+  kExitOk = 0,        ///< the run ended by frame limit, exit request or signal
+  kExitRunFailed = 1, ///< a client died, did not come, or refused
+  kExitBadInput = 2,  ///< bad command line or schedule, or the instance is busy
+};
+
+/// Parses the arguments after the program name.
+Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args);
+
+/// The usage text for --help.
+std::string masterUsage();
+
+/// Loads, verifies and runs the schedule. Messages go to `err` (and progress to `out` with -v).
+/// Returns the exit code.
+int runMaster(const MasterOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace tactus::master
