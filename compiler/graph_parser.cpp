@@ -149,11 +149,21 @@ class TreeBuilder : public YAML::EventHandler {
   }
   void attach(u32 n, YAML::anchor_t anchor) {
     if (anchor != YAML::NullAnchor) anchors_[anchor] = n;
+    append(n);
+  }
+  void append(u32 n) {
     if (depth_ == 0) {
       tree_.root = n;
-    } else {
-      stack_[depth_ - 1].kids.push_back(n);
+      return;
     }
+    Frame& parent = stack_[depth_ - 1];
+    // A block collection or an empty value starts on a later line than its key; messages
+    // about such a value point at the key, where the reader looks for it.
+    YNode& node = tree_.nodes[n];
+    if (tree_.nodes[parent.node].kind == NodeKind::kMap && parent.kids.size() % 2 == 1 &&
+        node.kind != NodeKind::kScalar)
+      node.line = std::min(node.line, tree_.nodes[parent.kids.back()].line);
+    parent.kids.push_back(n);
   }
   void open(u32 n, YAML::anchor_t anchor) {
     if (depth_ >= kMaxNesting)
@@ -176,11 +186,7 @@ class TreeBuilder : public YAML::EventHandler {
     tree_.kids.insert(tree_.kids.end(), f.kids.begin(), f.kids.end());
     u32 n = f.node;
     --depth_;
-    if (depth_ == 0) {
-      tree_.root = n;
-    } else {
-      stack_[depth_ - 1].kids.push_back(n);
-    }
+    append(n);
   }
 
   YTree& tree_;
@@ -355,12 +361,12 @@ class Builder {
     }
     if (!ok) {
       bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!digits) die(ErrorCode::kParse, line(node), what + " " + q(text) + " is not a whole number");
-      die(ErrorCode::kValidation, line(node), what + " " + q(text) + " is out of range " +
+      if (!digits) die(ErrorCode::kParse, line(node), what + " is " + q(text) + ", not a whole number");
+      die(ErrorCode::kValidation, line(node), what + " is " + q(text) + ", out of range " +
                                                   std::to_string(lo) + ".." + std::to_string(hi));
     }
     if (v < lo || v > hi)
-      die(ErrorCode::kValidation, line(node), what + " " + q(text) + " is out of range " +
+      die(ErrorCode::kValidation, line(node), what + " is " + q(text) + ", out of range " +
                                                   std::to_string(lo) + ".." + std::to_string(hi));
     return v;
   }
