@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -17,6 +18,8 @@ namespace tactus::compiler {
 namespace {
 
 constexpr std::int64_t kInfinity = std::numeric_limits<std::int64_t>::max() / 4;
+// Up to this many instances per hyperepoch the time-driven rules are tried as well.
+constexpr std::size_t kTimedRuleLimit = 20000;
 
 // The free time of one resource: disjoint gaps [start, end), keyed by start. Two gaps may touch:
 // the point between them holds a zero-length instance that nothing may straddle.
@@ -130,6 +133,7 @@ struct ReadyKey {
     return std::tie(key1, key2, priority, frame, runnable, node) >
            std::tie(o.key1, o.key2, o.priority, o.frame, o.runnable, o.node);
   }
+  bool operator<(const ReadyKey& o) const { return o > *this; }
 };
 
 // The earliest common start >= t of length w on every resource in `set`.
@@ -150,68 +154,107 @@ std::int64_t commonFit(const std::vector<FreeTime>& free, const std::vector<std:
   return s;
 }
 
-// Runs the list scheduler with one priority rule: 0 = latest start (b-level), 1 = latest start
-// minus top level (longest path through the instance), 2 = latest start, then most successors.
-Attempt runRule(const Problem& pb, int rule, std::vector<FreeTime>& free) {
-  const Graph& g = *pb.graph;
-  Attempt at;
-  at.placements.resize(pb.nodes.size());
-  std::vector<std::uint32_t> waiting(pb.nodes.size());
-  std::priority_queue<ReadyKey, std::vector<ReadyKey>, std::greater<ReadyKey>> ready;
-  auto push = [&](std::uint32_t n) {
-    const Node& nd = pb.nodes[n];
+// One priority rule: how the ready list is ordered, and whether instances are inserted into
+// the earliest gap (list order = placement order) or started as time advances (Graham's list
+// scheduling: at each event time the most urgent instance that can start now starts).
+struct Rule {
+  int key = 0;          // 0 latest start (b-level); 1 minus top level (longest path through);
+                        // 2 latest start, then most successors
+  bool timed = false;   // false: insertion; true: time-driven
+};
+
+// Runs the list scheduler with one rule over one hyperepoch's instances.
+class ListScheduler {
+ public:
+  ListScheduler(const Problem& pb, Rule rule, std::vector<FreeTime>& free)
+      : pb_(pb), g_(*pb.graph), rule_(rule), free_(free) {
+    at_.placements.resize(pb.nodes.size());
+    waiting_.resize(pb.nodes.size());
+  }
+
+  Attempt run() {
+    for (std::uint32_t n = 0; n < pb_.nodes.size(); ++n) {
+      waiting_[n] = static_cast<std::uint32_t>(pb_.localDeps[pb_.nodes[n].local].size());
+      if (waiting_[n] == 0) becomeReady(n);
+    }
+    if (rule_.timed) {
+      runTimed();
+    } else {
+      while (!ready_.empty()) {
+        const std::uint32_t n = ready_.top().node;
+        ready_.pop();
+        Choice c = choose(n, earliest(n));
+        place(n, c);
+      }
+    }
+    return std::move(at_);
+  }
+
+ private:
+  struct Choice {
+    std::int64_t start = 0;
+    std::vector<std::uint32_t> resources;  // hardware first, then software, then the stream
+  };
+
+  ReadyKey keyOf(std::uint32_t n) const {
+    const Node& nd = pb_.nodes[n];
     ReadyKey k{};
-    const std::int64_t ls = nd.frameNs + pb.latestStart[nd.local];
-    switch (rule) {
-      case 1: k.key1 = ls - pb.topLevel[nd.local]; k.key2 = ls; break;
-      case 2: k.key1 = ls; k.key2 = -pb.succCount[nd.local]; break;
+    const std::int64_t ls = nd.frameNs + pb_.latestStart[nd.local];
+    switch (rule_.key) {
+      case 1: k.key1 = ls - pb_.topLevel[nd.local]; k.key2 = ls; break;
+      case 2: k.key1 = ls; k.key2 = -pb_.succCount[nd.local]; break;
       default: k.key1 = ls; k.key2 = 0; break;
     }
-    k.priority = g.runnables[nd.runnable].priority;
+    k.priority = g_.runnables[nd.runnable].priority;
     k.frame = nd.frame;
     k.runnable = nd.runnable;
     k.node = n;
-    ready.push(k);
-  };
-  for (std::uint32_t n = 0; n < pb.nodes.size(); ++n) {
-    waiting[n] = static_cast<std::uint32_t>(pb.localDeps[pb.nodes[n].local].size());
-    if (waiting[n] == 0) push(n);
+    return k;
   }
 
-  std::vector<std::uint32_t> fixed;
-  std::uint64_t seq = 0;
-  while (!ready.empty()) {
-    const std::uint32_t n = ready.top().node;
-    ready.pop();
-    const Node& nd = pb.nodes[n];
-    const GraphRunnable& gr = g.runnables[nd.runnable];
-    const std::int64_t w = (*pb.wcet)[nd.runnable];
-    std::int64_t t = nd.releaseNs;
-    for (std::uint32_t d : pb.localDeps[nd.local]) {
-      t = std::max(t, at.placements[pb.nodeOf(d, nd.frame)].endNs);
+  void becomeReady(std::uint32_t n) {
+    if (rule_.timed) {
+      pending_.emplace(earliest(n), n);
+    } else {
+      ready_.push(keyOf(n));
     }
+  }
 
-    // Resource choice: requests with one candidate (and a submittee's stream) are fixed first,
-    // then each open request takes the candidate giving the earliest common start.
-    const auto& reqs = *(*pb.requests)[nd.runnable];
-    std::vector<std::uint32_t> chosen(reqs.size(), kNone);
-    fixed.clear();
+  // Release + StartTime, and the end of every dependency (all placed by now).
+  std::int64_t earliest(std::uint32_t n) const {
+    const Node& nd = pb_.nodes[n];
+    std::int64_t t = nd.releaseNs;
+    for (std::uint32_t d : pb_.localDeps[nd.local]) {
+      t = std::max(t, at_.placements[pb_.nodeOf(d, nd.frame)].endNs);
+    }
+    return t;
+  }
+
+  // Resource choice: requests with one candidate (and a submittee's stream) are fixed first,
+  // then each open request takes the candidate giving the earliest common start.
+  Choice choose(std::uint32_t n, std::int64_t t) {
+    const Node& nd = pb_.nodes[n];
+    const GraphRunnable& gr = g_.runnables[nd.runnable];
+    const std::int64_t w = (*pb_.wcet)[nd.runnable];
+    const auto& reqs = *(*pb_.requests)[nd.runnable];
+    chosen_.assign(reqs.size(), kNone);
+    fixed_.clear();
     std::uint32_t stream = kNone;
-    if (gr.kind == RunnableKind::kSubmittee && pb.localSubmitter[nd.local] != kNone) {
-      const Placement& sp = at.placements[pb.nodeOf(pb.localSubmitter[nd.local], nd.frame)];
+    if (gr.kind == RunnableKind::kSubmittee && pb_.localSubmitter[nd.local] != kNone) {
+      const Placement& sp = at_.placements[pb_.nodeOf(pb_.localSubmitter[nd.local], nd.frame)];
       for (std::uint32_t r : sp.resources) {
-        if (g.resources[r].kind == ResourceKind::kCudaStream) {
+        if (g_.resources[r].kind == ResourceKind::kCudaStream) {
           stream = r;
           break;
         }
       }
-      if (stream != kNone) fixed.push_back(stream);
+      if (stream != kNone) fixed_.push_back(stream);
     }
     auto allowed = [&](std::size_t q, std::uint32_t c) {
-      if (std::find(fixed.begin(), fixed.end(), c) != fixed.end()) return false;
+      if (std::find(fixed_.begin(), fixed_.end(), c) != fixed_.end()) return false;
       // A submittee runs on the device its submitter's stream maps to.
-      if (stream != kNone && q == 0 && g.resources[c].kind == ResourceKind::kGpu) {
-        return g.resources[stream].device == c;
+      if (stream != kNone && q == 0 && g_.resources[c].kind == ResourceKind::kGpu) {
+        return g_.resources[stream].device == c;
       }
       return true;
     };
@@ -225,23 +268,23 @@ Attempt runRule(const Problem& pb, int rule, std::vector<FreeTime>& free) {
         }
       }
       if (count == 1) {
-        chosen[q] = only;
-        fixed.push_back(only);
+        chosen_[q] = only;
+        fixed_.push_back(only);
       }
     }
-    std::int64_t s = commonFit(free, fixed, t, w);
+    std::int64_t s = commonFit(free_, fixed_, t, w);
     for (std::size_t q = 0; q < reqs.size(); ++q) {
-      if (chosen[q] != kNone) continue;
+      if (chosen_[q] != kNone) continue;
       std::int64_t best = kInfinity;
       std::int64_t bestGap = -1;
       std::uint32_t bestC = kNone;
       for (std::uint32_t c : reqs[q].candidates) {
         if (!allowed(q, c)) continue;
-        fixed.push_back(c);
-        const std::int64_t sc = commonFit(free, fixed, s, w);
-        fixed.pop_back();
+        fixed_.push_back(c);
+        const std::int64_t sc = commonFit(free_, fixed_, s, w);
+        fixed_.pop_back();
         std::int64_t gapStart = 0;
-        free[c].fit(sc, w, &gapStart);
+        free_[c].fit(sc, w, &gapStart);
         // Earliest start; on a tie the tightest fit (the gap that opened last), then the index.
         if (sc < best || (sc == best && gapStart > bestGap)) {
           best = sc;
@@ -250,33 +293,100 @@ Attempt runRule(const Problem& pb, int rule, std::vector<FreeTime>& free) {
         }
       }
       if (bestC == kNone) continue;  // no candidate left; the verifier reports the instance
-      chosen[q] = bestC;
-      fixed.push_back(bestC);
+      chosen_[q] = bestC;
+      fixed_.push_back(bestC);
       s = best;
     }
-    s = commonFit(free, fixed, s, w);
-
-    Placement& pl = at.placements[n];
-    pl.startNs = s;
-    pl.endNs = s + w;
-    pl.seq = seq++;
-    for (std::uint32_t c : chosen) {
-      if (c != kNone) pl.resources.push_back(c);
+    Choice c;
+    c.start = commonFit(free_, fixed_, s, w);
+    for (std::uint32_t r : chosen_) {
+      if (r != kNone) c.resources.push_back(r);
     }
-    if (stream != kNone) pl.resources.push_back(stream);
-    for (std::uint32_t r : pl.resources) free[r].reserve(s, w);
+    if (stream != kNone) c.resources.push_back(stream);
+    return c;
+  }
 
-    at.lengthNs = std::max(at.lengthNs, pl.endNs);
-    if (pl.endNs > nd.boundaryNs) ++at.boundaryMisses;
-    if (gr.deadlineNs != kNoDuration && pl.endNs > nd.frameNs + gr.deadlineNs) ++at.deadlineMisses;
-
-    for (std::uint32_t sl : pb.localSuccs[nd.local]) {
-      const std::uint32_t m = pb.nodeOf(sl, nd.frame);
-      if (--waiting[m] == 0) push(m);
+  void place(std::uint32_t n, Choice& c) {
+    const Node& nd = pb_.nodes[n];
+    const GraphRunnable& gr = g_.runnables[nd.runnable];
+    const std::int64_t w = (*pb_.wcet)[nd.runnable];
+    Placement& pl = at_.placements[n];
+    pl.startNs = c.start;
+    pl.endNs = c.start + w;
+    pl.seq = seq_++;
+    pl.resources = std::move(c.resources);
+    for (std::uint32_t r : pl.resources) free_[r].reserve(pl.startNs, w);
+    at_.lengthNs = std::max(at_.lengthNs, pl.endNs);
+    if (pl.endNs > nd.boundaryNs) ++at_.boundaryMisses;
+    if (gr.deadlineNs != kNoDuration && pl.endNs > nd.frameNs + gr.deadlineNs) ++at_.deadlineMisses;
+    if (rule_.timed) ends_.push(pl.endNs);
+    for (std::uint32_t sl : pb_.localSuccs[nd.local]) {
+      const std::uint32_t m = pb_.nodeOf(sl, nd.frame);
+      if (--waiting_[m] == 0) becomeReady(m);
     }
   }
-  return at;
-}
+
+  // Time-driven: at each event time, start the available instances in priority order where
+  // their resources are free now; then move to the next end or release.
+  void runTimed() {
+    std::set<ReadyKey, std::less<>> available;
+    std::int64_t now = 0;
+    std::size_t placed = 0;
+    while (placed < pb_.nodes.size()) {
+      while (!pending_.empty() && pending_.top().first <= now) {
+        available.insert(keyOf(pending_.top().second));
+        pending_.pop();
+      }
+      bool progress = false;
+      for (auto it = available.begin(); it != available.end();) {
+        const std::uint32_t n = it->node;
+        Choice c = choose(n, now);
+        if (c.start != now) {
+          ++it;
+          continue;
+        }
+        it = available.erase(it);
+        place(n, c);
+        ++placed;
+        progress = true;
+        // Zero-length instances may make successors available at this very time.
+        if (!pending_.empty() && pending_.top().first <= now) break;
+      }
+      if (progress) continue;
+      std::int64_t next = kInfinity;
+      while (!ends_.empty() && ends_.top() <= now) ends_.pop();
+      if (!ends_.empty()) next = ends_.top();
+      if (!pending_.empty()) next = std::min(next, pending_.top().first);
+      if (next == kInfinity) {
+        // Nothing runs and nothing is pending: what is left can never start at `now`; place it
+        // at its earliest (cannot happen with free resources, kept as a guard against hangs).
+        for (const ReadyKey& k : available) {
+          Choice c = choose(k.node, now);
+          place(k.node, c);
+          ++placed;
+        }
+        available.clear();
+        if (placed < pb_.nodes.size() && pending_.empty()) break;
+        continue;
+      }
+      now = next;
+    }
+  }
+
+  const Problem& pb_;
+  const Graph& g_;
+  Rule rule_;
+  std::vector<FreeTime>& free_;
+  Attempt at_;
+  std::vector<std::uint32_t> waiting_;
+  std::priority_queue<ReadyKey, std::vector<ReadyKey>, std::greater<ReadyKey>> ready_;
+  using Pending = std::pair<std::int64_t, std::uint32_t>;
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
+  std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
+  std::vector<std::uint32_t> chosen_;
+  std::vector<std::uint32_t> fixed_;
+  std::uint64_t seq_ = 0;
+};
 
 std::string epochName(const Graph& g, std::uint32_t e) {
   const EpochInfo& ep = g.epochs[e];
@@ -512,7 +622,14 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
 
     // Try the priority rules; keep the best: fewest boundary misses, fits the period, fewest
     // deadline misses, shortest, then the first rule.
-    const int kRules = 3;
+    // Insertion with each key; the time-driven variants too where the graph is small enough for
+    // their per-event scan of the available instances.
+    std::vector<Rule> rules{{0, false}, {1, false}, {2, false}};
+    if (pb.nodes.size() <= kTimedRuleLimit) {
+      rules.push_back({0, true});
+      rules.push_back({1, true});
+      rules.push_back({2, true});
+    }
     Attempt best;
     bool haveBest = false;
     auto score = [&](const Attempt& a) {
@@ -532,9 +649,9 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
     }
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (int rule = 0; rule < kRules; ++rule) {
+    for (const Rule& rule : rules) {
       for (std::uint32_t r : touched) free[r] = FreeTime();
-      Attempt a = runRule(pb, rule, free);
+      Attempt a = ListScheduler(pb, rule, free).run();
       if (!haveBest || score(a) < score(best)) {
         best = std::move(a);
         haveBest = true;

@@ -1,0 +1,207 @@
+// stg-bench: schedules the Standard Task Graph Set's 50-task graphs and compares with the optima.
+//
+// usage: stg-bench [DATA_DIR]   (default: <source root>/../shared/data/stg50)
+// Each graph becomes one client, one hyperepoch, one epoch with a huge period and P CPUs; each
+// task a runnable with WCET = processing time x 1 ms and Resources [CPU]; the dummy entry and exit
+// tasks are left out. Prints per P = 2, 4, 8, 16 the mean and worst ratio to the optimum (LOW for
+// rows not solved to optimality), how many reach it, how many the report's lower bound proves
+// optimal, how many beat the best length known (HIGH) of an unsolved row, how many of those rows
+// get a lower bound above LOW, and the time spent in the scheduler.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph.hpp"
+#include "report.hpp"
+#include "scheduler.hpp"
+#include "tactus/core/verify.hpp"
+
+#ifndef TACTUS_SOURCE_ROOT
+#define TACTUS_SOURCE_ROOT "."
+#endif
+
+namespace {
+
+using namespace tactus;
+using namespace tactus::compiler;
+
+constexpr std::int64_t kUnitNs = 1000000;
+
+struct Task {
+  std::int64_t time = 0;
+  std::vector<int> preds;
+};
+
+// Reads an .stg file: n, then n+2 lines `id time npred preds...`; `#` lines end the data.
+bool readStg(const std::string& path, std::vector<Task>& tasks) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  int n = -1;
+  std::vector<std::string> rows;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '#') break;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    rows.push_back(line);
+  }
+  if (rows.empty()) return false;
+  n = std::stoi(rows[0]);
+  if (n < 0 || static_cast<int>(rows.size()) < n + 3) return false;
+  tasks.assign(static_cast<std::size_t>(n + 2), Task{});
+  for (int i = 0; i < n + 2; ++i) {
+    std::istringstream ls(rows[static_cast<std::size_t>(i + 1)]);
+    int id = 0, np = 0;
+    std::int64_t t = 0;
+    ls >> id >> t >> np;
+    if (!ls || id < 0 || id >= n + 2) return false;
+    tasks[static_cast<std::size_t>(id)].time = t;
+    for (int k = 0; k < np; ++k) {
+      int p = 0;
+      ls >> p;
+      tasks[static_cast<std::size_t>(id)].preds.push_back(p);
+    }
+  }
+  return true;
+}
+
+Graph stgGraph(const std::vector<Task>& tasks, int processors) {
+  Graph g;
+  g.version = "3.0.0";
+  g.name = "stg";
+  g.clients.push_back({"stg"});
+  ResourceRequest cpu;
+  cpu.text = "CPU";
+  cpu.isType = true;
+  HyperepochInfo h;
+  h.name = "stg";
+  h.periodNs = std::int64_t{1} << 50;
+  h.epochs = {0};
+  for (int p = 0; p < processors; ++p) {
+    ResourceInfo r;
+    r.name = "CPU" + std::to_string(p);
+    r.type = "CPU";
+    r.kind = ResourceKind::kCpu;
+    r.core = static_cast<std::uint32_t>(p);
+    r.hyperepoch = 0;
+    g.resources.push_back(r);
+    cpu.candidates.push_back(static_cast<std::uint32_t>(p));
+    h.resources.push_back(static_cast<std::uint32_t>(p));
+  }
+  g.hyperepochs.push_back(h);
+  g.epochs.push_back({"graph", 0, h.periodNs, 1});
+  const int n = static_cast<int>(tasks.size()) - 2;
+  for (int i = 1; i <= n; ++i) {
+    GraphRunnable r;
+    r.name = "T" + std::to_string(i);
+    r.wcetNs = tasks[static_cast<std::size_t>(i)].time * kUnitNs;
+    r.resources = {cpu};
+    for (int p : tasks[static_cast<std::size_t>(i)].preds) {
+      if (p >= 1 && p <= n) r.dependencies.push_back(static_cast<std::uint32_t>(p - 1));
+    }
+    std::sort(r.dependencies.begin(), r.dependencies.end());
+    r.dependencies.erase(std::unique(r.dependencies.begin(), r.dependencies.end()), r.dependencies.end());
+    g.runnables.push_back(std::move(r));
+  }
+  return g;
+}
+
+struct Optimum {
+  std::int64_t low = 0;
+  std::int64_t high = 0;  // 0 when solved to optimality
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = argc > 1 ? argv[1] : std::string(TACTUS_SOURCE_ROOT) + "/../shared/data/stg50";
+  if (!std::filesystem::is_directory(dir + "/graphs")) {
+    std::fprintf(stderr, "stg-bench: no STG data at '%s' (skipped)\n", dir.c_str());
+    return 77;
+  }
+  std::printf("stg-bench: %s\n", dir.c_str());
+  std::printf("%3s %7s %8s %8s  %-14s %8s %9s %6s %6s %10s\n", "P", "graphs", "mean", "worst", "(graph)",
+              "optimal", "proven", "<HIGH", "LB>LOW", "time");
+  bool allMet = true;
+  for (int P : {2, 4, 8, 16}) {
+    std::ifstream csv(dir + "/optimal/Case50_" + std::to_string(P) + "_OPT.csv");
+    if (!csv) {
+      std::fprintf(stderr, "stg-bench: no optimum file for P=%d\n", P);
+      return 1;
+    }
+    std::map<std::string, Optimum> optima;
+    std::string line;
+    while (std::getline(csv, line)) {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      std::string cell;
+      while (std::getline(ss, cell, ',')) f.push_back(cell);
+      if (f.size() < 3) continue;
+      Optimum o;
+      o.low = std::stoll(f[2]);
+      if (f.size() >= 4) o.high = std::stoll(f[3]);
+      optima[std::filesystem::path(f[0]).filename().string()] = o;
+    }
+    int graphs = 0, optimal = 0, proven = 0, beatHigh = 0, boundAboveLow = 0, failures = 0;
+    double sum = 0, worst = 0;
+    std::string worstName;
+    double seconds = 0;
+    for (const auto& [name, opt] : optima) {
+      std::vector<Task> tasks;
+      if (!readStg(dir + "/graphs/" + name, tasks)) {
+        std::fprintf(stderr, "stg-bench: cannot read %s\n", name.c_str());
+        ++failures;
+        continue;
+      }
+      const Graph g = stgGraph(tasks, P);
+      const auto t0 = std::chrono::steady_clock::now();
+      auto s = scheduleGraph(g, {});
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!s) {
+        std::fprintf(stderr, "stg-bench: %s P=%d: %s\n", name.c_str(), P, s.error().message.c_str());
+        ++failures;
+        continue;
+      }
+      const VerifyReport v = verifySchedule(*s);
+      if (!v.ok()) {
+        std::fprintf(stderr, "stg-bench: %s P=%d: verification failed: %s\n", name.c_str(), P,
+                     v.errors.front().c_str());
+        ++failures;
+        continue;
+      }
+      const CompileReport rep = buildReport(g, *s);
+      const std::int64_t len = rep.hyperepochs[0].scheduleLengthNs / kUnitNs;
+      // Our lower bound may exceed LOW on rows not solved to optimality; on a solved row it
+      // would be a bug of the bound.
+      const std::int64_t bound = rep.hyperepochs[0].lowerBoundNs / kUnitNs;
+      if (bound > opt.low && opt.high == 0) {
+        std::fprintf(stderr, "stg-bench: %s P=%d: lower bound %lld above the optimum %lld\n", name.c_str(), P,
+                     static_cast<long long>(bound), static_cast<long long>(opt.low));
+        ++failures;
+      }
+      if (bound > opt.low) ++boundAboveLow;
+      const double ratio = static_cast<double>(len) / static_cast<double>(opt.low);
+      ++graphs;
+      sum += ratio;
+      if (len <= opt.low) ++optimal;
+      if (rep.hyperepochs[0].provenOptimal) ++proven;
+      if (opt.high != 0 && len < opt.high) ++beatHigh;
+      if (ratio > worst) {
+        worst = ratio;
+        worstName = name;
+      }
+    }
+    const double mean = graphs ? sum / graphs : 0;
+    const bool met = failures == 0 && mean <= 1.015 && worst <= 1.25;
+    allMet = allMet && met;
+    std::printf("%3d %7d %8.4f %8.4f  %-14s %4d/%-3d %5d/%-3d %6d %6d %8.1fms  %s\n", P, graphs, mean, worst,
+                worstName.c_str(), optimal, graphs, proven, graphs, beatHigh, boundAboveLow, seconds * 1000.0,
+                met ? "target met (mean <= 1.015, worst <= 1.25)" : "TARGET MISSED");
+  }
+  return allMet ? 0 : 1;
+}
