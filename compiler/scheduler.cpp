@@ -170,6 +170,15 @@ class ListScheduler {
       : pb_(pb), g_(*pb.graph), rule_(rule), free_(free) {
     at_.placements.resize(pb.nodes.size());
     waiting_.resize(pb.nodes.size());
+    if (rule_.timed) {
+      busyUntil_.assign(free.size(), 0);
+      for (std::uint32_t r : pb.runnables) {
+        const auto& reqs = *(*pb.requests)[r];
+        if (!reqs.empty()) hardware_.insert(hardware_.end(), reqs[0].candidates.begin(), reqs[0].candidates.end());
+      }
+      std::sort(hardware_.begin(), hardware_.end());
+      hardware_.erase(std::unique(hardware_.begin(), hardware_.end()), hardware_.end());
+    }
   }
 
   Attempt run() {
@@ -319,7 +328,10 @@ class ListScheduler {
     at_.lengthNs = std::max(at_.lengthNs, pl.endNs);
     if (pl.endNs > nd.boundaryNs) ++at_.boundaryMisses;
     if (gr.deadlineNs != kNoDuration && pl.endNs > nd.frameNs + gr.deadlineNs) ++at_.deadlineMisses;
-    if (rule_.timed) ends_.push(pl.endNs);
+    if (rule_.timed) {
+      ends_.push(pl.endNs);
+      for (std::uint32_t r : pl.resources) busyUntil_[r] = std::max(busyUntil_[r], pl.endNs);
+    }
     for (std::uint32_t sl : pb_.localSuccs[nd.local]) {
       const std::uint32_t m = pb_.nodeOf(sl, nd.frame);
       if (--waiting_[m] == 0) becomeReady(m);
@@ -338,8 +350,27 @@ class ListScheduler {
         pending_.pop();
       }
       bool progress = false;
+      // In time-driven mode nothing is placed after `now`, so a resource is free now exactly
+      // when its last instance has ended: a cheap filter before the exact choice, and the scan
+      // ends once every hardware resource is busy.
+      auto freeNow = [&](std::uint32_t r) { return busyUntil_[r] <= now; };
+      auto anyHardwareFree = [&] {
+        return std::any_of(hardware_.begin(), hardware_.end(), freeNow);
+      };
       for (auto it = available.begin(); it != available.end();) {
+        if (!anyHardwareFree()) break;
         const std::uint32_t n = it->node;
+        bool possible = true;
+        for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
+          if (std::none_of(q.candidates.begin(), q.candidates.end(), freeNow)) {
+            possible = false;
+            break;
+          }
+        }
+        if (!possible) {
+          ++it;
+          continue;
+        }
         Choice c = choose(n, now);
         if (c.start != now) {
           ++it;
@@ -385,6 +416,8 @@ class ListScheduler {
   std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
   std::vector<std::uint32_t> chosen_;
   std::vector<std::uint32_t> fixed_;
+  std::vector<std::int64_t> busyUntil_;   // time-driven: end of the last instance per resource
+  std::vector<std::uint32_t> hardware_;   // time-driven: every hardware candidate
   std::uint64_t seq_ = 0;
 };
 

@@ -1,0 +1,22 @@
+#!/bin/sh
+# compile_speed.sh: end-to-end compile time and peak RSS of tactus-compile on generated graphs.
+#
+# usage: bench/compile_speed.sh BUILD_DIR [N ...]     (default N: 500 5000 50000)
+# Needs BUILD_DIR/bench/tactus-gen-graph, BUILD_DIR/compiler/tactus-compile and /usr/bin/time.
+set -eu
+build=${1:?usage: compile_speed.sh BUILD_DIR [N ...]}
+shift
+[ $# -gt 0 ] || set -- 500 5000 50000
+gen="$build/bench/tactus-gen-graph"
+compile="$build/compiler/tactus-compile"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf '%8s %10s %10s %12s %14s\n' N seconds target 'peak KiB' 'KiB/runnable'
+for n in "$@"; do
+  "$gen" "$n" -o "$tmp/g$n.yaml"
+  /usr/bin/time -f '%e %M' -o "$tmp/time$n" "$compile" -i "$tmp/g$n.yaml" -o "$tmp/g$n.tsched" -k "$tmp/g$n.json" -t 0
+  read -r secs kib < "$tmp/time$n"
+  if [ "$n" -le 500 ]; then target=0.05; elif [ "$n" -le 5000 ]; then target=1; else target=20; fi
+  awk -v n="$n" -v s="$secs" -v t="$target" -v k="$kib" \
+    'BEGIN { printf "%8d %10.3f %10s %12d %14.2f %s\n", n, s, t, k, k / n, (s <= t ? "ok" : "SLOWER THAN TARGET") }'
+done
