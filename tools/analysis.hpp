@@ -1,0 +1,131 @@
+// tactus-report's logic: reading an event log tolerantly and turning schedule + log into
+// statistics per runnable, per epoch frame, per resource, per client and per hyperepoch.
+//
+// Times of a run are judged against the plan of its hyperepoch iteration:
+//
+//   iteration start S (ideal release of the iteration's frame 0, from its kRelease records)
+//   planned start    = S + instance.startNs          start jitter = actual start - planned start
+//   frame release R  = ideal release of (epoch, frame) in that iteration
+//   deadline miss    : end - R > Deadline             end-monitor violation: end - R > EndMonitorThreshold
+//   WCET overrun     : end - start > WCET             monitor violation: iteration's last end - S > Monitor
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/result.hpp"
+#include "tactus/core/schedule.hpp"
+
+namespace tactus::report {
+
+/// An event log as read: header, the complete records, and warnings about what was left out.
+struct LogFile {
+  std::string path;                   ///< where it was read from (for messages)
+  EventLogHeader header{};
+  std::vector<EventRecord> records;
+  std::vector<std::string> warnings;  ///< e.g. a truncated last record
+};
+
+/// Reads a log; a truncated last record is dropped with a warning (the readable part is kept).
+/// Bad magic, another version, a short header: kParse / kIncompatible errors naming the file.
+Result<LogFile> readLogFile(const std::string& path);
+
+/// Same from bytes in memory; `origin` names them in messages.
+Result<LogFile> parseLog(const std::string& bytes, const std::string& origin);
+
+/// Checks that the log was written for this schedule (content hash); kValidation otherwise.
+Result<void> checkLogMatches(const LogFile& log, const Schedule& schedule, const std::string& scheduleOrigin);
+
+/// Count, extremes, median, 99th percentile (nearest rank) and mean of a sample.
+struct Quantiles {
+  std::uint64_t count = 0;
+  std::int64_t minNs = 0;
+  std::int64_t medianNs = 0;
+  std::int64_t p99Ns = 0;
+  std::int64_t maxNs = 0;
+  double meanNs = 0;
+};
+
+/// Sorts `values` and summarizes them.
+Quantiles summarize(std::vector<std::int64_t>& values);
+
+/// Nearest-rank percentile (0 < p <= 100) of an ascending sample; 0 when empty.
+std::int64_t percentileOfSorted(const std::vector<std::int64_t>& sorted, double p);
+
+/// Per runnable (the runnable that actually ran; round-robin members count on their own).
+struct RunnableStats {
+  Quantiles duration;                   ///< end - start
+  Quantiles startJitter;                ///< actual start - planned start (negative: early)
+  std::uint64_t overrunsWcet = 0;       ///< runs longer than the WCET
+  std::int64_t worstOverrunNs = 0;      ///< largest duration - WCET among them
+  std::uint64_t endMonitorViolations = 0;  ///< ends later than EndMonitorThreshold after release
+  std::uint64_t deadlineMisses = 0;     ///< ends later than Deadline after release
+  std::vector<std::int64_t> durations;  ///< every measured duration, ascending
+};
+
+/// Per epoch frame (epoch, frame within the hyperepoch iteration).
+struct FrameStats {
+  std::uint32_t epoch = 0;
+  std::uint32_t frame = 0;
+  std::uint64_t releases = 0;       ///< kRelease records seen
+  Quantiles releaseJitter;          ///< actual - ideal release
+  Quantiles span;                   ///< last end of the frame's runs - ideal release
+  std::uint64_t overruns = 0;       ///< kOverrun records (frame not done at the next release)
+  std::uint64_t deadlineMisses = 0; ///< runs of this frame that missed their Deadline
+};
+
+/// Per resource: busy time per hyperepoch iteration, planned and measured.
+struct ResourceStats {
+  std::int64_t plannedBusyNs = 0;   ///< sum of planned lengths of the instances holding it
+  double measuredBusyNs = 0;        ///< measured run time on it per iteration (mean)
+  std::int64_t periodNs = 0;        ///< its hyperepoch's period (0: unused)
+  std::uint64_t runs = 0;           ///< runs that held it
+};
+
+/// Per client.
+struct ClientStats {
+  std::uint64_t runs = 0;
+  std::int64_t busyNs = 0;          ///< total run time of its runnables
+  std::uint64_t overrunsWcet = 0;
+  std::uint64_t deadlineMisses = 0;
+  std::uint64_t endMonitorViolations = 0;
+  std::uint64_t droppedRecords = 0; ///< records its ring lost (kDropped)
+};
+
+/// Per hyperepoch.
+struct HyperepochStats {
+  std::uint64_t iterations = 0;     ///< iterations with a release or a run
+  Quantiles span;                   ///< last end - iteration start
+  std::uint64_t monitorViolations = 0;  ///< iterations whose span exceeds Monitor
+  std::uint64_t skipEvents = 0;     ///< kSkipped records
+  std::uint64_t skippedPeriods = 0; ///< periods skipped in total
+  std::uint64_t overrunRecords = 0; ///< kOverrun records of its epochs
+};
+
+/// Everything tactus-report derives from a schedule and a log.
+struct Analysis {
+  std::uint64_t runRecords = 0, releaseRecords = 0, skippedRecords = 0, overrunRecords = 0, droppedRecords = 0;
+  std::uint64_t emptyRuns = 0;      ///< kRun of an empty round-robin step
+  std::uint64_t invalidRecords = 0; ///< records with an unknown kind or out-of-range index (ignored)
+  std::uint64_t lostRecords = 0;    ///< records the runtime reports lost (sum of kDropped counts)
+  std::int64_t baseNs = 0;          ///< earliest time of the run (trace time zero)
+  std::vector<RunnableStats> runnables;      ///< by RunnableId
+  std::vector<FrameStats> frames;            ///< by epoch, then frame
+  std::vector<ResourceStats> resources;      ///< by ResourceId
+  std::vector<ClientStats> clients;          ///< by ClientId
+  std::vector<HyperepochStats> hyperepochs;  ///< by HyperepochId
+  std::vector<std::vector<std::int64_t>> iterationStart;  ///< per hyperepoch, per iteration (ns; 0 unknown)
+  std::vector<std::string> warnings;
+};
+
+/// Analyzes a log against its schedule. Invalid records are counted and reported as a warning,
+/// never trusted as indices.
+Analysis analyze(const Schedule& schedule, const LogFile& log);
+
+/// Start of a hyperepoch iteration as the analysis derived it (estimated when no release record).
+std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
+                              std::uint32_t hyperepoch, std::uint64_t iteration);
+
+}  // namespace tactus::report

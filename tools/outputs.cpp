@@ -1,0 +1,495 @@
+// The text, JSON, CSV, WCET side file, Chrome trace and HTML-view outputs of tactus-report.
+#include "outputs.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <ostream>
+
+#include "tactus/core/hash.hpp"
+
+namespace tactus::report {
+namespace {
+
+// A duration for people: 950 ns, 12.3 us, 4.56 ms, 1.234 s.
+std::string human(double ns) {
+  char buf[48];
+  const double a = std::fabs(ns);
+  if (a < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (a < 1e6) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  return buf;
+}
+
+// Simple column-aligned table.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> head) { rows_.push_back(std::move(head)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string str() const {
+    std::vector<std::size_t> w;
+    for (const auto& r : rows_)
+      for (std::size_t k = 0; k < r.size(); ++k) {
+        if (w.size() <= k) w.push_back(0);
+        w[k] = std::max(w[k], r[k].size());
+      }
+    std::string out;
+    for (const auto& r : rows_) {
+      out += "  ";
+      for (std::size_t k = 0; k < r.size(); ++k) {
+        // First column left-aligned, numbers right-aligned.
+        if (k == 0) out += r[k] + std::string(w[k] - r[k].size(), ' ');
+        else out += "  " + std::string(w[k] - r[k].size(), ' ') + r[k];
+      }
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      out += '\n';
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string epochName(const Schedule& s, std::uint32_t e) {
+  return s.hyperepochs[s.epochs[e].hyperepoch].name + "." + s.epochs[e].name;
+}
+
+void jsonString(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    if (c == '"') out += "\\\"";
+    else if (c == '\\') out += "\\\\";
+    else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else out += static_cast<char>(c);
+  }
+  out += '"';
+}
+
+std::string jsonQuantiles(const Quantiles& q) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "{\"count\":%" PRIu64 ",\"min_ns\":%" PRId64 ",\"median_ns\":%" PRId64 ",\"p99_ns\":%" PRId64
+                ",\"max_ns\":%" PRId64 ",\"mean_ns\":%.1f}",
+                q.count, q.minNs, q.medianNs, q.p99Ns, q.maxNs, q.meanNs);
+  return buf;
+}
+
+std::string optDuration(std::int64_t v) { return v == kNoDuration ? "null" : std::to_string(v); }
+
+}  // namespace
+
+std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a) {
+  std::string out;
+  out += "schedule '" + s.name + "' (identifier " + std::to_string(s.identifier) + "), log " + log.path + "\n";
+  out += "  " + std::to_string(a.runRecords) + " runs, " + std::to_string(a.releaseRecords) + " frame releases, " +
+         std::to_string(a.skippedRecords) + " skips, " + std::to_string(a.overrunRecords) + " frame overruns, " +
+         std::to_string(a.lostRecords) + " records lost, " + std::to_string(a.invalidRecords) + " invalid records\n";
+  for (const std::string& w : a.warnings) out += "  warning: " + w + "\n";
+
+  out += "\nhyperepochs\n";
+  Table ht({"hyperepoch", "period", "iterations", "span median", "span p99", "span max", "monitor", "over monitor",
+            "skips", "skipped periods", "overruns"});
+  for (std::size_t h = 0; h < s.hyperepochs.size(); ++h) {
+    const HyperepochStats& x = a.hyperepochs[h];
+    ht.add({s.hyperepochs[h].name, human(s.hyperepochs[h].periodNs), std::to_string(x.iterations),
+            x.span.count ? human(x.span.medianNs) : "-", x.span.count ? human(x.span.p99Ns) : "-",
+            x.span.count ? human(x.span.maxNs) : "-",
+            s.hyperepochs[h].monitorNs == kNoDuration ? "-" : human(s.hyperepochs[h].monitorNs),
+            std::to_string(x.monitorViolations), std::to_string(x.skipEvents), std::to_string(x.skippedPeriods),
+            std::to_string(x.overrunRecords)});
+  }
+  out += ht.str();
+
+  out += "\nrunnables (durations; start jitter = actual start - planned start)\n";
+  Table rt({"runnable", "runs", "min", "median", "p99", "max", "wcet", ">wcet", "worst over", "jitter median",
+            "jitter p99", "jitter max", "deadline miss", "end-monitor"});
+  for (std::size_t r = 0; r < s.runnables.size(); ++r) {
+    const RunnableStats& x = a.runnables[r];
+    if (s.runnables[r].kind == RunnableKind::kAliasGroup) continue;
+    if (x.duration.count == 0) {
+      rt.add({qualifiedName(s, static_cast<std::uint32_t>(r)), "0", "-", "-", "-", "-", human(s.runnables[r].wcetNs),
+              "-", "-", "-", "-", "-", "-", "-"});
+      continue;
+    }
+    rt.add({qualifiedName(s, static_cast<std::uint32_t>(r)), std::to_string(x.duration.count), human(x.duration.minNs),
+            human(x.duration.medianNs), human(x.duration.p99Ns), human(x.duration.maxNs),
+            human(s.runnables[r].wcetNs), std::to_string(x.overrunsWcet),
+            x.overrunsWcet ? human(x.worstOverrunNs) : "-", human(x.startJitter.medianNs),
+            human(x.startJitter.p99Ns), human(x.startJitter.maxNs),
+            s.runnables[r].deadlineNs == kNoDuration ? "-" : std::to_string(x.deadlineMisses),
+            s.runnables[r].endMonitorThresholdNs == kNoDuration ? "-" : std::to_string(x.endMonitorViolations)});
+  }
+  out += rt.str();
+
+  out += "\nframes (span = last end - ideal release; release jitter = actual - ideal release)\n";
+  Table ft({"epoch frame", "releases", "release jitter median", "release jitter p99", "release jitter max",
+            "span median", "span p99", "span max", "period", "overruns", "deadline miss"});
+  for (const FrameStats& f : a.frames) {
+    ft.add({epochName(s, f.epoch) + " #" + std::to_string(f.frame), std::to_string(f.releases),
+            f.releaseJitter.count ? human(f.releaseJitter.medianNs) : "-",
+            f.releaseJitter.count ? human(f.releaseJitter.p99Ns) : "-",
+            f.releaseJitter.count ? human(f.releaseJitter.maxNs) : "-", f.span.count ? human(f.span.medianNs) : "-",
+            f.span.count ? human(f.span.p99Ns) : "-", f.span.count ? human(f.span.maxNs) : "-",
+            human(s.epochs[f.epoch].periodNs), std::to_string(f.overruns), std::to_string(f.deadlineMisses)});
+  }
+  out += ft.str();
+
+  out += "\nresources (busy time per hyperepoch iteration)\n";
+  Table bt({"resource", "runs", "planned busy", "measured busy", "period", "planned load", "measured load",
+            "measured idle"});
+  for (std::size_t r = 0; r < s.resources.size(); ++r) {
+    const ResourceStats& x = a.resources[r];
+    if (x.periodNs <= 0) continue;
+    char pl[32], ml[32];
+    std::snprintf(pl, sizeof pl, "%.1f%%", 100.0 * x.plannedBusyNs / x.periodNs);
+    std::snprintf(ml, sizeof ml, "%.1f%%", 100.0 * x.measuredBusyNs / x.periodNs);
+    bt.add({s.resources[r].name, std::to_string(x.runs), human(x.plannedBusyNs), human(x.measuredBusyNs),
+            human(x.periodNs), pl, ml, human(x.periodNs - x.measuredBusyNs)});
+  }
+  out += bt.str();
+
+  out += "\nclients\n";
+  Table ct({"client", "runs", "busy", ">wcet", "deadline miss", "end-monitor", "records lost"});
+  for (std::size_t c = 0; c < s.clients.size(); ++c) {
+    const ClientStats& x = a.clients[c];
+    ct.add({s.clients[c].name, std::to_string(x.runs), human(static_cast<double>(x.busyNs)),
+            std::to_string(x.overrunsWcet), std::to_string(x.deadlineMisses), std::to_string(x.endMonitorViolations),
+            std::to_string(x.droppedRecords)});
+  }
+  out += ct.str();
+  return out;
+}
+
+std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a) {
+  std::string o = "{\"schedule\":";
+  jsonString(o, s.name);
+  o += ",\"identifier\":" + std::to_string(s.identifier) + ",\"content_hash\":";
+  jsonString(o, hashToHex(log.header.scheduleContentHash));
+  o += ",\"log\":";
+  jsonString(o, log.path);
+  o += ",\"records\":{\"run\":" + std::to_string(a.runRecords) + ",\"release\":" + std::to_string(a.releaseRecords) +
+       ",\"skipped\":" + std::to_string(a.skippedRecords) + ",\"overrun\":" + std::to_string(a.overrunRecords) +
+       ",\"dropped\":" + std::to_string(a.droppedRecords) + ",\"lost\":" + std::to_string(a.lostRecords) +
+       ",\"invalid\":" + std::to_string(a.invalidRecords) + ",\"empty_steps\":" + std::to_string(a.emptyRuns) + "}";
+  o += ",\"warnings\":[";
+  for (std::size_t k = 0; k < a.warnings.size(); ++k) {
+    if (k) o += ',';
+    jsonString(o, a.warnings[k]);
+  }
+  o += "],\"hyperepochs\":[";
+  for (std::size_t h = 0; h < s.hyperepochs.size(); ++h) {
+    const HyperepochStats& x = a.hyperepochs[h];
+    if (h) o += ',';
+    o += "{\"name\":";
+    jsonString(o, s.hyperepochs[h].name);
+    o += ",\"period_ns\":" + std::to_string(s.hyperepochs[h].periodNs) +
+         ",\"monitor_ns\":" + optDuration(s.hyperepochs[h].monitorNs) +
+         ",\"iterations\":" + std::to_string(x.iterations) + ",\"span\":" + jsonQuantiles(x.span) +
+         ",\"monitor_violations\":" + std::to_string(x.monitorViolations) +
+         ",\"skip_events\":" + std::to_string(x.skipEvents) + ",\"skipped_periods\":" + std::to_string(x.skippedPeriods) +
+         ",\"overruns\":" + std::to_string(x.overrunRecords) + "}";
+  }
+  o += "],\"runnables\":[";
+  bool first = true;
+  for (std::size_t r = 0; r < s.runnables.size(); ++r) {
+    if (s.runnables[r].kind == RunnableKind::kAliasGroup) continue;
+    const RunnableStats& x = a.runnables[r];
+    if (!first) o += ',';
+    first = false;
+    o += "{\"name\":";
+    jsonString(o, qualifiedName(s, static_cast<std::uint32_t>(r)));
+    o += ",\"epoch\":";
+    jsonString(o, epochName(s, s.runnables[r].epoch));
+    o += ",\"wcet_ns\":" + std::to_string(s.runnables[r].wcetNs) +
+         ",\"deadline_ns\":" + optDuration(s.runnables[r].deadlineNs) +
+         ",\"end_monitor_threshold_ns\":" + optDuration(s.runnables[r].endMonitorThresholdNs) +
+         ",\"duration\":" + jsonQuantiles(x.duration) + ",\"start_jitter\":" + jsonQuantiles(x.startJitter) +
+         ",\"overruns_wcet\":" + std::to_string(x.overrunsWcet) + ",\"worst_overrun_ns\":" +
+         std::to_string(x.worstOverrunNs) + ",\"deadline_misses\":" + std::to_string(x.deadlineMisses) +
+         ",\"end_monitor_violations\":" + std::to_string(x.endMonitorViolations) + "}";
+  }
+  o += "],\"frames\":[";
+  for (std::size_t k = 0; k < a.frames.size(); ++k) {
+    const FrameStats& f = a.frames[k];
+    if (k) o += ',';
+    o += "{\"epoch\":";
+    jsonString(o, epochName(s, f.epoch));
+    o += ",\"frame\":" + std::to_string(f.frame) + ",\"releases\":" + std::to_string(f.releases) +
+         ",\"release_jitter\":" + jsonQuantiles(f.releaseJitter) + ",\"span\":" + jsonQuantiles(f.span) +
+         ",\"overruns\":" + std::to_string(f.overruns) + ",\"deadline_misses\":" + std::to_string(f.deadlineMisses) + "}";
+  }
+  o += "],\"resources\":[";
+  first = true;
+  for (std::size_t r = 0; r < s.resources.size(); ++r) {
+    const ResourceStats& x = a.resources[r];
+    if (x.periodNs <= 0) continue;
+    if (!first) o += ',';
+    first = false;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", x.measuredBusyNs);
+    o += "{\"name\":";
+    jsonString(o, s.resources[r].name);
+    o += ",\"runs\":" + std::to_string(x.runs) + ",\"period_ns\":" + std::to_string(x.periodNs) +
+         ",\"planned_busy_ns\":" + std::to_string(x.plannedBusyNs) + ",\"measured_busy_ns\":" + buf +
+         ",\"planned_idle_ns\":" + std::to_string(x.periodNs - x.plannedBusyNs) + "}";
+  }
+  o += "],\"clients\":[";
+  for (std::size_t c = 0; c < s.clients.size(); ++c) {
+    const ClientStats& x = a.clients[c];
+    if (c) o += ',';
+    o += "{\"name\":";
+    jsonString(o, s.clients[c].name);
+    o += ",\"runs\":" + std::to_string(x.runs) + ",\"busy_ns\":" + std::to_string(x.busyNs) +
+         ",\"overruns_wcet\":" + std::to_string(x.overrunsWcet) + ",\"deadline_misses\":" +
+         std::to_string(x.deadlineMisses) + ",\"end_monitor_violations\":" + std::to_string(x.endMonitorViolations) +
+         ",\"records_lost\":" + std::to_string(x.droppedRecords) + "}";
+  }
+  o += "]}\n";
+  return o;
+}
+
+namespace {
+
+// Whether a kRun record can be trusted as indices into the schedule.
+bool validRun(const Schedule& s, const EventRecord& r) {
+  return r.kind == static_cast<std::uint16_t>(EventKind::kRun) && r.instance < s.instances.size() &&
+         r.endNs >= r.startNs && (r.aux == kNone || r.aux < s.runnables.size());
+}
+
+}  // namespace
+
+void writeCsv(std::ostream& out, const Schedule& s, const LogFile& log) {
+  std::vector<std::uint32_t> order;
+  order.reserve(log.records.size());
+  for (std::size_t k = 0; k < log.records.size(); ++k)
+    if (validRun(s, log.records[k])) order.push_back(static_cast<std::uint32_t>(k));
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return log.records[x].startNs < log.records[y].startNs;
+  });
+  std::vector<std::string> epochNames(s.epochs.size());
+  for (std::size_t e = 0; e < s.epochs.size(); ++e) epochNames[e] = epochName(s, static_cast<std::uint32_t>(e));
+  std::string buf = "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns\n";
+  for (std::uint32_t k : order) {
+    const EventRecord& r = log.records[k];
+    const InstanceInfo& inst = s.instances[r.instance];
+    const std::uint32_t shown = r.aux == kNone ? inst.runnable : r.aux;
+    const RunnableInfo& ran = s.runnables[shown];
+    buf += std::to_string(inst.frame);
+    buf += ',';
+    buf += std::to_string(r.iteration);
+    buf += ',';
+    buf += ran.epoch < epochNames.size() ? epochNames[ran.epoch] : "?";
+    buf += ',';
+    buf += ran.client < s.clients.size() ? s.clients[ran.client].name : "?";
+    buf += ',';
+    buf += r.aux == kNone ? ran.name + "(empty)" : ran.name;
+    buf += ',';
+    buf += !inst.resources.empty() && inst.resources[0] < s.resources.size() ? s.resources[inst.resources[0]].name : "?";
+    buf += ',';
+    buf += std::to_string(r.startNs);
+    buf += ',';
+    buf += std::to_string(r.endNs);
+    buf += '\n';
+    if (buf.size() > (1u << 20)) {
+      out << buf;
+      buf.clear();
+    }
+  }
+  out << buf;
+}
+
+std::string formatWcetFile(const Schedule& s, const Analysis& a, double percentile, double margin) {
+  char head[160];
+  std::snprintf(head, sizeof head,
+                "# measured WCETs (ns) from tactus-report: p%g of the measured durations x %g; "
+                "use with tactus-compile --wcet\n",
+                percentile, margin);
+  std::string out = head;
+  std::vector<std::pair<std::string, std::int64_t>> rows;
+  for (std::size_t r = 0; r < s.runnables.size(); ++r) {
+    if (s.runnables[r].kind == RunnableKind::kAliasGroup || a.runnables[r].durations.empty()) continue;
+    const double v = std::ceil(static_cast<double>(percentileOfSorted(a.runnables[r].durations, percentile)) * margin);
+    rows.emplace_back(qualifiedName(s, static_cast<std::uint32_t>(r)), std::max<std::int64_t>(1, static_cast<std::int64_t>(v)));
+  }
+  std::sort(rows.begin(), rows.end());
+  for (const auto& [name, ns] : rows) out += name + ": " + std::to_string(ns) + "\n";
+  return out;
+}
+
+void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const Analysis* a) {
+  std::string buf;
+  buf.reserve(1 << 21);
+  char line[512];
+  bool first = true;
+  auto sep = [&] {
+    buf += first ? "\n" : ",\n";
+    first = false;
+  };
+  auto flush = [&] {
+    if (buf.size() > (1u << 20)) {
+      out << buf;
+      buf.clear();
+    }
+  };
+  auto escaped = [](const std::string& x) {
+    std::string o;
+    jsonString(o, x);
+    return o;
+  };
+  std::vector<std::string> names(s.runnables.size());
+  for (std::size_t r = 0; r < s.runnables.size(); ++r) names[r] = escaped(qualifiedName(s, static_cast<std::uint32_t>(r)));
+  const std::int64_t base = log && a ? a->baseNs : 0;
+  buf += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  // Metadata: processes and one thread per resource, named.
+  const int kExecPid = 1, kPlanPid = 2;
+  for (int pid : {kExecPid, kPlanPid}) {
+    if (pid == kExecPid && !log) continue;
+    sep();
+    std::snprintf(line, sizeof line, R"({"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":"%s"}})", pid,
+                  pid == kExecPid ? "executed" : "plan");
+    buf += line;
+    for (std::size_t r = 0; r < s.resources.size(); ++r) {
+      if (s.resources[r].hyperepoch == kNone) continue;
+      sep();
+      std::snprintf(line, sizeof line, R"({"ph":"M","name":"thread_name","pid":%d,"tid":%zu,"args":{"name":%s}})", pid,
+                    r, escaped(s.resources[r].name).c_str());
+      buf += line;
+    }
+  }
+  // The plan, aligned with each hyperepoch's first iteration.
+  for (std::size_t i = 0; i < s.instances.size(); ++i) {
+    const InstanceInfo& inst = s.instances[i];
+    if (inst.runnable >= s.runnables.size() || inst.resources.empty()) continue;
+    std::int64_t origin = 0;
+    if (log && a) {
+      const std::uint32_t h = s.epochs[s.runnables[inst.runnable].epoch].hyperepoch;
+      origin = iterationStartNs(s, *log, *a, h, 0) - base;
+    }
+    sep();
+    std::snprintf(line, sizeof line,
+                  R"({"ph":"X","cat":"plan","name":%s,"pid":%d,"tid":%u,"ts":%.3f,"dur":%.3f,"args":{"instance":%zu,"frame":%u}})",
+                  names[inst.runnable].c_str(), kPlanPid, inst.resources[0], (origin + inst.startNs) / 1e3,
+                  (inst.endNs - inst.startNs) / 1e3, i, inst.frame);
+    buf += line;
+    flush();
+  }
+  if (log && a) {
+    for (const EventRecord& r : log->records) {
+      if (r.kind == static_cast<std::uint16_t>(EventKind::kRun)) {
+        if (!validRun(s, r)) continue;
+        const InstanceInfo& inst = s.instances[r.instance];
+        const std::uint32_t shown = r.aux == kNone ? inst.runnable : r.aux;
+        const bool over = r.aux != kNone && r.endNs - r.startNs > s.runnables[shown].wcetNs;
+        sep();
+        std::snprintf(line, sizeof line,
+                      R"({"ph":"X","cat":"%s","name":%s,"pid":%d,"tid":%u,"ts":%.3f,"dur":%.3f,"args":{"iteration":%u,"frame":%u,"instance":%u}})",
+                      over ? "run,overrun" : "run", names[shown].c_str(), kExecPid,
+                      inst.resources.empty() ? 0u : inst.resources[0], (r.startNs - base) / 1e3,
+                      (r.endNs - r.startNs) / 1e3, r.iteration, inst.frame, r.instance);
+        buf += line;
+      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kOverrun) && r.instance < s.epochs.size()) {
+        sep();
+        std::snprintf(line, sizeof line,
+                      R"({"ph":"i","s":"p","cat":"overrun","name":"frame overrun %s #%u","pid":%d,"tid":0,"ts":%.3f})",
+                      epochName(s, r.instance).c_str(), r.aux, kExecPid, (r.startNs - base) / 1e3);
+        buf += line;
+      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) && r.instance < s.hyperepochs.size()) {
+        sep();
+        std::snprintf(line, sizeof line,
+                      R"({"ph":"i","s":"p","cat":"skip","name":"skipped %u periods","pid":%d,"tid":0,"ts":%.3f})",
+                      r.aux, kExecPid, (r.startNs - base) / 1e3);
+        buf += line;
+      }
+      flush();
+    }
+  }
+  buf += "\n]}\n";
+  out << buf;
+}
+
+view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analysis& a, std::size_t maxIterations) {
+  view::Execution x;
+  x.source = log.path;
+  x.runnables.resize(s.runnables.size());
+  for (std::size_t r = 0; r < s.runnables.size(); ++r) {
+    const RunnableStats& st = a.runnables[r];
+    view::RunnableSummary& v = x.runnables[r];
+    v.runs = st.duration.count;
+    v.minNs = st.duration.minNs;
+    v.medianNs = st.duration.medianNs;
+    v.p99Ns = st.duration.p99Ns;
+    v.maxNs = st.duration.maxNs;
+    v.overruns = st.overrunsWcet;
+  }
+  // Per hyperepoch and iteration: overrun count and span, to pick the iterations worth seeing.
+  const std::size_t nHyp = s.hyperepochs.size();
+  std::vector<std::vector<std::uint32_t>> overruns(nHyp);
+  std::vector<std::vector<std::int64_t>> lastEnd(nHyp);
+  for (std::size_t h = 0; h < nHyp; ++h) {
+    overruns[h].assign(a.iterationStart[h].size(), 0);
+    lastEnd[h].assign(a.iterationStart[h].size(), std::numeric_limits<std::int64_t>::min());
+  }
+  auto hypOf = [&](std::uint32_t inst) { return s.epochs[s.runnables[s.instances[inst].runnable].epoch].hyperepoch; };
+  for (const EventRecord& r : log.records) {
+    if (!validRun(s, r)) continue;
+    const std::uint32_t h = hypOf(r.instance);
+    if (r.iteration >= overruns[h].size()) continue;
+    if (r.aux != kNone && r.endNs - r.startNs > s.runnables[r.aux].wcetNs) ++overruns[h][r.iteration];
+    lastEnd[h][r.iteration] = std::max(lastEnd[h][r.iteration], r.endNs);
+  }
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> chosen;  // (hyperepoch, iteration)
+  std::vector<std::string> notes;
+  auto choose = [&](std::uint32_t h, std::uint64_t it, const std::string& note) {
+    for (std::size_t k = 0; k < chosen.size(); ++k)
+      if (chosen[k] == std::make_pair(h, it)) {
+        notes[k] += ", " + note;
+        return;
+      }
+    if (chosen.size() >= maxIterations) return;
+    chosen.emplace_back(h, it);
+    notes.push_back(note);
+  };
+  for (std::uint32_t h = 0; h < nHyp; ++h) {
+    std::int64_t firstSeen = -1, mostOver = -1, longest = -1;
+    for (std::uint64_t i = 0; i < lastEnd[h].size(); ++i) {
+      if (lastEnd[h][i] == std::numeric_limits<std::int64_t>::min()) continue;
+      if (firstSeen < 0) firstSeen = static_cast<std::int64_t>(i);
+      if (mostOver < 0 || overruns[h][i] > overruns[h][mostOver]) mostOver = static_cast<std::int64_t>(i);
+      const std::int64_t span = lastEnd[h][i] - iterationStartNs(s, log, a, h, i);
+      if (longest < 0 || span > lastEnd[h][longest] - iterationStartNs(s, log, a, h, longest))
+        longest = static_cast<std::int64_t>(i);
+    }
+    if (firstSeen < 0) continue;
+    choose(h, firstSeen, "first");
+    if (overruns[h][mostOver] > 0) choose(h, mostOver, "most overruns: " + std::to_string(overruns[h][mostOver]));
+    choose(h, longest, "longest");
+    if (firstSeen + 1 < static_cast<std::int64_t>(lastEnd[h].size())) choose(h, firstSeen + 1, "second");
+  }
+  std::vector<std::int64_t> starts;
+  for (std::size_t k = 0; k < chosen.size(); ++k) {
+    view::ExecutedIteration it;
+    it.hyperepoch = chosen[k].first;
+    it.iteration = chosen[k].second;
+    it.note = notes[k];
+    x.iterations.push_back(std::move(it));
+    starts.push_back(iterationStartNs(s, log, a, chosen[k].first, chosen[k].second));
+  }
+  for (const EventRecord& r : log.records) {
+    if (!validRun(s, r)) continue;
+    const std::uint32_t h = hypOf(r.instance);
+    for (std::size_t k = 0; k < chosen.size(); ++k)
+      if (chosen[k].first == h && chosen[k].second == r.iteration)
+        x.iterations[k].runs.push_back({r.instance, r.aux, r.startNs - starts[k], r.endNs - starts[k]});
+  }
+  return x;
+}
+
+}  // namespace tactus::report

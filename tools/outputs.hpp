@@ -1,0 +1,40 @@
+// tactus-report's outputs: the text report, JSON, raw CSV, the measured-WCET side file, the
+// Chrome trace (Perfetto) and the executed iterations handed to the HTML view.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "analysis.hpp"
+#include "tactus/view/html_view.hpp"
+
+namespace tactus::report {
+
+/// The report for people: summary, then tables per hyperepoch, runnable, frame, resource, client.
+std::string formatText(const Schedule& schedule, const LogFile& log, const Analysis& analysis);
+
+/// The same statistics as one JSON object (all times in integer ns).
+std::string formatJson(const Schedule& schedule, const LogFile& log, const Analysis& analysis);
+
+/// The raw runs, sorted by start: `frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns`
+/// (frame within the hyperepoch iteration, hyperepoch = iteration number, epoch = `Hyperepoch.Epoch`,
+/// resource = the hardware resource). Invalid records are left out.
+void writeCsv(std::ostream& out, const Schedule& schedule, const LogFile& log);
+
+/// The measured-WCET side file the compiler reads with --wcet: `Client.Runnable: ns` for every
+/// measured runnable, value = ceil(percentile(durations) * margin).
+std::string formatWcetFile(const Schedule& schedule, const Analysis& analysis, double percentile, double margin);
+
+/// Chrome trace event format: one complete ("X") event per valid kRun record in process 1
+/// ("executed", one thread per hardware resource), one per scheduled instance in process 2
+/// ("plan", aligned with each hyperepoch's first iteration), instant events for overruns and skips,
+/// and metadata naming processes and threads. `log` may be null: the plan alone, from time 0.
+void writeTrace(std::ostream& out, const Schedule& schedule, const LogFile* log, const Analysis* analysis);
+
+/// The executed iterations the HTML view draws: per hyperepoch its first iteration, the one with
+/// the most WCET overruns and the one with the longest span (at most `maxIterations` in all).
+view::Execution makeExecution(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
+                              std::size_t maxIterations = 12);
+
+}  // namespace tactus::report

@@ -1,0 +1,67 @@
+// The HTML view of a schedule: one self-contained file (inline CSS, JS and SVG, no network) with
+// the input graph, the plan as one lane per resource over the hyperepoch, and, when given, the
+// executed iterations drawn against the plan with overruns marked.
+//
+//   Plan      CPU0 |ReadCam|PreProc|        |ReadCam|...
+//             GPU0 |       |       |PreGpu  |       |...
+//   Executed  CPU0 |ReadCam|PreProc--|      |ReadCam|...   (red: ran longer than its WCET)
+//
+// Used by tactus-compile (`--html`, plan only) and tactus-report (`--html`, plan and log).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tactus/core/result.hpp"
+#include "tactus/core/schedule.hpp"
+
+namespace tactus::view {
+
+/// One executed run of a scheduled instance, drawn against the plan.
+struct ExecutedRun {
+  std::uint32_t instance = 0;      ///< InstanceId that ran
+  std::uint32_t runnable = kNone;  ///< RunnableId that actually ran (kNone: empty round-robin step)
+  std::int64_t startNs = 0;        ///< start, from the iteration's planned start
+  std::int64_t endNs = 0;          ///< end, from the iteration's planned start
+};
+
+/// One hyperepoch iteration of the run, as it executed.
+struct ExecutedIteration {
+  std::uint32_t hyperepoch = 0;    ///< HyperepochId
+  std::uint64_t iteration = 0;     ///< hyperepoch iteration number
+  std::string note;                ///< why it is shown (`first`, `most overruns`), may be empty
+  std::vector<ExecutedRun> runs;   ///< its runs, any order
+};
+
+/// Measured statistics of one runnable, shown in the tooltips.
+struct RunnableSummary {
+  std::uint64_t runs = 0;          ///< number of runs measured (0: no row shown)
+  std::int64_t minNs = 0;          ///< shortest duration
+  std::int64_t medianNs = 0;       ///< median duration
+  std::int64_t p99Ns = 0;          ///< 99th percentile duration
+  std::int64_t maxNs = 0;          ///< longest duration
+  std::uint64_t overruns = 0;      ///< runs longer than the WCET
+};
+
+/// What a log adds to the view: some iterations to draw and per-runnable statistics.
+struct Execution {
+  std::string source;                          ///< the log's name, shown in the header
+  std::vector<ExecutedIteration> iterations;   ///< iterations to draw (each selectable)
+  std::vector<RunnableSummary> runnables;      ///< by RunnableId; empty when not measured
+};
+
+/// Options of the rendering.
+struct HtmlOptions {
+  std::string title;  ///< page title; empty = the schedule's name
+};
+
+/// Renders the page. Same input, same bytes. Names are escaped; the page loads no resources.
+std::string renderHtml(const Schedule& schedule, const Execution* execution = nullptr,
+                       const HtmlOptions& options = {});
+
+/// Renders the page and writes it to `path` (kIo on failure).
+Result<void> writeHtml(const std::string& path, const Schedule& schedule,
+                       const Execution* execution = nullptr, const HtmlOptions& options = {});
+
+}  // namespace tactus::view

@@ -1,0 +1,227 @@
+// Renders a schedule (and optionally executed iterations) as one self-contained HTML page.
+#include "tactus/view/html_view.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "html_assets.hpp"
+
+namespace tactus::view {
+namespace {
+
+// Appends a JSON string literal; `<`, `>` and `&` become \u escapes so that no name can close
+// the <script> element that holds the data.
+void jsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+// An index that may be kNone, as a JSON number (-1 for none).
+void jsonIndex(std::string& out, std::uint32_t v) {
+  if (v == kNone) out += "-1";
+  else out += std::to_string(v);
+}
+
+void jsonList(std::string& out, const std::vector<std::uint32_t>& v) {
+  out += '[';
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (k) out += ',';
+    jsonIndex(out, v[k]);
+  }
+  out += ']';
+}
+
+std::string htmlEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// The page's data: compact arrays, decoded by the script (field order documented there).
+std::string dataJson(const Schedule& s, const Execution* execution, const std::string& title) {
+  std::string o;
+  o.reserve(256 + s.instances.size() * 48 + s.runnables.size() * 64);
+  o += "{\"name\":";
+  jsonString(o, s.name);
+  o += ",\"title\":";
+  jsonString(o, title);
+  o += ",\"id\":" + std::to_string(s.identifier);
+  o += ",\"clients\":[";
+  for (std::size_t k = 0; k < s.clients.size(); ++k) {
+    if (k) o += ',';
+    jsonString(o, s.clients[k].name);
+  }
+  o += "],\"res\":[";
+  for (std::size_t k = 0; k < s.resources.size(); ++k) {
+    const ResourceInfo& r = s.resources[k];
+    if (k) o += ',';
+    o += '[';
+    jsonString(o, r.name);
+    o += ',';
+    jsonString(o, r.type);
+    o += ',';
+    jsonIndex(o, r.hyperepoch);
+    o += ']';
+  }
+  o += "],\"hyp\":[";
+  for (std::size_t k = 0; k < s.hyperepochs.size(); ++k) {
+    const HyperepochInfo& h = s.hyperepochs[k];
+    if (k) o += ',';
+    o += '[';
+    jsonString(o, h.name);
+    o += ',' + std::to_string(h.periodNs) + ',';
+    jsonList(o, h.resources);
+    o += ']';
+  }
+  o += "],\"ep\":[";
+  for (std::size_t k = 0; k < s.epochs.size(); ++k) {
+    const EpochInfo& e = s.epochs[k];
+    if (k) o += ',';
+    o += '[';
+    jsonString(o, e.name);
+    o += ',' + std::to_string(e.hyperepoch) + ',' + std::to_string(e.periodNs) + ',' + std::to_string(e.frames) + ']';
+  }
+  // run: [name, client, epoch, kind, wcet, deps, submits, deadline, startTime, endMonitor, submittedBy]
+  o += "],\"run\":[";
+  for (std::size_t k = 0; k < s.runnables.size(); ++k) {
+    const RunnableInfo& r = s.runnables[k];
+    if (k) o += ',';
+    o += '[';
+    jsonString(o, r.name);
+    o += ',' + std::to_string(r.client) + ',' + std::to_string(r.epoch) + ',' +
+         std::to_string(static_cast<int>(r.kind)) + ',' + std::to_string(r.wcetNs) + ',';
+    jsonList(o, r.dependencies);
+    o += ',';
+    jsonIndex(o, r.submits);
+    o += ',' + std::to_string(r.deadlineNs) + ',' + std::to_string(r.startTimeNs) + ',' +
+         std::to_string(r.endMonitorThresholdNs) + ',';
+    jsonIndex(o, r.submittedBy);
+    o += ']';
+  }
+  // inst: [runnable, frame, start, end, resources]
+  o += "],\"inst\":[";
+  for (std::size_t k = 0; k < s.instances.size(); ++k) {
+    const InstanceInfo& i = s.instances[k];
+    if (k) o += ',';
+    o += '[' + std::to_string(i.runnable) + ',' + std::to_string(i.frame) + ',' + std::to_string(i.startNs) + ',' +
+         std::to_string(i.endNs) + ',';
+    jsonList(o, i.resources);
+    o += ']';
+  }
+  o += ']';
+  if (execution) {
+    o += ",\"source\":";
+    jsonString(o, execution->source);
+    // stats: per runnable [runs, min, median, p99, max, overruns] or 0
+    o += ",\"stats\":[";
+    for (std::size_t k = 0; k < execution->runnables.size(); ++k) {
+      const RunnableSummary& r = execution->runnables[k];
+      if (k) o += ',';
+      if (r.runs == 0) {
+        o += '0';
+        continue;
+      }
+      o += '[' + std::to_string(r.runs) + ',' + std::to_string(r.minNs) + ',' + std::to_string(r.medianNs) + ',' +
+           std::to_string(r.p99Ns) + ',' + std::to_string(r.maxNs) + ',' + std::to_string(r.overruns) + ']';
+    }
+    // it: [hyperepoch, iteration, note, [instance, runnable, start, end, ...]]
+    o += "],\"it\":[";
+    for (std::size_t k = 0; k < execution->iterations.size(); ++k) {
+      const ExecutedIteration& it = execution->iterations[k];
+      if (k) o += ',';
+      o += '[' + std::to_string(it.hyperepoch) + ',' + std::to_string(it.iteration) + ',';
+      jsonString(o, it.note);
+      o += ",[";
+      for (std::size_t j = 0; j < it.runs.size(); ++j) {
+        const ExecutedRun& r = it.runs[j];
+        if (j) o += ',';
+        o += std::to_string(r.instance) + ',';
+        jsonIndex(o, r.runnable);
+        o += ',' + std::to_string(r.startNs) + ',' + std::to_string(r.endNs);
+      }
+      o += "]]";
+    }
+    o += ']';
+  } else {
+    o += ",\"stats\":null,\"it\":null";
+  }
+  o += '}';
+  return o;
+}
+
+}  // namespace
+
+std::string renderHtml(const Schedule& schedule, const Execution* execution, const HtmlOptions& options) {
+  const std::string title = options.title.empty() ? "tactus schedule " + schedule.name : options.title;
+  std::size_t instanceCount = schedule.instances.size();
+  std::string page;
+  page.reserve(32768 + instanceCount * 64);
+  page += "<!DOCTYPE html>\n<html lang=\"en\" data-errors=\"\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
+  page += htmlEscape(title);
+  page += "</title>\n<script>";
+  page += detail::kErrorTrap;
+  page += "</script>\n<style>";
+  page += detail::kStyle;
+  page += "</style>\n</head>\n<body>\n<h1>";
+  page += htmlEscape(title);
+  page += "</h1>\n<div class=\"meta\">schedule '" + htmlEscape(schedule.name) + "' (identifier " +
+          std::to_string(schedule.identifier) + "): " + std::to_string(schedule.clients.size()) + " clients, " +
+          std::to_string(schedule.hyperepochs.size()) + " hyperepochs, " + std::to_string(schedule.epochs.size()) +
+          " epochs, " + std::to_string(schedule.runnables.size()) + " runnables, " + std::to_string(instanceCount) +
+          " scheduled instances";
+  if (execution) page += "; executed: " + htmlEscape(execution->source);
+  page += "</div>\n<div class=\"legend\" id=\"legend\"></div>\n";
+  page += "<h2>Graph</h2>\n<div class=\"meta\">one column per dependency depth; grey: dependency, "
+          "dashed orange: submitter &rarr; submittee; hover a box for details</div>\n<div id=\"graph\"></div>\n";
+  page += "<h2>Plan</h2>\n<div class=\"meta\">one lane per resource over one hyperepoch iteration; "
+          "dotted lines: frame releases, red dashed: the period</div>\n<div id=\"plan\"></div>\n";
+  page += "<div id=\"exec-section\" style=\"display:none\"><h2>Executed against the plan</h2>\n<div class=\"meta\">"
+          "per lane: the plan (faint, top) and what ran (bottom); times from the iteration's planned start; "
+          "red outline: ran longer than its WCET</div>\n<div id=\"exec\"></div></div>\n";
+  page += "<div id=\"tip\"></div>\n<script type=\"application/json\" id=\"data\">";
+  page += dataJson(schedule, execution, title);
+  page += "</script>\n<script>";
+  page += detail::kScript;
+  page += "</script>\n</body>\n</html>\n";
+  return page;
+}
+
+Result<void> writeHtml(const std::string& path, const Schedule& schedule, const Execution* execution,
+                       const HtmlOptions& options) {
+  const std::string page = renderHtml(schedule, execution, options);
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return fail(ErrorCode::kIo, path + ": cannot create file: " + std::strerror(errno));
+  const bool wrote = std::fwrite(page.data(), 1, page.size(), f) == page.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed) return fail(ErrorCode::kIo, path + ": cannot write file");
+  return {};
+}
+
+}  // namespace tactus::view
