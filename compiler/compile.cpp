@@ -11,6 +11,7 @@
 #include "tactus/core/hash.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
+#include "tactus/view/html_view.hpp"
 #include "tactus_config.h"
 #include "wcet_file.hpp"
 
@@ -27,6 +28,7 @@ constexpr const char* kUsage =
     "  -o FILE              the schedule file to write (default: the input with extension .tsched)\n"
     "  -k FILE              also write the report as JSON to FILE\n"
     "  --wcet FILE          WCET side file (`Client.Runnable: ns`) overriding the graph's WCETs\n"
+    "  --html FILE          also write the graph and the schedule as one self-contained HTML page\n"
     "  -t SECONDS           search time per hyperepoch (default 0: first schedule found)\n"
     "  -j N                 parallel search workers (default 1)\n"
     "  --allow-overlength   accept a schedule longer than its hyperepoch period (warning)\n"
@@ -59,13 +61,14 @@ Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o
     if (a == "-V" || a == "--version") return Action::kVersion;
     if (a == "-v") { o.verbose = true; continue; }
     if (a == "--allow-overlength") { o.allowOverlength = true; continue; }
-    if (a == "-i" || a == "-o" || a == "-k" || a == "--wcet" || a == "-t" || a == "-j") {
+    if (a == "-i" || a == "-o" || a == "-k" || a == "--wcet" || a == "--html" || a == "-t" || a == "-j") {
       auto v = needValue(i);
       if (!v) return v.error();
       if (a == "-i") o.input = *v;
       else if (a == "-o") o.output = *v;
       else if (a == "-k") o.reportJsonPath = *v;
       else if (a == "--wcet") o.wcetPath = *v;
+      else if (a == "--html") o.htmlPath = *v;
       else if (a == "-t") {
         double t = 0;
         auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), t);
@@ -135,6 +138,10 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   if (!saved) return saved.error();
   if (!options.reportJsonPath.empty()) {
     auto written = writeText(options.reportJsonPath, reportJson(outcome.report));
+    if (!written) return written.error();
+  }
+  if (!options.htmlPath.empty()) {
+    auto written = view::writeHtml(options.htmlPath, outcome.schedule);
     if (!written) return written.error();
   }
   return outcome;

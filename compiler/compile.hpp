@@ -19,6 +19,7 @@ struct CompileOptions {
   std::string output;            ///< `-o`: the schedule file; empty = input name with .tsched
   std::string reportJsonPath;    ///< `-k`: write the JSON report here when set
   std::string wcetPath;          ///< `--wcet`: WCET side file overriding the graph's WCETs
+  std::string htmlPath;          ///< `--html`: also write the HTML view of the schedule here when set
   double timeBudgetSeconds = 0;  ///< `-t`: search time per hyperepoch; 0 = first schedule
   int workers = 1;               ///< `-j`: search workers
   bool allowOverlength = false;  ///< `--allow-overlength`: a too-long schedule warns instead of failing
