@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 printf '%8s %10s %10s %12s %14s\n' N seconds target 'peak KiB' 'KiB/runnable'
 for n in "$@"; do
   "$gen" "$n" -o "$tmp/g$n.yaml"
-  /usr/bin/time -f '%e %M' -o "$tmp/time$n" "$compile" -i "$tmp/g$n.yaml" -o "$tmp/g$n.tsched" -k "$tmp/g$n.json" -t 0
+  /usr/bin/time -f '%e %M' -o "$tmp/time$n" "$compile" -i "$tmp/g$n.yaml" -o "$tmp/g$n.tsched" -k "$tmp/g$n.json" -t 0 >/dev/null
   read -r secs kib < "$tmp/time$n"
   if [ "$n" -le 500 ]; then target=0.05; elif [ "$n" -le 5000 ]; then target=1; else target=20; fi
   awk -v n="$n" -v s="$secs" -v t="$target" -v k="$kib" \
