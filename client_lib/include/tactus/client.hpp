@@ -1,0 +1,94 @@
+// libtactus's C++ API: a client process attaches to a tactus master, registers its runnables by
+// the names of the compiled schedule, and hands its threads to the runtime until the run ends.
+//
+//   tactus::init("Client0", {.instance = "demo"});           // blocks until a master publishes
+//   tactus::registerRunnable("ReadCamera", [] { ... });
+//   tactus::RunOutcome outcome = tactus::enterScheduler();  // runs this client's part
+//   tactus::shutdown();
+//
+// One client per process (as in STM); every function is thread-safe except where noted.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tactus/core/result.hpp"
+
+namespace tactus {
+
+/// A CPU runnable as a C function with user data (STM's stmRunnable_t).
+using RunnableFunction = void (*)(void* userdata);
+
+/// Options for init.
+struct InitOptions {
+  /// The instance (STM: discriminator) to attach to; must equal the master's -D.
+  std::string instance = "default";
+  /// How long init waits for a master, in milliseconds; < 0 waits forever.
+  std::int64_t timeoutMs = -1;
+};
+
+/// Why enterScheduler returned.
+enum class RunStatus {
+  kFrameLimit,      ///< the master ran its -e iterations
+  kExitRequested,   ///< some client called exitScheduler
+  kStoppedBySignal, ///< the master got SIGTERM or SIGINT
+  kTimeout,         ///< a client did not come in time (RunOutcome::peer names it)
+  kPeerDied,        ///< a client or the master died (RunOutcome::peer names it; "master" for the master)
+  kError,           ///< anything else; RunOutcome::message says what
+};
+
+/// Lower-case name of a status (`frame-limit`, `peer-died`, ...).
+const char* runStatusName(RunStatus status);
+
+/// What enterScheduler reports.
+struct RunOutcome {
+  RunStatus status = RunStatus::kError;
+  std::string peer;     ///< the client (or "master") the status names, if any
+  std::string message;  ///< a sentence saying what happened
+};
+
+/// What a runnable can ask about the frame it runs in.
+struct RuntimeInfo {
+  std::uint64_t hyperepochIteration = 0;  ///< iteration of the runnable's hyperepoch, from 0
+  std::uint64_t epochIteration = 0;       ///< frames of the runnable's epoch before this one (STM's epochIterations)
+  std::uint32_t frame = 0;                ///< frame within the hyperepoch iteration
+  std::uint16_t scheduleId = 0;           ///< the running schedule's identifier
+  std::uint32_t instance = 0;             ///< the schedule's InstanceId
+};
+
+/// Attaches to the master of `options.instance` as client `clientName`, waiting for the master
+/// (kTimeout after options.timeoutMs). Errors: kBadParameter (bad name), kNotFound (the schedule
+/// has no such client), kAlreadyExists (the client is attached already), kIncompatible (segment
+/// of another layout version), kInvalidState (already initialized).
+Result<void> init(const std::string& clientName, const InitOptions& options = {});
+
+/// Registers a CPU runnable by its client-local name in the schedule. Errors: kInvalidState
+/// (not initialized, or after enterScheduler), kNotFound (this client has no such runnable),
+/// kAlreadyExists (registered twice), kBadParameter (null function).
+Result<void> registerRunnable(const std::string& name, RunnableFunction function, void* userdata);
+
+/// Registers a CPU runnable as a C++ callable; same errors.
+Result<void> registerRunnable(const std::string& name, std::function<void()> function);
+
+/// The client-local names of the runnables this client must register (kInvalidState before init).
+Result<std::vector<std::string>> scheduledRunnables();
+
+/// Runs this client's part of the schedule: one worker thread per CPU resource the client uses,
+/// pinned to its core. Returns when the run ends, saying why. A scheduled runnable that was not
+/// registered is an error (naming it) unless the master runs with --allow-unregistered-runnables.
+RunOutcome enterScheduler();
+
+/// Asks every client to return from enterScheduler at the next hyperepoch boundary. Callable
+/// from a runnable, another thread or a signal handler (async-signal-safe: atomic stores and a
+/// futex wake). Does nothing before init.
+void exitScheduler() noexcept;
+
+/// Inside a runnable: the frame it runs in (kInvalidState elsewhere).
+Result<RuntimeInfo> runtimeInfo();
+
+/// Detaches from the master and forgets the registrations; init may be called again.
+void shutdown();
+
+}  // namespace tactus

@@ -1,0 +1,66 @@
+/* STM compatibility: NVIDIA System Task Manager's client C API over libtactus, so an STM client
+ * builds by changing its include to <tactus/stm.h> and linking -ltactus. Compiles as C and C++.
+ * CPU parts only for now; the cudaStream_t functions come with the GPU engine. */
+#ifndef TACTUS_STM_H
+#define TACTUS_STM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** STM's error codes, in STM's order. */
+typedef enum stmErrorCode_t {
+  STM_SUCCESS = 0,                  /**< the call succeeded */
+  STM_ERROR_BAD_PARAMETER = 1,      /**< a null or malformed argument */
+  STM_ERROR_NOT_INITIALIZED = 2,    /**< stmClientInit was not called */
+  STM_ERROR_NOT_SUPPORTED = 3,      /**< not available in this build */
+  STM_ERROR_TIMEOUT = 4,            /**< a wait ran out (a client did not come) */
+  STM_ERROR_NOT_FOUND = 5,          /**< no such client or runnable in the schedule; unregistered runnable */
+  STM_ERROR_INVALID_STATE = 6,      /**< call at the wrong time (registration after enter, info outside a runnable) */
+  STM_ERROR_GENERIC = 7,            /**< anything else (a peer died: see tactusLastErrorMessage) */
+  STM_ERROR_BAD_VALUE = 8,          /**< a value the runtime cannot accept (duplicate registration) */
+  STM_ERROR_CUDA = 9,               /**< a CUDA call failed */
+  STM_ERROR_INSUFFICIENT_MEMORY = 10, /**< out of memory */
+  STM_ERROR_BAD_STATE_TRANSITION = 11, /**< e.g. entering the scheduler twice */
+  STM_ERROR_SCHEDULE_ID_INVALID = 12  /**< unknown schedule identifier */
+} stmErrorCode_t;
+
+/** A CPU runnable. */
+typedef void (*stmRunnable_t)(void* userdata);
+
+/** What a runnable may ask about its frame. */
+typedef struct stmRunnableInfo_t {
+  uint32_t epochIterations; /**< frames of the runnable's epoch before this one */
+  uint16_t scheduleId;      /**< the running schedule's identifier */
+} stmRunnableInfo_t;
+
+/** Attaches as `clientName`; blocks until a master runs. The instance is $TACTUS_INSTANCE, else "default". */
+stmErrorCode_t stmClientInit(const char* clientName);
+/** As stmClientInit, on the instance named by the decimal `discriminator` (master -D <discriminator>);
+ *  a negative discriminator means the default instance. */
+stmErrorCode_t stmClientInitWithDiscriminator(const char* clientName, int32_t discriminator);
+/** Registers a CPU runnable by its client-local name in the graph. */
+stmErrorCode_t stmRegisterCpuRunnable(stmRunnable_t func, const char* runnableId, void* userdata);
+/** Runs this client's part of the schedule until the run ends: STM_SUCCESS on frame limit, exit
+ *  request or signal; STM_ERROR_TIMEOUT when a client did not come; STM_ERROR_NOT_FOUND for an
+ *  unregistered runnable; STM_ERROR_GENERIC when a peer died. */
+stmErrorCode_t stmEnterScheduler(void);
+/** Inside a CPU runnable: its frame's information. */
+stmErrorCode_t stmGetRuntimeInfo(stmRunnableInfo_t* info);
+/** Makes every client return from stmEnterScheduler at the next boundary; async-signal-safe. */
+stmErrorCode_t stmExitScheduler(void);
+/** Detaches; stmClientInit may be called again. */
+void stmClientExit(void);
+/** The name of an error code ("STM_ERROR_TIMEOUT"). */
+const char* stmErrorCodeToString(stmErrorCode_t code);
+
+/** tactus extension: the message of the last failing call on this thread (or of the last run's end). */
+const char* tactusLastErrorMessage(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TACTUS_STM_H */

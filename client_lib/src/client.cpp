@@ -1,0 +1,458 @@
+// libtactus: attaching to the master's segment, registration, and the worker threads that run
+// this client's part of the schedule in the compiled order.
+#include "tactus/client.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "engine.hpp"
+#include "tactus/core/run_plan.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/shm_layout.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/process.hpp"
+#include "tactus/ipc/segment.hpp"
+#include "tactus/ipc/wait.hpp"
+
+namespace tactus {
+
+const char* runStatusName(RunStatus status) {
+  switch (status) {
+    case RunStatus::kFrameLimit: return "frame-limit";
+    case RunStatus::kExitRequested: return "exit-requested";
+    case RunStatus::kStoppedBySignal: return "stopped-by-signal";
+    case RunStatus::kTimeout: return "timeout";
+    case RunStatus::kPeerDied: return "peer-died";
+    case RunStatus::kError: return "error";
+  }
+  return "unknown";
+}
+
+namespace client {
+
+void CpuEngine::execute(const EngineTask& task) {
+  if (task.runnable >= registrations_.size()) return;  // an empty round-robin step
+  const Registration& r = registrations_[task.runnable];
+  if (!r.registered) return;  // allowed by --allow-unregistered-runnables
+  if (r.function != nullptr) {
+    r.function(r.userdata);
+  } else if (r.callable) {
+    r.callable();
+  }
+}
+
+namespace {
+
+using shm::ClientState;
+using shm::SegmentState;
+using shm::StopReason;
+
+constexpr std::int64_t kPollNs = 10'000'000;         // master polling while waiting in init
+constexpr std::int64_t kStartTimeSpinNs = 20'000;    // spin before a StartTime deadline
+
+enum class Phase { kNone, kAttached, kEntered, kDone };
+
+thread_local const RuntimeInfo* tCurrentInfo = nullptr;
+
+// Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
+std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};
+std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
+
+struct Runtime {
+  std::string name;
+  std::string instance;
+  std::uint32_t clientIndex = 0;
+  ipc::Segment segment;
+  shm::SegmentView view;
+  Schedule schedule;
+  RunPlan plan;
+  std::vector<Registration> registrations;  // per RunnableId
+  ipc::ProcessWatch masterWatch;
+  std::atomic<bool> masterDead{false};
+  std::atomic<std::uint32_t> workersRunning{0};
+  Phase phase = Phase::kNone;
+};
+
+std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
+std::unique_ptr<Runtime> gRuntime;
+
+bool sleepMs(std::int64_t ns) {
+  std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+  return true;
+}
+
+// Whether the runnable is one a client must register (CPU functions and submitters).
+bool needsRegistration(const RunnableInfo& r) {
+  return r.kind == RunnableKind::kCpu || r.kind == RunnableKind::kSubmitter;
+}
+
+Result<void> attach(Runtime& rt, const InitOptions& options) {
+  const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
+  for (;;) {
+    auto segment = ipc::Segment::open(rt.instance);
+    if (segment) {
+      shm::SegmentView view(segment->bytes());
+      if (view.hasHeader()) {
+        shm::SegmentHeader& h = view.header();
+        const std::uint32_t pid = h.masterPid.load(std::memory_order_acquire);
+        const auto state = static_cast<SegmentState>(h.state.load(std::memory_order_acquire));
+        const bool alive = pid != 0 && ipc::processAlive(static_cast<pid_t>(pid), h.masterStartTime);
+        if (alive && state == SegmentState::kPublished) {
+          if (auto ok = view.validate(); !ok) {
+            return fail(ok.error().code, ipc::segmentPath(rt.instance) + ": " + ok.error().message);
+          }
+          rt.segment = std::move(*segment);
+          rt.view = shm::SegmentView(rt.segment.bytes());
+          rt.masterWatch = ipc::ProcessWatch(static_cast<pid_t>(pid), h.masterStartTime);
+          return {};
+        }
+        if (alive && state == SegmentState::kRunning) {
+          return fail(ErrorCode::kInvalidState, "instance '" + rt.instance + "' is already running a schedule (master pid " +
+                                                    std::to_string(pid) + ") that started without client '" + rt.name + "'");
+        }
+        // Otherwise: a master still creating it, a finished run, or a stale segment: wait for the next.
+      }
+    } else if (segment.error().code != ErrorCode::kNotFound) {
+      return segment.error();
+    }
+    if (ipc::monotonicNs() >= deadline) {
+      return fail(ErrorCode::kTimeout, "client '" + rt.name + "': no master for instance '" + rt.instance + "' within " +
+                                           std::to_string(options.timeoutMs) + " ms");
+    }
+    sleepMs(kPollNs);
+  }
+}
+
+Result<void> initLocked(const std::string& clientName, const InitOptions& options) {
+  if (gRuntime) return fail(ErrorCode::kInvalidState, "client '" + gRuntime->name + "' is already initialized");
+  if (clientName.empty()) return fail(ErrorCode::kBadParameter, "the client name is empty");
+  if (auto ok = ipc::validateInstanceName(options.instance); !ok) return ok.error();
+  auto rt = std::make_unique<Runtime>();
+  rt->name = clientName;
+  rt->instance = options.instance;
+  if (auto ok = attach(*rt, options); !ok) return ok.error();
+  shm::SegmentHeader& h = rt->view.header();
+  const std::string origin = ipc::segmentPath(rt->instance);
+  auto schedule = readSchedule(rt->view.scheduleText(), origin);
+  if (!schedule) return schedule.error();
+  rt->schedule = std::move(*schedule);
+  if (scheduleContentHash(rt->schedule) != h.scheduleContentHash) {
+    return fail(ErrorCode::kIncompatible, origin + ": the published schedule does not match its content hash");
+  }
+  auto plan = makeRunPlan(rt->schedule);
+  if (!plan) return fail(plan.error().code, origin + ": " + plan.error().message);
+  rt->plan = std::move(*plan);
+  if (rt->plan.workers.size() != h.workerCount || rt->schedule.instances.size() != h.instanceCount ||
+      rt->schedule.clients.size() != h.clientCount || rt->schedule.epochs.size() != h.epochCount ||
+      rt->schedule.hyperepochs.size() != h.hyperepochCount) {
+    return fail(ErrorCode::kIncompatible, origin + ": the segment's geometry does not match its schedule");
+  }
+  rt->clientIndex = kNone;
+  std::string names;
+  for (std::uint32_t c = 0; c < rt->schedule.clients.size(); ++c) {
+    if (rt->schedule.clients[c].name == clientName) rt->clientIndex = c;
+    names += (names.empty() ? "" : ", ") + rt->schedule.clients[c].name;
+  }
+  if (rt->clientIndex == kNone) {
+    return fail(ErrorCode::kNotFound, "client '" + clientName + "' is not in schedule '" + rt->schedule.name +
+                                          "' (its clients: " + names + ")");
+  }
+  shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
+  std::uint32_t expected = 0;
+  const auto self = static_cast<std::uint32_t>(::getpid());
+  if (!slot.pid.compare_exchange_strong(expected, self)) {
+    return fail(ErrorCode::kAlreadyExists, "client '" + clientName + "' is already attached to instance '" +
+                                               rt->instance + "' (pid " + std::to_string(expected) + ")");
+  }
+  slot.startTime.store(ipc::processStartTime(::getpid()), std::memory_order_relaxed);
+  slot.state.store(static_cast<std::uint32_t>(ClientState::kAttached), std::memory_order_release);
+  h.attention.fetch_add(1);
+  ipc::futexWake(h.attention);
+  rt->registrations.resize(rt->schedule.runnables.size());
+  rt->phase = Phase::kAttached;
+  gExitFlag.store(&slot.exitRequested);
+  gAttention.store(&h.attention);
+  gRuntime = std::move(rt);
+  return {};
+}
+
+Result<void> registerLocked(const std::string& name, Registration registration) {
+  if (!gRuntime) return fail(ErrorCode::kInvalidState, "register runnable '" + name + "': the client is not initialized");
+  Runtime& rt = *gRuntime;
+  if (rt.phase != Phase::kAttached) {
+    return fail(ErrorCode::kInvalidState, "register runnable '" + name + "': registration after enterScheduler");
+  }
+  for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
+    const RunnableInfo& info = rt.schedule.runnables[r];
+    if (info.client != rt.clientIndex || info.name != name || !needsRegistration(info)) continue;
+    if (rt.registrations[r].registered) {
+      return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
+    }
+    registration.registered = true;
+    rt.registrations[r] = std::move(registration);
+    return {};
+  }
+  return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a CPU runnable of client '" + rt.name +
+                                        "' in schedule '" + rt.schedule.name + "'");
+}
+
+// The runnables this client must register: CPU functions and submitters its instances run
+// (round-robin steps included).
+std::vector<std::uint32_t> requiredRunnables(const Runtime& rt) {
+  std::vector<char> needed(rt.schedule.runnables.size(), 0);
+  for (const InstanceInfo& inst : rt.schedule.instances) {
+    const RunnableInfo& r = rt.schedule.runnables[inst.runnable];
+    if (r.client != rt.clientIndex) continue;
+    if (r.kind == RunnableKind::kAliasGroup) {
+      for (const std::uint32_t step : r.steps) {
+        if (step < needed.size() && needsRegistration(rt.schedule.runnables[step])) needed[step] = 1;
+      }
+    } else if (needsRegistration(r)) {
+      needed[inst.runnable] = 1;
+    }
+  }
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t r = 0; r < needed.size(); ++r) {
+    if (needed[r]) out.push_back(r);
+  }
+  return out;
+}
+
+void pinToCore(std::uint32_t core) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core % cores, &set);
+  ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);  // best effort: a cpuset may forbid it
+}
+
+void runWorker(Runtime& rt, std::uint32_t w) {
+  const WorkerPlan& wp = rt.plan.workers[w];
+  const ResourceInfo& resource = rt.schedule.resources[wp.resource];
+  const shm::SegmentView& view = rt.view;
+  shm::SegmentHeader& header = view.header();
+  std::unique_ptr<Engine> engine;
+  if (resource.kind == ResourceKind::kCpu) {
+    if ((header.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
+    engine = std::make_unique<CpuEngine>(rt.registrations);
+  } else {
+    engine = std::make_unique<NullEngine>();
+  }
+  shm::WorkerSlot& ringSlot = view.worker(w);
+  EventRecord* ring = view.ring(w);
+  const std::uint32_t capacity = header.ringCapacity;
+  shm::HyperepochSlot& hyper = view.hyperepoch(wp.hyperepoch);
+  const std::int64_t spinNs = ipc::spinBudgetNs();
+  auto aborted = [&] {
+    return header.state.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(SegmentState::kAborted) ||
+           rt.masterDead.load(std::memory_order_relaxed);
+  };
+  RuntimeInfo info;
+  info.scheduleId = rt.schedule.identifier;
+  for (std::uint64_t h = 0;; ++h) {
+    for (const std::uint32_t i : wp.instances) {
+      if (h >= hyper.stopAt.load(std::memory_order_acquire)) return;
+      const InstanceInfo& inst = rt.schedule.instances[i];
+      const std::uint32_t e = rt.plan.instanceEpoch[i];
+      const std::uint64_t frames = std::max<std::uint32_t>(1, rt.schedule.epochs[e].frames);
+      const std::uint64_t epochFrame = h * frames + inst.frame;
+      shm::EpochSlot& epoch = view.epoch(e);
+      if (ipc::waitForSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(epochFrame + 1), spinNs, [&] {
+            return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed);
+          }) != ipc::WaitOutcome::kReached) {
+        return;  // stopped at this iteration, or the run was aborted
+      }
+      for (const WaitCondition& c : rt.plan.waits[i]) {
+        shm::InstanceSlot& pred = view.instance(c.instance);
+        const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
+        if (ipc::waitForSequence(pred.done, pred.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return;
+      }
+      const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
+      if (startTime > 0) ipc::sleepUntilNs(epoch.releaseNs.load(std::memory_order_relaxed) + startTime, kStartTimeSpinNs);
+      info.hyperepochIteration = h;
+      info.epochIteration = epochFrame;
+      info.frame = inst.frame;
+      info.instance = i;
+      const std::uint32_t runnable = runnableForFrame(rt.schedule, i, epochFrame);
+      tCurrentInfo = &info;
+      const std::int64_t start = ipc::monotonicNs();
+      engine->execute({i, runnable, &info});
+      const std::int64_t end = ipc::monotonicNs();
+      tCurrentInfo = nullptr;
+      ipc::pushEvent(ringSlot, ring, capacity,
+                     {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
+      shm::InstanceSlot& self = view.instance(i);
+      ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
+    }
+  }
+}
+
+RunOutcome outcomeFromSegment(const Runtime& rt) {
+  const shm::SegmentHeader& h = rt.view.header();
+  RunOutcome out;
+  const std::uint32_t peer = h.stopClient.load();
+  if (peer < rt.schedule.clients.size()) out.peer = rt.schedule.clients[peer].name;
+  out.message = rt.view.message();
+  switch (static_cast<StopReason>(h.stopReason.load())) {
+    case StopReason::kFrameLimit: out.status = RunStatus::kFrameLimit; break;
+    case StopReason::kExitRequested: out.status = RunStatus::kExitRequested; break;
+    case StopReason::kSignal: out.status = RunStatus::kStoppedBySignal; break;
+    case StopReason::kTimeout: out.status = RunStatus::kTimeout; break;
+    case StopReason::kPeerDied: out.status = RunStatus::kPeerDied; break;
+    default: out.status = RunStatus::kError; break;
+  }
+  return out;
+}
+
+RunOutcome masterDiedOutcome() {
+  return {RunStatus::kPeerDied, "master", "the master died during the run"};
+}
+
+// Waits for the master's final state; watches the master meanwhile.
+RunOutcome awaitEnd(Runtime& rt) {
+  shm::SegmentHeader& h = rt.view.header();
+  for (;;) {
+    const std::uint32_t state = h.state.load(std::memory_order_acquire);
+    if (state >= static_cast<std::uint32_t>(SegmentState::kFinished)) return outcomeFromSegment(rt);
+    if (rt.masterDead.load() || rt.masterWatch.exited()) return masterDiedOutcome();
+    h.stateWaiters.fetch_add(1);
+    ipc::futexWait(h.state, state, kPollNs);
+    h.stateWaiters.fetch_sub(1);
+  }
+}
+
+RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
+  if (!gRuntime) return {RunStatus::kError, "", "enterScheduler: the client is not initialized"};
+  Runtime& rt = *gRuntime;
+  if (rt.phase != Phase::kAttached) return {RunStatus::kError, "", "enterScheduler: the scheduler was entered already"};
+  shm::SegmentHeader& h = rt.view.header();
+  shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
+  const bool allow = (h.flags & shm::kFlagAllowUnregistered) != 0;
+  for (const std::uint32_t r : requiredRunnables(rt)) {
+    if (rt.registrations[r].registered || allow) continue;
+    slot.missingRunnable.store(r, std::memory_order_relaxed);
+    slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
+    h.attention.fetch_add(1);
+    ipc::futexWake(h.attention);
+    rt.phase = Phase::kDone;
+    return {RunStatus::kError, "",
+            "runnable '" + qualifiedName(rt.schedule, r) + "' is scheduled for client '" + rt.name +
+                "' but was not registered (or start the master with --allow-unregistered-runnables)"};
+  }
+  rt.phase = Phase::kEntered;
+  slot.state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
+  h.attention.fetch_add(1);
+  ipc::futexWake(h.attention);
+  lock.unlock();  // exitScheduler and runtimeInfo must not wait for the run
+
+  std::vector<std::thread> workers;
+  for (std::uint32_t w = 0; w < rt.plan.workers.size(); ++w) {
+    if (rt.plan.workers[w].client != rt.clientIndex) continue;
+    rt.workersRunning.fetch_add(1);
+    workers.emplace_back([&rt, w] {
+      runWorker(rt, w);
+      rt.workersRunning.fetch_sub(1);
+      ipc::futexWake(rt.workersRunning);
+    });
+  }
+  // Watch the master while the workers run: a dead master must not leave them waiting.
+  for (;;) {
+    const std::uint32_t running = rt.workersRunning.load();
+    if (running == 0) break;
+    if (rt.masterWatch.exited()) rt.masterDead.store(true);
+    ipc::futexWait(rt.workersRunning, running, 5'000'000);
+  }
+  for (std::thread& t : workers) t.join();
+  RunOutcome outcome = rt.masterDead.load() ? masterDiedOutcome() : awaitEnd(rt);
+  if (rt.masterDead.load() && h.state.load() >= static_cast<std::uint32_t>(SegmentState::kFinished)) {
+    outcome = outcomeFromSegment(rt);  // the master published why before it went
+  }
+  lock.lock();
+  slot.state.store(static_cast<std::uint32_t>(ClientState::kExited), std::memory_order_release);
+  rt.phase = Phase::kDone;
+  return outcome;
+}
+
+}  // namespace
+}  // namespace client
+
+using client::gMutex;
+using client::gRuntime;
+
+Result<void> init(const std::string& clientName, const InitOptions& options) {
+  try {
+    std::lock_guard<std::mutex> lock(gMutex);
+    return client::initLocked(clientName, options);
+  } catch (const std::exception& e) {
+    return fail(ErrorCode::kInternal, std::string("init: ") + e.what());
+  }
+}
+
+Result<void> registerRunnable(const std::string& name, RunnableFunction function, void* userdata) {
+  if (function == nullptr) return fail(ErrorCode::kBadParameter, "register runnable '" + name + "': null function");
+  std::lock_guard<std::mutex> lock(gMutex);
+  client::Registration r;
+  r.function = function;
+  r.userdata = userdata;
+  return client::registerLocked(name, std::move(r));
+}
+
+Result<void> registerRunnable(const std::string& name, std::function<void()> function) {
+  if (!function) return fail(ErrorCode::kBadParameter, "register runnable '" + name + "': empty function");
+  std::lock_guard<std::mutex> lock(gMutex);
+  client::Registration r;
+  r.callable = std::move(function);
+  return client::registerLocked(name, std::move(r));
+}
+
+Result<std::vector<std::string>> scheduledRunnables() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  if (!gRuntime) return fail(ErrorCode::kInvalidState, "scheduledRunnables: the client is not initialized");
+  std::vector<std::string> names;
+  for (const std::uint32_t r : client::requiredRunnables(*gRuntime)) names.push_back(gRuntime->schedule.runnables[r].name);
+  return names;
+}
+
+RunOutcome enterScheduler() {
+  try {
+    std::unique_lock<std::mutex> lock(gMutex);
+    return client::enterLocked(lock);
+  } catch (const std::exception& e) {
+    return {RunStatus::kError, "", std::string("enterScheduler: ") + e.what()};
+  }
+}
+
+void exitScheduler() noexcept {
+  auto* flag = client::gExitFlag.load();
+  auto* attention = client::gAttention.load();
+  if (flag == nullptr || attention == nullptr) return;
+  flag->store(1, std::memory_order_relaxed);
+  attention->fetch_add(1, std::memory_order_relaxed);
+  ipc::futexWake(*attention);
+}
+
+Result<RuntimeInfo> runtimeInfo() {
+  if (client::tCurrentInfo == nullptr) {
+    return fail(ErrorCode::kInvalidState, "runtimeInfo is only available inside a runnable");
+  }
+  return *client::tCurrentInfo;
+}
+
+void shutdown() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  if (!gRuntime) return;
+  client::gExitFlag.store(nullptr);
+  client::gAttention.store(nullptr);
+  shm::ClientSlot& slot = gRuntime->view.client(gRuntime->clientIndex);
+  slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kExited), std::memory_order_release);
+  gRuntime.reset();
+}
+
+}  // namespace tactus

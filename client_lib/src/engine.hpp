@@ -1,0 +1,56 @@
+// The engine seam: how a worker executes one instance on its hardware resource. CPU workers call
+// the registered function; other hardware (GPUs) gets an engine of its own. Until the GPU engine
+// exists (issue 5), NullEngine completes submittees at once: the worker that owns a GPU resource
+// waits for the submittee's predecessors (its submitter among them), "runs" it through NullEngine
+// and marks it done, so dependents of a submittee wait for its submitter and GPU-timeline order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tactus/client.hpp"
+
+namespace tactus::client {
+
+/// A registered CPU runnable.
+struct Registration {
+  bool registered = false;
+  RunnableFunction function = nullptr;
+  void* userdata = nullptr;
+  std::function<void()> callable;
+};
+
+/// One execution request.
+struct EngineTask {
+  std::uint32_t instance = 0;  ///< InstanceId
+  std::uint32_t runnable = 0;  ///< RunnableId to run (the round-robin step), or kNone for nothing
+  const RuntimeInfo* info = nullptr;
+};
+
+/// Executes instances of one hardware resource. execute() returns when the instance may be
+/// marked done (an asynchronous engine will instead report completion; see issue 5).
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  /// Runs the task to completion.
+  virtual void execute(const EngineTask& task) = 0;
+};
+
+/// Calls registered CPU functions; an unregistered runnable (allowed by the master) does nothing.
+class CpuEngine final : public Engine {
+ public:
+  explicit CpuEngine(const std::vector<Registration>& registrations) : registrations_(registrations) {}
+  void execute(const EngineTask& task) override;
+
+ private:
+  const std::vector<Registration>& registrations_;
+};
+
+/// Placeholder for accelerators without an engine yet: completes at once.
+class NullEngine final : public Engine {
+ public:
+  void execute(const EngineTask&) override {}
+};
+
+}  // namespace tactus::client

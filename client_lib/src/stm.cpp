@@ -1,0 +1,129 @@
+// The STM C API (tactus/stm.h) implemented over the C++ API (tactus/client.hpp).
+#include "tactus/stm.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "tactus/client.hpp"
+
+namespace {
+
+thread_local std::string tLastMessage;
+
+stmErrorCode_t toStm(const tactus::Error& error) {
+  tLastMessage = error.message;
+  switch (error.code) {
+    case tactus::ErrorCode::kBadParameter: return STM_ERROR_BAD_PARAMETER;
+    case tactus::ErrorCode::kNotFound: return STM_ERROR_NOT_FOUND;
+    case tactus::ErrorCode::kAlreadyExists: return STM_ERROR_BAD_VALUE;
+    case tactus::ErrorCode::kInvalidState: return STM_ERROR_INVALID_STATE;
+    case tactus::ErrorCode::kTimeout: return STM_ERROR_TIMEOUT;
+    default: return STM_ERROR_GENERIC;
+  }
+}
+
+stmErrorCode_t toStm(const tactus::Result<void>& result) {
+  if (result) return STM_SUCCESS;
+  return toStm(result.error());
+}
+
+bool gInitialized = false;  // guarded by the C++ layer's own checks; only used for NOT_INITIALIZED
+
+stmErrorCode_t initOn(const char* clientName, const std::string& instance) {
+  if (clientName == nullptr) {
+    tLastMessage = "stmClientInit: null client name";
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  tactus::InitOptions options;
+  options.instance = instance;
+  const stmErrorCode_t code = toStm(tactus::init(clientName, options));
+  if (code == STM_SUCCESS) gInitialized = true;
+  return code;
+}
+
+}  // namespace
+
+extern "C" {
+
+stmErrorCode_t stmClientInit(const char* clientName) {
+  const char* env = std::getenv("TACTUS_INSTANCE");
+  return initOn(clientName, (env != nullptr && *env != '\0') ? env : "default");
+}
+
+stmErrorCode_t stmClientInitWithDiscriminator(const char* clientName, int32_t discriminator) {
+  return initOn(clientName, discriminator < 0 ? std::string("default") : std::to_string(discriminator));
+}
+
+stmErrorCode_t stmRegisterCpuRunnable(stmRunnable_t func, const char* runnableId, void* userdata) {
+  if (func == nullptr || runnableId == nullptr) {
+    tLastMessage = "stmRegisterCpuRunnable: null function or runnable id";
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  if (!gInitialized) {
+    tLastMessage = "stmRegisterCpuRunnable: stmClientInit was not called";
+    return STM_ERROR_NOT_INITIALIZED;
+  }
+  return toStm(tactus::registerRunnable(runnableId, func, userdata));
+}
+
+stmErrorCode_t stmEnterScheduler(void) {
+  if (!gInitialized) {
+    tLastMessage = "stmEnterScheduler: stmClientInit was not called";
+    return STM_ERROR_NOT_INITIALIZED;
+  }
+  const tactus::RunOutcome outcome = tactus::enterScheduler();
+  tLastMessage = outcome.message;
+  switch (outcome.status) {
+    case tactus::RunStatus::kFrameLimit:
+    case tactus::RunStatus::kExitRequested:
+    case tactus::RunStatus::kStoppedBySignal: return STM_SUCCESS;
+    case tactus::RunStatus::kTimeout: return STM_ERROR_TIMEOUT;
+    case tactus::RunStatus::kPeerDied: return STM_ERROR_GENERIC;
+    case tactus::RunStatus::kError:
+      return outcome.message.find("was not registered") != std::string::npos ? STM_ERROR_NOT_FOUND : STM_ERROR_GENERIC;
+  }
+  return STM_ERROR_GENERIC;
+}
+
+stmErrorCode_t stmGetRuntimeInfo(stmRunnableInfo_t* info) {
+  if (info == nullptr) return STM_ERROR_BAD_PARAMETER;
+  auto r = tactus::runtimeInfo();
+  if (!r) return toStm(r.error());
+  info->epochIterations = static_cast<uint32_t>(r->epochIteration);
+  info->scheduleId = r->scheduleId;
+  return STM_SUCCESS;
+}
+
+stmErrorCode_t stmExitScheduler(void) {
+  if (!gInitialized) return STM_ERROR_NOT_INITIALIZED;
+  tactus::exitScheduler();
+  return STM_SUCCESS;
+}
+
+void stmClientExit(void) {
+  tactus::shutdown();
+  gInitialized = false;
+}
+
+const char* stmErrorCodeToString(stmErrorCode_t code) {
+  switch (code) {
+    case STM_SUCCESS: return "STM_SUCCESS";
+    case STM_ERROR_BAD_PARAMETER: return "STM_ERROR_BAD_PARAMETER";
+    case STM_ERROR_NOT_INITIALIZED: return "STM_ERROR_NOT_INITIALIZED";
+    case STM_ERROR_NOT_SUPPORTED: return "STM_ERROR_NOT_SUPPORTED";
+    case STM_ERROR_TIMEOUT: return "STM_ERROR_TIMEOUT";
+    case STM_ERROR_NOT_FOUND: return "STM_ERROR_NOT_FOUND";
+    case STM_ERROR_INVALID_STATE: return "STM_ERROR_INVALID_STATE";
+    case STM_ERROR_GENERIC: return "STM_ERROR_GENERIC";
+    case STM_ERROR_BAD_VALUE: return "STM_ERROR_BAD_VALUE";
+    case STM_ERROR_CUDA: return "STM_ERROR_CUDA";
+    case STM_ERROR_INSUFFICIENT_MEMORY: return "STM_ERROR_INSUFFICIENT_MEMORY";
+    case STM_ERROR_BAD_STATE_TRANSITION: return "STM_ERROR_BAD_STATE_TRANSITION";
+    case STM_ERROR_SCHEDULE_ID_INVALID: return "STM_ERROR_SCHEDULE_ID_INVALID";
+  }
+  return "STM_ERROR_UNKNOWN";
+}
+
+const char* tactusLastErrorMessage(void) { return tLastMessage.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,278 @@
+// Runtime test helpers (see runtime_harness.hpp).
+#include "runtime_harness.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace tactus::test {
+
+Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t periodNs, std::uint32_t frames,
+                      std::uint16_t identifier) {
+  Schedule s;
+  s.name = "RuntimeTest";
+  s.identifier = identifier;
+  s.sourceHash = 0x1234;
+  std::map<std::string, std::uint32_t> clientIds, resourceIds, runnableIds;
+  auto resourceId = [&](const std::string& name) {
+    auto it = resourceIds.find(name);
+    if (it != resourceIds.end()) return it->second;
+    ResourceInfo r;
+    r.name = name;
+    if (name.rfind("CPU", 0) == 0) {
+      r.type = "CPU";
+      r.kind = ResourceKind::kCpu;
+      r.core = static_cast<std::uint32_t>(std::stoul(name.substr(3)));
+    } else {
+      r.type = "MUTEX";
+      r.kind = ResourceKind::kMutex;
+    }
+    r.hyperepoch = 0;
+    const auto id = static_cast<std::uint32_t>(s.resources.size());
+    s.resources.push_back(r);
+    resourceIds[name] = id;
+    return id;
+  };
+  // Resources first in a stable order: hardware named by runnables, then mutexes.
+  for (const auto& spec : specs) {
+    if (!clientIds.count(spec.client)) {
+      clientIds[spec.client] = static_cast<std::uint32_t>(s.clients.size());
+      s.clients.push_back({spec.client});
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& spec : specs) names.push_back(spec.cpu);
+  for (const auto& spec : specs) names.insert(names.end(), spec.extraResources.begin(), spec.extraResources.end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const auto& n : names) resourceId(n);
+
+  HyperepochInfo he;
+  he.name = "Main";
+  he.periodNs = periodNs;
+  for (std::uint32_t r = 0; r < s.resources.size(); ++r) he.resources.push_back(r);
+  he.epochs = {0};
+  s.hyperepochs.push_back(he);
+  EpochInfo ep;
+  ep.name = "Tick";
+  ep.hyperepoch = 0;
+  ep.periodNs = periodNs / frames;
+  ep.frames = frames;
+  s.epochs.push_back(ep);
+
+  for (const auto& spec : specs) {
+    RunnableInfo r;
+    r.name = spec.name;
+    r.client = clientIds.at(spec.client);
+    r.epoch = 0;
+    r.wcetNs = spec.wcetNs;
+    r.startTimeNs = spec.startTimeNs;
+    runnableIds[spec.client + "." + spec.name] = static_cast<std::uint32_t>(s.runnables.size());
+    s.runnables.push_back(r);
+  }
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    for (const auto& d : specs[i].dependencies) s.runnables[i].dependencies.push_back(runnableIds.at(d));
+    std::sort(s.runnables[i].dependencies.begin(), s.runnables[i].dependencies.end());
+  }
+
+  // ASAP placement, frame by frame, runnables in the given order (dependencies come first).
+  struct Placed {
+    std::uint32_t runnable, frame;
+    std::int64_t start, end;
+    std::vector<std::uint32_t> resources;
+  };
+  std::vector<Placed> placed;
+  std::map<std::uint32_t, std::int64_t> resourceFree;
+  for (std::uint32_t f = 0; f < frames; ++f) {
+    std::map<std::uint32_t, std::int64_t> endOf;
+    for (std::uint32_t r = 0; r < specs.size(); ++r) {
+      Placed p;
+      p.runnable = r;
+      p.frame = f;
+      p.resources.push_back(resourceIds.at(specs[r].cpu));
+      for (const auto& m : specs[r].extraResources) p.resources.push_back(resourceIds.at(m));
+      std::int64_t start = f * ep.periodNs + specs[r].startTimeNs;
+      for (const auto res : p.resources) start = std::max(start, resourceFree[res]);
+      for (const auto d : s.runnables[r].dependencies) start = std::max(start, endOf.at(d));
+      p.start = start;
+      p.end = start + specs[r].wcetNs;
+      for (const auto res : p.resources) resourceFree[res] = p.end;
+      endOf[r] = p.end;
+      placed.push_back(p);
+    }
+  }
+  std::vector<std::size_t> order(placed.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return placed[a].start < placed[b].start; });
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> idOf;  // (runnable, frame) -> InstanceId
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    idOf[{placed[order[k]].runnable, placed[order[k]].frame}] = static_cast<std::uint32_t>(k);
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Placed& p = placed[order[k]];
+    InstanceInfo inst;
+    inst.runnable = p.runnable;
+    inst.frame = p.frame;
+    inst.startNs = p.start;
+    inst.endNs = p.end;
+    inst.resources = p.resources;
+    for (const auto d : s.runnables[p.runnable].dependencies) inst.dependencies.push_back(idOf.at({d, p.frame}));
+    std::sort(inst.dependencies.begin(), inst.dependencies.end());
+    s.instances.push_back(inst);
+  }
+  for (std::uint32_t r = 0; r < s.resources.size(); ++r) {
+    TimelineInfo t;
+    t.resource = r;
+    for (std::uint32_t i = 0; i < s.instances.size(); ++i) {
+      const auto& res = s.instances[i].resources;
+      if (std::find(res.begin(), res.end(), r) != res.end()) t.instances.push_back(i);
+    }
+    if (!t.instances.empty()) s.timelines.push_back(t);
+  }
+  return s;
+}
+
+std::string uniqueInstance(const std::string& tag) {
+  static std::atomic<int> counter{0};
+  return "t" + std::to_string(::getpid()) + "_" + tag + "_" + std::to_string(counter.fetch_add(1));
+}
+
+std::string scratchDir(const std::string& tag) {
+  std::string dir = "/tmp/tactus-runtime-tests-" + std::to_string(::getpid()) + "-" + tag;
+  ::mkdir(dir.c_str(), 0700);
+  return dir;
+}
+
+std::string buildPath(const std::string& relative) {
+  const char* root = std::getenv("TACTUS_BUILD_ROOT");
+  return std::string(root ? root : ".") + "/" + relative;
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(outputPath.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int waitFor(pid_t pid, int timeoutMs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+      return -2;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool segmentPresent(const std::string& instance) {
+  struct stat st {};
+  return ::stat(("/dev/shm/tactus_" + instance).c_str(), &st) == 0;
+}
+
+bool waitForPath(const std::string& path, int timeoutMs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  struct stat st {};
+  while (::stat(path.c_str(), &st) != 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t iterations) {
+  const std::size_t n = s.instances.size();
+  std::vector<const EventRecord*> run(n * iterations, nullptr);
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> release;  // (epoch, global frame) -> ideal
+  for (const EventRecord& r : log.records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease)) {
+      const std::uint64_t frames = s.epochs.at(r.instance).frames;
+      release[{r.instance, std::uint64_t{r.iteration} * frames + r.aux}] = r.startNs;
+      continue;
+    }
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
+    if (r.instance >= n) return "record names unknown instance " + std::to_string(r.instance);
+    if (r.iteration >= iterations) return "record for iteration " + std::to_string(r.iteration) + " beyond the limit";
+    if (r.endNs < r.startNs) return "record ends before it starts";
+    auto& slot = run[r.iteration * n + r.instance];
+    if (slot) return "instance " + std::to_string(r.instance) + " ran twice in iteration " + std::to_string(r.iteration);
+    slot = &r;
+  }
+  for (std::uint64_t h = 0; h < iterations; ++h) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const EventRecord* r = run[h * n + i];
+      if (!r) return "instance " + std::to_string(i) + " missing in iteration " + std::to_string(h);
+      for (const auto d : s.instances[i].dependencies) {
+        if (run[h * n + d]->endNs > r->startNs) {
+          return "instance " + std::to_string(i) + " started before its dependency " + std::to_string(d) +
+                 " ended (iteration " + std::to_string(h) + ")";
+        }
+      }
+      const auto& inst = s.instances[i];
+      const auto& rn = s.runnables[inst.runnable];
+      const std::uint64_t frames = s.epochs[rn.epoch].frames;
+      auto rel = release.find({rn.epoch, h * frames + inst.frame});
+      if (rel == release.end()) return "no release record for the frame of instance " + std::to_string(i);
+      if (r->startNs < rel->second + rn.startTimeNs) {
+        return "instance " + std::to_string(i) + " started before its release + StartTime (iteration " +
+               std::to_string(h) + ")";
+      }
+    }
+  }
+  for (const TimelineInfo& t : s.timelines) {
+    const EventRecord* previous = nullptr;
+    for (std::uint64_t h = 0; h < iterations; ++h) {
+      for (const auto i : t.instances) {
+        const EventRecord* r = run[h * n + i];
+        if (previous && previous->endNs > r->startNs) {
+          return "on resource " + s.resources[t.resource].name + " instance " + std::to_string(i) +
+                 " started before its timeline predecessor " + std::to_string(previous->instance) +
+                 " ended (iteration " + std::to_string(h) + ")";
+        }
+        previous = r;
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace tactus::test

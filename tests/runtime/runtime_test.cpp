@@ -1,0 +1,337 @@
+// Runtime integration tests: the real tactus-master and real client processes (tactus-test-client),
+// each test on its own instance, checked through exit codes, messages and the event log.
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "runtime_harness.hpp"
+#include "tactus/client.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/verify.hpp"
+
+using namespace tactus;
+using namespace tactus::test;
+
+namespace {
+
+constexpr int kWaitMs = 10'000;
+
+// Two clients, two cores, cross-client dependencies, a shared mutex and a StartTime; two frames
+// per 1 ms period.
+Schedule twoClientSchedule() {
+  return makeSchedule(
+      {
+          {"Client0", "A", "CPU0", 50'000, {}, 0, {}},
+          {"Client0", "B", "CPU1", 30'000, {"Client0.A"}, 0, {}},
+          {"Client1", "C", "CPU1", 40'000, {"Client0.A"}, 0, {}},
+          {"Client1", "D", "CPU0", 20'000, {"Client1.C", "Client0.B"}, 100'000, {}},
+          {"Client1", "E", "CPU0", 10'000, {}, 0, {"MEM_MUTEX"}},
+          {"Client0", "F", "CPU1", 10'000, {"Client0.B"}, 0, {"MEM_MUTEX"}},
+      },
+      1'000'000, 2);
+}
+
+struct Run {
+  std::string instance;
+  std::string dir;
+  std::string schedulePath;
+  std::string logPath;
+  Schedule schedule;
+
+  explicit Run(const std::string& tag, Schedule s = twoClientSchedule()) : schedule(std::move(s)) {
+    instance = uniqueInstance(tag);
+    dir = scratchDir(instance);
+    schedulePath = dir + "/schedule.tsched";
+    logPath = dir + "/events.log";
+    REQUIRE(verifySchedule(schedule).ok());
+    REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
+  }
+  ~Run() {
+    if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
+  }
+  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
+  pid_t master(std::vector<std::string> extra, const std::string& who = "master") const {
+    std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return spawn(argv, out(who));
+  }
+  pid_t client(const std::string& name, std::vector<std::string> extra = {}) const {
+    std::vector<std::string> argv{buildPath("tests/runtime/tactus-test-client"), "--name", name, "--instance", instance};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return spawn(argv, out(name));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("master first: two clients run 1000 iterations in the compiled order on every resource", "[runtime][order]") {
+  Run run("order");
+  const pid_t m = run.master({"-e", "1000", "-l", run.logPath, "-t", "5000000"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  CHECK(readFile(run.out("Client0")).find("status=frame-limit") != std::string::npos);
+  CHECK(readFile(run.out("Client1")).find("status=frame-limit") != std::string::npos);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(log->header.scheduleContentHash == scheduleContentHash(run.schedule));
+  CHECK(log->header.scheduleIdentifier == run.schedule.identifier);
+  CHECK(checkLog(run.schedule, *log, 1000) == "");
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("clients first: clients started before the master wait for it, through the STM C API too", "[runtime][order]") {
+  Run run("clientsfirst");
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1", {"--stm"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK_FALSE(segmentPresent(run.instance));
+  const pid_t m = run.master({"-e", "300", "-l", run.logPath});
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  CHECK(readFile(run.out("Client1")).find("stm-enter: STM_SUCCESS") != std::string::npos);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(checkLog(run.schedule, *log, 300) == "");
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("one client first, master, then the other client: the run still happens", "[runtime][order]") {
+  Run run("mixed");
+  const pid_t c1 = run.client("Client1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t m = run.master({"-e", "100", "-l", run.logPath});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const pid_t c0 = run.client("Client0");
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(checkLog(run.schedule, *log, 100) == "");
+}
+
+TEST_CASE("a runnable calling exitScheduler ends the run for every client at an iteration boundary", "[runtime][exit]") {
+  Run run("exit");
+  const pid_t m = run.master({"-l", run.logPath});
+  const pid_t c0 = run.client("Client0", {"--exit-at-iteration", "20"});
+  const pid_t c1 = run.client("Client1");
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  const std::string out1 = readFile(run.out("Client1"));
+  CHECK(out1.find("status=exit-requested peer=Client0") != std::string::npos);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  // Every iteration that started finished: count whole iterations, then check them.
+  std::uint64_t runs = 0;
+  for (const auto& r : log->records) runs += r.kind == static_cast<std::uint16_t>(EventKind::kRun);
+  REQUIRE(runs % run.schedule.instances.size() == 0);
+  const std::uint64_t iterations = runs / run.schedule.instances.size();
+  CHECK(iterations >= 21);
+  CHECK(iterations <= 23);
+  CHECK(checkLog(run.schedule, *log, iterations) == "");
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("SIGTERM to the master stops every client cleanly", "[runtime][exit]") {
+  Run run("sigterm");
+  const pid_t m = run.master({"-l", run.logPath});
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ::kill(m, SIGTERM);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK(readFile(run.out("Client0")).find("status=stopped-by-signal") != std::string::npos);
+  CHECK(readFile(run.out("Client1")).find("status=stopped-by-signal") != std::string::npos);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  std::uint64_t runs = 0;
+  for (const auto& r : log->records) runs += r.kind == static_cast<std::uint16_t>(EventKind::kRun);
+  REQUIRE(runs % run.schedule.instances.size() == 0);
+  CHECK(runs > 0);
+  CHECK(checkLog(run.schedule, *log, runs / run.schedule.instances.size()) == "");
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("a client killed with SIGKILL mid-frame is detected quickly and named to the others", "[runtime][failure]") {
+  Run run("kill");
+  const std::string marker = run.dir + "/hanging";
+  const pid_t m = run.master({});
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1", {"--hang-runnable", "C", "--hang-at-iteration", "50", "--marker", marker});
+  REQUIRE(waitForPath(marker, kWaitMs));
+  const auto killedAt = std::chrono::steady_clock::now();
+  ::kill(c1, SIGKILL);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  const auto noticed = std::chrono::steady_clock::now();
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(waitFor(c1, kWaitMs) == 128 + SIGKILL);
+  CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(noticed - killedAt).count() < 100);
+  CHECK(readFile(run.out("Client0")).find("status=peer-died peer=Client1") != std::string::npos);
+  CHECK(readFile(run.out("master")).find("client 'Client1'") != std::string::npos);
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("clients return instead of hanging when the master dies", "[runtime][failure]") {
+  Run run("masterdies");
+  const pid_t m = run.master({});
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(m, SIGKILL);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(waitFor(m, kWaitMs) == 128 + SIGKILL);
+  CHECK(readFile(run.out("Client0")).find("peer=master") != std::string::npos);
+}
+
+TEST_CASE("a client that never comes ends the run with a timeout naming it", "[runtime][failure]") {
+  Run run("nevercomes");
+  const pid_t m = run.master({"-t", "300000"});
+  const pid_t c0 = run.client("Client0");
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kTimeout));
+  CHECK(readFile(run.out("master")).find("client 'Client1' did not come") != std::string::npos);
+  CHECK(readFile(run.out("Client0")).find("status=timeout peer=Client1") != std::string::npos);
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("an unregistered runnable is refused naming it, unless the master allows it", "[runtime][registration]") {
+  SECTION("refused") {
+    Run run("unregistered");
+    const pid_t m = run.master({});
+    const pid_t c0 = run.client("Client0");
+    const pid_t c1 = run.client("Client1", {"--skip", "D"});
+    CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(waitFor(m, kWaitMs) == 1);
+    CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(readFile(run.out("Client1")).find("runnable 'Client1.D' is scheduled") != std::string::npos);
+    CHECK(readFile(run.out("master")).find("'Client1.D' was not registered") != std::string::npos);
+    CHECK(readFile(run.out("Client0")).find("Client1.D") != std::string::npos);
+    CHECK_FALSE(segmentPresent(run.instance));
+  }
+  SECTION("allowed") {
+    Run run("allowed");
+    const pid_t m = run.master({"-e", "50", "--allow-unregistered-runnables", "-l", run.logPath});
+    const pid_t c0 = run.client("Client0");
+    const pid_t c1 = run.client("Client1", {"--skip", "D"});
+    CHECK(waitFor(c0, kWaitMs) == 0);
+    CHECK(waitFor(c1, kWaitMs) == 0);
+    REQUIRE(waitFor(m, kWaitMs) == 0);
+    auto log = readEventLog(run.logPath);
+    REQUIRE(log.has_value());
+    CHECK(checkLog(run.schedule, *log, 50) == "");
+  }
+}
+
+TEST_CASE("registration errors name the runnable: unknown, duplicate, after enter", "[runtime][registration]") {
+  Run run("regerrors");
+  const pid_t m = run.master({"-e", "5"});
+  const pid_t c0 = run.client("Client0", {"--check-registration"});
+  const pid_t c1 = run.client("Client1");
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  const std::string out = readFile(run.out("Client0"));
+  CHECK(out.find("unknown: not-found: runnable 'NoSuchRunnable'") != std::string::npos);
+  CHECK(out.find("duplicate: already-exists: runnable 'Client0.A' is already registered") != std::string::npos);
+  CHECK(out.find("info-outside: invalid-state") != std::string::npos);
+  CHECK(out.find("stm-info-outside: STM_ERROR_INVALID_STATE") != std::string::npos);
+  CHECK(out.find("after-enter: invalid-state: register runnable 'A': registration after enterScheduler") !=
+        std::string::npos);
+}
+
+TEST_CASE("a client name that is not in the schedule is an init error", "[runtime][registration]") {
+  Run run("badname");
+  const pid_t m = run.master({"-t", "200000"});
+  const pid_t c = run.client("Nobody");
+  CHECK(waitFor(c, kWaitMs) == 3);
+  CHECK(readFile(run.out("Nobody")).find("client 'Nobody' is not in schedule") != std::string::npos);
+  CHECK(waitFor(m, kWaitMs) == 1);
+}
+
+TEST_CASE("init without a master times out when asked to", "[runtime][registration]") {
+  Run run("nomaster");
+  const pid_t c = run.client("Client0", {"--timeout-ms", "100"});
+  CHECK(waitFor(c, kWaitMs) == 3);
+  CHECK(readFile(run.out("Client0")).find("no master for instance") != std::string::npos);
+}
+
+TEST_CASE("a second master on the same instance is refused", "[runtime][master]") {
+  Run run("second");
+  const pid_t m1 = run.master({"-t", "-1"}, "master1");
+  REQUIRE(waitForPath("/dev/shm/tactus_" + run.instance, kWaitMs));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t m2 = run.master({"-t", "-1"}, "master2");
+  CHECK(waitFor(m2, kWaitMs) == 2);
+  CHECK(readFile(run.out("master2")).find("already has a running master (pid " + std::to_string(m1) + ")") !=
+        std::string::npos);
+  CHECK(segmentPresent(run.instance));  // the first master's segment is untouched
+  ::kill(m1, SIGTERM);
+  CHECK(waitFor(m1, kWaitMs) == 0);
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("a stale segment left by a killed master is replaced on the next start", "[runtime][master]") {
+  Run run("stale");
+  const pid_t m1 = run.master({"-t", "-1"}, "master1");
+  REQUIRE(waitForPath("/dev/shm/tactus_" + run.instance, kWaitMs));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(m1, SIGKILL);
+  CHECK(waitFor(m1, kWaitMs) == 128 + SIGKILL);
+  REQUIRE(segmentPresent(run.instance));
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  const pid_t m2 = run.master({"-e", "20", "-l", run.logPath}, "master2");
+  CHECK(waitFor(m2, kWaitMs) == 0);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK(readFile(run.out("master2")).find("replacing stale segment") != std::string::npos);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(checkLog(run.schedule, *log, 20) == "");
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("a schedule file that fails verification is refused with the reason", "[runtime][master]") {
+  Schedule bad = twoClientSchedule();
+  Run run("badschedule");
+  // Make two instances on CPU0 overlap: the verifier must catch it, and the master must refuse.
+  const auto& cpu0 = bad.timelines[0].instances;
+  REQUIRE(cpu0.size() >= 2);
+  bad.instances[cpu0[1]].startNs = bad.instances[cpu0[0]].startNs;
+  bad.instances[cpu0[1]].endNs = bad.instances[cpu0[1]].startNs + bad.runnables[bad.instances[cpu0[1]].runnable].wcetNs;
+  REQUIRE_FALSE(verifySchedule(bad).ok());
+  REQUIRE(saveScheduleFile(bad, run.schedulePath).has_value());
+  const pid_t m = run.master({});
+  CHECK(waitFor(m, kWaitMs) == 2);
+  CHECK(readFile(run.out("master")).find("fails verification") != std::string::npos);
+  CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("a missing or corrupt schedule file is refused", "[runtime][master]") {
+  Run run("corrupt");
+  {
+    std::FILE* f = std::fopen(run.schedulePath.c_str(), "w");
+    std::fputs("tactus-schedule 1\nnonsense\n", f);
+    std::fclose(f);
+  }
+  const pid_t m = run.master({});
+  CHECK(waitFor(m, kWaitMs) == 2);
+  CHECK(readFile(run.out("master")).find(run.schedulePath) != std::string::npos);
+  const pid_t m2 = spawn({buildPath("master/tactus-master"), "-s", run.dir + "/missing.tsched", "-D", run.instance},
+                         run.out("master2"));
+  CHECK(waitFor(m2, kWaitMs) == 2);
+  CHECK(readFile(run.out("master2")).find("cannot open") != std::string::npos);
+  CHECK_FALSE(segmentPresent(run.instance));
+}

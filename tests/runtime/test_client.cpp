@@ -1,0 +1,183 @@
+// tactus-test-client: a client process for the runtime tests, driven by arguments. It registers
+// every runnable its client has in the schedule (except --skip ones) and prints one result line:
+//   status=<run status> peer=<name> message=<text>
+// Exit codes: 0 frame-limit/exit-requested/stopped-by-signal, 3 init failed, 4 registration
+// failed, 10 + RunStatus otherwise.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tactus/client.hpp"
+#include "tactus/stm.h"
+
+namespace {
+
+struct Args {
+  std::string name;
+  std::string instance = "default";
+  long long timeoutMs = -1;
+  std::set<std::string> skip;
+  long long exitAtIteration = -1;   // a runnable calls exitScheduler in this hyperepoch iteration
+  long long hangAtIteration = -1;   // --hang-runnable sleeps forever in this iteration
+  std::string hangRunnable;
+  std::string marker;               // file created when the hang starts
+  long long busyUs = 0;             // each runnable spins this long
+  bool checkRegistration = false;   // exercise the registration errors and report them
+  bool useStm = false;              // go through the STM C API
+};
+
+Args gArgs;
+std::atomic<long long> gRuns{0};
+
+void spinUs(long long us) {
+  if (us <= 0) return;
+  timespec t0{};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) >= us * 1000) return;
+  }
+}
+
+void body(const std::string* name) {
+  gRuns.fetch_add(1);
+  auto info = tactus::runtimeInfo();
+  if (!info) {
+    std::printf("runtime-info-error %s\n", info.error().message.c_str());
+    std::fflush(stdout);
+    std::_Exit(5);
+  }
+  const auto h = static_cast<long long>(info->hyperepochIteration);
+  if (!gArgs.hangRunnable.empty() && *name == gArgs.hangRunnable && h == gArgs.hangAtIteration) {
+    if (!gArgs.marker.empty()) {
+      const int fd = ::open(gArgs.marker.c_str(), O_CREAT | O_WRONLY, 0600);
+      if (fd >= 0) ::close(fd);
+    }
+    for (;;) ::pause();
+  }
+  spinUs(gArgs.busyUs);
+  if (gArgs.exitAtIteration >= 0 && h == gArgs.exitAtIteration) tactus::exitScheduler();
+}
+
+void stmBody(void* userdata) { body(static_cast<const std::string*>(userdata)); }
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: tactus-test-client --name CLIENT [--instance I] [--timeout-ms N] [--skip R]...\n"
+               "  [--exit-at-iteration N] [--hang-runnable R --hang-at-iteration N --marker FILE]\n"
+               "  [--busy-us N] [--check-registration] [--stm]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--name") gArgs.name = next();
+    else if (a == "--instance") gArgs.instance = next();
+    else if (a == "--timeout-ms") gArgs.timeoutMs = std::atoll(next().c_str());
+    else if (a == "--skip") gArgs.skip.insert(next());
+    else if (a == "--exit-at-iteration") gArgs.exitAtIteration = std::atoll(next().c_str());
+    else if (a == "--hang-at-iteration") gArgs.hangAtIteration = std::atoll(next().c_str());
+    else if (a == "--hang-runnable") gArgs.hangRunnable = next();
+    else if (a == "--marker") gArgs.marker = next();
+    else if (a == "--busy-us") gArgs.busyUs = std::atoll(next().c_str());
+    else if (a == "--check-registration") gArgs.checkRegistration = true;
+    else if (a == "--stm") gArgs.useStm = true;
+    else return usage();
+  }
+  if (gArgs.name.empty()) return usage();
+
+  if (gArgs.useStm) {
+    ::setenv("TACTUS_INSTANCE", gArgs.instance.c_str(), 1);
+    const stmErrorCode_t rc = stmClientInit(gArgs.name.c_str());
+    if (rc != STM_SUCCESS) {
+      std::printf("init-error code=%s message=%s\n", stmErrorCodeToString(rc), tactusLastErrorMessage());
+      return 3;
+    }
+  } else {
+    tactus::InitOptions options;
+    options.instance = gArgs.instance;
+    options.timeoutMs = gArgs.timeoutMs;
+    auto ok = tactus::init(gArgs.name, options);
+    if (!ok) {
+      std::printf("init-error code=%s message=%s\n", tactus::errorCodeName(ok.error().code), ok.error().message.c_str());
+      return 3;
+    }
+  }
+  auto names = tactus::scheduledRunnables();
+  if (!names) return 3;
+  static std::vector<std::string> kept;  // stable addresses for userdata
+  kept.reserve(names->size());
+  for (const std::string& n : *names) {
+    if (gArgs.skip.count(n) == 0) kept.push_back(n);
+  }
+  for (std::string& n : kept) {
+    if (gArgs.useStm) {
+      const stmErrorCode_t rc = stmRegisterCpuRunnable(stmBody, n.c_str(), &n);
+      if (rc != STM_SUCCESS) {
+        std::printf("register-error code=%s message=%s\n", stmErrorCodeToString(rc), tactusLastErrorMessage());
+        return 4;
+      }
+    } else {
+      const std::string* name = &n;
+      auto ok = tactus::registerRunnable(n, [name] { body(name); });
+      if (!ok) {
+        std::printf("register-error code=%s message=%s\n", tactus::errorCodeName(ok.error().code),
+                    ok.error().message.c_str());
+        return 4;
+      }
+    }
+  }
+  if (gArgs.checkRegistration) {
+    auto unknown = tactus::registerRunnable("NoSuchRunnable", [] {});
+    std::printf("unknown: %s: %s\n", unknown ? "ok" : tactus::errorCodeName(unknown.error().code),
+                unknown ? "" : unknown.error().message.c_str());
+    if (!kept.empty()) {
+      auto dup = tactus::registerRunnable(kept.front(), [] {});
+      std::printf("duplicate: %s: %s\n", dup ? "ok" : tactus::errorCodeName(dup.error().code),
+                  dup ? "" : dup.error().message.c_str());
+    }
+    auto outside = tactus::runtimeInfo();
+    std::printf("info-outside: %s\n", outside ? "ok" : tactus::errorCodeName(outside.error().code));
+    stmRunnableInfo_t cinfo;
+    std::printf("stm-info-outside: %s\n", stmErrorCodeToString(stmGetRuntimeInfo(&cinfo)));
+  }
+  tactus::RunOutcome outcome;
+  if (gArgs.useStm) {
+    const stmErrorCode_t rc = stmEnterScheduler();
+    std::printf("stm-enter: %s\n", stmErrorCodeToString(rc));
+    outcome.status = rc == STM_SUCCESS ? tactus::RunStatus::kFrameLimit : tactus::RunStatus::kError;
+    outcome.message = tactusLastErrorMessage();
+  } else {
+    outcome = tactus::enterScheduler();
+  }
+  std::printf("status=%s peer=%s runs=%lld message=%s\n", tactus::runStatusName(outcome.status), outcome.peer.c_str(),
+              gRuns.load(), outcome.message.c_str());
+  if (gArgs.checkRegistration) {
+    auto late = tactus::registerRunnable(kept.empty() ? "x" : kept.front(), [] {});
+    std::printf("after-enter: %s: %s\n", late ? "ok" : tactus::errorCodeName(late.error().code),
+                late ? "" : late.error().message.c_str());
+  }
+  std::fflush(stdout);
+  if (gArgs.useStm) {
+    stmClientExit();
+  } else {
+    tactus::shutdown();
+  }
+  switch (outcome.status) {
+    case tactus::RunStatus::kFrameLimit:
+    case tactus::RunStatus::kExitRequested:
+    case tactus::RunStatus::kStoppedBySignal: return 0;
+    default: return 10 + static_cast<int>(outcome.status);
+  }
+}
