@@ -1,8 +1,8 @@
 // The compiler's front end: YAML text -> compact event tree -> checked Graph (stm-model.md s. 2).
 //
 // yaml-cpp's parser delivers events; we build a small flat tree from them (one vector of nodes,
-// one of child indices, one arena of scalar text) instead of yaml-cpp's node graph, which costs
-// about ten times the memory and time on large graphs. The tree is then walked once, resolving
+// one of child indices, one arena of scalar text) instead of yaml-cpp's node graph, which is
+// far heavier per node on large graphs. The tree is then walked once, resolving
 // names through hash maps, so a graph with a million runnables parses in linear time.
 //
 // Inside this file a broken rule throws a private Failure that parseGraph turns into an Error;
