@@ -303,7 +303,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       ++cs.overrunsWcet;
       rs.worstOverrunNs = std::max(rs.worstOverrunNs, duration - ran.wcetNs);
     }
-    if (ran.endMonitorThresholdNs != kNoDuration && sinceRelease > ran.endMonitorThresholdNs) {
+    if (ran.endMonitorThresholdNs != kNoDuration && duration > ran.endMonitorThresholdNs) {
       ++rs.endMonitorViolations;
       ++cs.endMonitorViolations;
     }

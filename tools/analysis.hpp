@@ -6,8 +6,9 @@
 //   iteration start S (ideal release of the iteration's frame 0, from its kRelease records)
 //   planned start    = S + instance.startNs          start jitter = actual start - planned start
 //   frame release R  = ideal release of (epoch, frame) in that iteration
-//   deadline miss    : end - R > Deadline             end-monitor violation: end - R > EndMonitorThreshold
-//   WCET overrun     : end - start > WCET             monitor violation: iteration's last end - S > Monitor
+//   deadline miss    : end - R > Deadline
+//   WCET overrun     : end - start > WCET             end-monitor violation: end - start > EndMonitorThreshold
+//   monitor violation: the iteration's last end - S > the hyperepoch's Monitor budget
 #pragma once
 
 #include <cstdint>
@@ -60,7 +61,7 @@ struct RunnableStats {
   Quantiles startJitter;                ///< actual start - planned start (negative: early)
   std::uint64_t overrunsWcet = 0;       ///< runs longer than the WCET
   std::int64_t worstOverrunNs = 0;      ///< largest duration - WCET among them
-  std::uint64_t endMonitorViolations = 0;  ///< ends later than EndMonitorThreshold after release
+  std::uint64_t endMonitorViolations = 0;  ///< runs longer than the EndMonitorThreshold budget
   std::uint64_t deadlineMisses = 0;     ///< ends later than Deadline after release
   std::vector<std::int64_t> durations;  ///< every measured duration, ascending
 };

@@ -148,7 +148,7 @@ for(var i=0;i<D.inst.length;i++)hypInst[instHyp(i)].push(i);
 function planSvg(h,zoom,exec){
   var hy=D.hyp[h],lanes=hy[2],LW=150,LH=exec?34:22,top=16,period=hy[1],span=period;
   if(exec)exec[3].forEach(function(_,k,a){if(k%4===3)span=Math.max(span,a[k]);});
-  var scale=(viewWidth()-LW)*zoom/Math.max(1,span),w=LW+span*scale+10,hgt=top+lanes.length*LH+6;
+  var scale=(viewWidth()-LW-50)*zoom/Math.max(1,span),w=LW+span*scale+50,hgt=top+lanes.length*LH+6;
   var laneOf={};lanes.forEach(function(r,k){laneOf[r]=k;});
   var s='<svg class="timeline" data-hyperepoch="'+h+'" width="'+w.toFixed(0)+'" height="'+hgt+'">';
   lanes.forEach(function(r,k){var y=top+k*LH;
