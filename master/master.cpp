@@ -165,7 +165,7 @@ class Run {
   bool waitInstances(const std::vector<std::uint32_t>& instances, std::uint64_t iteration);
   bool instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const;
   void drainRings();
-  bool checkClients(const char* phase);
+  bool checkClients(bool beforeRun);
   void requestStop(StopReason reason, std::uint32_t client);
   void publishEnd(SegmentState state, StopReason reason, std::uint32_t client, const std::string& message);
   void masterEvent(const EventRecord& record);
@@ -319,7 +319,8 @@ void Run::drainRings() {
 }
 
 // Watches attached clients; returns false (after aborting the run) when one died or refused.
-bool Run::checkClients(const char* phase) {
+bool Run::checkClients(bool beforeRun) {
+  const char* phase = beforeRun ? "before the run started" : "during the run";
   for (std::uint32_t c = 0; c < schedule_.clients.size(); ++c) {
     shm::ClientSlot& slot = view_.client(c);
     const std::uint32_t pid = slot.pid.load(std::memory_order_acquire);
@@ -335,6 +336,11 @@ bool Run::checkClients(const char* phase) {
       publishEnd(SegmentState::kAborted, StopReason::kError, c,
                  "client '" + clientName(c) + "' refused to run: " + what +
                      " (start the master with --allow-unregistered-runnables to run without it)");
+      return false;
+    }
+    if (state == ClientState::kExited && beforeRun) {
+      publishEnd(SegmentState::kAborted, StopReason::kError, c,
+                 "client '" + clientName(c) + "' detached before the run started");
       return false;
     }
     if (watches_[c].pid() != 0 && watches_[c].exited() && state != ClientState::kExited) {
@@ -357,7 +363,7 @@ int Run::waitForClients() {
       publishEnd(SegmentState::kFinished, StopReason::kSignal, kNone, "the master was stopped by a signal before the run started");
       return kExitOk;
     }
-    if (!checkClients("before the run started")) return kExitRunFailed;
+    if (!checkClients(true)) return kExitRunFailed;
     bool all = true;
     for (std::uint32_t c = 0; c < schedule_.clients.size(); ++c) {
       if (view_.client(c).state.load(std::memory_order_acquire) != static_cast<std::uint32_t>(ClientState::kEntered)) all = false;
@@ -510,7 +516,7 @@ int Run::runFrames() {
     const std::int64_t now = ipc::monotonicNs();
     if (now - lastClientCheck >= kMonitorSliceNs) {
       lastClientCheck = now;
-      if (!checkClients("during the run")) {
+      if (!checkClients(false)) {
         failed = true;
         break;
       }

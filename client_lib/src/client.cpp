@@ -451,7 +451,13 @@ void shutdown() {
   client::gExitFlag.store(nullptr);
   client::gAttention.store(nullptr);
   shm::ClientSlot& slot = gRuntime->view.client(gRuntime->clientIndex);
-  slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kExited), std::memory_order_release);
+  // A refusal stays visible: the master names the missing runnable from it.
+  std::uint32_t state = slot.state.load();
+  if (state != static_cast<std::uint32_t>(shm::ClientState::kRefused)) {
+    slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kExited), std::memory_order_release);
+    gRuntime->view.header().attention.fetch_add(1);
+    ipc::futexWake(gRuntime->view.header().attention);
+  }
   gRuntime.reset();
 }
 

@@ -243,11 +243,11 @@ TEST_CASE("registration errors name the runnable: unknown, duplicate, after ente
   CHECK(waitFor(c1, kWaitMs) == 0);
   CHECK(waitFor(m, kWaitMs) == 0);
   const std::string out = readFile(run.out("Client0"));
-  CHECK(out.find("unknown: not-found: runnable 'NoSuchRunnable'") != std::string::npos);
-  CHECK(out.find("duplicate: already-exists: runnable 'Client0.A' is already registered") != std::string::npos);
-  CHECK(out.find("info-outside: invalid-state") != std::string::npos);
+  CHECK(out.find("unknown: not found: runnable 'NoSuchRunnable'") != std::string::npos);
+  CHECK(out.find("duplicate: already exists: runnable 'Client0.A' is already registered") != std::string::npos);
+  CHECK(out.find("info-outside: invalid state") != std::string::npos);
   CHECK(out.find("stm-info-outside: STM_ERROR_INVALID_STATE") != std::string::npos);
-  CHECK(out.find("after-enter: invalid-state: register runnable 'A': registration after enterScheduler") !=
+  CHECK(out.find("after-enter: invalid state: register runnable 'A': registration after enterScheduler") !=
         std::string::npos);
 }
 
