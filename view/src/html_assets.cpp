@@ -58,6 +58,7 @@ function esc(s){return String(s).replace(/[&<>"]/g,function(c){return {'&':'&amp
 function color(c){return 'hsl('+((c*137.508)%360).toFixed(1)+',55%,68%)';}
 function qname(r){var x=D.run[r];return D.clients[x[1]]+'.'+x[0];}
 function epochName(e){var x=D.ep[e];return D.hyp[x[1]][0]+'.'+x[0];}
+function resName(r){var x=D.res[r];return (x[3]>=0?D.clients[x[3]]+'.':'')+x[0];}
 function instHyp(i){return D.ep[D.run[D.inst[i][0]][2]][1];}
 
 // Tooltip text for a runnable: its plan and, when measured, its statistics.
@@ -72,7 +73,7 @@ function runnableText(r){
   return t;
 }
 function instText(i){
-  var x=D.inst[i],rs=x[4].map(function(r){return D.res[r][0];}).join(', ');
+  var x=D.inst[i],rs=x[4].map(resName).join(', ');
   return runnableText(x[0])+'\nframe '+x[1]+': planned '+fmt(x[2])+' .. '+fmt(x[3])+'\non '+rs;
 }
 function showTip(e,text){tip.textContent=text;tip.style.display='block';
@@ -153,7 +154,7 @@ function planSvg(h,zoom,exec){
   var s='<svg class="timeline" data-hyperepoch="'+h+'" width="'+w.toFixed(0)+'" height="'+hgt+'">';
   lanes.forEach(function(r,k){var y=top+k*LH;
     s+='<g class="lane '+(exec?'exec-lane':'plan-lane')+'" data-res="'+r+'"><rect class="lanebg'+(k%2?' odd':'')+'" x="0" y="'+y+'" width="'+w.toFixed(0)+'" height="'+LH+'"/>'+
-       '<text class="lbl" x="4" y="'+(y+14)+'">'+esc(D.res[r][0])+'</text></g>';});
+       '<text class="lbl" x="4" y="'+(y+14)+'">'+esc(resName(r))+'</text></g>';});
   s+=timeAxis(LW,scale,span,0,hgt);
   D.ep.forEach(function(ep,e){if(ep[1]!==h)return;for(var f=1;f<ep[3];f++){var x=(LW+f*ep[2]*scale).toFixed(1);
     s+='<line class="release" x1="'+x+'" x2="'+x+'" y1="'+top+'" y2="'+hgt+'"/>';}});

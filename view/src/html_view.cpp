@@ -88,6 +88,8 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     jsonString(o, r.type);
     o += ',';
     jsonIndex(o, r.hyperepoch);
+    o += ',';
+    jsonIndex(o, r.client);
     o += ']';
   }
   o += "],\"hyp\":[";
