@@ -129,25 +129,42 @@ std::int64_t lengthOf(const Schedule& s) {
   return l;
 }
 
-// A layered random graph on `cpus` CPUs with a mutex, for determinism and speed checks.
+// A random graph on `cpus` CPUs with a mutex, zero WCETs, and submitter/submittee pairs on two
+// GPUs, for determinism and validity checks (small enough that every priority rule runs).
 GraphBuilder randomGraph(int runnables, int cpus, unsigned seed) {
   GraphBuilder b;
   b.cpus(cpus);
   const std::uint32_t mutex = b.resource("LOCK", "MUTEX", ResourceKind::kMutex);
+  const auto gpu0 = b.resource("GPU0", "GPU", ResourceKind::kGpu);
+  const auto gpu1 = b.resource("GPU1", "GPU", ResourceKind::kGpu);
+  b.stream("STREAM0", gpu0);
+  b.stream("STREAM1", gpu1);
   const std::uint32_t h = b.hyperepoch("Main", 1000 * kMs);
   const std::uint32_t e = b.epoch("E", h, 500 * kMs, 2);
   std::mt19937 rng(seed);
   for (int i = 0; i < runnables; ++i) {
     std::vector<ResourceRequest> req{b.type("CPU")};
     if (rng() % 10 == 0) req.push_back(b.instance(mutex));
+    const bool submits = i + 1 < runnables && rng() % 8 == 0;
+    if (submits) req.push_back(b.type("CUDA_STREAM"));
     std::vector<std::uint32_t> deps;
     for (int k = 0; k < 2 && i > 0; ++k) {
-      const std::uint32_t d = static_cast<std::uint32_t>(rng() % static_cast<unsigned>(i));
+      std::uint32_t d = static_cast<std::uint32_t>(rng() % static_cast<unsigned>(i));
+      if (b[d].kind == RunnableKind::kSubmitter) d = b[d].submits;  // wait for the GPU work
       if (std::find(deps.begin(), deps.end(), d) == deps.end()) deps.push_back(d);
     }
     const std::uint32_t r = b.runnable("R" + std::to_string(i), e, static_cast<std::int64_t>(rng() % 1000) * 1000,
                                        req, deps);
     b[r].priority = 1 + rng() % 10;
+    if (submits) {
+      const std::uint32_t gpu = b.runnable("R" + std::to_string(i) + "Gpu", e,
+                                           static_cast<std::int64_t>(rng() % 1000) * 1000, {b.type("GPU")}, {r});
+      b[r].kind = RunnableKind::kSubmitter;
+      b[r].submits = gpu;
+      b[gpu].kind = RunnableKind::kSubmittee;
+      b[gpu].submittedBy = r;
+      ++i;
+    }
   }
   return b;
 }
@@ -343,7 +360,7 @@ TEST_CASE("the scheduler is deterministic", "[scheduler]") {
   const GraphBuilder b = randomGraph(300, 4, 42);
   const Schedule s1 = scheduleOk(b.g);
   const Schedule s2 = scheduleOk(b.g);
-  REQUIRE(s1.instances.size() == 600);
+  REQUIRE(s1.instances.size() == 2 * b.g.runnables.size());
   REQUIRE(s1.instances.size() == s2.instances.size());
   for (std::size_t i = 0; i < s1.instances.size(); ++i) {
     CHECK(s1.instances[i].runnable == s2.instances[i].runnable);
@@ -468,11 +485,11 @@ TEST_CASE("the report renders text and escaped JSON", "[scheduler]") {
   CHECK(humanDuration(1500) == "1.5us");
 }
 
-TEST_CASE("a random layered graph with a mutex schedules and verifies", "[scheduler]") {
-  for (unsigned seed = 1; seed <= 5; ++seed) {
-    const GraphBuilder b = randomGraph(200, 3, seed);
+TEST_CASE("random graphs with a mutex, zero WCETs and GPU work schedule and verify", "[scheduler]") {
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    const GraphBuilder b = randomGraph(200, 1 + static_cast<int>(seed % 4), seed);
     const Schedule s = scheduleOk(b.g);
-    CHECK(s.instances.size() == 400);
+    CHECK(s.instances.size() == 2 * b.g.runnables.size());
     const CompileReport rep = buildReport(b.g, s);
     CHECK(rep.hyperepochs[0].scheduleLengthNs >= rep.hyperepochs[0].lowerBoundNs);
   }
