@@ -114,7 +114,7 @@ struct Problem {
   std::vector<std::uint32_t> nodeStride;
   std::vector<std::int64_t> latestStart;  // local: ALAP start from the frame release
   std::vector<std::int64_t> topLevel;     // local: longest path to its start from the release
-  std::vector<std::int64_t> succCount;    // local: number of descendants (approximate: successors)
+  std::vector<std::int64_t> succCount;    // local: number of immediate successors
 
   std::uint32_t nodeOf(std::uint32_t local, std::uint32_t frame) const {
     return nodeBase[local] + frame * nodeStride[local];
@@ -653,10 +653,14 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       pb.topLevel[l] = t;
     }
 
-    // Try the priority rules; keep the best: fewest boundary misses, fits the period, fewest
-    // deadline misses, shortest, then the first rule.
-    // Insertion with each key; the time-driven variants too where the graph is small enough for
-    // their per-event scan of the available instances.
+    // Try the priority rules: insertion with each key, and the time-driven variants too where
+    // the graph is small enough for their per-event scan of the available instances. Keep the
+    // best: fewest boundary misses, fits the period, fewest deadline misses, shortest, then the
+    // first rule. A schedule as short as the critical path (with releases) cannot be beaten.
+    std::int64_t criticalPath = 0;
+    for (const Node& nd : pb.nodes) {
+      criticalPath = std::max(criticalPath, nd.frameNs + pb.topLevel[nd.local] + wcet[nd.runnable]);
+    }
     std::vector<Rule> rules{{0, false}, {1, false}, {2, false}};
     if (pb.nodes.size() <= kTimedRuleLimit) {
       rules.push_back({0, true});
@@ -689,7 +693,7 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
         best = std::move(a);
         haveBest = true;
       }
-      if (best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs == 0) break;
+      if (best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= criticalPath) break;
     }
 
     // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame.
