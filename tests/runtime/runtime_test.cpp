@@ -211,6 +211,9 @@ TEST_CASE("an unregistered runnable is refused naming it, unless the master allo
     Run run("unregistered");
     const pid_t m = run.master({});
     const pid_t c0 = run.client("Client0");
+    // Client0 must be inside enterScheduler before Client1 refuses; a client that arrives after
+    // the run ended waits for the next master instead.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const pid_t c1 = run.client("Client1", {"--skip", "D"});
     CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
     CHECK(waitFor(m, kWaitMs) == 1);
