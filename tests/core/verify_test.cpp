@@ -155,3 +155,22 @@ TEST_CASE("verify accepts an overlong schedule only when told to", "[verify]") {
   CHECK(result.error().code == ErrorCode::kVerification);
   CHECK_THAT(result.error().message, Catch::Contains("hyperepoch 'H': schedule length"));
 }
+
+TEST_CASE("with allowOverlength the last frame may cross the period, earlier frames may not", "[verify]") {
+  Schedule s = test::sampleSchedule();
+  s.hyperepochs[0].periodNs = 8500000;
+  s.epochs[0].periodNs = 4250000;  // frame 1 now ends at 9 ms, past the 8.5 ms period
+  VerifyOptions lenient;
+  lenient.allowOverlength = true;
+  VerifyReport report = verifySchedule(s, lenient);
+  CHECK(report.ok());
+  CHECK_FALSE(report.warnings.empty());
+  CHECK_FALSE(verifySchedule(s).ok());
+  // Frame 0 crossing its boundary into frame 1 stays an error (C frame 0 moved past 4.25 ms).
+  s.instances[4].startNs = 4 * kMs;
+  s.instances[4].endNs = 5 * kMs;
+  VerifyReport strict = verifySchedule(s, lenient);
+  std::string all;
+  for (const std::string& e : strict.errors) all += e + "\n";
+  CHECK_THAT(all, Catch::Contains("runnable 'Client0.C' frame 0 ends at 5ms, after epoch 'E' releases its next frame"));
+}
