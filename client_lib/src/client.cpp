@@ -250,8 +250,11 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   const std::uint32_t capacity = header.ringCapacity;
   shm::HyperepochSlot& hyper = view.hyperepoch(wp.hyperepoch);
   const std::int64_t spinNs = ipc::spinBudgetNs();
+  // A run that ended (aborted, or finished before it started, e.g. SIGTERM while waiting for
+  // clients) releases nothing more: stop waiting. A normal finish comes after every worker has
+  // reached stopAt, so this never cuts a running iteration short.
   auto aborted = [&] {
-    return header.state.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(SegmentState::kAborted) ||
+    return header.state.load(std::memory_order_relaxed) >= static_cast<std::uint32_t>(SegmentState::kFinished) ||
            rt.masterDead.load(std::memory_order_relaxed);
   };
   RuntimeInfo info;

@@ -373,3 +373,17 @@ TEST_CASE("an overrun skips to the next period boundary by default and runs free
     }
   }
 }
+
+TEST_CASE("SIGINT to a master still waiting for clients releases the clients that came", "[runtime][exit]") {
+  Run run("sigint_wait");
+  const pid_t m = run.master({"-t", "-1"});
+  const pid_t c0 = run.client("Client0");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // Client0 is in enterScheduler, Client1 never comes
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(m, SIGINT);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count() < 500);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(readFile(run.out("Client0")).find("status=stopped-by-signal") != std::string::npos);
+  CHECK_FALSE(segmentPresent(run.instance));
+}
