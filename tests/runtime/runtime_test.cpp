@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "runtime_harness.hpp"
@@ -386,4 +387,35 @@ TEST_CASE("SIGINT to a master still waiting for clients releases the clients tha
   CHECK(waitFor(m, kWaitMs) == 0);
   CHECK(readFile(run.out("Client0")).find("status=stopped-by-signal") != std::string::npos);
   CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE("every example graph compiles and runs in the compiled order (multi-rate, round robin, submittees)",
+          "[runtime][examples]") {
+  const char* source = std::getenv("TACTUS_SOURCE_ROOT");
+  REQUIRE(source != nullptr);
+  for (const std::string graph : {"minimal_cpu", "two_client", "multi_rate", "round_robin", "cuda_two_client"}) {
+    INFO("graph " << graph);
+    const std::string yaml = std::string(source) + "/schedules/" + graph + ".yaml";
+    const std::string instance = uniqueInstance("example");
+    const std::string dir = scratchDir(instance);
+    const std::string tsched = dir + "/" + graph + ".tsched";
+    const pid_t compile = spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", tsched}, dir + "/compile.out");
+    REQUIRE(waitFor(compile, kWaitMs) == 0);
+    auto schedule = loadScheduleFile(tsched);
+    REQUIRE(schedule.has_value());
+    const std::string log = dir + "/events.log";
+    const pid_t m = spawn({buildPath("master/tactus-master"), "-s", tsched, "-D", instance, "-e", "4", "-l", log},
+                          dir + "/master.out");
+    std::vector<pid_t> clients;
+    for (const ClientInfo& c : schedule->clients) {
+      clients.push_back(spawn({buildPath("tests/runtime/tactus-test-client"), "--name", c.name, "--instance", instance},
+                              dir + "/" + c.name + ".out"));
+    }
+    for (const pid_t c : clients) CHECK(waitFor(c, kWaitMs) == 0);
+    REQUIRE(waitFor(m, kWaitMs) == 0);
+    auto events = readEventLog(log);
+    REQUIRE(events.has_value());
+    CHECK(checkLog(*schedule, *events, 4) == "");
+    CHECK_FALSE(segmentPresent(instance));
+  }
 }
