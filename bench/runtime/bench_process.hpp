@@ -1,0 +1,127 @@
+// Helpers shared by the runtime benchmarks: child processes (spawn, pin, wait with a deadline),
+// percentiles, and a temporary directory; header-only, for bench/runtime's programs.
+#pragma once
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tactus::bench {
+
+/// CLOCK_MONOTONIC in nanoseconds (the clock the runtime stamps its event log with).
+inline std::int64_t nowNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+/// Pins the calling thread to one core; false when that fails (fewer cores, a cpuset).
+inline bool pinToCore(int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+/// Starts `argv` with stdout and stderr going to `outputPath` (appended); returns the pid or -1.
+inline pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  const int fd = ::open(outputPath.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (fd >= 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    ::close(fd);
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execv(args[0], args.data());
+  _exit(127);
+}
+
+/// Waits for `pid` until `deadlineNs` (CLOCK_MONOTONIC); kills it after that. Returns its exit
+/// status, 128 + signal when killed by one, or -1 when it had to be killed at the deadline.
+inline int waitUntil(pid_t pid, std::int64_t deadlineNs) {
+  for (;;) {
+    int status = 0;
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (r < 0) return -1;
+    if (nowNs() > deadlineNs) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    usleep(2000);
+  }
+}
+
+/// Reads a small text file whole (for showing a child's output when it failed).
+inline std::string readText(const std::string& path) {
+  std::string text;
+  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    std::fclose(f);
+  }
+  return text;
+}
+
+/// p50, p99, p99.9 and max of a sample, in nanoseconds.
+struct Percentiles {
+  std::size_t count = 0;
+  double p50 = 0, p99 = 0, p999 = 0, max = 0;
+};
+
+/// Nearest-rank percentiles of `values` (sorted in place).
+inline Percentiles percentiles(std::vector<std::int64_t>& values) {
+  Percentiles p;
+  p.count = values.size();
+  if (values.empty()) return p;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) {
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+    return static_cast<double>(values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)]);
+  };
+  p.p50 = at(0.50);
+  p.p99 = at(0.99);
+  p.p999 = at(0.999);
+  p.max = static_cast<double>(values.back());
+  return p;
+}
+
+/// A temporary directory removed with its contents at destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tactus-bench-XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  /// The directory; empty when it could not be made.
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace tactus::bench

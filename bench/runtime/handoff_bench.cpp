@@ -1,0 +1,285 @@
+// runtime-handoff-bench: the cost of handing control from one runnable to the next, in one run:
+//   bare spin    two processes on two cores pass a turn through a shared cache line (spinning)
+//   bare futex   the same, sleeping in futex_wait and woken by futex_wake
+//   tactus       a chain of empty runnables alternating between two client processes on two cores
+// Each hand-off is "next start - previous end" (CLOCK_MONOTONIC). The tactus chain goes in pairs,
+//
+//   CPU0 (client A)  R0 R1       R4 R5       ...
+//   CPU1 (client B)        R2 R3       R6 R7 ...
+//
+// so half its hand-offs cross processes and cores (R1 -> R2) and half stay on a core (R0 -> R1).
+// tactus's times come from the master's event log. Prints p50, p99, p99.9 and the ratios.
+//
+// usage: runtime-handoff-bench --compile TACTUS_COMPILE --master TACTUS_MASTER --client BENCH_CLIENT
+//        [--quick] [--hand-offs N]
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <new>
+
+#include "bench_process.hpp"
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/schedule_file.hpp"
+
+namespace tb = tactus::bench;
+
+namespace {
+
+struct Options {
+  std::string compile, master, client;
+  bool quick = false;
+  long long handOffs = 100'000;
+};
+
+// The shared page of a bare ping-pong: one word per side, each on its own cache line (as tactus
+// keeps each instance's completion on its own line), so a side never re-reads the line it just
+// wrote while the other side fetches it.
+struct PingPong {
+  struct alignas(64) Line {
+    std::atomic<std::uint32_t> done{0};  // written by one side: turns taken so far, overall
+  };
+  Line side[2];
+};
+
+// The pause hint of a polite spin loop (what the runtime's own spin uses): without it a core
+// that polls a line another core writes pays a pipeline flush when the write lands.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+long futexCall(std::atomic<std::uint32_t>* word, int op, std::uint32_t value) {
+  return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, nullptr, nullptr, 0);
+}
+
+// One side of a bare ping-pong: takes the turns i with i % 2 == side, each once the other side
+// has finished turn i - 1, stamping start and end like a runnable. The stamps go to private
+// memory first (shared stamp arrays would put both sides' writes on one cache line and slow the
+// hand-off itself) and are copied out at the end.
+void pingPongSide(PingPong* shared, std::int64_t* startNs, std::int64_t* endNs, std::uint32_t count, int side,
+                  bool useFutex) {
+  std::atomic<std::uint32_t>& mine = shared->side[side].done;
+  std::atomic<std::uint32_t>& theirs = shared->side[1 - side].done;
+  std::vector<std::int64_t> starts(count), ends(count);
+  for (std::uint32_t i = static_cast<std::uint32_t>(side); i < count; i += 2) {
+    for (;;) {
+      const std::uint32_t seen = theirs.load(std::memory_order_acquire);
+      if (seen == i) break;
+      if (useFutex) {
+        futexCall(&theirs, FUTEX_WAIT, seen);
+      } else {
+        cpuRelax();
+      }
+    }
+    starts[i] = tb::nowNs();
+    ends[i] = tb::nowNs();
+    mine.store(i + 1, std::memory_order_release);
+    if (useFutex) futexCall(&mine, FUTEX_WAKE, 1);
+  }
+  for (std::uint32_t i = static_cast<std::uint32_t>(side); i < count; i += 2) {
+    startNs[i] = starts[i];
+    endNs[i] = ends[i];
+  }
+}
+
+// Runs a bare ping-pong of `count` hand-offs between two processes pinned to cores 0 and 1;
+// returns the hand-off latencies (start[i+1] - end[i]) after a warm-up.
+std::vector<std::int64_t> barePingPong(std::uint32_t count, bool useFutex) {
+  const std::size_t bytes = sizeof(PingPong) + 2 * sizeof(std::int64_t) * count;
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return {};
+  auto* shared = new (memory) PingPong;
+  auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(PingPong));
+  std::int64_t* endNs = startNs + count;
+  pid_t children[2];
+  for (int side = 0; side < 2; ++side) {
+    children[side] = fork();
+    if (children[side] == 0) {
+      tb::pinToCore(side);
+      pingPongSide(shared, startNs, endNs, count, side, useFutex);
+      _exit(0);
+    }
+  }
+  const std::int64_t deadline = tb::nowNs() + 120'000'000'000LL;
+  bool ok = true;
+  for (pid_t c : children) ok = tb::waitUntil(c, deadline) == 0 && ok;
+  std::vector<std::int64_t> latencies;
+  const std::uint32_t warmUp = std::min<std::uint32_t>(1000, count / 10);
+  if (ok) {
+    for (std::uint32_t i = warmUp; i + 1 < count; ++i) latencies.push_back(startNs[i + 1] - endNs[i]);
+  }
+  munmap(memory, bytes);
+  return latencies;
+}
+
+// The chain graph: `length` empty runnables per frame in pairs alternating between clients A
+// (CPU0) and B (CPU1); each depends on the one before.
+std::string chainGraph(int length, long long periodUs) {
+  std::string a, b;
+  for (int k = 0; k < length; ++k) {
+    const bool onA = (k / 2) % 2 == 0;
+    std::string entry = "                - R" + std::to_string(k) + ":\n                    WCET: 1us\n" +
+                        "                    Resources: [" + (onA ? "CPU0" : "CPU1") + "]\n";
+    if (k > 0) entry += "                    Dependencies: [" + std::string((k - 1) / 2 % 2 == 0 ? "A" : "B") + ".R" +
+                        std::to_string(k - 1) + "]\n";
+    (onA ? a : b) += entry;
+  }
+  return "Version: 3.0.0\nHandOffChain:\n  Identifier: 7\n  Resources:\n    CPU: [CPU0, CPU1]\n"
+         "  Hyperepochs:\n    - Main:\n        Epochs:\n          - Chain: {Period: " +
+         std::to_string(periodUs) + "us}\n  Clients:\n" +
+         "    - A:\n        Epochs:\n          - Main.Chain:\n              Runnables:\n" + a +
+         "    - B:\n        Epochs:\n          - Main.Chain:\n              Runnables:\n" + b;
+}
+
+struct TactusHandOffs {
+  std::vector<std::int64_t> crossCore;  // R(2j+1) -> R(2j+2): another process on another core
+  std::vector<std::int64_t> sameCore;   // R(2j) -> R(2j+1): the same worker thread
+  std::string error;
+};
+
+// Compiles the chain, runs master and both clients, and reads the hand-offs from the event log.
+TactusHandOffs tactusChain(const Options& o, const std::string& dir, int length, long long iterations) {
+  TactusHandOffs result;
+  const std::string yaml = dir + "/chain.yaml", sched = dir + "/chain.tsched", log = dir + "/chain.tlog";
+  // The period leaves room for slow hand-offs on a loaded machine: 20 us per runnable.
+  std::ofstream(yaml) << chainGraph(length, std::max<long long>(1000, 20LL * length));
+  const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
+  if (tb::waitUntil(tb::spawn({o.compile, "-i", yaml, "-o", sched}, dir + "/compile.out"), deadline) != 0) {
+    result.error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
+    return result;
+  }
+  const std::string instance = "handoff_" + std::to_string(getpid());
+  const pid_t master = tb::spawn({o.master, "-s", sched, "-e", std::to_string(iterations), "-l", log, "-D", instance,
+                                  "-t", "30000000"},
+                                 dir + "/master.out");
+  const pid_t clientA = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
+  const pid_t clientB = tb::spawn({o.client, "B", "--instance", instance}, dir + "/b.out");
+  const int rm = tb::waitUntil(master, deadline);
+  const int ra = tb::waitUntil(clientA, deadline);
+  const int rb = tb::waitUntil(clientB, deadline);
+  if (rm != 0 || ra != 0 || rb != 0) {
+    result.error = "the tactus run failed (master " + std::to_string(rm) + ", A " + std::to_string(ra) + ", B " +
+                   std::to_string(rb) + "):\n" + tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out") +
+                   tb::readText(dir + "/b.out");
+    return result;
+  }
+  auto schedule = tactus::loadScheduleFile(sched);
+  auto events = tactus::readEventLog(log);
+  if (!schedule || !events) {
+    result.error = !schedule ? schedule.error().message : events.error().message;
+    return result;
+  }
+  // Chain position of every instance, from the runnable's name R<k>.
+  std::vector<int> position(schedule->instances.size(), -1);
+  for (std::size_t i = 0; i < schedule->instances.size(); ++i) {
+    position[i] = std::atoi(schedule->runnables[schedule->instances[i].runnable].name.c_str() + 1);
+  }
+  struct Span {
+    std::int64_t start = 0, end = 0;
+  };
+  std::map<std::uint32_t, std::vector<Span>> byIteration;
+  for (const tactus::EventRecord& r : events->records) {
+    if (r.kind != static_cast<std::uint16_t>(tactus::EventKind::kRun) || r.instance >= position.size()) continue;
+    auto& spans = byIteration[r.iteration];
+    spans.resize(static_cast<std::size_t>(length));
+    spans[static_cast<std::size_t>(position[r.instance])] = {r.startNs, r.endNs};
+  }
+  const std::uint32_t warmUp = iterations > 20 ? 2 : 0;
+  for (const auto& [iteration, spans] : byIteration) {
+    if (iteration < warmUp) continue;
+    for (int k = 0; k + 1 < length; ++k) {
+      if (spans[k].end == 0 || spans[k + 1].start == 0) {
+        result.error = "the event log lacks R" + std::to_string(spans[k].end == 0 ? k : k + 1) + " of iteration " +
+                       std::to_string(iteration);
+        return result;
+      }
+      (k % 2 == 1 ? result.crossCore : result.sameCore).push_back(spans[k + 1].start - spans[k].end);
+    }
+  }
+  if (byIteration.size() != static_cast<std::size_t>(iterations)) {
+    result.error = "the event log has " + std::to_string(byIteration.size()) + " iterations, expected " +
+                   std::to_string(iterations);
+  }
+  return result;
+}
+
+void printRow(const char* name, tb::Percentiles p) {
+  std::printf("  %-34s %9zu %9.0f %9.0f %9.0f %9.0f\n", name, p.count, p.p50, p.p99, p.p999, p.max);
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: runtime-handoff-bench --compile TACTUS_COMPILE --master TACTUS_MASTER "
+                       "--client BENCH_CLIENT [--quick] [--hand-offs N]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--compile") o.compile = value();
+    else if (a == "--master") o.master = value();
+    else if (a == "--client") o.client = value();
+    else if (a == "--quick") o.quick = true;
+    else if (a == "--hand-offs") o.handOffs = std::atoll(value().c_str());
+    else return usage();
+  }
+  if (o.compile.empty() || o.master.empty() || o.client.empty() || o.handOffs < 100) return usage();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !tb::pinToCore(1) || !tb::pinToCore(0)) {
+    std::printf("runtime-handoff-bench: needs cores 0 and 1, skipped\n");
+    return 77;
+  }
+  // The driver itself may run anywhere; only the measured processes are pinned.
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_ONLN); ++c) CPU_SET(c, &all);
+  sched_setaffinity(0, sizeof(all), &all);
+
+  const long long handOffs = o.quick ? 2'000 : o.handOffs;
+  const int length = 200;  // runnables per frame: 99 cross-core and 100 same-core hand-offs
+  const long long iterations = o.quick ? 10 : (handOffs + 98) / 99 + 2;
+  tb::TempDir dir;
+  if (dir.path().empty()) {
+    std::fprintf(stderr, "runtime-handoff-bench: cannot make a temporary directory\n");
+    return 1;
+  }
+
+  std::vector<std::int64_t> spin = barePingPong(static_cast<std::uint32_t>(handOffs), false);
+  std::vector<std::int64_t> futex = barePingPong(static_cast<std::uint32_t>(handOffs), true);
+  TactusHandOffs chain = tactusChain(o, dir.path(), length, iterations);
+  if (!chain.error.empty() || spin.empty() || futex.empty()) {
+    std::fprintf(stderr, "runtime-handoff-bench: %s\n",
+                 !chain.error.empty() ? chain.error.c_str() : "a bare ping-pong failed");
+    return 1;
+  }
+  const tb::Percentiles ps = tb::percentiles(spin), pf = tb::percentiles(futex);
+  const tb::Percentiles pc = tb::percentiles(chain.crossCore), pl = tb::percentiles(chain.sameCore);
+
+  std::printf("hand-off latency, next start - previous end, ns (CLOCK_MONOTONIC)%s\n", o.quick ? " [quick]" : "");
+  std::printf("  %-34s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p99", "p99.9", "max");
+  printRow("bare spin, 2 processes, 2 cores", ps);
+  printRow("bare futex, 2 processes, 2 cores", pf);
+  printRow("tactus, 2 clients, 2 cores", pc);
+  printRow("tactus, successor on the same core", pl);
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  std::printf("ratios tactus / bare spin:   p50 %.2f  p99 %.2f  p99.9 %.2f   (target: p50 <= 2)\n",
+              ratio(pc.p50, ps.p50), ratio(pc.p99, ps.p99), ratio(pc.p999, ps.p999));
+  std::printf("ratios tactus / bare futex:  p50 %.2f  p99 %.2f  p99.9 %.2f\n", ratio(pc.p50, pf.p50),
+              ratio(pc.p99, pf.p99), ratio(pc.p999, pf.p999));
+  std::printf("same-core successor p50: %.0f ns   (target: <= 500 ns)\n", pl.p50);
+  std::printf("targets: cross-core p50 %s, same-core p50 %s\n", pc.p50 <= 2 * ps.p50 ? "met" : "missed",
+              pl.p50 <= 500 ? "met" : "missed");
+  return 0;
+}

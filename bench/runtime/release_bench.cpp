@@ -1,0 +1,191 @@
+// runtime-release-bench: how close to its ideal time a frame starts, with the other core busy.
+//   bare loop  pinned to core 0: absolute clock_nanosleep to 50 us before each 10 ms deadline,
+//              then a spin to the deadline (what tactus-master's release thread does)
+//   tactus     a 10 ms epoch with one empty runnable on CPU0, master pinned to core 0 (-c 0);
+//              from the event log: |actual release - ideal release| (kRelease records) and the
+//              first runnable's start - ideal release
+// A spinning load process holds core 1 during both. Prints p50, p99, max and the comparisons.
+//
+// usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER --client BENCH_CLIENT
+//        [--quick] [--frames N]
+#include <fstream>
+#include <map>
+
+#include "bench_process.hpp"
+#include "tactus/core/event_log.hpp"
+
+namespace tb = tactus::bench;
+
+namespace {
+
+constexpr std::int64_t kPeriodNs = 10'000'000;
+constexpr std::int64_t kSpinNs = 50'000;  // tactus-master's kReleaseSpinNs
+
+struct Options {
+  std::string compile, master, client;
+  bool quick = false;
+  long long frames = 1000;
+};
+
+// The bare release loop: returns |actual - ideal| per frame.
+std::vector<std::int64_t> bareReleaseLoop(long long frames) {
+  tb::pinToCore(0);
+  std::vector<std::int64_t> lateness;
+  const std::int64_t first = tb::nowNs() + 2 * kPeriodNs;
+  for (long long f = 0; f < frames; ++f) {
+    const std::int64_t ideal = first + f * kPeriodNs;
+    const std::int64_t wake = ideal - kSpinNs;
+    const timespec t{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {
+    }
+    std::int64_t now = tb::nowNs();
+    while (now < ideal) now = tb::nowNs();
+    lateness.push_back(now - ideal);
+  }
+  return lateness;
+}
+
+// A process that keeps core 1 busy until killed.
+pid_t startLoad() {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    tb::pinToCore(1);
+    volatile std::uint64_t x = 0;
+    for (;;) x = x + 1;
+  }
+  return pid;
+}
+
+struct TactusRelease {
+  std::vector<std::int64_t> release;     // |actual release - ideal release|
+  std::vector<std::int64_t> firstStart;  // first runnable's start - ideal release
+  std::string error;
+};
+
+TactusRelease tactusRelease(const Options& o, const std::string& dir, long long frames) {
+  TactusRelease result;
+  const std::string yaml = dir + "/release.yaml", sched = dir + "/release.tsched", log = dir + "/release.tlog";
+  std::ofstream(yaml) << "Version: 3.0.0\nRelease:\n  Identifier: 8\n  Resources:\n    CPU: [CPU0]\n"
+                         "  Hyperepochs:\n    - Main:\n        Epochs:\n          - Tick: {Period: 10ms}\n"
+                         "  Clients:\n    - A:\n        Epochs:\n          - Main.Tick:\n"
+                         "              Runnables:\n                - Tick: {WCET: 100us, Resources: [CPU0]}\n";
+  const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
+  if (tb::waitUntil(tb::spawn({o.compile, "-i", yaml, "-o", sched}, dir + "/compile.out"), deadline) != 0) {
+    result.error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
+    return result;
+  }
+  const std::string instance = "release_" + std::to_string(getpid());
+  const pid_t master = tb::spawn({o.master, "-s", sched, "-e", std::to_string(frames), "-l", log, "-D", instance,
+                                  "-c", "0", "-t", "30000000"},
+                                 dir + "/master.out");
+  const pid_t client = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
+  const int rm = tb::waitUntil(master, deadline);
+  const int rc = tb::waitUntil(client, deadline);
+  if (rm != 0 || rc != 0) {
+    result.error = "the tactus run failed (master " + std::to_string(rm) + ", client " + std::to_string(rc) +
+                   "):\n" + tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out");
+    return result;
+  }
+  auto events = tactus::readEventLog(log);
+  if (!events) {
+    result.error = events.error().message;
+    return result;
+  }
+  std::map<std::uint32_t, std::int64_t> idealByIteration;
+  for (const tactus::EventRecord& r : events->records) {
+    if (r.kind == static_cast<std::uint16_t>(tactus::EventKind::kRelease)) {
+      idealByIteration[r.iteration] = r.startNs;
+      result.release.push_back(std::llabs(r.endNs - r.startNs));
+    }
+  }
+  for (const tactus::EventRecord& r : events->records) {
+    if (r.kind != static_cast<std::uint16_t>(tactus::EventKind::kRun)) continue;
+    auto ideal = idealByIteration.find(r.iteration);
+    if (ideal != idealByIteration.end()) result.firstStart.push_back(r.startNs - ideal->second);
+  }
+  if (result.release.size() != static_cast<std::size_t>(frames) ||
+      result.firstStart.size() != static_cast<std::size_t>(frames)) {
+    result.error = "the event log has " + std::to_string(result.release.size()) + " releases and " +
+                   std::to_string(result.firstStart.size()) + " runs, expected " + std::to_string(frames) + " each";
+  }
+  return result;
+}
+
+void printRow(const char* name, tb::Percentiles p) {
+  std::printf("  %-40s %7zu %9.1f %9.1f %9.1f\n", name, p.count, p.p50 / 1e3, p.p99 / 1e3, p.max / 1e3);
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER "
+                       "--client BENCH_CLIENT [--quick] [--frames N]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--compile") o.compile = value();
+    else if (a == "--master") o.master = value();
+    else if (a == "--client") o.client = value();
+    else if (a == "--quick") o.quick = true;
+    else if (a == "--frames") o.frames = std::atoll(value().c_str());
+    else return usage();
+  }
+  if (o.compile.empty() || o.master.empty() || o.client.empty() || o.frames < 10) return usage();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !tb::pinToCore(1) || !tb::pinToCore(0)) {
+    std::printf("runtime-release-bench: needs cores 0 and 1, skipped\n");
+    return 77;
+  }
+  const long long frames = o.quick ? 50 : o.frames;
+  tb::TempDir dir;
+  if (dir.path().empty()) {
+    std::fprintf(stderr, "runtime-release-bench: cannot make a temporary directory\n");
+    return 1;
+  }
+
+  const pid_t load = startLoad();
+  // The bare loop runs in a child pinned to core 0, so the driver's own pinning stays free.
+  std::vector<std::int64_t> bare;
+  {
+    const std::string out = dir.path() + "/bare.bin";
+    const pid_t child = fork();
+    if (child == 0) {
+      std::vector<std::int64_t> v = bareReleaseLoop(frames);
+      std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(v.data()),
+                                                 static_cast<std::streamsize>(v.size() * sizeof(std::int64_t)));
+      _exit(0);
+    }
+    tb::waitUntil(child, tb::nowNs() + 600'000'000'000LL);
+    std::ifstream in(out, std::ios::binary);
+    std::int64_t x = 0;
+    while (in.read(reinterpret_cast<char*>(&x), sizeof x)) bare.push_back(x);
+  }
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_ONLN); ++c) CPU_SET(c, &all);
+  sched_setaffinity(0, sizeof(all), &all);
+  TactusRelease t = tactusRelease(o, dir.path(), frames);
+  kill(load, SIGKILL);
+  waitpid(load, nullptr, 0);
+  if (!t.error.empty() || bare.size() != static_cast<std::size_t>(frames)) {
+    std::fprintf(stderr, "runtime-release-bench: %s\n", !t.error.empty() ? t.error.c_str() : "the bare loop failed");
+    return 1;
+  }
+  const tb::Percentiles pb = tb::percentiles(bare), pr = tb::percentiles(t.release), pf = tb::percentiles(t.firstStart);
+  std::printf("frame release, %lld frames of 10 ms, core 1 busy; |actual - ideal| in us%s\n", frames,
+              o.quick ? " [quick]" : "");
+  std::printf("  %-40s %7s %9s %9s %9s\n", "", "frames", "p50", "p99", "max");
+  printRow("bare loop (clock_nanosleep + spin)", pb);
+  printRow("tactus release (master, kRelease)", pr);
+  printRow("tactus first runnable start", pf);
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  std::printf("tactus release - bare: p50 %+.1f us (target: within 5 us); p99 ratio %.2f (target: <= 1.2)\n",
+              (pr.p50 - pb.p50) / 1e3, ratio(pr.p99, pb.p99));
+  std::printf("tactus first start - bare: p50 %+.1f us; p99 ratio %.2f; max ratio %.2f\n", (pf.p50 - pb.p50) / 1e3,
+              ratio(pf.p99, pb.p99), ratio(pf.max, pb.max));
+  return 0;
+}
