@@ -1,12 +1,17 @@
 // stg-bench: schedules the Standard Task Graph Set's 50-task graphs and compares with the optima.
 //
-// usage: stg-bench [DATA_DIR]   (default: <source root>/../shared/data/stg50)
+// usage: stg-bench [DATA_DIR] [--budgets S,S,..] [--steps N] [-j N] [-P P,P,..] [--list]
+//   (default: <source root>/../shared/data/stg50, budget 0 = the first schedule)
+// With budgets, one table per budget (seconds of search per graph, or --steps search steps);
+// the targets of the search (>= 95% optimal, mean <= 1.002, worst <= 1.03) apply to budgets
+// of 1 s and more. --list prints every graph that misses the optimum.
 // Each graph becomes one client, one hyperepoch, one epoch with a huge period and P CPUs; each
 // task a runnable with WCET = processing time x 1 ms and Resources [CPU]; the dummy entry and exit
 // tasks are left out. Prints per P = 2, 4, 8, 16 the mean and worst ratio to the optimum (LOW for
 // rows not solved to optimality), how many reach it, how many the report's lower bound proves
 // optimal, how many beat the best length known (HIGH) of an unsolved row, how many of those rows
-// get a lower bound above LOW, and the time spent in the scheduler.
+// get a lower bound above LOW, the time spent in the scheduler, and the mean and largest time
+// from the start of the search to its best schedule.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -116,19 +121,59 @@ struct Optimum {
   std::int64_t high = 0;  // 0 when solved to optimality
 };
 
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) {
+    if (!cell.empty()) out.push_back(cell);
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : std::string(TACTUS_SOURCE_ROOT) + "/../shared/data/stg50";
+  std::string dir = std::string(TACTUS_SOURCE_ROOT) + "/../shared/data/stg50";
+  std::vector<double> budgets{0};
+  std::vector<int> processors{2, 4, 8, 16};
+  std::uint64_t steps = 0;
+  int workers = 1;
+  bool list = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool hasValue = i + 1 < argc;
+    if (a == "--budgets" && hasValue) {
+      budgets.clear();
+      for (const auto& b : splitList(argv[++i])) budgets.push_back(std::stod(b));
+    } else if (a == "--steps" && hasValue) {
+      steps = std::stoull(argv[++i]);
+    } else if (a == "-j" && hasValue) {
+      workers = std::stoi(argv[++i]);
+    } else if (a == "-P" && hasValue) {
+      processors.clear();
+      for (const auto& p : splitList(argv[++i])) processors.push_back(std::stoi(p));
+    } else if (a == "--list") {
+      list = true;
+    } else if (!a.empty() && a[0] != '-') {
+      dir = a;
+    } else {
+      std::fprintf(stderr, "usage: stg-bench [DATA_DIR] [--budgets S,S,..] [--steps N] [-j N] [-P P,..] [--list]\n");
+      return 2;
+    }
+  }
   if (!std::filesystem::is_directory(dir + "/graphs")) {
     std::fprintf(stderr, "stg-bench: no STG data at '%s' (skipped)\n", dir.c_str());
     return 77;
   }
   std::printf("stg-bench: %s\n", dir.c_str());
-  std::printf("%3s %7s %8s %8s  %-14s %8s %9s %6s %6s %10s\n", "P", "graphs", "mean", "worst", "(graph)",
-              "optimal", "proven", "<HIGH", "LB>LOW", "time");
   bool allMet = true;
-  for (int P : {2, 4, 8, 16}) {
+  for (double budget : budgets) {
+  std::printf("budget %gs%s, -j %d\n", budget,
+              steps > 0 ? (" + " + std::to_string(steps) + " steps").c_str() : "", workers);
+  std::printf("%3s %7s %8s %8s  %-14s %8s %9s %6s %6s %10s %10s %10s\n", "P", "graphs", "mean", "worst", "(graph)",
+              "optimal", "proven", "<HIGH", "LB>LOW", "time", "best at", "max best");
+  for (int P : processors) {
     std::ifstream csv(dir + "/optimal/Case50_" + std::to_string(P) + "_OPT.csv");
     if (!csv) {
       std::fprintf(stderr, "stg-bench: no optimum file for P=%d\n", P);
@@ -148,7 +193,7 @@ int main(int argc, char** argv) {
       optima[std::filesystem::path(f[0]).filename().string()] = o;
     }
     int graphs = 0, optimal = 0, proven = 0, beatHigh = 0, boundAboveLow = 0, failures = 0;
-    double sum = 0, worst = 0;
+    double sum = 0, worst = 0, bestAtSum = 0, bestAtMax = 0;
     std::string worstName;
     double seconds = 0;
     for (const auto& [name, opt] : optima) {
@@ -159,8 +204,13 @@ int main(int argc, char** argv) {
         continue;
       }
       const Graph g = stgGraph(tasks, P);
+      ScheduleOptions so;
+      so.timeBudgetSeconds = budget;
+      so.searchSteps = steps;
+      so.workers = workers;
+      SearchInfo info;
       const auto t0 = std::chrono::steady_clock::now();
-      auto s = scheduleGraph(g, {});
+      auto s = scheduleGraph(g, so, &info);
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!s) {
         std::fprintf(stderr, "stg-bench: %s P=%d: %s\n", name.c_str(), P, s.error().message.c_str());
@@ -174,7 +224,7 @@ int main(int argc, char** argv) {
         ++failures;
         continue;
       }
-      const CompileReport rep = buildReport(g, *s);
+      const CompileReport rep = buildReport(g, *s, &info);
       const std::int64_t len = rep.hyperepochs[0].scheduleLengthNs / kUnitNs;
       // Our lower bound may exceed LOW on rows not solved to optimality; on a solved row it
       // would be a bug of the bound.
@@ -184,11 +234,23 @@ int main(int argc, char** argv) {
                      static_cast<long long>(bound), static_cast<long long>(opt.low));
         ++failures;
       }
+      if (bound > len) {
+        std::fprintf(stderr, "stg-bench: %s P=%d: lower bound %lld above the length %lld\n", name.c_str(), P,
+                     static_cast<long long>(bound), static_cast<long long>(len));
+        ++failures;
+      }
       if (bound > opt.low) ++boundAboveLow;
       const double ratio = static_cast<double>(len) / static_cast<double>(opt.low);
       ++graphs;
       sum += ratio;
+      bestAtSum += rep.hyperepochs[0].secondsToBest;
+      bestAtMax = std::max(bestAtMax, rep.hyperepochs[0].secondsToBest);
       if (len <= opt.low) ++optimal;
+      if (list && len > opt.low) {
+        std::printf("    %s P=%d: %lld vs %s %lld (bound %lld)%s\n", name.c_str(), P, static_cast<long long>(len),
+                    opt.high != 0 ? "LOW" : "optimum", static_cast<long long>(opt.low),
+                    static_cast<long long>(bound), opt.high != 0 && len < opt.high ? ", beats HIGH" : "");
+      }
       if (rep.hyperepochs[0].provenOptimal) ++proven;
       if (opt.high != 0 && len < opt.high) ++beatHigh;
       if (ratio > worst) {
@@ -197,11 +259,19 @@ int main(int argc, char** argv) {
       }
     }
     const double mean = graphs ? sum / graphs : 0;
-    const bool met = failures == 0 && mean <= 1.015 && worst <= 1.25;
-    allMet = allMet && met;
-    std::printf("%3d %7d %8.4f %8.4f  %-14s %4d/%-3d %5d/%-3d %6d %6d %8.1fms  %s\n", P, graphs, mean, worst,
-                worstName.c_str(), optimal, graphs, proven, graphs, beatHigh, boundAboveLow, seconds * 1000.0,
-                met ? "target met (mean <= 1.015, worst <= 1.25)" : "TARGET MISSED");
+    // The first schedule's targets; a budget of 1 s or more has the search's.
+    const bool searchTarget = budget >= 1.0;
+    const bool met = failures == 0 && (searchTarget ? (optimal * 100 >= 95 * graphs && mean <= 1.002 && worst <= 1.03)
+                                                    : (mean <= 1.015 && worst <= 1.25));
+    if (budget == 0 || searchTarget) allMet = allMet && met;
+    std::printf("%3d %7d %8.4f %8.4f  %-14s %4d/%-3d %5d/%-3d %6d %6d %8.1fms %8.1fms %8.1fms  %s\n", P, graphs, mean,
+                worst, worstName.c_str(), optimal, graphs, proven, graphs, beatHigh, boundAboveLow, seconds * 1000.0,
+                graphs ? bestAtSum * 1000.0 / graphs : 0.0, bestAtMax * 1000.0,
+                met ? (searchTarget ? "target met (>= 95% optimal, mean <= 1.002, worst <= 1.03)"
+                                    : "target met (mean <= 1.015, worst <= 1.25)")
+                    : (budget == 0 || searchTarget ? "TARGET MISSED" : ""));
+    std::fflush(stdout);
+  }
   }
   return allMet ? 0 : 1;
 }

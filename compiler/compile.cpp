@@ -29,8 +29,11 @@ constexpr const char* kUsage =
     "  -k FILE              also write the report as JSON to FILE\n"
     "  --wcet FILE          WCET side file (`Client.Runnable: ns`) overriding the graph's WCETs\n"
     "  --html FILE          also write the graph and the schedule as one self-contained HTML page\n"
-    "  -t SECONDS           search time per hyperepoch (default 0: first schedule found)\n"
-    "  -j N                 parallel search workers (default 1)\n"
+    "  -t SECONDS           search time per hyperepoch (default 0: first schedule found); the\n"
+    "                       best schedule found in time is kept, and may differ from run to run\n"
+    "  --search-steps N     search steps per hyperepoch (reproducible; with -t, whichever ends first)\n"
+    "  -j N                 parallel search workers (default 1); -t 0 or a step budget gives the\n"
+    "                       same schedule for every N\n"
     "  --allow-overlength   accept a schedule longer than its hyperepoch period (warning)\n"
     "  -v                   verbose: print the warnings and each step\n"
     "  -V, --version        print the version and exit\n"
@@ -61,6 +64,16 @@ Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o
     if (a == "-V" || a == "--version") return Action::kVersion;
     if (a == "-v") { o.verbose = true; continue; }
     if (a == "--allow-overlength") { o.allowOverlength = true; continue; }
+    if (a == "--search-steps") {
+      auto v = needValue(i);
+      if (!v) return v.error();
+      std::uint64_t n = 0;
+      auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+      if (ec != std::errc() || p != v->data() + v->size() || v->empty())
+        return fail(ErrorCode::kBadParameter, "option --search-steps: '" + *v + "' is not a step count");
+      o.searchSteps = n;
+      continue;
+    }
     if (a == "-i" || a == "-o" || a == "-k" || a == "--wcet" || a == "--html" || a == "-t" || a == "-j") {
       auto v = needValue(i);
       if (!v) return v.error();
@@ -111,9 +124,11 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   }
   ScheduleOptions so;
   so.timeBudgetSeconds = options.timeBudgetSeconds;
+  so.searchSteps = options.searchSteps;
   so.workers = options.workers;
   so.allowOverlength = options.allowOverlength;
-  auto schedule = scheduleGraph(*graph, so);
+  SearchInfo searchInfo;
+  auto schedule = scheduleGraph(*graph, so, &searchInfo);
   if (!schedule) return schedule.error();
 
   VerifyOptions vo;
@@ -127,7 +142,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   }
 
   CompileOutcome outcome;
-  outcome.report = buildReport(*graph, *schedule);
+  outcome.report = buildReport(*graph, *schedule, &searchInfo);
   outcome.warnings = std::move(verified.warnings);
   outcome.outputPath = options.output.empty() ? defaultOutputPath(options.input) : options.output;
   outcome.schedule = std::move(*schedule);

@@ -2,6 +2,7 @@
 // and the command-line front end of tactus-compile.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct CompileOptions {
   std::string wcetPath;          ///< `--wcet`: WCET side file overriding the graph's WCETs
   std::string htmlPath;          ///< `--html`: also write the HTML view of the schedule here when set
   double timeBudgetSeconds = 0;  ///< `-t`: search time per hyperepoch; 0 = first schedule
+  std::uint64_t searchSteps = 0; ///< `--search-steps`: search steps per hyperepoch; 0 = none
   int workers = 1;               ///< `-j`: search workers
   bool allowOverlength = false;  ///< `--allow-overlength`: a too-long schedule warns instead of failing
   bool verbose = false;          ///< `-v`

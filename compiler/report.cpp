@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -137,7 +138,7 @@ std::string humanDuration(std::int64_t ns) {
   return (negative ? "-" : "") + text + unit;
 }
 
-CompileReport buildReport(const Graph& graph, const Schedule& schedule) {
+CompileReport buildReport(const Graph& graph, const Schedule& schedule, const SearchInfo* search) {
   const Schedule& s = schedule;
   CompileReport report;
   const std::size_t ni = s.instances.size();
@@ -181,6 +182,14 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule) {
     tail[*it] = t;
   }
 
+  std::vector<std::int64_t> grain(s.hyperepochs.size(), 0);
+  for (std::uint32_t i = 0; i < ni; ++i) {
+    const InstanceInfo& inst = s.instances[i];
+    if (!valid(inst) || hyperepochOf(s, inst) >= grain.size()) continue;
+    std::int64_t& gr = grain[hyperepochOf(s, inst)];
+    gr = std::gcd(gr, length(i));
+    gr = std::gcd(gr, frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs);
+  }
   for (std::uint32_t h = 0; h < s.hyperepochs.size(); ++h) {
     const HyperepochInfo& he = s.hyperepochs[h];
     HyperepochReport hr;
@@ -271,6 +280,17 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule) {
         bound = std::max(bound, est[*it] + ceilDiv(work, m) + minTail);
       }
     }
+    // Every left-shifted schedule starts each instance at a release or at another's end, so
+    // the optimum is a multiple of the gcd of the WCETs and releases.
+    if (grain[h] > 1) bound = (bound + grain[h] - 1) / grain[h] * grain[h];
+    if (search != nullptr && h < search->hyperepochs.size()) {
+      const HyperepochSearchInfo& si = search->hyperepochs[h];
+      bound = std::max(bound, si.lowerBoundNs);
+      hr.searched = si.searched;
+      hr.firstLengthNs = si.firstLengthNs;
+      hr.searchSteps = si.steps;
+      hr.secondsToBest = si.secondsToBest;
+    }
     hr.lowerBoundNs = bound;
     hr.provenOptimal = hr.scheduleLengthNs == hr.lowerBoundNs;
     report.hyperepochs.push_back(std::move(hr));
@@ -293,6 +313,10 @@ std::string reportText(const CompileReport& report) {
                                                 : ""));
     line("critical path", humanDuration(h.criticalPathNs));
     line("lower bound", humanDuration(h.lowerBoundNs) + (h.provenOptimal ? " (proven optimal)" : ""));
+    if (h.searched) {
+      line("search", "first schedule " + humanDuration(h.firstLengthNs) + ", " + std::to_string(h.searchSteps) +
+                         " steps, best after " + fixed(h.secondsToBest, 3) + "s");
+    }
     line("instances", std::to_string(h.instances) + " of " + std::to_string(h.runnables) + " runnables");
     if (h.deadlinesMissed.empty()) {
       line("deadlines missed", "none");
@@ -331,6 +355,11 @@ std::string reportJson(const CompileReport& report) {
     o += ",\n      \"critical_path_ns\": " + std::to_string(h.criticalPathNs);
     o += ",\n      \"lower_bound_ns\": " + std::to_string(h.lowerBoundNs);
     o += ",\n      \"proven_optimal\": " + std::string(h.provenOptimal ? "true" : "false");
+    if (h.searched) {
+      o += ",\n      \"first_schedule_length_ns\": " + std::to_string(h.firstLengthNs);
+      o += ",\n      \"search_steps\": " + std::to_string(h.searchSteps);
+      o += ",\n      \"seconds_to_best\": " + fixed(h.secondsToBest, 6);
+    }
     o += ",\n      \"runnables\": " + std::to_string(h.runnables);
     o += ",\n      \"instances\": " + std::to_string(h.instances);
     o += ",\n      \"resources\": [";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph.hpp"
+#include "scheduler.hpp"
 #include "tactus/core/schedule.hpp"
 
 namespace tactus::compiler {
@@ -37,15 +38,21 @@ struct HyperepochReport {
   std::int64_t periodNs = 0;
   std::int64_t scheduleLengthNs = 0;  ///< latest instance end
   std::int64_t criticalPathNs = 0;    ///< longest dependency chain of WCETs and StartTime releases
-  /// Lower bound on any schedule's length: the critical path, and for each requested candidate
-  /// set (a pinned resource is a set of one) the work confined to it that cannot start before a
-  /// release time t, spread over the set, plus the shortest tail after it, maximised over t.
+  /// Lower bound on any valid schedule's length: the critical path, and for each requested
+  /// candidate set (a pinned resource is a set of one) the work confined to it that cannot start
+  /// before a release time t, spread over the set, plus the shortest tail after it, maximised
+  /// over t; rounded up to the grain (the gcd of WCETs and releases, which every left-shifted
+  /// schedule's length is a multiple of); and the search's bound when it proved more.
   std::int64_t lowerBoundNs = 0;
   std::uint64_t instances = 0;  ///< scheduled instances (runnables x frames)
   std::uint64_t runnables = 0;  ///< scheduled runnables (round-robin groups count once)
   std::vector<ResourceReport> resources;  ///< resources held by its instances, by index
   std::vector<DeadlineMiss> deadlinesMissed;
   bool provenOptimal = false;  ///< scheduleLengthNs == lowerBoundNs
+  bool searched = false;           ///< the search ran (a budget was given)
+  std::int64_t firstLengthNs = 0;  ///< searched: length of the first (list) schedule
+  std::uint64_t searchSteps = 0;   ///< searched: steps spent
+  double secondsToBest = 0;        ///< searched: wall time to the best schedule (0: the first)
 };
 
 /// The whole report.
@@ -57,7 +64,8 @@ struct CompileReport {
 /// Computes the report of a schedule made from `graph`. The graph supplies the requests'
 /// candidate sets for the lower bound; when its runnables do not match the schedule's (e.g. an
 /// empty Graph for a loaded schedule file), each held resource's type stands for the set.
-CompileReport buildReport(const Graph& graph, const Schedule& schedule);
+/// `search`, when given, adds what the search proved and spent per hyperepoch.
+CompileReport buildReport(const Graph& graph, const Schedule& schedule, const SearchInfo* search = nullptr);
 
 /// The report as aligned human-readable text with units.
 std::string reportText(const CompileReport& report);

@@ -2,6 +2,8 @@
 #include "scheduler.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <iterator>
 #include <limits>
@@ -9,6 +11,7 @@
 #include <queue>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -161,6 +164,9 @@ struct Rule {
   int key = 0;          // 0 latest start (b-level); 1 minus top level (longest path through);
                         // 2 latest start, then most successors
   bool timed = false;   // false: insertion; true: time-driven
+  // When set, replaces the first key per instance (perturbed priorities of the improvement
+  // search for large hyperepochs); the latest start stays the second key.
+  const std::vector<std::int64_t>* keyOverride = nullptr;
 };
 
 // Runs the list scheduler with one rule over one hyperepoch's instances.
@@ -209,7 +215,10 @@ class ListScheduler {
     const Node& nd = pb_.nodes[n];
     ReadyKey k{};
     const std::int64_t ls = nd.frameNs + pb_.latestStart[nd.local];
-    switch (rule_.key) {
+    if (rule_.keyOverride != nullptr) {
+      k.key1 = (*rule_.keyOverride)[n];
+      k.key2 = ls;
+    } else switch (rule_.key) {
       case 1: k.key1 = ls - pb_.topLevel[nd.local]; k.key2 = ls; break;
       case 2: k.key1 = ls; k.key2 = -pb_.succCount[nd.local]; break;
       default: k.key1 = ls; k.key2 = 0; break;
@@ -421,6 +430,836 @@ class ListScheduler {
   std::uint64_t seq_ = 0;
 };
 
+// ---------------------------------------------------------------------------------------------
+// The search beyond the first schedules (-t, --search-steps, -j).
+//
+// Branch and bound over time-ordered list-scheduling decisions. A node is a partial schedule
+// built by placing instances one at a time, each at its earliest start on the resources chosen,
+// never before the previous placement's start. Every schedule can be left-shifted and rebuilt
+// that way without getting longer (sort it by (start, end, topological index) and replay), so
+// the tree holds an optimal schedule; the order (start, end, topological index) of the
+// placements is enforced, which removes the permutations of one schedule. Among the candidates
+// of a request only resources that differ somewhere in the hyperepoch's requests are branched
+// on; equivalent ones (e.g. idle identical cores) are one branch. Children are ordered like the
+// time-driven list scheduler (earliest start, then latest start), so the first leaf is a list
+// schedule. The tree is cut into pieces (subtrees near the root) that run in rounds of a fixed
+// number of steps; after each round the best schedule of all pieces becomes everyone's bound.
+// Pieces and rounds do not depend on -j, so a step budget gives the same schedule for any -j.
+//
+//   round 1: piece0 |#####|  piece1 |#####|  piece2 |#####|   -> merge best (piece order)
+//   round 2: piece0 |#####|  piece1 |##| done  piece2 |#####| -> merge best ...
+
+using Clock = std::chrono::steady_clock;
+
+// The lexicographic objective: boundary misses, longer than the period, deadline misses, length.
+struct Score {
+  std::uint64_t boundaryMisses = 0;
+  int over = 0;
+  std::uint64_t deadlineMisses = 0;
+  std::int64_t lengthNs = 0;
+  auto tie() const { return std::make_tuple(boundaryMisses, over, deadlineMisses, lengthNs); }
+  bool operator<(const Score& o) const { return tie() < o.tie(); }
+  bool operator>=(const Score& o) const { return !(*this < o); }
+};
+
+Score scoreOf(const Attempt& a, std::int64_t periodNs) {
+  return {a.boundaryMisses, a.lengthNs > periodNs ? 1 : 0, a.deadlineMisses, a.lengthNs};
+}
+
+std::int64_t roundUp(std::int64_t v, std::int64_t grain) {
+  if (grain <= 1 || v <= 0) return v;
+  return (v + grain - 1) / grain * grain;
+}
+
+// Limits of one hyperepoch's search.
+struct SearchLimits {
+  std::uint64_t steps = 0;  // 0 = no step limit
+  bool timed = false;
+  Clock::time_point deadline{};
+  Clock::time_point started{};
+  int workers = 1;
+  bool allowOverlength = false;
+};
+
+// What one hyperepoch's search found.
+struct SearchResult {
+  bool improved = false;
+  Attempt attempt;
+  std::int64_t lowerBoundNs = 0;
+  bool exhausted = false;
+  std::uint64_t steps = 0;
+  double secondsToBest = 0;
+};
+
+// The hyperepoch's instances as the branch and bound sees them.
+struct SProblem {
+  std::size_t n = 0;
+  std::vector<std::int64_t> p, release, boundary, deadline, tail, key;
+  std::vector<std::uint32_t> topo;   // node -> position in `order`
+  std::vector<std::uint32_t> order;  // topological order of the nodes
+  std::vector<std::vector<std::uint32_t>> preds, succs;
+  std::vector<std::uint32_t> submitter;  // submittee node -> its submitter's node
+  // Per node, per request: the options, each a class of equivalent candidates (ascending).
+  std::vector<std::vector<std::vector<std::vector<std::uint32_t>>>> options;
+  std::vector<std::vector<std::uint32_t>> loadSets;      // candidate sets for the load bound
+  std::vector<std::vector<std::uint32_t>> loadSetNodes;  // nodes with a request confined to it
+  std::int64_t grain = 1;
+  std::int64_t periodNs = 0;
+  std::size_t resourceCount = 0;
+  const Graph* graph = nullptr;
+  bool anyDeadline = false;
+};
+
+std::int64_t gcd64(std::int64_t a, std::int64_t b) {
+  while (b != 0) {
+    const std::int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a < 0 ? -a : a;
+}
+
+SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs) {
+  const Graph& g = *pb.graph;
+  SProblem sp;
+  sp.graph = &g;
+  sp.periodNs = periodNs;
+  sp.resourceCount = g.resources.size();
+  const std::size_t n = pb.nodes.size();
+  sp.n = n;
+  sp.p.resize(n);
+  sp.release.resize(n);
+  sp.boundary.resize(n);
+  sp.deadline.resize(n);
+  sp.key.resize(n);
+  sp.preds.resize(n);
+  sp.succs.resize(n);
+  sp.submitter.assign(n, kNone);
+  sp.options.resize(n);
+  std::int64_t grain = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Node& nd = pb.nodes[i];
+    const GraphRunnable& gr = g.runnables[nd.runnable];
+    sp.p[i] = (*pb.wcet)[nd.runnable];
+    sp.release[i] = nd.releaseNs;
+    sp.boundary[i] = nd.boundaryNs;
+    sp.deadline[i] = gr.deadlineNs != kNoDuration ? nd.frameNs + gr.deadlineNs : kInfinity;
+    if (gr.deadlineNs != kNoDuration) sp.anyDeadline = true;
+    sp.key[i] = nd.frameNs + pb.latestStart[nd.local];
+    for (std::uint32_t d : pb.localDeps[nd.local]) sp.preds[i].push_back(pb.nodeOf(d, nd.frame));
+    for (std::uint32_t s : pb.localSuccs[nd.local]) sp.succs[i].push_back(pb.nodeOf(s, nd.frame));
+    if (gr.kind == RunnableKind::kSubmittee && pb.localSubmitter[nd.local] != kNone) {
+      sp.submitter[i] = pb.nodeOf(pb.localSubmitter[nd.local], nd.frame);
+    }
+    grain = gcd64(grain, sp.p[i]);
+    grain = gcd64(grain, sp.release[i]);
+  }
+  sp.grain = grain > 0 ? grain : 1;
+
+  // Topological order (Kahn, by node index) and tails.
+  std::vector<std::uint32_t> indeg(n);
+  for (std::uint32_t i = 0; i < n; ++i) indeg[i] = static_cast<std::uint32_t>(sp.preds[i].size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (indeg[i] == 0) sp.order.push_back(i);
+  }
+  for (std::size_t k = 0; k < sp.order.size(); ++k) {
+    for (std::uint32_t s : sp.succs[sp.order[k]]) {
+      if (--indeg[s] == 0) sp.order.push_back(s);
+    }
+  }
+  sp.topo.assign(n, 0);
+  for (std::uint32_t k = 0; k < sp.order.size(); ++k) sp.topo[sp.order[k]] = k;
+  sp.tail.assign(n, 0);
+  for (auto it = sp.order.rbegin(); it != sp.order.rend(); ++it) {
+    std::int64_t t = 0;
+    for (std::uint32_t s : sp.succs[*it]) t = std::max(t, sp.p[s] + sp.tail[s]);
+    sp.tail[*it] = t;
+  }
+
+  // Candidate sets, and resource classes: two resources are equivalent when every candidate
+  // set holds both or neither and neither is tied to a stream/device pairing.
+  std::map<std::vector<std::uint32_t>, std::uint32_t> setIds;
+  std::vector<std::vector<std::vector<std::uint32_t>>> nodeSets(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    for (const ResourceRequest& q : *(*pb.requests)[pb.nodes[i].runnable]) {
+      std::vector<std::uint32_t> set = q.candidates;
+      std::sort(set.begin(), set.end());
+      set.erase(std::unique(set.begin(), set.end()), set.end());
+      setIds.emplace(set, static_cast<std::uint32_t>(setIds.size()));
+      nodeSets[i].push_back(std::move(set));
+    }
+  }
+  std::vector<std::vector<std::uint32_t>> signature(sp.resourceCount);
+  for (const auto& [set, id] : setIds) {
+    for (std::uint32_t r : set) signature[r].push_back(id);
+  }
+  for (std::uint32_t r = 0; r < sp.resourceCount; ++r) {
+    const ResourceInfo& ri = g.resources[r];
+    if (ri.kind == ResourceKind::kCudaStream) {
+      signature[r].push_back(0x80000000u | r);
+      if (ri.device != kNone && ri.device < sp.resourceCount) signature[ri.device].push_back(0x40000000u | ri.device);
+    }
+  }
+  std::map<std::vector<std::uint32_t>, std::uint32_t> classIds;
+  std::vector<std::uint32_t> classOf(sp.resourceCount);
+  for (std::uint32_t r = 0; r < sp.resourceCount; ++r) {
+    std::sort(signature[r].begin(), signature[r].end());
+    classOf[r] = classIds.emplace(signature[r], static_cast<std::uint32_t>(classIds.size())).first->second;
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    for (const auto& set : nodeSets[i]) {
+      std::vector<std::vector<std::uint32_t>> opts;
+      std::vector<std::uint32_t> optClass;
+      for (std::uint32_t r : set) {
+        auto it = std::find(optClass.begin(), optClass.end(), classOf[r]);
+        if (it == optClass.end()) {
+          optClass.push_back(classOf[r]);
+          opts.push_back({r});
+        } else {
+          opts[static_cast<std::size_t>(it - optClass.begin())].push_back(r);
+        }
+      }
+      sp.options[i].push_back(std::move(opts));
+    }
+  }
+
+  // Load sets: every candidate set, with the nodes that have a request confined to it.
+  for (const auto& [set, id] : setIds) {
+    (void)id;
+    std::vector<std::uint32_t> nodes;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      for (const auto& own : nodeSets[i]) {
+        if (!own.empty() && std::includes(set.begin(), set.end(), own.begin(), own.end())) {
+          nodes.push_back(i);
+          break;
+        }
+      }
+    }
+    if (nodes.empty()) continue;
+    sp.loadSets.push_back(set);
+    sp.loadSetNodes.push_back(std::move(nodes));
+  }
+  return sp;
+}
+
+// One candidate decision: place `node` at `start` on the resources pool[resBegin, +resCount).
+struct Child {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  std::int64_t key = 0;
+  std::uint32_t topo = 0;
+  std::uint32_t node = 0;
+  std::uint32_t resBegin = 0;
+  std::uint32_t resCount = 0;
+};
+
+// A decision as replayed from a piece's root path.
+struct Decision {
+  std::uint32_t node = 0;
+  std::int64_t start = 0;
+  std::vector<std::uint32_t> resources;
+};
+
+// The best complete schedule one search holds.
+struct Incumbent {
+  bool valid = false;
+  Score score;
+  std::vector<std::int64_t> start;
+  std::vector<std::uint32_t> seq;
+  std::vector<std::vector<std::uint32_t>> resources;
+  std::uint64_t foundAtStep = 0;
+  double foundAtSeconds = 0;
+};
+
+// A partial schedule with undo, the bounds on its completions, and the depth-first search.
+class SearchState {
+ public:
+  explicit SearchState(const SProblem& sp)
+      : sp_(sp),
+        maxEnd_(sp.resourceCount, 0),
+        start_(sp.n, 0),
+        end_(sp.n, 0),
+        placed_(sp.n, 0),
+        waiting_(sp.n, 0),
+        chosen_(sp.n),
+        est_(sp.n, 0),
+        frames_(sp.n + 2) {
+    for (std::uint32_t i = 0; i < sp.n; ++i) {
+      waiting_[i] = static_cast<std::uint32_t>(sp.preds[i].size());
+      if (waiting_[i] == 0) ready_.push_back(i);
+    }
+  }
+
+  // Lower bound on the score of every completion of the current partial schedule.
+  Score bound() {
+    std::uint64_t bm = bm_, dm = dm_;
+    std::int64_t lb = makespan_;
+    for (std::uint32_t i : sp_.order) {
+      if (placed_[i]) continue;
+      std::int64_t t = std::max(sp_.release[i], sLast_);
+      for (std::uint32_t d : sp_.preds[i]) t = std::max(t, placed_[d] ? end_[d] : est_[d] + sp_.p[d]);
+      est_[i] = t;
+      const std::int64_t e = t + sp_.p[i];
+      lb = std::max(lb, e + sp_.tail[i]);
+      if (e > sp_.boundary[i]) ++bm;
+      if (e > sp_.deadline[i]) ++dm;
+    }
+    // Per candidate set S of m resources: the unplaced work confined to S that cannot start
+    // before t, on resources free from max(their last end, the last start, t), plus the
+    // shortest tail among it; maximised over t.
+    for (std::size_t k = 0; k < sp_.loadSets.size(); ++k) {
+      items_.clear();
+      for (std::uint32_t i : sp_.loadSetNodes[k]) {
+        if (!placed_[i]) items_.push_back(i);
+      }
+      if (items_.empty()) continue;
+      const auto& set = sp_.loadSets[k];
+      avail_.clear();
+      for (std::uint32_t r : set) avail_.push_back(std::max(maxEnd_[r], sLast_));
+      std::sort(avail_.begin(), avail_.end());
+      suffix_.assign(avail_.size() + 1, 0);
+      for (std::size_t a = avail_.size(); a-- > 0;) suffix_[a] = suffix_[a + 1] + avail_[a];
+      std::sort(items_.begin(), items_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return est_[a] > est_[b] || (est_[a] == est_[b] && a < b);
+      });
+      const auto m = static_cast<std::int64_t>(set.size());
+      std::int64_t work = 0;
+      std::int64_t minTail = kInfinity;
+      std::size_t below = avail_.size();  // resources free before t: avail_[0, below)
+      for (std::uint32_t i : items_) {
+        const std::int64_t t = est_[i];
+        work += sp_.p[i];
+        minTail = std::min(minTail, sp_.tail[i]);
+        while (below > 0 && avail_[below - 1] >= t) --below;
+        const std::int64_t capacity = static_cast<std::int64_t>(below) * t + suffix_[below];
+        lb = std::max(lb, (capacity + work + m - 1) / m + minTail);
+      }
+    }
+    lb = roundUp(lb, sp_.grain);
+    return {bm, lb > sp_.periodNs ? 1 : 0, dm, lb};
+  }
+
+  // The score of the complete schedule.
+  Score leafScore() const { return {bm_, makespan_ > sp_.periodNs ? 1 : 0, dm_, makespan_}; }
+  bool complete() const { return placedCount_ == sp_.n; }
+
+  // Places a decision; `undo` records what to restore.
+  void apply(std::uint32_t j, std::int64_t s, const std::uint32_t* res, std::uint32_t resCount) {
+    UndoRecord u;
+    u.node = j;
+    u.sLast = sLast_;
+    u.eLast = eLast_;
+    u.topoLast = topoLast_;
+    u.makespan = makespan_;
+    u.bm = bm_;
+    u.dm = dm_;
+    u.resBegin = static_cast<std::uint32_t>(undoRes_.size());
+    const std::int64_t e = s + sp_.p[j];
+    for (std::uint32_t k = 0; k < resCount; ++k) {
+      undoRes_.push_back({res[k], maxEnd_[res[k]]});
+      maxEnd_[res[k]] = std::max(maxEnd_[res[k]], e);
+    }
+    chosen_[j].assign(res, res + resCount);
+    placed_[j] = 1;
+    ++placedCount_;
+    start_[j] = s;
+    end_[j] = e;
+    sLast_ = s;
+    eLast_ = e;
+    topoLast_ = sp_.topo[j];
+    makespan_ = std::max(makespan_, e);
+    if (e > sp_.boundary[j]) ++bm_;
+    if (e > sp_.deadline[j]) ++dm_;
+    auto pos = std::find(ready_.begin(), ready_.end(), j);
+    u.readyPos = static_cast<std::uint32_t>(pos - ready_.begin());
+    *pos = ready_.back();
+    ready_.pop_back();
+    u.pushed = 0;
+    for (std::uint32_t s2 : sp_.succs[j]) {
+      if (--waiting_[s2] == 0) {
+        ready_.push_back(s2);
+        ++u.pushed;
+      }
+    }
+    undo_.push_back(u);
+  }
+
+  void undo() {
+    const UndoRecord u = undo_.back();
+    undo_.pop_back();
+    const std::uint32_t j = u.node;
+    for (std::uint32_t k = 0; k < u.pushed; ++k) ready_.pop_back();
+    for (std::uint32_t s2 : sp_.succs[j]) ++waiting_[s2];
+    ready_.push_back(ready_.size() > u.readyPos ? ready_[u.readyPos] : j);
+    ready_[u.readyPos] = j;
+    while (undoRes_.size() > u.resBegin) {
+      maxEnd_[undoRes_.back().first] = undoRes_.back().second;
+      undoRes_.pop_back();
+    }
+    placed_[j] = 0;
+    --placedCount_;
+    sLast_ = u.sLast;
+    eLast_ = u.eLast;
+    topoLast_ = u.topoLast;
+    makespan_ = u.makespan;
+    bm_ = u.bm;
+    dm_ = u.dm;
+  }
+
+  // The decisions possible at the current node, best first, into `out` (resources in `pool`).
+  void children(std::vector<Child>& out, std::vector<std::uint32_t>& pool) {
+    out.clear();
+    pool.clear();
+    const Graph& g = *sp_.graph;
+    for (std::uint32_t j : ready_) {
+      std::int64_t readyT = std::max(sp_.release[j], sLast_);
+      for (std::uint32_t d : sp_.preds[j]) readyT = std::max(readyT, end_[d]);
+      const auto& reqs = sp_.options[j];
+      // A submittee takes its submitter's stream and that stream's device.
+      std::uint32_t stream = kNone;
+      if (sp_.submitter[j] != kNone) {
+        for (std::uint32_t r : chosen_[sp_.submitter[j]]) {
+          if (g.resources[r].kind == ResourceKind::kCudaStream) {
+            stream = r;
+            break;
+          }
+        }
+      }
+      const std::uint32_t device = stream != kNone ? g.resources[stream].device : kNone;
+      // Options per request, after the stream's constraints.
+      reqOpts_.clear();
+      for (std::size_t q = 0; q < reqs.size(); ++q) {
+        reqOpts_.emplace_back();
+        auto& mine = reqOpts_.back();
+        for (const auto& opt : reqs[q]) {
+          mine.emplace_back();
+          for (std::uint32_t c : opt) {
+            if (c == stream) continue;
+            if (stream != kNone && q == 0 && g.resources[c].kind == ResourceKind::kGpu && c != device) continue;
+            mine.back().push_back(c);
+          }
+          if (mine.back().empty()) mine.pop_back();
+        }
+      }
+      // Every combination of options (an odometer over the requests).
+      odo_.assign(reqOpts_.size(), 0);
+      while (true) {
+        picked_.clear();
+        std::int64_t s = readyT;
+        bool ok = true;
+        for (std::size_t q = 0; q < reqOpts_.size(); ++q) {
+          if (reqOpts_[q].empty()) continue;  // nothing left; the verifier reports it
+          std::uint32_t best = kNone;
+          for (std::uint32_t c : reqOpts_[q][odo_[q]]) {
+            if (std::find(picked_.begin(), picked_.end(), c) != picked_.end()) continue;
+            if (stream == c) continue;
+            if (best == kNone || maxEnd_[c] < maxEnd_[best]) best = c;
+          }
+          if (best == kNone) {
+            ok = false;
+            break;
+          }
+          picked_.push_back(best);
+          s = std::max(s, maxEnd_[best]);
+        }
+        if (ok && stream != kNone) {
+          picked_.push_back(stream);
+          s = std::max(s, maxEnd_[stream]);
+        }
+        if (ok) {
+          const std::int64_t e = s + sp_.p[j];
+          // Canonical order: (start, end, topological index) increases along the path.
+          if (s > sLast_ || std::make_pair(e, sp_.topo[j]) > std::make_pair(eLast_, topoLast_)) {
+            Child c;
+            c.start = s;
+            c.end = e;
+            c.key = sp_.key[j];
+            c.topo = sp_.topo[j];
+            c.node = j;
+            c.resBegin = static_cast<std::uint32_t>(pool.size());
+            c.resCount = static_cast<std::uint32_t>(picked_.size());
+            pool.insert(pool.end(), picked_.begin(), picked_.end());
+            out.push_back(c);
+          }
+        }
+        std::size_t q = 0;
+        for (; q < odo_.size(); ++q) {
+          if (reqOpts_[q].empty()) continue;
+          if (++odo_[q] < reqOpts_[q].size()) break;
+          odo_[q] = 0;
+        }
+        if (q == odo_.size()) break;
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) {
+      return std::tie(a.start, a.key, a.topo, a.resBegin) < std::tie(b.start, b.key, b.topo, b.resBegin);
+    });
+  }
+
+  // Copies the complete schedule into `inc`.
+  void record(Incumbent& inc, const Score& score) const {
+    inc.valid = true;
+    inc.score = score;
+    inc.start = start_;
+    inc.resources = chosen_;
+    inc.seq.assign(sp_.n, 0);
+    for (std::uint32_t k = 0; k < undo_.size(); ++k) inc.seq[undo_[k].node] = k;
+  }
+
+  std::size_t depth() const { return undo_.size(); }
+  std::int64_t tailOf(std::uint32_t j) const { return sp_.tail[j]; }
+  std::int64_t makespan() const { return makespan_; }
+
+  // Per-depth scratch for the depth-first search.
+  struct Frame {
+    std::vector<Child> children;
+    std::vector<std::uint32_t> pool;
+    std::size_t next = 0;
+  };
+  std::vector<Frame>& frames() { return frames_; }
+
+ private:
+  struct UndoRecord {
+    std::uint32_t node = 0;
+    std::int64_t sLast = 0, eLast = 0;
+    std::uint32_t topoLast = 0;
+    std::int64_t makespan = 0;
+    std::uint64_t bm = 0, dm = 0;
+    std::uint32_t resBegin = 0;
+    std::uint32_t readyPos = 0;
+    std::uint32_t pushed = 0;
+  };
+
+  const SProblem& sp_;
+  std::vector<std::int64_t> maxEnd_;
+  std::vector<std::int64_t> start_, end_;
+  std::vector<std::uint8_t> placed_;
+  std::vector<std::uint32_t> waiting_;
+  std::vector<std::vector<std::uint32_t>> chosen_;
+  std::vector<std::uint32_t> ready_;
+  std::vector<std::int64_t> est_;
+  std::size_t placedCount_ = 0;
+  std::int64_t sLast_ = 0, eLast_ = -1;
+  std::uint32_t topoLast_ = 0;
+  std::int64_t makespan_ = 0;
+  std::uint64_t bm_ = 0, dm_ = 0;
+  std::vector<UndoRecord> undo_;
+  std::vector<std::pair<std::uint32_t, std::int64_t>> undoRes_;
+  std::vector<Frame> frames_;
+  // scratch
+  std::vector<std::uint32_t> items_;
+  std::vector<std::int64_t> avail_, suffix_;
+  std::vector<std::vector<std::vector<std::uint32_t>>> reqOpts_;
+  std::vector<std::size_t> odo_;
+  std::vector<std::uint32_t> picked_;
+};
+
+// One subtree of the search, resumable: a root path and a depth-first stack under it.
+class Piece {
+ public:
+  Piece(const SProblem& sp, std::vector<Decision> path) : sp_(sp), path_(std::move(path)), state_(sp) {}
+
+  // Replays the root path and opens its children; false when the subtree is cut at once.
+  void open(const Score& best) {
+    for (const Decision& d : path_) state_.apply(d.node, d.start, d.resources.data(), static_cast<std::uint32_t>(d.resources.size()));
+    rootDepth_ = state_.depth();
+    const Score b = state_.bound();
+    if (b >= bestOf(best)) {
+      done_ = true;
+      return;
+    }
+    if (state_.complete()) {
+      consider(state_.leafScore(), 0, 0);
+      done_ = true;
+      return;
+    }
+    auto& f = state_.frames()[rootDepth_];
+    state_.children(f.children, f.pool);
+    f.next = 0;
+  }
+
+  // Runs up to `steps` placements (or until the deadline); returns the steps used.
+  std::uint64_t run(std::uint64_t steps, const Score& globalBest, const SearchLimits& lim, std::uint64_t stepBase,
+                    std::atomic<bool>& timeUp) {
+    std::uint64_t used = 0;
+    auto& frames = state_.frames();
+    while (!done_ && used < steps) {
+      if (lim.timed && (used & 255) == 0 && used > 0) {
+        if (timeUp.load(std::memory_order_relaxed) || Clock::now() >= lim.deadline) {
+          timeUp = true;
+          break;
+        }
+      }
+      const std::size_t d = state_.depth();
+      auto& f = frames[d];
+      if (f.next >= f.children.size()) {
+        if (d == rootDepth_) {
+          done_ = true;
+          break;
+        }
+        state_.undo();
+        continue;
+      }
+      const Child c = f.children[f.next++];
+      const Score best = bestOf(globalBest);
+      if (best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0 &&
+          roundUp(std::max(state_.makespan(), c.end + state_.tailOf(c.node)), sp_.grain) >= best.lengthNs) {
+        continue;
+      }
+      state_.apply(c.node, c.start, f.pool.data() + c.resBegin, c.resCount);
+      ++used;
+      if (state_.complete()) {
+        consider(state_.leafScore(), stepBase + used, lim.timed ? 1 : 0, &lim);
+        state_.undo();
+        continue;
+      }
+      if (state_.bound() >= best) {
+        state_.undo();
+        continue;
+      }
+      auto& nf = frames[d + 1];
+      state_.children(nf.children, nf.pool);
+      nf.next = 0;
+    }
+    return used;
+  }
+
+  bool done() const { return done_; }
+  Incumbent& local() { return local_; }
+
+ private:
+  Score bestOf(const Score& global) const { return local_.valid && local_.score < global ? local_.score : global; }
+
+  void consider(const Score& s, std::uint64_t step, int timed, const SearchLimits* lim = nullptr) {
+    if (local_.valid && !(s < local_.score)) return;
+    state_.record(local_, s);
+    local_.foundAtStep = step;
+    (void)timed;
+    if (lim != nullptr) local_.foundAtSeconds = std::chrono::duration<double>(Clock::now() - lim->started).count();
+  }
+
+  const SProblem& sp_;
+  std::vector<Decision> path_;
+  SearchState state_;
+  std::size_t rootDepth_ = 0;
+  bool done_ = false;
+  Incumbent local_;
+};
+
+constexpr std::size_t kPieces = 8;               // subtrees searched side by side
+constexpr std::uint64_t kRoundSteps = 2048;      // steps per piece per round
+constexpr std::size_t kSearchNodeLimit = 1500;   // above this, improvement by perturbed lists
+
+// Cuts the tree near the root into at least kPieces subtrees (fewer when the tree is small),
+// in depth-first order, dropping subtrees whose bound cannot beat `best`.
+std::vector<std::vector<Decision>> cutPieces(const SProblem& sp, const Score& best) {
+  std::vector<std::vector<Decision>> level{{}};
+  for (int depthLimit = 0; depthLimit < 6 && level.size() < kPieces; ++depthLimit) {
+    std::vector<std::vector<Decision>> next;
+    bool expanded = false;
+    for (const auto& path : level) {
+      SearchState st(sp);
+      for (const Decision& d : path) st.apply(d.node, d.start, d.resources.data(), static_cast<std::uint32_t>(d.resources.size()));
+      if (st.complete()) {
+        next.push_back(path);
+        continue;
+      }
+      std::vector<Child> kids;
+      std::vector<std::uint32_t> pool;
+      st.children(kids, pool);
+      expanded = true;
+      for (const Child& c : kids) {
+        st.apply(c.node, c.start, pool.data() + c.resBegin, c.resCount);
+        const bool keep = st.complete() ? st.leafScore() < best : st.bound() < best;
+        st.undo();
+        if (!keep) continue;
+        auto child = path;
+        child.push_back({c.node, c.start, std::vector<std::uint32_t>(pool.begin() + c.resBegin,
+                                                                      pool.begin() + c.resBegin + c.resCount)});
+        next.push_back(std::move(child));
+      }
+    }
+    level = std::move(next);
+    if (!expanded) break;
+  }
+  return level;
+}
+
+// Branch and bound for one hyperepoch, starting from the best list schedule `first`.
+SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const SearchLimits& lim) {
+  SearchResult res;
+  Score best = scoreOf(first, sp.periodNs);
+  SearchState root(sp);
+  const Score rootBound = root.bound();
+  res.lowerBoundNs = rootBound.lengthNs;
+  auto provenNow = [&] {
+    return best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0 && best.lengthNs <= rootBound.lengthNs;
+  };
+  Incumbent inc;
+  if (provenNow() || rootBound >= best) {
+    res.exhausted = true;
+  } else {
+    std::vector<Piece> pieces;
+    for (auto& path : cutPieces(sp, best)) pieces.emplace_back(sp, std::move(path));
+    for (Piece& pc : pieces) pc.open(best);
+    std::atomic<bool> timeUp{false};
+    while (true) {
+      std::vector<std::size_t> active;
+      for (std::size_t k = 0; k < pieces.size(); ++k) {
+        if (!pieces[k].done()) active.push_back(k);
+      }
+      if (active.empty()) {
+        res.exhausted = true;
+        break;
+      }
+      if (provenNow() || timeUp) break;
+      std::uint64_t per = kRoundSteps;
+      if (lim.steps > 0) {
+        if (res.steps >= lim.steps) break;
+        per = std::min<std::uint64_t>(per, std::max<std::uint64_t>(1, (lim.steps - res.steps) / active.size()));
+      }
+      std::vector<std::uint64_t> used(active.size(), 0);
+      std::atomic<std::size_t> nextIdx{0};
+      const Score roundBest = best;
+      const std::uint64_t base = res.steps;
+      auto work = [&] {
+        for (std::size_t k = nextIdx++; k < active.size(); k = nextIdx++) {
+          used[k] = pieces[active[k]].run(per, roundBest, lim, base + k * per, timeUp);
+        }
+      };
+      const int threads = std::min<int>(lim.workers, static_cast<int>(active.size()));
+      if (threads <= 1) {
+        work();
+      } else {
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+        for (auto& t : pool) t.join();
+      }
+      for (std::uint64_t u : used) res.steps += u;
+      // Merge in piece order: the first strictly better schedule wins.
+      for (std::size_t k : active) {
+        Incumbent& loc = pieces[k].local();
+        if (loc.valid && loc.score < best) {
+          best = loc.score;
+          inc = loc;
+        }
+      }
+      for (Piece& pc : pieces) {
+        if (pc.local().valid && best < pc.local().score) pc.local().valid = false;
+      }
+    }
+  }
+  if (inc.valid) {
+    res.improved = true;
+    res.secondsToBest = inc.foundAtSeconds;
+    Attempt& a = res.attempt;
+    a.placements.resize(sp.n);
+    for (std::uint32_t i = 0; i < sp.n; ++i) {
+      Placement& pl = a.placements[i];
+      pl.startNs = inc.start[i];
+      pl.endNs = inc.start[i] + sp.p[i];
+      pl.seq = inc.seq[i];
+      pl.resources = inc.resources[i];
+      a.lengthNs = std::max(a.lengthNs, pl.endNs);
+      if (pl.endNs > sp.boundary[i]) ++a.boundaryMisses;
+      if (pl.endNs > sp.deadline[i]) ++a.deadlineMisses;
+    }
+  }
+  // An exhausted tree proves the best schedule optimal for the lexicographic objective; that
+  // is a bound on the length of every valid schedule when no deadline shaped it.
+  if (res.exhausted && !sp.anyDeadline && !lim.allowOverlength && best.boundaryMisses == 0 && best.over == 0) {
+    res.lowerBoundNs = std::max(res.lowerBoundNs, best.lengthNs);
+  }
+  return res;
+}
+
+std::uint64_t splitMix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Improvement for hyperepochs too large for the tree: iterated list scheduling with perturbed
+// priorities (latest start plus noise, or the best schedule's start order plus noise), in
+// rounds of a fixed number of runs merged in run order, so a step budget is -j independent.
+SearchResult perturbedLists(const Problem& pb, const SProblem& sp, const Attempt& first,
+                            const std::vector<std::uint32_t>& touched, const SearchLimits& lim) {
+  SearchResult res;
+  SearchState root(sp);
+  res.lowerBoundNs = root.bound().lengthNs;
+  Attempt best = first;
+  Score bestScore = scoreOf(first, sp.periodNs);
+  std::int64_t meanWcet = 1;
+  {
+    std::int64_t sum = 0;
+    for (std::int64_t v : sp.p) sum += v;
+    if (sp.n > 0) meanWcet = std::max<std::int64_t>(1, sum / static_cast<std::int64_t>(sp.n));
+  }
+  const std::uint64_t runSteps = std::max<std::size_t>(1, sp.n);
+  constexpr std::uint64_t kRunsPerRound = 8;
+  std::uint64_t runIndex = 0;
+  while (true) {
+    if (bestScore.boundaryMisses == 0 && bestScore.over == 0 && bestScore.deadlineMisses == 0 &&
+        bestScore.lengthNs <= res.lowerBoundNs) {
+      res.exhausted = true;
+      break;
+    }
+    if (lim.timed && Clock::now() >= lim.deadline) break;
+    std::uint64_t runs = kRunsPerRound;
+    if (lim.steps > 0) {
+      if (res.steps >= lim.steps) break;
+      runs = std::min<std::uint64_t>(runs, (lim.steps - res.steps + runSteps - 1) / runSteps);
+    }
+    std::vector<Attempt> out(runs);
+    std::vector<char> ran(runs, 0);
+    std::atomic<std::size_t> nextIdx{0};
+    const Attempt& ref = best;
+    auto work = [&] {
+      std::vector<FreeTime> free(pb.graph->resources.size());
+      std::vector<std::int64_t> keys(sp.n);
+      for (std::size_t k = nextIdx++; k < runs; k = nextIdx++) {
+        if (lim.timed && Clock::now() >= lim.deadline) break;
+        const std::uint64_t it = runIndex + k;
+        std::uint64_t rng = splitMix(it + 1);
+        const std::int64_t amp = meanWcet << ((it / 2) % 4);
+        for (std::uint32_t i = 0; i < sp.n; ++i) {
+          rng = splitMix(rng);
+          const std::int64_t noise = static_cast<std::int64_t>(rng % static_cast<std::uint64_t>(amp));
+          keys[i] = ((it & 1) != 0 ? ref.placements[i].startNs : sp.key[i]) + noise;
+        }
+        for (std::uint32_t r : touched) free[r] = FreeTime();
+        Rule rule;
+        rule.keyOverride = &keys;
+        out[k] = ListScheduler(pb, rule, free).run();
+        ran[k] = 1;
+      }
+    };
+    const int threads = std::min<int>(lim.workers, static_cast<int>(runs));
+    if (threads <= 1) {
+      work();
+    } else {
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+      for (auto& t : pool) t.join();
+    }
+    for (std::uint64_t k = 0; k < runs; ++k) {
+      if (!ran[k]) continue;
+      res.steps += runSteps;
+      const Score s = scoreOf(out[k], sp.periodNs);
+      if (s < bestScore) {
+        bestScore = s;
+        best = std::move(out[k]);
+        res.improved = true;
+        res.secondsToBest = std::chrono::duration<double>(Clock::now() - lim.started).count();
+      }
+    }
+    runIndex += runs;
+  }
+  if (res.improved) res.attempt = std::move(best);
+  return res;
+}
+
 std::string epochName(const Graph& g, std::uint32_t e) {
   const EpochInfo& ep = g.epochs[e];
   if (ep.hyperepoch < g.hyperepochs.size()) return g.hyperepochs[ep.hyperepoch].name + "." + ep.name;
@@ -473,7 +1312,7 @@ Result<void> checkGraph(const Graph& g) {
 
 }  // namespace
 
-Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options) {
+Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info) {
   const Graph& g = graph;
   if (auto ok = checkGraph(g); !ok) return ok.error();
 
@@ -545,6 +1384,7 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
 
   std::vector<FreeTime> free(g.resources.size());
   std::vector<std::uint32_t> localOf(n, kNone);
+  if (info != nullptr) info->hyperepochs.assign(g.hyperepochs.size(), {});
 
   for (std::uint32_t h = 0; h < g.hyperepochs.size(); ++h) {
     const HyperepochInfo& he = g.hyperepochs[h];
@@ -695,6 +1535,32 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       }
       if (best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= criticalPath) break;
     }
+
+    // The search beyond the first schedules, when a budget is given.
+    HyperepochSearchInfo searchInfo;
+    searchInfo.firstLengthNs = best.lengthNs;
+    if ((options.timeBudgetSeconds > 0 || options.searchSteps > 0) && !pb.nodes.empty()) {
+      SearchLimits lim;
+      lim.started = Clock::now();
+      lim.steps = options.searchSteps;
+      lim.timed = options.timeBudgetSeconds > 0;
+      if (lim.timed) {
+        lim.deadline = lim.started + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(options.timeBudgetSeconds));
+      }
+      lim.workers = std::max(1, options.workers);
+      lim.allowOverlength = options.allowOverlength;
+      const SProblem sp = buildSearchProblem(pb, he.periodNs);
+      SearchResult sr = pb.nodes.size() <= kSearchNodeLimit ? branchAndBound(sp, best, lim)
+                                                            : perturbedLists(pb, sp, best, touched, lim);
+      if (sr.improved && scoreOf(sr.attempt, he.periodNs) < scoreOf(best, he.periodNs)) best = std::move(sr.attempt);
+      searchInfo.lowerBoundNs = sr.lowerBoundNs;
+      searchInfo.steps = sr.steps;
+      searchInfo.exhausted = sr.exhausted;
+      searchInfo.secondsToBest = sr.improved ? sr.secondsToBest : 0;
+      searchInfo.searched = true;
+    }
+    if (info != nullptr) info->hyperepochs[h] = searchInfo;
 
     // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame.
     if (best.lengthNs > he.periodNs && !options.allowOverlength) {

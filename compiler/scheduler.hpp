@@ -9,8 +9,12 @@
 //   CPU1 |B f0|D f0|  gap  |A f1|  without deadlines is the b-level (critical path) order
 //
 // A few priority rules are tried and the best schedule per hyperepoch is kept; the result is
-// deterministic (same graph, same schedule).
+// deterministic (same graph, same schedule). With a budget, a branch and bound (or, for large
+// hyperepochs, iterated list scheduling with perturbed priorities) improves on it.
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "graph.hpp"
 #include "tactus/core/result.hpp"
@@ -21,19 +25,43 @@ namespace tactus::compiler {
 /// How the scheduler searches.
 struct ScheduleOptions {
   /// Seconds of search per hyperepoch beyond the first schedules (`-t`). 0 = keep the first
-  /// schedules found by the list scheduler's priority rules; a budget is accepted but the search
-  /// beyond them (branch and bound) is not implemented yet.
+  /// schedules found by the list scheduler's priority rules (unless searchSteps is set). A
+  /// wall-clock budget may give different (always valid) schedules from run to run.
   double timeBudgetSeconds = 0;
-  /// Parallel search workers (`-j`); accepted, the list scheduler runs on the calling thread.
+  /// Search steps per hyperepoch (`--search-steps`, one step = one instance placed); 0 = no
+  /// step limit. With steps and no time budget the result is reproducible for any `workers`.
+  std::uint64_t searchSteps = 0;
+  /// Parallel search workers (`-j`). The search is split into pieces and rounds that do not
+  /// depend on it, so a step budget gives the same schedule for every worker count.
   int workers = 1;
   /// Accept a hyperepoch whose schedule is longer than its period (the verifier warns).
   bool allowOverlength = false;
 };
 
-/// Schedules every hyperepoch of a checked graph. Errors: kInfeasible when a hyperepoch's
-/// schedule is longer than its period (unless allowOverlength) or a frame ends after its epoch's
-/// next frame is released; kBadParameter for a graph whose indices or durations are out of range.
-/// The result is not verified here: callers run verifySchedule on it.
-Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options);
+/// What the search did for one hyperepoch.
+struct HyperepochSearchInfo {
+  bool searched = false;          ///< a budget was given and the search ran
+  std::int64_t firstLengthNs = 0; ///< length of the best first (list) schedule
+  /// A lower bound on the length of every valid schedule of the hyperepoch that the search
+  /// established (0 = none): its root bound, or the best length once the whole tree was
+  /// explored without deadlines shaping it.
+  std::int64_t lowerBoundNs = 0;
+  std::uint64_t steps = 0;        ///< search steps spent
+  bool exhausted = false;         ///< nothing better exists in the search space
+  double secondsToBest = 0;       ///< wall time from the search's start to its best schedule (0: the first)
+};
+
+/// What the search did, per hyperepoch (index = hyperepoch index).
+struct SearchInfo {
+  std::vector<HyperepochSearchInfo> hyperepochs;
+};
+
+/// Schedules every hyperepoch of a checked graph; with a budget in `options`, searches for a
+/// better schedule (fewer boundary misses, fits the period, fewer deadline misses, shorter, in
+/// that order) by branch and bound, and fills `info` when given. Errors: kInfeasible when a
+/// hyperepoch's schedule is longer than its period (unless allowOverlength) or a frame ends
+/// after its epoch's next frame is released; kBadParameter for a graph whose indices or
+/// durations are out of range. The result is not verified here: callers run verifySchedule on it.
+Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info = nullptr);
 
 }  // namespace tactus::compiler
