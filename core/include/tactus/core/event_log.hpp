@@ -34,13 +34,15 @@ enum class EventKind : std::uint16_t {
   /// A frame was released. instance = EpochId, iteration = hyperepoch iteration, aux = frame
   /// within the iteration, startNs = ideal release time, endNs = actual release time.
   kRelease = 2,
-  /// Skip mode dropped hyperepoch iterations after an overrun. instance = HyperepochId,
-  /// iteration = the iteration that came late, aux = number of skipped periods,
-  /// startNs = the planned start it missed, endNs = the start it got.
+  /// A hyperepoch iteration overran: iteration - 1 was not finished when iteration should
+  /// start. instance = HyperepochId, iteration = the iteration that came late, aux = periods
+  /// skipped (skip mode: the start moves to the next period boundary; 0 with -m, which starts
+  /// at once), startNs = the planned start it missed, endNs = the start it got.
   kSkipped = 3,
-  /// A frame was not finished at its epoch's next release (or the hyperepoch iteration was not
-  /// finished at the next period). instance = EpochId, iteration = hyperepoch iteration,
-  /// aux = frame within the iteration, startNs = the release deadline, endNs = when it finished.
+  /// A frame overran inside a hyperepoch iteration: frame aux of the epoch was not finished at
+  /// the epoch's next release, which then waited for it. instance = EpochId, iteration =
+  /// hyperepoch iteration, aux = the late frame, startNs = the release deadline, endNs = when
+  /// the next frame was released.
   kOverrun = 4,
   /// A client's ring was full and records were lost. instance = ClientId, aux = worker index,
   /// iteration = number of records lost (saturated), startNs = endNs = when the master noticed.
