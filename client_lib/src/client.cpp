@@ -451,6 +451,12 @@ Result<RuntimeInfo> runtimeInfo() {
 void shutdown() {
   std::lock_guard<std::mutex> lock(gMutex);
   if (!gRuntime) return;
+  if (gRuntime->phase == client::Phase::kEntered) {
+    // The scheduler runs in another thread: ask it to end; detaching now would pull the
+    // segment from under its workers.
+    exitScheduler();
+    return;
+  }
   client::gExitFlag.store(nullptr);
   client::gAttention.store(nullptr);
   shm::ClientSlot& slot = gRuntime->view.client(gRuntime->clientIndex);

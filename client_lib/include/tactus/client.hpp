@@ -88,7 +88,8 @@ void exitScheduler() noexcept;
 /// Inside a runnable: the frame it runs in (kInvalidState elsewhere).
 Result<RuntimeInfo> runtimeInfo();
 
-/// Detaches from the master and forgets the registrations; init may be called again.
+/// Detaches from the master and forgets the registrations; init may be called again. While
+/// enterScheduler runs in another thread it only requests exit (call it again after it returned).
 void shutdown();
 
 }  // namespace tactus
