@@ -2,6 +2,7 @@
 #include "scheduler.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -491,6 +492,9 @@ struct SearchResult {
   double secondsToBest = 0;
 };
 
+// Up to this many unplaced instances per candidate set, the load bound also takes tail thresholds.
+constexpr std::size_t kTwoSidedLimit = 64;
+
 // The hyperepoch's instances as the branch and bound sees them.
 struct SProblem {
   std::size_t n = 0;
@@ -726,13 +730,30 @@ class SearchState {
       std::int64_t work = 0;
       std::int64_t minTail = kInfinity;
       std::size_t below = avail_.size();  // resources free before t: avail_[0, below)
-      for (std::uint32_t i : items_) {
+      // Small sets also take the tail threshold q: only the work with a tail of at least q,
+      // which must end q before the schedule does.
+      const bool twoSided = items_.size() <= kTwoSidedLimit;
+      tails_.clear();
+      for (std::size_t x = 0; x < items_.size(); ++x) {
+        const std::uint32_t i = items_[x];
         const std::int64_t t = est_[i];
         work += sp_.p[i];
         minTail = std::min(minTail, sp_.tail[i]);
         while (below > 0 && avail_[below - 1] >= t) --below;
         const std::int64_t capacity = static_cast<std::int64_t>(below) * t + suffix_[below];
         lb = std::max(lb, (capacity + work + m - 1) / m + minTail);
+        if (!twoSided) continue;
+        // Keep (tail, p) sorted by tail, largest first.
+        std::pair<std::int64_t, std::int64_t> item{sp_.tail[i], sp_.p[i]};
+        tails_.insert(std::upper_bound(tails_.begin(), tails_.end(), item,
+                                       [](const auto& a, const auto& b) { return a.first > b.first; }),
+                      item);
+        if (x + 1 < items_.size() && est_[items_[x + 1]] == t) continue;  // same t: add all first
+        std::int64_t w = 0;
+        for (const auto& [q, pq] : tails_) {
+          w += pq;
+          lb = std::max(lb, (capacity + w + m - 1) / m + q);
+        }
       }
     }
     lb = roundUp(lb, sp_.grain);
@@ -891,6 +912,16 @@ class SearchState {
         if (q == odo_.size()) break;
       }
     }
+    static const int mode = getenv("TSO") ? atoi(getenv("TSO")) : 0;
+    if (mode == 1) {
+      std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) {
+        return std::tie(a.key, a.start, a.topo, a.resBegin) < std::tie(b.key, b.start, b.topo, b.resBegin);
+      });
+    } else if (mode == 2) {
+      std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) {
+        return std::make_tuple(a.key + a.start, a.start, a.topo, a.resBegin) < std::make_tuple(b.key + b.start, b.start, b.topo, b.resBegin);
+      });
+    } else
     std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) {
       return std::tie(a.start, a.key, a.topo, a.resBegin) < std::tie(b.start, b.key, b.topo, b.resBegin);
     });
@@ -949,6 +980,7 @@ class SearchState {
   // scratch
   std::vector<std::uint32_t> items_;
   std::vector<std::int64_t> avail_, suffix_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> tails_;
   std::vector<std::vector<std::vector<std::uint32_t>>> reqOpts_;
   std::vector<std::size_t> odo_;
   std::vector<std::uint32_t> picked_;
