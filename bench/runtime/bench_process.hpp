@@ -35,6 +35,16 @@ inline bool pinToCore(int core) {
   return sched_setaffinity(0, sizeof(set), &set) == 0;
 }
 
+/// Whether this process may run on cores 0 and 1 (the benchmarks need both); leaves the
+/// calling thread's affinity as it found it.
+inline bool haveCores01() {
+  cpu_set_t saved;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || sched_getaffinity(0, sizeof(saved), &saved) != 0) return false;
+  const bool ok = pinToCore(1) && pinToCore(0);
+  sched_setaffinity(0, sizeof(saved), &saved);
+  return ok;
+}
+
 /// Starts `argv` with stdout and stderr going to `outputPath` (appended); returns the pid or -1.
 inline pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
   const pid_t pid = fork();

@@ -4,7 +4,8 @@
 //   tactus     a 10 ms epoch with one empty runnable on CPU0, master pinned to core 0 (-c 0);
 //              from the event log: |actual release - ideal release| (kRelease records) and the
 //              first runnable's start - ideal release
-// A spinning load process holds core 1 during both. Prints p50, p99, max and the comparisons.
+// A spinning load process holds core 1 during both; they alternate in blocks of frames. Prints
+// p50, p99, max and the comparisons.
 //
 // usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER --client BENCH_CLIENT
 //        [--quick] [--frames N]
@@ -62,9 +63,10 @@ struct TactusRelease {
   std::string error;
 };
 
-TactusRelease tactusRelease(const Options& o, const std::string& dir, long long frames) {
-  TactusRelease result;
+// One tactus run of `frames` frames; appends its figures to `result` (sets result.error on failure).
+void tactusRelease(const Options& o, const std::string& dir, long long frames, int block, TactusRelease& result) {
   const std::string yaml = dir + "/release.yaml", sched = dir + "/release.tsched", log = dir + "/release.tlog";
+  const std::size_t releasesBefore = result.release.size(), startsBefore = result.firstStart.size();
   std::ofstream(yaml) << "Version: 3.0.0\nRelease:\n  Identifier: 8\n  Resources:\n    CPU: [CPU0]\n"
                          "  Hyperepochs:\n    - Main:\n        Epochs:\n          - Tick: {Period: 10ms}\n"
                          "  Clients:\n    - A:\n        Epochs:\n          - Main.Tick:\n"
@@ -72,9 +74,9 @@ TactusRelease tactusRelease(const Options& o, const std::string& dir, long long 
   const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
   if (tb::waitUntil(tb::spawn({o.compile, "-i", yaml, "-o", sched}, dir + "/compile.out"), deadline) != 0) {
     result.error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
-    return result;
+    return;
   }
-  const std::string instance = "release_" + std::to_string(getpid());
+  const std::string instance = "release_" + std::to_string(getpid()) + "_" + std::to_string(block);
   const pid_t master = tb::spawn({o.master, "-s", sched, "-e", std::to_string(frames), "-l", log, "-D", instance,
                                   "-c", "0", "-t", "30000000"},
                                  dir + "/master.out");
@@ -84,12 +86,12 @@ TactusRelease tactusRelease(const Options& o, const std::string& dir, long long 
   if (rm != 0 || rc != 0) {
     result.error = "the tactus run failed (master " + std::to_string(rm) + ", client " + std::to_string(rc) +
                    "):\n" + tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out");
-    return result;
+    return;
   }
   auto events = tactus::readEventLog(log);
   if (!events) {
     result.error = events.error().message;
-    return result;
+    return;
   }
   std::map<std::uint32_t, std::int64_t> idealByIteration;
   for (const tactus::EventRecord& r : events->records) {
@@ -103,12 +105,32 @@ TactusRelease tactusRelease(const Options& o, const std::string& dir, long long 
     auto ideal = idealByIteration.find(r.iteration);
     if (ideal != idealByIteration.end()) result.firstStart.push_back(r.startNs - ideal->second);
   }
-  if (result.release.size() != static_cast<std::size_t>(frames) ||
-      result.firstStart.size() != static_cast<std::size_t>(frames)) {
-    result.error = "the event log has " + std::to_string(result.release.size()) + " releases and " +
-                   std::to_string(result.firstStart.size()) + " runs, expected " + std::to_string(frames) + " each";
+  const std::size_t releases = result.release.size() - releasesBefore, starts = result.firstStart.size() - startsBefore;
+  if (releases != static_cast<std::size_t>(frames) || starts != static_cast<std::size_t>(frames)) {
+    result.error = "the event log has " + std::to_string(releases) + " releases and " + std::to_string(starts) +
+                   " runs, expected " + std::to_string(frames) + " each";
   }
-  return result;
+}
+
+// The bare loop in a child pinned to core 0 (the driver's own affinity stays free); appends to `bare`.
+bool bareBlock(const std::string& dir, long long frames, std::vector<std::int64_t>& bare) {
+  const std::string out = dir + "/bare.bin";
+  const pid_t child = fork();
+  if (child == 0) {
+    std::vector<std::int64_t> v = bareReleaseLoop(frames);
+    std::ofstream(out, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(std::int64_t)));
+    _exit(0);
+  }
+  if (tb::waitUntil(child, tb::nowNs() + 600'000'000'000LL) != 0) return false;
+  std::ifstream in(out, std::ios::binary);
+  std::int64_t x = 0;
+  long long n = 0;
+  while (in.read(reinterpret_cast<char*>(&x), sizeof x)) {
+    bare.push_back(x);
+    ++n;
+  }
+  return n == frames;
 }
 
 void printRow(const char* name, tb::Percentiles p) {
@@ -136,7 +158,7 @@ int main(int argc, char** argv) {
     else return usage();
   }
   if (o.compile.empty() || o.master.empty() || o.client.empty() || o.frames < 10) return usage();
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !tb::pinToCore(1) || !tb::pinToCore(0)) {
+  if (!tb::haveCores01()) {
     std::printf("runtime-release-bench: needs cores 0 and 1, skipped\n");
     return 77;
   }
@@ -147,37 +169,27 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // Bare and tactus alternate in blocks, so that a change in the machine's other load during the
+  // run (these machines are shared) falls on both alike.
+  const int blocks = o.quick ? 1 : 10;
+  const long long perBlock = (frames + blocks - 1) / blocks;
   const pid_t load = startLoad();
-  // The bare loop runs in a child pinned to core 0, so the driver's own pinning stays free.
   std::vector<std::int64_t> bare;
-  {
-    const std::string out = dir.path() + "/bare.bin";
-    const pid_t child = fork();
-    if (child == 0) {
-      std::vector<std::int64_t> v = bareReleaseLoop(frames);
-      std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(v.data()),
-                                                 static_cast<std::streamsize>(v.size() * sizeof(std::int64_t)));
-      _exit(0);
-    }
-    tb::waitUntil(child, tb::nowNs() + 600'000'000'000LL);
-    std::ifstream in(out, std::ios::binary);
-    std::int64_t x = 0;
-    while (in.read(reinterpret_cast<char*>(&x), sizeof x)) bare.push_back(x);
+  TactusRelease t;
+  bool bareOk = true;
+  for (int b = 0; b < blocks && t.error.empty() && bareOk; ++b) {
+    bareOk = bareBlock(dir.path(), perBlock, bare);
+    if (bareOk) tactusRelease(o, dir.path(), perBlock, b, t);
   }
-  cpu_set_t all;
-  CPU_ZERO(&all);
-  for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_ONLN); ++c) CPU_SET(c, &all);
-  sched_setaffinity(0, sizeof(all), &all);
-  TactusRelease t = tactusRelease(o, dir.path(), frames);
   kill(load, SIGKILL);
   waitpid(load, nullptr, 0);
-  if (!t.error.empty() || bare.size() != static_cast<std::size_t>(frames)) {
+  if (!t.error.empty() || !bareOk) {
     std::fprintf(stderr, "runtime-release-bench: %s\n", !t.error.empty() ? t.error.c_str() : "the bare loop failed");
     return 1;
   }
   const tb::Percentiles pb = tb::percentiles(bare), pr = tb::percentiles(t.release), pf = tb::percentiles(t.firstStart);
-  std::printf("frame release, %lld frames of 10 ms, core 1 busy; |actual - ideal| in us%s\n", frames,
-              o.quick ? " [quick]" : "");
+  std::printf("frame release, %lld frames of 10 ms in %d alternating blocks, core 1 busy; |actual - ideal| in us%s\n",
+              perBlock * blocks, blocks, o.quick ? " [quick]" : "");
   std::printf("  %-40s %7s %9s %9s %9s\n", "", "frames", "p50", "p99", "max");
   printRow("bare loop (clock_nanosleep + spin)", pb);
   printRow("tactus release (master, kRelease)", pr);
