@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -144,6 +145,8 @@ TEST_CASE("the event log reads back what was written and rejects other files", "
   REQUIRE_FALSE(junk.has_value());
   CHECK(junk.error().message.find("bad magic") != std::string::npos);
   CHECK_FALSE(readEventLog(dir + "/missing").has_value());
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
 }
 
 TEST_CASE("segments are exclusive, named from the instance, and removed by name", "[ipc]") {

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "runtime_harness.hpp"
@@ -52,6 +53,10 @@ struct Run {
   }
   ~Run() {
     if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
+    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
   }
   std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
   pid_t master(std::vector<std::string> extra, const std::string& who = "master") const {
@@ -417,5 +422,7 @@ TEST_CASE("every example graph compiles and runs in the compiled order (multi-ra
     REQUIRE(events.has_value());
     CHECK(checkLog(*schedule, *events, 4) == "");
     CHECK_FALSE(segmentPresent(instance));
+    std::error_code ignored;
+    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) std::filesystem::remove_all(dir, ignored);
   }
 }
