@@ -177,9 +177,20 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> bare;
   TactusRelease t;
   bool bareOk = true;
+  std::vector<std::string> blockLines;  // per block: how the machine's load drifted
   for (int b = 0; b < blocks && t.error.empty() && bareOk; ++b) {
+    const std::size_t bareFrom = bare.size(), tactusFrom = t.release.size();
     bareOk = bareBlock(dir.path(), perBlock, bare);
     if (bareOk) tactusRelease(o, dir.path(), perBlock, b, t);
+    if (bareOk && t.error.empty()) {
+      std::vector<std::int64_t> vb(bare.begin() + static_cast<std::ptrdiff_t>(bareFrom), bare.end());
+      std::vector<std::int64_t> vt(t.release.begin() + static_cast<std::ptrdiff_t>(tactusFrom), t.release.end());
+      const tb::Percentiles qb = tb::percentiles(vb), qt = tb::percentiles(vt);
+      char line[160];
+      std::snprintf(line, sizeof line, "  block %2d: bare p50 %7.1f p99 %7.1f max %7.1f | tactus p50 %7.1f p99 %7.1f max %7.1f",
+                    b, qb.p50 / 1e3, qb.p99 / 1e3, qb.max / 1e3, qt.p50 / 1e3, qt.p99 / 1e3, qt.max / 1e3);
+      blockLines.push_back(line);
+    }
   }
   kill(load, SIGKILL);
   waitpid(load, nullptr, 0);
@@ -194,6 +205,10 @@ int main(int argc, char** argv) {
   printRow("bare loop (clock_nanosleep + spin)", pb);
   printRow("tactus release (master, kRelease)", pr);
   printRow("tactus first runnable start", pf);
+  if (blocks > 1) {
+    std::printf("per block (us), in run order:\n");
+    for (const std::string& line : blockLines) std::printf("%s\n", line.c_str());
+  }
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   std::printf("tactus release - bare: p50 %+.1f us (target: within 5 us); p99 ratio %.2f (target: <= 1.2)\n",
               (pr.p50 - pb.p50) / 1e3, ratio(pr.p99, pb.p99));
