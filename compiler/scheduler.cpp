@@ -2,7 +2,7 @@
 #include "scheduler.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -912,16 +912,6 @@ class SearchState {
         if (q == odo_.size()) break;
       }
     }
-    static const int mode = getenv("TSO") ? atoi(getenv("TSO")) : 0;
-    if (mode == 1) {
-      std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) {
-        return std::tie(a.key, a.start, a.topo, a.resBegin) < std::tie(b.key, b.start, b.topo, b.resBegin);
-      });
-    } else if (mode == 2) {
-      std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) {
-        return std::make_tuple(a.key + a.start, a.start, a.topo, a.resBegin) < std::make_tuple(b.key + b.start, b.start, b.topo, b.resBegin);
-      });
-    } else
     std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) {
       return std::tie(a.start, a.key, a.topo, a.resBegin) < std::tie(b.start, b.key, b.topo, b.resBegin);
     });
@@ -946,6 +936,7 @@ class SearchState {
     std::vector<Child> children;
     std::vector<std::uint32_t> pool;
     std::size_t next = 0;
+    std::uint32_t discrepancies = 0;  // children left on the path to this node other than the first
   };
   std::vector<Frame>& frames() { return frames_; }
 
@@ -986,6 +977,9 @@ class SearchState {
   std::vector<std::uint32_t> picked_;
 };
 
+// Discrepancy limits of the passes over a piece before the unlimited one (see Piece::run).
+constexpr std::array<std::uint32_t, 2> kDiscrepancyLimits{1, 2};
+
 // One subtree of the search, resumable: a root path and a depth-first stack under it.
 class Piece {
  public:
@@ -1024,14 +1018,26 @@ class Piece {
       }
       const std::size_t d = state_.depth();
       auto& f = frames[d];
-      if (f.next >= f.children.size()) {
+      // Limited discrepancy first: a pass may leave the first child (the list scheduler's
+      // choice) only `limit` times along a path; later passes allow more, the last any.
+      const bool overLimit = f.next > 0 && limitIndex_ < kDiscrepancyLimits.size() &&
+                             f.discrepancies + 1 > kDiscrepancyLimits[limitIndex_];
+      if (overLimit && f.next < f.children.size()) limitHit_ = true;
+      if (f.next >= f.children.size() || overLimit) {
         if (d == rootDepth_) {
+          if (limitHit_) {  // next pass, from the piece's root again
+            ++limitIndex_;
+            limitHit_ = false;
+            f.next = 0;
+            continue;
+          }
           done_ = true;
           break;
         }
         state_.undo();
         continue;
       }
+      const std::uint32_t discrepancies = f.discrepancies + (f.next > 0 ? 1 : 0);
       const Child c = f.children[f.next++];
       const Score best = bestOf(globalBest);
       if (best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0 &&
@@ -1052,6 +1058,7 @@ class Piece {
       auto& nf = frames[d + 1];
       state_.children(nf.children, nf.pool);
       nf.next = 0;
+      nf.discrepancies = discrepancies;
     }
     return used;
   }
@@ -1075,6 +1082,8 @@ class Piece {
   SearchState state_;
   std::size_t rootDepth_ = 0;
   bool done_ = false;
+  std::size_t limitIndex_ = 0;  // into kDiscrepancyLimits; past its end: no limit
+  bool limitHit_ = false;       // this pass cut a child for the limit
   Incumbent local_;
 };
 
