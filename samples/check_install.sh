@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves the install: `meson install --destdir` into a temporary root, then the minimal sample
 # compiled against the installed headers and library found by `pkg-config tactus`, run against
-# the installed tactus-master.
+# the installed tactus-master; and the STM sample compiled as C the same way.
 # usage: check_install.sh BUILD_DIR SAMPLES_DIR SCHEDULES_DIR
 set -euo pipefail
 build=$1 samples=$2 schedules=$3
@@ -33,6 +33,11 @@ echo "pkg-config tactus: $flags"
 # Only the installed tree: no -I into the source or build directories.
 ${CXX:-c++} -std=c++20 -O2 -o "$root/minimal" "$samples/minimal_pipeline.cpp" $flags \
   || fail "the sample does not compile against the installed headers"
+# An STM client in C: the same link line, the C header.
+if command -v "${CC:-cc}" >/dev/null; then
+  ${CC:-cc} -std=c99 -O2 -o "$root/minimal_stm" "$samples/minimal_pipeline_stm.c" $flags \
+    || fail "the STM sample does not compile as C against the installed <tactus/stm.h>"
+fi
 libdir=$(pkg-config --variable=libdir tactus)
 case $libdir in "$root/dest"/*) ;; *) libdir="$root/dest$libdir" ;; esac  # pkgconf adds the sysroot
 export LD_LIBRARY_PATH=$libdir
@@ -49,4 +54,15 @@ master_pid=
 cat "$root/minimal.out"
 grep -q "ran Read 10, Process 10, Publish 10 times; checksum 110; 0 out of order" "$root/minimal.out" \
   || fail "the installed sample did not run 10 frames in order"
+if [ -x "$root/minimal_stm" ]; then
+  timeout 60 "$master" -s "$root/minimal.tsched" -e 10 -D "${instance}_stm" -t 20000000 >"$root/master.out" 2>&1 &
+  master_pid=$!
+  TACTUS_INSTANCE="${instance}_stm" timeout 60 "$root/minimal_stm" >"$root/minimal_stm.out" 2>&1 \
+    || { cat "$root/minimal_stm.out"; fail "the installed STM sample failed"; }
+  wait "$master_pid" || { cat "$root/master.out"; fail "the installed master failed"; }
+  master_pid=
+  cat "$root/minimal_stm.out"
+  grep -q "ran Read 10, Process 10, Publish 10 times; checksum 110; 0 out of order" "$root/minimal_stm.out" \
+    || fail "the installed STM sample did not run 10 frames in order"
+fi
 echo "check_install: installed headers, library, pkg-config file and master work"
