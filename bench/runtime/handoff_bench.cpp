@@ -211,6 +211,13 @@ TactusHandOffs tactusChain(const Options& o, const std::string& dir, int length,
       if (k == 1) result.firstCross.push_back(spans[k + 1].start - spans[k].end);
     }
   }
+  // A negative hand-off is a successor that started before its predecessor ended: a broken order.
+  const auto negative = std::count_if(result.crossCore.begin(), result.crossCore.end(), [](std::int64_t v) { return v < 0; }) +
+                        std::count_if(result.sameCore.begin(), result.sameCore.end(), [](std::int64_t v) { return v < 0; });
+  if (negative > 0) {
+    result.error = std::to_string(negative) + " runnables started before their predecessor in the chain ended";
+    return result;
+  }
   if (byIteration.size() != static_cast<std::size_t>(iterations)) {
     result.error = "the event log has " + std::to_string(byIteration.size()) + " iterations, expected " +
                    std::to_string(iterations);
