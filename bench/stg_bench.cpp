@@ -193,6 +193,10 @@ int main(int argc, char** argv) {
       optima[std::filesystem::path(f[0]).filename().string()] = o;
     }
     int graphs = 0, optimal = 0, proven = 0, beatHigh = 0, boundAboveLow = 0, failures = 0;
+    // Rows solved to optimality, and open rows (LOW,HIGH) split by what this run showed.
+    int solved = 0, solvedOptimal = 0, open = 0, openReachLow = 0, openProvenAbove = 0;
+    double solvedSum = 0, solvedWorst = 0, openBoundSum = 0;
+    std::int64_t openAboveSum = 0;
     double sum = 0, worst = 0, bestAtSum = 0, bestAtMax = 0;
     std::string worstName;
     double seconds = 0;
@@ -252,6 +256,22 @@ int main(int argc, char** argv) {
                     static_cast<long long>(bound), opt.high != 0 && len < opt.high ? ", beats HIGH" : "");
       }
       if (rep.hyperepochs[0].provenOptimal) ++proven;
+      if (opt.high == 0) {
+        ++solved;
+        solvedSum += ratio;
+        solvedWorst = std::max(solvedWorst, ratio);
+        if (len <= opt.low) ++solvedOptimal;
+      } else {
+        ++open;
+        // Against the best lower bound known: LOW, or ours when it is higher.
+        openBoundSum += static_cast<double>(len) / static_cast<double>(std::max(bound, opt.low));
+        if (len <= opt.low) {
+          ++openReachLow;
+        } else if (rep.hyperepochs[0].provenOptimal) {
+          ++openProvenAbove;
+          openAboveSum += len - opt.low;
+        }
+      }
       if (opt.high != 0 && len < opt.high) ++beatHigh;
       if (ratio > worst) {
         worst = ratio;
@@ -270,6 +290,12 @@ int main(int argc, char** argv) {
                 met ? (searchTarget ? "target met (>= 95% optimal, mean <= 1.002, worst <= 1.03)"
                                     : "target met (mean <= 1.015, worst <= 1.25)")
                     : (budget == 0 || searchTarget ? "TARGET MISSED" : ""));
+    std::printf("    solved rows: %d/%d optimal, mean %.4f, worst %.4f; open rows (LOW,HIGH): %d, %d reach LOW, "
+                "%d proven optimal above LOW (by %lld units in all), %d still open; mean ratio to max(LOW, our "
+                "bound) %.4f\n",
+                solvedOptimal, solved, solved ? solvedSum / solved : 0.0, solvedWorst, open, openReachLow,
+                openProvenAbove, static_cast<long long>(openAboveSum), open - openReachLow - openProvenAbove,
+                open ? openBoundSum / open : 0.0);
     std::fflush(stdout);
   }
   }

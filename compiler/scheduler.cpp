@@ -1089,7 +1089,7 @@ class Piece {
 
 constexpr std::size_t kPieces = 8;               // subtrees searched side by side
 constexpr std::uint64_t kRoundSteps = 2048;      // steps per piece per round
-constexpr std::size_t kSearchNodeLimit = 1500;   // above this, improvement by perturbed lists
+constexpr std::size_t kSearchNodeLimit = 400;    // above this, improvement by perturbed lists
 
 // Cuts the tree near the root into at least kPieces subtrees (fewer when the tree is small),
 // in depth-first order, dropping subtrees whose bound cannot beat `best`.
