@@ -79,6 +79,41 @@ inline int waitUntil(pid_t pid, std::int64_t deadlineNs) {
   }
 }
 
+/// Waits for all of `pids` (a master and its clients) until `deadlineNs`. When one fails
+/// (non-zero exit), the others get SIGTERM, so that a master does not wait out its timeout for a
+/// client that will never come; SIGKILL at the deadline. Returns the statuses as waitUntil does.
+inline std::vector<int> waitAll(const std::vector<pid_t>& pids, std::int64_t deadlineNs) {
+  std::vector<int> status(pids.size(), 0);
+  std::vector<bool> done(pids.size(), false);
+  bool stopping = false;
+  for (std::size_t left = pids.size(); left > 0;) {
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      if (done[i]) continue;
+      int st = 0;
+      const pid_t r = waitpid(pids[i], &st, WNOHANG);
+      if (r == 0 && nowNs() <= deadlineNs) continue;
+      if (r == pids[i]) {
+        status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      } else {
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], &st, 0);
+        status[i] = -1;
+      }
+      done[i] = true;
+      --left;
+      if (status[i] != 0 && !stopping) {
+        stopping = true;
+        for (std::size_t j = 0; j < pids.size(); ++j) {
+          if (!done[j]) kill(pids[j], SIGTERM);
+        }
+        deadlineNs = std::min<std::int64_t>(deadlineNs, nowNs() + 5'000'000'000);
+      }
+    }
+    if (left > 0) usleep(2000);
+  }
+  return status;
+}
+
 /// Reads a small text file whole (for showing a child's output when it failed).
 inline std::string readText(const std::string& path) {
   std::string text;

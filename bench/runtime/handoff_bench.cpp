@@ -168,9 +168,8 @@ TactusHandOffs tactusChain(const Options& o, const std::string& dir, int length,
                                  dir + "/master.out");
   const pid_t clientA = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
   const pid_t clientB = tb::spawn({o.client, "B", "--instance", instance}, dir + "/b.out");
-  const int rm = tb::waitUntil(master, deadline);
-  const int ra = tb::waitUntil(clientA, deadline);
-  const int rb = tb::waitUntil(clientB, deadline);
+  const std::vector<int> rs = tb::waitAll({master, clientA, clientB}, deadline);
+  const int rm = rs[0], ra = rs[1], rb = rs[2];
   if (rm != 0 || ra != 0 || rb != 0) {
     result.error = "the tactus run failed (master " + std::to_string(rm) + ", A " + std::to_string(ra) + ", B " +
                    std::to_string(rb) + "):\n" + tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out") +

@@ -81,8 +81,8 @@ void tactusRelease(const Options& o, const std::string& dir, long long frames, i
                                   "-c", "0", "-t", "30000000"},
                                  dir + "/master.out");
   const pid_t client = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
-  const int rm = tb::waitUntil(master, deadline);
-  const int rc = tb::waitUntil(client, deadline);
+  const std::vector<int> rs = tb::waitAll({master, client}, deadline);
+  const int rm = rs[0], rc = rs[1];
   if (rm != 0 || rc != 0) {
     result.error = "the tactus run failed (master " + std::to_string(rm) + ", client " + std::to_string(rc) +
                    "):\n" + tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out");
