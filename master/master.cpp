@@ -285,6 +285,7 @@ void Run::publishEnd(SegmentState state, StopReason reason, std::uint32_t client
   }
   for (std::uint32_t i = 0; i < h.instanceCount; ++i) {
     if (view_.instance(i).waiters.load() != 0) ipc::futexWake(view_.instance(i).done);
+    if (view_.gpu(i).waiters.load() != 0) ipc::futexWake(view_.gpu(i).submitted);  // GPU successors waiting for a submission
   }
 }
 

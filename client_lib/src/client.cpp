@@ -1,6 +1,7 @@
 // libtactus: attaching to the master's segment, registration, and the worker threads that run
 // this client's part of the schedule in the compiled order.
 #include "tactus/client.hpp"
+#include "tactus/cuda.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cuda_engine.hpp"
 #include "engine.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -74,6 +76,10 @@ struct Runtime {
   Schedule schedule;
   RunPlan plan;
   std::vector<Registration> registrations;  // per RunnableId
+  std::vector<CudaSubmitterRegistration> cudaSubmitters;  // per RunnableId
+  std::vector<CUstream_st*> streams;        // per ResourceId: registered CUDA streams
+  std::unique_ptr<CudaEngine> gpu;          // set in enterScheduler when CUDA submitters exist
+  std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;  // per worker index
   ipc::ProcessWatch masterWatch;
   std::atomic<bool> masterDead{false};
   std::atomic<std::uint32_t> workersRunning{0};
@@ -176,6 +182,8 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   h.attention.fetch_add(1);
   ipc::futexWake(h.attention);
   rt->registrations.resize(rt->schedule.runnables.size());
+  rt->cudaSubmitters.resize(rt->schedule.runnables.size());
+  rt->streams.assign(rt->schedule.resources.size(), nullptr);
   rt->phase = Phase::kAttached;
   gExitFlag.store(&slot.exitRequested);
   gAttention.store(&h.attention);
@@ -192,7 +200,7 @@ Result<void> registerLocked(const std::string& name, Registration registration) 
   for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
     const RunnableInfo& info = rt.schedule.runnables[r];
     if (info.client != rt.clientIndex || info.name != name || !needsRegistration(info)) continue;
-    if (rt.registrations[r].registered) {
+    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered) {
       return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
     }
     registration.registered = true;
@@ -201,6 +209,79 @@ Result<void> registerLocked(const std::string& name, Registration registration) 
   }
   return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a CPU runnable of client '" + rt.name +
                                         "' in schedule '" + rt.schedule.name + "'");
+}
+
+Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterRegistration registration) {
+  if (!gRuntime) return fail(ErrorCode::kInvalidState, "register CUDA submitter '" + name + "': the client is not initialized");
+  if (!cudaEngineAvailable()) {
+    return fail(ErrorCode::kInvalidState, "register CUDA submitter '" + name + "': libtactus was built without CUDA");
+  }
+  Runtime& rt = *gRuntime;
+  if (rt.phase != Phase::kAttached) {
+    return fail(ErrorCode::kInvalidState, "register CUDA submitter '" + name + "': registration after enterScheduler");
+  }
+  for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
+    const RunnableInfo& info = rt.schedule.runnables[r];
+    if (info.client != rt.clientIndex || info.name != name) continue;
+    if (info.kind != RunnableKind::kSubmitter) {
+      return fail(ErrorCode::kNotFound, "runnable '" + rt.name + "." + name + "' is not a submitter in schedule '" +
+                                            rt.schedule.name + "' (it has no Submits)");
+    }
+    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered) {
+      return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
+    }
+    registration.registered = true;
+    rt.cudaSubmitters[r] = std::move(registration);
+    return {};
+  }
+  return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a submitter of client '" + rt.name +
+                                        "' in schedule '" + rt.schedule.name + "'");
+}
+
+Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) {
+  if (!gRuntime) return fail(ErrorCode::kInvalidState, "register CUDA stream '" + name + "': the client is not initialized");
+  if (!cudaEngineAvailable()) {
+    return fail(ErrorCode::kInvalidState, "register CUDA stream '" + name + "': libtactus was built without CUDA");
+  }
+  Runtime& rt = *gRuntime;
+  if (rt.phase != Phase::kAttached) {
+    return fail(ErrorCode::kInvalidState, "register CUDA stream '" + name + "': registration after enterScheduler");
+  }
+  std::uint32_t found = kNone;
+  for (std::uint32_t r = 0; r < rt.schedule.resources.size(); ++r) {
+    const ResourceInfo& info = rt.schedule.resources[r];
+    if (info.kind == ResourceKind::kCudaStream && info.client == rt.clientIndex && info.name == name) found = r;
+  }
+  if (found == kNone) {
+    return fail(ErrorCode::kNotFound, "CUDA stream '" + name + "' is not a CUDA_STREAM resource of client '" + rt.name +
+                                          "' in schedule '" + rt.schedule.name + "'");
+  }
+  const std::string what = "register CUDA stream '" + rt.name + "." + name + "'";
+  if (auto ok = checkCudaStream(stream, what); !ok) return ok;
+  if (rt.streams[found] != nullptr) return fail(ErrorCode::kAlreadyExists, what + ": the name is registered already");
+  for (std::uint32_t r = 0; r < rt.streams.size(); ++r) {
+    if (rt.streams[r] == stream) {
+      return fail(ErrorCode::kAlreadyExists, what + ": this stream is registered already as '" +
+                                                 rt.schedule.resources[r].name + "'");
+    }
+  }
+  const std::uint32_t device = rt.schedule.resources[found].device;
+  std::uint32_t onDevice = 1;
+  for (std::uint32_t r = 0; r < rt.streams.size(); ++r) {
+    if (rt.streams[r] != nullptr && rt.schedule.resources[r].device == device) ++onDevice;
+  }
+  std::uint32_t limit = deviceStreamLimit();
+  std::string why = "the device's " + std::to_string(limit) + " hardware queues (CUDA_DEVICE_MAX_CONNECTIONS)";
+  if (device < rt.schedule.resources.size() && rt.schedule.resources[device].streamLimit < limit) {
+    limit = rt.schedule.resources[device].streamLimit;
+    why = "its stream limit of " + std::to_string(limit) + " in the graph";
+  }
+  if (onDevice > limit) {
+    const std::string dev = device < rt.schedule.resources.size() ? rt.schedule.resources[device].name : "?";
+    return fail(ErrorCode::kValidation, what + ": " + std::to_string(onDevice) + " streams on '" + dev + "' exceed " + why);
+  }
+  rt.streams[found] = stream;
+  return {};
 }
 
 // The runnables this client must register: CPU functions and submitters its instances run
@@ -239,6 +320,14 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   const shm::SegmentView& view = rt.view;
   shm::SegmentHeader& header = view.header();
   std::unique_ptr<Engine> engine;
+  CudaEngine* gpu = rt.gpu.get();
+  GpuWorkerStats* gpuStats = rt.gpuStats[w].get();
+  // Submittees run by the GPU engine are not this worker's: their completion comes from the GPU.
+  std::vector<std::uint32_t> instances;
+  for (const std::uint32_t i : wp.instances) {
+    if (gpu == nullptr || !gpu->runsSubmittee(i)) instances.push_back(i);
+  }
+  if (instances.empty()) return;
   if (resource.kind == ResourceKind::kCpu) {
     if ((header.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
     engine = std::make_unique<CpuEngine>(rt.registrations);
@@ -259,8 +348,9 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   };
   RuntimeInfo info;
   info.scheduleId = rt.schedule.identifier;
+  const std::function<bool()> gpuAbort = aborted;
   for (std::uint64_t h = 0;; ++h) {
-    for (const std::uint32_t i : wp.instances) {
+    for (const std::uint32_t i : instances) {
       if (h >= hyper.stopAt.load(std::memory_order_acquire)) return;
       const InstanceInfo& inst = rt.schedule.instances[i];
       const std::uint32_t e = rt.plan.instanceEpoch[i];
@@ -285,9 +375,18 @@ void runWorker(Runtime& rt, std::uint32_t w) {
       info.instance = i;
       const std::uint32_t runnable = runnableForFrame(rt.schedule, i, epochFrame);
       tCurrentInfo = &info;
-      const std::int64_t start = ipc::monotonicNs();
-      engine->execute({i, runnable, &info});
-      const std::int64_t end = ipc::monotonicNs();
+      std::int64_t start = 0;
+      std::int64_t end = 0;
+      if (gpu != nullptr && gpu->runsSubmitter(i)) {
+        if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
+          tCurrentInfo = nullptr;
+          return;  // the run was aborted while waiting for a GPU predecessor's submission
+        }
+      } else {
+        start = ipc::monotonicNs();
+        engine->execute({i, runnable, &info});
+        end = ipc::monotonicNs();
+      }
       tCurrentInfo = nullptr;
       ipc::pushEvent(ringSlot, ring, capacity,
                      {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
@@ -339,7 +438,7 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
   const bool allow = (h.flags & shm::kFlagAllowUnregistered) != 0;
   for (const std::uint32_t r : requiredRunnables(rt)) {
-    if (rt.registrations[r].registered || allow) continue;
+    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered || allow) continue;
     slot.missingRunnable.store(r, std::memory_order_relaxed);
     slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
     h.attention.fetch_add(1);
@@ -348,6 +447,38 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
     return {RunStatus::kError, "",
             "runnable '" + qualifiedName(rt.schedule, r) + "' is scheduled for client '" + rt.name +
                 "' but was not registered (or start the master with --allow-unregistered-runnables)"};
+  }
+  rt.gpuStats.clear();
+  for (std::size_t w = 0; w < rt.plan.workers.size(); ++w) {
+    rt.gpuStats.push_back(std::make_unique<GpuWorkerStats>());
+  }
+  bool anyCuda = false;
+  for (const CudaSubmitterRegistration& c : rt.cudaSubmitters) anyCuda = anyCuda || c.registered;
+  if (anyCuda) {
+    GpuSetup setup;
+    setup.schedule = &rt.schedule;
+    setup.plan = &rt.plan;
+    setup.view = rt.view;
+    setup.clientIndex = rt.clientIndex;
+    setup.spinNs = ipc::spinBudgetNs();
+    setup.submitters = &rt.cudaSubmitters;
+    setup.streams = rt.streams;
+    rt.gpu = std::make_unique<CudaEngine>();
+    if (auto ok = rt.gpu->prepare(setup); !ok) {
+      rt.gpu.reset();
+      // Refuse like a missing registration, so the master ends the run and names this client.
+      std::uint32_t blame = 0;
+      for (std::uint32_t r = 0; r < rt.cudaSubmitters.size(); ++r) {
+        if (rt.cudaSubmitters[r].registered) blame = r;
+      }
+      slot.missingRunnable.store(blame, std::memory_order_relaxed);
+      slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
+      h.attention.fetch_add(1);
+      ipc::futexWake(h.attention);
+      rt.phase = Phase::kDone;
+      return {RunStatus::kError, "", "client '" + rt.name + "' cannot start its GPU engine: " + ok.error().message};
+    }
+    for (auto& stats : rt.gpuStats) stats->overheadNs.assign(gpuOverheadSampleCapacity(), 0);
   }
   rt.phase = Phase::kEntered;
   slot.state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
@@ -376,6 +507,14 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   RunOutcome outcome = rt.masterDead.load() ? masterDiedOutcome() : awaitEnd(rt);
   if (rt.masterDead.load() && h.state.load() >= static_cast<std::uint32_t>(SegmentState::kFinished)) {
     outcome = outcomeFromSegment(rt);  // the master published why before it went
+  }
+  if (rt.gpu) {
+    std::vector<GpuWorkerStats*> stats;
+    for (auto& s : rt.gpuStats) stats.push_back(s.get());
+    const bool clean = !rt.masterDead.load() && outcome.status != RunStatus::kPeerDied && outcome.status != RunStatus::kError &&
+                       outcome.status != RunStatus::kTimeout;
+    rt.gpu->finish(clean, stats);
+    rt.gpu.reset();
   }
   lock.lock();
   slot.state.store(static_cast<std::uint32_t>(ClientState::kExited), std::memory_order_release);
@@ -414,6 +553,36 @@ Result<void> registerRunnable(const std::string& name, std::function<void()> fun
   r.callable = std::move(function);
   return client::registerLocked(name, std::move(r));
 }
+
+namespace cuda {
+
+Result<void> registerStream(const std::string& name, cudaStream_t stream) {
+  try {
+    std::lock_guard<std::mutex> lock(gMutex);
+    return client::registerStreamLocked(name, stream);
+  } catch (const std::exception& e) {
+    return fail(ErrorCode::kInternal, std::string("registerStream: ") + e.what());
+  }
+}
+
+Result<void> registerSubmitter(const std::string& name, SubmitterFunction function, void* userdata) {
+  if (function == nullptr) return fail(ErrorCode::kBadParameter, "register CUDA submitter '" + name + "': null function");
+  std::lock_guard<std::mutex> lock(gMutex);
+  client::CudaSubmitterRegistration r;
+  r.function = function;
+  r.userdata = userdata;
+  return client::registerCudaSubmitterLocked(name, std::move(r));
+}
+
+Result<void> registerSubmitter(const std::string& name, std::function<void(cudaStream_t)> function) {
+  if (!function) return fail(ErrorCode::kBadParameter, "register CUDA submitter '" + name + "': empty function");
+  std::lock_guard<std::mutex> lock(gMutex);
+  client::CudaSubmitterRegistration r;
+  r.callable = std::move(function);
+  return client::registerCudaSubmitterLocked(name, std::move(r));
+}
+
+}  // namespace cuda
 
 Result<std::vector<std::string>> scheduledRunnables() {
   std::lock_guard<std::mutex> lock(gMutex);

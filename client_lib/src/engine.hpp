@@ -1,8 +1,10 @@
 // The engine seam: how a worker executes one instance on its hardware resource. CPU workers call
-// the registered function; other hardware (GPUs) gets an engine of its own. Until the GPU engine
-// exists (issue 5), NullEngine completes submittees at once: the worker that owns a GPU resource
-// waits for the submittee's predecessors (its submitter among them), "runs" it through NullEngine
-// and marks it done, so dependents of a submittee wait for its submitter and GPU-timeline order.
+// the registered function. Submittees of a submitter registered as a CUDA submitter run on the
+// GPU engine (cuda_engine.hpp): the submitter's CPU worker hands them to the stream and their
+// completion is signalled by the GPU itself. Submittees of a submitter registered as a plain CPU
+// runnable (no CUDA in the client) keep the NullEngine: the worker that owns the GPU resource
+// waits for the submittee's predecessors (its submitter among them), "runs" it through
+// NullEngine and marks it done, so dependents still wait for the submitter and GPU-timeline order.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,8 @@
 #include <vector>
 
 #include "tactus/client.hpp"
+
+struct CUstream_st;  // CUDA's opaque stream type (cudaStream_t is a pointer to it)
 
 namespace tactus::client {
 
@@ -19,6 +23,14 @@ struct Registration {
   RunnableFunction function = nullptr;
   void* userdata = nullptr;
   std::function<void()> callable;
+};
+
+/// A registered CUDA submitter (cuda_engine.hpp runs it); the stream type stays opaque here.
+struct CudaSubmitterRegistration {
+  bool registered = false;
+  void (*function)(void* userdata, CUstream_st* stream) = nullptr;
+  void* userdata = nullptr;
+  std::function<void(CUstream_st*)> callable;
 };
 
 /// One execution request.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tactus/client.hpp"
+#include "tactus/cuda.hpp"
 
 namespace {
 
@@ -18,6 +19,7 @@ stmErrorCode_t toStm(const tactus::Error& error) {
     case tactus::ErrorCode::kAlreadyExists: return STM_ERROR_BAD_VALUE;
     case tactus::ErrorCode::kInvalidState: return STM_ERROR_INVALID_STATE;
     case tactus::ErrorCode::kTimeout: return STM_ERROR_TIMEOUT;
+    case tactus::ErrorCode::kValidation: return STM_ERROR_BAD_VALUE;
     default: return STM_ERROR_GENERIC;
   }
 }
@@ -64,6 +66,43 @@ stmErrorCode_t stmRegisterCpuRunnable(stmRunnable_t func, const char* runnableId
     return STM_ERROR_NOT_INITIALIZED;
   }
   return toStm(tactus::registerRunnable(runnableId, func, userdata));
+}
+
+stmErrorCode_t stmRegisterCudaSubmitter(stmCudaSubmitter_t func, const char* runnableId, void* userdata) {
+  if (func == nullptr || runnableId == nullptr) {
+    tLastMessage = "stmRegisterCudaSubmitter: null function or runnable id";
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  if (!gInitialized) {
+    tLastMessage = "stmRegisterCudaSubmitter: stmClientInit was not called";
+    return STM_ERROR_NOT_INITIALIZED;
+  }
+  const stmErrorCode_t code = toStm(tactus::cuda::registerSubmitter(runnableId, func, userdata));
+  if (code == STM_ERROR_INVALID_STATE && tLastMessage.find("built without CUDA") != std::string::npos) {
+    return STM_ERROR_NOT_SUPPORTED;
+  }
+  return code;
+}
+
+stmErrorCode_t stmRegisterCudaResource(const char* resourceName, cudaStream_t stream) {
+  if (resourceName == nullptr) {
+    tLastMessage = "stmRegisterCudaResource: null resource name";
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  if (!gInitialized) {
+    tLastMessage = "stmRegisterCudaResource: stmClientInit was not called";
+    return STM_ERROR_NOT_INITIALIZED;
+  }
+  const tactus::Result<void> result = tactus::cuda::registerStream(resourceName, stream);
+  if (!result && result.error().code == tactus::ErrorCode::kIo) {  // a CUDA call failed
+    tLastMessage = result.error().message;
+    return STM_ERROR_CUDA;
+  }
+  const stmErrorCode_t code = toStm(result);
+  if (code == STM_ERROR_INVALID_STATE && tLastMessage.find("built without CUDA") != std::string::npos) {
+    return STM_ERROR_NOT_SUPPORTED;
+  }
+  return code;
 }
 
 stmErrorCode_t stmEnterScheduler(void) {

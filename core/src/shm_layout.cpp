@@ -10,7 +10,8 @@ namespace tactus::shm {
 
 static_assert(std::is_standard_layout_v<SegmentHeader> && std::is_standard_layout_v<EpochSlot> &&
               std::is_standard_layout_v<InstanceSlot> && std::is_standard_layout_v<ClientSlot> &&
-              std::is_standard_layout_v<WorkerSlot> && std::is_standard_layout_v<HyperepochSlot>);
+              std::is_standard_layout_v<WorkerSlot> && std::is_standard_layout_v<HyperepochSlot> &&
+              std::is_standard_layout_v<GpuSlot>);
 
 namespace {
 
@@ -33,6 +34,8 @@ LayoutOffsets computeLayout(const LayoutCounts& c) {
   at = alignUp(at + std::uint64_t{c.workers} * sizeof(WorkerSlot));
   o.ring = at;
   at = alignUp(at + std::uint64_t{c.workers} * c.ringCapacity * sizeof(EventRecord));
+  o.gpu = at;
+  at = alignUp(at + std::uint64_t{c.instances} * sizeof(GpuSlot));
   o.text = at;
   at = alignUp(at + c.scheduleTextSize);
   o.total = at;
@@ -59,6 +62,7 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   h->clientOffset = o.client;
   h->workerOffset = o.worker;
   h->ringOffset = o.ring;
+  h->gpuOffset = o.gpu;
   h->scheduleTextOffset = o.text;
   h->scheduleTextSize = counts.scheduleTextSize;
   h->hyperepochCount = counts.hyperepochs;
@@ -72,6 +76,7 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   for (std::uint32_t i = 0; i < counts.instances; ++i) new (&instance(i)) InstanceSlot{};
   for (std::uint32_t i = 0; i < counts.clients; ++i) new (&client(i)) ClientSlot{};
   for (std::uint32_t i = 0; i < counts.workers; ++i) new (&worker(i)) WorkerSlot{};
+  for (std::uint32_t i = 0; i < counts.instances; ++i) new (&gpu(i)) GpuSlot{};
   // The magic last: a reader that sees it sees a complete header (state says when the rest is).
   std::atomic_thread_fence(std::memory_order_release);
   h->magic = kMagic;
@@ -110,7 +115,7 @@ Result<void> SegmentView::validate() const {
   }
   const LayoutOffsets o = computeLayout(counts);
   if (o.hyperepoch != h.hyperepochOffset || o.epoch != h.epochOffset || o.instance != h.instanceOffset ||
-      o.client != h.clientOffset || o.worker != h.workerOffset || o.ring != h.ringOffset ||
+      o.client != h.clientOffset || o.worker != h.workerOffset || o.ring != h.ringOffset || o.gpu != h.gpuOffset ||
       o.text != h.scheduleTextOffset || o.total != h.totalSize) {
     return fail(ErrorCode::kIncompatible, "segment geometry does not match its counts");
   }

@@ -1,10 +1,16 @@
 /* STM compatibility: NVIDIA System Task Manager's client C API over libtactus, so an STM client
- * builds by changing its include to <tactus/stm.h> and linking -ltactus. Compiles as C and C++.
- * CPU parts only for now; the cudaStream_t functions come with the GPU engine. */
+ * builds by changing its include to <tactus/stm.h> and linking -ltactus. Compiles as C and C++,
+ * without CUDA headers (cudaStream_t is declared here as CUDA declares it). The CUDA functions
+ * return STM_ERROR_NOT_SUPPORTED when libtactus was built without CUDA. */
 #ifndef TACTUS_STM_H
 #define TACTUS_STM_H
 
 #include <stdint.h>
+
+/* CUDA's own declaration of cudaStream_t (driver_types.h), unless a CUDA header came first. */
+#if !defined(__DRIVER_TYPES_H__) && !defined(TACTUS_CUDA_STANDIN_RUNTIME_API_H)
+typedef struct CUstream_st* cudaStream_t;
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +36,9 @@ typedef enum stmErrorCode_t {
 /** A CPU runnable. */
 typedef void (*stmRunnable_t)(void* userdata);
 
+/** A CUDA submitter: enqueues its submittee's work on `stream` and returns without waiting. */
+typedef void (*stmCudaSubmitter_t)(void* userdata, cudaStream_t stream);
+
 /** What a runnable may ask about its frame. */
 typedef struct stmRunnableInfo_t {
   uint32_t epochIterations; /**< frames of the runnable's epoch before this one */
@@ -43,6 +52,13 @@ stmErrorCode_t stmClientInit(const char* clientName);
 stmErrorCode_t stmClientInitWithDiscriminator(const char* clientName, int32_t discriminator);
 /** Registers a CPU runnable by its client-local name in the graph. */
 stmErrorCode_t stmRegisterCpuRunnable(stmRunnable_t func, const char* runnableId, void* userdata);
+/** Registers a CUDA submitter by its client-local name in the graph. */
+stmErrorCode_t stmRegisterCudaSubmitter(stmCudaSubmitter_t func, const char* runnableId, void* userdata);
+/** Registers a CUDA stream by its client-local resource name (`CUDA_STREAM0`). Refused:
+ *  STM_ERROR_BAD_PARAMETER for a default or blocking stream, STM_ERROR_NOT_FOUND for a name the
+ *  graph does not have, STM_ERROR_BAD_VALUE for a name or stream registered twice or more streams
+ *  than the device takes, STM_ERROR_CUDA when a CUDA call fails. */
+stmErrorCode_t stmRegisterCudaResource(const char* resourceName, cudaStream_t stream);
 /** Runs this client's part of the schedule until the run ends: STM_SUCCESS on frame limit, exit
  *  request or signal; STM_ERROR_TIMEOUT when a client did not come; STM_ERROR_NOT_FOUND for an
  *  unregistered runnable; STM_ERROR_GENERIC when a peer died. */

@@ -10,6 +10,7 @@
 //   clientOffset           ClientSlot[clientCount]           each client writes its own
 //   workerOffset           WorkerSlot[workerCount]           ring indices: worker / master
 //   ringOffset             EventRecord[workerCount * ringCapacity]  worker writes, master drains
+//   gpuOffset              GpuSlot[instanceCount]            the client submitting the instance writes
 //   scheduleTextOffset     the schedule file text (scheduleTextSize bytes), master writes once
 //
 // Each slot is a whole number of cache lines, and fields written by different processes sit on
@@ -31,7 +32,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr std::uint32_t kLayoutVersion = 2;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -39,6 +40,11 @@ inline constexpr std::size_t kCacheLine = 64;
 inline constexpr std::uint32_t kRingCapacity = 16384;
 /// Bytes reserved for the stop message in the header.
 inline constexpr std::size_t kMessageSize = 256;
+/// GPU completion events per submittee, used round-robin by hyperepoch iteration (h % kGpuEventRing),
+/// so a record for a later iteration never replaces one a successor still has to wait on.
+inline constexpr std::uint32_t kGpuEventRing = 4;
+/// Bytes of one inter-process event handle (CUDA's cudaIpcEventHandle_t is 64 bytes).
+inline constexpr std::size_t kIpcEventHandleSize = 64;
 
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free && sizeof(std::atomic<std::uint32_t>) == 4);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == 8);
@@ -85,7 +91,7 @@ struct alignas(kCacheLine) SegmentHeader {
   std::uint16_t scheduleIdentifier;  ///< the schedule's identifier
   std::uint16_t reserved0;
   std::uint32_t ringCapacity;        ///< records per worker ring (kRingCapacity)
-  std::uint64_t reserved5;
+  std::uint64_t gpuOffset;           ///< GpuSlot array (one per instance), from the segment start
   // --- line 1: geometry; written once by the master; every offset is from the segment start ---
   std::uint64_t hyperepochOffset;    ///< HyperepochSlot array
   std::uint64_t epochOffset;         ///< EpochSlot array
@@ -195,6 +201,38 @@ struct alignas(kCacheLine) WorkerSlot {
 static_assert(sizeof(WorkerSlot) == 2 * kCacheLine);
 static_assert(offsetof(WorkerSlot, tail) == kCacheLine);
 
+/// How a submittee's completion is signalled, in GpuSlot::mode.
+enum class GpuMode : std::uint32_t {
+  kNone = 0,    ///< no GPU engine: only InstanceSlot::done says it finished
+  kEvents = 1,  ///< a GPU engine runs it: `submitted` and the inter-process event handles are valid
+};
+
+/// Per instance (only submittees use it): how GPU successors in any process order themselves
+/// after it without blocking a CPU. The client whose submitter enqueues the submittee writes it.
+///
+///   submitter returns -> cudaEventRecord(event[h % ring]) -> submitted = h + 1 -> host function: done = h + 1
+///   a GPU successor's worker: wait submitted >= h + 1 (its submission, never its GPU completion),
+///   then cudaStreamWaitEvent(own stream, event[h % ring])
+struct alignas(kCacheLine) GpuSlot {
+  // --- line 0: the submitting client writes ---
+  /// Iterations whose GPU work and completion record have been enqueued (wraps): after iteration h
+  /// it holds h + 1. Written by the submitter's worker right after the record was issued.
+  std::atomic<std::uint32_t> submitted;
+  /// Threads sleeping on `submitted`; the submitting worker issues FUTEX_WAKE only if > 0.
+  std::atomic<std::uint32_t> waiters;
+  /// GpuMode; written once by the submitting client before it enters the scheduler.
+  std::atomic<std::uint32_t> mode;
+  /// Events in `eventHandle` (kGpuEventRing); written with `mode`.
+  std::uint32_t eventCount;
+  /// The process that created the events (same process: use them directly, others open the handles).
+  std::uint32_t ownerPid;
+  std::uint8_t reserved[44];
+  // --- lines 1-4: inter-process event handles, one per ring slot; written with `mode` ---
+  std::uint8_t eventHandle[kGpuEventRing][kIpcEventHandleSize];
+};
+static_assert(sizeof(GpuSlot) == 5 * kCacheLine);
+static_assert(offsetof(GpuSlot, eventHandle) == kCacheLine);
+
 /// The counts that determine a segment's geometry.
 struct LayoutCounts {
   std::uint32_t hyperepochs = 0;
@@ -208,7 +246,7 @@ struct LayoutCounts {
 
 /// Offsets and total size for given counts (every area cache-line aligned).
 struct LayoutOffsets {
-  std::uint64_t hyperepoch = 0, epoch = 0, instance = 0, client = 0, worker = 0, ring = 0, text = 0;
+  std::uint64_t hyperepoch = 0, epoch = 0, instance = 0, client = 0, worker = 0, ring = 0, gpu = 0, text = 0;
   std::uint64_t total = 0;
 };
 
@@ -248,6 +286,8 @@ class SegmentView {
     return reinterpret_cast<EventRecord*>(bytes_.data() + header().ringOffset) +
            static_cast<std::size_t>(w) * header().ringCapacity;
   }
+  /// The GPU slot of instance `i`.
+  GpuSlot& gpu(std::uint32_t i) const { return at<GpuSlot>(header().gpuOffset, i); }
   /// The published schedule text.
   std::string_view scheduleText() const {
     return {reinterpret_cast<const char*>(bytes_.data() + header().scheduleTextOffset),
