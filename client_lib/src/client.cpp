@@ -328,6 +328,25 @@ void runWorker(Runtime& rt, std::uint32_t w) {
     if (gpu == nullptr || !gpu->runsSubmittee(i)) instances.push_back(i);
   }
   if (instances.empty()) return;
+  // What each instance waits for. A CUDA submitter waits for the previous submittee on its own
+  // stream only until that one is SUBMITTED: the stream's FIFO order does the rest on the GPU.
+  struct WaitRef {
+    std::atomic<std::uint32_t>* word;
+    std::atomic<std::uint32_t>* waiters;
+    bool previousIteration;
+  };
+  std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
+  for (std::size_t k = 0; k < instances.size(); ++k) {
+    const std::uint32_t i = instances[k];
+    std::vector<WaitRef>& refs = waitRefs[k];
+    for (const WaitCondition& c : rt.plan.waits[i]) {
+      if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
+        refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration});
+      } else {
+        refs.push_back({&view.instance(c.instance).done, &view.instance(c.instance).waiters, c.previousIteration});
+      }
+    }
+  }
   if (resource.kind == ResourceKind::kCpu) {
     if ((header.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
     engine = std::make_unique<CpuEngine>(rt.registrations);
@@ -350,7 +369,8 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   info.scheduleId = rt.schedule.identifier;
   const std::function<bool()> gpuAbort = aborted;
   for (std::uint64_t h = 0;; ++h) {
-    for (const std::uint32_t i : instances) {
+    for (std::size_t k = 0; k < instances.size(); ++k) {
+      const std::uint32_t i = instances[k];
       if (h >= hyper.stopAt.load(std::memory_order_acquire)) return;
       const InstanceInfo& inst = rt.schedule.instances[i];
       const std::uint32_t e = rt.plan.instanceEpoch[i];
@@ -362,10 +382,9 @@ void runWorker(Runtime& rt, std::uint32_t w) {
           }) != ipc::WaitOutcome::kReached) {
         return;  // stopped at this iteration, or the run was aborted
       }
-      for (const WaitCondition& c : rt.plan.waits[i]) {
-        shm::InstanceSlot& pred = view.instance(c.instance);
+      for (const WaitRef& c : waitRefs[k]) {
         const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
-        if (ipc::waitForSequence(pred.done, pred.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return;
+        if (ipc::waitForSequence(*c.word, *c.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return;
       }
       const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
       if (startTime > 0) ipc::sleepUntilNs(epoch.releaseNs.load(std::memory_order_relaxed) + startTime, kStartTimeSpinNs);

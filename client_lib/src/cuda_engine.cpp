@@ -259,6 +259,18 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
 bool CudaEngine::runsSubmittee(std::uint32_t i) const { return impl_ && impl_->runsSubmittee[i] != 0; }
 bool CudaEngine::runsSubmitter(std::uint32_t i) const { return impl_ && impl_->planOf[i] >= 0; }
 
+bool CudaEngine::submissionSuffices(std::uint32_t i, std::uint32_t other) const {
+  if (!impl_ || impl_->planOf[i] < 0 || impl_->runsSubmittee[other] == 0) return false;
+  const Schedule& s = *impl_->setup.schedule;
+  const InstanceInfo& inst = s.instances[i];
+  if (std::find(inst.dependencies.begin(), inst.dependencies.end(), other) != inst.dependencies.end()) return false;
+  const cudaStream_t mine = impl_->plans[static_cast<std::size_t>(impl_->planOf[i])].stream;
+  for (const SubmitPlan& p : impl_->plans) {
+    if (p.submittee == other) return p.stream == mine;
+  }
+  return false;
+}
+
 bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, GpuWorkerStats& stats,
                         std::int64_t& bodyStartNs, std::int64_t& bodyEndNs) {
   Impl& m = *impl_;

@@ -77,6 +77,9 @@ class CudaEngine {
   bool runsSubmittee(std::uint32_t i) const;
   /// Whether submitter instance `i` goes through submit().
   bool runsSubmitter(std::uint32_t i) const;
+  /// Whether submitter `i` may treat its wait for `other` as a wait for other's submission: other
+  /// is a submittee this engine runs on i's own stream and not a declared dependency of i.
+  bool submissionSuffices(std::uint32_t i, std::uint32_t other) const;
 
   /// The hot path (see the file comment). Returns false when `abort()` said stop while waiting
   /// (nothing was enqueued then). `bodyStartNs`/`bodyEndNs` get the submitter body's times.

@@ -21,6 +21,7 @@ Result<void> CudaEngine::prepare(const GpuSetup&) {
 }
 bool CudaEngine::runsSubmittee(std::uint32_t) const { return false; }
 bool CudaEngine::runsSubmitter(std::uint32_t) const { return false; }
+bool CudaEngine::submissionSuffices(std::uint32_t, std::uint32_t) const { return false; }
 bool CudaEngine::submit(std::uint32_t, std::uint64_t, const std::function<bool()>&, GpuWorkerStats&, std::int64_t&,
                         std::int64_t&) {
   return false;

@@ -1,0 +1,326 @@
+// GPU engine tests: the real tactus-master and real client processes (tactus-gpu-test-client)
+// whose CUDA engine runs on the CUDA stand-in (or, with TACTUS_GPU_CLIENT pointing at the real
+// client, on a GPU). Order is checked from the master's event log and from the work's own stamps.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "../runtime/runtime_harness.hpp"
+#include "tactus/core/schedule_file.hpp"
+
+using namespace tactus;
+using namespace tactus::test;
+
+namespace {
+
+constexpr int kWaitMs = 30'000;
+
+std::string clientProgram() {
+  const char* env = std::getenv("TACTUS_GPU_CLIENT");
+  return env != nullptr && *env != '\0' ? std::string(env) : buildPath("tests/gpu/tactus-gpu-test-client");
+}
+
+struct Work {
+  std::int64_t start = 0, end = 0;
+};
+
+// Traces per client: (runnable name, iteration) -> the work's stamps in start order (one per frame).
+struct Trace {
+  std::string clock;
+  std::map<std::pair<std::string, std::uint64_t>, std::vector<Work>> work;
+};
+
+Trace readTrace(const std::string& path) {
+  Trace t;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("# clock ", 0) == 0) {
+      t.clock = line.substr(8);
+      continue;
+    }
+    std::istringstream ls(line);
+    std::string name;
+    std::uint64_t it = 0;
+    Work w;
+    if (ls >> name >> it >> w.start >> w.end) t.work[{name, it}].push_back(w);
+  }
+  for (auto& [key, v] : t.work) {
+    std::sort(v.begin(), v.end(), [](const Work& a, const Work& b) { return a.start < b.start; });
+  }
+  return t;
+}
+
+struct GpuRun {
+  std::string instance, dir, schedulePath, logPath;
+  Schedule schedule;
+
+  explicit GpuRun(const std::string& graph) {
+    instance = uniqueInstance("gpu");
+    dir = scratchDir(instance);
+    schedulePath = dir + "/schedule.tsched";
+    logPath = dir + "/events.log";
+    const std::string yaml = std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/gpu/graphs/" + graph;
+    const pid_t c = spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath}, dir + "/compile.out");
+    REQUIRE(waitFor(c, kWaitMs) == 0);
+    auto s = loadScheduleFile(schedulePath);
+    REQUIRE(s.has_value());
+    schedule = std::move(*s);
+  }
+  ~GpuRun() {
+    if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
+    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
+  std::string trace(const std::string& who) const { return dir + "/" + who + ".trace"; }
+  pid_t master(std::vector<std::string> extra) const {
+    std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance, "-l", logPath};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return spawn(argv, out("master"));
+  }
+  pid_t client(const std::string& name, std::vector<std::string> extra = {}) const {
+    std::vector<std::string> argv{clientProgram(), "--name", name, "--instance", instance, "--trace", trace(name)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return spawn(argv, out(name));
+  }
+};
+
+bool isSubmittee(const Schedule& s, std::uint32_t i) {
+  return s.runnables[s.instances[i].runnable].kind == RunnableKind::kSubmittee;
+}
+bool isSubmitter(const Schedule& s, std::uint32_t i) {
+  return s.runnables[s.instances[i].runnable].kind == RunnableKind::kSubmitter;
+}
+
+// Checks iterations [0, iterations): every instance ran once per iteration (submittees logged
+// from the GPU side); every edge (dependencies and timelines) in order: GPU->GPU by the work's
+// own stamps, everything else by the log. Edges between a submitter and a submittee are the
+// engine's business (the submittee may start before its submitter's body returns, and the next
+// submitter on a stream need not wait for the previous submittee's completion) and are checked
+// through the GPU->GPU stamps instead. Returns "" or the first problem.
+std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map<std::string, Trace>& traces,
+                          std::uint64_t iterations) {
+  const std::size_t n = s.instances.size();
+  std::vector<const EventRecord*> run(n * iterations, nullptr);
+  for (const EventRecord& r : log.records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
+    if (r.instance >= n || r.iteration >= iterations) return "record out of range";
+    auto& slot = run[r.iteration * n + r.instance];
+    if (slot) return "instance " + std::to_string(r.instance) + " logged twice in iteration " + std::to_string(r.iteration);
+    slot = &r;
+  }
+  auto name = [&](std::uint32_t i) { return qualifiedName(s, s.instances[i].runnable); };
+  // The work stamps of submittee i in iteration h: its submitter's trace entry of that frame.
+  auto work = [&](std::uint32_t i, std::uint64_t h) -> const Work* {
+    const RunnableInfo& r = s.runnables[s.instances[i].runnable];
+    const RunnableInfo& sub = s.runnables[r.submittedBy];
+    auto t = traces.find(s.clients[sub.client].name);
+    if (t == traces.end()) return nullptr;
+    auto w = t->second.work.find({sub.name, h});
+    if (w == t->second.work.end()) return nullptr;
+    std::uint32_t rank = 0;  // frames run in order: the k-th stamp belongs to the k-th frame
+    for (std::uint32_t j = 0; j < n; ++j) {
+      if (s.instances[j].runnable == s.instances[i].runnable && s.instances[j].frame < s.instances[i].frame) ++rank;
+    }
+    return rank < w->second.size() ? &w->second[rank] : nullptr;
+  };
+  auto edge = [&](std::uint32_t d, std::uint64_t hd, std::uint32_t i, std::uint64_t hi) -> std::string {
+    const bool gd = isSubmittee(s, d), gi = isSubmittee(s, i);
+    const std::string what = name(d) + " (iteration " + std::to_string(hd) + ") -> " + name(i) + " (iteration " +
+                             std::to_string(hi) + ")";
+    if (gd && gi) {
+      const Work* a = work(d, hd);
+      const Work* b = work(i, hi);
+      if (!a || !b) return "no work stamps for " + what;
+      if (b->start < a->end) return "GPU work out of order: " + what;
+      return "";
+    }
+    if (gi && s.runnables[s.instances[i].runnable].submittedBy == s.instances[d].runnable) return "";  // its own submitter
+    if ((gd && isSubmitter(s, i)) || (isSubmitter(s, d) && gi)) {
+      const auto& deps = s.instances[i].dependencies;
+      if (std::find(deps.begin(), deps.end(), d) == deps.end()) return "";
+    }
+    if (run[hd * n + d]->endNs > run[hi * n + i]->startNs) return "out of order: " + what;
+    return "";
+  };
+  for (std::uint64_t h = 0; h < iterations; ++h) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const EventRecord* r = run[h * n + i];
+      if (!r) return "instance " + std::to_string(i) + " (" + name(i) + ") missing in iteration " + std::to_string(h);
+      if (isSubmittee(s, i)) {
+        if (r->aux != s.instances[i].runnable) return name(i) + " was not run by the GPU engine";
+        const Work* w = work(i, h);
+        if (!w) return "no work stamps for " + name(i) + " in iteration " + std::to_string(h);
+        auto t = traces.find(s.clients[s.runnables[s.instances[i].runnable].client].name);
+        if (t->second.clock == "monotonic" && (w->start < r->startNs || w->end > r->endNs)) {
+          return "the GPU-side start/end of " + name(i) + " do not bracket its work (iteration " + std::to_string(h) + ")";
+        }
+      }
+      for (const std::uint32_t d : s.instances[i].dependencies) {
+        if (auto e = edge(d, h, i, h); !e.empty()) return e;
+      }
+    }
+  }
+  for (const TimelineInfo& t : s.timelines) {
+    for (std::uint64_t h = 0; h < iterations; ++h) {
+      for (std::size_t k = 0; k < t.instances.size(); ++k) {
+        if (k == 0 && h == 0) continue;
+        const std::uint32_t prev = k == 0 ? t.instances.back() : t.instances[k - 1];
+        const std::uint64_t hp = k == 0 ? h - 1 : h;
+        if (auto e = edge(prev, hp, t.instances[k], h); !e.empty()) return "on " + s.resources[t.resource].name + ": " + e;
+      }
+    }
+  }
+  return "";
+}
+
+long long field(const std::string& out, const std::string& key) {
+  const auto pos = out.find(key + "=");
+  if (pos == std::string::npos) return -999;
+  return std::atoll(out.c_str() + pos + key.size() + 1);
+}
+
+// Runs a graph with the given clients (name -> extra arguments) for `iterations` and checks it.
+void runAndCheck(GpuRun& run, const std::map<std::string, std::vector<std::string>>& clients, std::uint64_t iterations) {
+  const pid_t m = run.master({"-e", std::to_string(iterations)});
+  std::vector<std::pair<std::string, pid_t>> pids;
+  for (const auto& [name, extra] : clients) pids.emplace_back(name, run.client(name, extra));
+  for (const auto& [name, pid] : pids) {
+    INFO(name << ": " << readFile(run.out(name)));
+    CHECK(waitFor(pid, kWaitMs) == 0);
+  }
+  INFO("master: " << readFile(run.out("master")));
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  std::map<std::string, Trace> traces;
+  for (const auto& [name, pid] : pids) {
+    const std::string out = readFile(run.out(name));
+    INFO(name << ": " << out);
+    CHECK(out.find("status=STM_SUCCESS") != std::string::npos);
+    // No CPU worker called a synchronising CUDA function (the stand-in counts them; -1: real GPU).
+    CHECK(field(out, "sync-on-submit-threads") <= 0);
+    CHECK(field(out, "hot-path-sync") == 0);
+    traces[name] = readTrace(run.trace(name));
+  }
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(checkGpuOrder(run.schedule, *log, traces, iterations) == "");
+}
+
+}  // namespace
+
+TEST_CASE("GPU->GPU across processes, CPU->GPU and GPU->CPU in both processes run in the compiled order",
+          "[gpu][order]") {
+  GpuRun run("cross.yaml");
+  runAndCheck(run, {{"Alpha", {"--stream", "CUDA_STREAM0"}}, {"Beta", {"--stream", "CUDA_STREAM0"}}}, 150);
+  const std::string beta = readFile(run.out("Beta"));
+  // Beta's stream waited on Alpha's inter-process events (GPU0's timeline and GpuB's dependency).
+  CHECK(field(beta, "stream-waits") >= 150);
+  CHECK(field(beta, "submissions") == 300);
+  CHECK(field(beta, "gpu-ends") == 300);
+}
+
+TEST_CASE("a submitter returns before its GPU work ends: the CPU worker never waits for the GPU", "[gpu][order]") {
+  GpuRun run("cross.yaml");
+  runAndCheck(run, {{"Alpha", {"--stream", "CUDA_STREAM0", "--gpu-us", "800"}}, {"Beta", {"--stream", "CUDA_STREAM0"}}}, 20);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  const Trace t = readTrace(run.trace("Alpha"));
+  std::uint32_t subA = kNone;
+  for (std::uint32_t i = 0; i < run.schedule.instances.size(); ++i) {
+    if (qualifiedName(run.schedule, run.schedule.instances[i].runnable) == "Alpha.SubA" && run.schedule.instances[i].frame == 0) subA = i;
+  }
+  REQUIRE(subA != kNone);
+  int returnedEarly = 0;
+  for (const EventRecord& r : log->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.instance != subA) continue;
+    auto w = t.work.find({"SubA", r.iteration});
+    REQUIRE(w != t.work.end());
+    if (r.endNs < w->second.front().end) ++returnedEarly;
+  }
+  CHECK(returnedEarly == 20);
+}
+
+TEST_CASE("two streams of one process on one device order through an event", "[gpu][order]") {
+  GpuRun run("two_streams.yaml");
+  runAndCheck(run, {{"Solo", {"--stream", "CUDA_STREAM0", "--stream", "CUDA_STREAM1"}}}, 200);
+  CHECK(field(readFile(run.out("Solo")), "stream-waits") >= 200);
+}
+
+TEST_CASE("a chain alternating CPU and GPU across two processes runs in order", "[gpu][order]") {
+  GpuRun run("chain.yaml");
+  runAndCheck(run, {{"A", {"--stream", "CUDA_STREAM0", "--busy-us", "20"}}, {"B", {"--stream", "CUDA_STREAM0", "--stm"}}}, 150);
+}
+
+TEST_CASE("submitters registered as CPU runnables keep the engine-less path and its order", "[gpu][order]") {
+  GpuRun run("cross.yaml");
+  const pid_t m = run.master({"-e", "50"});
+  const pid_t a = run.client("Alpha", {"--submitters-as-cpu"});
+  const pid_t b = run.client("Beta", {"--submitters-as-cpu"});
+  CHECK(waitFor(a, kWaitMs) == 0);
+  CHECK(waitFor(b, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  CHECK(field(readFile(run.out("Alpha")), "submissions") == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(checkLog(run.schedule, *log, 50) == "");
+}
+
+TEST_CASE("stream registration refuses default, blocking, unknown and duplicate streams with clear errors", "[gpu][errors]") {
+  GpuRun run("two_streams.yaml");
+  const pid_t m = run.master({"-e", "5"});
+  const pid_t c = run.client("Solo", {"--misuse", "--stream", "CUDA_STREAM0", "--stream", "CUDA_STREAM1"});
+  CHECK(waitFor(c, kWaitMs) == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  const std::string out = readFile(run.out("Solo"));
+  INFO(out);
+  CHECK(out.find("default-null: bad parameter") != std::string::npos);
+  CHECK(out.find("default-legacy: bad parameter") != std::string::npos);
+  CHECK(out.find("default-per-thread: bad parameter") != std::string::npos);
+  CHECK(out.find("blocking: bad parameter") != std::string::npos);
+  CHECK(out.find("cudaStreamNonBlocking") != std::string::npos);
+  CHECK(out.find("unknown-name: not found: CUDA stream 'NO_SUCH_STREAM' is not a CUDA_STREAM resource of client 'Solo'") !=
+        std::string::npos);
+  CHECK(out.find("first: ok") != std::string::npos);
+  CHECK(out.find("same-name-twice: already exists") != std::string::npos);
+  CHECK(out.find("same-stream-twice: already exists") != std::string::npos);
+  CHECK(out.find("stm-default-null: STM_ERROR_BAD_PARAMETER") != std::string::npos);
+  CHECK(out.find("stm-blocking: STM_ERROR_BAD_PARAMETER") != std::string::npos);
+  CHECK(out.find("stm-unknown-name: STM_ERROR_NOT_FOUND") != std::string::npos);
+  CHECK(out.find("unknown-submitter: not found") != std::string::npos);
+  CHECK(out.find("cpu-runnable-as-submitter: not found") != std::string::npos);
+  CHECK(out.find("null-submitter: bad parameter") != std::string::npos);
+  CHECK(out.find("status=STM_SUCCESS") != std::string::npos);  // and then it runs normally
+}
+
+TEST_CASE("more streams on a device than its hardware queues is refused", "[gpu][errors]") {
+  GpuRun run("two_streams.yaml");
+  const pid_t m = run.master({"-e", "5", "-t", "2000000"});
+  const pid_t c = run.client("Solo", {"--max-connections", "1", "--stream", "CUDA_STREAM0", "--stream", "CUDA_STREAM1"});
+  CHECK(waitFor(c, kWaitMs) == 4);
+  waitFor(m, kWaitMs);
+  const std::string out = readFile(run.out("Solo"));
+  INFO(out);
+  CHECK(out.find("stream-error CUDA_STREAM1") != std::string::npos);
+  CHECK(out.find("2 streams on 'GPU0' exceed the device's 1 hardware queues (CUDA_DEVICE_MAX_CONNECTIONS)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a CUDA submitter whose stream was not registered stops the run, naming the stream", "[gpu][errors]") {
+  GpuRun run("cross.yaml");
+  const pid_t m = run.master({"-e", "5", "-t", "5000000"});
+  const pid_t a = run.client("Alpha", {"--stream", "CUDA_STREAM0", "--skip-stream", "CUDA_STREAM0"});
+  const pid_t b = run.client("Beta", {"--stream", "CUDA_STREAM0"});
+  CHECK(waitFor(a, kWaitMs) != 0);
+  CHECK(waitFor(b, kWaitMs) != 0);
+  CHECK(waitFor(m, kWaitMs) == 1);
+  const std::string out = readFile(run.out("Alpha"));
+  INFO(out);
+  CHECK(out.find("CUDA submitter 'Alpha.SubA' holds no registered CUDA stream (register 'CUDA_STREAM0'") != std::string::npos);
+  CHECK(readFile(run.out("master")).find("client 'Alpha' refused to run") != std::string::npos);
+}
