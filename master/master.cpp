@@ -622,6 +622,15 @@ int Run::execute() {
   counts.clients = static_cast<std::uint32_t>(schedule_.clients.size());
   counts.workers = static_cast<std::uint32_t>(plan_.workers.size());
   counts.scheduleTextSize = text_.size();
+  // Handlers go in before the segment exists: a signal between creating and cleaning up the
+  // segment must reach our handler (which ends the run cleanly), not kill us and leave it behind.
+  gSignal.store(0);
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+
   const shm::LayoutOffsets offsets = shm::computeLayout(counts);
   auto segment = createSegment(offsets.total);
   if (!segment) {
@@ -655,13 +664,7 @@ int Run::execute() {
     }
   }
 
-  gSignal.store(0);
   gAttention.store(&header.attention);
-  struct sigaction sa {};
-  sa.sa_handler = onStopSignal;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);
 
   header.state.store(static_cast<std::uint32_t>(SegmentState::kPublished), std::memory_order_seq_cst);
   ipc::futexWake(header.state);

@@ -291,6 +291,25 @@ TEST_CASE("a second master on the same instance is refused", "[runtime][master]"
   CHECK_FALSE(segmentPresent(run.instance));
 }
 
+TEST_CASE("SIGTERM at any moment of the master's start leaves no segment behind", "[runtime][master]") {
+  // The handlers are installed before the segment is created: a signal in between used to kill the
+  // master by the default action and leave /dev/shm/tactus_<instance> behind.
+  for (int i = 0; i < 30; ++i) {
+    Run run("early_term");
+    const pid_t m = run.master({"-t", "1000000"});
+    // Signal the master itself, not the forked test process before its exec.
+    const std::string comm = "/proc/" + std::to_string(m) + "/comm";
+    for (int spin = 0; spin < 20000 && readFile(comm) != "tactus-master\n"; ++spin)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    std::this_thread::sleep_for(std::chrono::microseconds(200 * (i % 10)));
+    ::kill(m, SIGTERM);
+    const int code = waitFor(m, kWaitMs);
+    INFO("attempt " << i << ", exit " << code);
+    CHECK((code == 0 || code == 128 + SIGTERM));  // killed before main installed handlers: nothing was created
+    CHECK_FALSE(segmentPresent(run.instance));
+  }
+}
+
 TEST_CASE("a stale segment left by a killed master is replaced on the next start", "[runtime][master]") {
   Run run("stale");
   const pid_t m1 = run.master({"-t", "-1"}, "master1");
