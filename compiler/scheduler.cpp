@@ -119,6 +119,7 @@ struct Problem {
   std::vector<std::int64_t> latestStart;  // local: ALAP start from the frame release
   std::vector<std::int64_t> topLevel;     // local: longest path to its start from the release
   std::vector<std::int64_t> succCount;    // local: number of immediate successors
+  std::vector<std::int64_t> localDeadline; // local: Deadline from the frame release, or kNoDuration
 
   std::uint32_t nodeOf(std::uint32_t local, std::uint32_t frame) const {
     return nodeBase[local] + frame * nodeStride[local];
@@ -327,7 +328,6 @@ class ListScheduler {
 
   void place(std::uint32_t n, Choice& c) {
     const Node& nd = pb_.nodes[n];
-    const GraphRunnable& gr = g_.runnables[nd.runnable];
     const std::int64_t w = (*pb_.wcet)[nd.runnable];
     Placement& pl = at_.placements[n];
     pl.startNs = c.start;
@@ -337,7 +337,8 @@ class ListScheduler {
     for (std::uint32_t r : pl.resources) free_[r].reserve(pl.startNs, w);
     at_.lengthNs = std::max(at_.lengthNs, pl.endNs);
     if (pl.endNs > nd.boundaryNs) ++at_.boundaryMisses;
-    if (gr.deadlineNs != kNoDuration && pl.endNs > nd.frameNs + gr.deadlineNs) ++at_.deadlineMisses;
+    const std::int64_t dl = pb_.localDeadline[nd.local];
+    if (dl != kNoDuration && pl.endNs > nd.frameNs + dl) ++at_.deadlineMisses;
     if (rule_.timed) {
       ends_.push(pl.endNs);
       for (std::uint32_t r : pl.resources) busyUntil_[r] = std::max(busyUntil_[r], pl.endNs);
@@ -499,6 +500,7 @@ constexpr std::size_t kTwoSidedLimit = 64;
 struct SProblem {
   std::size_t n = 0;
   std::vector<std::int64_t> p, release, boundary, deadline, tail, key;
+  std::vector<std::int64_t> head;    // static earliest start (strengthenHeadsTails)
   std::vector<std::uint32_t> topo;   // node -> position in `order`
   std::vector<std::uint32_t> order;  // topological order of the nodes
   std::vector<std::vector<std::uint32_t>> preds, succs;
@@ -522,6 +524,8 @@ std::int64_t gcd64(std::int64_t a, std::int64_t b) {
   }
   return a < 0 ? -a : a;
 }
+
+void strengthenHeadsTails(SProblem& sp);
 
 SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs) {
   const Graph& g = *pb.graph;
@@ -547,8 +551,9 @@ SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs) {
     sp.p[i] = (*pb.wcet)[nd.runnable];
     sp.release[i] = nd.releaseNs;
     sp.boundary[i] = nd.boundaryNs;
-    sp.deadline[i] = gr.deadlineNs != kNoDuration ? nd.frameNs + gr.deadlineNs : kInfinity;
-    if (gr.deadlineNs != kNoDuration) sp.anyDeadline = true;
+    const std::int64_t dl = pb.localDeadline[nd.local];
+    sp.deadline[i] = dl != kNoDuration ? nd.frameNs + dl : kInfinity;
+    if (dl != kNoDuration) sp.anyDeadline = true;
     sp.key[i] = nd.frameNs + pb.latestStart[nd.local];
     for (std::uint32_t d : pb.localDeps[nd.local]) sp.preds[i].push_back(pb.nodeOf(d, nd.frame));
     for (std::uint32_t s : pb.localSuccs[nd.local]) sp.succs[i].push_back(pb.nodeOf(s, nd.frame));
@@ -643,6 +648,7 @@ SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs) {
     sp.loadSets.push_back(set);
     sp.loadSetNodes.push_back(std::move(nodes));
   }
+  strengthenHeadsTails(sp);
   return sp;
 }
 
@@ -700,7 +706,7 @@ class SearchState {
     std::int64_t lb = makespan_;
     for (std::uint32_t i : sp_.order) {
       if (placed_[i]) continue;
-      std::int64_t t = std::max(sp_.release[i], sLast_);
+      std::int64_t t = std::max({sp_.release[i], sp_.head[i], sLast_});
       for (std::uint32_t d : sp_.preds[i]) t = std::max(t, placed_[d] ? end_[d] : est_[d] + sp_.p[d]);
       est_[i] = t;
       const std::int64_t e = t + sp_.p[i];
@@ -709,8 +715,11 @@ class SearchState {
       if (e > sp_.deadline[i]) ++dm;
     }
     // Per candidate set S of m resources: the unplaced work confined to S that cannot start
-    // before t, on resources free from max(their last end, the last start, t), plus the
-    // shortest tail among it; maximised over t.
+    // before t, on resources free from a_r = max(their last end, the last start, t), ends no
+    // earlier than the water level F with sum over r of max(0, F - a_r) = work; the schedule
+    // then needs the shortest tail among that work after F; maximised over t. (Not the mean
+    // of the a_r plus work over m: a resource busy long after F would add to it, and the
+    // tail of work that can finish early elsewhere does not follow a busy resource.)
     for (std::size_t k = 0; k < sp_.loadSets.size(); ++k) {
       items_.clear();
       for (std::uint32_t i : sp_.loadSetNodes[k]) {
@@ -721,15 +730,26 @@ class SearchState {
       avail_.clear();
       for (std::uint32_t r : set) avail_.push_back(std::max(maxEnd_[r], sLast_));
       std::sort(avail_.begin(), avail_.end());
-      suffix_.assign(avail_.size() + 1, 0);
-      for (std::size_t a = avail_.size(); a-- > 0;) suffix_[a] = suffix_[a + 1] + avail_[a];
+      prefix_.assign(avail_.size() + 1, 0);
+      for (std::size_t a = 0; a < avail_.size(); ++a) prefix_[a + 1] = prefix_[a] + avail_[a];
       std::sort(items_.begin(), items_.end(), [&](std::uint32_t a, std::uint32_t b) {
         return est_[a] > est_[b] || (est_[a] == est_[b] && a < b);
       });
-      const auto m = static_cast<std::int64_t>(set.size());
       std::int64_t work = 0;
       std::int64_t minTail = kInfinity;
       std::size_t below = avail_.size();  // resources free before t: avail_[0, below)
+      // The water level of `w` on the resources free from max(avail_, t), ascending.
+      auto level = [&](std::int64_t t, std::int64_t w) {
+        const std::size_t total = avail_.size();
+        for (std::size_t k = std::max<std::size_t>(below, 1); k <= total; ++k) {
+          const std::int64_t filled = static_cast<std::int64_t>(std::min(k, below)) * t +
+                                      (k > below ? prefix_[k] - prefix_[below] : 0);
+          const auto kk = static_cast<std::int64_t>(k);
+          const std::int64_t f = (w + filled + kk - 1) / kk;
+          if (k == total || f <= std::max(avail_[k], t)) return f;
+        }
+        return t;
+      };
       // Small sets also take the tail threshold q: only the work with a tail of at least q,
       // which must end q before the schedule does.
       const bool twoSided = items_.size() <= kTwoSidedLimit;
@@ -740,8 +760,7 @@ class SearchState {
         work += sp_.p[i];
         minTail = std::min(minTail, sp_.tail[i]);
         while (below > 0 && avail_[below - 1] >= t) --below;
-        const std::int64_t capacity = static_cast<std::int64_t>(below) * t + suffix_[below];
-        lb = std::max(lb, (capacity + work + m - 1) / m + minTail);
+        lb = std::max(lb, level(t, work) + minTail);
         if (!twoSided) continue;
         // Keep (tail, p) sorted by tail, largest first.
         std::pair<std::int64_t, std::int64_t> item{sp_.tail[i], sp_.p[i]};
@@ -752,7 +771,7 @@ class SearchState {
         std::int64_t w = 0;
         for (const auto& [q, pq] : tails_) {
           w += pq;
-          lb = std::max(lb, (capacity + w + m - 1) / m + q);
+          lb = std::max(lb, level(t, w) + q);
         }
       }
     }
@@ -970,12 +989,159 @@ class SearchState {
   std::vector<Frame> frames_;
   // scratch
   std::vector<std::uint32_t> items_;
-  std::vector<std::int64_t> avail_, suffix_;
+  std::vector<std::int64_t> avail_, prefix_;
   std::vector<std::pair<std::int64_t, std::int64_t>> tails_;
   std::vector<std::vector<std::vector<std::uint32_t>>> reqOpts_;
   std::vector<std::size_t> odo_;
   std::vector<std::uint32_t> picked_;
 };
+
+// Up to this many instances per hyperepoch, heads and tails are strengthened by the work of
+// ancestors and descendants (quadratic in the instances).
+constexpr std::size_t kHeadTailLimit = 3000;
+// Up to this many instances per candidate set, the root bound adds energetic reasoning (cubic).
+constexpr std::size_t kEnergeticLimit = 160;
+
+// Strengthens the static heads (earliest starts) and tails of `sp` where the graph is small
+// enough: besides the longest paths, every instance starts after all its ancestors that are
+// confined to a candidate set S of m resources have run, and those that cannot start before t
+// need ceil(work / m) after t; tails likewise with descendants. Rounded up to the grain (the
+// optimum is a left-shifted schedule, whose starts and ends are multiples of it).
+void strengthenHeadsTails(SProblem& sp) {
+  const std::size_t n = sp.n;
+  sp.head.assign(n, 0);
+  for (std::uint32_t i : sp.order) {
+    std::int64_t t = sp.release[i];
+    for (std::uint32_t d : sp.preds[i]) t = std::max(t, sp.head[d] + sp.p[d]);
+    sp.head[i] = t;
+  }
+  if (n == 0 || n > kHeadTailLimit || sp.loadSets.empty()) return;
+  const std::size_t words = (n + 63) / 64;
+  // Membership of the nodes in each load set, and ancestor / descendant bit sets.
+  std::vector<std::vector<std::uint8_t>> member(sp.loadSets.size(), std::vector<std::uint8_t>(n, 0));
+  for (std::size_t k = 0; k < sp.loadSets.size(); ++k) {
+    for (std::uint32_t i : sp.loadSetNodes[k]) member[k][i] = 1;
+  }
+  std::vector<std::uint64_t> anc(n * words, 0), desc(n * words, 0);
+  for (std::uint32_t i : sp.order) {
+    for (std::uint32_t d : sp.preds[i]) {
+      for (std::size_t w = 0; w < words; ++w) anc[i * words + w] |= anc[d * words + w];
+      anc[i * words + d / 64] |= std::uint64_t{1} << (d % 64);
+    }
+  }
+  for (auto it = sp.order.rbegin(); it != sp.order.rend(); ++it) {
+    const std::uint32_t i = *it;
+    for (std::uint32_t s : sp.succs[i]) {
+      for (std::size_t w = 0; w < words; ++w) desc[i * words + w] |= desc[s * words + w];
+      desc[i * words + s / 64] |= std::uint64_t{1} << (s % 64);
+    }
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> items;  // (head or tail, p), largest first
+  auto collect = [&](const std::vector<std::uint64_t>& bits, std::uint32_t i, std::size_t k,
+                     const std::vector<std::int64_t>& key) {
+    items.clear();
+    for (std::size_t w = 0; w < words; ++w) {
+      std::uint64_t b = bits[i * words + w];
+      while (b != 0) {
+        const auto j = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(b)));
+        b &= b - 1;
+        if (member[k][j] && sp.p[j] > 0) items.emplace_back(key[j], sp.p[j]);
+      }
+    }
+    std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  };
+  // Heads, in topological order (ancestors' heads are final when a node is reached).
+  for (std::uint32_t i : sp.order) {
+    std::int64_t t = sp.release[i];
+    for (std::uint32_t d : sp.preds[i]) t = std::max(t, sp.head[d] + sp.p[d]);
+    for (std::size_t k = 0; k < sp.loadSets.size(); ++k) {
+      collect(anc, i, k, sp.head);
+      const auto m = static_cast<std::int64_t>(sp.loadSets[k].size());
+      std::int64_t work = 0;
+      for (const auto& [h, p] : items) {
+        work += p;
+        t = std::max(t, h + (work + m - 1) / m);
+      }
+    }
+    sp.head[i] = roundUp(t, sp.grain);
+  }
+  // Tails, in reverse topological order.
+  for (auto it = sp.order.rbegin(); it != sp.order.rend(); ++it) {
+    const std::uint32_t i = *it;
+    std::int64_t q = sp.tail[i];
+    for (std::size_t k = 0; k < sp.loadSets.size(); ++k) {
+      collect(desc, i, k, sp.tail);
+      const auto m = static_cast<std::int64_t>(sp.loadSets[k].size());
+      std::int64_t work = 0;
+      for (const auto& [tl, p] : items) {
+        work += p;
+        q = std::max(q, tl + (work + m - 1) / m);
+      }
+    }
+    for (std::uint32_t s : sp.succs[i]) q = std::max(q, sp.p[s] + sp.tail[s]);
+    sp.tail[i] = roundUp(q, sp.grain);
+  }
+}
+
+// Energetic reasoning on one candidate set of m resources for a schedule length C: each
+// instance runs inside [head, C - tail); over every interval [t1, t2), the part of each
+// instance that must fall inside it cannot exceed m (t2 - t1). False: no schedule of length C.
+bool energeticFeasible(const SProblem& sp, const std::vector<std::uint32_t>& nodes, std::int64_t m, std::int64_t C,
+                       std::vector<std::int64_t>& t1s, std::vector<std::int64_t>& t2s) {
+  t1s.clear();
+  t2s.clear();
+  for (std::uint32_t i : nodes) {
+    const std::int64_t r = sp.head[i], d = C - sp.tail[i], p = sp.p[i];
+    if (r + p > d) return false;
+    if (p == 0) continue;
+    t1s.push_back(r);
+    t1s.push_back(d - p);
+    t2s.push_back(d);
+    t2s.push_back(r + p);
+  }
+  std::sort(t1s.begin(), t1s.end());
+  t1s.erase(std::unique(t1s.begin(), t1s.end()), t1s.end());
+  std::sort(t2s.begin(), t2s.end());
+  t2s.erase(std::unique(t2s.begin(), t2s.end()), t2s.end());
+  for (std::int64_t t1 : t1s) {
+    for (std::int64_t t2 : t2s) {
+      if (t2 <= t1) continue;
+      const std::int64_t cap = m * (t2 - t1);
+      std::int64_t energy = 0;
+      for (std::uint32_t i : nodes) {
+        const std::int64_t r = sp.head[i], d = C - sp.tail[i], p = sp.p[i];
+        const std::int64_t e = std::min({p, t2 - t1, r + p - t1, t2 - d + p});
+        if (e > 0) energy += e;
+        if (energy > cap) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// The best lower bound on the length of every schedule of the hyperepoch, at the root: the
+// search state's bound (critical path with heads and tails, load with release and tail) and
+// energetic reasoning per candidate set, searched by bisection on the length below `upperNs`
+// (a length known to be reachable).
+std::int64_t rootLowerBound(const SProblem& sp, std::int64_t upperNs) {
+  SearchState root(sp);
+  std::int64_t lb = root.bound().lengthNs;
+  std::vector<std::int64_t> t1s, t2s;
+  for (std::size_t k = 0; k < sp.loadSets.size(); ++k) {
+    const auto& nodes = sp.loadSetNodes[k];
+    if (nodes.size() > kEnergeticLimit || lb >= upperNs) continue;
+    const auto m = static_cast<std::int64_t>(sp.loadSets[k].size());
+    // Smallest C in [lb, upper] (in grains) that passes; C = upper passes by assumption.
+    std::int64_t lo = lb / sp.grain, hi = upperNs / sp.grain;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (energeticFeasible(sp, nodes, m, mid * sp.grain, t1s, t2s)) hi = mid;
+      else lo = mid + 1;
+    }
+    lb = std::max(lb, lo * sp.grain);
+  }
+  return lb;
+}
 
 // Discrepancy limits of the passes over a piece before the unlimited one (see Piece::run).
 constexpr std::array<std::uint32_t, 2> kDiscrepancyLimits{1, 2};
@@ -1132,9 +1298,9 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
   Score best = scoreOf(first, sp.periodNs);
   SearchState root(sp);
   const Score rootBound = root.bound();
-  res.lowerBoundNs = rootBound.lengthNs;
+  res.lowerBoundNs = rootLowerBound(sp, best.lengthNs);
   auto provenNow = [&] {
-    return best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0 && best.lengthNs <= rootBound.lengthNs;
+    return best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0 && best.lengthNs <= res.lowerBoundNs;
   };
   Incumbent inc;
   if (provenNow() || rootBound >= best) {
@@ -1227,8 +1393,7 @@ std::uint64_t splitMix(std::uint64_t x) {
 SearchResult perturbedLists(const Problem& pb, const SProblem& sp, const Attempt& first,
                             const std::vector<std::uint32_t>& touched, const SearchLimits& lim) {
   SearchResult res;
-  SearchState root(sp);
-  res.lowerBoundNs = root.bound().lengthNs;
+  res.lowerBoundNs = rootLowerBound(sp, first.lengthNs);
   Attempt best = first;
   Score bestScore = scoreOf(first, sp.periodNs);
   std::int64_t meanWcet = 1;
@@ -1299,6 +1464,262 @@ SearchResult perturbedLists(const Problem& pb, const SProblem& sp, const Attempt
   }
   if (res.improved) res.attempt = std::move(best);
   return res;
+}
+
+// Topological order (Kahn), then ALAP latest starts, top levels and successor counts of a
+// hyperepoch's local runnables. Fails on a dependency cycle.
+Result<void> computeLevels(Problem& pb, const HyperepochInfo& he) {
+  const Graph& g = *pb.graph;
+  const std::vector<std::int64_t>& wcet = *pb.wcet;
+  const auto L = pb.runnables.size();
+  std::vector<std::uint32_t> order;
+  order.reserve(L);
+  {
+    std::vector<std::uint32_t> indeg(L);
+    for (std::uint32_t l = 0; l < L; ++l) indeg[l] = static_cast<std::uint32_t>(pb.localDeps[l].size());
+    for (std::uint32_t l = 0; l < L; ++l) {
+      if (indeg[l] == 0) order.push_back(l);
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      for (std::uint32_t s : pb.localSuccs[order[i]]) {
+        if (--indeg[s] == 0) order.push_back(s);
+      }
+    }
+    if (order.size() != L) {
+      return fail(ErrorCode::kValidation, "hyperepoch '" + he.name + "': the dependency graph has a cycle");
+    }
+  }
+  pb.latestStart.assign(L, 0);
+  pb.topLevel.assign(L, 0);
+  pb.succCount.assign(L, 0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const std::uint32_t l = *it;
+    const std::uint32_t r = pb.runnables[l];
+    const GraphRunnable& gr = g.runnables[r];
+    std::int64_t lf = g.epochs[gr.epoch].periodNs;
+    if (pb.localDeadline[l] != kNoDuration) lf = std::min(lf, pb.localDeadline[l]);
+    for (std::uint32_t s : pb.localSuccs[l]) lf = std::min(lf, pb.latestStart[s]);
+    pb.latestStart[l] = lf - wcet[r];
+    pb.succCount[l] = static_cast<std::int64_t>(pb.localSuccs[l].size());
+  }
+  for (std::uint32_t l : order) {
+    const std::uint32_t r = pb.runnables[l];
+    std::int64_t t = g.runnables[r].startTimeNs;
+    for (std::uint32_t d : pb.localDeps[l]) t = std::max(t, pb.topLevel[d] + wcet[pb.runnables[d]]);
+    pb.topLevel[l] = t;
+  }
+  return {};
+}
+
+// The first schedules and, with a budget, the search, for one hyperepoch's problem: tries the
+// priority rules (insertion with each key, and the time-driven variants too where the graph is
+// small enough for their per-event scan of the available instances), keeps the best (fewest
+// boundary misses, fits the period, fewest deadline misses, shortest, then the first rule),
+// then improves it under the budget. A schedule as short as the critical path cannot be beaten.
+Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const ScheduleOptions& options,
+                        const std::vector<std::uint32_t>& touched, std::vector<FreeTime>& free,
+                        HyperepochSearchInfo& searchInfo) {
+  const std::vector<std::int64_t>& wcet = *pb.wcet;
+  std::int64_t criticalPath = 0;
+  for (const Node& nd : pb.nodes) {
+    criticalPath = std::max(criticalPath, nd.frameNs + pb.topLevel[nd.local] + wcet[nd.runnable]);
+  }
+  std::vector<Rule> rules{{0, false}, {1, false}, {2, false}};
+  if (pb.nodes.size() <= kTimedRuleLimit) {
+    rules.push_back({0, true});
+    rules.push_back({1, true});
+    rules.push_back({2, true});
+  }
+  Attempt best;
+  bool haveBest = false;
+  auto score = [&](const Attempt& a) {
+    return std::make_tuple(a.boundaryMisses, a.lengthNs > he.periodNs ? 1 : 0, a.deadlineMisses, a.lengthNs);
+  };
+  for (const Rule& rule : rules) {
+    for (std::uint32_t r : touched) free[r] = FreeTime();
+    Attempt a = ListScheduler(pb, rule, free).run();
+    if (!haveBest || score(a) < score(best)) {
+      best = std::move(a);
+      haveBest = true;
+    }
+    if (best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= criticalPath) break;
+  }
+
+  searchInfo = HyperepochSearchInfo{};
+  searchInfo.firstLengthNs = best.lengthNs;
+  if ((options.timeBudgetSeconds > 0 || options.searchSteps > 0) && !pb.nodes.empty()) {
+    SearchLimits lim;
+    lim.started = Clock::now();
+    lim.steps = options.searchSteps;
+    lim.timed = options.timeBudgetSeconds > 0;
+    if (lim.timed) {
+      lim.deadline = lim.started + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(options.timeBudgetSeconds));
+    }
+    lim.workers = std::max(1, options.workers);
+    lim.allowOverlength = options.allowOverlength;
+    const SProblem sp = buildSearchProblem(pb, he.periodNs);
+    SearchResult sr = pb.nodes.size() <= kSearchNodeLimit ? branchAndBound(sp, best, lim)
+                                                          : perturbedLists(pb, sp, best, touched, lim);
+    if (sr.improved && scoreOf(sr.attempt, he.periodNs) < scoreOf(best, he.periodNs)) best = std::move(sr.attempt);
+    searchInfo.lowerBoundNs = sr.lowerBoundNs;
+    searchInfo.steps = sr.steps;
+    searchInfo.exhausted = sr.exhausted;
+    searchInfo.secondsToBest = sr.improved ? sr.secondsToBest : 0;
+    searchInfo.searched = true;
+  }
+  return best;
+}
+
+// A hyperepoch's problem with chains of short CPU runnables fused into one local runnable each.
+struct FusedProblem {
+  Problem pb;                                // the fused problem (heads stand for their chains)
+  std::vector<std::int64_t> wcet;            // global WCETs, a head's = its chain's sum
+  std::vector<std::uint32_t> fusedOf;        // unfused local -> fused local
+  std::vector<std::int64_t> offsetNs;        // unfused local -> start offset inside its chain
+  std::vector<std::uint32_t> position;       // unfused local -> position inside its chain
+  std::vector<std::vector<std::uint32_t>> chains;  // the chains of two or more (unfused locals)
+  std::uint32_t longest = 1;                 // longest chain
+};
+
+bool sameRequests(const std::vector<ResourceRequest>& a, const std::vector<ResourceRequest>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t q = 0; q < a.size(); ++q) {
+    if (a[q].candidates != b[q].candidates) return false;
+  }
+  return true;
+}
+
+// Fuses the chains of `pb`: a link a -> b where b is a's only successor and a is b's only
+// predecessor, both plain CPU runnables (no submitter, submittee or round-robin group) of one
+// client and epoch with the same requests and WCETs below `thresholdNs`; b has no StartTime
+// and a no Deadline (so a chain keeps its head's StartTime and its tail's Deadline).
+FusedProblem fuseChains(const Problem& pb, const std::vector<std::int64_t>& wcet, std::int64_t thresholdNs) {
+  const Graph& g = *pb.graph;
+  const auto L = static_cast<std::uint32_t>(pb.runnables.size());
+  FusedProblem fp;
+  auto fusible = [&](std::uint32_t l) {
+    const GraphRunnable& r = g.runnables[pb.runnables[l]];
+    return r.kind == RunnableKind::kCpu && r.aliasGroup == kNone && r.submits == kNone && r.submittedBy == kNone &&
+           wcet[pb.runnables[l]] < thresholdNs;
+  };
+  auto linked = [&](std::uint32_t a) -> std::uint32_t {  // the b of a link a -> b, or kNone
+    if (pb.localSuccs[a].size() != 1) return kNone;
+    const std::uint32_t b = pb.localSuccs[a][0];
+    if (pb.localDeps[b].size() != 1 || !fusible(a) || !fusible(b)) return kNone;
+    const GraphRunnable& ra = g.runnables[pb.runnables[a]];
+    const GraphRunnable& rb = g.runnables[pb.runnables[b]];
+    if (ra.client != rb.client || ra.epoch != rb.epoch) return kNone;
+    if (rb.startTimeNs != 0 || pb.localDeadline[a] != kNoDuration) return kNone;
+    if (!sameRequests(*(*pb.requests)[pb.runnables[a]], *(*pb.requests)[pb.runnables[b]])) return kNone;
+    return b;
+  };
+  std::vector<std::uint32_t> next(L, kNone);
+  std::vector<std::uint8_t> hasPrev(L, 0);
+  for (std::uint32_t l = 0; l < L; ++l) {
+    next[l] = linked(l);
+    if (next[l] != kNone) hasPrev[next[l]] = 1;
+  }
+  fp.fusedOf.assign(L, kNone);
+  fp.offsetNs.assign(L, 0);
+  fp.position.assign(L, 0);
+  fp.wcet = wcet;
+  Problem& f = fp.pb;
+  f.graph = pb.graph;
+  f.wcet = &fp.wcet;
+  f.requests = pb.requests;
+  for (std::uint32_t l = 0; l < L; ++l) {
+    if (hasPrev[l]) continue;
+    const auto id = static_cast<std::uint32_t>(f.runnables.size());
+    const std::uint32_t head = pb.runnables[l];
+    f.runnables.push_back(head);
+    std::vector<std::uint32_t> chain;
+    std::int64_t sum = 0;
+    std::int64_t deadline = kNoDuration;
+    for (std::uint32_t m = l; m != kNone; m = next[m]) {
+      fp.fusedOf[m] = id;
+      fp.offsetNs[m] = sum;
+      fp.position[m] = static_cast<std::uint32_t>(chain.size());
+      sum += wcet[pb.runnables[m]];
+      deadline = pb.localDeadline[m];
+      chain.push_back(m);
+    }
+    fp.wcet[head] = sum;
+    f.localDeadline.push_back(deadline);
+    fp.longest = std::max(fp.longest, static_cast<std::uint32_t>(chain.size()));
+    if (chain.size() > 1) fp.chains.push_back(std::move(chain));
+  }
+  if (fp.chains.empty()) return fp;
+  const auto F = static_cast<std::uint32_t>(f.runnables.size());
+  f.localDeps.resize(F);
+  f.localSuccs.resize(F);
+  f.localSubmitter.assign(F, kNone);
+  for (std::uint32_t l = 0; l < L; ++l) {
+    const std::uint32_t fl = fp.fusedOf[l];
+    for (std::uint32_t d : pb.localDeps[l]) {
+      if (fp.fusedOf[d] != fl) f.localDeps[fl].push_back(fp.fusedOf[d]);
+    }
+    if (pb.localSubmitter[l] != kNone) f.localSubmitter[fl] = fp.fusedOf[pb.localSubmitter[l]];
+  }
+  for (std::uint32_t fl = 0; fl < F; ++fl) {
+    auto& d = f.localDeps[fl];
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    for (std::uint32_t x : d) f.localSuccs[x].push_back(fl);
+  }
+  // Nodes: the heads' instances, in the unfused order (epoch by epoch, frame-major), so each
+  // fused runnable's frames are again evenly strided.
+  std::vector<std::uint32_t> nodeMap(pb.nodes.size(), kNone);
+  for (std::uint32_t i = 0; i < pb.nodes.size(); ++i) {
+    const Node& nd = pb.nodes[i];
+    if (hasPrev[nd.local]) continue;
+    nodeMap[i] = static_cast<std::uint32_t>(f.nodes.size());
+    Node fn = nd;
+    fn.local = fp.fusedOf[nd.local];
+    f.nodes.push_back(fn);
+  }
+  f.nodeBase.assign(F, 0);
+  f.nodeStride.assign(F, 1);
+  for (std::uint32_t l = 0; l < L; ++l) {
+    if (hasPrev[l]) continue;
+    const std::uint32_t fl = fp.fusedOf[l];
+    f.nodeBase[fl] = nodeMap[pb.nodeOf(l, 0)];
+    const EpochInfo& ep = g.epochs[g.runnables[pb.runnables[l]].epoch];
+    if (ep.frames > 1) f.nodeStride[fl] = nodeMap[pb.nodeOf(l, 1)] - f.nodeBase[fl];
+  }
+  return fp;
+}
+
+// Splits a schedule of the fused problem back: each chain member runs right after its
+// predecessor on the same resources; the placement order keeps the chain's order.
+Attempt splitFused(const Problem& pb, const FusedProblem& fp, const Attempt& fa) {
+  const Graph& g = *pb.graph;
+  Attempt a;
+  a.placements.resize(pb.nodes.size());
+  for (std::uint32_t i = 0; i < pb.nodes.size(); ++i) {
+    const Node& nd = pb.nodes[i];
+    const Placement& fpl = fa.placements[fp.pb.nodeOf(fp.fusedOf[nd.local], nd.frame)];
+    Placement& pl = a.placements[i];
+    pl.startNs = fpl.startNs + fp.offsetNs[nd.local];
+    pl.endNs = pl.startNs + (*pb.wcet)[nd.runnable];
+    pl.seq = fpl.seq * fp.longest + fp.position[nd.local];
+    pl.resources = fpl.resources;
+    a.lengthNs = std::max(a.lengthNs, pl.endNs);
+    if (pl.endNs > nd.boundaryNs) ++a.boundaryMisses;
+    const std::int64_t dl = g.runnables[nd.runnable].deadlineNs;
+    if (dl != kNoDuration && pl.endNs > nd.frameNs + dl) ++a.deadlineMisses;
+  }
+  return a;
+}
+
+// Whether runnable fusion runs for a hyperepoch of `instances` unfused instances.
+bool fusionApplies(const ScheduleOptions& options, std::size_t instances) {
+  switch (options.fusion) {
+    case Fusion::kOff: return false;
+    case Fusion::kOn: return true;
+    case Fusion::kAuto: break;
+  }
+  return instances > kSearchNodeLimit;
 }
 
 std::string epochName(const Graph& g, std::uint32_t e) {
@@ -1495,65 +1916,10 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       }
     }
 
-    // Topological order (Kahn), then ALAP latest starts and top levels.
-    std::vector<std::uint32_t> order;
-    order.reserve(L);
-    {
-      std::vector<std::uint32_t> indeg(L);
-      for (std::uint32_t l = 0; l < L; ++l) indeg[l] = static_cast<std::uint32_t>(pb.localDeps[l].size());
-      for (std::uint32_t l = 0; l < L; ++l) {
-        if (indeg[l] == 0) order.push_back(l);
-      }
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        for (std::uint32_t s : pb.localSuccs[order[i]]) {
-          if (--indeg[s] == 0) order.push_back(s);
-        }
-      }
-      if (order.size() != L) {
-        return fail(ErrorCode::kValidation,
-                    "hyperepoch '" + he.name + "': the dependency graph has a cycle");
-      }
-    }
-    pb.latestStart.assign(L, 0);
-    pb.topLevel.assign(L, 0);
-    pb.succCount.assign(L, 0);
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const std::uint32_t l = *it;
-      const std::uint32_t r = pb.runnables[l];
-      const GraphRunnable& gr = g.runnables[r];
-      std::int64_t lf = g.epochs[gr.epoch].periodNs;
-      if (gr.deadlineNs != kNoDuration) lf = std::min(lf, gr.deadlineNs);
-      for (std::uint32_t s : pb.localSuccs[l]) lf = std::min(lf, pb.latestStart[s]);
-      pb.latestStart[l] = lf - wcet[r];
-      pb.succCount[l] = static_cast<std::int64_t>(pb.localSuccs[l].size());
-    }
-    for (std::uint32_t l : order) {
-      const std::uint32_t r = pb.runnables[l];
-      std::int64_t t = g.runnables[r].startTimeNs;
-      for (std::uint32_t d : pb.localDeps[l]) t = std::max(t, pb.topLevel[d] + wcet[pb.runnables[d]]);
-      pb.topLevel[l] = t;
-    }
+    pb.localDeadline.assign(L, kNoDuration);
+    for (std::uint32_t l = 0; l < L; ++l) pb.localDeadline[l] = g.runnables[pb.runnables[l]].deadlineNs;
+    if (auto ok = computeLevels(pb, he); !ok) return ok.error();
 
-    // Try the priority rules: insertion with each key, and the time-driven variants too where
-    // the graph is small enough for their per-event scan of the available instances. Keep the
-    // best: fewest boundary misses, fits the period, fewest deadline misses, shortest, then the
-    // first rule. A schedule as short as the critical path (with releases) cannot be beaten.
-    std::int64_t criticalPath = 0;
-    for (const Node& nd : pb.nodes) {
-      criticalPath = std::max(criticalPath, nd.frameNs + pb.topLevel[nd.local] + wcet[nd.runnable]);
-    }
-    std::vector<Rule> rules{{0, false}, {1, false}, {2, false}};
-    if (pb.nodes.size() <= kTimedRuleLimit) {
-      rules.push_back({0, true});
-      rules.push_back({1, true});
-      rules.push_back({2, true});
-    }
-    Attempt best;
-    bool haveBest = false;
-    auto score = [&](const Attempt& a) {
-      return std::make_tuple(a.boundaryMisses, a.lengthNs > he.periodNs ? 1 : 0, a.deadlineMisses,
-                             a.lengthNs);
-    };
     // The resources this hyperepoch's requests may take (requests naming resources outside the
     // hyperepoch's list are the verifier's to report).
     std::vector<std::uint32_t> touched;
@@ -1567,40 +1933,29 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
     }
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (const Rule& rule : rules) {
-      for (std::uint32_t r : touched) free[r] = FreeTime();
-      Attempt a = ListScheduler(pb, rule, free).run();
-      if (!haveBest || score(a) < score(best)) {
-        best = std::move(a);
-        haveBest = true;
-      }
-      if (best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= criticalPath) break;
-    }
 
-    // The search beyond the first schedules, when a budget is given.
+    // Runnable fusion (see ScheduleOptions::fusion): solve the fused problem, split it back.
     HyperepochSearchInfo searchInfo;
-    searchInfo.firstLengthNs = best.lengthNs;
-    if ((options.timeBudgetSeconds > 0 || options.searchSteps > 0) && !pb.nodes.empty()) {
-      SearchLimits lim;
-      lim.started = Clock::now();
-      lim.steps = options.searchSteps;
-      lim.timed = options.timeBudgetSeconds > 0;
-      if (lim.timed) {
-        lim.deadline = lim.started + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(options.timeBudgetSeconds));
+    Attempt best;
+    bool fused = false;
+    if (fusionApplies(options, pb.nodes.size())) {
+      FusedProblem fp = fuseChains(pb, wcet, options.fusionThresholdNs);
+      if (!fp.chains.empty()) {
+        if (auto ok = computeLevels(fp.pb, he); !ok) return ok.error();
+        Attempt fa = solveHyperepoch(fp.pb, he, options, touched, free, searchInfo);
+        best = splitFused(pb, fp, fa);
+        fused = true;
+        if (searchInfo.searched) {
+          // The fused problem's bounds and proofs hold for fused schedules only: the bound
+          // reported is the unfused problem's, and fused search proves nothing about it.
+          const SProblem sp = buildSearchProblem(pb, he.periodNs);
+          searchInfo.lowerBoundNs = rootLowerBound(sp, best.lengthNs);
+          searchInfo.exhausted = best.boundaryMisses == 0 && best.deadlineMisses == 0 &&
+                                 best.lengthNs <= searchInfo.lowerBoundNs;
+        }
       }
-      lim.workers = std::max(1, options.workers);
-      lim.allowOverlength = options.allowOverlength;
-      const SProblem sp = buildSearchProblem(pb, he.periodNs);
-      SearchResult sr = pb.nodes.size() <= kSearchNodeLimit ? branchAndBound(sp, best, lim)
-                                                            : perturbedLists(pb, sp, best, touched, lim);
-      if (sr.improved && scoreOf(sr.attempt, he.periodNs) < scoreOf(best, he.periodNs)) best = std::move(sr.attempt);
-      searchInfo.lowerBoundNs = sr.lowerBoundNs;
-      searchInfo.steps = sr.steps;
-      searchInfo.exhausted = sr.exhausted;
-      searchInfo.secondsToBest = sr.improved ? sr.secondsToBest : 0;
-      searchInfo.searched = true;
     }
+    if (!fused) best = solveHyperepoch(pb, he, options, touched, free, searchInfo);
     if (info != nullptr) info->hyperepochs[h] = searchInfo;
 
     // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame.

@@ -22,6 +22,27 @@
 
 namespace tactus::compiler {
 
+/// When runnable fusion runs (`-wt`, `-nrf`).
+///
+/// Fusion, as STM does it: a chain of short CPU runnables (each link a -> b where b is a's only
+/// successor and a is b's only predecessor, one client and epoch, the same resource requests,
+/// both WCETs below the threshold, no StartTime on b, no Deadline on a, no submitter, submittee
+/// or round-robin group) becomes one scheduling unit with the chain's summed WCET; after
+/// scheduling it is split back into consecutive instances on the same resources, so the
+/// schedule lists the original runnables. It shrinks the problem, but it forbids schedules that
+/// run something between two links or put them on different cores, and so can lose the
+/// optimum. Measured (bench/stg_bench.cpp --fusion, tests): on the STG 50-task set with every
+/// task below the threshold, fusing cost the optimum on some graphs at every budget and gained
+/// nothing the exact search did not already find; on the generated 5,000-runnable graph it
+/// fused few chains and changed lengths by well under 1%. Hence kAuto: fuse only hyperepochs
+/// beyond the exact search's size (more than 400 instances), where the search is a heuristic
+/// anyway and fewer units mean more perturbed runs per second; give `-wt` to fuse everywhere.
+enum class Fusion {
+  kAuto,  ///< default: fuse hyperepochs of more than 400 instances (beyond the exact search)
+  kOn,    ///< `-wt`: fuse every hyperepoch
+  kOff,   ///< `-nrf`: never fuse
+};
+
 /// How the scheduler searches.
 struct ScheduleOptions {
   /// Seconds of search per hyperepoch beyond the first schedules (`-t`). 0 = keep the first
@@ -36,6 +57,10 @@ struct ScheduleOptions {
   int workers = 1;
   /// Accept a hyperepoch whose schedule is longer than its period (the verifier warns).
   bool allowOverlength = false;
+  /// When chains of short CPU runnables are fused before scheduling (see Fusion).
+  Fusion fusion = Fusion::kAuto;
+  /// Fusion threshold (`-wt`): both runnables of a link have a WCET strictly below it.
+  std::int64_t fusionThresholdNs = 500000;
 };
 
 /// What the search did for one hyperepoch.
