@@ -6,6 +6,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "duration.hpp"
 #include "graph_parser.hpp"
 #include "scheduler.hpp"
 #include "tactus/core/hash.hpp"
@@ -34,6 +35,14 @@ constexpr const char* kUsage =
     "  --search-steps N     search steps per hyperepoch (reproducible; with -t, whichever ends first)\n"
     "  -j N                 parallel search workers (default 1); -t 0 or a step budget gives the\n"
     "                       same schedule for every N\n"
+    "  -wt DURATION         runnable fusion everywhere: chains of CPU runnables shorter than\n"
+    "                       DURATION (e.g. 500us; a runnable whose only successor has it as only\n"
+    "                       predecessor, same client, epoch and resources) are scheduled as one\n"
+    "                       unit and split back afterwards. Without -wt, fusion (threshold 500us)\n"
+    "                       runs only on hyperepochs of more than 400 instances, where the search\n"
+    "                       is heuristic: on smaller ones it can lose the optimum the exact search\n"
+    "                       finds (measured on the STG set), so they are left unfused\n"
+    "  -nrf                 no runnable fusion at all\n"
     "  --allow-overlength   accept a schedule longer than its hyperepoch period (warning)\n"
     "  -v                   verbose: print the warnings and each step\n"
     "  -V, --version        print the version and exit\n"
@@ -58,12 +67,30 @@ Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o
     if (i + 1 >= args.size()) return fail(ErrorCode::kBadParameter, "option '" + args[i] + "' needs a value");
     return args[++i];
   };
+  bool sawNrf = false, sawWt = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return Action::kHelp;
     if (a == "-V" || a == "--version") return Action::kVersion;
     if (a == "-v") { o.verbose = true; continue; }
     if (a == "--allow-overlength") { o.allowOverlength = true; continue; }
+    if (a == "-nrf") {
+      o.fusion = Fusion::kOff;
+      sawNrf = true;
+      continue;
+    }
+    if (a == "-wt") {
+      auto v = needValue(i);
+      if (!v) return v.error();
+      auto d = parseDuration(*v);
+      if (!d || *d <= 0) {
+        return fail(ErrorCode::kBadParameter, "option -wt: '" + *v + "' is not a positive duration (e.g. 500us)");
+      }
+      o.fusion = Fusion::kOn;
+      o.fusionThresholdNs = *d;
+      sawWt = true;
+      continue;
+    }
     if (a == "--search-steps") {
       auto v = needValue(i);
       if (!v) return v.error();
@@ -101,6 +128,7 @@ Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o
     return fail(ErrorCode::kBadParameter, "unexpected argument '" + a + "' (the graph is given with -i)");
   }
   if (o.input.empty()) return fail(ErrorCode::kBadParameter, "no input graph: give it with -i GRAPH.yaml");
+  if (sawNrf && sawWt) return fail(ErrorCode::kBadParameter, "options -wt and -nrf exclude each other");
   return Action::kCompile;
 }
 
@@ -127,6 +155,8 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   so.searchSteps = options.searchSteps;
   so.workers = options.workers;
   so.allowOverlength = options.allowOverlength;
+  so.fusion = options.fusion;
+  so.fusionThresholdNs = options.fusionThresholdNs;
   SearchInfo searchInfo;
   auto schedule = scheduleGraph(*graph, so, &searchInfo);
   if (!schedule) return schedule.error();

@@ -9,6 +9,7 @@
 
 #include "graph.hpp"
 #include "report.hpp"
+#include "scheduler.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/schedule.hpp"
 
@@ -25,6 +26,9 @@ struct CompileOptions {
   std::uint64_t searchSteps = 0; ///< `--search-steps`: search steps per hyperepoch; 0 = none
   int workers = 1;               ///< `-j`: search workers
   bool allowOverlength = false;  ///< `--allow-overlength`: a too-long schedule warns instead of failing
+  /// `-wt DURATION` sets Fusion::kOn with this threshold; `-nrf` sets Fusion::kOff (see Fusion).
+  Fusion fusion = Fusion::kAuto;
+  std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
   bool verbose = false;          ///< `-v`
 };
 

@@ -110,6 +110,10 @@ TEST_CASE("bad command lines exit 2 with a message", "[compile]") {
       {{"-i", "g.yaml", "-j", "0"}, "option -j: '0'"},
       {{"-i", "g.yaml", "--frobnicate"}, "unknown option '--frobnicate'"},
       {{"g.yaml"}, "unexpected argument 'g.yaml'"},
+      {{"-i", "g.yaml", "-wt"}, "option '-wt' needs a value"},
+      {{"-i", "g.yaml", "-wt", "500"}, "option -wt: '500'"},
+      {{"-i", "g.yaml", "-wt", "0us"}, "option -wt: '0us'"},
+      {{"-i", "g.yaml", "-wt", "1ms", "-nrf"}, "-wt and -nrf exclude each other"},
   };
   for (const Case& c : cases) {
     Run r = compile(c.args);
@@ -157,4 +161,29 @@ TEST_CASE("a WCET side file overrides the graph's WCETs and changes the source h
   CHECK(changed->runnables.at(0).wcetNs == first.wcetNs + 1000);
   CHECK(changed->sourceHash != base->sourceHash);
   for (const std::string& p : {plain, with, wcet}) std::remove(p.c_str());
+}
+
+TEST_CASE("fusion options -wt and -nrf give verified, reproducible schedule files", "[compile]") {
+  for (const char* name : {"two_client", "multi_rate", "round_robin"}) {
+    INFO(name);
+    std::string graph = sourceRoot() + "/schedules/" + name + ".yaml";
+    std::string a = tempPath("f1.tsched"), b = tempPath("f2.tsched"), c = tempPath("f3.tsched");
+    Run r1 = compile({"-i", graph, "-o", a, "-wt", "1s", "--search-steps", "5000"});
+    INFO(r1.err);
+    REQUIRE(r1.code == 0);
+    REQUIRE(compile({"-i", graph, "-o", b, "-wt", "1s", "--search-steps", "5000", "-j", "2"}).code == 0);
+    CHECK(readAll(a) == readAll(b));
+    auto loaded = loadScheduleFile(a);
+    REQUIRE(loaded.has_value());
+    CHECK(verifySchedule(*loaded).ok());
+    // -nrf schedules the same runnables, each instance once.
+    REQUIRE(compile({"-i", graph, "-o", c, "-nrf"}).code == 0);
+    auto plain = loadScheduleFile(c);
+    REQUIRE(plain.has_value());
+    CHECK(plain->instances.size() == loaded->instances.size());
+    std::remove(a.c_str());
+    std::remove(b.c_str());
+    std::remove(c.c_str());
+  }
+  CHECK_THAT(compile({"--help"}).out, Catch::Contains("-nrf"));
 }
