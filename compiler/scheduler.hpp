@@ -11,6 +11,15 @@
 // A few priority rules are tried and the best schedule per hyperepoch is kept; the result is
 // deterministic (same graph, same schedule). With a budget, a branch and bound (or, for large
 // hyperepochs, iterated list scheduling with perturbed priorities) improves on it.
+//
+// Lower bounds (the report's lower_bound_ns is the best): critical path with StartTimes;
+// static heads and tails strengthened by the work of ancestors / descendants confined to a
+// candidate set of m resources (they need ceil(work / m) after the earliest of them starts);
+// per candidate set the load with release dates and tails, where resources still busy enter
+// by a water level (the unplaced work fills the resources from when each is free); at the
+// root, energetic reasoning over intervals [t1, t2) for m identical resources, bisected on the
+// length; and the best length once the whole tree is exhausted. All are rounded up to the gcd
+// of WCETs and releases (left-shifted schedules start and end on that grain).
 #pragma once
 
 #include <cstdint>
@@ -31,12 +40,17 @@ namespace tactus::compiler {
 /// scheduling it is split back into consecutive instances on the same resources, so the
 /// schedule lists the original runnables. It shrinks the problem, but it forbids schedules that
 /// run something between two links or put them on different cores, and so can lose the
-/// optimum. Measured (bench/stg_bench.cpp --fusion, tests): on the STG 50-task set with every
-/// task below the threshold, fusing cost the optimum on some graphs at every budget and gained
-/// nothing the exact search did not already find; on the generated 5,000-runnable graph it
-/// fused few chains and changed lengths by well under 1%. Hence kAuto: fuse only hyperepochs
-/// beyond the exact search's size (more than 400 instances), where the search is a heuristic
-/// anyway and fewer units mean more perturbed runs per second; give `-wt` to fuse everywhere.
+/// optimum (the fusion test shows a 900us fused optimum where 800us exists). Measured with
+/// stg-bench --steps 100000 (reproducible) on the STG 50-task set with every task below the
+/// threshold (--wt 11; 29 of 180 graphs have fusible links, 63 links in all): fusion saved
+/// up to a fifth of the search time at P = 2 but lost an optimum at P = 8 (158 -> 157 of 180)
+/// and gained none; at budget 0 it lost one optimum at each of P = 2, 4, 8. On the generated
+/// 5,000-runnable graph (WCETs 10-400us) the first schedule changed by about 1us in 679ms. Hence
+/// kAuto: fuse only hyperepochs beyond the exact search's size (more than 400 instances),
+/// where the search is heuristic anyway and fewer units mean more perturbed runs per second;
+/// give `-wt` to fuse everywhere. With fusion the reported lower bound is the unfused
+/// problem's, never the fused one's, so a fused schedule is called optimal only when it
+/// meets a bound that holds for every schedule.
 enum class Fusion {
   kAuto,  ///< default: fuse hyperepochs of more than 400 instances (beyond the exact search)
   kOn,    ///< `-wt`: fuse every hyperepoch
