@@ -998,7 +998,7 @@ class SearchState {
 
 // Up to this many instances per hyperepoch, heads and tails are strengthened by the work of
 // ancestors and descendants (quadratic in the instances).
-constexpr std::size_t kHeadTailLimit = 3000;
+constexpr std::size_t kHeadTailLimit = 1500;
 // Up to this many instances per candidate set, the root bound adds energetic reasoning (cubic).
 constexpr std::size_t kEnergeticLimit = 160;
 
