@@ -2,6 +2,7 @@
 #include "duration.hpp"
 
 #include <string>
+#include "tactus/core/text.hpp"
 
 namespace tactus::compiler {
 namespace {
@@ -15,30 +16,8 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-/// Quotes text for a message, cut short and with control bytes escaped.
-std::string quoted(std::string_view text) {
-  std::string out = "'";
-  std::size_t n = 0;
-  for (char c : text) {
-    if (++n > 40) {
-      out += "...";
-      break;
-    }
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 Error bad(std::string_view text, const char* why) {
-  return fail(ErrorCode::kParse, "bad duration " + quoted(text) + ": " + why);
+  return fail(ErrorCode::kParse, "bad duration " + quoted(text, 40) + ": " + why);
 }
 
 }  // namespace

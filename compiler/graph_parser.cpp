@@ -25,6 +25,7 @@
 
 #include "duration.hpp"
 #include "tactus/core/hash.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus::compiler {
 namespace {
@@ -39,28 +40,6 @@ constexpr std::size_t kMaxNesting = 256;
 struct Failure {
   Error error;
 };
-
-/// Quotes a name or text for a message: cut at 60 bytes, control bytes escaped.
-std::string q(std::string_view text) {
-  std::string out = "'";
-  std::size_t n = 0;
-  for (char c : text) {
-    if (++n > 60) {
-      out += "...";
-      break;
-    }
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 // ---------------------------------------------------------------------------------------------
 // Compact YAML tree
@@ -300,7 +279,7 @@ class Builder {
         for (std::size_t j = 0; j < i; ++j)
           if (t_.text(t_.kid(map, 2 * j)) == name) dup = true;
       }
-      if (dup) die(ErrorCode::kParse, line(key), "duplicate key " + q(name) + " in " + what);
+      if (dup) die(ErrorCode::kParse, line(key), "duplicate key " + quoted(name) + " in " + what);
       f(name, key, value);
     }
   }
@@ -317,7 +296,7 @@ class Builder {
     if (key == "SOC")
       die(ErrorCode::kParse, line(keyNode), "the multi-SoC form 'SOC' is not supported yet (in " + where + ")");
     die(ErrorCode::kParse, line(keyNode),
-        "unknown key " + q(key) + " in " + where + " (allowed: " + allowed + ")");
+        "unknown key " + quoted(key) + " in " + where + " (allowed: " + allowed + ")");
   }
 
   /// Names appear in the schedule file, which separates fields with blanks, `,`, `=` and `#`.
@@ -327,18 +306,18 @@ class Builder {
       auto u = static_cast<unsigned char>(c);
       if (u <= 0x20 || u == 0x7f || c == ',' || c == '=' || c == '#')
         die(ErrorCode::kValidation, line(node),
-            std::string(what) + " name " + q(name) +
+            std::string(what) + " name " + quoted(name) +
                 " contains white space, a control character, ',', '=' or '#'");
       if (c == '.' && !dotAllowed)
         die(ErrorCode::kValidation, line(node),
-            std::string(what) + " name " + q(name) + " contains '.', which separates qualified names");
+            std::string(what) + " name " + quoted(name) + " contains '.', which separates qualified names");
     }
   }
 
   std::int64_t duration(u32 node, const std::string& what, bool zeroOk, bool bareZeroOk) const {
     std::string_view text = scalar(node, what);
     if (!bareZeroOk && isBareZero(text))
-      die(ErrorCode::kParse, line(node), what + " " + q(text) + " needs a unit (ns, us, ms or s)");
+      die(ErrorCode::kParse, line(node), what + " " + quoted(text) + " needs a unit (ns, us, ms or s)");
     auto d = parseDuration(text);
     if (!d) die(ErrorCode::kParse, line(node), what + ": " + d.error().message);
     if (!zeroOk && *d == 0) die(ErrorCode::kValidation, line(node), what + " must be greater than 0");
@@ -361,12 +340,12 @@ class Builder {
     }
     if (!ok) {
       bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!digits) die(ErrorCode::kParse, line(node), what + " is " + q(text) + ", not a whole number");
-      die(ErrorCode::kValidation, line(node), what + " is " + q(text) + ", out of range " +
+      if (!digits) die(ErrorCode::kParse, line(node), what + " is " + quoted(text) + ", not a whole number");
+      die(ErrorCode::kValidation, line(node), what + " is " + quoted(text) + ", out of range " +
                                                   std::to_string(lo) + ".." + std::to_string(hi));
     }
     if (v < lo || v > hi)
-      die(ErrorCode::kValidation, line(node), what + " is " + q(text) + ", out of range " +
+      die(ErrorCode::kValidation, line(node), what + " is " + quoted(text) + ", out of range " +
                                                   std::to_string(lo) + ".." + std::to_string(hi));
     return v;
   }
@@ -383,8 +362,8 @@ class Builder {
         unknownKey(key, k, "the top level", "");
       } else if (graphKey != kNone) {
         die(ErrorCode::kParse, line(k),
-            "unexpected top-level key " + q(key) + ": a graph file holds Version and one graph id (already " +
-                q(t_.text(graphKey)) + ")");
+            "unexpected top-level key " + quoted(key) + ": a graph file holds Version and one graph id (already " +
+                quoted(t_.text(graphKey)) + ")");
       } else {
         graphKey = k;
         graphValue = v;
@@ -393,7 +372,7 @@ class Builder {
     if (versionNode == kNone) die(ErrorCode::kValidation, line(root), "missing 'Version' (2.0.0 or 3.0.0)");
     std::string_view version = scalar(versionNode, "Version");
     if (version != "2.0.0" && version != "3.0.0")
-      die(ErrorCode::kValidation, line(versionNode), "unknown Version " + q(version) + " (known: 2.0.0, 3.0.0)");
+      die(ErrorCode::kValidation, line(versionNode), "unknown Version " + quoted(version) + " (known: 2.0.0, 3.0.0)");
     g_.version = std::string(version);
     if (graphKey == kNone) die(ErrorCode::kValidation, line(root), "missing the graph id (the key next to Version)");
     std::string_view name = t_.text(graphKey);
@@ -401,7 +380,7 @@ class Builder {
     g_.name = std::string(name);
 
     u32 resources = kNone, hyperepochs = kNone, clients = kNone;
-    std::string where = "graph " + q(name);
+    std::string where = "graph " + quoted(name);
     forEachEntry(graphValue, where, [&](std::string_view key, u32 k, u32 v) {
       if (key == "Identifier") {
         g_.identifier = static_cast<std::uint16_t>(integer(v, "Identifier", 0, 65535));
@@ -416,9 +395,9 @@ class Builder {
       }
     });
     if (resources != kNone) buildGlobalResources(resources);
-    if (hyperepochs == kNone) die(ErrorCode::kValidation, line(graphKey), "graph " + q(name) + " has no Hyperepochs");
+    if (hyperepochs == kNone) die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Hyperepochs");
     buildHyperepochs(hyperepochs);
-    if (clients == kNone) die(ErrorCode::kValidation, line(graphKey), "graph " + q(name) + " has no Clients");
+    if (clients == kNone) die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Clients");
     buildClients(clients);
     checkTypeNameClashes();
     checkStreamLimits();
@@ -437,7 +416,7 @@ class Builder {
                 std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (!ok)
         die(ErrorCode::kValidation, line(nameNode),
-            "CPU resource " + q(name) + " must be named CPU<n> (n = the core it runs on)");
+            "CPU resource " + quoted(name) + " must be named CPU<n> (n = the core it runs on)");
       r.core = static_cast<u32>(std::stoul(std::string(digits)));
     }
     g_.resources.push_back(std::move(r));
@@ -451,7 +430,7 @@ class Builder {
       if (type == "CUDA_STREAM")
         die(ErrorCode::kValidation, line(typeNode),
             "CUDA_STREAM resources are client-local: declare them under a client's Resources");
-      expect(list, NodeKind::kSeq, "resource type " + q(type));
+      expect(list, NodeKind::kSeq, "resource type " + quoted(type));
       globalTypes_.insert(type);
       for (std::size_t i = 0; i < t_.size(list); ++i) {
         u32 item = t_.kid(list, i);
@@ -460,21 +439,21 @@ class Builder {
         std::string_view name = scalar(nameNode, "a resource name");
         checkName(name, nameNode, "resource", false);
         if (!globalByName_.emplace(name, static_cast<u32>(g_.resources.size())).second)
-          die(ErrorCode::kValidation, line(nameNode), "duplicate resource " + q(name));
+          die(ErrorCode::kValidation, line(nameNode), "duplicate resource " + quoted(name));
         u32 r = addResource(name, type, nameNode, kNone);
         if (valueNode != kNone) {
           if (type != "GPU")
             die(ErrorCode::kParse, line(nameNode),
-                "resource " + q(name) + " of type " + q(type) + " takes no value (only GPUs take a stream limit)");
+                "resource " + quoted(name) + " of type " + quoted(type) + " takes no value (only GPUs take a stream limit)");
           g_.resources[r].streamLimit =
-              static_cast<u32>(integer(valueNode, "stream limit of " + q(name), 0, 1000000));
+              static_cast<u32>(integer(valueNode, "stream limit of " + quoted(name), 0, 1000000));
         }
       }
     });
   }
 
   void buildClientResources(u32 map, u32 client) {
-    std::string where = "the Resources of client " + q(g_.clients[client].name);
+    std::string where = "the Resources of client " + quoted(g_.clients[client].name);
     auto& locals = localByName_[client];
     forEachEntry(map, where, [&](std::string_view type, u32 typeNode, u32 list) {
       checkName(type, typeNode, "resource type", false);
@@ -482,7 +461,7 @@ class Builder {
       if (isHardware(k))
         die(ErrorCode::kValidation, line(typeNode),
             "hardware resources (" + std::string(type) + ") are global: declare them under the graph's Resources");
-      expect(list, NodeKind::kSeq, "resource type " + q(type));
+      expect(list, NodeKind::kSeq, "resource type " + quoted(type));
       localTypes_[client].insert(type);
       for (std::size_t i = 0; i < t_.size(list); ++i) {
         u32 item = t_.kid(list, i);
@@ -492,24 +471,24 @@ class Builder {
         checkName(name, nameNode, "resource", false);
         if (globalByName_.count(name) != 0)
           die(ErrorCode::kValidation, line(nameNode),
-              "client " + q(g_.clients[client].name) + " resource " + q(name) + " has the name of a global resource");
+              "client " + quoted(g_.clients[client].name) + " resource " + quoted(name) + " has the name of a global resource");
         if (!locals.emplace(name, static_cast<u32>(g_.resources.size())).second)
           die(ErrorCode::kValidation, line(nameNode),
-              "duplicate resource " + q(name) + " in client " + q(g_.clients[client].name));
+              "duplicate resource " + quoted(name) + " in client " + quoted(g_.clients[client].name));
         u32 r = addResource(name, type, nameNode, client);
         if (k == ResourceKind::kCudaStream) {
           if (valueNode == kNone)
             die(ErrorCode::kValidation, line(nameNode),
-                "CUDA stream " + q(name) + " must name its GPU (`- " + std::string(name) + ": GPU0`)");
-          std::string_view gpu = scalar(valueNode, "the GPU of CUDA stream " + q(name));
+                "CUDA stream " + quoted(name) + " must name its GPU (`- " + std::string(name) + ": GPU0`)");
+          std::string_view gpu = scalar(valueNode, "the GPU of CUDA stream " + quoted(name));
           auto it = globalByName_.find(gpu);
           if (it == globalByName_.end() || g_.resources[it->second].kind != ResourceKind::kGpu)
             die(ErrorCode::kValidation, line(valueNode),
-                "CUDA stream " + q(name) + " maps to " + q(gpu) + ", which is not a declared GPU");
+                "CUDA stream " + quoted(name) + " maps to " + quoted(gpu) + ", which is not a declared GPU");
           g_.resources[r].device = it->second;
         } else if (valueNode != kNone) {
           die(ErrorCode::kParse, line(nameNode),
-              "resource " + q(name) + " of type " + q(type) + " takes no value");
+              "resource " + quoted(name) + " of type " + quoted(type) + " takes no value");
         }
       }
     });
@@ -518,7 +497,7 @@ class Builder {
   void checkTypeNameClashes() const {
     auto clash = [&](u32 r, std::string_view type) {
       die(ErrorCode::kValidation, resourceLine_[r],
-          "resource " + q(g_.resources[r].name) + " has the name of resource type " + q(type));
+          "resource " + quoted(g_.resources[r].name) + " has the name of resource type " + quoted(type));
     };
     for (u32 r = 0; r < g_.resources.size(); ++r) {
       const std::string& name = g_.resources[r].name;
@@ -542,7 +521,7 @@ class Builder {
       const ResourceInfo& gpu = g_.resources[r];
       if (gpu.kind == ResourceKind::kGpu && gpu.streamLimit != kNone && count[r] > gpu.streamLimit)
         die(ErrorCode::kValidation, resourceLine_[r],
-            "GPU " + q(gpu.name) + " allows " + std::to_string(gpu.streamLimit) + " client streams but " +
+            "GPU " + quoted(gpu.name) + " allows " + std::to_string(gpu.streamLimit) + " client streams but " +
                 std::to_string(count[r]) + " map to it");
     }
   }
@@ -559,11 +538,11 @@ class Builder {
       std::string_view name = t_.text(key);
       checkName(name, key, "hyperepoch", false);
       u32 h = static_cast<u32>(g_.hyperepochs.size());
-      if (!names.emplace(name, h).second) die(ErrorCode::kValidation, line(key), "duplicate hyperepoch " + q(name));
+      if (!names.emplace(name, h).second) die(ErrorCode::kValidation, line(key), "duplicate hyperepoch " + quoted(name));
       HyperepochInfo info;
       info.name = std::string(name);
       g_.hyperepochs.push_back(info);
-      std::string where = "hyperepoch " + q(name);
+      std::string where = "hyperepoch " + quoted(name);
       u32 period = kNone, resources = kNone, epochs = kNone;
       forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
         if (k == "Period") period = v;
@@ -589,7 +568,7 @@ class Builder {
         __int128 p = static_cast<__int128>(g_.epochs[e].periodNs) * g_.epochs[e].frames;
         if (p > g_.hyperepochs[h].periodNs)
           die(ErrorCode::kValidation, epochLine_[e],
-              "epoch " + q(std::string(name) + "." + g_.epochs[e].name) + " period x frames (" +
+              "epoch " + quoted(std::string(name) + "." + g_.epochs[e].name) + " period x frames (" +
                   std::to_string(static_cast<std::int64_t>(p)) + " ns) exceeds the hyperepoch period (" +
                   std::to_string(g_.hyperepochs[h].periodNs) + " ns)");
       }
@@ -604,27 +583,27 @@ class Builder {
       if (res == kNone) {
         if (n > 1)
           die(ErrorCode::kValidation, line(nameNodes[h]),
-              "hyperepoch " + q(g_.hyperepochs[h].name) + " lists no Resources (needed when there are several hyperepochs)");
+              "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists no Resources (needed when there are several hyperepochs)");
         for (ResourceInfo& r : g_.resources) r.hyperepoch = h;
         continue;
       }
-      expect(res, NodeKind::kSeq, "the Resources of hyperepoch " + q(g_.hyperepochs[h].name));
+      expect(res, NodeKind::kSeq, "the Resources of hyperepoch " + quoted(g_.hyperepochs[h].name));
       for (std::size_t i = 0; i < t_.size(res); ++i) {
         u32 item = t_.kid(res, i);
-        std::string_view rn = scalar(item, "a resource of hyperepoch " + q(g_.hyperepochs[h].name));
+        std::string_view rn = scalar(item, "a resource of hyperepoch " + quoted(g_.hyperepochs[h].name));
         auto it = globalByName_.find(rn);
         if (it == globalByName_.end())
           die(ErrorCode::kValidation, line(item),
-              "hyperepoch " + q(g_.hyperepochs[h].name) + " lists unknown resource " + q(rn) +
+              "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists unknown resource " + quoted(rn) +
                   " (name global resource instances)");
         ResourceInfo& r = g_.resources[it->second];
         if (r.hyperepoch == h)
           die(ErrorCode::kValidation, line(item),
-              "hyperepoch " + q(g_.hyperepochs[h].name) + " lists resource " + q(rn) + " twice");
+              "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists resource " + quoted(rn) + " twice");
         if (r.hyperepoch != kNone)
           die(ErrorCode::kValidation, line(item),
-              "resource " + q(rn) + " is in hyperepochs " + q(g_.hyperepochs[r.hyperepoch].name) + " and " +
-                  q(g_.hyperepochs[h].name) + " (hyperepoch resources must be disjoint)");
+              "resource " + quoted(rn) + " is in hyperepochs " + quoted(g_.hyperepochs[r.hyperepoch].name) + " and " +
+                  quoted(g_.hyperepochs[h].name) + " (hyperepoch resources must be disjoint)");
         r.hyperepoch = h;
       }
     }
@@ -632,8 +611,8 @@ class Builder {
 
   void buildEpochs(u32 list, u32 h) {
     const std::string hname = g_.hyperepochs[h].name;
-    expect(list, NodeKind::kSeq, "the Epochs of hyperepoch " + q(hname));
-    if (t_.size(list) == 0) die(ErrorCode::kValidation, line(list), "hyperepoch " + q(hname) + " has no epochs");
+    expect(list, NodeKind::kSeq, "the Epochs of hyperepoch " + quoted(hname));
+    if (t_.size(list) == 0) die(ErrorCode::kValidation, line(list), "hyperepoch " + quoted(hname) + " has no epochs");
     hyperFirstEpoch_.push_back(static_cast<u32>(g_.epochs.size()));
     for (std::size_t i = 0; i < t_.size(list); ++i) {
       auto [key, value] = singleEntry(t_.kid(list, i), "an epoch");
@@ -641,12 +620,12 @@ class Builder {
       checkName(name, key, "epoch", false);
       std::string full = hname + "." + std::string(name);
       u32 e = static_cast<u32>(g_.epochs.size());
-      if (!epochByName_.emplace(full, e).second) die(ErrorCode::kValidation, line(key), "duplicate epoch " + q(full));
+      if (!epochByName_.emplace(full, e).second) die(ErrorCode::kValidation, line(key), "duplicate epoch " + quoted(full));
       EpochInfo info;
       info.name = std::string(name);
       info.hyperepoch = h;
       bool hasPeriod = false;
-      std::string where = "epoch " + q(full);
+      std::string where = "epoch " + quoted(full);
       if (kind(value) != NodeKind::kMap) die(ErrorCode::kParse, line(key), where + " must be a map with a Period");
       forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
         if (k == "Period") {
@@ -675,10 +654,10 @@ class Builder {
       std::string_view name = t_.text(key);
       checkName(name, key, "client", false);
       u32 c = static_cast<u32>(g_.clients.size());
-      if (!clientByName_.emplace(name, c).second) die(ErrorCode::kValidation, line(key), "duplicate client " + q(name));
+      if (!clientByName_.emplace(name, c).second) die(ErrorCode::kValidation, line(key), "duplicate client " + quoted(name));
       g_.clients.push_back(ClientInfo{std::string(name)});
       runnableByName_.emplace_back();
-      std::string where = "client " + q(name);
+      std::string where = "client " + quoted(name);
       u32 resources = kNone, epochs = kNone;
       forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
         if (k == "Resources") resources = v;
@@ -692,19 +671,19 @@ class Builder {
 
   void buildClientEpochs(u32 list, u32 c) {
     const std::string cname = g_.clients[c].name;
-    expect(list, NodeKind::kSeq, "the Epochs of client " + q(cname));
+    expect(list, NodeKind::kSeq, "the Epochs of client " + quoted(cname));
     std::unordered_set<u32> seen;
     for (std::size_t i = 0; i < t_.size(list); ++i) {
-      auto [key, value] = singleEntry(t_.kid(list, i), "an epoch entry of client " + q(cname));
+      auto [key, value] = singleEntry(t_.kid(list, i), "an epoch entry of client " + quoted(cname));
       std::string_view ref = t_.text(key);
       auto it = epochByName_.find(std::string(ref));
       if (it == epochByName_.end())
         die(ErrorCode::kValidation, line(key),
-            "client " + q(cname) + " names unknown epoch " + q(ref) + " (write Hyperepoch.Epoch)");
+            "client " + quoted(cname) + " names unknown epoch " + quoted(ref) + " (write Hyperepoch.Epoch)");
       u32 e = it->second;
       if (!seen.insert(e).second)
-        die(ErrorCode::kValidation, line(key), "client " + q(cname) + " lists epoch " + q(ref) + " twice");
-      std::string where = "epoch " + q(ref) + " of client " + q(cname);
+        die(ErrorCode::kValidation, line(key), "client " + quoted(cname) + " lists epoch " + quoted(ref) + " twice");
+      std::string where = "epoch " + quoted(ref) + " of client " + quoted(cname);
       forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
         if (k == "Runnables") buildRunnables(v, c, e);
         else if (k == "AliasGroups") collectGroups(v, e, c);
@@ -726,7 +705,7 @@ class Builder {
 
   void buildRunnables(u32 list, u32 c, u32 e) {
     const std::string& cname = g_.clients[c].name;
-    expect(list, NodeKind::kSeq, "the Runnables of client " + q(cname));
+    expect(list, NodeKind::kSeq, "the Runnables of client " + quoted(cname));
     auto& byName = runnableByName_[c];
     for (std::size_t i = 0; i < t_.size(list); ++i) {
       auto [key, value] = singleEntry(t_.kid(list, i), "a runnable");
@@ -734,14 +713,14 @@ class Builder {
       checkName(name, key, "runnable", true);
       u32 r = static_cast<u32>(g_.runnables.size());
       if (!byName.emplace(name, r).second)
-        die(ErrorCode::kValidation, line(key), "duplicate runnable " + q(cname + "." + std::string(name)));
+        die(ErrorCode::kValidation, line(key), "duplicate runnable " + quoted(cname + "." + std::string(name)));
       GraphRunnable gr;
       gr.name = std::string(name);
       gr.client = c;
       gr.epoch = e;
       gr.loc = SourceLoc{origin_, static_cast<int>(line(key))};
       RawRunnable raw;
-      std::string where = "runnable " + q(cname + "." + std::string(name));
+      std::string where = "runnable " + quoted(cname + "." + std::string(name));
       if (kind(value) != NodeKind::kMap)
         die(ErrorCode::kParse, line(key), where + " must be a map with WCET and Resources");
       bool hasWcet = false, hasResources = false;
@@ -782,14 +761,14 @@ class Builder {
     std::size_t dot = ref.text.find('.');
     if (dot == std::string_view::npos || dot == 0 || dot + 1 == ref.text.size())
       die(ErrorCode::kValidation, ref.line,
-          context + ": " + q(ref.text) + " is not a runnable reference (write Client.Runnable)");
+          context + ": " + quoted(ref.text) + " is not a runnable reference (write Client.Runnable)");
     auto c = clientByName_.find(ref.text.substr(0, dot));
     if (c == clientByName_.end())
       die(ErrorCode::kValidation, ref.line,
-          context + ": unknown client " + q(ref.text.substr(0, dot)) + " in " + q(ref.text));
+          context + ": unknown client " + quoted(ref.text.substr(0, dot)) + " in " + quoted(ref.text));
     const auto& byName = runnableByName_[c->second];
     auto r = byName.find(ref.text.substr(dot + 1));
-    if (r == byName.end()) die(ErrorCode::kValidation, ref.line, context + ": unknown runnable " + q(ref.text));
+    if (r == byName.end()) die(ErrorCode::kValidation, ref.line, context + ": unknown runnable " + quoted(ref.text));
     return r->second;
   }
 
@@ -800,16 +779,16 @@ class Builder {
       info.hyperepoch = h;
     } else if (info.hyperepoch != h) {
       die(ErrorCode::kValidation, atLine,
-          "runnable " + q(rname(r)) + " uses client resource " + q(info.name) + " from hyperepoch " +
-              q(g_.hyperepochs[h].name) + ", but it is already used in hyperepoch " +
-              q(g_.hyperepochs[info.hyperepoch].name));
+          "runnable " + quoted(rname(r)) + " uses client resource " + quoted(info.name) + " from hyperepoch " +
+              quoted(g_.hyperepochs[h].name) + ", but it is already used in hyperepoch " +
+              quoted(g_.hyperepochs[info.hyperepoch].name));
     }
   }
 
   void resolveRequests(u32 r) {
     GraphRunnable& gr = g_.runnables[r];
     const u32 h = g_.epochs[gr.epoch].hyperepoch;
-    const std::string who = "runnable " + q(rname(r));
+    const std::string who = "runnable " + quoted(rname(r));
     auto& locals = localByName_[gr.client];
     auto localTypes = localTypes_.find(gr.client);
     std::vector<ResourceRequest> hardware, software;
@@ -835,8 +814,8 @@ class Builder {
         }
         if (req.candidates.empty())
           die(ErrorCode::kValidation, ref.line,
-              who + " requests type " + q(ref.text) + ", but no resource of that type is in hyperepoch " +
-                  q(g_.hyperepochs[h].name) + " or local to its client");
+              who + " requests type " + quoted(ref.text) + ", but no resource of that type is in hyperepoch " +
+                  quoted(g_.hyperepochs[h].name) + " or local to its client");
       } else {
         u32 res = kNone;
         auto g = globalByName_.find(ref.text);
@@ -845,18 +824,18 @@ class Builder {
           u32 rh = g_.resources[res].hyperepoch;
           if (rh != h)
             die(ErrorCode::kValidation, ref.line,
-                who + " of hyperepoch " + q(g_.hyperepochs[h].name) + " uses resource " + q(ref.text) +
+                who + " of hyperepoch " + quoted(g_.hyperepochs[h].name) + " uses resource " + quoted(ref.text) +
                     (rh == kNone ? std::string(", which belongs to no hyperepoch")
-                                 : ", which belongs to hyperepoch " + q(g_.hyperepochs[rh].name)));
+                                 : ", which belongs to hyperepoch " + quoted(g_.hyperepochs[rh].name)));
         } else {
           auto l = locals.find(ref.text);
           if (l == locals.end()) {
             for (u32 other = 0; other < g_.clients.size(); ++other)
               if (localByName_[other].count(ref.text) != 0)
                 die(ErrorCode::kValidation, ref.line,
-                    who + " uses resource " + q(ref.text) + " of client " + q(g_.clients[other].name) +
+                    who + " uses resource " + quoted(ref.text) + " of client " + quoted(g_.clients[other].name) +
                         ", which only that client sees");
-            die(ErrorCode::kValidation, ref.line, who + " uses unknown resource " + q(ref.text));
+            die(ErrorCode::kValidation, ref.line, who + " uses unknown resource " + quoted(ref.text));
           }
           res = l->second;
           useLocal(res, h, r, ref.line);
@@ -872,7 +851,7 @@ class Builder {
     for (std::size_t i = 1; i < taken.size(); ++i)
       if (taken[i].first == taken[i - 1].first)
         die(ErrorCode::kValidation, taken[i].second,
-            who + " requests resource " + q(g_.resources[taken[i].first].name) + " twice");
+            who + " requests resource " + quoted(g_.resources[taken[i].first].name) + " twice");
     if (hardware.size() != 1)
       die(ErrorCode::kValidation, gr.loc.line,
           who + " must hold exactly one hardware resource (a CPU or a GPU), not " + std::to_string(hardware.size()));
@@ -891,22 +870,22 @@ class Builder {
     for (u32 r = 0; r < count; ++r) {
       if (!raw_[r].hasSubmits) continue;
       GraphRunnable& gr = g_.runnables[r];
-      const std::string who = "runnable " + q(rname(r));
+      const std::string who = "runnable " + quoted(rname(r));
       u32 s = resolveRef(raw_[r].submits, who + " Submits");
       GraphRunnable& se = g_.runnables[s];
       u32 at = raw_[r].submits.line;
       if (gr.resources.front().kind != ResourceKind::kCpu)
         die(ErrorCode::kValidation, at, who + " submits GPU work and must run on a CPU");
       if (se.resources.front().kind != ResourceKind::kGpu)
-        die(ErrorCode::kValidation, at, who + " submits " + q(rname(s)) + ", which does not run on a GPU");
+        die(ErrorCode::kValidation, at, who + " submits " + quoted(rname(s)) + ", which does not run on a GPU");
       if (s == r) die(ErrorCode::kValidation, at, who + " submits itself");
       if (se.client != gr.client)
-        die(ErrorCode::kValidation, at, who + " submits " + q(rname(s)) + " of another client");
+        die(ErrorCode::kValidation, at, who + " submits " + quoted(rname(s)) + " of another client");
       if (se.epoch != gr.epoch)
-        die(ErrorCode::kValidation, at, who + " submits " + q(rname(s)) + " of another epoch");
+        die(ErrorCode::kValidation, at, who + " submits " + quoted(rname(s)) + " of another epoch");
       if (se.submittedBy != kNone)
         die(ErrorCode::kValidation, at,
-            q(rname(s)) + " is submitted by both " + q(rname(se.submittedBy)) + " and " + q(rname(r)));
+            quoted(rname(s)) + " is submitted by both " + quoted(rname(se.submittedBy)) + " and " + quoted(rname(r)));
       ResourceRequest* stream = nullptr;
       for (ResourceRequest& req : gr.resources) {
         if (req.kind != ResourceKind::kCudaStream) continue;
@@ -926,8 +905,8 @@ class Builder {
           }
       if (narrowed.empty())
         die(ErrorCode::kValidation, at,
-            who + " submits " + q(rname(s)) + ", but none of its CUDA streams maps to a GPU that " +
-                q(rname(s)) + " may run on");
+            who + " submits " + quoted(rname(s)) + ", but none of its CUDA streams maps to a GPU that " +
+                quoted(rname(s)) + " may run on");
       std::vector<u32> streams;
       for (u32 st : stream->candidates)
         if (std::find(narrowed.begin(), narrowed.end(), g_.resources[st].device) != narrowed.end())
@@ -942,19 +921,19 @@ class Builder {
       const GraphRunnable& gr = g_.runnables[r];
       if (gr.kind == RunnableKind::kSubmittee && gr.submittedBy == kNone)
         die(ErrorCode::kValidation, gr.loc.line,
-            "GPU runnable " + q(rname(r)) + " is submitted by no runnable (a CPU runnable must name it in Submits)");
+            "GPU runnable " + quoted(rname(r)) + " is submitted by no runnable (a CPU runnable must name it in Submits)");
     }
     // dependencies
     for (u32 r = 0; r < count; ++r) {
       GraphRunnable& gr = g_.runnables[r];
-      const std::string who = "runnable " + q(rname(r));
+      const std::string who = "runnable " + quoted(rname(r));
       for (const Ref& ref : raw_[r].dependencies) {
         u32 d = resolveRef(ref, who);
         if (d == r) die(ErrorCode::kValidation, ref.line, who + " depends on itself");
         if (g_.runnables[d].epoch != gr.epoch)
           die(ErrorCode::kValidation, ref.line,
-              who + " of epoch " + q(epochName(gr.epoch)) + " depends on " + q(rname(d)) + " of epoch " +
-                  q(epochName(g_.runnables[d].epoch)) + " (dependencies must stay within one epoch)");
+              who + " of epoch " + quoted(epochName(gr.epoch)) + " depends on " + quoted(rname(d)) + " of epoch " +
+                  quoted(epochName(g_.runnables[d].epoch)) + " (dependencies must stay within one epoch)");
         gr.dependencies.push_back(d);
       }
       if (gr.submittedBy != kNone) gr.dependencies.push_back(gr.submittedBy);
@@ -992,8 +971,8 @@ class Builder {
       std::string_view name = t_.text(raw.nameNode);
       u32 at = line(raw.nameNode);
       checkName(name, raw.nameNode, "alias group", true);
-      if (!names.insert(name).second) die(ErrorCode::kValidation, at, "duplicate alias group " + q(name));
-      std::string where = "alias group " + q(name);
+      if (!names.insert(name).second) die(ErrorCode::kValidation, at, "duplicate alias group " + quoted(name));
+      std::string where = "alias group " + quoted(name);
       u32 steps = kNone;
       forEachEntry(raw.valueNode, where, [&](std::string_view k, u32 kn, u32 v) {
         if (k == "Steps") steps = v;
@@ -1021,18 +1000,18 @@ class Builder {
         GraphRunnable& mr = g_.runnables[m];
         if (mr.epoch != raw.epoch)
           die(ErrorCode::kValidation, ref.line,
-              where + " of epoch " + q(epochName(raw.epoch)) + " names " + q(rname(m)) + " of epoch " +
-                  q(epochName(mr.epoch)));
+              where + " of epoch " + quoted(epochName(raw.epoch)) + " names " + quoted(rname(m)) + " of epoch " +
+                  quoted(epochName(mr.epoch)));
         if (group.client == kNone) group.client = mr.client;
         if (mr.client != group.client)
           die(ErrorCode::kValidation, ref.line,
-              where + " mixes clients: " + q(rname(m)) + " is not of client " + q(g_.clients[group.client].name));
+              where + " mixes clients: " + quoted(rname(m)) + " is not of client " + quoted(g_.clients[group.client].name));
         if (mr.aliasGroup != kNone && mr.aliasGroup != gi)
           die(ErrorCode::kValidation, ref.line,
-              q(rname(m)) + " is in alias groups " + q(g_.runnables[mr.aliasGroup].name) + " and " + q(name));
+              quoted(rname(m)) + " is in alias groups " + quoted(g_.runnables[mr.aliasGroup].name) + " and " + quoted(name));
         if (mr.kind != RunnableKind::kCpu)
           die(ErrorCode::kValidation, ref.line,
-              where + ": " + q(rname(m)) + " is a submitter or submittee; round robin of GPU work is not supported");
+              where + ": " + quoted(rname(m)) + " is a submitter or submittee; round robin of GPU work is not supported");
         if (first == kNone) {
           first = m;
           group.wcetNs = mr.wcetNs;
@@ -1041,13 +1020,13 @@ class Builder {
           group.startTimeNs = mr.startTimeNs;
         } else if (!sameRequests(g_.runnables[first], mr)) {
           die(ErrorCode::kValidation, ref.line,
-              where + ": " + q(rname(m)) + " and " + q(rname(first)) + " use different resources");
+              where + ": " + quoted(rname(m)) + " and " + quoted(rname(first)) + " use different resources");
         }
         if (group.client != kNone) {
           auto& byName = runnableByName_[group.client];
           auto clash = byName.find(name);
           if (clash != byName.end() && g_.runnables[clash->second].kind != RunnableKind::kAliasGroup)
-            die(ErrorCode::kValidation, at, where + " has the name of runnable " + q(rname(clash->second)));
+            die(ErrorCode::kValidation, at, where + " has the name of runnable " + quoted(rname(clash->second)));
         }
         group.wcetNs = std::max(group.wcetNs, mr.wcetNs);
         group.priority = std::min(group.priority, mr.priority);
@@ -1095,8 +1074,8 @@ class Builder {
         const GraphRunnable& p = g_.runnables[d];
         if (p.kind == RunnableKind::kAliasGroup && p.steps.size() != gr.steps.size())
           die(ErrorCode::kValidation, gr.loc.line,
-              "alias group " + q(gr.name) + " (" + std::to_string(gr.steps.size()) + " steps) depends on alias group " +
-                  q(p.name) + " (" + std::to_string(p.steps.size()) + " steps): round-robinned parents and children need equal step counts");
+              "alias group " + quoted(gr.name) + " (" + std::to_string(gr.steps.size()) + " steps) depends on alias group " +
+                  quoted(p.name) + " (" + std::to_string(p.steps.size()) + " steps): round-robinned parents and children need equal step counts");
       }
     }
   }
@@ -1123,8 +1102,8 @@ class Builder {
           std::size_t from = 0;
           while (stack[from].first != d) ++from;
           std::string cycle;
-          for (std::size_t i = from; i < stack.size(); ++i) cycle += q(rname(stack[i].first)) + " -> ";
-          cycle += q(rname(d));
+          for (std::size_t i = from; i < stack.size(); ++i) cycle += quoted(rname(stack[i].first)) + " -> ";
+          cycle += quoted(rname(d));
           die(ErrorCode::kValidation, g_.runnables[d].loc.line,
               "dependency cycle: " + cycle + " (each depends on the next)");
         }

@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "tactus/core/hash.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus::report {
 namespace {
@@ -58,20 +59,6 @@ class Table {
 
 std::string epochName(const Schedule& s, std::uint32_t e) {
   return s.hyperepochs[s.epochs[e].hyperepoch].name + "." + s.epochs[e].name;
-}
-
-void jsonString(std::string& out, const std::string& s) {
-  out += '"';
-  for (unsigned char c : s) {
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else out += static_cast<char>(c);
-  }
-  out += '"';
 }
 
 std::string jsonQuantiles(const Quantiles& q) {

@@ -7,33 +7,10 @@
 #include <string_view>
 
 #include "html_assets.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus::view {
 namespace {
-
-// Appends a JSON string literal; `<`, `>` and `&` become \u escapes so that no name can close
-// the <script> element that holds the data.
-void jsonString(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
 
 // An index that may be kNone, as a JSON number (-1 for none).
 void jsonIndex(std::string& out, std::uint32_t v) {

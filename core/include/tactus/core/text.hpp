@@ -1,0 +1,21 @@
+// Small text helpers shared by every module that writes messages or JSON.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace tactus {
+
+/// Appends `s` as a JSON string literal. Besides what JSON requires, `<`, `>` and `&` become
+/// \u escapes, so the literal can sit inside an HTML <script> element unchanged.
+void jsonString(std::string& out, std::string_view s);
+
+/// `s` as a JSON string literal (see the appending overload).
+std::string jsonString(std::string_view s);
+
+/// Quotes text for an error message: in single quotes, cut after `maxBytes` bytes with `...`,
+/// control bytes written as \xNN so binary junk cannot garble a terminal.
+std::string quoted(std::string_view text, std::size_t maxBytes = 60);
+
+}  // namespace tactus
