@@ -2,6 +2,7 @@
 #include "compile.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <chrono>
 #include <fstream>
 #include <ostream>
@@ -44,7 +45,7 @@ constexpr const char* kUsage =
     "                       finds (measured on the STG set), so they are left unfused\n"
     "  -nrf                 no runnable fusion at all\n"
     "  --allow-overlength   accept a schedule longer than its hyperepoch period (warning)\n"
-    "  -v                   verbose: print the warnings and each step\n"
+    "  -v                   verbose: time each step and print the planned timelines\n"
     "  -V, --version        print the version and exit\n"
     "  -h, --help           print this help and exit\n"
     "\n"
@@ -143,13 +144,23 @@ std::string defaultOutputPath(const std::string& input) {
 }
 
 Result<CompileOutcome> compileFile(const CompileOptions& options) {
-  auto started = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  auto stepStart = started;
+  std::vector<std::pair<std::string, double>> steps;
+  auto endStep = [&](const char* name) {
+    const auto now = Clock::now();
+    steps.emplace_back(name, std::chrono::duration<double, std::milli>(now - stepStart).count());
+    stepStart = now;
+  };
+
   auto graph = parseGraphFile(options.input);
   if (!graph) return graph.error();
   if (!options.wcetPath.empty()) {
     auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
     if (!applied) return applied.error();
   }
+  endStep("parse");
   ScheduleOptions so;
   so.timeBudgetSeconds = options.timeBudgetSeconds;
   so.searchSteps = options.searchSteps;
@@ -160,6 +171,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   SearchInfo searchInfo;
   auto schedule = scheduleGraph(*graph, so, &searchInfo);
   if (!schedule) return schedule.error();
+  endStep("schedule");
 
   VerifyOptions vo;
   vo.allowOverlength = options.allowOverlength;
@@ -170,6 +182,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     for (const std::string& e : verified.errors) msg += "\n  " + e;
     return fail(ErrorCode::kInternal, msg);
   }
+  endStep("verify");
 
   CompileOutcome outcome;
   outcome.report = buildReport(*graph, *schedule, &searchInfo);
@@ -177,10 +190,11 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   outcome.outputPath = options.output.empty() ? defaultOutputPath(options.input) : options.output;
   outcome.schedule = std::move(*schedule);
   outcome.report.compileTimeMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+      std::chrono::duration<double, std::milli>(Clock::now() - started).count();
 
   auto saved = saveScheduleFile(outcome.schedule, outcome.outputPath);
   if (!saved) return saved.error();
+  outcome.contentHash = *saved;
   if (!options.reportJsonPath.empty()) {
     auto written = writeText(options.reportJsonPath, reportJson(outcome.report));
     if (!written) return written.error();
@@ -189,7 +203,28 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     auto written = view::writeHtml(options.htmlPath, outcome.schedule);
     if (!written) return written.error();
   }
+  endStep("write");
+  outcome.stepMs = std::move(steps);
   return outcome;
+}
+
+std::string timelinesText(const Schedule& schedule, std::size_t maxPerResource) {
+  std::string out;
+  for (const TimelineInfo& t : schedule.timelines) {
+    out += "  " + schedule.resources[t.resource].name + ":";
+    std::size_t shown = 0;
+    for (std::uint32_t i : t.instances) {
+      if (shown++ == maxPerResource) {
+        out += " ... (" + std::to_string(t.instances.size() - maxPerResource) + " more)";
+        break;
+      }
+      const InstanceInfo& in = schedule.instances[i];
+      out += (shown > 1 ? ", " : " ") + qualifiedName(schedule, in.runnable) + " f" + std::to_string(in.frame) +
+             " " + humanDuration(in.startNs) + ".." + humanDuration(in.endNs);
+    }
+    out += "\n";
+  }
+  return out;
 }
 
 int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -210,10 +245,18 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
     return 1;
   }
   for (const std::string& w : outcome->warnings) err << "tactus-compile: warning: " << w << "\n";
+  if (options.verbose) {
+    for (const auto& [step, ms] : outcome->stepMs) {
+      char line[96];
+      std::snprintf(line, sizeof line, "tactus-compile: %-8s %10.3f ms\n", step.c_str(), ms);
+      out << line;
+    }
+    out << "planned timelines (hyperepoch time):\n" << timelinesText(outcome->schedule, 12);
+  }
   out << reportText(outcome->report);
   out << "wrote " << outcome->outputPath << " (schedule '" << outcome->schedule.name << "', "
-      << outcome->schedule.instances.size() << " instances, content hash "
-      << hashToHex(scheduleContentHash(outcome->schedule)) << ")\n";
+      << outcome->schedule.instances.size() << " instances, content hash " << hashToHex(outcome->contentHash)
+      << ")\n";
   return 0;
 }
 

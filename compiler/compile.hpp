@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph.hpp"
@@ -38,7 +40,14 @@ struct CompileOutcome {
   CompileReport report;
   std::vector<std::string> warnings;  ///< e.g. missed deadlines
   std::string outputPath;             ///< where the schedule file was written
+  std::uint64_t contentHash = 0;      ///< content hash of the written schedule file
+  /// Wall time of each step in milliseconds, in order (`parse`, `schedule`, `verify`, `write`).
+  std::vector<std::pair<std::string, double>> stepMs;
 };
+
+/// The planned timelines as text, one line per resource: `CPU0  Client0.A f0 0ns..10us, ...`,
+/// at most `maxPerResource` entries each (for `-v`).
+std::string timelinesText(const Schedule& schedule, std::size_t maxPerResource);
 
 /// The schedule file path used when `-o` is not given: the input with its extension replaced.
 std::string defaultOutputPath(const std::string& input);

@@ -469,10 +469,20 @@ Result<Schedule> parse(std::string_view text, const std::string& origin) {
 
 }  // namespace
 
-std::string writeSchedule(const Schedule& schedule) {
+namespace {
+
+// The whole file text; `hash` receives its content hash.
+std::string writeWithHash(const Schedule& schedule, std::uint64_t& hash) {
   std::string body = writeBody(schedule);
-  std::uint64_t hash = hashBytes(kHashSeed, body);
+  hash = hashBytes(kHashSeed, body);
   return body + "content_hash " + hashToHex(hash) + "\n";
+}
+
+}  // namespace
+
+std::string writeSchedule(const Schedule& schedule) {
+  std::uint64_t hash = 0;
+  return writeWithHash(schedule, hash);
 }
 
 std::uint64_t scheduleContentHash(const Schedule& schedule) {
@@ -496,8 +506,9 @@ Result<Schedule> loadScheduleFile(const std::string& path) {
   return readSchedule(buf.str(), path);
 }
 
-Result<void> saveScheduleFile(const Schedule& schedule, const std::string& path) {
-  std::string text = writeSchedule(schedule);
+Result<std::uint64_t> saveScheduleFile(const Schedule& schedule, const std::string& path) {
+  std::uint64_t hash = 0;
+  std::string text = writeWithHash(schedule, hash);
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -513,7 +524,7 @@ Result<void> saveScheduleFile(const Schedule& schedule, const std::string& path)
     std::remove(tmp.c_str());
     return fail(ErrorCode::kIo, path + ": cannot rename the temporary file into place");
   }
-  return {};
+  return hash;
 }
 
 }  // namespace tactus

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "compile.hpp"
+#include "tactus/core/hash.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
 
@@ -186,4 +187,25 @@ TEST_CASE("fusion options -wt and -nrf give verified, reproducible schedule file
     std::remove(c.c_str());
   }
   CHECK_THAT(compile({"--help"}).out, Catch::Contains("-nrf"));
+}
+
+TEST_CASE("-v times each step and prints every resource's planned timeline", "[compile]") {
+  std::string graph = sourceRoot() + "/schedules/two_client.yaml";
+  std::string sched = tempPath("v.tsched");
+  Run quiet = compile({"-i", graph, "-o", sched});
+  Run verbose = compile({"-i", graph, "-o", sched, "-v"});
+  REQUIRE(verbose.code == 0);
+  CHECK_THAT(quiet.out, !Catch::Contains("planned timelines"));
+  for (const char* step : {"tactus-compile: parse", "tactus-compile: schedule", "tactus-compile: verify",
+                           "tactus-compile: write", "planned timelines"})
+    CHECK_THAT(verbose.out, Catch::Contains(step));
+  auto loaded = loadScheduleFile(sched);
+  REQUIRE(loaded.has_value());
+  for (const TimelineInfo& t : loaded->timelines)
+    CHECK_THAT(verbose.out, Catch::Contains("  " + loaded->resources[t.resource].name + ": "));
+  const RunnableInfo& first = loaded->runnables[loaded->instances[0].runnable];
+  CHECK_THAT(verbose.out, Catch::Contains(loaded->clients[first.client].name + "." + first.name + " f0"));
+  // The hash printed is the one the file carries.
+  CHECK_THAT(verbose.out, Catch::Contains("content hash " + hashToHex(scheduleContentHash(*loaded))));
+  std::remove(sched.c_str());
 }

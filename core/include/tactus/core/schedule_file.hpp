@@ -45,8 +45,8 @@ Result<Schedule> readSchedule(std::string_view text, const std::string& origin);
 /// Reads a schedule file from disk.
 Result<Schedule> loadScheduleFile(const std::string& path);
 
-/// Writes the file atomically (temporary file, then rename).
-Result<void> saveScheduleFile(const Schedule& schedule, const std::string& path);
+/// Writes the file atomically (temporary file, then rename); returns the content hash it wrote.
+Result<std::uint64_t> saveScheduleFile(const Schedule& schedule, const std::string& path);
 
 /// The content hash a schedule would have in its file.
 std::uint64_t scheduleContentHash(const Schedule& schedule);
