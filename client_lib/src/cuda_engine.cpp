@@ -210,6 +210,14 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
     p.gpuWorker = plan.instanceWorker[p.submittee];
     for (const WaitCondition& c : plan.waits[p.submittee]) {
       if (c.instance == i) continue;  // the submitter itself: we are it
+      // Another submitter before us on the stream's timeline is no GPU predecessor: the stream's
+      // FIFO order places our work after whatever it enqueued, and waiting for it here could wait
+      // for a submitter that runs after us on the same CPU. Declared dependencies stay.
+      const auto& declared = s.instances[p.submittee].dependencies;
+      if (s.runnables[s.instances[c.instance].runnable].kind == RunnableKind::kSubmitter &&
+          std::find(declared.begin(), declared.end(), c.instance) == declared.end()) {
+        continue;
+      }
       Pred pred;
       pred.instance = c.instance;
       pred.previousIteration = c.previousIteration;
