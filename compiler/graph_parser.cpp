@@ -229,7 +229,11 @@ class Builder {
     resolveRunnables();
     buildGroups();
     redirectToGroups();
-    checkCycles();
+    checkCycles("");
+    orderSubmissions();
+    checkCycles(" (a submitter implicitly depends on the CPU predecessors of its submittee and on the "
+                "submitters of its GPU predecessors, so that its stream only waits for work already "
+                "submitted)");
     finishHyperepochs();
     return std::move(g_);
   }
@@ -1080,7 +1084,32 @@ class Builder {
     }
   }
 
-  void checkCycles() const {
+  // A submitter enqueues its submittee behind the submittee's predecessors: CPU work must have
+  // ended and GPU work must have been submitted (its event recorded) by the time the submitter
+  // runs. So the submitter depends on the submittee's CPU predecessors and on the submitters of
+  // its GPU predecessors; the scheduler then orders them and the runtime never waits on work
+  // queued behind itself on the same core.
+  void orderSubmissions() {
+    const u32 count = static_cast<u32>(g_.runnables.size());
+    for (u32 g = 0; g < count; ++g) {
+      const GraphRunnable& gr = g_.runnables[g];
+      if (gr.kind != RunnableKind::kSubmittee || gr.submittedBy == kNone) continue;
+      const u32 s = gr.submittedBy;
+      std::vector<u32> extra;
+      for (u32 d : gr.dependencies) {
+        if (d == s) continue;
+        const GraphRunnable& dr = g_.runnables[d];
+        const u32 before = dr.kind == RunnableKind::kSubmittee ? dr.submittedBy : d;
+        if (before != kNone && before != s) extra.push_back(before);
+      }
+      if (extra.empty()) continue;
+      auto& deps = g_.runnables[s].dependencies;
+      deps.insert(deps.end(), extra.begin(), extra.end());
+      sortUnique(deps);
+    }
+  }
+
+  void checkCycles(const char* why) const {
     const u32 count = static_cast<u32>(g_.runnables.size());
     std::vector<std::uint8_t> color(count, 0);  // 0 new, 1 on the path, 2 done
     std::vector<std::pair<u32, u32>> stack;     // runnable, next dependency to visit
@@ -1105,7 +1134,7 @@ class Builder {
           for (std::size_t i = from; i < stack.size(); ++i) cycle += quoted(rname(stack[i].first)) + " -> ";
           cycle += quoted(rname(d));
           die(ErrorCode::kValidation, g_.runnables[d].loc.line,
-              "dependency cycle: " + cycle + " (each depends on the next)");
+              "dependency cycle: " + cycle + " (each depends on the next)" + why);
         }
         if (color[d] == 0) {
           color[d] = 1;

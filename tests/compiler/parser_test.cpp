@@ -1,6 +1,8 @@
 // Tests of the compiler's front end: durations, the YAML graph parser and WCET side files.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -405,6 +407,46 @@ TEST_CASE("a submittee's GPU candidates narrow to the devices of its submitter's
   CHECK(g->runnables[1].resources[0].candidates == std::vector<std::uint32_t>{2});  // GPU1 only
   CHECK(g->runnables[1].dependencies == std::vector<std::uint32_t>{0});
   CHECK(g->resources[3].device == 2);
+}
+
+TEST_CASE("a submitter depends on its submittee's CPU predecessors and on the submitters of its GPU predecessors", "[parser]") {
+  // A.Sub submits A.Gpu; B.Sub submits B.Gpu which waits for A.Gpu (GPU) and A.Cpu (CPU).
+  const std::string yaml =
+      "Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0, CPU1]\n    GPU: [GPU0]\n"
+      "  Hyperepochs:\n    - H: {Epochs: [{E: {Period: 10ms}}]}\n"
+      "  Clients:\n"
+      "    - A:\n        Resources: {CUDA_STREAM: [{SA: GPU0}]}\n        Epochs:\n"
+      "          - H.E:\n              Runnables:\n"
+      "                - Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu}\n"
+      "                - Gpu: {WCET: 5us, Resources: [GPU]}\n"
+      "                - Cpu: {WCET: 5us, Resources: [CPU0]}\n"
+      "    - B:\n        Resources: {CUDA_STREAM: [{SB: GPU0}]}\n        Epochs:\n"
+      "          - H.E:\n              Runnables:\n"
+      "                - Sub: {WCET: 1us, Resources: [CPU1, CUDA_STREAM], Submits: B.Gpu}\n"
+      "                - Gpu: {WCET: 5us, Resources: [GPU], Dependencies: [A.Gpu, A.Cpu]}\n";
+  auto g = parseGraph(yaml, "order.yaml");
+  INFO((g ? std::string() : g.error().message));
+  REQUIRE(g.has_value());
+  const auto aSub = runnableIndex(*g, "A", "Sub"), aCpu = runnableIndex(*g, "A", "Cpu");
+  const auto bSub = runnableIndex(*g, "B", "Sub"), bGpu = runnableIndex(*g, "B", "Gpu");
+  std::vector<std::uint32_t> want{aSub, aCpu};
+  std::sort(want.begin(), want.end());
+  CHECK(g->runnables[bSub].dependencies == want);
+  CHECK(std::find(g->runnables[bGpu].dependencies.begin(), g->runnables[bGpu].dependencies.end(), bSub) !=
+        g->runnables[bGpu].dependencies.end());
+  CHECK(g->runnables[aSub].dependencies.empty());
+
+  // If the GPU predecessor's submitter itself waits for this submitter, no order can work.
+  std::string cyclic = yaml;
+  cyclic.replace(cyclic.find("- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu}"),
+                 std::string("- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu}").size(),
+                 "- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu, Dependencies: [B.Sub]}");
+  auto bad = parseGraph(cyclic, "cyclic.yaml");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == ErrorCode::kValidation);
+  CHECK_THAT(bad.error().message, Catch::Contains("dependency cycle"));
+  CHECK_THAT(bad.error().message, Catch::Contains("'B.Sub'"));
+  CHECK_THAT(bad.error().message, Catch::Contains("submitters of its GPU predecessors"));
 }
 
 // ---------------------------------------------------------------------------------------------
