@@ -45,14 +45,31 @@ class FreeTime {
         return t;
       }
     }
+    // Exact (the earliest gap that fits) while the resource has few gaps, which covers every
+    // hyperepoch the exact search handles. On a huge timeline the idle fragments behind the
+    // frontier pile up and a full scan would make list scheduling quadratic, so the scan stops
+    // after kMaxGapScan gaps and takes the unbounded last gap: still a valid placement, and the
+    // same one for the same input.
+    const bool capped = gaps_.size() > kExactGapCount;
+    std::size_t scanned = 0;
     for (; it != gaps_.end(); ++it) {
       if (it->second - it->first >= w) {
         if (gapStart) *gapStart = it->first;
         return it->first;
       }
+      if (capped && ++scanned == kMaxGapScan) {
+        auto last = std::prev(gaps_.end());
+        if (gapStart) *gapStart = last->first;
+        return last->first;
+      }
     }
     return kInfinity;  // unreachable: the last gap is unbounded
   }
+
+  /// Gaps on a resource up to which fit() is exact.
+  static constexpr std::size_t kExactGapCount = 512;
+  /// Gaps fit() scans beyond that before it takes the last, unbounded gap.
+  static constexpr std::size_t kMaxGapScan = 32;
 
   // Takes [s, s + w) out of the gap that holds it (fit() returned s for w).
   void reserve(std::int64_t s, std::int64_t w) {
