@@ -149,13 +149,7 @@ void onStopSignal(int sig) {
 // then spin to it. TACTUS_RELEASE_SPIN_NS overrides it (the frame-release benchmark matches its
 // bare loop to it).
 std::int64_t releaseSpinNs() {
-  static const std::int64_t spin = [] {
-    const char* text = std::getenv("TACTUS_RELEASE_SPIN_NS");
-    if (text == nullptr || *text == '\0') return std::int64_t{50'000};
-    char* end = nullptr;
-    const long long v = std::strtoll(text, &end, 10);
-    return (end != nullptr && *end == '\0' && v >= 0) ? static_cast<std::int64_t>(v) : std::int64_t{50'000};
-  }();
+  static const std::int64_t spin = ipc::envDurationNs("TACTUS_RELEASE_SPIN_NS", 50'000);
   return spin;
 }
 constexpr std::int64_t kMonitorSliceNs = 2'000'000;

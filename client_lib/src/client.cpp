@@ -58,6 +58,33 @@ using shm::StopReason;
 
 constexpr std::int64_t kPollNs = 10'000'000;         // master polling while waiting in init
 constexpr std::int64_t kStartTimeSpinNs = 20'000;    // spin before a StartTime deadline
+constexpr std::int64_t kLeadSliceNs = 10'000'000;      // longest sleep before re-checking for a stop
+
+// A worker about to wait for the very next release of its epoch sleeps until `leadNs` before
+// that release's ideal time (the latest ideal release plus the epoch's period: the next one is
+// never earlier), then polls for it, yielding the core between polls: the master's futex
+// wake-up would otherwise cost tens of microseconds at every frame, and a plain spin would keep
+// a master that shares this core from releasing. Gives up (the caller's wait takes over) after
+// twice the lead. Does nothing for the first frame, when released already, or with lead 0.
+template <typename Stopped>
+void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, std::int64_t periodNs, std::int64_t leadNs,
+                      Stopped&& stopped) {
+  if (leadNs <= 0) return;
+  const std::uint32_t released = epoch.released.load(std::memory_order_acquire);
+  if (released + 1 != target) return;  // released already, or more than one release away
+  const std::int64_t lastIdeal = epoch.releaseNs.load(std::memory_order_relaxed);
+  if (lastIdeal <= 0) return;
+  const std::int64_t wake = lastIdeal + periodNs - leadNs;
+  for (std::int64_t now = ipc::monotonicNs(); now < wake; now = ipc::monotonicNs()) {
+    if (stopped() || epoch.released.load(std::memory_order_acquire) != released) return;
+    ipc::sleepUntilNs(std::min(wake, now + kLeadSliceNs), 0);
+  }
+  const std::int64_t giveUp = wake + 2 * leadNs;
+  while (epoch.released.load(std::memory_order_acquire) == released && ipc::monotonicNs() < giveUp) {
+    if (stopped()) return;
+    ::sched_yield();
+  }
+}
 
 enum class Phase { kNone, kAttached, kEntered, kDone };
 
@@ -358,6 +385,7 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   const std::uint32_t capacity = header.ringCapacity;
   shm::HyperepochSlot& hyper = view.hyperepoch(wp.hyperepoch);
   const std::int64_t spinNs = ipc::spinBudgetNs();
+  const std::int64_t releaseLeadNs = ipc::releaseLeadNs();
   // A run that ended (aborted, or finished before it started, e.g. SIGTERM while waiting for
   // clients) releases nothing more: stop waiting. A normal finish comes after every worker has
   // reached stopAt, so this never cuts a running iteration short.
@@ -377,9 +405,11 @@ void runWorker(Runtime& rt, std::uint32_t w) {
       const std::uint64_t frames = std::max<std::uint32_t>(1, rt.schedule.epochs[e].frames);
       const std::uint64_t epochFrame = h * frames + inst.frame;
       shm::EpochSlot& epoch = view.epoch(e);
-      if (ipc::waitForSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(epochFrame + 1), spinNs, [&] {
-            return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed);
-          }) != ipc::WaitOutcome::kReached) {
+      const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
+      auto stopped = [&] { return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed); };
+      awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[e].periodNs, releaseLeadNs, stopped);
+      if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped) !=
+          ipc::WaitOutcome::kReached) {
         return;  // stopped at this iteration, or the run was aborted
       }
       for (const WaitRef& c : waitRefs[k]) {

@@ -29,6 +29,18 @@ inline constexpr std::int64_t kDefaultSpinNs = 20'000;
 /// else kDefaultSpinNs. Read once per process.
 std::int64_t spinBudgetNs();
 
+/// Default lead before a frame's ideal release at which a waiting worker stops sleeping (ns).
+inline constexpr std::int64_t kDefaultReleaseLeadNs = 200'000;
+
+/// How long before the next ideal release of its epoch a worker that waits for that release
+/// wakes and spins, instead of sleeping on the futex until the master wakes it (which costs tens
+/// of microseconds at every frame): TACTUS_RELEASE_LEAD_NS if set, else kDefaultReleaseLeadNs;
+/// 0 turns it off. Read once per process.
+std::int64_t releaseLeadNs();
+
+/// A duration in ns from environment variable `name` (a non-negative integer), else `fallback`.
+std::int64_t envDurationNs(const char* name, std::int64_t fallback);
+
 /// How a wait ended.
 enum class WaitOutcome {
   kReached,  ///< the word reached the target
