@@ -10,6 +10,7 @@
 #include "duration.hpp"
 #include "graph_parser.hpp"
 #include "scheduler.hpp"
+#include "tactus/core/file_io.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
@@ -50,15 +51,6 @@ constexpr const char* kUsage =
     "  -h, --help           print this help and exit\n"
     "\n"
     "exit status: 0 success, 1 the graph cannot be compiled, 2 bad command line\n";
-
-Result<void> writeText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return fail(ErrorCode::kIo, path + ": cannot create file");
-  out << text;
-  out.flush();
-  if (!out) return fail(ErrorCode::kIo, path + ": cannot write file");
-  return {};
-}
 
 // Parses the command line into options; `action` says whether to compile, print help or version.
 enum class Action { kCompile, kHelp, kVersion };
@@ -196,7 +188,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   if (!saved) return saved.error();
   outcome.contentHash = *saved;
   if (!options.reportJsonPath.empty()) {
-    auto written = writeText(options.reportJsonPath, reportJson(outcome.report));
+    auto written = writeFileAtomically(options.reportJsonPath, reportJson(outcome.report), "report file");
     if (!written) return written.error();
   }
   if (!options.htmlPath.empty()) {
@@ -239,7 +231,14 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
     out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersion << ")\n";
     return 0;
   }
-  auto outcome = compileFile(options);
+  Result<CompileOutcome> outcome = fail(ErrorCode::kInternal, "not compiled");
+  try {
+    outcome = compileFile(options);
+  } catch (const std::bad_alloc&) {
+    outcome = fail(ErrorCode::kInternal, options.input + ": out of memory");
+  } catch (const std::exception& e) {
+    outcome = fail(ErrorCode::kInternal, options.input + ": internal error: " + e.what());
+  }
   if (!outcome) {
     err << "tactus-compile: " << outcome.error().message << "\n";
     return 1;
@@ -257,6 +256,11 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
   out << "wrote " << outcome->outputPath << " (schedule '" << outcome->schedule.name << "', "
       << outcome->schedule.instances.size() << " instances, content hash " << hashToHex(outcome->contentHash)
       << ")\n";
+  out.flush();
+  if (!out) {
+    err << "tactus-compile: cannot write the report to standard output\n";
+    return 1;
+  }
   return 0;
 }
 

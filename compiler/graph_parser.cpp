@@ -25,6 +25,7 @@
 
 #include "duration.hpp"
 #include "tactus/core/hash.hpp"
+#include "tactus/core/file_io.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::compiler {
@@ -1171,6 +1172,8 @@ class Builder {
 }  // namespace
 
 Result<Graph> parseGraph(std::string_view yamlText, const std::string& origin, const ParseOptions&) {
+  if (const std::size_t nulLine = firstNulLine(yamlText))
+    return fail(ErrorCode::kParse, origin + ":" + std::to_string(nulLine) + ": the graph contains a NUL byte (binary data, not YAML)");
   try {
     YTree tree;
     {
@@ -1203,11 +1206,9 @@ Result<Graph> parseGraph(std::string_view yamlText, const std::string& origin, c
 }
 
 Result<Graph> parseGraphFile(const std::string& path, const ParseOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kIo, "cannot open graph file '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail(ErrorCode::kIo, "cannot read graph file '" + path + "'");
-  return parseGraph(text, path, options);
+  auto text = readRegularFile(path, "graph file", kMaxGraphFileBytes);
+  if (!text) return text.error();
+  return parseGraph(*text, path, options);
 }
 
 }  // namespace tactus::compiler

@@ -1,6 +1,7 @@
 // The compiler's front end: an STM-format YAML graph (Version 2.0.0 or 3.0.0) to a checked Graph.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,10 @@ namespace tactus::compiler {
 
 /// Options of the parser; none yet (kept so that callers need not change when some appear).
 struct ParseOptions {};
+
+/// The largest graph (or WCET side file) read from disk: 1 GiB, ten times a generated graph
+/// of a million runnables.
+inline constexpr std::uint64_t kMaxGraphFileBytes = 1ULL << 30;
 
 /// Parses and checks a graph. `origin` names the text in messages (`graph.yaml:42: ...`) and
 /// becomes Graph::sourceFile; Graph::sourceHash is the FNV-1a hash of the bytes. Every rule of

@@ -1,6 +1,10 @@
 // WCET side files: a flat YAML map `Client.Runnable: <ns or duration>` applied over a Graph.
 #include "wcet_file.hpp"
 
+#include "graph_parser.hpp"
+#include "tactus/core/file_io.hpp"
+#include "tactus/core/text.hpp"
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -96,6 +100,8 @@ Result<std::int64_t> parseWcet(const std::string& value) {
 }  // namespace
 
 Result<void> applyWcetFile(Graph& graph, std::string_view text, const std::string& origin) {
+  if (const std::size_t nulLine = firstNulLine(text))
+    return fail(ErrorCode::kParse, origin + ":" + std::to_string(nulLine) + ": the WCET file contains a NUL byte (binary data, not YAML)");
   std::vector<Entry> entries;
   try {
     ViewBuf buf(text);
@@ -165,11 +171,9 @@ Result<void> applyWcetFile(Graph& graph, std::string_view text, const std::strin
 }
 
 Result<void> applyWcetFileFromPath(Graph& graph, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kIo, "cannot open WCET file '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail(ErrorCode::kIo, "cannot read WCET file '" + path + "'");
-  return applyWcetFile(graph, text, path);
+  auto text = readRegularFile(path, "WCET file", kMaxGraphFileBytes);
+  if (!text) return text.error();
+  return applyWcetFile(graph, *text, path);
 }
 
 }  // namespace tactus::compiler

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
+#include "tactus/core/file_io.hpp"
 #include "tactus/core/hash.hpp"
 
 namespace tactus {
@@ -498,32 +498,16 @@ Result<Schedule> readSchedule(std::string_view text, const std::string& origin) 
 }
 
 Result<Schedule> loadScheduleFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kIo, path + ": cannot open schedule file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return fail(ErrorCode::kIo, path + ": cannot read schedule file");
-  return readSchedule(buf.str(), path);
+  auto text = readRegularFile(path, "schedule file", kMaxScheduleFileBytes);
+  if (!text) return text.error();
+  return readSchedule(*text, path);
 }
 
 Result<std::uint64_t> saveScheduleFile(const Schedule& schedule, const std::string& path) {
   std::uint64_t hash = 0;
-  std::string text = writeWithHash(schedule, hash);
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(ErrorCode::kIo, path + ": cannot create schedule file");
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return fail(ErrorCode::kIo, path + ": cannot write schedule file");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fail(ErrorCode::kIo, path + ": cannot rename the temporary file into place");
-  }
+  const std::string text = writeWithHash(schedule, hash);
+  auto written = writeFileAtomically(path, text, "schedule file");
+  if (!written) return written.error();
   return hash;
 }
 

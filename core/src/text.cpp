@@ -55,4 +55,12 @@ std::string quoted(std::string_view text, std::size_t maxBytes) {
   return out + "'";
 }
 
+std::size_t firstNulLine(std::string_view text) {
+  const std::size_t nul = text.find('\0');
+  if (nul == std::string_view::npos) return 0;
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < nul; ++i) line += text[i] == '\n';
+  return line;
+}
+
 }  // namespace tactus

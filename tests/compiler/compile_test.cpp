@@ -209,3 +209,34 @@ TEST_CASE("-v times each step and prints every resource's planned timeline", "[c
   CHECK_THAT(verbose.out, Catch::Contains("content hash " + hashToHex(scheduleContentHash(*loaded))));
   std::remove(sched.c_str());
 }
+
+TEST_CASE("unreadable inputs and outputs give messages, never a crash", "[compile]") {
+  Run dir = compile({"-i", "/tmp"});
+  CHECK(dir.code == 1);
+  CHECK_THAT(dir.err, Catch::Contains("graph file '/tmp': it is a directory"));
+  Run device = compile({"-i", "/dev/zero"});
+  CHECK(device.code == 1);
+  CHECK_THAT(device.err, Catch::Contains("not a regular file"));
+  std::string graph = sourceRoot() + "/schedules/minimal_cpu.yaml";
+  Run wcetDir = compile({"-i", graph, "-o", tempPath("wd.tsched"), "--wcet", "/tmp"});
+  CHECK(wcetDir.code == 1);
+  CHECK_THAT(wcetDir.err, Catch::Contains("WCET file '/tmp': it is a directory"));
+  Run outDir = compile({"-i", graph, "-o", "/tmp"});
+  CHECK(outDir.code == 1);
+  CHECK_THAT(outDir.err, Catch::Contains("schedule file '/tmp': it is a directory"));
+
+  std::string nul = tempPath("nul.yaml");
+  writeAll(nul, std::string("Version: 3.0.0\nG:\n  Iden\0tifier: 1\n", 33));
+  Run binary = compile({"-i", nul});
+  CHECK(binary.code == 1);
+  CHECK_THAT(binary.err, Catch::Contains(nul + ":3: the graph contains a NUL byte"));
+  std::remove(nul.c_str());
+
+  // A report that cannot be written to standard output is an error, not a silent success.
+  std::ostringstream out, err;
+  out.setstate(std::ios::badbit);
+  std::string sched = tempPath("so.tsched");
+  CHECK(runCompileCommand({"-i", graph, "-o", sched}, out, err) == 1);
+  CHECK_THAT(err.str(), Catch::Contains("cannot write the report to standard output"));
+  std::remove(sched.c_str());
+}

@@ -42,7 +42,10 @@ std::string writeSchedule(const Schedule& schedule);
 /// scheduling invariants are checked by verifySchedule.
 Result<Schedule> readSchedule(std::string_view text, const std::string& origin);
 
-/// Reads a schedule file from disk.
+/// The largest schedule file loadScheduleFile reads (a million runnables take about 0.5 GB).
+inline constexpr std::uint64_t kMaxScheduleFileBytes = 8ULL << 30;
+
+/// Reads a schedule file from disk (a regular file).
 Result<Schedule> loadScheduleFile(const std::string& path);
 
 /// Writes the file atomically (temporary file, then rename); returns the content hash it wrote.

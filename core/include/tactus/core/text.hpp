@@ -18,4 +18,8 @@ std::string jsonString(std::string_view s);
 /// control bytes written as \xNN so binary junk cannot garble a terminal.
 std::string quoted(std::string_view text, std::size_t maxBytes = 60);
 
+/// The 1-based line of the first NUL byte in `text`, or 0 when it has none. Text formats refuse
+/// NUL: it marks binary input, and parsers would report the bytes after it wrongly.
+std::size_t firstNulLine(std::string_view text);
+
 }  // namespace tactus
