@@ -15,6 +15,14 @@ trap cleanup EXIT
 fail() { echo "check_install: $*" >&2; exit 1; }
 command -v pkg-config >/dev/null || { echo "check_install: pkg-config not installed, skipped"; exit 77; }
 
+# --no-rebuild: this runs inside `meson test`, which built the test's depends (every installed
+# target, see samples/meson.build); name any installed file that is still missing (the relative
+# keys are symbolic links meson makes at install time).
+missing=$(meson introspect "$build" --installed | python3 -c '
+import json, os, sys
+print(" ".join(sorted(p for p in json.load(sys.stdin) if os.path.isabs(p) and not os.path.exists(p))))') \
+  || fail "meson introspect --installed failed"
+[ -z "$missing" ] || fail "installed files not built yet: $missing (add their targets to the test's depends)"
 meson install -C "$build" --no-rebuild --quiet --destdir "$root/dest" >"$root/install.log" 2>&1 \
   || { cat "$root/install.log"; fail "meson install failed"; }
 pc=$(find "$root/dest" -name tactus.pc | head -n1)
