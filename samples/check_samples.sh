@@ -13,6 +13,28 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "check_samples: $*" >&2; exit 1; }
 
+# Numeric options are parsed strictly: garbage, negatives and overflow are usage errors (exit 2)
+# with a message, never a silent 0 or "forever" (timeout 10: a sample that waits fails here).
+bad_arg() {  # expected-message program args...
+  local says=$1 rc=0; shift
+  timeout 10 "$@" >"$work/bad.out" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || fail "'$*' exited $rc, expected 2 (usage error): $(cat "$work/bad.out")"
+  grep -qF -- "$says" "$work/bad.out" || fail "'$*' did not say '$says': $(cat "$work/bad.out")"
+}
+for v in abc -5 "" 10x 99999999999999999999 2147483648 " 7"; do
+  bad_arg "--timeout-ms expects milliseconds 0..2147483647 (leave it out to wait forever), got '$v'" \
+    "$minimal" --instance "${instance}_bad" --timeout-ms "$v"
+  bad_arg "--timeout-ms expects milliseconds 0..2147483647" "$two_client" Sensing --instance "${instance}_bad" --timeout-ms "$v"
+done
+# A valid 0 still means "do not wait": no master, so init times out at once (exit 1).
+rc=0; timeout 10 "$minimal" --instance "${instance}_bad" --timeout-ms 0 >"$work/zero.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "no master for instance" "$work/zero.out" || fail "--timeout-ms 0: exit $rc: $(cat "$work/zero.out")"
+if [ -n "$minimal_stm" ]; then
+  for v in abc -3 "" 4x 2147483648; do
+    bad_arg "DISCRIMINATOR expects a number 0..2147483647" "$minimal_stm" "$v"
+  done
+fi
+
 # The minimal pipeline: 20 frames of 10 ms; the sample checks the order itself (out of order = 0).
 "$compile" -i "$schedules/minimal_cpu.yaml" -o "$work/minimal.tsched" >/dev/null
 timeout 60 "$minimal" --instance "${instance}_m" >"$work/minimal.out" 2>&1 & pids+=($!)

@@ -12,6 +12,7 @@
  * Without an argument the instance is $TACTUS_INSTANCE, else "default". */
 #include <tactus/stm.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -47,13 +48,33 @@ static void publishRunnable(void* userdata) {
   ++p->publishes;
 }
 
+/* Parses the discriminator strictly: a whole decimal number 0..2147483647. Prints why and returns
+ * 0 otherwise. */
+static int parseDiscriminator(const char* text, int32_t* out) {
+  char* end = NULL;
+  long long v;
+  errno = 0;
+  v = strtoll(text, &end, 10);
+  if (*text < '0' || *text > '9' || *end != '\0' || errno == ERANGE || v > 2147483647LL) {
+    fprintf(stderr,
+            "tactus-sample-minimal-stm: DISCRIMINATOR expects a number 0..2147483647 (the master's -D; leave it out "
+            "for $TACTUS_INSTANCE or 'default'), got '%s'\n",
+            text);
+    return 0;
+  }
+  *out = (int32_t)v;
+  return 1;
+}
+
 int main(int argc, char** argv) {
   stmErrorCode_t rc;
+  int32_t discriminator = 0;
   if (argc > 2) {
     fprintf(stderr, "usage: tactus-sample-minimal-stm [DISCRIMINATOR]\n");
     return 2;
   }
-  rc = argc == 2 ? stmClientInitWithDiscriminator("Pipeline", (int32_t)atoi(argv[1])) : stmClientInit("Pipeline");
+  if (argc == 2 && !parseDiscriminator(argv[1], &discriminator)) return 2;
+  rc = argc == 2 ? stmClientInitWithDiscriminator("Pipeline", discriminator) : stmClientInit("Pipeline");
   if (rc != STM_SUCCESS) {
     fprintf(stderr, "minimal-stm: init failed: %s: %s\n", stmErrorCodeToString(rc), tactusLastErrorMessage());
     return 1;

@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,9 +64,26 @@ void run(void* userdata) {
   }
 }
 
+// Parses a --timeout-ms value strictly: a whole decimal number of milliseconds, 0..2147483647
+// (leave the option out to wait for the master forever). Prints why and returns false otherwise.
+bool parseTimeoutMs(const char* program, const char* text, std::int64_t& ms) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text, &end, 10);
+  if (*text < '0' || *text > '9' || *end != '\0' || errno == ERANGE || v > 2147483647) {
+    std::fprintf(stderr,
+                 "%s: --timeout-ms expects milliseconds 0..2147483647 (leave it out to wait forever), got '%s'\n",
+                 program, text);
+    return false;
+  }
+  ms = v;
+  return true;
+}
+
 int usage() {
   std::fprintf(stderr, "usage: tactus-sample-two-client Sensing|Planning [--instance NAME] [--timeout-ms N]\n"
-                       "  the instance defaults to $TACTUS_INSTANCE, else 'default'\n");
+                       "  the instance defaults to $TACTUS_INSTANCE, else 'default'\n"
+                       "  --timeout-ms N: wait at most N ms (0..2147483647) for the master (default: forever)\n");
   return 2;
 }
 
@@ -91,7 +110,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--instance") == 0 && i + 1 < argc) {
       options.instance = argv[++i];
     } else if (std::strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc) {
-      options.timeoutMs = std::atoll(argv[++i]);
+      if (!parseTimeoutMs("tactus-sample-two-client", argv[++i], options.timeoutMs)) return 2;
     } else {
       return usage();
     }
