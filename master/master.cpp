@@ -67,6 +67,11 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
     if (a == "-s" || a == "-l" || a == "-D") {
       auto v = needValue(i);
       if (!v) return v.error();
+      if (a == "-s" && !o.schedulePath.empty()) {
+        return fail(ErrorCode::kParse, "-s given twice ('" + o.schedulePath + "', then '" + *v +
+                                           "'): one schedule file per master is supported; run one master per "
+                                           "schedule, each with its own instance (-D)");
+      }
       (a == "-s" ? o.schedulePath : a == "-l" ? o.logPath : o.instance) = *v;
     } else if (a == "-e" || a == "-t" || a == "-c" || a == "-P") {
       auto v = needValue(i);

@@ -1,7 +1,10 @@
-// Unit tests of tactus-master's command line (the master's logic library).
+// Tests of tactus-master's command line: the parser (the master's logic library) and the program's
+// exit status and message for a repeated -s.
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "master.hpp"
+#include "runtime_harness.hpp"
 
 using tactus::ErrorCode;
 using tactus::master::parseMasterArguments;
@@ -44,10 +47,24 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
       {{"-s", "g", "-P", "200"}, "-P expects a priority"},
       {{"-s", "g", "--bogus"}, "unknown argument '--bogus'"},
       {{"-s", "g", "-D", "a/b"}, "instance name 'a/b'"},
+      {{"-s", "a.tsched", "-s", "b.tsched", "-D", "x"}, "-s given twice ('a.tsched', then 'b.tsched'): one schedule file per master is supported"},
   };
   for (const Case& c : cases) {
     auto o = parseMasterArguments(c.args);
     REQUIRE_FALSE(o.has_value());
     CHECK(o.error().message.find(c.says) != std::string::npos);
   }
+}
+
+TEST_CASE("tactus-master refuses a repeated -s with exit 2 instead of running the last one", "[master][args]") {
+  const std::string dir = tactus::test::scratchDir("twice");
+  const std::string out = dir + "/master.out";
+  const pid_t m = tactus::test::spawn(
+      {tactus::test::buildPath("master/tactus-master"), "-s", dir + "/a.tsched", "-s", dir + "/b.tsched", "-D",
+       tactus::test::uniqueInstance("twice")},
+      out);
+  CHECK(tactus::test::waitFor(m, 10'000) == 2);
+  CHECK(tactus::test::readFile(out).find("one schedule file per master is supported") != std::string::npos);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
 }
