@@ -1,4 +1,7 @@
 // tactus-master: runs a compiled schedule across client processes (see master.hpp).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -6,8 +9,10 @@
 #include "master.hpp"
 #include "tactus_config.h"
 
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+namespace {
+
+// Runs the command; its messages to standard output are only reported written once flushed.
+int runCommand(const std::vector<std::string>& args) {
   auto options = tactus::master::parseMasterArguments(args);
   if (!options) {
     std::cerr << "tactus-master: " << options.error().message << "\n" << "try 'tactus-master --help'\n";
@@ -22,4 +27,25 @@ int main(int argc, char** argv) {
     return 0;
   }
   return tactus::master::runMaster(*options, std::cout, std::cerr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  int code = runCommand(args);
+  // A full disk or a closed pipe on standard output must not pass as success. A stream that
+  // failed earlier is flushed once more for the reason (errno of the retried write).
+  const bool failedBefore = !std::cout || std::ferror(stdout) != 0;
+  std::cout.clear();
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (failedBefore || !std::cout || !flushed || std::ferror(stdout) != 0) {
+    std::cerr << "tactus-master: cannot write to standard output: "
+              << (error != 0 ? std::strerror(error) : "write error") << "\n";
+    if (code == 0) code = 1;
+  }
+  return code;
 }

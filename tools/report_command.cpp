@@ -1,11 +1,15 @@
 // The tactus-report command: argument parsing, loading, and dispatch to the outputs.
 #include "report_command.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "analysis.hpp"
 #include "outputs.hpp"
@@ -182,9 +186,8 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-}  // namespace
-
-int runReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+// The command without the final check of `out`.
+int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto options = parseArgs(args);
   if (!options) {
     err << "tactus-report: " << options.error().message << "\n(try 'tactus-report --help')\n";
@@ -205,6 +208,52 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     err << "tactus-report: " << e.what() << "\n";
     return 1;
   }
+}
+
+}  // namespace
+
+FdOutputBuffer::FdOutputBuffer(int fd) : fd_(fd) { setp(buffer_.data(), buffer_.data() + buffer_.size()); }
+
+bool FdOutputBuffer::drain() {
+  const char* p = pbase();
+  std::size_t left = static_cast<std::size_t>(pptr() - pbase());
+  while (left > 0 && error_ == 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error_ = n < 0 ? errno : EIO;
+      break;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  setp(buffer_.data(), buffer_.data() + buffer_.size());
+  return error_ == 0;
+}
+
+FdOutputBuffer::int_type FdOutputBuffer::overflow(int_type c) {
+  if (!drain()) return traits_type::eof();
+  if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+  *pptr() = traits_type::to_char_type(c);
+  pbump(1);
+  return c;
+}
+
+int FdOutputBuffer::sync() { return drain() ? 0 : -1; }
+
+int runReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  int code = dispatch(args, out, err);
+  // The report is only delivered once flushed: a full disk or a closed pipe is an error.
+  errno = 0;
+  out.flush();
+  const auto* fdBuffer = dynamic_cast<const FdOutputBuffer*>(out.rdbuf());
+  const int error = fdBuffer != nullptr ? fdBuffer->error() : errno;
+  if (!out) {
+    err << "tactus-report: cannot write to standard output: " << (error != 0 ? std::strerror(error) : "write error")
+        << "\n";
+    if (code == 0) code = 1;
+  }
+  return code;
 }
 
 }  // namespace tactus::report

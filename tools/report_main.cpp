@@ -1,4 +1,6 @@
 // tactus-report: statistics, measured WCETs, traces and pictures from an event log and its schedule.
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -8,5 +10,8 @@
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::ios::sync_with_stdio(false);
-  return tactus::report::runReportCommand(args, std::cout, std::cerr);
+  // Standard output through a buffer that keeps the reason of a failed write (full disk, closed pipe).
+  tactus::report::FdOutputBuffer buffer(STDOUT_FILENO);
+  std::ostream out(&buffer);
+  return tactus::report::runReportCommand(args, out, std::cerr);
 }

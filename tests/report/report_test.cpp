@@ -2,6 +2,9 @@
 // and the measured-WCET round trip through tactus-compile.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -289,6 +292,64 @@ TEST_CASE("a truncated log is reported with a warning and its complete records",
   CHECK(err.find("warning") != std::string::npos);
   CHECK(out.find("Client0.A") != std::string::npos);
   std::remove(path.c_str());
+  std::remove(sched.c_str());
+}
+
+TEST_CASE("a report that cannot be written to its output is an error, in every format", "[report][output]") {
+  // A full device (like /dev/full: char 1,7) of our own in a scratch directory.
+  const std::string dir = tempPath("fulldir");
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  const std::string full = dir + "/full";
+  if (::mknod(full.c_str(), S_IFCHR | 0666, ::makedev(1, 7)) != 0) {
+    WARN("skipped: cannot create a full device node with mknod: " << std::strerror(errno));
+    ::rmdir(dir.c_str());
+    return;
+  }
+  if (const int probe = ::open(full.c_str(), O_WRONLY | O_CLOEXEC); probe >= 0) {
+    ::close(probe);
+  } else {  // e.g. /tmp mounted nodev
+    WARN("skipped: cannot open the device node " << full << ": " << std::strerror(errno));
+    std::remove(full.c_str());
+    ::rmdir(dir.c_str());
+    return;
+  }
+  const Schedule s = twoStepSchedule();
+  const std::string log = writeLogFile(s, knownRecords());
+  const std::string sched = tempPath("s.tsched");
+  REQUIRE(saveScheduleFile(s, sched));
+  const std::vector<std::vector<std::string>> commands = {
+      {log, sched, "--json"}, {log, sched, "--csv"}, {log, sched}, {"--help"}, {"--version"}};
+  for (const auto& args : commands) {
+    // As tactus-report's main does: standard output (here the full device) through FdOutputBuffer.
+    const int fd = ::open(full.c_str(), O_WRONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    FdOutputBuffer buffer(fd);
+    std::ostream out(&buffer);
+    std::ostringstream err;
+    INFO(args.back());
+    CHECK(runReportCommand(args, out, err) == 1);
+    ::close(fd);
+    INFO(err.str());
+    CHECK(err.str().find("tactus-report: cannot write to standard output: No space left on device") !=
+          std::string::npos);
+  }
+  // The same command into a writable file through the same buffer succeeds and writes it all.
+  const std::string written = tempPath("written.json");
+  const int fd = ::open(written.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  REQUIRE(fd >= 0);
+  FdOutputBuffer buffer(fd);
+  std::ostream toFile(&buffer);
+  std::ostringstream err;
+  CHECK(runReportCommand({log, sched, "--json"}, toFile, err) == 0);
+  ::close(fd);
+  CHECK(err.str().find("cannot write") == std::string::npos);
+  std::string expected, ignored;
+  CHECK(runCommand({log, sched, "--json"}, expected, ignored) == 0);
+  CHECK(readAll(written) == expected);
+  std::remove(written.c_str());
+  std::remove(full.c_str());
+  ::rmdir(dir.c_str());
+  std::remove(log.c_str());
   std::remove(sched.c_str());
 }
 

@@ -1,7 +1,14 @@
 // Tests of tactus-master's command line: the parser (the master's logic library) and the program's
-// exit status and message for a repeated -s.
+// exit status and messages for a repeated -s and an unwritable standard output.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <unistd.h>
 
 #include "master.hpp"
 #include "runtime_harness.hpp"
@@ -65,6 +72,35 @@ TEST_CASE("tactus-master refuses a repeated -s with exit 2 instead of running th
       out);
   CHECK(tactus::test::waitFor(m, 10'000) == 2);
   CHECK(tactus::test::readFile(out).find("one schedule file per master is supported") != std::string::npos);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[master][output]") {
+  const std::string dir = tactus::test::scratchDir("fullout");
+  const std::string full = dir + "/full";
+  if (::mknod(full.c_str(), S_IFCHR | 0666, ::makedev(1, 7)) != 0) {  // like /dev/full, our own node
+    WARN("skipped: cannot create a full device node with mknod: " << std::strerror(errno));
+  } else if (const int probe = ::open(full.c_str(), O_WRONLY | O_CLOEXEC); probe < 0) {
+    WARN("skipped: cannot open the device node " << full << ": " << std::strerror(errno));  // e.g. nodev
+  } else {
+    ::close(probe);
+    const std::string master = tactus::test::buildPath("master/tactus-master");
+    for (const std::string option : {"--version", "--help"}) {
+      const std::string err = dir + "/err" + option;
+      // stdout to the full device, stderr to a file.
+      const pid_t m = tactus::test::spawn({"/bin/sh", "-c", "exec \"$0\" \"$1\" >\"$2\" 2>\"$3\"", master, option, full, err},
+                                          dir + "/sh.out");
+      INFO(option);
+      CHECK(tactus::test::waitFor(m, 10'000) == 1);
+      CHECK(tactus::test::readFile(err).find("tactus-master: cannot write to standard output: No space left on device") !=
+            std::string::npos);
+    }
+    // The same to a writable file succeeds.
+    const pid_t ok = tactus::test::spawn({master, "--version"}, dir + "/version.out");
+    CHECK(tactus::test::waitFor(ok, 10'000) == 0);
+    CHECK(tactus::test::readFile(dir + "/version.out").find("tactus-master ") == 0);
+  }
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }
