@@ -557,6 +557,12 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   if (rt.masterDead.load() && h.state.load() >= static_cast<std::uint32_t>(SegmentState::kFinished)) {
     outcome = outcomeFromSegment(rt);  // the master published why before it went
   }
+  if (rt.masterDead.load() || rt.masterWatch.exited()) {
+    // Nothing of the instance may outlive its processes: the dead master cannot remove its
+    // segment, so a client that saw it die does, if the name still refers to the segment this
+    // client mapped (a newer master's fresh segment under the same name is left alone).
+    rt.segment.removeNameIfStillOurs(rt.instance);
+  }
   if (rt.gpu) {
     std::vector<GpuWorkerStats*> stats;
     for (auto& s : rt.gpuStats) stats.push_back(s.get());

@@ -48,6 +48,20 @@ std::span<std::byte> Segment::bytes() const {
   return {static_cast<std::byte*>(impl_->region.get_address()), impl_->region.get_size()};
 }
 
+bool Segment::removeNameIfStillOurs(const std::string& instance) const {
+  if (!impl_) return false;
+  struct stat mine {};
+  struct stat named {};
+  if (::fstat(impl_->object.get_mapping_handle().handle, &mine) != 0) return false;
+  if (::stat(segmentPath(instance).c_str(), &named) != 0) return false;
+  if (mine.st_dev != named.st_dev || mine.st_ino != named.st_ino) return false;
+  // The remaining window is a check-then-unlink race: a new master could replace the name
+  // between the stat above and the unlink below. A new master tolerates it because it replaces
+  // stale segments anyway (it finds this one, removes it and creates its own); only a master that
+  // does all of that inside this few-microsecond window would lose its fresh name.
+  return removeSegment(instance);
+}
+
 Result<Segment> Segment::create(const std::string& instance, std::size_t size) {
   if (auto ok = validateInstanceName(instance); !ok) return ok.error();
   const std::string name = segmentName(instance);

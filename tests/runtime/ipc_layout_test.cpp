@@ -172,6 +172,27 @@ TEST_CASE("segments are exclusive, named from the instance, and removed by name"
   CHECK(bad.error().code == ErrorCode::kBadParameter);
 }
 
+TEST_CASE("a segment removes its name only while the name still refers to it", "[ipc]") {
+  const std::string instance = test::uniqueInstance("ours");
+  auto first = ipc::Segment::create(instance, 4096);
+  REQUIRE(first.has_value());
+  auto opened = ipc::Segment::open(instance);  // a client's mapping of the first segment
+  REQUIRE(opened.has_value());
+  // A newer master replaced the name: the old mapping must leave the fresh segment alone.
+  REQUIRE(ipc::removeSegment(instance));
+  auto fresh = ipc::Segment::create(instance, 4096);
+  REQUIRE(fresh.has_value());
+  CHECK_FALSE(opened->removeNameIfStillOurs(instance));
+  CHECK(ipc::segmentExists(instance));
+  // The fresh segment's own mapping (here a second opener) removes it.
+  auto sameAsFresh = ipc::Segment::open(instance);
+  REQUIRE(sameAsFresh.has_value());
+  CHECK(sameAsFresh->removeNameIfStillOurs(instance));
+  CHECK_FALSE(ipc::segmentExists(instance));
+  CHECK_FALSE(fresh->removeNameIfStillOurs(instance));  // no name left: nothing to remove
+  CHECK_FALSE(ipc::Segment().removeNameIfStillOurs(instance));
+}
+
 TEST_CASE("a sleeping waiter is woken by a publisher and an aborted wait returns", "[ipc]") {
   alignas(64) std::atomic<std::uint32_t> word{0};
   alignas(64) std::atomic<std::uint32_t> waiters{0};

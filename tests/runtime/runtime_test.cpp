@@ -201,6 +201,20 @@ TEST_CASE("clients return instead of hanging when the master dies", "[runtime][f
   CHECK(readFile(run.out("Client0")).find("peer=master") != std::string::npos);
 }
 
+TEST_CASE("nothing of the instance remains once the clients of a SIGKILLed master have exited", "[runtime][failure]") {
+  Run run("masterkilled");
+  const pid_t m = run.master({});
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(segmentPresent(run.instance));
+  ::kill(m, SIGKILL);
+  CHECK(waitFor(m, kWaitMs) == 128 + SIGKILL);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK_FALSE(segmentPresent(run.instance));  // the clients removed the dead master's segment
+}
+
 TEST_CASE("a client that never comes ends the run with a timeout naming it", "[runtime][failure]") {
   Run run("nevercomes");
   const pid_t m = run.master({"-t", "300000"});

@@ -44,6 +44,11 @@ class Segment {
   /// The mapped bytes (empty for a default-constructed Segment).
   std::span<std::byte> bytes() const;
 
+  /// Removes the instance's name only if it still names this very segment (same device and
+  /// inode as the open object), so that a newer master's fresh segment is never removed. True
+  /// when the name was removed. Used by a client that saw its master die.
+  bool removeNameIfStillOurs(const std::string& instance) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
