@@ -1,6 +1,9 @@
 // GPU engine tests: the real tactus-master and real client processes (tactus-gpu-test-client)
 // whose CUDA engine runs on the CUDA stand-in (or, with TACTUS_GPU_CLIENT pointing at the real
 // client, on a GPU). Order is checked from the master's event log and from the work's own stamps.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -54,12 +57,26 @@ Trace readTrace(const std::string& path) {
   return t;
 }
 
+// The stand-in's event table name for one run: `<prefix>_<instance>`, the prefix being the
+// TACTUS_CUDA_STANDIN_TABLE this test program was started with (or tactus_cuda_standin).
+std::string standinTableFor(const std::string& instance) {
+  static const std::string prefix = [] {
+    const char* env = std::getenv("TACTUS_CUDA_STANDIN_TABLE");
+    return std::string(env != nullptr && *env != '\0' ? env : "tactus_cuda_standin");
+  }();
+  return prefix + "_" + instance;
+}
+
+// One run: its instance, scratch files and CUDA stand-in table (/dev/shm/<table>, named for this
+// run, handed to the clients through TACTUS_CUDA_STANDIN_TABLE and removed with the run).
 struct GpuRun {
-  std::string instance, dir, schedulePath, logPath;
+  std::string instance, dir, schedulePath, logPath, table;
   Schedule schedule;
 
   explicit GpuRun(const std::string& graph) {
     instance = uniqueInstance("gpu");
+    table = standinTableFor(instance);
+    ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);
     dir = scratchDir(instance);
     schedulePath = dir + "/schedule.tsched";
     logPath = dir + "/events.log";
@@ -72,11 +89,13 @@ struct GpuRun {
   }
   ~GpuRun() {
     if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
+    ::unlink(tablePath().c_str());
     if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
       std::error_code ignored;
       std::filesystem::remove_all(dir, ignored);
     }
   }
+  std::string tablePath() const { return "/dev/shm/" + table; }
   std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
   std::string trace(const std::string& who) const { return dir + "/" + who + ".trace"; }
   pid_t master(std::vector<std::string> extra) const {
@@ -244,6 +263,21 @@ TEST_CASE("a submitter returns before its GPU work ends: the CPU worker never wa
     if (r.endNs < w->second.front().end) ++returnedEarly;
   }
   CHECK(returnedEarly >= 18);  // 800 us of GPU work: only a preempted worker could miss it, on a loaded machine
+}
+
+TEST_CASE("each run gets its own CUDA stand-in table, removed when the run ends", "[gpu][cleanup]") {
+  std::string table;
+  {
+    GpuRun run("two_streams.yaml");
+    table = run.tablePath();
+    CHECK(table.find(run.instance) != std::string::npos);
+    runAndCheck(run, {{"Solo", {"--stream", "CUDA_STREAM0", "--stream", "CUDA_STREAM1"}}}, 5);
+    struct stat st {};
+    // The stand-in clients created and used this run's table (a real GPU client uses none).
+    if (clientProgram() == buildPath("tests/gpu/tactus-gpu-test-client")) CHECK(::stat(table.c_str(), &st) == 0);
+  }
+  struct stat st {};
+  CHECK(::stat(table.c_str(), &st) != 0);
 }
 
 TEST_CASE("two streams of one process on one device order through an event", "[gpu][order]") {
