@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "../runtime/runtime_harness.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -348,10 +350,17 @@ TEST_CASE("more streams on a device than its hardware queues is refused", "[gpu]
 TEST_CASE("a CUDA submitter whose stream was not registered stops the run, naming the stream", "[gpu][errors]") {
   GpuRun run("cross.yaml");
   const pid_t m = run.master({"-e", "5", "-t", "5000000"});
-  const pid_t a = run.client("Alpha", {"--stream", "CUDA_STREAM0", "--skip-stream", "CUDA_STREAM0"});
+  // Beta first: a client that arrives after the refused run ended waits for the next master
+  // (here: until the test's time limit), so it must be in before Alpha refuses.
   const pid_t b = run.client("Beta", {"--stream", "CUDA_STREAM0"});
-  CHECK(waitFor(a, kWaitMs) != 0);
-  CHECK(waitFor(b, kWaitMs) != 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const pid_t a = run.client("Alpha", {"--stream", "CUDA_STREAM0", "--skip-stream", "CUDA_STREAM0"});
+  const int alphaExit = waitFor(a, kWaitMs);
+  CHECK(alphaExit != 0);
+  CHECK(alphaExit != -1);  // not killed at the time limit
+  const int betaExit = waitFor(b, kWaitMs);
+  CHECK(betaExit != 0);
+  CHECK(betaExit != -1);
   CHECK(waitFor(m, kWaitMs) == 1);
   const std::string out = readFile(run.out("Alpha"));
   INFO(out);
