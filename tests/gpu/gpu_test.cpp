@@ -264,7 +264,9 @@ TEST_CASE("a submitter returns before its GPU work ends: the CPU worker never wa
     REQUIRE(w != t.work.end());
     if (r.endNs < w->second.front().end) ++returnedEarly;
   }
-  CHECK(returnedEarly >= 18);  // 800 us of GPU work: only a preempted worker could miss it, on a loaded machine
+  // A worker that waited for its GPU work would never return before it ends (0 of 20). With
+  // 800 us of work only a preempted worker misses it; half leaves room for a loaded machine.
+  CHECK(returnedEarly >= 10);
 }
 
 TEST_CASE("each run gets its own CUDA stand-in table, removed when the run ends", "[gpu][cleanup]") {
