@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -62,8 +63,12 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
       return fail(ErrorCode::kParse, "option '" + opt + "' expects an integer, got '" + text + "'");
     }
   };
+  std::set<std::string> seen;  // value options: a second one is a mistake, not an override
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    const bool takesValue = a == "-s" || a == "-l" || a == "-D" || a == "-e" || a == "-t" || a == "-c" || a == "-P";
+    if (takesValue && a != "-s" && !seen.insert(a).second)
+      return fail(ErrorCode::kParse, "option '" + a + "' given twice");
     if (a == "-s" || a == "-l" || a == "-D") {
       auto v = needValue(i);
       if (!v) return v.error();

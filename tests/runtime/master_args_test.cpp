@@ -55,6 +55,9 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
       {{"-s", "g", "--bogus"}, "unknown argument '--bogus'"},
       {{"-s", "g", "-D", "a/b"}, "instance name 'a/b'"},
       {{"-s", "a.tsched", "-s", "b.tsched", "-D", "x"}, "-s given twice ('a.tsched', then 'b.tsched'): one schedule file per master is supported"},
+      {{"-s", "a.tsched", "-l", "one.log", "-l", "two.log"}, "option '-l' given twice"},
+      {{"-s", "a.tsched", "-D", "x", "-D", "y"}, "option '-D' given twice"},
+      {{"-s", "a.tsched", "-e", "1", "-e", "2"}, "option '-e' given twice"},
   };
   for (const Case& c : cases) {
     auto o = parseMasterArguments(c.args);
