@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fstream>
 #include <ostream>
+#include <set>
 
 #include "duration.hpp"
 #include "graph_parser.hpp"
@@ -61,8 +62,13 @@ Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o
     return args[++i];
   };
   bool sawNrf = false, sawWt = false;
+  std::set<std::string> seen;  // value options: a second one is a mistake, not an override
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    const bool takesValue = a == "-i" || a == "-o" || a == "-k" || a == "--wcet" || a == "--html" || a == "-t" ||
+                            a == "-j" || a == "-wt" || a == "--search-steps";
+    if (takesValue && !seen.insert(a).second)
+      return fail(ErrorCode::kBadParameter, "option '" + a + "' given twice");
     if (a == "-h" || a == "--help") return Action::kHelp;
     if (a == "-V" || a == "--version") return Action::kVersion;
     if (a == "-v") { o.verbose = true; continue; }

@@ -111,6 +111,8 @@ TEST_CASE("bad command lines exit 2 with a message", "[compile]") {
       {{"-i", "g.yaml", "-j", "0"}, "option -j: '0'"},
       {{"-i", "g.yaml", "--frobnicate"}, "unknown option '--frobnicate'"},
       {{"g.yaml"}, "unexpected argument 'g.yaml'"},
+      {{"-i", "a.yaml", "-i", "b.yaml"}, "option '-i' given twice"},
+      {{"-i", "a.yaml", "-o", "a.tsched", "-o", "b.tsched"}, "option '-o' given twice"},
       {{"-i", "g.yaml", "-wt"}, "option '-wt' needs a value"},
       {{"-i", "g.yaml", "-wt", "500"}, "option -wt: '500'"},
       {{"-i", "g.yaml", "-wt", "0us"}, "option -wt: '0us'"},
