@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <fstream>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include <unistd.h>
 
 #include "analysis.hpp"
 #include "outputs.hpp"
+#include "tactus/core/file_io.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
@@ -68,6 +70,7 @@ Result<double> parseNumber(const std::string& option, const std::string& v, doub
 Result<Options> parseArgs(const std::vector<std::string>& args) {
   Options o;
   std::vector<std::string> positional;
+  std::set<std::string> seen;  // value options: a second one is a mistake, not an override
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> Result<std::string> {
@@ -80,6 +83,7 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
     else if (a == "--csv") o.csv = true;
     else if (a == "--wcet-out" || a == "--html" || a == "--trace-out" || a == "--schedule" ||
              a == "--wcet-percentile" || a == "--wcet-margin") {
+      if (!seen.insert(a).second) return fail(ErrorCode::kBadParameter, "option '" + a + "' given twice");
       auto v = value();
       if (!v) return v.error();
       if (a == "--wcet-out") o.wcetOut = *v;
@@ -121,12 +125,7 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
 }
 
 Result<void> writeFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return fail(ErrorCode::kIo, path + ": cannot create file");
-  f << text;
-  f.flush();
-  if (!f) return fail(ErrorCode::kIo, path + ": cannot write file");
-  return {};
+  return writeFileAtomically(path, text, "output file");
 }
 
 int run(const Options& o, std::ostream& out, std::ostream& err) {

@@ -506,6 +506,10 @@ TEST_CASE("tactus-report exit codes: 0 ok, 1 bad input, 2 usage", "[report][cli]
   CHECK(runCommand({log, sched, "--bogus"}, out, err) == 2);
   CHECK(err.find("unknown option '--bogus'") != std::string::npos);
   CHECK(runCommand({log, sched, "--json", "--csv"}, out, err) == 2);
+  CHECK(runCommand({log, sched, "--html", "a.html", "--html", "b.html"}, out, err) == 2);
+  CHECK(err.find("option '--html' given twice") != std::string::npos);
+  CHECK(runCommand({log, sched, "--html", "/"}, out, err) == 1);  // a directory is never replaced
+  CHECK(err.find("html file '/': it is a directory") != std::string::npos);
   CHECK(runCommand({log, sched, "--wcet-percentile", "0"}, out, err) == 2);
   CHECK(runCommand({"--schedule", sched}, out, err) == 2);
   CHECK(runCommand({"/nonexistent.tlog", sched}, out, err) == 1);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "html_assets.hpp"
+#include "tactus/core/file_io.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::view {
@@ -194,13 +195,7 @@ std::string renderHtml(const Schedule& schedule, const Execution* execution, con
 
 Result<void> writeHtml(const std::string& path, const Schedule& schedule, const Execution* execution,
                        const HtmlOptions& options) {
-  const std::string page = renderHtml(schedule, execution, options);
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return fail(ErrorCode::kIo, path + ": cannot create file: " + std::strerror(errno));
-  const bool wrote = std::fwrite(page.data(), 1, page.size(), f) == page.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!wrote || !closed) return fail(ErrorCode::kIo, path + ": cannot write file");
-  return {};
+  return writeFileAtomically(path, renderHtml(schedule, execution, options), "html file");
 }
 
 }  // namespace tactus::view
