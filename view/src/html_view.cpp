@@ -1,7 +1,6 @@
 // Renders a schedule (and optionally executed iterations) as one self-contained HTML page.
 #include "tactus/view/html_view.hpp"
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
