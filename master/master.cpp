@@ -19,18 +19,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <mutex>
-#include <optional>
 #include <ostream>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "tactus/core/event_log.hpp"
+#include "tactus/core/file_io.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/shm_layout.hpp"
@@ -213,17 +210,14 @@ class Run {
   std::atomic<std::uint32_t> finishedHyperepochs_{0};
   std::mutex eventsMutex_;
   std::vector<EventRecord> masterEvents_;
-  std::uint64_t skippedTotal_ = 0;
-  std::mutex skippedMutex_;
+  std::uint64_t contentHash_ = 0;  // of the loaded file, checked by readSchedule
 };
 
 Result<void> Run::load() {
-  std::ifstream in(o_.schedulePath, std::ios::binary);
-  if (!in) return fail(ErrorCode::kIo, o_.schedulePath + ": cannot open the schedule file: " + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  text_ = buffer.str();
-  auto schedule = readSchedule(text_, o_.schedulePath);
+  auto text = readRegularFile(o_.schedulePath, "schedule file", kMaxScheduleFileBytes);
+  if (!text) return text.error();
+  text_ = std::move(*text);
+  auto schedule = readSchedule(text_, o_.schedulePath, &contentHash_);
   if (!schedule) return schedule.error();
   schedule_ = std::move(*schedule);
   VerifyReport report = verifySchedule(schedule_);
@@ -471,8 +465,6 @@ void Run::releaseLoop(std::uint32_t he) {
           iterStart += periods * period;
           skipped = static_cast<std::uint64_t>(periods - 1);
           slot.skipped.fetch_add(skipped);
-          std::lock_guard<std::mutex> lock(skippedMutex_);
-          skippedTotal_ += skipped;
         }
         masterEvent({static_cast<std::uint16_t>(EventKind::kSkipped), 0, he, static_cast<std::uint32_t>(h),
                      static_cast<std::uint32_t>(skipped), nextStart, iterStart});
@@ -562,8 +554,10 @@ int Run::runFrames() {
   }
   publishEnd(SegmentState::kFinished, reason, reason == StopReason::kExitRequested ? stopClient_.load() : kNone, message);
   if (o_.verbose) {
+    std::uint64_t skippedTotal = 0;
+    for (std::uint32_t he = 0; he < schedule_.hyperepochs.size(); ++he) skippedTotal += view_.hyperepoch(he).skipped.load();
     out_ << "tactus-master: " << message << "; " << recordsDrained_ << " events logged, " << droppedTotal_
-         << " dropped, " << skippedTotal_ << " periods skipped\n";
+         << " dropped, " << skippedTotal << " periods skipped\n";
   }
   return kExitOk;
 }
@@ -653,7 +647,7 @@ int Run::execute() {
   header.masterStartTime = ipc::processStartTime(::getpid());
   header.flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) | (o_.noPinning ? shm::kFlagNoPinning : 0u) |
                  (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
-  header.scheduleContentHash = scheduleContentHash(schedule_);
+  header.scheduleContentHash = contentHash_;
   header.scheduleIdentifier = schedule_.identifier;
   view_.writeScheduleText(text_);
   const std::uint64_t limit = o_.iterations == 0 ? std::numeric_limits<std::uint64_t>::max() : o_.iterations;

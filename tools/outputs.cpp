@@ -347,13 +347,8 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
       buf.clear();
     }
   };
-  auto escaped = [](const std::string& x) {
-    std::string o;
-    jsonString(o, x);
-    return o;
-  };
   std::vector<std::string> names(s.runnables.size());
-  for (std::size_t r = 0; r < s.runnables.size(); ++r) names[r] = escaped(qualifiedName(s, static_cast<std::uint32_t>(r)));
+  for (std::size_t r = 0; r < s.runnables.size(); ++r) names[r] = jsonString(qualifiedName(s, static_cast<std::uint32_t>(r)));
   const std::int64_t base = log && a ? a->baseNs : 0;
   buf += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   // Metadata: processes and one thread per resource, named.
@@ -368,7 +363,7 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
       if (s.resources[r].hyperepoch == kNone) continue;
       sep();
       std::snprintf(line, sizeof line, R"({"ph":"M","name":"thread_name","pid":%d,"tid":%zu,"args":{"name":%s}})", pid,
-                    r, escaped(s.resources[r].name).c_str());
+                    r, jsonString(s.resources[r].name).c_str());
       buf += line;
     }
   }

@@ -58,7 +58,6 @@ using shm::StopReason;
 
 constexpr std::int64_t kPollNs = 10'000'000;         // master polling while waiting in init
 constexpr std::int64_t kStartTimeSpinNs = 20'000;    // spin before a StartTime deadline
-constexpr std::int64_t kLeadSliceNs = 10'000'000;      // longest sleep before re-checking for a stop
 
 // A worker about to wait for the very next release of its epoch sleeps until `leadNs` before
 // that release's ideal time (the latest ideal release plus the epoch's period: the next one is
@@ -77,7 +76,7 @@ void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, std::in
   const std::int64_t wake = lastIdeal + periodNs - leadNs;
   for (std::int64_t now = ipc::monotonicNs(); now < wake; now = ipc::monotonicNs()) {
     if (stopped() || epoch.released.load(std::memory_order_acquire) != released) return;
-    ipc::sleepUntilNs(std::min(wake, now + kLeadSliceNs), 0);
+    ipc::sleepUntilNs(std::min(wake, now + ipc::kSleepSliceNs), 0);
   }
   const std::int64_t giveUp = wake + 2 * leadNs;
   while (epoch.released.load(std::memory_order_acquire) == released && ipc::monotonicNs() < giveUp) {
@@ -115,11 +114,6 @@ struct Runtime {
 
 std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
 std::unique_ptr<Runtime> gRuntime;
-
-bool sleepMs(std::int64_t ns) {
-  std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
-  return true;
-}
 
 // Whether the runnable is one a client must register (CPU functions and submitters).
 bool needsRegistration(const RunnableInfo& r) {
@@ -159,7 +153,7 @@ Result<void> attach(Runtime& rt, const InitOptions& options) {
       return fail(ErrorCode::kTimeout, "client '" + rt.name + "': no master for instance '" + rt.instance + "' within " +
                                            std::to_string(options.timeoutMs) + " ms");
     }
-    sleepMs(kPollNs);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
   }
 }
 
@@ -173,10 +167,11 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   if (auto ok = attach(*rt, options); !ok) return ok.error();
   shm::SegmentHeader& h = rt->view.header();
   const std::string origin = ipc::segmentPath(rt->instance);
-  auto schedule = readSchedule(rt->view.scheduleText(), origin);
+  std::uint64_t contentHash = 0;
+  auto schedule = readSchedule(rt->view.scheduleText(), origin, &contentHash);
   if (!schedule) return schedule.error();
   rt->schedule = std::move(*schedule);
-  if (scheduleContentHash(rt->schedule) != h.scheduleContentHash) {
+  if (contentHash != h.scheduleContentHash) {
     return fail(ErrorCode::kIncompatible, origin + ": the published schedule does not match its content hash");
   }
   auto plan = makeRunPlan(rt->schedule);
@@ -553,10 +548,8 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
     ipc::futexWait(rt.workersRunning, running, 5'000'000);
   }
   for (std::thread& t : workers) t.join();
-  RunOutcome outcome = rt.masterDead.load() ? masterDiedOutcome() : awaitEnd(rt);
-  if (rt.masterDead.load() && h.state.load() >= static_cast<std::uint32_t>(SegmentState::kFinished)) {
-    outcome = outcomeFromSegment(rt);  // the master published why before it went
-  }
+  // awaitEnd prefers the master's published reason, even from a master that died after it.
+  RunOutcome outcome = awaitEnd(rt);
   if (rt.masterDead.load() || rt.masterWatch.exited()) {
     // Nothing of the instance may outlive its processes: the dead master cannot remove its
     // segment, so a client that saw it die does, if the name still refers to the segment this

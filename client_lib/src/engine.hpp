@@ -40,8 +40,9 @@ struct EngineTask {
   const RuntimeInfo* info = nullptr;
 };
 
-/// Executes instances of one hardware resource. execute() returns when the instance may be
-/// marked done (an asynchronous engine will instead report completion; see issue 5).
+/// Executes instances of one hardware resource synchronously: execute() returns when the
+/// instance may be marked done. CUDA submitters do not come through here: CudaEngine enqueues
+/// their work and the GPU itself signals the submittee's completion.
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -59,7 +60,8 @@ class CpuEngine final : public Engine {
   const std::vector<Registration>& registrations_;
 };
 
-/// Placeholder for accelerators without an engine yet: completes at once.
+/// For a GPU worker whose submittees were submitted by plain CPU runnables (a client without
+/// CUDA): there is no GPU work to run, so the submittee completes once its predecessors have.
 class NullEngine final : public Engine {
  public:
   void execute(const EngineTask&) override {}

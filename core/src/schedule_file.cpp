@@ -308,7 +308,7 @@ bool kindFromName(std::string_view name, RunnableKind& out) {
 // Record kinds in the order they must appear.
 enum class Section { kClient, kResource, kHyperepoch, kEpoch, kRunnable, kInstance, kTimeline };
 
-Result<Schedule> parse(std::string_view text, const std::string& origin) {
+Result<Schedule> parse(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
   Reader reader(text, origin);
   std::string_view line;
   if (!reader.next(line) || line.substr(0, kMagic.size()) != kMagic)
@@ -361,6 +361,7 @@ Result<Schedule> parse(std::string_view text, const std::string& origin) {
         if (!extra.empty() || !reader.atEnd()) return reader.err("text after the content_hash line");
       }
       sawHash = true;
+      if (contentHash != nullptr) *contentHash = stated;
       break;
     }
     if (!splitRecord(line, rec)) return reader.err("malformed record (fields are key=value separated by one space)");
@@ -489,9 +490,9 @@ std::uint64_t scheduleContentHash(const Schedule& schedule) {
   return hashBytes(kHashSeed, writeBody(schedule));
 }
 
-Result<Schedule> readSchedule(std::string_view text, const std::string& origin) {
+Result<Schedule> readSchedule(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
   try {
-    return parse(text, origin);
+    return parse(text, origin, contentHash);
   } catch (const std::exception& e) {  // std::bad_alloc on absurd input
     return fail(ErrorCode::kParse, origin + ": cannot read schedule: " + e.what());
   }

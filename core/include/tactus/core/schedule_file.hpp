@@ -40,7 +40,9 @@ std::string writeSchedule(const Schedule& schedule);
 /// Reads a schedule file's text; `origin` names it in messages (`drive.tsched:12: ...`).
 /// Checks syntax, record order, the format version and the content hash; index ranges and
 /// scheduling invariants are checked by verifySchedule.
-Result<Schedule> readSchedule(std::string_view text, const std::string& origin);
+/// `contentHash`, when given, receives the checked content hash (no need to rewrite the schedule
+/// to learn it).
+Result<Schedule> readSchedule(std::string_view text, const std::string& origin, std::uint64_t* contentHash = nullptr);
 
 /// The largest schedule file loadScheduleFile reads (a million runnables take about 0.5 GB).
 inline constexpr std::uint64_t kMaxScheduleFileBytes = 8ULL << 30;
