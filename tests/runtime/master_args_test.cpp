@@ -79,6 +79,18 @@ TEST_CASE("tactus-master refuses a repeated -s with exit 2 instead of running th
   std::filesystem::remove_all(dir, ignored);
 }
 
+TEST_CASE("tactus-master refuses a schedule that is not a regular file instead of reading forever", "[master][args]") {
+  const std::string dir = tactus::test::scratchDir("devzero");
+  const std::string out = dir + "/master.out";
+  const pid_t m = tactus::test::spawn(
+      {tactus::test::buildPath("master/tactus-master"), "-s", "/dev/zero", "-D", tactus::test::uniqueInstance("devzero")},
+      out);
+  CHECK(tactus::test::waitFor(m, 10'000) == 2);
+  CHECK(tactus::test::readFile(out).find("schedule file '/dev/zero': not a regular file") != std::string::npos);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
 TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[master][output]") {
   const std::string dir = tactus::test::scratchDir("fullout");
   const std::string full = dir + "/full";
