@@ -183,6 +183,11 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
       }
     }
   }
+  const auto byRunnableFrame = instancesByRunnableFrame(s);
+  auto instanceOf = [&](std::uint32_t runnable, std::uint32_t frame) {
+    if (runnable >= byRunnableFrame.size() || frame >= byRunnableFrame[runnable].size()) return kNone;
+    return byRunnableFrame[runnable][frame];
+  };
   for (std::uint32_t i = 0; i < n; ++i) {
     const RunnableInfo& r = s.runnables[s.instances[i].runnable];
     if (r.client != setup.clientIndex || r.kind != RunnableKind::kSubmitter) continue;
@@ -190,10 +195,7 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
     SubmitPlan p;
     p.submitter = i;
     p.runnable = s.instances[i].runnable;
-    p.submittee = kNone;
-    for (std::uint32_t j = 0; j < n; ++j) {
-      if (s.instances[j].runnable == r.submits && s.instances[j].frame == s.instances[i].frame) p.submittee = j;
-    }
+    p.submittee = instanceOf(r.submits, s.instances[i].frame);
     if (p.submittee == kNone) continue;  // a submitter without a scheduled submittee runs as a plain call
     std::uint32_t streamResource = kNone;
     for (const std::uint32_t res : s.instances[i].resources) {
@@ -226,9 +228,8 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
         pred.kind = Pred::Kind::kDone;
       } else {
         // Same stream: the stream's FIFO order already puts us after it.
-        const std::uint32_t otherSubmitter = s.runnables[other.runnable].submittedBy;
-        for (std::uint32_t j = 0; j < n; ++j) {
-          if (s.instances[j].runnable != otherSubmitter || s.instances[j].frame != other.frame) continue;
+        const std::uint32_t j = instanceOf(s.runnables[other.runnable].submittedBy, other.frame);
+        if (j != kNone) {
           for (const std::uint32_t res : s.instances[j].resources) {
             if (res == streamResource) pred.sameStream = true;
           }

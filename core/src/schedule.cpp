@@ -11,6 +11,17 @@ std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable) {
   return client + "." + r.name;
 }
 
+std::vector<std::vector<std::uint32_t>> instancesByRunnableFrame(const Schedule& schedule) {
+  std::vector<std::vector<std::uint32_t>> table(schedule.runnables.size());
+  for (std::uint32_t i = 0; i < schedule.instances.size(); ++i) {
+    const InstanceInfo& in = schedule.instances[i];
+    auto& frames = table[in.runnable];
+    if (frames.size() <= in.frame) frames.resize(in.frame + 1, kNone);
+    frames[in.frame] = i;
+  }
+  return table;
+}
+
 std::uint32_t instanceHyperepoch(const Schedule& schedule, std::uint32_t instance) {
   if (instance >= schedule.instances.size()) return kNone;
   std::uint32_t runnable = schedule.instances[instance].runnable;

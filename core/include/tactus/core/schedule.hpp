@@ -125,6 +125,11 @@ struct Schedule {
 /// Name used in messages: `Client0.ReadCamera`.
 std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable);
 
+/// For each runnable, its instance per frame ([runnable][frame], kNone where it has none), built
+/// in one pass; for lookups that would otherwise scan all instances. Assumes indices in range
+/// (a verified schedule).
+std::vector<std::vector<std::uint32_t>> instancesByRunnableFrame(const Schedule& schedule);
+
 /// The hyperepoch an instance belongs to.
 std::uint32_t instanceHyperepoch(const Schedule& schedule, std::uint32_t instance);
 
