@@ -147,8 +147,7 @@ std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
 void onStopSignal(int sig) {
   gSignal.store(sig, std::memory_order_relaxed);
   if (auto* word = gAttention.load(std::memory_order_relaxed)) {
-    word->fetch_add(1, std::memory_order_relaxed);
-    ipc::futexWake(*word);
+    ipc::signalWord(*word);
   }
 }
 
@@ -499,8 +498,7 @@ void Run::releaseLoop(std::uint32_t he) {
   if (h > 0 && !waitInstances(hp.instances, h - 1)) return;
   slot.completed.store(h);
   finishedHyperepochs_.fetch_add(1);
-  view_.header().attention.fetch_add(1);
-  ipc::futexWake(view_.header().attention);
+  ipc::signalWord(view_.header().attention);
 }
 
 int Run::runFrames() {

@@ -201,8 +201,7 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   }
   slot.startTime.store(ipc::processStartTime(::getpid()), std::memory_order_relaxed);
   slot.state.store(static_cast<std::uint32_t>(ClientState::kAttached), std::memory_order_release);
-  h.attention.fetch_add(1);
-  ipc::futexWake(h.attention);
+  ipc::signalWord(h.attention);
   rt->registrations.resize(rt->schedule.runnables.size());
   rt->cudaSubmitters.resize(rt->schedule.runnables.size());
   rt->streams.assign(rt->schedule.resources.size(), nullptr);
@@ -213,12 +212,19 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   return {};
 }
 
+// The checks every registration starts with: initialized, CUDA built in (when needed), not yet
+// entered. `what` names the call in messages: `register runnable 'X'`.
+Result<Runtime*> registrationRuntime(const std::string& what, bool needsCuda) {
+  if (!gRuntime) return fail(ErrorCode::kInvalidState, what + ": the client is not initialized");
+  if (needsCuda && !cudaEngineAvailable()) return fail(ErrorCode::kInvalidState, what + ": libtactus was built without CUDA");
+  if (gRuntime->phase != Phase::kAttached) return fail(ErrorCode::kInvalidState, what + ": registration after enterScheduler");
+  return gRuntime.get();
+}
+
 Result<void> registerLocked(const std::string& name, Registration registration) {
-  if (!gRuntime) return fail(ErrorCode::kInvalidState, "register runnable '" + name + "': the client is not initialized");
-  Runtime& rt = *gRuntime;
-  if (rt.phase != Phase::kAttached) {
-    return fail(ErrorCode::kInvalidState, "register runnable '" + name + "': registration after enterScheduler");
-  }
+  auto target = registrationRuntime("register runnable '" + name + "'", false);
+  if (!target) return target.error();
+  Runtime& rt = **target;
   for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
     const RunnableInfo& info = rt.schedule.runnables[r];
     if (info.client != rt.clientIndex || info.name != name || !needsRegistration(info)) continue;
@@ -234,14 +240,9 @@ Result<void> registerLocked(const std::string& name, Registration registration) 
 }
 
 Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterRegistration registration) {
-  if (!gRuntime) return fail(ErrorCode::kInvalidState, "register CUDA submitter '" + name + "': the client is not initialized");
-  if (!cudaEngineAvailable()) {
-    return fail(ErrorCode::kInvalidState, "register CUDA submitter '" + name + "': libtactus was built without CUDA");
-  }
-  Runtime& rt = *gRuntime;
-  if (rt.phase != Phase::kAttached) {
-    return fail(ErrorCode::kInvalidState, "register CUDA submitter '" + name + "': registration after enterScheduler");
-  }
+  auto target = registrationRuntime("register CUDA submitter '" + name + "'", true);
+  if (!target) return target.error();
+  Runtime& rt = **target;
   for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
     const RunnableInfo& info = rt.schedule.runnables[r];
     if (info.client != rt.clientIndex || info.name != name) continue;
@@ -261,14 +262,9 @@ Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterR
 }
 
 Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) {
-  if (!gRuntime) return fail(ErrorCode::kInvalidState, "register CUDA stream '" + name + "': the client is not initialized");
-  if (!cudaEngineAvailable()) {
-    return fail(ErrorCode::kInvalidState, "register CUDA stream '" + name + "': libtactus was built without CUDA");
-  }
-  Runtime& rt = *gRuntime;
-  if (rt.phase != Phase::kAttached) {
-    return fail(ErrorCode::kInvalidState, "register CUDA stream '" + name + "': registration after enterScheduler");
-  }
+  auto target = registrationRuntime("register CUDA stream '" + name + "'", true);
+  if (!target) return target.error();
+  Runtime& rt = **target;
   std::uint32_t found = kNone;
   for (std::uint32_t r = 0; r < rt.schedule.resources.size(); ++r) {
     const ResourceInfo& info = rt.schedule.resources[r];
@@ -481,16 +477,18 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   shm::SegmentHeader& h = rt.view.header();
   shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
   const bool allow = (h.flags & shm::kFlagAllowUnregistered) != 0;
+  // Refuses to enter: the master ends the run and names this client and `runnable`.
+  auto refuse = [&](std::uint32_t runnable, std::string message) -> RunOutcome {
+    slot.missingRunnable.store(runnable, std::memory_order_relaxed);
+    slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
+    ipc::signalWord(h.attention);
+    rt.phase = Phase::kDone;
+    return {RunStatus::kError, "", std::move(message)};
+  };
   for (const std::uint32_t r : requiredRunnables(rt)) {
     if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered || allow) continue;
-    slot.missingRunnable.store(r, std::memory_order_relaxed);
-    slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
-    h.attention.fetch_add(1);
-    ipc::futexWake(h.attention);
-    rt.phase = Phase::kDone;
-    return {RunStatus::kError, "",
-            "runnable '" + qualifiedName(rt.schedule, r) + "' is scheduled for client '" + rt.name +
-                "' but was not registered (or start the master with --allow-unregistered-runnables)"};
+    return refuse(r, "runnable '" + qualifiedName(rt.schedule, r) + "' is scheduled for client '" + rt.name +
+                         "' but was not registered (or start the master with --allow-unregistered-runnables)");
   }
   rt.gpuStats.clear();
   for (std::size_t w = 0; w < rt.plan.workers.size(); ++w) {
@@ -515,19 +513,13 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
       for (std::uint32_t r = 0; r < rt.cudaSubmitters.size(); ++r) {
         if (rt.cudaSubmitters[r].registered) blame = r;
       }
-      slot.missingRunnable.store(blame, std::memory_order_relaxed);
-      slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
-      h.attention.fetch_add(1);
-      ipc::futexWake(h.attention);
-      rt.phase = Phase::kDone;
-      return {RunStatus::kError, "", "client '" + rt.name + "' cannot start its GPU engine: " + ok.error().message};
+      return refuse(blame, "client '" + rt.name + "' cannot start its GPU engine: " + ok.error().message);
     }
     for (auto& stats : rt.gpuStats) stats->overheadNs.assign(gpuOverheadSampleCapacity(), 0);
   }
   rt.phase = Phase::kEntered;
   slot.state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
-  h.attention.fetch_add(1);
-  ipc::futexWake(h.attention);
+  ipc::signalWord(h.attention);
   lock.unlock();  // exitScheduler and runtimeInfo must not wait for the run
 
   std::vector<std::thread> workers;
@@ -654,8 +646,7 @@ void exitScheduler() noexcept {
   auto* attention = client::gAttention.load();
   if (flag == nullptr || attention == nullptr) return;
   flag->store(1, std::memory_order_relaxed);
-  attention->fetch_add(1, std::memory_order_relaxed);
-  ipc::futexWake(*attention);
+  ipc::signalWord(*attention);
 }
 
 Result<RuntimeInfo> runtimeInfo() {
@@ -681,8 +672,7 @@ void shutdown() {
   std::uint32_t state = slot.state.load();
   if (state != static_cast<std::uint32_t>(shm::ClientState::kRefused)) {
     slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kExited), std::memory_order_release);
-    gRuntime->view.header().attention.fetch_add(1);
-    ipc::futexWake(gRuntime->view.header().attention);
+    ipc::signalWord(gRuntime->view.header().attention);
   }
   gRuntime.reset();
 }

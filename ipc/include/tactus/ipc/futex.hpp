@@ -23,4 +23,11 @@ FutexWaitResult futexWait(std::atomic<std::uint32_t>& word, std::uint32_t expect
 /// Wakes up to `count` sleepers on `word`. Async-signal-safe (a single system call).
 void futexWake(std::atomic<std::uint32_t>& word, int count = 0x7fffffff) noexcept;
 
+/// Counts an event on `word` and wakes its sleepers: how a process tells another "look again"
+/// (the master's `attention`). Async-signal-safe.
+inline void signalWord(std::atomic<std::uint32_t>& word) noexcept {
+  word.fetch_add(1, std::memory_order_seq_cst);
+  futexWake(word);
+}
+
 }  // namespace tactus::ipc
