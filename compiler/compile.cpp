@@ -14,6 +14,7 @@
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
 #include "tactus_config.h"

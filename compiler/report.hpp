@@ -73,7 +73,5 @@ std::string reportText(const CompileReport& report);
 /// The report as JSON, keys in a fixed order.
 std::string reportJson(const CompileReport& report);
 
-/// A duration in nanoseconds as short text with a unit: `120.5ms`, `10us`, `0ns`.
-std::string humanDuration(std::int64_t ns);
 
 }  // namespace tactus::compiler

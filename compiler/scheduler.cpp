@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "report.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus::compiler {
 namespace {

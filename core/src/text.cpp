@@ -55,6 +55,39 @@ std::string quoted(std::string_view text, std::size_t maxBytes) {
   return out + "'";
 }
 
+std::string humanDuration(std::int64_t ns) {
+  const bool negative = ns < 0;
+  const std::uint64_t a = negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  const char* unit = "ns";
+  std::uint64_t scale = 1;
+  if (a >= 1000000000ULL) {
+    unit = "s";
+    scale = 1000000000ULL;
+  } else if (a >= 1000000ULL) {
+    unit = "ms";
+    scale = 1000000ULL;
+  } else if (a >= 1000ULL) {
+    unit = "us";
+    scale = 1000ULL;
+  }
+  std::string text = std::to_string(a / scale);
+  std::uint64_t rest = a % scale;
+  if (rest != 0) {
+    // Up to three decimals, trailing zeros dropped: 120.5ms, 33.33ms.
+    std::string frac;
+    std::uint64_t div = scale;
+    for (int i = 0; i < 3 && rest != 0; ++i) {
+      div /= 10;
+      if (div == 0) break;
+      frac += static_cast<char>('0' + rest / div);
+      rest %= div;
+    }
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    if (!frac.empty()) text += "." + frac;
+  }
+  return (negative ? "-" : "") + text + unit;
+}
+
 std::size_t firstNulLine(std::string_view text) {
   const std::size_t nul = text.find('\0');
   if (nul == std::string_view::npos) return 0;

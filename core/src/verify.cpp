@@ -1,6 +1,8 @@
 // The schedule verifier: structure first, then the timing invariants of a static schedule.
 #include "tactus/core/verify.hpp"
 
+#include "tactus/core/text.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -11,14 +13,6 @@ namespace {
 
 constexpr std::size_t kMaxErrors = 50;
 
-std::string ms(std::int64_t ns) {
-  // Durations in messages: exact ns below 1 us, else a short decimal in us or ms.
-  char buf[48];
-  if (ns < 1000) std::snprintf(buf, sizeof buf, "%lldns", static_cast<long long>(ns));
-  else if (ns < 1000000) std::snprintf(buf, sizeof buf, "%.3gus", static_cast<double>(ns) / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.6gms", static_cast<double>(ns) / 1e6);
-  return buf;
-}
 
 class Verifier {
  public:
@@ -102,8 +96,8 @@ class Verifier {
       if (ei.periodNs <= 0) error(what + " has no positive period");
       if (ei.frames == 0) error(what + " has no frames");
       else if (static_cast<__int128>(ei.periodNs) * ei.frames > s_.hyperepochs[ei.hyperepoch].periodNs)
-        error(what + ": " + std::to_string(ei.frames) + " frames of " + ms(ei.periodNs) +
-              " do not fit its hyperepoch's period " + ms(s_.hyperepochs[ei.hyperepoch].periodNs));
+        error(what + ": " + std::to_string(ei.frames) + " frames of " + humanDuration(ei.periodNs) +
+              " do not fit its hyperepoch's period " + humanDuration(s_.hyperepochs[ei.hyperepoch].periodNs));
     }
     if (!report_.ok()) return false;
     for (std::size_t n = 0; n < nN; ++n) {
@@ -179,7 +173,7 @@ class Verifier {
       slot_[in.runnable][in.frame] = static_cast<std::uint32_t>(i);
       if (in.startNs < 0) error(inst(static_cast<std::uint32_t>(i)) + " starts before its hyperepoch");
       if (in.endNs - in.startNs != r.wcetNs)
-        error(inst(static_cast<std::uint32_t>(i)) + " lasts " + ms(in.endNs - in.startNs) + " but its WCET is " + ms(r.wcetNs));
+        error(inst(static_cast<std::uint32_t>(i)) + " lasts " + humanDuration(in.endNs - in.startNs) + " but its WCET is " + humanDuration(r.wcetNs));
       if (in.resources.empty()) { error(inst(static_cast<std::uint32_t>(i)) + " holds no resource"); continue; }
       bool rangeOk = true;
       for (std::size_t k = 0; k < in.resources.size(); ++k) {
@@ -262,8 +256,8 @@ class Verifier {
         if (k > 0 && t.instances[k - 1] < s_.instances.size()) {
           const InstanceInfo& prev = s_.instances[t.instances[k - 1]];
           if (prev.endNs > in.startNs)
-            error("on " + res(t.resource) + ", " + inst(i) + " (" + ms(in.startNs) + ".." + ms(in.endNs) +
-                  ") overlaps or precedes " + inst(t.instances[k - 1]) + " (" + ms(prev.startNs) + ".." + ms(prev.endNs) + ")");
+            error("on " + res(t.resource) + ", " + inst(i) + " (" + humanDuration(in.startNs) + ".." + humanDuration(in.endNs) +
+                  ") overlaps or precedes " + inst(t.instances[k - 1]) + " (" + humanDuration(prev.startNs) + ".." + humanDuration(prev.endNs) + ")");
         }
       }
     }
@@ -281,25 +275,25 @@ class Verifier {
       std::int64_t release = e.periodNs * in.frame;
       std::string what = inst(static_cast<std::uint32_t>(i));
       if (in.startNs < release + r.startTimeNs)
-        error(what + " starts at " + ms(in.startNs) + ", before its release + StartTime " + ms(release + r.startTimeNs));
+        error(what + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " + humanDuration(release + r.startTimeNs));
       for (std::uint32_t d : in.dependencies)
         if (in.startNs < s_.instances[d].endNs)
-          error(what + " starts at " + ms(in.startNs) + " before its dependency " + inst(d) + " ends at " + ms(s_.instances[d].endNs));
+          error(what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) + " ends at " + humanDuration(s_.instances[d].endNs));
       if (in.endNs > release + e.periodNs) {
         // The last frame's boundary is the next hyperepoch iteration: crossing it is overlength.
-        std::string msg = what + " ends at " + ms(in.endNs) + ", after epoch '" + e.name +
-                          "' releases its next frame at " + ms(release + e.periodNs);
+        std::string msg = what + " ends at " + humanDuration(in.endNs) + ", after epoch '" + e.name +
+                          "' releases its next frame at " + humanDuration(release + e.periodNs);
         if (opt_.allowOverlength && in.frame + 1 == e.frames) warning(msg);
         else error(msg);
       }
       if (r.deadlineNs != kNoDuration && in.endNs > release + r.deadlineNs)
-        warning(what + " misses its deadline: ends at " + ms(in.endNs - release) + " after its release, deadline " + ms(r.deadlineNs));
+        warning(what + " misses its deadline: ends at " + humanDuration(in.endNs - release) + " after its release, deadline " + humanDuration(r.deadlineNs));
       length[e.hyperepoch] = std::max(length[e.hyperepoch], in.endNs);
     }
     for (std::size_t h = 0; h < s_.hyperepochs.size(); ++h) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
       if (length[h] > hi.periodNs) {
-        std::string msg = "hyperepoch '" + hi.name + "': schedule length " + ms(length[h]) + " exceeds its period " + ms(hi.periodNs);
+        std::string msg = "hyperepoch '" + hi.name + "': schedule length " + humanDuration(length[h]) + " exceeds its period " + humanDuration(hi.periodNs);
         if (opt_.allowOverlength) warning(msg);
         else error(msg);
       }

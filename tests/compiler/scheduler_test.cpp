@@ -10,6 +10,7 @@
 #include "graph.hpp"
 #include "report.hpp"
 #include "scheduler.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/core/verify.hpp"
 
 using namespace tactus;

@@ -117,3 +117,13 @@ TEST_CASE("jsonString escapes what JSON and an HTML script element need", "[text
   CHECK(quoted(std::string_view("a\0b", 3)) == "'a\\x00b'");
   CHECK(quoted("abcdef", 3) == "'abc...'");
 }
+
+TEST_CASE("humanDuration writes exact short durations with units", "[text]") {
+  CHECK(humanDuration(0) == "0ns");
+  CHECK(humanDuration(999) == "999ns");
+  CHECK(humanDuration(10'000) == "10us");
+  CHECK(humanDuration(120'500'000) == "120.5ms");
+  CHECK(humanDuration(33'330'000) == "33.33ms");
+  CHECK(humanDuration(2'000'000'000) == "2s");
+  CHECK(humanDuration(-1'500) == "-1.5us");
+}

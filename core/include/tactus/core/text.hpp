@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,10 @@ std::string jsonString(std::string_view s);
 /// Quotes text for an error message: in single quotes, cut after `maxBytes` bytes with `...`,
 /// control bytes written as \xNN so binary junk cannot garble a terminal.
 std::string quoted(std::string_view text, std::size_t maxBytes = 60);
+
+/// A duration in nanoseconds as short text with a unit, exact to three decimals with trailing
+/// zeros dropped: `120.5ms`, `33.33ms`, `10us`, `0ns`.
+std::string humanDuration(std::int64_t ns);
 
 /// The 1-based line of the first NUL byte in `text`, or 0 when it has none. Text formats refuse
 /// NUL: it marks binary input, and parsers would report the bytes after it wrongly.
