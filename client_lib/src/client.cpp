@@ -60,20 +60,25 @@ constexpr std::int64_t kPollNs = 10'000'000;         // master polling while wai
 constexpr std::int64_t kStartTimeSpinNs = 20'000;    // spin before a StartTime deadline
 
 // A worker about to wait for the very next release of its epoch sleeps until `leadNs` before
-// that release's ideal time (the latest ideal release plus the epoch's period: the next one is
-// never earlier), then polls for it, yielding the core between polls: the master's futex
-// wake-up would otherwise cost tens of microseconds at every frame, and a plain spin would keep
-// a master that shares this core from releasing. Gives up (the caller's wait takes over) after
-// twice the lead. Does nothing for the first frame, when released already, or with lead 0.
+// that release's ideal time, then polls for it, yielding the core between polls: the master's
+// futex wake-up would otherwise cost tens of microseconds at every frame, and a plain spin would
+// keep a master that shares this core from releasing. The next ideal release follows from the
+// latest one: a period later within the iteration, or the next iteration's start for frame 0
+// (the master never releases earlier; after an overrun it may release later, and then the
+// caller's wait takes over). Gives up after twice the lead. Does nothing for the first frame,
+// when released already, or with lead 0.
 template <typename Stopped>
-void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, std::int64_t periodNs, std::int64_t leadNs,
-                      Stopped&& stopped) {
+void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, const EpochInfo& info,
+                      std::int64_t hyperPeriodNs, std::uint32_t frame, std::int64_t leadNs, Stopped&& stopped) {
   if (leadNs <= 0) return;
   const std::uint32_t released = epoch.released.load(std::memory_order_acquire);
   if (released + 1 != target) return;  // released already, or more than one release away
   const std::int64_t lastIdeal = epoch.releaseNs.load(std::memory_order_relaxed);
   if (lastIdeal <= 0) return;
-  const std::int64_t wake = lastIdeal + periodNs - leadNs;
+  const std::int64_t frames = std::max<std::uint32_t>(1, info.frames);
+  const std::int64_t next = frame > 0 ? lastIdeal + info.periodNs
+                                      : lastIdeal - (frames - 1) * info.periodNs + hyperPeriodNs;
+  const std::int64_t wake = next - leadNs;
   for (std::int64_t now = ipc::monotonicNs(); now < wake; now = ipc::monotonicNs()) {
     if (stopped() || epoch.released.load(std::memory_order_acquire) != released) return;
     ipc::sleepUntilNs(std::min(wake, now + ipc::kSleepSliceNs), 0);
@@ -398,7 +403,8 @@ void runWorker(Runtime& rt, std::uint32_t w) {
       shm::EpochSlot& epoch = view.epoch(e);
       const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
       auto stopped = [&] { return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed); };
-      awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[e].periodNs, releaseLeadNs, stopped);
+      awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[e], rt.schedule.hyperepochs[wp.hyperepoch].periodNs,
+                       inst.frame, releaseLeadNs, stopped);
       if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped) !=
           ipc::WaitOutcome::kReached) {
         return;  // stopped at this iteration, or the run was aborted
