@@ -18,7 +18,9 @@
 // per candidate set the load with release dates and tails, where resources still busy enter
 // by a water level (the unplaced work fills the resources from when each is free); at the
 // root, energetic reasoning over intervals [t1, t2) for m identical resources, bisected on the
-// length; and the best length once the whole tree is exhausted. All are rounded up to the gcd
+// length; at inner nodes with few instances left, the same reasoning against the incumbent
+// (windows from the current earliest starts, busy resources as fixed work); and the best
+// length once the whole tree is exhausted. All are rounded up to the gcd
 // of WCETs and releases (left-shifted schedules start and end on that grain).
 #pragma once
 
