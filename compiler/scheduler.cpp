@@ -704,6 +704,42 @@ struct Incumbent {
 };
 
 // A partial schedule with undo, the bounds on its completions, and the depth-first search.
+// A job for energetic reasoning: (release, due, work) on one set of identical resources.
+using EnergyJob = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+
+// Energetic reasoning: false when a job cannot fit its window, or when some interval [t1, t2)
+// must hold more work than the m resources offer, m (t2 - t1). Only the bounds of windows need
+// checking as t1 and t2. `t1s`, `t2s` are scratch buffers.
+bool energyFits(const std::vector<EnergyJob>& jobs, std::int64_t m, std::vector<std::int64_t>& t1s,
+                std::vector<std::int64_t>& t2s) {
+  t1s.clear();
+  t2s.clear();
+  for (const auto& [r, d, p] : jobs) {
+    if (r + p > d) return false;
+    t1s.push_back(r);
+    t1s.push_back(d - p);
+    t2s.push_back(d);
+    t2s.push_back(r + p);
+  }
+  std::sort(t1s.begin(), t1s.end());
+  t1s.erase(std::unique(t1s.begin(), t1s.end()), t1s.end());
+  std::sort(t2s.begin(), t2s.end());
+  t2s.erase(std::unique(t2s.begin(), t2s.end()), t2s.end());
+  for (std::int64_t t1 : t1s) {
+    for (std::int64_t t2 : t2s) {
+      if (t2 <= t1) continue;
+      const std::int64_t cap = m * (t2 - t1);
+      std::int64_t energy = 0;
+      for (const auto& [r, d, p] : jobs) {
+        const std::int64_t e = std::min({p, t2 - t1, r + p - t1, t2 - d + p});
+        if (e > 0) energy += e;
+        if (energy > cap) return false;
+      }
+    }
+  }
+  return true;
+}
+
 class SearchState {
  public:
   explicit SearchState(const SProblem& sp)
@@ -821,32 +857,7 @@ class SearchState {
         const std::int64_t a = std::max(maxEnd_[r], sLast_);
         if (a > sLast_) jobs_.push_back({sLast_, a, a - sLast_});
       }
-      t1s_.clear();
-      t2s_.clear();
-      for (const auto& [r, d, p] : jobs_) {
-        if (r + p > d) return true;
-        t1s_.push_back(r);
-        t1s_.push_back(d - p);
-        t2s_.push_back(d);
-        t2s_.push_back(r + p);
-      }
-      std::sort(t1s_.begin(), t1s_.end());
-      t1s_.erase(std::unique(t1s_.begin(), t1s_.end()), t1s_.end());
-      std::sort(t2s_.begin(), t2s_.end());
-      t2s_.erase(std::unique(t2s_.begin(), t2s_.end()), t2s_.end());
-      const auto m = static_cast<std::int64_t>(sp_.loadSets[k].size());
-      for (std::int64_t t1 : t1s_) {
-        for (std::int64_t t2 : t2s_) {
-          if (t2 <= t1) continue;
-          const std::int64_t cap = m * (t2 - t1);
-          std::int64_t energy = 0;
-          for (const auto& [r, d, p] : jobs_) {
-            const std::int64_t e = std::min({p, t2 - t1, r + p - t1, t2 - d + p});
-            if (e > 0) energy += e;
-          }
-          if (energy > cap) return true;
-        }
-      }
+      if (!energyFits(jobs_, static_cast<std::int64_t>(sp_.loadSets[k].size()), t1s_, t2s_)) return true;
     }
     return false;
   }
@@ -1063,7 +1074,7 @@ class SearchState {
   std::vector<std::uint32_t> items_;
   std::vector<std::int64_t> avail_, prefix_;
   std::vector<std::pair<std::int64_t, std::int64_t>> tails_;
-  std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>> jobs_;  // (release, due, work)
+  std::vector<EnergyJob> jobs_;  // scratch for energeticCut
   std::vector<std::int64_t> t1s_, t2s_;
   std::vector<std::vector<std::vector<std::uint32_t>>> reqOpts_;
   std::vector<std::size_t> odo_;
@@ -1158,39 +1169,16 @@ void strengthenHeadsTails(SProblem& sp) {
 }
 
 // Energetic reasoning on one candidate set of m resources for a schedule length C: each
-// instance runs inside [head, C - tail); over every interval [t1, t2), the part of each
-// instance that must fall inside it cannot exceed m (t2 - t1). False: no schedule of length C.
+// instance runs inside [head, C - tail). False: no schedule of length C.
 bool energeticFeasible(const SProblem& sp, const std::vector<std::uint32_t>& nodes, std::int64_t m, std::int64_t C,
-                       std::vector<std::int64_t>& t1s, std::vector<std::int64_t>& t2s) {
-  t1s.clear();
-  t2s.clear();
+                       std::vector<EnergyJob>& jobs, std::vector<std::int64_t>& t1s, std::vector<std::int64_t>& t2s) {
+  jobs.clear();
   for (std::uint32_t i : nodes) {
     const std::int64_t r = sp.head[i], d = C - sp.tail[i], p = sp.p[i];
     if (r + p > d) return false;
-    if (p == 0) continue;
-    t1s.push_back(r);
-    t1s.push_back(d - p);
-    t2s.push_back(d);
-    t2s.push_back(r + p);
+    if (p != 0) jobs.push_back({r, d, p});
   }
-  std::sort(t1s.begin(), t1s.end());
-  t1s.erase(std::unique(t1s.begin(), t1s.end()), t1s.end());
-  std::sort(t2s.begin(), t2s.end());
-  t2s.erase(std::unique(t2s.begin(), t2s.end()), t2s.end());
-  for (std::int64_t t1 : t1s) {
-    for (std::int64_t t2 : t2s) {
-      if (t2 <= t1) continue;
-      const std::int64_t cap = m * (t2 - t1);
-      std::int64_t energy = 0;
-      for (std::uint32_t i : nodes) {
-        const std::int64_t r = sp.head[i], d = C - sp.tail[i], p = sp.p[i];
-        const std::int64_t e = std::min({p, t2 - t1, r + p - t1, t2 - d + p});
-        if (e > 0) energy += e;
-        if (energy > cap) return false;
-      }
-    }
-  }
-  return true;
+  return energyFits(jobs, m, t1s, t2s);
 }
 
 // The best lower bound on the length of every schedule of the hyperepoch, at the root: the
@@ -1200,6 +1188,7 @@ bool energeticFeasible(const SProblem& sp, const std::vector<std::uint32_t>& nod
 std::int64_t rootLowerBound(const SProblem& sp, std::int64_t upperNs) {
   SearchState root(sp);
   std::int64_t lb = root.bound().lengthNs;
+  std::vector<EnergyJob> jobs;
   std::vector<std::int64_t> t1s, t2s;
   for (std::size_t k = 0; k < sp.loadSets.size(); ++k) {
     const auto& nodes = sp.loadSetNodes[k];
@@ -1209,7 +1198,7 @@ std::int64_t rootLowerBound(const SProblem& sp, std::int64_t upperNs) {
     std::int64_t lo = lb / sp.grain, hi = upperNs / sp.grain;
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo) / 2;
-      if (energeticFeasible(sp, nodes, m, mid * sp.grain, t1s, t2s)) hi = mid;
+      if (energeticFeasible(sp, nodes, m, mid * sp.grain, jobs, t1s, t2s)) hi = mid;
       else lo = mid + 1;
     }
     lb = std::max(lb, lo * sp.grain);
