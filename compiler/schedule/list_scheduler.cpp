@@ -1,0 +1,297 @@
+// The priority list scheduler (insertion into idle gaps, or Graham's time-driven list scheduling).
+#include "schedule/list_scheduler.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <utility>
+
+namespace tactus::compiler::schedule {
+namespace {
+
+// Ready-list entry: smaller compares first.
+struct ReadyKey {
+  std::int64_t key1;
+  std::int64_t key2;
+  std::uint32_t priority;
+  std::uint32_t frame;
+  std::uint32_t runnable;
+  std::uint32_t node;
+  bool operator>(const ReadyKey& o) const {
+    return std::tie(key1, key2, priority, frame, runnable, node) >
+           std::tie(o.key1, o.key2, o.priority, o.frame, o.runnable, o.node);
+  }
+  bool operator<(const ReadyKey& o) const { return o > *this; }
+};
+
+
+// Runs the list scheduler with one rule over one hyperepoch's instances.
+class ListScheduler {
+ public:
+  ListScheduler(const Problem& pb, Rule rule, std::vector<FreeTime>& free)
+      : pb_(pb), g_(*pb.graph), rule_(rule), free_(free) {
+    at_.placements.resize(pb.nodes.size());
+    waiting_.resize(pb.nodes.size());
+    if (rule_.timed) {
+      busyUntil_.assign(free.size(), 0);
+      for (std::uint32_t r : pb.runnables) {
+        const auto& reqs = *(*pb.requests)[r];
+        if (!reqs.empty()) hardware_.insert(hardware_.end(), reqs[0].candidates.begin(), reqs[0].candidates.end());
+      }
+      std::sort(hardware_.begin(), hardware_.end());
+      hardware_.erase(std::unique(hardware_.begin(), hardware_.end()), hardware_.end());
+    }
+  }
+
+  Attempt run() {
+    for (std::uint32_t n = 0; n < pb_.nodes.size(); ++n) {
+      waiting_[n] = static_cast<std::uint32_t>(pb_.localDeps[pb_.nodes[n].local].size());
+      if (waiting_[n] == 0) becomeReady(n);
+    }
+    if (rule_.timed) {
+      runTimed();
+    } else {
+      while (!ready_.empty()) {
+        const std::uint32_t n = ready_.top().node;
+        ready_.pop();
+        Choice c = choose(n, earliest(n));
+        place(n, c);
+      }
+    }
+    return std::move(at_);
+  }
+
+ private:
+  struct Choice {
+    std::int64_t start = 0;
+    std::vector<std::uint32_t> resources;  // hardware first, then software, then the stream
+  };
+
+  ReadyKey keyOf(std::uint32_t n) const {
+    const Node& nd = pb_.nodes[n];
+    ReadyKey k{};
+    const std::int64_t ls = nd.frameNs + pb_.latestStart[nd.local];
+    if (rule_.keyOverride != nullptr) {
+      k.key1 = (*rule_.keyOverride)[n];
+      k.key2 = ls;
+    } else switch (rule_.key) {
+      case 1: k.key1 = ls - pb_.topLevel[nd.local]; k.key2 = ls; break;
+      case 2: k.key1 = ls; k.key2 = -pb_.succCount[nd.local]; break;
+      default: k.key1 = ls; k.key2 = 0; break;
+    }
+    k.priority = g_.runnables[nd.runnable].priority;
+    k.frame = nd.frame;
+    k.runnable = nd.runnable;
+    k.node = n;
+    return k;
+  }
+
+  void becomeReady(std::uint32_t n) {
+    if (rule_.timed) {
+      pending_.emplace(earliest(n), n);
+    } else {
+      ready_.push(keyOf(n));
+    }
+  }
+
+  // Release + StartTime, and the end of every dependency (all placed by now).
+  std::int64_t earliest(std::uint32_t n) const {
+    const Node& nd = pb_.nodes[n];
+    std::int64_t t = nd.releaseNs;
+    for (std::uint32_t d : pb_.localDeps[nd.local]) {
+      t = std::max(t, at_.placements[pb_.nodeOf(d, nd.frame)].endNs);
+    }
+    return t;
+  }
+
+  // Resource choice: requests with one candidate (and a submittee's stream) are fixed first,
+  // then each open request takes the candidate giving the earliest common start.
+  Choice choose(std::uint32_t n, std::int64_t t) {
+    const Node& nd = pb_.nodes[n];
+    const GraphRunnable& gr = g_.runnables[nd.runnable];
+    const std::int64_t w = (*pb_.wcet)[nd.runnable];
+    const auto& reqs = *(*pb_.requests)[nd.runnable];
+    chosen_.assign(reqs.size(), kNone);
+    fixed_.clear();
+    std::uint32_t stream = kNone;
+    if (gr.kind == RunnableKind::kSubmittee && pb_.localSubmitter[nd.local] != kNone) {
+      const Placement& sp = at_.placements[pb_.nodeOf(pb_.localSubmitter[nd.local], nd.frame)];
+      for (std::uint32_t r : sp.resources) {
+        if (g_.resources[r].kind == ResourceKind::kCudaStream) {
+          stream = r;
+          break;
+        }
+      }
+      if (stream != kNone) fixed_.push_back(stream);
+    }
+    auto allowed = [&](std::size_t q, std::uint32_t c) {
+      if (std::find(fixed_.begin(), fixed_.end(), c) != fixed_.end()) return false;
+      // A submittee runs on the device its submitter's stream maps to.
+      if (stream != kNone && q == 0 && g_.resources[c].kind == ResourceKind::kGpu) {
+        return g_.resources[stream].device == c;
+      }
+      return true;
+    };
+    for (std::size_t q = 0; q < reqs.size(); ++q) {
+      std::uint32_t only = kNone;
+      std::size_t count = 0;
+      for (std::uint32_t c : reqs[q].candidates) {
+        if (allowed(q, c)) {
+          ++count;
+          only = c;
+        }
+      }
+      if (count == 1) {
+        chosen_[q] = only;
+        fixed_.push_back(only);
+      }
+    }
+    std::int64_t s = commonFit(free_, fixed_, t, w);
+    for (std::size_t q = 0; q < reqs.size(); ++q) {
+      if (chosen_[q] != kNone) continue;
+      std::int64_t best = kInfinity;
+      std::int64_t bestGap = -1;
+      std::uint32_t bestC = kNone;
+      for (std::uint32_t c : reqs[q].candidates) {
+        if (!allowed(q, c)) continue;
+        fixed_.push_back(c);
+        const std::int64_t sc = commonFit(free_, fixed_, s, w);
+        fixed_.pop_back();
+        std::int64_t gapStart = 0;
+        free_[c].fit(sc, w, &gapStart);
+        // Earliest start; on a tie the tightest fit (the gap that opened last), then the index.
+        if (sc < best || (sc == best && gapStart > bestGap)) {
+          best = sc;
+          bestGap = gapStart;
+          bestC = c;
+        }
+      }
+      if (bestC == kNone) continue;  // no candidate left; the verifier reports the instance
+      chosen_[q] = bestC;
+      fixed_.push_back(bestC);
+      s = best;
+    }
+    Choice c;
+    c.start = commonFit(free_, fixed_, s, w);
+    for (std::uint32_t r : chosen_) {
+      if (r != kNone) c.resources.push_back(r);
+    }
+    if (stream != kNone) c.resources.push_back(stream);
+    return c;
+  }
+
+  void place(std::uint32_t n, Choice& c) {
+    const Node& nd = pb_.nodes[n];
+    const std::int64_t w = (*pb_.wcet)[nd.runnable];
+    Placement& pl = at_.placements[n];
+    pl.startNs = c.start;
+    pl.endNs = c.start + w;
+    pl.seq = seq_++;
+    pl.resources = std::move(c.resources);
+    for (std::uint32_t r : pl.resources) free_[r].reserve(pl.startNs, w);
+    at_.lengthNs = std::max(at_.lengthNs, pl.endNs);
+    if (pl.endNs > nd.boundaryNs) ++at_.boundaryMisses;
+    const std::int64_t dl = pb_.localDeadline[nd.local];
+    if (dl != kNoDuration && pl.endNs > nd.frameNs + dl) ++at_.deadlineMisses;
+    if (rule_.timed) {
+      ends_.push(pl.endNs);
+      for (std::uint32_t r : pl.resources) busyUntil_[r] = std::max(busyUntil_[r], pl.endNs);
+    }
+    for (std::uint32_t sl : pb_.localSuccs[nd.local]) {
+      const std::uint32_t m = pb_.nodeOf(sl, nd.frame);
+      if (--waiting_[m] == 0) becomeReady(m);
+    }
+  }
+
+  // Time-driven: at each event time, start the available instances in priority order where
+  // their resources are free now; then move to the next end or release.
+  void runTimed() {
+    std::set<ReadyKey, std::less<>> available;
+    std::int64_t now = 0;
+    std::size_t placed = 0;
+    while (placed < pb_.nodes.size()) {
+      while (!pending_.empty() && pending_.top().first <= now) {
+        available.insert(keyOf(pending_.top().second));
+        pending_.pop();
+      }
+      bool progress = false;
+      // In time-driven mode nothing is placed after `now`, so a resource is free now exactly
+      // when its last instance has ended: a cheap filter before the exact choice, and the scan
+      // ends once every hardware resource is busy.
+      auto freeNow = [&](std::uint32_t r) { return busyUntil_[r] <= now; };
+      auto anyHardwareFree = [&] {
+        return std::any_of(hardware_.begin(), hardware_.end(), freeNow);
+      };
+      for (auto it = available.begin(); it != available.end();) {
+        if (!anyHardwareFree()) break;
+        const std::uint32_t n = it->node;
+        bool possible = true;
+        for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
+          if (std::none_of(q.candidates.begin(), q.candidates.end(), freeNow)) {
+            possible = false;
+            break;
+          }
+        }
+        if (!possible) {
+          ++it;
+          continue;
+        }
+        Choice c = choose(n, now);
+        if (c.start != now) {
+          ++it;
+          continue;
+        }
+        it = available.erase(it);
+        place(n, c);
+        ++placed;
+        progress = true;
+        // Zero-length instances may make successors available at this very time.
+        if (!pending_.empty() && pending_.top().first <= now) break;
+      }
+      if (progress) continue;
+      std::int64_t next = kInfinity;
+      while (!ends_.empty() && ends_.top() <= now) ends_.pop();
+      if (!ends_.empty()) next = ends_.top();
+      if (!pending_.empty()) next = std::min(next, pending_.top().first);
+      if (next == kInfinity) {
+        // Nothing runs and nothing is pending: what is left can never start at `now`; place it
+        // at its earliest (cannot happen with free resources, kept as a guard against hangs).
+        for (const ReadyKey& k : available) {
+          Choice c = choose(k.node, now);
+          place(k.node, c);
+          ++placed;
+        }
+        available.clear();
+        if (placed < pb_.nodes.size() && pending_.empty()) break;
+        continue;
+      }
+      now = next;
+    }
+  }
+
+  const Problem& pb_;
+  const Graph& g_;
+  Rule rule_;
+  std::vector<FreeTime>& free_;
+  Attempt at_;
+  std::vector<std::uint32_t> waiting_;
+  std::priority_queue<ReadyKey, std::vector<ReadyKey>, std::greater<ReadyKey>> ready_;
+  using Pending = std::pair<std::int64_t, std::uint32_t>;
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
+  std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
+  std::vector<std::uint32_t> chosen_;
+  std::vector<std::uint32_t> fixed_;
+  std::vector<std::int64_t> busyUntil_;   // time-driven: end of the last instance per resource
+  std::vector<std::uint32_t> hardware_;   // time-driven: every hardware candidate
+  std::uint64_t seq_ = 0;
+};
+
+}  // namespace
+
+Attempt listSchedule(const Problem& pb, const Rule& rule, std::vector<FreeTime>& free) {
+  return ListScheduler(pb, rule, free).run();
+}
+
+}  // namespace tactus::compiler::schedule

@@ -1,0 +1,34 @@
+// The priority list scheduler: places one hyperepoch's instances, most urgent first, at their
+// earliest start on every requested resource (insertion into idle gaps, or time-driven).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "schedule/free_time.hpp"
+#include "schedule/problem.hpp"
+
+namespace tactus::compiler::schedule {
+
+/// Up to this many instances per hyperepoch the time-driven rules are tried as well.
+inline constexpr std::size_t kTimedRuleLimit = 20000;
+
+/// One priority rule: how the ready list is ordered, and whether instances are inserted into
+/// the earliest gap (list order = placement order) or started as time advances (Graham's list
+/// scheduling: at each event time the most urgent instance that can start now starts).
+struct Rule {
+  int key = 0;          // 0 latest start (b-level); 1 minus top level (longest path through);
+                        // 2 latest start, then most successors
+  bool timed = false;   // false: insertion; true: time-driven
+  // When set, replaces the first key per instance (perturbed priorities of the improvement
+  // search for large hyperepochs); the latest start stays the second key.
+  const std::vector<std::int64_t>* keyOverride = nullptr;
+};
+
+/// Runs the list scheduler with `rule` over the instances of `pb`. `free` holds the free time
+/// of every resource of the graph (those the hyperepoch touches reset by the caller); the
+/// placements are reserved in it.
+Attempt listSchedule(const Problem& pb, const Rule& rule, std::vector<FreeTime>& free);
+
+}  // namespace tactus::compiler::schedule

@@ -1,0 +1,232 @@
+// The problem model of one hyperepoch: building it from the graph, and its levels.
+#include "schedule/problem.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace tactus::compiler::schedule {
+
+Score scoreOf(const Attempt& a, std::int64_t periodNs) {
+  return {a.boundaryMisses, a.lengthNs > periodNs ? 1 : 0, a.deadlineMisses, a.lengthNs};
+}
+
+Result<void> checkGraph(const Graph& g) {
+  auto bad = [](std::string m) { return fail(ErrorCode::kBadParameter, std::move(m)); };
+  for (std::size_t e = 0; e < g.epochs.size(); ++e) {
+    if (g.epochs[e].hyperepoch >= g.hyperepochs.size()) {
+      return bad("epoch '" + g.epochs[e].name + "' names an unknown hyperepoch");
+    }
+    if (g.epochs[e].periodNs <= 0) return bad("epoch '" + g.epochs[e].name + "' has no period");
+  }
+  for (const auto& h : g.hyperepochs) {
+    for (std::uint32_t e : h.epochs) {
+      if (e >= g.epochs.size()) return bad("hyperepoch '" + h.name + "' names an unknown epoch");
+    }
+  }
+  const auto n = g.runnables.size();
+  for (const auto& r : g.runnables) {
+    const std::string who = "runnable '" + r.name + "'";
+    if (r.epoch >= g.epochs.size()) return bad(who + " has an unknown epoch");
+    if (r.client >= g.clients.size() && !g.clients.empty()) return bad(who + " has an unknown client");
+    if (r.wcetNs < 0 || r.startTimeNs < 0) return bad(who + " has a negative duration");
+    for (std::uint32_t d : r.dependencies) {
+      if (d >= n) return bad(who + " depends on an unknown runnable");
+    }
+    for (const auto& q : r.resources) {
+      for (std::uint32_t c : q.candidates) {
+        if (c >= g.resources.size()) return bad(who + " requests an unknown resource");
+      }
+    }
+    if ((r.submits != kNone && r.submits >= n) || (r.submittedBy != kNone && r.submittedBy >= n) ||
+        (r.aliasGroup != kNone && r.aliasGroup >= n)) {
+      return bad(who + " names an unknown runnable");
+    }
+    for (std::uint32_t m : r.steps) {
+      if (m != kNone && m >= n) return bad(who + " has an unknown round-robin step");
+    }
+  }
+  for (const auto& res : g.resources) {
+    if (res.kind == ResourceKind::kCudaStream && res.device != kNone && res.device >= g.resources.size()) {
+      return bad("stream '" + res.name + "' maps to an unknown device");
+    }
+  }
+  return {};
+}
+
+GraphModel modelGraph(const Graph& g) {
+  GraphModel model;
+  model.graph = &g;
+
+  // Round-robin groups: the slot takes the group's WCET and requests, or when the parser left
+  // them empty, the longest member's WCET and the first member's requests.
+  const std::size_t n = g.runnables.size();
+  std::vector<std::int64_t>& wcet = model.wcet;
+  std::vector<const std::vector<ResourceRequest>*>& requests = model.requests;
+  wcet.resize(n);
+  requests.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const GraphRunnable& r = g.runnables[i];
+    wcet[i] = r.wcetNs;
+    requests[i] = &r.resources;
+    if (r.kind == RunnableKind::kAliasGroup) {
+      std::int64_t longest = 0;
+      for (std::uint32_t m : r.steps) {
+        if (m == kNone) continue;
+        longest = std::max(longest, g.runnables[m].wcetNs);
+        if (requests[i]->empty()) requests[i] = &g.runnables[m].resources;
+      }
+      wcet[i] = std::max(wcet[i], longest);
+    }
+  }
+
+  // Scheduled runnables per epoch (round-robin members run inside their group's slot).
+  model.epochRunnables.resize(g.epochs.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (g.runnables[i].aliasGroup == kNone) model.epochRunnables[g.runnables[i].epoch].push_back(i);
+  }
+  return model;
+}
+
+Result<Problem> buildProblem(const GraphModel& model, std::uint32_t h, std::vector<std::uint32_t>& localOf) {
+  const Graph& g = *model.graph;
+  auto scheduledAs = [&](std::uint32_t r) {
+    return g.runnables[r].aliasGroup != kNone ? g.runnables[r].aliasGroup : r;
+  };
+  const HyperepochInfo& he = g.hyperepochs[h];
+  Problem pb;
+  pb.graph = &g;
+  pb.wcet = &model.wcet;
+  pb.requests = &model.requests;
+  std::vector<std::uint32_t> epochsHere = he.epochs;
+  std::sort(epochsHere.begin(), epochsHere.end());
+  epochsHere.erase(std::unique(epochsHere.begin(), epochsHere.end()), epochsHere.end());
+
+  // Local runnables and their unrolled instances: epoch by epoch, frame-major.
+  for (std::uint32_t e : epochsHere) {
+    const EpochInfo& ep = g.epochs[e];
+    const auto& rs = model.epochRunnables[e];
+    const auto base = static_cast<std::uint32_t>(pb.nodes.size());
+    for (std::size_t j = 0; j < rs.size(); ++j) {
+      localOf[rs[j]] = static_cast<std::uint32_t>(pb.runnables.size());
+      pb.runnables.push_back(rs[j]);
+      pb.nodeBase.push_back(base + static_cast<std::uint32_t>(j));
+      pb.nodeStride.push_back(static_cast<std::uint32_t>(rs.size()));
+    }
+    for (std::uint32_t k = 0; k < ep.frames; ++k) {
+      for (std::uint32_t r : rs) {
+        Node nd;
+        nd.runnable = r;
+        nd.local = localOf[r];
+        nd.frame = k;
+        nd.frameNs = static_cast<std::int64_t>(k) * ep.periodNs;
+        nd.boundaryNs = nd.frameNs + ep.periodNs;
+        nd.releaseNs = nd.frameNs + g.runnables[r].startTimeNs;
+        pb.nodes.push_back(nd);
+      }
+    }
+  }
+  const auto L = pb.runnables.size();
+  pb.localDeps.resize(L);
+  pb.localSuccs.resize(L);
+  pb.localSubmitter.assign(L, kNone);
+  for (std::uint32_t l = 0; l < L; ++l) {
+    const GraphRunnable& r = g.runnables[pb.runnables[l]];
+    for (std::uint32_t d : r.dependencies) {
+      const std::uint32_t dl = localOf[scheduledAs(d)];
+      const std::uint32_t dg = scheduledAs(d);
+      if (dl == kNone || g.runnables[dg].epoch != r.epoch) {
+        return fail(ErrorCode::kValidation, "runnable '" + r.name + "' depends on '" +
+                                                g.runnables[d].name + "' of another epoch");
+      }
+      if (dl == l) continue;
+      pb.localDeps[l].push_back(dl);
+    }
+    std::sort(pb.localDeps[l].begin(), pb.localDeps[l].end());
+    pb.localDeps[l].erase(std::unique(pb.localDeps[l].begin(), pb.localDeps[l].end()),
+                          pb.localDeps[l].end());
+    for (std::uint32_t dl : pb.localDeps[l]) pb.localSuccs[dl].push_back(l);
+    if (r.kind == RunnableKind::kSubmittee && r.submittedBy != kNone) {
+      pb.localSubmitter[l] = localOf[scheduledAs(r.submittedBy)];
+      if (pb.localSubmitter[l] != kNone &&
+          std::find(pb.localDeps[l].begin(), pb.localDeps[l].end(), pb.localSubmitter[l]) ==
+              pb.localDeps[l].end()) {
+        // The submitter is an implicit dependency; add it when the parser did not.
+        pb.localDeps[l].insert(std::lower_bound(pb.localDeps[l].begin(), pb.localDeps[l].end(),
+                                                pb.localSubmitter[l]),
+                               pb.localSubmitter[l]);
+        pb.localSuccs[pb.localSubmitter[l]].push_back(l);
+      }
+    }
+  }
+
+  pb.localDeadline.assign(L, kNoDuration);
+  for (std::uint32_t l = 0; l < L; ++l) pb.localDeadline[l] = g.runnables[pb.runnables[l]].deadlineNs;
+  if (auto ok = computeLevels(pb, he); !ok) return ok.error();
+  for (std::uint32_t l = 0; l < L; ++l) localOf[pb.runnables[l]] = kNone;
+  return pb;
+}
+
+Result<void> computeLevels(Problem& pb, const HyperepochInfo& he) {
+  const Graph& g = *pb.graph;
+  const std::vector<std::int64_t>& wcet = *pb.wcet;
+  const auto L = pb.runnables.size();
+  std::vector<std::uint32_t> order;
+  order.reserve(L);
+  {
+    std::vector<std::uint32_t> indeg(L);
+    for (std::uint32_t l = 0; l < L; ++l) indeg[l] = static_cast<std::uint32_t>(pb.localDeps[l].size());
+    for (std::uint32_t l = 0; l < L; ++l) {
+      if (indeg[l] == 0) order.push_back(l);
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      for (std::uint32_t s : pb.localSuccs[order[i]]) {
+        if (--indeg[s] == 0) order.push_back(s);
+      }
+    }
+    if (order.size() != L) {
+      return fail(ErrorCode::kValidation, "hyperepoch '" + he.name + "': the dependency graph has a cycle");
+    }
+  }
+  pb.latestStart.assign(L, 0);
+  pb.topLevel.assign(L, 0);
+  pb.succCount.assign(L, 0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const std::uint32_t l = *it;
+    const std::uint32_t r = pb.runnables[l];
+    const GraphRunnable& gr = g.runnables[r];
+    std::int64_t lf = g.epochs[gr.epoch].periodNs;
+    if (pb.localDeadline[l] != kNoDuration) lf = std::min(lf, pb.localDeadline[l]);
+    for (std::uint32_t s : pb.localSuccs[l]) lf = std::min(lf, pb.latestStart[s]);
+    pb.latestStart[l] = lf - wcet[r];
+    pb.succCount[l] = static_cast<std::int64_t>(pb.localSuccs[l].size());
+  }
+  for (std::uint32_t l : order) {
+    const std::uint32_t r = pb.runnables[l];
+    std::int64_t t = g.runnables[r].startTimeNs;
+    for (std::uint32_t d : pb.localDeps[l]) t = std::max(t, pb.topLevel[d] + wcet[pb.runnables[d]]);
+    pb.topLevel[l] = t;
+  }
+  return {};
+}
+
+// The first schedules and, with a budget, the search, for one hyperepoch's problem: tries the
+// priority rules (insertion with each key, and the time-driven variants too where the graph is
+
+std::vector<std::uint32_t> touchedResources(const Problem& pb, const HyperepochInfo& he) {
+  const Graph& g = *pb.graph;
+  const auto L = pb.runnables.size();
+  std::vector<std::uint32_t> touched;
+  for (std::uint32_t l = 0; l < L; ++l) {
+    for (const auto& q : *(*pb.requests)[pb.runnables[l]]) {
+      touched.insert(touched.end(), q.candidates.begin(), q.candidates.end());
+    }
+  }
+  for (std::uint32_t r : he.resources) {
+    if (r < g.resources.size()) touched.push_back(r);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  return touched;
+}
+
+}  // namespace tactus::compiler::schedule

@@ -1,0 +1,107 @@
+// The problem model of one hyperepoch: its runnables, their unrolled instances (nodes), levels
+// for the priority rules, and the outcome of one schedule of it (Attempt) with its Score.
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "graph.hpp"
+#include "tactus/core/result.hpp"
+
+namespace tactus::compiler::schedule {
+
+/// One unrolled instance while a hyperepoch is scheduled.
+struct Node {
+  std::uint32_t runnable = 0;  // global runnable index
+  std::uint32_t local = 0;     // index into the hyperepoch's runnable list
+  std::uint32_t frame = 0;
+  std::int64_t releaseNs = 0;  // frame release + StartTime
+  std::int64_t frameNs = 0;    // frame release
+  std::int64_t boundaryNs = 0; // next frame's release
+};
+
+/// Where one instance was placed.
+struct Placement {
+  std::int64_t startNs = 0;
+  std::int64_t endNs = 0;
+  std::uint64_t seq = 0;  // placement order, a topological order of the instances
+  std::vector<std::uint32_t> resources;
+};
+
+/// The outcome of one priority rule on one hyperepoch.
+struct Attempt {
+  std::vector<Placement> placements;
+  std::int64_t lengthNs = 0;
+  std::uint64_t boundaryMisses = 0;
+  std::uint64_t deadlineMisses = 0;
+};
+
+/// The per-hyperepoch problem, shared by the priority rules.
+struct Problem {
+  const Graph* graph = nullptr;
+  const std::vector<std::int64_t>* wcet = nullptr;  // effective WCET per global runnable
+  const std::vector<const std::vector<ResourceRequest>*>* requests = nullptr;
+  std::vector<std::uint32_t> runnables;                // local -> global
+  std::vector<std::vector<std::uint32_t>> localDeps;   // local -> local predecessors
+  std::vector<std::vector<std::uint32_t>> localSuccs;  // local -> local successors
+  std::vector<std::uint32_t> localSubmitter;           // local -> local submitter or kNone
+  std::vector<Node> nodes;
+  std::vector<std::uint32_t> nodeBase;  // local runnable -> node of its frame 0 (+ frame * stride)
+  std::vector<std::uint32_t> nodeStride;
+  std::vector<std::int64_t> latestStart;  // local: ALAP start from the frame release
+  std::vector<std::int64_t> topLevel;     // local: longest path to its start from the release
+  std::vector<std::int64_t> succCount;    // local: number of immediate successors
+  std::vector<std::int64_t> localDeadline; // local: Deadline from the frame release, or kNoDuration
+
+  std::uint32_t nodeOf(std::uint32_t local, std::uint32_t frame) const {
+    return nodeBase[local] + frame * nodeStride[local];
+  }
+};
+
+
+/// The lexicographic objective: boundary misses, longer than the period, deadline misses, length.
+struct Score {
+  std::uint64_t boundaryMisses = 0;
+  int over = 0;
+  std::uint64_t deadlineMisses = 0;
+  std::int64_t lengthNs = 0;
+  auto tie() const { return std::make_tuple(boundaryMisses, over, deadlineMisses, lengthNs); }
+  bool operator<(const Score& o) const { return tie() < o.tie(); }
+  bool operator>=(const Score& o) const { return !(*this < o); }
+};
+
+/// The score of one schedule of a hyperepoch of period `periodNs`.
+Score scoreOf(const Attempt& a, std::int64_t periodNs);
+
+/// What every hyperepoch's problem shares: effective WCETs and requests per global runnable (a
+/// round-robin group takes its longest member's WCET, and its first member's requests when it
+/// has none), and the scheduled runnables per epoch (round-robin members run in their group's slot).
+struct GraphModel {
+  const Graph* graph = nullptr;
+  std::vector<std::int64_t> wcet;
+  std::vector<const std::vector<ResourceRequest>*> requests;
+  std::vector<std::vector<std::uint32_t>> epochRunnables;
+};
+
+/// Checks indices and durations of `g` so that scheduling never reads out of range (kBadParameter).
+Result<void> checkGraph(const Graph& g);
+
+/// The model shared by the hyperepochs of a checked graph (it must outlive their problems).
+GraphModel modelGraph(const Graph& g);
+
+/// The problem of hyperepoch `h`: local runnables and their instances (epoch by epoch,
+/// frame-major), local dependencies (on round-robin groups, with the submitter), deadlines and
+/// levels (computeLevels). `localOf` is scratch of one entry per runnable, all kNone, and is
+/// left so. Fails on a dependency into another epoch or a cycle (kValidation).
+Result<Problem> buildProblem(const GraphModel& model, std::uint32_t h, std::vector<std::uint32_t>& localOf);
+
+/// Topological order (Kahn), then ALAP latest starts, top levels and successor counts of a
+/// hyperepoch's local runnables. Fails on a dependency cycle.
+Result<void> computeLevels(Problem& pb, const HyperepochInfo& he);
+
+/// The resources a hyperepoch's requests may take and those it owns, ascending (requests naming
+/// resources outside the hyperepoch's list are the verifier's to report).
+std::vector<std::uint32_t> touchedResources(const Problem& pb, const HyperepochInfo& he);
+
+}  // namespace tactus::compiler::schedule
