@@ -6,9 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <numeric>
+#include <utility>
 #include <string>
 #include <vector>
+#include "schedule/bounds.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::compiler {
@@ -30,8 +31,6 @@ std::uint32_t hyperepochOf(const Schedule& s, const InstanceInfo& inst) {
 std::int64_t frameRelease(const Schedule& s, const InstanceInfo& inst) {
   return static_cast<std::int64_t>(inst.frame) * s.epochs[s.runnables[inst.runnable].epoch].periodNs;
 }
-
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
 
 // The candidate sets of an instance's requests, from the graph when it matches the schedule;
 // otherwise each held resource stands for every resource of its type in the hyperepoch.
@@ -88,52 +87,35 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
   CompileReport report;
   const std::size_t ni = s.instances.size();
 
-  // Earliest finish (critical path with releases) and tail (longest chain after the end) per
-  // instance, over the instance dependency graph in topological order.
-  std::vector<std::vector<std::uint32_t>> succs(ni);
+  // Earliest start (critical path with releases) and tail (longest chain after the end) per
+  // instance, over the instance dependency graph in topological order (schedule/bounds.hpp).
+  auto length = [&](std::uint32_t i) { return s.instances[i].endNs - s.instances[i].startNs; };
+  auto valid = [&](const InstanceInfo& inst) { return hyperepochOf(s, inst) != kNone; };
+  std::vector<std::vector<std::uint32_t>> succs(ni), preds(ni);
   std::vector<std::uint32_t> indeg(ni, 0);
+  std::vector<std::int64_t> release(ni, 0), lengths(ni, 0);
   for (std::uint32_t i = 0; i < ni; ++i) {
-    for (std::uint32_t d : s.instances[i].dependencies) {
+    const InstanceInfo& inst = s.instances[i];
+    lengths[i] = length(i);
+    for (std::uint32_t d : inst.dependencies) {
       if (d >= ni) continue;
       succs[d].push_back(i);
       ++indeg[i];
+      if (valid(inst)) preds[i].push_back(d);  // an invalid instance keeps est 0
     }
+    if (valid(inst)) release[i] = frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs;
   }
-  std::vector<std::uint32_t> order;
-  order.reserve(ni);
-  for (std::uint32_t i = 0; i < ni; ++i) {
-    if (indeg[i] == 0) order.push_back(i);
-  }
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    for (std::uint32_t m : succs[order[k]]) {
-      if (--indeg[m] == 0) order.push_back(m);
-    }
-  }
-  auto length = [&](std::uint32_t i) { return s.instances[i].endNs - s.instances[i].startNs; };
-  auto valid = [&](const InstanceInfo& inst) { return hyperepochOf(s, inst) != kNone; };
-  std::vector<std::int64_t> est(ni, 0), tail(ni, 0);
-  for (std::uint32_t i : order) {
-    const InstanceInfo& inst = s.instances[i];
-    if (!valid(inst)) continue;
-    std::int64_t t = frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs;
-    for (std::uint32_t d : inst.dependencies) {
-      if (d < ni) t = std::max(t, est[d] + length(d));
-    }
-    est[i] = t;
-  }
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    std::int64_t t = 0;
-    for (std::uint32_t m : succs[*it]) t = std::max(t, length(m) + tail[m]);
-    tail[*it] = t;
-  }
+  const std::vector<std::uint32_t> order = schedule::topologicalOrder(succs, std::move(indeg));
+  const std::vector<std::int64_t> est = schedule::longestHeads(order, preds, release, lengths);
+  const std::vector<std::int64_t> tail = schedule::longestTails(order, succs, lengths);
 
   std::vector<std::int64_t> grain(s.hyperepochs.size(), 0);
   for (std::uint32_t i = 0; i < ni; ++i) {
     const InstanceInfo& inst = s.instances[i];
     if (!valid(inst) || hyperepochOf(s, inst) >= grain.size()) continue;
     std::int64_t& gr = grain[hyperepochOf(s, inst)];
-    gr = std::gcd(gr, length(i));
-    gr = std::gcd(gr, frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs);
+    gr = schedule::gcd64(gr, length(i));
+    gr = schedule::gcd64(gr, frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs);
   }
   for (std::uint32_t h = 0; h < s.hyperepochs.size(); ++h) {
     const HyperepochInfo& he = s.hyperepochs[h];
@@ -201,10 +183,13 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     }
 
     // Combined bound per candidate set S with m resources: for every release threshold t, the
-    // work of the holdings confined to S that cannot start before t, spread over m, plus the
-    // shortest tail among them: max over t of t + ceil(work(t) / m) + min tail(t). A pinned
+    // work of the holdings confined to S that cannot start before t, at the water level of the
+    // m resources (all free from 0: t + ceil(work(t) / m)), plus the shortest tail among them,
+    // maximised over t: the search's load bound at its root (schedule/bounds.hpp). A pinned
     // request is a set of one, so this covers each resource's load.
     std::vector<std::uint32_t> confined;
+    std::vector<std::int64_t> avail;
+    schedule::WaterLevel water;
     for (const auto& [set, unused] : holdings) {
       (void)unused;
       confined.clear();
@@ -216,18 +201,20 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
       std::sort(confined.begin(), confined.end(), [&](std::uint32_t a, std::uint32_t b) {
         return std::make_pair(est[a], a) < std::make_pair(est[b], b);
       });
-      const auto m = static_cast<std::int64_t>(std::max<std::size_t>(set.size(), 1));
+      avail.assign(std::max<std::size_t>(set.size(), 1), 0);
+      water.reset(avail);
       std::int64_t work = 0;
       std::int64_t minTail = INT64_MAX;
       for (auto it = confined.rbegin(); it != confined.rend(); ++it) {
         work += length(*it);
         minTail = std::min(minTail, tail[*it]);
-        bound = std::max(bound, est[*it] + ceilDiv(work, m) + minTail);
+        water.lowerTo(est[*it]);
+        bound = std::max(bound, water.level(est[*it], work) + minTail);
       }
     }
     // Every left-shifted schedule starts each instance at a release or at another's end, so
     // the optimum is a multiple of the gcd of the WCETs and releases.
-    if (grain[h] > 1) bound = (bound + grain[h] - 1) / grain[h] * grain[h];
+    bound = schedule::roundUp(bound, grain[h]);
     if (search != nullptr && h < search->hyperepochs.size()) {
       const HyperepochSearchInfo& si = search->hyperepochs[h];
       bound = std::max(bound, si.lowerBoundNs);
