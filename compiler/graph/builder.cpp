@@ -1,0 +1,417 @@
+// Building a Graph from a YTree: the sections (resources, hyperepochs, epochs, clients, runnables).
+#include "graph/builder.hpp"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "duration.hpp"
+#include "graph/graph_rules.hpp"
+#include "tactus/core/text.hpp"
+
+namespace tactus::compiler::parse {
+ResourceKind kindOfType(std::string_view type) {
+  if (type == "CPU") return ResourceKind::kCpu;
+  if (type == "GPU") return ResourceKind::kGpu;
+  if (type == "CUDA_STREAM") return ResourceKind::kCudaStream;
+  return ResourceKind::kMutex;
+}
+
+bool isHardware(ResourceKind kind) { return kind == ResourceKind::kCpu || kind == ResourceKind::kGpu; }
+
+Graph Builder::build() {
+  if (t_.root == kNone) die(ErrorCode::kParse, 1, "empty graph (expected a map with Version and the graph id)");
+  buildTop(t_.root);
+  resolveRunnables();
+  buildGroups();
+  check(redirectToGroups(g_));
+  check(checkCycles(g_, ""));
+  orderSubmissions(g_);
+  check(checkCycles(g_, " (a submitter implicitly depends on the CPU predecessors of its submittee and on the "
+                        "submitters of its GPU predecessors, so that its stream only waits for work already "
+                        "submitted)"));
+  finishHyperepochs(g_);
+  return std::move(g_);
+}
+
+void Builder::check(Result<void> rule) const {
+  if (!rule) throw Failure{rule.error()};
+}
+
+void Builder::buildTop(u32 root) {
+  u32 graphKey = kNone, graphValue = kNone, versionNode = kNone;
+  forEachEntry(root, "the top level", [&](std::string_view key, u32 k, u32 v) {
+    if (key == "Version") {
+      versionNode = v;
+    } else if (key == "SOC") {
+      unknownKey(key, k, "the top level", "");
+    } else if (graphKey != kNone) {
+      die(ErrorCode::kParse, line(k),
+          "unexpected top-level key " + quoted(key) + ": a graph file holds Version and one graph id (already " +
+              quoted(t_.text(graphKey)) + ")");
+    } else {
+      graphKey = k;
+      graphValue = v;
+    }
+  });
+  if (versionNode == kNone) die(ErrorCode::kValidation, line(root), "missing 'Version' (2.0.0 or 3.0.0)");
+  std::string_view version = scalar(versionNode, "Version");
+  if (version != "2.0.0" && version != "3.0.0")
+    die(ErrorCode::kValidation, line(versionNode), "unknown Version " + quoted(version) + " (known: 2.0.0, 3.0.0)");
+  g_.version = std::string(version);
+  if (graphKey == kNone) die(ErrorCode::kValidation, line(root), "missing the graph id (the key next to Version)");
+  std::string_view name = t_.text(graphKey);
+  checkName(name, graphKey, "graph", false);
+  g_.name = std::string(name);
+
+  u32 resources = kNone, hyperepochs = kNone, clients = kNone;
+  std::string where = "graph " + quoted(name);
+  forEachEntry(graphValue, where, [&](std::string_view key, u32 k, u32 v) {
+    if (key == "Identifier") {
+      g_.identifier = static_cast<std::uint16_t>(integer(v, "Identifier", 0, 65535));
+    } else if (key == "Resources") {
+      resources = v;
+    } else if (key == "Hyperepochs") {
+      hyperepochs = v;
+    } else if (key == "Clients") {
+      clients = v;
+    } else {
+      unknownKey(key, k, where, "Identifier, Resources, Hyperepochs, Clients");
+    }
+  });
+  if (resources != kNone) buildGlobalResources(resources);
+  if (hyperepochs == kNone) die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Hyperepochs");
+  buildHyperepochs(hyperepochs);
+  if (clients == kNone) die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Clients");
+  buildClients(clients);
+  checkTypeNameClashes();
+  check(checkStreamLimits(g_, resourceLine_));
+}
+
+u32 Builder::addResource(std::string_view name, std::string_view type, u32 nameNode, u32 client) {
+  ResourceInfo r;
+  r.name = std::string(name);
+  r.type = std::string(type);
+  r.kind = kindOfType(type);
+  r.client = client;
+  if (r.kind == ResourceKind::kCpu) {
+    std::string_view digits = name.substr(std::min<std::size_t>(3, name.size()));
+    bool ok = name.substr(0, 3) == "CPU" && !digits.empty() && digits.size() <= 5 &&
+              std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!ok)
+      die(ErrorCode::kValidation, line(nameNode),
+          "CPU resource " + quoted(name) + " must be named CPU<n> (n = the core it runs on)");
+    r.core = static_cast<u32>(std::stoul(std::string(digits)));
+  }
+  g_.resources.push_back(std::move(r));
+  resourceLine_.push_back(line(nameNode));
+  return static_cast<u32>(g_.resources.size() - 1);
+}
+
+void Builder::buildGlobalResources(u32 map) {
+  forEachEntry(map, "the global Resources", [&](std::string_view type, u32 typeNode, u32 list) {
+    checkName(type, typeNode, "resource type", false);
+    if (type == "CUDA_STREAM")
+      die(ErrorCode::kValidation, line(typeNode),
+          "CUDA_STREAM resources are client-local: declare them under a client's Resources");
+    expect(list, NodeKind::kSeq, "resource type " + quoted(type));
+    globalTypes_.insert(type);
+    for (std::size_t i = 0; i < t_.size(list); ++i) {
+      u32 item = t_.kid(list, i);
+      u32 nameNode = item, valueNode = kNone;
+      if (kind(item) == NodeKind::kMap) std::tie(nameNode, valueNode) = singleEntry(item, "a resource");
+      std::string_view name = scalar(nameNode, "a resource name");
+      checkName(name, nameNode, "resource", false);
+      if (!globalByName_.emplace(name, static_cast<u32>(g_.resources.size())).second)
+        die(ErrorCode::kValidation, line(nameNode), "duplicate resource " + quoted(name));
+      u32 r = addResource(name, type, nameNode, kNone);
+      if (valueNode != kNone) {
+        if (type != "GPU")
+          die(ErrorCode::kParse, line(nameNode),
+              "resource " + quoted(name) + " of type " + quoted(type) + " takes no value (only GPUs take a stream limit)");
+        g_.resources[r].streamLimit =
+            static_cast<u32>(integer(valueNode, "stream limit of " + quoted(name), 0, 1000000));
+      }
+    }
+  });
+}
+
+void Builder::buildClientResources(u32 map, u32 client) {
+  std::string where = "the Resources of client " + quoted(g_.clients[client].name);
+  auto& locals = localByName_[client];
+  forEachEntry(map, where, [&](std::string_view type, u32 typeNode, u32 list) {
+    checkName(type, typeNode, "resource type", false);
+    ResourceKind k = kindOfType(type);
+    if (isHardware(k))
+      die(ErrorCode::kValidation, line(typeNode),
+          "hardware resources (" + std::string(type) + ") are global: declare them under the graph's Resources");
+    expect(list, NodeKind::kSeq, "resource type " + quoted(type));
+    localTypes_[client].insert(type);
+    for (std::size_t i = 0; i < t_.size(list); ++i) {
+      u32 item = t_.kid(list, i);
+      u32 nameNode = item, valueNode = kNone;
+      if (kind(item) == NodeKind::kMap) std::tie(nameNode, valueNode) = singleEntry(item, "a resource");
+      std::string_view name = scalar(nameNode, "a resource name");
+      checkName(name, nameNode, "resource", false);
+      if (globalByName_.count(name) != 0)
+        die(ErrorCode::kValidation, line(nameNode),
+            "client " + quoted(g_.clients[client].name) + " resource " + quoted(name) + " has the name of a global resource");
+      if (!locals.emplace(name, static_cast<u32>(g_.resources.size())).second)
+        die(ErrorCode::kValidation, line(nameNode),
+            "duplicate resource " + quoted(name) + " in client " + quoted(g_.clients[client].name));
+      u32 r = addResource(name, type, nameNode, client);
+      if (k == ResourceKind::kCudaStream) {
+        if (valueNode == kNone)
+          die(ErrorCode::kValidation, line(nameNode),
+              "CUDA stream " + quoted(name) + " must name its GPU (`- " + std::string(name) + ": GPU0`)");
+        std::string_view gpu = scalar(valueNode, "the GPU of CUDA stream " + quoted(name));
+        auto it = globalByName_.find(gpu);
+        if (it == globalByName_.end() || g_.resources[it->second].kind != ResourceKind::kGpu)
+          die(ErrorCode::kValidation, line(valueNode),
+              "CUDA stream " + quoted(name) + " maps to " + quoted(gpu) + ", which is not a declared GPU");
+        g_.resources[r].device = it->second;
+      } else if (valueNode != kNone) {
+        die(ErrorCode::kParse, line(nameNode),
+            "resource " + quoted(name) + " of type " + quoted(type) + " takes no value");
+      }
+    }
+  });
+}
+
+void Builder::checkTypeNameClashes() const {
+  auto clash = [&](u32 r, std::string_view type) {
+    die(ErrorCode::kValidation, resourceLine_[r],
+        "resource " + quoted(g_.resources[r].name) + " has the name of resource type " + quoted(type));
+  };
+  for (u32 r = 0; r < g_.resources.size(); ++r) {
+    const std::string& name = g_.resources[r].name;
+    if (name == "CPU" || name == "GPU" || name == "CUDA_STREAM" || globalTypes_.count(name) != 0)
+      clash(r, name);
+    if (g_.resources[r].client != kNone) {
+      auto it = localTypes_.find(g_.resources[r].client);
+      if (it != localTypes_.end() && it->second.count(name) != 0) clash(r, name);
+    } else {
+      for (const auto& [client, types] : localTypes_)
+        if (types.count(name) != 0) clash(r, name);
+    }
+  }
+}
+
+void Builder::buildHyperepochs(u32 list) {
+  expect(list, NodeKind::kSeq, "Hyperepochs");
+  if (t_.size(list) == 0) die(ErrorCode::kValidation, line(list), "Hyperepochs is empty");
+  std::unordered_map<std::string_view, u32> names;
+  std::vector<u32> resourceLists;
+  std::vector<u32> nameNodes;
+  for (std::size_t i = 0; i < t_.size(list); ++i) {
+    auto [key, value] = singleEntry(t_.kid(list, i), "a hyperepoch");
+    std::string_view name = t_.text(key);
+    checkName(name, key, "hyperepoch", false);
+    u32 h = static_cast<u32>(g_.hyperepochs.size());
+    if (!names.emplace(name, h).second) die(ErrorCode::kValidation, line(key), "duplicate hyperepoch " + quoted(name));
+    HyperepochInfo info;
+    info.name = std::string(name);
+    g_.hyperepochs.push_back(info);
+    std::string where = "hyperepoch " + quoted(name);
+    u32 period = kNone, resources = kNone, epochs = kNone;
+    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+      if (k == "Period") period = v;
+      else if (k == "Resources") resources = v;
+      else if (k == "Epochs") epochs = v;
+      else if (k == "Monitor") g_.hyperepochs[h].monitorNs = duration(v, "Monitor of " + where, true, false);
+      else unknownKey(k, kn, where, "Period, Resources, Epochs, Monitor");
+    });
+    if (epochs == kNone) die(ErrorCode::kValidation, line(key), where + " has no Epochs");
+    buildEpochs(epochs, h);
+    u32 epochCount = static_cast<u32>(g_.epochs.size()) - hyperFirstEpoch_[h];
+    if (period != kNone) {
+      g_.hyperepochs[h].periodNs = duration(period, "Period of " + where, false, false);
+    } else if (epochCount == 1) {
+      const EpochInfo& e = g_.epochs.back();
+      __int128 p = static_cast<__int128>(e.periodNs) * e.frames;
+      if (p > kMaxDurationNs) die(ErrorCode::kValidation, line(key), where + ": period too large");
+      g_.hyperepochs[h].periodNs = static_cast<std::int64_t>(p);
+    } else {
+      die(ErrorCode::kValidation, line(key), where + " has several epochs and needs a Period");
+    }
+    for (u32 e = hyperFirstEpoch_[h]; e < g_.epochs.size(); ++e) {
+      __int128 p = static_cast<__int128>(g_.epochs[e].periodNs) * g_.epochs[e].frames;
+      if (p > g_.hyperepochs[h].periodNs)
+        die(ErrorCode::kValidation, epochLine_[e],
+            "epoch " + quoted(std::string(name) + "." + g_.epochs[e].name) + " period x frames (" +
+                std::to_string(static_cast<std::int64_t>(p)) + " ns) exceeds the hyperepoch period (" +
+                std::to_string(g_.hyperepochs[h].periodNs) + " ns)");
+    }
+    resourceLists.push_back(resources);
+    nameNodes.push_back(key);
+  }
+  hyperByName_ = std::move(names);
+  // resource partition
+  std::size_t n = g_.hyperepochs.size();
+  for (u32 h = 0; h < n; ++h) {
+    u32 res = resourceLists[h];
+    if (res == kNone) {
+      if (n > 1)
+        die(ErrorCode::kValidation, line(nameNodes[h]),
+            "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists no Resources (needed when there are several hyperepochs)");
+      for (ResourceInfo& r : g_.resources) r.hyperepoch = h;
+      continue;
+    }
+    expect(res, NodeKind::kSeq, "the Resources of hyperepoch " + quoted(g_.hyperepochs[h].name));
+    for (std::size_t i = 0; i < t_.size(res); ++i) {
+      u32 item = t_.kid(res, i);
+      std::string_view rn = scalar(item, "a resource of hyperepoch " + quoted(g_.hyperepochs[h].name));
+      auto it = globalByName_.find(rn);
+      if (it == globalByName_.end())
+        die(ErrorCode::kValidation, line(item),
+            "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists unknown resource " + quoted(rn) +
+                " (name global resource instances)");
+      ResourceInfo& r = g_.resources[it->second];
+      if (r.hyperepoch == h)
+        die(ErrorCode::kValidation, line(item),
+            "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists resource " + quoted(rn) + " twice");
+      if (r.hyperepoch != kNone)
+        die(ErrorCode::kValidation, line(item),
+            "resource " + quoted(rn) + " is in hyperepochs " + quoted(g_.hyperepochs[r.hyperepoch].name) + " and " +
+                quoted(g_.hyperepochs[h].name) + " (hyperepoch resources must be disjoint)");
+      r.hyperepoch = h;
+    }
+  }
+}
+
+void Builder::buildEpochs(u32 list, u32 h) {
+  const std::string hname = g_.hyperepochs[h].name;
+  expect(list, NodeKind::kSeq, "the Epochs of hyperepoch " + quoted(hname));
+  if (t_.size(list) == 0) die(ErrorCode::kValidation, line(list), "hyperepoch " + quoted(hname) + " has no epochs");
+  hyperFirstEpoch_.push_back(static_cast<u32>(g_.epochs.size()));
+  for (std::size_t i = 0; i < t_.size(list); ++i) {
+    auto [key, value] = singleEntry(t_.kid(list, i), "an epoch");
+    std::string_view name = t_.text(key);
+    checkName(name, key, "epoch", false);
+    std::string full = hname + "." + std::string(name);
+    u32 e = static_cast<u32>(g_.epochs.size());
+    if (!epochByName_.emplace(full, e).second) die(ErrorCode::kValidation, line(key), "duplicate epoch " + quoted(full));
+    EpochInfo info;
+    info.name = std::string(name);
+    info.hyperepoch = h;
+    bool hasPeriod = false;
+    std::string where = "epoch " + quoted(full);
+    if (kind(value) != NodeKind::kMap) die(ErrorCode::kParse, line(key), where + " must be a map with a Period");
+    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+      if (k == "Period") {
+        info.periodNs = duration(v, "Period of " + where, false, false);
+        hasPeriod = true;
+      } else if (k == "Frames") {
+        info.frames = static_cast<u32>(integer(v, "Frames of " + where, 1, 1000000));
+      } else if (k == "AliasGroups") {
+        collectGroups(v, e, kNone);
+      } else {
+        unknownKey(k, kn, where, "Period, Frames, AliasGroups");
+      }
+    });
+    if (!hasPeriod) die(ErrorCode::kValidation, line(key), where + " has no Period");
+    g_.epochs.push_back(info);
+    epochLine_.push_back(line(key));
+    g_.hyperepochs[h].epochs.push_back(e);
+  }
+}
+
+void Builder::buildClients(u32 list) {
+  expect(list, NodeKind::kSeq, "Clients");
+  for (std::size_t i = 0; i < t_.size(list); ++i) {
+    auto [key, value] = singleEntry(t_.kid(list, i), "a client");
+    std::string_view name = t_.text(key);
+    checkName(name, key, "client", false);
+    u32 c = static_cast<u32>(g_.clients.size());
+    if (!clientByName_.emplace(name, c).second) die(ErrorCode::kValidation, line(key), "duplicate client " + quoted(name));
+    g_.clients.push_back(ClientInfo{std::string(name)});
+    runnableByName_.emplace_back();
+    std::string where = "client " + quoted(name);
+    u32 resources = kNone, epochs = kNone;
+    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+      if (k == "Resources") resources = v;
+      else if (k == "Epochs") epochs = v;
+      else unknownKey(k, kn, where, "Resources, Epochs");
+    });
+    if (resources != kNone) buildClientResources(resources, c);
+    if (epochs != kNone) buildClientEpochs(epochs, c);
+  }
+}
+
+void Builder::buildClientEpochs(u32 list, u32 c) {
+  const std::string cname = g_.clients[c].name;
+  expect(list, NodeKind::kSeq, "the Epochs of client " + quoted(cname));
+  std::unordered_set<u32> seen;
+  for (std::size_t i = 0; i < t_.size(list); ++i) {
+    auto [key, value] = singleEntry(t_.kid(list, i), "an epoch entry of client " + quoted(cname));
+    std::string_view ref = t_.text(key);
+    auto it = epochByName_.find(std::string(ref));
+    if (it == epochByName_.end())
+      die(ErrorCode::kValidation, line(key),
+          "client " + quoted(cname) + " names unknown epoch " + quoted(ref) + " (write Hyperepoch.Epoch)");
+    u32 e = it->second;
+    if (!seen.insert(e).second)
+      die(ErrorCode::kValidation, line(key), "client " + quoted(cname) + " lists epoch " + quoted(ref) + " twice");
+    std::string where = "epoch " + quoted(ref) + " of client " + quoted(cname);
+    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+      if (k == "Runnables") buildRunnables(v, c, e);
+      else if (k == "AliasGroups") collectGroups(v, e, c);
+      else unknownKey(k, kn, where, "Runnables, AliasGroups");
+    });
+  }
+}
+
+void Builder::buildRunnables(u32 list, u32 c, u32 e) {
+  const std::string& cname = g_.clients[c].name;
+  expect(list, NodeKind::kSeq, "the Runnables of client " + quoted(cname));
+  auto& byName = runnableByName_[c];
+  for (std::size_t i = 0; i < t_.size(list); ++i) {
+    auto [key, value] = singleEntry(t_.kid(list, i), "a runnable");
+    std::string_view name = t_.text(key);
+    checkName(name, key, "runnable", true);
+    u32 r = static_cast<u32>(g_.runnables.size());
+    if (!byName.emplace(name, r).second)
+      die(ErrorCode::kValidation, line(key), "duplicate runnable " + quoted(cname + "." + std::string(name)));
+    GraphRunnable gr;
+    gr.name = std::string(name);
+    gr.client = c;
+    gr.epoch = e;
+    gr.loc = SourceLoc{origin_, static_cast<int>(line(key))};
+    RawRunnable raw;
+    std::string where = "runnable " + quoted(cname + "." + std::string(name));
+    if (kind(value) != NodeKind::kMap)
+      die(ErrorCode::kParse, line(key), where + " must be a map with WCET and Resources");
+    bool hasWcet = false, hasResources = false;
+    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+      if (k == "WCET") {
+        gr.wcetNs = duration(v, "WCET of " + where, true, true);
+        hasWcet = true;
+      } else if (k == "Resources") {
+        raw.resources = refList(v, "the Resources of " + where);
+        hasResources = true;
+      } else if (k == "Dependencies") {
+        raw.dependencies = refList(v, "the Dependencies of " + where);
+      } else if (k == "Submits") {
+        raw.submits = Ref{scalar(v, "Submits of " + where), line(v)};
+        raw.hasSubmits = true;
+      } else if (k == "StartTime") {
+        gr.startTimeNs = duration(v, "StartTime of " + where, true, true);
+      } else if (k == "Deadline") {
+        gr.deadlineNs = duration(v, "Deadline of " + where, false, false);
+      } else if (k == "Priority") {
+        gr.priority = static_cast<u32>(integer(v, "Priority of " + where, 1, 10));
+      } else if (k == "EndMonitorThreshold") {
+        gr.endMonitorThresholdNs = duration(v, "EndMonitorThreshold of " + where, true, false);
+      } else {
+        unknownKey(k, kn, where,
+                   "WCET, Resources, Dependencies, Submits, StartTime, Deadline, Priority, EndMonitorThreshold");
+      }
+    });
+    if (!hasWcet) die(ErrorCode::kValidation, line(key), where + " has no WCET");
+    if (!hasResources) die(ErrorCode::kValidation, line(key), where + " has no Resources");
+    g_.runnables.push_back(std::move(gr));
+    raw_.push_back(std::move(raw));
+  }
+}
+
+}  // namespace tactus::compiler::parse

@@ -1,0 +1,298 @@
+// Building a Graph: resolving requests, submissions, dependencies and round-robin groups.
+#include "graph/builder.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "graph/graph_rules.hpp"
+#include "tactus/core/text.hpp"
+
+namespace tactus::compiler::parse {
+namespace {
+
+bool sameRequests(const GraphRunnable& a, const GraphRunnable& b) {
+  if (a.resources.size() != b.resources.size()) return false;
+  for (std::size_t i = 0; i < a.resources.size(); ++i)
+    if (a.resources[i].kind != b.resources[i].kind || a.resources[i].candidates != b.resources[i].candidates)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+/// Resolves `Client.Name` (split at the first dot) to a runnable index.
+u32 Builder::resolveRef(const Ref& ref, const std::string& context) const {
+  std::size_t dot = ref.text.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == ref.text.size())
+    die(ErrorCode::kValidation, ref.line,
+        context + ": " + quoted(ref.text) + " is not a runnable reference (write Client.Runnable)");
+  auto c = clientByName_.find(ref.text.substr(0, dot));
+  if (c == clientByName_.end())
+    die(ErrorCode::kValidation, ref.line,
+        context + ": unknown client " + quoted(ref.text.substr(0, dot)) + " in " + quoted(ref.text));
+  const auto& byName = runnableByName_[c->second];
+  auto r = byName.find(ref.text.substr(dot + 1));
+  if (r == byName.end()) die(ErrorCode::kValidation, ref.line, context + ": unknown runnable " + quoted(ref.text));
+  return r->second;
+}
+
+
+/// Marks a client-local resource as used from hyperepoch h.
+void Builder::useLocal(u32 res, u32 h, u32 r, u32 atLine) {
+  ResourceInfo& info = g_.resources[res];
+  if (info.hyperepoch == kNone) {
+    info.hyperepoch = h;
+  } else if (info.hyperepoch != h) {
+    die(ErrorCode::kValidation, atLine,
+        "runnable " + quoted(runnableName(g_, r)) + " uses client resource " + quoted(info.name) + " from hyperepoch " +
+            quoted(g_.hyperepochs[h].name) + ", but it is already used in hyperepoch " +
+            quoted(g_.hyperepochs[info.hyperepoch].name));
+  }
+}
+
+void Builder::resolveRequests(u32 r) {
+  GraphRunnable& gr = g_.runnables[r];
+  const u32 h = g_.epochs[gr.epoch].hyperepoch;
+  const std::string who = "runnable " + quoted(runnableName(g_, r));
+  auto& locals = localByName_[gr.client];
+  auto localTypes = localTypes_.find(gr.client);
+  std::vector<ResourceRequest> hardware, software;
+  std::vector<std::pair<u32, u32>> taken;  // resource, line of the request
+  for (const Ref& ref : raw_[r].resources) {
+    ResourceRequest req;
+    req.text = std::string(ref.text);
+    bool globalType = globalTypes_.count(ref.text) != 0 || ref.text == "CPU" || ref.text == "GPU";
+    bool localType = localTypes != localTypes_.end() && localTypes->second.count(ref.text) != 0;
+    if (globalType || localType || ref.text == "CUDA_STREAM") {
+      req.isType = true;
+      req.kind = kindOfType(ref.text);
+      // globals of the type in this hyperepoch, then the client's own of the type
+      auto byType = byType_.find(ref.text);
+      const std::vector<u32> none;
+      for (u32 i : byType == byType_.end() ? none : byType->second) {
+        const ResourceInfo& info = g_.resources[i];
+        if (info.client == kNone && info.hyperepoch == h) req.candidates.push_back(i);
+        if (info.client == gr.client) {
+          useLocal(i, h, r, ref.line);
+          req.candidates.push_back(i);
+        }
+      }
+      if (req.candidates.empty())
+        die(ErrorCode::kValidation, ref.line,
+            who + " requests type " + quoted(ref.text) + ", but no resource of that type is in hyperepoch " +
+                quoted(g_.hyperepochs[h].name) + " or local to its client");
+    } else {
+      u32 res = kNone;
+      auto g = globalByName_.find(ref.text);
+      if (g != globalByName_.end()) {
+        res = g->second;
+        u32 rh = g_.resources[res].hyperepoch;
+        if (rh != h)
+          die(ErrorCode::kValidation, ref.line,
+              who + " of hyperepoch " + quoted(g_.hyperepochs[h].name) + " uses resource " + quoted(ref.text) +
+                  (rh == kNone ? std::string(", which belongs to no hyperepoch")
+                               : ", which belongs to hyperepoch " + quoted(g_.hyperepochs[rh].name)));
+      } else {
+        auto l = locals.find(ref.text);
+        if (l == locals.end()) {
+          for (u32 other = 0; other < g_.clients.size(); ++other)
+            if (localByName_[other].count(ref.text) != 0)
+              die(ErrorCode::kValidation, ref.line,
+                  who + " uses resource " + quoted(ref.text) + " of client " + quoted(g_.clients[other].name) +
+                      ", which only that client sees");
+          die(ErrorCode::kValidation, ref.line, who + " uses unknown resource " + quoted(ref.text));
+        }
+        res = l->second;
+        useLocal(res, h, r, ref.line);
+      }
+      req.kind = g_.resources[res].kind;
+      req.candidates.push_back(res);
+    }
+    for (u32 cand : req.candidates) taken.push_back({cand, ref.line});
+    if (isHardware(req.kind)) hardware.push_back(std::move(req));
+    else software.push_back(std::move(req));
+  }
+  std::sort(taken.begin(), taken.end());
+  for (std::size_t i = 1; i < taken.size(); ++i)
+    if (taken[i].first == taken[i - 1].first)
+      die(ErrorCode::kValidation, taken[i].second,
+          who + " requests resource " + quoted(g_.resources[taken[i].first].name) + " twice");
+  if (hardware.size() != 1)
+    die(ErrorCode::kValidation, gr.loc.line,
+        who + " must hold exactly one hardware resource (a CPU or a GPU), not " + std::to_string(hardware.size()));
+  gr.resources.clear();
+  gr.resources.push_back(std::move(hardware.front()));
+  for (ResourceRequest& s : software) gr.resources.push_back(std::move(s));
+  gr.kind = gr.resources.front().kind == ResourceKind::kGpu ? RunnableKind::kSubmittee : RunnableKind::kCpu;
+}
+
+void Builder::resolveRunnables() {
+  const u32 count = static_cast<u32>(g_.runnables.size());
+  // Type requests look resources up by type: index them once, in resource order.
+  for (u32 i = 0; i < g_.resources.size(); ++i) byType_[g_.resources[i].type].push_back(i);
+  for (u32 r = 0; r < count; ++r) resolveRequests(r);
+  // submitters and submittees
+  for (u32 r = 0; r < count; ++r) {
+    if (!raw_[r].hasSubmits) continue;
+    GraphRunnable& gr = g_.runnables[r];
+    const std::string who = "runnable " + quoted(runnableName(g_, r));
+    u32 s = resolveRef(raw_[r].submits, who + " Submits");
+    GraphRunnable& se = g_.runnables[s];
+    u32 at = raw_[r].submits.line;
+    if (gr.resources.front().kind != ResourceKind::kCpu)
+      die(ErrorCode::kValidation, at, who + " submits GPU work and must run on a CPU");
+    if (se.resources.front().kind != ResourceKind::kGpu)
+      die(ErrorCode::kValidation, at, who + " submits " + quoted(runnableName(g_, s)) + ", which does not run on a GPU");
+    if (s == r) die(ErrorCode::kValidation, at, who + " submits itself");
+    if (se.client != gr.client)
+      die(ErrorCode::kValidation, at, who + " submits " + quoted(runnableName(g_, s)) + " of another client");
+    if (se.epoch != gr.epoch)
+      die(ErrorCode::kValidation, at, who + " submits " + quoted(runnableName(g_, s)) + " of another epoch");
+    if (se.submittedBy != kNone)
+      die(ErrorCode::kValidation, at,
+          quoted(runnableName(g_, s)) + " is submitted by both " + quoted(runnableName(g_, se.submittedBy)) + " and " + quoted(runnableName(g_, r)));
+    ResourceRequest* stream = nullptr;
+    for (ResourceRequest& req : gr.resources) {
+      if (req.kind != ResourceKind::kCudaStream) continue;
+      if (stream != nullptr) die(ErrorCode::kValidation, at, who + " holds more than one CUDA stream");
+      stream = &req;
+    }
+    if (stream == nullptr)
+      die(ErrorCode::kValidation, at, who + " submits GPU work but holds no CUDA_STREAM resource");
+    // The submittee runs on a device that one of the submitter's streams maps to.
+    std::vector<u32>& gpus = se.resources.front().candidates;
+    std::vector<u32> narrowed;
+    for (u32 gpu : gpus)
+      for (u32 st : stream->candidates)
+        if (g_.resources[st].device == gpu) {
+          narrowed.push_back(gpu);
+          break;
+        }
+    if (narrowed.empty())
+      die(ErrorCode::kValidation, at,
+          who + " submits " + quoted(runnableName(g_, s)) + ", but none of its CUDA streams maps to a GPU that " +
+              quoted(runnableName(g_, s)) + " may run on");
+    std::vector<u32> streams;
+    for (u32 st : stream->candidates)
+      if (std::find(narrowed.begin(), narrowed.end(), g_.resources[st].device) != narrowed.end())
+        streams.push_back(st);
+    gpus = std::move(narrowed);
+    stream->candidates = std::move(streams);
+    gr.kind = RunnableKind::kSubmitter;
+    gr.submits = s;
+    se.submittedBy = r;
+  }
+  for (u32 r = 0; r < count; ++r) {
+    const GraphRunnable& gr = g_.runnables[r];
+    if (gr.kind == RunnableKind::kSubmittee && gr.submittedBy == kNone)
+      die(ErrorCode::kValidation, gr.loc.line,
+          "GPU runnable " + quoted(runnableName(g_, r)) + " is submitted by no runnable (a CPU runnable must name it in Submits)");
+  }
+  // dependencies
+  for (u32 r = 0; r < count; ++r) {
+    GraphRunnable& gr = g_.runnables[r];
+    const std::string who = "runnable " + quoted(runnableName(g_, r));
+    for (const Ref& ref : raw_[r].dependencies) {
+      u32 d = resolveRef(ref, who);
+      if (d == r) die(ErrorCode::kValidation, ref.line, who + " depends on itself");
+      if (g_.runnables[d].epoch != gr.epoch)
+        die(ErrorCode::kValidation, ref.line,
+            who + " of epoch " + quoted(epochName(gr.epoch)) + " depends on " + quoted(runnableName(g_, d)) + " of epoch " +
+                quoted(epochName(g_.runnables[d].epoch)) + " (dependencies must stay within one epoch)");
+      gr.dependencies.push_back(d);
+    }
+    if (gr.submittedBy != kNone) gr.dependencies.push_back(gr.submittedBy);
+    sortUnique(gr.dependencies);
+  }
+}
+
+std::string Builder::epochName(u32 e) const { return g_.hyperepochs[g_.epochs[e].hyperepoch].name + "." + g_.epochs[e].name; }
+
+void Builder::collectGroups(u32 list, u32 e, u32 c) {
+  expect(list, NodeKind::kSeq, "AliasGroups");
+  for (std::size_t i = 0; i < t_.size(list); ++i) {
+    auto [key, value] = singleEntry(t_.kid(list, i), "an alias group");
+    rawGroups_.push_back(RawGroup{key, value, e, c});
+  }
+}
+
+void Builder::buildGroups() {
+  std::unordered_set<std::string_view> names;
+  for (const RawGroup& raw : rawGroups_) {
+    std::string_view name = t_.text(raw.nameNode);
+    u32 at = line(raw.nameNode);
+    checkName(name, raw.nameNode, "alias group", true);
+    if (!names.insert(name).second) die(ErrorCode::kValidation, at, "duplicate alias group " + quoted(name));
+    std::string where = "alias group " + quoted(name);
+    u32 steps = kNone;
+    forEachEntry(raw.valueNode, where, [&](std::string_view k, u32 kn, u32 v) {
+      if (k == "Steps") steps = v;
+      else unknownKey(k, kn, where, "Steps");
+    });
+    if (steps == kNone) die(ErrorCode::kValidation, at, where + " has no Steps");
+    expect(steps, NodeKind::kSeq, "the Steps of " + where);
+    GraphRunnable group;
+    group.name = std::string(name);
+    group.kind = RunnableKind::kAliasGroup;
+    group.epoch = raw.epoch;
+    group.client = raw.client;
+    group.loc = SourceLoc{origin_, static_cast<int>(at)};
+    group.priority = 10;
+    u32 first = kNone;
+    const u32 gi = static_cast<u32>(g_.runnables.size());
+    for (std::size_t i = 0; i < t_.size(steps); ++i) {
+      u32 item = t_.kid(steps, i);
+      if (kind(item) == NodeKind::kNull || (kind(item) == NodeKind::kScalar && t_.text(item) == "None")) {
+        group.steps.push_back(kNone);
+        continue;
+      }
+      Ref ref{scalar(item, "a step of " + where), line(item)};
+      u32 m = resolveRef(ref, where);
+      GraphRunnable& mr = g_.runnables[m];
+      if (mr.epoch != raw.epoch)
+        die(ErrorCode::kValidation, ref.line,
+            where + " of epoch " + quoted(epochName(raw.epoch)) + " names " + quoted(runnableName(g_, m)) + " of epoch " +
+                quoted(epochName(mr.epoch)));
+      if (group.client == kNone) group.client = mr.client;
+      if (mr.client != group.client)
+        die(ErrorCode::kValidation, ref.line,
+            where + " mixes clients: " + quoted(runnableName(g_, m)) + " is not of client " + quoted(g_.clients[group.client].name));
+      if (mr.aliasGroup != kNone && mr.aliasGroup != gi)
+        die(ErrorCode::kValidation, ref.line,
+            quoted(runnableName(g_, m)) + " is in alias groups " + quoted(g_.runnables[mr.aliasGroup].name) + " and " + quoted(name));
+      if (mr.kind != RunnableKind::kCpu)
+        die(ErrorCode::kValidation, ref.line,
+            where + ": " + quoted(runnableName(g_, m)) + " is a submitter or submittee; round robin of GPU work is not supported");
+      if (first == kNone) {
+        first = m;
+        group.wcetNs = mr.wcetNs;
+        group.resources = mr.resources;
+        group.priority = mr.priority;
+        group.startTimeNs = mr.startTimeNs;
+      } else if (!sameRequests(g_.runnables[first], mr)) {
+        die(ErrorCode::kValidation, ref.line,
+            where + ": " + quoted(runnableName(g_, m)) + " and " + quoted(runnableName(g_, first)) + " use different resources");
+      }
+      if (group.client != kNone) {
+        auto& byName = runnableByName_[group.client];
+        auto clash = byName.find(name);
+        if (clash != byName.end() && g_.runnables[clash->second].kind != RunnableKind::kAliasGroup)
+          die(ErrorCode::kValidation, at, where + " has the name of runnable " + quoted(runnableName(g_, clash->second)));
+      }
+      group.wcetNs = std::max(group.wcetNs, mr.wcetNs);
+      group.priority = std::min(group.priority, mr.priority);
+      group.startTimeNs = std::max(group.startTimeNs, mr.startTimeNs);
+      if (mr.deadlineNs != kNoDuration &&
+          (group.deadlineNs == kNoDuration || mr.deadlineNs < group.deadlineNs))
+        group.deadlineNs = mr.deadlineNs;
+      if (mr.endMonitorThresholdNs != kNoDuration)
+        group.endMonitorThresholdNs = std::max(group.endMonitorThresholdNs, mr.endMonitorThresholdNs);
+      mr.aliasGroup = gi;
+      group.steps.push_back(m);
+    }
+    if (first == kNone) die(ErrorCode::kValidation, at, where + " has no runnable among its steps");
+    g_.runnables.push_back(std::move(group));
+  }
+}
+
+}  // namespace tactus::compiler::parse
