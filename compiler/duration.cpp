@@ -16,7 +16,7 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-Error bad(std::string_view text, const char* why) {
+Error bad(std::string_view text, const std::string& why) {
   return fail(ErrorCode::kParse, "bad duration " + quoted(text, 40) + ": " + why);
 }
 
@@ -81,7 +81,7 @@ Result<std::int64_t> parseDuration(std::string_view text) {
   for (int k = static_cast<int>(fraction.size()); k < scaleDigits; ++k) fracValue *= 10;
   total += fracValue;
   if (significant > 19 || total > kMaxDurationNs)
-    return bad(text, "too large (at most 1e18 ns)");
+    return bad(text, "too large (at most " + humanDuration(kMaxDurationNs) + ")");
   return static_cast<std::int64_t>(total);
 }
 

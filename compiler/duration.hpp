@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <string_view>
 
+#include "tactus/core/limits.hpp"
 #include "tactus/core/result.hpp"
 
 namespace tactus::compiler {
 
-/// Largest duration accepted, in nanoseconds (about 31 years); larger values are an error.
-inline constexpr std::int64_t kMaxDurationNs = 1'000'000'000'000'000'000LL;
+/// Largest duration accepted, in nanoseconds (limits::kMaxDurationNs, 1,000 s); larger values
+/// are an error.
+inline constexpr std::int64_t kMaxDurationNs = limits::kMaxDurationNs;
 
 /// Parses a duration: a non-negative decimal number, optional blanks, and a unit `ns` `us` `ms`
 /// or `s`. A bare `0` is accepted (callers decide where it is allowed; see isBareZero). The

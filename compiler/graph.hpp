@@ -59,6 +59,10 @@ struct Graph {
   std::vector<HyperepochInfo> hyperepochs;
   std::vector<EpochInfo> epochs;
   std::vector<GraphRunnable> runnables;
+  /// Where each hyperepoch and epoch was written (line in sourceFile; empty for a graph built in
+  /// code), for messages about them.
+  std::vector<int> hyperepochLines;
+  std::vector<int> epochLines;
 };
 
 }  // namespace tactus::compiler

@@ -86,6 +86,16 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
   return best;
 }
 
+// `file:line: ` where the graph wrote something (nothing for a graph built in code).
+std::string at(const Graph& g, const std::vector<int>& lines, std::uint32_t i) {
+  if (g.sourceFile.empty() || i >= lines.size() || lines[i] <= 0) return {};
+  return g.sourceFile + ":" + std::to_string(lines[i]) + ": ";
+}
+std::string at(const SourceLoc& loc) {
+  if (loc.file.empty() || loc.line <= 0) return {};
+  return loc.file + ":" + std::to_string(loc.line) + ": ";
+}
+
 std::string epochName(const Graph& g, std::uint32_t e) {
   const EpochInfo& ep = g.epochs[e];
   if (ep.hyperepoch < g.hyperepochs.size()) return g.hyperepochs[ep.hyperepoch].name + "." + ep.name;
@@ -177,7 +187,7 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
 
     // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame.
     if (best.lengthNs > he.periodNs && !options.allowOverlength) {
-      return fail(ErrorCode::kInfeasible, "hyperepoch '" + he.name + "': schedule length " +
+      return fail(ErrorCode::kInfeasible, at(g, g.hyperepochLines, h) + "hyperepoch '" + he.name + "': schedule length " +
                                               humanDuration(best.lengthNs) + " exceeds its period " +
                                               humanDuration(he.periodNs));
     }
@@ -189,7 +199,7 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       // The last frame's boundary is the hyperepoch's end: overlength, accepted on request.
       if (options.allowOverlength && nd.frame + 1 == ep.frames) continue;
       return fail(ErrorCode::kInfeasible,
-                  "epoch '" + epochName(g, g.runnables[nd.runnable].epoch) + "' frame " +
+                  at(g.runnables[nd.runnable].loc) + "epoch '" + epochName(g, g.runnables[nd.runnable].epoch) + "' frame " +
                       std::to_string(nd.frame) + ": runnable '" + g.runnables[nd.runnable].name +
                       "' ends at " + humanDuration(pl.endNs) + ", after the next frame's release at " +
                       humanDuration(nd.boundaryNs));

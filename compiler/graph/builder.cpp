@@ -7,6 +7,7 @@
 
 #include "duration.hpp"
 #include "graph/graph_rules.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::compiler::parse {
@@ -32,6 +33,26 @@ Graph Builder::build() {
                         "submitted)"));
   finishHyperepochs(g_);
   return std::move(g_);
+}
+
+void Builder::countRunnable(u32 nameNode, u32 e) {
+  if (g_.runnables.size() >= limits::kMaxRunnables)
+    die(ErrorCode::kValidation, line(nameNode),
+        "more than " + std::to_string(limits::kMaxRunnables) + " runnables in the graph");
+  // Instances (runnable x frame) are counted as runnables are read, before the scheduler
+  // allocates anything for them: at most 2^16 frames are added per runnable, far from a wrap.
+  const u32 h = g_.epochs[e].hyperepoch;
+  if (instances_.size() < g_.hyperepochs.size()) instances_.resize(g_.hyperepochs.size(), 0);
+  instances_[h] += g_.epochs[e].frames;
+  instancesTotal_ += g_.epochs[e].frames;
+  if (instances_[h] > limits::kMaxInstancesPerHyperepoch)
+    die(ErrorCode::kValidation, line(nameNode),
+        "hyperepoch " + quoted(g_.hyperepochs[h].name) + " has more than " +
+            std::to_string(limits::kMaxInstancesPerHyperepoch) + " instances (runnables x frames of their epochs)");
+  if (instancesTotal_ > limits::kMaxInstancesTotal)
+    die(ErrorCode::kValidation, line(nameNode),
+        "the graph has more than " + std::to_string(limits::kMaxInstancesTotal) +
+            " instances (runnables x frames of their epochs)");
 }
 
 void Builder::check(Result<void> rule) const {
@@ -89,6 +110,9 @@ void Builder::buildTop(u32 root) {
 }
 
 u32 Builder::addResource(std::string_view name, std::string_view type, u32 nameNode, u32 client) {
+  if (g_.resources.size() >= limits::kMaxResources)
+    die(ErrorCode::kValidation, line(nameNode),
+        "resource " + quoted(name) + ": more than " + std::to_string(limits::kMaxResources) + " resources");
   ResourceInfo r;
   r.name = std::string(name);
   r.type = std::string(type);
@@ -200,6 +224,9 @@ void Builder::checkTypeNameClashes() const {
 void Builder::buildHyperepochs(u32 list) {
   expect(list, NodeKind::kSeq, "Hyperepochs");
   if (t_.size(list) == 0) die(ErrorCode::kValidation, line(list), "Hyperepochs is empty");
+  if (t_.size(list) > limits::kMaxHyperepochs)
+    die(ErrorCode::kValidation, line(list),
+        std::to_string(t_.size(list)) + " hyperepochs (at most " + std::to_string(limits::kMaxHyperepochs) + ")");
   std::unordered_map<std::string_view, u32> names;
   std::vector<u32> resourceLists;
   std::vector<u32> nameNodes;
@@ -212,6 +239,7 @@ void Builder::buildHyperepochs(u32 list) {
     HyperepochInfo info;
     info.name = std::string(name);
     g_.hyperepochs.push_back(info);
+    g_.hyperepochLines.push_back(static_cast<int>(line(key)));
     std::string where = "hyperepoch " + quoted(name);
     u32 period = kNone, resources = kNone, epochs = kNone;
     forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
@@ -283,6 +311,9 @@ void Builder::buildEpochs(u32 list, u32 h) {
   const std::string hname = g_.hyperepochs[h].name;
   expect(list, NodeKind::kSeq, "the Epochs of hyperepoch " + quoted(hname));
   if (t_.size(list) == 0) die(ErrorCode::kValidation, line(list), "hyperepoch " + quoted(hname) + " has no epochs");
+  if (g_.epochs.size() + t_.size(list) > limits::kMaxEpochs)
+    die(ErrorCode::kValidation, line(list),
+        "hyperepoch " + quoted(hname) + ": more than " + std::to_string(limits::kMaxEpochs) + " epochs in the graph");
   hyperFirstEpoch_.push_back(static_cast<u32>(g_.epochs.size()));
   for (std::size_t i = 0; i < t_.size(list); ++i) {
     auto [key, value] = singleEntry(t_.kid(list, i), "an epoch");
@@ -302,7 +333,7 @@ void Builder::buildEpochs(u32 list, u32 h) {
         info.periodNs = duration(v, "Period of " + where, false, false);
         hasPeriod = true;
       } else if (k == "Frames") {
-        info.frames = static_cast<u32>(integer(v, "Frames of " + where, 1, 1000000));
+        info.frames = static_cast<u32>(integer(v, "Frames of " + where, 1, limits::kMaxFramesPerEpoch));
       } else if (k == "AliasGroups") {
         collectGroups(v, e, kNone);
       } else {
@@ -312,12 +343,16 @@ void Builder::buildEpochs(u32 list, u32 h) {
     if (!hasPeriod) die(ErrorCode::kValidation, line(key), where + " has no Period");
     g_.epochs.push_back(info);
     epochLine_.push_back(line(key));
+    g_.epochLines.push_back(static_cast<int>(line(key)));
     g_.hyperepochs[h].epochs.push_back(e);
   }
 }
 
 void Builder::buildClients(u32 list) {
   expect(list, NodeKind::kSeq, "Clients");
+  if (t_.size(list) > limits::kMaxClients)
+    die(ErrorCode::kValidation, line(list),
+        std::to_string(t_.size(list)) + " clients (at most " + std::to_string(limits::kMaxClients) + ")");
   for (std::size_t i = 0; i < t_.size(list); ++i) {
     auto [key, value] = singleEntry(t_.kid(list, i), "a client");
     std::string_view name = t_.text(key);
@@ -370,6 +405,7 @@ void Builder::buildRunnables(u32 list, u32 c, u32 e) {
     std::string_view name = t_.text(key);
     checkName(name, key, "runnable", true);
     u32 r = static_cast<u32>(g_.runnables.size());
+    countRunnable(key, e);
     if (!byName.emplace(name, r).second)
       die(ErrorCode::kValidation, line(key), "duplicate runnable " + quoted(cname + "." + std::string(name)));
     GraphRunnable gr;
@@ -391,6 +427,10 @@ void Builder::buildRunnables(u32 list, u32 c, u32 e) {
         hasResources = true;
       } else if (k == "Dependencies") {
         raw.dependencies = refList(v, "the Dependencies of " + where);
+        if (raw.dependencies.size() > limits::kMaxDependenciesPerRunnable)
+          die(ErrorCode::kValidation, line(v),
+              where + " has " + std::to_string(raw.dependencies.size()) + " dependencies (at most " +
+                  std::to_string(limits::kMaxDependenciesPerRunnable) + ")");
       } else if (k == "Submits") {
         raw.submits = Ref{scalar(v, "Submits of " + where), line(v)};
         raw.hasSubmits = true;

@@ -61,6 +61,9 @@ class Builder : public TreeReader {
   void buildClients(u32 list);
   void buildClientEpochs(u32 list, u32 c);
   void buildRunnables(u32 list, u32 c, u32 e);
+  /// Counts a runnable of epoch e (written at nameNode) against the limits on runnables and
+  /// instances (limits.hpp), before it is added.
+  void countRunnable(u32 nameNode, u32 e);
 
   // resolve.cpp: names to indices, submissions, dependencies, round-robin groups
   u32 resolveRef(const Ref& ref, const std::string& context) const;
@@ -86,6 +89,8 @@ class Builder : public TreeReader {
   std::vector<RawRunnable> raw_;
   std::unordered_map<std::string_view, std::vector<u32>> byType_;
   std::vector<RawGroup> rawGroups_;
+  std::vector<std::uint64_t> instances_;  ///< per hyperepoch: runnables x frames so far
+  std::uint64_t instancesTotal_ = 0;
 };
 
 }  // namespace tactus::compiler::parse

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "graph/graph_rules.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::compiler::parse {
@@ -291,6 +292,8 @@ void Builder::buildGroups() {
       group.steps.push_back(m);
     }
     if (first == kNone) die(ErrorCode::kValidation, at, where + " has no runnable among its steps");
+    if (g_.runnables.size() >= limits::kMaxRunnables)
+      die(ErrorCode::kValidation, at, "more than " + std::to_string(limits::kMaxRunnables) + " runnables in the graph");
     g_.runnables.push_back(std::move(group));
   }
 }

@@ -32,7 +32,6 @@ std::string_view TreeReader::scalar(u32 node, const std::string& what) const {
 }
 
 
-/// A list item of the form `- Name: value`; returns the key and value nodes.
 std::pair<u32, u32> TreeReader::singleEntry(u32 item, const std::string& what) const {
   if (kind(item) != NodeKind::kMap || t_.size(item) != 2)
     die(ErrorCode::kParse, line(item), what + " must be written `- Name: ...` (a map with one key)");
@@ -48,9 +47,12 @@ void TreeReader::unknownKey(std::string_view key, u32 keyNode, const std::string
       "unknown key " + quoted(key) + " in " + where + " (allowed: " + allowed + ")");
 }
 
-/// Names appear in the schedule file, which separates fields with blanks, `,`, `=` and `#`.
 void TreeReader::checkName(std::string_view name, u32 node, const char* what, bool dotAllowed) const {
   if (name.empty()) die(ErrorCode::kValidation, line(node), std::string("empty ") + what + " name");
+  if (name.size() > limits::kMaxNameBytes)
+    die(ErrorCode::kValidation, line(node),
+        std::string(what) + " name " + quoted(name) + " is " + std::to_string(name.size()) + " bytes long (at most " +
+            std::to_string(limits::kMaxNameBytes) + ")");
   for (char c : name) {
     auto u = static_cast<unsigned char>(c);
     if (u <= 0x20 || u == 0x7f || c == ',' || c == '=' || c == '#')

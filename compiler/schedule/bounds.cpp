@@ -1,6 +1,8 @@
 // Lower bounds shared by the search and the compile report.
 #include "schedule/bounds.hpp"
 
+#include <limits>
+
 #include "schedule/search_problem.hpp"
 #include "schedule/search_state.hpp"
 
@@ -73,7 +75,9 @@ bool energyFits(const std::vector<EnergyJob>& jobs, std::int64_t m, std::vector<
   for (std::int64_t t1 : t1s) {
     for (std::int64_t t2 : t2s) {
       if (t2 <= t1) continue;
-      const std::int64_t cap = m * (t2 - t1);
+      // Saturated: a capacity beyond int64 holds any work of these jobs.
+      std::int64_t cap = 0;
+      if (__builtin_mul_overflow(m, t2 - t1, &cap)) cap = std::numeric_limits<std::int64_t>::max();
       std::int64_t energy = 0;
       for (const auto& [r, d, p] : jobs) {
         const std::int64_t e = std::min({p, t2 - t1, r + p - t1, t2 - d + p});

@@ -20,11 +20,11 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "schedule/bounds.hpp"
+#include "schedule/workers.hpp"
 #include "schedule/search_state.hpp"
 
 namespace tactus::compiler::schedule {
@@ -232,13 +232,7 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
         }
       };
       const int threads = std::min<int>(lim.workers, static_cast<int>(active.size()));
-      if (threads <= 1) {
-        work();
-      } else {
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-        for (auto& t : pool) t.join();
-      }
+      runWorkers(threads, work);
       for (std::uint64_t u : used) res.steps += u;
       // Merge in piece order: the first strictly better schedule wins.
       for (std::size_t k : active) {

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <utility>
 
 #include "schedule/bounds.hpp"
+#include "schedule/workers.hpp"
 #include "schedule/free_time.hpp"
 #include "schedule/list_scheduler.hpp"
 
@@ -74,13 +74,7 @@ SearchResult perturbedLists(const Problem& pb, const SProblem& sp, const Attempt
       }
     };
     const int threads = std::min<int>(lim.workers, static_cast<int>(runs));
-    if (threads <= 1) {
-      work();
-    } else {
-      std::vector<std::thread> pool;
-      for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-      for (auto& t : pool) t.join();
-    }
+    runWorkers(threads, work);
     for (std::uint64_t k = 0; k < runs; ++k) {
       if (!ran[k]) continue;
       res.steps += runSteps;

@@ -1,6 +1,8 @@
 // The problem model of one hyperepoch: building it from the graph, and its levels.
 #include "schedule/problem.hpp"
 
+#include "schedule/free_time.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -49,6 +51,26 @@ Result<void> checkGraph(const Graph& g) {
     if (res.kind == ResourceKind::kCudaStream && res.device != kNone && res.device >= g.resources.size()) {
       return bad("stream '" + res.name + "' maps to an unknown device");
     }
+  }
+  // Every time the scheduler and the report form (releases, ends, sums of WCETs, and resources
+  // times a time in the load bounds) stays below kInfinity / 2 when the total work plus the
+  // longest span, times the resources plus one, does; computed in 128 bits. The limits of the
+  // graph reader keep parsed graphs far inside it unless they hold tens of thousands of
+  // resources and hours of work.
+  __int128 span = 0, work = 0;
+  for (const auto& e : g.epochs) {
+    span = std::max<__int128>(span, static_cast<__int128>(e.periodNs) * std::max<std::uint32_t>(e.frames, 1));
+  }
+  for (const auto& h : g.hyperepochs) span = std::max<__int128>(span, h.periodNs);
+  for (const auto& r : g.runnables) {
+    const std::int64_t frames = std::max<std::uint32_t>(g.epochs[r.epoch].frames, 1);
+    work += static_cast<__int128>(std::max<std::int64_t>(r.wcetNs, 0)) * frames;
+    span = std::max<__int128>(span, static_cast<__int128>(r.startTimeNs) + std::max<std::int64_t>(r.deadlineNs, 0));
+  }
+  const __int128 total = (span + work) * static_cast<__int128>(g.resources.size() + 1);
+  if (total > static_cast<__int128>(kInfinity / 2)) {
+    return bad("the graph's durations are too large to schedule: its total WCET (runnables x frames) plus its "
+               "longest period, times its resources, exceeds " + std::to_string(kInfinity / 2) + " ns");
   }
   return {};
 }
