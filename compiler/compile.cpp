@@ -226,6 +226,10 @@ std::string timelinesText(const Schedule& schedule, std::size_t maxPerResource) 
   return out;
 }
 
+namespace {
+int compileAndReport(const CompileOptions& options, std::ostream& out, std::ostream& err);
+}  // namespace
+
 int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CompileOptions options;
   auto action = parseArgs(args, options);
@@ -238,14 +242,23 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
     out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersion << ")\n";
     return 0;
   }
-  Result<CompileOutcome> outcome = fail(ErrorCode::kInternal, "not compiled");
+  // Out of memory anywhere (reading, scheduling in any search worker, writing, the report) ends
+  // with a message naming the input and exit status 1, like any graph that cannot be compiled.
   try {
-    outcome = compileFile(options);
+    return compileAndReport(options, out, err);
   } catch (const std::bad_alloc&) {
-    outcome = fail(ErrorCode::kInternal, options.input + ": out of memory");
+    err << "tactus-compile: " << options.input << ": out of memory\n";
   } catch (const std::exception& e) {
-    outcome = fail(ErrorCode::kInternal, options.input + ": internal error: " + e.what());
+    err << "tactus-compile: " << options.input << ": internal error: " << e.what() << "\n";
   }
+  return 1;
+}
+
+namespace {
+
+// Compiles and prints the report (runCompileCommand after the command line); the exit status.
+int compileAndReport(const CompileOptions& options, std::ostream& out, std::ostream& err) {
+  Result<CompileOutcome> outcome = compileFile(options);
   if (!outcome) {
     err << "tactus-compile: " << outcome.error().message << "\n";
     return 1;
@@ -270,5 +283,7 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
   }
   return 0;
 }
+
+}  // namespace
 
 }  // namespace tactus::compiler

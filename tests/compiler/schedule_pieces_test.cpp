@@ -2,7 +2,10 @@
 // model, the list scheduler, the bounds, branch and bound on tiny problems, and fusion.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "schedule/list_scheduler.hpp"
 #include "schedule/problem.hpp"
 #include "schedule/search_problem.hpp"
+#include "schedule/workers.hpp"
 
 using namespace tactus;
 using namespace tactus::compiler;
@@ -259,4 +263,17 @@ TEST_CASE("fusion fuses a chain of short CPU runnables and splits the schedule b
   o.fusion = Fusion::kAuto;
   CHECK_FALSE(fusionApplies(o, kSearchNodeLimit));
   CHECK(fusionApplies(o, kSearchNodeLimit + 1));
+}
+
+TEST_CASE("runWorkers carries an exception of any worker back to the caller", "[schedule]") {
+  std::atomic<int> ran{0};
+  runWorkers(3, [&] { ++ran; });
+  CHECK(ran == 3);
+  std::atomic<int> calls{0};
+  auto failing = [&] {
+    if (calls++ == 1) throw std::bad_alloc();
+  };
+  CHECK_THROWS_AS(runWorkers(4, failing), std::bad_alloc);  // without it: std::terminate
+  CHECK(calls == 4);                                          // the others ran to their end
+  CHECK_THROWS_AS(runWorkers(1, [] { throw std::runtime_error("x"); }), std::runtime_error);
 }
