@@ -162,7 +162,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   const Analysis analysis = analyze(*schedule, *log);
   for (const std::string& w : analysis.warnings) err << "tactus-report: warning: " << w << "\n";
 
-  if (o.csv) writeCsv(out, *schedule, *log);
+  if (o.csv) writeCsv(out, *schedule, *log, analysis);
   else if (o.json) out << formatJson(*schedule, *log, analysis);
   else out << formatText(*schedule, *log, analysis);
 
