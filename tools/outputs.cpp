@@ -77,7 +77,7 @@ std::string optDuration(std::int64_t v) { return v == kNoDuration ? "null" : std
 
 std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a) {
   std::string out;
-  out += "schedule '" + s.name + "' (identifier " + std::to_string(s.identifier) + "), log " + log.path + "\n";
+  out += "schedule " + quoted(s.name) + " (identifier " + std::to_string(s.identifier) + "), log " + log.path + "\n";
   out += "  " + std::to_string(a.runRecords) + " runs, " + std::to_string(a.releaseRecords) + " frame releases, " +
          std::to_string(a.skippedRecords) + " skips, " + std::to_string(a.overrunRecords) + " frame overruns, " +
          std::to_string(a.lostRecords) + " records lost, " + std::to_string(a.invalidRecords) + " invalid records\n";
