@@ -18,4 +18,12 @@ void checkMessage(std::string_view message) {
     if ((c < 0x20 && c != '\n') || c == 0x7f) fail("a message holds a raw control byte", message);
 }
 
+bool checkCompilerMessages() {
+  static const bool on = [] {
+    const char* v = std::getenv("TACTUS_FUZZ_COMPILER_MESSAGES");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
+}
+
 }  // namespace tactus::fuzz

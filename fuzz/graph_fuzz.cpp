@@ -21,7 +21,10 @@ constexpr std::uint64_t kMaxInstances = 200;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tactus;
   auto graph = compiler::parseGraph(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.yaml");
-  if (!graph) return 0;  // messages: the compiler's own tests (compiler/ is another helper's)
+  if (!graph) {
+    if (fuzz::checkCompilerMessages()) fuzz::checkMessage(graph.error().message);
+    return 0;
+  }
   std::uint64_t instances = 0;
   for (const compiler::GraphRunnable& r : graph->runnables)
     if (r.aliasGroup == kNone && r.epoch < graph->epochs.size()) instances += graph->epochs[r.epoch].frames;

@@ -30,7 +30,7 @@ for t in $targets; do
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$build/fuzz/fuzz-$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
     -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
-    "$build/corpus/$t" "$root/fuzz/corpus/$t" 2>&1 | tee "$build/fuzz-$t.log" | grep -E "^#[0-9]+ +(INITED|DONE)|ERROR|stat::number_of_executed_units|invariant|SUMMARY" 
+    "$build/corpus/$t" "$root/fuzz/corpus/$t" 2>&1 | tee "$build/fuzz-$t.log" | grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|ERROR|stat::number_of_executed_units|invariant|SUMMARY" 
   if grep -qE "ERROR: (libFuzzer|AddressSanitizer|UndefinedBehaviorSanitizer)|fuzz invariant broken|runtime error" "$build/fuzz-$t.log"; then
     echo "fuzz-$t: FINDING, see $build/fuzz-$t.log and $build/artifacts/"
     status=1
