@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 
 #include "tactus/core/hash.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus::report {
 namespace {
@@ -132,23 +135,113 @@ Quantiles summarize(std::vector<std::int64_t>& values) {
   q.meanNs = static_cast<double>(sum / values.size());
   return q;
 }
-
 namespace {
 
-// The per-iteration tables are indexed by iteration number; a corrupt number must not make them
-// huge, so iterations beyond this bound (relative to the record count) are treated as invalid.
-std::uint64_t iterationBound(std::size_t records) { return 2 * static_cast<std::uint64_t>(records) + 1024; }
+// Times further than this from zero are not CLOCK_MONOTONIC readings (which count from boot);
+// keeping every trusted time within it, plus limits::kMaxLogSpanNs around the run's start,
+// leaves every difference and sum the analysis forms far inside int64.
+constexpr std::int64_t kMaxPlausibleNs = std::numeric_limits<std::int64_t>::max() / 4;
+
+bool plausible(std::int64_t t) { return t >= -kMaxPlausibleNs && t <= kMaxPlausibleNs; }
+
+// Adds without overflow, saturating at the int64 range (a sum of up to 2^33 durations).
+std::int64_t saturatingAdd(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? std::numeric_limits<std::int64_t>::max()
+                                                         : std::numeric_limits<std::int64_t>::min();
+  return sum;
+}
+
+// The run's start that record times are judged against: the header's, or else the first
+// plausible record time (0 for a log without one).
+std::int64_t findOrigin(const LogFile& log) {
+  if (log.header.runStartNs != 0 && plausible(log.header.runStartNs)) return log.header.runStartNs;
+  for (const EventRecord& r : log.records) {
+    const auto kind = static_cast<EventKind>(r.kind);
+    if ((kind == EventKind::kRun || kind == EventKind::kRelease) && plausible(r.startNs)) return r.startNs;
+  }
+  return 0;
+}
+
+// A per-(epoch frame, iteration) table of times: dense while the iterations seen times the
+// frames stays within what the records can fill, a hash table beyond (a log of three records
+// must not make the report allocate gigabytes for a schedule of many frames).
+class SlotTable {
+ public:
+  SlotTable(std::size_t rows, std::uint32_t frames, std::int64_t empty, std::size_t& denseBudget)
+      : frames_(frames), empty_(empty) {
+    const std::uint64_t cells = static_cast<std::uint64_t>(rows) * frames;
+    if (cells <= denseBudget) {
+      dense_.assign(static_cast<std::size_t>(cells), empty);
+      denseBudget -= static_cast<std::size_t>(cells);
+      isDense_ = true;
+    }
+  }
+  std::int64_t get(std::size_t row, std::uint32_t frame) const {
+    if (isDense_) return dense_[row * frames_ + frame];
+    auto it = sparse_.find(key(row, frame));
+    return it == sparse_.end() ? empty_ : it->second;
+  }
+  std::int64_t& at(std::size_t row, std::uint32_t frame) {
+    if (isDense_) return dense_[row * frames_ + frame];
+    return sparse_.try_emplace(key(row, frame), empty_).first->second;
+  }
+  // Calls f(row, frame, value) for every cell that is not empty.
+  template <typename F>
+  void forEach(F f) const {
+    if (isDense_) {
+      for (std::size_t k = 0; k < dense_.size(); ++k)
+        if (dense_[k] != empty_) f(k / frames_, static_cast<std::uint32_t>(k % frames_), dense_[k]);
+    } else {
+      for (const auto& [k, v] : sparse_) f(static_cast<std::size_t>(k / frames_), static_cast<std::uint32_t>(k % frames_), v);
+    }
+  }
+
+ private:
+  std::uint64_t key(std::size_t row, std::uint32_t frame) const { return static_cast<std::uint64_t>(row) * frames_ + frame; }
+  std::uint32_t frames_;
+  std::int64_t empty_;
+  bool isDense_ = false;
+  std::vector<std::int64_t> dense_;
+  std::unordered_map<std::uint64_t, std::int64_t> sparse_;
+};
 
 }  // namespace
 
+bool timeValid(const Analysis& a, std::int64_t t) {
+  return t >= a.originNs - limits::kMaxLogSpanNs && t <= a.originNs + limits::kMaxLogSpanNs;
+}
+
+bool iterationValid(const Schedule& s, std::uint32_t hyperepoch, std::uint64_t iteration) {
+  if (hyperepoch >= s.hyperepochs.size()) return false;
+  const std::int64_t period = s.hyperepochs[hyperepoch].periodNs;
+  return period > 0 && iteration <= static_cast<std::uint64_t>(limits::kMaxLogSpanNs / period);
+}
+
+bool validRun(const Schedule& s, const Analysis& a, const EventRecord& r) {
+  if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.instance >= s.instances.size() ||
+      r.endNs < r.startNs || (r.aux != kNone && r.aux >= s.runnables.size()))
+    return false;
+  if (!timeValid(a, r.startNs) || !timeValid(a, r.endNs)) return false;
+  return iterationValid(s, instanceHyperepoch(s, r.instance), r.iteration);
+}
+
+std::size_t iterationIndex(const Analysis& a, std::uint32_t hyperepoch, std::uint64_t iteration) {
+  if (hyperepoch >= a.iterations.size()) return kNoIteration;
+  const std::vector<std::uint64_t>& seen = a.iterations[hyperepoch];
+  auto it = std::lower_bound(seen.begin(), seen.end(), iteration);
+  if (it == seen.end() || *it != iteration) return kNoIteration;
+  return static_cast<std::size_t>(it - seen.begin());
+}
+
 std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
                               std::uint32_t hyperepoch, std::uint64_t iteration) {
-  if (hyperepoch < analysis.iterationStart.size() && iteration < analysis.iterationStart[hyperepoch].size()) {
-    const std::int64_t s = analysis.iterationStart[hyperepoch][iteration];
-    if (s != 0) return s;
-  }
-  const std::int64_t period = hyperepoch < schedule.hyperepochs.size() ? schedule.hyperepochs[hyperepoch].periodNs : 0;
-  return log.header.runStartNs + static_cast<std::int64_t>(iteration) * period;
+  (void)log;
+  const std::size_t k = iterationIndex(analysis, hyperepoch, iteration);
+  if (k != kNoIteration && analysis.iterationStart[hyperepoch][k] != 0) return analysis.iterationStart[hyperepoch][k];
+  // Estimated from the run's start; an iteration too far from it is pinned at the start.
+  if (!iterationValid(schedule, hyperepoch, iteration)) return analysis.runStartNs;
+  return analysis.runStartNs + static_cast<std::int64_t>(iteration) * schedule.hyperepochs[hyperepoch].periodNs;
 }
 
 Analysis analyze(const Schedule& s, const LogFile& log) {
@@ -159,10 +252,17 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   a.resources.resize(s.resources.size());
   a.clients.resize(s.clients.size());
   a.hyperepochs.resize(nHyp);
+  a.iterations.resize(nHyp);
   a.iterationStart.resize(nHyp);
   a.warnings = log.warnings;
+  a.originNs = findOrigin(log);
+  a.runStartNs = log.header.runStartNs != 0 && log.header.runStartNs == a.originNs ? a.originNs : 0;
+  if (log.header.runStartNs != 0 && a.runStartNs == 0)
+    a.warnings.push_back("the log header's run start " + std::to_string(log.header.runStartNs) +
+                         " ns is not a plausible CLOCK_MONOTONIC time; ignored");
 
-  std::vector<std::uint32_t> frameBase(nEp + 1, 0);
+  // 64-bit frame offsets: the verifier bounds the sum, and a sum must never wrap.
+  std::vector<std::size_t> frameBase(nEp + 1, 0);
   for (std::size_t e = 0; e < nEp; ++e) frameBase[e + 1] = frameBase[e] + s.epochs[e].frames;
   a.frames.resize(frameBase[nEp]);
   for (std::size_t e = 0; e < nEp; ++e)
@@ -176,25 +276,34 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     instEpoch[i] = r < nRun ? s.runnables[r].epoch : 0;
     instHyp[i] = instEpoch[i] < nEp ? s.epochs[instEpoch[i]].hyperepoch : 0;
   }
-  const std::uint64_t bound = iterationBound(log.records.size());
+  auto validRelease = [&](const EventRecord& r) {
+    return r.instance < nEp && r.aux < s.epochs[r.instance].frames && timeValid(a, r.startNs) &&
+           timeValid(a, r.endNs) && iterationValid(s, s.epochs[r.instance].hyperepoch, r.iteration);
+  };
 
-  // Pass 1: releases, skips, overruns, drops; sizes of the per-iteration tables.
-  std::vector<std::uint64_t> iterCount(nHyp, 0);
+  // Pass 1: the iterations seen per hyperepoch (every table below is sized by them, so by the
+  // records, never by an iteration number a record claims).
   for (const EventRecord& r : log.records) {
-    if (r.iteration >= bound) continue;
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && r.instance < nInst)
-      iterCount[instHyp[r.instance]] = std::max<std::uint64_t>(iterCount[instHyp[r.instance]], r.iteration + 1ull);
-    else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && r.instance < nEp)
-      iterCount[s.epochs[r.instance].hyperepoch] =
-          std::max<std::uint64_t>(iterCount[s.epochs[r.instance].hyperepoch], r.iteration + 1ull);
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && validRun(s, a, r))
+      a.iterations[instHyp[r.instance]].push_back(r.iteration);
+    else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && validRelease(r))
+      a.iterations[s.epochs[r.instance].hyperepoch].push_back(r.iteration);
   }
-  for (std::size_t h = 0; h < nHyp; ++h) a.iterationStart[h].assign(iterCount[h], 0);
-  // Ideal release per (epoch, iteration, frame); 0 = no record.
-  std::vector<std::vector<std::int64_t>> release(nEp);
-  std::vector<std::vector<std::int64_t>> frameEnd(nEp);
+  for (std::size_t h = 0; h < nHyp; ++h) {
+    std::vector<std::uint64_t>& seen = a.iterations[h];
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    a.iterationStart[h].assign(seen.size(), 0);
+  }
+  // Ideal release and last end per (epoch, iteration seen, frame); 0 / INT64_MIN = no record.
+  std::size_t denseBudget = 4 * log.records.size() + 65536;
+  std::vector<SlotTable> release, frameEnd;
+  release.reserve(nEp);
+  frameEnd.reserve(nEp);
   for (std::size_t e = 0; e < nEp; ++e) {
-    release[e].assign(iterCount[s.epochs[e].hyperepoch] * s.epochs[e].frames, 0);
-    frameEnd[e].assign(release[e].size(), std::numeric_limits<std::int64_t>::min());
+    const std::size_t rows = a.iterations[s.epochs[e].hyperepoch].size();
+    release.emplace_back(rows, s.epochs[e].frames, 0, denseBudget);
+    frameEnd.emplace_back(rows, s.epochs[e].frames, std::numeric_limits<std::int64_t>::min(), denseBudget);
   }
   std::vector<std::vector<std::int64_t>> releaseJitter(a.frames.size());
   std::int64_t base = std::numeric_limits<std::int64_t>::max();
@@ -205,26 +314,26 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         ++a.runRecords;
         break;
       case EventKind::kRelease: {
-        if (r.instance >= nEp || r.aux >= s.epochs[r.instance].frames || r.iteration >= bound) {
+        if (!validRelease(r)) {
           ++a.invalidRecords;
           break;
         }
         ++a.releaseRecords;
         const EpochInfo& ep = s.epochs[r.instance];
-        const std::size_t slot = static_cast<std::size_t>(r.iteration) * ep.frames + r.aux;
-        release[r.instance][slot] = r.startNs;
+        const std::size_t row = iterationIndex(a, ep.hyperepoch, r.iteration);
+        release[r.instance].at(row, r.aux) = r.startNs;
         FrameStats& fs = a.frames[frameBase[r.instance] + r.aux];
         ++fs.releases;
         releaseJitter[frameBase[r.instance] + r.aux].push_back(r.endNs - r.startNs);
         // The iteration starts at the ideal release of its frame 0 less the frame's offset.
-        std::int64_t& start = a.iterationStart[ep.hyperepoch][r.iteration];
+        std::int64_t& start = a.iterationStart[ep.hyperepoch][row];
         const std::int64_t candidate = r.startNs - static_cast<std::int64_t>(r.aux) * ep.periodNs;
         if (start == 0 || candidate < start) start = candidate;
         base = std::min(base, r.startNs);
         break;
       }
       case EventKind::kSkipped:
-        if (r.instance >= nHyp) {
+        if (r.instance >= nHyp || !timeValid(a, r.startNs) || !timeValid(a, r.endNs)) {
           ++a.invalidRecords;
           break;
         }
@@ -233,7 +342,8 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         a.hyperepochs[r.instance].skippedPeriods += r.aux;
         break;
       case EventKind::kOverrun:
-        if (r.instance >= nEp || r.aux >= s.epochs[r.instance].frames) {
+        if (r.instance >= nEp || r.aux >= s.epochs[r.instance].frames || !timeValid(a, r.startNs) ||
+            !timeValid(a, r.endNs)) {
           ++a.invalidRecords;
           break;
         }
@@ -254,9 +364,9 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   // Iterations without a release record: estimate their start from the header (or the runs).
   std::uint64_t estimated = 0;
   for (std::size_t h = 0; h < nHyp; ++h)
-    for (std::uint64_t i = 0; i < a.iterationStart[h].size(); ++i)
-      if (a.iterationStart[h][i] == 0 && log.header.runStartNs != 0) {
-        a.iterationStart[h][i] = log.header.runStartNs + static_cast<std::int64_t>(i) * s.hyperepochs[h].periodNs;
+    for (std::size_t k = 0; k < a.iterationStart[h].size(); ++k)
+      if (a.iterationStart[h][k] == 0 && a.runStartNs != 0) {
+        a.iterationStart[h][k] = iterationStartNs(s, log, a, static_cast<std::uint32_t>(h), a.iterations[h][k]);
         ++estimated;
       }
   if (estimated)
@@ -267,17 +377,18 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   // Pass 2: runs.
   std::vector<std::vector<std::int64_t>> jitter(nRun);
   std::vector<std::vector<std::int64_t>> iterEnd(nHyp);
-  for (std::size_t h = 0; h < nHyp; ++h) iterEnd[h].assign(iterCount[h], std::numeric_limits<std::int64_t>::min());
+  for (std::size_t h = 0; h < nHyp; ++h)
+    iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
   std::vector<long double> resourceBusy(s.resources.size(), 0);
   for (const EventRecord& r : log.records) {
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
-    if (r.instance >= nInst || r.iteration >= bound || r.endNs < r.startNs ||
-        (r.aux != kNone && r.aux >= nRun)) {
+    if (!validRun(s, a, r)) {
       ++a.invalidRecords;
       continue;
     }
     const InstanceInfo& inst = s.instances[r.instance];
     const std::uint32_t h = instHyp[r.instance], e = instEpoch[r.instance];
+    const std::size_t row = iterationIndex(a, h, r.iteration);
     base = std::min(base, r.startNs);
     if (r.aux == kNone) {
       ++a.emptyRuns;
@@ -286,10 +397,10 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     const RunnableInfo& ran = s.runnables[r.aux];
     RunnableStats& rs = a.runnables[r.aux];
     const std::int64_t duration = r.endNs - r.startNs;
-    std::int64_t iterStart = a.iterationStart[h][r.iteration];
+    std::int64_t iterStart = a.iterationStart[h][row];
     if (iterStart == 0) iterStart = r.startNs - inst.startNs;  // no release, no header: assume on time
-    const std::size_t slot = static_cast<std::size_t>(r.iteration) * s.epochs[e].frames + inst.frame;
-    std::int64_t rel = inst.frame < s.epochs[e].frames ? release[e][slot] : 0;
+    const bool frameOk = inst.frame < s.epochs[e].frames;
+    std::int64_t rel = frameOk ? release[e].get(row, inst.frame) : 0;
     if (rel == 0) rel = iterStart + static_cast<std::int64_t>(inst.frame) * s.epochs[e].periodNs;
     const std::int64_t sinceRelease = r.endNs - rel;
 
@@ -297,7 +408,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     jitter[r.aux].push_back(r.startNs - (iterStart + inst.startNs));
     ClientStats& cs = a.clients[ran.client < a.clients.size() ? ran.client : 0];
     ++cs.runs;
-    cs.busyNs += duration;
+    cs.busyNs = saturatingAdd(cs.busyNs, duration);
     if (duration > ran.wcetNs) {
       ++rs.overrunsWcet;
       ++cs.overrunsWcet;
@@ -310,10 +421,13 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     if (ran.deadlineNs != kNoDuration && sinceRelease > ran.deadlineNs) {
       ++rs.deadlineMisses;
       ++cs.deadlineMisses;
-      if (inst.frame < s.epochs[e].frames) ++a.frames[frameBase[e] + inst.frame].deadlineMisses;
+      if (frameOk) ++a.frames[frameBase[e] + inst.frame].deadlineMisses;
     }
-    if (inst.frame < s.epochs[e].frames) frameEnd[e][slot] = std::max(frameEnd[e][slot], r.endNs);
-    iterEnd[h][r.iteration] = std::max(iterEnd[h][r.iteration], r.endNs);
+    if (frameOk) {
+      std::int64_t& end = frameEnd[e].at(row, inst.frame);
+      end = std::max(end, r.endNs);
+    }
+    iterEnd[h][row] = std::max(iterEnd[h][row], r.endNs);
     for (std::uint32_t res : inst.resources)
       if (res < resourceBusy.size()) {
         resourceBusy[res] += duration;
@@ -330,14 +444,11 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   for (std::size_t e = 0; e < nEp; ++e) {
     const EpochInfo& ep = s.epochs[e];
     std::vector<std::vector<std::int64_t>> spans(ep.frames);
-    for (std::size_t slot = 0; slot < frameEnd[e].size(); ++slot) {
-      if (frameEnd[e][slot] == std::numeric_limits<std::int64_t>::min()) continue;
-      const std::uint64_t it = slot / ep.frames;
-      const std::uint32_t f = static_cast<std::uint32_t>(slot % ep.frames);
-      std::int64_t rel = release[e][slot];
-      if (rel == 0) rel = a.iterationStart[ep.hyperepoch][it] + static_cast<std::int64_t>(f) * ep.periodNs;
-      spans[f].push_back(frameEnd[e][slot] - rel);
-    }
+    frameEnd[e].forEach([&](std::size_t row, std::uint32_t f, std::int64_t end) {
+      std::int64_t rel = release[e].get(row, f);
+      if (rel == 0) rel = a.iterationStart[ep.hyperepoch][row] + static_cast<std::int64_t>(f) * ep.periodNs;
+      spans[f].push_back(end - rel);
+    });
     for (std::uint32_t f = 0; f < ep.frames; ++f) {
       a.frames[frameBase[e] + f].span = summarize(spans[f]);
       a.frames[frameBase[e] + f].releaseJitter = summarize(releaseJitter[frameBase[e] + f]);
@@ -346,11 +457,10 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   for (std::size_t h = 0; h < nHyp; ++h) {
     std::vector<std::int64_t> spans;
     HyperepochStats& hs = a.hyperepochs[h];
-    for (std::uint64_t i = 0; i < iterCount[h]; ++i) {
-      if (iterEnd[h][i] == std::numeric_limits<std::int64_t>::min() && a.iterationStart[h][i] == 0) continue;
+    for (std::size_t k = 0; k < a.iterations[h].size(); ++k) {
       ++hs.iterations;
-      if (iterEnd[h][i] == std::numeric_limits<std::int64_t>::min() || a.iterationStart[h][i] == 0) continue;
-      const std::int64_t span = iterEnd[h][i] - a.iterationStart[h][i];
+      if (iterEnd[h][k] == std::numeric_limits<std::int64_t>::min() || a.iterationStart[h][k] == 0) continue;
+      const std::int64_t span = iterEnd[h][k] - a.iterationStart[h][k];
       spans.push_back(span);
       if (s.hyperepochs[h].monitorNs != kNoDuration && span > s.hyperepochs[h].monitorNs) ++hs.monitorViolations;
     }
@@ -371,8 +481,9 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
 
   if (a.invalidRecords)
     a.warnings.push_back(std::to_string(a.invalidRecords) +
-                         " records have an unknown kind or an index outside the schedule and were ignored "
-                         "(a corrupt log, or one from another schedule)");
+                         " records have an unknown kind, an index outside the schedule or a time further than " +
+                         humanDuration(limits::kMaxLogSpanNs) +
+                         " from the run's start, and were ignored (a corrupt log, or one from another schedule)");
   if (a.lostRecords)
     a.warnings.push_back("the runtime lost " + std::to_string(a.lostRecords) +
                          " records (client rings full); statistics are of the records kept");

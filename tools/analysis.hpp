@@ -112,18 +112,42 @@ struct Analysis {
   std::uint64_t invalidRecords = 0; ///< records with an unknown kind or out-of-range index (ignored)
   std::uint64_t lostRecords = 0;    ///< records the runtime reports lost (sum of kDropped counts)
   std::int64_t baseNs = 0;          ///< earliest time of the run (trace time zero)
+  /// The run's start that record times are judged against: the header's run start, or the first
+  /// plausible record time when the header has none. A record with a time further than
+  /// limits::kMaxLogSpanNs from it is invalid.
+  std::int64_t originNs = 0;
+  std::int64_t runStartNs = 0;      ///< the header's run start when plausible, else 0 (unknown)
   std::vector<RunnableStats> runnables;      ///< by RunnableId
   std::vector<FrameStats> frames;            ///< by epoch, then frame
   std::vector<ResourceStats> resources;      ///< by ResourceId
   std::vector<ClientStats> clients;          ///< by ClientId
   std::vector<HyperepochStats> hyperepochs;  ///< by HyperepochId
-  std::vector<std::vector<std::int64_t>> iterationStart;  ///< per hyperepoch, per iteration (ns; 0 unknown)
+  /// Per hyperepoch, the iteration numbers that valid records name, ascending: every
+  /// per-iteration table is sized by these (so by the records), never by a claimed number.
+  std::vector<std::vector<std::uint64_t>> iterations;
+  std::vector<std::vector<std::int64_t>> iterationStart;  ///< parallel to `iterations` (ns; 0 unknown)
   std::vector<std::string> warnings;
 };
 
 /// Analyzes a log against its schedule. Invalid records are counted and reported as a warning,
 /// never trusted as indices.
 Analysis analyze(const Schedule& schedule, const LogFile& log);
+
+/// Marks an iteration that no valid record names (iterationIndex).
+inline constexpr std::size_t kNoIteration = static_cast<std::size_t>(-1);
+
+/// Position of `iteration` in analysis.iterations[hyperepoch], or kNoIteration.
+std::size_t iterationIndex(const Analysis& analysis, std::uint32_t hyperepoch, std::uint64_t iteration);
+
+/// Whether a time lies within limits::kMaxLogSpanNs of the run's start (Analysis::originNs).
+bool timeValid(const Analysis& analysis, std::int64_t t);
+
+/// Whether an iteration number starts within limits::kMaxLogSpanNs of the run's start.
+bool iterationValid(const Schedule& schedule, std::uint32_t hyperepoch, std::uint64_t iteration);
+
+/// Whether a kRun record can be trusted: its indices inside the schedule, its end not before its
+/// start, its times and its iteration within the log span. Every output uses this one rule.
+bool validRun(const Schedule& schedule, const Analysis& analysis, const EventRecord& record);
 
 /// Start of a hyperepoch iteration as the analysis derived it (estimated when no release record).
 std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, const Analysis& analysis,

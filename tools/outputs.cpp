@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "tactus/core/hash.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::report {
@@ -76,7 +77,7 @@ std::string optDuration(std::int64_t v) { return v == kNoDuration ? "null" : std
 
 std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a) {
   std::string out;
-  out += "schedule '" + s.name + "' (identifier " + std::to_string(s.identifier) + "), log " + log.path + "\n";
+  out += "schedule " + quoted(s.name) + " (identifier " + std::to_string(s.identifier) + "), log " + log.path + "\n";
   out += "  " + std::to_string(a.runRecords) + " runs, " + std::to_string(a.releaseRecords) + " frame releases, " +
          std::to_string(a.skippedRecords) + " skips, " + std::to_string(a.overrunRecords) + " frame overruns, " +
          std::to_string(a.lostRecords) + " records lost, " + std::to_string(a.invalidRecords) + " invalid records\n";
@@ -253,32 +254,31 @@ void appendInt(std::string& out, std::int64_t v) {
   out.append(b, p);
 }
 
-// Nanoseconds as microseconds with three decimals (the trace format's unit), exactly.
+// Nanoseconds as microseconds with three decimals (the trace format's unit), exactly; the
+// magnitude in unsigned arithmetic, so even INT64_MIN has one.
 void appendMicros(std::string& out, std::int64_t ns) {
+  std::uint64_t magnitude = static_cast<std::uint64_t>(ns);
   if (ns < 0) {
     out += '-';
-    ns = -ns;
+    magnitude = 0 - magnitude;
   }
-  appendInt(out, ns / 1000);
-  const int frac = static_cast<int>(ns % 1000);
+  char b[24];
+  auto [p, ec] = std::to_chars(b, b + sizeof b, magnitude / 1000);
+  (void)ec;
+  out.append(b, p);
+  const int frac = static_cast<int>(magnitude % 1000);
   const char d[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
                      static_cast<char>('0' + frac % 10)};
   out.append(d, 4);
 }
 
-// Whether a kRun record can be trusted as indices into the schedule.
-bool validRun(const Schedule& s, const EventRecord& r) {
-  return r.kind == static_cast<std::uint16_t>(EventKind::kRun) && r.instance < s.instances.size() &&
-         r.endNs >= r.startNs && (r.aux == kNone || r.aux < s.runnables.size());
-}
-
 }  // namespace
 
-void writeCsv(std::ostream& out, const Schedule& s, const LogFile& log) {
+void writeCsv(std::ostream& out, const Schedule& s, const LogFile& log, const Analysis& a) {
   std::vector<std::uint32_t> order;
   order.reserve(log.records.size());
   for (std::size_t k = 0; k < log.records.size(); ++k)
-    if (validRun(s, log.records[k])) order.push_back(static_cast<std::uint32_t>(k));
+    if (validRun(s, a, log.records[k])) order.push_back(static_cast<std::uint32_t>(k));
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
     return log.records[x].startNs < log.records[y].startNs;
   });
@@ -324,7 +324,9 @@ std::string formatWcetFile(const Schedule& s, const Analysis& a, double percenti
   std::vector<std::pair<std::string, std::int64_t>> rows;
   for (std::size_t r = 0; r < s.runnables.size(); ++r) {
     if (s.runnables[r].kind == RunnableKind::kAliasGroup || a.runnables[r].durations.empty()) continue;
-    const double v = std::ceil(static_cast<double>(percentileOfSorted(a.runnables[r].durations, percentile)) * margin);
+    // Capped at the longest WCET the compiler accepts (and so that the conversion is defined).
+    const double v = std::min(std::ceil(static_cast<double>(percentileOfSorted(a.runnables[r].durations, percentile)) * margin),
+                              static_cast<double>(limits::kMaxDurationNs));
     rows.emplace_back(qualifiedName(s, static_cast<std::uint32_t>(r)), std::max<std::int64_t>(1, static_cast<std::int64_t>(v)));
   }
   std::sort(rows.begin(), rows.end());
@@ -387,7 +389,7 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
   if (log && a) {
     for (const EventRecord& r : log->records) {
       if (r.kind == static_cast<std::uint16_t>(EventKind::kRun)) {
-        if (!validRun(s, r)) continue;
+        if (!validRun(s, *a, r)) continue;
         const InstanceInfo& inst = s.instances[r.instance];
         const std::uint32_t shown = r.aux == kNone ? inst.runnable : r.aux;
         const bool over = r.aux != kNone && r.endNs - r.startNs > s.runnables[shown].wcetNs;
@@ -408,13 +410,15 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
         buf += R"(,"instance":)";
         appendInt(buf, r.instance);
         buf += "}}";
-      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kOverrun) && r.instance < s.epochs.size()) {
+      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kOverrun) && r.instance < s.epochs.size() &&
+                 timeValid(*a, r.startNs)) {
         sep();
         std::snprintf(line, sizeof line,
                       R"({"ph":"i","s":"p","cat":"overrun","name":"frame overrun %s #%u","pid":%d,"tid":0,"ts":%.3f})",
                       epochName(s, r.instance).c_str(), r.aux, kExecPid, (r.startNs - base) / 1e3);
         buf += line;
-      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) && r.instance < s.hyperepochs.size()) {
+      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) && r.instance < s.hyperepochs.size() &&
+                 timeValid(*a, r.startNs)) {
         sep();
         std::snprintf(line, sizeof line,
                       R"({"ph":"i","s":"p","cat":"skip","name":"skipped %u periods","pid":%d,"tid":0,"ts":%.3f})",
@@ -447,16 +451,18 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
   std::vector<std::vector<std::uint32_t>> overruns(nHyp);
   std::vector<std::vector<std::int64_t>> lastEnd(nHyp);
   for (std::size_t h = 0; h < nHyp; ++h) {
-    overruns[h].assign(a.iterationStart[h].size(), 0);
-    lastEnd[h].assign(a.iterationStart[h].size(), std::numeric_limits<std::int64_t>::min());
+    overruns[h].assign(a.iterations[h].size(), 0);
+    lastEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
   }
   auto hypOf = [&](std::uint32_t inst) { return s.epochs[s.runnables[s.instances[inst].runnable].epoch].hyperepoch; };
+  // Tables are by row: the position of an iteration among those seen (Analysis::iterations).
   for (const EventRecord& r : log.records) {
-    if (!validRun(s, r)) continue;
+    if (!validRun(s, a, r)) continue;
     const std::uint32_t h = hypOf(r.instance);
-    if (r.iteration >= overruns[h].size()) continue;
-    if (r.aux != kNone && r.endNs - r.startNs > s.runnables[r.aux].wcetNs) ++overruns[h][r.iteration];
-    lastEnd[h][r.iteration] = std::max(lastEnd[h][r.iteration], r.endNs);
+    const std::size_t row = iterationIndex(a, h, r.iteration);
+    if (row == kNoIteration) continue;
+    if (r.aux != kNone && r.endNs - r.startNs > s.runnables[r.aux].wcetNs) ++overruns[h][row];
+    lastEnd[h][row] = std::max(lastEnd[h][row], r.endNs);
   }
   std::vector<std::pair<std::uint32_t, std::uint64_t>> chosen;  // (hyperepoch, iteration)
   std::vector<std::string> notes;
@@ -476,15 +482,17 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
       if (lastEnd[h][i] == std::numeric_limits<std::int64_t>::min()) continue;
       if (firstSeen < 0) firstSeen = static_cast<std::int64_t>(i);
       if (mostOver < 0 || overruns[h][i] > overruns[h][mostOver]) mostOver = static_cast<std::int64_t>(i);
-      const std::int64_t span = lastEnd[h][i] - iterationStartNs(s, log, a, h, i);
-      if (longest < 0 || span > lastEnd[h][longest] - iterationStartNs(s, log, a, h, longest))
+      const std::int64_t span = lastEnd[h][i] - iterationStartNs(s, log, a, h, a.iterations[h][i]);
+      if (longest < 0 || span > lastEnd[h][longest] - iterationStartNs(s, log, a, h, a.iterations[h][longest]))
         longest = static_cast<std::int64_t>(i);
     }
     if (firstSeen < 0) continue;
-    choose(h, firstSeen, "first");
-    if (overruns[h][mostOver] > 0) choose(h, mostOver, "most overruns: " + std::to_string(overruns[h][mostOver]));
-    choose(h, longest, "longest");
-    if (firstSeen + 1 < static_cast<std::int64_t>(lastEnd[h].size())) choose(h, firstSeen + 1, "second");
+    const std::vector<std::uint64_t>& number = a.iterations[h];
+    choose(h, number[firstSeen], "first");
+    if (overruns[h][mostOver] > 0)
+      choose(h, number[mostOver], "most overruns: " + std::to_string(overruns[h][mostOver]));
+    choose(h, number[longest], "longest");
+    if (firstSeen + 1 < static_cast<std::int64_t>(lastEnd[h].size())) choose(h, number[firstSeen + 1], "second");
   }
   std::vector<std::int64_t> starts;
   for (std::size_t k = 0; k < chosen.size(); ++k) {
@@ -496,7 +504,7 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
     starts.push_back(iterationStartNs(s, log, a, chosen[k].first, chosen[k].second));
   }
   for (const EventRecord& r : log.records) {
-    if (!validRun(s, r)) continue;
+    if (!validRun(s, a, r)) continue;
     const std::uint32_t h = hypOf(r.instance);
     for (std::size_t k = 0; k < chosen.size(); ++k)
       if (chosen[k].first == h && chosen[k].second == r.iteration)

@@ -20,7 +20,7 @@ std::string formatJson(const Schedule& schedule, const LogFile& log, const Analy
 /// The raw runs, sorted by start: `frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns`
 /// (frame within the hyperepoch iteration, hyperepoch = iteration number, epoch = `Hyperepoch.Epoch`,
 /// resource = the hardware resource). Invalid records are left out.
-void writeCsv(std::ostream& out, const Schedule& schedule, const LogFile& log);
+void writeCsv(std::ostream& out, const Schedule& schedule, const LogFile& log, const Analysis& analysis);
 
 /// The measured-WCET side file the compiler reads with --wcet: `Client.Runnable: ns` for every
 /// measured runnable, value = ceil(percentile(durations) * margin).

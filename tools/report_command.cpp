@@ -6,6 +6,7 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
+#include <new>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -162,7 +163,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   const Analysis analysis = analyze(*schedule, *log);
   for (const std::string& w : analysis.warnings) err << "tactus-report: warning: " << w << "\n";
 
-  if (o.csv) writeCsv(out, *schedule, *log);
+  if (o.csv) writeCsv(out, *schedule, *log, analysis);
   else if (o.json) out << formatJson(*schedule, *log, analysis);
   else out << formatText(*schedule, *log, analysis);
 
@@ -202,6 +203,11 @@ int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   try {
     return run(*options, out, err);
+  } catch (const std::bad_alloc&) {
+    // Every table is sized by the limits and by the records; this is a machine short of memory.
+    err << "tactus-report: out of memory reading " << (options->log.empty() ? "" : options->log + " with ")
+        << options->schedule << "\n";
+    return 1;
   } catch (const std::exception& e) {
     // Allocation failure on a huge input, or a stream error: report, never crash.
     err << "tactus-report: " << e.what() << "\n";

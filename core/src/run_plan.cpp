@@ -3,11 +3,47 @@
 
 #include <algorithm>
 #include <map>
+#include <new>
 #include <string>
 
-namespace tactus {
+#include "tactus/core/limits.hpp"
+#include "tactus/core/text.hpp"
 
-Result<RunPlan> makeRunPlan(const Schedule& s) {
+namespace tactus {
+namespace {
+
+// The bounds every table of the plan is sized by: checked here too, since a client derives the
+// plan from the schedule in shared memory, and the tables must never be sized by a count the
+// schedule merely claims.
+Result<void> checkPlanLimits(const Schedule& s) {
+  if (s.instances.size() > limits::kMaxInstancesTotal)
+    return fail(ErrorCode::kValidation, "the schedule has " + std::to_string(s.instances.size()) +
+                                            " runnable instances, above the limit of " +
+                                            std::to_string(limits::kMaxInstancesTotal));
+  if (s.epochs.size() > limits::kMaxEpochs)
+    return fail(ErrorCode::kValidation, "the schedule has " + std::to_string(s.epochs.size()) +
+                                            " epochs, above the limit of " + std::to_string(limits::kMaxEpochs));
+  std::uint64_t frames = 0;
+  for (const EpochInfo& e : s.epochs) {
+    if (e.frames > limits::kMaxFramesPerEpoch)
+      return fail(ErrorCode::kValidation, "epoch " + quoted(e.name) + " has " + std::to_string(e.frames) +
+                                              " frames, above the limit of " +
+                                              std::to_string(limits::kMaxFramesPerEpoch) + " per epoch");
+    if (e.periodNs < 0 || e.periodNs > limits::kMaxDurationNs)
+      return fail(ErrorCode::kValidation, "epoch " + quoted(e.name) + " has a period outside 0.." +
+                                              humanDuration(limits::kMaxDurationNs));
+    frames += std::max<std::uint32_t>(1, e.frames);
+  }
+  if (frames > limits::kMaxFramesTotal)
+    return fail(ErrorCode::kValidation, "the epochs have " + std::to_string(frames) +
+                                            " frames in all, above the limit of " +
+                                            std::to_string(limits::kMaxFramesTotal));
+  return {};
+}
+
+Result<RunPlan> buildRunPlan(const Schedule& s) {
+  auto bounded = checkPlanLimits(s);
+  if (!bounded) return bounded.error();
   RunPlan plan;
   const auto instanceCount = static_cast<std::uint32_t>(s.instances.size());
   plan.waits.resize(instanceCount);
@@ -32,11 +68,11 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
     }
     const RunnableInfo& r = s.runnables[inst.runnable];
     if (inst.resources.empty() || inst.resources[0] >= s.resources.size()) {
-      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of '" + qualifiedName(s, inst.runnable) +
-                                              "' has no hardware resource");
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of " + quoted(qualifiedName(s, inst.runnable)) +
+                                              " has no hardware resource");
     }
     if (r.client >= s.clients.size() || r.epoch >= s.epochs.size()) {
-      return fail(ErrorCode::kValidation, "runnable '" + r.name + "' has no valid client or epoch");
+      return fail(ErrorCode::kValidation, "runnable " + quoted(r.name) + " has no valid client or epoch");
     }
     plan.instanceEpoch[i] = r.epoch;
     workerIndex.emplace(std::make_pair(r.client, inst.resources[0]), 0);
@@ -57,7 +93,7 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
   for (WorkerPlan& w : plan.workers) {
     const std::int64_t t = timelineOf[w.resource];
     if (t < 0) {
-      return fail(ErrorCode::kValidation, "resource '" + s.resources[w.resource].name + "' has no timeline");
+      return fail(ErrorCode::kValidation, "resource " + quoted(s.resources[w.resource].name) + " has no timeline");
     }
     for (const std::uint32_t i : s.timelines[static_cast<std::size_t>(t)].instances) {
       if (i >= instanceCount) return fail(ErrorCode::kValidation, "a timeline names an unknown instance");
@@ -72,9 +108,9 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
   }
   for (std::uint32_t i = 0; i < instanceCount; ++i) {
     if (!seen[i]) {
-      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of '" +
-                                              qualifiedName(s, s.instances[i].runnable) +
-                                              "' is missing from the timeline of its hardware resource");
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of " +
+                                              quoted(qualifiedName(s, s.instances[i].runnable)) +
+                                              " is missing from the timeline of its hardware resource");
     }
   }
 
@@ -97,16 +133,19 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
   }
 
   // Wait conditions: timeline predecessors on every resource and graph dependencies (which hold
-  // a submittee's submitter: the verifier insists on it).
+  // a submittee's submitter: the verifier insists on it). addedFor/addedAt find a condition
+  // already added for this instance in O(1) (a search of the list would be quadratic in it).
+  std::vector<std::uint32_t> addedFor(instanceCount, kNone), addedAt(instanceCount, 0);
   for (std::uint32_t i = 0; i < instanceCount; ++i) {
     std::vector<WaitCondition>& waits = plan.waits[i];
     auto add = [&](std::uint32_t other, bool previous) {
-      for (WaitCondition& w : waits) {
-        if (w.instance == other) {
-          w.previousIteration = w.previousIteration && previous;  // same iteration is the stronger need
-          return;
-        }
+      if (addedFor[other] == i) {
+        WaitCondition& w = waits[addedAt[other]];
+        w.previousIteration = w.previousIteration && previous;  // same iteration is the stronger need
+        return;
       }
+      addedFor[other] = i;
+      addedAt[other] = static_cast<std::uint32_t>(waits.size());
       waits.push_back({other, previous});
     };
     for (const std::uint32_t res : s.instances[i].resources) {
@@ -116,9 +155,9 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
       const auto found = std::find_if(predecessors[i].begin(), predecessors[i].end(),
                                       [&](const TimelinePredecessor& p) { return p.resource == res; });
       if (found == predecessors[i].end()) {
-        return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of '" +
-                                                qualifiedName(s, s.instances[i].runnable) +
-                                                "' is missing from the timeline of '" + s.resources[res].name + "'");
+        return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of " +
+                                                quoted(qualifiedName(s, s.instances[i].runnable)) +
+                                                " is missing from the timeline of " + quoted(s.resources[res].name));
       }
       if (found->instance != kNone) add(found->instance, found->previousIteration);
     }
@@ -128,7 +167,7 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
     }
   }
 
-  // Frames and release points.
+  // Frames and release points (checkPlanLimits bounds the sum far below 2^32).
   plan.epochFrameBase.resize(s.epochs.size());
   std::uint32_t base = 0;
   for (std::size_t e = 0; e < s.epochs.size(); ++e) {
@@ -146,10 +185,15 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
     plan.frameInstances[plan.epochFrameBase[e] + s.instances[i].frame].push_back(i);
   }
   plan.hyperepochs.resize(s.hyperepochs.size());
+  std::uint64_t releases = 0;  // an epoch listed twice must not multiply the release points
   for (std::size_t h = 0; h < s.hyperepochs.size(); ++h) {
     HyperepochPlan& hp = plan.hyperepochs[h];
     for (const std::uint32_t e : s.hyperepochs[h].epochs) {
       if (e >= s.epochs.size()) return fail(ErrorCode::kValidation, "hyperepoch names an unknown epoch");
+      releases += std::max<std::uint32_t>(1, s.epochs[e].frames);
+      if (releases > limits::kMaxFramesTotal)
+        return fail(ErrorCode::kValidation, "the hyperepochs release more than " +
+                                                std::to_string(limits::kMaxFramesTotal) + " frames in all");
       for (std::uint32_t f = 0; f < std::max<std::uint32_t>(1, s.epochs[e].frames); ++f) {
         hp.releases.push_back({static_cast<std::int64_t>(f) * s.epochs[e].periodNs, e, f});
       }
@@ -168,6 +212,17 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
     if (!w.instances.empty()) w.hyperepoch = s.epochs[plan.instanceEpoch[w.instances.front()]].hyperepoch;
   }
   return plan;
+}
+
+}  // namespace
+
+Result<RunPlan> makeRunPlan(const Schedule& s) {
+  try {
+    return buildRunPlan(s);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kValidation, "out of memory deriving the run plan (" + std::to_string(s.instances.size()) +
+                                            " instances)");
+  }
 }
 
 std::uint32_t runnableForFrame(const Schedule& s, std::uint32_t instance, std::uint64_t epochFrame) {

@@ -8,6 +8,8 @@
 
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/hash.hpp"
+#include "tactus/core/limits.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus {
 namespace {
@@ -144,7 +146,7 @@ class Reader {
   std::string origin_;
   std::size_t pos_ = 0;
   std::size_t lineStart_ = 0;
-  int line_ = 0;
+  std::uint64_t line_ = 0;  // a file of 8 GB may hold more lines than an int counts
 };
 
 // One record: its kind and its fields in order.
@@ -180,14 +182,17 @@ class Fields {
       return reader_.err(std::string(rec_.kind) + " record lacks field '" + key + "'");
     auto [k, v] = rec_.fields[rec_.used++];
     if (k != key)
-      return reader_.err(std::string(rec_.kind) + " record has field '" + std::string(k) +
-                         "' where '" + key + "' belongs");
+      return reader_.err(std::string(rec_.kind) + " record has field " + quoted(k) + " where '" + key +
+                         "' belongs");
     return v;
   }
   Result<std::string> name(const char* key) {
     auto v = raw(key);
     if (!v) return v.error();
     if (v->empty()) return reader_.err(std::string("empty ") + key);
+    if (v->size() > limits::kMaxNameBytes)
+      return reader_.err(std::string("field '") + key + "' is " + std::to_string(v->size()) +
+                         " bytes long, above the limit of " + std::to_string(limits::kMaxNameBytes));
     for (unsigned char c : *v)
       if (c < 0x21 || c == 0x7f || c == ',' || c == '=' || c == '#')
         return reader_.err(std::string("field '") + key + "' holds a character names may not have");
@@ -198,8 +203,7 @@ class Fields {
     T out{};
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
     if (ec != std::errc() || p != v.data() + v.size() || v.empty())
-      return reader_.err(std::string("field '") + key + "' is not a valid number: '" +
-                         std::string(v.substr(0, 40)) + "'");
+      return reader_.err(std::string("field '") + key + "' is not a valid number: " + quoted(v, 40));
     return out;
   }
   Result<std::uint32_t> u32(const char* key) {
@@ -217,27 +221,36 @@ class Fields {
     if (n && *n == kNone) return reader_.err(std::string("field '") + key + "' is out of range");
     return n;
   }
+  // Every signed number of the format is a time in ns: 0..limits::kMaxDurationNs, so sums of
+  // them never overflow.
+  Result<std::int64_t> time(const char* key, std::string_view v) {
+    auto n = number<std::int64_t>(key, v);
+    if (n && *n < 0) return reader_.err(std::string("field '") + key + "' is negative");
+    if (n && *n > limits::kMaxDurationNs)
+      return reader_.err(std::string("field '") + key + "' is " + std::to_string(*n) +
+                         " ns, above the longest duration allowed (" + humanDuration(limits::kMaxDurationNs) + ")");
+    return n;
+  }
   Result<std::int64_t> i64(const char* key) {
     auto v = raw(key);
     if (!v) return v.error();
-    auto n = number<std::int64_t>(key, *v);
-    if (n && *n < 0) return reader_.err(std::string("field '") + key + "' is negative");
-    return n;
+    return time(key, *v);
   }
   Result<std::int64_t> dur(const char* key) {
     auto v = raw(key);
     if (!v) return v.error();
     if (*v == "-") return kNoDuration;
-    auto n = number<std::int64_t>(key, *v);
-    if (n && *n < 0) return reader_.err(std::string("field '") + key + "' is negative");
-    return n;
+    return time(key, *v);
   }
-  Result<std::vector<std::uint32_t>> list(const char* key, bool allowNone = false) {
+  // A comma-separated index list of at most `maxItems` items.
+  Result<std::vector<std::uint32_t>> list(const char* key, std::uint32_t maxItems, bool allowNone = false) {
     auto v = raw(key);
     if (!v) return v.error();
     std::vector<std::uint32_t> out;
     std::string_view rest = *v;
     while (!rest.empty()) {
+      if (out.size() == maxItems)
+        return reader_.err(std::string("field '") + key + "' lists more than " + std::to_string(maxItems) + " items");
       std::size_t comma = rest.find(',');
       std::string_view item = rest.substr(0, comma);
       if (allowNone && item == "-") {
@@ -256,8 +269,8 @@ class Fields {
   }
   Result<void> done() {
     if (rec_.used != rec_.fields.size())
-      return reader_.err(std::string(rec_.kind) + " record has unexpected field '" +
-                         std::string(rec_.fields[rec_.used].first) + "'");
+      return reader_.err(std::string(rec_.kind) + " record has unexpected field " +
+                         quoted(rec_.fields[rec_.used].first));
     return {};
   }
   Result<void> id(std::size_t expected) {
@@ -320,7 +333,7 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
     std::uint32_t v = 0;
     auto [p, ec] = std::from_chars(ver.data(), ver.data() + ver.size(), v);
     if (ec != std::errc() || p != ver.data() + ver.size())
-      return reader.err("bad format version '" + std::string(ver.substr(0, 20)) + "'");
+      return reader.err("bad format version " + quoted(ver, 20));
     if (v != kScheduleFormatVersion)
       return fail(ErrorCode::kIncompatible, origin + ": schedule file format version " + std::to_string(v) +
                                                 " is not supported (this build reads version " +
@@ -345,6 +358,7 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
   }
 
   Section section = Section::kClient;
+  std::uint64_t framesTotal = 0;
   bool sawHash = false;
   while (reader.next(line)) {
     if (line.substr(0, 13) == "content_hash ") {
@@ -372,8 +386,15 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       section = want;
       return {};
     };
+    // Counts are checked as records arrive, so the message names the first record too many.
+    auto room = [&](std::size_t have, std::uint32_t limit, const char* what) -> Result<void> {
+      if (have >= limit)
+        return reader.err("more than " + std::to_string(limit) + " " + what + " (the limit per schedule)");
+      return {};
+    };
     if (rec.kind == "client") {
       TACTUS_CHECK(order(Section::kClient));
+      TACTUS_CHECK(room(s.clients.size(), limits::kMaxClients, "clients"));
       TACTUS_CHECK(f.id(s.clients.size()));
       ClientInfo c;
       TACTUS_READ(c.name, f.name("name"));
@@ -381,13 +402,14 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       s.clients.push_back(std::move(c));
     } else if (rec.kind == "resource") {
       TACTUS_CHECK(order(Section::kResource));
+      TACTUS_CHECK(room(s.resources.size(), limits::kMaxResources, "resources"));
       TACTUS_CHECK(f.id(s.resources.size()));
       ResourceInfo r;
       TACTUS_READ(r.name, f.name("name"));
       TACTUS_READ(r.type, f.name("type"));
       std::string_view kind;
       TACTUS_READ(kind, f.raw("kind"));
-      if (!kindFromName(kind, r.kind)) return reader.err("unknown resource kind '" + std::string(kind.substr(0, 40)) + "'");
+      if (!kindFromName(kind, r.kind)) return reader.err("unknown resource kind " + quoted(kind, 40));
       TACTUS_READ(r.client, f.opt("client"));
       TACTUS_READ(r.hyperepoch, f.opt("hyperepoch"));
       TACTUS_READ(r.core, f.opt("core"));
@@ -397,27 +419,37 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       s.resources.push_back(std::move(r));
     } else if (rec.kind == "hyperepoch") {
       TACTUS_CHECK(order(Section::kHyperepoch));
+      TACTUS_CHECK(room(s.hyperepochs.size(), limits::kMaxHyperepochs, "hyperepochs"));
       TACTUS_CHECK(f.id(s.hyperepochs.size()));
       HyperepochInfo h;
       TACTUS_READ(h.name, f.name("name"));
       TACTUS_READ(h.periodNs, f.i64("period_ns"));
       TACTUS_READ(h.monitorNs, f.dur("monitor_ns"));
-      TACTUS_READ(h.resources, f.list("resources"));
-      TACTUS_READ(h.epochs, f.list("epochs"));
+      TACTUS_READ(h.resources, f.list("resources", limits::kMaxResources));
+      TACTUS_READ(h.epochs, f.list("epochs", limits::kMaxEpochs));
       TACTUS_CHECK(f.done());
       s.hyperepochs.push_back(std::move(h));
     } else if (rec.kind == "epoch") {
       TACTUS_CHECK(order(Section::kEpoch));
+      TACTUS_CHECK(room(s.epochs.size(), limits::kMaxEpochs, "epochs"));
       TACTUS_CHECK(f.id(s.epochs.size()));
       EpochInfo e;
       TACTUS_READ(e.name, f.name("name"));
       TACTUS_READ(e.hyperepoch, f.u32("hyperepoch"));
       TACTUS_READ(e.periodNs, f.i64("period_ns"));
       TACTUS_READ(e.frames, f.u32("frames"));
+      if (e.frames > limits::kMaxFramesPerEpoch)
+        return reader.err("epoch " + quoted(e.name) + " has " + std::to_string(e.frames) +
+                          " frames, above the limit of " + std::to_string(limits::kMaxFramesPerEpoch) + " per epoch");
+      framesTotal += e.frames;
+      if (framesTotal > limits::kMaxFramesTotal)
+        return reader.err("the epochs have more than " + std::to_string(limits::kMaxFramesTotal) +
+                          " frames in all (the limit per schedule)");
       TACTUS_CHECK(f.done());
       s.epochs.push_back(std::move(e));
     } else if (rec.kind == "runnable") {
       TACTUS_CHECK(order(Section::kRunnable));
+      TACTUS_CHECK(room(s.runnables.size(), limits::kMaxRunnables, "runnables"));
       TACTUS_CHECK(f.id(s.runnables.size()));
       RunnableInfo r;
       TACTUS_READ(r.name, f.name("name"));
@@ -425,40 +457,42 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       TACTUS_READ(r.epoch, f.u32("epoch"));
       std::string_view kind;
       TACTUS_READ(kind, f.raw("kind"));
-      if (!kindFromName(kind, r.kind)) return reader.err("unknown runnable kind '" + std::string(kind.substr(0, 40)) + "'");
+      if (!kindFromName(kind, r.kind)) return reader.err("unknown runnable kind " + quoted(kind, 40));
       TACTUS_READ(r.wcetNs, f.i64("wcet_ns"));
       TACTUS_READ(r.startTimeNs, f.i64("start_ns"));
       TACTUS_READ(r.deadlineNs, f.dur("deadline_ns"));
       TACTUS_READ(r.endMonitorThresholdNs, f.dur("end_monitor_ns"));
       TACTUS_READ(r.priority, f.u32("priority"));
-      TACTUS_READ(r.dependencies, f.list("deps"));
+      TACTUS_READ(r.dependencies, f.list("deps", limits::kMaxDependenciesPerRunnable));
       TACTUS_READ(r.submits, f.opt("submits"));
       TACTUS_READ(r.submittedBy, f.opt("submitted_by"));
       TACTUS_READ(r.aliasGroup, f.opt("alias_group"));
-      TACTUS_READ(r.steps, f.list("steps", true));
+      TACTUS_READ(r.steps, f.list("steps", limits::kMaxRunnables, true));
       TACTUS_CHECK(f.done());
       s.runnables.push_back(std::move(r));
     } else if (rec.kind == "instance") {
       TACTUS_CHECK(order(Section::kInstance));
+      TACTUS_CHECK(room(s.instances.size(), limits::kMaxInstancesTotal, "runnable instances"));
       TACTUS_CHECK(f.id(s.instances.size()));
       InstanceInfo in;
       TACTUS_READ(in.runnable, f.u32("runnable"));
       TACTUS_READ(in.frame, f.u32("frame"));
       TACTUS_READ(in.startNs, f.i64("start_ns"));
       TACTUS_READ(in.endNs, f.i64("end_ns"));
-      TACTUS_READ(in.resources, f.list("resources"));
-      TACTUS_READ(in.dependencies, f.list("deps"));
+      TACTUS_READ(in.resources, f.list("resources", limits::kMaxResources));
+      TACTUS_READ(in.dependencies, f.list("deps", limits::kMaxDependenciesPerRunnable));
       TACTUS_CHECK(f.done());
       s.instances.push_back(std::move(in));
     } else if (rec.kind == "timeline") {
       TACTUS_CHECK(order(Section::kTimeline));
+      TACTUS_CHECK(room(s.timelines.size(), limits::kMaxResources, "timelines"));
       TimelineInfo t;
       TACTUS_READ(t.resource, f.u32("resource"));
-      TACTUS_READ(t.instances, f.list("instances"));
+      TACTUS_READ(t.instances, f.list("instances", limits::kMaxInstancesTotal));
       TACTUS_CHECK(f.done());
       s.timelines.push_back(std::move(t));
     } else {
-      return reader.err("unknown record '" + std::string(rec.kind.substr(0, 40)) + "'");
+      return reader.err("unknown record " + quoted(rec.kind, 40));
     }
   }
   if (!sawHash) return reader.err("missing content_hash line: the file is truncated");

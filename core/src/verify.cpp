@@ -1,25 +1,25 @@
 // The schedule verifier: structure first, then the timing invariants of a static schedule.
 #include "tactus/core/verify.hpp"
 
-#include "tactus/core/text.hpp"
-
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <string>
-#include <unordered_map>
+
+#include "tactus/core/limits.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus {
 namespace {
 
 constexpr std::size_t kMaxErrors = 50;
 
-
 class Verifier {
  public:
   Verifier(const Schedule& s, const VerifyOptions& o) : s_(s), opt_(o) {}
 
   VerifyReport run() {
-    if (structure()) {
+    if (withinLimits() && structure() && instanceCounts()) {
       instancesStructure();
       if (report_.ok()) timelines();
       if (report_.ok()) timing();
@@ -34,12 +34,108 @@ class Verifier {
     else if (report_.errors.size() == kMaxErrors) report_.errors.push_back("(more errors not shown)");
   }
   void warning(std::string msg) { report_.warnings.push_back(std::move(msg)); }
+  // Once the error list is full, later checks stop: a hostile schedule must not cost more time
+  // than a valid one of its size.
+  bool full() const { return report_.errors.size() > kMaxErrors; }
 
-  std::string res(std::uint32_t r) const { return "resource '" + s_.resources[r].name + "'"; }
-  std::string run(std::uint32_t r) const { return "runnable '" + qualifiedName(s_, r) + "'"; }
+  std::string res(std::uint32_t r) const { return "resource " + quoted(s_.resources[r].name); }
+  std::string run(std::uint32_t r) const { return "runnable " + quoted(qualifiedName(s_, r)); }
   std::string inst(std::uint32_t i) const {
     const InstanceInfo& in = s_.instances[i];
-    return "runnable '" + qualifiedName(s_, in.runnable) + "' frame " + std::to_string(in.frame);
+    return "runnable " + quoted(qualifiedName(s_, in.runnable)) + " frame " + std::to_string(in.frame);
+  }
+
+  // The shared bounds (limits.hpp) on counts, names and times, checked before any table is sized
+  // by a count from the schedule and before any time takes part in a sum.
+  bool withinLimits() {
+    auto count = [&](std::size_t n, std::uint32_t limit, const char* what) {
+      if (n > limit)
+        error("the schedule has " + std::to_string(n) + " " + what + ", above the limit of " + std::to_string(limit));
+    };
+    count(s_.clients.size(), limits::kMaxClients, "clients");
+    count(s_.resources.size(), limits::kMaxResources, "resources");
+    count(s_.hyperepochs.size(), limits::kMaxHyperepochs, "hyperepochs");
+    count(s_.epochs.size(), limits::kMaxEpochs, "epochs");
+    count(s_.runnables.size(), limits::kMaxRunnables, "runnables");
+    count(s_.instances.size(), limits::kMaxInstancesTotal, "runnable instances");
+    count(s_.timelines.size(), limits::kMaxResources, "timelines");
+    if (!report_.ok()) return false;
+    auto name = [&](const std::string& n, const std::string& what) {
+      if (n.size() > limits::kMaxNameBytes)
+        error(what + " has a name of " + std::to_string(n.size()) + " bytes, above the limit of " +
+              std::to_string(limits::kMaxNameBytes));
+    };
+    auto time = [&](std::int64_t v, const std::string& what, bool optional) {
+      if (optional && v == kNoDuration) return;
+      if (v < 0 || v > limits::kMaxDurationNs)
+        error(what + " is " + std::to_string(v) + " ns, outside 0.." + humanDuration(limits::kMaxDurationNs));
+    };
+    name(s_.name, "the schedule");
+    for (std::size_t c = 0; c < s_.clients.size(); ++c) name(s_.clients[c].name, "client " + std::to_string(c));
+    for (std::size_t r = 0; r < s_.resources.size(); ++r) name(s_.resources[r].name, "resource " + std::to_string(r));
+    for (const HyperepochInfo& h : s_.hyperepochs) {
+      const std::string what = "hyperepoch " + quoted(h.name);
+      name(h.name, what);
+      time(h.periodNs, what + ": its period", false);
+      time(h.monitorNs, what + ": its Monitor budget", true);
+    }
+    std::uint64_t frames = 0;
+    for (const EpochInfo& e : s_.epochs) {
+      const std::string what = "epoch " + quoted(e.name);
+      name(e.name, what);
+      time(e.periodNs, what + ": its period", false);
+      if (e.frames > limits::kMaxFramesPerEpoch)
+        error(what + " has " + std::to_string(e.frames) + " frames, above the limit of " +
+              std::to_string(limits::kMaxFramesPerEpoch) + " per epoch");
+      frames += e.frames;
+    }
+    if (frames > limits::kMaxFramesTotal)
+      error("the epochs have " + std::to_string(frames) + " frames in all, above the limit of " +
+            std::to_string(limits::kMaxFramesTotal));
+    for (std::size_t n = 0; n < s_.runnables.size(); ++n) {
+      const RunnableInfo& r = s_.runnables[n];
+      const std::string what = run(static_cast<std::uint32_t>(n));
+      name(r.name, what);
+      time(r.wcetNs, what + ": its WCET", false);
+      time(r.startTimeNs, what + ": its StartTime", false);
+      time(r.deadlineNs, what + ": its Deadline", true);
+      time(r.endMonitorThresholdNs, what + ": its EndMonitorThreshold", true);
+      if (r.dependencies.size() > limits::kMaxDependenciesPerRunnable)
+        error(what + " has " + std::to_string(r.dependencies.size()) + " dependencies, above the limit of " +
+              std::to_string(limits::kMaxDependenciesPerRunnable));
+      if (full()) return false;
+    }
+    for (std::size_t i = 0; i < s_.instances.size() && !full(); ++i) {
+      const InstanceInfo& in = s_.instances[i];
+      time(in.startNs, "instance " + std::to_string(i) + ": its start", false);
+      time(in.endNs, "instance " + std::to_string(i) + ": its end", false);
+      if (in.dependencies.size() > limits::kMaxDependenciesPerRunnable)
+        error("instance " + std::to_string(i) + " has " + std::to_string(in.dependencies.size()) +
+              " dependencies, above the limit of " + std::to_string(limits::kMaxDependenciesPerRunnable));
+    }
+    return report_.ok();
+  }
+
+  // Instances the runnables need (frames of their epoch), per hyperepoch and in all, within the
+  // limits: checked on the runnables before the per-frame table is sized by them.
+  bool instanceCounts() {
+    std::vector<std::uint64_t> perHyperepoch(s_.hyperepochs.size(), 0);
+    std::uint64_t total = 0;
+    for (std::size_t n = 0; n < s_.runnables.size(); ++n) {
+      if (!scheduled(static_cast<std::uint32_t>(n))) continue;
+      const EpochInfo& e = s_.epochs[s_.runnables[n].epoch];
+      perHyperepoch[e.hyperepoch] += e.frames;
+      total += e.frames;
+    }
+    for (std::size_t h = 0; h < s_.hyperepochs.size(); ++h)
+      if (perHyperepoch[h] > limits::kMaxInstancesPerHyperepoch)
+        error("hyperepoch " + quoted(s_.hyperepochs[h].name) + " needs " + std::to_string(perHyperepoch[h]) +
+              " runnable instances (runnables x frames), above the limit of " +
+              std::to_string(limits::kMaxInstancesPerHyperepoch));
+    if (total > limits::kMaxInstancesTotal)
+      error("the schedule needs " + std::to_string(total) + " runnable instances (runnables x frames), above the limit of " +
+            std::to_string(limits::kMaxInstancesTotal));
+    return report_.ok();
   }
 
   // Indices, kinds and cross references of the graph-level records.
@@ -53,7 +149,7 @@ class Verifier {
     std::vector<std::uint32_t> streamsPerDevice(nR, 0);
     for (std::size_t r = 0; r < nR; ++r) {
       const ResourceInfo& ri = s_.resources[r];
-      std::string what = "resource '" + ri.name + "'";
+      std::string what = "resource " + quoted(ri.name);
       if (ri.client != kNone && ri.client >= nC) error(what + " names client " + std::to_string(ri.client) + " which does not exist");
       if (ri.hyperepoch != kNone && ri.hyperepoch >= nH) error(what + " names hyperepoch " + std::to_string(ri.hyperepoch) + " which does not exist");
       if (ri.kind == ResourceKind::kCpu && ri.core == kNone) error(what + " is a CPU without a core number");
@@ -68,13 +164,13 @@ class Verifier {
     for (std::size_t r = 0; r < nR; ++r) {
       const ResourceInfo& ri = s_.resources[r];
       if (ri.kind == ResourceKind::kGpu && ri.streamLimit != kNone && streamsPerDevice[r] > ri.streamLimit)
-        error("resource '" + ri.name + "' has " + std::to_string(streamsPerDevice[r]) +
+        error("resource " + quoted(ri.name) + " has " + std::to_string(streamsPerDevice[r]) +
               " streams mapped to it, above its limit of " + std::to_string(ri.streamLimit));
     }
     std::vector<int> epochOwner(nE, -1);
     for (std::size_t h = 0; h < nH; ++h) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
-      std::string what = "hyperepoch '" + hi.name + "'";
+      std::string what = "hyperepoch " + quoted(hi.name);
       if (hi.periodNs <= 0) error(what + " has no positive period");
       for (std::size_t k = 0; k < hi.resources.size(); ++k) {
         std::uint32_t r = hi.resources[k];
@@ -84,15 +180,15 @@ class Verifier {
       }
       for (std::uint32_t e : hi.epochs) {
         if (e >= nE) { error(what + " lists epoch " + std::to_string(e) + " which does not exist"); continue; }
-        if (epochOwner[e] != -1) error("epoch '" + s_.epochs[e].name + "' is listed by two hyperepochs");
+        if (epochOwner[e] != -1) error("epoch " + quoted(s_.epochs[e].name) + " is listed by two hyperepochs");
         epochOwner[e] = static_cast<int>(h);
       }
     }
     for (std::size_t e = 0; e < nE; ++e) {
       const EpochInfo& ei = s_.epochs[e];
-      std::string what = "epoch '" + ei.name + "'";
+      std::string what = "epoch " + quoted(ei.name);
       if (ei.hyperepoch >= nH) { error(what + " names hyperepoch " + std::to_string(ei.hyperepoch) + " which does not exist"); continue; }
-      if (epochOwner[e] != static_cast<int>(ei.hyperepoch)) error(what + " is not listed by its hyperepoch '" + s_.hyperepochs[ei.hyperepoch].name + "'");
+      if (epochOwner[e] != static_cast<int>(ei.hyperepoch)) error(what + " is not listed by its hyperepoch " + quoted(s_.hyperepochs[ei.hyperepoch].name));
       if (ei.periodNs <= 0) error(what + " has no positive period");
       if (ei.frames == 0) error(what + " has no frames");
       else if (static_cast<__int128>(ei.periodNs) * ei.frames > s_.hyperepochs[ei.hyperepoch].periodNs)
@@ -100,7 +196,15 @@ class Verifier {
               " do not fit its hyperepoch's period " + humanDuration(s_.hyperepochs[ei.hyperepoch].periodNs));
     }
     if (!report_.ok()) return false;
-    for (std::size_t n = 0; n < nN; ++n) {
+    // listedBy[m] = the round-robin group whose steps list member m and which m names (a lookup
+    // instead of a search of the group's steps per member).
+    std::vector<std::uint32_t> listedBy(nN, kNone);
+    for (std::size_t g = 0; g < nN; ++g) {
+      if (s_.runnables[g].kind != RunnableKind::kAliasGroup) continue;
+      for (std::uint32_t m : s_.runnables[g].steps)
+        if (m < nN && s_.runnables[m].aliasGroup == g) listedBy[m] = static_cast<std::uint32_t>(g);
+    }
+    for (std::size_t n = 0; n < nN && !full(); ++n) {
       const RunnableInfo& r = s_.runnables[n];
       if (r.client >= nC) { error("runnable " + std::to_string(n) + " names client " + std::to_string(r.client) + " which does not exist"); continue; }
       std::string what = run(static_cast<std::uint32_t>(n));
@@ -131,6 +235,7 @@ class Verifier {
         case RunnableKind::kAliasGroup:
           if (r.steps.empty()) error(what + " is a round-robin group without steps");
           for (std::uint32_t m : r.steps) {
+            if (full()) break;
             if (m == kNone) continue;
             if (m >= nN) { error(what + " has step runnable " + std::to_string(m) + " which does not exist"); continue; }
             const RunnableInfo& mi = s_.runnables[m];
@@ -146,8 +251,7 @@ class Verifier {
       if (r.kind != RunnableKind::kSubmittee && r.submittedBy != kNone) error(what + " is submitted but is not a submittee");
       if (r.aliasGroup != kNone) {
         if (r.aliasGroup >= nN || s_.runnables[r.aliasGroup].kind != RunnableKind::kAliasGroup ||
-            std::find(s_.runnables[r.aliasGroup].steps.begin(), s_.runnables[r.aliasGroup].steps.end(), n) ==
-                s_.runnables[r.aliasGroup].steps.end())
+            listedBy[n] != r.aliasGroup)
           error(what + " names a round-robin group that does not list it");
       }
     }
@@ -163,7 +267,8 @@ class Verifier {
     for (std::size_t n = 0; n < nN; ++n)
       if (scheduled(static_cast<std::uint32_t>(n)))
         slot_[n].assign(s_.epochs[s_.runnables[n].epoch].frames, kNone);
-    for (std::size_t i = 0; i < nI; ++i) {
+    sortedResources_.resize(nI);
+    for (std::size_t i = 0; i < nI && !full(); ++i) {
       const InstanceInfo& in = s_.instances[i];
       if (in.runnable >= nN) { error("instance " + std::to_string(i) + " names runnable " + std::to_string(in.runnable) + " which does not exist"); continue; }
       const RunnableInfo& r = s_.runnables[in.runnable];
@@ -176,16 +281,20 @@ class Verifier {
         error(inst(static_cast<std::uint32_t>(i)) + " lasts " + humanDuration(in.endNs - in.startNs) + " but its WCET is " + humanDuration(r.wcetNs));
       if (in.resources.empty()) { error(inst(static_cast<std::uint32_t>(i)) + " holds no resource"); continue; }
       bool rangeOk = true;
-      for (std::size_t k = 0; k < in.resources.size(); ++k) {
+      std::vector<std::uint32_t>& sorted = sortedResources_[i];
+      sorted = in.resources;
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t k = 1; k < sorted.size(); ++k)
+        if (sorted[k] == sorted[k - 1] && sorted[k] < nR && (k == 1 || sorted[k - 2] != sorted[k]))
+          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(sorted[k]) + " twice");
+      for (std::size_t k = 0; k < in.resources.size() && !full(); ++k) {
         std::uint32_t x = in.resources[k];
         if (x >= nR) { error(inst(static_cast<std::uint32_t>(i)) + " holds resource " + std::to_string(x) + " which does not exist"); rangeOk = false; continue; }
-        for (std::size_t j = 0; j < k; ++j)
-          if (in.resources[j] == x) error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " twice");
         const ResourceInfo& ri = s_.resources[x];
         if (ri.hyperepoch != s_.epochs[r.epoch].hyperepoch)
           error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " of another hyperepoch");
         if (ri.client != kNone && ri.client != r.client)
-          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " which is local to client '" + s_.clients[ri.client].name + "'");
+          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " which is local to client " + quoted(s_.clients[ri.client].name));
         if (k > 0 && (ri.kind == ResourceKind::kCpu || ri.kind == ResourceKind::kGpu))
           error(inst(static_cast<std::uint32_t>(i)) + " holds a second hardware resource " + res(x));
       }
@@ -197,12 +306,12 @@ class Verifier {
               (want == ResourceKind::kGpu ? "GPU" : "CPU") + " first");
     }
     if (!report_.ok()) return;
-    for (std::size_t n = 0; n < nN; ++n)
-      for (std::size_t f = 0; f < slot_[n].size(); ++f)
+    for (std::size_t n = 0; n < nN && !full(); ++n)
+      for (std::size_t f = 0; f < slot_[n].size() && !full(); ++f)
         if (slot_[n][f] == kNone)
           error(run(static_cast<std::uint32_t>(n)) + " frame " + std::to_string(f) + " is not scheduled");
     if (!report_.ok()) return;
-    for (std::size_t i = 0; i < nI; ++i) {
+    for (std::size_t i = 0; i < nI && !full(); ++i) {
       const InstanceInfo& in = s_.instances[i];
       const RunnableInfo& r = s_.runnables[in.runnable];
       std::vector<std::uint32_t> want;
@@ -237,17 +346,18 @@ class Verifier {
     std::vector<bool> seenRes(nR, false);
     std::vector<std::uint32_t> onLine(s_.instances.size(), kNone);
     for (const TimelineInfo& t : s_.timelines) {
+      if (full()) return;
       if (t.resource >= nR) { error("timeline for resource " + std::to_string(t.resource) + " which does not exist"); continue; }
       if (seenRes[t.resource]) { error("two timelines for " + res(t.resource)); continue; }
       seenRes[t.resource] = true;
       if (t.instances.size() != holders[t.resource])
         error("timeline of " + res(t.resource) + " lists " + std::to_string(t.instances.size()) + " instances but " +
               std::to_string(holders[t.resource]) + " hold it");
-      for (std::size_t k = 0; k < t.instances.size(); ++k) {
+      for (std::size_t k = 0; k < t.instances.size() && !full(); ++k) {
         std::uint32_t i = t.instances[k];
         if (i >= s_.instances.size()) { error("timeline of " + res(t.resource) + " lists instance " + std::to_string(i) + " which does not exist"); continue; }
         const InstanceInfo& in = s_.instances[i];
-        if (std::find(in.resources.begin(), in.resources.end(), t.resource) == in.resources.end()) {
+        if (!std::binary_search(sortedResources_[i].begin(), sortedResources_[i].end(), t.resource)) {
           error("timeline of " + res(t.resource) + " lists " + inst(i) + " which does not hold it");
           continue;
         }
@@ -268,7 +378,9 @@ class Verifier {
   // Releases, StartTime, dependencies, epoch boundaries, period, deadlines.
   void timing() {
     std::vector<std::int64_t> length(s_.hyperepochs.size(), 0);
-    for (std::size_t i = 0; i < s_.instances.size(); ++i) {
+    // Every time was checked against limits::kMaxDurationNs and frames against
+    // kMaxFramesPerEpoch, so release + StartTime or Deadline stays far inside int64.
+    for (std::size_t i = 0; i < s_.instances.size() && !full(); ++i) {
       const InstanceInfo& in = s_.instances[i];
       const RunnableInfo& r = s_.runnables[in.runnable];
       const EpochInfo& e = s_.epochs[r.epoch];
@@ -281,8 +393,8 @@ class Verifier {
           error(what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) + " ends at " + humanDuration(s_.instances[d].endNs));
       if (in.endNs > release + e.periodNs) {
         // The last frame's boundary is the next hyperepoch iteration: crossing it is overlength.
-        std::string msg = what + " ends at " + humanDuration(in.endNs) + ", after epoch '" + e.name +
-                          "' releases its next frame at " + humanDuration(release + e.periodNs);
+        std::string msg = what + " ends at " + humanDuration(in.endNs) + ", after epoch " + quoted(e.name) +
+                          " releases its next frame at " + humanDuration(release + e.periodNs);
         if (opt_.allowOverlength && in.frame + 1 == e.frames) warning(msg);
         else error(msg);
       }
@@ -293,7 +405,7 @@ class Verifier {
     for (std::size_t h = 0; h < s_.hyperepochs.size(); ++h) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
       if (length[h] > hi.periodNs) {
-        std::string msg = "hyperepoch '" + hi.name + "': schedule length " + humanDuration(length[h]) + " exceeds its period " + humanDuration(hi.periodNs);
+        std::string msg = "hyperepoch " + quoted(hi.name) + ": schedule length " + humanDuration(length[h]) + " exceeds its period " + humanDuration(hi.periodNs);
         if (opt_.allowOverlength) warning(msg);
         else error(msg);
       }
@@ -335,18 +447,28 @@ class Verifier {
   VerifyOptions opt_;
   VerifyReport report_;
   std::vector<std::vector<std::uint32_t>> slot_;  // [runnable][frame] -> instance
+  std::vector<std::vector<std::uint32_t>> sortedResources_;  // [instance] -> its resources, ascending
 };
 
 }  // namespace
 
 VerifyReport verifySchedule(const Schedule& schedule, const VerifyOptions& options) {
-  return Verifier(schedule, options).run();
+  try {
+    return Verifier(schedule, options).run();
+  } catch (const std::bad_alloc&) {
+    // Tables are bounded by the limits and the schedule's own size; a machine short of memory
+    // still gets a message, not an exception through every caller.
+    VerifyReport report;
+    report.errors.push_back("out of memory while verifying the schedule (" +
+                            std::to_string(schedule.instances.size()) + " instances)");
+    return report;
+  }
 }
 
 Result<void> verifyScheduleResult(const Schedule& schedule, const VerifyOptions& options) {
   VerifyReport report = verifySchedule(schedule, options);
   if (report.ok()) return {};
-  std::string msg = "schedule '" + schedule.name + "' fails verification:";
+  std::string msg = "schedule " + quoted(schedule.name) + " fails verification:";
   std::size_t shown = 0;
   for (const std::string& e : report.errors) {
     if (shown++ == 10) { msg += "\n  (" + std::to_string(report.errors.size() - 10) + " more)"; break; }

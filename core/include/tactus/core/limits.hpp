@@ -16,6 +16,9 @@ namespace tactus::limits {
 inline constexpr std::int64_t kMaxDurationNs = 1'000'000'000'000;
 /// Most frames one epoch releases per hyperepoch iteration.
 inline constexpr std::uint32_t kMaxFramesPerEpoch = 1u << 16;
+/// Most epoch frames in one schedule, summed over every epoch (bounds the run plan's and the
+/// report's per-frame tables).
+inline constexpr std::uint32_t kMaxFramesTotal = 1u << 22;
 /// Most runnables in one graph or schedule.
 inline constexpr std::uint32_t kMaxRunnables = 1u << 21;
 /// Most runnable instances (runnables unrolled over their frames) in one hyperepoch.
