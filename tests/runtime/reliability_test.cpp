@@ -367,7 +367,54 @@ TEST_CASE("a symbolic link at the segment's name: a client waits saying why, the
   CHECK(waitFor(m, kWaitMs) == 0);
   CHECK(waitFor(a, kWaitMs) == 0);
   CHECK(waitFor(b, kWaitMs) == 0);
-  CHECK(readFile(t.out("master")).find("removing " + t.segment() + ", which is no usable segment") != std::string::npos);
+  CHECK(readFile(t.out("master")).find(t.segment() + " is no usable segment") != std::string::npos);
   CHECK(std::filesystem::exists(target));  // the link went, not what it pointed to
   CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("another user's file at the segment's name: the master names the system's reasons and what to do",
+          "[reliability][foreign]") {
+  if (::geteuid() != 0) {
+    WARN("needs root to play two users (a file of root's, a master of nobody's)");
+    return;
+  }
+  constexpr uid_t kNobody = 65534;
+  Trial t("foreign_user");
+  // A schedule the unprivileged master can read.
+  const std::string shared = t.dir + "-readable";
+  REQUIRE(::mkdir(shared.c_str(), 0755) == 0);
+  const std::string schedule = shared + "/schedule.tsched";
+  REQUIRE(saveScheduleFile(t.schedule, schedule).has_value());
+  REQUIRE(::chmod(schedule.c_str(), 0644) == 0);
+  {
+    const int fd = ::open(t.segment().c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);  // root's, mode 0600
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  }
+  const std::string output = t.out("master");
+  const pid_t m = ::fork();
+  if (m == 0) {
+    const int fd = ::open(output.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    if (fd < 0) ::_exit(126);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(126);
+    const std::string master = buildPath("master/tactus-master");
+    ::execl(master.c_str(), master.c_str(), "-s", schedule.c_str(), "-D", t.instance.c_str(), "-t", "200000",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto start = Clock::now();
+  CHECK(waitFor(m, kWaitMs) == 2);
+  CHECK(msSince(start) < kEndWithinMs);
+  const std::string out = readFile(output);
+  INFO(out);
+  CHECK(out.find("cannot open shared memory: Permission denied (errno 13)") != std::string::npos);
+  CHECK(out.find("cannot remove it: Permission denied (errno 13)") != std::string::npos);
+  CHECK(out.find("owned by uid 0 (mode 0600), not by this user (uid 65534)") != std::string::npos);
+  CHECK(out.find("remove it by hand (as its owner or root) or pick another instance with -D") != std::string::npos);
+  CHECK(out.find("keeps reappearing") == std::string::npos);
+  CHECK(segmentPresent(t.instance));  // root's file is left alone
+  std::error_code ignored;
+  std::filesystem::remove_all(shared, ignored);
 }
