@@ -67,7 +67,9 @@ class Builder : public TreeReader {
 
   // resolve.cpp: names to indices, submissions, dependencies, round-robin groups
   u32 resolveRef(const Ref& ref, const std::string& context) const;
-  void useLocal(u32 res, u32 h, u32 r, u32 atLine);
+  /// Marks client-local resource `res` as used from hyperepoch h by runnable r (written at
+  /// atLine); refuses one already used from another hyperepoch.
+  void useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine);
   void resolveRequests(u32 r);
   void resolveRunnables();
   std::string epochName(u32 e) const;
