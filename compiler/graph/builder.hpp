@@ -61,9 +61,9 @@ class Builder : public TreeReader {
   void buildClients(u32 list);
   void buildClientEpochs(u32 list, u32 c);
   void buildRunnables(u32 list, u32 c, u32 e);
-  /// Counts a runnable of epoch e (written at nameNode) against the limits on runnables and
-  /// instances (limits.hpp), before it is added.
-  void countRunnable(u32 nameNode, u32 e);
+  /// Counts a runnable of epoch e (of `client`, its name at nameNode) against the
+  /// limits on runnables and instances (limits.hpp), before it is added.
+  void countRunnable(u32 nameNode, u32 e, u32 client);
 
   // resolve.cpp: names to indices, submissions, dependencies, round-robin groups
   u32 resolveRef(const Ref& ref, const std::string& context) const;
