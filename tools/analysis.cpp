@@ -9,6 +9,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include <sys/stat.h>
+
 #include "tactus/core/hash.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -60,6 +62,12 @@ Result<LogFile> parseLog(const std::string& bytes, const std::string& origin) {
 Result<LogFile> readLogFile(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return fail(ErrorCode::kIo, path + ": cannot open: " + std::strerror(errno));
+  // A pipe or a device has no size to read up to (/dev/zero would never end).
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fclose(f);
+    return fail(ErrorCode::kIo, path + ": not a regular file");
+  }
   LogFile log;
   log.path = path;
   std::size_t got = std::fread(&log.header, 1, sizeof log.header, f);
@@ -76,7 +84,7 @@ Result<LogFile> readLogFile(const std::string& path) {
   // Read the body straight into the record vector: one allocation, no copy.
   long size = -1;
   if (std::fseek(f, 0, SEEK_END) == 0) size = std::ftell(f);
-  if (size < 0 || std::fseek(f, sizeof(EventLogHeader), SEEK_SET) != 0) {
+  if (size < static_cast<long>(sizeof(EventLogHeader)) || std::fseek(f, sizeof(EventLogHeader), SEEK_SET) != 0) {
     std::fclose(f);
     return fail(ErrorCode::kIo, path + ": cannot seek in the log");
   }
