@@ -315,15 +315,22 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   }
   std::vector<std::vector<std::int64_t>> releaseJitter(a.frames.size());
   std::int64_t base = std::numeric_limits<std::int64_t>::max();
+  // Counts an invalid record; the first one's number (from 0, in file order) goes in the warning.
+  std::size_t firstInvalid = log.records.size();
+  auto invalid = [&](std::size_t k) {
+    ++a.invalidRecords;
+    firstInvalid = std::min(firstInvalid, k);
+  };
 
-  for (const EventRecord& r : log.records) {
+  for (std::size_t k = 0; k < log.records.size(); ++k) {
+    const EventRecord& r = log.records[k];
     switch (static_cast<EventKind>(r.kind)) {
       case EventKind::kRun:
         ++a.runRecords;
         break;
       case EventKind::kRelease: {
         if (!validRelease(r)) {
-          ++a.invalidRecords;
+          invalid(k);
           break;
         }
         ++a.releaseRecords;
@@ -342,7 +349,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       }
       case EventKind::kSkipped:
         if (r.instance >= nHyp || !timeValid(a, r.startNs) || !timeValid(a, r.endNs)) {
-          ++a.invalidRecords;
+          invalid(k);
           break;
         }
         ++a.skippedRecords;
@@ -352,7 +359,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       case EventKind::kOverrun:
         if (r.instance >= nEp || r.aux >= s.epochs[r.instance].frames || !timeValid(a, r.startNs) ||
             !timeValid(a, r.endNs)) {
-          ++a.invalidRecords;
+          invalid(k);
           break;
         }
         ++a.overrunRecords;
@@ -365,7 +372,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         if (r.instance < a.clients.size()) a.clients[r.instance].droppedRecords += r.iteration;
         break;
       default:
-        ++a.invalidRecords;
+        invalid(k);
     }
   }
 
@@ -388,10 +395,11 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   for (std::size_t h = 0; h < nHyp; ++h)
     iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
   std::vector<long double> resourceBusy(s.resources.size(), 0);
-  for (const EventRecord& r : log.records) {
+  for (std::size_t k = 0; k < log.records.size(); ++k) {
+    const EventRecord& r = log.records[k];
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
     if (!validRun(s, a, r)) {
-      ++a.invalidRecords;
+      invalid(k);
       continue;
     }
     const InstanceInfo& inst = s.instances[r.instance];
@@ -491,7 +499,9 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     a.warnings.push_back(std::to_string(a.invalidRecords) +
                          " records have an unknown kind, an index outside the schedule or a time further than " +
                          humanDuration(limits::kMaxLogSpanNs) +
-                         " from the run's start, and were ignored (a corrupt log, or one from another schedule)");
+                         " from the run's start, and were ignored (a corrupt log, or one from another schedule); "
+                         "the first is record " + std::to_string(firstInvalid) + " (at byte " +
+                         std::to_string(sizeof(EventLogHeader) + firstInvalid * sizeof(EventRecord)) + ")");
   if (a.lostRecords)
     a.warnings.push_back("the runtime lost " + std::to_string(a.lostRecords) +
                          " records (client rings full); statistics are of the records kept");
