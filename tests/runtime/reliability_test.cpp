@@ -56,6 +56,7 @@ struct Trial {
     REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
   }
   ~Trial() {
+    endSpawnedProcesses();
     std::error_code ignored;
     if (std::filesystem::is_symlink(segment(), ignored) || std::filesystem::is_directory(segment(), ignored) ||
         segmentPresent(instance)) {
