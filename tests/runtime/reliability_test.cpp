@@ -143,6 +143,40 @@ TEST_CASE("a header offset written over during the run ends it as damage naming 
   CHECK_FALSE(segmentPresent(t.instance));
 }
 
+TEST_CASE("each header field the master writes, written over in turn, ends the run naming it", "[reliability][damage]") {
+  // offset -> the field's name (SegmentHeader, lines 0-3; the layout is frozen by static_assert).
+  const std::vector<std::pair<std::size_t, std::string>> fields = {
+      {0, "magic"},          {8, "layoutVersion"},     {12, "headerSize"},        {16, "totalSize"},
+      {24, "masterPid"},     {28, "flags"},            {32, "masterStartTime"},   {40, "scheduleContentHash"},
+      {52, "ringCapacity"},  {56, "gpuOffset"},        {64, "hyperepochOffset"},  {72, "epochOffset"},
+      {80, "instanceOffset"}, {88, "clientOffset"},    {96, "workerOffset"},      {104, "ringOffset"},
+      {112, "scheduleTextOffset"}, {120, "scheduleTextSize"}, {128, "hyperepochCount"}, {132, "epochCount"},
+      {136, "instanceCount"}, {140, "clientCount"},    {144, "workerCount"},      {192, "state"}};
+  for (const auto& [offset, name] : fields) {
+    INFO("field " << name);
+    Trial t("dmg_field");
+    const pid_t m = t.master({"-t", "5000000"});
+    const pid_t c0 = t.client("Client0");
+    const pid_t c1 = t.client("Client1");
+    t.awaitRunning();
+    {
+      Mapped seg(t.segment());
+      std::uint32_t v = 0;
+      std::memcpy(&v, seg.bytes + offset, sizeof v);
+      seg.put32(offset, v ^ 0x5a5a5a5au);
+    }
+    const auto cause = Clock::now();
+    const int master = waitFor(m, kWaitMs);
+    const int code0 = waitFor(c0, kWaitMs);
+    const int code1 = waitFor(c1, kWaitMs);
+    CHECK(msSince(cause) < kEndWithinMs);
+    CHECK(master == 1);
+    CHECK(readFile(t.out("master")).find("damaged: header field '" + name + "'") != std::string::npos);
+    for (const int code : {code0, code1}) CHECK(code == 10 + static_cast<int>(RunStatus::kError));
+    CHECK_FALSE(segmentPresent(t.instance));
+  }
+}
+
 TEST_CASE("a client pid written over during the run is reported as damage, not as a death", "[reliability][damage]") {
   Trial t("dmg_pid");
   const pid_t m = t.master({"-t", "5000000"});
