@@ -246,6 +246,31 @@ TEST_CASE("a segment truncated under a running master and its clients ends the r
   CHECK_FALSE(segmentPresent(t.instance));
 }
 
+TEST_CASE("a segment removed or replaced at its name during the run ends it, leaving the new file alone",
+          "[reliability][damage]") {
+  for (const bool replace : {false, true}) {
+    INFO((replace ? "replaced" : "removed"));
+    Trial t(replace ? "dmg_replaced" : "dmg_removed");
+    const pid_t m = t.master({"-t", "5000000"});
+    const pid_t c0 = t.client("Client0");
+    const pid_t c1 = t.client("Client1");
+    t.awaitRunning();
+    REQUIRE(::unlink(t.segment().c_str()) == 0);
+    if (replace) {
+      const int fd = ::open(t.segment().c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+      REQUIRE(fd >= 0);
+      ::close(fd);
+    }
+    const auto cause = Clock::now();
+    CHECK(waitFor(m, kWaitMs) == 1);
+    CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(msSince(cause) < kEndWithinMs);
+    CHECK(readFile(t.out("master")).find(replace ? "damaged: replaced" : "damaged: removed from") != std::string::npos);
+    CHECK(segmentPresent(t.instance) == replace);  // the newcomer's file is not the master's to remove
+  }
+}
+
 TEST_CASE("a client stuck in a runnable is named as stuck once it exceeds -t, and the run ends", "[reliability][stuck]") {
   Trial t("stuck");
   const std::string marker = t.dir + "/hanging";
