@@ -76,11 +76,9 @@ struct Trial {
     argv.insert(argv.end(), extra.begin(), extra.end());
     return spawn(argv, out(name));
   }
-  // Waits until the run is going: both clients ran some runnables (the segment is in state running).
-  void awaitRunning() const {
-    REQUIRE(waitForPath(segment(), kWaitMs));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
+  // Waits until the run is going (the segment's state is kRunning: every client entered), and a
+  // little longer, so frames have run.
+  void awaitRunning() const;
 };
 
 // The segment's bytes, mapped read-write by the test (it plays the part of whoever damages it).
@@ -111,6 +109,22 @@ struct Mapped {
   void put32(std::size_t offset, std::uint32_t v) { std::memcpy(bytes + offset, &v, sizeof v); }
   void put64(std::size_t offset, std::uint64_t v) { std::memcpy(bytes + offset, &v, sizeof v); }
 };
+
+void Trial::awaitRunning() const {
+  REQUIRE(waitForPath(segment(), kWaitMs));
+  const auto deadline = Clock::now() + std::chrono::milliseconds(kWaitMs);
+  for (;;) {
+    std::uint32_t state = 0;
+    if (std::FILE* f = std::fopen(segment().c_str(), "rb")) {
+      if (std::fseek(f, 192, SEEK_SET) == 0 && std::fread(&state, sizeof state, 1, f) != 1) state = 0;  // SegmentHeader::state
+      std::fclose(f);
+    }
+    if (state == 2) break;  // SegmentState::kRunning
+    REQUIRE(Clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
 
 constexpr std::size_t kEpochOffsetField = 64 + 8;    // SegmentHeader::epochOffset
 constexpr std::size_t kClientOffsetField = 64 + 24;  // SegmentHeader::clientOffset
