@@ -22,6 +22,11 @@
 // (windows from the current earliest starts, busy resources as fixed work); and the best
 // length once the whole tree is exhausted. All are rounded up to the gcd
 // of WCETs and releases (left-shifted schedules start and end on that grain).
+//
+// The pieces live under schedule/, each with its own header and unit tests: free_time (idle
+// gaps), problem (one hyperepoch's instances and levels), list_scheduler, bounds (shared with
+// the report), search_problem and search_state (the branch and bound's view and state),
+// branch_and_bound, perturbed_search, fusion, workers; scheduler.cpp composes them.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include <sys/stat.h>
+
 #include "tactus/core/hash.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -60,6 +62,12 @@ Result<LogFile> parseLog(const std::string& bytes, const std::string& origin) {
 Result<LogFile> readLogFile(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return fail(ErrorCode::kIo, path + ": cannot open: " + std::strerror(errno));
+  // A pipe or a device has no size to read up to (/dev/zero would never end).
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fclose(f);
+    return fail(ErrorCode::kIo, path + ": not a regular file");
+  }
   LogFile log;
   log.path = path;
   std::size_t got = std::fread(&log.header, 1, sizeof log.header, f);
@@ -76,7 +84,7 @@ Result<LogFile> readLogFile(const std::string& path) {
   // Read the body straight into the record vector: one allocation, no copy.
   long size = -1;
   if (std::fseek(f, 0, SEEK_END) == 0) size = std::ftell(f);
-  if (size < 0 || std::fseek(f, sizeof(EventLogHeader), SEEK_SET) != 0) {
+  if (size < static_cast<long>(sizeof(EventLogHeader)) || std::fseek(f, sizeof(EventLogHeader), SEEK_SET) != 0) {
     std::fclose(f);
     return fail(ErrorCode::kIo, path + ": cannot seek in the log");
   }
@@ -307,15 +315,22 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   }
   std::vector<std::vector<std::int64_t>> releaseJitter(a.frames.size());
   std::int64_t base = std::numeric_limits<std::int64_t>::max();
+  // Counts an invalid record; the first one's number (from 0, in file order) goes in the warning.
+  std::size_t firstInvalid = log.records.size();
+  auto invalid = [&](std::size_t k) {
+    ++a.invalidRecords;
+    firstInvalid = std::min(firstInvalid, k);
+  };
 
-  for (const EventRecord& r : log.records) {
+  for (std::size_t k = 0; k < log.records.size(); ++k) {
+    const EventRecord& r = log.records[k];
     switch (static_cast<EventKind>(r.kind)) {
       case EventKind::kRun:
         ++a.runRecords;
         break;
       case EventKind::kRelease: {
         if (!validRelease(r)) {
-          ++a.invalidRecords;
+          invalid(k);
           break;
         }
         ++a.releaseRecords;
@@ -334,7 +349,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       }
       case EventKind::kSkipped:
         if (r.instance >= nHyp || !timeValid(a, r.startNs) || !timeValid(a, r.endNs)) {
-          ++a.invalidRecords;
+          invalid(k);
           break;
         }
         ++a.skippedRecords;
@@ -344,7 +359,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       case EventKind::kOverrun:
         if (r.instance >= nEp || r.aux >= s.epochs[r.instance].frames || !timeValid(a, r.startNs) ||
             !timeValid(a, r.endNs)) {
-          ++a.invalidRecords;
+          invalid(k);
           break;
         }
         ++a.overrunRecords;
@@ -357,7 +372,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         if (r.instance < a.clients.size()) a.clients[r.instance].droppedRecords += r.iteration;
         break;
       default:
-        ++a.invalidRecords;
+        invalid(k);
     }
   }
 
@@ -380,10 +395,11 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   for (std::size_t h = 0; h < nHyp; ++h)
     iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
   std::vector<long double> resourceBusy(s.resources.size(), 0);
-  for (const EventRecord& r : log.records) {
+  for (std::size_t k = 0; k < log.records.size(); ++k) {
+    const EventRecord& r = log.records[k];
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
     if (!validRun(s, a, r)) {
-      ++a.invalidRecords;
+      invalid(k);
       continue;
     }
     const InstanceInfo& inst = s.instances[r.instance];
@@ -483,7 +499,9 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     a.warnings.push_back(std::to_string(a.invalidRecords) +
                          " records have an unknown kind, an index outside the schedule or a time further than " +
                          humanDuration(limits::kMaxLogSpanNs) +
-                         " from the run's start, and were ignored (a corrupt log, or one from another schedule)");
+                         " from the run's start, and were ignored (a corrupt log, or one from another schedule); "
+                         "the first is record " + std::to_string(firstInvalid) + " (at byte " +
+                         std::to_string(sizeof(EventLogHeader) + firstInvalid * sizeof(EventRecord)) + ")");
   if (a.lostRecords)
     a.warnings.push_back("the runtime lost " + std::to_string(a.lostRecords) +
                          " records (client rings full); statistics are of the records kept");

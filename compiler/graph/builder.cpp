@@ -35,10 +35,11 @@ Graph Builder::build() {
   return std::move(g_);
 }
 
-void Builder::countRunnable(u32 nameNode, u32 e) {
+void Builder::countRunnable(u32 nameNode, u32 e, u32 client) {
+  auto who = [&] { return "runnable " + quoted(g_.clients[client].name + "." + std::string(t_.text(nameNode))); };
   if (g_.runnables.size() >= limits::kMaxRunnables)
     die(ErrorCode::kValidation, line(nameNode),
-        "more than " + std::to_string(limits::kMaxRunnables) + " runnables in the graph");
+        who() + ": more than " + std::to_string(limits::kMaxRunnables) + " runnables in the graph");
   // Instances (runnable x frame) are counted as runnables are read, before the scheduler
   // allocates anything for them: at most 2^16 frames are added per runnable, far from a wrap.
   const u32 h = g_.epochs[e].hyperepoch;
@@ -47,11 +48,11 @@ void Builder::countRunnable(u32 nameNode, u32 e) {
   instancesTotal_ += g_.epochs[e].frames;
   if (instances_[h] > limits::kMaxInstancesPerHyperepoch)
     die(ErrorCode::kValidation, line(nameNode),
-        "hyperepoch " + quoted(g_.hyperepochs[h].name) + " has more than " +
+        who() + ": hyperepoch " + quoted(g_.hyperepochs[h].name) + " has more than " +
             std::to_string(limits::kMaxInstancesPerHyperepoch) + " instances (runnables x frames of their epochs)");
   if (instancesTotal_ > limits::kMaxInstancesTotal)
     die(ErrorCode::kValidation, line(nameNode),
-        "the graph has more than " + std::to_string(limits::kMaxInstancesTotal) +
+        who() + ": the graph has more than " + std::to_string(limits::kMaxInstancesTotal) +
             " instances (runnables x frames of their epochs)");
 }
 
@@ -405,7 +406,7 @@ void Builder::buildRunnables(u32 list, u32 c, u32 e) {
     std::string_view name = t_.text(key);
     checkName(name, key, "runnable", true);
     u32 r = static_cast<u32>(g_.runnables.size());
-    countRunnable(key, e);
+    countRunnable(key, e, c);
     if (!byName.emplace(name, r).second)
       die(ErrorCode::kValidation, line(key), "duplicate runnable " + quoted(cname + "." + std::string(name)));
     GraphRunnable gr;

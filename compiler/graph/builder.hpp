@@ -61,13 +61,15 @@ class Builder : public TreeReader {
   void buildClients(u32 list);
   void buildClientEpochs(u32 list, u32 c);
   void buildRunnables(u32 list, u32 c, u32 e);
-  /// Counts a runnable of epoch e (written at nameNode) against the limits on runnables and
-  /// instances (limits.hpp), before it is added.
-  void countRunnable(u32 nameNode, u32 e);
+  /// Counts a runnable of epoch e (of `client`, its name at nameNode) against the
+  /// limits on runnables and instances (limits.hpp), before it is added.
+  void countRunnable(u32 nameNode, u32 e, u32 client);
 
   // resolve.cpp: names to indices, submissions, dependencies, round-robin groups
   u32 resolveRef(const Ref& ref, const std::string& context) const;
-  void useLocal(u32 res, u32 h, u32 r, u32 atLine);
+  /// Marks client-local resource `res` as used from hyperepoch h by runnable r (written at
+  /// atLine); refuses one already used from another hyperepoch.
+  void useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine);
   void resolveRequests(u32 r);
   void resolveRunnables();
   std::string epochName(u32 e) const;

@@ -38,15 +38,14 @@ u32 Builder::resolveRef(const Ref& ref, const std::string& context) const {
 }
 
 
-/// Marks a client-local resource as used from hyperepoch h.
-void Builder::useLocal(u32 res, u32 h, u32 r, u32 atLine) {
-  ResourceInfo& info = g_.resources[res];
+void Builder::useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine) {
+  ResourceInfo& info = g_.resources[index(res)];
   if (info.hyperepoch == kNone) {
-    info.hyperepoch = h;
-  } else if (info.hyperepoch != h) {
+    info.hyperepoch = index(h);
+  } else if (info.hyperepoch != index(h)) {
     die(ErrorCode::kValidation, atLine,
-        "runnable " + quoted(runnableName(g_, r)) + " uses client resource " + quoted(info.name) + " from hyperepoch " +
-            quoted(g_.hyperepochs[h].name) + ", but it is already used in hyperepoch " +
+        "runnable " + quoted(runnableName(g_, index(r))) + " uses client resource " + quoted(info.name) +
+            " from hyperepoch " + quoted(g_.hyperepochs[index(h)].name) + ", but it is already used in hyperepoch " +
             quoted(g_.hyperepochs[info.hyperepoch].name));
   }
 }
@@ -74,7 +73,7 @@ void Builder::resolveRequests(u32 r) {
         const ResourceInfo& info = g_.resources[i];
         if (info.client == kNone && info.hyperepoch == h) req.candidates.push_back(i);
         if (info.client == gr.client) {
-          useLocal(i, h, r, ref.line);
+          useLocal(ResourceId{i}, HyperepochId{h}, RunnableId{r}, ref.line);
           req.candidates.push_back(i);
         }
       }
@@ -104,7 +103,7 @@ void Builder::resolveRequests(u32 r) {
           die(ErrorCode::kValidation, ref.line, who + " uses unknown resource " + quoted(ref.text));
         }
         res = l->second;
-        useLocal(res, h, r, ref.line);
+        useLocal(ResourceId{res}, HyperepochId{h}, RunnableId{r}, ref.line);
       }
       req.kind = g_.resources[res].kind;
       req.candidates.push_back(res);

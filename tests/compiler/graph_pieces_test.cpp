@@ -191,7 +191,7 @@ TEST_CASE("limits are checked where the graph is read, with file, line and name"
   std::string many;
   for (int i = 0; i < 65; ++i) many += "                - R" + std::to_string(i) + ": {WCET: 1ns, Resources: [CPU]}\n";
   CHECK(errorOf(graphText(many, 65536)) ==
-        "g.yaml:79: hyperepoch 'H' has more than 4194304 instances (runnables x frames of their epochs)");
+        "g.yaml:79: runnable 'C.R64': hyperepoch 'H' has more than 4194304 instances (runnables x frames of their epochs)");
   // A single-epoch hyperepoch without Period takes period x frames, which must stay a duration.
   const std::string noPeriod =
       "Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0]\n  Hyperepochs:\n    - H:\n        Epochs:\n"

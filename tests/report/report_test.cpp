@@ -12,6 +12,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -22,6 +23,7 @@
 #include "outputs.hpp"
 #include "report_command.hpp"
 #include "simulate.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
@@ -247,6 +249,72 @@ TEST_CASE("records with indices outside the schedule are counted and ignored", "
   CHECK(a.invalidRecords == 6);
   CHECK(a.runnables[0].duration.count == 4);
   REQUIRE_FALSE(a.warnings.empty());
+  std::string warnings;
+  for (const std::string& w : a.warnings) warnings += w + "\n";
+  CHECK_THAT(warnings, Catch::Contains("6 records have an unknown kind") &&
+                           Catch::Contains("the first is record 15 (at byte 544)"));
+}
+
+TEST_CASE("records with times far from the run's start are invalid, never an overflow", "[report][bad-log]") {
+  const Schedule s = twoStepSchedule();
+  auto records = knownRecords();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 0, kMin + 1, kMax});          // duration overflows
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 1, 1, 1, kT0, kT0 + limits::kMaxLogSpanNs + 1});
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 0, 2, 0, kMin, kT0});
+  records.push_back({static_cast<std::uint16_t>(EventKind::kSkipped), 0, 0, 3, 2, kMax, kMax});
+  records.push_back({static_cast<std::uint16_t>(EventKind::kOverrun), 0, 0, 3, 0, kMin, kMin});
+  const LogFile log = makeLog(s, records);
+  const Analysis a = analyze(s, log);
+  CHECK(a.invalidRecords == 5);
+  CHECK(a.runnables[0].duration.count == 4);
+  CHECK(a.runnables[0].duration.maxNs == kDurA[3]);
+  CHECK(a.runnables[1].duration.count == 4);
+  CHECK(a.releaseRecords == 4);
+  CHECK(a.skippedRecords == 1);
+  CHECK(a.overrunRecords == 1);
+  // The outputs leave them out as well.
+  std::ostringstream csv;
+  writeCsv(csv, s, log, a);
+  CHECK(csv.str().find(std::to_string(kMax)) == std::string::npos);
+  std::ostringstream trace;
+  writeTrace(trace, s, &log, &a);  // under UBSan: no overflow on the far times
+  CHECK_FALSE(trace.str().empty());
+}
+
+TEST_CASE("a log header's implausible run start is ignored with a warning", "[report][bad-log]") {
+  const Schedule s = twoStepSchedule();
+  LogFile log = makeLog(s, knownRecords());
+  log.header.runStartNs = std::numeric_limits<std::int64_t>::max();
+  const Analysis a = analyze(s, log);
+  CHECK(a.invalidRecords == 0);
+  CHECK(a.runnables[1].duration.count == 4);
+  CHECK(a.hyperepochs[0].iterations == 4);
+  bool warned = false;
+  for (const std::string& w : a.warnings) warned |= w.find("is not a plausible CLOCK_MONOTONIC time") != std::string::npos;
+  CHECK(warned);
+}
+
+TEST_CASE("the per-iteration tables hold the iterations the records name, not every number below them",
+          "[report][bad-log]") {
+  const Schedule s = twoStepSchedule();
+  auto records = knownRecords();
+  // One run of iteration 1000, and nothing of iterations 4..999 (lost, or a damaged number).
+  const std::int64_t late = kT0 + 1000 * 10 * kMs;
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 1000, 0, late, late + 9 * kMs});
+  const LogFile log = makeLog(s, records);
+  const Analysis a = analyze(s, log);
+  CHECK(a.invalidRecords == 0);
+  REQUIRE(a.iterations.size() == 1);
+  CHECK(a.iterations[0] == std::vector<std::uint64_t>{0, 1, 2, 3, 1000});
+  CHECK(a.iterationStart[0].size() == 5);
+  CHECK(a.hyperepochs[0].iterations == 5);
+  CHECK(iterationStartNs(s, log, a, 0, 1000) == late);  // estimated from the run start and the period
+  const view::Execution x = makeExecution(s, log, a);
+  bool drawn = false;
+  for (const auto& it : x.iterations) drawn |= it.iteration == 1000;
+  CHECK(drawn);  // the longest iteration, by its number
 }
 
 TEST_CASE("analysis of random garbage records never crashes", "[report][bad-log]") {
@@ -514,6 +582,8 @@ TEST_CASE("tactus-report exit codes: 0 ok, 1 bad input, 2 usage", "[report][cli]
   CHECK(err.find("html file '/': it is a directory") != std::string::npos);
   CHECK(runCommand({log, sched, "--wcet-percentile", "0"}, out, err) == 2);
   CHECK(runCommand({"--schedule", sched}, out, err) == 2);
+  CHECK(runCommand({"/dev/zero", sched}, out, err) == 1);  // would never end: refused
+  CHECK(err.find("/dev/zero: not a regular file") != std::string::npos);
   CHECK(runCommand({"/nonexistent.tlog", sched}, out, err) == 1);
   CHECK(err.find("/nonexistent.tlog: cannot open") != std::string::npos);
   CHECK(runCommand({log, "/nonexistent.tsched"}, out, err) == 1);
