@@ -9,15 +9,38 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
 namespace tactus::test {
+
+namespace {
+
+// Children started and not reaped yet, process-wide: waitFor and ChildProcesses both reap, and
+// neither may signal or wait for a pid the other already reaped (the number may belong to a
+// stranger by then).
+std::mutex gChildrenMutex;
+std::set<pid_t> gUnreaped;
+
+bool isUnreaped(pid_t pid) {
+  const std::lock_guard lock(gChildrenMutex);
+  return gUnreaped.count(pid) != 0;
+}
+
+void forget(pid_t pid) {
+  const std::lock_guard lock(gChildrenMutex);
+  gUnreaped.erase(pid);
+}
+
+}  // namespace
 
 Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t periodNs, std::uint32_t frames,
                       std::uint16_t identifier) {
@@ -160,10 +183,13 @@ std::string buildPath(const std::string& relative) {
   return std::string(root ? root : ".") + "/" + relative;
 }
 
-pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
+ChildProcesses::~ChildProcesses() { killAll(); }
+
+pid_t ChildProcesses::spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const std::lock_guard lock(gChildrenMutex);  // the pid is registered before anyone can wait for it
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int fd = ::open(outputPath.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
@@ -175,22 +201,52 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath)
     ::execv(args[0], args.data());
     ::_exit(127);
   }
+  if (pid > 0) {
+    gUnreaped.insert(pid);
+    pids_.push_back(pid);
+  }
   return pid;
 }
 
+std::size_t ChildProcesses::killAll() {
+  std::size_t ended = 0;
+  for (const pid_t pid : pids_) {
+    if (!isUnreaped(pid)) continue;
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    forget(pid);
+    ++ended;
+  }
+  pids_.clear();
+  return ended;
+}
+
+std::size_t ChildProcesses::unreaped() const {
+  return static_cast<std::size_t>(std::count_if(pids_.begin(), pids_.end(), isUnreaped));
+}
+
 int waitFor(pid_t pid, int timeoutMs) {
+  if (!isUnreaped(pid)) return -3;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   for (;;) {
     int status = 0;
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) {
+      forget(pid);
       if (WIFEXITED(status)) return WEXITSTATUS(status);
       if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
       return -2;
     }
+    if (r < 0 && errno != EINTR) {  // not our child after all: never signal that number
+      forget(pid);
+      return -3;
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
+      forget(pid);
       return -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));

@@ -1,5 +1,6 @@
-// Helpers for the runtime tests: small schedules built in code, processes started with fork/exec
-// and waited for with a time limit, unique instance names, event log checks.
+// Helpers for the runtime tests: small schedules built in code, child processes started with
+// fork/exec by an owner that ends them, waited for with a time limit, unique instance names, event
+// log checks.
 #pragma once
 
 #include <sys/types.h>
@@ -38,11 +39,34 @@ std::string scratchDir(const std::string& tag);
 /// The path of a built program (`master/tactus-master`) from TACTUS_BUILD_ROOT.
 std::string buildPath(const std::string& relative);
 
-/// Starts a program with stdout and stderr going to `outputPath`.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath);
+/// Owner of the child processes a test starts (masters, clients, the compiler). Its destructor
+/// kills (SIGKILL) and reaps every child it started that nobody has reaped yet, so a test case left
+/// by a failed REQUIRE (an exception) or an early return leaves no master or client running and no
+/// zombie behind. Not copyable: each child has exactly one owner.
+class ChildProcesses {
+ public:
+  ChildProcesses() = default;
+  ChildProcesses(const ChildProcesses&) = delete;
+  ChildProcesses& operator=(const ChildProcesses&) = delete;
+  ~ChildProcesses();
 
-/// Waits for a process at most `timeoutMs`; returns its exit code, or 128 + signal; on time-out
-/// kills it (SIGKILL) and returns -1.
+  /// Starts a program with stdout and stderr going to `outputPath`; returns its pid, or -1 when
+  /// fork failed. A program that cannot be executed exits with 127.
+  pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath);
+
+  /// Kills and reaps the children of this owner not reaped yet; returns how many there were.
+  std::size_t killAll();
+
+  /// How many children of this owner have not been reaped yet.
+  std::size_t unreaped() const;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+/// Waits for a child started by a ChildProcesses at most `timeoutMs` and reaps it; returns its
+/// exit code, or 128 + signal; on time-out kills it (SIGKILL) and returns -1; -3 for a pid that is
+/// not an unreaped child of this process (never reaped twice, never waited for as a stranger).
 int waitFor(pid_t pid, int timeoutMs);
 
 /// Reads a whole file ("" if missing).
