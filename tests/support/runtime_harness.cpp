@@ -76,6 +76,7 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
     }
   }
   std::vector<std::string> names;
+  names.reserve(specs.size());
   for (const auto& spec : specs) names.push_back(spec.cpu);
   for (const auto& spec : specs) names.insert(names.end(), spec.extraResources.begin(), spec.extraResources.end());
   std::sort(names.begin(), names.end());
@@ -138,7 +139,8 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
   }
   std::vector<std::size_t> order(placed.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return placed[a].start < placed[b].start; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return placed[a].start < placed[b].start; });
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> idOf;  // (runnable, frame) -> InstanceId
   for (std::size_t k = 0; k < order.size(); ++k) {
     idOf[{placed[order[k]].runnable, placed[order[k]].frame}] = static_cast<std::uint32_t>(k);
@@ -187,6 +189,7 @@ ChildProcesses::~ChildProcesses() { killAll(); }
 
 pid_t ChildProcesses::spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const std::lock_guard lock(gChildrenMutex);  // the pid is registered before anyone can wait for it
@@ -214,8 +217,7 @@ std::size_t ChildProcesses::killAll() {
     if (!isUnreaped(pid)) continue;
     ::kill(pid, SIGKILL);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) continue;
     forget(pid);
     ++ended;
   }
@@ -290,7 +292,8 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
     if (r.iteration >= iterations) return "record for iteration " + std::to_string(r.iteration) + " beyond the limit";
     if (r.endNs < r.startNs) return "record ends before it starts";
     auto& slot = run[r.iteration * n + r.instance];
-    if (slot) return "instance " + std::to_string(r.instance) + " ran twice in iteration " + std::to_string(r.iteration);
+    if (slot)
+      return "instance " + std::to_string(r.instance) + " ran twice in iteration " + std::to_string(r.iteration);
     slot = &r;
   }
   for (std::uint64_t h = 0; h < iterations; ++h) {

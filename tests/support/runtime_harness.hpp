@@ -16,18 +16,18 @@ namespace tactus::test {
 
 /// A runnable for makeSchedule.
 struct RunnableSpec {
-  std::string client;                    ///< client name
-  std::string name;                      ///< client-local name
-  std::string cpu;                       ///< hardware resource (`CPU0`)
+  std::string client;  ///< client name
+  std::string name;    ///< client-local name
+  std::string cpu;     ///< hardware resource (`CPU0`)
   std::int64_t wcetNs = 10'000;
-  std::vector<std::string> dependencies; ///< qualified names `Client.Runnable`
+  std::vector<std::string> dependencies;  ///< qualified names `Client.Runnable`
   std::int64_t startTimeNs = 0;
   std::vector<std::string> extraResources;  ///< scheduling mutexes
 };
 
 /// Builds a one-hyperepoch, one-epoch schedule: `frames` frames per period, instances placed as
 /// soon as possible in the given order (a tiny list scheduler: enough for valid test schedules).
-Schedule makeSchedule(const std::vector<RunnableSpec>& runnables, std::int64_t periodNs, std::uint32_t frames = 1,
+Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t periodNs, std::uint32_t frames = 1,
                       std::uint16_t identifier = 7);
 
 /// A unique instance name for one test (`t<pid>_<tag>_<n>`).

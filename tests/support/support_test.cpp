@@ -38,7 +38,8 @@ EventLog simulatedLog(const Schedule& s) {
 
 EventRecord* runOf(EventLog& log, std::uint32_t instance, std::uint32_t iteration) {
   for (EventRecord& r : log.records) {
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && r.instance == instance && r.iteration == iteration) return &r;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && r.instance == instance && r.iteration == iteration)
+      return &r;
   }
   FAIL("no run record of instance " << instance << " in iteration " << iteration);
   return nullptr;
@@ -54,8 +55,8 @@ TEST_CASE("checkLog accepts a run in the compiled order", "[support][checklog]")
 
 TEST_CASE("checkLog reports two runs swapped on a resource's timeline", "[support][checklog]") {
   // Two independent runnables on one core, no StartTime: only the timeline orders them.
-  const Schedule s = makeSchedule({{"Client0", "A", "CPU0", 50'000, {}, 0, {}}, {"Client1", "X", "CPU0", 30'000, {}, 0, {}}},
-                                  1'000'000, 1);
+  const Schedule s = makeSchedule(
+      {{"Client0", "A", "CPU0", 50'000, {}, 0, {}}, {"Client1", "X", "CPU0", 30'000, {}, 0, {}}}, 1'000'000, 1);
   REQUIRE(s.timelines.size() == 1);
   REQUIRE(s.timelines[0].instances == std::vector<std::uint32_t>{0, 1});
   EventLog log = simulatedLog(s);
@@ -88,7 +89,8 @@ TEST_CASE("checkLog reports a run started before its frame's release plus StartT
   while (!(s.instances[c].runnable == 2 && s.instances[c].frame == 0)) ++c;
   std::int64_t release = 0;
   for (const EventRecord& r : log.records) {
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && r.iteration == 0 && r.aux == 0) release = r.startNs;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && r.iteration == 0 && r.aux == 0)
+      release = r.startNs;
   }
   REQUIRE(release != 0);
   EventRecord* early = runOf(log, c, 0);
@@ -128,7 +130,8 @@ TEST_CASE("checkLog reports a run before its dependency ended, a duplicate and a
   }
 }
 
-TEST_CASE("ChildProcesses kills and reaps the children still running when the test case is left", "[support][children]") {
+TEST_CASE("ChildProcesses kills and reaps the children still running when the test case is left",
+          "[support][children]") {
   pid_t running = 0, finished = 0;
   try {
     ChildProcesses children;
@@ -139,12 +142,11 @@ TEST_CASE("ChildProcesses kills and reaps the children still running when the te
     CHECK(waitFor(finished, 10'000) == 0);
     CHECK(children.unreaped() == 1);
     throw std::runtime_error("a failed REQUIRE leaves the test case like this");
-  } catch (const std::runtime_error&) {
-  }
+  } catch (const std::runtime_error&) {}
   // Reaped: no such process any more (a zombie would still accept signal 0).
   CHECK(::kill(running, 0) == -1);
   CHECK(errno == ESRCH);
-  CHECK(waitFor(running, 100) == -3);   // never waited for twice
+  CHECK(waitFor(running, 100) == -3);  // never waited for twice
   CHECK(waitFor(finished, 100) == -3);
 }
 

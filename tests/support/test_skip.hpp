@@ -16,9 +16,9 @@ void noteSkipped();
 
 /// Leaves the running test case (from its body, not from a helper function) as skipped, with the
 /// reason in Catch2's output.
-#define TACTUS_SKIP(reason)                \
-  do {                                     \
-    ::tactus::test::noteSkipped();         \
-    WARN("skipped: " << reason);           \
-    return;                                \
+#define TACTUS_SKIP(reason)                                                               \
+  do {                                                                                    \
+    ::tactus::test::noteSkipped();                                                        \
+    WARN("skipped: " << reason); /* NOLINT(bugprone-macro-parentheses): a stream chain */ \
+    return;                                                                               \
   } while (false)
