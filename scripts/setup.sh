@@ -2,7 +2,8 @@
 # Installs the Debian packages tactus needs (when missing) and builds it into ./build.
 # TACTUS_BUILD_DIR: another build directory; TACTUS_SETUP_OPTIONS: more `meson setup` options (a
 # sanitizer, --werror; applied with `meson configure` to a directory that exists already);
-# TACTUS_JOBS: ninja's -j (default: every core).
+# TACTUS_JOBS: ninja's -j (default: every core); TACTUS_SETUP_BUILD=0: set up only, build nothing
+# (`meson test` then builds what the selected tests need).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,4 +31,4 @@ if [ ! -f "$builddir/build.ninja" ]; then
 elif ((${#options[@]})); then
   meson configure "$builddir" "${options[@]}"
 fi
-ninja -C "$builddir" -j"${TACTUS_JOBS:-$(nproc)}"
+[ "${TACTUS_SETUP_BUILD:-1}" = 0 ] || ninja -C "$builddir" -j"${TACTUS_JOBS:-$(nproc)}"
