@@ -229,6 +229,11 @@ std::size_t ChildProcesses::unreaped() const {
   return static_cast<std::size_t>(std::count_if(pids_.begin(), pids_.end(), isUnreaped));
 }
 
+pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
+  static ChildProcesses processWide;  // destroyed at exit: kills and reaps what is still running
+  return processWide.spawn(argv, outputPath);
+}
+
 int waitFor(pid_t pid, int timeoutMs) {
   if (!isUnreaped(pid)) return -3;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);

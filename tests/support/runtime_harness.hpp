@@ -64,6 +64,11 @@ class ChildProcesses {
   std::vector<pid_t> pids_;
 };
 
+/// Starts a program owned by one process-wide ChildProcesses, which ends what is left of its
+/// children when the test program exits. Prefer a ChildProcesses of the test case: it ends them
+/// when the case ends, failed or not.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath);
+
 /// Waits for a child started by a ChildProcesses at most `timeoutMs` and reaps it; returns its
 /// exit code, or 128 + signal; on time-out kills it (SIGKILL) and returns -1; -3 for a pid that is
 /// not an unreaped child of this process (never reaped twice, never waited for as a stranger).
