@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tactus needs (when missing) and builds it into ./build.
+# TACTUS_BUILD_DIR: another build directory; TACTUS_SETUP_OPTIONS: more `meson setup` options (a
+# sanitizer, --werror; applied with `meson configure` to a directory that exists already);
+# TACTUS_JOBS: ninja's -j (default: every core); TACTUS_SETUP_BUILD=0: set up only, build nothing
+# (`meson test` then builds what the selected tests need).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # chromium: the headless browser that tests the HTML view (about 40 s to install; its test is
 # skipped, exit 77, where it is missing).
 packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium)
+[ "${CI:-}" = true ] && packages+=(ccache)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,7 +25,10 @@ if ((${#missing[@]})); then
 fi
 
 builddir=${TACTUS_BUILD_DIR:-build}
+read -r -a options <<<"${TACTUS_SETUP_OPTIONS:-}"
 if [ ! -f "$builddir/build.ninja" ]; then
-  meson setup "$builddir" --buildtype=debugoptimized
+  meson setup "$builddir" --buildtype=debugoptimized "${options[@]}"
+elif ((${#options[@]})); then
+  meson configure "$builddir" "${options[@]}"
 fi
-ninja -C "$builddir" -j"${TACTUS_JOBS:-$(nproc)}"
+[ "${TACTUS_SETUP_BUILD:-1}" = 0 ] || ninja -C "$builddir" -j"${TACTUS_JOBS:-$(nproc)}"

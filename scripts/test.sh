@@ -1,34 +1,75 @@
 #!/usr/bin/env bash
-# Builds tactus (installing what is missing) and runs the whole test suite; the last line says
-# `N passed, N failed` (and skipped), counted from meson's test log.
+# Builds tactus (installing what is missing) and runs its tests; the last line says
+# `N passed, N failed, N skipped`, counted from meson's test log.
+#
+#   scripts/test.sh                      the whole suite in ./build (the README's test command)
+#   scripts/test.sh --sanitize=address   ASan + UBSan build in ./build-asan, the whole suite
+#   scripts/test.sh --sanitize=thread    TSan build in ./build-tsan, the integration suite (the
+#                                        real master and clients: runtime, gpu, report, samples)
+#   scripts/test.sh --werror             warnings are errors (what CI builds with)
+#   scripts/test.sh [options] ARGS...    other arguments go to `meson test` (names, --suite unit)
+#
+# Environment: TACTUS_SANITIZE (address or thread, as --sanitize), TACTUS_WERROR=1 (as --werror),
+# TACTUS_BUILD_DIR (the build directory), TACTUS_JOBS (build and test jobs; default every core).
+# Sanitizer findings of every process (the tests' masters and clients too) are written under
+# BUILD/meson-logs/sanitizer/ and listed at the end; any finding fails the process that made it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-builddir=${TACTUS_BUILD_DIR:-build}
 
-scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
-meson test -C "$builddir" --print-errorlogs --num-processes "${TACTUS_JOBS:-$(nproc)}" "$@"
+sanitize=${TACTUS_SANITIZE:-} werror=${TACTUS_WERROR:-0} test_args=()
+for a in "$@"; do
+  case "$a" in
+    --sanitize=*) sanitize=${a#--sanitize=} ;;
+    --werror) werror=1 ;;
+    *) test_args+=("$a") ;;
+  esac
+done
+
+setup_options=()
+case "$sanitize" in
+  "") default_dir=build ;;
+  address|address,undefined)
+    default_dir=build-asan
+    # b_lundef=false: libtactus is a shared library whose sanitizer runtime comes from the program.
+    # No CUDA: nvcc does not take the sanitizer flags; the GPU engine runs on its stand-in anyway.
+    # -O1: what the sanitizers recommend, and it compiles faster than -O2 on 2 cores.
+    setup_options+=(-Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled -Doptimization=1) ;;
+  thread)
+    default_dir=build-tsan
+    setup_options+=(-Db_sanitize=thread -Db_lundef=false -Dcuda=disabled -Dbenchmarks=false -Doptimization=1)
+    # Without test names: the tests that run the real master and clients (lock-free across processes).
+    ((${#test_args[@]})) || test_args=(--suite integration) ;;
+  *) echo "test: --sanitize takes address or thread, not '$sanitize'"; echo "0 passed, 1 failed, 0 skipped"; exit 1 ;;
+esac
+((werror)) && setup_options+=(--werror)
+builddir=${TACTUS_BUILD_DIR:-$default_dir}
+export TACTUS_BUILD_DIR=$builddir
+
+if [ -n "$sanitize" ]; then
+  logs="$PWD/$builddir/meson-logs/sanitizer"
+  rm -rf "$logs" && mkdir -p "$logs"
+  common="halt_on_error=1:print_stacktrace=1"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:log_path=$logs/asan:${ASAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="$common:log_path=$logs/ubsan:${UBSAN_OPTIONS:-}"
+  export TSAN_OPTIONS="$common:second_deadlock_stack=1:log_path=$logs/tsan:${TSAN_OPTIONS:-}"
+  export LSAN_OPTIONS="print_suppressions=0:${LSAN_OPTIONS:-}"
+fi
+
+# A sanitizer build compiles only what its tests need (meson test builds their dependencies).
+build_all=1
+[ -n "$sanitize" ] && build_all=0
+TACTUS_SETUP_BUILD=$build_all TACTUS_SETUP_OPTIONS="${setup_options[*]}" scripts/setup.sh || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+# Sanitized programs run slower; meson's default timeouts are multiplied for them.
+multiplier=()
+[ -n "$sanitize" ] && multiplier=(--timeout-multiplier 3)
+meson test -C "$builddir" --print-errorlogs --num-processes "${TACTUS_JOBS:-$(nproc)}" "${multiplier[@]}" "${test_args[@]}"
 status=$?
 
-python3 - "$builddir/meson-logs/testlog.json" <<'PY'
-import json, sys
-passed = failed = skipped = 0
-try:
-    with open(sys.argv[1]) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            r = json.loads(line).get("result", "")
-            if r in ("OK", "EXPECTEDFAIL"):
-                passed += 1
-            elif r == "SKIP":
-                skipped += 1
-            else:
-                failed += 1
-except OSError:
-    failed += 1
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-sys.exit(1 if failed else 0)
-PY
+if [ -n "$sanitize" ] && compgen -G "$logs/*" >/dev/null; then
+  echo "== sanitizer findings ($logs)"
+  for f in "$logs"/*; do echo "-- $f"; head -40 "$f"; done
+  status=1
+fi
+scripts/test_summary.py "$builddir/meson-logs/testlog.json"
 summary=$?
 [ $status -eq 0 ] && [ $summary -eq 0 ]

@@ -42,6 +42,7 @@ struct Run {
   std::string schedulePath;
   std::string logPath;
   Schedule schedule;
+  mutable ChildProcesses children;  // ended (killed and reaped) first thing in ~Run, also after a failed REQUIRE
 
   explicit Run(const std::string& tag, Schedule s = twoClientSchedule()) : schedule(std::move(s)) {
     instance = uniqueInstance(tag);
@@ -52,7 +53,7 @@ struct Run {
     REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
   }
   ~Run() {
-    endSpawnedProcesses();
+    children.killAll();
     if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
     if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
       std::error_code ignored;
@@ -63,12 +64,12 @@ struct Run {
   pid_t master(std::vector<std::string> extra, const std::string& who = "master") const {
     std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return spawn(argv, out(who));
+    return children.spawn(argv, out(who));
   }
   pid_t client(const std::string& name, std::vector<std::string> extra = {}) const {
     std::vector<std::string> argv{buildPath("tests/runtime/tactus-test-client"), "--name", name, "--instance", instance};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return spawn(argv, out(name));
+    return children.spawn(argv, out(name));
   }
 };
 
@@ -333,11 +334,9 @@ TEST_CASE("a stale segment left by a killed master is replaced on the next start
   ::kill(m1, SIGKILL);
   CHECK(waitFor(m1, kWaitMs) == 128 + SIGKILL);
   REQUIRE(segmentPresent(run.instance));
-  // The master first: a client that found the dead master's segment would remove it itself.
-  const pid_t m2 = run.master({"-e", "20", "-l", run.logPath}, "master2");
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
+  const pid_t m2 = run.master({"-e", "20", "-l", run.logPath}, "master2");
   CHECK(waitFor(m2, kWaitMs) == 0);
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
@@ -374,7 +373,7 @@ TEST_CASE("a missing or corrupt schedule file is refused", "[runtime][master]") 
   const pid_t m = run.master({});
   CHECK(waitFor(m, kWaitMs) == 2);
   CHECK(readFile(run.out("master")).find(run.schedulePath) != std::string::npos);
-  const pid_t m2 = spawn({buildPath("master/tactus-master"), "-s", run.dir + "/missing.tsched", "-D", run.instance},
+  const pid_t m2 = run.children.spawn({buildPath("master/tactus-master"), "-s", run.dir + "/missing.tsched", "-D", run.instance},
                          run.out("master2"));
   CHECK(waitFor(m2, kWaitMs) == 2);
   CHECK(readFile(run.out("master2")).find("cannot open") != std::string::npos);
@@ -440,16 +439,17 @@ TEST_CASE("every example graph compiles and runs in the compiled order (multi-ra
     const std::string instance = uniqueInstance("example");
     const std::string dir = scratchDir(instance);
     const std::string tsched = dir + "/" + graph + ".tsched";
-    const pid_t compile = spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", tsched}, dir + "/compile.out");
+    ChildProcesses children;
+    const pid_t compile = children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", tsched}, dir + "/compile.out");
     REQUIRE(waitFor(compile, kWaitMs) == 0);
     auto schedule = loadScheduleFile(tsched);
     REQUIRE(schedule.has_value());
     const std::string log = dir + "/events.log";
-    const pid_t m = spawn({buildPath("master/tactus-master"), "-s", tsched, "-D", instance, "-e", "4", "-l", log},
+    const pid_t m = children.spawn({buildPath("master/tactus-master"), "-s", tsched, "-D", instance, "-e", "4", "-l", log},
                           dir + "/master.out");
     std::vector<pid_t> clients;
     for (const ClientInfo& c : schedule->clients) {
-      clients.push_back(spawn({buildPath("tests/runtime/tactus-test-client"), "--name", c.name, "--instance", instance},
+      clients.push_back(children.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", c.name, "--instance", instance},
                               dir + "/" + c.name + ".out"));
     }
     for (const pid_t c : clients) CHECK(waitFor(c, kWaitMs) == 0);

@@ -12,6 +12,7 @@
 
 #include "master.hpp"
 #include "runtime_harness.hpp"
+#include "test_skip.hpp"
 
 using tactus::ErrorCode;
 using tactus::master::parseMasterArguments;
@@ -69,7 +70,8 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
 TEST_CASE("tactus-master refuses a repeated -s with exit 2 instead of running the last one", "[master][args]") {
   const std::string dir = tactus::test::scratchDir("twice");
   const std::string out = dir + "/master.out";
-  const pid_t m = tactus::test::spawn(
+  tactus::test::ChildProcesses children;
+  const pid_t m = children.spawn(
       {tactus::test::buildPath("master/tactus-master"), "-s", dir + "/a.tsched", "-s", dir + "/b.tsched", "-D",
        tactus::test::uniqueInstance("twice")},
       out);
@@ -82,7 +84,8 @@ TEST_CASE("tactus-master refuses a repeated -s with exit 2 instead of running th
 TEST_CASE("tactus-master refuses a schedule that is not a regular file instead of reading forever", "[master][args]") {
   const std::string dir = tactus::test::scratchDir("devzero");
   const std::string out = dir + "/master.out";
-  const pid_t m = tactus::test::spawn(
+  tactus::test::ChildProcesses children;
+  const pid_t m = children.spawn(
       {tactus::test::buildPath("master/tactus-master"), "-s", "/dev/zero", "-D", tactus::test::uniqueInstance("devzero")},
       out);
   CHECK(tactus::test::waitFor(m, 10'000) == 2);
@@ -91,28 +94,37 @@ TEST_CASE("tactus-master refuses a schedule that is not a regular file instead o
   std::filesystem::remove_all(dir, ignored);
 }
 
-TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[master][output]") {
+TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[master][output][device]") {
   const std::string dir = tactus::test::scratchDir("fullout");
   const std::string full = dir + "/full";
+  std::string cannot;
   if (::mknod(full.c_str(), S_IFCHR | 0666, ::makedev(1, 7)) != 0) {  // like /dev/full, our own node
-    WARN("skipped: cannot create a full device node with mknod: " << std::strerror(errno));
+    cannot = std::string("cannot create a full device node with mknod: ") + std::strerror(errno);
   } else if (const int probe = ::open(full.c_str(), O_WRONLY | O_CLOEXEC); probe < 0) {
-    WARN("skipped: cannot open the device node " << full << ": " << std::strerror(errno));  // e.g. nodev
+    cannot = "cannot open the device node " + full + ": " + std::strerror(errno);  // e.g. nodev
   } else {
     ::close(probe);
+  }
+  if (!cannot.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    TACTUS_SKIP(cannot);
+  }
+  {
+    tactus::test::ChildProcesses children;
     const std::string master = tactus::test::buildPath("master/tactus-master");
     for (const std::string option : {"--version", "--help"}) {
       const std::string err = dir + "/err" + option;
       // stdout to the full device, stderr to a file.
-      const pid_t m = tactus::test::spawn({"/bin/sh", "-c", "exec \"$0\" \"$1\" >\"$2\" 2>\"$3\"", master, option, full, err},
-                                          dir + "/sh.out");
+      const pid_t m = children.spawn({"/bin/sh", "-c", "exec \"$0\" \"$1\" >\"$2\" 2>\"$3\"", master, option, full, err},
+                                     dir + "/sh.out");
       INFO(option);
       CHECK(tactus::test::waitFor(m, 10'000) == 1);
       CHECK(tactus::test::readFile(err).find("tactus-master: cannot write to standard output: No space left on device") !=
             std::string::npos);
     }
     // The same to a writable file succeeds.
-    const pid_t ok = tactus::test::spawn({master, "--version"}, dir + "/version.out");
+    const pid_t ok = children.spawn({master, "--version"}, dir + "/version.out");
     CHECK(tactus::test::waitFor(ok, 10'000) == 0);
     CHECK(tactus::test::readFile(dir + "/version.out").find("tactus-master ") == 0);
   }

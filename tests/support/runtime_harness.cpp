@@ -9,15 +9,38 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
 namespace tactus::test {
+
+namespace {
+
+// Children started and not reaped yet, process-wide: waitFor and ChildProcesses both reap, and
+// neither may signal or wait for a pid the other already reaped (the number may belong to a
+// stranger by then).
+std::mutex gChildrenMutex;
+std::set<pid_t> gUnreaped;
+
+bool isUnreaped(pid_t pid) {
+  const std::lock_guard lock(gChildrenMutex);
+  return gUnreaped.count(pid) != 0;
+}
+
+void forget(pid_t pid) {
+  const std::lock_guard lock(gChildrenMutex);
+  gUnreaped.erase(pid);
+}
+
+}  // namespace
 
 Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t periodNs, std::uint32_t frames,
                       std::uint16_t identifier) {
@@ -53,6 +76,7 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
     }
   }
   std::vector<std::string> names;
+  names.reserve(specs.size());
   for (const auto& spec : specs) names.push_back(spec.cpu);
   for (const auto& spec : specs) names.insert(names.end(), spec.extraResources.begin(), spec.extraResources.end());
   std::sort(names.begin(), names.end());
@@ -115,7 +139,8 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
   }
   std::vector<std::size_t> order(placed.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return placed[a].start < placed[b].start; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return placed[a].start < placed[b].start; });
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> idOf;  // (runnable, frame) -> InstanceId
   for (std::size_t k = 0; k < order.size(); ++k) {
     idOf[{placed[order[k]].runnable, placed[order[k]].frame}] = static_cast<std::uint32_t>(k);
@@ -160,26 +185,14 @@ std::string buildPath(const std::string& relative) {
   return std::string(root ? root : ".") + "/" + relative;
 }
 
-namespace {
-std::vector<pid_t> gSpawned;  // every process spawn() started and endSpawnedProcesses() has not reaped
-}  // namespace
+ChildProcesses::~ChildProcesses() { killAll(); }
 
-void endSpawnedProcesses() {
-  for (const pid_t pid : gSpawned) {
-    int status = 0;
-    // Only a child still running (waitpid 0) is ended; one reaped already (ECHILD) is left alone.
-    if (::waitpid(pid, &status, WNOHANG) == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-    }
-  }
-  gSpawned.clear();
-}
-
-pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
+pid_t ChildProcesses::spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const std::lock_guard lock(gChildrenMutex);  // the pid is registered before anyone can wait for it
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int fd = ::open(outputPath.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
@@ -191,23 +204,64 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath)
     ::execv(args[0], args.data());
     ::_exit(127);
   }
-  if (pid > 0) gSpawned.push_back(pid);
+  if (pid > 0) {
+    gUnreaped.insert(pid);
+    pids_.push_back(pid);
+  }
   return pid;
 }
 
+std::size_t ChildProcesses::killAll() {
+  std::size_t ended = 0;
+  for (const pid_t pid : pids_) {
+    if (!isUnreaped(pid)) continue;
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) continue;
+    forget(pid);
+    ++ended;
+  }
+  pids_.clear();
+  return ended;
+}
+
+std::size_t ChildProcesses::unreaped() const {
+  return static_cast<std::size_t>(std::count_if(pids_.begin(), pids_.end(), isUnreaped));
+}
+
+namespace {
+ChildProcesses& processWideChildren() {
+  static ChildProcesses processWide;  // destroyed at exit: kills and reaps what is still running
+  return processWide;
+}
+}  // namespace
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
+  return processWideChildren().spawn(argv, outputPath);
+}
+
+void endSpawnedProcesses() { processWideChildren().killAll(); }
+
 int waitFor(pid_t pid, int timeoutMs) {
+  if (!isUnreaped(pid)) return -3;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   for (;;) {
     int status = 0;
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) {
+      forget(pid);
       if (WIFEXITED(status)) return WEXITSTATUS(status);
       if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
       return -2;
     }
+    if (r < 0 && errno != EINTR) {  // not our child after all: never signal that number
+      forget(pid);
+      return -3;
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
+      forget(pid);
       return -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -251,7 +305,8 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
     if (r.iteration >= iterations) return "record for iteration " + std::to_string(r.iteration) + " beyond the limit";
     if (r.endNs < r.startNs) return "record ends before it starts";
     auto& slot = run[r.iteration * n + r.instance];
-    if (slot) return "instance " + std::to_string(r.instance) + " ran twice in iteration " + std::to_string(r.iteration);
+    if (slot)
+      return "instance " + std::to_string(r.instance) + " ran twice in iteration " + std::to_string(r.iteration);
     slot = &r;
   }
   for (std::uint64_t h = 0; h < iterations; ++h) {

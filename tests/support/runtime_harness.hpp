@@ -1,0 +1,96 @@
+// Helpers for the runtime tests: small schedules built in code, child processes started with
+// fork/exec by an owner that ends them, waited for with a time limit, unique instance names, event
+// log checks.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/schedule.hpp"
+
+namespace tactus::test {
+
+/// A runnable for makeSchedule.
+struct RunnableSpec {
+  std::string client;  ///< client name
+  std::string name;    ///< client-local name
+  std::string cpu;     ///< hardware resource (`CPU0`)
+  std::int64_t wcetNs = 10'000;
+  std::vector<std::string> dependencies;  ///< qualified names `Client.Runnable`
+  std::int64_t startTimeNs = 0;
+  std::vector<std::string> extraResources;  ///< scheduling mutexes
+};
+
+/// Builds a one-hyperepoch, one-epoch schedule: `frames` frames per period, instances placed as
+/// soon as possible in the given order (a tiny list scheduler: enough for valid test schedules).
+Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t periodNs, std::uint32_t frames = 1,
+                      std::uint16_t identifier = 7);
+
+/// A unique instance name for one test (`t<pid>_<tag>_<n>`).
+std::string uniqueInstance(const std::string& tag);
+
+/// A scratch directory for one test, removed by the caller when it likes.
+std::string scratchDir(const std::string& tag);
+
+/// The path of a built program (`master/tactus-master`) from TACTUS_BUILD_ROOT.
+std::string buildPath(const std::string& relative);
+
+/// Owner of the child processes a test starts (masters, clients, the compiler). Its destructor
+/// kills (SIGKILL) and reaps every child it started that nobody has reaped yet, so a test case left
+/// by a failed REQUIRE (an exception) or an early return leaves no master or client running and no
+/// zombie behind. Not copyable: each child has exactly one owner.
+class ChildProcesses {
+ public:
+  ChildProcesses() = default;
+  ChildProcesses(const ChildProcesses&) = delete;
+  ChildProcesses& operator=(const ChildProcesses&) = delete;
+  ~ChildProcesses();
+
+  /// Starts a program with stdout and stderr going to `outputPath`; returns its pid, or -1 when
+  /// fork failed. A program that cannot be executed exits with 127.
+  pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath);
+
+  /// Kills and reaps the children of this owner not reaped yet; returns how many there were.
+  std::size_t killAll();
+
+  /// How many children of this owner have not been reaped yet.
+  std::size_t unreaped() const;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+/// Starts a program owned by one process-wide ChildProcesses, which ends what is left of its
+/// children when the test program exits. Prefer a ChildProcesses of the test case: it ends them
+/// when the case ends, failed or not.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath);
+
+/// Kills and reaps every child the free spawn() started that is still running (test fixtures that
+/// use the free spawn() call it from their destructors).
+void endSpawnedProcesses();
+
+/// Waits for a child started by a ChildProcesses at most `timeoutMs` and reaps it; returns its
+/// exit code, or 128 + signal; on time-out kills it (SIGKILL) and returns -1; -3 for a pid that is
+/// not an unreaped child of this process (never reaped twice, never waited for as a stranger).
+int waitFor(pid_t pid, int timeoutMs);
+
+/// Reads a whole file ("" if missing).
+std::string readFile(const std::string& path);
+
+/// Whether the instance's segment is still in /dev/shm.
+bool segmentPresent(const std::string& instance);
+
+/// Waits until a path exists (true) or the time is up (false).
+bool waitForPath(const std::string& path, int timeoutMs);
+
+/// Checks an event log against the schedule for iterations [0, iterations): every instance ran
+/// exactly once per iteration, on every resource in timeline order without overlap (including
+/// across iterations), after its dependencies, and not before its frame's release + StartTime.
+/// Returns "" when all holds, else the first problem.
+std::string checkLog(const Schedule& schedule, const EventLog& log, std::uint64_t iterations);
+
+}  // namespace tactus::test
