@@ -21,6 +21,10 @@ WAITING_RE = re.compile(r"waiting for tactus-master", re.I)
 # What a client prints when its run ended normally, and the master (with -v) likewise.
 CLIENT_DONE_RE = re.compile(r"run ended \((frame-limit|exit-requested|stopped-by-signal)\)")
 MASTER_DONE_RE = re.compile(r"tactus-master: ran \d+ hyperepoch iterations")
+# What a process that ends with a non-zero status says at least (on stderr, or the client's
+# "run ended (status): message" line on stdout).
+SAYS_WHY_RE = {"master": re.compile(r"tactus-master: (?!published)\S"),
+               "client": re.compile(r"run ended \(|init failed|cannot register|\S+: .*(error|failed|cannot)", re.I)}
 
 
 def now():
@@ -296,11 +300,12 @@ class Trial:
     def fail(self, words):
         self.failures.append(words)
 
-    def check_processes(self, deadline, cause_re=None, may_wait=True, ok_zero=True, names_re=None):
+    def check_processes(self, deadline, cause_re=None, may_wait=True, ok_zero=True, cause_by_any=False):
         """The checks every trial makes: each started process ended by `deadline` (or waits for a new
         master, saying so, where `may_wait`), by no signal the trial did not send, with a documented
         status; a non-zero status comes with a message matching `cause_re`. Processes still alive
-        are then killed (the clean-up)."""
+        are then killed (the clean-up). With `cause_by_any`, one process naming the cause is enough
+        and the others need only say something (a damaged segment is seen first by some)."""
         self.sleep_until(deadline, lambda: self.all_ended())
         waiting = []
         for p in self.procs:
@@ -341,9 +346,14 @@ class Trial:
                 elif not ok_zero:
                     self.fail("%s completed its run (exit 0) although it should have ended after: %s"
                               % (p.name, cause))
-            elif cause_re is not None and not cause_re.search(p.text()):
+            elif not SAYS_WHY_RE[p.role].search(p.text()):
+                self.fail("%s exited %d silently (no message); output: %s" % (p.name, rc, p.text()[-300:]))
+            elif cause_re is not None and not cause_by_any and not cause_re.search(p.text()):
                 self.fail("%s exited %d without naming the cause (/%s/); stderr: %s"
                           % (p.name, rc, cause_re.pattern, p.tail()))
+        failed = [p for p in self.procs if p.popen and p.returncode not in (0, None) and not p.cleanup_kill]
+        if cause_re is not None and cause_by_any and failed and not any(cause_re.search(p.text()) for p in failed):
+            self.fail("no process named the cause (/%s/)" % cause_re.pattern)
         return waiting
 
     def check_leftover(self):
