@@ -32,7 +32,7 @@ from faultlib import END_WITHIN_S, Trial, now  # noqa: E402
 CLIENTS = ["Sensing", "Planning"]
 RUN_S = 0.4  # -e 10 iterations of the 40 ms hyperepoch
 # What a message about a damaged segment says (the field, the segment, or that it is damaged).
-DAMAGE_RE = re.compile(r"segment|damaged|corrupt|out of range|invalid|bounds|layout|magic|version|field", re.I)
+DAMAGE_RE = re.compile(r"segment|damaged|corrupt|out of range|invalid|bounds|layout|magic|version|field|hash", re.I)
 # strerror texts of the errors a foreign file at the segment's name gives.
 ERRNO_RE = re.compile(r"Is a directory|Directory not empty|Device or resource busy|Too many levels of symbolic links|"
                       r"Permission denied|Operation not permitted|Not a directory|No such device|Invalid argument")
@@ -154,6 +154,7 @@ def trial_stop(t):
         wait_state(t, {"running"})
         t.sleep_until(now() + rng.uniform(0, 0.2))
     phase = t.seg.state() or "no segment"
+    registered = target_name != "master" and target.pid in t.seg.client_pids()
     freeze = {"client-long": budget + 0.8, "client-short": rng.uniform(0.1, 0.3), "master": rng.uniform(0.2, 1.5)}[variant]
     if not target.send(signal.SIGSTOP):
         t.set_cause("SIGSTOP %s missed: it had ended" % target_name)
@@ -172,8 +173,11 @@ def trial_stop(t):
             t.fail("with %s frozen, %s still running %.1f s later (budget %.1f s + %.0f s)"
                    % (target_name, ", ".join(p.name for p in others if p.alive()), budget + END_WITHIN_S, budget,
                       END_WITHIN_S))
-        elif not re.search(r"stuck", m.text(), re.I) or target_name not in m.text():
-            t.fail("the master did not report %s as stuck by name: %s" % (target_name, m.tail()))
+        elif target_name not in m.text():
+            t.fail("the master did not name the frozen client %s: %s" % (target_name, m.tail()))
+        elif phase == "running" and not re.search(r"stuck", m.text(), re.I):
+            # Frozen before it entered (or attached), a client is one that did not come or enter.
+            t.fail("the master did not report %s as stuck: %s" % (target_name, m.tail()))
         t.sleep_until(max(now(), t0 + freeze))
         target.send(signal.SIGCONT)
         t1 = now()
@@ -184,7 +188,8 @@ def trial_stop(t):
         t1 = now()
         # A freeze shorter than the budget (or of the master) only delays the run: it completes.
         t.check_processes(t1 + RUN_S + END_WITHIN_S, cause_re=re.compile(r"^\b$"))
-    t.outcome = label(t, "%s, segment %s" % (variant, phase), list(procs.items()))
+    t.outcome = label(t, "%s, segment %s%s" % (variant, phase, ", attached" if registered else ""),
+                      list(procs.items()))
 
 
 # --- master restart ---
