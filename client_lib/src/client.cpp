@@ -1,10 +1,9 @@
-// libtactus: attaching to the master's segment, registration, and the worker threads that run
-// this client's part of the schedule in the compiled order.
+// libtactus's public API and registration: init (attach.cpp does the attaching), registering
+// runnables, CUDA submitters and streams, entering the scheduler (worker.cpp runs the workers),
+// and the end of the run as the client sees it.
 #include "tactus/client.hpp"
 #include "tactus/cuda.hpp"
 
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,15 +11,10 @@
 #include <mutex>
 #include <thread>
 
-#include "cuda_engine.hpp"
-#include "engine.hpp"
-#include "tactus/core/run_plan.hpp"
-#include "tactus/core/schedule_file.hpp"
-#include "tactus/core/shm_layout.hpp"
+#include "runtime.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
-#include "tactus/ipc/process.hpp"
-#include "tactus/ipc/segment.hpp"
 #include "tactus/ipc/wait.hpp"
 
 namespace tactus {
@@ -56,66 +50,12 @@ using shm::ClientState;
 using shm::SegmentState;
 using shm::StopReason;
 
-constexpr std::int64_t kPollNs = 10'000'000;         // master polling while waiting in init
-constexpr std::int64_t kStartTimeSpinNs = 20'000;    // spin before a StartTime deadline
-
-// A worker about to wait for the very next release of its epoch sleeps until `leadNs` before
-// that release's ideal time, then polls for it, yielding the core between polls: the master's
-// futex wake-up would otherwise cost tens of microseconds at every frame, and a plain spin would
-// keep a master that shares this core from releasing. The next ideal release follows from the
-// latest one: a period later within the iteration, or the next iteration's start for frame 0
-// (the master never releases earlier; after an overrun it may release later, and then the
-// caller's wait takes over). Gives up after twice the lead. Does nothing for the first frame,
-// when released already, or with lead 0.
-template <typename Stopped>
-void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, const EpochInfo& info,
-                      std::int64_t hyperPeriodNs, std::uint32_t frame, std::int64_t leadNs, Stopped&& stopped) {
-  if (leadNs <= 0) return;
-  const std::uint32_t released = epoch.released.load(std::memory_order_acquire);
-  if (released + 1 != target) return;  // released already, or more than one release away
-  const std::int64_t lastIdeal = epoch.releaseNs.load(std::memory_order_relaxed);
-  if (lastIdeal <= 0) return;
-  const std::int64_t frames = std::max<std::uint32_t>(1, info.frames);
-  const std::int64_t next = frame > 0 ? lastIdeal + info.periodNs
-                                      : lastIdeal - (frames - 1) * info.periodNs + hyperPeriodNs;
-  const std::int64_t wake = next - leadNs;
-  for (std::int64_t now = ipc::monotonicNs(); now < wake; now = ipc::monotonicNs()) {
-    if (stopped() || epoch.released.load(std::memory_order_acquire) != released) return;
-    ipc::sleepUntilNs(std::min(wake, now + ipc::kSleepSliceNs), 0);
-  }
-  const std::int64_t giveUp = wake + 2 * leadNs;
-  while (epoch.released.load(std::memory_order_acquire) == released && ipc::monotonicNs() < giveUp) {
-    if (stopped()) return;
-    ::sched_yield();
-  }
-}
-
-enum class Phase { kNone, kAttached, kEntered, kDone };
-
-thread_local const RuntimeInfo* tCurrentInfo = nullptr;
+constexpr std::int64_t kPollNs = 10'000'000;      // how often a client waiting for the end looks at its master
+constexpr std::int64_t kWatchSliceNs = 5'000'000;  // how often it looks at its master and segment while it runs
 
 // Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
 std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};
 std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
-
-struct Runtime {
-  std::string name;
-  std::string instance;
-  std::uint32_t clientIndex = 0;
-  ipc::Segment segment;
-  shm::SegmentView view;
-  Schedule schedule;
-  RunPlan plan;
-  std::vector<Registration> registrations;  // per RunnableId
-  std::vector<CudaSubmitterRegistration> cudaSubmitters;  // per RunnableId
-  std::vector<CUstream_st*> streams;        // per ResourceId: registered CUDA streams
-  std::unique_ptr<CudaEngine> gpu;          // set in enterScheduler when CUDA submitters exist
-  std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;  // per worker index
-  ipc::ProcessWatch masterWatch;
-  std::atomic<bool> masterDead{false};
-  std::atomic<std::uint32_t> workersRunning{0};
-  Phase phase = Phase::kNone;
-};
 
 std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
 std::unique_ptr<Runtime> gRuntime;
@@ -125,94 +65,20 @@ bool needsRegistration(const RunnableInfo& r) {
   return r.kind == RunnableKind::kCpu || r.kind == RunnableKind::kSubmitter;
 }
 
-Result<void> attach(Runtime& rt, const InitOptions& options) {
-  const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
-  for (;;) {
-    auto segment = ipc::Segment::open(rt.instance);
-    if (segment) {
-      shm::SegmentView view(segment->bytes());
-      if (view.hasHeader()) {
-        shm::SegmentHeader& h = view.header();
-        const std::uint32_t pid = h.masterPid.load(std::memory_order_acquire);
-        const auto state = static_cast<SegmentState>(h.state.load(std::memory_order_acquire));
-        const bool alive = pid != 0 && ipc::processAlive(static_cast<pid_t>(pid), h.masterStartTime);
-        if (alive && state == SegmentState::kPublished) {
-          if (auto ok = view.validate(); !ok) {
-            return fail(ok.error().code, ipc::segmentPath(rt.instance) + ": " + ok.error().message);
-          }
-          rt.segment = std::move(*segment);
-          rt.view = shm::SegmentView(rt.segment.bytes());
-          rt.masterWatch = ipc::ProcessWatch(static_cast<pid_t>(pid), h.masterStartTime);
-          return {};
-        }
-        if (alive && state == SegmentState::kRunning) {
-          return fail(ErrorCode::kInvalidState, "instance '" + rt.instance + "' is already running a schedule (master pid " +
-                                                    std::to_string(pid) + ") that started without client '" + rt.name + "'");
-        }
-        // Otherwise: a master still creating it, a finished run, or a stale segment: wait for the next.
-      }
-    } else if (segment.error().code != ErrorCode::kNotFound) {
-      return segment.error();
-    }
-    if (ipc::monotonicNs() >= deadline) {
-      return fail(ErrorCode::kTimeout, "client '" + rt.name + "': no master for instance '" + rt.instance + "' within " +
-                                           std::to_string(options.timeoutMs) + " ms");
-    }
-    std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
-  }
-}
-
 Result<void> initLocked(const std::string& clientName, const InitOptions& options) {
-  if (gRuntime) return fail(ErrorCode::kInvalidState, "client '" + gRuntime->name + "' is already initialized");
+  if (gRuntime) return fail(ErrorCode::kInvalidState, "client " + quoted(gRuntime->name) + " is already initialized");
   if (clientName.empty()) return fail(ErrorCode::kBadParameter, "the client name is empty");
   if (auto ok = ipc::validateInstanceName(options.instance); !ok) return ok.error();
   auto rt = std::make_unique<Runtime>();
   rt->name = clientName;
   rt->instance = options.instance;
   if (auto ok = attach(*rt, options); !ok) return ok.error();
-  shm::SegmentHeader& h = rt->view.header();
-  const std::string origin = ipc::segmentPath(rt->instance);
-  std::uint64_t contentHash = 0;
-  auto schedule = readSchedule(rt->view.scheduleText(), origin, &contentHash);
-  if (!schedule) return schedule.error();
-  rt->schedule = std::move(*schedule);
-  if (contentHash != h.scheduleContentHash) {
-    return fail(ErrorCode::kIncompatible, origin + ": the published schedule does not match its content hash");
-  }
-  auto plan = makeRunPlan(rt->schedule);
-  if (!plan) return fail(plan.error().code, origin + ": " + plan.error().message);
-  rt->plan = std::move(*plan);
-  if (rt->plan.workers.size() != h.workerCount || rt->schedule.instances.size() != h.instanceCount ||
-      rt->schedule.clients.size() != h.clientCount || rt->schedule.epochs.size() != h.epochCount ||
-      rt->schedule.hyperepochs.size() != h.hyperepochCount) {
-    return fail(ErrorCode::kIncompatible, origin + ": the segment's geometry does not match its schedule");
-  }
-  rt->clientIndex = kNone;
-  std::string names;
-  for (std::uint32_t c = 0; c < rt->schedule.clients.size(); ++c) {
-    if (rt->schedule.clients[c].name == clientName) rt->clientIndex = c;
-    names += (names.empty() ? "" : ", ") + rt->schedule.clients[c].name;
-  }
-  if (rt->clientIndex == kNone) {
-    return fail(ErrorCode::kNotFound, "client '" + clientName + "' is not in schedule '" + rt->schedule.name +
-                                          "' (its clients: " + names + ")");
-  }
-  shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
-  std::uint32_t expected = 0;
-  const auto self = static_cast<std::uint32_t>(::getpid());
-  if (!slot.pid.compare_exchange_strong(expected, self)) {
-    return fail(ErrorCode::kAlreadyExists, "client '" + clientName + "' is already attached to instance '" +
-                                               rt->instance + "' (pid " + std::to_string(expected) + ")");
-  }
-  slot.startTime.store(ipc::processStartTime(::getpid()), std::memory_order_relaxed);
-  slot.state.store(static_cast<std::uint32_t>(ClientState::kAttached), std::memory_order_release);
-  ipc::signalWord(h.attention);
   rt->registrations.resize(rt->schedule.runnables.size());
   rt->cudaSubmitters.resize(rt->schedule.runnables.size());
   rt->streams.assign(rt->schedule.resources.size(), nullptr);
   rt->phase = Phase::kAttached;
-  gExitFlag.store(&slot.exitRequested);
-  gAttention.store(&h.attention);
+  gExitFlag.store(&rt->view.client(rt->clientIndex).exitRequested);
+  gAttention.store(&rt->view.header().attention);
   gRuntime = std::move(rt);
   return {};
 }
@@ -329,119 +195,6 @@ std::vector<std::uint32_t> requiredRunnables(const Runtime& rt) {
   return out;
 }
 
-void pinToCore(std::uint32_t core) {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(core % cores, &set);
-  ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);  // best effort: a cpuset may forbid it
-}
-
-void runWorker(Runtime& rt, std::uint32_t w) {
-  const WorkerPlan& wp = rt.plan.workers[w];
-  const ResourceInfo& resource = rt.schedule.resources[wp.resource];
-  const shm::SegmentView& view = rt.view;
-  shm::SegmentHeader& header = view.header();
-  std::unique_ptr<Engine> engine;
-  CudaEngine* gpu = rt.gpu.get();
-  GpuWorkerStats* gpuStats = rt.gpuStats[w].get();
-  // Submittees run by the GPU engine are not this worker's: their completion comes from the GPU.
-  std::vector<std::uint32_t> instances;
-  for (const std::uint32_t i : wp.instances) {
-    if (gpu == nullptr || !gpu->runsSubmittee(i)) instances.push_back(i);
-  }
-  if (instances.empty()) return;
-  // What each instance waits for. A CUDA submitter waits for the previous submittee on its own
-  // stream only until that one is SUBMITTED: the stream's FIFO order does the rest on the GPU.
-  struct WaitRef {
-    std::atomic<std::uint32_t>* word;
-    std::atomic<std::uint32_t>* waiters;
-    bool previousIteration;
-  };
-  std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
-  for (std::size_t k = 0; k < instances.size(); ++k) {
-    const std::uint32_t i = instances[k];
-    std::vector<WaitRef>& refs = waitRefs[k];
-    for (const WaitCondition& c : rt.plan.waits[i]) {
-      if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
-        refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration});
-      } else {
-        refs.push_back({&view.instance(c.instance).done, &view.instance(c.instance).waiters, c.previousIteration});
-      }
-    }
-  }
-  if (resource.kind == ResourceKind::kCpu) {
-    if ((header.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
-    engine = std::make_unique<CpuEngine>(rt.registrations);
-  } else {
-    engine = std::make_unique<NullEngine>();
-  }
-  shm::WorkerSlot& ringSlot = view.worker(w);
-  EventRecord* ring = view.ring(w);
-  const std::uint32_t capacity = header.ringCapacity;
-  shm::HyperepochSlot& hyper = view.hyperepoch(wp.hyperepoch);
-  const std::int64_t spinNs = ipc::spinBudgetNs();
-  const std::int64_t releaseLeadNs = ipc::releaseLeadNs();
-  // A run that ended (aborted, or finished before it started, e.g. SIGTERM while waiting for
-  // clients) releases nothing more: stop waiting. A normal finish comes after every worker has
-  // reached stopAt, so this never cuts a running iteration short.
-  auto aborted = [&] {
-    return header.state.load(std::memory_order_relaxed) >= static_cast<std::uint32_t>(SegmentState::kFinished) ||
-           rt.masterDead.load(std::memory_order_relaxed);
-  };
-  RuntimeInfo info;
-  info.scheduleId = rt.schedule.identifier;
-  const std::function<bool()> gpuAbort = aborted;
-  for (std::uint64_t h = 0;; ++h) {
-    for (std::size_t k = 0; k < instances.size(); ++k) {
-      const std::uint32_t i = instances[k];
-      if (h >= hyper.stopAt.load(std::memory_order_acquire)) return;
-      const InstanceInfo& inst = rt.schedule.instances[i];
-      const std::uint32_t e = rt.plan.instanceEpoch[i];
-      const std::uint64_t frames = std::max<std::uint32_t>(1, rt.schedule.epochs[e].frames);
-      const std::uint64_t epochFrame = h * frames + inst.frame;
-      shm::EpochSlot& epoch = view.epoch(e);
-      const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
-      auto stopped = [&] { return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed); };
-      awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[e], rt.schedule.hyperepochs[wp.hyperepoch].periodNs,
-                       inst.frame, releaseLeadNs, stopped);
-      if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped) !=
-          ipc::WaitOutcome::kReached) {
-        return;  // stopped at this iteration, or the run was aborted
-      }
-      for (const WaitRef& c : waitRefs[k]) {
-        const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
-        if (ipc::waitForSequence(*c.word, *c.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return;
-      }
-      const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
-      if (startTime > 0) ipc::sleepUntilNs(epoch.releaseNs.load(std::memory_order_relaxed) + startTime, kStartTimeSpinNs);
-      info.hyperepochIteration = h;
-      info.epochIteration = epochFrame;
-      info.frame = inst.frame;
-      info.instance = i;
-      const std::uint32_t runnable = runnableForFrame(rt.schedule, i, epochFrame);
-      tCurrentInfo = &info;
-      std::int64_t start = 0;
-      std::int64_t end = 0;
-      if (gpu != nullptr && gpu->runsSubmitter(i)) {
-        if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
-          tCurrentInfo = nullptr;
-          return;  // the run was aborted while waiting for a GPU predecessor's submission
-        }
-      } else {
-        start = ipc::monotonicNs();
-        engine->execute({i, runnable, &info});
-        end = ipc::monotonicNs();
-      }
-      tCurrentInfo = nullptr;
-      ipc::pushEvent(ringSlot, ring, capacity,
-                     {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
-      shm::InstanceSlot& self = view.instance(i);
-      ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
-    }
-  }
-}
-
 RunOutcome outcomeFromSegment(const Runtime& rt) {
   const shm::SegmentHeader& h = rt.view.header();
   RunOutcome out;
@@ -454,7 +207,8 @@ RunOutcome outcomeFromSegment(const Runtime& rt) {
     case StopReason::kSignal: out.status = RunStatus::kStoppedBySignal; break;
     case StopReason::kTimeout: out.status = RunStatus::kTimeout; break;
     case StopReason::kPeerDied: out.status = RunStatus::kPeerDied; break;
-    default: out.status = RunStatus::kError; break;
+    case StopReason::kStuck: out.status = RunStatus::kPeerDied; break;  // ends the way a dead client does
+    default: out.status = RunStatus::kError; break;  // kError, kDamaged, and any value out of range
   }
   return out;
 }
@@ -463,13 +217,32 @@ RunOutcome masterDiedOutcome() {
   return {RunStatus::kPeerDied, "master", "the master died during the run"};
 }
 
-// Waits for the master's final state; watches the master meanwhile.
+// Looks at the master and the segment once: a dead master or a damaged segment halts the workers.
+void watchMasterAndSegment(Runtime& rt) {
+  if (rt.halted.load()) return;
+  if (rt.masterWatch.exited()) {
+    rt.masterDead.store(true);
+    rt.halted.store(true);
+    return;
+  }
+  std::string damage = rt.segment.damage(rt.instance, false);
+  if (damage.empty() && ipc::busFaultSeen()) damage = "truncated (this client's mapping took a SIGBUS)";
+  if (!damage.empty()) {
+    rt.damage = "segment " + ipc::segmentPath(rt.instance) + " damaged: " + damage;
+    rt.halted.store(true);
+  }
+}
+
+// Waits for the master's final state; watches the master and the segment meanwhile.
 RunOutcome awaitEnd(Runtime& rt) {
   shm::SegmentHeader& h = rt.view.header();
   for (;;) {
     const std::uint32_t state = h.state.load(std::memory_order_acquire);
+    // A damaged segment first: its state word may be anything, or a private zero page.
+    watchMasterAndSegment(rt);
+    if (!rt.damage.empty()) return {RunStatus::kError, "", rt.damage};
     if (state >= static_cast<std::uint32_t>(SegmentState::kFinished)) return outcomeFromSegment(rt);
-    if (rt.masterDead.load() || rt.masterWatch.exited()) return masterDiedOutcome();
+    if (rt.masterDead.load()) return masterDiedOutcome();
     h.stateWaiters.fetch_add(1);
     ipc::futexWait(h.state, state, kPollNs);
     h.stateWaiters.fetch_sub(1);
@@ -482,7 +255,7 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   if (rt.phase != Phase::kAttached) return {RunStatus::kError, "", "enterScheduler: the scheduler was entered already"};
   shm::SegmentHeader& h = rt.view.header();
   shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
-  const bool allow = (h.flags & shm::kFlagAllowUnregistered) != 0;
+  const bool allow = (rt.flags & shm::kFlagAllowUnregistered) != 0;
   // Refuses to enter: the master ends the run and names this client and `runnable`.
   auto refuse = [&](std::uint32_t runnable, std::string message) -> RunOutcome {
     slot.missingRunnable.store(runnable, std::memory_order_relaxed);
@@ -538,12 +311,13 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
       ipc::futexWake(rt.workersRunning);
     });
   }
-  // Watch the master while the workers run: a dead master must not leave them waiting.
+  // Watch the master and the segment while the workers run: a dead master or a truncated
+  // segment must not leave them waiting.
   for (;;) {
     const std::uint32_t running = rt.workersRunning.load();
     if (running == 0) break;
-    if (rt.masterWatch.exited()) rt.masterDead.store(true);
-    ipc::futexWait(rt.workersRunning, running, 5'000'000);
+    watchMasterAndSegment(rt);
+    ipc::futexWait(rt.workersRunning, running, kWatchSliceNs);
   }
   for (std::thread& t : workers) t.join();
   // awaitEnd prefers the master's published reason, even from a master that died after it.

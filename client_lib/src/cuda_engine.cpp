@@ -78,6 +78,7 @@ struct Pred {
   bool previousIteration = false;
   enum class Kind : std::uint8_t { kUnknown, kEvents, kDone } kind = Kind::kUnknown;
   bool sameStream = false;          // FIFO on our own stream: no event wait needed
+  bool opened = false;              // `events` were opened from IPC handles here: destroy them at the end
   cudaEvent_t events[kRing] = {};   // ours or opened from the owner's IPC handles
 };
 
@@ -99,7 +100,6 @@ struct CudaEngine::Impl {
   std::vector<char> runsSubmittee;   // per instance
   std::vector<SubmitPlan> plans;
   std::vector<cudaEvent_t> ownEventsOf;  // per instance * kRing: our events (local lookups)
-  std::vector<cudaEvent_t> opened;       // events opened from IPC handles, destroyed at the end
   std::vector<std::atomic_flag> ringLocks;  // per worker: host functions of several streams share a ring
   std::uint32_t pid = 0;
 
@@ -117,7 +117,7 @@ struct CudaEngine::Impl {
     {
       std::atomic_flag& lock = self.ringLocks[w];
       while (lock.test_and_set(std::memory_order_acquire)) ipc::cpuRelax();
-      ipc::pushEvent(view.worker(w), view.ring(w), view.header().ringCapacity,
+      ipc::pushEvent(view.worker(w), view.ring(w), view.ringCapacity(),
                      {static_cast<std::uint16_t>(EventKind::kRun), 0, call->instance, call->iteration, call->runnable,
                       call->startNs, end});
       lock.clear(std::memory_order_release);
@@ -127,6 +127,10 @@ struct CudaEngine::Impl {
     gGpuEnds.fetch_add(1, std::memory_order_relaxed);
   }
 
+  // Resolves a predecessor on first use. Called on the worker that runs the submitter owning
+  // `p`, and touches nothing but `p` and read-only state: two submitters of one client on two
+  // cores resolve their predecessors at the same time. The events it opens stay in `p` (no shared
+  // list), and finish() destroys them after the workers have stopped.
   Result<void> resolve(Pred& p) {
     shm::GpuSlot& slot = setup.view.gpu(p.instance);
     if (static_cast<shm::GpuMode>(slot.mode.load(std::memory_order_acquire)) != shm::GpuMode::kEvents) {
@@ -146,7 +150,7 @@ struct CudaEngine::Impl {
                              rc);
         }
         p.events[k] = e;
-        opened.push_back(e);
+        p.opened = true;
       }
     }
     p.kind = Pred::Kind::kEvents;
@@ -354,7 +358,14 @@ void CudaEngine::finish(bool clean, const std::vector<GpuWorkerStats*>& workers)
     for (SubmitPlan& p : impl_->plans) {
       for (cudaEvent_t& e : p.events) cudaEventDestroy(e);
     }
-    for (cudaEvent_t e : impl_->opened) cudaEventDestroy(e);
+    for (const SubmitPlan& p : impl_->plans) {
+      for (const Pred& pred : p.preds) {
+        if (!pred.opened) continue;
+        for (cudaEvent_t e : pred.events) {
+          if (e != nullptr) cudaEventDestroy(e);
+        }
+      }
+    }
   } else if (impl_) {
     // A failed run may leave work queued behind events that will never complete: keep the
     // contexts alive rather than free memory a host function may still touch.

@@ -6,6 +6,8 @@
 #include <new>
 #include <type_traits>
 
+#include "tactus/core/limits.hpp"
+
 namespace tactus::shm {
 
 static_assert(std::is_standard_layout_v<SegmentHeader> && std::is_standard_layout_v<EpochSlot> &&
@@ -16,6 +18,26 @@ static_assert(std::is_standard_layout_v<SegmentHeader> && std::is_standard_layou
 namespace {
 
 std::uint64_t alignUp(std::uint64_t value) { return (value + kCacheLine - 1) / kCacheLine * kCacheLine; }
+
+// Bounds on the header's counts, so that computeLayout's sums stay far inside 64 bits whatever a
+// damaged header says: at most 2^28 workers x 2^24 records x 32 bytes = 2^57 bytes of rings.
+constexpr std::uint64_t kMaxWorkers = std::uint64_t{limits::kMaxClients} * limits::kMaxResources;
+constexpr std::uint32_t kMaxRingCapacity = 1u << 24;
+constexpr std::uint64_t kMaxTextBytes = 1ULL << 40;
+
+// The first count out of range, "" when all are in range.
+std::string countOutOfRange(const LayoutCounts& c) {
+  if (c.hyperepochs > limits::kMaxHyperepochs) return "hyperepochCount";
+  if (c.epochs > limits::kMaxEpochs) return "epochCount";
+  if (c.instances > limits::kMaxInstancesTotal) return "instanceCount";
+  if (c.clients > limits::kMaxClients) return "clientCount";
+  if (c.workers > kMaxWorkers) return "workerCount";
+  if (c.ringCapacity == 0 || c.ringCapacity > kMaxRingCapacity || (c.ringCapacity & (c.ringCapacity - 1)) != 0) {
+    return "ringCapacity";
+  }
+  if (c.scheduleTextSize > kMaxTextBytes) return "scheduleTextSize";
+  return "";
+}
 
 }  // namespace
 
@@ -43,6 +65,9 @@ LayoutOffsets computeLayout(const LayoutCounts& c) {
 }
 
 Result<void> SegmentView::initialize(const LayoutCounts& counts) {
+  if (const std::string field = countOutOfRange(counts); !field.empty()) {
+    return fail(ErrorCode::kInternal, "segment " + field + " is out of range");
+  }
   const LayoutOffsets o = computeLayout(counts);
   if (bytes_.size() < o.total) {
     return fail(ErrorCode::kInternal, "segment of " + std::to_string(bytes_.size()) + " bytes is smaller than the " +
@@ -71,31 +96,35 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   h->clientCount = counts.clients;
   h->workerCount = counts.workers;
   h->stopClient.store(0xffffffffu, std::memory_order_relaxed);
+  counts_ = counts;
+  offsets_ = o;
+  geometryTaken_ = true;
   for (std::uint32_t i = 0; i < counts.hyperepochs; ++i) new (&hyperepoch(i)) HyperepochSlot{};
   for (std::uint32_t i = 0; i < counts.epochs; ++i) new (&epoch(i)) EpochSlot{};
   for (std::uint32_t i = 0; i < counts.instances; ++i) new (&instance(i)) InstanceSlot{};
   for (std::uint32_t i = 0; i < counts.clients; ++i) new (&client(i)) ClientSlot{};
   for (std::uint32_t i = 0; i < counts.workers; ++i) new (&worker(i)) WorkerSlot{};
   for (std::uint32_t i = 0; i < counts.instances; ++i) new (&gpu(i)) GpuSlot{};
-  // The magic last: a reader that sees it sees a complete header (state says when the rest is).
-  std::atomic_thread_fence(std::memory_order_release);
-  h->magic = kMagic;
+  // The magic last: a reader that loads it (acquire) sees a complete header (state says when the
+  // rest is).
+  h->magic.store(kMagic, std::memory_order_release);
   return {};
 }
 
 bool SegmentView::hasHeader() const {
   if (bytes_.size() < sizeof(SegmentHeader)) return false;
-  std::uint64_t magic = 0;
-  std::memcpy(&magic, bytes_.data(), sizeof magic);
-  return magic == kMagic;
+  return header().magic.load(std::memory_order_acquire) == kMagic;
 }
 
-Result<void> SegmentView::validate() const {
+Result<void> SegmentView::validate() {
+  geometryTaken_ = false;
   if (bytes_.size() < sizeof(SegmentHeader)) {
     return fail(ErrorCode::kIncompatible, "segment too small for a tactus header");
   }
   const SegmentHeader& h = header();
-  if (h.magic != kMagic) return fail(ErrorCode::kIncompatible, "segment is not a tactus segment (bad magic)");
+  if (h.magic.load(std::memory_order_acquire) != kMagic) {
+    return fail(ErrorCode::kIncompatible, "segment is not a tactus segment (bad magic)");
+  }
   if (h.layoutVersion != kLayoutVersion) {
     return fail(ErrorCode::kIncompatible, "segment has layout version " + std::to_string(h.layoutVersion) +
                                               ", this build uses version " + std::to_string(kLayoutVersion) +
@@ -110,8 +139,10 @@ Result<void> SegmentView::validate() const {
   counts.workers = h.workerCount;
   counts.ringCapacity = h.ringCapacity;
   counts.scheduleTextSize = h.scheduleTextSize;
-  if (h.ringCapacity == 0 || (h.ringCapacity & (h.ringCapacity - 1)) != 0) {
-    return fail(ErrorCode::kIncompatible, "segment ring capacity is not a power of two");
+  if (const std::string field = countOutOfRange(counts); !field.empty()) {
+    return fail(ErrorCode::kIncompatible, "segment header field '" + field + "' is out of range (" +
+                                              (field == "ringCapacity" ? "not a power of two up to 2^24"
+                                                                       : "above the limit") + ")");
   }
   const LayoutOffsets o = computeLayout(counts);
   if (o.hyperepoch != h.hyperepochOffset || o.epoch != h.epochOffset || o.instance != h.instanceOffset ||
@@ -123,12 +154,39 @@ Result<void> SegmentView::validate() const {
     return fail(ErrorCode::kIncompatible, "segment is " + std::to_string(bytes_.size()) + " bytes, header says " +
                                               std::to_string(o.total));
   }
+  counts_ = counts;
+  offsets_ = o;
+  geometryTaken_ = true;
   return {};
 }
 
+std::string SegmentView::changedHeaderField() const {
+  if (!geometryTaken_ || bytes_.size() < sizeof(SegmentHeader)) return "";
+  const SegmentHeader& h = header();
+  if (h.magic.load(std::memory_order_relaxed) != kMagic) return "magic";
+  if (h.layoutVersion != kLayoutVersion) return "layoutVersion";
+  if (h.headerSize != sizeof(SegmentHeader)) return "headerSize";
+  if (h.totalSize != offsets_.total) return "totalSize";
+  if (h.ringCapacity != counts_.ringCapacity) return "ringCapacity";
+  if (h.hyperepochOffset != offsets_.hyperepoch) return "hyperepochOffset";
+  if (h.epochOffset != offsets_.epoch) return "epochOffset";
+  if (h.instanceOffset != offsets_.instance) return "instanceOffset";
+  if (h.clientOffset != offsets_.client) return "clientOffset";
+  if (h.workerOffset != offsets_.worker) return "workerOffset";
+  if (h.ringOffset != offsets_.ring) return "ringOffset";
+  if (h.gpuOffset != offsets_.gpu) return "gpuOffset";
+  if (h.scheduleTextOffset != offsets_.text) return "scheduleTextOffset";
+  if (h.scheduleTextSize != counts_.scheduleTextSize) return "scheduleTextSize";
+  if (h.hyperepochCount != counts_.hyperepochs) return "hyperepochCount";
+  if (h.epochCount != counts_.epochs) return "epochCount";
+  if (h.instanceCount != counts_.instances) return "instanceCount";
+  if (h.clientCount != counts_.clients) return "clientCount";
+  if (h.workerCount != counts_.workers) return "workerCount";
+  return "";
+}
+
 void SegmentView::writeScheduleText(std::string_view text) const {
-  std::memcpy(bytes_.data() + header().scheduleTextOffset, text.data(),
-              std::min<std::size_t>(text.size(), header().scheduleTextSize));
+  std::memcpy(bytes_.data() + offsets_.text, text.data(), std::min<std::size_t>(text.size(), counts_.scheduleTextSize));
 }
 
 void SegmentView::setMessage(std::string_view text) const {

@@ -1,29 +1,80 @@
-// Shared-memory segments over Boost.Interprocess (shared_memory_object + mapped_region).
+// Shared-memory segments over Boost.Interprocess (shared_memory_object + mapped_region), with the
+// checks that keep a damaged segment from killing a process: size and inode against the name,
+// and a SIGBUS guard over the mapping.
 #include "tactus/ipc/segment.hpp"
 
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <boost/interprocess/exceptions.hpp>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/permissions.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
+
+#include "tactus/core/text.hpp"
 
 namespace bip = boost::interprocess;
 
 namespace tactus::ipc {
 
+namespace {
+
+// The guarded mapping, for the SIGBUS handler (async-signal-safe: plain atomics only).
+std::atomic<std::uintptr_t> gGuardBegin{0};
+std::atomic<std::uintptr_t> gGuardEnd{0};
+std::atomic<bool> gBusFault{false};
+struct sigaction gPreviousBus {};
+std::atomic<bool> gBusHandlerInstalled{false};
+
+void onBus(int sig, siginfo_t* info, void* context) {
+  const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  const std::uintptr_t begin = gGuardBegin.load(std::memory_order_relaxed);
+  const std::uintptr_t end = gGuardEnd.load(std::memory_order_relaxed);
+  if (begin != 0 && address >= begin && address < end) {
+    // The object was truncated under the mapping: put a private zero page where the shared one
+    // was, so the faulting access completes (reading zeros, writing nowhere) and the process
+    // notices busFaultSeen() at its next check instead of dying.
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    void* at = reinterpret_cast<void*>(address & ~(page - 1));
+    if (::mmap(at, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+      gBusFault.store(true, std::memory_order_relaxed);
+      return;
+    }
+  }
+  // Not ours: what would have happened without us.
+  if ((gPreviousBus.sa_flags & SA_SIGINFO) != 0 && gPreviousBus.sa_sigaction != nullptr) {
+    gPreviousBus.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (gPreviousBus.sa_handler != SIG_DFL && gPreviousBus.sa_handler != SIG_IGN && gPreviousBus.sa_handler != nullptr) {
+    gPreviousBus.sa_handler(sig);
+    return;
+  }
+  ::signal(SIGBUS, SIG_DFL);
+  ::raise(SIGBUS);
+}
+
+std::string errnoText(int error) { return std::string(std::strerror(error)) + " (errno " + std::to_string(error) + ")"; }
+
+}  // namespace
+
 Result<void> validateInstanceName(const std::string& instance) {
   if (instance.empty() || instance.size() > 64 || instance[0] == '.') {
     return fail(ErrorCode::kBadParameter,
-                "instance name '" + instance + "' must be 1 to 64 characters and not start with '.'");
+                "instance name " + quoted(instance, 256) + " must be 1 to 64 characters and not start with '.'");
   }
   for (const char c : instance) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
                     c == '-' || c == '.';
     if (!ok) {
       return fail(ErrorCode::kBadParameter,
-                  "instance name '" + instance + "' may only contain letters, digits, '_', '-' and '.'");
+                  "instance name " + quoted(instance, 256) + " may only contain letters, digits, '_', '-' and '.'");
     }
   }
   return {};
@@ -36,6 +87,11 @@ std::string segmentPath(const std::string& instance) { return "/dev/shm/" + segm
 struct Segment::Impl {
   bip::shared_memory_object object;
   bip::mapped_region region;
+  ~Impl() {
+    const auto begin = reinterpret_cast<std::uintptr_t>(region.get_address());
+    std::uintptr_t expected = begin;
+    if (begin != 0 && gGuardBegin.compare_exchange_strong(expected, 0)) gGuardEnd.store(0);
+  }
 };
 
 Segment::Segment() = default;
@@ -53,13 +109,63 @@ bool Segment::removeNameIfStillOurs(const std::string& instance) const {
   struct stat mine {};
   struct stat named {};
   if (::fstat(impl_->object.get_mapping_handle().handle, &mine) != 0) return false;
-  if (::stat(segmentPath(instance).c_str(), &named) != 0) return false;
+  if (::lstat(segmentPath(instance).c_str(), &named) != 0) return false;
   if (mine.st_dev != named.st_dev || mine.st_ino != named.st_ino) return false;
   // The remaining window is a check-then-unlink race: a new master could replace the name
   // between the stat above and the unlink below. A new master tolerates it because it replaces
   // stale segments anyway (it finds this one, removes it and creates its own); only a master that
   // does all of that inside this few-microsecond window would lose its fresh name.
   return removeSegment(instance);
+}
+
+std::string Segment::damage(const std::string& instance, bool checkName) const {
+  if (!impl_) return "";
+  struct stat mine {};
+  if (::fstat(impl_->object.get_mapping_handle().handle, &mine) != 0) return "";
+  const std::size_t mapped = impl_->region.get_size();
+  if (static_cast<std::uint64_t>(mine.st_size) < mapped) {
+    return "truncated to " + std::to_string(mine.st_size) + " of " + std::to_string(mapped) + " bytes";
+  }
+  if (checkName) {
+    struct stat named {};
+    if (::lstat(segmentPath(instance).c_str(), &named) != 0) return "removed from " + segmentPath(instance);
+    if (named.st_dev != mine.st_dev || named.st_ino != mine.st_ino) {
+      return "replaced: " + segmentPath(instance) + " is now another file";
+    }
+  }
+  return "";
+}
+
+void Segment::guardAgainstTruncation() const {
+  if (!impl_) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(impl_->region.get_address());
+  gGuardEnd.store(0);
+  gGuardBegin.store(begin);
+  gGuardEnd.store(begin + impl_->region.get_size());
+  if (!gBusHandlerInstalled.exchange(true)) {
+    struct sigaction sa {};
+    sa.sa_sigaction = onBus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &gPreviousBus);
+  }
+}
+
+bool busFaultSeen() noexcept { return gBusFault.load(std::memory_order_relaxed); }
+
+std::string describeForeignFile(const std::string& instance) {
+  const std::string path = segmentPath(instance);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return "";
+  std::string kind = S_ISLNK(st.st_mode)   ? "a symbolic link"
+                     : S_ISDIR(st.st_mode) ? "a directory"
+                     : S_ISREG(st.st_mode) ? "a file"
+                                           : "a special file";
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  std::string text = path + " is " + kind + " owned by uid " + std::to_string(st.st_uid) + " (mode " + mode + ")";
+  if (st.st_uid != ::geteuid()) text += ", not by this user (uid " + std::to_string(::geteuid()) + ")";
+  return text;
 }
 
 Result<Segment> Segment::create(const std::string& instance, std::size_t size) {
@@ -79,7 +185,7 @@ Result<Segment> Segment::create(const std::string& instance, std::size_t size) {
     if (e.get_error_code() == bip::already_exists_error) {
       return fail(ErrorCode::kAlreadyExists, segmentPath(instance) + ": segment exists already");
     }
-    return fail(ErrorCode::kIo, segmentPath(instance) + ": cannot create shared memory: " + e.what());
+    return fail(ErrorCode::kIo, segmentPath(instance) + ": cannot create shared memory: " + errnoText(e.get_native_error()));
   }
 }
 
@@ -98,24 +204,30 @@ Result<Segment> Segment::open(const std::string& instance) {
     segment.impl_ = std::move(impl);
     return segment;
   } catch (const bip::interprocess_exception& e) {
-    if (e.get_error_code() == bip::not_found_error) {
+    const int error = e.get_native_error();
+    if (e.get_error_code() == bip::not_found_error || error == ENOENT) {
       return fail(ErrorCode::kNotFound, segmentPath(instance) + ": no such segment");
     }
-    return fail(ErrorCode::kIo, segmentPath(instance) + ": cannot open shared memory: " + e.what());
+    std::string text = segmentPath(instance) + ": cannot open shared memory: " + errnoText(error);
+    if (const std::string what = describeForeignFile(instance); !what.empty()) text += "; " + what;
+    return fail(ErrorCode::kIo, text);
   }
 }
 
-bool removeSegment(const std::string& instance) {
-  try {
-    return bip::shared_memory_object::remove(segmentName(instance).c_str());
-  } catch (...) {
-    return false;
-  }
+bool removeSegment(const std::string& instance) { return unlinkSegment(instance).has_value(); }
+
+Result<void> unlinkSegment(const std::string& instance) {
+  const std::string path = segmentPath(instance);
+  if (::shm_unlink(segmentName(instance).c_str()) == 0) return {};
+  const int error = errno;
+  std::string text = path + ": cannot remove it: " + errnoText(error);
+  if (const std::string what = describeForeignFile(instance); !what.empty()) text += "; " + what;
+  return fail(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, text);
 }
 
 bool segmentExists(const std::string& instance) {
   struct stat st {};
-  return ::stat(segmentPath(instance).c_str(), &st) == 0;
+  return ::lstat(segmentPath(instance).c_str(), &st) == 0;
 }
 
 }  // namespace tactus::ipc

@@ -22,6 +22,13 @@ struct Work {
   std::int64_t us;
 };
 
+// One Work per trace slot, allocated with the slots: a slot is written once per run, so its Work
+// is never reused while a host function may still read it, and nothing is allocated per launch
+// (a pool per worker thread used to be dropped unfreed, which LeakSanitizer reports).
+TraceSlot* gSlots = nullptr;
+Work* gWorks = nullptr;
+std::size_t gSlotCount = 0;
+
 void run(void* arg) {
   auto* w = static_cast<Work*>(arg);
   w->slot->startNs = nowNs();
@@ -42,17 +49,26 @@ bool available(std::string& why) {
   return true;
 }
 
-TraceSlot* allocateSlots(std::size_t count) { return new (std::nothrow) TraceSlot[count](); }
+TraceSlot* allocateSlots(std::size_t count) {
+  // One set of slots per process (the test client allocates them once); a second call replaces
+  // nothing the first one's work may still use.
+  if (gSlots != nullptr) return nullptr;
+  auto* slots = new (std::nothrow) TraceSlot[count]();
+  auto* works = new (std::nothrow) Work[count]();
+  if (slots == nullptr || works == nullptr) {
+    delete[] slots;
+    delete[] works;
+    return nullptr;
+  }
+  gSlots = slots;
+  gWorks = works;
+  gSlotCount = count;
+  return slots;
+}
 
 bool enqueue(cudaStream_t stream, std::int64_t us, TraceSlot* slot) {
-  // One Work per slot, stored beside it: slots are never reused within a run.
-  static thread_local Work* pool = nullptr;
-  static thread_local std::size_t used = 0;
-  if (pool == nullptr || used == 4096) {
-    pool = new Work[4096];
-    used = 0;
-  }
-  Work* w = &pool[used++];
+  if (gSlots == nullptr || slot < gSlots || slot >= gSlots + gSlotCount) return false;
+  Work* w = &gWorks[slot - gSlots];
   w->slot = slot;
   w->us = us;
   return cudaLaunchHostFunc(stream, run, w) == cudaSuccess;

@@ -3,7 +3,13 @@
 // client_lib/. All structs are standard-layout, fixed-size, pointer-free and frozen by
 // static_assert; bump kLayoutVersion on ANY change.
 //
-//   offset 0               SegmentHeader            (8 cache lines)
+// Publication: everything the master writes before `state` leaves kCreating is published by that
+// store (release) and read by clients after their acquire load of `state`; `magic` (release) and
+// `masterPid` (release, after `masterStartTime`) are the two words read before that, so both are
+// atomics. A process never trusts the geometry it reads here after attach: SegmentView keeps a
+// private, validated copy of the counts and offsets, taken once, and every accessor uses only it.
+//
+//   offset 0               SegmentHeader            (10 cache lines)
 //   hyperepochOffset       HyperepochSlot[hyperepochCount]   master writes
 //   epochOffset            EpochSlot[epochCount]             master writes (frame release)
 //   instanceOffset         InstanceSlot[instanceCount]       the worker running the instance writes
@@ -32,7 +38,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 2;
+inline constexpr std::uint32_t kLayoutVersion = 3;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -68,6 +74,8 @@ enum class StopReason : std::uint32_t {
   kTimeout = 4,        ///< a client did not come within `-t` (stopClient names it)
   kPeerDied = 5,       ///< a client died (stopClient names it)
   kError = 6,          ///< anything else (message says what)
+  kStuck = 7,          ///< a client made no progress within its budget (stopClient names it)
+  kDamaged = 8,        ///< the segment was truncated, replaced or written with values out of range
 };
 
 /// Header flags (`flags`), set by the master from its command line.
@@ -80,13 +88,16 @@ enum HeaderFlags : std::uint32_t {
 /// The segment header at offset 0.
 struct alignas(kCacheLine) SegmentHeader {
   // --- line 0: identity; written once by the master before state leaves kCreating ---
-  std::uint64_t magic;               ///< kMagic; master writes first
+  std::atomic<std::uint64_t> magic;  ///< kMagic; the master stores it (release) once the header is complete
   std::uint32_t layoutVersion;       ///< kLayoutVersion
   std::uint32_t headerSize;          ///< sizeof(SegmentHeader)
   std::uint64_t totalSize;           ///< bytes in the segment
-  std::atomic<std::uint32_t> masterPid;  ///< the master's pid; others use it to see a dead master
+  /// The master's pid; others use it to see a dead master. Stored (release) after masterStartTime,
+  /// so a reader that loads a non-zero pid (acquire) reads the start time that belongs to it.
+  std::atomic<std::uint32_t> masterPid;
   std::uint32_t flags;               ///< HeaderFlags
-  std::uint64_t masterStartTime;     ///< the master's start time (/proc stat ticks), against pid reuse
+  /// The master's start time (/proc stat ticks), against pid reuse; written before masterPid.
+  std::atomic<std::uint64_t> masterStartTime;
   std::uint64_t scheduleContentHash; ///< content hash of the published schedule text
   std::uint16_t scheduleIdentifier;  ///< the schedule's identifier
   std::uint16_t reserved0;
@@ -129,6 +140,7 @@ static_assert(offsetof(SegmentHeader, hyperepochCount) == 2 * kCacheLine);
 static_assert(offsetof(SegmentHeader, state) == 3 * kCacheLine);
 static_assert(offsetof(SegmentHeader, attention) == 4 * kCacheLine);
 static_assert(offsetof(SegmentHeader, message) == 5 * kCacheLine);
+static_assert(offsetof(SegmentHeader, masterPid) == 24 && offsetof(SegmentHeader, masterStartTime) == 32);
 
 /// Per hyperepoch; the master writes, workers read.
 struct alignas(kCacheLine) HyperepochSlot {
@@ -259,45 +271,63 @@ inline bool sequenceReached(std::uint32_t a, std::uint32_t b) {
 }
 
 /// A typed view of a segment's bytes. Logic takes a view so tests can run it on a plain buffer.
+///
+/// The view never reads the geometry from shared memory after it was set: initialize() (master)
+/// or validate() (a client) takes a private copy of the counts and offsets, and every accessor
+/// uses that copy, so a segment damaged later cannot make an accessor reach outside the mapping.
+/// Indices passed to the accessors come from the process's own schedule (checked against the
+/// counts once, at attach); an index read from shared memory must be checked with the count
+/// accessors before use.
 class SegmentView {
  public:
   SegmentView() = default;
   explicit SegmentView(std::span<std::byte> bytes) : bytes_(bytes) {}
 
-  /// The master: writes a fresh header for `counts` (state kCreating) and constructs every slot.
-  /// Fails when the buffer is too small or misaligned.
+  /// The master: writes a fresh header for `counts` (state kCreating), constructs every slot and
+  /// takes the geometry as its private copy. Fails when the buffer is too small or misaligned.
   Result<void> initialize(const LayoutCounts& counts);
 
-  /// A client: checks magic, version, sizes and that every area lies inside the buffer.
-  /// Call once state >= kPublished.
-  Result<void> validate() const;
+  /// A client: checks magic, version, sizes and that every area lies inside the buffer, then
+  /// takes a private copy of the geometry. Call once state >= kPublished.
+  Result<void> validate();
 
   /// Whether the buffer holds at least a header with the right magic (the master may still be creating).
   bool hasHeader() const;
 
+  /// Whether the geometry was taken (initialize or validate succeeded).
+  bool hasGeometry() const { return geometryTaken_; }
+  /// The private copy of the counts (valid once hasGeometry()).
+  const LayoutCounts& counts() const { return counts_; }
+  /// The private copy of the offsets (valid once hasGeometry()).
+  const LayoutOffsets& offsets() const { return offsets_; }
+
+  /// Compares the header's identity and geometry with the private copy: "" when they agree, else
+  /// the name of the first field that differs (the segment was written over).
+  std::string changedHeaderField() const;
+
   SegmentHeader& header() const { return *reinterpret_cast<SegmentHeader*>(bytes_.data()); }
-  HyperepochSlot& hyperepoch(std::uint32_t i) const { return at<HyperepochSlot>(header().hyperepochOffset, i); }
-  EpochSlot& epoch(std::uint32_t i) const { return at<EpochSlot>(header().epochOffset, i); }
-  InstanceSlot& instance(std::uint32_t i) const { return at<InstanceSlot>(header().instanceOffset, i); }
-  ClientSlot& client(std::uint32_t i) const { return at<ClientSlot>(header().clientOffset, i); }
-  WorkerSlot& worker(std::uint32_t i) const { return at<WorkerSlot>(header().workerOffset, i); }
-  /// The ring of worker `w` (ringCapacity records).
+  HyperepochSlot& hyperepoch(std::uint32_t i) const { return at<HyperepochSlot>(offsets_.hyperepoch, i); }
+  EpochSlot& epoch(std::uint32_t i) const { return at<EpochSlot>(offsets_.epoch, i); }
+  InstanceSlot& instance(std::uint32_t i) const { return at<InstanceSlot>(offsets_.instance, i); }
+  ClientSlot& client(std::uint32_t i) const { return at<ClientSlot>(offsets_.client, i); }
+  WorkerSlot& worker(std::uint32_t i) const { return at<WorkerSlot>(offsets_.worker, i); }
+  /// The ring of worker `w` (ringCapacity() records).
   EventRecord* ring(std::uint32_t w) const {
-    return reinterpret_cast<EventRecord*>(bytes_.data() + header().ringOffset) +
-           static_cast<std::size_t>(w) * header().ringCapacity;
+    return reinterpret_cast<EventRecord*>(bytes_.data() + offsets_.ring) + static_cast<std::size_t>(w) * counts_.ringCapacity;
   }
+  /// Records per worker ring (the private copy).
+  std::uint32_t ringCapacity() const { return counts_.ringCapacity; }
   /// The GPU slot of instance `i`.
-  GpuSlot& gpu(std::uint32_t i) const { return at<GpuSlot>(header().gpuOffset, i); }
+  GpuSlot& gpu(std::uint32_t i) const { return at<GpuSlot>(offsets_.gpu, i); }
   /// The published schedule text.
   std::string_view scheduleText() const {
-    return {reinterpret_cast<const char*>(bytes_.data() + header().scheduleTextOffset),
-            static_cast<std::size_t>(header().scheduleTextSize)};
+    return {reinterpret_cast<const char*>(bytes_.data() + offsets_.text), static_cast<std::size_t>(counts_.scheduleTextSize)};
   }
   /// Copies `text` into the text area (master, while kCreating).
   void writeScheduleText(std::string_view text) const;
   /// Writes the stop message (truncated to fit).
   void setMessage(std::string_view text) const;
-  /// Reads the stop message.
+  /// Reads the stop message (at most kMessageSize - 1 bytes, whatever the segment holds).
   std::string message() const;
 
   std::span<std::byte> bytes() const { return bytes_; }
@@ -308,6 +338,9 @@ class SegmentView {
     return *reinterpret_cast<T*>(bytes_.data() + offset + static_cast<std::uint64_t>(i) * sizeof(T));
   }
   std::span<std::byte> bytes_;
+  LayoutCounts counts_{};
+  LayoutOffsets offsets_{};
+  bool geometryTaken_ = false;
 };
 
 }  // namespace tactus::shm

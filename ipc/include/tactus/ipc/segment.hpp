@@ -49,15 +49,36 @@ class Segment {
   /// when the name was removed. Used by a client that saw its master die.
   bool removeNameIfStillOurs(const std::string& instance) const;
 
+  /// Checks that the segment is still whole: its object is at least as large as the mapping
+  /// (fstat) and, with `checkName`, the instance's name still refers to it (same device and inode).
+  /// "" when it is, else what happened, in words ("truncated to 4096 of 81920 bytes").
+  std::string damage(const std::string& instance, bool checkName) const;
+
+  /// Makes a SIGBUS on this mapping (its object truncated under it) an orderly event: the faulting
+  /// page is replaced by a private zero page and busFaultSeen() turns true, instead of the process
+  /// dying. One mapping per process is guarded (the latest call wins); the guard ends with the
+  /// Segment.
+  void guardAgainstTruncation() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
+/// Whether a guarded mapping took a SIGBUS (see Segment::guardAgainstTruncation).
+bool busFaultSeen() noexcept;
+
+/// What is at the instance's name when it is not a segment this user can use: type, owner and
+/// mode of the file (lstat), and what to do about it; "" when nothing is there.
+std::string describeForeignFile(const std::string& instance);
+
 /// Removes the segment's name (mappings stay valid). True when a name was removed.
 bool removeSegment(const std::string& instance);
 
-/// Whether a segment with this instance name exists.
+/// Removes the segment's name; the error carries the system's reason (errno) and what to do.
+Result<void> unlinkSegment(const std::string& instance);
+
+/// Whether anything (a segment, or a foreign file or link) is at this instance's name.
 bool segmentExists(const std::string& instance);
 
 }  // namespace tactus::ipc

@@ -1,0 +1,165 @@
+// Attaching a client to its master: finding the instance's published segment (waiting for a
+// master, and saying why, while there is none), removing a segment whose master is dead, and
+// taking the validated private copies the client works from (geometry, schedule, run plan, the
+// master's pid).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "runtime.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+
+namespace tactus::client {
+
+namespace {
+
+using shm::SegmentState;
+
+constexpr std::int64_t kPollNs = 10'000'000;  // master polling while waiting in init
+// A segment that shows no complete header (or no master pid) for this long is no master's
+// work in progress (a master fills it within milliseconds): it is removed.
+constexpr std::int64_t kStaleCreatingNs = 1'000'000'000;
+
+// What a look at the instance's name found.
+struct Look {
+  bool attached = false;  // rt.segment and rt.view are set
+  std::string why;        // else: why the client keeps waiting ("" with an error)
+};
+
+Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
+  auto segment = ipc::Segment::open(rt.instance);
+  if (!segment) {
+    if (segment.error().code == ErrorCode::kNotFound) return Look{false, "there is no segment yet"};
+    // A foreign file (another user's, a directory, a symbolic link): wait for someone to remove
+    // it, saying so, rather than give up silently.
+    return Look{false, segment.error().message + " (remove it; the master replaces what it may)"};
+  }
+  shm::SegmentView view(segment->bytes());
+  const std::uint32_t pid = view.hasHeader() ? view.header().masterPid.load(std::memory_order_acquire) : 0;
+  if (pid == 0) {
+    // A master filling it right now, or the remains of one that died doing so.
+    const std::int64_t now = ipc::monotonicNs();
+    if (unfinishedSince == 0) unfinishedSince = now;
+    if (now - unfinishedSince < kStaleCreatingNs) return Look{false, "a master is still creating it"};
+    unfinishedSince = 0;
+    const bool removed = segment->removeNameIfStillOurs(rt.instance);
+    return Look{false, removed ? "it held no complete tactus header for 1 s, so no master is creating it; removed it"
+                               : "it holds no complete tactus header"};
+  }
+  unfinishedSince = 0;
+  shm::SegmentHeader& h = view.header();
+  const std::uint64_t startTime = h.masterStartTime.load(std::memory_order_relaxed);  // written before the pid
+  const auto state = static_cast<SegmentState>(h.state.load(std::memory_order_acquire));
+  const std::string master = "master pid " + std::to_string(pid);
+  if (!ipc::processAlive(static_cast<pid_t>(pid), startTime)) {
+    // Nothing of the instance may outlive its processes: whoever finds a dead master's segment
+    // removes it (only if the name still refers to it: a newer master's is left alone).
+    const bool removed = segment->removeNameIfStillOurs(rt.instance);
+    return Look{false, "its " + master + " is gone" + (removed ? "; removed the segment it left" : "")};
+  }
+  if (state == SegmentState::kPublished) {
+    if (auto ok = view.validate(); !ok) {
+      return fail(ok.error().code, ipc::segmentPath(rt.instance) + ": " + ok.error().message);
+    }
+    rt.segment = std::move(*segment);
+    rt.view = view;  // the private geometry travels with the view; the mapping stays where it is
+    rt.masterPid = pid;
+    rt.masterWatch = ipc::ProcessWatch(static_cast<pid_t>(pid), startTime);
+    return Look{true, ""};
+  }
+  if (state == SegmentState::kRunning) {
+    return fail(ErrorCode::kInvalidState, "instance " + quoted(rt.instance, 256) + " is already running a schedule (" +
+                                              master + ") that started without client " + quoted(rt.name));
+  }
+  if (state == SegmentState::kCreating) return Look{false, master + " is still creating it"};
+  return Look{false, "the run of " + master + " has ended; waiting for the next master"};
+}
+
+// Takes the private copies the client works from and claims the client's slot.
+Result<void> takeCopies(Runtime& rt) {
+  const shm::SegmentHeader& h = rt.view.header();
+  const shm::LayoutCounts& counts = rt.view.counts();
+  const std::string origin = ipc::segmentPath(rt.instance);
+  rt.flags = h.flags;
+  // The text is copied out before it is parsed: the parser must not read memory others can write.
+  const std::string text(rt.view.scheduleText());
+  std::uint64_t contentHash = 0;
+  auto schedule = readSchedule(text, origin, &contentHash);
+  if (!schedule) return schedule.error();
+  rt.schedule = std::move(*schedule);
+  if (contentHash != h.scheduleContentHash) {
+    return fail(ErrorCode::kIncompatible, origin + ": the published schedule does not match its content hash");
+  }
+  auto plan = makeRunPlan(rt.schedule);
+  if (!plan) return fail(plan.error().code, origin + ": " + plan.error().message);
+  rt.plan = std::move(*plan);
+  // Every index the client uses comes from its own schedule and plan: checked here, once, against
+  // the counts it validated, so no access of the run can leave the segment.
+  if (rt.plan.workers.size() != counts.workers || rt.schedule.instances.size() != counts.instances ||
+      rt.schedule.clients.size() != counts.clients || rt.schedule.epochs.size() != counts.epochs ||
+      rt.schedule.hyperepochs.size() != counts.hyperepochs) {
+    return fail(ErrorCode::kIncompatible, origin + ": the segment's geometry does not match its schedule");
+  }
+  rt.clientIndex = kNone;
+  std::string names;
+  for (std::uint32_t c = 0; c < rt.schedule.clients.size(); ++c) {
+    if (rt.schedule.clients[c].name == rt.name) rt.clientIndex = c;
+    names += (names.empty() ? "" : ", ") + quoted(rt.schedule.clients[c].name);
+  }
+  if (rt.clientIndex == kNone) {
+    return fail(ErrorCode::kNotFound, "client " + quoted(rt.name) + " is not in schedule " + quoted(rt.schedule.name) +
+                                          " (its clients: " + names + ")");
+  }
+  shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
+  std::uint32_t expected = 0;
+  const auto self = static_cast<std::uint32_t>(::getpid());
+  if (!slot.pid.compare_exchange_strong(expected, self)) {
+    return fail(ErrorCode::kAlreadyExists, "client " + quoted(rt.name) + " is already attached to instance " +
+                                               quoted(rt.instance, 256) + " (pid " + std::to_string(expected) + ")");
+  }
+  slot.startTime.store(ipc::processStartTime(::getpid()), std::memory_order_relaxed);
+  slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kAttached), std::memory_order_release);
+  ipc::signalWord(rt.view.header().attention);
+  return {};
+}
+
+// Waits until the instance's segment is published by a live master and maps it.
+Result<void> findMaster(Runtime& rt, const InitOptions& options) {
+  const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
+  std::string said;  // the reason printed last: each one is printed once
+  std::int64_t unfinishedSince = 0;
+  for (;;) {
+    auto look = lookOnce(rt, unfinishedSince);
+    if (!look) return look.error();
+    if (look->attached) {
+      rt.segment.guardAgainstTruncation();
+      return {};
+    }
+    if (look->why != said) {
+      said = look->why;
+      std::fprintf(stderr, "tactus: client %s: waiting for tactus-master of instance %s (segment %s): %s\n",
+                   quoted(rt.name).c_str(), quoted(rt.instance, 256).c_str(), ipc::segmentPath(rt.instance).c_str(),
+                   said.c_str());
+      std::fflush(stderr);
+    }
+    if (ipc::monotonicNs() >= deadline) {
+      return fail(ErrorCode::kTimeout, "client " + quoted(rt.name) + ": no master for instance " + quoted(rt.instance, 256) +
+                                           " within " + std::to_string(options.timeoutMs) + " ms (" + said + ")");
+    }
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
+  }
+}
+
+}  // namespace
+
+Result<void> attach(Runtime& rt, const InitOptions& options) {
+  if (auto ok = findMaster(rt, options); !ok) return ok;
+  return takeCopies(rt);
+}
+
+}  // namespace tactus::client

@@ -1,0 +1,114 @@
+// The master's client monitor (see client_monitor.hpp).
+#include "client_monitor.hpp"
+
+#include "tactus/core/text.hpp"
+
+namespace tactus::master {
+
+using shm::ClientState;
+
+namespace {
+
+// Linux's largest pid (PID_MAX_LIMIT on 64-bit): anything above it is no process id.
+constexpr std::uint32_t kMaxPid = 1u << 22;
+
+}  // namespace
+
+ClientMonitor::ClientMonitor(const shm::SegmentView& view, const Schedule& schedule)
+    : view_(view), schedule_(schedule), records_(schedule.clients.size()) {}
+
+std::string ClientMonitor::name(std::uint32_t c) const {
+  return c < schedule_.clients.size() ? schedule_.clients[c].name : "?";
+}
+
+std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
+  const char* phase = beforeRun ? "before the run started" : "during the run";
+  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+    shm::ClientSlot& slot = view_.client(c);
+    Record& record = records_[c];
+    // The state first: a client claims its pid before it writes its state, so a state seen here
+    // comes with the pid claimed before it.
+    const std::uint32_t rawState = slot.state.load(std::memory_order_acquire);
+    const std::uint32_t pid = slot.pid.load(std::memory_order_acquire);
+    auto damaged = [&](const std::string& field, std::uint64_t value) {
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kDamaged, c,
+                    "segment damaged: client " + quoted(name(c)) +
+                        (record.pid != 0 ? " (pid " + std::to_string(record.pid) + ")" : std::string()) + ": field '" +
+                        field + "' holds " + std::to_string(value) + ", out of range"};
+    };
+    if (record.pid == 0 && pid != 0) {
+      if (pid > kMaxPid) return damaged("pid", pid);
+      // A client that claimed its slot and died before it finished attaching: the watch opens on
+      // a gone (or zombie) process and reports the death at once.
+      record.pid = pid;
+      record.watch = ipc::ProcessWatch(static_cast<pid_t>(pid), slot.startTime.load(std::memory_order_relaxed));
+    } else if (record.pid != 0 && pid != record.pid) {
+      return damaged("pid", pid);  // a pid never changes after attach: someone wrote the slot over
+    }
+    if (rawState > static_cast<std::uint32_t>(ClientState::kExited)) return damaged("state", rawState);
+    const auto state = static_cast<ClientState>(rawState);
+    if (state != ClientState::kAbsent && record.pid == 0) return damaged("pid", 0);
+    if (state == ClientState::kRefused) {
+      const std::uint32_t r = slot.missingRunnable.load(std::memory_order_relaxed);
+      const std::string what = r < schedule_.runnables.size()
+                                   ? "scheduled runnable " + quoted(qualifiedName(schedule_, r)) + " was not registered"
+                                   : "it could not enter the scheduler";
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,
+                    "client " + quoted(name(c)) + " refused to run: " + what +
+                        " (start the master with --allow-unregistered-runnables to run without it)"};
+    }
+    if (state == ClientState::kExited && beforeRun) {
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,
+                    "client " + quoted(name(c)) + " detached before the run started"};
+    }
+    if (record.pid != 0 && record.watch.exited() && state != ClientState::kExited) {
+      const char* when = state == ClientState::kAbsent ? "while attaching, " : "";
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kPeerDied, c,
+                    "client " + quoted(name(c)) + " (pid " + std::to_string(record.pid) + ") died " + when + phase};
+    }
+  }
+  return std::nullopt;
+}
+
+bool ClientMonitor::allEntered() const {
+  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+    if (view_.client(c).state.load(std::memory_order_acquire) != static_cast<std::uint32_t>(ClientState::kEntered)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+RunEnd ClientMonitor::timeoutEnd(std::int64_t timeoutUs) const {
+  std::string message;
+  std::uint32_t first = kNone;
+  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+    const auto state = static_cast<ClientState>(view_.client(c).state.load());
+    if (state == ClientState::kEntered) continue;
+    if (first == kNone) first = c;
+    if (!message.empty()) message += "; ";
+    message += state == ClientState::kAbsent ? "client " + quoted(name(c)) + " did not come"
+                                             : "client " + quoted(name(c)) + " attached but did not enter the scheduler";
+  }
+  message += " within " + std::to_string(timeoutUs / 1000) + " ms (-t " + std::to_string(timeoutUs) + ")";
+  return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kTimeout, first, message};
+}
+
+std::uint32_t ClientMonitor::exitRequester() const {
+  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+    if (view_.client(c).exitRequested.load(std::memory_order_relaxed) != 0) return c;
+  }
+  return kNone;
+}
+
+bool ClientMonitor::allGone() const {
+  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+    const auto state = static_cast<ClientState>(view_.client(c).state.load());
+    if (state == ClientState::kAttached || state == ClientState::kEntered) {
+      if (records_[c].pid == 0 || !records_[c].watch.exited()) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace tactus::master

@@ -1,0 +1,56 @@
+// The master's client monitor: watches every client of the schedule through its slot and its
+// process, keeping its own copy of what it validated when the client attached (pid, start time),
+// so a slot written over later is reported as damage, never trusted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run_control.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/shm_layout.hpp"
+#include "tactus/ipc/process.hpp"
+
+namespace tactus::master {
+
+/// Watches the clients of one run.
+class ClientMonitor {
+ public:
+  /// `view` has its geometry; `schedule` outlives the monitor.
+  ClientMonitor(const shm::SegmentView& view, const Schedule& schedule);
+
+  /// Looks at every client once: a newly registered pid is validated and watched, a client that
+  /// refused, detached early (`beforeRun`), died (also before it finished attaching) or whose
+  /// slot holds values out of range ends the run. The end, or nothing while all is well.
+  std::optional<RunEnd> check(bool beforeRun);
+
+  /// Whether every client is in the scheduler (state kEntered).
+  bool allEntered() const;
+
+  /// The end for clients that did not come or enter within `timeoutUs`.
+  RunEnd timeoutEnd(std::int64_t timeoutUs) const;
+
+  /// The first client that asked to exit the scheduler, or kNone.
+  std::uint32_t exitRequester() const;
+
+  /// Whether every client that attached has detached or exited (the master may remove the segment).
+  bool allGone() const;
+
+  /// The client's name from the schedule ("?" for an index out of range).
+  std::string name(std::uint32_t c) const;
+  /// The pid the monitor validated for the client (0 before it registered).
+  std::uint32_t pid(std::uint32_t c) const { return c < records_.size() ? records_[c].pid : 0; }
+
+ private:
+  struct Record {
+    std::uint32_t pid = 0;        // validated when first seen; never re-read from the slot
+    ipc::ProcessWatch watch;
+  };
+  const shm::SegmentView& view_;
+  const Schedule& schedule_;
+  std::vector<Record> records_;  // per ClientId
+};
+
+}  // namespace tactus::master

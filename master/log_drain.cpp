@@ -1,0 +1,64 @@
+// The master's log drain (see log_drain.hpp).
+#include "log_drain.hpp"
+
+#include <algorithm>
+
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/clock.hpp"
+
+namespace tactus::master {
+
+LogDrain::LogDrain(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, EventLogWriter& log)
+    : view_(view), schedule_(schedule), plan_(plan), log_(log) {
+  tail_.assign(plan.workers.size(), 0);
+  droppedSeen_.assign(plan.workers.size(), 0);
+  batch_.reserve(std::max<std::size_t>(view.ringCapacity(), MasterEventRing::kCapacity));
+}
+
+std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings) {
+  const std::uint32_t capacity = view_.ringCapacity();
+  const auto workers = static_cast<std::uint32_t>(plan_.workers.size());
+  for (std::uint32_t w = 0; w < workers; ++w) {
+    shm::WorkerSlot& slot = view_.worker(w);
+    const std::uint64_t head = slot.head.load(std::memory_order_acquire);
+    const std::uint64_t tail = tail_[w];
+    if (head - tail > capacity) {
+      // The worker's head is behind the master's tail or more than a ring ahead: the client (or
+      // whoever wrote the segment) wrote it over. Never read a record on its word.
+      const std::uint32_t c = plan_.workers[w].client;
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kDamaged, c,
+                    "segment damaged: client " + quoted(schedule_.clients[c].name) + " worker ring " +
+                        std::to_string(w) + ": field 'head' holds " + std::to_string(head) + ", out of range (tail " +
+                        std::to_string(tail) + ", capacity " + std::to_string(capacity) + ")"};
+    }
+    const EventRecord* ring = view_.ring(w);
+    batch_.clear();
+    for (std::uint64_t k = tail; k < head; ++k) {
+      const EventRecord r = ring[k & (capacity - 1)];
+      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.instance >= schedule_.instances.size()) continue;
+      batch_.push_back(r);
+    }
+    tail_[w] = head;
+    slot.tail.store(head, std::memory_order_release);
+    recordsDrained_ += batch_.size();
+    if (log_.isOpen()) log_.append(batch_.data(), batch_.size());
+    const std::uint64_t dropped = slot.dropped.load(std::memory_order_relaxed);
+    if (dropped > droppedSeen_[w]) {
+      const std::uint64_t lost = dropped - droppedSeen_[w];
+      droppedSeen_[w] = dropped;
+      droppedTotal_ += lost;
+      const std::int64_t now = ipc::monotonicNs();
+      EventRecord r{static_cast<std::uint16_t>(EventKind::kDropped), 0, plan_.workers[w].client,
+                    static_cast<std::uint32_t>(std::min<std::uint64_t>(lost, 0xffffffffu)), w, now, now};
+      if (log_.isOpen()) log_.append(&r, 1);
+    }
+  }
+  for (MasterEventRing& ring : masterRings) {
+    batch_.clear();
+    ring.popAll(batch_);
+    if (log_.isOpen()) log_.append(batch_.data(), batch_.size());
+  }
+  return std::nullopt;
+}
+
+}  // namespace tactus::master

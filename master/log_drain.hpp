@@ -1,0 +1,84 @@
+// The master's log drain: empties the clients' event rings in shared memory and the release
+// threads' own event rings (private memory) into the event log, with buffers allocated once.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run_control.hpp"
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/run_plan.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/shm_layout.hpp"
+
+namespace tactus::master {
+
+/// A single-producer single-consumer ring of the master's own events (releases, overruns,
+/// skips): one release thread pushes, the drain pops. Fixed capacity, allocated once; a full ring
+/// counts a drop instead of blocking the release thread.
+class MasterEventRing {
+ public:
+  /// Records per ring (a power of two): a release thread writes one record per frame release,
+  /// and the drain empties the ring every 2 ms.
+  static constexpr std::uint32_t kCapacity = 4096;
+
+  /// Appends a record (release thread).
+  void push(const EventRecord& record) noexcept {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head - tail_.load(std::memory_order_acquire) >= kCapacity) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    records_[head & (kCapacity - 1)] = record;
+    head_.store(head + 1, std::memory_order_release);
+  }
+  /// Moves every waiting record to `out` (drain thread); returns how many.
+  std::size_t popAll(std::vector<EventRecord>& out) {
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+    for (std::uint64_t k = tail; k < head; ++k) out.push_back(records_[k & (kCapacity - 1)]);
+    tail_.store(head, std::memory_order_release);
+    return static_cast<std::size_t>(head - tail);
+  }
+  /// Records lost because the ring was full.
+  std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  std::array<EventRecord, kCapacity> records_{};
+  alignas(64) std::atomic<std::uint64_t> head_{0};
+  alignas(64) std::atomic<std::uint64_t> tail_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+};
+
+/// Drains the event rings into the log (or only counts, without a log).
+class LogDrain {
+ public:
+  /// `view` has its geometry; `schedule` and `plan` outlive the drain.
+  LogDrain(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, EventLogWriter& log);
+
+  /// Drains every worker ring and the given master rings once. A ring whose indices are out of
+  /// range (a client wrote them over) ends the run: returns the end naming the client.
+  std::optional<RunEnd> drain(std::vector<MasterEventRing>& masterRings);
+
+  /// Records written to the log so far.
+  std::uint64_t recordsDrained() const { return recordsDrained_; }
+  /// Records the clients' rings lost so far.
+  std::uint64_t droppedTotal() const { return droppedTotal_; }
+
+ private:
+  const shm::SegmentView& view_;
+  const Schedule& schedule_;
+  const RunPlan& plan_;
+  EventLogWriter& log_;
+  std::vector<std::uint64_t> tail_;         // per worker: the master's own copy of the ring's tail
+  std::vector<std::uint64_t> droppedSeen_;  // per worker
+  std::vector<EventRecord> batch_;          // reused; capacity fixed at construction
+  std::uint64_t droppedTotal_ = 0;
+  std::uint64_t recordsDrained_ = 0;
+};
+
+}  // namespace tactus::master

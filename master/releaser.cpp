@@ -1,0 +1,186 @@
+// The master's releaser (see releaser.hpp).
+#include "releaser.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
+
+namespace tactus::master {
+
+namespace {
+
+// The release threads sleep with clock_nanosleep(TIMER_ABSTIME) to this long before a release,
+// then spin to it. TACTUS_RELEASE_SPIN_NS overrides it (the frame-release benchmark matches its
+// bare loop to it).
+std::int64_t releaseSpinNs() {
+  static const std::int64_t spin = ipc::envDurationNs("TACTUS_RELEASE_SPIN_NS", 50'000);
+  return spin;
+}
+
+// A sleep longer than this is cut into slices, so an aborted run ends a release thread promptly
+// even with a long period.
+constexpr std::int64_t kSleepSliceNs = 10'000'000;
+
+}  // namespace
+
+Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, bool freeRunning,
+                   RunControl& control)
+    : view_(view), schedule_(schedule), plan_(plan), freeRunning_(freeRunning), control_(control),
+      rings_(plan.hyperepochs.size()), tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())) {
+  for (std::uint32_t he = 0; he < plan_.hyperepochs.size(); ++he) {
+    if (!plan_.hyperepochs[he].instances.empty()) active_.push_back(he);
+  }
+}
+
+Releaser::~Releaser() {
+  if (!threads_.empty() && !finished()) control_.abort();
+  join();
+}
+
+void Releaser::start(std::int64_t runStartNs) {
+  runStartNs_ = runStartNs;
+  for (const std::uint32_t he : active_) threads_.emplace_back([this, he] { releaseLoop(he); });
+}
+
+void Releaser::join() {
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+std::optional<Stall> Releaser::longestStall() const {
+  std::optional<Stall> longest;
+  for (const std::uint32_t he : active_) {
+    const std::int64_t since = tracks_[he].waitSinceNs.load(std::memory_order_acquire);
+    if (since == 0) continue;
+    if (!longest || since < longest->sinceNs) {
+      longest = Stall{he, tracks_[he].waitInstance.load(std::memory_order_relaxed), since};
+    }
+  }
+  return longest;
+}
+
+std::uint64_t Releaser::iterationsCompleted() const {
+  std::uint64_t iterations = 0;
+  for (const std::uint32_t he : active_) iterations = std::max<std::uint64_t>(iterations, view_.hyperepoch(he).completed.load());
+  return iterations;
+}
+
+// Sleeps until the deadline (spinning its last stretch); returns when it woke, or 0 when the run
+// was aborted meanwhile.
+std::int64_t Releaser::sleepUntil(std::int64_t deadlineNs) {
+  const std::int64_t spin = releaseSpinNs();
+  for (std::int64_t now = ipc::monotonicNs(); deadlineNs - spin - now > kSleepSliceNs; now = ipc::monotonicNs()) {
+    if (control_.aborted()) return 0;
+    ipc::sleepUntilNs(now + kSleepSliceNs, 0);
+  }
+  const std::int64_t woke = ipc::sleepUntilNs(deadlineNs, spin);
+  return control_.aborted() ? 0 : woke;
+}
+
+bool Releaser::instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const {
+  const auto target = static_cast<std::uint32_t>(iteration + 1);
+  for (const std::uint32_t i : instances) {
+    if (!shm::sequenceReached(view_.instance(i).done.load(std::memory_order_acquire), target)) return false;
+  }
+  return true;
+}
+
+// Waits until every instance finished `iteration`; false when the run was aborted meanwhile.
+// Each wait is recorded in the hyperepoch's track, so the monitor sees who makes no progress.
+bool Releaser::waitInstances(std::uint32_t he, const std::vector<std::uint32_t>& instances, std::uint64_t iteration) {
+  const auto target = static_cast<std::uint32_t>(iteration + 1);
+  Track& track = tracks_[he];
+  for (const std::uint32_t i : instances) {
+    shm::InstanceSlot& slot = view_.instance(i);
+    if (shm::sequenceReached(slot.done.load(std::memory_order_acquire), target)) continue;
+    track.waitInstance.store(i, std::memory_order_relaxed);
+    track.waitSinceNs.store(ipc::monotonicNs(), std::memory_order_release);
+    const ipc::WaitOutcome outcome =
+        ipc::waitForSequence(slot.done, slot.waiters, target, 0, [&] { return control_.aborted(); });
+    track.waitSinceNs.store(0, std::memory_order_release);
+    if (outcome != ipc::WaitOutcome::kReached) return false;
+  }
+  return true;
+}
+
+void Releaser::releaseLoop(std::uint32_t he) {
+  const HyperepochPlan& hp = plan_.hyperepochs[he];
+  const std::int64_t period = schedule_.hyperepochs[he].periodNs;
+  shm::HyperepochSlot& slot = view_.hyperepoch(he);
+  MasterEventRing& events = rings_[he];
+  const std::uint64_t limit = slot.stopAt.load();
+  std::int64_t iterStart = runStartNs_;
+  std::uint64_t h = 0;
+  auto stopHere = [&](std::uint64_t iteration) {
+    if (iteration >= limit) return true;
+    if (control_.stopRequested() || control_.aborted()) {
+      slot.stopAt.store(iteration, std::memory_order_seq_cst);  // no frame of `iteration` was released
+      return true;
+    }
+    return false;
+  };
+  auto leave = [&] {
+    finished_.fetch_add(1);
+    ipc::signalWord(view_.header().attention);
+  };
+  for (;; ++h) {
+    if (h > 0) {
+      if (stopHere(h)) break;
+      const std::int64_t nextStart = iterStart + period;
+      if (sleepUntil(nextStart) == 0) return leave();
+      if (stopHere(h)) break;
+      if (instancesDone(hp.instances, h - 1)) {
+        iterStart = nextStart;
+      } else {
+        // Overrun: iteration h - 1 did not finish within its period.
+        if (!waitInstances(he, hp.instances, h - 1)) return leave();
+        const std::int64_t now = ipc::monotonicNs();
+        std::uint64_t skipped = 0;
+        if (freeRunning_) {
+          iterStart = now;
+        } else {
+          const std::int64_t periods = (now - iterStart + period - 1) / period;  // >= 1 period boundaries passed
+          iterStart += periods * period;
+          skipped = static_cast<std::uint64_t>(periods - 1);
+          slot.skipped.fetch_add(skipped);
+        }
+        events.push({static_cast<std::uint16_t>(EventKind::kSkipped), 0, he, static_cast<std::uint32_t>(h),
+                     static_cast<std::uint32_t>(skipped), nextStart, iterStart});
+        if (stopHere(h)) break;
+      }
+      slot.completed.store(h);
+    } else if (stopHere(0)) {
+      break;
+    }
+    for (const ReleasePoint& p : hp.releases) {
+      const std::int64_t ideal = iterStart + p.offsetNs;
+      std::int64_t actual = sleepUntil(ideal);
+      if (actual == 0) return leave();
+      if (p.frame > 0) {
+        const auto& previous = plan_.frameInstances[plan_.epochFrameBase[p.epoch] + p.frame - 1];
+        if (!instancesDone(previous, h)) {
+          if (!waitInstances(he, previous, h)) return leave();
+          actual = ipc::monotonicNs();
+          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, p.epoch, static_cast<std::uint32_t>(h),
+                       p.frame - 1, ideal, actual});
+        }
+      }
+      shm::EpochSlot& epoch = view_.epoch(p.epoch);
+      const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
+      epoch.releaseNs.store(ideal, std::memory_order_relaxed);
+      ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(h * frames + p.frame + 1));
+      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, p.epoch, static_cast<std::uint32_t>(h), p.frame,
+                   ideal, actual});
+    }
+  }
+  // Stopping at iteration h: let iteration h - 1 finish.
+  if (h > 0 && !waitInstances(he, hp.instances, h - 1)) return leave();
+  slot.completed.store(h);
+  leave();
+}
+
+}  // namespace tactus::master

@@ -1,0 +1,81 @@
+// The master's releaser: one thread per hyperepoch that releases its frames on CLOCK_MONOTONIC,
+// gates each release on the previous frame of the epoch, handles overruns (skip or run free) and
+// stops at an iteration boundary. It records what it waits for, so the monitor can name a client
+// that makes no progress.
+//
+//   iteration h:  |rel f0 ......... rel f1 ......... rel f2 ....... | next period start
+//                 ^ sleepUntil(iterStart + offset), gate: previous frame of the epoch done,
+//                   publish EpochSlot::released, wake sleepers
+//   at each period boundary: stop requested? iteration h complete? (overrun: skip or run free)
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "log_drain.hpp"
+#include "run_control.hpp"
+#include "tactus/core/run_plan.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/shm_layout.hpp"
+
+namespace tactus::master {
+
+/// An instance a release thread has been waiting on (for the stuck-client check).
+struct Stall {
+  std::uint32_t hyperepoch = 0;  ///< HyperepochId of the release thread
+  std::uint32_t instance = 0;    ///< InstanceId not done yet
+  std::int64_t sinceNs = 0;      ///< CLOCK_MONOTONIC ns when the wait for it began
+};
+
+/// Runs the release threads of one run.
+class Releaser {
+ public:
+  /// `view` has its geometry; everything outlives the releaser. `freeRunning`: -m.
+  Releaser(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, bool freeRunning,
+           RunControl& control);
+  Releaser(const Releaser&) = delete;
+  Releaser& operator=(const Releaser&) = delete;
+  /// Joins the threads (after abort() on the control, if they are still running).
+  ~Releaser();
+
+  /// Starts one thread per hyperepoch that has instances; frame 0 is released at `runStartNs`.
+  void start(std::int64_t runStartNs);
+  /// Whether every release thread has ended.
+  bool finished() const { return finished_.load() >= threads_.size(); }
+  /// Waits for the release threads to end.
+  void join();
+  /// The event rings the release threads write (one per hyperepoch), for the log drain.
+  std::vector<MasterEventRing>& eventRings() { return rings_; }
+  /// The longest current wait of a release thread for an instance, if any thread waits.
+  std::optional<Stall> longestStall() const;
+  /// The most iterations any hyperepoch completed.
+  std::uint64_t iterationsCompleted() const;
+
+ private:
+  struct Track {
+    std::atomic<std::int64_t> waitSinceNs{0};  // 0: not waiting
+    std::atomic<std::uint32_t> waitInstance{0};
+  };
+  void releaseLoop(std::uint32_t he);
+  std::int64_t sleepUntil(std::int64_t deadlineNs);
+  bool instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const;
+  bool waitInstances(std::uint32_t he, const std::vector<std::uint32_t>& instances, std::uint64_t iteration);
+
+  const shm::SegmentView& view_;
+  const Schedule& schedule_;
+  const RunPlan& plan_;
+  const bool freeRunning_;
+  RunControl& control_;
+  std::int64_t runStartNs_ = 0;
+  std::vector<MasterEventRing> rings_;   // per hyperepoch
+  std::unique_ptr<Track[]> tracks_;      // per hyperepoch
+  std::vector<std::uint32_t> active_;    // hyperepochs with instances
+  std::vector<std::thread> threads_;
+  std::atomic<std::size_t> finished_{0};
+};
+
+}  // namespace tactus::master

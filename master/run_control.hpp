@@ -1,0 +1,52 @@
+// What the master's roles share about one run: whether it must stop (and why), whether it was
+// aborted, and how a role reports the end it found (RunEnd), which the composition publishes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/shm_layout.hpp"
+
+namespace tactus::master {
+
+/// An end of the run that a role found (a client died, refused, is stuck; the segment is damaged).
+struct RunEnd {
+  shm::SegmentState state = shm::SegmentState::kAborted;  ///< kFinished or kAborted
+  shm::StopReason reason = shm::StopReason::kError;       ///< why
+  std::uint32_t client = kNone;                           ///< the ClientId it names, or kNone
+  std::string message;                                    ///< in words, for the log and the clients
+};
+
+/// The stop and abort flags the release threads and the monitor loop share (private memory).
+class RunControl {
+ public:
+  /// Asks the release threads to stop at the next iteration boundary; the first reason wins.
+  void requestStop(shm::StopReason reason, std::uint32_t client) {
+    auto none = static_cast<std::uint32_t>(shm::StopReason::kNone);
+    if (stopReason_.compare_exchange_strong(none, static_cast<std::uint32_t>(reason))) {
+      stopClient_.store(client);
+      stopRequested_.store(true, std::memory_order_release);
+    }
+  }
+  /// Whether a stop was requested.
+  bool stopRequested() const { return stopRequested_.load(std::memory_order_acquire); }
+  /// The first stop reason requested (kNone if none).
+  shm::StopReason stopReason() const { return static_cast<shm::StopReason>(stopReason_.load()); }
+  /// The client the first stop request named (kNone if none).
+  std::uint32_t stopClient() const { return stopClient_.load(); }
+  /// Makes every release thread leave at once (the run failed or must end now).
+  void abort() { aborted_.store(true, std::memory_order_release); }
+  /// Whether the run was aborted.
+  bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> aborted_{false};
+  std::atomic<bool> stopRequested_{false};
+  std::atomic<std::uint32_t> stopReason_{static_cast<std::uint32_t>(shm::StopReason::kNone)};
+  std::atomic<std::uint32_t> stopClient_{kNone};
+};
+
+}  // namespace tactus::master

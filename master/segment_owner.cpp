@@ -1,0 +1,135 @@
+// The master's segment owner (see segment_owner.hpp).
+#include "segment_owner.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/process.hpp"
+
+namespace tactus::master {
+
+namespace {
+
+constexpr int kCreateAttempts = 5;
+constexpr int kCreatorWaits = 20;  // x 10 ms: how long a segment without a pid may be a master's, mid-creation
+
+}  // namespace
+
+Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
+  const std::string path = ipc::segmentPath(instance_);
+  std::string lastProblem;
+  for (int attempt = 0; attempt < kCreateAttempts; ++attempt) {
+    auto created = ipc::Segment::create(instance_, size);
+    if (created) return created;
+    if (created.error().code != ErrorCode::kAlreadyExists) return created.error();
+    // Something is at the name: a live master's segment (refuse), a stale one (replace), or a
+    // file that is no segment of ours (replace it if we may, else say what it is).
+    std::uint32_t pid = 0;
+    std::uint64_t startTime = 0;
+    bool foreign = false;
+    for (int wait = 0; wait < kCreatorWaits && pid == 0; ++wait) {  // a master may be creating it right now
+      auto existing = ipc::Segment::open(instance_);
+      if (existing) {
+        shm::SegmentView v(existing->bytes());
+        if (v.hasHeader()) {
+          pid = v.header().masterPid.load(std::memory_order_acquire);
+          startTime = v.header().masterStartTime.load(std::memory_order_relaxed);
+        }
+      } else if (existing.error().code == ErrorCode::kNotFound) {
+        if (!ipc::segmentExists(instance_)) break;  // it went away: try again
+      } else {
+        foreign = true;  // EACCES, EISDIR, ELOOP (a symbolic link): not a segment we can use
+        lastProblem = existing.error().message;
+        break;
+      }
+      if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!ipc::segmentExists(instance_)) continue;
+    if (!foreign && pid != 0 && ipc::processAlive(static_cast<pid_t>(pid), startTime)) {
+      return fail(ErrorCode::kAlreadyExists, "instance " + quoted(instance_, 256) + " already has a running master (pid " +
+                                                 std::to_string(pid) + "); stop it first or pick another instance with -D");
+    }
+    if (foreign) {
+      err_ << "tactus-master: removing " << path << ", which is no usable segment (" << lastProblem << ")\n";
+    } else {
+      err_ << "tactus-master: replacing stale segment " << path
+           << (pid != 0 ? " left by master pid " + std::to_string(pid) + ", which is gone" : " that no master owns")
+           << "\n";
+    }
+    if (auto removed = ipc::unlinkSegment(instance_); !removed && removed.error().code != ErrorCode::kNotFound) {
+      return fail(ErrorCode::kIo, removed.error().message +
+                                      "; remove it by hand (as its owner or root) or pick another instance with -D");
+    }
+  }
+  return fail(ErrorCode::kIo, path + ": cannot create the segment: another process keeps creating it" +
+                                  (lastProblem.empty() ? std::string() : " (" + lastProblem + ")") +
+                                  "; pick another instance with -D");
+}
+
+Result<void> SegmentOwner::create(const shm::LayoutCounts& counts) {
+  const shm::LayoutOffsets offsets = shm::computeLayout(counts);
+  auto segment = createNamed(offsets.total);
+  if (!segment) return segment.error();
+  segment_ = std::move(*segment);
+  owned_ = true;
+  segment_.guardAgainstTruncation();
+  view_ = shm::SegmentView(segment_.bytes());
+  if (auto ok = view_.initialize(counts); !ok) return ok;
+  // Identity: the start time before the pid, so a reader that sees the pid (acquire) sees its
+  // start time too.
+  shm::SegmentHeader& header = view_.header();
+  header.masterStartTime.store(ipc::processStartTime(::getpid()), std::memory_order_relaxed);
+  header.masterPid.store(static_cast<std::uint32_t>(::getpid()), std::memory_order_release);
+  return {};
+}
+
+void SegmentOwner::publish() {
+  shm::SegmentHeader& header = view_.header();
+  header.state.store(static_cast<std::uint32_t>(shm::SegmentState::kPublished), std::memory_order_seq_cst);
+  ipc::futexWake(header.state);
+}
+
+void SegmentOwner::publishEnd(const RunEnd& end) const {
+  shm::SegmentHeader& h = view_.header();
+  view_.setMessage(end.message);
+  h.stopClient.store(end.client, std::memory_order_relaxed);
+  h.stopReason.store(static_cast<std::uint32_t>(end.reason), std::memory_order_relaxed);
+  h.state.store(static_cast<std::uint32_t>(end.state), std::memory_order_seq_cst);
+  ipc::futexWake(h.state);
+  // Wake every sleeper so it sees the new state now rather than after its sleep slice. The
+  // counts are the master's own copy, never the header's.
+  const shm::LayoutCounts& counts = view_.counts();
+  for (std::uint32_t e = 0; e < counts.epochs; ++e) {
+    if (view_.epoch(e).waiters.load() != 0) ipc::futexWake(view_.epoch(e).released);
+  }
+  for (std::uint32_t i = 0; i < counts.instances; ++i) {
+    if (view_.instance(i).waiters.load() != 0) ipc::futexWake(view_.instance(i).done);
+    if (view_.gpu(i).waiters.load() != 0) ipc::futexWake(view_.gpu(i).submitted);  // GPU successors waiting for a submission
+  }
+}
+
+std::optional<RunEnd> SegmentOwner::checkDamage() const {
+  const std::string path = ipc::segmentPath(instance_);
+  std::string what = segment_.damage(instance_, true);
+  if (what.empty() && ipc::busFaultSeen()) what = "truncated (the master's mapping took a SIGBUS)";
+  if (what.empty()) {
+    if (const std::string field = view_.changedHeaderField(); !field.empty()) {
+      what = "header field '" + field + "', which the master (pid " + std::to_string(::getpid()) +
+             ") wrote once, was changed";
+    }
+  }
+  if (what.empty()) return std::nullopt;
+  return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kDamaged, kNone, "segment " + path + " damaged: " + what};
+}
+
+void SegmentOwner::remove() {
+  if (!owned_) return;
+  owned_ = false;
+  segment_.removeNameIfStillOurs(instance_);
+}
+
+}  // namespace tactus::master

@@ -1,0 +1,60 @@
+// The master's segment owner: creates the instance's segment (replacing a stale one, refusing a
+// live master's, explaining a foreign file it cannot remove), fills and publishes it, publishes
+// the end of the run, watches the segment for damage and removes it at the end.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "run_control.hpp"
+#include "tactus/core/result.hpp"
+#include "tactus/core/shm_layout.hpp"
+#include "tactus/ipc/segment.hpp"
+
+namespace tactus::master {
+
+/// Owns one instance's segment for the life of a run.
+class SegmentOwner {
+ public:
+  /// `err` receives notes on replaced stale segments.
+  SegmentOwner(std::string instance, std::ostream& err) : instance_(std::move(instance)), err_(err) {}
+  SegmentOwner(const SegmentOwner&) = delete;
+  SegmentOwner& operator=(const SegmentOwner&) = delete;
+  /// Removes the segment's name if it still names this segment.
+  ~SegmentOwner() { remove(); }
+
+  /// Creates and maps the segment for `counts`, writes its header and slots (state kCreating)
+  /// and this process's identity, and guards the mapping against truncation. kAlreadyExists when
+  /// a live master owns the instance; kIo with the system's reason for a file it cannot replace.
+  Result<void> create(const shm::LayoutCounts& counts);
+
+  /// The segment's view (its geometry is the master's private copy).
+  const shm::SegmentView& view() const { return view_; }
+
+  /// Moves the state to kPublished (clients may attach) and wakes the sleepers.
+  void publish();
+
+  /// Publishes the end of the run: message, reason, client, then the state; wakes every sleeper.
+  void publishEnd(const RunEnd& end) const;
+
+  /// Checks the segment for damage: truncated (fstat, or a SIGBUS on the mapping), replaced or
+  /// removed at its name, or a header field the master wrote changed. The end to publish, or
+  /// nothing when the segment is whole.
+  std::optional<RunEnd> checkDamage() const;
+
+  /// Removes the name if it still refers to this segment (never a newer master's or a foreign
+  /// file put there meanwhile). Idempotent.
+  void remove();
+
+ private:
+  Result<ipc::Segment> createNamed(std::size_t size);
+
+  std::string instance_;
+  std::ostream& err_;
+  ipc::Segment segment_;
+  shm::SegmentView view_;
+  bool owned_ = false;
+};
+
+}  // namespace tactus::master
