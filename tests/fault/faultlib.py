@@ -20,7 +20,7 @@ DOCUMENTED = {"master": {0, 1, 2}, "client": {0, 1, 2}}
 WAITING_RE = re.compile(r"waiting for tactus-master", re.I)
 # What a client prints when its run ended normally, and the master (with -v) likewise.
 CLIENT_DONE_RE = re.compile(r"run ended \((frame-limit|exit-requested|stopped-by-signal)\)")
-MASTER_DONE_RE = re.compile(r"tactus-master: ran \d+ hyperepoch iterations")
+MASTER_DONE_RE = re.compile(r"tactus-master: (ran \d+ hyperepoch iterations|the master was stopped by a signal)")
 # What a process that ends with a non-zero status says at least (on stderr, or the client's
 # "run ended (status): message" line on stdout).
 SAYS_WHY_RE = {"master": re.compile(r"tactus-master: (?!published)\S"),
@@ -230,8 +230,15 @@ class Proc:
         return s
 
     def tail(self, n=600):
+        """The end of stderr, then the client's own words about how its run ended (stdout)."""
         t = self.stderr().strip() or "(nothing on stderr)"
-        return t[-n:]
+        try:
+            with open(self.out_path, "rb") as f:
+                out = f.read().decode("utf-8", "replace")
+        except OSError:
+            out = ""
+        said = [line for line in out.splitlines() if re.search(r"run ended|init failed|cannot register", line)]
+        return (t[-n:] + ("\n(stdout) " + "\n(stdout) ".join(said[-2:]) if said else "")).strip()
 
 
 class Trial:
