@@ -108,7 +108,7 @@ def trial_kill(t):
         if what == "start":
             p.start()
             continue
-        phase = t.seg.state() or "no segment"
+        phase = t.seg.state() or "none"
         registered = target_name != "master" and target.pid in t.seg.client_pids()
         if not target.send(signal.SIGKILL):
             missed = True
@@ -130,10 +130,10 @@ def trial_kill(t):
         if ends and len(ends) == len(cs):
             t.latency = max(ends) - t.cause[0]
     who = "master" if target_name == "master" else "client"
-    head = "%s killed, segment %s" % (who, "missed" if missed else phase)
+    head = "%s killed, segment %s%s" % (who, "missed" if missed else phase, ", its pid registered" if registered else "")
     others = [(n if n == "master" else ("killed" if p is target else "other"), p) for n, p in procs.items()]
     t.outcome = label(t, head, [(n, p) for n, p in others if p is not target])
-    t.latency_class = "kill -9 %s, segment %s" % (who, phase) if not missed else None
+    t.latency_class = "kill -9 %s, segment %s%s" % (who, phase, ", registered" if registered else "") if not missed else None
 
 
 # --- SIGSTOP / SIGCONT ---
@@ -555,6 +555,9 @@ def main():
         for kind in KINDS:
             if kind in only:
                 plan += [(kind, i) for i in range(counts[kind])]
+    # meson's timeout (SIGTERM) ends the campaign through the `finally`s below: the trial's
+    # processes are killed and what it put in /dev/shm (a bind mount too) is removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     trials = []
     begin = now()
     try:
