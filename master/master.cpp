@@ -182,6 +182,7 @@ class MasterRun {
   int runFrames();
   std::optional<RunEnd> watch(bool beforeRun);
   std::optional<RunEnd> stuckClient(std::int64_t now) const;
+  std::uint32_t blockingInstance(const Stall& stall) const;
   std::int64_t stuckBudgetNs(std::uint32_t hyperepoch) const;
   int end(const RunEnd& end);
   void waitForClientsToLeave() const;
@@ -274,13 +275,36 @@ std::int64_t MasterRun::stuckBudgetNs(std::uint32_t hyperepoch) const {
   return o_.timeoutUs >= 0 ? std::max<std::int64_t>(o_.timeoutUs * 1000, 1) : 0;
 }
 
+// The instance that holds up a stalled release thread: of the hyperepoch's instances not done with
+// the iteration, the first whose frame is released and whose own waits are all met (so it is
+// running, or its client does not run it). Instances behind it (waiting for it) are not to blame.
+std::uint32_t MasterRun::blockingInstance(const Stall& stall) const {
+  const shm::SegmentView& view = owner_.view();
+  const std::uint32_t target = stall.target;
+  const std::uint64_t h = target - 1u;  // the iteration (low 32 bits suffice for the release word)
+  for (const std::uint32_t i : plan_.hyperepochs[stall.hyperepoch].instances) {
+    if (shm::sequenceReached(view.instance(i).done.load(std::memory_order_acquire), target)) continue;
+    const std::uint32_t e = plan_.instanceEpoch[i];
+    const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[e].frames);
+    const auto released = static_cast<std::uint32_t>(h * frames + schedule_.instances[i].frame + 1);
+    if (!shm::sequenceReached(view.epoch(e).released.load(std::memory_order_acquire), released)) continue;
+    bool ready = true;
+    for (const WaitCondition& c : plan_.waits[i]) {
+      const std::uint32_t need = c.previousIteration ? target - 1u : target;
+      if (!shm::sequenceReached(view.instance(c.instance).done.load(std::memory_order_acquire), need)) ready = false;
+    }
+    if (ready) return i;
+  }
+  return stall.instance;
+}
+
 // The client a release thread has waited on beyond its budget, as the end of the run.
 std::optional<RunEnd> MasterRun::stuckClient(std::int64_t now) const {
   const std::optional<Stall> stall = releaser_->longestStall();
   if (!stall) return std::nullopt;
   const std::int64_t budget = stuckBudgetNs(stall->hyperepoch);
   if (budget == 0 || now - stall->sinceNs <= budget) return std::nullopt;
-  const std::uint32_t runnable = schedule_.instances[stall->instance].runnable;
+  const std::uint32_t runnable = schedule_.instances[blockingInstance(*stall)].runnable;
   const std::uint32_t c = schedule_.runnables[runnable].client;
   const std::int64_t monitor = schedule_.hyperepochs[stall->hyperepoch].monitorNs;
   const std::string limit = monitor != kNoDuration && monitor > 0
@@ -343,7 +367,7 @@ int MasterRun::runFrames() {
         std::string message = "the master was stopped by a signal";
         std::uint32_t c = kNone;
         if (stall) {
-          const std::uint32_t runnable = schedule_.instances[stall->instance].runnable;
+          const std::uint32_t runnable = schedule_.instances[blockingInstance(*stall)].runnable;
           c = schedule_.runnables[runnable].client;
           message += "; client " + quoted(monitor_->name(c)) + " did not finish runnable " +
                      quoted(qualifiedName(schedule_, runnable)) + " within " + humanDuration(kStopGraceNs);

@@ -57,7 +57,8 @@ std::optional<Stall> Releaser::longestStall() const {
     const std::int64_t since = tracks_[he].waitSinceNs.load(std::memory_order_acquire);
     if (since == 0) continue;
     if (!longest || since < longest->sinceNs) {
-      longest = Stall{he, tracks_[he].waitInstance.load(std::memory_order_relaxed), since};
+      longest = Stall{he, tracks_[he].waitInstance.load(std::memory_order_relaxed),
+                      tracks_[he].waitTarget.load(std::memory_order_relaxed), since};
     }
   }
   return longest;
@@ -98,6 +99,7 @@ bool Releaser::waitInstances(std::uint32_t he, const std::vector<std::uint32_t>&
     shm::InstanceSlot& slot = view_.instance(i);
     if (shm::sequenceReached(slot.done.load(std::memory_order_acquire), target)) continue;
     track.waitInstance.store(i, std::memory_order_relaxed);
+    track.waitTarget.store(target, std::memory_order_relaxed);
     track.waitSinceNs.store(ipc::monotonicNs(), std::memory_order_release);
     const ipc::WaitOutcome outcome =
         ipc::waitForSequence(slot.done, slot.waiters, target, 0, [&] { return control_.aborted(); });

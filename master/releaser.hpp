@@ -28,6 +28,7 @@ namespace tactus::master {
 struct Stall {
   std::uint32_t hyperepoch = 0;  ///< HyperepochId of the release thread
   std::uint32_t instance = 0;    ///< InstanceId not done yet
+  std::uint32_t target = 0;      ///< the `done` value it waits for (iteration + 1, wrapping)
   std::int64_t sinceNs = 0;      ///< CLOCK_MONOTONIC ns when the wait for it began
 };
 
@@ -59,6 +60,7 @@ class Releaser {
   struct Track {
     std::atomic<std::int64_t> waitSinceNs{0};  // 0: not waiting
     std::atomic<std::uint32_t> waitInstance{0};
+    std::atomic<std::uint32_t> waitTarget{0};
   };
   void releaseLoop(std::uint32_t he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);

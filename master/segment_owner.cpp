@@ -54,7 +54,7 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
                                                  std::to_string(pid) + "); stop it first or pick another instance with -D");
     }
     if (foreign) {
-      err_ << "tactus-master: removing " << path << ", which is no usable segment (" << lastProblem << ")\n";
+      err_ << "tactus-master: " << path << " is no usable segment (" << lastProblem << "); removing it\n";
     } else {
       err_ << "tactus-master: replacing stale segment " << path
            << (pid != 0 ? " left by master pid " + std::to_string(pid) + ", which is gone" : " that no master owns")

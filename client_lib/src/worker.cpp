@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <thread>
 
 #include "runtime.hpp"
@@ -40,7 +41,7 @@ void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, const E
   const std::uint32_t released = epoch.released.load(std::memory_order_acquire);
   if (released + 1 != target) return;  // released already, or more than one release away
   const std::int64_t lastIdeal = epoch.releaseNs.load(std::memory_order_relaxed);
-  if (lastIdeal <= 0) return;
+  if (lastIdeal <= 0 || lastIdeal > std::numeric_limits<std::int64_t>::max() / 4) return;  // none yet, or written over
   const std::int64_t frames = std::max<std::uint32_t>(1, info.frames);
   const std::int64_t next = frame > 0 ? lastIdeal + info.periodNs
                                       : lastIdeal - (frames - 1) * info.periodNs + hyperPeriodNs;
@@ -143,7 +144,13 @@ void runWorker(Runtime& rt, std::uint32_t w) {
         if (ipc::waitForSequence(*c.word, *c.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return;
       }
       const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
-      if (startTime > 0) ipc::sleepUntilNs(epoch.releaseNs.load(std::memory_order_relaxed) + startTime, kStartTimeSpinNs);
+      if (startTime > 0) {
+        // The frame was released already, so its ideal release time lies in the past: a value
+        // beyond now was written over, and must not put this worker to sleep for ever.
+        const std::int64_t now = ipc::monotonicNs();
+        const std::int64_t release = std::min(epoch.releaseNs.load(std::memory_order_relaxed), now);
+        ipc::sleepUntilNs(release + startTime, kStartTimeSpinNs);
+      }
       info.hyperepochIteration = h;
       info.epochIteration = epochFrame;
       info.frame = inst.frame;

@@ -1,0 +1,420 @@
+// Reliability of the runtime against what an operator (or a fault) does to it: a damaged or
+// truncated segment, a client frozen or stuck, signals while a client makes no progress, deaths
+// during start-up, a dead master's segment, and foreign files at the segment's name. Real
+// processes; every case asserts the exit statuses, that the cause is named, that everything ends
+// within 2 s of the cause, and that nothing of the instance is left in /dev/shm.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "runtime_harness.hpp"
+#include "tactus/client.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/verify.hpp"
+
+using namespace tactus;
+using namespace tactus::test;
+
+namespace {
+
+constexpr int kWaitMs = 10'000;
+constexpr long kEndWithinMs = 2'000;  // every process ends within this of the cause
+
+using Clock = std::chrono::steady_clock;
+
+long msSince(Clock::time_point t) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
+}
+
+// Two clients on two cores, two frames per 1 ms period.
+Schedule pairSchedule() {
+  return makeSchedule({{"Client0", "A", "CPU0", 50'000, {}, 0, {}},
+                       {"Client1", "C", "CPU1", 40'000, {"Client0.A"}, 0, {}},
+                       {"Client0", "B", "CPU0", 20'000, {"Client1.C"}, 0, {}}},
+                      1'000'000, 2);
+}
+
+struct Trial {
+  std::string instance, dir, schedulePath;
+  Schedule schedule;
+
+  explicit Trial(const std::string& tag, Schedule s = pairSchedule()) : schedule(std::move(s)) {
+    instance = uniqueInstance(tag);
+    dir = scratchDir(instance);
+    schedulePath = dir + "/schedule.tsched";
+    REQUIRE(verifySchedule(schedule).ok());
+    REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
+  }
+  ~Trial() {
+    std::error_code ignored;
+    if (std::filesystem::is_symlink(segment(), ignored) || std::filesystem::is_directory(segment(), ignored) ||
+        segmentPresent(instance)) {
+      std::filesystem::remove_all(segment(), ignored);
+    }
+    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) std::filesystem::remove_all(dir, ignored);
+  }
+  std::string segment() const { return "/dev/shm/tactus_" + instance; }
+  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
+  pid_t master(std::vector<std::string> extra, const std::string& who = "master") const {
+    std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return spawn(argv, out(who));
+  }
+  pid_t client(const std::string& name, std::vector<std::string> extra = {}) const {
+    std::vector<std::string> argv{buildPath("tests/runtime/tactus-test-client"), "--name", name, "--instance", instance};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return spawn(argv, out(name));
+  }
+  // Waits until the run is going: both clients ran some runnables (the segment is in state running).
+  void awaitRunning() const {
+    REQUIRE(waitForPath(segment(), kWaitMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+};
+
+// The segment's bytes, mapped read-write by the test (it plays the part of whoever damages it).
+struct Mapped {
+  int fd = -1;
+  std::byte* bytes = nullptr;
+  std::size_t size = 0;
+  explicit Mapped(const std::string& path) {
+    fd = ::open(path.c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    struct stat st {};
+    REQUIRE(::fstat(fd, &st) == 0);
+    size = static_cast<std::size_t>(st.st_size);
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    REQUIRE(p != MAP_FAILED);
+    bytes = static_cast<std::byte*>(p);
+  }
+  ~Mapped() {
+    if (bytes != nullptr) ::munmap(bytes, size);
+    if (fd >= 0) ::close(fd);
+  }
+  // A header field by its byte offset (the header's layout is frozen: line 1 holds the offsets).
+  std::uint64_t u64(std::size_t offset) const {
+    std::uint64_t v = 0;
+    std::memcpy(&v, bytes + offset, sizeof v);
+    return v;
+  }
+  void put32(std::size_t offset, std::uint32_t v) { std::memcpy(bytes + offset, &v, sizeof v); }
+  void put64(std::size_t offset, std::uint64_t v) { std::memcpy(bytes + offset, &v, sizeof v); }
+};
+
+constexpr std::size_t kEpochOffsetField = 64 + 8;    // SegmentHeader::epochOffset
+constexpr std::size_t kClientOffsetField = 64 + 24;  // SegmentHeader::clientOffset
+constexpr std::size_t kClientSlotSize = 64;
+
+bool exitedBySignal(int code) { return code > 128 && code < 128 + 65; }
+
+}  // namespace
+
+TEST_CASE("a header offset written over during the run ends it as damage naming the field", "[reliability][damage]") {
+  Trial t("dmg_offset");
+  const pid_t m = t.master({"-t", "5000000"});
+  const pid_t c0 = t.client("Client0");
+  const pid_t c1 = t.client("Client1");
+  t.awaitRunning();
+  {
+    Mapped seg(t.segment());
+    seg.put64(kEpochOffsetField, seg.u64(kEpochOffsetField) + 1'000'000'000ULL);  // far outside the segment
+  }
+  const auto cause = Clock::now();
+  const int master = waitFor(m, kWaitMs);
+  const int code0 = waitFor(c0, kWaitMs);
+  const int code1 = waitFor(c1, kWaitMs);
+  CHECK(msSince(cause) < kEndWithinMs);
+  CHECK(master == 1);
+  CHECK(readFile(t.out("master")).find("damaged: header field 'epochOffset'") != std::string::npos);
+  CHECK(code0 == 10 + static_cast<int>(RunStatus::kError));
+  CHECK(code1 == 10 + static_cast<int>(RunStatus::kError));
+  CHECK(readFile(t.out("Client0")).find("epochOffset") != std::string::npos);
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("a client pid written over during the run is reported as damage, not as a death", "[reliability][damage]") {
+  Trial t("dmg_pid");
+  const pid_t m = t.master({"-t", "5000000"});
+  const pid_t c0 = t.client("Client0");
+  const pid_t c1 = t.client("Client1");
+  t.awaitRunning();
+  {
+    Mapped seg(t.segment());
+    seg.put32(seg.u64(kClientOffsetField) + 1 * kClientSlotSize, 16'777'216u);  // Client1's pid, one byte off
+  }
+  const auto cause = Clock::now();
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+  CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+  CHECK(msSince(cause) < kEndWithinMs);
+  const std::string out = readFile(t.out("master"));
+  CHECK(out.find("client 'Client1' (pid " + std::to_string(c1) + "): field 'pid' holds 16777216, out of range") !=
+        std::string::npos);
+  CHECK(out.find("died") == std::string::npos);
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("zeros over the whole segment during the run end it in order", "[reliability][damage]") {
+  Trial t("dmg_zeros");
+  const pid_t m = t.master({"-t", "5000000"});
+  const pid_t c0 = t.client("Client0");
+  const pid_t c1 = t.client("Client1");
+  t.awaitRunning();
+  {
+    Mapped seg(t.segment());
+    std::memset(seg.bytes, 0, seg.size);
+  }
+  const auto cause = Clock::now();
+  const int master = waitFor(m, kWaitMs);
+  const int code0 = waitFor(c0, kWaitMs);
+  const int code1 = waitFor(c1, kWaitMs);
+  CHECK(msSince(cause) < kEndWithinMs);
+  CHECK(master == 1);
+  CHECK(readFile(t.out("master")).find("damaged") != std::string::npos);
+  for (const int code : {code0, code1}) {
+    CHECK_FALSE(exitedBySignal(code));
+    CHECK(code != -1);  // not killed by waitFor: it ended on its own
+  }
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("a segment truncated under a running master and its clients ends the run without a SIGBUS",
+          "[reliability][damage]") {
+  Trial t("dmg_trunc");
+  const pid_t m = t.master({"-t", "5000000"});
+  const pid_t c0 = t.client("Client0");
+  const pid_t c1 = t.client("Client1");
+  t.awaitRunning();
+  REQUIRE(::truncate(t.segment().c_str(), 4096) == 0);  // the header stays, every slot goes
+  const auto cause = Clock::now();
+  const int master = waitFor(m, kWaitMs);
+  const int code0 = waitFor(c0, kWaitMs);
+  const int code1 = waitFor(c1, kWaitMs);
+  CHECK(msSince(cause) < kEndWithinMs);
+  CHECK(master == 1);
+  CHECK(readFile(t.out("master")).find("truncated") != std::string::npos);
+  for (const int code : {code0, code1}) {
+    CHECK_FALSE(exitedBySignal(code));
+    CHECK(code == 10 + static_cast<int>(RunStatus::kError));
+  }
+  CHECK(readFile(t.out("Client0")).find("damaged") != std::string::npos);
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("a client stuck in a runnable is named as stuck once it exceeds -t, and the run ends", "[reliability][stuck]") {
+  Trial t("stuck");
+  const std::string marker = t.dir + "/hanging";
+  const pid_t m = t.master({"-t", "300000"});
+  const pid_t c0 = t.client("Client0");
+  const pid_t c1 = t.client("Client1", {"--hang-runnable", "C", "--hang-at-iteration", "30", "--marker", marker});
+  REQUIRE(waitForPath(marker, kWaitMs));
+  const auto cause = Clock::now();
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(msSince(cause) < 300 + kEndWithinMs);
+  const std::string out = readFile(t.out("master"));
+  CHECK(out.find("client 'Client1' (pid " + std::to_string(c1) + ") is stuck: runnable 'Client1.C'") != std::string::npos);
+  CHECK(readFile(t.out("Client0")).find("status=peer-died peer=Client1") != std::string::npos);
+  CHECK_FALSE(segmentPresent(t.instance));
+  ::kill(c1, SIGKILL);  // it hangs in its runnable by design
+  waitFor(c1, kWaitMs);
+}
+
+TEST_CASE("a client frozen with SIGSTOP is named as stuck, and continues to a clean exit", "[reliability][stuck]") {
+  Trial t("frozen");
+  const pid_t m = t.master({"-t", "400000"});
+  const pid_t c0 = t.client("Client0");
+  const pid_t c1 = t.client("Client1");
+  t.awaitRunning();
+  ::kill(c1, SIGSTOP);
+  const auto cause = Clock::now();
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(msSince(cause) < 400 + kEndWithinMs);
+  CHECK(readFile(t.out("master")).find("client 'Client1' (pid " + std::to_string(c1) + ") is stuck") != std::string::npos);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  ::kill(c1, SIGCONT);
+  const int code1 = waitFor(c1, kWaitMs);
+  CHECK_FALSE(exitedBySignal(code1));
+  CHECK(code1 == 10 + static_cast<int>(RunStatus::kPeerDied));  // the run ended naming it
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("SIGTERM reaches the master while a frozen client makes no progress", "[reliability][signal]") {
+  Trial t("term_frozen");
+  const pid_t m = t.master({"-t", "-1"});  // no budget: only the signal ends this run
+  const pid_t c0 = t.client("Client0");
+  const pid_t c1 = t.client("Client1");
+  t.awaitRunning();
+  ::kill(c1, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::kill(m, SIGTERM);
+  const auto cause = Clock::now();
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(msSince(cause) < kEndWithinMs);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(readFile(t.out("Client0")).find("status=stopped-by-signal") != std::string::npos);
+  CHECK(readFile(t.out("Client0")).find("did not finish runnable 'Client1.C'") != std::string::npos);
+  ::kill(c1, SIGCONT);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("a client that claimed its slot and died before it finished attaching is reported at once as a death",
+          "[reliability][startup]") {
+  Trial t("attach_death");
+  const pid_t m = t.master({"-t", "5000000"});
+  const pid_t c0 = t.client("Client0");
+  REQUIRE(waitForPath(t.segment(), kWaitMs));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // A process that claims Client1's slot the way init does (its pid, compare-exchange from 0)
+  // and dies before it writes anything else.
+  const pid_t half = ::fork();
+  if (half == 0) {
+    const int fd = ::open(t.segment().c_str(), O_RDWR);
+    if (fd < 0) ::_exit(2);
+    void* p = ::mmap(nullptr, 4096 * 4, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) ::_exit(2);
+    auto* bytes = static_cast<std::byte*>(p);
+    std::uint64_t clientOffset = 0;
+    std::memcpy(&clientOffset, bytes + kClientOffsetField, sizeof clientOffset);
+    if (clientOffset + 2 * kClientSlotSize > 4096 * 4) ::_exit(2);
+    auto* pid = reinterpret_cast<std::atomic<std::uint32_t>*>(bytes + clientOffset + kClientSlotSize);
+    std::uint32_t expected = 0;
+    pid->compare_exchange_strong(expected, static_cast<std::uint32_t>(::getpid()));
+    ::_exit(expected == 0 ? 0 : 3);
+  }
+  // Not reaped yet: a zombie, as a killed client is until its parent waits for it.
+  for (int i = 0; i < 1000 && readFile("/proc/" + std::to_string(half) + "/stat").find(") Z") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto cause = Clock::now();
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(msSince(cause) < 1000);  // long before -t (5 s)
+  CHECK(readFile(t.out("master")).find("client 'Client1' (pid " + std::to_string(half) + ") died") != std::string::npos);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(waitFor(half, kWaitMs) == 0);
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("a client that finds a dead master's segment removes it and says, once, what it waits for",
+          "[reliability][startup]") {
+  Trial t("dead_master");
+  const pid_t m = t.master({"-t", "-1"});
+  REQUIRE(waitForPath(t.segment(), kWaitMs));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::kill(m, SIGKILL);
+  REQUIRE(waitFor(m, kWaitMs) == 128 + SIGKILL);
+  REQUIRE(segmentPresent(t.instance));
+  const pid_t c0 = t.client("Client0", {"--timeout-ms", "600"});
+  CHECK(waitFor(c0, kWaitMs) == 3);
+  CHECK_FALSE(segmentPresent(t.instance));
+  const std::string out = readFile(t.out("Client0"));
+  const std::string waiting = "waiting for tactus-master of instance '" + t.instance + "' (segment " + t.segment() + "): ";
+  CHECK(out.find(waiting + "its master pid " + std::to_string(m) + " is gone; removed the segment it left") !=
+        std::string::npos);
+  CHECK(out.find(waiting + "there is no segment yet") != std::string::npos);
+  // Each reason once, although the client looked every 10 ms.
+  std::size_t count = 0;
+  for (std::size_t at = out.find("waiting for tactus-master"); at != std::string::npos;
+       at = out.find("waiting for tactus-master", at + 1)) {
+    ++count;
+  }
+  CHECK(count == 2);
+}
+
+TEST_CASE("a directory at the segment's name is reported with the system's reason and what to do",
+          "[reliability][foreign]") {
+  Trial t("foreign_dir");
+  REQUIRE(::mkdir(t.segment().c_str(), 0700) == 0);
+  REQUIRE(::mkdir((t.segment() + "/keep").c_str(), 0700) == 0);  // not empty: cannot be removed
+  const auto start = Clock::now();
+  const pid_t m = t.master({"-t", "200000"});
+  CHECK(waitFor(m, kWaitMs) == 2);
+  CHECK(msSince(start) < kEndWithinMs);
+  const std::string out = readFile(t.out("master"));
+  INFO(out);
+  CHECK(out.find("Is a directory") != std::string::npos);
+  CHECK(out.find("is a directory owned by uid") != std::string::npos);
+  CHECK(out.find("pick another instance with -D") != std::string::npos);
+  CHECK(out.find("keeps reappearing") == std::string::npos);
+}
+
+TEST_CASE("a symbolic link at the segment's name: a client waits saying why, the master replaces it",
+          "[reliability][foreign]") {
+  Trial t("foreign_link");
+  const std::string target = t.dir + "/elsewhere";
+  { std::FILE* f = std::fopen(target.c_str(), "w"); REQUIRE(f != nullptr); std::fclose(f); }
+  REQUIRE(::symlink(target.c_str(), t.segment().c_str()) == 0);
+  const pid_t c0 = t.client("Client0", {"--timeout-ms", "300"});
+  CHECK(waitFor(c0, kWaitMs) == 3);
+  const std::string out = readFile(t.out("Client0"));
+  CHECK(out.find("waiting for tactus-master of instance '" + t.instance + "'") != std::string::npos);
+  CHECK(out.find("is a symbolic link") != std::string::npos);
+  // The master may remove a link this user owns, and runs.
+  const pid_t m = t.master({"-e", "20"});
+  const pid_t a = t.client("Client0");
+  const pid_t b = t.client("Client1");
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(waitFor(a, kWaitMs) == 0);
+  CHECK(waitFor(b, kWaitMs) == 0);
+  CHECK(readFile(t.out("master")).find(t.segment() + " is no usable segment") != std::string::npos);
+  CHECK(std::filesystem::exists(target));  // the link went, not what it pointed to
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("another user's file at the segment's name: the master names the system's reasons and what to do",
+          "[reliability][foreign]") {
+  if (::geteuid() != 0) {
+    WARN("needs root to play two users (a file of root's, a master of nobody's)");
+    return;
+  }
+  constexpr uid_t kNobody = 65534;
+  Trial t("foreign_user");
+  // A schedule the unprivileged master can read.
+  const std::string shared = t.dir + "-readable";
+  REQUIRE(::mkdir(shared.c_str(), 0755) == 0);
+  const std::string schedule = shared + "/schedule.tsched";
+  REQUIRE(saveScheduleFile(t.schedule, schedule).has_value());
+  REQUIRE(::chmod(schedule.c_str(), 0644) == 0);
+  {
+    const int fd = ::open(t.segment().c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);  // root's, mode 0600
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  }
+  const std::string output = t.out("master");
+  const pid_t m = ::fork();
+  if (m == 0) {
+    const int fd = ::open(output.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    if (fd < 0) ::_exit(126);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(126);
+    const std::string master = buildPath("master/tactus-master");
+    ::execl(master.c_str(), master.c_str(), "-s", schedule.c_str(), "-D", t.instance.c_str(), "-t", "200000",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto start = Clock::now();
+  CHECK(waitFor(m, kWaitMs) == 2);
+  CHECK(msSince(start) < kEndWithinMs);
+  const std::string out = readFile(output);
+  INFO(out);
+  CHECK(out.find("cannot open shared memory: Permission denied (errno 13)") != std::string::npos);
+  CHECK(out.find("cannot remove it: Permission denied (errno 13)") != std::string::npos);
+  CHECK(out.find("owned by uid 0 (mode 0600), not by this user (uid 65534)") != std::string::npos);
+  CHECK(out.find("remove it by hand (as its owner or root) or pick another instance with -D") != std::string::npos);
+  CHECK(out.find("keeps reappearing") == std::string::npos);
+  CHECK(segmentPresent(t.instance));  // root's file is left alone
+  std::error_code ignored;
+  std::filesystem::remove_all(shared, ignored);
+}
