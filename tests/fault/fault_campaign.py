@@ -532,6 +532,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the trials' files")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per trial")
     args = ap.parse_args()
+    # meson's timeout (SIGTERM) ends the campaign through the `finally`s below: the trial's
+    # processes are killed and what it put in /dev/shm (a bind mount too) is removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.seed is None:
         args.seed = int(time.time()) % 1000000
     print("fault: seed %d (rerun with --seed %d)" % (args.seed, args.seed), flush=True)
@@ -555,9 +558,6 @@ def main():
         for kind in KINDS:
             if kind in only:
                 plan += [(kind, i) for i in range(counts[kind])]
-    # meson's timeout (SIGTERM) ends the campaign through the `finally`s below: the trial's
-    # processes are killed and what it put in /dev/shm (a bind mount too) is removed.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     trials = []
     begin = now()
     try:
