@@ -269,6 +269,7 @@ def damage_plan(layout):
     """The damage modes, in the order trials take them: whole-segment modes, then each header field."""
     plan = [("random", None), ("zeros", None), ("truncate", None)]
     plan += [("field", f["name"]) for f in layout.header]
+    plan += [("slot", f["name"]) for f in layout.client_slot if not f["name"].startswith("reserved")]
     return plan
 
 
@@ -287,7 +288,17 @@ def apply_damage(t, mode, field):
         to = rng.choice([0, layout.header_size // 2, layout.header_size, size // 2, size - 4096])
         seg.truncate(to)
         return "truncated from %d to %d bytes" % (size, to)
-    off, n = layout.field(field)
+    where = "header field %s" % field
+    if mode == "slot":  # a client's slot: the master must not trust what a client wrote there
+        c = rng.randrange(2)
+        base = seg.header_uint("clientOffset")
+        if base is None or base > size:
+            return "no client slots to damage"
+        off, n = layout.field(field, layout.client_slot)
+        off += base + c * layout.client_slot_size
+        where = "client slot %d field %s" % (c, field)
+    else:
+        off, n = layout.field(field)
     old = seg.read_uint(off, n) if n <= 8 else None
     how = rng.choice(["ones", "byte3", "zero", "random"])
     if how == "ones":
@@ -301,7 +312,7 @@ def apply_damage(t, mode, field):
         b[min(3, n - 1)] ^= 0x01
         data = bytes(b)
     seg.write(off, data)
-    return "header field %s (%d bytes at %d) %s: %s -> %s" % (field, n, off, how, old,
+    return "%s (%d bytes at %d) %s: %s -> %s" % (where, n, off, how, old,
                                                              int.from_bytes(data, "little") if n <= 8 else "...")
 
 
@@ -328,7 +339,7 @@ def trial_damage(t):
         t.set_cause("damage in run: " + what)
     last = max(p.started for p in t.procs)
     t.check_processes(max(last, t.cause[0]) + END_WITHIN_S, cause_re=DAMAGE_RE, cause_by_any=True)
-    name = mode if field is None else "field " + field
+    name = mode if field is None else "%s %s" % ("field" if mode == "field" else "client slot", field)
     t.outcome = label(t, "%s %s" % (timing, name), [("master", m)] + [(c.name, c) for c in cs])
     t.outcome_class = "%s %s" % (timing, mode)
 

@@ -20,7 +20,8 @@ DOCUMENTED = {"master": {0, 1, 2}, "client": {0, 1, 2}}
 WAITING_RE = re.compile(r"waiting for tactus-master", re.I)
 # What a client prints when its run ended normally, and the master (with -v) likewise.
 CLIENT_DONE_RE = re.compile(r"run ended \((frame-limit|exit-requested|stopped-by-signal)\)")
-MASTER_DONE_RE = re.compile(r"tactus-master: (ran \d+ hyperepoch iterations|the master was stopped by a signal)")
+MASTER_DONE_RE = re.compile(r"tactus-master: (ran \d+ hyperepoch iterations|the master was stopped by a signal|"
+                            r"client '\w+' requested exit)")
 # What a process that ends with a non-zero status says at least (on stderr, or the client's
 # "run ended (status): message" line on stdout).
 SAYS_WHY_RE = {"master": re.compile(r"tactus-master: (?!published)\S"),
