@@ -34,6 +34,7 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
     for (int wait = 0; wait < kCreatorWaits && pid == 0; ++wait) {  // a master may be creating it right now
       auto existing = ipc::Segment::open(instance_);
       if (existing) {
+        existing->guardAgainstTruncation();  // a stale segment may be truncated while we read it
         shm::SegmentView v(existing->bytes());
         if (v.hasHeader()) {
           pid = v.header().masterPid.load(std::memory_order_acquire);

@@ -39,6 +39,7 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
     // it, saying so, rather than give up silently.
     return Look{false, segment.error().message + " (remove it; the master replaces what it may)"};
   }
+  segment->guardAgainstTruncation();  // it may be truncated while we read it
   shm::SegmentView view(segment->bytes());
   const std::uint32_t pid = view.hasHeader() ? view.header().masterPid.load(std::memory_order_acquire) : 0;
   if (pid == 0) {
@@ -136,10 +137,7 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
   for (;;) {
     auto look = lookOnce(rt, unfinishedSince);
     if (!look) return look.error();
-    if (look->attached) {
-      rt.segment.guardAgainstTruncation();
-      return {};
-    }
+    if (look->attached) return {};  // guarded since it was opened
     if (look->why != said) {
       said = look->why;
       std::fprintf(stderr, "tactus: client %s: waiting for tactus-master of instance %s (segment %s): %s\n",

@@ -140,6 +140,7 @@ void Segment::guardAgainstTruncation() const {
   if (!impl_) return;
   const auto begin = reinterpret_cast<std::uintptr_t>(impl_->region.get_address());
   gGuardEnd.store(0);
+  gBusFault.store(false);  // a fault on an earlier mapping says nothing about this one
   gGuardBegin.store(begin);
   gGuardEnd.store(begin + impl_->region.get_size());
   if (!gBusHandlerInstalled.exchange(true)) {

@@ -63,6 +63,27 @@ TEST_CASE("the segment layout puts every area on its own cache lines and validat
   CHECK_FALSE(view.validate().has_value());
 }
 
+TEST_CASE("the view keeps its own copy of the geometry and names a header field written over", "[layout]") {
+  shm::LayoutCounts counts{1, 2, 5, 2, 2, 64, 100};
+  AlignedBuffer buffer(shm::computeLayout(counts).total);
+  shm::SegmentView master(buffer.span());
+  REQUIRE(master.initialize(counts).has_value());
+  shm::SegmentView client(buffer.span());
+  REQUIRE(client.validate().has_value());
+  shm::EpochSlot* epoch1 = &client.epoch(1);
+  CHECK(client.changedHeaderField().empty());
+  client.header().epochOffset += 1'000'000'000;  // far outside the buffer
+  CHECK(&client.epoch(1) == epoch1);            // the accessors use the private copy
+  CHECK(client.changedHeaderField() == "epochOffset");
+  CHECK(master.changedHeaderField() == "epochOffset");
+  client.header().epochOffset -= 1'000'000'000;
+  client.header().workerCount = 0xffffffffu;  // a count out of range is refused before any sum
+  auto bad = client.validate();
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("'workerCount' is out of range") != std::string::npos);
+  CHECK_FALSE(client.hasGeometry());
+}
+
 TEST_CASE("the layout refuses a buffer smaller than the geometry needs", "[layout]") {
   shm::LayoutCounts counts{1, 1, 4, 1, 1, 64, 10};
   AlignedBuffer buffer(shm::computeLayout(counts).total - 64);

@@ -35,8 +35,8 @@ enum class RunStatus {
   kExitRequested,   ///< some client called exitScheduler
   kStoppedBySignal, ///< the master got SIGTERM or SIGINT
   kTimeout,         ///< a client did not come in time (RunOutcome::peer names it)
-  kPeerDied,        ///< a client or the master died (RunOutcome::peer names it; "master" for the master)
-  kError,           ///< anything else; RunOutcome::message says what
+  kPeerDied,        ///< a client or the master died, or a client was stuck (RunOutcome::peer names it; "master" for the master)
+  kError,           ///< anything else (a refusal, a damaged segment); RunOutcome::message says what
 };
 
 /// Lower-case name of a status (`frame-limit`, `peer-died`, ...).

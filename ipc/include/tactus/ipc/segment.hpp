@@ -65,7 +65,7 @@ class Segment {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Whether a guarded mapping took a SIGBUS (see Segment::guardAgainstTruncation).
+/// Whether the mapping guarded last took a SIGBUS (see Segment::guardAgainstTruncation).
 bool busFaultSeen() noexcept;
 
 /// What is at the instance's name when it is not a segment this user can use: type, owner and
