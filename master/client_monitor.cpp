@@ -61,6 +61,13 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,
                     "client " + quoted(name(c)) + " detached before the run started"};
     }
+    if (state == ClientState::kExited) {
+      // A client leaves the scheduler only after the master published the end: one that left
+      // while the run goes on was told to by words written over (its slot, stopAt, the state).
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kDamaged, c,
+                    "client " + quoted(name(c)) + " (pid " + std::to_string(record.pid) +
+                        ") left the scheduler while the run went on (the segment was written over?)"};
+    }
     if (record.pid != 0 && record.watch.exited() && state != ClientState::kExited) {
       const char* when = state == ClientState::kAbsent ? "while attaching, " : "";
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kPeerDied, c,

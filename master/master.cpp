@@ -338,10 +338,8 @@ int MasterRun::waitForClients() {
 int MasterRun::runFrames() {
   shm::SegmentHeader& header = owner_.view().header();
   const std::int64_t runStartNs = ipc::monotonicNs() + kStartLeadNs;
-  header.runStartNs.store(runStartNs);
   log_.setRunStart(runStartNs);
-  header.state.store(static_cast<std::uint32_t>(SegmentState::kRunning), std::memory_order_seq_cst);
-  ipc::futexWake(header.state);
+  owner_.startRun(runStartNs);
   releaser_->start(runStartNs);
 
   std::optional<RunEnd> failure;
@@ -444,11 +442,9 @@ int MasterRun::execute() {
   }
   const shm::SegmentView& view = owner_.view();
   shm::SegmentHeader& header = view.header();
-  header.flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) | (o_.noPinning ? shm::kFlagNoPinning : 0u) |
-                 (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
-  header.scheduleContentHash = contentHash_;
-  header.scheduleIdentifier = schedule_.identifier;
-  view.writeScheduleText(text_);
+  owner_.describe((o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) | (o_.noPinning ? shm::kFlagNoPinning : 0u) |
+                      (o_.freeRunning ? shm::kFlagFreeRunning : 0u),
+                  contentHash_, schedule_.identifier, text_);
   const std::uint64_t limit = o_.iterations == 0 ? std::numeric_limits<std::uint64_t>::max() : o_.iterations;
   for (std::uint32_t he = 0; he < counts.hyperepochs; ++he) view.hyperepoch(he).stopAt.store(limit);
   monitor_ = std::make_unique<ClientMonitor>(view, schedule_);

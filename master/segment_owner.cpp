@@ -83,19 +83,43 @@ Result<void> SegmentOwner::create(const shm::LayoutCounts& counts) {
   // Identity: the start time before the pid, so a reader that sees the pid (acquire) sees its
   // start time too.
   shm::SegmentHeader& header = view_.header();
-  header.masterStartTime.store(ipc::processStartTime(::getpid()), std::memory_order_relaxed);
-  header.masterPid.store(static_cast<std::uint32_t>(::getpid()), std::memory_order_release);
+  pid_ = static_cast<std::uint32_t>(::getpid());
+  startTime_ = ipc::processStartTime(::getpid());
+  header.masterStartTime.store(startTime_, std::memory_order_relaxed);
+  header.masterPid.store(pid_, std::memory_order_release);
   return {};
+}
+
+void SegmentOwner::describe(std::uint32_t flags, std::uint64_t contentHash, std::uint16_t identifier,
+                            std::string_view text) {
+  shm::SegmentHeader& header = view_.header();
+  flags_ = flags;
+  contentHash_ = contentHash;
+  identifier_ = identifier;
+  header.flags = flags;
+  header.scheduleContentHash = contentHash;
+  header.scheduleIdentifier = identifier;
+  view_.writeScheduleText(text);
 }
 
 void SegmentOwner::publish() {
   shm::SegmentHeader& header = view_.header();
-  header.state.store(static_cast<std::uint32_t>(shm::SegmentState::kPublished), std::memory_order_seq_cst);
+  state_ = shm::SegmentState::kPublished;
+  header.state.store(static_cast<std::uint32_t>(state_), std::memory_order_seq_cst);
   ipc::futexWake(header.state);
 }
 
-void SegmentOwner::publishEnd(const RunEnd& end) const {
+void SegmentOwner::startRun(std::int64_t runStartNs) {
+  shm::SegmentHeader& header = view_.header();
+  header.runStartNs.store(runStartNs);
+  state_ = shm::SegmentState::kRunning;
+  header.state.store(static_cast<std::uint32_t>(state_), std::memory_order_seq_cst);
+  ipc::futexWake(header.state);
+}
+
+void SegmentOwner::publishEnd(const RunEnd& end) {
   shm::SegmentHeader& h = view_.header();
+  state_ = end.state;
   view_.setMessage(end.message);
   h.stopClient.store(end.client, std::memory_order_relaxed);
   h.stopReason.store(static_cast<std::uint32_t>(end.reason), std::memory_order_relaxed);
@@ -118,9 +142,19 @@ std::optional<RunEnd> SegmentOwner::checkDamage() const {
   std::string what = segment_.damage(instance_, true);
   if (what.empty() && ipc::busFaultSeen()) what = "truncated (the master's mapping took a SIGBUS)";
   if (what.empty()) {
-    if (const std::string field = view_.changedHeaderField(); !field.empty()) {
-      what = "header field '" + field + "', which the master (pid " + std::to_string(::getpid()) +
-             ") wrote once, was changed";
+    const shm::SegmentHeader& h = view_.header();
+    std::string field = view_.changedHeaderField();
+    if (field.empty()) {
+      if (h.masterPid.load(std::memory_order_relaxed) != pid_) field = "masterPid";
+      else if (h.masterStartTime.load(std::memory_order_relaxed) != startTime_) field = "masterStartTime";
+      else if (h.flags != flags_) field = "flags";
+      else if (h.scheduleContentHash != contentHash_) field = "scheduleContentHash";
+      else if (h.scheduleIdentifier != identifier_) field = "scheduleIdentifier";
+      else if (h.state.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(state_)) field = "state";
+    }
+    if (!field.empty()) {
+      what = "header field '" + field + "', which only the master (pid " + std::to_string(pid_) +
+             ") writes, holds another value than it wrote";
     }
   }
   if (what.empty()) return std::nullopt;

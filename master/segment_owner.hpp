@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "run_control.hpp"
 #include "tactus/core/result.hpp"
@@ -32,15 +33,22 @@ class SegmentOwner {
   /// The segment's view (its geometry is the master's private copy).
   const shm::SegmentView& view() const { return view_; }
 
+  /// Writes what clients read once at attach (flags, the schedule's identity and text), keeping
+  /// a private copy to check the header against (state kCreating).
+  void describe(std::uint32_t flags, std::uint64_t contentHash, std::uint16_t identifier, std::string_view text);
+
   /// Moves the state to kPublished (clients may attach) and wakes the sleepers.
   void publish();
 
+  /// Moves the state to kRunning with frame 0 at `runStartNs` and wakes the sleepers.
+  void startRun(std::int64_t runStartNs);
+
   /// Publishes the end of the run: message, reason, client, then the state; wakes every sleeper.
-  void publishEnd(const RunEnd& end) const;
+  void publishEnd(const RunEnd& end);
 
   /// Checks the segment for damage: truncated (fstat, or a SIGBUS on the mapping), replaced or
-  /// removed at its name, or a header field the master wrote changed. The end to publish, or
-  /// nothing when the segment is whole.
+  /// removed at its name, or a header field only the master writes (identity, geometry, state)
+  /// holding another value than the master wrote. The end to publish, or nothing when whole.
   std::optional<RunEnd> checkDamage() const;
 
   /// Removes the name if it still refers to this segment (never a newer master's or a foreign
@@ -55,6 +63,13 @@ class SegmentOwner {
   ipc::Segment segment_;
   shm::SegmentView view_;
   bool owned_ = false;
+  // What the master wrote into the header, to compare with what it holds.
+  std::uint32_t pid_ = 0;
+  std::uint64_t startTime_ = 0;
+  std::uint32_t flags_ = 0;
+  std::uint64_t contentHash_ = 0;
+  std::uint16_t identifier_ = 0;
+  shm::SegmentState state_ = shm::SegmentState::kCreating;
 };
 
 }  // namespace tactus::master

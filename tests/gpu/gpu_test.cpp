@@ -90,6 +90,7 @@ struct GpuRun {
     schedule = std::move(*s);
   }
   ~GpuRun() {
+    endSpawnedProcesses();
     if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
     ::unlink(tablePath().c_str());
     if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {

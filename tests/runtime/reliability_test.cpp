@@ -56,6 +56,7 @@ struct Trial {
     REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
   }
   ~Trial() {
+    endSpawnedProcesses();
     std::error_code ignored;
     if (std::filesystem::is_symlink(segment(), ignored) || std::filesystem::is_directory(segment(), ignored) ||
         segmentPresent(instance)) {
@@ -75,11 +76,9 @@ struct Trial {
     argv.insert(argv.end(), extra.begin(), extra.end());
     return spawn(argv, out(name));
   }
-  // Waits until the run is going: both clients ran some runnables (the segment is in state running).
-  void awaitRunning() const {
-    REQUIRE(waitForPath(segment(), kWaitMs));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
+  // Waits until the run is going (the segment's state is kRunning: every client entered), and a
+  // little longer, so frames have run.
+  void awaitRunning() const;
 };
 
 // The segment's bytes, mapped read-write by the test (it plays the part of whoever damages it).
@@ -111,6 +110,22 @@ struct Mapped {
   void put64(std::size_t offset, std::uint64_t v) { std::memcpy(bytes + offset, &v, sizeof v); }
 };
 
+void Trial::awaitRunning() const {
+  REQUIRE(waitForPath(segment(), kWaitMs));
+  const auto deadline = Clock::now() + std::chrono::milliseconds(kWaitMs);
+  for (;;) {
+    std::uint32_t state = 0;
+    if (std::FILE* f = std::fopen(segment().c_str(), "rb")) {
+      if (std::fseek(f, 192, SEEK_SET) == 0 && std::fread(&state, sizeof state, 1, f) != 1) state = 0;  // SegmentHeader::state
+      std::fclose(f);
+    }
+    if (state == 2) break;  // SegmentState::kRunning
+    REQUIRE(Clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
 constexpr std::size_t kEpochOffsetField = 64 + 8;    // SegmentHeader::epochOffset
 constexpr std::size_t kClientOffsetField = 64 + 24;  // SegmentHeader::clientOffset
 constexpr std::size_t kClientSlotSize = 64;
@@ -140,6 +155,40 @@ TEST_CASE("a header offset written over during the run ends it as damage naming 
   CHECK(code1 == 10 + static_cast<int>(RunStatus::kError));
   CHECK(readFile(t.out("Client0")).find("epochOffset") != std::string::npos);
   CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("each header field the master writes, written over in turn, ends the run naming it", "[reliability][damage]") {
+  // offset -> the field's name (SegmentHeader, lines 0-3; the layout is frozen by static_assert).
+  const std::vector<std::pair<std::size_t, std::string>> fields = {
+      {0, "magic"},          {8, "layoutVersion"},     {12, "headerSize"},        {16, "totalSize"},
+      {24, "masterPid"},     {28, "flags"},            {32, "masterStartTime"},   {40, "scheduleContentHash"},
+      {52, "ringCapacity"},  {56, "gpuOffset"},        {64, "hyperepochOffset"},  {72, "epochOffset"},
+      {80, "instanceOffset"}, {88, "clientOffset"},    {96, "workerOffset"},      {104, "ringOffset"},
+      {112, "scheduleTextOffset"}, {120, "scheduleTextSize"}, {128, "hyperepochCount"}, {132, "epochCount"},
+      {136, "instanceCount"}, {140, "clientCount"},    {144, "workerCount"},      {192, "state"}};
+  for (const auto& [offset, name] : fields) {
+    INFO("field " << name);
+    Trial t("dmg_field");
+    const pid_t m = t.master({"-t", "5000000"});
+    const pid_t c0 = t.client("Client0");
+    const pid_t c1 = t.client("Client1");
+    t.awaitRunning();
+    {
+      Mapped seg(t.segment());
+      std::uint32_t v = 0;
+      std::memcpy(&v, seg.bytes + offset, sizeof v);
+      seg.put32(offset, v ^ 0x5a5a5a5au);
+    }
+    const auto cause = Clock::now();
+    const int master = waitFor(m, kWaitMs);
+    const int code0 = waitFor(c0, kWaitMs);
+    const int code1 = waitFor(c1, kWaitMs);
+    CHECK(msSince(cause) < kEndWithinMs);
+    CHECK(master == 1);
+    CHECK(readFile(t.out("master")).find("damaged: header field '" + name + "'") != std::string::npos);
+    for (const int code : {code0, code1}) CHECK(code == 10 + static_cast<int>(RunStatus::kError));
+    CHECK_FALSE(segmentPresent(t.instance));
+  }
 }
 
 TEST_CASE("a client pid written over during the run is reported as damage, not as a death", "[reliability][damage]") {
@@ -209,6 +258,31 @@ TEST_CASE("a segment truncated under a running master and its clients ends the r
   }
   CHECK(readFile(t.out("Client0")).find("damaged") != std::string::npos);
   CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("a segment removed or replaced at its name during the run ends it, leaving the new file alone",
+          "[reliability][damage]") {
+  for (const bool replace : {false, true}) {
+    INFO((replace ? "replaced" : "removed"));
+    Trial t(replace ? "dmg_replaced" : "dmg_removed");
+    const pid_t m = t.master({"-t", "5000000"});
+    const pid_t c0 = t.client("Client0");
+    const pid_t c1 = t.client("Client1");
+    t.awaitRunning();
+    REQUIRE(::unlink(t.segment().c_str()) == 0);
+    if (replace) {
+      const int fd = ::open(t.segment().c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+      REQUIRE(fd >= 0);
+      ::close(fd);
+    }
+    const auto cause = Clock::now();
+    CHECK(waitFor(m, kWaitMs) == 1);
+    CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(msSince(cause) < kEndWithinMs);
+    CHECK(readFile(t.out("master")).find(replace ? "damaged: replaced" : "damaged: removed from") != std::string::npos);
+    CHECK(segmentPresent(t.instance) == replace);  // the newcomer's file is not the master's to remove
+  }
 }
 
 TEST_CASE("a client stuck in a runnable is named as stuck once it exceeds -t, and the run ends", "[reliability][stuck]") {

@@ -160,6 +160,22 @@ std::string buildPath(const std::string& relative) {
   return std::string(root ? root : ".") + "/" + relative;
 }
 
+namespace {
+std::vector<pid_t> gSpawned;  // every process spawn() started and endSpawnedProcesses() has not reaped
+}  // namespace
+
+void endSpawnedProcesses() {
+  for (const pid_t pid : gSpawned) {
+    int status = 0;
+    // Only a child still running (waitpid 0) is ended; one reaped already (ECHILD) is left alone.
+    if (::waitpid(pid, &status, WNOHANG) == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
+  }
+  gSpawned.clear();
+}
+
 pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -175,6 +191,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath)
     ::execv(args[0], args.data());
     ::_exit(127);
   }
+  if (pid > 0) gSpawned.push_back(pid);
   return pid;
 }
 

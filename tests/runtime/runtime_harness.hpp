@@ -41,6 +41,10 @@ std::string buildPath(const std::string& relative);
 /// Starts a program with stdout and stderr going to `outputPath`.
 pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath);
 
+/// Ends (SIGKILL) and reaps every process spawn() started that is still running. Test fixtures
+/// call it from their destructors, so a failed REQUIRE leaves no master or client behind.
+void endSpawnedProcesses();
+
 /// Waits for a process at most `timeoutMs`; returns its exit code, or 128 + signal; on time-out
 /// kills it (SIGKILL) and returns -1.
 int waitFor(pid_t pid, int timeoutMs);

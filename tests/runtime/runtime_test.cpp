@@ -52,6 +52,7 @@ struct Run {
     REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
   }
   ~Run() {
+    endSpawnedProcesses();
     if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
     if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
       std::error_code ignored;
