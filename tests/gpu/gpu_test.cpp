@@ -292,6 +292,19 @@ TEST_CASE("two streams of one process on one device order through an event", "[g
   CHECK(field(readFile(run.out("Solo")), "stream-waits") >= 200);
 }
 
+TEST_CASE("one client with submitters on two cores opens another process's events from both at once",
+          "[gpu][order]") {
+  // Both of Duo's workers resolve Feeder's inter-process events on first use, at the same time:
+  // the engine keeps what each opens with the predecessor it resolves (no list shared between
+  // workers), which the thread sanitizer build checks; here the run must stay in order.
+  GpuRun run("two_cores.yaml");
+  runAndCheck(run, {{"Feeder", {"--stream", "CUDA_STREAM0"}}, {"Duo", {"--stream", "CUDA_STREAM1", "--stream", "CUDA_STREAM2"}}},
+              100);
+  const std::string duo = readFile(run.out("Duo"));
+  CHECK(field(duo, "submissions") == 800);  // 2 submitters x 4 frames x 100 iterations
+  CHECK(field(duo, "stream-waits") >= 800);  // every submission waited on Feeder's event
+}
+
 TEST_CASE("a chain alternating CPU and GPU across two processes runs in order", "[gpu][order]") {
   GpuRun run("chain.yaml");
   runAndCheck(run, {{"A", {"--stream", "CUDA_STREAM0", "--busy-us", "20"}}, {"B", {"--stream", "CUDA_STREAM0", "--stm"}}}, 150);

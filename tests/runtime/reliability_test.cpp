@@ -367,6 +367,7 @@ TEST_CASE("a client that claimed its slot and died before it finished attaching 
     pid->compare_exchange_strong(expected, static_cast<std::uint32_t>(::getpid()));
     ::_exit(expected == 0 ? 0 : 3);
   }
+  adoptChild(half);
   // Not reaped yet: a zombie, as a killed client is until its parent waits for it.
   for (int i = 0; i < 1000 && readFile("/proc/" + std::to_string(half) + "/stat").find(") Z") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -478,6 +479,7 @@ TEST_CASE("another user's file at the segment's name: the master names the syste
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
+  adoptChild(m);
   const auto start = Clock::now();
   CHECK(waitFor(m, kWaitMs) == 2);
   CHECK(msSince(start) < kEndWithinMs);

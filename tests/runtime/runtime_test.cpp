@@ -334,9 +334,11 @@ TEST_CASE("a stale segment left by a killed master is replaced on the next start
   ::kill(m1, SIGKILL);
   CHECK(waitFor(m1, kWaitMs) == 128 + SIGKILL);
   REQUIRE(segmentPresent(run.instance));
+  // The master first: a client that found the dead master's segment would remove it itself.
+  const pid_t m2 = run.master({"-e", "20", "-l", run.logPath}, "master2");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
-  const pid_t m2 = run.master({"-e", "20", "-l", run.logPath}, "master2");
   CHECK(waitFor(m2, kWaitMs) == 0);
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);

@@ -211,6 +211,13 @@ pid_t ChildProcesses::spawn(const std::vector<std::string>& argv, const std::str
   return pid;
 }
 
+void ChildProcesses::adopt(pid_t pid) {
+  if (pid <= 0) return;
+  const std::lock_guard lock(gChildrenMutex);
+  gUnreaped.insert(pid);
+  pids_.push_back(pid);
+}
+
 std::size_t ChildProcesses::killAll() {
   std::size_t ended = 0;
   for (const pid_t pid : pids_) {
@@ -241,6 +248,8 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath)
 }
 
 void endSpawnedProcesses() { processWideChildren().killAll(); }
+
+void adoptChild(pid_t pid) { processWideChildren().adopt(pid); }
 
 int waitFor(pid_t pid, int timeoutMs) {
   if (!isUnreaped(pid)) return -3;

@@ -54,6 +54,10 @@ class ChildProcesses {
   /// fork failed. A program that cannot be executed exits with 127.
   pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath);
 
+  /// Takes ownership of a child the test forked itself (a process that plays a half-attached
+  /// client, or runs as another user), so waitFor and killAll handle it like a spawned one.
+  void adopt(pid_t pid);
+
   /// Kills and reaps the children of this owner not reaped yet; returns how many there were.
   std::size_t killAll();
 
@@ -72,6 +76,9 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& outputPath)
 /// Kills and reaps every child the free spawn() started that is still running (test fixtures that
 /// use the free spawn() call it from their destructors).
 void endSpawnedProcesses();
+
+/// Hands a child the test forked itself to the process-wide owner of the free spawn().
+void adoptChild(pid_t pid);
 
 /// Waits for a child started by a ChildProcesses at most `timeoutMs` and reaps it; returns its
 /// exit code, or 128 + signal; on time-out kills it (SIGKILL) and returns -1; -3 for a pid that is
