@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib  # noqa: E402
 from faultlib import END_WITHIN_S, Trial, now  # noqa: E402
