@@ -1,6 +1,8 @@
 // Runtime test helpers (see runtime_harness.hpp).
 #include "runtime_harness.hpp"
 
+#include "tactus/core/shm_layout.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -224,6 +227,51 @@ std::string readFile(const std::string& path) {
 bool segmentPresent(const std::string& instance) {
   struct stat st {};
   return ::stat(("/dev/shm/tactus_" + instance).c_str(), &st) == 0;
+}
+
+namespace {
+
+// Reads a 32-bit word of the instance's segment file at `offset`; false when it cannot.
+bool readSegmentWord(const std::string& instance, std::uint64_t offset, std::uint32_t& value) {
+  const int fd = ::open(("/dev/shm/tactus_" + instance).c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  const bool ok = ::pread(fd, &value, sizeof value, static_cast<off_t>(offset)) == sizeof value;
+  ::close(fd);
+  return ok;
+}
+
+bool waitForWord(const std::string& instance, const std::function<bool(std::uint32_t&)>& read, std::uint32_t want,
+                 int timeoutMs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (;;) {
+    std::uint32_t value = 0;
+    if (read(value) && value == want) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+}  // namespace
+
+bool waitForSegmentState(const std::string& instance, std::uint32_t state, int timeoutMs) {
+  return waitForWord(
+      instance, [&](std::uint32_t& v) { return readSegmentWord(instance, offsetof(shm::SegmentHeader, state), v); },
+      state, timeoutMs);
+}
+
+bool waitForClientState(const std::string& instance, std::uint32_t client, std::uint32_t state, int timeoutMs) {
+  return waitForWord(
+      instance,
+      [&](std::uint32_t& v) {
+        std::uint32_t low = 0, high = 0;  // clientOffset, read as two words
+        if (!readSegmentWord(instance, offsetof(shm::SegmentHeader, clientOffset), low) ||
+            !readSegmentWord(instance, offsetof(shm::SegmentHeader, clientOffset) + 4, high)) {
+          return false;
+        }
+        const std::uint64_t slot = (std::uint64_t{high} << 32 | low) + std::uint64_t{client} * sizeof(shm::ClientSlot);
+        return slot != 0 && readSegmentWord(instance, slot + offsetof(shm::ClientSlot, state), v);
+      },
+      state, timeoutMs);
 }
 
 bool waitForPath(const std::string& path, int timeoutMs) {

@@ -55,6 +55,14 @@ std::string readFile(const std::string& path);
 /// Whether the instance's segment is still in /dev/shm.
 bool segmentPresent(const std::string& instance);
 
+/// Waits until the instance's segment is in `state` (a shm::SegmentState), read from its file
+/// (true), or the time is up (false). Tests wait for it instead of sleeping a guessed time.
+bool waitForSegmentState(const std::string& instance, std::uint32_t state, int timeoutMs);
+
+/// Waits until client `client` (ClientId) of the instance's segment is in `state` (a
+/// shm::ClientState) (true), or the time is up (false).
+bool waitForClientState(const std::string& instance, std::uint32_t client, std::uint32_t state, int timeoutMs);
+
 /// Waits until a path exists (true) or the time is up (false).
 bool waitForPath(const std::string& path, int timeoutMs);
 

@@ -20,6 +20,8 @@ using namespace tactus::test;
 namespace {
 
 constexpr int kWaitMs = 10'000;
+constexpr std::uint32_t kRunning = 2;  // shm::SegmentState::kRunning
+constexpr std::uint32_t kEntered = 2;  // shm::ClientState::kEntered
 
 // Two clients, two cores, cross-client dependencies, a shared mutex and a StartTime; two frames
 // per 1 ms period.
@@ -153,7 +155,8 @@ TEST_CASE("SIGTERM to the master stops every client cleanly", "[runtime][exit]")
   const pid_t m = run.master({"-l", run.logPath});
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  REQUIRE(waitForSegmentState(run.instance, kRunning, kWaitMs));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ::kill(m, SIGTERM);
   CHECK(waitFor(m, kWaitMs) == 0);
   CHECK(waitFor(c0, kWaitMs) == 0);
@@ -194,7 +197,7 @@ TEST_CASE("clients return instead of hanging when the master dies", "[runtime][f
   const pid_t m = run.master({});
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(waitForSegmentState(run.instance, kRunning, kWaitMs));
   ::kill(m, SIGKILL);
   CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
   CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
@@ -207,7 +210,7 @@ TEST_CASE("nothing of the instance remains once the clients of a SIGKILLed maste
   const pid_t m = run.master({});
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(waitForSegmentState(run.instance, kRunning, kWaitMs));
   REQUIRE(segmentPresent(run.instance));
   ::kill(m, SIGKILL);
   CHECK(waitFor(m, kWaitMs) == 128 + SIGKILL);
@@ -234,7 +237,7 @@ TEST_CASE("an unregistered runnable is refused naming it, unless the master allo
     const pid_t c0 = run.client("Client0");
     // Client0 must be inside enterScheduler before Client1 refuses; a client that arrives after
     // the run ended waits for the next master instead.
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    REQUIRE(waitForClientState(run.instance, 0, kEntered, kWaitMs));
     const pid_t c1 = run.client("Client1", {"--skip", "D"});
     CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
     CHECK(waitFor(m, kWaitMs) == 1);
@@ -420,7 +423,7 @@ TEST_CASE("SIGINT to a master still waiting for clients releases the clients tha
   Run run("sigint_wait");
   const pid_t m = run.master({"-t", "-1"});
   const pid_t c0 = run.client("Client0");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // Client0 is in enterScheduler, Client1 never comes
+  REQUIRE(waitForClientState(run.instance, 0, kEntered, kWaitMs));  // Client0 is in enterScheduler, Client1 never comes
   const auto t0 = std::chrono::steady_clock::now();
   ::kill(m, SIGINT);
   CHECK(waitFor(c0, kWaitMs) == 0);
