@@ -1,6 +1,7 @@
 // tactus-test-client: a client process for the runtime tests, driven by arguments. It registers
 // every runnable its client has in the schedule (except --skip ones) and prints one result line:
 //   status=<run status> peer=<name> message=<text>
+// preceded by `ended-ns=<CLOCK_MONOTONIC ns>`, when enterScheduler returned.
 // Exit codes: 0 frame-limit/exit-requested/stopped-by-signal, 3 init failed, 4 registration
 // failed, 10 + RunStatus otherwise.
 #include <fcntl.h>
@@ -160,6 +161,11 @@ int main(int argc, char** argv) {
     outcome.message = tactusLastErrorMessage();
   } else {
     outcome = tactus::enterScheduler();
+  }
+  {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);  // when the run ended for this client (before any exit cost)
+    std::printf("ended-ns=%lld\n", static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec);
   }
   std::printf("status=%s peer=%s runs=%lld message=%s\n", tactus::runStatusName(outcome.status), outcome.peer.c_str(),
               gRuns.load(), outcome.message.c_str());
