@@ -66,7 +66,7 @@ class LogDrain {
 
   /// Records written to the log so far.
   std::uint64_t recordsDrained() const { return recordsDrained_; }
-  /// Records the clients' rings lost so far.
+  /// Records lost so far (the clients' rings and the release threads').
   std::uint64_t droppedTotal() const { return droppedTotal_; }
 
  private:
@@ -78,6 +78,7 @@ class LogDrain {
   std::vector<std::uint64_t> droppedSeen_;  // per worker
   std::vector<EventRecord> batch_;          // reused; capacity fixed at construction
   std::uint64_t droppedTotal_ = 0;
+  std::uint64_t masterDroppedSeen_ = 0;  // the release threads' rings' drops counted so far
   std::uint64_t recordsDrained_ = 0;
 };
 

@@ -304,6 +304,27 @@ TEST_CASE("a client stuck in a runnable is named as stuck once it exceeds -t, an
   waitFor(c1, kWaitMs);
 }
 
+TEST_CASE("a hyperepoch's Monitor budget bounds how long a client may make no progress", "[reliability][stuck]") {
+  Schedule s = pairSchedule();
+  s.hyperepochs[0].monitorNs = 200'000'000;
+  Trial t("stuck_monitor", s);
+  const std::string marker = t.dir + "/hanging";
+  const pid_t m = t.master({"-t", "-1"});  // no -t budget: the Monitor budget alone decides
+  const pid_t c0 = t.client("Client0", {"--hang-runnable", "B", "--hang-at-iteration", "20", "--marker", marker});
+  const pid_t c1 = t.client("Client1");
+  REQUIRE(waitForPath(marker, kWaitMs));
+  const auto cause = Clock::now();
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(msSince(cause) < 200 + kEndWithinMs);
+  CHECK(readFile(t.out("master")).find("client 'Client0' (pid " + std::to_string(c0) +
+                                       ") is stuck: runnable 'Client0.B' made no progress for") != std::string::npos);
+  CHECK(readFile(t.out("master")).find("beyond the Monitor budget of hyperepoch 'Main', 200ms") != std::string::npos);
+  CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK_FALSE(segmentPresent(t.instance));
+  ::kill(c0, SIGKILL);  // it hangs in its runnable by design
+  waitFor(c0, kWaitMs);
+}
+
 TEST_CASE("a client frozen with SIGSTOP is named as stuck, and continues to a clean exit", "[reliability][stuck]") {
   Trial t("frozen");
   const pid_t m = t.master({"-t", "400000"});
