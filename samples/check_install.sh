@@ -38,12 +38,14 @@ compile=$(find "$root/dest" -type f -name tactus-compile | head -n1)
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR="$root/dest"
 flags=$(pkg-config --cflags --libs tactus) || fail "pkg-config --cflags --libs tactus failed"
 echo "pkg-config tactus: $flags"
-# Only the installed tree: no -I into the source or build directories.
-${CXX:-c++} -std=c++20 -O2 -o "$root/minimal" "$samples/minimal_pipeline.cpp" $flags \
+# Only the installed tree: no -I into the source or build directories. TACTUS_SANITIZE_FLAGS: the
+# sanitizer of an instrumented build, which the programs linking its library need too.
+extra=${TACTUS_SANITIZE_FLAGS:-}
+${CXX:-c++} -std=c++20 -O2 $extra -o "$root/minimal" "$samples/minimal_pipeline.cpp" $flags \
   || fail "the sample does not compile against the installed headers"
 # An STM client in C: the same link line, the C header.
 if command -v "${CC:-cc}" >/dev/null; then
-  ${CC:-cc} -std=c99 -O2 -o "$root/minimal_stm" "$samples/minimal_pipeline_stm.c" $flags \
+  ${CC:-cc} -std=c99 -O2 $extra -o "$root/minimal_stm" "$samples/minimal_pipeline_stm.c" $flags \
     || fail "the STM sample does not compile as C against the installed <tactus/stm.h>"
 fi
 libdir=$(pkg-config --variable=libdir tactus)

@@ -172,6 +172,14 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
   return s;
 }
 
+double timeScale() {
+  const char* text = std::getenv("TACTUS_TEST_TIME_SCALE");
+  if (text == nullptr) return 1.0;
+  char* end = nullptr;
+  const double scale = std::strtod(text, &end);
+  return end != text && scale >= 1.0 ? scale : 1.0;
+}
+
 std::string uniqueInstance(const std::string& tag) {
   static std::atomic<int> counter{0};
   return "t" + std::to_string(::getpid()) + "_" + tag + "_" + std::to_string(counter.fetch_add(1));

@@ -30,6 +30,10 @@ struct RunnableSpec {
 Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t periodNs, std::uint32_t frames = 1,
                       std::uint16_t identifier = 7);
 
+/// How much slower than a plain build this test program runs: TACTUS_TEST_TIME_SCALE (set by
+/// meson for sanitizer builds, e.g. 10), else 1. Tests that bound a latency multiply by it.
+double timeScale();
+
 /// A unique instance name for one test (`t<pid>_<tag>_<n>`).
 std::string uniqueInstance(const std::string& tag);
 

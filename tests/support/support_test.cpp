@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -157,4 +158,18 @@ TEST_CASE("waitFor kills a child that runs past its time and reports -1", "[supp
   CHECK(children.unreaped() == 0);
   const pid_t missing = children.spawn({"/nonexistent/program"}, "/dev/null");
   CHECK(waitFor(missing, 10'000) == 127);
+}
+
+TEST_CASE("timeScale reads TACTUS_TEST_TIME_SCALE and never goes below 1", "[support]") {
+  const char* saved = std::getenv("TACTUS_TEST_TIME_SCALE");
+  const std::string restore = saved != nullptr ? saved : "";
+  ::setenv("TACTUS_TEST_TIME_SCALE", "10", 1);
+  CHECK(timeScale() == 10.0);
+  ::setenv("TACTUS_TEST_TIME_SCALE", "0.5", 1);
+  CHECK(timeScale() == 1.0);
+  ::setenv("TACTUS_TEST_TIME_SCALE", "fast", 1);
+  CHECK(timeScale() == 1.0);
+  ::unsetenv("TACTUS_TEST_TIME_SCALE");
+  CHECK(timeScale() == 1.0);
+  if (saved != nullptr) ::setenv("TACTUS_TEST_TIME_SCALE", restore.c_str(), 1);
 }
