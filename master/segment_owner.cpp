@@ -118,6 +118,10 @@ void SegmentOwner::startRun(std::int64_t runStartNs) {
 }
 
 void SegmentOwner::publishEnd(const RunEnd& end) {
+  // The name goes before the end is published: clients that see the end exit and remove nothing,
+  // so a master killed between publishing and removing would leave the segment behind. Attached
+  // clients keep their mapping; a newcomer finds no segment and waits for the next master.
+  remove();
   shm::SegmentHeader& h = view_.header();
   state_ = end.state;
   view_.setMessage(end.message);
@@ -139,7 +143,7 @@ void SegmentOwner::publishEnd(const RunEnd& end) {
 
 std::optional<RunEnd> SegmentOwner::checkDamage() const {
   const std::string path = ipc::segmentPath(instance_);
-  std::string what = segment_.damage(instance_, true);
+  std::string what = segment_.damage(instance_, owned_);  // once removed on purpose, the name is not ours
   if (what.empty() && ipc::busFaultSeen()) what = "truncated (the master's mapping took a SIGBUS)";
   if (what.empty()) {
     const shm::SegmentHeader& h = view_.header();

@@ -43,7 +43,8 @@ class SegmentOwner {
   /// Moves the state to kRunning with frame 0 at `runStartNs` and wakes the sleepers.
   void startRun(std::int64_t runStartNs);
 
-  /// Publishes the end of the run: message, reason, client, then the state; wakes every sleeper.
+  /// Publishes the end of the run: removes the name first (see remove()), then message, reason,
+  /// client and the state; wakes every sleeper.
   void publishEnd(const RunEnd& end);
 
   /// Checks the segment for damage: truncated (fstat, or a SIGBUS on the mapping), replaced or
