@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
     }
   }
   if (sizes.empty()) sizes = {500, 5000, 50000};
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("tactus-compile-speed-" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tactus-compile-speed-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
 
   bool allMet = true;
@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
       if (endToEnd) {
         const std::string base = (dir / ("graph" + std::to_string(n))).string();
         std::ofstream(base + ".yaml", std::ios::binary) << tactus::bench::modelYaml(model);
-        run = measure([] { return 0; }, {compile, "-i", base + ".yaml", "-o", base + ".tsched", "-k",
-                                         base + ".json", "-t", "0"});
+        run = measure([] { return 0; },
+                      {compile, "-i", base + ".yaml", "-o", base + ".tsched", "-k", base + ".json", "-t", "0"});
       } else {
         run = measure([n] { return scheduleChild(n); });
       }

@@ -94,9 +94,10 @@ int main(int argc, char** argv) {
   const std::string sched = "/tmp/tactus-gpu-bench-" + std::to_string(::getpid()) + ".tsched";
   ::setenv("TACTUS_CUDA_STANDIN_TABLE", ("tactus_cuda_standin_bench" + std::to_string(::getpid())).c_str(), 1);
   if (wait(spawn({argv[1], "-i", argv[3], "-o", sched})) != 0) return 1;
-  std::printf("gpu-submit-bench: %s iterations of %s on the CUDA stand-in; overhead = wall time on the CPU worker "
-              "per submitter outside its body (waits for predecessors excluded); target < 2 us\n",
-              iterations.c_str(), argv[3]);
+  std::printf(
+      "gpu-submit-bench: %s iterations of %s on the CUDA stand-in; overhead = wall time on the CPU worker "
+      "per submitter outside its body (waits for predecessors excluded); target < 2 us\n",
+      iterations.c_str(), argv[3]);
   std::fflush(stdout);
   const pid_t master = spawn({argv[2], "-s", sched, "-D", instance, "-e", iterations, "-C"});
   const pid_t right = ::fork();

@@ -3,10 +3,10 @@
 // and prints wall time and peak resident memory of each run against the targets (2 s, 200 MiB).
 //
 // usage: report_bench TACTUS_REPORT [EVENTS] [KEEP_DIR]
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include <chrono>
 #include <cstdio>
@@ -81,9 +81,11 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   if (!tactus::report::writeSimulatedLog(log, schedule, sim)) return 1;
   const double genS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("report_bench: %zu runnables, %zu instances per iteration, %llu iterations -> %llu events (generated in %.2f s)\n",
-              schedule.runnables.size(), schedule.instances.size(), static_cast<unsigned long long>(sim.iterations),
-              static_cast<unsigned long long>(sim.iterations * perIteration), genS);
+  std::printf(
+      "report_bench: %zu runnables, %zu instances per iteration, %llu iterations -> %llu events (generated in %.2f "
+      "s)\n",
+      schedule.runnables.size(), schedule.instances.size(), static_cast<unsigned long long>(sim.iterations),
+      static_cast<unsigned long long>(sim.iterations * perIteration), genS);
 
   struct Case {
     const char* what;

@@ -22,7 +22,6 @@ namespace {
 
 constexpr std::int64_t kMs = 1000000;
 
-
 Schedule scheduleOk(const Graph& g, const ScheduleOptions& opt = {}) {
   auto s = scheduleGraph(g, opt);
   if (!s) FAIL("scheduleGraph failed: " << s.error().message);
@@ -71,8 +70,8 @@ GraphBuilder randomGraph(int runnables, int cpus, unsigned seed) {
       if (b[d].kind == RunnableKind::kSubmitter) d = b[d].submits;  // wait for the GPU work
       if (std::find(deps.begin(), deps.end(), d) == deps.end()) deps.push_back(d);
     }
-    const std::uint32_t r = b.runnable("R" + std::to_string(i), e, static_cast<std::int64_t>(rng() % 1000) * 1000,
-                                       req, deps);
+    const std::uint32_t r =
+        b.runnable("R" + std::to_string(i), e, static_cast<std::int64_t>(rng() % 1000) * 1000, req, deps);
     b[r].priority = 1 + rng() % 10;
     if (submits) {
       const std::uint32_t gpu = b.runnable("R" + std::to_string(i) + "Gpu", e,
@@ -453,8 +452,8 @@ GraphBuilder smallInstance(int tasks, int cpus, unsigned seed) {
     for (int d = 0; d < i; ++d) {
       if (rng() % 4 == 0) deps.push_back(static_cast<std::uint32_t>(d));
     }
-    const auto r = b.runnable("T" + std::to_string(i), e, static_cast<std::int64_t>(1 + rng() % 9) * kMs,
-                              {b.type("CPU")}, deps);
+    const auto r =
+        b.runnable("T" + std::to_string(i), e, static_cast<std::int64_t>(1 + rng() % 9) * kMs, {b.type("CPU")}, deps);
     if (rng() % 4 == 0) b[r].startTimeNs = static_cast<std::int64_t>(rng() % 6) * kMs;
   }
   return b;
