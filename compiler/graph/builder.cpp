@@ -57,7 +57,7 @@ void Builder::countRunnable(u32 nameNode, u32 e, u32 client) {
             " instances (runnables x frames of their epochs)");
 }
 
-void Builder::check(Result<void> rule) const {
+void Builder::check(const Result<void>& rule) const {
   if (!rule) throw Failure{rule.error()};
 }
 
