@@ -84,7 +84,7 @@ TEST_CASE("TreeReader: typed values refused with file and line", "[graph]") {
   const std::string origin = "r.yaml";  // the reader keeps a reference
   const TreeReader rd(*t, origin);
   const YTree& tree = *t;
-  auto value = [&](int i) { return tree.kid(tree.root, static_cast<std::size_t>(2 * i + 1)); };
+  auto value = [&](int i) { return tree.kid(tree.root, 2 * static_cast<std::size_t>(i) + 1); };
   auto failure = [](auto&& f) -> std::string {
     try {
       f();

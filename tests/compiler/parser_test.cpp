@@ -186,7 +186,7 @@ TEST_CASE("parseGraphFile reports an unreadable file as an i/o error", "[parser]
 }
 
 TEST_CASE("parseGraph rejects more inline rule breaks", "[parser]") {
-  auto failsWith = [](const std::string& yaml, std::vector<std::string> parts) {
+  auto failsWith = [](const std::string& yaml, const std::vector<std::string>& parts) {
     auto g = parseGraph(yaml, "inline.yaml");
     INFO(yaml);
     REQUIRE_FALSE(g.has_value());

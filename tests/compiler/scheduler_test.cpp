@@ -208,8 +208,8 @@ TEST_CASE("multi-rate epochs are unrolled into frames with their releases", "[sc
   REQUIRE(instancesOf(s, sl).size() == 1);
   for (std::uint32_t k = 0; k < 3; ++k) {
     CHECK(fi[k]->frame == k);
-    CHECK(fi[k]->startNs >= k * 10 * kMs);
-    CHECK(f2i[k]->endNs <= (k + 1) * 10 * kMs);
+    CHECK(fi[k]->startNs >= std::int64_t{k} * 10 * kMs);
+    CHECK(f2i[k]->endNs <= (std::int64_t{k} + 1) * 10 * kMs);
     REQUIRE(f2i[k]->dependencies.size() == 1);
     CHECK(&s.instances[f2i[k]->dependencies[0]] == fi[k]);
   }
@@ -597,13 +597,13 @@ TEST_CASE("the improvement search of a large hyperepoch is reproducible and neve
   const GraphBuilder b = randomGraph(900, 4, 5);  // 2 frames: above the branch and bound's size
   const Schedule first = scheduleOk(b.g);
   ScheduleOptions opt;
-  opt.searchSteps = 16 * 2 * 900;
+  opt.searchSteps = std::uint64_t{16} * 2 * 900;
   opt.workers = 1;
   SearchInfo info;
   auto s1 = scheduleGraph(b.g, opt, &info);
   REQUIRE(s1.has_value());
   REQUIRE(verifySchedule(*s1).ok());
-  CHECK(info.hyperepochs.at(0).steps >= 16 * 2 * 900);
+  CHECK(info.hyperepochs.at(0).steps >= std::uint64_t{16} * 2 * 900);
   CHECK(deadlineMisses(*s1) <= deadlineMisses(first));
   if (deadlineMisses(*s1) == deadlineMisses(first)) CHECK(lengthOf(*s1) <= lengthOf(first));
   opt.workers = 3;
