@@ -62,9 +62,9 @@ bool readStg(const std::string& path, std::vector<Task>& tasks) {
   if (rows.empty()) return false;
   n = std::stoi(rows[0]);
   if (n < 0 || static_cast<int>(rows.size()) < n + 3) return false;
-  tasks.assign(static_cast<std::size_t>(n + 2), Task{});
+  tasks.assign(static_cast<std::size_t>(n) + 2, Task{});
   for (int i = 0; i < n + 2; ++i) {
-    std::istringstream ls(rows[static_cast<std::size_t>(i + 1)]);
+    std::istringstream ls(rows[static_cast<std::size_t>(i) + 1]);
     int id = 0, np = 0;
     std::int64_t t = 0;
     ls >> id >> t >> np;
@@ -219,7 +219,9 @@ int main(int argc, char** argv) {
       double seconds = 0;
       for (const auto& [name, opt] : optima) {
         std::vector<Task> tasks;
-        if (!readStg(dir + "/graphs/" + name, tasks)) {
+        std::string path = dir + "/graphs/";
+        path += name;
+        if (!readStg(path, tasks)) {
           std::fprintf(stderr, "stg-bench: cannot read %s\n", name.c_str());
           ++failures;
           continue;

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -239,7 +240,7 @@ int usage() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -306,4 +307,7 @@ int main(int argc, char** argv) {
   std::printf("targets: cross-core p50 %s, same-core p50 %s\n", pc.p50 <= 2 * ps.p50 ? "met" : "missed",
               pl.p50 <= 500 ? "met" : "missed");
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "handoff-bench: %s\n", e.what());
+  return 1;
 }

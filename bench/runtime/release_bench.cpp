@@ -9,6 +9,7 @@
 //
 // usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER --client BENCH_CLIENT
 //        [--quick] [--frames N]
+#include <exception>
 #include <fstream>
 #include <map>
 
@@ -145,7 +146,7 @@ int usage() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -216,4 +217,7 @@ int main(int argc, char** argv) {
   std::printf("tactus first start - bare: p50 %+.1f us; p99 ratio %.2f; max ratio %.2f\n", (pf.p50 - pb.p50) / 1e3,
               ratio(pf.p99, pb.p99), ratio(pf.max, pb.max));
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "release-bench: %s\n", e.what());
+  return 1;
 }
