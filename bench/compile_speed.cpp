@@ -64,6 +64,7 @@ Run measure(Fn fn, const std::vector<std::string>& argv = {}) {
     const int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) dup2(devnull, STDOUT_FILENO);
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
@@ -104,8 +105,8 @@ int main(int argc, char** argv) {
     }
   }
   if (sizes.empty()) sizes = {500, 5000, 50000};
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("tactus-compile-speed-" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tactus-compile-speed-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
 
   bool allMet = true;
@@ -125,8 +126,8 @@ int main(int argc, char** argv) {
       if (endToEnd) {
         const std::string base = (dir / ("graph" + std::to_string(n))).string();
         std::ofstream(base + ".yaml", std::ios::binary) << tactus::bench::modelYaml(model);
-        run = measure([] { return 0; }, {compile, "-i", base + ".yaml", "-o", base + ".tsched", "-k",
-                                         base + ".json", "-t", "0"});
+        run = measure([] { return 0; },
+                      {compile, "-i", base + ".yaml", "-o", base + ".tsched", "-k", base + ".json", "-t", "0"});
       } else {
         run = measure([n] { return scheduleChild(n); });
       }
@@ -134,7 +135,8 @@ int main(int argc, char** argv) {
       const bool met = run.ok && run.seconds <= target;
       allMet = allMet && met;
       std::printf("%-9s %8zu %10llu %9.3fs %8.2fs %9.1fMiB %14.2f  %s\n", what, model.runnables.size(),
-                  static_cast<unsigned long long>(instances), run.seconds, target, run.maxRssKiB / 1024.0,
+                  static_cast<unsigned long long>(instances), run.seconds, target,
+                  static_cast<double>(run.maxRssKiB) / 1024.0,
                   static_cast<double>(run.maxRssKiB) / static_cast<double>(model.runnables.size()),
                   !run.ok ? "FAILED" : (met ? "ok" : "SLOWER THAN TARGET"));
     }

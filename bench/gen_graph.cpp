@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
     } else if (!haveCount && parseNumber(a, count) && count > 0) {
       haveCount = true;
     } else {
-      std::fprintf(stderr, "tactus-gen-graph: unexpected argument '%s' (usage: tactus-gen-graph N [-s SEED] [-o FILE])\n",
+      std::fprintf(stderr,
+                   "tactus-gen-graph: unexpected argument '%s' (usage: tactus-gen-graph N [-s SEED] [-o FILE])\n",
                    a.c_str());
       return 2;
     }

@@ -62,9 +62,9 @@ bool readStg(const std::string& path, std::vector<Task>& tasks) {
   if (rows.empty()) return false;
   n = std::stoi(rows[0]);
   if (n < 0 || static_cast<int>(rows.size()) < n + 3) return false;
-  tasks.assign(static_cast<std::size_t>(n + 2), Task{});
+  tasks.assign(static_cast<std::size_t>(n) + 2, Task{});
   for (int i = 0; i < n + 2; ++i) {
-    std::istringstream ls(rows[static_cast<std::size_t>(i + 1)]);
+    std::istringstream ls(rows[static_cast<std::size_t>(i) + 1]);
     int id = 0, np = 0;
     std::int64_t t = 0;
     ls >> id >> t >> np;
@@ -169,7 +169,9 @@ int main(int argc, char** argv) {
     } else if (!a.empty() && a[0] != '-') {
       dir = a;
     } else {
-      std::fprintf(stderr, "usage: stg-bench [DATA_DIR] [--budgets S,S,..] [--steps N] [-j N] [-P P,..] [--list] [--wt UNITS | --nrf]\n");
+      std::fprintf(stderr,
+                   "usage: stg-bench [DATA_DIR] [--budgets S,S,..] [--steps N] [-j N] [-P P,..] [--list] [--wt UNITS | "
+                   "--nrf]\n");
       return 2;
     }
   }
@@ -181,138 +183,144 @@ int main(int argc, char** argv) {
   bool allMet = true;
   int violations = 0;
   for (double budget : budgets) {
-  std::printf("budget %gs%s, -j %d, fusion %s\n", budget,
-              steps > 0 ? (" + " + std::to_string(steps) + " steps").c_str() : "", workers,
-              fusion == Fusion::kOff ? "off" : fusion == Fusion::kOn ? ("below " + std::to_string(fusionThresholdNs / kUnitNs) + " units").c_str() : "auto");
-  std::printf("%3s %7s %8s %8s  %-14s %8s %9s %6s %6s %10s %10s %10s\n", "P", "graphs", "mean", "worst", "(graph)",
-              "optimal", "proven", "<HIGH", "LB>LOW", "time", "best at", "max best");
-  for (int P : processors) {
-    std::ifstream csv(dir + "/optimal/Case50_" + std::to_string(P) + "_OPT.csv");
-    if (!csv) {
-      std::fprintf(stderr, "stg-bench: no optimum file for P=%d\n", P);
-      return 1;
-    }
-    std::map<std::string, Optimum> optima;
-    std::string line;
-    while (std::getline(csv, line)) {
-      std::vector<std::string> f;
-      std::stringstream ss(line);
-      std::string cell;
-      while (std::getline(ss, cell, ',')) f.push_back(cell);
-      if (f.size() < 3) continue;
-      Optimum o;
-      o.low = std::stoll(f[2]);
-      if (f.size() >= 4) o.high = std::stoll(f[3]);
-      optima[std::filesystem::path(f[0]).filename().string()] = o;
-    }
-    int graphs = 0, optimal = 0, proven = 0, beatHigh = 0, boundAboveLow = 0, failures = 0;
-    // Rows solved to optimality, and open rows (LOW,HIGH) split by what this run showed.
-    int solved = 0, solvedOptimal = 0, open = 0, openReachLow = 0, openProvenAbove = 0;
-    double solvedSum = 0, solvedWorst = 0, openBoundSum = 0;
-    std::int64_t openAboveSum = 0;
-    double sum = 0, worst = 0, bestAtSum = 0, bestAtMax = 0;
-    std::string worstName;
-    double seconds = 0;
-    for (const auto& [name, opt] : optima) {
-      std::vector<Task> tasks;
-      if (!readStg(dir + "/graphs/" + name, tasks)) {
-        std::fprintf(stderr, "stg-bench: cannot read %s\n", name.c_str());
-        ++failures;
-        continue;
+    std::printf("budget %gs%s, -j %d, fusion %s\n", budget,
+                steps > 0 ? (" + " + std::to_string(steps) + " steps").c_str() : "", workers,
+                fusion == Fusion::kOff  ? "off"
+                : fusion == Fusion::kOn ? ("below " + std::to_string(fusionThresholdNs / kUnitNs) + " units").c_str()
+                                        : "auto");
+    std::printf("%3s %7s %8s %8s  %-14s %8s %9s %6s %6s %10s %10s %10s\n", "P", "graphs", "mean", "worst", "(graph)",
+                "optimal", "proven", "<HIGH", "LB>LOW", "time", "best at", "max best");
+    for (int P : processors) {
+      std::ifstream csv(dir + "/optimal/Case50_" + std::to_string(P) + "_OPT.csv");
+      if (!csv) {
+        std::fprintf(stderr, "stg-bench: no optimum file for P=%d\n", P);
+        return 1;
       }
-      const Graph g = stgGraph(tasks, P);
-      ScheduleOptions so;
-      so.timeBudgetSeconds = budget;
-      so.searchSteps = steps;
-      so.workers = workers;
-      so.fusion = fusion;
-      so.fusionThresholdNs = fusionThresholdNs;
-      SearchInfo info;
-      const auto t0 = std::chrono::steady_clock::now();
-      auto s = scheduleGraph(g, so, &info);
-      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!s) {
-        std::fprintf(stderr, "stg-bench: %s P=%d: %s\n", name.c_str(), P, s.error().message.c_str());
-        ++failures;
-        continue;
+      std::map<std::string, Optimum> optima;
+      std::string line;
+      while (std::getline(csv, line)) {
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        std::string cell;
+        while (std::getline(ss, cell, ',')) f.push_back(cell);
+        if (f.size() < 3) continue;
+        Optimum o;
+        o.low = std::stoll(f[2]);
+        if (f.size() >= 4) o.high = std::stoll(f[3]);
+        optima[std::filesystem::path(f[0]).filename().string()] = o;
       }
-      const VerifyReport v = verifySchedule(*s);
-      if (!v.ok()) {
-        std::fprintf(stderr, "stg-bench: %s P=%d: verification failed: %s\n", name.c_str(), P,
-                     v.errors.front().c_str());
-        ++failures;
-        continue;
-      }
-      const CompileReport rep = buildReport(g, *s, &info);
-      const std::int64_t len = rep.hyperepochs[0].scheduleLengthNs / kUnitNs;
-      // Our lower bound may exceed LOW on rows not solved to optimality; on a solved row it
-      // would be a bug of the bound.
-      const std::int64_t bound = rep.hyperepochs[0].lowerBoundNs / kUnitNs;
-      const std::int64_t known = opt.high == 0 ? opt.low : opt.high;  // a length known to be reachable
-      if (bound > known || bound > len) {
-        std::fprintf(stderr, "stg-bench: BOUND VIOLATION: %s P=%d: lower bound %lld above the %s %lld\n", name.c_str(),
-                     P, static_cast<long long>(bound), bound > known ? (opt.high == 0 ? "optimum" : "HIGH") : "length",
-                     static_cast<long long>(bound > known ? known : len));
-        std::printf("    BOUND VIOLATION: %s P=%d: lower bound %lld, optimum/HIGH %lld, length %lld\n", name.c_str(), P,
-                    static_cast<long long>(bound), static_cast<long long>(known), static_cast<long long>(len));
-        ++violations;
-        ++failures;
-      }
-      if (bound > opt.low) ++boundAboveLow;
-      const double ratio = static_cast<double>(len) / static_cast<double>(opt.low);
-      ++graphs;
-      sum += ratio;
-      bestAtSum += rep.hyperepochs[0].secondsToBest;
-      bestAtMax = std::max(bestAtMax, rep.hyperepochs[0].secondsToBest);
-      if (len <= opt.low) ++optimal;
-      if (list && len > opt.low) {
-        std::printf("    %s P=%d: %lld vs %s %lld (bound %lld)%s\n", name.c_str(), P, static_cast<long long>(len),
-                    opt.high != 0 ? "LOW" : "optimum", static_cast<long long>(opt.low),
-                    static_cast<long long>(bound), opt.high != 0 && len < opt.high ? ", beats HIGH" : "");
-      }
-      if (rep.hyperepochs[0].provenOptimal) ++proven;
-      if (opt.high == 0) {
-        ++solved;
-        solvedSum += ratio;
-        solvedWorst = std::max(solvedWorst, ratio);
-        if (len <= opt.low) ++solvedOptimal;
-      } else {
-        ++open;
-        // Against the best lower bound known: LOW, or ours when it is higher.
-        openBoundSum += static_cast<double>(len) / static_cast<double>(std::max(bound, opt.low));
-        if (len <= opt.low) {
-          ++openReachLow;
-        } else if (rep.hyperepochs[0].provenOptimal) {
-          ++openProvenAbove;
-          openAboveSum += len - opt.low;
+      int graphs = 0, optimal = 0, proven = 0, beatHigh = 0, boundAboveLow = 0, failures = 0;
+      // Rows solved to optimality, and open rows (LOW,HIGH) split by what this run showed.
+      int solved = 0, solvedOptimal = 0, open = 0, openReachLow = 0, openProvenAbove = 0;
+      double solvedSum = 0, solvedWorst = 0, openBoundSum = 0;
+      std::int64_t openAboveSum = 0;
+      double sum = 0, worst = 0, bestAtSum = 0, bestAtMax = 0;
+      std::string worstName;
+      double seconds = 0;
+      for (const auto& [name, opt] : optima) {
+        std::vector<Task> tasks;
+        std::string path = dir + "/graphs/";
+        path += name;
+        if (!readStg(path, tasks)) {
+          std::fprintf(stderr, "stg-bench: cannot read %s\n", name.c_str());
+          ++failures;
+          continue;
+        }
+        const Graph g = stgGraph(tasks, P);
+        ScheduleOptions so;
+        so.timeBudgetSeconds = budget;
+        so.searchSteps = steps;
+        so.workers = workers;
+        so.fusion = fusion;
+        so.fusionThresholdNs = fusionThresholdNs;
+        SearchInfo info;
+        const auto t0 = std::chrono::steady_clock::now();
+        auto s = scheduleGraph(g, so, &info);
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!s) {
+          std::fprintf(stderr, "stg-bench: %s P=%d: %s\n", name.c_str(), P, s.error().message.c_str());
+          ++failures;
+          continue;
+        }
+        const VerifyReport v = verifySchedule(*s);
+        if (!v.ok()) {
+          std::fprintf(stderr, "stg-bench: %s P=%d: verification failed: %s\n", name.c_str(), P,
+                       v.errors.front().c_str());
+          ++failures;
+          continue;
+        }
+        const CompileReport rep = buildReport(g, *s, &info);
+        const std::int64_t len = rep.hyperepochs[0].scheduleLengthNs / kUnitNs;
+        // Our lower bound may exceed LOW on rows not solved to optimality; on a solved row it
+        // would be a bug of the bound.
+        const std::int64_t bound = rep.hyperepochs[0].lowerBoundNs / kUnitNs;
+        const std::int64_t known = opt.high == 0 ? opt.low : opt.high;  // a length known to be reachable
+        if (bound > known || bound > len) {
+          std::fprintf(stderr, "stg-bench: BOUND VIOLATION: %s P=%d: lower bound %lld above the %s %lld\n",
+                       name.c_str(), P, static_cast<long long>(bound),
+                       bound > known ? (opt.high == 0 ? "optimum" : "HIGH") : "length",
+                       static_cast<long long>(bound > known ? known : len));
+          std::printf("    BOUND VIOLATION: %s P=%d: lower bound %lld, optimum/HIGH %lld, length %lld\n", name.c_str(),
+                      P, static_cast<long long>(bound), static_cast<long long>(known), static_cast<long long>(len));
+          ++violations;
+          ++failures;
+        }
+        if (bound > opt.low) ++boundAboveLow;
+        const double ratio = static_cast<double>(len) / static_cast<double>(opt.low);
+        ++graphs;
+        sum += ratio;
+        bestAtSum += rep.hyperepochs[0].secondsToBest;
+        bestAtMax = std::max(bestAtMax, rep.hyperepochs[0].secondsToBest);
+        if (len <= opt.low) ++optimal;
+        if (list && len > opt.low) {
+          std::printf("    %s P=%d: %lld vs %s %lld (bound %lld)%s\n", name.c_str(), P, static_cast<long long>(len),
+                      opt.high != 0 ? "LOW" : "optimum", static_cast<long long>(opt.low), static_cast<long long>(bound),
+                      opt.high != 0 && len < opt.high ? ", beats HIGH" : "");
+        }
+        if (rep.hyperepochs[0].provenOptimal) ++proven;
+        if (opt.high == 0) {
+          ++solved;
+          solvedSum += ratio;
+          solvedWorst = std::max(solvedWorst, ratio);
+          if (len <= opt.low) ++solvedOptimal;
+        } else {
+          ++open;
+          // Against the best lower bound known: LOW, or ours when it is higher.
+          openBoundSum += static_cast<double>(len) / static_cast<double>(std::max(bound, opt.low));
+          if (len <= opt.low) {
+            ++openReachLow;
+          } else if (rep.hyperepochs[0].provenOptimal) {
+            ++openProvenAbove;
+            openAboveSum += len - opt.low;
+          }
+        }
+        if (opt.high != 0 && len < opt.high) ++beatHigh;
+        if (ratio > worst) {
+          worst = ratio;
+          worstName = name;
         }
       }
-      if (opt.high != 0 && len < opt.high) ++beatHigh;
-      if (ratio > worst) {
-        worst = ratio;
-        worstName = name;
-      }
+      const double mean = graphs ? sum / graphs : 0;
+      // The first schedule's targets; a budget of 1 s or more has the search's.
+      const bool searchTarget = budget >= 1.0;
+      const bool met = failures == 0 && (searchTarget ? (optimal * 100 >= 95 * graphs && mean <= 1.002 && worst <= 1.03)
+                                                      : (mean <= 1.015 && worst <= 1.25));
+      if (budget == 0 || searchTarget) allMet = allMet && met;
+      std::printf("%3d %7d %8.4f %8.4f  %-14s %4d/%-3d %5d/%-3d %6d %6d %8.1fms %8.1fms %8.1fms  %s\n", P, graphs, mean,
+                  worst, worstName.c_str(), optimal, graphs, proven, graphs, beatHigh, boundAboveLow, seconds * 1000.0,
+                  graphs ? bestAtSum * 1000.0 / graphs : 0.0, bestAtMax * 1000.0,
+                  met ? (searchTarget ? "target met (>= 95% optimal, mean <= 1.002, worst <= 1.03)"
+                                      : "target met (mean <= 1.015, worst <= 1.25)")
+                      : (budget == 0 || searchTarget ? "TARGET MISSED" : ""));
+      std::printf(
+          "    solved rows: %d/%d optimal, mean %.4f, worst %.4f; open rows (LOW,HIGH): %d, %d reach LOW, "
+          "%d proven optimal above LOW (by %lld units in all), %d still open; mean ratio to max(LOW, our "
+          "bound) %.4f\n",
+          solvedOptimal, solved, solved ? solvedSum / solved : 0.0, solvedWorst, open, openReachLow, openProvenAbove,
+          static_cast<long long>(openAboveSum), open - openReachLow - openProvenAbove,
+          open ? openBoundSum / open : 0.0);
+      std::fflush(stdout);
     }
-    const double mean = graphs ? sum / graphs : 0;
-    // The first schedule's targets; a budget of 1 s or more has the search's.
-    const bool searchTarget = budget >= 1.0;
-    const bool met = failures == 0 && (searchTarget ? (optimal * 100 >= 95 * graphs && mean <= 1.002 && worst <= 1.03)
-                                                    : (mean <= 1.015 && worst <= 1.25));
-    if (budget == 0 || searchTarget) allMet = allMet && met;
-    std::printf("%3d %7d %8.4f %8.4f  %-14s %4d/%-3d %5d/%-3d %6d %6d %8.1fms %8.1fms %8.1fms  %s\n", P, graphs, mean,
-                worst, worstName.c_str(), optimal, graphs, proven, graphs, beatHigh, boundAboveLow, seconds * 1000.0,
-                graphs ? bestAtSum * 1000.0 / graphs : 0.0, bestAtMax * 1000.0,
-                met ? (searchTarget ? "target met (>= 95% optimal, mean <= 1.002, worst <= 1.03)"
-                                    : "target met (mean <= 1.015, worst <= 1.25)")
-                    : (budget == 0 || searchTarget ? "TARGET MISSED" : ""));
-    std::printf("    solved rows: %d/%d optimal, mean %.4f, worst %.4f; open rows (LOW,HIGH): %d, %d reach LOW, "
-                "%d proven optimal above LOW (by %lld units in all), %d still open; mean ratio to max(LOW, our "
-                "bound) %.4f\n",
-                solvedOptimal, solved, solved ? solvedSum / solved : 0.0, solvedWorst, open, openReachLow,
-                openProvenAbove, static_cast<long long>(openAboveSum), open - openReachLow - openProvenAbove,
-                open ? openBoundSum / open : 0.0);
-    std::fflush(stdout);
-  }
   }
   if (violations > 0) {
     std::printf("stg-bench: %d BOUND VIOLATIONS: a lower bound exceeds a known optimum or length\n", violations);

@@ -2,8 +2,8 @@
 #include "compile.hpp"
 
 #include <charconv>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <ostream>
 #include <set>
@@ -68,12 +68,17 @@ Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o
     const std::string& a = args[i];
     const bool takesValue = a == "-i" || a == "-o" || a == "-k" || a == "--wcet" || a == "--html" || a == "-t" ||
                             a == "-j" || a == "-wt" || a == "--search-steps";
-    if (takesValue && !seen.insert(a).second)
-      return fail(ErrorCode::kBadParameter, "option '" + a + "' given twice");
+    if (takesValue && !seen.insert(a).second) return fail(ErrorCode::kBadParameter, "option '" + a + "' given twice");
     if (a == "-h" || a == "--help") return Action::kHelp;
     if (a == "-V" || a == "--version") return Action::kVersion;
-    if (a == "-v") { o.verbose = true; continue; }
-    if (a == "--allow-overlength") { o.allowOverlength = true; continue; }
+    if (a == "-v") {
+      o.verbose = true;
+      continue;
+    }
+    if (a == "--allow-overlength") {
+      o.allowOverlength = true;
+      continue;
+    }
     if (a == "-nrf") {
       o.fusion = Fusion::kOff;
       sawNrf = true;
@@ -137,8 +142,8 @@ Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o
 std::string defaultOutputPath(const std::string& input) {
   std::size_t slash = input.find_last_of('/');
   std::size_t dot = input.find_last_of('.');
-  std::string stem = (dot != std::string::npos && (slash == std::string::npos || dot > slash + 1))
-                         ? input.substr(0, dot) : input;
+  std::string stem =
+      (dot != std::string::npos && (slash == std::string::npos || dot > slash + 1)) ? input.substr(0, dot) : input;
   return stem + kScheduleFileExtension;
 }
 
@@ -188,8 +193,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   outcome.warnings = std::move(verified.warnings);
   outcome.outputPath = options.output.empty() ? defaultOutputPath(options.input) : options.output;
   outcome.schedule = std::move(*schedule);
-  outcome.report.compileTimeMs =
-      std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  outcome.report.compileTimeMs = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
 
   auto saved = saveScheduleFile(outcome.schedule, outcome.outputPath);
   if (!saved) return saved.error();
@@ -218,8 +222,8 @@ std::string timelinesText(const Schedule& schedule, std::size_t maxPerResource) 
         break;
       }
       const InstanceInfo& in = schedule.instances[i];
-      out += (shown > 1 ? ", " : " ") + qualifiedName(schedule, in.runnable) + " f" + std::to_string(in.frame) +
-             " " + humanDuration(in.startNs) + ".." + humanDuration(in.endNs);
+      out += (shown > 1 ? ", " : " ") + qualifiedName(schedule, in.runnable) + " f" + std::to_string(in.frame) + " " +
+             humanDuration(in.startNs) + ".." + humanDuration(in.endNs);
     }
     out += "\n";
   }
@@ -237,7 +241,10 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
     err << "tactus-compile: " << action.error().message << "\n(try 'tactus-compile --help')\n";
     return 2;
   }
-  if (*action == Action::kHelp) { out << kUsage; return 0; }
+  if (*action == Action::kHelp) {
+    out << kUsage;
+    return 0;
+  }
   if (*action == Action::kVersion) {
     out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersion << ")\n";
     return 0;
@@ -274,8 +281,7 @@ int compileAndReport(const CompileOptions& options, std::ostream& out, std::ostr
   }
   out << reportText(outcome->report);
   out << "wrote " << outcome->outputPath << " (schedule '" << outcome->schedule.name << "', "
-      << outcome->schedule.instances.size() << " instances, content hash " << hashToHex(outcome->contentHash)
-      << ")\n";
+      << outcome->schedule.instances.size() << " instances, content hash " << hashToHex(outcome->contentHash) << ")\n";
   out.flush();
   if (!out) {
     err << "tactus-compile: cannot write the report to standard output\n";

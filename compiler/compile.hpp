@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <iosfwd>
-#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,19 +18,19 @@ namespace tactus::compiler {
 
 /// What to compile and how (the command line's options).
 struct CompileOptions {
-  std::string input;             ///< `-i`: the YAML graph
-  std::string output;            ///< `-o`: the schedule file; empty = input name with .tsched
-  std::string reportJsonPath;    ///< `-k`: write the JSON report here when set
-  std::string wcetPath;          ///< `--wcet`: WCET side file overriding the graph's WCETs
-  std::string htmlPath;          ///< `--html`: also write the HTML view of the schedule here when set
-  double timeBudgetSeconds = 0;  ///< `-t`: search time per hyperepoch; 0 = first schedule
-  std::uint64_t searchSteps = 0; ///< `--search-steps`: search steps per hyperepoch; 0 = none
-  int workers = 1;               ///< `-j`: search workers
-  bool allowOverlength = false;  ///< `--allow-overlength`: a too-long schedule warns instead of failing
+  std::string input;              ///< `-i`: the YAML graph
+  std::string output;             ///< `-o`: the schedule file; empty = input name with .tsched
+  std::string reportJsonPath;     ///< `-k`: write the JSON report here when set
+  std::string wcetPath;           ///< `--wcet`: WCET side file overriding the graph's WCETs
+  std::string htmlPath;           ///< `--html`: also write the HTML view of the schedule here when set
+  double timeBudgetSeconds = 0;   ///< `-t`: search time per hyperepoch; 0 = first schedule
+  std::uint64_t searchSteps = 0;  ///< `--search-steps`: search steps per hyperepoch; 0 = none
+  int workers = 1;                ///< `-j`: search workers
+  bool allowOverlength = false;   ///< `--allow-overlength`: a too-long schedule warns instead of failing
   /// `-wt DURATION` sets Fusion::kOn with this threshold; `-nrf` sets Fusion::kOff (see Fusion).
   Fusion fusion = Fusion::kAuto;
   std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
-  bool verbose = false;          ///< `-v`
+  bool verbose = false;                     ///< `-v`
 };
 
 /// What a successful compilation produced.

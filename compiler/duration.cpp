@@ -73,8 +73,7 @@ Result<std::int64_t> parseDuration(std::string_view text) {
 
   // Trailing zeros of the fraction add nothing; what remains must fit in whole nanoseconds.
   while (!fraction.empty() && fraction.back() == '0') fraction.remove_suffix(1);
-  if (static_cast<int>(fraction.size()) > scaleDigits)
-    return bad(text, "finer than one nanosecond");
+  if (static_cast<int>(fraction.size()) > scaleDigits) return bad(text, "finer than one nanosecond");
   __int128 total = whole * scale;
   __int128 fracValue = 0;
   for (char c : fraction) fracValue = fracValue * 10 + (c - '0');

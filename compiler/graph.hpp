@@ -17,15 +17,15 @@ struct SourceLoc {
 
 /// A resource request of a runnable: an instance name or a type, resolved to candidates.
 struct ResourceRequest {
-  std::string text;                      ///< as written (`CPU`, `CPU1`, `CUDA_STREAM`)
+  std::string text;  ///< as written (`CPU`, `CPU1`, `CUDA_STREAM`)
   ResourceKind kind = ResourceKind::kCpu;
-  std::vector<std::uint32_t> candidates; ///< resource indices it may be given; one for an instance
-  bool isType = false;                   ///< written as a type, the compiler picks the instance
+  std::vector<std::uint32_t> candidates;  ///< resource indices it may be given; one for an instance
+  bool isType = false;                    ///< written as a type, the compiler picks the instance
 };
 
 /// A runnable of the graph. Round-robin groups appear as runnables of kind kAliasGroup.
 struct GraphRunnable {
-  std::string name;                 ///< client-local name
+  std::string name;  ///< client-local name
   std::uint32_t client = 0;
   std::uint32_t epoch = 0;
   RunnableKind kind = RunnableKind::kCpu;
@@ -40,8 +40,8 @@ struct GraphRunnable {
   std::vector<std::uint32_t> dependencies;  ///< runnable indices, ascending, no duplicates
   std::uint32_t submits = kNone;
   std::uint32_t submittedBy = kNone;
-  std::uint32_t aliasGroup = kNone;         ///< member of this kAliasGroup runnable
-  std::vector<std::uint32_t> steps;         ///< kAliasGroup: members per step, kNone = `None`
+  std::uint32_t aliasGroup = kNone;  ///< member of this kAliasGroup runnable
+  std::vector<std::uint32_t> steps;  ///< kAliasGroup: members per step, kNone = `None`
   SourceLoc loc;
 };
 
@@ -49,10 +49,10 @@ struct GraphRunnable {
 /// runnables with their requests still open. Dependencies on round-robin members are already
 /// redirected to their group, and members are not scheduled on their own.
 struct Graph {
-  std::string version;               ///< `2.0.0` or `3.0.0`
-  std::string name;                  ///< graph ID
+  std::string version;  ///< `2.0.0` or `3.0.0`
+  std::string name;     ///< graph ID
   std::uint16_t identifier = 0;
-  std::uint64_t sourceHash = 0;      ///< hash of the YAML bytes and of the WCET side file, if any
+  std::uint64_t sourceHash = 0;  ///< hash of the YAML bytes and of the WCET side file, if any
   std::string sourceFile;
   std::vector<ClientInfo> clients;
   std::vector<ResourceInfo> resources;

@@ -21,8 +21,7 @@ inline constexpr std::uint64_t kMaxGraphFileBytes = 1ULL << 30;
 /// becomes Graph::sourceFile; Graph::sourceHash is the FNV-1a hash of the bytes. Every rule of
 /// the model (stm-model.md section 2) is checked: YAML syntax errors, unknown keys and wrong
 /// types give ErrorCode::kParse, broken rules ErrorCode::kValidation. Never throws.
-Result<Graph> parseGraph(std::string_view yamlText, const std::string& origin,
-                         const ParseOptions& options = {});
+Result<Graph> parseGraph(std::string_view yamlText, const std::string& origin, const ParseOptions& options = {});
 
 /// Reads a file and parses it with parseGraph (origin = path); an unreadable file is kIo.
 Result<Graph> parseGraphFile(const std::string& path, const ParseOptions& options = {});

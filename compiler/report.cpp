@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 #include "schedule/bounds.hpp"
 #include "tactus/core/text.hpp"
@@ -34,8 +34,8 @@ std::int64_t frameRelease(const Schedule& s, const InstanceInfo& inst) {
 
 // The candidate sets of an instance's requests, from the graph when it matches the schedule;
 // otherwise each held resource stands for every resource of its type in the hyperepoch.
-std::vector<std::vector<std::uint32_t>> candidateSets(const Graph& g, const Schedule& s,
-                                                      const InstanceInfo& inst, std::uint32_t h) {
+std::vector<std::vector<std::uint32_t>> candidateSets(const Graph& g, const Schedule& s, const InstanceInfo& inst,
+                                                      std::uint32_t h) {
   std::vector<std::vector<std::uint32_t>> out;
   if (g.runnables.size() == s.runnables.size() && inst.runnable < g.runnables.size()) {
     const GraphRunnable* r = &g.runnables[inst.runnable];
@@ -80,7 +80,6 @@ std::string pad(const std::string& s, std::size_t width, bool right = false) {
 }
 
 }  // namespace
-
 
 CompileReport buildReport(const Graph& graph, const Schedule& schedule, const SearchInfo* search) {
   const Schedule& s = schedule;
@@ -234,15 +233,14 @@ std::string reportText(const CompileReport& report) {
   std::string out;
   for (const HyperepochReport& h : report.hyperepochs) {
     out += "hyperepoch '" + h.name + "'\n";
-    auto line = [&](const std::string& key, const std::string& value) {
-      out += "  " + pad(key, 18) + value + "\n";
-    };
+    auto line = [&](const std::string& key, const std::string& value) { out += "  " + pad(key, 18) + value + "\n"; };
     line("period", humanDuration(h.periodNs));
-    line("schedule length", humanDuration(h.scheduleLengthNs) +
-                                (h.periodNs > 0 ? " (" + fixed(100.0 * static_cast<double>(h.scheduleLengthNs) /
-                                                                   static_cast<double>(h.periodNs), 1) +
-                                                      "% of the period)"
-                                                : ""));
+    line("schedule length",
+         humanDuration(h.scheduleLengthNs) +
+             (h.periodNs > 0
+                  ? " (" + fixed(100.0 * static_cast<double>(h.scheduleLengthNs) / static_cast<double>(h.periodNs), 1) +
+                        "% of the period)"
+                  : ""));
     line("critical path", humanDuration(h.criticalPathNs));
     line("lower bound", humanDuration(h.lowerBoundNs) + (h.provenOptimal ? " (proven optimal)" : ""));
     if (h.searched) {
@@ -267,9 +265,9 @@ std::string reportText(const CompileReport& report) {
     for (const ResourceReport& r : h.resources) {
       out += "  " + pad(r.name, nameWidth) + pad(humanDuration(r.loadNs), 12, true) +
              pad(fixed(100.0 * r.utilisation, 1) + "%", 9, true) +
-             pad(fixed(100.0 * r.periodUtilisation, 1) + "%", 11, true) +
-             pad(std::to_string(r.instances), 11, true) + pad(std::to_string(r.idleGaps), 8, true) +
-             pad(humanDuration(r.largestGapNs), 13, true) + pad(fixed(r.fragmentation, 3), 15, true) + "\n";
+             pad(fixed(100.0 * r.periodUtilisation, 1) + "%", 11, true) + pad(std::to_string(r.instances), 11, true) +
+             pad(std::to_string(r.idleGaps), 8, true) + pad(humanDuration(r.largestGapNs), 13, true) +
+             pad(fixed(r.fragmentation, 3), 15, true) + "\n";
     }
   }
   out += "compile time        " + fixed(report.compileTimeMs, 3) + "ms\n";

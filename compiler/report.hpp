@@ -26,7 +26,7 @@ struct ResourceReport {
 
 /// A deadline missed by one instance.
 struct DeadlineMiss {
-  std::string runnable;   ///< qualified name `Client0.Foo`
+  std::string runnable;  ///< qualified name `Client0.Foo`
   std::uint32_t frame = 0;
   std::int64_t endNs = 0;       ///< planned end, from the hyperepoch start
   std::int64_t deadlineNs = 0;  ///< absolute deadline, from the hyperepoch start
@@ -44,11 +44,11 @@ struct HyperepochReport {
   /// over t; rounded up to the grain (the gcd of WCETs and releases, which every left-shifted
   /// schedule's length is a multiple of); and the search's bound when it proved more.
   std::int64_t lowerBoundNs = 0;
-  std::uint64_t instances = 0;  ///< scheduled instances (runnables x frames)
-  std::uint64_t runnables = 0;  ///< scheduled runnables (round-robin groups count once)
+  std::uint64_t instances = 0;            ///< scheduled instances (runnables x frames)
+  std::uint64_t runnables = 0;            ///< scheduled runnables (round-robin groups count once)
   std::vector<ResourceReport> resources;  ///< resources held by its instances, by index
   std::vector<DeadlineMiss> deadlinesMissed;
-  bool provenOptimal = false;  ///< scheduleLengthNs == lowerBoundNs
+  bool provenOptimal = false;      ///< scheduleLengthNs == lowerBoundNs
   bool searched = false;           ///< the search ran (a budget was given)
   std::int64_t firstLengthNs = 0;  ///< searched: length of the first (list) schedule
   std::uint64_t searchSteps = 0;   ///< searched: steps spent
@@ -72,6 +72,5 @@ std::string reportText(const CompileReport& report);
 
 /// The report as JSON, keys in a fixed order.
 std::string reportJson(const CompileReport& report);
-
 
 }  // namespace tactus::compiler

@@ -102,7 +102,6 @@ std::string epochName(const Graph& g, std::uint32_t e) {
   return ep.name;
 }
 
-
 }  // namespace
 
 Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info) {
@@ -177,8 +176,8 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
           // reported is the unfused problem's, and fused search proves nothing about it.
           const SProblem sp = buildSearchProblem(pb, he.periodNs);
           searchInfo.lowerBoundNs = rootLowerBound(sp, best.lengthNs);
-          searchInfo.exhausted = best.boundaryMisses == 0 && best.deadlineMisses == 0 &&
-                                 best.lengthNs <= searchInfo.lowerBoundNs;
+          searchInfo.exhausted =
+              best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= searchInfo.lowerBoundNs;
         }
       }
     }
@@ -187,9 +186,9 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
 
     // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame.
     if (best.lengthNs > he.periodNs && !options.allowOverlength) {
-      return fail(ErrorCode::kInfeasible, at(g, g.hyperepochLines, h) + "hyperepoch '" + he.name + "': schedule length " +
-                                              humanDuration(best.lengthNs) + " exceeds its period " +
-                                              humanDuration(he.periodNs));
+      return fail(ErrorCode::kInfeasible, at(g, g.hyperepochLines, h) + "hyperepoch '" + he.name +
+                                              "': schedule length " + humanDuration(best.lengthNs) +
+                                              " exceeds its period " + humanDuration(he.periodNs));
     }
     for (std::size_t i = 0; i < pb.nodes.size(); ++i) {
       const Node& nd = pb.nodes[i];
@@ -198,11 +197,11 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       const EpochInfo& ep = g.epochs[g.runnables[nd.runnable].epoch];
       // The last frame's boundary is the hyperepoch's end: overlength, accepted on request.
       if (options.allowOverlength && nd.frame + 1 == ep.frames) continue;
-      return fail(ErrorCode::kInfeasible,
-                  at(g.runnables[nd.runnable].loc) + "epoch '" + epochName(g, g.runnables[nd.runnable].epoch) + "' frame " +
-                      std::to_string(nd.frame) + ": runnable '" + g.runnables[nd.runnable].name +
-                      "' ends at " + humanDuration(pl.endNs) + ", after the next frame's release at " +
-                      humanDuration(nd.boundaryNs));
+      return fail(ErrorCode::kInfeasible, at(g.runnables[nd.runnable].loc) + "epoch '" +
+                                              epochName(g, g.runnables[nd.runnable].epoch) + "' frame " +
+                                              std::to_string(nd.frame) + ": runnable '" +
+                                              g.runnables[nd.runnable].name + "' ends at " + humanDuration(pl.endNs) +
+                                              ", after the next frame's release at " + humanDuration(nd.boundaryNs));
     }
 
     // Instances of this hyperepoch: by (start, end, placement order), which keeps zero-length

@@ -86,15 +86,15 @@ struct ScheduleOptions {
 
 /// What the search did for one hyperepoch.
 struct HyperepochSearchInfo {
-  bool searched = false;          ///< a budget was given and the search ran
-  std::int64_t firstLengthNs = 0; ///< length of the best first (list) schedule
+  bool searched = false;           ///< a budget was given and the search ran
+  std::int64_t firstLengthNs = 0;  ///< length of the best first (list) schedule
   /// A lower bound on the length of every valid schedule of the hyperepoch that the search
   /// established (0 = none): its root bound, or the best length once the whole tree was
   /// explored without deadlines shaping it.
   std::int64_t lowerBoundNs = 0;
-  std::uint64_t steps = 0;        ///< search steps spent
-  bool exhausted = false;         ///< nothing better exists in the search space
-  double secondsToBest = 0;       ///< wall time from the search's start to its best schedule (0: the first)
+  std::uint64_t steps = 0;   ///< search steps spent
+  bool exhausted = false;    ///< nothing better exists in the search space
+  double secondsToBest = 0;  ///< wall time from the search's start to its best schedule (0: the first)
 };
 
 /// What the search did, per hyperepoch (index = hyperepoch index).

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -53,11 +54,11 @@ int runClient(const std::string& name, const std::string& instance, int outFd) {
       "  %-6s %8llu submissions  overhead p50 %6.2f us  p99 %6.2f us  max %7.2f us  (%llu samples)\n"
       "         stream waits %llu, waits for a predecessor's submission %llu, stream waits that blocked a stream %llu\n"
       "         synchronising CUDA calls by submitting threads: %llu (engine counter: %llu)  run: %s\n",
-      name.c_str(), static_cast<unsigned long long>(st.submissions), st.overheadP50Ns / 1000.0,
-      st.overheadP99Ns / 1000.0, st.overheadMaxNs / 1000.0, static_cast<unsigned long long>(st.overheadSamples),
-      static_cast<unsigned long long>(st.streamWaits), static_cast<unsigned long long>(st.submissionWaits),
-      sd.streamWaitsThatBlocked, sd.syncCallsOnSubmitThreads, static_cast<unsigned long long>(st.hotPathSyncCalls),
-      tactus::runStatusName(outcome.status));
+      name.c_str(), static_cast<unsigned long long>(st.submissions), static_cast<double>(st.overheadP50Ns) / 1000.0,
+      static_cast<double>(st.overheadP99Ns) / 1000.0, static_cast<double>(st.overheadMaxNs) / 1000.0,
+      static_cast<unsigned long long>(st.overheadSamples), static_cast<unsigned long long>(st.streamWaits),
+      static_cast<unsigned long long>(st.submissionWaits), sd.streamWaitsThatBlocked, sd.syncCallsOnSubmitThreads,
+      static_cast<unsigned long long>(st.hotPathSyncCalls), tactus::runStatusName(outcome.status));
   if (len > 0) (void)!::write(outFd, line, static_cast<std::size_t>(len));
   tactus::shutdown();
   cudaStreamDestroy(stream);
@@ -68,6 +69,7 @@ pid_t spawn(const std::vector<std::string>& argv) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     ::execv(args[0], args.data());
@@ -84,7 +86,7 @@ int wait(pid_t pid) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   if (argc < 4) {
     std::fprintf(stderr, "usage: gpu-submit-bench TACTUS_COMPILE TACTUS_MASTER GRAPH [ITERATIONS]\n");
     return 2;
@@ -94,9 +96,10 @@ int main(int argc, char** argv) {
   const std::string sched = "/tmp/tactus-gpu-bench-" + std::to_string(::getpid()) + ".tsched";
   ::setenv("TACTUS_CUDA_STANDIN_TABLE", ("tactus_cuda_standin_bench" + std::to_string(::getpid())).c_str(), 1);
   if (wait(spawn({argv[1], "-i", argv[3], "-o", sched})) != 0) return 1;
-  std::printf("gpu-submit-bench: %s iterations of %s on the CUDA stand-in; overhead = wall time on the CPU worker "
-              "per submitter outside its body (waits for predecessors excluded); target < 2 us\n",
-              iterations.c_str(), argv[3]);
+  std::printf(
+      "gpu-submit-bench: %s iterations of %s on the CUDA stand-in; overhead = wall time on the CPU worker "
+      "per submitter outside its body (waits for predecessors excluded); target < 2 us\n",
+      iterations.c_str(), argv[3]);
   std::fflush(stdout);
   const pid_t master = spawn({argv[2], "-s", sched, "-D", instance, "-e", iterations, "-C"});
   const pid_t right = ::fork();
@@ -108,4 +111,7 @@ int main(int argc, char** argv) {
   const std::string table = "/dev/shm/" + std::string(std::getenv("TACTUS_CUDA_STANDIN_TABLE"));
   ::unlink(table.c_str());
   return left == 0 && rightRc == 0 && masterRc == 0 ? 0 : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "gpu-submit-bench: %s\n", e.what());
+  return 1;
 }

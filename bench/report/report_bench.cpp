@@ -3,10 +3,10 @@
 // and prints wall time and peak resident memory of each run against the targets (2 s, 200 MiB).
 //
 // usage: report_bench TACTUS_REPORT [EVENTS] [KEEP_DIR]
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include <chrono>
 #include <cstdio>
@@ -34,6 +34,7 @@ Measured runTimed(const std::vector<std::string>& argv) {
     int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) dup2(devnull, 1);
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
@@ -44,7 +45,7 @@ Measured runTimed(const std::vector<std::string>& argv) {
   if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) return m;
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   m.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  m.peakMiB = ru.ru_maxrss / 1024.0;
+  m.peakMiB = static_cast<double>(ru.ru_maxrss) / 1024.0;
   return m;
 }
 
@@ -81,9 +82,11 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   if (!tactus::report::writeSimulatedLog(log, schedule, sim)) return 1;
   const double genS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("report_bench: %zu runnables, %zu instances per iteration, %llu iterations -> %llu events (generated in %.2f s)\n",
-              schedule.runnables.size(), schedule.instances.size(), static_cast<unsigned long long>(sim.iterations),
-              static_cast<unsigned long long>(sim.iterations * perIteration), genS);
+  std::printf(
+      "report_bench: %zu runnables, %zu instances per iteration, %llu iterations -> %llu events (generated in %.2f "
+      "s)\n",
+      schedule.runnables.size(), schedule.instances.size(), static_cast<unsigned long long>(sim.iterations),
+      static_cast<unsigned long long>(sim.iterations) * perIteration, genS);
 
   struct Case {
     const char* what;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 
 namespace {
@@ -13,7 +14,7 @@ void empty(void*) {}
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   if (argc < 2) {
     std::fprintf(stderr, "usage: tactus-bench-client CLIENT [--instance NAME]\n");
     return 2;
@@ -39,4 +40,7 @@ int main(int argc, char** argv) {
   tactus::shutdown();
   std::printf("bench-client %s: %s: %s\n", argv[1], tactus::runStatusName(outcome.status), outcome.message.c_str());
   return outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bench-client: %s\n", e.what());
+  return 1;
 }

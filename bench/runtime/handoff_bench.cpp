@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -133,8 +134,9 @@ std::string chainGraph(int length, long long periodUs) {
     const bool onA = (k / 2) % 2 == 0;
     std::string entry = "                - R" + std::to_string(k) + ":\n                    WCET: 1us\n" +
                         "                    Resources: [" + (onA ? "CPU0" : "CPU1") + "]\n";
-    if (k > 0) entry += "                    Dependencies: [" + std::string((k - 1) / 2 % 2 == 0 ? "A" : "B") + ".R" +
-                        std::to_string(k - 1) + "]\n";
+    if (k > 0)
+      entry += "                    Dependencies: [" + std::string((k - 1) / 2 % 2 == 0 ? "A" : "B") + ".R" +
+               std::to_string(k - 1) + "]\n";
     (onA ? a : b) += entry;
   }
   return "Version: 3.0.0\nHandOffChain:\n  Identifier: 7\n  Resources:\n    CPU: [CPU0, CPU1]\n"
@@ -145,9 +147,9 @@ std::string chainGraph(int length, long long periodUs) {
 }
 
 struct TactusHandOffs {
-  std::vector<std::int64_t> crossCore;  // R(2j+1) -> R(2j+2): another process on another core
-  std::vector<std::int64_t> sameCore;   // R(2j) -> R(2j+1): the same worker thread
-  std::vector<std::int64_t> firstCross; // R1 -> R2: B's first wait of a frame, which began before the release
+  std::vector<std::int64_t> crossCore;   // R(2j+1) -> R(2j+2): another process on another core
+  std::vector<std::int64_t> sameCore;    // R(2j) -> R(2j+1): the same worker thread
+  std::vector<std::int64_t> firstCross;  // R1 -> R2: B's first wait of a frame, which began before the release
   std::string error;
 };
 
@@ -163,9 +165,9 @@ TactusHandOffs tactusChain(const Options& o, const std::string& dir, int length,
     return result;
   }
   const std::string instance = "handoff_" + std::to_string(getpid());
-  const pid_t master = tb::spawn({o.master, "-s", sched, "-e", std::to_string(iterations), "-l", log, "-D", instance,
-                                  "-t", "30000000"},
-                                 dir + "/master.out");
+  const pid_t master =
+      tb::spawn({o.master, "-s", sched, "-e", std::to_string(iterations), "-l", log, "-D", instance, "-t", "30000000"},
+                dir + "/master.out");
   const pid_t clientA = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
   const pid_t clientB = tb::spawn({o.client, "B", "--instance", instance}, dir + "/b.out");
   const std::vector<int> rs = tb::waitAll({master, clientA, clientB}, deadline);
@@ -211,8 +213,9 @@ TactusHandOffs tactusChain(const Options& o, const std::string& dir, int length,
     }
   }
   // A negative hand-off is a successor that started before its predecessor ended: a broken order.
-  const auto negative = std::count_if(result.crossCore.begin(), result.crossCore.end(), [](std::int64_t v) { return v < 0; }) +
-                        std::count_if(result.sameCore.begin(), result.sameCore.end(), [](std::int64_t v) { return v < 0; });
+  const auto negative =
+      std::count_if(result.crossCore.begin(), result.crossCore.end(), [](std::int64_t v) { return v < 0; }) +
+      std::count_if(result.sameCore.begin(), result.sameCore.end(), [](std::int64_t v) { return v < 0; });
   if (negative > 0) {
     result.error = std::to_string(negative) + " runnables started before their predecessor in the chain ended";
     return result;
@@ -229,14 +232,15 @@ void printRow(const char* name, tb::Percentiles p) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: runtime-handoff-bench --compile TACTUS_COMPILE --master TACTUS_MASTER "
-                       "--client BENCH_CLIENT [--quick] [--hand-offs N]\n");
+  std::fprintf(stderr,
+               "usage: runtime-handoff-bench --compile TACTUS_COMPILE --master TACTUS_MASTER "
+               "--client BENCH_CLIENT [--quick] [--hand-offs N]\n");
   return 2;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -303,4 +307,7 @@ int main(int argc, char** argv) {
   std::printf("targets: cross-core p50 %s, same-core p50 %s\n", pc.p50 <= 2 * ps.p50 ? "met" : "missed",
               pl.p50 <= 500 ? "met" : "missed");
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "handoff-bench: %s\n", e.what());
+  return 1;
 }

@@ -9,6 +9,7 @@
 //
 // usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER --client BENCH_CLIENT
 //        [--quick] [--frames N]
+#include <exception>
 #include <fstream>
 #include <map>
 
@@ -37,8 +38,7 @@ std::vector<std::int64_t> bareReleaseLoop(long long frames) {
     const std::int64_t ideal = first + f * kPeriodNs;
     const std::int64_t wake = ideal - kSpinNs;
     const timespec t{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {
-    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {}
     std::int64_t now = tb::nowNs();
     while (now < ideal) now = tb::nowNs();
     lateness.push_back(now - ideal);
@@ -77,15 +77,15 @@ void tactusRelease(const Options& o, const std::string& dir, long long frames, i
     return;
   }
   const std::string instance = "release_" + std::to_string(getpid()) + "_" + std::to_string(block);
-  const pid_t master = tb::spawn({o.master, "-s", sched, "-e", std::to_string(frames), "-l", log, "-D", instance,
-                                  "-c", "0", "-t", "30000000"},
-                                 dir + "/master.out");
+  const pid_t master = tb::spawn(
+      {o.master, "-s", sched, "-e", std::to_string(frames), "-l", log, "-D", instance, "-c", "0", "-t", "30000000"},
+      dir + "/master.out");
   const pid_t client = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
   const std::vector<int> rs = tb::waitAll({master, client}, deadline);
   const int rm = rs[0], rc = rs[1];
   if (rm != 0 || rc != 0) {
-    result.error = "the tactus run failed (master " + std::to_string(rm) + ", client " + std::to_string(rc) +
-                   "):\n" + tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out");
+    result.error = "the tactus run failed (master " + std::to_string(rm) + ", client " + std::to_string(rc) + "):\n" +
+                   tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out");
     return;
   }
   auto events = tactus::readEventLog(log);
@@ -138,14 +138,15 @@ void printRow(const char* name, tb::Percentiles p) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER "
-                       "--client BENCH_CLIENT [--quick] [--frames N]\n");
+  std::fprintf(stderr,
+               "usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER "
+               "--client BENCH_CLIENT [--quick] [--frames N]\n");
   return 2;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -187,8 +188,9 @@ int main(int argc, char** argv) {
       std::vector<std::int64_t> vt(t.release.begin() + static_cast<std::ptrdiff_t>(tactusFrom), t.release.end());
       const tb::Percentiles qb = tb::percentiles(vb), qt = tb::percentiles(vt);
       char line[160];
-      std::snprintf(line, sizeof line, "  block %2d: bare p50 %7.1f p99 %7.1f max %7.1f | tactus p50 %7.1f p99 %7.1f max %7.1f",
-                    b, qb.p50 / 1e3, qb.p99 / 1e3, qb.max / 1e3, qt.p50 / 1e3, qt.p99 / 1e3, qt.max / 1e3);
+      std::snprintf(line, sizeof line,
+                    "  block %2d: bare p50 %7.1f p99 %7.1f max %7.1f | tactus p50 %7.1f p99 %7.1f max %7.1f", b,
+                    qb.p50 / 1e3, qb.p99 / 1e3, qb.max / 1e3, qt.p50 / 1e3, qt.p99 / 1e3, qt.max / 1e3);
       blockLines.push_back(line);
     }
   }
@@ -215,4 +217,7 @@ int main(int argc, char** argv) {
   std::printf("tactus first start - bare: p50 %+.1f us; p99 ratio %.2f; max ratio %.2f\n", (pf.p50 - pb.p50) / 1e3,
               ratio(pf.p99, pb.p99), ratio(pf.max, pb.max));
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "release-bench: %s\n", e.what());
+  return 1;
 }

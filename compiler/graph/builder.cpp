@@ -28,9 +28,10 @@ Graph Builder::build() {
   check(redirectToGroups(g_));
   check(checkCycles(g_, ""));
   orderSubmissions(g_);
-  check(checkCycles(g_, " (a submitter implicitly depends on the CPU predecessors of its submittee and on the "
-                        "submitters of its GPU predecessors, so that its stream only waits for work already "
-                        "submitted)"));
+  check(checkCycles(g_,
+                    " (a submitter implicitly depends on the CPU predecessors of its submittee and on the "
+                    "submitters of its GPU predecessors, so that its stream only waits for work already "
+                    "submitted)"));
   finishHyperepochs(g_);
   return std::move(g_);
 }
@@ -56,7 +57,7 @@ void Builder::countRunnable(u32 nameNode, u32 e, u32 client) {
             " instances (runnables x frames of their epochs)");
 }
 
-void Builder::check(Result<void> rule) const {
+void Builder::check(const Result<void>& rule) const {
   if (!rule) throw Failure{rule.error()};
 }
 
@@ -102,7 +103,8 @@ void Builder::buildTop(u32 root) {
     }
   });
   if (resources != kNone) buildGlobalResources(resources);
-  if (hyperepochs == kNone) die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Hyperepochs");
+  if (hyperepochs == kNone)
+    die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Hyperepochs");
   buildHyperepochs(hyperepochs);
   if (clients == kNone) die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Clients");
   buildClients(clients);
@@ -153,7 +155,8 @@ void Builder::buildGlobalResources(u32 map) {
       if (valueNode != kNone) {
         if (type != "GPU")
           die(ErrorCode::kParse, line(nameNode),
-              "resource " + quoted(name) + " of type " + quoted(type) + " takes no value (only GPUs take a stream limit)");
+              "resource " + quoted(name) + " of type " + quoted(type) +
+                  " takes no value (only GPUs take a stream limit)");
         g_.resources[r].streamLimit =
             static_cast<u32>(integer(valueNode, "stream limit of " + quoted(name), 0, 1000000));
       }
@@ -180,7 +183,8 @@ void Builder::buildClientResources(u32 map, u32 client) {
       checkName(name, nameNode, "resource", false);
       if (globalByName_.count(name) != 0)
         die(ErrorCode::kValidation, line(nameNode),
-            "client " + quoted(g_.clients[client].name) + " resource " + quoted(name) + " has the name of a global resource");
+            "client " + quoted(g_.clients[client].name) + " resource " + quoted(name) +
+                " has the name of a global resource");
       if (!locals.emplace(name, static_cast<u32>(g_.resources.size())).second)
         die(ErrorCode::kValidation, line(nameNode),
             "duplicate resource " + quoted(name) + " in client " + quoted(g_.clients[client].name));
@@ -210,8 +214,7 @@ void Builder::checkTypeNameClashes() const {
   };
   for (u32 r = 0; r < g_.resources.size(); ++r) {
     const std::string& name = g_.resources[r].name;
-    if (name == "CPU" || name == "GPU" || name == "CUDA_STREAM" || globalTypes_.count(name) != 0)
-      clash(r, name);
+    if (name == "CPU" || name == "GPU" || name == "CUDA_STREAM" || globalTypes_.count(name) != 0) clash(r, name);
     if (g_.resources[r].client != kNone) {
       auto it = localTypes_.find(g_.resources[r].client);
       if (it != localTypes_.end() && it->second.count(name) != 0) clash(r, name);
@@ -282,7 +285,8 @@ void Builder::buildHyperepochs(u32 list) {
     if (res == kNone) {
       if (n > 1)
         die(ErrorCode::kValidation, line(nameNodes[h]),
-            "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists no Resources (needed when there are several hyperepochs)");
+            "hyperepoch " + quoted(g_.hyperepochs[h].name) +
+                " lists no Resources (needed when there are several hyperepochs)");
       for (ResourceInfo& r : g_.resources) r.hyperepoch = h;
       continue;
     }
@@ -322,7 +326,8 @@ void Builder::buildEpochs(u32 list, u32 h) {
     checkName(name, key, "epoch", false);
     std::string full = hname + "." + std::string(name);
     u32 e = static_cast<u32>(g_.epochs.size());
-    if (!epochByName_.emplace(full, e).second) die(ErrorCode::kValidation, line(key), "duplicate epoch " + quoted(full));
+    if (!epochByName_.emplace(full, e).second)
+      die(ErrorCode::kValidation, line(key), "duplicate epoch " + quoted(full));
     EpochInfo info;
     info.name = std::string(name);
     info.hyperepoch = h;
@@ -359,7 +364,8 @@ void Builder::buildClients(u32 list) {
     std::string_view name = t_.text(key);
     checkName(name, key, "client", false);
     u32 c = static_cast<u32>(g_.clients.size());
-    if (!clientByName_.emplace(name, c).second) die(ErrorCode::kValidation, line(key), "duplicate client " + quoted(name));
+    if (!clientByName_.emplace(name, c).second)
+      die(ErrorCode::kValidation, line(key), "duplicate client " + quoted(name));
     g_.clients.push_back(ClientInfo{std::string(name)});
     runnableByName_.emplace_back();
     std::string where = "client " + quoted(name);

@@ -48,7 +48,7 @@ class Builder : public TreeReader {
   Graph build();
 
  private:
-  void check(Result<void> rule) const;
+  void check(const Result<void>& rule) const;
 
   // builder.cpp: the sections
   void buildTop(u32 root);

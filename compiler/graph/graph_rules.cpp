@@ -56,8 +56,9 @@ Result<void> redirectToGroups(Graph& g) {
       const GraphRunnable& p = g.runnables[d];
       if (p.kind == RunnableKind::kAliasGroup && p.steps.size() != gr.steps.size())
         return failAt(g, gr.loc.line,
-            "alias group " + quoted(gr.name) + " (" + std::to_string(gr.steps.size()) + " steps) depends on alias group " +
-                quoted(p.name) + " (" + std::to_string(p.steps.size()) + " steps): round-robinned parents and children need equal step counts");
+                      "alias group " + quoted(gr.name) + " (" + std::to_string(gr.steps.size()) +
+                          " steps) depends on alias group " + quoted(p.name) + " (" + std::to_string(p.steps.size()) +
+                          " steps): round-robinned parents and children need equal step counts");
     }
   }
   return {};
@@ -107,8 +108,7 @@ Result<void> checkCycles(const Graph& g, const char* why) {
         std::string cycle;
         for (std::size_t i = from; i < stack.size(); ++i) cycle += quoted(runnableName(g, stack[i].first)) + " -> ";
         cycle += quoted(runnableName(g, d));
-        return failAt(g, g.runnables[d].loc.line,
-            "dependency cycle: " + cycle + " (each depends on the next)" + why);
+        return failAt(g, g.runnables[d].loc.line, "dependency cycle: " + cycle + " (each depends on the next)" + why);
       }
       if (color[d] == 0) {
         color[d] = 1;
@@ -127,8 +127,8 @@ Result<void> checkStreamLimits(const Graph& g, const std::vector<std::uint32_t>&
     const ResourceInfo& gpu = g.resources[r];
     if (gpu.kind == ResourceKind::kGpu && gpu.streamLimit != kNone && count[r] > gpu.streamLimit)
       return failAt(g, resourceLines[r],
-          "GPU " + quoted(gpu.name) + " allows " + std::to_string(gpu.streamLimit) + " client streams but " +
-              std::to_string(count[r]) + " map to it");
+                    "GPU " + quoted(gpu.name) + " allows " + std::to_string(gpu.streamLimit) + " client streams but " +
+                        std::to_string(count[r]) + " map to it");
   }
   return {};
 }

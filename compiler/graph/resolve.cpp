@@ -37,7 +37,6 @@ u32 Builder::resolveRef(const Ref& ref, const std::string& context) const {
   return r->second;
 }
 
-
 void Builder::useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine) {
   ResourceInfo& info = g_.resources[index(res)];
   if (info.hyperepoch == kNone) {
@@ -142,7 +141,8 @@ void Builder::resolveRunnables() {
     if (gr.resources.front().kind != ResourceKind::kCpu)
       die(ErrorCode::kValidation, at, who + " submits GPU work and must run on a CPU");
     if (se.resources.front().kind != ResourceKind::kGpu)
-      die(ErrorCode::kValidation, at, who + " submits " + quoted(runnableName(g_, s)) + ", which does not run on a GPU");
+      die(ErrorCode::kValidation, at,
+          who + " submits " + quoted(runnableName(g_, s)) + ", which does not run on a GPU");
     if (s == r) die(ErrorCode::kValidation, at, who + " submits itself");
     if (se.client != gr.client)
       die(ErrorCode::kValidation, at, who + " submits " + quoted(runnableName(g_, s)) + " of another client");
@@ -150,15 +150,15 @@ void Builder::resolveRunnables() {
       die(ErrorCode::kValidation, at, who + " submits " + quoted(runnableName(g_, s)) + " of another epoch");
     if (se.submittedBy != kNone)
       die(ErrorCode::kValidation, at,
-          quoted(runnableName(g_, s)) + " is submitted by both " + quoted(runnableName(g_, se.submittedBy)) + " and " + quoted(runnableName(g_, r)));
+          quoted(runnableName(g_, s)) + " is submitted by both " + quoted(runnableName(g_, se.submittedBy)) + " and " +
+              quoted(runnableName(g_, r)));
     ResourceRequest* stream = nullptr;
     for (ResourceRequest& req : gr.resources) {
       if (req.kind != ResourceKind::kCudaStream) continue;
       if (stream != nullptr) die(ErrorCode::kValidation, at, who + " holds more than one CUDA stream");
       stream = &req;
     }
-    if (stream == nullptr)
-      die(ErrorCode::kValidation, at, who + " submits GPU work but holds no CUDA_STREAM resource");
+    if (stream == nullptr) die(ErrorCode::kValidation, at, who + " submits GPU work but holds no CUDA_STREAM resource");
     // The submittee runs on a device that one of the submitter's streams maps to.
     std::vector<u32>& gpus = se.resources.front().candidates;
     std::vector<u32> narrowed;
@@ -174,8 +174,7 @@ void Builder::resolveRunnables() {
               quoted(runnableName(g_, s)) + " may run on");
     std::vector<u32> streams;
     for (u32 st : stream->candidates)
-      if (std::find(narrowed.begin(), narrowed.end(), g_.resources[st].device) != narrowed.end())
-        streams.push_back(st);
+      if (std::find(narrowed.begin(), narrowed.end(), g_.resources[st].device) != narrowed.end()) streams.push_back(st);
     gpus = std::move(narrowed);
     stream->candidates = std::move(streams);
     gr.kind = RunnableKind::kSubmitter;
@@ -186,7 +185,8 @@ void Builder::resolveRunnables() {
     const GraphRunnable& gr = g_.runnables[r];
     if (gr.kind == RunnableKind::kSubmittee && gr.submittedBy == kNone)
       die(ErrorCode::kValidation, gr.loc.line,
-          "GPU runnable " + quoted(runnableName(g_, r)) + " is submitted by no runnable (a CPU runnable must name it in Submits)");
+          "GPU runnable " + quoted(runnableName(g_, r)) +
+              " is submitted by no runnable (a CPU runnable must name it in Submits)");
   }
   // dependencies
   for (u32 r = 0; r < count; ++r) {
@@ -197,8 +197,8 @@ void Builder::resolveRunnables() {
       if (d == r) die(ErrorCode::kValidation, ref.line, who + " depends on itself");
       if (g_.runnables[d].epoch != gr.epoch)
         die(ErrorCode::kValidation, ref.line,
-            who + " of epoch " + quoted(epochName(gr.epoch)) + " depends on " + quoted(runnableName(g_, d)) + " of epoch " +
-                quoted(epochName(g_.runnables[d].epoch)) + " (dependencies must stay within one epoch)");
+            who + " of epoch " + quoted(epochName(gr.epoch)) + " depends on " + quoted(runnableName(g_, d)) +
+                " of epoch " + quoted(epochName(g_.runnables[d].epoch)) + " (dependencies must stay within one epoch)");
       gr.dependencies.push_back(d);
     }
     if (gr.submittedBy != kNone) gr.dependencies.push_back(gr.submittedBy);
@@ -206,7 +206,9 @@ void Builder::resolveRunnables() {
   }
 }
 
-std::string Builder::epochName(u32 e) const { return g_.hyperepochs[g_.epochs[e].hyperepoch].name + "." + g_.epochs[e].name; }
+std::string Builder::epochName(u32 e) const {
+  return g_.hyperepochs[g_.epochs[e].hyperepoch].name + "." + g_.epochs[e].name;
+}
 
 void Builder::collectGroups(u32 list, u32 e, u32 c) {
   expect(list, NodeKind::kSeq, "AliasGroups");
@@ -251,18 +253,21 @@ void Builder::buildGroups() {
       GraphRunnable& mr = g_.runnables[m];
       if (mr.epoch != raw.epoch)
         die(ErrorCode::kValidation, ref.line,
-            where + " of epoch " + quoted(epochName(raw.epoch)) + " names " + quoted(runnableName(g_, m)) + " of epoch " +
-                quoted(epochName(mr.epoch)));
+            where + " of epoch " + quoted(epochName(raw.epoch)) + " names " + quoted(runnableName(g_, m)) +
+                " of epoch " + quoted(epochName(mr.epoch)));
       if (group.client == kNone) group.client = mr.client;
       if (mr.client != group.client)
         die(ErrorCode::kValidation, ref.line,
-            where + " mixes clients: " + quoted(runnableName(g_, m)) + " is not of client " + quoted(g_.clients[group.client].name));
+            where + " mixes clients: " + quoted(runnableName(g_, m)) + " is not of client " +
+                quoted(g_.clients[group.client].name));
       if (mr.aliasGroup != kNone && mr.aliasGroup != gi)
         die(ErrorCode::kValidation, ref.line,
-            quoted(runnableName(g_, m)) + " is in alias groups " + quoted(g_.runnables[mr.aliasGroup].name) + " and " + quoted(name));
+            quoted(runnableName(g_, m)) + " is in alias groups " + quoted(g_.runnables[mr.aliasGroup].name) + " and " +
+                quoted(name));
       if (mr.kind != RunnableKind::kCpu)
         die(ErrorCode::kValidation, ref.line,
-            where + ": " + quoted(runnableName(g_, m)) + " is a submitter or submittee; round robin of GPU work is not supported");
+            where + ": " + quoted(runnableName(g_, m)) +
+                " is a submitter or submittee; round robin of GPU work is not supported");
       if (first == kNone) {
         first = m;
         group.wcetNs = mr.wcetNs;
@@ -271,19 +276,20 @@ void Builder::buildGroups() {
         group.startTimeNs = mr.startTimeNs;
       } else if (!sameRequests(g_.runnables[first], mr)) {
         die(ErrorCode::kValidation, ref.line,
-            where + ": " + quoted(runnableName(g_, m)) + " and " + quoted(runnableName(g_, first)) + " use different resources");
+            where + ": " + quoted(runnableName(g_, m)) + " and " + quoted(runnableName(g_, first)) +
+                " use different resources");
       }
       if (group.client != kNone) {
         auto& byName = runnableByName_[group.client];
         auto clash = byName.find(name);
         if (clash != byName.end() && g_.runnables[clash->second].kind != RunnableKind::kAliasGroup)
-          die(ErrorCode::kValidation, at, where + " has the name of runnable " + quoted(runnableName(g_, clash->second)));
+          die(ErrorCode::kValidation, at,
+              where + " has the name of runnable " + quoted(runnableName(g_, clash->second)));
       }
       group.wcetNs = std::max(group.wcetNs, mr.wcetNs);
       group.priority = std::min(group.priority, mr.priority);
       group.startTimeNs = std::max(group.startTimeNs, mr.startTimeNs);
-      if (mr.deadlineNs != kNoDuration &&
-          (group.deadlineNs == kNoDuration || mr.deadlineNs < group.deadlineNs))
+      if (mr.deadlineNs != kNoDuration && (group.deadlineNs == kNoDuration || mr.deadlineNs < group.deadlineNs))
         group.deadlineNs = mr.deadlineNs;
       if (mr.endMonitorThresholdNs != kNoDuration)
         group.endMonitorThresholdNs = std::max(group.endMonitorThresholdNs, mr.endMonitorThresholdNs);

@@ -23,14 +23,12 @@ const char* TreeReader::kindName(NodeKind k) {
 }
 void TreeReader::expect(u32 node, NodeKind want, const std::string& what) const {
   if (kind(node) != want)
-    die(ErrorCode::kParse, line(node),
-        what + " must be " + kindName(want) + ", not " + kindName(kind(node)));
+    die(ErrorCode::kParse, line(node), what + " must be " + kindName(want) + ", not " + kindName(kind(node)));
 }
 std::string_view TreeReader::scalar(u32 node, const std::string& what) const {
   expect(node, NodeKind::kScalar, what);
   return t_.text(node);
 }
-
 
 std::pair<u32, u32> TreeReader::singleEntry(u32 item, const std::string& what) const {
   if (kind(item) != NodeKind::kMap || t_.size(item) != 2)
@@ -39,12 +37,10 @@ std::pair<u32, u32> TreeReader::singleEntry(u32 item, const std::string& what) c
   scalar(key, "the name of " + what);
   return {key, t_.kid(item, 1)};
 }
-void TreeReader::unknownKey(std::string_view key, u32 keyNode, const std::string& where,
-                             const char* allowed) const {
+void TreeReader::unknownKey(std::string_view key, u32 keyNode, const std::string& where, const char* allowed) const {
   if (key == "SOC")
     die(ErrorCode::kParse, line(keyNode), "the multi-SoC form 'SOC' is not supported yet (in " + where + ")");
-  die(ErrorCode::kParse, line(keyNode),
-      "unknown key " + quoted(key) + " in " + where + " (allowed: " + allowed + ")");
+  die(ErrorCode::kParse, line(keyNode), "unknown key " + quoted(key) + " in " + where + " (allowed: " + allowed + ")");
 }
 
 void TreeReader::checkName(std::string_view name, u32 node, const char* what, bool dotAllowed) const {
@@ -57,8 +53,7 @@ void TreeReader::checkName(std::string_view name, u32 node, const char* what, bo
     auto u = static_cast<unsigned char>(c);
     if (u <= 0x20 || u == 0x7f || c == ',' || c == '=' || c == '#')
       die(ErrorCode::kValidation, line(node),
-          std::string(what) + " name " + quoted(name) +
-              " contains white space, a control character, ',', '=' or '#'");
+          std::string(what) + " name " + quoted(name) + " contains white space, a control character, ',', '=' or '#'");
     if (c == '.' && !dotAllowed)
       die(ErrorCode::kValidation, line(node),
           std::string(what) + " name " + quoted(name) + " contains '.', which separates qualified names");
@@ -92,12 +87,12 @@ std::uint64_t TreeReader::integer(u32 node, const std::string& what, std::uint64
   if (!ok) {
     bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits) die(ErrorCode::kParse, line(node), what + " is " + quoted(text) + ", not a whole number");
-    die(ErrorCode::kValidation, line(node), what + " is " + quoted(text) + ", out of range " +
-                                                std::to_string(lo) + ".." + std::to_string(hi));
+    die(ErrorCode::kValidation, line(node),
+        what + " is " + quoted(text) + ", out of range " + std::to_string(lo) + ".." + std::to_string(hi));
   }
   if (v < lo || v > hi)
-    die(ErrorCode::kValidation, line(node), what + " is " + quoted(text) + ", out of range " +
-                                                std::to_string(lo) + ".." + std::to_string(hi));
+    die(ErrorCode::kValidation, line(node),
+        what + " is " + quoted(text) + ", out of range " + std::to_string(lo) + ".." + std::to_string(hi));
   return v;
 }
 

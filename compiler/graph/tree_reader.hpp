@@ -64,8 +64,7 @@ class TreeReader {
   /// A list item of the form `- Name: value`; returns the key and value nodes.
   std::pair<u32, u32> singleEntry(u32 item, const std::string& what) const;
   /// Refuses an unknown key, naming those allowed.
-  [[noreturn]] void unknownKey(std::string_view key, u32 keyNode, const std::string& where,
-                               const char* allowed) const;
+  [[noreturn]] void unknownKey(std::string_view key, u32 keyNode, const std::string& where, const char* allowed) const;
   /// Names appear in the schedule file, which separates fields with blanks, `,`, `=` and `#`:
   /// refuses those, control characters, '.' unless allowed, and names longer than
   /// limits::kMaxNameBytes (kValidation).

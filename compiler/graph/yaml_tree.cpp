@@ -27,8 +27,7 @@ constexpr std::size_t kMaxNesting = 256;
 /// Builds a YTree from yaml-cpp's events. Aliases share the anchored node.
 class TreeBuilder : public YAML::EventHandler {
  public:
-  TreeBuilder(YTree& tree, const std::string& origin, bool aliases)
-      : tree_(tree), origin_(origin), aliases_(aliases) {}
+  TreeBuilder(YTree& tree, const std::string& origin, bool aliases) : tree_(tree), origin_(origin), aliases_(aliases) {}
 
   /// The line the document started on (1-based).
   u32 documentLine() const { return documentLine_; }
@@ -37,9 +36,7 @@ class TreeBuilder : public YAML::EventHandler {
     documentLine_ = static_cast<u32>(mark.line < 0 ? 1 : mark.line + 1);
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    attach(make(NodeKind::kNull, mark), anchor);
-  }
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { attach(make(NodeKind::kNull, mark), anchor); }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     if (!aliases_) fault(mark, "aliases are not allowed here");
     auto it = anchors_.find(anchor);
@@ -48,10 +45,8 @@ class TreeBuilder : public YAML::EventHandler {
       if (stack_[i].node == it->second) fault(mark, "an alias refers to a node that contains it");
     attach(it->second, YAML::NullAnchor);
   }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                const std::string& value) override {
-    if (value.size() > 0xffffffffu || tree_.arena.size() > 0xffffffffu - value.size())
-      fault(mark, "text too large");
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
+    if (value.size() > 0xffffffffu || tree_.arena.size() > 0xffffffffu - value.size()) fault(mark, "text too large");
     u32 n = make(NodeKind::kScalar, mark);
     tree_.nodes[n].a = static_cast<u32>(tree_.arena.size());
     tree_.nodes[n].b = static_cast<u32>(value.size());
@@ -76,8 +71,7 @@ class TreeBuilder : public YAML::EventHandler {
   };
 
   [[noreturn]] void fault(const YAML::Mark& mark, const std::string& what) {
-    throw Failure{fail(ErrorCode::kParse,
-                       origin_ + ":" + std::to_string(mark.line + 1) + ": " + what)};
+    throw Failure{fail(ErrorCode::kParse, origin_ + ":" + std::to_string(mark.line + 1) + ": " + what)};
   }
   u32 make(NodeKind kind, const YAML::Mark& mark) {
     if (tree_.nodes.size() >= 0xfffffff0u) fault(mark, "too many yaml nodes");
@@ -169,8 +163,8 @@ Result<YTree> readYamlTree(std::string_view text, const std::string& origin, con
   } catch (const Failure& f) {
     return f.error;
   } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse, origin + ":" + std::to_string(std::max(0, e.mark.line) + 1) +
-                                       ": yaml syntax error: " + e.msg);
+    return fail(ErrorCode::kParse,
+                origin + ":" + std::to_string(std::max(0, e.mark.line) + 1) + ": yaml syntax error: " + e.msg);
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::kInternal, origin + ": out of memory while parsing");
   } catch (const std::exception& e) {

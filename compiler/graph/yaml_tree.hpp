@@ -23,7 +23,9 @@ enum class HyperepochId : u32 {};
 enum class RunnableId : u32 {};
 /// The index a strong id stands for.
 template <typename Id>
-constexpr u32 index(Id id) { return static_cast<u32>(id); }
+constexpr u32 index(Id id) {
+  return static_cast<u32>(id);
+}
 
 /// A broken rule, thrown inside the readers only and turned into an Error at their API.
 struct Failure {

@@ -74,8 +74,8 @@ class WaterLevel {
     const auto& avail = *avail_;
     const std::size_t total = avail.size();
     for (std::size_t k = std::max<std::size_t>(below_, 1); k <= total; ++k) {
-      const std::int64_t filled = static_cast<std::int64_t>(std::min(k, below_)) * t +
-                                  (k > below_ ? prefix_[k] - prefix_[below_] : 0);
+      const std::int64_t filled =
+          static_cast<std::int64_t>(std::min(k, below_)) * t + (k > below_ ? prefix_[k] - prefix_[below_] : 0);
       const auto kk = static_cast<std::int64_t>(k);
       const std::int64_t f = (w + filled + kk - 1) / kk;
       if (k == total || f <= std::max(avail[k], t)) return f;

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "schedule/bounds.hpp"
-#include "schedule/workers.hpp"
 #include "schedule/search_state.hpp"
+#include "schedule/workers.hpp"
 
 namespace tactus::compiler::schedule {
 namespace {
@@ -47,7 +47,8 @@ class Piece {
 
   // Replays the root path and opens its children; false when the subtree is cut at once.
   void open(const Score& best) {
-    for (const Decision& d : path_) state_.apply(d.node, d.start, d.resources.data(), static_cast<std::uint32_t>(d.resources.size()));
+    for (const Decision& d : path_)
+      state_.apply(d.node, d.start, d.resources.data(), static_cast<std::uint32_t>(d.resources.size()));
     rootDepth_ = state_.depth();
     const Score b = state_.bound();
     if (b >= bestOf(best)) {
@@ -147,10 +148,8 @@ class Piece {
   Incumbent local_;
 };
 
-
-constexpr std::size_t kPieces = 8;               // subtrees searched side by side
-constexpr std::uint64_t kRoundSteps = 2048;      // steps per piece per round
-
+constexpr std::size_t kPieces = 8;           // subtrees searched side by side
+constexpr std::uint64_t kRoundSteps = 2048;  // steps per piece per round
 
 // Cuts the tree near the root into at least kPieces subtrees (fewer when the tree is small),
 // in depth-first order, dropping subtrees whose bound cannot beat `best`.
@@ -161,7 +160,8 @@ std::vector<std::vector<Decision>> cutPieces(const SProblem& sp, const Score& be
     bool expanded = false;
     for (const auto& path : level) {
       SearchState st(sp);
-      for (const Decision& d : path) st.apply(d.node, d.start, d.resources.data(), static_cast<std::uint32_t>(d.resources.size()));
+      for (const Decision& d : path)
+        st.apply(d.node, d.start, d.resources.data(), static_cast<std::uint32_t>(d.resources.size()));
       if (st.complete()) {
         next.push_back(path);
         continue;
@@ -176,8 +176,9 @@ std::vector<std::vector<Decision>> cutPieces(const SProblem& sp, const Score& be
         st.undo();
         if (!keep) continue;
         auto child = path;
-        child.push_back({c.node, c.start, std::vector<std::uint32_t>(pool.begin() + c.resBegin,
-                                                                      pool.begin() + c.resBegin + c.resCount)});
+        child.push_back(
+            {c.node, c.start,
+             std::vector<std::uint32_t>(pool.begin() + c.resBegin, pool.begin() + c.resBegin + c.resCount)});
         next.push_back(std::move(child));
       }
     }
@@ -186,7 +187,6 @@ std::vector<std::vector<Decision>> cutPieces(const SProblem& sp, const Score& be
   }
   return level;
 }
-
 
 }  // namespace
 

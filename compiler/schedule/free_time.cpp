@@ -3,8 +3,8 @@
 
 namespace tactus::compiler::schedule {
 
-std::int64_t commonFit(const std::vector<FreeTime>& free, const std::vector<std::uint32_t>& set,
-                       std::int64_t t, std::int64_t w) {
+std::int64_t commonFit(const std::vector<FreeTime>& free, const std::vector<std::uint32_t>& set, std::int64_t t,
+                       std::int64_t w) {
   std::int64_t s = t;
   bool moved = true;
   while (moved) {

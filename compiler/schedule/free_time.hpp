@@ -84,9 +84,8 @@ class FreeTime {
   std::map<std::int64_t, std::int64_t> gaps_;
 };
 
-
 /// The earliest common start >= t of length w on every resource in `set`.
-std::int64_t commonFit(const std::vector<FreeTime>& free, const std::vector<std::uint32_t>& set,
-                       std::int64_t t, std::int64_t w);
+std::int64_t commonFit(const std::vector<FreeTime>& free, const std::vector<std::uint32_t>& set, std::int64_t t,
+                       std::int64_t w);
 
 }  // namespace tactus::compiler::schedule

@@ -12,13 +12,13 @@ namespace tactus::compiler::schedule {
 
 /// A hyperepoch's problem with chains of short CPU runnables fused into one local runnable each.
 struct FusedProblem {
-  Problem pb;                                // the fused problem (heads stand for their chains)
-  std::vector<std::int64_t> wcet;            // global WCETs, a head's = its chain's sum
-  std::vector<std::uint32_t> fusedOf;        // unfused local -> fused local
-  std::vector<std::int64_t> offsetNs;        // unfused local -> start offset inside its chain
-  std::vector<std::uint32_t> position;       // unfused local -> position inside its chain
+  Problem pb;                                      // the fused problem (heads stand for their chains)
+  std::vector<std::int64_t> wcet;                  // global WCETs, a head's = its chain's sum
+  std::vector<std::uint32_t> fusedOf;              // unfused local -> fused local
+  std::vector<std::int64_t> offsetNs;              // unfused local -> start offset inside its chain
+  std::vector<std::uint32_t> position;             // unfused local -> position inside its chain
   std::vector<std::vector<std::uint32_t>> chains;  // the chains of two or more (unfused locals)
-  std::uint32_t longest = 1;                 // longest chain
+  std::uint32_t longest = 1;                       // longest chain
 };
 
 /// Fuses the chains of `pb`: a link a -> b where b is a's only successor and a is b's only

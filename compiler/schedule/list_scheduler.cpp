@@ -26,7 +26,6 @@ struct ReadyKey {
   bool operator<(const ReadyKey& o) const { return o > *this; }
 };
 
-
 // Runs the list scheduler with one rule over one hyperepoch's instances.
 class ListScheduler {
  public:
@@ -77,10 +76,19 @@ class ListScheduler {
       k.key1 = (*rule_.keyOverride)[n];
       k.key2 = ls;
     } else switch (rule_.key) {
-      case 1: k.key1 = ls - pb_.topLevel[nd.local]; k.key2 = ls; break;
-      case 2: k.key1 = ls; k.key2 = -pb_.succCount[nd.local]; break;
-      default: k.key1 = ls; k.key2 = 0; break;
-    }
+        case 1:
+          k.key1 = ls - pb_.topLevel[nd.local];
+          k.key2 = ls;
+          break;
+        case 2:
+          k.key1 = ls;
+          k.key2 = -pb_.succCount[nd.local];
+          break;
+        default:
+          k.key1 = ls;
+          k.key2 = 0;
+          break;
+      }
     k.priority = g_.runnables[nd.runnable].priority;
     k.frame = nd.frame;
     k.runnable = nd.runnable;
@@ -221,9 +229,7 @@ class ListScheduler {
       // when its last instance has ended: a cheap filter before the exact choice, and the scan
       // ends once every hardware resource is busy.
       auto freeNow = [&](std::uint32_t r) { return busyUntil_[r] <= now; };
-      auto anyHardwareFree = [&] {
-        return std::any_of(hardware_.begin(), hardware_.end(), freeNow);
-      };
+      auto anyHardwareFree = [&] { return std::any_of(hardware_.begin(), hardware_.end(), freeNow); };
       for (auto it = available.begin(); it != available.end();) {
         if (!anyHardwareFree()) break;
         const std::uint32_t n = it->node;
@@ -283,8 +289,8 @@ class ListScheduler {
   std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
   std::vector<std::uint32_t> chosen_;
   std::vector<std::uint32_t> fixed_;
-  std::vector<std::int64_t> busyUntil_;   // time-driven: end of the last instance per resource
-  std::vector<std::uint32_t> hardware_;   // time-driven: every hardware candidate
+  std::vector<std::int64_t> busyUntil_;  // time-driven: end of the last instance per resource
+  std::vector<std::uint32_t> hardware_;  // time-driven: every hardware candidate
   std::uint64_t seq_ = 0;
 };
 

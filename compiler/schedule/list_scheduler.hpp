@@ -18,9 +18,9 @@ inline constexpr std::size_t kTimedRuleLimit = 20000;
 /// the earliest gap (list order = placement order) or started as time advances (Graham's list
 /// scheduling: at each event time the most urgent instance that can start now starts).
 struct Rule {
-  int key = 0;          // 0 latest start (b-level); 1 minus top level (longest path through);
-                        // 2 latest start, then most successors
-  bool timed = false;   // false: insertion; true: time-driven
+  int key = 0;         // 0 latest start (b-level); 1 minus top level (longest path through);
+                       // 2 latest start, then most successors
+  bool timed = false;  // false: insertion; true: time-driven
   // When set, replaces the first key per instance (perturbed priorities of the improvement
   // search for large hyperepochs); the latest start stays the second key.
   const std::vector<std::int64_t>* keyOverride = nullptr;

@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "schedule/bounds.hpp"
-#include "schedule/workers.hpp"
 #include "schedule/free_time.hpp"
 #include "schedule/list_scheduler.hpp"
+#include "schedule/workers.hpp"
 
 namespace tactus::compiler::schedule {
 

@@ -69,8 +69,10 @@ Result<void> checkGraph(const Graph& g) {
   }
   const __int128 total = (span + work) * static_cast<__int128>(g.resources.size() + 1);
   if (total > static_cast<__int128>(kInfinity / 2)) {
-    return bad("the graph's durations are too large to schedule: its total WCET (runnables x frames) plus its "
-               "longest period, times its resources, exceeds " + std::to_string(kInfinity / 2) + " ns");
+    return bad(
+        "the graph's durations are too large to schedule: its total WCET (runnables x frames) plus its "
+        "longest period, times its resources, exceeds " +
+        std::to_string(kInfinity / 2) + " ns");
   }
   return {};
 }
@@ -157,24 +159,21 @@ Result<Problem> buildProblem(const GraphModel& model, std::uint32_t h, std::vect
       const std::uint32_t dl = localOf[scheduledAs(d)];
       const std::uint32_t dg = scheduledAs(d);
       if (dl == kNone || g.runnables[dg].epoch != r.epoch) {
-        return fail(ErrorCode::kValidation, "runnable '" + r.name + "' depends on '" +
-                                                g.runnables[d].name + "' of another epoch");
+        return fail(ErrorCode::kValidation,
+                    "runnable '" + r.name + "' depends on '" + g.runnables[d].name + "' of another epoch");
       }
       if (dl == l) continue;
       pb.localDeps[l].push_back(dl);
     }
     std::sort(pb.localDeps[l].begin(), pb.localDeps[l].end());
-    pb.localDeps[l].erase(std::unique(pb.localDeps[l].begin(), pb.localDeps[l].end()),
-                          pb.localDeps[l].end());
+    pb.localDeps[l].erase(std::unique(pb.localDeps[l].begin(), pb.localDeps[l].end()), pb.localDeps[l].end());
     for (std::uint32_t dl : pb.localDeps[l]) pb.localSuccs[dl].push_back(l);
     if (r.kind == RunnableKind::kSubmittee && r.submittedBy != kNone) {
       pb.localSubmitter[l] = localOf[scheduledAs(r.submittedBy)];
       if (pb.localSubmitter[l] != kNone &&
-          std::find(pb.localDeps[l].begin(), pb.localDeps[l].end(), pb.localSubmitter[l]) ==
-              pb.localDeps[l].end()) {
+          std::find(pb.localDeps[l].begin(), pb.localDeps[l].end(), pb.localSubmitter[l]) == pb.localDeps[l].end()) {
         // The submitter is an implicit dependency; add it when the parser did not.
-        pb.localDeps[l].insert(std::lower_bound(pb.localDeps[l].begin(), pb.localDeps[l].end(),
-                                                pb.localSubmitter[l]),
+        pb.localDeps[l].insert(std::lower_bound(pb.localDeps[l].begin(), pb.localDeps[l].end(), pb.localSubmitter[l]),
                                pb.localSubmitter[l]);
         pb.localSuccs[pb.localSubmitter[l]].push_back(l);
       }

@@ -16,9 +16,9 @@ struct Node {
   std::uint32_t runnable = 0;  // global runnable index
   std::uint32_t local = 0;     // index into the hyperepoch's runnable list
   std::uint32_t frame = 0;
-  std::int64_t releaseNs = 0;  // frame release + StartTime
-  std::int64_t frameNs = 0;    // frame release
-  std::int64_t boundaryNs = 0; // next frame's release
+  std::int64_t releaseNs = 0;   // frame release + StartTime
+  std::int64_t frameNs = 0;     // frame release
+  std::int64_t boundaryNs = 0;  // next frame's release
 };
 
 /// Where one instance was placed.
@@ -49,16 +49,15 @@ struct Problem {
   std::vector<Node> nodes;
   std::vector<std::uint32_t> nodeBase;  // local runnable -> node of its frame 0 (+ frame * stride)
   std::vector<std::uint32_t> nodeStride;
-  std::vector<std::int64_t> latestStart;  // local: ALAP start from the frame release
-  std::vector<std::int64_t> topLevel;     // local: longest path to its start from the release
-  std::vector<std::int64_t> succCount;    // local: number of immediate successors
-  std::vector<std::int64_t> localDeadline; // local: Deadline from the frame release, or kNoDuration
+  std::vector<std::int64_t> latestStart;    // local: ALAP start from the frame release
+  std::vector<std::int64_t> topLevel;       // local: longest path to its start from the release
+  std::vector<std::int64_t> succCount;      // local: number of immediate successors
+  std::vector<std::int64_t> localDeadline;  // local: Deadline from the frame release, or kNoDuration
 
   std::uint32_t nodeOf(std::uint32_t local, std::uint32_t frame) const {
     return nodeBase[local] + frame * nodeStride[local];
   }
 };
-
 
 /// The lexicographic objective: boundary misses, longer than the period, deadline misses, length.
 struct Score {

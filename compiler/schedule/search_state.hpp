@@ -97,9 +97,8 @@ class SearchState {
       avail_.clear();
       for (std::uint32_t r : set) avail_.push_back(std::max(maxEnd_[r], sLast_));
       water_.reset(avail_);
-      std::sort(items_.begin(), items_.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return est_[a] > est_[b] || (est_[a] == est_[b] && a < b);
-      });
+      std::sort(items_.begin(), items_.end(),
+                [&](std::uint32_t a, std::uint32_t b) { return est_[a] > est_[b] || (est_[a] == est_[b] && a < b); });
       std::int64_t work = 0;
       std::int64_t minTail = kInfinity;
       // Small sets also take the tail threshold q: only the work with a tail of at least q,

@@ -1,10 +1,10 @@
 // Tests of the tactus-compile command: options, exit codes, outputs, determinism.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "compile.hpp"
 #include "tactus/core/hash.hpp"
@@ -61,9 +61,9 @@ TEST_CASE("compile writes a verified schedule file and a JSON report", "[compile
   REQUIRE(loaded.has_value());
   CHECK(verifySchedule(*loaded).ok());
   std::string report = readAll(json);
-  for (const char* key : {"\"name\"", "\"period_ns\"", "\"schedule_length_ns\"", "\"critical_path_ns\"",
-                          "\"lower_bound_ns\"", "\"runnables\"", "\"deadlines_missed\"", "\"proven_optimal\"",
-                          "\"compile_time_ms\""})
+  for (const char* key :
+       {"\"name\"", "\"period_ns\"", "\"schedule_length_ns\"", "\"critical_path_ns\"", "\"lower_bound_ns\"",
+        "\"runnables\"", "\"deadlines_missed\"", "\"proven_optimal\"", "\"compile_time_ms\""})
     CHECK_THAT(report, Catch::Contains(key));
   std::remove(sched.c_str());
   std::remove(json.c_str());
@@ -102,7 +102,10 @@ TEST_CASE("the default output is the input's name with the schedule extension", 
 }
 
 TEST_CASE("bad command lines exit 2 with a message", "[compile]") {
-  struct Case { std::vector<std::string> args; const char* expect; };
+  struct Case {
+    std::vector<std::string> args;
+    const char* expect;
+  };
   std::vector<Case> cases = {
       {{}, "no input graph"},
       {{"-i"}, "option '-i' needs a value"},
@@ -133,10 +136,11 @@ TEST_CASE("bad command lines exit 2 with a message", "[compile]") {
 
 TEST_CASE("a graph that cannot be compiled exits 1 and writes nothing", "[compile]") {
   std::string graph = tempPath("bad.yaml"), sched = tempPath("bad.tsched");
-  writeAll(graph, "Version: 3.0.0\nG:\n  Identifier: 1\n  Resources:\n    CPU: [CPU0]\n"
-                  "  Hyperepochs:\n    - H:\n        Epochs:\n          - E: {Period: 1ms}\n"
-                  "  Clients:\n    - C:\n        Epochs:\n          - H.E:\n              Runnables:\n"
-                  "                - A: {WCET: 2ms, Resources: [CPU]}\n");
+  writeAll(graph,
+           "Version: 3.0.0\nG:\n  Identifier: 1\n  Resources:\n    CPU: [CPU0]\n"
+           "  Hyperepochs:\n    - H:\n        Epochs:\n          - E: {Period: 1ms}\n"
+           "  Clients:\n    - C:\n        Epochs:\n          - H.E:\n              Runnables:\n"
+           "                - A: {WCET: 2ms, Resources: [CPU]}\n");
   Run r = compile({"-i", graph, "-o", sched});
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Catch::Contains("'H'"));

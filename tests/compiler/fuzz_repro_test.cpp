@@ -43,8 +43,8 @@ std::string readAll(const std::string& path) {
 }
 
 struct Run {
-  int code = -1;        // exit status; 128 + signal when killed
-  std::string err;      // standard error, byte for byte
+  int code = -1;    // exit status; 128 + signal when killed
+  std::string err;  // standard error, byte for byte
   double seconds = 0;
 };
 
@@ -92,8 +92,8 @@ TEST_CASE("fuzz repro: a second YAML document is reported with its line", "[comp
 
 TEST_CASE("fuzz repro: WCET file keys reach the message escaped, never raw", "[compile][fuzz-repro]") {
   const std::string wcet = repro("compile-wcet-raw-control-chars-in-message.yaml");
-  const Run r = runCompiler({"-i", sourceRoot() + "/schedules/minimal_cpu.yaml", "--wcet", wcet, "-o",
-                             tempPath("wcet.tsched")});
+  const Run r =
+      runCompiler({"-i", sourceRoot() + "/schedules/minimal_cpu.yaml", "--wcet", wcet, "-o", tempPath("wcet.tsched")});
   CHECK(r.code == 1);
   CHECK(r.err == "tactus-compile: " + wcet +
                      ":1: unknown runnable 'Worker.\\x1b[31mRED\\x1b[0m\\x0asecond line\\x00nul\\x1b]0;title\\x07'\n");
@@ -107,8 +107,9 @@ TEST_CASE("fuzz repro: WCETs whose sums pass INT64_MAX are refused where they ar
   const std::string in = repro("compile-yaml-wcet-chain-signed-overflow.yaml");
   const Run r = runCompiler({"-i", in, "-o", tempPath("ovf.tsched")});
   CHECK(r.code == 1);
-  CHECK(r.err == "tactus-compile: " + in +
-                     ":10: Period of epoch 'Main.Tick': bad duration '1000000000000000000ns': too large (at most 1000s)\n");
+  CHECK(r.err ==
+        "tactus-compile: " + in +
+            ":10: Period of epoch 'Main.Tick': bad duration '1000000000000000000ns': too large (at most 1000s)\n");
 
   // Within the limits (1000 s each), the chain is scheduled without overflow and refused as
   // overlength at the hyperepoch's line.
@@ -121,7 +122,8 @@ TEST_CASE("fuzz repro: WCETs whose sums pass INT64_MAX are refused where they ar
   std::ofstream(bounded) << text;
   const Run b = runCompiler({"-i", bounded, "-o", tempPath("bounded.tsched")});
   CHECK(b.code == 1);
-  CHECK(b.err == "tactus-compile: " + bounded + ":7: hyperepoch 'Main': schedule length 12000s exceeds its period 1000s\n");
+  CHECK(b.err ==
+        "tactus-compile: " + bounded + ":7: hyperepoch 'Main': schedule length 12000s exceeds its period 1000s\n");
   std::remove(bounded.c_str());
 }
 

@@ -34,6 +34,7 @@ struct GraphBuilder {
   }
   std::vector<std::uint32_t> cpus(int n) {
     std::vector<std::uint32_t> out;
+    out.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) out.push_back(resource("CPU" + std::to_string(i), "CPU", ResourceKind::kCpu));
     return out;
   }

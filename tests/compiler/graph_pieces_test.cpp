@@ -33,7 +33,8 @@ std::string graphText(const std::string& runnables, int frames = 1, const std::s
          "    - H:\n"
          "        Period: 1000s\n"
          "        Epochs:\n"
-         "          - E: {Period: 10ms, Frames: " + std::to_string(frames) + "}\n" + extraEpochs +
+         "          - E: {Period: 10ms, Frames: " +
+         std::to_string(frames) + "}\n" + extraEpochs +
          "  Clients:\n"
          "    - C:\n"
          "        Epochs:\n"
@@ -61,9 +62,9 @@ TEST_CASE("readYamlTree: nodes with lines, aliases shared, a second document loc
   CHECK(tree.nodes[a].kind == NodeKind::kSeq);
   CHECK(tree.text(tree.kid(a, 1)) == "2");
   const u32 b = tree.kid(tree.root, 3);
-  CHECK(tree.nodes[b].line == 2);                 // a block map: the key's line
+  CHECK(tree.nodes[b].line == 2);  // a block map: the key's line
   CHECK(tree.nodes[tree.kid(b, 0)].line == 3);
-  CHECK(tree.kid(b, 1) == a);                     // the alias is the anchored node itself
+  CHECK(tree.kid(b, 1) == a);  // the alias is the anchored node itself
 
   CHECK(readYamlTree("", "t.yaml")->root == kNone);
   CHECK(readYamlTree("a: 1\n\n---\nb: 2\n", "t.yaml").error().message ==
@@ -83,7 +84,7 @@ TEST_CASE("TreeReader: typed values refused with file and line", "[graph]") {
   const std::string origin = "r.yaml";  // the reader keeps a reference
   const TreeReader rd(*t, origin);
   const YTree& tree = *t;
-  auto value = [&](int i) { return tree.kid(tree.root, static_cast<std::size_t>(2 * i + 1)); };
+  auto value = [&](int i) { return tree.kid(tree.root, 2 * static_cast<std::size_t>(i) + 1); };
   auto failure = [](auto&& f) -> std::string {
     try {
       f();
@@ -101,12 +102,17 @@ TEST_CASE("TreeReader: typed values refused with file and line", "[graph]") {
   CHECK(failure([&] { rd.scalar(value(4), "X"); }) == "r.yaml:5: X must be a scalar, not a list");
   CHECK(failure([&] { rd.forEachEntry(value(5), "K", [](auto, auto, auto) {}); }) ==
         "r.yaml:6: duplicate key 'a' in K");
-  CHECK(failure([&] { rd.checkName(std::string(limits::kMaxNameBytes + 1, 'n'), value(3), "runnable", false); })
-            .find("r.yaml:4: runnable name 'nnn") == 0);
+  CHECK(failure([&] {
+          rd.checkName(std::string(limits::kMaxNameBytes + 1, 'n'), value(3), "runnable", false);
+        }).find("r.yaml:4: runnable name 'nnn") == 0);
   CHECK(failure([&] { rd.checkName(std::string(limits::kMaxNameBytes, 'n'), value(3), "runnable", false); }) ==
         "(no failure)");
-  CHECK(failure([&] { rd.checkName("a\x1b" "b", value(3), "client", false); }) ==
-        "r.yaml:4: client name 'a\\x1bb' contains white space, a control character, ',', '=' or '#'");
+  CHECK(failure([&] {
+          rd.checkName(
+              "a\x1b"
+              "b",
+              value(3), "client", false);
+        }) == "r.yaml:4: client name 'a\\x1bb' contains white space, a control character, ',', '=' or '#'");
 }
 
 TEST_CASE("graph rules on a hand-built Graph: cycles, round robin, submissions, stream limits", "[graph]") {
@@ -124,8 +130,9 @@ TEST_CASE("graph rules on a hand-built Graph: cycles, round robin, submissions, 
   b[x].dependencies = {y};
   auto cycle = checkCycles(b.g, " (why)");
   REQUIRE_FALSE(cycle.has_value());
-  CHECK(cycle.error().message == "hand.yaml:4: dependency cycle: 'Client0.X' -> 'Client0.Y' -> 'Client0.X' "
-                                 "(each depends on the next) (why)");
+  CHECK(cycle.error().message ==
+        "hand.yaml:4: dependency cycle: 'Client0.X' -> 'Client0.Y' -> 'Client0.X' "
+        "(each depends on the next) (why)");
   b[x].dependencies.clear();
 
   // Round robin: a dependency on a member becomes one on its group; the member's own move there.
@@ -183,7 +190,8 @@ TEST_CASE("limits are checked where the graph is read, with file, line and name"
         "g.yaml:15: WCET of runnable 'C.A': bad duration '1000.5s': too large (at most 1000s)");
   // (a resource: YAML itself refuses keys of more than 1024 characters, names in lists are free)
   std::string longName = graphText(one);
-  longName.replace(longName.find("    CPU: [CPU0, CPU1]\n"), 21, "    CPU: [CPU0, CPU1]\n    LOCK: [" + std::string(1025, 'r') + "]\n");
+  longName.replace(longName.find("    CPU: [CPU0, CPU1]\n"), 21,
+                   "    CPU: [CPU0, CPU1]\n    LOCK: [" + std::string(1025, 'r') + "]\n");
   longName = errorOf(longName);
   CHECK(longName.rfind("g.yaml:5: resource name 'rrrr", 0) == 0);
   CHECK_THAT(longName, Catch::EndsWith("is 1025 bytes long (at most 1024)"));
@@ -191,11 +199,13 @@ TEST_CASE("limits are checked where the graph is read, with file, line and name"
   std::string many;
   for (int i = 0; i < 65; ++i) many += "                - R" + std::to_string(i) + ": {WCET: 1ns, Resources: [CPU]}\n";
   CHECK(errorOf(graphText(many, 65536)) ==
-        "g.yaml:79: runnable 'C.R64': hyperepoch 'H' has more than 4194304 instances (runnables x frames of their epochs)");
+        "g.yaml:79: runnable 'C.R64': hyperepoch 'H' has more than 4194304 instances (runnables x frames of their "
+        "epochs)");
   // A single-epoch hyperepoch without Period takes period x frames, which must stay a duration.
   const std::string noPeriod =
       "Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0]\n  Hyperepochs:\n    - H:\n        Epochs:\n"
       "          - E: {Period: 1000s, Frames: 2}\n  Clients:\n    - C:\n        Epochs:\n          - H.E:\n"
-      "              Runnables:\n" + one;
+      "              Runnables:\n" +
+      one;
   CHECK(errorOf(noPeriod) == "g.yaml:6: hyperepoch 'H': period too large");
 }

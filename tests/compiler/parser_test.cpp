@@ -13,8 +13,8 @@
 
 #include "duration.hpp"
 #include "graph_parser.hpp"
-#include "tactus/core/limits.hpp"
 #include "tactus/core/hash.hpp"
+#include "tactus/core/limits.hpp"
 #include "wcet_file.hpp"
 
 using namespace tactus;
@@ -91,8 +91,9 @@ TEST_CASE("parseDuration reads every unit exactly", "[parser]") {
 }
 
 TEST_CASE("parseDuration rejects negatives, missing units, junk and overflow", "[parser]") {
-  for (const char* bad : {"-5ms", "10", "ms", "", "10 parsecs", "1.5.ms", "1.ms", ".5ms", "10ms junk",
-                          "1000.000000001s", "1000000001s", "99999999999999999999999ms", "0.5ns", "1e3us", "+3ms", "3\x01ms"}) {
+  for (const char* bad :
+       {"-5ms", "10", "ms", "", "10 parsecs", "1.5.ms", "1.ms", ".5ms", "10ms junk", "1000.000000001s", "1000000001s",
+        "99999999999999999999999ms", "0.5ns", "1e3us", "+3ms", "3\x01ms"}) {
     auto d = parseDuration(bad);
     INFO(bad);
     REQUIRE_FALSE(d.has_value());
@@ -185,7 +186,7 @@ TEST_CASE("parseGraphFile reports an unreadable file as an i/o error", "[parser]
 }
 
 TEST_CASE("parseGraph rejects more inline rule breaks", "[parser]") {
-  auto failsWith = [](const std::string& yaml, std::vector<std::string> parts) {
+  auto failsWith = [](const std::string& yaml, const std::vector<std::string>& parts) {
     auto g = parseGraph(yaml, "inline.yaml");
     INFO(yaml);
     REQUIRE_FALSE(g.has_value());
@@ -199,8 +200,10 @@ TEST_CASE("parseGraph rejects more inline rule breaks", "[parser]") {
   failsWith(smallGraph("                - A: {WCET: 1ms, Resources: [CPU0]}\n") + "---\nfoo: 1\n", {"document"});
   failsWith(smallGraph("                - \"Has Space\": {WCET: 1ms, Resources: [CPU0]}\n"), {"Has Space"});
   failsWith(smallGraph("                - A: {WCET: 1ms, Resources: [CPU0], Dependencies: [NoDot]}\n"), {"NoDot"});
-  failsWith(smallGraph("                - A: {WCET: 1ms, Resources: [CPU0], Dependencies: [X.A]}\n"), {"unknown client", "'X'"});
-  failsWith(smallGraph("                - A: {WCET: 1ms, Resources: [CPU0], Dependencies: C.B}\n"), {"Dependencies", "a list"});
+  failsWith(smallGraph("                - A: {WCET: 1ms, Resources: [CPU0], Dependencies: [X.A]}\n"),
+            {"unknown client", "'X'"});
+  failsWith(smallGraph("                - A: {WCET: 1ms, Resources: [CPU0], Dependencies: C.B}\n"),
+            {"Dependencies", "a list"});
   failsWith(smallGraph("                - A: {WCET: [1ms], Resources: [CPU0]}\n"), {"WCET", "a scalar"});
   failsWith(smallGraph("                - A: {WCET: 1ms, Deadline: 0, Resources: [CPU0]}\n"), {"Deadline", "unit"});
   failsWith(smallGraph("                - A: {WCET: 1ms, Resources: [CPU0, CPU0]}\n"), {"CPU0", "twice"});
@@ -208,21 +211,23 @@ TEST_CASE("parseGraph rejects more inline rule breaks", "[parser]") {
                 .insert(std::string("Version: 3.0.0\nG:\n").size(), "  Identifier: 99999999999999999999999\n"),
             {"Identifier", "out of range"});
   // a client-local resource used from two hyperepochs
-  failsWith("Version: 3.0.0\nG:\n  Resources: {CPU: [CPU0, CPU1]}\n  Hyperepochs:\n"
-            "    - A: {Resources: [CPU0], Epochs: [{E: {Period: 1ms}}]}\n"
-            "    - B: {Resources: [CPU1], Epochs: [{E: {Period: 1ms}}]}\n"
-            "  Clients:\n    - C:\n        Resources: {LOCK: [L0]}\n        Epochs:\n"
-            "          - A.E: {Runnables: [{X: {WCET: 1us, Resources: [CPU0, L0]}}]}\n"
-            "          - B.E: {Runnables: [{Y: {WCET: 1us, Resources: [CPU1, L0]}}]}\n",
-            {"C.Y", "L0", "'A'", "'B'"});
+  failsWith(
+      "Version: 3.0.0\nG:\n  Resources: {CPU: [CPU0, CPU1]}\n  Hyperepochs:\n"
+      "    - A: {Resources: [CPU0], Epochs: [{E: {Period: 1ms}}]}\n"
+      "    - B: {Resources: [CPU1], Epochs: [{E: {Period: 1ms}}]}\n"
+      "  Clients:\n    - C:\n        Resources: {LOCK: [L0]}\n        Epochs:\n"
+      "          - A.E: {Runnables: [{X: {WCET: 1us, Resources: [CPU0, L0]}}]}\n"
+      "          - B.E: {Runnables: [{Y: {WCET: 1us, Resources: [CPU1, L0]}}]}\n",
+      {"C.Y", "L0", "'A'", "'B'"});
   // a round-robin member whose step names a runnable of another epoch
-  failsWith("Version: 3.0.0\nG:\n  Resources: {CPU: [CPU0]}\n  Hyperepochs:\n"
-            "    - H: {Period: 10ms, Epochs: [{E: {Period: 1ms}}, {F: {Period: 1ms}}]}\n"
-            "  Clients:\n    - C:\n        Epochs:\n"
-            "          - H.E: {Runnables: [{X: {WCET: 1us, Resources: [CPU0]}}]}\n"
-            "          - H.F:\n              Runnables: [{Y: {WCET: 1us, Resources: [CPU0]}}]\n"
-            "              AliasGroups: [{G: {Steps: [C.X, C.Y]}}]\n",
-            {"C.X", "H.E", "H.F"});
+  failsWith(
+      "Version: 3.0.0\nG:\n  Resources: {CPU: [CPU0]}\n  Hyperepochs:\n"
+      "    - H: {Period: 10ms, Epochs: [{E: {Period: 1ms}}, {F: {Period: 1ms}}]}\n"
+      "  Clients:\n    - C:\n        Epochs:\n"
+      "          - H.E: {Runnables: [{X: {WCET: 1us, Resources: [CPU0]}}]}\n"
+      "          - H.F:\n              Runnables: [{Y: {WCET: 1us, Resources: [CPU0]}}]\n"
+      "              AliasGroups: [{G: {Steps: [C.X, C.Y]}}]\n",
+      {"C.X", "H.E", "H.F"});
   // a group of nothing but empty steps
   failsWith(smallGraph("                - A: {WCET: 1ms, Resources: [CPU0]}\n"
                        "              AliasGroups: [{Empty: {Steps: [None, None]}}]\n"),
@@ -235,8 +240,8 @@ TEST_CASE("parseGraph rejects more inline rule breaks", "[parser]") {
 // good graphs and the model mapping
 
 TEST_CASE("every example graph in schedules/ parses", "[parser]") {
-  for (const char* name : {"minimal_cpu.yaml", "two_client.yaml", "multi_rate.yaml", "cuda_two_client.yaml",
-                           "round_robin.yaml"}) {
+  for (const char* name :
+       {"minimal_cpu.yaml", "two_client.yaml", "multi_rate.yaml", "cuda_two_client.yaml", "round_robin.yaml"}) {
     const std::string path = sourceRoot() + "/schedules/" + name;
     auto g = parseGraphFile(path);
     INFO(path << ": " << (g ? std::string() : g.error().message));
@@ -261,8 +266,8 @@ TEST_CASE("the stm-model example maps onto the Graph as the scheduler expects", 
   // resources: globals in file order, then client-local ones
   std::vector<std::string> names;
   for (const auto& r : g.resources) names.push_back(r.name);
-  CHECK(names == std::vector<std::string>{"CPU0", "CPU1", "CPU2", "GPU0", "GPU1", "MEM_BW_MUTEX",
-                                          "CUDA_STREAM0", "LOCK0"});
+  CHECK(names ==
+        std::vector<std::string>{"CPU0", "CPU1", "CPU2", "GPU0", "GPU1", "MEM_BW_MUTEX", "CUDA_STREAM0", "LOCK0"});
   const auto& cpu2 = g.resources[2];
   CHECK((cpu2.kind == ResourceKind::kCpu && cpu2.core == 2 && cpu2.client == kNone && cpu2.hyperepoch == 0));
   CHECK(g.resources[3].kind == ResourceKind::kGpu);
@@ -272,9 +277,10 @@ TEST_CASE("the stm-model example maps onto the Graph as the scheduler expects", 
   CHECK(g.resources[5].kind == ResourceKind::kMutex);
   CHECK(g.resources[5].type == "MUTEX");
   const auto& stream = g.resources[6];
-  CHECK((stream.kind == ResourceKind::kCudaStream && stream.device == 3 && stream.client == 0 &&
-         stream.hyperepoch == 0));
-  CHECK((g.resources[7].kind == ResourceKind::kMutex && g.resources[7].client == 0 && g.resources[7].type == "LOCAL_LOCK"));
+  CHECK(
+      (stream.kind == ResourceKind::kCudaStream && stream.device == 3 && stream.client == 0 && stream.hyperepoch == 0));
+  CHECK((g.resources[7].kind == ResourceKind::kMutex && g.resources[7].client == 0 &&
+         g.resources[7].type == "LOCAL_LOCK"));
   CHECK(g.resources[0].hyperepoch == 1);
 
   // hyperepochs and epochs
@@ -309,7 +315,8 @@ TEST_CASE("the stm-model example maps onto the Graph as the scheduler expects", 
   CHECK(p.startTimeNs == 1'000'000);
   REQUIRE(p.resources.size() == 2);
   CHECK((!p.resources[0].isType && p.resources[0].candidates == std::vector<std::uint32_t>{1}));
-  CHECK((p.resources[1].kind == ResourceKind::kCudaStream && p.resources[1].candidates == std::vector<std::uint32_t>{6}));
+  CHECK(
+      (p.resources[1].kind == ResourceKind::kCudaStream && p.resources[1].candidates == std::vector<std::uint32_t>{6}));
   CHECK(p.dependencies == std::vector<std::uint32_t>{readCamera});
 
   const auto& s = g.runnables[gpu];
@@ -335,16 +342,16 @@ TEST_CASE("the stm-model example maps onto the Graph as the scheduler expects", 
 }
 
 TEST_CASE("the hardware request goes first and dependencies are sorted and deduplicated", "[parser]") {
-  auto h = parseGraph(std::string(smallGraph("                - A: {WCET: 0, Resources: [CPU1]}\n"
-                                             "                - B: {WCET: 0, Resources: [CPU1]}\n"
-                                             "                - D:\n"
-                                             "                    WCET: 1ms\n"
-                                             "                    StartTime: 0\n"
-                                             "                    Resources: [M, CPU]\n"
-                                             "                    Dependencies: [C.B, C.A, C.B]\n"))
-                          .insert(std::string("Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0, CPU1]\n").size(),
-                                  "    MUTEX: [M]\n"),
-                      "x.yaml");
+  auto h = parseGraph(
+      std::string(smallGraph("                - A: {WCET: 0, Resources: [CPU1]}\n"
+                             "                - B: {WCET: 0, Resources: [CPU1]}\n"
+                             "                - D:\n"
+                             "                    WCET: 1ms\n"
+                             "                    StartTime: 0\n"
+                             "                    Resources: [M, CPU]\n"
+                             "                    Dependencies: [C.B, C.A, C.B]\n"))
+          .insert(std::string("Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0, CPU1]\n").size(), "    MUTEX: [M]\n"),
+      "x.yaml");
   INFO((h ? std::string() : h.error().message));
   REQUIRE(h.has_value());
   const auto& d = h->runnables[2];
@@ -411,7 +418,8 @@ TEST_CASE("a submittee's GPU candidates narrow to the devices of its submitter's
   CHECK(g->resources[3].device == 2);
 }
 
-TEST_CASE("a submitter depends on its submittee's CPU predecessors and on the submitters of its GPU predecessors", "[parser]") {
+TEST_CASE("a submitter depends on its submittee's CPU predecessors and on the submitters of its GPU predecessors",
+          "[parser]") {
   // A.Sub submits A.Gpu; B.Sub submits B.Gpu which waits for A.Gpu (GPU) and A.Cpu (CPU).
   const std::string yaml =
       "Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0, CPU1]\n    GPU: [GPU0]\n"
@@ -482,8 +490,8 @@ TEST_CASE("a WCET side file with an unknown runnable or a bad value fails and ch
   CHECK(g.runnables[0].wcetNs == original.runnables[0].wcetNs);
   CHECK(g.sourceHash == original.sourceHash);
 
-  for (const char* bad : {"Pipeline.Read: -5\n", "Pipeline.Read: fast\n", "Pipeline.Read: [1]\n",
-                          "- Pipeline.Read\n", "Pipeline.Read: 1\nPipeline.Read: 2\n", "Pipeline.Read: {a: 1}\n",
+  for (const char* bad : {"Pipeline.Read: -5\n", "Pipeline.Read: fast\n", "Pipeline.Read: [1]\n", "- Pipeline.Read\n",
+                          "Pipeline.Read: 1\nPipeline.Read: 2\n", "Pipeline.Read: {a: 1}\n",
                           "Pipeline.Read: 1\n---\nx: 1\n", "Pipeline.Read: [\n"}) {
     INFO(bad);
     auto r = applyWcetFile(g, bad, "w.yaml");
@@ -499,8 +507,8 @@ TEST_CASE("a WCET side file with an unknown runnable or a bad value fails and ch
 
 TEST_CASE("parseGraph survives random bytes, truncations and deep nesting", "[parser]") {
   std::vector<std::string> samples;
-  for (const char* name : {"minimal_cpu.yaml", "two_client.yaml", "multi_rate.yaml", "cuda_two_client.yaml",
-                           "round_robin.yaml"})
+  for (const char* name :
+       {"minimal_cpu.yaml", "two_client.yaml", "multi_rate.yaml", "cuda_two_client.yaml", "round_robin.yaml"})
     samples.push_back(readFile(sourceRoot() + "/schedules/" + name));
   samples.push_back(readFile(fixture("stm_example.yaml")));
   std::mt19937_64 rng(12345);

@@ -4,10 +4,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <new>
-#include <stdexcept>
 #include <limits>
+#include <new>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include "graph_builder.hpp"
@@ -44,7 +44,8 @@ GraphBuilder independent(int cpus, const std::vector<std::int64_t>& wcetMs) {
   b.cpus(cpus);
   const auto h = b.hyperepoch("H", 100 * kMs);
   const auto e = b.epoch("E", h, 100 * kMs);
-  for (std::size_t i = 0; i < wcetMs.size(); ++i) b.runnable("R" + std::to_string(i), e, wcetMs[i] * kMs, {b.type("CPU")});
+  for (std::size_t i = 0; i < wcetMs.size(); ++i)
+    b.runnable("R" + std::to_string(i), e, wcetMs[i] * kMs, {b.type("CPU")});
   return b;
 }
 
@@ -274,6 +275,6 @@ TEST_CASE("runWorkers carries an exception of any worker back to the caller", "[
     if (calls++ == 1) throw std::bad_alloc();
   };
   CHECK_THROWS_AS(runWorkers(4, failing), std::bad_alloc);  // without it: std::terminate
-  CHECK(calls == 4);                                          // the others ran to their end
+  CHECK(calls == 4);                                        // the others ran to their end
   CHECK_THROWS_AS(runWorkers(1, [] { throw std::runtime_error("x"); }), std::runtime_error);
 }

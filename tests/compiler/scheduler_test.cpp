@@ -22,7 +22,6 @@ namespace {
 
 constexpr std::int64_t kMs = 1000000;
 
-
 Schedule scheduleOk(const Graph& g, const ScheduleOptions& opt = {}) {
   auto s = scheduleGraph(g, opt);
   if (!s) FAIL("scheduleGraph failed: " << s.error().message);
@@ -71,8 +70,8 @@ GraphBuilder randomGraph(int runnables, int cpus, unsigned seed) {
       if (b[d].kind == RunnableKind::kSubmitter) d = b[d].submits;  // wait for the GPU work
       if (std::find(deps.begin(), deps.end(), d) == deps.end()) deps.push_back(d);
     }
-    const std::uint32_t r = b.runnable("R" + std::to_string(i), e, static_cast<std::int64_t>(rng() % 1000) * 1000,
-                                       req, deps);
+    const std::uint32_t r =
+        b.runnable("R" + std::to_string(i), e, static_cast<std::int64_t>(rng() % 1000) * 1000, req, deps);
     b[r].priority = 1 + rng() % 10;
     if (submits) {
       const std::uint32_t gpu = b.runnable("R" + std::to_string(i) + "Gpu", e,
@@ -209,8 +208,8 @@ TEST_CASE("multi-rate epochs are unrolled into frames with their releases", "[sc
   REQUIRE(instancesOf(s, sl).size() == 1);
   for (std::uint32_t k = 0; k < 3; ++k) {
     CHECK(fi[k]->frame == k);
-    CHECK(fi[k]->startNs >= k * 10 * kMs);
-    CHECK(f2i[k]->endNs <= (k + 1) * 10 * kMs);
+    CHECK(fi[k]->startNs >= std::int64_t{k} * 10 * kMs);
+    CHECK(f2i[k]->endNs <= (std::int64_t{k} + 1) * 10 * kMs);
     REQUIRE(f2i[k]->dependencies.size() == 1);
     CHECK(&s.instances[f2i[k]->dependencies[0]] == fi[k]);
   }
@@ -453,8 +452,8 @@ GraphBuilder smallInstance(int tasks, int cpus, unsigned seed) {
     for (int d = 0; d < i; ++d) {
       if (rng() % 4 == 0) deps.push_back(static_cast<std::uint32_t>(d));
     }
-    const auto r = b.runnable("T" + std::to_string(i), e, static_cast<std::int64_t>(1 + rng() % 9) * kMs,
-                              {b.type("CPU")}, deps);
+    const auto r =
+        b.runnable("T" + std::to_string(i), e, static_cast<std::int64_t>(1 + rng() % 9) * kMs, {b.type("CPU")}, deps);
     if (rng() % 4 == 0) b[r].startTimeNs = static_cast<std::int64_t>(rng() % 6) * kMs;
   }
   return b;
@@ -598,13 +597,13 @@ TEST_CASE("the improvement search of a large hyperepoch is reproducible and neve
   const GraphBuilder b = randomGraph(900, 4, 5);  // 2 frames: above the branch and bound's size
   const Schedule first = scheduleOk(b.g);
   ScheduleOptions opt;
-  opt.searchSteps = 16 * 2 * 900;
+  opt.searchSteps = std::uint64_t{16} * 2 * 900;
   opt.workers = 1;
   SearchInfo info;
   auto s1 = scheduleGraph(b.g, opt, &info);
   REQUIRE(s1.has_value());
   REQUIRE(verifySchedule(*s1).ok());
-  CHECK(info.hyperepochs.at(0).steps >= 16 * 2 * 900);
+  CHECK(info.hyperepochs.at(0).steps >= std::uint64_t{16} * 2 * 900);
   CHECK(deadlineMisses(*s1) <= deadlineMisses(first));
   if (deadlineMisses(*s1) == deadlineMisses(first)) CHECK(lengthOf(*s1) <= lengthOf(first));
   opt.workers = 3;

@@ -177,13 +177,16 @@ std::string renderHtml(const Schedule& schedule, const Execution* execution, con
           " scheduled instances";
   if (execution) page += "; executed: " + htmlEscape(execution->source);
   page += "</div>\n<div class=\"legend\" id=\"legend\"></div>\n";
-  page += "<h2>Graph</h2>\n<div class=\"meta\">one column per dependency depth; grey: dependency, "
-          "dashed orange: submitter &rarr; submittee; hover a box for details</div>\n<div id=\"graph\"></div>\n";
-  page += "<h2>Plan</h2>\n<div class=\"meta\">one lane per resource over one hyperepoch iteration; "
-          "dotted lines: frame releases, red dashed: the period</div>\n<div id=\"plan\"></div>\n";
-  page += "<div id=\"exec-section\" style=\"display:none\"><h2>Executed against the plan</h2>\n<div class=\"meta\">"
-          "per lane: the plan (faint, top) and what ran (bottom); times from the iteration's planned start; "
-          "red outline: ran longer than its WCET</div>\n<div id=\"exec\"></div></div>\n";
+  page +=
+      "<h2>Graph</h2>\n<div class=\"meta\">one column per dependency depth; grey: dependency, "
+      "dashed orange: submitter &rarr; submittee; hover a box for details</div>\n<div id=\"graph\"></div>\n";
+  page +=
+      "<h2>Plan</h2>\n<div class=\"meta\">one lane per resource over one hyperepoch iteration; "
+      "dotted lines: frame releases, red dashed: the period</div>\n<div id=\"plan\"></div>\n";
+  page +=
+      "<div id=\"exec-section\" style=\"display:none\"><h2>Executed against the plan</h2>\n<div class=\"meta\">"
+      "per lane: the plan (faint, top) and what ran (bottom); times from the iteration's planned start; "
+      "red outline: ran longer than its WCET</div>\n<div id=\"exec\"></div></div>\n";
   page += "<div id=\"tip\"></div>\n<script type=\"application/json\" id=\"data\">";
   page += dataJson(schedule, execution, title);
   page += "</script>\n<script>";

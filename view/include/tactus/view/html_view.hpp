@@ -28,27 +28,27 @@ struct ExecutedRun {
 
 /// One hyperepoch iteration of the run, as it executed.
 struct ExecutedIteration {
-  std::uint32_t hyperepoch = 0;    ///< HyperepochId
-  std::uint64_t iteration = 0;     ///< hyperepoch iteration number
-  std::string note;                ///< why it is shown (`first`, `most overruns`), may be empty
-  std::vector<ExecutedRun> runs;   ///< its runs, any order
+  std::uint32_t hyperepoch = 0;   ///< HyperepochId
+  std::uint64_t iteration = 0;    ///< hyperepoch iteration number
+  std::string note;               ///< why it is shown (`first`, `most overruns`), may be empty
+  std::vector<ExecutedRun> runs;  ///< its runs, any order
 };
 
 /// Measured statistics of one runnable, shown in the tooltips.
 struct RunnableSummary {
-  std::uint64_t runs = 0;          ///< number of runs measured (0: no row shown)
-  std::int64_t minNs = 0;          ///< shortest duration
-  std::int64_t medianNs = 0;       ///< median duration
-  std::int64_t p99Ns = 0;          ///< 99th percentile duration
-  std::int64_t maxNs = 0;          ///< longest duration
-  std::uint64_t overruns = 0;      ///< runs longer than the WCET
+  std::uint64_t runs = 0;      ///< number of runs measured (0: no row shown)
+  std::int64_t minNs = 0;      ///< shortest duration
+  std::int64_t medianNs = 0;   ///< median duration
+  std::int64_t p99Ns = 0;      ///< 99th percentile duration
+  std::int64_t maxNs = 0;      ///< longest duration
+  std::uint64_t overruns = 0;  ///< runs longer than the WCET
 };
 
 /// What a log adds to the view: some iterations to draw and per-runnable statistics.
 struct Execution {
-  std::string source;                          ///< the log's name, shown in the header
-  std::vector<ExecutedIteration> iterations;   ///< iterations to draw (each selectable)
-  std::vector<RunnableSummary> runnables;      ///< by RunnableId; empty when not measured
+  std::string source;                         ///< the log's name, shown in the header
+  std::vector<ExecutedIteration> iterations;  ///< iterations to draw (each selectable)
+  std::vector<RunnableSummary> runnables;     ///< by RunnableId; empty when not measured
 };
 
 /// Options of the rendering.
@@ -57,11 +57,10 @@ struct HtmlOptions {
 };
 
 /// Renders the page. Same input, same bytes. Names are escaped; the page loads no resources.
-std::string renderHtml(const Schedule& schedule, const Execution* execution = nullptr,
-                       const HtmlOptions& options = {});
+std::string renderHtml(const Schedule& schedule, const Execution* execution = nullptr, const HtmlOptions& options = {});
 
 /// Renders the page and writes it to `path` (kIo on failure).
-Result<void> writeHtml(const std::string& path, const Schedule& schedule,
-                       const Execution* execution = nullptr, const HtmlOptions& options = {});
+Result<void> writeHtml(const std::string& path, const Schedule& schedule, const Execution* execution = nullptr,
+                       const HtmlOptions& options = {});
 
 }  // namespace tactus::view
