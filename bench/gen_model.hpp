@@ -98,8 +98,8 @@ inline GenModel generateModel(std::uint32_t count, std::uint32_t seed) {
     }
   }
   // Period: room for three times the average load, and every epoch's chain in its frame.
-  std::int64_t period = std::max<std::int64_t>(3 * std::max(cpuWorkNs / GenModel::kCpus, gpuWorkNs / GenModel::kGpus),
-                                               100000000);
+  std::int64_t period =
+      std::max<std::int64_t>(3 * std::max(cpuWorkNs / GenModel::kCpus, gpuWorkNs / GenModel::kGpus), 100000000);
   for (std::uint32_t e = 0; e < 3; ++e) period = std::max(period, 3 * chainNs[e] * GenModel::kFrames[e]);
   const std::int64_t step = 4000000;  // a multiple of 4 ms, so each epoch period is whole
   m.hyperPeriodNs = (period + step - 1) / step * step;
@@ -107,9 +107,7 @@ inline GenModel generateModel(std::uint32_t count, std::uint32_t seed) {
 }
 
 /// The epoch period of epoch e (0 Fast, 1 Mid, 2 Slow).
-inline std::int64_t epochPeriodNs(const GenModel& m, std::uint32_t e) {
-  return m.hyperPeriodNs / GenModel::kFrames[e];
-}
+inline std::int64_t epochPeriodNs(const GenModel& m, std::uint32_t e) { return m.hyperPeriodNs / GenModel::kFrames[e]; }
 
 /// The model as an STM-format YAML graph.
 inline std::string modelYaml(const GenModel& m) {
@@ -120,8 +118,9 @@ inline std::string modelYaml(const GenModel& m) {
   y += "]\n    GPU: [GPU0, GPU1]\n  Hyperepochs:\n    - Main:\n        Period: " +
        std::to_string(m.hyperPeriodNs / 1000) + "us\n        Epochs:\n";
   for (std::uint32_t e = 0; e < 3; ++e) {
-    y += "          - " + std::string(GenModel::kEpochs[e]) + ": {Period: " +
-         std::to_string(epochPeriodNs(m, e) / 1000) + "us, Frames: " + std::to_string(GenModel::kFrames[e]) + "}\n";
+    y += "          - " + std::string(GenModel::kEpochs[e]) +
+         ": {Period: " + std::to_string(epochPeriodNs(m, e) / 1000) +
+         "us, Frames: " + std::to_string(GenModel::kFrames[e]) + "}\n";
   }
   y += "  Clients:\n";
   for (std::uint32_t c = 0; c < GenModel::kClients; ++c) {
@@ -166,8 +165,8 @@ inline compiler::Graph modelGraph(const GenModel& m) {
   std::vector<std::uint32_t> cpus, gpus;
   for (int c = 0; c < GenModel::kCpus; ++c) {
     cpus.push_back(static_cast<std::uint32_t>(g.resources.size()));
-    g.resources.push_back({"CPU" + std::to_string(c), "CPU", ResourceKind::kCpu, kNone, 0,
-                           static_cast<std::uint32_t>(c), kNone, kNone});
+    g.resources.push_back(
+        {"CPU" + std::to_string(c), "CPU", ResourceKind::kCpu, kNone, 0, static_cast<std::uint32_t>(c), kNone, kNone});
   }
   for (int d = 0; d < GenModel::kGpus; ++d) {
     gpus.push_back(static_cast<std::uint32_t>(g.resources.size()));

@@ -94,8 +94,9 @@ RunEnd ClientMonitor::timeoutEnd(std::int64_t timeoutUs) const {
     if (state == ClientState::kEntered) continue;
     if (first == kNone) first = c;
     if (!message.empty()) message += "; ";
-    message += state == ClientState::kAbsent ? "client " + quoted(name(c)) + " did not come"
-                                             : "client " + quoted(name(c)) + " attached but did not enter the scheduler";
+    message += state == ClientState::kAbsent
+                   ? "client " + quoted(name(c)) + " did not come"
+                   : "client " + quoted(name(c)) + " attached but did not enter the scheduler";
   }
   message += " within " + std::to_string(timeoutUs / 1000) + " ms (-t " + std::to_string(timeoutUs) + ")";
   return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kTimeout, first, message};

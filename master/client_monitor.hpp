@@ -45,7 +45,7 @@ class ClientMonitor {
 
  private:
   struct Record {
-    std::uint32_t pid = 0;        // validated when first seen; never re-read from the slot
+    std::uint32_t pid = 0;  // validated when first seen; never re-read from the slot
     ipc::ProcessWatch watch;
   };
   const shm::SegmentView& view_;

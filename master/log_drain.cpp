@@ -48,8 +48,13 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
       droppedSeen_[w] = dropped;
       droppedTotal_ += lost;
       const std::int64_t now = ipc::monotonicNs();
-      EventRecord r{static_cast<std::uint16_t>(EventKind::kDropped), 0, plan_.workers[w].client,
-                    static_cast<std::uint32_t>(std::min<std::uint64_t>(lost, 0xffffffffu)), w, now, now};
+      EventRecord r{static_cast<std::uint16_t>(EventKind::kDropped),
+                    0,
+                    plan_.workers[w].client,
+                    static_cast<std::uint32_t>(std::min<std::uint64_t>(lost, 0xffffffffu)),
+                    w,
+                    now,
+                    now};
       if (log_.isOpen()) log_.append(&r, 1);
     }
   }

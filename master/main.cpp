@@ -15,7 +15,8 @@ namespace {
 int runCommand(const std::vector<std::string>& args) {
   auto options = tactus::master::parseMasterArguments(args);
   if (!options) {
-    std::cerr << "tactus-master: " << options.error().message << "\n" << "try 'tactus-master --help'\n";
+    std::cerr << "tactus-master: " << options.error().message << "\n"
+              << "try 'tactus-master --help'\n";
     return tactus::master::kExitBadInput;
   }
   if (options->showHelp) {

@@ -144,7 +144,6 @@ std::string masterUsage() {
          "died, did not come or refused); 2 bad arguments, bad schedule, or the instance is busy\n";
 }
 
-
 namespace {
 
 // Signal state shared with the async-signal handler: only lock-free atomics and a futex wake.
@@ -159,8 +158,8 @@ void onStopSignal(int sig) {
 }
 
 constexpr std::int64_t kMonitorSliceNs = 2'000'000;
-constexpr std::int64_t kWaitSliceNs = 10'000'000;      // the monitor's sleep while clients come
-constexpr std::int64_t kStartLeadNs = 2'000'000;       // first release this long after all clients entered
+constexpr std::int64_t kWaitSliceNs = 10'000'000;  // the monitor's sleep while clients come
+constexpr std::int64_t kStartLeadNs = 2'000'000;   // first release this long after all clients entered
 constexpr std::int64_t kClientExitWaitNs = 1'000'000'000;
 // After SIGTERM the run stops at the next iteration boundary; a client that does not finish its
 // iteration within this grace time is left behind and the run ends anyway.
@@ -256,7 +255,8 @@ int MasterRun::setUpProcess() {
 int MasterRun::end(const RunEnd& e) {
   owner_.publishEnd(e);
   control_.abort();
-  return e.reason == StopReason::kSignal || e.reason == StopReason::kFrameLimit || e.reason == StopReason::kExitRequested
+  return e.reason == StopReason::kSignal || e.reason == StopReason::kFrameLimit ||
+                 e.reason == StopReason::kExitRequested
              ? kExitOk
              : kExitRunFailed;
 }
@@ -308,8 +308,9 @@ std::optional<RunEnd> MasterRun::stuckClient(std::int64_t now) const {
   const std::uint32_t c = schedule_.runnables[runnable].client;
   const std::int64_t monitor = schedule_.hyperepochs[stall->hyperepoch].monitorNs;
   const std::string limit = monitor != kNoDuration && monitor > 0
-                                ? "the Monitor budget of hyperepoch " + quoted(schedule_.hyperepochs[stall->hyperepoch].name) +
-                                      ", " + humanDuration(monitor)
+                                ? "the Monitor budget of hyperepoch " +
+                                      quoted(schedule_.hyperepochs[stall->hyperepoch].name) + ", " +
+                                      humanDuration(monitor)
                                 : "-t " + std::to_string(o_.timeoutUs);
   return RunEnd{SegmentState::kAborted, StopReason::kStuck, c,
                 "client " + quoted(monitor_->name(c)) + " (pid " + std::to_string(monitor_->pid(c)) +
@@ -355,7 +356,8 @@ int MasterRun::runFrames() {
       if ((failure = watch(false))) break;
       if ((failure = stuckClient(now))) break;
     }
-    if (const std::uint32_t c = monitor_->exitRequester(); c != kNone) control_.requestStop(StopReason::kExitRequested, c);
+    if (const std::uint32_t c = monitor_->exitRequester(); c != kNone)
+      control_.requestStop(StopReason::kExitRequested, c);
     if (gSignal.load() != 0) {
       control_.requestStop(StopReason::kSignal, kNone);
       if (signalAt == 0) signalAt = now;
@@ -389,12 +391,14 @@ int MasterRun::runFrames() {
   const StopReason reason = control_.stopRequested() ? control_.stopReason() : StopReason::kFrameLimit;
   std::string message;
   switch (reason) {
-    case StopReason::kExitRequested: message = "client " + quoted(monitor_->name(control_.stopClient())) + " requested exit"; break;
+    case StopReason::kExitRequested:
+      message = "client " + quoted(monitor_->name(control_.stopClient())) + " requested exit";
+      break;
     case StopReason::kSignal: message = "the master was stopped by a signal"; break;
     default: message = "ran " + std::to_string(releaser_->iterationsCompleted()) + " hyperepoch iterations"; break;
   }
-  owner_.publishEnd({SegmentState::kFinished, reason, reason == StopReason::kExitRequested ? control_.stopClient() : kNone,
-                     message});
+  owner_.publishEnd(
+      {SegmentState::kFinished, reason, reason == StopReason::kExitRequested ? control_.stopClient() : kNone, message});
   if (o_.verbose) {
     std::uint64_t skippedTotal = 0;
     for (std::uint32_t he = 0; he < schedule_.hyperepochs.size(); ++he) {
@@ -442,8 +446,8 @@ int MasterRun::execute() {
   }
   const shm::SegmentView& view = owner_.view();
   shm::SegmentHeader& header = view.header();
-  owner_.describe((o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) | (o_.noPinning ? shm::kFlagNoPinning : 0u) |
-                      (o_.freeRunning ? shm::kFlagFreeRunning : 0u),
+  owner_.describe((o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
+                      (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u),
                   contentHash_, schedule_.identifier, text_);
   const std::uint64_t limit = o_.iterations == 0 ? std::numeric_limits<std::uint64_t>::max() : o_.iterations;
   for (std::uint32_t he = 0; he < counts.hyperepochs; ++he) view.hyperepoch(he).stopAt.store(limit);

@@ -32,9 +32,9 @@ struct MasterOptions {
 
 /// Exit codes of tactus-master.
 enum ExitCode : int {
-  kExitOk = 0,        ///< the run ended by frame limit, exit request or signal
-  kExitRunFailed = 1, ///< a client died, did not come, or refused
-  kExitBadInput = 2,  ///< bad command line or schedule, or the instance is busy
+  kExitOk = 0,         ///< the run ended by frame limit, exit request or signal
+  kExitRunFailed = 1,  ///< a client died, did not come, or refused
+  kExitBadInput = 2,   ///< bad command line or schedule, or the instance is busy
 };
 
 /// Parses the arguments after the program name.

@@ -28,8 +28,13 @@ constexpr std::int64_t kSleepSliceNs = 10'000'000;
 
 Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, bool freeRunning,
                    RunControl& control)
-    : view_(view), schedule_(schedule), plan_(plan), freeRunning_(freeRunning), control_(control),
-      rings_(plan.hyperepochs.size()), tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())) {
+    : view_(view),
+      schedule_(schedule),
+      plan_(plan),
+      freeRunning_(freeRunning),
+      control_(control),
+      rings_(plan.hyperepochs.size()),
+      tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())) {
   for (std::uint32_t he = 0; he < plan_.hyperepochs.size(); ++he) {
     if (!plan_.hyperepochs[he].instances.empty()) active_.push_back(he);
   }
@@ -66,7 +71,8 @@ std::optional<Stall> Releaser::longestStall() const {
 
 std::uint64_t Releaser::iterationsCompleted() const {
   std::uint64_t iterations = 0;
-  for (const std::uint32_t he : active_) iterations = std::max<std::uint64_t>(iterations, view_.hyperepoch(he).completed.load());
+  for (const std::uint32_t he : active_)
+    iterations = std::max<std::uint64_t>(iterations, view_.hyperepoch(he).completed.load());
   return iterations;
 }
 

@@ -73,9 +73,9 @@ class Releaser {
   const bool freeRunning_;
   RunControl& control_;
   std::int64_t runStartNs_ = 0;
-  std::vector<MasterEventRing> rings_;   // per hyperepoch
-  std::unique_ptr<Track[]> tracks_;      // per hyperepoch
-  std::vector<std::uint32_t> active_;    // hyperepochs with instances
+  std::vector<MasterEventRing> rings_;  // per hyperepoch
+  std::unique_ptr<Track[]> tracks_;     // per hyperepoch
+  std::vector<std::uint32_t> active_;   // hyperepochs with instances
   std::vector<std::thread> threads_;
   std::atomic<std::size_t> finished_{0};
 };

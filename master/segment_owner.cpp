@@ -51,8 +51,9 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
     }
     if (!ipc::segmentExists(instance_)) continue;
     if (!foreign && pid != 0 && ipc::processAlive(static_cast<pid_t>(pid), startTime)) {
-      return fail(ErrorCode::kAlreadyExists, "instance " + quoted(instance_, 256) + " already has a running master (pid " +
-                                                 std::to_string(pid) + "); stop it first or pick another instance with -D");
+      return fail(ErrorCode::kAlreadyExists, "instance " + quoted(instance_, 256) +
+                                                 " already has a running master (pid " + std::to_string(pid) +
+                                                 "); stop it first or pick another instance with -D");
     }
     if (foreign) {
       err_ << "tactus-master: " << path << " is no usable segment (" << lastProblem << "); removing it\n";
@@ -137,7 +138,8 @@ void SegmentOwner::publishEnd(const RunEnd& end) {
   }
   for (std::uint32_t i = 0; i < counts.instances; ++i) {
     if (view_.instance(i).waiters.load() != 0) ipc::futexWake(view_.instance(i).done);
-    if (view_.gpu(i).waiters.load() != 0) ipc::futexWake(view_.gpu(i).submitted);  // GPU successors waiting for a submission
+    if (view_.gpu(i).waiters.load() != 0)
+      ipc::futexWake(view_.gpu(i).submitted);  // GPU successors waiting for a submission
   }
 }
 

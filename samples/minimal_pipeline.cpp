@@ -28,10 +28,10 @@ constexpr std::uint64_t kTracedFrames = 3;
 
 struct Pipeline {
   std::uint64_t reads = 0, processes = 0, publishes = 0;
-  std::uint64_t sample = 0;     // what Read produced this frame
-  std::uint64_t processed = 0;  // what Process made of it
-  std::uint64_t checksum = 0;   // what Publish accumulated
-  std::uint64_t outOfOrder = 0; // Process or Publish found its input missing
+  std::uint64_t sample = 0;      // what Read produced this frame
+  std::uint64_t processed = 0;   // what Process made of it
+  std::uint64_t checksum = 0;    // what Publish accumulated
+  std::uint64_t outOfOrder = 0;  // Process or Publish found its input missing
 };
 
 Pipeline gPipeline;
@@ -39,8 +39,8 @@ Pipeline gPipeline;
 void trace(const char* runnable, std::uint64_t value) {
   auto info = tactus::runtimeInfo();
   if (info && info->epochIteration < kTracedFrames) {
-    std::printf("frame %llu: Pipeline.%s -> %llu\n", static_cast<unsigned long long>(info->epochIteration),
-                runnable, static_cast<unsigned long long>(value));
+    std::printf("frame %llu: Pipeline.%s -> %llu\n", static_cast<unsigned long long>(info->epochIteration), runnable,
+                static_cast<unsigned long long>(value));
     std::fflush(stdout);
   }
 }
@@ -84,9 +84,10 @@ bool parseTimeoutMs(const char* program, const char* text, std::int64_t& ms) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: tactus-sample-minimal [--instance NAME] [--timeout-ms N]\n"
-                       "  the instance defaults to $TACTUS_INSTANCE, else 'default'\n"
-                       "  --timeout-ms N: wait at most N ms (0..2147483647) for the master (default: forever)\n");
+  std::fprintf(stderr,
+               "usage: tactus-sample-minimal [--instance NAME] [--timeout-ms N]\n"
+               "  the instance defaults to $TACTUS_INSTANCE, else 'default'\n"
+               "  --timeout-ms N: wait at most N ms (0..2147483647) for the master (default: forever)\n");
   return 2;
 }
 

@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   rc = stmEnterScheduler();
-  printf("minimal-stm: run ended (%s): %s\n", stmErrorCodeToString(rc), rc == STM_SUCCESS ? "" : tactusLastErrorMessage());
+  printf("minimal-stm: run ended (%s): %s\n", stmErrorCodeToString(rc),
+         rc == STM_SUCCESS ? "" : tactusLastErrorMessage());
   stmClientExit();
   printf("minimal-stm: ran Read %llu, Process %llu, Publish %llu times; checksum %llu; %llu out of order\n",
          gPipeline.reads, gPipeline.processes, gPipeline.publishes, gPipeline.checksum, gPipeline.outOfOrder);

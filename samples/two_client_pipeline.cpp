@@ -58,8 +58,7 @@ void run(void* userdata) {
   if (!info) return;
   if (info->hyperepochIteration < kTracedIterations) {
     std::printf("[%lld us] iteration %llu %s frame %u: %s.%s\n", monotonicUs(),
-                static_cast<unsigned long long>(info->hyperepochIteration), r->epoch, info->frame, gClient,
-                r->name);
+                static_cast<unsigned long long>(info->hyperepochIteration), r->epoch, info->frame, gClient, r->name);
     std::fflush(stdout);
   }
 }
@@ -81,9 +80,10 @@ bool parseTimeoutMs(const char* program, const char* text, std::int64_t& ms) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: tactus-sample-two-client Sensing|Planning [--instance NAME] [--timeout-ms N]\n"
-                       "  the instance defaults to $TACTUS_INSTANCE, else 'default'\n"
-                       "  --timeout-ms N: wait at most N ms (0..2147483647) for the master (default: forever)\n");
+  std::fprintf(stderr,
+               "usage: tactus-sample-two-client Sensing|Planning [--instance NAME] [--timeout-ms N]\n"
+               "  the instance defaults to $TACTUS_INSTANCE, else 'default'\n"
+               "  --timeout-ms N: wait at most N ms (0..2147483647) for the master (default: forever)\n");
   return 2;
 }
 

@@ -2,12 +2,12 @@
 // percentiles, and a temporary directory; header-only, for bench/runtime's programs.
 #pragma once
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include <algorithm>
 #include <cmath>

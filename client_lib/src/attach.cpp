@@ -146,8 +146,9 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
       std::fflush(stderr);
     }
     if (ipc::monotonicNs() >= deadline) {
-      return fail(ErrorCode::kTimeout, "client " + quoted(rt.name) + ": no master for instance " + quoted(rt.instance, 256) +
-                                           " within " + std::to_string(options.timeoutMs) + " ms (" + said + ")");
+      return fail(ErrorCode::kTimeout, "client " + quoted(rt.name) + ": no master for instance " +
+                                           quoted(rt.instance, 256) + " within " + std::to_string(options.timeoutMs) +
+                                           " ms (" + said + ")");
     }
     std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
   }

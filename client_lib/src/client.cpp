@@ -50,7 +50,7 @@ using shm::ClientState;
 using shm::SegmentState;
 using shm::StopReason;
 
-constexpr std::int64_t kPollNs = 10'000'000;      // how often a client waiting for the end looks at its master
+constexpr std::int64_t kPollNs = 10'000'000;       // how often a client waiting for the end looks at its master
 constexpr std::int64_t kWatchSliceNs = 5'000'000;  // how often it looks at its master and segment while it runs
 
 // Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
@@ -87,8 +87,10 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
 // entered. `what` names the call in messages: `register runnable 'X'`.
 Result<Runtime*> registrationRuntime(const std::string& what, bool needsCuda) {
   if (!gRuntime) return fail(ErrorCode::kInvalidState, what + ": the client is not initialized");
-  if (needsCuda && !cudaEngineAvailable()) return fail(ErrorCode::kInvalidState, what + ": libtactus was built without CUDA");
-  if (gRuntime->phase != Phase::kAttached) return fail(ErrorCode::kInvalidState, what + ": registration after enterScheduler");
+  if (needsCuda && !cudaEngineAvailable())
+    return fail(ErrorCode::kInvalidState, what + ": libtactus was built without CUDA");
+  if (gRuntime->phase != Phase::kAttached)
+    return fail(ErrorCode::kInvalidState, what + ": registration after enterScheduler");
   return gRuntime.get();
 }
 
@@ -150,8 +152,8 @@ Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) 
   if (rt.streams[found] != nullptr) return fail(ErrorCode::kAlreadyExists, what + ": the name is registered already");
   for (std::uint32_t r = 0; r < rt.streams.size(); ++r) {
     if (rt.streams[r] == stream) {
-      return fail(ErrorCode::kAlreadyExists, what + ": this stream is registered already as '" +
-                                                 rt.schedule.resources[r].name + "'");
+      return fail(ErrorCode::kAlreadyExists,
+                  what + ": this stream is registered already as '" + rt.schedule.resources[r].name + "'");
     }
   }
   const std::uint32_t device = rt.schedule.resources[found].device;
@@ -167,7 +169,8 @@ Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) 
   }
   if (onDevice > limit) {
     const std::string dev = device < rt.schedule.resources.size() ? rt.schedule.resources[device].name : "?";
-    return fail(ErrorCode::kValidation, what + ": " + std::to_string(onDevice) + " streams on '" + dev + "' exceed " + why);
+    return fail(ErrorCode::kValidation,
+                what + ": " + std::to_string(onDevice) + " streams on '" + dev + "' exceed " + why);
   }
   rt.streams[found] = stream;
   return {};
@@ -208,14 +211,12 @@ RunOutcome outcomeFromSegment(const Runtime& rt) {
     case StopReason::kTimeout: out.status = RunStatus::kTimeout; break;
     case StopReason::kPeerDied: out.status = RunStatus::kPeerDied; break;
     case StopReason::kStuck: out.status = RunStatus::kPeerDied; break;  // ends the way a dead client does
-    default: out.status = RunStatus::kError; break;  // kError, kDamaged, and any value out of range
+    default: out.status = RunStatus::kError; break;                     // kError, kDamaged, and any value out of range
   }
   return out;
 }
 
-RunOutcome masterDiedOutcome() {
-  return {RunStatus::kPeerDied, "master", "the master died during the run"};
-}
+RunOutcome masterDiedOutcome() { return {RunStatus::kPeerDied, "master", "the master died during the run"}; }
 
 // Looks at the master and the segment once: a dead master or a damaged segment halts the workers.
 void watchMasterAndSegment(Runtime& rt) {
@@ -331,8 +332,8 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   if (rt.gpu) {
     std::vector<GpuWorkerStats*> stats;
     for (auto& s : rt.gpuStats) stats.push_back(s.get());
-    const bool clean = !rt.masterDead.load() && outcome.status != RunStatus::kPeerDied && outcome.status != RunStatus::kError &&
-                       outcome.status != RunStatus::kTimeout;
+    const bool clean = !rt.masterDead.load() && outcome.status != RunStatus::kPeerDied &&
+                       outcome.status != RunStatus::kError && outcome.status != RunStatus::kTimeout;
     rt.gpu->finish(clean, stats);
     rt.gpu.reset();
   }
@@ -386,7 +387,8 @@ Result<void> registerStream(const std::string& name, cudaStream_t stream) {
 }
 
 Result<void> registerSubmitter(const std::string& name, SubmitterFunction function, void* userdata) {
-  if (function == nullptr) return fail(ErrorCode::kBadParameter, "register CUDA submitter '" + name + "': null function");
+  if (function == nullptr)
+    return fail(ErrorCode::kBadParameter, "register CUDA submitter '" + name + "': null function");
   std::lock_guard<std::mutex> lock(gMutex);
   client::CudaSubmitterRegistration r;
   r.function = function;
@@ -408,7 +410,8 @@ Result<std::vector<std::string>> scheduledRunnables() {
   std::lock_guard<std::mutex> lock(gMutex);
   if (!gRuntime) return fail(ErrorCode::kInvalidState, "scheduledRunnables: the client is not initialized");
   std::vector<std::string> names;
-  for (const std::uint32_t r : client::requiredRunnables(*gRuntime)) names.push_back(gRuntime->schedule.runnables[r].name);
+  for (const std::uint32_t r : client::requiredRunnables(*gRuntime))
+    names.push_back(gRuntime->schedule.runnables[r].name);
   return names;
 }
 

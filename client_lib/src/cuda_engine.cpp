@@ -25,7 +25,7 @@ constexpr std::uint32_t kRing = shm::kGpuEventRing;
 constexpr std::size_t kOverheadSamples = 1u << 16;
 
 std::mutex gStatsMutex;
-cuda::EngineStats gStats;           // guarded by gStatsMutex
+cuda::EngineStats gStats;            // guarded by gStatsMutex
 std::vector<std::int32_t> gSamples;  // guarded by gStatsMutex: every worker's overhead samples of the last run
 std::atomic<std::uint64_t> gGpuEnds{0};
 
@@ -41,16 +41,18 @@ bool cudaEngineAvailable() { return true; }
 
 Result<void> checkCudaStream(CUstream_st* stream, const std::string& what) {
   if (isDefaultStream(stream)) {
-    return fail(ErrorCode::kBadParameter, what + ": the null, legacy or per-thread default stream cannot be scheduled "
-                                                 "(create one with cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking))");
+    return fail(ErrorCode::kBadParameter, what +
+                                              ": the null, legacy or per-thread default stream cannot be scheduled "
+                                              "(create one with cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking))");
   }
   unsigned int flags = 0;
   if (const cudaError_t e = cudaStreamGetFlags(stream, &flags); e != cudaSuccess) {
     return cudaFailure(what + ": cudaStreamGetFlags", e);
   }
   if ((flags & cudaStreamNonBlocking) == 0) {
-    return fail(ErrorCode::kBadParameter, what + ": the stream is blocking (it synchronizes with the legacy default "
-                                                 "stream); create it with cudaStreamNonBlocking");
+    return fail(ErrorCode::kBadParameter, what +
+                                              ": the stream is blocking (it synchronizes with the legacy default "
+                                              "stream); create it with cudaStreamNonBlocking");
   }
   return {};
 }
@@ -77,9 +79,9 @@ struct Pred {
   std::uint32_t instance = 0;
   bool previousIteration = false;
   enum class Kind : std::uint8_t { kUnknown, kEvents, kDone } kind = Kind::kUnknown;
-  bool sameStream = false;          // FIFO on our own stream: no event wait needed
-  bool opened = false;              // `events` were opened from IPC handles here: destroy them at the end
-  cudaEvent_t events[kRing] = {};   // ours or opened from the owner's IPC handles
+  bool sameStream = false;         // FIFO on our own stream: no event wait needed
+  bool opened = false;             // `events` were opened from IPC handles here: destroy them at the end
+  cudaEvent_t events[kRing] = {};  // ours or opened from the owner's IPC handles
 };
 
 struct SubmitPlan {
@@ -87,7 +89,7 @@ struct SubmitPlan {
   std::uint32_t submittee = 0;  // instance
   std::uint32_t runnable = 0;   // the submitter's RunnableId
   cudaStream_t stream = nullptr;
-  bool record = false;          // the submittee has GPU successors
+  bool record = false;  // the submittee has GPU successors
   std::vector<Pred> preds;
   cudaEvent_t events[kRing] = {};
   HostCall calls[kRing];
@@ -99,7 +101,7 @@ struct CudaEngine::Impl {
   std::vector<std::int32_t> planOf;  // per instance: index into plans (submitter instance), or -1
   std::vector<char> runsSubmittee;   // per instance
   std::vector<SubmitPlan> plans;
-  std::vector<cudaEvent_t> ownEventsOf;  // per instance * kRing: our events (local lookups)
+  std::vector<cudaEvent_t> ownEventsOf;     // per instance * kRing: our events (local lookups)
   std::vector<std::atomic_flag> ringLocks;  // per worker: host functions of several streams share a ring
   std::uint32_t pid = 0;
 
@@ -206,10 +208,11 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
       if (s.resources[res].kind == ResourceKind::kCudaStream) streamResource = res;
     }
     if (streamResource == kNone || setup.streams[streamResource] == nullptr) {
-      return fail(ErrorCode::kInvalidState,
-                  "CUDA submitter '" + qualifiedName(s, p.runnable) + "' holds no registered CUDA stream" +
-                      (streamResource == kNone ? std::string()
-                                               : " (register '" + s.resources[streamResource].name + "' with registerStream)"));
+      return fail(
+          ErrorCode::kInvalidState,
+          "CUDA submitter '" + qualifiedName(s, p.runnable) + "' holds no registered CUDA stream" +
+              (streamResource == kNone ? std::string()
+                                       : " (register '" + s.resources[streamResource].name + "' with registerStream)"));
     }
     p.stream = setup.streams[streamResource];
     p.record = gpuSuccessor[p.submittee] != 0;
@@ -245,11 +248,13 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
     for (std::uint32_t k = 0; k < kRing; ++k) {
       if (const cudaError_t e = cudaEventCreateWithFlags(&p.events[k], cudaEventDisableTiming | cudaEventInterprocess);
           e != cudaSuccess) {
-        return cudaFailure("cudaEventCreateWithFlags for '" + qualifiedName(s, s.instances[p.submittee].runnable) + "'", e);
+        return cudaFailure("cudaEventCreateWithFlags for '" + qualifiedName(s, s.instances[p.submittee].runnable) + "'",
+                           e);
       }
       cudaIpcEventHandle_t handle;
       if (const cudaError_t e = cudaIpcGetEventHandle(&handle, p.events[k]); e != cudaSuccess) {
-        return cudaFailure("cudaIpcGetEventHandle for '" + qualifiedName(s, s.instances[p.submittee].runnable) + "'", e);
+        return cudaFailure("cudaIpcGetEventHandle for '" + qualifiedName(s, s.instances[p.submittee].runnable) + "'",
+                           e);
       }
       std::memcpy(slot.eventHandle[k], &handle, sizeof handle);
       m.ownEventsOf[p.submittee * kRing + k] = p.events[k];
@@ -310,7 +315,8 @@ bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bo
     }
     if (shm::sequenceReached(word->load(std::memory_order_acquire), target)) continue;
     ++stats.submissionWaits;
-    if (ipc::waitForSequence(*word, *waiters, target, m.setup.spinNs, abort) != ipc::WaitOutcome::kReached) return false;
+    if (ipc::waitForSequence(*word, *waiters, target, m.setup.spinNs, abort) != ipc::WaitOutcome::kReached)
+      return false;
     t0 = ipc::monotonicNs();  // waiting is not overhead
   }
   // 2. On the GPU: the stream waits for the GPU predecessors' records.

@@ -32,7 +32,7 @@ struct Runtime {
   std::string instance;
   std::uint32_t clientIndex = 0;
   ipc::Segment segment;
-  shm::SegmentView view;        ///< its geometry is the private copy validated at attach
+  shm::SegmentView view;  ///< its geometry is the private copy validated at attach
   Schedule schedule;
   RunPlan plan;
   std::vector<Registration> registrations;                ///< per RunnableId
@@ -43,9 +43,9 @@ struct Runtime {
   std::uint32_t masterPid = 0;                            ///< validated at attach; never re-read
   std::uint32_t flags = 0;                                ///< shm::HeaderFlags, copied at attach
   ipc::ProcessWatch masterWatch;
-  std::atomic<bool> masterDead{false};                    ///< the master process is gone
-  std::atomic<bool> halted{false};                        ///< the workers must stop: master gone or segment damaged
-  std::string damage;                                     ///< what damaged the segment (set before `halted`)
+  std::atomic<bool> masterDead{false};  ///< the master process is gone
+  std::atomic<bool> halted{false};      ///< the workers must stop: master gone or segment damaged
+  std::string damage;                   ///< what damaged the segment (set before `halted`)
   std::atomic<std::uint32_t> workersRunning{0};
   Phase phase = Phase::kNone;
 };

@@ -24,7 +24,7 @@ namespace {
 
 using shm::SegmentState;
 
-constexpr std::int64_t kStartTimeSpinNs = 20'000;    // spin before a StartTime deadline
+constexpr std::int64_t kStartTimeSpinNs = 20'000;  // spin before a StartTime deadline
 
 // A worker about to wait for the very next release of its epoch sleeps until `leadNs` before
 // that release's ideal time, then polls for it, yielding the core between polls: the master's
@@ -43,8 +43,8 @@ void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, const E
   const std::int64_t lastIdeal = epoch.releaseNs.load(std::memory_order_relaxed);
   if (lastIdeal <= 0 || lastIdeal > std::numeric_limits<std::int64_t>::max() / 4) return;  // none yet, or written over
   const std::int64_t frames = std::max<std::uint32_t>(1, info.frames);
-  const std::int64_t next = frame > 0 ? lastIdeal + info.periodNs
-                                      : lastIdeal - (frames - 1) * info.periodNs + hyperPeriodNs;
+  const std::int64_t next =
+      frame > 0 ? lastIdeal + info.periodNs : lastIdeal - (frames - 1) * info.periodNs + hyperPeriodNs;
   const std::int64_t wake = next - leadNs;
   for (std::int64_t now = ipc::monotonicNs(); now < wake; now = ipc::monotonicNs()) {
     if (stopped() || epoch.released.load(std::memory_order_acquire) != released) return;
@@ -170,8 +170,9 @@ void runWorker(Runtime& rt, std::uint32_t w) {
         end = ipc::monotonicNs();
       }
       tCurrentInfo = nullptr;
-      ipc::pushEvent(ringSlot, ring, capacity,
-                     {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
+      ipc::pushEvent(
+          ringSlot, ring, capacity,
+          {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
       shm::InstanceSlot& self = view.instance(i);
       ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
     }

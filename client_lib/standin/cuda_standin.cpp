@@ -102,7 +102,7 @@ struct Op {
 struct CUstream_st {
   unsigned int flags = 0;
   std::mutex mutex;
-  std::vector<Op> queue;             // guarded by mutex
+  std::vector<Op> queue;                 // guarded by mutex
   std::atomic<std::uint32_t> posted{0};  // futex word: bumped on every enqueue
   std::atomic<std::uint32_t> sleeping{0};
   std::atomic<bool> stop{false};
@@ -142,7 +142,8 @@ struct CUstream_st {
       }
       if (changed) continue;
       sleeping.store(1, std::memory_order_seq_cst);
-      if (posted.load(std::memory_order_seq_cst) == seen && !stop.load()) tactus::ipc::futexWait(posted, seen, 50'000'000);
+      if (posted.load(std::memory_order_seq_cst) == seen && !stop.load())
+        tactus::ipc::futexWait(posted, seen, 50'000'000);
       sleeping.store(0, std::memory_order_seq_cst);
     }
   }
@@ -155,8 +156,7 @@ struct CUstream_st {
         break;
       case OpKind::kRecord: {
         std::uint32_t cur = op.cell->completed.load();
-        while (!sequenceReached(cur, op.ticket) && !op.cell->completed.compare_exchange_weak(cur, op.ticket)) {
-        }
+        while (!sequenceReached(cur, op.ticket) && !op.cell->completed.compare_exchange_weak(cur, op.ticket)) {}
         if (op.cell->waiters.load() != 0) tactus::ipc::futexWake(op.cell->completed);
         break;
       }

@@ -140,9 +140,9 @@ Result<void> SegmentView::validate() {
   counts.ringCapacity = h.ringCapacity;
   counts.scheduleTextSize = h.scheduleTextSize;
   if (const std::string field = countOutOfRange(counts); !field.empty()) {
-    return fail(ErrorCode::kIncompatible, "segment header field '" + field + "' is out of range (" +
-                                              (field == "ringCapacity" ? "not a power of two up to 2^24"
-                                                                       : "above the limit") + ")");
+    return fail(ErrorCode::kIncompatible,
+                "segment header field '" + field + "' is out of range (" +
+                    (field == "ringCapacity" ? "not a power of two up to 2^24" : "above the limit") + ")");
   }
   const LayoutOffsets o = computeLayout(counts);
   if (o.hyperepoch != h.hyperepochOffset || o.epoch != h.epochOffset || o.instance != h.instanceOffset ||
@@ -151,8 +151,8 @@ Result<void> SegmentView::validate() {
     return fail(ErrorCode::kIncompatible, "segment geometry does not match its counts");
   }
   if (o.total > bytes_.size()) {
-    return fail(ErrorCode::kIncompatible, "segment is " + std::to_string(bytes_.size()) + " bytes, header says " +
-                                              std::to_string(o.total));
+    return fail(ErrorCode::kIncompatible,
+                "segment is " + std::to_string(bytes_.size()) + " bytes, header says " + std::to_string(o.total));
   }
   counts_ = counts;
   offsets_ = o;

@@ -19,8 +19,7 @@ std::int64_t sleepUntilNs(std::int64_t deadlineNs, std::int64_t spinNs) noexcept
     timespec ts{};
     ts.tv_sec = static_cast<time_t>(sleepTo / 1000000000);
     ts.tv_nsec = static_cast<long>(sleepTo % 1000000000);
-    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-    }
+    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {}
   }
   std::int64_t now = monotonicNs();
   while (now < deadlineNs) {

@@ -18,8 +18,7 @@ FutexWaitResult futexWait(std::atomic<std::uint32_t>& word, std::uint32_t expect
     ts.tv_nsec = static_cast<long>(timeoutNs % 1000000000);
     tsp = &ts;
   }
-  const long rc = ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, tsp,
-                            nullptr, 0);
+  const long rc = ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, tsp, nullptr, 0);
   if (rc == -1 && errno == ETIMEDOUT) return FutexWaitResult::kTimedOut;
   return FutexWaitResult::kWoken;  // woken, EAGAIN (value changed) or EINTR: the caller re-checks
 }

@@ -60,7 +60,9 @@ void onBus(int sig, siginfo_t* info, void* context) {
   ::raise(SIGBUS);
 }
 
-std::string errnoText(int error) { return std::string(std::strerror(error)) + " (errno " + std::to_string(error) + ")"; }
+std::string errnoText(int error) {
+  return std::string(std::strerror(error)) + " (errno " + std::to_string(error) + ")";
+}
 
 }  // namespace
 
@@ -70,8 +72,8 @@ Result<void> validateInstanceName(const std::string& instance) {
                 "instance name " + quoted(instance, 256) + " must be 1 to 64 characters and not start with '.'");
   }
   for (const char c : instance) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok) {
       return fail(ErrorCode::kBadParameter,
                   "instance name " + quoted(instance, 256) + " may only contain letters, digits, '_', '-' and '.'");
@@ -186,7 +188,8 @@ Result<Segment> Segment::create(const std::string& instance, std::size_t size) {
     if (e.get_error_code() == bip::already_exists_error) {
       return fail(ErrorCode::kAlreadyExists, segmentPath(instance) + ": segment exists already");
     }
-    return fail(ErrorCode::kIo, segmentPath(instance) + ": cannot create shared memory: " + errnoText(e.get_native_error()));
+    return fail(ErrorCode::kIo,
+                segmentPath(instance) + ": cannot create shared memory: " + errnoText(e.get_native_error()));
   }
 }
 

@@ -21,7 +21,8 @@ struct Field {
   std::size_t size;
 };
 
-#define TACTUS_FIELD(Struct, member) Field{#member, offsetof(Struct, member), sizeof(Struct::member)}
+#define TACTUS_FIELD(Struct, member) \
+  Field { #member, offsetof(Struct, member), sizeof(Struct::member) }
 
 using tactus::shm::ClientSlot;
 using tactus::shm::SegmentHeader;
@@ -66,12 +67,9 @@ const std::vector<Field> kHeaderFields = {
 };
 
 const std::vector<Field> kClientFields = {
-    TACTUS_FIELD(ClientSlot, pid),
-    TACTUS_FIELD(ClientSlot, state),
-    TACTUS_FIELD(ClientSlot, exitRequested),
-    TACTUS_FIELD(ClientSlot, missingRunnable),
-    TACTUS_FIELD(ClientSlot, startTime),
-    TACTUS_FIELD(ClientSlot, reserved),
+    TACTUS_FIELD(ClientSlot, pid),           TACTUS_FIELD(ClientSlot, state),
+    TACTUS_FIELD(ClientSlot, exitRequested), TACTUS_FIELD(ClientSlot, missingRunnable),
+    TACTUS_FIELD(ClientSlot, startTime),     TACTUS_FIELD(ClientSlot, reserved),
 };
 
 // Whether `fields` (in order) cover [0, size) without gap or overlap; prints the first mismatch.
@@ -120,12 +118,13 @@ int main() {
   std::printf("  \"client_slot_size\": %zu,\n", sizeof(ClientSlot));
   std::printf("  \"magic\": %llu,\n", static_cast<unsigned long long>(tactus::shm::kMagic));
   std::printf("  \"layout_version\": %u,\n", tactus::shm::kLayoutVersion);
-  std::printf("  \"states\": {\"creating\": %u, \"published\": %u, \"running\": %u, \"finished\": %u, \"aborted\": %u}\n",
-              static_cast<unsigned>(tactus::shm::SegmentState::kCreating),
-              static_cast<unsigned>(tactus::shm::SegmentState::kPublished),
-              static_cast<unsigned>(tactus::shm::SegmentState::kRunning),
-              static_cast<unsigned>(tactus::shm::SegmentState::kFinished),
-              static_cast<unsigned>(tactus::shm::SegmentState::kAborted));
+  std::printf(
+      "  \"states\": {\"creating\": %u, \"published\": %u, \"running\": %u, \"finished\": %u, \"aborted\": %u}\n",
+      static_cast<unsigned>(tactus::shm::SegmentState::kCreating),
+      static_cast<unsigned>(tactus::shm::SegmentState::kPublished),
+      static_cast<unsigned>(tactus::shm::SegmentState::kRunning),
+      static_cast<unsigned>(tactus::shm::SegmentState::kFinished),
+      static_cast<unsigned>(tactus::shm::SegmentState::kAborted));
   std::printf("}\n");
   return 0;
 }

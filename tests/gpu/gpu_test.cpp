@@ -84,7 +84,8 @@ struct GpuRun {
     schedulePath = dir + "/schedule.tsched";
     logPath = dir + "/events.log";
     const std::string yaml = std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/gpu/graphs/" + graph;
-    const pid_t c = children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath}, dir + "/compile.out");
+    const pid_t c =
+        children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath}, dir + "/compile.out");
     REQUIRE(waitFor(c, kWaitMs) == 0);
     auto s = loadScheduleFile(schedulePath);
     REQUIRE(s.has_value());
@@ -135,7 +136,8 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
     if (r.instance >= n || r.iteration >= iterations) return "record out of range";
     auto& slot = run[r.iteration * n + r.instance];
-    if (slot) return "instance " + std::to_string(r.instance) + " logged twice in iteration " + std::to_string(r.iteration);
+    if (slot)
+      return "instance " + std::to_string(r.instance) + " logged twice in iteration " + std::to_string(r.iteration);
     slot = &r;
   }
   auto name = [&](std::uint32_t i) { return qualifiedName(s, s.instances[i].runnable); };
@@ -155,8 +157,8 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
   };
   auto edge = [&](std::uint32_t d, std::uint64_t hd, std::uint32_t i, std::uint64_t hi) -> std::string {
     const bool gd = isSubmittee(s, d), gi = isSubmittee(s, i);
-    const std::string what = name(d) + " (iteration " + std::to_string(hd) + ") -> " + name(i) + " (iteration " +
-                             std::to_string(hi) + ")";
+    const std::string what =
+        name(d) + " (iteration " + std::to_string(hd) + ") -> " + name(i) + " (iteration " + std::to_string(hi) + ")";
     if (gd && gi) {
       const Work* a = work(d, hd);
       const Work* b = work(i, hi);
@@ -164,7 +166,8 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
       if (b->start < a->end) return "GPU work out of order: " + what;
       return "";
     }
-    if (gi && s.runnables[s.instances[i].runnable].submittedBy == s.instances[d].runnable) return "";  // its own submitter
+    if (gi && s.runnables[s.instances[i].runnable].submittedBy == s.instances[d].runnable)
+      return "";  // its own submitter
     if ((gd && isSubmitter(s, i)) || (isSubmitter(s, d) && gi)) {
       const auto& deps = s.instances[i].dependencies;
       if (std::find(deps.begin(), deps.end(), d) == deps.end()) return "";
@@ -182,7 +185,8 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
         if (!w) return "no work stamps for " + name(i) + " in iteration " + std::to_string(h);
         auto t = traces.find(s.clients[s.runnables[s.instances[i].runnable].client].name);
         if (t->second.clock == "monotonic" && (w->start < r->startNs || w->end > r->endNs)) {
-          return "the GPU-side start/end of " + name(i) + " do not bracket its work (iteration " + std::to_string(h) + ")";
+          return "the GPU-side start/end of " + name(i) + " do not bracket its work (iteration " + std::to_string(h) +
+                 ")";
         }
       }
       for (const std::uint32_t d : s.instances[i].dependencies) {
@@ -196,7 +200,8 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
         if (k == 0 && h == 0) continue;
         const std::uint32_t prev = k == 0 ? t.instances.back() : t.instances[k - 1];
         const std::uint64_t hp = k == 0 ? h - 1 : h;
-        if (auto e = edge(prev, hp, t.instances[k], h); !e.empty()) return "on " + s.resources[t.resource].name + ": " + e;
+        if (auto e = edge(prev, hp, t.instances[k], h); !e.empty())
+          return "on " + s.resources[t.resource].name + ": " + e;
       }
     }
   }
@@ -210,7 +215,8 @@ long long field(const std::string& out, const std::string& key) {
 }
 
 // Runs a graph with the given clients (name -> extra arguments) for `iterations` and checks it.
-void runAndCheck(GpuRun& run, const std::map<std::string, std::vector<std::string>>& clients, std::uint64_t iterations) {
+void runAndCheck(GpuRun& run, const std::map<std::string, std::vector<std::string>>& clients,
+                 std::uint64_t iterations) {
   const pid_t m = run.master({"-e", std::to_string(iterations)});
   std::vector<std::pair<std::string, pid_t>> pids;
   for (const auto& [name, extra] : clients) pids.emplace_back(name, run.client(name, extra));
@@ -250,13 +256,16 @@ TEST_CASE("GPU->GPU across processes, CPU->GPU and GPU->CPU in both processes ru
 
 TEST_CASE("a submitter returns before its GPU work ends: the CPU worker never waits for the GPU", "[gpu][order]") {
   GpuRun run("cross.yaml");
-  runAndCheck(run, {{"Alpha", {"--stream", "CUDA_STREAM0", "--gpu-us", "800"}}, {"Beta", {"--stream", "CUDA_STREAM0"}}}, 20);
+  runAndCheck(run, {{"Alpha", {"--stream", "CUDA_STREAM0", "--gpu-us", "800"}}, {"Beta", {"--stream", "CUDA_STREAM0"}}},
+              20);
   auto log = readEventLog(run.logPath);
   REQUIRE(log.has_value());
   const Trace t = readTrace(run.trace("Alpha"));
   std::uint32_t subA = kNone;
   for (std::uint32_t i = 0; i < run.schedule.instances.size(); ++i) {
-    if (qualifiedName(run.schedule, run.schedule.instances[i].runnable) == "Alpha.SubA" && run.schedule.instances[i].frame == 0) subA = i;
+    if (qualifiedName(run.schedule, run.schedule.instances[i].runnable) == "Alpha.SubA" &&
+        run.schedule.instances[i].frame == 0)
+      subA = i;
   }
   REQUIRE(subA != kNone);
   int returnedEarly = 0;
@@ -292,22 +301,24 @@ TEST_CASE("two streams of one process on one device order through an event", "[g
   CHECK(field(readFile(run.out("Solo")), "stream-waits") >= 200);
 }
 
-TEST_CASE("one client with submitters on two cores opens another process's events from both at once",
-          "[gpu][order]") {
+TEST_CASE("one client with submitters on two cores opens another process's events from both at once", "[gpu][order]") {
   // Both of Duo's workers resolve Feeder's inter-process events on first use, at the same time:
   // the engine keeps what each opens with the predecessor it resolves (no list shared between
   // workers), which the thread sanitizer build checks; here the run must stay in order.
   GpuRun run("two_cores.yaml");
-  runAndCheck(run, {{"Feeder", {"--stream", "CUDA_STREAM0"}}, {"Duo", {"--stream", "CUDA_STREAM1", "--stream", "CUDA_STREAM2"}}},
-              100);
+  runAndCheck(
+      run,
+      {{"Feeder", {"--stream", "CUDA_STREAM0"}}, {"Duo", {"--stream", "CUDA_STREAM1", "--stream", "CUDA_STREAM2"}}},
+      100);
   const std::string duo = readFile(run.out("Duo"));
-  CHECK(field(duo, "submissions") == 800);  // 2 submitters x 4 frames x 100 iterations
+  CHECK(field(duo, "submissions") == 800);   // 2 submitters x 4 frames x 100 iterations
   CHECK(field(duo, "stream-waits") >= 800);  // every submission waited on Feeder's event
 }
 
 TEST_CASE("a chain alternating CPU and GPU across two processes runs in order", "[gpu][order]") {
   GpuRun run("chain.yaml");
-  runAndCheck(run, {{"A", {"--stream", "CUDA_STREAM0", "--busy-us", "20"}}, {"B", {"--stream", "CUDA_STREAM0", "--stm"}}}, 150);
+  runAndCheck(
+      run, {{"A", {"--stream", "CUDA_STREAM0", "--busy-us", "20"}}, {"B", {"--stream", "CUDA_STREAM0", "--stm"}}}, 150);
 }
 
 TEST_CASE("submitters registered as CPU runnables keep the engine-less path and its order", "[gpu][order]") {
@@ -324,7 +335,8 @@ TEST_CASE("submitters registered as CPU runnables keep the engine-less path and 
   CHECK(checkLog(run.schedule, *log, 50) == "");
 }
 
-TEST_CASE("stream registration refuses default, blocking, unknown and duplicate streams with clear errors", "[gpu][errors]") {
+TEST_CASE("stream registration refuses default, blocking, unknown and duplicate streams with clear errors",
+          "[gpu][errors]") {
   GpuRun run("two_streams.yaml");
   const pid_t m = run.master({"-e", "5"});
   const pid_t c = run.client("Solo", {"--misuse", "--stream", "CUDA_STREAM0", "--stream", "CUDA_STREAM1"});
@@ -337,7 +349,8 @@ TEST_CASE("stream registration refuses default, blocking, unknown and duplicate 
   CHECK(out.find("default-per-thread: bad parameter") != std::string::npos);
   CHECK(out.find("blocking: bad parameter") != std::string::npos);
   CHECK(out.find("cudaStreamNonBlocking") != std::string::npos);
-  CHECK(out.find("unknown-name: not found: CUDA stream 'NO_SUCH_STREAM' is not a CUDA_STREAM resource of client 'Solo'") !=
+  CHECK(out.find(
+            "unknown-name: not found: CUDA stream 'NO_SUCH_STREAM' is not a CUDA_STREAM resource of client 'Solo'") !=
         std::string::npos);
   CHECK(out.find("first: ok") != std::string::npos);
   CHECK(out.find("same-name-twice: already exists") != std::string::npos);
@@ -354,7 +367,8 @@ TEST_CASE("stream registration refuses default, blocking, unknown and duplicate 
 TEST_CASE("more streams on a device than its hardware queues is refused", "[gpu][errors]") {
   GpuRun run("two_streams.yaml");
   const pid_t m = run.master({"-e", "5", "-t", "2000000"});
-  const pid_t c = run.client("Solo", {"--max-connections", "1", "--stream", "CUDA_STREAM0", "--stream", "CUDA_STREAM1"});
+  const pid_t c =
+      run.client("Solo", {"--max-connections", "1", "--stream", "CUDA_STREAM0", "--stream", "CUDA_STREAM1"});
   CHECK(waitFor(c, kWaitMs) == 4);
   waitFor(m, kWaitMs);
   const std::string out = readFile(run.out("Solo"));
@@ -381,6 +395,7 @@ TEST_CASE("a CUDA submitter whose stream was not registered stops the run, namin
   CHECK(waitFor(m, kWaitMs) == 1);
   const std::string out = readFile(run.out("Alpha"));
   INFO(out);
-  CHECK(out.find("CUDA submitter 'Alpha.SubA' holds no registered CUDA stream (register 'CUDA_STREAM0'") != std::string::npos);
+  CHECK(out.find("CUDA submitter 'Alpha.SubA' holds no registered CUDA stream (register 'CUDA_STREAM0'") !=
+        std::string::npos);
   CHECK(readFile(run.out("master")).find("client 'Alpha' refused to run") != std::string::npos);
 }

@@ -82,9 +82,7 @@ std::string describe(const tactus::Result<void>& r) {
 
 void misuse(const std::vector<std::string>& names) {
   const std::string stream = gArgs.streams.empty() ? "CUDA_STREAM0" : gArgs.streams.front();
-  auto print = [](const char* what, const std::string& result) {
-    std::printf("%s: %s\n", what, result.c_str());
-  };
+  auto print = [](const char* what, const std::string& result) { std::printf("%s: %s\n", what, result.c_str()); };
   print("default-null", describe(tactus::cuda::registerStream(stream, nullptr)));
   print("default-legacy", describe(tactus::cuda::registerStream(stream, cudaStreamLegacy)));
   print("default-per-thread", describe(tactus::cuda::registerStream(stream, cudaStreamPerThread)));
@@ -108,7 +106,8 @@ void misuse(const std::vector<std::string>& names) {
   if (!names.empty()) {  // the graphs used with --misuse list a CPU runnable last
     print("cpu-runnable-as-submitter", describe(tactus::cuda::registerSubmitter(names.back(), submitter, nullptr)));
   }
-  print("null-submitter", describe(tactus::cuda::registerSubmitter("X", static_cast<tactus::cuda::SubmitterFunction>(nullptr), nullptr)));
+  print("null-submitter",
+        describe(tactus::cuda::registerSubmitter("X", static_cast<tactus::cuda::SubmitterFunction>(nullptr), nullptr)));
   std::fflush(stdout);
   tactus::gpuwork::destroyStream(blocking);
   gArgs.skipStreams.push_back(stream);  // registered above
@@ -191,22 +190,24 @@ int main(int argc, char** argv) {
     }
     if (rc == STM_ERROR_NOT_FOUND) rc = stmRegisterCpuRunnable(cpuBody, n.c_str(), &n);
     if (rc != STM_SUCCESS) {
-      std::printf("register-error %s code=%s message=%s\n", n.c_str(), stmErrorCodeToString(rc), tactusLastErrorMessage());
+      std::printf("register-error %s code=%s message=%s\n", n.c_str(), stmErrorCodeToString(rc),
+                  tactusLastErrorMessage());
       std::fflush(stdout);
       return 4;
     }
   }
   const stmErrorCode_t rc = stmEnterScheduler();
   const tactus::cuda::EngineStats st = tactus::cuda::engineStats();
-  std::printf("status=%s submissions=%llu stream-waits=%llu submission-waits=%llu gpu-ends=%llu "
-              "sync-on-submit-threads=%lld hot-path-sync=%llu overhead-p50-ns=%lld overhead-p99-ns=%lld "
-              "overhead-samples=%llu message=%s\n",
-              stmErrorCodeToString(rc), static_cast<unsigned long long>(st.submissions),
-              static_cast<unsigned long long>(st.streamWaits), static_cast<unsigned long long>(st.submissionWaits),
-              static_cast<unsigned long long>(st.gpuEnds), tactus::gpuwork::syncCallsOnSubmitThreads(),
-              static_cast<unsigned long long>(st.hotPathSyncCalls), static_cast<long long>(st.overheadP50Ns),
-              static_cast<long long>(st.overheadP99Ns), static_cast<unsigned long long>(st.overheadSamples),
-              tactusLastErrorMessage());
+  std::printf(
+      "status=%s submissions=%llu stream-waits=%llu submission-waits=%llu gpu-ends=%llu "
+      "sync-on-submit-threads=%lld hot-path-sync=%llu overhead-p50-ns=%lld overhead-p99-ns=%lld "
+      "overhead-samples=%llu message=%s\n",
+      stmErrorCodeToString(rc), static_cast<unsigned long long>(st.submissions),
+      static_cast<unsigned long long>(st.streamWaits), static_cast<unsigned long long>(st.submissionWaits),
+      static_cast<unsigned long long>(st.gpuEnds), tactus::gpuwork::syncCallsOnSubmitThreads(),
+      static_cast<unsigned long long>(st.hotPathSyncCalls), static_cast<long long>(st.overheadP50Ns),
+      static_cast<long long>(st.overheadP99Ns), static_cast<unsigned long long>(st.overheadSamples),
+      tactusLastErrorMessage());
   std::fflush(stdout);
   if (!gArgs.trace.empty()) {
     if (std::FILE* f = std::fopen(gArgs.trace.c_str(), "w")) {

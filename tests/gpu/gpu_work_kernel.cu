@@ -18,8 +18,7 @@ __device__ __forceinline__ long long globalTimer() {
 __global__ void spinKernel(TraceSlot* slot, long long ns) {
   const long long start = globalTimer();
   slot->startNs = start;
-  while (globalTimer() - start < ns) {
-  }
+  while (globalTimer() - start < ns) {}
   slot->endNs = globalTimer();
   __threadfence_system();
 }
@@ -30,7 +29,8 @@ bool available(std::string& why) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n <= 0) {
-    why = std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorName(e) + ", " + std::to_string(n) + " devices)";
+    why = std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorName(e) + ", " + std::to_string(n) +
+          " devices)";
     return false;
   }
   return true;

@@ -33,8 +33,7 @@ void run(void* arg) {
   auto* w = static_cast<Work*>(arg);
   w->slot->startNs = nowNs();
   const std::int64_t end = w->slot->startNs + w->us * 1000;
-  while (nowNs() < end) {
-  }
+  while (nowNs() < end) {}
   w->slot->endNs = nowNs();
 }
 

@@ -4,11 +4,11 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
 
 #include "master.hpp"
 #include "runtime_harness.hpp"
@@ -55,7 +55,8 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
       {{"-s", "g", "-P", "200"}, "-P expects a priority"},
       {{"-s", "g", "--bogus"}, "unknown argument '--bogus'"},
       {{"-s", "g", "-D", "a/b"}, "instance name 'a/b'"},
-      {{"-s", "a.tsched", "-s", "b.tsched", "-D", "x"}, "-s given twice ('a.tsched', then 'b.tsched'): one schedule file per master is supported"},
+      {{"-s", "a.tsched", "-s", "b.tsched", "-D", "x"},
+       "-s given twice ('a.tsched', then 'b.tsched'): one schedule file per master is supported"},
       {{"-s", "a.tsched", "-l", "one.log", "-l", "two.log"}, "option '-l' given twice"},
       {{"-s", "a.tsched", "-D", "x", "-D", "y"}, "option '-D' given twice"},
       {{"-s", "a.tsched", "-e", "1", "-e", "2"}, "option '-e' given twice"},
@@ -71,10 +72,9 @@ TEST_CASE("tactus-master refuses a repeated -s with exit 2 instead of running th
   const std::string dir = tactus::test::scratchDir("twice");
   const std::string out = dir + "/master.out";
   tactus::test::ChildProcesses children;
-  const pid_t m = children.spawn(
-      {tactus::test::buildPath("master/tactus-master"), "-s", dir + "/a.tsched", "-s", dir + "/b.tsched", "-D",
-       tactus::test::uniqueInstance("twice")},
-      out);
+  const pid_t m = children.spawn({tactus::test::buildPath("master/tactus-master"), "-s", dir + "/a.tsched", "-s",
+                                  dir + "/b.tsched", "-D", tactus::test::uniqueInstance("twice")},
+                                 out);
   CHECK(tactus::test::waitFor(m, 10'000) == 2);
   CHECK(tactus::test::readFile(out).find("one schedule file per master is supported") != std::string::npos);
   std::error_code ignored;
@@ -85,9 +85,9 @@ TEST_CASE("tactus-master refuses a schedule that is not a regular file instead o
   const std::string dir = tactus::test::scratchDir("devzero");
   const std::string out = dir + "/master.out";
   tactus::test::ChildProcesses children;
-  const pid_t m = children.spawn(
-      {tactus::test::buildPath("master/tactus-master"), "-s", "/dev/zero", "-D", tactus::test::uniqueInstance("devzero")},
-      out);
+  const pid_t m = children.spawn({tactus::test::buildPath("master/tactus-master"), "-s", "/dev/zero", "-D",
+                                  tactus::test::uniqueInstance("devzero")},
+                                 out);
   CHECK(tactus::test::waitFor(m, 10'000) == 2);
   CHECK(tactus::test::readFile(out).find("schedule file '/dev/zero': not a regular file") != std::string::npos);
   std::error_code ignored;
@@ -116,12 +116,12 @@ TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[m
     for (const std::string option : {"--version", "--help"}) {
       const std::string err = dir + "/err" + option;
       // stdout to the full device, stderr to a file.
-      const pid_t m = children.spawn({"/bin/sh", "-c", "exec \"$0\" \"$1\" >\"$2\" 2>\"$3\"", master, option, full, err},
-                                     dir + "/sh.out");
+      const pid_t m = children.spawn(
+          {"/bin/sh", "-c", "exec \"$0\" \"$1\" >\"$2\" 2>\"$3\"", master, option, full, err}, dir + "/sh.out");
       INFO(option);
       CHECK(tactus::test::waitFor(m, 10'000) == 1);
-      CHECK(tactus::test::readFile(err).find("tactus-master: cannot write to standard output: No space left on device") !=
-            std::string::npos);
+      CHECK(tactus::test::readFile(err).find(
+                "tactus-master: cannot write to standard output: No space left on device") != std::string::npos);
     }
     // The same to a writable file succeeds.
     const pid_t ok = children.spawn({master, "--version"}, dir + "/version.out");

@@ -72,7 +72,8 @@ struct Trial {
     return spawn(argv, out(who));
   }
   pid_t client(const std::string& name, std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv{buildPath("tests/runtime/tactus-test-client"), "--name", name, "--instance", instance};
+    std::vector<std::string> argv{buildPath("tests/runtime/tactus-test-client"), "--name", name, "--instance",
+                                  instance};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return spawn(argv, out(name));
   }
@@ -116,7 +117,8 @@ void Trial::awaitRunning() const {
   for (;;) {
     std::uint32_t state = 0;
     if (std::FILE* f = std::fopen(segment().c_str(), "rb")) {
-      if (std::fseek(f, 192, SEEK_SET) == 0 && std::fread(&state, sizeof state, 1, f) != 1) state = 0;  // SegmentHeader::state
+      if (std::fseek(f, 192, SEEK_SET) == 0 && std::fread(&state, sizeof state, 1, f) != 1)
+        state = 0;  // SegmentHeader::state
       std::fclose(f);
     }
     if (state == 2) break;  // SegmentState::kRunning
@@ -157,15 +159,33 @@ TEST_CASE("a header offset written over during the run ends it as damage naming 
   CHECK_FALSE(segmentPresent(t.instance));
 }
 
-TEST_CASE("each header field the master writes, written over in turn, ends the run naming it", "[reliability][damage]") {
+TEST_CASE("each header field the master writes, written over in turn, ends the run naming it",
+          "[reliability][damage]") {
   // offset -> the field's name (SegmentHeader, lines 0-3; the layout is frozen by static_assert).
-  const std::vector<std::pair<std::size_t, std::string>> fields = {
-      {0, "magic"},          {8, "layoutVersion"},     {12, "headerSize"},        {16, "totalSize"},
-      {24, "masterPid"},     {28, "flags"},            {32, "masterStartTime"},   {40, "scheduleContentHash"},
-      {52, "ringCapacity"},  {56, "gpuOffset"},        {64, "hyperepochOffset"},  {72, "epochOffset"},
-      {80, "instanceOffset"}, {88, "clientOffset"},    {96, "workerOffset"},      {104, "ringOffset"},
-      {112, "scheduleTextOffset"}, {120, "scheduleTextSize"}, {128, "hyperepochCount"}, {132, "epochCount"},
-      {136, "instanceCount"}, {140, "clientCount"},    {144, "workerCount"},      {192, "state"}};
+  const std::vector<std::pair<std::size_t, std::string>> fields = {{0, "magic"},
+                                                                   {8, "layoutVersion"},
+                                                                   {12, "headerSize"},
+                                                                   {16, "totalSize"},
+                                                                   {24, "masterPid"},
+                                                                   {28, "flags"},
+                                                                   {32, "masterStartTime"},
+                                                                   {40, "scheduleContentHash"},
+                                                                   {52, "ringCapacity"},
+                                                                   {56, "gpuOffset"},
+                                                                   {64, "hyperepochOffset"},
+                                                                   {72, "epochOffset"},
+                                                                   {80, "instanceOffset"},
+                                                                   {88, "clientOffset"},
+                                                                   {96, "workerOffset"},
+                                                                   {104, "ringOffset"},
+                                                                   {112, "scheduleTextOffset"},
+                                                                   {120, "scheduleTextSize"},
+                                                                   {128, "hyperepochCount"},
+                                                                   {132, "epochCount"},
+                                                                   {136, "instanceCount"},
+                                                                   {140, "clientCount"},
+                                                                   {144, "workerCount"},
+                                                                   {192, "state"}};
   for (const auto& [offset, name] : fields) {
     INFO("field " << name);
     Trial t("dmg_field");
@@ -285,7 +305,8 @@ TEST_CASE("a segment removed or replaced at its name during the run ends it, lea
   }
 }
 
-TEST_CASE("a client stuck in a runnable is named as stuck once it exceeds -t, and the run ends", "[reliability][stuck]") {
+TEST_CASE("a client stuck in a runnable is named as stuck once it exceeds -t, and the run ends",
+          "[reliability][stuck]") {
   Trial t("stuck");
   const std::string marker = t.dir + "/hanging";
   const pid_t m = t.master({"-t", "300000"});
@@ -297,7 +318,8 @@ TEST_CASE("a client stuck in a runnable is named as stuck once it exceeds -t, an
   CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
   CHECK(msSince(cause) < 300 + kEndWithinMs);
   const std::string out = readFile(t.out("master"));
-  CHECK(out.find("client 'Client1' (pid " + std::to_string(c1) + ") is stuck: runnable 'Client1.C'") != std::string::npos);
+  CHECK(out.find("client 'Client1' (pid " + std::to_string(c1) + ") is stuck: runnable 'Client1.C'") !=
+        std::string::npos);
   CHECK(readFile(t.out("Client0")).find("status=peer-died peer=Client1") != std::string::npos);
   CHECK_FALSE(segmentPresent(t.instance));
   ::kill(c1, SIGKILL);  // it hangs in its runnable by design
@@ -316,8 +338,9 @@ TEST_CASE("a hyperepoch's Monitor budget bounds how long a client may make no pr
   const auto cause = Clock::now();
   CHECK(waitFor(m, kWaitMs) == 1);
   CHECK(msSince(cause) < 200 + kEndWithinMs);
-  CHECK(readFile(t.out("master")).find("client 'Client0' (pid " + std::to_string(c0) +
-                                       ") is stuck: runnable 'Client0.B' made no progress for") != std::string::npos);
+  CHECK(readFile(t.out("master"))
+            .find("client 'Client0' (pid " + std::to_string(c0) +
+                  ") is stuck: runnable 'Client0.B' made no progress for") != std::string::npos);
   CHECK(readFile(t.out("master")).find("beyond the Monitor budget of hyperepoch 'Main', 200ms") != std::string::npos);
   CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
   CHECK_FALSE(segmentPresent(t.instance));
@@ -335,7 +358,8 @@ TEST_CASE("a client frozen with SIGSTOP is named as stuck, and continues to a cl
   const auto cause = Clock::now();
   CHECK(waitFor(m, kWaitMs) == 1);
   CHECK(msSince(cause) < 400 + kEndWithinMs);
-  CHECK(readFile(t.out("master")).find("client 'Client1' (pid " + std::to_string(c1) + ") is stuck") != std::string::npos);
+  CHECK(readFile(t.out("master")).find("client 'Client1' (pid " + std::to_string(c1) + ") is stuck") !=
+        std::string::npos);
   CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
   ::kill(c1, SIGCONT);
   const int code1 = waitFor(c1, kWaitMs);
@@ -390,13 +414,15 @@ TEST_CASE("a client that claimed its slot and died before it finished attaching 
   }
   adoptChild(half);
   // Not reaped yet: a zombie, as a killed client is until its parent waits for it.
-  for (int i = 0; i < 1000 && readFile("/proc/" + std::to_string(half) + "/stat").find(") Z") == std::string::npos; ++i) {
+  for (int i = 0; i < 1000 && readFile("/proc/" + std::to_string(half) + "/stat").find(") Z") == std::string::npos;
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const auto cause = Clock::now();
   CHECK(waitFor(m, kWaitMs) == 1);
   CHECK(msSince(cause) < 1000);  // long before -t (5 s)
-  CHECK(readFile(t.out("master")).find("client 'Client1' (pid " + std::to_string(half) + ") died") != std::string::npos);
+  CHECK(readFile(t.out("master")).find("client 'Client1' (pid " + std::to_string(half) + ") died") !=
+        std::string::npos);
   CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
   CHECK(waitFor(half, kWaitMs) == 0);
   CHECK_FALSE(segmentPresent(t.instance));
@@ -415,7 +441,8 @@ TEST_CASE("a client that finds a dead master's segment removes it and says, once
   CHECK(waitFor(c0, kWaitMs) == 3);
   CHECK_FALSE(segmentPresent(t.instance));
   const std::string out = readFile(t.out("Client0"));
-  const std::string waiting = "waiting for tactus-master of instance '" + t.instance + "' (segment " + t.segment() + "): ";
+  const std::string waiting =
+      "waiting for tactus-master of instance '" + t.instance + "' (segment " + t.segment() + "): ";
   CHECK(out.find(waiting + "its master pid " + std::to_string(m) + " is gone; removed the segment it left") !=
         std::string::npos);
   CHECK(out.find(waiting + "there is no segment yet") != std::string::npos);
@@ -449,7 +476,11 @@ TEST_CASE("a symbolic link at the segment's name: a client waits saying why, the
           "[reliability][foreign]") {
   Trial t("foreign_link");
   const std::string target = t.dir + "/elsewhere";
-  { std::FILE* f = std::fopen(target.c_str(), "w"); REQUIRE(f != nullptr); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(target.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fclose(f);
+  }
   REQUIRE(::symlink(target.c_str(), t.segment().c_str()) == 0);
   const pid_t c0 = t.client("Client0", {"--timeout-ms", "300"});
   CHECK(waitFor(c0, kWaitMs) == 3);

@@ -69,7 +69,8 @@ struct Run {
     return children.spawn(argv, out(who));
   }
   pid_t client(const std::string& name, std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv{buildPath("tests/runtime/tactus-test-client"), "--name", name, "--instance", instance};
+    std::vector<std::string> argv{buildPath("tests/runtime/tactus-test-client"), "--name", name, "--instance",
+                                  instance};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return children.spawn(argv, out(name));
   }
@@ -96,7 +97,8 @@ TEST_CASE("master first: two clients run 1000 iterations in the compiled order o
   CHECK_FALSE(segmentPresent(run.instance));
 }
 
-TEST_CASE("clients first: clients started before the master wait for it, through the STM C API too", "[runtime][order]") {
+TEST_CASE("clients first: clients started before the master wait for it, through the STM C API too",
+          "[runtime][order]") {
   Run run("clientsfirst");
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1", {"--stm"});
@@ -128,7 +130,8 @@ TEST_CASE("one client first, master, then the other client: the run still happen
   CHECK(checkLog(run.schedule, *log, 100) == "");
 }
 
-TEST_CASE("a runnable calling exitScheduler ends the run for every client at an iteration boundary", "[runtime][exit]") {
+TEST_CASE("a runnable calling exitScheduler ends the run for every client at an iteration boundary",
+          "[runtime][exit]") {
   Run run("exit");
   const pid_t m = run.master({"-l", run.logPath});
   const pid_t c0 = run.client("Client0", {"--exit-at-iteration", "20"});
@@ -384,8 +387,8 @@ TEST_CASE("a missing or corrupt schedule file is refused", "[runtime][master]") 
   const pid_t m = run.master({});
   CHECK(waitFor(m, kWaitMs) == 2);
   CHECK(readFile(run.out("master")).find(run.schedulePath) != std::string::npos);
-  const pid_t m2 = run.children.spawn({buildPath("master/tactus-master"), "-s", run.dir + "/missing.tsched", "-D", run.instance},
-                         run.out("master2"));
+  const pid_t m2 = run.children.spawn(
+      {buildPath("master/tactus-master"), "-s", run.dir + "/missing.tsched", "-D", run.instance}, run.out("master2"));
   CHECK(waitFor(m2, kWaitMs) == 2);
   CHECK(readFile(run.out("master2")).find("cannot open") != std::string::npos);
   CHECK_FALSE(segmentPresent(run.instance));
@@ -451,17 +454,19 @@ TEST_CASE("every example graph compiles and runs in the compiled order (multi-ra
     const std::string dir = scratchDir(instance);
     const std::string tsched = dir + "/" + graph + ".tsched";
     ChildProcesses children;
-    const pid_t compile = children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", tsched}, dir + "/compile.out");
+    const pid_t compile =
+        children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", tsched}, dir + "/compile.out");
     REQUIRE(waitFor(compile, kWaitMs) == 0);
     auto schedule = loadScheduleFile(tsched);
     REQUIRE(schedule.has_value());
     const std::string log = dir + "/events.log";
-    const pid_t m = children.spawn({buildPath("master/tactus-master"), "-s", tsched, "-D", instance, "-e", "4", "-l", log},
-                          dir + "/master.out");
+    const pid_t m = children.spawn(
+        {buildPath("master/tactus-master"), "-s", tsched, "-D", instance, "-e", "4", "-l", log}, dir + "/master.out");
     std::vector<pid_t> clients;
     for (const ClientInfo& c : schedule->clients) {
-      clients.push_back(children.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", c.name, "--instance", instance},
-                              dir + "/" + c.name + ".out"));
+      clients.push_back(
+          children.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", c.name, "--instance", instance},
+                         dir + "/" + c.name + ".out"));
     }
     for (const pid_t c : clients) CHECK(waitFor(c, kWaitMs) == 0);
     REQUIRE(waitFor(m, kWaitMs) == 0);

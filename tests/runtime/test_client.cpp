@@ -24,13 +24,13 @@ struct Args {
   std::string instance = "default";
   long long timeoutMs = -1;
   std::set<std::string> skip;
-  long long exitAtIteration = -1;   // a runnable calls exitScheduler in this hyperepoch iteration
-  long long hangAtIteration = -1;   // --hang-runnable sleeps forever in this iteration
+  long long exitAtIteration = -1;  // a runnable calls exitScheduler in this hyperepoch iteration
+  long long hangAtIteration = -1;  // --hang-runnable sleeps forever in this iteration
   std::string hangRunnable;
-  std::string marker;               // file created when the hang starts
-  long long busyUs = 0;             // each runnable spins this long
-  bool checkRegistration = false;   // exercise the registration errors and report them
-  bool useStm = false;              // go through the STM C API
+  std::string marker;              // file created when the hang starts
+  long long busyUs = 0;            // each runnable spins this long
+  bool checkRegistration = false;  // exercise the registration errors and report them
+  bool useStm = false;             // go through the STM C API
 };
 
 Args gArgs;
@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
     options.timeoutMs = gArgs.timeoutMs;
     auto ok = tactus::init(gArgs.name, options);
     if (!ok) {
-      std::printf("init-error code=%s message=%s\n", tactus::errorCodeName(ok.error().code), ok.error().message.c_str());
+      std::printf("init-error code=%s message=%s\n", tactus::errorCodeName(ok.error().code),
+                  ok.error().message.c_str());
       return 3;
     }
   }

@@ -40,12 +40,12 @@ inline Schedule sampleSchedule() {
     return r;
   };
   s.runnables = {
-      runnable("A", 0, RunnableKind::kCpu, kMs, {}),              // 0
-      runnable("B", 1, RunnableKind::kSubmitter, kMs, {0}),       // 1
-      runnable("G", 1, RunnableKind::kSubmittee, kMs, {1}),       // 2
-      runnable("C", 0, RunnableKind::kCpu, kMs, {2}),             // 3
-      runnable("R", 1, RunnableKind::kAliasGroup, kMs, {}),       // 4
-      runnable("R1", 1, RunnableKind::kCpu, kMs, {}),             // 5
+      runnable("A", 0, RunnableKind::kCpu, kMs, {}),         // 0
+      runnable("B", 1, RunnableKind::kSubmitter, kMs, {0}),  // 1
+      runnable("G", 1, RunnableKind::kSubmittee, kMs, {1}),  // 2
+      runnable("C", 0, RunnableKind::kCpu, kMs, {2}),        // 3
+      runnable("R", 1, RunnableKind::kAliasGroup, kMs, {}),  // 4
+      runnable("R1", 1, RunnableKind::kCpu, kMs, {}),        // 5
   };
   s.runnables[1].submits = 2;
   s.runnables[2].submittedBy = 1;
@@ -63,11 +63,7 @@ inline Schedule sampleSchedule() {
     s.instances.push_back({3, f, r + 3 * kMs, r + 4 * kMs, {0, 3}, {base + 2}});
   }
   s.timelines = {
-      {0, {0, 4, 5, 9}},
-      {1, {1, 3, 6, 8}},
-      {2, {2, 7}},
-      {3, {4, 9}},
-      {4, {1, 2, 6, 7}},
+      {0, {0, 4, 5, 9}}, {1, {1, 3, 6, 8}}, {2, {2, 7}}, {3, {4, 9}}, {4, {1, 2, 6, 7}},
   };
   return s;
 }

@@ -66,7 +66,8 @@ Schedule makeSyntheticSchedule(const SyntheticShape& shape) {
     for (std::uint32_t r = 0; r < n; ++r) raw.push_back({r, f, startOf[r] + f * period});
   std::vector<std::uint32_t> order(raw.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return raw[a].start < raw[b].start; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return raw[a].start < raw[b].start; });
   std::vector<std::uint32_t> idOf(raw.size());
   for (std::uint32_t k = 0; k < order.size(); ++k) idOf[order[k]] = k;
   s.timelines.resize(cpus);
@@ -106,8 +107,13 @@ std::vector<EventRecord> simulateRun(const Schedule& s, const SimulationOptions&
       if (lastEnd > iterStart) {
         // Skip mode: the iteration came late; wait for the next period boundary.
         const std::uint64_t skip = static_cast<std::uint64_t>((lastEnd - iterStart) / hy.periodNs) + 1;
-        EventRecord sk{static_cast<std::uint16_t>(EventKind::kSkipped), 0, h, static_cast<std::uint32_t>(it),
-                       static_cast<std::uint32_t>(skip), iterStart, iterStart + static_cast<std::int64_t>(skip) * hy.periodNs};
+        EventRecord sk{static_cast<std::uint16_t>(EventKind::kSkipped),
+                       0,
+                       h,
+                       static_cast<std::uint32_t>(it),
+                       static_cast<std::uint32_t>(skip),
+                       iterStart,
+                       iterStart + static_cast<std::int64_t>(skip) * hy.periodNs};
         out.push_back(sk);
         periods += skip;
         iterStart = o.runStartNs + static_cast<std::int64_t>(periods) * hy.periodNs;
@@ -149,7 +155,8 @@ std::vector<EventRecord> simulateRun(const Schedule& s, const SimulationOptions&
         endOf[i] = end;
         for (std::uint32_t res : inst.resources) resourceFree[res] = end;
         lastEnd = std::max(lastEnd, end);
-        out.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(it), ran, start, end});
+        out.push_back(
+            {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(it), ran, start, end});
       }
     }
   }

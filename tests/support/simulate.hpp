@@ -25,10 +25,10 @@ Schedule makeSyntheticSchedule(const SyntheticShape& shape);
 
 /// How a simulated run behaves.
 struct SimulationOptions {
-  std::uint64_t iterations = 10;     ///< hyperepoch iterations per hyperepoch
-  std::uint64_t seed = 1;            ///< random seed (same seed, same log)
-  double minFraction = 0.5;          ///< a run takes WCET x U(minFraction, 1) ...
-  double overrunProbability = 0.0;   ///< ... or, with this probability, WCET x overrunFactor
+  std::uint64_t iterations = 10;    ///< hyperepoch iterations per hyperepoch
+  std::uint64_t seed = 1;           ///< random seed (same seed, same log)
+  double minFraction = 0.5;         ///< a run takes WCET x U(minFraction, 1) ...
+  double overrunProbability = 0.0;  ///< ... or, with this probability, WCET x overrunFactor
   double overrunFactor = 1.5;
   std::int64_t runStartNs = 1'000'000'000;  ///< CLOCK_MONOTONIC time of the first release
 };

@@ -31,12 +31,13 @@ struct InitOptions {
 
 /// Why enterScheduler returned.
 enum class RunStatus {
-  kFrameLimit,      ///< the master ran its -e iterations
-  kExitRequested,   ///< some client called exitScheduler
-  kStoppedBySignal, ///< the master got SIGTERM or SIGINT
-  kTimeout,         ///< a client did not come in time (RunOutcome::peer names it)
-  kPeerDied,        ///< a client or the master died, or a client was stuck (RunOutcome::peer names it; "master" for the master)
-  kError,           ///< anything else (a refusal, a damaged segment); RunOutcome::message says what
+  kFrameLimit,       ///< the master ran its -e iterations
+  kExitRequested,    ///< some client called exitScheduler
+  kStoppedBySignal,  ///< the master got SIGTERM or SIGINT
+  kTimeout,          ///< a client did not come in time (RunOutcome::peer names it)
+  kPeerDied,  ///< a client or the master died, or a client was stuck (RunOutcome::peer names it; "master" for the
+              ///< master)
+  kError,     ///< anything else (a refusal, a damaged segment); RunOutcome::message says what
 };
 
 /// Lower-case name of a status (`frame-limit`, `peer-died`, ...).

@@ -18,19 +18,19 @@ extern "C" {
 
 /** STM's error codes, in STM's order. */
 typedef enum stmErrorCode_t {
-  STM_SUCCESS = 0,                  /**< the call succeeded */
-  STM_ERROR_BAD_PARAMETER = 1,      /**< a null or malformed argument */
-  STM_ERROR_NOT_INITIALIZED = 2,    /**< stmClientInit was not called */
-  STM_ERROR_NOT_SUPPORTED = 3,      /**< not available in this build */
-  STM_ERROR_TIMEOUT = 4,            /**< a wait ran out (a client did not come) */
-  STM_ERROR_NOT_FOUND = 5,          /**< no such client or runnable in the schedule; unregistered runnable */
-  STM_ERROR_INVALID_STATE = 6,      /**< call at the wrong time (registration after enter, info outside a runnable) */
-  STM_ERROR_GENERIC = 7,            /**< anything else (a peer died: see tactusLastErrorMessage) */
-  STM_ERROR_BAD_VALUE = 8,          /**< a value the runtime cannot accept (duplicate registration) */
-  STM_ERROR_CUDA = 9,               /**< a CUDA call failed */
+  STM_SUCCESS = 0,                    /**< the call succeeded */
+  STM_ERROR_BAD_PARAMETER = 1,        /**< a null or malformed argument */
+  STM_ERROR_NOT_INITIALIZED = 2,      /**< stmClientInit was not called */
+  STM_ERROR_NOT_SUPPORTED = 3,        /**< not available in this build */
+  STM_ERROR_TIMEOUT = 4,              /**< a wait ran out (a client did not come) */
+  STM_ERROR_NOT_FOUND = 5,            /**< no such client or runnable in the schedule; unregistered runnable */
+  STM_ERROR_INVALID_STATE = 6,        /**< call at the wrong time (registration after enter, info outside a runnable) */
+  STM_ERROR_GENERIC = 7,              /**< anything else (a peer died: see tactusLastErrorMessage) */
+  STM_ERROR_BAD_VALUE = 8,            /**< a value the runtime cannot accept (duplicate registration) */
+  STM_ERROR_CUDA = 9,                 /**< a CUDA call failed */
   STM_ERROR_INSUFFICIENT_MEMORY = 10, /**< out of memory */
   STM_ERROR_BAD_STATE_TRANSITION = 11, /**< e.g. entering the scheduler twice */
-  STM_ERROR_SCHEDULE_ID_INVALID = 12  /**< unknown schedule identifier */
+  STM_ERROR_SCHEDULE_ID_INVALID = 12   /**< unknown schedule identifier */
 } stmErrorCode_t;
 
 /** A CPU runnable. */

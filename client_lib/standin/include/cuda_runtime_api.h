@@ -73,12 +73,12 @@ const char* cudaGetErrorString(cudaError_t error);
 
 /** Stand-in only: counters for tests and benchmarks. */
 typedef struct tactusCudaStandinStats {
-  unsigned long long syncCalls;               /**< cudaStreamSynchronize/cudaEventSynchronize/cudaDeviceSynchronize/cudaEventQuery */
+  unsigned long long syncCalls; /**< cudaStreamSynchronize/cudaEventSynchronize/cudaDeviceSynchronize/cudaEventQuery */
   unsigned long long syncCallsOnSubmitThreads; /**< of those, made by a thread that had enqueued work (a CPU worker) */
-  unsigned long long hostFunctions;           /**< host functions run */
-  unsigned long long streamWaits;             /**< cudaStreamWaitEvent calls */
-  unsigned long long streamWaitsThatBlocked;  /**< waits a stream thread actually had to sleep in */
-  unsigned long long records;                 /**< cudaEventRecord calls */
+  unsigned long long hostFunctions;            /**< host functions run */
+  unsigned long long streamWaits;              /**< cudaStreamWaitEvent calls */
+  unsigned long long streamWaitsThatBlocked;   /**< waits a stream thread actually had to sleep in */
+  unsigned long long records;                  /**< cudaEventRecord calls */
 } tactusCudaStandinStats;
 /** Stand-in only: the counters of this process. */
 tactusCudaStandinStats tactusCudaStandinGetStats(void);

@@ -95,14 +95,14 @@ struct alignas(kCacheLine) SegmentHeader {
   /// The master's pid; others use it to see a dead master. Stored (release) after masterStartTime,
   /// so a reader that loads a non-zero pid (acquire) reads the start time that belongs to it.
   std::atomic<std::uint32_t> masterPid;
-  std::uint32_t flags;               ///< HeaderFlags
+  std::uint32_t flags;  ///< HeaderFlags
   /// The master's start time (/proc stat ticks), against pid reuse; written before masterPid.
   std::atomic<std::uint64_t> masterStartTime;
-  std::uint64_t scheduleContentHash; ///< content hash of the published schedule text
-  std::uint16_t scheduleIdentifier;  ///< the schedule's identifier
+  std::uint64_t scheduleContentHash;  ///< content hash of the published schedule text
+  std::uint16_t scheduleIdentifier;   ///< the schedule's identifier
   std::uint16_t reserved0;
-  std::uint32_t ringCapacity;        ///< records per worker ring (kRingCapacity)
-  std::uint64_t gpuOffset;           ///< GpuSlot array (one per instance), from the segment start
+  std::uint32_t ringCapacity;  ///< records per worker ring (kRingCapacity)
+  std::uint64_t gpuOffset;     ///< GpuSlot array (one per instance), from the segment start
   // --- line 1: geometry; written once by the master; every offset is from the segment start ---
   std::uint64_t hyperepochOffset;    ///< HyperepochSlot array
   std::uint64_t epochOffset;         ///< EpochSlot array
@@ -120,17 +120,17 @@ struct alignas(kCacheLine) SegmentHeader {
   std::uint32_t workerCount;
   std::uint32_t reserved1[11];
   // --- line 3: run state; master writes, clients read (state is a futex word) ---
-  std::atomic<std::uint32_t> state;        ///< SegmentState
-  std::atomic<std::uint32_t> stateWaiters; ///< clients sleeping on `state`; the master wakes only if > 0
-  std::atomic<std::uint32_t> stopReason;   ///< StopReason, valid once state >= kFinished
-  std::atomic<std::uint32_t> stopClient;   ///< ClientId the reason names, or kNone
-  std::atomic<std::int64_t> runStartNs;    ///< CLOCK_MONOTONIC ns of the first release
+  std::atomic<std::uint32_t> state;         ///< SegmentState
+  std::atomic<std::uint32_t> stateWaiters;  ///< clients sleeping on `state`; the master wakes only if > 0
+  std::atomic<std::uint32_t> stopReason;    ///< StopReason, valid once state >= kFinished
+  std::atomic<std::uint32_t> stopClient;    ///< ClientId the reason names, or kNone
+  std::atomic<std::int64_t> runStartNs;     ///< CLOCK_MONOTONIC ns of the first release
   std::uint8_t reserved2[40];
   // --- line 4: attention; clients write (exit requests), the master sleeps on it ---
-  std::atomic<std::uint32_t> attention;    ///< bumped by a client that wants the master to look
+  std::atomic<std::uint32_t> attention;  ///< bumped by a client that wants the master to look
   std::uint8_t reserved3[60];
   // --- lines 5-8: stop message; master writes before state >= kFinished ---
-  char message[kMessageSize];              ///< NUL-terminated reason in words
+  char message[kMessageSize];  ///< NUL-terminated reason in words
   // --- line 9: pad to 10 lines ---
   std::uint8_t reserved4[64];
 };
@@ -207,7 +207,7 @@ struct alignas(kCacheLine) WorkerSlot {
   std::atomic<std::uint64_t> dropped;  ///< records lost because the ring was full
   std::uint8_t reserved0[48];
   // line 1: the master writes
-  std::atomic<std::uint64_t> tail;     ///< records drained
+  std::atomic<std::uint64_t> tail;  ///< records drained
   std::uint8_t reserved1[56];
 };
 static_assert(sizeof(WorkerSlot) == 2 * kCacheLine);
@@ -266,9 +266,7 @@ struct LayoutOffsets {
 LayoutOffsets computeLayout(const LayoutCounts& counts);
 
 /// Whether `a` has reached `b` on a wrapping 32-bit sequence (a - b read as signed >= 0).
-inline bool sequenceReached(std::uint32_t a, std::uint32_t b) {
-  return static_cast<std::int32_t>(a - b) >= 0;
-}
+inline bool sequenceReached(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) >= 0; }
 
 /// A typed view of a segment's bytes. Logic takes a view so tests can run it on a plain buffer.
 ///
@@ -313,7 +311,8 @@ class SegmentView {
   WorkerSlot& worker(std::uint32_t i) const { return at<WorkerSlot>(offsets_.worker, i); }
   /// The ring of worker `w` (ringCapacity() records).
   EventRecord* ring(std::uint32_t w) const {
-    return reinterpret_cast<EventRecord*>(bytes_.data() + offsets_.ring) + static_cast<std::size_t>(w) * counts_.ringCapacity;
+    return reinterpret_cast<EventRecord*>(bytes_.data() + offsets_.ring) +
+           static_cast<std::size_t>(w) * counts_.ringCapacity;
   }
   /// Records per worker ring (the private copy).
   std::uint32_t ringCapacity() const { return counts_.ringCapacity; }
@@ -321,7 +320,8 @@ class SegmentView {
   GpuSlot& gpu(std::uint32_t i) const { return at<GpuSlot>(offsets_.gpu, i); }
   /// The published schedule text.
   std::string_view scheduleText() const {
-    return {reinterpret_cast<const char*>(bytes_.data() + offsets_.text), static_cast<std::size_t>(counts_.scheduleTextSize)};
+    return {reinterpret_cast<const char*>(bytes_.data() + offsets_.text),
+            static_cast<std::size_t>(counts_.scheduleTextSize)};
   }
   /// Copies `text` into the text area (master, while kCreating).
   void writeScheduleText(std::string_view text) const;

@@ -2,8 +2,8 @@
 // (pid plus start time, so a reused pid is not mistaken for the original process).
 #pragma once
 
-#include <cstdint>
 #include <sys/types.h>
+#include <cstdint>
 
 namespace tactus::ipc {
 

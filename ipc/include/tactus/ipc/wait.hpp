@@ -50,8 +50,8 @@ enum class WaitOutcome {
 /// Waits until sequenceReached(word, target). `abort` is polled while spinning (every 64 spins)
 /// and after every futex wake or time-out; it must be cheap.
 template <typename Abort>
-WaitOutcome waitForSequence(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
-                            std::uint32_t target, std::int64_t spinNs, Abort&& abort) {
+WaitOutcome waitForSequence(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target,
+                            std::int64_t spinNs, Abort&& abort) {
   if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
   if (spinNs > 0) {
     const std::int64_t spinEnd = monotonicNs() + spinNs;
