@@ -3,7 +3,8 @@
 # TACTUS_BUILD_DIR: another build directory; TACTUS_SETUP_OPTIONS: more `meson setup` options (a
 # sanitizer, --werror; applied with `meson configure` to a directory that exists already);
 # TACTUS_JOBS: ninja's -j (default: every core); TACTUS_SETUP_BUILD=0: set up only, build nothing
-# (`meson test` then builds what the selected tests need).
+# (`meson test` then builds what the selected tests need); TACTUS_EXTRA_PACKAGES: more Debian
+# packages to install; TACTUS_SETUP_PACKAGES_ONLY=1: install, then stop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,8 @@ cd "$(dirname "$0")/.."
 # skipped, exit 77, where it is missing).
 packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium)
 [ "${CI:-}" = true ] && packages+=(ccache)
+read -r -a extra_packages <<<"${TACTUS_EXTRA_PACKAGES:-}"
+packages+=("${extra_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,6 +26,8 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+[ "${TACTUS_SETUP_PACKAGES_ONLY:-0}" = 1 ] && exit 0
 
 builddir=${TACTUS_BUILD_DIR:-build}
 read -r -a options <<<"${TACTUS_SETUP_OPTIONS:-}"
