@@ -32,7 +32,7 @@ int runCommand(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int runMain(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   int code = runCommand(args);
   // A full disk or a closed pipe on standard output must not pass as success. A stream that
@@ -49,4 +49,15 @@ int main(int argc, char** argv) {
     if (code == 0) code = 1;
   }
   return code;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return runMain(argc, argv);
+  } catch (const std::exception& e) {  // out of memory while setting up: a message, not std::terminate
+    std::fputs("tactus-master: internal error: ", stderr);
+    std::fputs(e.what(), stderr);
+    std::fputs("\n", stderr);
+    return 1;
+  }
 }

@@ -209,9 +209,11 @@ RunOutcome outcomeFromSegment(const Runtime& rt) {
     case StopReason::kExitRequested: out.status = RunStatus::kExitRequested; break;
     case StopReason::kSignal: out.status = RunStatus::kStoppedBySignal; break;
     case StopReason::kTimeout: out.status = RunStatus::kTimeout; break;
-    case StopReason::kPeerDied: out.status = RunStatus::kPeerDied; break;
-    case StopReason::kStuck: out.status = RunStatus::kPeerDied; break;  // ends the way a dead client does
-    default: out.status = RunStatus::kError; break;                     // kError, kDamaged, and any value out of range
+    case StopReason::kPeerDied:
+    case StopReason::kStuck:  // a stuck client ends the run the way a dead client does
+      out.status = RunStatus::kPeerDied;
+      break;
+    default: out.status = RunStatus::kError; break;  // kError, kDamaged, and any value out of range
   }
   return out;
 }

@@ -41,7 +41,8 @@ void onBus(int sig, siginfo_t* info, void* context) {
     // was, so the faulting access completes (reading zeros, writing nowhere) and the process
     // notices busFaultSeen() at its next check instead of dying.
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    void* at = reinterpret_cast<void*>(address & ~(page - 1));
+    // The faulting address comes as an integer (siginfo); the page start must become a pointer.
+    void* at = reinterpret_cast<void*>(address & ~(page - 1));  // NOLINT(performance-no-int-to-ptr)
     if (::mmap(at, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
       gBusFault.store(true, std::memory_order_relaxed);
       return;

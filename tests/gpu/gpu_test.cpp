@@ -219,6 +219,7 @@ void runAndCheck(GpuRun& run, const std::map<std::string, std::vector<std::strin
                  std::uint64_t iterations) {
   const pid_t m = run.master({"-e", std::to_string(iterations)});
   std::vector<std::pair<std::string, pid_t>> pids;
+  pids.reserve(clients.size());
   for (const auto& [name, extra] : clients) pids.emplace_back(name, run.client(name, extra));
   for (const auto& [name, pid] : pids) {
     INFO(name << ": " << readFile(run.out(name)));

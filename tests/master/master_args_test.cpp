@@ -114,7 +114,9 @@ TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[m
     tactus::test::ChildProcesses children;
     const std::string master = tactus::test::buildPath("master/tactus-master");
     for (const std::string option : {"--version", "--help"}) {
-      const std::string err = dir + "/err" + option;
+      std::string err = dir;
+      err += "/err";
+      err += option;
       // stdout to the full device, stderr to a file.
       const pid_t m = children.spawn(
           {"/bin/sh", "-c", "exec \"$0\" \"$1\" >\"$2\" 2>\"$3\"", master, option, full, err}, dir + "/sh.out");

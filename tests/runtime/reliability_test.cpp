@@ -107,8 +107,8 @@ struct Mapped {
     std::memcpy(&v, bytes + offset, sizeof v);
     return v;
   }
-  void put32(std::size_t offset, std::uint32_t v) { std::memcpy(bytes + offset, &v, sizeof v); }
-  void put64(std::size_t offset, std::uint64_t v) { std::memcpy(bytes + offset, &v, sizeof v); }
+  void put32(std::size_t offset, std::uint32_t v) const { std::memcpy(bytes + offset, &v, sizeof v); }
+  void put64(std::size_t offset, std::uint64_t v) const { std::memcpy(bytes + offset, &v, sizeof v); }
 };
 
 void Trial::awaitRunning() const {
@@ -401,12 +401,12 @@ TEST_CASE("a client that claimed its slot and died before it finished attaching 
   if (half == 0) {
     const int fd = ::open(t.segment().c_str(), O_RDWR);
     if (fd < 0) ::_exit(2);
-    void* p = ::mmap(nullptr, 4096 * 4, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void* p = ::mmap(nullptr, std::size_t{4096} * 4, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) ::_exit(2);
     auto* bytes = static_cast<std::byte*>(p);
     std::uint64_t clientOffset = 0;
     std::memcpy(&clientOffset, bytes + kClientOffsetField, sizeof clientOffset);
-    if (clientOffset + 2 * kClientSlotSize > 4096 * 4) ::_exit(2);
+    if (clientOffset + 2 * kClientSlotSize > std::uint64_t{4096} * 4) ::_exit(2);
     auto* pid = reinterpret_cast<std::atomic<std::uint32_t>*>(bytes + clientOffset + kClientSlotSize);
     std::uint32_t expected = 0;
     pid->compare_exchange_strong(expected, static_cast<std::uint32_t>(::getpid()));

@@ -79,7 +79,7 @@ int usage() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int runMain(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -186,5 +186,16 @@ int main(int argc, char** argv) {
     case tactus::RunStatus::kExitRequested:
     case tactus::RunStatus::kStoppedBySignal: return 0;
     default: return 10 + static_cast<int>(outcome.status);
+  }
+}
+
+int main(int argc, char** argv) {
+  try {
+    return runMain(argc, argv);
+  } catch (const std::exception& e) {  // out of memory while setting up: a message, not std::terminate
+    std::fputs("tactus-test-client: internal error: ", stderr);
+    std::fputs(e.what(), stderr);
+    std::fputs("\n", stderr);
+    return 1;
   }
 }
