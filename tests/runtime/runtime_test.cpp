@@ -449,13 +449,10 @@ TEST_CASE("every example graph compiles and runs in the compiled order (multi-ra
   REQUIRE(source != nullptr);
   for (const std::string graph : {"minimal_cpu", "two_client", "multi_rate", "round_robin", "cuda_two_client"}) {
     INFO("graph " << graph);
-    std::string yaml = source;
-    yaml += "/schedules/";
-    yaml += graph;
-    yaml += ".yaml";
+    const std::string yaml = (std::filesystem::path(source) / "schedules" / (graph + ".yaml")).string();
     const std::string instance = uniqueInstance("example");
     const std::string dir = scratchDir(instance);
-    const std::string tsched = dir + "/" + graph + ".tsched";
+    const std::string tsched = (std::filesystem::path(dir) / (graph + ".tsched")).string();
     ChildProcesses children;
     const pid_t compile =
         children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", tsched}, dir + "/compile.out");
