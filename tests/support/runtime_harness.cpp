@@ -311,8 +311,7 @@ bool readSegmentWord(const std::string& instance, std::uint64_t offset, std::uin
   return ok;
 }
 
-bool waitForWord(const std::string& instance, const std::function<bool(std::uint32_t&)>& read, std::uint32_t want,
-                 int timeoutMs) {
+bool waitForWord(const std::function<bool(std::uint32_t&)>& read, std::uint32_t want, int timeoutMs) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   for (;;) {
     std::uint32_t value = 0;
@@ -326,13 +325,12 @@ bool waitForWord(const std::string& instance, const std::function<bool(std::uint
 
 bool waitForSegmentState(const std::string& instance, std::uint32_t state, int timeoutMs) {
   return waitForWord(
-      instance, [&](std::uint32_t& v) { return readSegmentWord(instance, offsetof(shm::SegmentHeader, state), v); },
-      state, timeoutMs);
+      [&](std::uint32_t& v) { return readSegmentWord(instance, offsetof(shm::SegmentHeader, state), v); }, state,
+      timeoutMs);
 }
 
 bool waitForClientState(const std::string& instance, std::uint32_t client, std::uint32_t state, int timeoutMs) {
   return waitForWord(
-      instance,
       [&](std::uint32_t& v) {
         std::uint32_t low = 0, high = 0;  // clientOffset, read as two words
         if (!readSegmentWord(instance, offsetof(shm::SegmentHeader, clientOffset), low) ||
