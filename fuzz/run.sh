@@ -14,7 +14,7 @@ targets=${TACTUS_FUZZ_TARGETS:-schedule log graph wcet}
 
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$build" "$root" --buildtype=debugoptimized \
-    -Dfuzzing=enabled -Dtests=false -Dbenchmarks=false -Dcuda=disabled \
+    -Dfuzzing=enabled -Dbenchmarks=false -Dcuda=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false \
     -Dcpp_args=-fno-sanitize-recover=all || exit 2
 fi

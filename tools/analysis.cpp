@@ -228,15 +228,20 @@ bool iterationValid(const Schedule& s, std::uint32_t hyperepoch, std::uint64_t i
 
 bool validRun(const Schedule& s, const Analysis& a, const EventRecord& r) {
   if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.instance >= s.instances.size() ||
-      r.endNs < r.startNs || (r.aux != kNone && r.aux >= s.runnables.size()))
+      r.instance >= a.instanceHyperepoch.size() || r.endNs < r.startNs ||
+      (r.aux != kNone && r.aux >= s.runnables.size()))
     return false;
   if (!timeValid(a, r.startNs) || !timeValid(a, r.endNs)) return false;
-  return iterationValid(s, instanceHyperepoch(s, r.instance), r.iteration);
+  const std::uint32_t h = a.instanceHyperepoch[r.instance];
+  return h < a.lastIteration.size() && r.iteration <= a.lastIteration[h];
 }
 
 std::size_t iterationIndex(const Analysis& a, std::uint32_t hyperepoch, std::uint64_t iteration) {
   if (hyperepoch >= a.iterations.size()) return kNoIteration;
   const std::vector<std::uint64_t>& seen = a.iterations[hyperepoch];
+  // A run without gaps numbers its iterations 0, 1, 2, ...: then the number is the position.
+  if (iteration < seen.size() && seen[static_cast<std::size_t>(iteration)] == iteration)
+    return static_cast<std::size_t>(iteration);
   auto it = std::lower_bound(seen.begin(), seen.end(), iteration);
   if (it == seen.end() || *it != iteration) return kNoIteration;
   return static_cast<std::size_t>(it - seen.begin());
@@ -278,24 +283,33 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       a.frames[frameBase[e] + f].epoch = static_cast<std::uint32_t>(e);
       a.frames[frameBase[e] + f].frame = f;
     }
-  std::vector<std::uint32_t> instHyp(nInst, 0), instEpoch(nInst, 0);
+  std::vector<std::uint32_t> instEpoch(nInst, 0);
+  std::vector<std::uint32_t>& instHyp = a.instanceHyperepoch;
+  instHyp.assign(nInst, 0);
   for (std::size_t i = 0; i < nInst; ++i) {
     const std::uint32_t r = s.instances[i].runnable;
     instEpoch[i] = r < nRun ? s.runnables[r].epoch : 0;
     instHyp[i] = instEpoch[i] < nEp ? s.epochs[instEpoch[i]].hyperepoch : 0;
   }
+  a.lastIteration.assign(nHyp, 0);
+  for (std::size_t h = 0; h < nHyp; ++h)
+    if (s.hyperepochs[h].periodNs > 0)
+      a.lastIteration[h] = static_cast<std::uint64_t>(limits::kMaxLogSpanNs / s.hyperepochs[h].periodNs);
   auto validRelease = [&](const EventRecord& r) {
     return r.instance < nEp && r.aux < s.epochs[r.instance].frames && timeValid(a, r.startNs) &&
-           timeValid(a, r.endNs) && iterationValid(s, s.epochs[r.instance].hyperepoch, r.iteration);
+           timeValid(a, r.endNs) && r.iteration <= a.lastIteration[s.epochs[r.instance].hyperepoch];
   };
 
   // Pass 1: the iterations seen per hyperepoch (every table below is sized by them, so by the
-  // records, never by an iteration number a record claims).
+  // records, never by an iteration number a record claims). Records of one iteration come in
+  // runs, so a repeat of the last number is skipped before the sort.
   for (const EventRecord& r : log.records) {
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && validRun(s, a, r))
-      a.iterations[instHyp[r.instance]].push_back(r.iteration);
-    else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && validRelease(r))
-      a.iterations[s.epochs[r.instance].hyperepoch].push_back(r.iteration);
+    std::uint32_t h = kNone;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && validRun(s, a, r)) h = instHyp[r.instance];
+    else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && validRelease(r)) h = s.epochs[r.instance].hyperepoch;
+    if (h == kNone) continue;
+    std::vector<std::uint64_t>& seen = a.iterations[h];
+    if (seen.empty() || seen.back() != r.iteration) seen.push_back(r.iteration);
   }
   for (std::size_t h = 0; h < nHyp; ++h) {
     std::vector<std::uint64_t>& seen = a.iterations[h];

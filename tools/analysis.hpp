@@ -117,6 +117,10 @@ struct Analysis {
   /// limits::kMaxLogSpanNs from it is invalid.
   std::int64_t originNs = 0;
   std::int64_t runStartNs = 0;      ///< the header's run start when plausible, else 0 (unknown)
+  /// Per hyperepoch: the last iteration number that starts within limits::kMaxLogSpanNs.
+  std::vector<std::uint64_t> lastIteration;
+  /// Per instance: its hyperepoch (for record lookups).
+  std::vector<std::uint32_t> instanceHyperepoch;
   std::vector<RunnableStats> runnables;      ///< by RunnableId
   std::vector<FrameStats> frames;            ///< by epoch, then frame
   std::vector<ResourceStats> resources;      ///< by ResourceId
@@ -146,7 +150,8 @@ bool timeValid(const Analysis& analysis, std::int64_t t);
 bool iterationValid(const Schedule& schedule, std::uint32_t hyperepoch, std::uint64_t iteration);
 
 /// Whether a kRun record can be trusted: its indices inside the schedule, its end not before its
-/// start, its times and its iteration within the log span. Every output uses this one rule.
+/// start, its times and its iteration within the log span. Every output uses this one rule
+/// (with the tables analyze() made).
 bool validRun(const Schedule& schedule, const Analysis& analysis, const EventRecord& record);
 
 /// Start of a hyperepoch iteration as the analysis derived it (estimated when no release record).

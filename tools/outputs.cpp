@@ -336,7 +336,9 @@ std::string formatWcetFile(const Schedule& s, const Analysis& a, double percenti
 
 void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const Analysis* a) {
   std::string buf;
-  buf.reserve(1 << 21);
+  // About 200 bytes an event; flushed past 1 MiB, so never more than 2 MiB.
+  const std::size_t events = s.instances.size() + (log != nullptr ? log->records.size() : 0) + s.resources.size();
+  buf.reserve(std::min<std::size_t>(1 << 21, 256 * events + 4096));
   char line[512];
   bool first = true;
   auto sep = [&] {

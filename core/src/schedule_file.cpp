@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <new>
 #include <sstream>
 
 #include "tactus/core/file_io.hpp"
@@ -527,7 +528,11 @@ std::uint64_t scheduleContentHash(const Schedule& schedule) {
 Result<Schedule> readSchedule(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
   try {
     return parse(text, origin, contentHash);
-  } catch (const std::exception& e) {  // std::bad_alloc on absurd input
+  } catch (const std::bad_alloc&) {
+    // Every table the reader fills grows with the file's bytes: a machine short of memory.
+    return fail(ErrorCode::kParse, origin + ": out of memory reading the schedule (" + std::to_string(text.size()) +
+                                       " bytes)");
+  } catch (const std::exception& e) {
     return fail(ErrorCode::kParse, origin + ": cannot read schedule: " + e.what());
   }
 }

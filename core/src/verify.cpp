@@ -13,6 +13,9 @@ namespace tactus {
 namespace {
 
 constexpr std::size_t kMaxErrors = 50;
+// Resource lists up to this length are checked by scanning them (an instance holds one hardware
+// resource, perhaps a stream and a few mutexes); longer ones through a sorted copy.
+constexpr std::size_t kFewResources = 8;
 
 class Verifier {
  public:
@@ -60,32 +63,37 @@ class Verifier {
     count(s_.instances.size(), limits::kMaxInstancesTotal, "runnable instances");
     count(s_.timelines.size(), limits::kMaxResources, "timelines");
     if (!report_.ok()) return false;
-    auto name = [&](const std::string& n, const std::string& what) {
+    // Messages are built only for a value out of range: a valid schedule of millions of
+    // instances must not pay for millions of strings. `what` is a callable giving the subject.
+    auto name = [&](const std::string& n, auto what) {
       if (n.size() > limits::kMaxNameBytes)
-        error(what + " has a name of " + std::to_string(n.size()) + " bytes, above the limit of " +
+        error(what() + " has a name of " + std::to_string(n.size()) + " bytes, above the limit of " +
               std::to_string(limits::kMaxNameBytes));
     };
-    auto time = [&](std::int64_t v, const std::string& what, bool optional) {
+    auto time = [&](std::int64_t v, auto what, const char* field, bool optional) {
       if (optional && v == kNoDuration) return;
       if (v < 0 || v > limits::kMaxDurationNs)
-        error(what + " is " + std::to_string(v) + " ns, outside 0.." + humanDuration(limits::kMaxDurationNs));
+        error(what() + ": its " + field + " is " + std::to_string(v) + " ns, outside 0.." +
+              humanDuration(limits::kMaxDurationNs));
     };
-    name(s_.name, "the schedule");
-    for (std::size_t c = 0; c < s_.clients.size(); ++c) name(s_.clients[c].name, "client " + std::to_string(c));
-    for (std::size_t r = 0; r < s_.resources.size(); ++r) name(s_.resources[r].name, "resource " + std::to_string(r));
+    name(s_.name, [] { return std::string("the schedule"); });
+    for (std::size_t c = 0; c < s_.clients.size(); ++c)
+      name(s_.clients[c].name, [&] { return "client " + std::to_string(c); });
+    for (std::size_t r = 0; r < s_.resources.size(); ++r)
+      name(s_.resources[r].name, [&] { return "resource " + std::to_string(r); });
     for (const HyperepochInfo& h : s_.hyperepochs) {
-      const std::string what = "hyperepoch " + quoted(h.name);
+      auto what = [&] { return "hyperepoch " + quoted(h.name); };
       name(h.name, what);
-      time(h.periodNs, what + ": its period", false);
-      time(h.monitorNs, what + ": its Monitor budget", true);
+      time(h.periodNs, what, "period", false);
+      time(h.monitorNs, what, "Monitor budget", true);
     }
     std::uint64_t frames = 0;
     for (const EpochInfo& e : s_.epochs) {
-      const std::string what = "epoch " + quoted(e.name);
+      auto what = [&] { return "epoch " + quoted(e.name); };
       name(e.name, what);
-      time(e.periodNs, what + ": its period", false);
+      time(e.periodNs, what, "period", false);
       if (e.frames > limits::kMaxFramesPerEpoch)
-        error(what + " has " + std::to_string(e.frames) + " frames, above the limit of " +
+        error(what() + " has " + std::to_string(e.frames) + " frames, above the limit of " +
               std::to_string(limits::kMaxFramesPerEpoch) + " per epoch");
       frames += e.frames;
     }
@@ -94,21 +102,22 @@ class Verifier {
             std::to_string(limits::kMaxFramesTotal));
     for (std::size_t n = 0; n < s_.runnables.size(); ++n) {
       const RunnableInfo& r = s_.runnables[n];
-      const std::string what = run(static_cast<std::uint32_t>(n));
+      auto what = [&] { return run(static_cast<std::uint32_t>(n)); };
       name(r.name, what);
-      time(r.wcetNs, what + ": its WCET", false);
-      time(r.startTimeNs, what + ": its StartTime", false);
-      time(r.deadlineNs, what + ": its Deadline", true);
-      time(r.endMonitorThresholdNs, what + ": its EndMonitorThreshold", true);
+      time(r.wcetNs, what, "WCET", false);
+      time(r.startTimeNs, what, "StartTime", false);
+      time(r.deadlineNs, what, "Deadline", true);
+      time(r.endMonitorThresholdNs, what, "EndMonitorThreshold", true);
       if (r.dependencies.size() > limits::kMaxDependenciesPerRunnable)
-        error(what + " has " + std::to_string(r.dependencies.size()) + " dependencies, above the limit of " +
+        error(what() + " has " + std::to_string(r.dependencies.size()) + " dependencies, above the limit of " +
               std::to_string(limits::kMaxDependenciesPerRunnable));
       if (full()) return false;
     }
     for (std::size_t i = 0; i < s_.instances.size() && !full(); ++i) {
       const InstanceInfo& in = s_.instances[i];
-      time(in.startNs, "instance " + std::to_string(i) + ": its start", false);
-      time(in.endNs, "instance " + std::to_string(i) + ": its end", false);
+      auto what = [&] { return "instance " + std::to_string(i); };
+      time(in.startNs, what, "start", false);
+      time(in.endNs, what, "end", false);
       if (in.dependencies.size() > limits::kMaxDependenciesPerRunnable)
         error("instance " + std::to_string(i) + " has " + std::to_string(in.dependencies.size()) +
               " dependencies, above the limit of " + std::to_string(limits::kMaxDependenciesPerRunnable));
@@ -260,6 +269,14 @@ class Verifier {
 
   bool scheduled(std::uint32_t n) const { return s_.runnables[n].aliasGroup == kNone; }
 
+  // Whether instance i holds resource r: a scan of a short list, a search of the sorted copy of
+  // a long one (a scan per timeline entry would be quadratic in a hostile list's length).
+  bool holds(std::uint32_t i, std::uint32_t r) const {
+    const std::vector<std::uint32_t>& list = s_.instances[i].resources;
+    if (list.size() <= kFewResources) return std::find(list.begin(), list.end(), r) != list.end();
+    return std::binary_search(sortedResources_[i].begin(), sortedResources_[i].end(), r);
+  }
+
   // Every scheduled runnable has one instance per frame; instance fields are consistent.
   void instancesStructure() {
     const std::size_t nN = s_.runnables.size(), nI = s_.instances.size(), nR = s_.resources.size();
@@ -281,12 +298,20 @@ class Verifier {
         error(inst(static_cast<std::uint32_t>(i)) + " lasts " + humanDuration(in.endNs - in.startNs) + " but its WCET is " + humanDuration(r.wcetNs));
       if (in.resources.empty()) { error(inst(static_cast<std::uint32_t>(i)) + " holds no resource"); continue; }
       bool rangeOk = true;
-      std::vector<std::uint32_t>& sorted = sortedResources_[i];
-      sorted = in.resources;
-      std::sort(sorted.begin(), sorted.end());
-      for (std::size_t k = 1; k < sorted.size(); ++k)
-        if (sorted[k] == sorted[k - 1] && sorted[k] < nR && (k == 1 || sorted[k - 2] != sorted[k]))
-          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(sorted[k]) + " twice");
+      if (in.resources.size() <= kFewResources) {
+        for (std::size_t k = 1; k < in.resources.size(); ++k)
+          for (std::size_t j = 0; j < k; ++j)
+            if (in.resources[j] == in.resources[k] && in.resources[k] < nR)
+              error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(in.resources[k]) + " twice");
+      } else {
+        // A long list: a sorted copy finds duplicates here and membership in timelines().
+        std::vector<std::uint32_t>& sorted = sortedResources_[i];
+        sorted = in.resources;
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t k = 1; k < sorted.size(); ++k)
+          if (sorted[k] == sorted[k - 1] && sorted[k] < nR && (k == 1 || sorted[k - 2] != sorted[k]))
+            error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(sorted[k]) + " twice");
+      }
       for (std::size_t k = 0; k < in.resources.size() && !full(); ++k) {
         std::uint32_t x = in.resources[k];
         if (x >= nR) { error(inst(static_cast<std::uint32_t>(i)) + " holds resource " + std::to_string(x) + " which does not exist"); rangeOk = false; continue; }
@@ -357,7 +382,7 @@ class Verifier {
         std::uint32_t i = t.instances[k];
         if (i >= s_.instances.size()) { error("timeline of " + res(t.resource) + " lists instance " + std::to_string(i) + " which does not exist"); continue; }
         const InstanceInfo& in = s_.instances[i];
-        if (!std::binary_search(sortedResources_[i].begin(), sortedResources_[i].end(), t.resource)) {
+        if (!holds(i, t.resource)) {
           error("timeline of " + res(t.resource) + " lists " + inst(i) + " which does not hold it");
           continue;
         }

@@ -1,5 +1,5 @@
-// Tests of tactus-report: statistics on logs of known content, outputs, bad logs, the command line,
-// and the measured-WCET round trip through tactus-compile.
+// Tests of tactus-report: statistics on logs of known content, outputs, the command line, and the
+// measured-WCET round trip through tactus-compile (bad logs: bad_log_test.cpp).
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -22,6 +22,7 @@
 #include "compile.hpp"
 #include "outputs.hpp"
 #include "report_command.hpp"
+#include "report_fixtures.hpp"
 #include "simulate.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -31,130 +32,7 @@
 
 using namespace tactus;
 using namespace tactus::report;
-
-namespace {
-
-constexpr std::int64_t kMs = 1'000'000, kUs = 1'000, kT0 = 1'000'000'000;
-
-// Two runnables on two cores: A (WCET 1 ms) then B (WCET 2 ms, Deadline 4 ms, EndMonitorThreshold
-// 2.5 ms), one 10 ms epoch.
-Schedule twoStepSchedule() {
-  Schedule s;
-  s.name = "TwoStep";
-  s.identifier = 5;
-  s.clients = {{"Client0"}};
-  for (int k = 0; k < 2; ++k) {
-    ResourceInfo r;
-    r.name = "CPU" + std::to_string(k);
-    r.type = "CPU";
-    r.hyperepoch = 0;
-    r.core = k;
-    s.resources.push_back(r);
-  }
-  HyperepochInfo h;
-  h.name = "Main";
-  h.periodNs = 10 * kMs;
-  h.monitorNs = 4 * kMs;
-  h.resources = {0, 1};
-  h.epochs = {0};
-  s.hyperepochs = {h};
-  s.epochs = {{"Loop", 0, 10 * kMs, 1}};
-  RunnableInfo a;
-  a.name = "A";
-  a.wcetNs = 1 * kMs;
-  RunnableInfo b;
-  b.name = "B";
-  b.wcetNs = 2 * kMs;
-  b.deadlineNs = 4 * kMs;
-  b.endMonitorThresholdNs = 2500 * kUs;
-  b.dependencies = {0};
-  s.runnables = {a, b};
-  InstanceInfo ia;
-  ia.runnable = 0;
-  ia.startNs = 0;
-  ia.endNs = 1 * kMs;
-  ia.resources = {0};
-  InstanceInfo ib;
-  ib.runnable = 1;
-  ib.startNs = 1 * kMs;
-  ib.endNs = 3 * kMs;
-  ib.resources = {1};
-  ib.dependencies = {0};
-  s.instances = {ia, ib};
-  s.timelines = {{0, {0}}, {1, {1}}};
-  return s;
-}
-
-// The known run: 4 iterations, each released 5 us late; A then B back to back.
-const std::vector<std::int64_t> kDurA = {500 * kUs, 800 * kUs, 1000 * kUs, 1500 * kUs};
-const std::vector<std::int64_t> kDurB = {1000 * kUs, 2000 * kUs, 2000 * kUs, 3000 * kUs};
-constexpr std::int64_t kLate = 5 * kUs;
-
-std::vector<EventRecord> knownRecords() {
-  std::vector<EventRecord> r;
-  for (std::uint32_t i = 0; i < 4; ++i) {
-    const std::int64_t ideal = kT0 + i * 10 * kMs, rel = ideal + kLate;
-    r.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 0, i, 0, ideal, rel});
-    r.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, i, 0, rel, rel + kDurA[i]});
-    r.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 1, i, 1, rel + kDurA[i], rel + kDurA[i] + kDurB[i]});
-  }
-  r.push_back({static_cast<std::uint16_t>(EventKind::kOverrun), 0, 0, 3, 0, kT0 + 40 * kMs, kT0 + 41 * kMs});
-  r.push_back({static_cast<std::uint16_t>(EventKind::kSkipped), 0, 0, 3, 2, kT0 + 40 * kMs, kT0 + 60 * kMs});
-  r.push_back({static_cast<std::uint16_t>(EventKind::kDropped), 0, 0, 7, 0, kT0, kT0});
-  return r;
-}
-
-LogFile makeLog(const Schedule& s, std::vector<EventRecord> records) {
-  LogFile log;
-  log.path = "known.tlog";
-  std::memcpy(log.header.magic, kEventLogMagic, sizeof kEventLogMagic);
-  log.header.version = kEventLogVersion;
-  log.header.headerSize = sizeof(EventLogHeader);
-  log.header.recordSize = sizeof(EventRecord);
-  log.header.scheduleIdentifier = s.identifier;
-  log.header.scheduleContentHash = scheduleContentHash(s);
-  log.header.runStartNs = kT0;
-  log.records = std::move(records);
-  return log;
-}
-
-std::string tempPath(const std::string& name) {
-  static int counter = 0;
-  return "/tmp/tactus-report-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + name;
-}
-
-std::string writeLogFile(const Schedule& s, const std::vector<EventRecord>& records) {
-  const std::string path = tempPath("log.tlog");
-  EventLogWriter w;
-  REQUIRE(w.open(path, s.identifier, scheduleContentHash(s)));
-  w.setRunStart(kT0);
-  w.append(records.data(), records.size());
-  REQUIRE(w.close());
-  return path;
-}
-
-std::string readAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-int runCommand(const std::vector<std::string>& args, std::string& out, std::string& err) {
-  std::ostringstream o, e;
-  const int rc = runReportCommand(args, o, e);
-  out = o.str();
-  err = e.str();
-  return rc;
-}
-
-std::size_t countOf(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
-  return n;
-}
-
-}  // namespace
+using namespace tactus::report::test;
 
 TEST_CASE("summarize gives nearest-rank median and p99, extremes and mean", "[report][stats]") {
   std::vector<std::int64_t> v;
@@ -235,134 +113,6 @@ TEST_CASE("analyze computes frame, resource, client and hyperepoch statistics", 
   int overMonitor = 0;
   for (int i = 0; i < 4; ++i) overMonitor += kLate + kDurA[i] + kDurB[i] > 4 * kMs;
   CHECK(h.monitorViolations == static_cast<std::uint64_t>(overMonitor));
-}
-
-TEST_CASE("records with indices outside the schedule are counted and ignored", "[report][bad-log]") {
-  const Schedule s = twoStepSchedule();
-  auto records = knownRecords();
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 99, 0, 0, kT0, kT0 + 1});        // bad instance
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 42, kT0, kT0 + 1});        // bad runnable
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 0, kT0 + 5, kT0});         // ends before start
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 9, 0, 0, kT0, kT0});         // bad epoch
-  records.push_back({77, 0, 0, 0, 0, 0, 0});                                                          // bad kind
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0xffffffffu, 0, kT0, kT0 + 1});  // absurd iteration
-  const Analysis a = analyze(s, makeLog(s, records));
-  CHECK(a.invalidRecords == 6);
-  CHECK(a.runnables[0].duration.count == 4);
-  REQUIRE_FALSE(a.warnings.empty());
-  std::string warnings;
-  for (const std::string& w : a.warnings) warnings += w + "\n";
-  CHECK_THAT(warnings, Catch::Contains("6 records have an unknown kind") &&
-                           Catch::Contains("the first is record 15 (at byte 544)"));
-}
-
-TEST_CASE("records with times far from the run's start are invalid, never an overflow", "[report][bad-log]") {
-  const Schedule s = twoStepSchedule();
-  auto records = knownRecords();
-  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 0, kMin + 1, kMax});          // duration overflows
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 1, 1, 1, kT0, kT0 + limits::kMaxLogSpanNs + 1});
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 0, 2, 0, kMin, kT0});
-  records.push_back({static_cast<std::uint16_t>(EventKind::kSkipped), 0, 0, 3, 2, kMax, kMax});
-  records.push_back({static_cast<std::uint16_t>(EventKind::kOverrun), 0, 0, 3, 0, kMin, kMin});
-  const LogFile log = makeLog(s, records);
-  const Analysis a = analyze(s, log);
-  CHECK(a.invalidRecords == 5);
-  CHECK(a.runnables[0].duration.count == 4);
-  CHECK(a.runnables[0].duration.maxNs == kDurA[3]);
-  CHECK(a.runnables[1].duration.count == 4);
-  CHECK(a.releaseRecords == 4);
-  CHECK(a.skippedRecords == 1);
-  CHECK(a.overrunRecords == 1);
-  // The outputs leave them out as well.
-  std::ostringstream csv;
-  writeCsv(csv, s, log, a);
-  CHECK(csv.str().find(std::to_string(kMax)) == std::string::npos);
-  std::ostringstream trace;
-  writeTrace(trace, s, &log, &a);  // under UBSan: no overflow on the far times
-  CHECK_FALSE(trace.str().empty());
-}
-
-TEST_CASE("a log header's implausible run start is ignored with a warning", "[report][bad-log]") {
-  const Schedule s = twoStepSchedule();
-  LogFile log = makeLog(s, knownRecords());
-  log.header.runStartNs = std::numeric_limits<std::int64_t>::max();
-  const Analysis a = analyze(s, log);
-  CHECK(a.invalidRecords == 0);
-  CHECK(a.runnables[1].duration.count == 4);
-  CHECK(a.hyperepochs[0].iterations == 4);
-  bool warned = false;
-  for (const std::string& w : a.warnings) warned |= w.find("is not a plausible CLOCK_MONOTONIC time") != std::string::npos;
-  CHECK(warned);
-}
-
-TEST_CASE("the per-iteration tables hold the iterations the records name, not every number below them",
-          "[report][bad-log]") {
-  const Schedule s = twoStepSchedule();
-  auto records = knownRecords();
-  // One run of iteration 1000, and nothing of iterations 4..999 (lost, or a damaged number).
-  const std::int64_t late = kT0 + 1000 * 10 * kMs;
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 1000, 0, late, late + 9 * kMs});
-  const LogFile log = makeLog(s, records);
-  const Analysis a = analyze(s, log);
-  CHECK(a.invalidRecords == 0);
-  REQUIRE(a.iterations.size() == 1);
-  CHECK(a.iterations[0] == std::vector<std::uint64_t>{0, 1, 2, 3, 1000});
-  CHECK(a.iterationStart[0].size() == 5);
-  CHECK(a.hyperepochs[0].iterations == 5);
-  CHECK(iterationStartNs(s, log, a, 0, 1000) == late);  // estimated from the run start and the period
-  const view::Execution x = makeExecution(s, log, a);
-  bool drawn = false;
-  for (const auto& it : x.iterations) drawn |= it.iteration == 1000;
-  CHECK(drawn);  // the longest iteration, by its number
-}
-
-TEST_CASE("analysis of random garbage records never crashes", "[report][bad-log]") {
-  const Schedule s = twoStepSchedule();
-  std::mt19937_64 rng(42);
-  for (int round = 0; round < 200; ++round) {
-    std::vector<EventRecord> records(64);
-    for (auto& r : records) {
-      r.kind = static_cast<std::uint16_t>(rng() % 7);
-      r.instance = static_cast<std::uint32_t>(rng() % 4 == 0 ? rng() : rng() % 3);
-      r.iteration = static_cast<std::uint32_t>(rng() % 4 == 0 ? rng() : rng() % 5);
-      r.aux = static_cast<std::uint32_t>(rng() % 4 == 0 ? rng() : rng() % 3);
-      r.startNs = static_cast<std::int64_t>(rng() % 2 ? rng() : kT0 + rng() % (100 * kMs));
-      // Wrapping on purpose (in unsigned arithmetic: defined) so some ends precede their starts.
-      r.endNs = static_cast<std::int64_t>(static_cast<std::uint64_t>(r.startNs) + rng() % (5 * kMs));
-    }
-    const LogFile log = makeLog(s, records);
-    const Analysis a = analyze(s, log);
-    std::ostringstream sink;
-    writeCsv(sink, s, log, a);
-    writeTrace(sink, s, &log, &a);
-    sink << formatText(s, log, a) << formatJson(s, log, a) << formatWcetFile(s, a, 99, 1.2);
-    const view::Execution x = makeExecution(s, log, a);
-    CHECK_FALSE(view::renderHtml(s, &x).empty());
-  }
-}
-
-TEST_CASE("a truncated log is reported with a warning and its complete records", "[report][bad-log]") {
-  const Schedule s = twoStepSchedule();
-  const std::string path = writeLogFile(s, knownRecords());
-  std::string bytes = readAll(path);
-  bytes.resize(bytes.size() - 10);
-  auto log = parseLog(bytes, "cut.tlog");
-  REQUIRE(log);
-  CHECK(log->records.size() == knownRecords().size() - 1);
-  REQUIRE(log->warnings.size() == 1);
-  CHECK(log->warnings[0].find("cut.tlog: the log ends inside a record") == 0);
-  // Through the command: exit 0, the warning on stderr.
-  { std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes; }
-  const std::string sched = tempPath("s.tsched");
-  REQUIRE(saveScheduleFile(s, sched));
-  std::string out, err;
-  CHECK(runCommand({path, sched}, out, err) == 0);
-  CHECK(err.find("warning") != std::string::npos);
-  CHECK(out.find("Client0.A") != std::string::npos);
-  std::remove(path.c_str());
-  std::remove(sched.c_str());
 }
 
 TEST_CASE("a report that cannot be written to its output is an error, in every format", "[report][output][device]") {

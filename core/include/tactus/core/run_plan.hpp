@@ -59,7 +59,8 @@ struct RunPlan {
 };
 
 /// Derives the run plan. Fails (kValidation) on a schedule the runtime cannot run: an instance
-/// without a hardware resource or client, or one missing from its resource's timeline.
+/// without a hardware resource or client, one missing from its resource's timeline, or frame and
+/// instance counts above the shared limits (checked again here: clients derive the plan too).
 Result<RunPlan> makeRunPlan(const Schedule& schedule);
 
 /// The runnable an alias-group (round-robin) instance runs in epoch frame count `epochFrame`

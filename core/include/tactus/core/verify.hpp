@@ -23,7 +23,10 @@ struct VerifyReport {
   bool ok() const { return errors.empty(); }
 };
 
-/// Checks structure (indices, kinds, submitter/submittee pairs, round-robin groups), and the
+/// Checks the shared limits first (limits.hpp: counts, name lengths, every time within
+/// 0..kMaxDurationNs, frames per epoch and in all, instances per hyperepoch and in all), before
+/// any table is sized by a count from the schedule; then structure (indices, kinds,
+/// submitter/submittee pairs, round-robin groups), and the
 /// scheduling invariants: intervals on a resource do not overlap and run in timeline order;
 /// every instance starts after its dependencies end and not before its StartTime; each frame
 /// ends before its epoch's next frame; everything fits the hyperepoch period; deadlines missed
