@@ -67,7 +67,9 @@ TEST_CASE("another format version is refused as incompatible", "[schedule_file]"
 
 TEST_CASE("malformed schedule files get messages with file and line", "[schedule_file]") {
   std::string text = writeSchedule(test::sampleSchedule());
-  struct Case { std::string from, to, expect; };
+  struct Case {
+    std::string from, to, expect;
+  };
   std::vector<Case> cases = {
       {"client id=1 ", "client id=3 ", "x.tsched:4: client id 3 out of sequence"},
       {"kind=gpu", "kind=fpga", "unknown resource kind 'fpga'"},

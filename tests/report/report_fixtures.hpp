@@ -140,5 +140,4 @@ inline std::size_t countOf(const std::string& text, const std::string& what) {
   return n;
 }
 
-
 }  // namespace tactus::report::test
