@@ -28,6 +28,9 @@ std::string human(double ns) {
   return buf;
 }
 
+// A duration in ns (every figure of the analysis) in the unit that suits it.
+std::string human(std::int64_t ns) { return human(static_cast<double>(ns)); }
+
 // Simple column-aligned table.
 class Table {
  public:
@@ -137,10 +140,12 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
     const ResourceStats& x = a.resources[r];
     if (x.periodNs <= 0) continue;
     char pl[32], ml[32];
-    std::snprintf(pl, sizeof pl, "%.1f%%", 100.0 * x.plannedBusyNs / x.periodNs);
-    std::snprintf(ml, sizeof ml, "%.1f%%", 100.0 * x.measuredBusyNs / x.periodNs);
+    std::snprintf(pl, sizeof pl, "%.1f%%",
+                  100.0 * static_cast<double>(x.plannedBusyNs) / static_cast<double>(x.periodNs));
+    std::snprintf(ml, sizeof ml, "%.1f%%",
+                  100.0 * static_cast<double>(x.measuredBusyNs) / static_cast<double>(x.periodNs));
     bt.add({s.resources[r].name, std::to_string(x.runs), human(x.plannedBusyNs), human(x.measuredBusyNs),
-            human(x.periodNs), pl, ml, human(x.periodNs - x.measuredBusyNs)});
+            human(x.periodNs), pl, ml, human(static_cast<double>(x.periodNs) - x.measuredBusyNs)});
   }
   out += bt.str();
 
@@ -390,8 +395,8 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
     std::snprintf(
         line, sizeof line,
         R"({"ph":"X","cat":"plan","name":%s,"pid":%d,"tid":%u,"ts":%.3f,"dur":%.3f,"args":{"instance":%zu,"frame":%u}})",
-        names[inst.runnable].c_str(), kPlanPid, inst.resources[0], (origin + inst.startNs) / 1e3,
-        (inst.endNs - inst.startNs) / 1e3, i, inst.frame);
+        names[inst.runnable].c_str(), kPlanPid, inst.resources[0], static_cast<double>(origin + inst.startNs) / 1e3,
+        static_cast<double>(inst.endNs - inst.startNs) / 1e3, i, inst.frame);
     buf += line;
     flush();
   }
@@ -424,14 +429,14 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
         sep();
         std::snprintf(line, sizeof line,
                       R"({"ph":"i","s":"p","cat":"overrun","name":"frame overrun %s #%u","pid":%d,"tid":0,"ts":%.3f})",
-                      epochName(s, r.instance).c_str(), r.aux, kExecPid, (r.startNs - base) / 1e3);
+                      epochName(s, r.instance).c_str(), r.aux, kExecPid, static_cast<double>(r.startNs - base) / 1e3);
         buf += line;
       } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) && r.instance < s.hyperepochs.size() &&
                  timeValid(*a, r.startNs)) {
         sep();
         std::snprintf(line, sizeof line,
                       R"({"ph":"i","s":"p","cat":"skip","name":"skipped %u periods","pid":%d,"tid":0,"ts":%.3f})",
-                      r.aux, kExecPid, (r.startNs - base) / 1e3);
+                      r.aux, kExecPid, static_cast<double>(r.startNs - base) / 1e3);
         buf += line;
       }
       flush();

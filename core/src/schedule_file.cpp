@@ -346,7 +346,7 @@ bool kindFromName(std::string_view name, RunnableKind& out) {
   do {                                        \
     auto tactus_r_ = (expr);                  \
     if (!tactus_r_) return tactus_r_.error(); \
-    dst = std::move(*tactus_r_);              \
+    (dst) = std::move(*tactus_r_);            \
   } while (0)
 #define TACTUS_CHECK(expr)                    \
   do {                                        \

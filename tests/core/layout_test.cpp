@@ -20,7 +20,7 @@ struct AlignedBuffer {
   explicit AlignedBuffer(std::size_t n)
       : size(n), data(static_cast<std::byte*>(std::aligned_alloc(64, (n + 63) / 64 * 64))) {}
   ~AlignedBuffer() { std::free(data); }
-  std::span<std::byte> span() { return {data, size}; }
+  std::span<std::byte> span() const { return {data, size}; }
   std::size_t size;
   std::byte* data;
 };

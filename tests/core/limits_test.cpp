@@ -44,7 +44,7 @@ std::string masterLoad(const std::string& text, const std::string& origin) {
   return "";
 }
 
-std::string rehash(std::string text) {
+std::string rehash(const std::string& text) {
   auto pos = text.rfind("content_hash ");
   std::string body = text.substr(0, pos);
   return body + "content_hash " + hashToHex(hashBytes(kHashSeed, body)) + "\n";

@@ -13,7 +13,7 @@ using namespace tactus;
 namespace {
 
 // Rewrites the content hash so that a deliberate edit reaches the checks behind the hash.
-std::string rehash(std::string text) {
+std::string rehash(const std::string& text) {
   auto pos = text.rfind("content_hash ");
   std::string body = text.substr(0, pos);
   return body + "content_hash " + hashToHex(hashBytes(kHashSeed, body)) + "\n";

@@ -87,7 +87,7 @@ TEST_CASE("the per-iteration tables hold the iterations the records name, not ev
   const Schedule s = twoStepSchedule();
   auto records = knownRecords();
   // One run of iteration 1000, and nothing of iterations 4..999 (lost, or a damaged number).
-  const std::int64_t late = kT0 + 1000 * 10 * kMs;
+  const std::int64_t late = kT0 + std::int64_t{1000} * 10 * kMs;
   records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 1000, 0, late, late + 9 * kMs});
   const LogFile log = makeLog(s, records);
   const Analysis a = analyze(s, log);
@@ -112,7 +112,7 @@ TEST_CASE("frame statistics of an epoch with more frames than the records fill a
   REQUIRE(verifySchedule(s).ok());
   auto records = knownRecords();
   for (std::uint32_t it = 0; it < 3; ++it) {
-    const std::int64_t ideal = kT0 + it * 10 * kMs;
+    const std::int64_t ideal = kT0 + static_cast<std::int64_t>(it) * 10 * kMs;
     records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 1, it, 0, ideal, ideal + 7 * kUs});
     records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 1, it, 65535, ideal + 65535,
                        ideal + 65535 + (it + 1) * kUs});

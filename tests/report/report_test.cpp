@@ -77,6 +77,7 @@ TEST_CASE("analyze computes per-runnable durations, jitter, overruns, budgets an
   CHECK(B.deadlineMisses == static_cast<std::uint64_t>(misses));
   // B's planned start is 1 ms after the iteration's start; it starts when A ends.
   std::vector<std::int64_t> jit;
+  jit.reserve(4);
   for (int i = 0; i < 4; ++i) jit.push_back(kLate + kDurA[i] - 1 * kMs);
   CHECK(B.startJitter.minNs == jit[0]);
   CHECK(B.startJitter.maxNs == jit[3]);
@@ -367,7 +368,7 @@ TEST_CASE("a simulated run of a synthetic schedule has the runs the schedule imp
   const LogFile log = makeLog(s, simulateRun(s, sim));
   const Analysis a = analyze(s, log);
   CHECK(a.runRecords == 5 * s.instances.size());
-  CHECK(a.releaseRecords == 5 * 2);
+  CHECK(a.releaseRecords == std::uint64_t{5} * 2);
   CHECK(a.invalidRecords == 0);
   for (const RunnableStats& r : a.runnables) {
     CHECK(r.duration.count == 10);
