@@ -65,9 +65,27 @@ extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t s
   std::minstd_rand rng(seed);
   if (size == 0 || rng() % 2 == 0) return LLVMFuzzerMutate(data, size, maxSize);
   std::string text(reinterpret_cast<const char*>(data), size);
-  static const char* const kValues[] = {"0", "1", "2", "-", "-1", "", "0,0", "1,0", "4294967295", "4294967294",
-                                        "65535", "65536", "65537", "4194304", "4194305", "1000000000000",
-                                        "1000000000001", "9223372036854775807", "18446744073709551616", "00", "x"};
+  static const char* const kValues[] = {"0",
+                                        "1",
+                                        "2",
+                                        "-",
+                                        "-1",
+                                        "",
+                                        "0,0",
+                                        "1,0",
+                                        "4294967295",
+                                        "4294967294",
+                                        "65535",
+                                        "65536",
+                                        "65537",
+                                        "4194304",
+                                        "4194305",
+                                        "1000000000000",
+                                        "1000000000001",
+                                        "9223372036854775807",
+                                        "18446744073709551616",
+                                        "00",
+                                        "x"};
   const unsigned op = static_cast<unsigned>(rng() % 4);
   switch (op) {
     case 0:

@@ -76,8 +76,8 @@ const tactus::compiler::Graph& graph() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   tactus::compiler::Graph g = graph();
-  auto applied = tactus::compiler::applyWcetFile(g, std::string_view(reinterpret_cast<const char*>(data), size),
-                                                 "fuzz.wcet");
+  auto applied =
+      tactus::compiler::applyWcetFile(g, std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.wcet");
   if (!applied && tactus::fuzz::checkCompilerMessages()) tactus::fuzz::checkMessage(applied.error().message);
   return 0;
 }

@@ -113,12 +113,12 @@ Result<LogFile> readLogFile(const std::string& path) {
 Result<void> checkLogMatches(const LogFile& log, const Schedule& schedule, const std::string& scheduleOrigin) {
   const std::uint64_t hash = scheduleContentHash(schedule);
   if (log.header.scheduleContentHash != hash)
-    return fail(ErrorCode::kValidation,
-                log.path + ": the log was written for another schedule (content hash " +
-                    hashToHex(log.header.scheduleContentHash) + ", identifier " +
-                    std::to_string(log.header.scheduleIdentifier) + "), but " + scheduleOrigin +
-                    " has content hash " + hashToHex(hash) + " (identifier " + std::to_string(schedule.identifier) +
-                    "); give the schedule file the master ran");
+    return fail(ErrorCode::kValidation, log.path + ": the log was written for another schedule (content hash " +
+                                            hashToHex(log.header.scheduleContentHash) + ", identifier " +
+                                            std::to_string(log.header.scheduleIdentifier) + "), but " + scheduleOrigin +
+                                            " has content hash " + hashToHex(hash) + " (identifier " +
+                                            std::to_string(schedule.identifier) +
+                                            "); give the schedule file the master ran");
   return {};
 }
 
@@ -155,8 +155,8 @@ bool plausible(std::int64_t t) { return t >= -kMaxPlausibleNs && t <= kMaxPlausi
 // Adds without overflow, saturating at the int64 range (a sum of up to 2^33 durations).
 std::int64_t saturatingAdd(std::int64_t a, std::int64_t b) {
   std::int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? std::numeric_limits<std::int64_t>::max()
-                                                         : std::numeric_limits<std::int64_t>::min();
+  if (__builtin_add_overflow(a, b, &sum))
+    return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
   return sum;
 }
 
@@ -201,12 +201,15 @@ class SlotTable {
       for (std::size_t k = 0; k < dense_.size(); ++k)
         if (dense_[k] != empty_) f(k / frames_, static_cast<std::uint32_t>(k % frames_), dense_[k]);
     } else {
-      for (const auto& [k, v] : sparse_) f(static_cast<std::size_t>(k / frames_), static_cast<std::uint32_t>(k % frames_), v);
+      for (const auto& [k, v] : sparse_)
+        f(static_cast<std::size_t>(k / frames_), static_cast<std::uint32_t>(k % frames_), v);
     }
   }
 
  private:
-  std::uint64_t key(std::size_t row, std::uint32_t frame) const { return static_cast<std::uint64_t>(row) * frames_ + frame; }
+  std::uint64_t key(std::size_t row, std::uint32_t frame) const {
+    return static_cast<std::uint64_t>(row) * frames_ + frame;
+  }
   std::uint32_t frames_;
   std::int64_t empty_;
   bool isDense_ = false;
@@ -306,7 +309,8 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   for (const EventRecord& r : log.records) {
     std::uint32_t h = kNone;
     if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && validRun(s, a, r)) h = instHyp[r.instance];
-    else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && validRelease(r)) h = s.epochs[r.instance].hyperepoch;
+    else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && validRelease(r))
+      h = s.epochs[r.instance].hyperepoch;
     if (h == kNone) continue;
     std::vector<std::uint64_t>& seen = a.iterations[h];
     if (seen.empty() || seen.back() != r.iteration) seen.push_back(r.iteration);
@@ -339,9 +343,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   for (std::size_t k = 0; k < log.records.size(); ++k) {
     const EventRecord& r = log.records[k];
     switch (static_cast<EventKind>(r.kind)) {
-      case EventKind::kRun:
-        ++a.runRecords;
-        break;
+      case EventKind::kRun: ++a.runRecords; break;
       case EventKind::kRelease: {
         if (!validRelease(r)) {
           invalid(k);
@@ -385,8 +387,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         a.lostRecords += r.iteration;
         if (r.instance < a.clients.size()) a.clients[r.instance].droppedRecords += r.iteration;
         break;
-      default:
-        invalid(k);
+      default: invalid(k);
     }
   }
 
@@ -514,7 +515,8 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
                          " records have an unknown kind, an index outside the schedule or a time further than " +
                          humanDuration(limits::kMaxLogSpanNs) +
                          " from the run's start, and were ignored (a corrupt log, or one from another schedule); "
-                         "the first is record " + std::to_string(firstInvalid) + " (at byte " +
+                         "the first is record " +
+                         std::to_string(firstInvalid) + " (at byte " +
                          std::to_string(sizeof(EventLogHeader) + firstInvalid * sizeof(EventRecord)) + ")");
   if (a.lostRecords)
     a.warnings.push_back("the runtime lost " + std::to_string(a.lostRecords) +

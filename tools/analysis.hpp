@@ -23,7 +23,7 @@ namespace tactus::report {
 
 /// An event log as read: header, the complete records, and warnings about what was left out.
 struct LogFile {
-  std::string path;                   ///< where it was read from (for messages)
+  std::string path;  ///< where it was read from (for messages)
   EventLogHeader header{};
   std::vector<EventRecord> records;
   std::vector<std::string> warnings;  ///< e.g. a truncated last record
@@ -57,66 +57,66 @@ std::int64_t percentileOfSorted(const std::vector<std::int64_t>& sorted, double 
 
 /// Per runnable (the runnable that actually ran; round-robin members count on their own).
 struct RunnableStats {
-  Quantiles duration;                   ///< end - start
-  Quantiles startJitter;                ///< actual start - planned start (negative: early)
-  std::uint64_t overrunsWcet = 0;       ///< runs longer than the WCET
-  std::int64_t worstOverrunNs = 0;      ///< largest duration - WCET among them
+  Quantiles duration;                      ///< end - start
+  Quantiles startJitter;                   ///< actual start - planned start (negative: early)
+  std::uint64_t overrunsWcet = 0;          ///< runs longer than the WCET
+  std::int64_t worstOverrunNs = 0;         ///< largest duration - WCET among them
   std::uint64_t endMonitorViolations = 0;  ///< runs longer than the EndMonitorThreshold budget
-  std::uint64_t deadlineMisses = 0;     ///< ends later than Deadline after release
-  std::vector<std::int64_t> durations;  ///< every measured duration, ascending
+  std::uint64_t deadlineMisses = 0;        ///< ends later than Deadline after release
+  std::vector<std::int64_t> durations;     ///< every measured duration, ascending
 };
 
 /// Per epoch frame (epoch, frame within the hyperepoch iteration).
 struct FrameStats {
   std::uint32_t epoch = 0;
   std::uint32_t frame = 0;
-  std::uint64_t releases = 0;       ///< kRelease records seen
-  Quantiles releaseJitter;          ///< actual - ideal release
-  Quantiles span;                   ///< last end of the frame's runs - ideal release
-  std::uint64_t overruns = 0;       ///< kOverrun records (frame not done at the next release)
-  std::uint64_t deadlineMisses = 0; ///< runs of this frame that missed their Deadline
+  std::uint64_t releases = 0;        ///< kRelease records seen
+  Quantiles releaseJitter;           ///< actual - ideal release
+  Quantiles span;                    ///< last end of the frame's runs - ideal release
+  std::uint64_t overruns = 0;        ///< kOverrun records (frame not done at the next release)
+  std::uint64_t deadlineMisses = 0;  ///< runs of this frame that missed their Deadline
 };
 
 /// Per resource: busy time per hyperepoch iteration, planned and measured.
 struct ResourceStats {
-  std::int64_t plannedBusyNs = 0;   ///< sum of planned lengths of the instances holding it
-  double measuredBusyNs = 0;        ///< measured run time on it per iteration (mean)
-  std::int64_t periodNs = 0;        ///< its hyperepoch's period (0: unused)
-  std::uint64_t runs = 0;           ///< runs that held it
+  std::int64_t plannedBusyNs = 0;  ///< sum of planned lengths of the instances holding it
+  double measuredBusyNs = 0;       ///< measured run time on it per iteration (mean)
+  std::int64_t periodNs = 0;       ///< its hyperepoch's period (0: unused)
+  std::uint64_t runs = 0;          ///< runs that held it
 };
 
 /// Per client.
 struct ClientStats {
   std::uint64_t runs = 0;
-  std::int64_t busyNs = 0;          ///< total run time of its runnables
+  std::int64_t busyNs = 0;  ///< total run time of its runnables
   std::uint64_t overrunsWcet = 0;
   std::uint64_t deadlineMisses = 0;
   std::uint64_t endMonitorViolations = 0;
-  std::uint64_t droppedRecords = 0; ///< records its ring lost (kDropped)
+  std::uint64_t droppedRecords = 0;  ///< records its ring lost (kDropped)
 };
 
 /// Per hyperepoch.
 struct HyperepochStats {
-  std::uint64_t iterations = 0;     ///< iterations with a release or a run
-  Quantiles span;                   ///< last end - iteration start
+  std::uint64_t iterations = 0;         ///< iterations with a release or a run
+  Quantiles span;                       ///< last end - iteration start
   std::uint64_t monitorViolations = 0;  ///< iterations whose span exceeds Monitor
-  std::uint64_t skipEvents = 0;     ///< kSkipped records
-  std::uint64_t skippedPeriods = 0; ///< periods skipped in total
-  std::uint64_t overrunRecords = 0; ///< kOverrun records of its epochs
+  std::uint64_t skipEvents = 0;         ///< kSkipped records
+  std::uint64_t skippedPeriods = 0;     ///< periods skipped in total
+  std::uint64_t overrunRecords = 0;     ///< kOverrun records of its epochs
 };
 
 /// Everything tactus-report derives from a schedule and a log.
 struct Analysis {
   std::uint64_t runRecords = 0, releaseRecords = 0, skippedRecords = 0, overrunRecords = 0, droppedRecords = 0;
-  std::uint64_t emptyRuns = 0;      ///< kRun of an empty round-robin step
-  std::uint64_t invalidRecords = 0; ///< records with an unknown kind or out-of-range index (ignored)
-  std::uint64_t lostRecords = 0;    ///< records the runtime reports lost (sum of kDropped counts)
-  std::int64_t baseNs = 0;          ///< earliest time of the run (trace time zero)
+  std::uint64_t emptyRuns = 0;       ///< kRun of an empty round-robin step
+  std::uint64_t invalidRecords = 0;  ///< records with an unknown kind or out-of-range index (ignored)
+  std::uint64_t lostRecords = 0;     ///< records the runtime reports lost (sum of kDropped counts)
+  std::int64_t baseNs = 0;           ///< earliest time of the run (trace time zero)
   /// The run's start that record times are judged against: the header's run start, or the first
   /// plausible record time when the header has none. A record with a time further than
   /// limits::kMaxLogSpanNs from it is invalid.
   std::int64_t originNs = 0;
-  std::int64_t runStartNs = 0;      ///< the header's run start when plausible, else 0 (unknown)
+  std::int64_t runStartNs = 0;  ///< the header's run start when plausible, else 0 (unknown)
   /// Per hyperepoch: the last iteration number that starts within limits::kMaxLogSpanNs.
   std::vector<std::uint64_t> lastIteration;
   /// Per instance: its hyperepoch (for record lookups).

@@ -28,6 +28,9 @@ std::string human(double ns) {
   return buf;
 }
 
+// A duration in ns (every figure of the analysis) in the unit that suits it.
+std::string human(std::int64_t ns) { return human(static_cast<double>(ns)); }
+
 // Simple column-aligned table.
 class Table {
  public:
@@ -109,10 +112,9 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
       continue;
     }
     rt.add({qualifiedName(s, static_cast<std::uint32_t>(r)), std::to_string(x.duration.count), human(x.duration.minNs),
-            human(x.duration.medianNs), human(x.duration.p99Ns), human(x.duration.maxNs),
-            human(s.runnables[r].wcetNs), std::to_string(x.overrunsWcet),
-            x.overrunsWcet ? human(x.worstOverrunNs) : "-", human(x.startJitter.medianNs),
-            human(x.startJitter.p99Ns), human(x.startJitter.maxNs),
+            human(x.duration.medianNs), human(x.duration.p99Ns), human(x.duration.maxNs), human(s.runnables[r].wcetNs),
+            std::to_string(x.overrunsWcet), x.overrunsWcet ? human(x.worstOverrunNs) : "-",
+            human(x.startJitter.medianNs), human(x.startJitter.p99Ns), human(x.startJitter.maxNs),
             s.runnables[r].deadlineNs == kNoDuration ? "-" : std::to_string(x.deadlineMisses),
             s.runnables[r].endMonitorThresholdNs == kNoDuration ? "-" : std::to_string(x.endMonitorViolations)});
   }
@@ -138,10 +140,12 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
     const ResourceStats& x = a.resources[r];
     if (x.periodNs <= 0) continue;
     char pl[32], ml[32];
-    std::snprintf(pl, sizeof pl, "%.1f%%", 100.0 * x.plannedBusyNs / x.periodNs);
-    std::snprintf(ml, sizeof ml, "%.1f%%", 100.0 * x.measuredBusyNs / x.periodNs);
+    std::snprintf(pl, sizeof pl, "%.1f%%",
+                  100.0 * static_cast<double>(x.plannedBusyNs) / static_cast<double>(x.periodNs));
+    std::snprintf(ml, sizeof ml, "%.1f%%",
+                  100.0 * static_cast<double>(x.measuredBusyNs) / static_cast<double>(x.periodNs));
     bt.add({s.resources[r].name, std::to_string(x.runs), human(x.plannedBusyNs), human(x.measuredBusyNs),
-            human(x.periodNs), pl, ml, human(x.periodNs - x.measuredBusyNs)});
+            human(x.periodNs), pl, ml, human(static_cast<double>(x.periodNs) - x.measuredBusyNs)});
   }
   out += bt.str();
 
@@ -183,7 +187,8 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
          ",\"monitor_ns\":" + optDuration(s.hyperepochs[h].monitorNs) +
          ",\"iterations\":" + std::to_string(x.iterations) + ",\"span\":" + jsonQuantiles(x.span) +
          ",\"monitor_violations\":" + std::to_string(x.monitorViolations) +
-         ",\"skip_events\":" + std::to_string(x.skipEvents) + ",\"skipped_periods\":" + std::to_string(x.skippedPeriods) +
+         ",\"skip_events\":" + std::to_string(x.skipEvents) +
+         ",\"skipped_periods\":" + std::to_string(x.skippedPeriods) +
          ",\"overruns\":" + std::to_string(x.overrunRecords) + "}";
   }
   o += "],\"runnables\":[";
@@ -201,8 +206,9 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
          ",\"deadline_ns\":" + optDuration(s.runnables[r].deadlineNs) +
          ",\"end_monitor_threshold_ns\":" + optDuration(s.runnables[r].endMonitorThresholdNs) +
          ",\"duration\":" + jsonQuantiles(x.duration) + ",\"start_jitter\":" + jsonQuantiles(x.startJitter) +
-         ",\"overruns_wcet\":" + std::to_string(x.overrunsWcet) + ",\"worst_overrun_ns\":" +
-         std::to_string(x.worstOverrunNs) + ",\"deadline_misses\":" + std::to_string(x.deadlineMisses) +
+         ",\"overruns_wcet\":" + std::to_string(x.overrunsWcet) +
+         ",\"worst_overrun_ns\":" + std::to_string(x.worstOverrunNs) +
+         ",\"deadline_misses\":" + std::to_string(x.deadlineMisses) +
          ",\"end_monitor_violations\":" + std::to_string(x.endMonitorViolations) + "}";
   }
   o += "],\"frames\":[";
@@ -213,7 +219,8 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
     jsonString(o, epochName(s, f.epoch));
     o += ",\"frame\":" + std::to_string(f.frame) + ",\"releases\":" + std::to_string(f.releases) +
          ",\"release_jitter\":" + jsonQuantiles(f.releaseJitter) + ",\"span\":" + jsonQuantiles(f.span) +
-         ",\"overruns\":" + std::to_string(f.overruns) + ",\"deadline_misses\":" + std::to_string(f.deadlineMisses) + "}";
+         ",\"overruns\":" + std::to_string(f.overruns) + ",\"deadline_misses\":" + std::to_string(f.deadlineMisses) +
+         "}";
   }
   o += "],\"resources\":[";
   first = true;
@@ -237,8 +244,9 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
     o += "{\"name\":";
     jsonString(o, s.clients[c].name);
     o += ",\"runs\":" + std::to_string(x.runs) + ",\"busy_ns\":" + std::to_string(x.busyNs) +
-         ",\"overruns_wcet\":" + std::to_string(x.overrunsWcet) + ",\"deadline_misses\":" +
-         std::to_string(x.deadlineMisses) + ",\"end_monitor_violations\":" + std::to_string(x.endMonitorViolations) +
+         ",\"overruns_wcet\":" + std::to_string(x.overrunsWcet) +
+         ",\"deadline_misses\":" + std::to_string(x.deadlineMisses) +
+         ",\"end_monitor_violations\":" + std::to_string(x.endMonitorViolations) +
          ",\"records_lost\":" + std::to_string(x.droppedRecords) + "}";
   }
   o += "]}\n";
@@ -279,9 +287,8 @@ void writeCsv(std::ostream& out, const Schedule& s, const LogFile& log, const An
   order.reserve(log.records.size());
   for (std::size_t k = 0; k < log.records.size(); ++k)
     if (validRun(s, a, log.records[k])) order.push_back(static_cast<std::uint32_t>(k));
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    return log.records[x].startNs < log.records[y].startNs;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t x, std::uint32_t y) { return log.records[x].startNs < log.records[y].startNs; });
   std::vector<std::string> epochNames(s.epochs.size());
   for (std::size_t e = 0; e < s.epochs.size(); ++e) epochNames[e] = epochName(s, static_cast<std::uint32_t>(e));
   std::string buf = "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns\n";
@@ -300,7 +307,8 @@ void writeCsv(std::ostream& out, const Schedule& s, const LogFile& log, const An
     buf += ',';
     buf += r.aux == kNone ? ran.name + "(empty)" : ran.name;
     buf += ',';
-    buf += !inst.resources.empty() && inst.resources[0] < s.resources.size() ? s.resources[inst.resources[0]].name : "?";
+    buf +=
+        !inst.resources.empty() && inst.resources[0] < s.resources.size() ? s.resources[inst.resources[0]].name : "?";
     buf += ',';
     buf += std::to_string(r.startNs);
     buf += ',';
@@ -325,9 +333,11 @@ std::string formatWcetFile(const Schedule& s, const Analysis& a, double percenti
   for (std::size_t r = 0; r < s.runnables.size(); ++r) {
     if (s.runnables[r].kind == RunnableKind::kAliasGroup || a.runnables[r].durations.empty()) continue;
     // Capped at the longest WCET the compiler accepts (and so that the conversion is defined).
-    const double v = std::min(std::ceil(static_cast<double>(percentileOfSorted(a.runnables[r].durations, percentile)) * margin),
-                              static_cast<double>(limits::kMaxDurationNs));
-    rows.emplace_back(qualifiedName(s, static_cast<std::uint32_t>(r)), std::max<std::int64_t>(1, static_cast<std::int64_t>(v)));
+    const double v =
+        std::min(std::ceil(static_cast<double>(percentileOfSorted(a.runnables[r].durations, percentile)) * margin),
+                 static_cast<double>(limits::kMaxDurationNs));
+    rows.emplace_back(qualifiedName(s, static_cast<std::uint32_t>(r)),
+                      std::max<std::int64_t>(1, static_cast<std::int64_t>(v)));
   }
   std::sort(rows.begin(), rows.end());
   for (const auto& [name, ns] : rows) out += name + ": " + std::to_string(ns) + "\n";
@@ -352,7 +362,8 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
     }
   };
   std::vector<std::string> names(s.runnables.size());
-  for (std::size_t r = 0; r < s.runnables.size(); ++r) names[r] = jsonString(qualifiedName(s, static_cast<std::uint32_t>(r)));
+  for (std::size_t r = 0; r < s.runnables.size(); ++r)
+    names[r] = jsonString(qualifiedName(s, static_cast<std::uint32_t>(r)));
   const std::int64_t base = log && a ? a->baseNs : 0;
   buf += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   // Metadata: processes and one thread per resource, named.
@@ -381,10 +392,11 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
       origin = iterationStartNs(s, *log, *a, h, 0) - base;
     }
     sep();
-    std::snprintf(line, sizeof line,
-                  R"({"ph":"X","cat":"plan","name":%s,"pid":%d,"tid":%u,"ts":%.3f,"dur":%.3f,"args":{"instance":%zu,"frame":%u}})",
-                  names[inst.runnable].c_str(), kPlanPid, inst.resources[0], (origin + inst.startNs) / 1e3,
-                  (inst.endNs - inst.startNs) / 1e3, i, inst.frame);
+    std::snprintf(
+        line, sizeof line,
+        R"({"ph":"X","cat":"plan","name":%s,"pid":%d,"tid":%u,"ts":%.3f,"dur":%.3f,"args":{"instance":%zu,"frame":%u}})",
+        names[inst.runnable].c_str(), kPlanPid, inst.resources[0], static_cast<double>(origin + inst.startNs) / 1e3,
+        static_cast<double>(inst.endNs - inst.startNs) / 1e3, i, inst.frame);
     buf += line;
     flush();
   }
@@ -417,14 +429,14 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
         sep();
         std::snprintf(line, sizeof line,
                       R"({"ph":"i","s":"p","cat":"overrun","name":"frame overrun %s #%u","pid":%d,"tid":0,"ts":%.3f})",
-                      epochName(s, r.instance).c_str(), r.aux, kExecPid, (r.startNs - base) / 1e3);
+                      epochName(s, r.instance).c_str(), r.aux, kExecPid, static_cast<double>(r.startNs - base) / 1e3);
         buf += line;
       } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) && r.instance < s.hyperepochs.size() &&
                  timeValid(*a, r.startNs)) {
         sep();
         std::snprintf(line, sizeof line,
                       R"({"ph":"i","s":"p","cat":"skip","name":"skipped %u periods","pid":%d,"tid":0,"ts":%.3f})",
-                      r.aux, kExecPid, (r.startNs - base) / 1e3);
+                      r.aux, kExecPid, static_cast<double>(r.startNs - base) / 1e3);
         buf += line;
       }
       flush();

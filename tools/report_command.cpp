@@ -3,8 +3,8 @@
 
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <new>
 #include <ostream>
@@ -59,8 +59,7 @@ struct Options {
 Result<double> parseNumber(const std::string& option, const std::string& v, double lo, double hi) {
   double x = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi))
-  {
+  if (ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
     char range[64];
     std::snprintf(range, sizeof range, "%g..%g", lo, hi);
     return fail(ErrorCode::kBadParameter, "option " + option + ": '" + v + "' is not a number in " + range);
@@ -116,7 +115,8 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
     if (o.schedule.empty()) return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE");
     o.log = positional[0];
   }
-  if (o.schedule.empty()) return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE or --schedule FILE");
+  if (o.schedule.empty())
+    return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE or --schedule FILE");
   if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
   if (o.log.empty() && (o.json || o.csv || !o.wcetOut.empty()))
     return fail(ErrorCode::kBadParameter, "--json, --csv and --wcet-out need an event log");

@@ -30,8 +30,8 @@ Result<void> checkPlanLimits(const Schedule& s) {
                                               " frames, above the limit of " +
                                               std::to_string(limits::kMaxFramesPerEpoch) + " per epoch");
     if (e.periodNs < 0 || e.periodNs > limits::kMaxDurationNs)
-      return fail(ErrorCode::kValidation, "epoch " + quoted(e.name) + " has a period outside 0.." +
-                                              humanDuration(limits::kMaxDurationNs));
+      return fail(ErrorCode::kValidation,
+                  "epoch " + quoted(e.name) + " has a period outside 0.." + humanDuration(limits::kMaxDurationNs));
     frames += std::max<std::uint32_t>(1, e.frames);
   }
   if (frames > limits::kMaxFramesTotal)
@@ -68,8 +68,8 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
     }
     const RunnableInfo& r = s.runnables[inst.runnable];
     if (inst.resources.empty() || inst.resources[0] >= s.resources.size()) {
-      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of " + quoted(qualifiedName(s, inst.runnable)) +
-                                              " has no hardware resource");
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of " +
+                                              quoted(qualifiedName(s, inst.runnable)) + " has no hardware resource");
     }
     if (r.client >= s.clients.size() || r.epoch >= s.epochs.size()) {
       return fail(ErrorCode::kValidation, "runnable " + quoted(r.name) + " has no valid client or epoch");
@@ -162,7 +162,8 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
       if (found->instance != kNone) add(found->instance, found->previousIteration);
     }
     for (const std::uint32_t d : s.instances[i].dependencies) {
-      if (d >= instanceCount) return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " depends on an unknown instance");
+      if (d >= instanceCount)
+        return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " depends on an unknown instance");
       add(d, false);
     }
   }
@@ -192,8 +193,8 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
       if (e >= s.epochs.size()) return fail(ErrorCode::kValidation, "hyperepoch names an unknown epoch");
       releases += std::max<std::uint32_t>(1, s.epochs[e].frames);
       if (releases > limits::kMaxFramesTotal)
-        return fail(ErrorCode::kValidation, "the hyperepochs release more than " +
-                                                std::to_string(limits::kMaxFramesTotal) + " frames in all");
+        return fail(ErrorCode::kValidation,
+                    "the hyperepochs release more than " + std::to_string(limits::kMaxFramesTotal) + " frames in all");
       for (std::uint32_t f = 0; f < std::max<std::uint32_t>(1, s.epochs[e].frames); ++f) {
         hp.releases.push_back({static_cast<std::int64_t>(f) * s.epochs[e].periodNs, e, f});
       }
@@ -220,8 +221,8 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
   try {
     return buildRunPlan(s);
   } catch (const std::bad_alloc&) {
-    return fail(ErrorCode::kValidation, "out of memory deriving the run plan (" + std::to_string(s.instances.size()) +
-                                            " instances)");
+    return fail(ErrorCode::kValidation,
+                "out of memory deriving the run plan (" + std::to_string(s.instances.size()) + " instances)");
   }
 }
 

@@ -6,8 +6,8 @@ namespace tactus {
 std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable) {
   if (runnable >= schedule.runnables.size()) return "#" + std::to_string(runnable);
   const RunnableInfo& r = schedule.runnables[runnable];
-  std::string client = r.client < schedule.clients.size() ? schedule.clients[r.client].name
-                                                          : "#" + std::to_string(r.client);
+  std::string client =
+      r.client < schedule.clients.size() ? schedule.clients[r.client].name : "#" + std::to_string(r.client);
   return client + "." + r.name;
 }
 

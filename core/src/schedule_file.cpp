@@ -79,38 +79,68 @@ class Writer {
 std::string writeBody(const Schedule& s) {
   std::string head = std::string(kMagic) + " " + std::to_string(kScheduleFormatVersion);
   Writer body;
-  body.rec("schedule").f("name", s.name).u("identifier", s.identifier)
-      .f("source_hash", hashToHex(s.sourceHash));
-  for (std::size_t k = 0; k < s.clients.size(); ++k)
-    body.rec("client").u("id", k).f("name", s.clients[k].name);
+  body.rec("schedule").f("name", s.name).u("identifier", s.identifier).f("source_hash", hashToHex(s.sourceHash));
+  for (std::size_t k = 0; k < s.clients.size(); ++k) body.rec("client").u("id", k).f("name", s.clients[k].name);
   for (std::size_t k = 0; k < s.resources.size(); ++k) {
     const ResourceInfo& r = s.resources[k];
-    body.rec("resource").u("id", k).f("name", r.name).f("type", r.type).f("kind", kindName(r.kind))
-        .opt("client", r.client).opt("hyperepoch", r.hyperepoch).opt("core", r.core)
-        .opt("device", r.device).opt("stream_limit", r.streamLimit);
+    body.rec("resource")
+        .u("id", k)
+        .f("name", r.name)
+        .f("type", r.type)
+        .f("kind", kindName(r.kind))
+        .opt("client", r.client)
+        .opt("hyperepoch", r.hyperepoch)
+        .opt("core", r.core)
+        .opt("device", r.device)
+        .opt("stream_limit", r.streamLimit);
   }
   for (std::size_t k = 0; k < s.hyperepochs.size(); ++k) {
     const HyperepochInfo& h = s.hyperepochs[k];
-    body.rec("hyperepoch").u("id", k).f("name", h.name).i("period_ns", h.periodNs)
-        .dur("monitor_ns", h.monitorNs).list("resources", h.resources).list("epochs", h.epochs);
+    body.rec("hyperepoch")
+        .u("id", k)
+        .f("name", h.name)
+        .i("period_ns", h.periodNs)
+        .dur("monitor_ns", h.monitorNs)
+        .list("resources", h.resources)
+        .list("epochs", h.epochs);
   }
   for (std::size_t k = 0; k < s.epochs.size(); ++k) {
     const EpochInfo& e = s.epochs[k];
-    body.rec("epoch").u("id", k).f("name", e.name).u("hyperepoch", e.hyperepoch)
-        .i("period_ns", e.periodNs).u("frames", e.frames);
+    body.rec("epoch")
+        .u("id", k)
+        .f("name", e.name)
+        .u("hyperepoch", e.hyperepoch)
+        .i("period_ns", e.periodNs)
+        .u("frames", e.frames);
   }
   for (std::size_t k = 0; k < s.runnables.size(); ++k) {
     const RunnableInfo& r = s.runnables[k];
-    body.rec("runnable").u("id", k).f("name", r.name).u("client", r.client).u("epoch", r.epoch)
-        .f("kind", kindName(r.kind)).i("wcet_ns", r.wcetNs).i("start_ns", r.startTimeNs)
-        .dur("deadline_ns", r.deadlineNs).dur("end_monitor_ns", r.endMonitorThresholdNs)
-        .u("priority", r.priority).list("deps", r.dependencies).opt("submits", r.submits)
-        .opt("submitted_by", r.submittedBy).opt("alias_group", r.aliasGroup).list("steps", r.steps);
+    body.rec("runnable")
+        .u("id", k)
+        .f("name", r.name)
+        .u("client", r.client)
+        .u("epoch", r.epoch)
+        .f("kind", kindName(r.kind))
+        .i("wcet_ns", r.wcetNs)
+        .i("start_ns", r.startTimeNs)
+        .dur("deadline_ns", r.deadlineNs)
+        .dur("end_monitor_ns", r.endMonitorThresholdNs)
+        .u("priority", r.priority)
+        .list("deps", r.dependencies)
+        .opt("submits", r.submits)
+        .opt("submitted_by", r.submittedBy)
+        .opt("alias_group", r.aliasGroup)
+        .list("steps", r.steps);
   }
   for (std::size_t k = 0; k < s.instances.size(); ++k) {
     const InstanceInfo& in = s.instances[k];
-    body.rec("instance").u("id", k).u("runnable", in.runnable).u("frame", in.frame)
-        .i("start_ns", in.startNs).i("end_ns", in.endNs).list("resources", in.resources)
+    body.rec("instance")
+        .u("id", k)
+        .u("runnable", in.runnable)
+        .u("frame", in.frame)
+        .i("start_ns", in.startNs)
+        .i("end_ns", in.endNs)
+        .list("resources", in.resources)
         .list("deps", in.dependencies);
   }
   for (const TimelineInfo& t : s.timelines)
@@ -183,8 +213,7 @@ class Fields {
       return reader_.err(std::string(rec_.kind) + " record lacks field '" + key + "'");
     auto [k, v] = rec_.fields[rec_.used++];
     if (k != key)
-      return reader_.err(std::string(rec_.kind) + " record has field " + quoted(k) + " where '" + key +
-                         "' belongs");
+      return reader_.err(std::string(rec_.kind) + " record has field " + quoted(k) + " where '" + key + "' belongs");
     return v;
   }
   Result<std::string> name(const char* key) {
@@ -294,28 +323,34 @@ bool kindFromName(std::string_view name, E& out);
 template <>
 bool kindFromName(std::string_view name, ResourceKind& out) {
   for (ResourceKind k : {ResourceKind::kCpu, ResourceKind::kGpu, ResourceKind::kCudaStream, ResourceKind::kMutex})
-    if (name == kindName(k)) { out = k; return true; }
+    if (name == kindName(k)) {
+      out = k;
+      return true;
+    }
   return false;
 }
 
 template <>
 bool kindFromName(std::string_view name, RunnableKind& out) {
-  for (RunnableKind k : {RunnableKind::kCpu, RunnableKind::kSubmitter, RunnableKind::kSubmittee,
-                         RunnableKind::kAliasGroup})
-    if (name == kindName(k)) { out = k; return true; }
+  for (RunnableKind k :
+       {RunnableKind::kCpu, RunnableKind::kSubmitter, RunnableKind::kSubmittee, RunnableKind::kAliasGroup})
+    if (name == kindName(k)) {
+      out = k;
+      return true;
+    }
   return false;
 }
 
 // Shorthand for reading one field into a destination, returning the error on failure.
-#define TACTUS_READ(dst, expr)            \
-  do {                                    \
-    auto tactus_r_ = (expr);              \
+#define TACTUS_READ(dst, expr)                \
+  do {                                        \
+    auto tactus_r_ = (expr);                  \
     if (!tactus_r_) return tactus_r_.error(); \
-    dst = std::move(*tactus_r_);          \
+    (dst) = std::move(*tactus_r_);            \
   } while (0)
-#define TACTUS_CHECK(expr)                \
-  do {                                    \
-    auto tactus_r_ = (expr);              \
+#define TACTUS_CHECK(expr)                    \
+  do {                                        \
+    auto tactus_r_ = (expr);                  \
     if (!tactus_r_) return tactus_r_.error(); \
   } while (0)
 
@@ -333,8 +368,7 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       return reader.err("missing format version after '" + std::string(kMagic) + "'");
     std::uint32_t v = 0;
     auto [p, ec] = std::from_chars(ver.data(), ver.data() + ver.size(), v);
-    if (ec != std::errc() || p != ver.data() + ver.size())
-      return reader.err("bad format version " + quoted(ver, 20));
+    if (ec != std::errc() || p != ver.data() + ver.size()) return reader.err("bad format version " + quoted(ver, 20));
     if (v != kScheduleFormatVersion)
       return fail(ErrorCode::kIncompatible, origin + ": schedule file format version " + std::to_string(v) +
                                                 " is not supported (this build reads version " +
@@ -367,9 +401,9 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       if (!hashFromHex(line.substr(13), stated)) return reader.err("content_hash is not 16 hex digits");
       std::uint64_t actual = hashBytes(kHashSeed, text.substr(0, reader.lineStart()));
       if (stated != actual)
-        return fail(ErrorCode::kVerification,
-                    origin + ": content hash mismatch (file says " + hashToHex(stated) + ", content is " +
-                        hashToHex(actual) + "): the file was changed or damaged after it was written");
+        return fail(ErrorCode::kVerification, origin + ": content hash mismatch (file says " + hashToHex(stated) +
+                                                  ", content is " + hashToHex(actual) +
+                                                  "): the file was changed or damaged after it was written");
       if (!reader.atEnd()) {
         std::string_view extra;
         reader.next(extra);
@@ -382,8 +416,7 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
     if (!splitRecord(line, rec)) return reader.err("malformed record (fields are key=value separated by one space)");
     Fields f(rec, reader);
     auto order = [&](Section want) -> Result<void> {
-      if (want < section)
-        return reader.err("'" + std::string(rec.kind) + "' record out of order");
+      if (want < section) return reader.err("'" + std::string(rec.kind) + "' record out of order");
       section = want;
       return {};
     };
@@ -521,17 +554,15 @@ std::string writeSchedule(const Schedule& schedule) {
   return writeWithHash(schedule, hash);
 }
 
-std::uint64_t scheduleContentHash(const Schedule& schedule) {
-  return hashBytes(kHashSeed, writeBody(schedule));
-}
+std::uint64_t scheduleContentHash(const Schedule& schedule) { return hashBytes(kHashSeed, writeBody(schedule)); }
 
 Result<Schedule> readSchedule(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
   try {
     return parse(text, origin, contentHash);
   } catch (const std::bad_alloc&) {
     // Every table the reader fills grows with the file's bytes: a machine short of memory.
-    return fail(ErrorCode::kParse, origin + ": out of memory reading the schedule (" + std::to_string(text.size()) +
-                                       " bytes)");
+    return fail(ErrorCode::kParse,
+                origin + ": out of memory reading the schedule (" + std::to_string(text.size()) + " bytes)");
   } catch (const std::exception& e) {
     return fail(ErrorCode::kParse, origin + ": cannot read schedule: " + e.what());
   }

@@ -142,7 +142,8 @@ class Verifier {
               " runnable instances (runnables x frames), above the limit of " +
               std::to_string(limits::kMaxInstancesPerHyperepoch));
     if (total > limits::kMaxInstancesTotal)
-      error("the schedule needs " + std::to_string(total) + " runnable instances (runnables x frames), above the limit of " +
+      error("the schedule needs " + std::to_string(total) +
+            " runnable instances (runnables x frames), above the limit of " +
             std::to_string(limits::kMaxInstancesTotal));
     return report_.ok();
   }
@@ -159,15 +160,16 @@ class Verifier {
     for (std::size_t r = 0; r < nR; ++r) {
       const ResourceInfo& ri = s_.resources[r];
       std::string what = "resource " + quoted(ri.name);
-      if (ri.client != kNone && ri.client >= nC) error(what + " names client " + std::to_string(ri.client) + " which does not exist");
-      if (ri.hyperepoch != kNone && ri.hyperepoch >= nH) error(what + " names hyperepoch " + std::to_string(ri.hyperepoch) + " which does not exist");
+      if (ri.client != kNone && ri.client >= nC)
+        error(what + " names client " + std::to_string(ri.client) + " which does not exist");
+      if (ri.hyperepoch != kNone && ri.hyperepoch >= nH)
+        error(what + " names hyperepoch " + std::to_string(ri.hyperepoch) + " which does not exist");
       if (ri.kind == ResourceKind::kCpu && ri.core == kNone) error(what + " is a CPU without a core number");
       if (ri.kind == ResourceKind::kCudaStream) {
         if (ri.client == kNone) error(what + " is a CUDA stream that belongs to no client");
         if (ri.device >= nR || s_.resources[ri.device].kind != ResourceKind::kGpu)
           error(what + " is a CUDA stream that does not map to a GPU");
-        else
-          ++streamsPerDevice[ri.device];
+        else ++streamsPerDevice[ri.device];
       }
     }
     for (std::size_t r = 0; r < nR; ++r) {
@@ -183,12 +185,18 @@ class Verifier {
       if (hi.periodNs <= 0) error(what + " has no positive period");
       for (std::size_t k = 0; k < hi.resources.size(); ++k) {
         std::uint32_t r = hi.resources[k];
-        if (r >= nR) { error(what + " lists resource " + std::to_string(r) + " which does not exist"); continue; }
+        if (r >= nR) {
+          error(what + " lists resource " + std::to_string(r) + " which does not exist");
+          continue;
+        }
         if (k && hi.resources[k - 1] >= r) error(what + " lists its resources out of order or twice");
         if (s_.resources[r].hyperepoch != h) error(what + " lists " + res(r) + " which belongs to another hyperepoch");
       }
       for (std::uint32_t e : hi.epochs) {
-        if (e >= nE) { error(what + " lists epoch " + std::to_string(e) + " which does not exist"); continue; }
+        if (e >= nE) {
+          error(what + " lists epoch " + std::to_string(e) + " which does not exist");
+          continue;
+        }
         if (epochOwner[e] != -1) error("epoch " + quoted(s_.epochs[e].name) + " is listed by two hyperepochs");
         epochOwner[e] = static_cast<int>(h);
       }
@@ -196,8 +204,12 @@ class Verifier {
     for (std::size_t e = 0; e < nE; ++e) {
       const EpochInfo& ei = s_.epochs[e];
       std::string what = "epoch " + quoted(ei.name);
-      if (ei.hyperepoch >= nH) { error(what + " names hyperepoch " + std::to_string(ei.hyperepoch) + " which does not exist"); continue; }
-      if (epochOwner[e] != static_cast<int>(ei.hyperepoch)) error(what + " is not listed by its hyperepoch " + quoted(s_.hyperepochs[ei.hyperepoch].name));
+      if (ei.hyperepoch >= nH) {
+        error(what + " names hyperepoch " + std::to_string(ei.hyperepoch) + " which does not exist");
+        continue;
+      }
+      if (epochOwner[e] != static_cast<int>(ei.hyperepoch))
+        error(what + " is not listed by its hyperepoch " + quoted(s_.hyperepochs[ei.hyperepoch].name));
       if (ei.periodNs <= 0) error(what + " has no positive period");
       if (ei.frames == 0) error(what + " has no frames");
       else if (static_cast<__int128>(ei.periodNs) * ei.frames > s_.hyperepochs[ei.hyperepoch].periodNs)
@@ -215,18 +227,29 @@ class Verifier {
     }
     for (std::size_t n = 0; n < nN && !full(); ++n) {
       const RunnableInfo& r = s_.runnables[n];
-      if (r.client >= nC) { error("runnable " + std::to_string(n) + " names client " + std::to_string(r.client) + " which does not exist"); continue; }
+      if (r.client >= nC) {
+        error("runnable " + std::to_string(n) + " names client " + std::to_string(r.client) + " which does not exist");
+        continue;
+      }
       std::string what = run(static_cast<std::uint32_t>(n));
-      if (r.epoch >= nE) { error(what + " names epoch " + std::to_string(r.epoch) + " which does not exist"); continue; }
+      if (r.epoch >= nE) {
+        error(what + " names epoch " + std::to_string(r.epoch) + " which does not exist");
+        continue;
+      }
       if (r.wcetNs < 0) error(what + " has a negative WCET");
-      if (r.priority < 1 || r.priority > 10) error(what + " has priority " + std::to_string(r.priority) + " outside 1..10");
+      if (r.priority < 1 || r.priority > 10)
+        error(what + " has priority " + std::to_string(r.priority) + " outside 1..10");
       for (std::size_t k = 0; k < r.dependencies.size(); ++k) {
         std::uint32_t d = r.dependencies[k];
-        if (d >= nN) { error(what + " depends on runnable " + std::to_string(d) + " which does not exist"); continue; }
+        if (d >= nN) {
+          error(what + " depends on runnable " + std::to_string(d) + " which does not exist");
+          continue;
+        }
         if (d == n) error(what + " depends on itself");
         if (k && r.dependencies[k - 1] >= d) error(what + " lists its dependencies out of order or twice");
         if (s_.runnables[d].epoch != r.epoch) error(what + " depends on " + run(d) + " of another epoch");
-        if (s_.runnables[d].aliasGroup != kNone) error(what + " depends on round-robin member " + run(d) + " instead of its group");
+        if (s_.runnables[d].aliasGroup != kNone)
+          error(what + " depends on round-robin member " + run(d) + " instead of its group");
       }
       switch (r.kind) {
         case RunnableKind::kSubmitter:
@@ -246,18 +269,21 @@ class Verifier {
           for (std::uint32_t m : r.steps) {
             if (full()) break;
             if (m == kNone) continue;
-            if (m >= nN) { error(what + " has step runnable " + std::to_string(m) + " which does not exist"); continue; }
+            if (m >= nN) {
+              error(what + " has step runnable " + std::to_string(m) + " which does not exist");
+              continue;
+            }
             const RunnableInfo& mi = s_.runnables[m];
             if (mi.aliasGroup != n || mi.client != r.client || mi.epoch != r.epoch)
               error(what + " has step " + run(m) + " which is not its member");
             if (mi.wcetNs > r.wcetNs) error(what + " has a WCET below that of its member " + run(m));
           }
           break;
-        case RunnableKind::kCpu:
-          break;
+        case RunnableKind::kCpu: break;
       }
       if (r.kind != RunnableKind::kSubmitter && r.submits != kNone) error(what + " submits but is not a submitter");
-      if (r.kind != RunnableKind::kSubmittee && r.submittedBy != kNone) error(what + " is submitted but is not a submittee");
+      if (r.kind != RunnableKind::kSubmittee && r.submittedBy != kNone)
+        error(what + " is submitted but is not a submittee");
       if (r.aliasGroup != kNone) {
         if (r.aliasGroup >= nN || s_.runnables[r.aliasGroup].kind != RunnableKind::kAliasGroup ||
             listedBy[n] != r.aliasGroup)
@@ -282,21 +308,38 @@ class Verifier {
     const std::size_t nN = s_.runnables.size(), nI = s_.instances.size(), nR = s_.resources.size();
     slot_.assign(nN, {});
     for (std::size_t n = 0; n < nN; ++n)
-      if (scheduled(static_cast<std::uint32_t>(n)))
-        slot_[n].assign(s_.epochs[s_.runnables[n].epoch].frames, kNone);
+      if (scheduled(static_cast<std::uint32_t>(n))) slot_[n].assign(s_.epochs[s_.runnables[n].epoch].frames, kNone);
     sortedResources_.resize(nI);
     for (std::size_t i = 0; i < nI && !full(); ++i) {
       const InstanceInfo& in = s_.instances[i];
-      if (in.runnable >= nN) { error("instance " + std::to_string(i) + " names runnable " + std::to_string(in.runnable) + " which does not exist"); continue; }
+      if (in.runnable >= nN) {
+        error("instance " + std::to_string(i) + " names runnable " + std::to_string(in.runnable) +
+              " which does not exist");
+        continue;
+      }
       const RunnableInfo& r = s_.runnables[in.runnable];
-      if (!scheduled(in.runnable)) { error(run(in.runnable) + " is a round-robin member but is scheduled on its own"); continue; }
-      if (in.frame >= slot_[in.runnable].size()) { error(inst(static_cast<std::uint32_t>(i)) + ": its epoch has only " + std::to_string(slot_[in.runnable].size()) + " frames"); continue; }
-      if (slot_[in.runnable][in.frame] != kNone) { error(inst(static_cast<std::uint32_t>(i)) + " is scheduled twice"); continue; }
+      if (!scheduled(in.runnable)) {
+        error(run(in.runnable) + " is a round-robin member but is scheduled on its own");
+        continue;
+      }
+      if (in.frame >= slot_[in.runnable].size()) {
+        error(inst(static_cast<std::uint32_t>(i)) + ": its epoch has only " +
+              std::to_string(slot_[in.runnable].size()) + " frames");
+        continue;
+      }
+      if (slot_[in.runnable][in.frame] != kNone) {
+        error(inst(static_cast<std::uint32_t>(i)) + " is scheduled twice");
+        continue;
+      }
       slot_[in.runnable][in.frame] = static_cast<std::uint32_t>(i);
       if (in.startNs < 0) error(inst(static_cast<std::uint32_t>(i)) + " starts before its hyperepoch");
       if (in.endNs - in.startNs != r.wcetNs)
-        error(inst(static_cast<std::uint32_t>(i)) + " lasts " + humanDuration(in.endNs - in.startNs) + " but its WCET is " + humanDuration(r.wcetNs));
-      if (in.resources.empty()) { error(inst(static_cast<std::uint32_t>(i)) + " holds no resource"); continue; }
+        error(inst(static_cast<std::uint32_t>(i)) + " lasts " + humanDuration(in.endNs - in.startNs) +
+              " but its WCET is " + humanDuration(r.wcetNs));
+      if (in.resources.empty()) {
+        error(inst(static_cast<std::uint32_t>(i)) + " holds no resource");
+        continue;
+      }
       bool rangeOk = true;
       if (in.resources.size() <= kFewResources) {
         for (std::size_t k = 1; k < in.resources.size(); ++k)
@@ -314,12 +357,17 @@ class Verifier {
       }
       for (std::size_t k = 0; k < in.resources.size() && !full(); ++k) {
         std::uint32_t x = in.resources[k];
-        if (x >= nR) { error(inst(static_cast<std::uint32_t>(i)) + " holds resource " + std::to_string(x) + " which does not exist"); rangeOk = false; continue; }
+        if (x >= nR) {
+          error(inst(static_cast<std::uint32_t>(i)) + " holds resource " + std::to_string(x) + " which does not exist");
+          rangeOk = false;
+          continue;
+        }
         const ResourceInfo& ri = s_.resources[x];
         if (ri.hyperepoch != s_.epochs[r.epoch].hyperepoch)
           error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " of another hyperepoch");
         if (ri.client != kNone && ri.client != r.client)
-          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " which is local to client " + quoted(s_.clients[ri.client].name));
+          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " which is local to client " +
+                quoted(s_.clients[ri.client].name));
         if (k > 0 && (ri.kind == ResourceKind::kCpu || ri.kind == ResourceKind::kGpu))
           error(inst(static_cast<std::uint32_t>(i)) + " holds a second hardware resource " + res(x));
       }
@@ -343,7 +391,8 @@ class Verifier {
       for (std::uint32_t d : r.dependencies) want.push_back(slot_[d][in.frame]);
       std::sort(want.begin(), want.end());
       if (in.dependencies != want)
-        error(inst(static_cast<std::uint32_t>(i)) + " waits for other instances than its runnable's dependencies in the same frame");
+        error(inst(static_cast<std::uint32_t>(i)) +
+              " waits for other instances than its runnable's dependencies in the same frame");
       if (r.kind == RunnableKind::kSubmittee) {
         const InstanceInfo& sub = s_.instances[slot_[r.submittedBy][in.frame]];
         std::uint32_t stream = kNone;
@@ -372,27 +421,40 @@ class Verifier {
     std::vector<std::uint32_t> onLine(s_.instances.size(), kNone);
     for (const TimelineInfo& t : s_.timelines) {
       if (full()) return;
-      if (t.resource >= nR) { error("timeline for resource " + std::to_string(t.resource) + " which does not exist"); continue; }
-      if (seenRes[t.resource]) { error("two timelines for " + res(t.resource)); continue; }
+      if (t.resource >= nR) {
+        error("timeline for resource " + std::to_string(t.resource) + " which does not exist");
+        continue;
+      }
+      if (seenRes[t.resource]) {
+        error("two timelines for " + res(t.resource));
+        continue;
+      }
       seenRes[t.resource] = true;
       if (t.instances.size() != holders[t.resource])
         error("timeline of " + res(t.resource) + " lists " + std::to_string(t.instances.size()) + " instances but " +
               std::to_string(holders[t.resource]) + " hold it");
       for (std::size_t k = 0; k < t.instances.size() && !full(); ++k) {
         std::uint32_t i = t.instances[k];
-        if (i >= s_.instances.size()) { error("timeline of " + res(t.resource) + " lists instance " + std::to_string(i) + " which does not exist"); continue; }
+        if (i >= s_.instances.size()) {
+          error("timeline of " + res(t.resource) + " lists instance " + std::to_string(i) + " which does not exist");
+          continue;
+        }
         const InstanceInfo& in = s_.instances[i];
         if (!holds(i, t.resource)) {
           error("timeline of " + res(t.resource) + " lists " + inst(i) + " which does not hold it");
           continue;
         }
-        if (onLine[i] == t.resource) { error("timeline of " + res(t.resource) + " lists " + inst(i) + " twice"); continue; }
+        if (onLine[i] == t.resource) {
+          error("timeline of " + res(t.resource) + " lists " + inst(i) + " twice");
+          continue;
+        }
         onLine[i] = t.resource;
         if (k > 0 && t.instances[k - 1] < s_.instances.size()) {
           const InstanceInfo& prev = s_.instances[t.instances[k - 1]];
           if (prev.endNs > in.startNs)
-            error("on " + res(t.resource) + ", " + inst(i) + " (" + humanDuration(in.startNs) + ".." + humanDuration(in.endNs) +
-                  ") overlaps or precedes " + inst(t.instances[k - 1]) + " (" + humanDuration(prev.startNs) + ".." + humanDuration(prev.endNs) + ")");
+            error("on " + res(t.resource) + ", " + inst(i) + " (" + humanDuration(in.startNs) + ".." +
+                  humanDuration(in.endNs) + ") overlaps or precedes " + inst(t.instances[k - 1]) + " (" +
+                  humanDuration(prev.startNs) + ".." + humanDuration(prev.endNs) + ")");
         }
       }
     }
@@ -412,10 +474,12 @@ class Verifier {
       std::int64_t release = e.periodNs * in.frame;
       std::string what = inst(static_cast<std::uint32_t>(i));
       if (in.startNs < release + r.startTimeNs)
-        error(what + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " + humanDuration(release + r.startTimeNs));
+        error(what + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " +
+              humanDuration(release + r.startTimeNs));
       for (std::uint32_t d : in.dependencies)
         if (in.startNs < s_.instances[d].endNs)
-          error(what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) + " ends at " + humanDuration(s_.instances[d].endNs));
+          error(what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) + " ends at " +
+                humanDuration(s_.instances[d].endNs));
       if (in.endNs > release + e.periodNs) {
         // The last frame's boundary is the next hyperepoch iteration: crossing it is overlength.
         std::string msg = what + " ends at " + humanDuration(in.endNs) + ", after epoch " + quoted(e.name) +
@@ -424,13 +488,15 @@ class Verifier {
         else error(msg);
       }
       if (r.deadlineNs != kNoDuration && in.endNs > release + r.deadlineNs)
-        warning(what + " misses its deadline: ends at " + humanDuration(in.endNs - release) + " after its release, deadline " + humanDuration(r.deadlineNs));
+        warning(what + " misses its deadline: ends at " + humanDuration(in.endNs - release) +
+                " after its release, deadline " + humanDuration(r.deadlineNs));
       length[e.hyperepoch] = std::max(length[e.hyperepoch], in.endNs);
     }
     for (std::size_t h = 0; h < s_.hyperepochs.size(); ++h) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
       if (length[h] > hi.periodNs) {
-        std::string msg = "hyperepoch " + quoted(hi.name) + ": schedule length " + humanDuration(length[h]) + " exceeds its period " + humanDuration(hi.periodNs);
+        std::string msg = "hyperepoch " + quoted(hi.name) + ": schedule length " + humanDuration(length[h]) +
+                          " exceeds its period " + humanDuration(hi.periodNs);
         if (opt_.allowOverlength) warning(msg);
         else error(msg);
       }
@@ -444,9 +510,15 @@ class Verifier {
     std::vector<std::vector<std::uint32_t>> next(nI);
     std::vector<std::uint32_t> indeg(nI, 0);
     for (std::size_t i = 0; i < nI; ++i)
-      for (std::uint32_t d : s_.instances[i].dependencies) { next[d].push_back(static_cast<std::uint32_t>(i)); ++indeg[i]; }
+      for (std::uint32_t d : s_.instances[i].dependencies) {
+        next[d].push_back(static_cast<std::uint32_t>(i));
+        ++indeg[i];
+      }
     for (const TimelineInfo& t : s_.timelines)
-      for (std::size_t k = 1; k < t.instances.size(); ++k) { next[t.instances[k - 1]].push_back(t.instances[k]); ++indeg[t.instances[k]]; }
+      for (std::size_t k = 1; k < t.instances.size(); ++k) {
+        next[t.instances[k - 1]].push_back(t.instances[k]);
+        ++indeg[t.instances[k]];
+      }
     std::vector<std::uint32_t> ready;
     for (std::size_t i = 0; i < nI; ++i)
       if (!indeg[i]) ready.push_back(static_cast<std::uint32_t>(i));
@@ -471,7 +543,7 @@ class Verifier {
   const Schedule& s_;
   VerifyOptions opt_;
   VerifyReport report_;
-  std::vector<std::vector<std::uint32_t>> slot_;  // [runnable][frame] -> instance
+  std::vector<std::vector<std::uint32_t>> slot_;             // [runnable][frame] -> instance
   std::vector<std::vector<std::uint32_t>> sortedResources_;  // [instance] -> its resources, ascending
 };
 
@@ -484,8 +556,8 @@ VerifyReport verifySchedule(const Schedule& schedule, const VerifyOptions& optio
     // Tables are bounded by the limits and the schedule's own size; a machine short of memory
     // still gets a message, not an exception through every caller.
     VerifyReport report;
-    report.errors.push_back("out of memory while verifying the schedule (" +
-                            std::to_string(schedule.instances.size()) + " instances)");
+    report.errors.push_back("out of memory while verifying the schedule (" + std::to_string(schedule.instances.size()) +
+                            " instances)");
     return report;
   }
 }
@@ -496,7 +568,10 @@ Result<void> verifyScheduleResult(const Schedule& schedule, const VerifyOptions&
   std::string msg = "schedule " + quoted(schedule.name) + " fails verification:";
   std::size_t shown = 0;
   for (const std::string& e : report.errors) {
-    if (shown++ == 10) { msg += "\n  (" + std::to_string(report.errors.size() - 10) + " more)"; break; }
+    if (shown++ == 10) {
+      msg += "\n  (" + std::to_string(report.errors.size() - 10) + " more)";
+      break;
+    }
     msg += "\n  " + e;
   }
   return fail(ErrorCode::kVerification, msg);

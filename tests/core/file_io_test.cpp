@@ -98,7 +98,8 @@ TEST_CASE("writeFileAtomically writes through device nodes and reports a full de
   // text; a full device reports the write error.
   TempDir dir;
   const std::string null = dir.at("null"), full = dir.at("full");
-  if (::mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0 || ::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
+  if (::mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0 ||
+      ::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
     TACTUS_SKIP("mknod not permitted here: " << std::strerror(errno));
   }
   REQUIRE(writeFileAtomically(null, "text", "schedule file").has_value());

@@ -17,9 +17,10 @@ using namespace tactus;
 namespace {
 
 struct AlignedBuffer {
-  explicit AlignedBuffer(std::size_t n) : size(n), data(static_cast<std::byte*>(std::aligned_alloc(64, (n + 63) / 64 * 64))) {}
+  explicit AlignedBuffer(std::size_t n)
+      : size(n), data(static_cast<std::byte*>(std::aligned_alloc(64, (n + 63) / 64 * 64))) {}
   ~AlignedBuffer() { std::free(data); }
-  std::span<std::byte> span() { return {data, size}; }
+  std::span<std::byte> span() const { return {data, size}; }
   std::size_t size;
   std::byte* data;
 };
@@ -67,7 +68,7 @@ TEST_CASE("the view keeps its own copy of the geometry and names a header field 
   shm::EpochSlot* epoch1 = &client.epoch(1);
   CHECK(client.changedHeaderField().empty());
   client.header().epochOffset += 1'000'000'000;  // far outside the buffer
-  CHECK(&client.epoch(1) == epoch1);            // the accessors use the private copy
+  CHECK(&client.epoch(1) == epoch1);             // the accessors use the private copy
   CHECK(client.changedHeaderField() == "epochOffset");
   CHECK(master.changedHeaderField() == "epochOffset");
   client.header().epochOffset -= 1'000'000'000;
@@ -100,7 +101,8 @@ TEST_CASE("the run plan gives each client one worker per hardware resource and t
   REQUIRE(plan->workers.size() == 3);  // Client0/CPU0, Client1/CPU0, Client1/CPU1
   // Find instances by runnable (one frame: instance of runnable r).
   auto instanceOf = [&](std::uint32_t r) {
-    for (std::uint32_t i = 0; i < s.instances.size(); ++i) if (s.instances[i].runnable == r) return i;
+    for (std::uint32_t i = 0; i < s.instances.size(); ++i)
+      if (s.instances[i].runnable == r) return i;
     return kNone;
   };
   const auto a = instanceOf(0), b = instanceOf(1), c = instanceOf(2);

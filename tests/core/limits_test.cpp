@@ -44,7 +44,7 @@ std::string masterLoad(const std::string& text, const std::string& origin) {
   return "";
 }
 
-std::string rehash(std::string text) {
+std::string rehash(const std::string& text) {
   auto pos = text.rfind("content_hash ");
   std::string body = text.substr(0, pos);
   return body + "content_hash " + hashToHex(hashBytes(kHashSeed, body)) + "\n";
@@ -96,12 +96,13 @@ TEST_CASE("the schedule reader refuses counts above the limits at the first reco
   for (std::uint32_t k = 1; k <= limits::kMaxDependenciesPerRunnable; ++k) deps += "," + std::to_string(k % 5);
   auto read = readSchedule(rehash(replaceOnce(text, "deps=0 ", deps + " ")), "big.tsched");
   REQUIRE_FALSE(read.has_value());
-  CHECK_THAT(read.error().message, Catch::Contains("big.tsched:") &&
-                                       Catch::Contains("field 'deps' lists more than 65536 items"));
+  CHECK_THAT(read.error().message,
+             Catch::Contains("big.tsched:") && Catch::Contains("field 'deps' lists more than 65536 items"));
 
   auto longName = readSchedule(rehash(replaceOnce(text, "name=Client0", "name=" + std::string(2000, 'x'))), "n.tsched");
   REQUIRE_FALSE(longName.has_value());
-  CHECK_THAT(longName.error().message, Catch::Contains("n.tsched:3: field 'name' is 2000 bytes long, above the limit of 1024"));
+  CHECK_THAT(longName.error().message,
+             Catch::Contains("n.tsched:3: field 'name' is 2000 bytes long, above the limit of 1024"));
 }
 
 TEST_CASE("the schedule reader quotes what it prints from the file", "[limits]") {
@@ -118,8 +119,10 @@ TEST_CASE("the verifier refuses times, frames and instance counts above the limi
     s.runnables[0].startTimeNs = std::numeric_limits<std::int64_t>::max();
     s.runnables[3].deadlineNs = std::numeric_limits<std::int64_t>::max();
     const std::string errors = allErrors(verifySchedule(s));
-    CHECK_THAT(errors, Catch::Contains("runnable 'Client0.A': its StartTime is 9223372036854775807 ns, outside 0..1000s"));
-    CHECK_THAT(errors, Catch::Contains("runnable 'Client0.C': its Deadline is 9223372036854775807 ns, outside 0..1000s"));
+    CHECK_THAT(errors,
+               Catch::Contains("runnable 'Client0.A': its StartTime is 9223372036854775807 ns, outside 0..1000s"));
+    CHECK_THAT(errors,
+               Catch::Contains("runnable 'Client0.C': its Deadline is 9223372036854775807 ns, outside 0..1000s"));
   }
   SECTION("an epoch's frame count above the limit, before any table is sized by it") {
     Schedule s = test::sampleSchedule();

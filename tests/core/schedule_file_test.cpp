@@ -13,7 +13,7 @@ using namespace tactus;
 namespace {
 
 // Rewrites the content hash so that a deliberate edit reaches the checks behind the hash.
-std::string rehash(std::string text) {
+std::string rehash(const std::string& text) {
   auto pos = text.rfind("content_hash ");
   std::string body = text.substr(0, pos);
   return body + "content_hash " + hashToHex(hashBytes(kHashSeed, body)) + "\n";
@@ -67,7 +67,9 @@ TEST_CASE("another format version is refused as incompatible", "[schedule_file]"
 
 TEST_CASE("malformed schedule files get messages with file and line", "[schedule_file]") {
   std::string text = writeSchedule(test::sampleSchedule());
-  struct Case { std::string from, to, expect; };
+  struct Case {
+    std::string from, to, expect;
+  };
   std::vector<Case> cases = {
       {"client id=1 ", "client id=3 ", "x.tsched:4: client id 3 out of sequence"},
       {"kind=gpu", "kind=fpga", "unknown resource kind 'fpga'"},

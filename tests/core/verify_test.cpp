@@ -41,37 +41,83 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
   };
   std::vector<Case> cases = {
       {"overlap on a resource",
-       [](Schedule& s) { s.instances[3].startNs = kMs / 2; s.instances[3].endNs = kMs / 2 + kMs; s.timelines[1].instances = {3, 1, 6, 8}; },
+       [](Schedule& s) {
+         s.instances[3].startNs = kMs / 2;
+         s.instances[3].endNs = kMs / 2 + kMs;
+         s.timelines[1].instances = {3, 1, 6, 8};
+       },
        "overlaps or precedes"},
-      {"timeline out of order", [](Schedule& s) { s.timelines[0].instances = {4, 0, 5, 9}; }, "overlaps or precedes"},
+      {"timeline out of order",
+       [](Schedule& s) {
+         s.timelines[0].instances = {4, 0, 5, 9};
+       },
+       "overlaps or precedes"},
       {"start before a dependency ends",
-       [](Schedule& s) { s.instances[4].startNs = 2 * kMs + 500000; s.instances[4].endNs = 3 * kMs + 500000; },
+       [](Schedule& s) {
+         s.instances[4].startNs = 2 * kMs + 500000;
+         s.instances[4].endNs = 3 * kMs + 500000;
+       },
        "before its dependency runnable 'Client1.G' frame 0"},
-      {"start before StartTime", [](Schedule& s) { s.runnables[0].startTimeNs = kMs / 2; }, "before its release + StartTime"},
+      {"start before StartTime", [](Schedule& s) { s.runnables[0].startTimeNs = kMs / 2; },
+       "before its release + StartTime"},
       {"start before frame release",
-       [](Schedule& s) { s.instances[8].startNs = 4 * kMs; s.instances[8].endNs = 5 * kMs; s.timelines[1].instances = {1, 3, 8, 6}; },
+       [](Schedule& s) {
+         s.instances[8].startNs = 4 * kMs;
+         s.instances[8].endNs = 5 * kMs;
+         s.timelines[1].instances = {1, 3, 8, 6};
+       },
        "before its release"},
       {"epoch boundary crossed",
-       [](Schedule& s) { s.instances[9].startNs = 9 * kMs + 500000; s.instances[9].endNs = 10 * kMs + 500000; },
+       [](Schedule& s) {
+         s.instances[9].startNs = 9 * kMs + 500000;
+         s.instances[9].endNs = 10 * kMs + 500000;
+       },
        "after epoch 'E' releases its next frame"},
-      {"schedule longer than the period", [](Schedule& s) { s.hyperepochs[0].periodNs = 8500000; s.epochs[0].periodNs = 4250000; },
+      {"schedule longer than the period",
+       [](Schedule& s) {
+         s.hyperepochs[0].periodNs = 8500000;
+         s.epochs[0].periodNs = 4250000;
+       },
        "exceeds its period"},
       {"wrong duration", [](Schedule& s) { s.instances[0].endNs = 2 * kMs; }, "but its WCET is"},
-      {"missing dependency edge", [](Schedule& s) { s.instances[1].dependencies.clear(); }, "other instances than its runnable's dependencies"},
-      {"dependency from another frame", [](Schedule& s) { s.instances[6].dependencies = {0}; }, "other instances than its runnable's dependencies"},
-      {"instance missing", [](Schedule& s) { s.instances.pop_back(); s.timelines[0].instances.pop_back(); s.timelines[3].instances.pop_back(); },
+      {"missing dependency edge", [](Schedule& s) { s.instances[1].dependencies.clear(); },
+       "other instances than its runnable's dependencies"},
+      {"dependency from another frame", [](Schedule& s) { s.instances[6].dependencies = {0}; },
+       "other instances than its runnable's dependencies"},
+      {"instance missing",
+       [](Schedule& s) {
+         s.instances.pop_back();
+         s.timelines[0].instances.pop_back();
+         s.timelines[3].instances.pop_back();
+       },
        "frame 1 is not scheduled"},
       {"instance twice", [](Schedule& s) { s.instances[5].frame = 0; }, "is scheduled twice"},
       {"frame beyond the epoch", [](Schedule& s) { s.instances[5].frame = 2; }, "its epoch has only 2 frames"},
-      {"timeline missing an instance", [](Schedule& s) { s.timelines[2].instances = {2}; }, "lists 1 instances but 2 hold it"},
-      {"timeline lists a stranger", [](Schedule& s) { s.timelines[2].instances = {2, 6}; }, "which does not hold it"},
+      {"timeline missing an instance", [](Schedule& s) { s.timelines[2].instances = {2}; },
+       "lists 1 instances but 2 hold it"},
+      {"timeline lists a stranger",
+       [](Schedule& s) {
+         s.timelines[2].instances = {2, 6};
+       },
+       "which does not hold it"},
       {"resource without timeline", [](Schedule& s) { s.timelines.pop_back(); }, "is held but has no timeline"},
-      {"resource index out of range", [](Schedule& s) { s.instances[0].resources = {99}; }, "resource 99 which does not exist"},
-      {"runnable index out of range", [](Schedule& s) { s.instances[0].runnable = 99; }, "runnable 99 which does not exist"},
-      {"dependency index out of range", [](Schedule& s) { s.runnables[0].dependencies = {42}; }, "runnable 42 which does not exist"},
+      {"resource index out of range", [](Schedule& s) { s.instances[0].resources = {99}; },
+       "resource 99 which does not exist"},
+      {"runnable index out of range", [](Schedule& s) { s.instances[0].runnable = 99; },
+       "runnable 99 which does not exist"},
+      {"dependency index out of range", [](Schedule& s) { s.runnables[0].dependencies = {42}; },
+       "runnable 42 which does not exist"},
       {"cpu runnable on a gpu", [](Schedule& s) { s.instances[0].resources = {2}; }, "needs a CPU first"},
-      {"two hardware resources", [](Schedule& s) { s.instances[0].resources = {0, 1}; }, "second hardware resource"},
-      {"another client's local resource", [](Schedule& s) { s.instances[0].resources = {0, 4}; }, "local to client 'Client1'"},
+      {"two hardware resources",
+       [](Schedule& s) {
+         s.instances[0].resources = {0, 1};
+       },
+       "second hardware resource"},
+      {"another client's local resource",
+       [](Schedule& s) {
+         s.instances[0].resources = {0, 4};
+       },
+       "local to client 'Client1'"},
       {"submittee on the wrong device",
        [](Schedule& s) {
          s.resources.push_back({"GPU1", "GPU", ResourceKind::kGpu, kNone, 0, kNone, kNone, kNone});
@@ -81,13 +127,21 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
          s.timelines.push_back({5, {2}});
        },
        "but its submitter's resource 'STREAM0' maps to resource 'GPU0'"},
-      {"submittee off its submitter's stream", [](Schedule& s) { s.instances[2].resources = {2}; s.timelines[4].instances = {1, 6, 7}; },
+      {"submittee off its submitter's stream",
+       [](Schedule& s) {
+         s.instances[2].resources = {2};
+         s.timelines[4].instances = {1, 6, 7};
+       },
        "does not run on its submitter's resource 'STREAM0'"},
       {"unpaired submitter", [](Schedule& s) { s.runnables[2].submittedBy = kNone; }, "without a matching submittee"},
-      {"submittee not depending on submitter", [](Schedule& s) { s.runnables[2].dependencies.clear(); }, "does not depend on its submitter"},
-      {"alias member scheduled alone", [](Schedule& s) { s.instances[3].runnable = 5; }, "round-robin member but is scheduled on its own"},
-      {"alias group without its member", [](Schedule& s) { s.runnables[4].steps = {kNone}; }, "names a round-robin group that does not list it"},
-      {"dependency on an alias member", [](Schedule& s) { s.runnables[0].dependencies = {5}; }, "depends on round-robin member"},
+      {"submittee not depending on submitter", [](Schedule& s) { s.runnables[2].dependencies.clear(); },
+       "does not depend on its submitter"},
+      {"alias member scheduled alone", [](Schedule& s) { s.instances[3].runnable = 5; },
+       "round-robin member but is scheduled on its own"},
+      {"alias group without its member", [](Schedule& s) { s.runnables[4].steps = {kNone}; },
+       "names a round-robin group that does not list it"},
+      {"dependency on an alias member", [](Schedule& s) { s.runnables[0].dependencies = {5}; },
+       "depends on round-robin member"},
       {"dependency across epochs",
        [](Schedule& s) {
          s.epochs.push_back({"F", 0, 10 * kMs, 1});
@@ -101,8 +155,10 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
       {"priority out of range", [](Schedule& s) { s.runnables[0].priority = 11; }, "outside 1..10"},
       {"stream limit exceeded", [](Schedule& s) { s.resources[2].streamLimit = 0; }, "above its limit of 0"},
       {"stream mapped to a cpu", [](Schedule& s) { s.resources[4].device = 0; }, "does not map to a GPU"},
-      {"frames that do not fit the period", [](Schedule& s) { s.epochs[0].frames = 3; }, "do not fit its hyperepoch's period"},
-      {"epoch not listed by its hyperepoch", [](Schedule& s) { s.hyperepochs[0].epochs.clear(); }, "is not listed by its hyperepoch"},
+      {"frames that do not fit the period", [](Schedule& s) { s.epochs[0].frames = 3; },
+       "do not fit its hyperepoch's period"},
+      {"epoch not listed by its hyperepoch", [](Schedule& s) { s.hyperepochs[0].epochs.clear(); },
+       "is not listed by its hyperepoch"},
       {"resource of another hyperepoch",
        [](Schedule& s) {
          s.hyperepochs.push_back({"H2", 10 * kMs, kNoDuration, {}, {}});
@@ -119,7 +175,10 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
          s.runnables[1].wcetNs = 0;
          s.runnables[0].wcetNs = 0;
          s.runnables[2].wcetNs = 0;
-         for (auto& in : s.instances) { in.startNs = 5 * kMs * in.frame; in.endNs = in.startNs + (in.runnable == 4 ? kMs : 0); }
+         for (auto& in : s.instances) {
+           in.startNs = 5 * kMs * in.frame;
+           in.endNs = in.startNs + (in.runnable == 4 ? kMs : 0);
+         }
          s.instances[4].resources = {1, 3};  // C on CPU1, before B, though C depends (via G) on B
          s.timelines[0].instances = {0, 5, 9};
          s.timelines[1].instances = {4, 1, 3, 6, 8};

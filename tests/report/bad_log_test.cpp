@@ -23,12 +23,13 @@ using namespace tactus::report::test;
 TEST_CASE("records with indices outside the schedule are counted and ignored", "[report][bad-log]") {
   const Schedule s = twoStepSchedule();
   auto records = knownRecords();
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 99, 0, 0, kT0, kT0 + 1});        // bad instance
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 42, kT0, kT0 + 1});        // bad runnable
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 0, kT0 + 5, kT0});         // ends before start
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 9, 0, 0, kT0, kT0});         // bad epoch
-  records.push_back({77, 0, 0, 0, 0, 0, 0});                                                          // bad kind
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0xffffffffu, 0, kT0, kT0 + 1});  // absurd iteration
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 99, 0, 0, kT0, kT0 + 1});  // bad instance
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 42, kT0, kT0 + 1});  // bad runnable
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 0, kT0 + 5, kT0});   // ends before start
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 9, 0, 0, kT0, kT0});   // bad epoch
+  records.push_back({77, 0, 0, 0, 0, 0, 0});                                                    // bad kind
+  records.push_back(
+      {static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0xffffffffu, 0, kT0, kT0 + 1});  // absurd iteration
   const Analysis a = analyze(s, makeLog(s, records));
   CHECK(a.invalidRecords == 6);
   CHECK(a.runnables[0].duration.count == 4);
@@ -44,7 +45,7 @@ TEST_CASE("records with times far from the run's start are invalid, never an ove
   auto records = knownRecords();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 0, kMin + 1, kMax});          // duration overflows
+  records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 0, 0, kMin + 1, kMax});  // duration overflows
   records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 1, 1, 1, kT0, kT0 + limits::kMaxLogSpanNs + 1});
   records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 0, 2, 0, kMin, kT0});
   records.push_back({static_cast<std::uint16_t>(EventKind::kSkipped), 0, 0, 3, 2, kMax, kMax});
@@ -76,7 +77,8 @@ TEST_CASE("a log header's implausible run start is ignored with a warning", "[re
   CHECK(a.runnables[1].duration.count == 4);
   CHECK(a.hyperepochs[0].iterations == 4);
   bool warned = false;
-  for (const std::string& w : a.warnings) warned |= w.find("is not a plausible CLOCK_MONOTONIC time") != std::string::npos;
+  for (const std::string& w : a.warnings)
+    warned |= w.find("is not a plausible CLOCK_MONOTONIC time") != std::string::npos;
   CHECK(warned);
 }
 
@@ -85,7 +87,7 @@ TEST_CASE("the per-iteration tables hold the iterations the records name, not ev
   const Schedule s = twoStepSchedule();
   auto records = knownRecords();
   // One run of iteration 1000, and nothing of iterations 4..999 (lost, or a damaged number).
-  const std::int64_t late = kT0 + 1000 * 10 * kMs;
+  const std::int64_t late = kT0 + std::int64_t{1000} * 10 * kMs;
   records.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, 1000, 0, late, late + 9 * kMs});
   const LogFile log = makeLog(s, records);
   const Analysis a = analyze(s, log);
@@ -110,7 +112,7 @@ TEST_CASE("frame statistics of an epoch with more frames than the records fill a
   REQUIRE(verifySchedule(s).ok());
   auto records = knownRecords();
   for (std::uint32_t it = 0; it < 3; ++it) {
-    const std::int64_t ideal = kT0 + it * 10 * kMs;
+    const std::int64_t ideal = kT0 + static_cast<std::int64_t>(it) * 10 * kMs;
     records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 1, it, 0, ideal, ideal + 7 * kUs});
     records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 1, it, 65535, ideal + 65535,
                        ideal + 65535 + (it + 1) * kUs});
@@ -180,4 +182,3 @@ TEST_CASE("a truncated log is reported with a warning and its complete records",
   std::remove(path.c_str());
   std::remove(sched.c_str());
 }
-

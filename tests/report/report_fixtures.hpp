@@ -79,7 +79,7 @@ inline constexpr std::int64_t kLate = 5 * kUs;
 inline std::vector<EventRecord> knownRecords() {
   std::vector<EventRecord> r;
   for (std::uint32_t i = 0; i < 4; ++i) {
-    const std::int64_t ideal = kT0 + i * 10 * kMs, rel = ideal + kLate;
+    const std::int64_t ideal = kT0 + static_cast<std::int64_t>(i) * 10 * kMs, rel = ideal + kLate;
     r.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 0, i, 0, ideal, rel});
     r.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 0, i, 0, rel, rel + kDurA[i]});
     r.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, 1, i, 1, rel + kDurA[i], rel + kDurA[i] + kDurB[i]});
@@ -110,7 +110,7 @@ inline std::string tempPath(const std::string& name) {
 }
 
 inline std::string writeLogFile(const Schedule& s, const std::vector<EventRecord>& records) {
-  const std::string path = tempPath("log.tlog");
+  std::string path = tempPath("log.tlog");
   EventLogWriter w;
   REQUIRE(w.open(path, s.identifier, scheduleContentHash(s)));
   w.setRunStart(kT0);
@@ -139,6 +139,5 @@ inline std::size_t countOf(const std::string& text, const std::string& what) {
   for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
   return n;
 }
-
 
 }  // namespace tactus::report::test

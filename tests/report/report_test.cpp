@@ -9,8 +9,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -49,9 +49,7 @@ TEST_CASE("summarize gives nearest-rank median and p99, extremes and mean", "[re
   CHECK(percentileOfSorted({7}, 99) == 7);
 }
 
-TEST_CASE("the fixture schedule verifies", "[report]") {
-  REQUIRE(verifySchedule(twoStepSchedule()).ok());
-}
+TEST_CASE("the fixture schedule verifies", "[report]") { REQUIRE(verifySchedule(twoStepSchedule()).ok()); }
 
 TEST_CASE("analyze computes per-runnable durations, jitter, overruns, budgets and deadline misses", "[report][stats]") {
   const Schedule s = twoStepSchedule();
@@ -67,18 +65,19 @@ TEST_CASE("analyze computes per-runnable durations, jitter, overruns, budgets an
   CHECK(A.duration.medianNs == kDurA[1]);  // nearest rank 2 of 4
   CHECK(A.overrunsWcet == 1);              // only 1.5 ms > 1 ms
   CHECK(A.worstOverrunNs == kDurA[3] - s.runnables[0].wcetNs);
-  CHECK(A.startJitter.minNs == kLate);     // A starts at its (late) release
+  CHECK(A.startJitter.minNs == kLate);  // A starts at its (late) release
   CHECK(A.startJitter.maxNs == kLate);
 
   const RunnableStats& B = a.runnables[1];
-  CHECK(B.overrunsWcet == 1);              // 3 ms > 2 ms
-  CHECK(B.endMonitorViolations == 1);      // 3 ms > 2.5 ms
+  CHECK(B.overrunsWcet == 1);          // 3 ms > 2 ms
+  CHECK(B.endMonitorViolations == 1);  // 3 ms > 2.5 ms
   // Deadline 4 ms from release: B ends at durA + durB after release (+ lateness vs the ideal one).
   int misses = 0;
   for (int i = 0; i < 4; ++i) misses += kLate + kDurA[i] + kDurB[i] > 4 * kMs;
   CHECK(B.deadlineMisses == static_cast<std::uint64_t>(misses));
   // B's planned start is 1 ms after the iteration's start; it starts when A ends.
   std::vector<std::int64_t> jit;
+  jit.reserve(4);
   for (int i = 0; i < 4; ++i) jit.push_back(kLate + kDurA[i] - 1 * kMs);
   CHECK(B.startJitter.minNs == jit[0]);
   CHECK(B.startJitter.maxNs == jit[3]);
@@ -265,7 +264,8 @@ TEST_CASE("measured wcets feed back into tactus-compile", "[report][wcet][compil
   sim.iterations = 30;
   REQUIRE(writeSimulatedLog(log, *s, sim));
   std::string out, err;
-  REQUIRE(runCommand({log, sched, "--wcet-out", wcet, "--wcet-percentile", "90", "--wcet-margin", "1.1"}, out, err) == 0);
+  REQUIRE(runCommand({log, sched, "--wcet-out", wcet, "--wcet-percentile", "90", "--wcet-margin", "1.1"}, out, err) ==
+          0);
   REQUIRE(compiler::runCompileCommand({"-i", graph, "-o", sched2, "--wcet", wcet}, o, e) == 0);
   auto s2 = loadScheduleFile(sched2);
   REQUIRE(s2);
@@ -368,7 +368,7 @@ TEST_CASE("a simulated run of a synthetic schedule has the runs the schedule imp
   const LogFile log = makeLog(s, simulateRun(s, sim));
   const Analysis a = analyze(s, log);
   CHECK(a.runRecords == 5 * s.instances.size());
-  CHECK(a.releaseRecords == 5 * 2);
+  CHECK(a.releaseRecords == std::uint64_t{5} * 2);
   CHECK(a.invalidRecords == 0);
   for (const RunnableStats& r : a.runnables) {
     CHECK(r.duration.count == 10);

@@ -51,15 +51,15 @@ enum class EventKind : std::uint16_t {
 
 /// The file header.
 struct EventLogHeader {
-  char magic[8];                     ///< kEventLogMagic
-  std::uint32_t version;             ///< kEventLogVersion
-  std::uint32_t headerSize;          ///< sizeof(EventLogHeader): records start here
-  std::uint32_t recordSize;          ///< sizeof(EventRecord)
-  std::uint16_t scheduleIdentifier;  ///< the schedule's identifier
-  std::uint16_t reserved0;           ///< zero
-  std::uint64_t scheduleContentHash; ///< content hash of the schedule file that ran
-  std::int64_t runStartNs;           ///< CLOCK_MONOTONIC ns of the first release
-  std::uint8_t reserved[24];         ///< zero
+  char magic[8];                      ///< kEventLogMagic
+  std::uint32_t version;              ///< kEventLogVersion
+  std::uint32_t headerSize;           ///< sizeof(EventLogHeader): records start here
+  std::uint32_t recordSize;           ///< sizeof(EventRecord)
+  std::uint16_t scheduleIdentifier;   ///< the schedule's identifier
+  std::uint16_t reserved0;            ///< zero
+  std::uint64_t scheduleContentHash;  ///< content hash of the schedule file that ran
+  std::int64_t runStartNs;            ///< CLOCK_MONOTONIC ns of the first release
+  std::uint8_t reserved[24];          ///< zero
 };
 static_assert(sizeof(EventLogHeader) == 64, "event log header layout is frozen");
 

@@ -10,19 +10,19 @@ namespace tactus {
 
 /// What kind of failure an Error describes; shared by every module.
 enum class ErrorCode {
-  kBadParameter,      ///< a caller passed a value that is out of range or malformed
-  kParse,             ///< input text (YAML, schedule file, command line) could not be read
-  kValidation,        ///< input was read but breaks a rule of the model
-  kVerification,      ///< a finished schedule breaks an invariant
-  kIncompatible,      ///< a file or segment of another format version
-  kNotFound,          ///< a named thing does not exist
-  kAlreadyExists,     ///< a named thing exists already (duplicate, second master)
-  kInvalidState,      ///< call made at the wrong time
-  kTimeout,           ///< a wait ran past its limit
-  kIo,                ///< a file or OS call failed
-  kInfeasible,        ///< no schedule fits (e.g. longer than its hyperepoch)
-  kPeerDied,          ///< another process of the run died
-  kInternal,          ///< a bug of ours
+  kBadParameter,   ///< a caller passed a value that is out of range or malformed
+  kParse,          ///< input text (YAML, schedule file, command line) could not be read
+  kValidation,     ///< input was read but breaks a rule of the model
+  kVerification,   ///< a finished schedule breaks an invariant
+  kIncompatible,   ///< a file or segment of another format version
+  kNotFound,       ///< a named thing does not exist
+  kAlreadyExists,  ///< a named thing exists already (duplicate, second master)
+  kInvalidState,   ///< call made at the wrong time
+  kTimeout,        ///< a wait ran past its limit
+  kIo,             ///< a file or OS call failed
+  kInfeasible,     ///< no schedule fits (e.g. longer than its hyperepoch)
+  kPeerDied,       ///< another process of the run died
+  kInternal,       ///< a bug of ours
 };
 
 /// Lower-case name of an error code, for messages.
@@ -41,15 +41,24 @@ inline Error fail(ErrorCode code, std::string message) { return Error{code, std:
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Error error) : state_(std::move(error)) {}      // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool has_value() const { return state_.index() == 0; }
   explicit operator bool() const { return has_value(); }
 
-  T& value() & { check(); return std::get<0>(state_); }
-  const T& value() const& { check(); return std::get<0>(state_); }
-  T&& value() && { check(); return std::get<0>(std::move(state_)); }
+  T& value() & {
+    check();
+    return std::get<0>(state_);
+  }
+  const T& value() const& {
+    check();
+    return std::get<0>(state_);
+  }
+  T&& value() && {
+    check();
+    return std::get<0>(std::move(state_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }

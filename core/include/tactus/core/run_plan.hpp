@@ -20,25 +20,25 @@ namespace tactus {
 
 /// One thing an instance waits for: another instance finishing iteration h (or h - 1).
 struct WaitCondition {
-  std::uint32_t instance = 0;       ///< InstanceId waited for
-  bool previousIteration = false;   ///< true: its iteration h - 1 (timeline wrap-around)
+  std::uint32_t instance = 0;      ///< InstanceId waited for
+  bool previousIteration = false;  ///< true: its iteration h - 1 (timeline wrap-around)
 };
 
 /// A thread of a client: runs, in timeline order, that client's instances whose hardware
 /// resource is `resource`. CPU resources get a pinned thread; other hardware (GPUs) is handled
 /// by an engine (see the client library's Engine seam).
 struct WorkerPlan {
-  std::uint32_t client = 0;                ///< ClientId
-  std::uint32_t resource = 0;              ///< hardware ResourceId
-  std::uint32_t hyperepoch = 0;            ///< the resource's hyperepoch
-  std::vector<std::uint32_t> instances;    ///< InstanceIds in the resource's timeline order
+  std::uint32_t client = 0;              ///< ClientId
+  std::uint32_t resource = 0;            ///< hardware ResourceId
+  std::uint32_t hyperepoch = 0;          ///< the resource's hyperepoch
+  std::vector<std::uint32_t> instances;  ///< InstanceIds in the resource's timeline order
 };
 
 /// A frame release within a hyperepoch iteration.
 struct ReleasePoint {
-  std::int64_t offsetNs = 0;   ///< from the iteration's start
-  std::uint32_t epoch = 0;     ///< EpochId
-  std::uint32_t frame = 0;     ///< frame within the iteration
+  std::int64_t offsetNs = 0;  ///< from the iteration's start
+  std::uint32_t epoch = 0;    ///< EpochId
+  std::uint32_t frame = 0;    ///< frame within the iteration
 };
 
 /// Per hyperepoch: its release points in time order and all its instances.
@@ -49,13 +49,13 @@ struct HyperepochPlan {
 
 /// Everything the runtime needs beyond the Schedule itself.
 struct RunPlan {
-  std::vector<WorkerPlan> workers;                   ///< by client, then resource (ascending)
-  std::vector<std::vector<WaitCondition>> waits;     ///< per InstanceId
-  std::vector<std::uint32_t> instanceWorker;         ///< per InstanceId: WorkerPlan index
-  std::vector<std::uint32_t> instanceEpoch;          ///< per InstanceId: EpochId
-  std::vector<std::uint32_t> epochFrameBase;         ///< per EpochId: index of its frame 0 in frameInstances
+  std::vector<WorkerPlan> workers;                         ///< by client, then resource (ascending)
+  std::vector<std::vector<WaitCondition>> waits;           ///< per InstanceId
+  std::vector<std::uint32_t> instanceWorker;               ///< per InstanceId: WorkerPlan index
+  std::vector<std::uint32_t> instanceEpoch;                ///< per InstanceId: EpochId
+  std::vector<std::uint32_t> epochFrameBase;               ///< per EpochId: index of its frame 0 in frameInstances
   std::vector<std::vector<std::uint32_t>> frameInstances;  ///< per (epoch, frame): its InstanceIds
-  std::vector<HyperepochPlan> hyperepochs;           ///< per HyperepochId
+  std::vector<HyperepochPlan> hyperepochs;                 ///< per HyperepochId
 };
 
 /// Derives the run plan. Fails (kValidation) on a schedule the runtime cannot run: an instance

@@ -34,10 +34,10 @@ enum class ResourceKind : std::uint8_t {
 
 /// What a runnable is.
 enum class RunnableKind : std::uint8_t {
-  kCpu,        ///< a CPU function
-  kSubmitter,  ///< a CPU function that enqueues its submittee on a CUDA stream
-  kSubmittee,  ///< GPU work enqueued by its submitter; not registered by clients
-  kAliasGroup, ///< a round-robin slot: frame k runs steps[k mod steps.size()]
+  kCpu,         ///< a CPU function
+  kSubmitter,   ///< a CPU function that enqueues its submittee on a CUDA stream
+  kSubmittee,   ///< GPU work enqueued by its submitter; not registered by clients
+  kAliasGroup,  ///< a round-robin slot: frame k runs steps[k mod steps.size()]
 };
 
 /// A client process of the schedule.
@@ -47,13 +47,13 @@ struct ClientInfo {
 
 /// A timeline on which at most one runnable instance runs at a time.
 struct ResourceInfo {
-  std::string name;               ///< as in the graph (`CPU1`, `GPU0`, `CUDA_STREAM0`, `MEM_BW_MUTEX`)
-  std::string type;               ///< the graph's type key (`CPU`, `GPU`, `CUDA_STREAM`, `MUTEX`, ...)
+  std::string name;  ///< as in the graph (`CPU1`, `GPU0`, `CUDA_STREAM0`, `MEM_BW_MUTEX`)
+  std::string type;  ///< the graph's type key (`CPU`, `GPU`, `CUDA_STREAM`, `MUTEX`, ...)
   ResourceKind kind = ResourceKind::kCpu;
-  std::uint32_t client = kNone;   ///< owning client for client-local resources, else kNone
-  std::uint32_t hyperepoch = kNone;  ///< the hyperepoch owning it; kNone when no runnable uses it
-  std::uint32_t core = kNone;     ///< kCpu: the core number n of `CPU<n>`
-  std::uint32_t device = kNone;   ///< kCudaStream: the kGpu resource it maps to
+  std::uint32_t client = kNone;       ///< owning client for client-local resources, else kNone
+  std::uint32_t hyperepoch = kNone;   ///< the hyperepoch owning it; kNone when no runnable uses it
+  std::uint32_t core = kNone;         ///< kCpu: the core number n of `CPU<n>`
+  std::uint32_t device = kNone;       ///< kCudaStream: the kGpu resource it maps to
   std::uint32_t streamLimit = kNone;  ///< kGpu: most client streams that may map to it (kNone = any)
 };
 
@@ -76,43 +76,43 @@ struct EpochInfo {
 
 /// A runnable of the graph (not yet unrolled into frames).
 struct RunnableInfo {
-  std::string name;              ///< client-local name (`ReadCamera`); for kAliasGroup the group name
-  std::uint32_t client = 0;      ///< ClientId index
-  std::uint32_t epoch = 0;       ///< EpochId index
+  std::string name;          ///< client-local name (`ReadCamera`); for kAliasGroup the group name
+  std::uint32_t client = 0;  ///< ClientId index
+  std::uint32_t epoch = 0;   ///< EpochId index
   RunnableKind kind = RunnableKind::kCpu;
-  std::int64_t wcetNs = 0;       ///< worst-case execution time used for scheduling
-  std::int64_t startTimeNs = 0;  ///< earliest start, from its frame's release
-  std::int64_t deadlineNs = kNoDuration;            ///< finish-by, from its frame's release
-  std::int64_t endMonitorThresholdNs = kNoDuration; ///< the graph's `EndMonitorThreshold`, if given
-  std::uint32_t priority = 10;   ///< 1 highest .. 10 lowest
-  std::vector<std::uint32_t> dependencies;  ///< RunnableId indices it waits for, same epoch, ascending
-  std::uint32_t submits = kNone;      ///< kSubmitter: its submittee
-  std::uint32_t submittedBy = kNone;  ///< kSubmittee: its submitter
-  std::uint32_t aliasGroup = kNone;   ///< a round-robin member: its kAliasGroup runnable
-  std::vector<std::uint32_t> steps;   ///< kAliasGroup: member RunnableId per step, kNone = empty step
+  std::int64_t wcetNs = 0;                           ///< worst-case execution time used for scheduling
+  std::int64_t startTimeNs = 0;                      ///< earliest start, from its frame's release
+  std::int64_t deadlineNs = kNoDuration;             ///< finish-by, from its frame's release
+  std::int64_t endMonitorThresholdNs = kNoDuration;  ///< the graph's `EndMonitorThreshold`, if given
+  std::uint32_t priority = 10;                       ///< 1 highest .. 10 lowest
+  std::vector<std::uint32_t> dependencies;           ///< RunnableId indices it waits for, same epoch, ascending
+  std::uint32_t submits = kNone;                     ///< kSubmitter: its submittee
+  std::uint32_t submittedBy = kNone;                 ///< kSubmittee: its submitter
+  std::uint32_t aliasGroup = kNone;                  ///< a round-robin member: its kAliasGroup runnable
+  std::vector<std::uint32_t> steps;                  ///< kAliasGroup: member RunnableId per step, kNone = empty step
 };
 
 /// One scheduled run of a runnable in one frame of its epoch.
 struct InstanceInfo {
-  std::uint32_t runnable = 0;    ///< RunnableId index
-  std::uint32_t frame = 0;       ///< frame of its epoch within the hyperepoch iteration
-  std::int64_t startNs = 0;      ///< planned start from the hyperepoch iteration's start
-  std::int64_t endNs = 0;        ///< planned end = start + WCET
+  std::uint32_t runnable = 0;               ///< RunnableId index
+  std::uint32_t frame = 0;                  ///< frame of its epoch within the hyperepoch iteration
+  std::int64_t startNs = 0;                 ///< planned start from the hyperepoch iteration's start
+  std::int64_t endNs = 0;                   ///< planned end = start + WCET
   std::vector<std::uint32_t> resources;     ///< ResourceId indices it holds, hardware first
   std::vector<std::uint32_t> dependencies;  ///< InstanceId indices it waits for (graph edges), ascending
 };
 
 /// Per resource: the instances that hold it, in execution order.
 struct TimelineInfo {
-  std::uint32_t resource = 0;              ///< ResourceId index
-  std::vector<std::uint32_t> instances;    ///< InstanceId indices in the order they run
+  std::uint32_t resource = 0;            ///< ResourceId index
+  std::vector<std::uint32_t> instances;  ///< InstanceId indices in the order they run
 };
 
 /// A compiled schedule for one graph.
 struct Schedule {
-  std::string name;                 ///< the graph ID
-  std::uint16_t identifier = 0;     ///< the schedule identifier (0..65535)
-  std::uint64_t sourceHash = 0;     ///< hash of the graph (and WCET side file) it was compiled from
+  std::string name;              ///< the graph ID
+  std::uint16_t identifier = 0;  ///< the schedule identifier (0..65535)
+  std::uint64_t sourceHash = 0;  ///< hash of the graph (and WCET side file) it was compiled from
   std::vector<ClientInfo> clients;
   std::vector<ResourceInfo> resources;
   std::vector<HyperepochInfo> hyperepochs;
