@@ -374,8 +374,13 @@ void CudaEngine::finish(bool clean, const std::vector<GpuWorkerStats*>& workers)
     }
   } else if (impl_) {
     // A failed run may leave work queued behind events that will never complete: keep the
-    // contexts alive rather than free memory a host function may still touch.
-    (void)impl_.release();
+    // contexts alive rather than free memory a host function may still touch. They stay
+    // reachable from a process-wide list that is never destroyed (kept on purpose, so neither
+    // exit nor LeakSanitizer frees or reports them).
+    static std::mutex abandonedMutex;
+    static auto* abandoned = new std::vector<std::unique_ptr<Impl>>();
+    const std::lock_guard<std::mutex> keep(abandonedMutex);
+    abandoned->push_back(std::move(impl_));
   }
   std::lock_guard<std::mutex> lock(gStatsMutex);
   gStats = {};

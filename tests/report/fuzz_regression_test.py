@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 MEMORY_LIMIT = 2 << 30
+ASAN = False  # set in main(): the programs under test were built with AddressSanitizer
 TIMEOUT_S = 30
 failures = []
 
@@ -25,8 +26,16 @@ def fail(msg):
     failures.append(msg)
 
 
+def built_with_asan(program):
+    # AddressSanitizer reserves terabytes of address space for its shadow: RLIMIT_AS would stop it
+    # at start-up. Its own allocation limit (ASAN_OPTIONS below) takes the bound's place there.
+    with open(program, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
 def limited():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    if not ASAN:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 def run(cmd, cwd):
@@ -74,6 +83,12 @@ def write_log(path, content_hash, run_start, records):
 
 def main():
     master, report, root = (os.path.abspath(p) for p in sys.argv[1:4])
+    global ASAN
+    ASAN = built_with_asan(master)
+    if ASAN:
+        limit_mb = MEMORY_LIMIT >> 20
+        os.environ["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") +
+                                      f":max_allocation_size_mb={limit_mb}:allocator_may_return_null=1")
     repro = os.path.join(root, "fuzz", "regressions")
     instance = f"fuzzreg{os.getpid()}"
 
