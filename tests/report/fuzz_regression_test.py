@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 MEMORY_LIMIT = 2 << 30
-ASAN = False  # set in main(): the programs under test were built with AddressSanitizer
+SANITIZER = None  # set in main(): "ASAN" or "TSAN" when the programs under test were built with one
 TIMEOUT_S = 30
 failures = []
 
@@ -26,15 +26,17 @@ def fail(msg):
     failures.append(msg)
 
 
-def built_with_asan(program):
-    # AddressSanitizer reserves terabytes of address space for its shadow: RLIMIT_AS would stop it
-    # at start-up. Its own allocation limit (ASAN_OPTIONS below) takes the bound's place there.
+def sanitizer_of(program):
+    # AddressSanitizer and ThreadSanitizer reserve terabytes of address space for their shadow:
+    # RLIMIT_AS would stop them at start-up. Their own allocation limit (*SAN_OPTIONS below) takes
+    # the bound's place there.
     with open(program, "rb") as f:
-        return b"__asan_init" in f.read()
+        data = f.read()
+    return "ASAN" if b"__asan_init" in data else "TSAN" if b"__tsan_init" in data else None
 
 
 def limited():
-    if not ASAN:
+    if SANITIZER is None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
@@ -83,12 +85,12 @@ def write_log(path, content_hash, run_start, records):
 
 def main():
     master, report, root = (os.path.abspath(p) for p in sys.argv[1:4])
-    global ASAN
-    ASAN = built_with_asan(master)
-    if ASAN:
+    global SANITIZER
+    SANITIZER = sanitizer_of(master)
+    if SANITIZER is not None:
         limit_mb = MEMORY_LIMIT >> 20
-        os.environ["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") +
-                                      f":max_allocation_size_mb={limit_mb}:allocator_may_return_null=1")
+        name = SANITIZER + "_OPTIONS"
+        os.environ[name] = os.environ.get(name, "") + f":max_allocation_size_mb={limit_mb}:allocator_may_return_null=1"
     repro = os.path.join(root, "fuzz", "regressions")
     instance = f"fuzzreg{os.getpid()}"
 

@@ -348,7 +348,13 @@ TEST_CASE("a stale segment left by a killed master is replaced on the next start
   REQUIRE(segmentPresent(run.instance));
   // The master first: a client that found the dead master's segment would remove it itself.
   const pid_t m2 = run.master({"-e", "20", "-l", run.logPath}, "master2");
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Clients only once master2 has replaced it (a slow start, e.g. under a sanitizer, must not let
+  // them find the dead master's segment first).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+  while (readFile(run.out("master2")).find("replacing stale segment") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
   CHECK(waitFor(m2, kWaitMs) == 0);
