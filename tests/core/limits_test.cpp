@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sample_schedule.hpp"
+#include "schedule_text_edit.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -16,6 +17,8 @@
 #include "tactus/core/verify.hpp"
 
 using namespace tactus;
+using tactus::test::rehash;
+using tactus::test::replaceOnce;
 
 namespace {
 
@@ -42,18 +45,6 @@ std::string masterLoad(const std::string& text, const std::string& origin) {
   auto plan = makeRunPlan(*schedule);
   if (!plan) return plan.error().message;
   return "";
-}
-
-std::string rehash(const std::string& text) {
-  auto pos = text.rfind("content_hash ");
-  std::string body = text.substr(0, pos);
-  return body + "content_hash " + hashToHex(hashBytes(kHashSeed, body)) + "\n";
-}
-
-std::string replaceOnce(std::string text, const std::string& from, const std::string& to) {
-  auto pos = text.find(from);
-  REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
 }
 
 std::string allErrors(const VerifyReport& report) {

@@ -4,28 +4,16 @@
 #include <random>
 
 #include "sample_schedule.hpp"
+#include "schedule_text_edit.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
 
 using namespace tactus;
+using tactus::test::rehash;
+using tactus::test::replaceOnce;
 
-namespace {
-
-// Rewrites the content hash so that a deliberate edit reaches the checks behind the hash.
-std::string rehash(const std::string& text) {
-  auto pos = text.rfind("content_hash ");
-  std::string body = text.substr(0, pos);
-  return body + "content_hash " + hashToHex(hashBytes(kHashSeed, body)) + "\n";
-}
-
-std::string replaceOnce(std::string text, const std::string& from, const std::string& to) {
-  auto pos = text.find(from);
-  REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("a schedule survives writing and reading unchanged", "[schedule_file]") {
   Schedule s = test::sampleSchedule();
