@@ -13,8 +13,6 @@ using namespace tactus;
 using tactus::test::rehash;
 using tactus::test::replaceOnce;
 
-namespace {}  // namespace
-
 TEST_CASE("a schedule survives writing and reading unchanged", "[schedule_file]") {
   Schedule s = test::sampleSchedule();
   std::string text = writeSchedule(s);
