@@ -134,27 +134,52 @@ constexpr std::size_t kClientSlotSize = 64;
 
 bool exitedBySignal(int code) { return code > 128 && code < 128 + 65; }
 
+// The master (with a 5 s stuck limit) and both clients of a damage trial, started and running.
+struct RunningPair {
+  pid_t master = -1, client0 = -1, client1 = -1;
+};
+
+RunningPair startRunningPair(const Trial& t) {
+  RunningPair r;
+  r.master = t.master({"-t", "5000000"});
+  r.client0 = t.client("Client0");
+  r.client1 = t.client("Client1");
+  t.awaitRunning();
+  return r;
+}
+
+// How the three processes of a pair ended after the damage done just before the call, and how
+// long after it the last of them ended.
+struct PairEnds {
+  int master = -1, client0 = -1, client1 = -1;
+  long ms = 0;
+};
+
+PairEnds awaitPairEnds(const RunningPair& r) {
+  const auto cause = Clock::now();
+  PairEnds e;
+  e.master = waitFor(r.master, kWaitMs);
+  e.client0 = waitFor(r.client0, kWaitMs);
+  e.client1 = waitFor(r.client1, kWaitMs);
+  e.ms = msSince(cause);
+  return e;
+}
+
 }  // namespace
 
 TEST_CASE("a header offset written over during the run ends it as damage naming the field", "[reliability][damage]") {
   Trial t("dmg_offset");
-  const pid_t m = t.master({"-t", "5000000"});
-  const pid_t c0 = t.client("Client0");
-  const pid_t c1 = t.client("Client1");
-  t.awaitRunning();
+  const RunningPair run = startRunningPair(t);
   {
     Mapped seg(t.segment());
     seg.put64(kEpochOffsetField, seg.u64(kEpochOffsetField) + 1'000'000'000ULL);  // far outside the segment
   }
-  const auto cause = Clock::now();
-  const int master = waitFor(m, kWaitMs);
-  const int code0 = waitFor(c0, kWaitMs);
-  const int code1 = waitFor(c1, kWaitMs);
-  CHECK(msSince(cause) < kEndWithinMs);
-  CHECK(master == 1);
+  const PairEnds ends = awaitPairEnds(run);
+  CHECK(ends.ms < kEndWithinMs);
+  CHECK(ends.master == 1);
   CHECK(readFile(t.out("master")).find("damaged: header field 'epochOffset'") != std::string::npos);
-  CHECK(code0 == 10 + static_cast<int>(RunStatus::kError));
-  CHECK(code1 == 10 + static_cast<int>(RunStatus::kError));
+  CHECK(ends.client0 == 10 + static_cast<int>(RunStatus::kError));
+  CHECK(ends.client1 == 10 + static_cast<int>(RunStatus::kError));
   CHECK(readFile(t.out("Client0")).find("epochOffset") != std::string::npos);
   CHECK_FALSE(segmentPresent(t.instance));
 }
@@ -189,68 +214,53 @@ TEST_CASE("each header field the master writes, written over in turn, ends the r
   for (const auto& [offset, name] : fields) {
     INFO("field " << name);
     Trial t("dmg_field");
-    const pid_t m = t.master({"-t", "5000000"});
-    const pid_t c0 = t.client("Client0");
-    const pid_t c1 = t.client("Client1");
-    t.awaitRunning();
+    const RunningPair run = startRunningPair(t);
     {
       Mapped seg(t.segment());
       std::uint32_t v = 0;
       std::memcpy(&v, seg.bytes + offset, sizeof v);
       seg.put32(offset, v ^ 0x5a5a5a5au);
     }
-    const auto cause = Clock::now();
-    const int master = waitFor(m, kWaitMs);
-    const int code0 = waitFor(c0, kWaitMs);
-    const int code1 = waitFor(c1, kWaitMs);
-    CHECK(msSince(cause) < kEndWithinMs);
-    CHECK(master == 1);
+    const PairEnds ends = awaitPairEnds(run);
+    CHECK(ends.ms < kEndWithinMs);
+    CHECK(ends.master == 1);
     CHECK(readFile(t.out("master")).find("damaged: header field '" + name + "'") != std::string::npos);
-    for (const int code : {code0, code1}) CHECK(code == 10 + static_cast<int>(RunStatus::kError));
+    for (const int code : {ends.client0, ends.client1}) CHECK(code == 10 + static_cast<int>(RunStatus::kError));
     CHECK_FALSE(segmentPresent(t.instance));
   }
 }
 
 TEST_CASE("a client pid written over during the run is reported as damage, not as a death", "[reliability][damage]") {
   Trial t("dmg_pid");
-  const pid_t m = t.master({"-t", "5000000"});
-  const pid_t c0 = t.client("Client0");
-  const pid_t c1 = t.client("Client1");
-  t.awaitRunning();
+  const RunningPair run = startRunningPair(t);
   {
     Mapped seg(t.segment());
     seg.put32(seg.u64(kClientOffsetField) + 1 * kClientSlotSize, 16'777'216u);  // Client1's pid, one byte off
   }
-  const auto cause = Clock::now();
-  CHECK(waitFor(m, kWaitMs) == 1);
-  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
-  CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
-  CHECK(msSince(cause) < kEndWithinMs);
+  const PairEnds ends = awaitPairEnds(run);
+  CHECK(ends.master == 1);
+  CHECK(ends.client0 == 10 + static_cast<int>(RunStatus::kError));
+  CHECK(ends.client1 == 10 + static_cast<int>(RunStatus::kError));
+  CHECK(ends.ms < kEndWithinMs);
   const std::string out = readFile(t.out("master"));
-  CHECK(out.find("client 'Client1' (pid " + std::to_string(c1) + "): field 'pid' holds 16777216, out of range") !=
-        std::string::npos);
+  CHECK(out.find("client 'Client1' (pid " + std::to_string(run.client1) +
+                 "): field 'pid' holds 16777216, out of range") != std::string::npos);
   CHECK(out.find("died") == std::string::npos);
   CHECK_FALSE(segmentPresent(t.instance));
 }
 
 TEST_CASE("zeros over the whole segment during the run end it in order", "[reliability][damage]") {
   Trial t("dmg_zeros");
-  const pid_t m = t.master({"-t", "5000000"});
-  const pid_t c0 = t.client("Client0");
-  const pid_t c1 = t.client("Client1");
-  t.awaitRunning();
+  const RunningPair run = startRunningPair(t);
   {
     Mapped seg(t.segment());
     std::memset(seg.bytes, 0, seg.size);
   }
-  const auto cause = Clock::now();
-  const int master = waitFor(m, kWaitMs);
-  const int code0 = waitFor(c0, kWaitMs);
-  const int code1 = waitFor(c1, kWaitMs);
-  CHECK(msSince(cause) < kEndWithinMs);
-  CHECK(master == 1);
+  const PairEnds ends = awaitPairEnds(run);
+  CHECK(ends.ms < kEndWithinMs);
+  CHECK(ends.master == 1);
   CHECK(readFile(t.out("master")).find("damaged") != std::string::npos);
-  for (const int code : {code0, code1}) {
+  for (const int code : {ends.client0, ends.client1}) {
     CHECK_FALSE(exitedBySignal(code));
     CHECK(code != -1);  // not killed by waitFor: it ended on its own
   }
@@ -260,19 +270,13 @@ TEST_CASE("zeros over the whole segment during the run end it in order", "[relia
 TEST_CASE("a segment truncated under a running master and its clients ends the run without a SIGBUS",
           "[reliability][damage]") {
   Trial t("dmg_trunc");
-  const pid_t m = t.master({"-t", "5000000"});
-  const pid_t c0 = t.client("Client0");
-  const pid_t c1 = t.client("Client1");
-  t.awaitRunning();
+  const RunningPair run = startRunningPair(t);
   REQUIRE(::truncate(t.segment().c_str(), 4096) == 0);  // the header stays, every slot goes
-  const auto cause = Clock::now();
-  const int master = waitFor(m, kWaitMs);
-  const int code0 = waitFor(c0, kWaitMs);
-  const int code1 = waitFor(c1, kWaitMs);
-  CHECK(msSince(cause) < kEndWithinMs);
-  CHECK(master == 1);
+  const PairEnds ends = awaitPairEnds(run);
+  CHECK(ends.ms < kEndWithinMs);
+  CHECK(ends.master == 1);
   CHECK(readFile(t.out("master")).find("truncated") != std::string::npos);
-  for (const int code : {code0, code1}) {
+  for (const int code : {ends.client0, ends.client1}) {
     CHECK_FALSE(exitedBySignal(code));
     CHECK(code == 10 + static_cast<int>(RunStatus::kError));
   }
@@ -285,21 +289,18 @@ TEST_CASE("a segment removed or replaced at its name during the run ends it, lea
   for (const bool replace : {false, true}) {
     INFO((replace ? "replaced" : "removed"));
     Trial t(replace ? "dmg_replaced" : "dmg_removed");
-    const pid_t m = t.master({"-t", "5000000"});
-    const pid_t c0 = t.client("Client0");
-    const pid_t c1 = t.client("Client1");
-    t.awaitRunning();
+    const RunningPair run = startRunningPair(t);
     REQUIRE(::unlink(t.segment().c_str()) == 0);
     if (replace) {
       const int fd = ::open(t.segment().c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
       REQUIRE(fd >= 0);
       ::close(fd);
     }
-    const auto cause = Clock::now();
-    CHECK(waitFor(m, kWaitMs) == 1);
-    CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
-    CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
-    CHECK(msSince(cause) < kEndWithinMs);
+    const PairEnds ends = awaitPairEnds(run);
+    CHECK(ends.master == 1);
+    CHECK(ends.client0 == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(ends.client1 == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(ends.ms < kEndWithinMs);
     CHECK(readFile(t.out("master")).find(replace ? "damaged: replaced" : "damaged: removed from") != std::string::npos);
     CHECK(segmentPresent(t.instance) == replace);  // the newcomer's file is not the master's to remove
   }
