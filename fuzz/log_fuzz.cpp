@@ -91,12 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   report::LogFile log;
   log.path = "fuzz.tlog";
-  std::memcpy(log.header.magic, kEventLogMagic, sizeof kEventLogMagic);
-  log.header.version = kEventLogVersion;
-  log.header.headerSize = sizeof(EventLogHeader);
-  log.header.recordSize = sizeof(EventRecord);
-  log.header.scheduleIdentifier = s.identifier;
-  log.header.scheduleContentHash = scheduleContentHash(s);
+  log.header = makeEventLogHeader(s.identifier, scheduleContentHash(s));
   std::size_t at = 0;
   if (size >= sizeof log.header.runStartNs) {
     std::memcpy(&log.header.runStartNs, data, sizeof log.header.runStartNs);

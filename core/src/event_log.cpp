@@ -43,6 +43,17 @@ Result<EventLog> readEventLog(const std::string& path) {
   return log;
 }
 
+EventLogHeader makeEventLogHeader(std::uint16_t scheduleIdentifier, std::uint64_t contentHash) {
+  EventLogHeader header{};
+  std::memcpy(header.magic, kEventLogMagic, sizeof kEventLogMagic);
+  header.version = kEventLogVersion;
+  header.headerSize = sizeof(EventLogHeader);
+  header.recordSize = sizeof(EventRecord);
+  header.scheduleIdentifier = scheduleIdentifier;
+  header.scheduleContentHash = contentHash;
+  return header;
+}
+
 EventLogWriter::~EventLogWriter() { (void)close(); }
 
 Result<void> EventLogWriter::open(const std::string& path, std::uint16_t scheduleIdentifier,
@@ -52,13 +63,7 @@ Result<void> EventLogWriter::open(const std::string& path, std::uint16_t schedul
   if (!file_) return fail(ErrorCode::kIo, path + ": cannot create event log: " + std::strerror(errno));
   path_ = path;
   failed_ = false;
-  header_ = EventLogHeader{};
-  std::memcpy(header_.magic, kEventLogMagic, sizeof kEventLogMagic);
-  header_.version = kEventLogVersion;
-  header_.headerSize = sizeof(EventLogHeader);
-  header_.recordSize = sizeof(EventRecord);
-  header_.scheduleIdentifier = scheduleIdentifier;
-  header_.scheduleContentHash = contentHash;
+  header_ = makeEventLogHeader(scheduleIdentifier, contentHash);
   if (std::fwrite(&header_, sizeof header_, 1, file_) != 1) failed_ = true;
   return {};
 }

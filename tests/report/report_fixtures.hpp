@@ -93,12 +93,7 @@ inline std::vector<EventRecord> knownRecords() {
 inline LogFile makeLog(const Schedule& s, std::vector<EventRecord> records) {
   LogFile log;
   log.path = "known.tlog";
-  std::memcpy(log.header.magic, kEventLogMagic, sizeof kEventLogMagic);
-  log.header.version = kEventLogVersion;
-  log.header.headerSize = sizeof(EventLogHeader);
-  log.header.recordSize = sizeof(EventRecord);
-  log.header.scheduleIdentifier = s.identifier;
-  log.header.scheduleContentHash = scheduleContentHash(s);
+  log.header = makeEventLogHeader(s.identifier, scheduleContentHash(s));
   log.header.runStartNs = kT0;
   log.records = std::move(records);
   return log;

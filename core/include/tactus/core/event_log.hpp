@@ -81,6 +81,10 @@ struct EventLog {
   std::vector<EventRecord> records;
 };
 
+/// A header for a log of the schedule with this identifier and content hash: magic, version and
+/// sizes filled in, runStartNs 0 (the writer sets it once the run has started).
+EventLogHeader makeEventLogHeader(std::uint16_t scheduleIdentifier, std::uint64_t contentHash);
+
 /// Reads an event log file; checks magic, version and sizes (a truncated last record is an error).
 Result<EventLog> readEventLog(const std::string& path);
 
