@@ -56,7 +56,7 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
       {{"-s", "g", "--bogus"}, "unknown argument '--bogus'"},
       {{"-s", "g", "-D", "a/b"}, "instance name 'a/b'"},
       {{"-s", "a.tsched", "-s", "b.tsched", "-D", "x"},
-       "-s given twice ('a.tsched', then 'b.tsched'): one schedule file per master is supported"},
+       "-s given twice ('a.tsched', then 'b.tsched'): one -s per master; list several schedule files in it"},
       {{"-s", "a.tsched", "-l", "one.log", "-l", "two.log"}, "option '-l' given twice"},
       {{"-s", "a.tsched", "-D", "x", "-D", "y"}, "option '-D' given twice"},
       {{"-s", "a.tsched", "-e", "1", "-e", "2"}, "option '-e' given twice"},
@@ -76,7 +76,7 @@ TEST_CASE("tactus-master refuses a repeated -s with exit 2 instead of running th
                                   dir + "/b.tsched", "-D", tactus::test::uniqueInstance("twice")},
                                  out);
   CHECK(tactus::test::waitFor(m, 10'000) == 2);
-  CHECK(tactus::test::readFile(out).find("one schedule file per master is supported") != std::string::npos);
+  CHECK(tactus::test::readFile(out).find("one -s per master; list several schedule files in it") != std::string::npos);
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }
