@@ -65,6 +65,7 @@ void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint
   Track& track = tracks_[he];
   track.stop.store(false);
   track.firstIteration = firstIteration;
+  track.switchable = true;
   track.startNs = startNs;
   track.running.store(true, std::memory_order_release);
   hyperepochThreads_[he] = std::thread([this, he] {
@@ -113,6 +114,20 @@ std::int64_t Releaser::sleepUntil(std::int64_t deadlineNs) {
   }
   const std::int64_t woke = ipc::sleepUntilNs(deadlineNs, spin);
   return control_.aborted() ? 0 : woke;
+}
+
+// Schedule switching: sleeps toward the next period like sleepUntil, but looks at the
+// hyperepoch's stop request every 100 us, so a stop (or rollover) does not wait for the period to
+// pass. 1 woke at the deadline, -1 a stop was requested, 0 the run was aborted.
+int Releaser::sleepUntilOrStopped(const Track& track, std::int64_t deadlineNs) {
+  constexpr std::int64_t kStopPollNs = 100'000;
+  const std::int64_t spin = releaseSpinNs();
+  for (std::int64_t now = ipc::monotonicNs(); deadlineNs - spin - now > 0; now = ipc::monotonicNs()) {
+    if (control_.aborted()) return 0;
+    if (track.stop.load(std::memory_order_acquire)) return -1;
+    ipc::sleepUntilNs(std::min(deadlineNs - spin, now + kStopPollNs), 0);
+  }
+  return sleepUntil(deadlineNs) == 0 ? 0 : 1;
 }
 
 bool Releaser::instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const {
@@ -168,7 +183,13 @@ void Releaser::releaseLoop(std::uint32_t he) {
     if (h > first) {
       if (stopHere(h)) break;
       const std::int64_t nextStart = iterStart + period;
-      if (sleepUntil(nextStart) == 0) return leave();
+      if (own.switchable) {
+        const int woke = sleepUntilOrStopped(own, nextStart);
+        if (woke == 0) return leave();
+        if (woke < 0 && stopHere(h)) break;
+      } else if (sleepUntil(nextStart) == 0) {
+        return leave();
+      }
       if (stopHere(h)) break;
       if (instancesDone(hp.instances, h - 1)) {
         iterStart = nextStart;

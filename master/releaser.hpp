@@ -81,12 +81,14 @@ class Releaser {
     // whether its thread runs, and when it stopped.
     std::atomic<bool> stop{false};
     std::atomic<bool> running{false};
+    bool switchable = false;  // started by startHyperepoch: a stop request cuts the wait for the next period
     std::uint64_t firstIteration = 0;
     std::int64_t startNs = 0;
     std::atomic<std::int64_t> endNs{0};
   };
   void releaseLoop(std::uint32_t he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
+  int sleepUntilOrStopped(const Track& track, std::int64_t deadlineNs);
   bool instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const;
   bool waitInstances(std::uint32_t he, const std::vector<std::uint32_t>& instances, std::uint64_t iteration);
 
