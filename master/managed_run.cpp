@@ -296,7 +296,7 @@ Result<void> ManagedRun::createChannel() {
 }
 
 void ManagedRun::publishChannelResult(std::uint32_t seq, const Answer& answer) {
-  const std::size_t n = std::min(answer.message.size(), shm::kManagerNameSize - 1);
+  const std::size_t n = std::min(answer.message.size(), shm::kManagerMessageSize - 1);
   std::memcpy(channel_->message, answer.message.data(), n);
   channel_->message[n] = '\0';
   channel_->resultCode.store(static_cast<std::uint32_t>(answer.code));

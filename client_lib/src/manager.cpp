@@ -136,7 +136,7 @@ Outcome requestLocked(ManagerOp op, std::uint32_t arg0, std::uint32_t arg1) {
     c.resultWaiters.fetch_sub(1);
   }
   out.code = static_cast<ManagerResult>(c.resultCode.load());
-  out.message = std::string(c.message, strnlen(c.message, shm::kManagerNameSize));
+  out.message = std::string(c.message, strnlen(c.message, shm::kManagerMessageSize));
   return out;
 }
 

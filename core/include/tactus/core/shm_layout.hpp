@@ -306,8 +306,10 @@ enum class ManagerResult : std::uint32_t {
 
 /// "TACTUSMG": the first 8 bytes of a manager channel segment.
 inline constexpr std::uint64_t kManagerMagic = 0x474d535554434154ULL;
-/// Bytes of the manager's name and of a result message.
+/// Bytes of the manager's name.
 inline constexpr std::size_t kManagerNameSize = 128;
+/// Bytes of a result message.
+inline constexpr std::size_t kManagerMessageSize = 256;
 
 /// The schedule manager's request channel: one segment per instance with -N, created by the
 /// master. The manager writes a request and bumps `requestSeq`; the master handles it and
@@ -339,10 +341,10 @@ struct alignas(kCacheLine) ManagerChannel {
   std::atomic<std::uint64_t> iterations;     ///< iterations completed by the running schedule (max over hyperepochs)
   std::atomic<std::uint64_t> overruns;       ///< skipped periods of the running schedule
   std::uint8_t reserved1[32];
-  // --- lines 5-6: the result message, NUL-terminated ---
-  char message[kManagerNameSize];
+  // --- lines 5-8: the result message, NUL-terminated ---
+  char message[kManagerMessageSize];
 };
-static_assert(sizeof(ManagerChannel) == 7 * kCacheLine);
+static_assert(sizeof(ManagerChannel) == 9 * kCacheLine);
 static_assert(offsetof(ManagerChannel, expectedName) == kCacheLine);
 static_assert(offsetof(ManagerChannel, managerPid) == 3 * kCacheLine);
 static_assert(offsetof(ManagerChannel, resultSeq) == 4 * kCacheLine);
