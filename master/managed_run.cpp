@@ -86,7 +86,7 @@ void onManagedSignal(int sig) {
 }
 
 constexpr std::int64_t kSliceNs = 2'000'000;
-constexpr std::int64_t kStartLeadNs = 2'000'000;  // a plain start releases its first frame this long after the request
+constexpr std::int64_t kStartLeadNs = 500'000;  // a plain start releases its first frame this long after the request (workers wake meanwhile)
 constexpr std::int64_t kClientExitWaitNs = 1'000'000'000;
 constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 
@@ -396,7 +396,8 @@ int ManagedRun::finish(const RunEnd& end) {
 // Waits for a word the clients' workers count up; false when the run ended meanwhile.
 bool ManagedRun::waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
                           std::uint32_t target) {
-  return ipc::waitForSequence(word, waiters, target, 20'000, [&] { return runEnded_.load(); }) ==
+  // Spins longer than a worker would: a switch waits here, and a futex wake costs tens of us.
+  return ipc::waitForSequence(word, waiters, target, 200'000, [&] { return runEnded_.load(); }) ==
          ipc::WaitOutcome::kReached;
 }
 
@@ -426,7 +427,8 @@ void ManagedRun::stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, 
   if (mode.plan.hyperepochs[he].instances.empty()) return;
   mode.releaser->requestHyperepochStop(he);
   while (!mode.releaser->hyperepochFinished(he)) {
-    ipc::sleepUntilNs(ipc::monotonicNs() + 20'000, 20'000);
+    if (runEnded_.load()) break;
+    ipc::cpuRelax();  // the release thread ends within microseconds of its last instance
   }
   mode.releaser->joinHyperepoch(he);
   // Workers asleep on a release that will not come look at stopAt now rather than after their

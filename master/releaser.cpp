@@ -64,6 +64,7 @@ void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint
   joinHyperepoch(he);
   Track& track = tracks_[he];
   track.stop.store(false);
+  track.stopWord.store(0);
   track.firstIteration = firstIteration;
   track.switchable = true;
   track.startNs = startNs;
@@ -75,7 +76,11 @@ void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint
   });
 }
 
-void Releaser::requestHyperepochStop(std::uint32_t he) { tracks_[he].stop.store(true, std::memory_order_release); }
+void Releaser::requestHyperepochStop(std::uint32_t he) {
+  tracks_[he].stop.store(true, std::memory_order_release);
+  tracks_[he].stopWord.store(1, std::memory_order_seq_cst);
+  ipc::futexWake(tracks_[he].stopWord);
+}
 
 bool Releaser::hyperepochFinished(std::uint32_t he) const { return !tracks_[he].running.load(std::memory_order_acquire); }
 
@@ -116,17 +121,17 @@ std::int64_t Releaser::sleepUntil(std::int64_t deadlineNs) {
   return control_.aborted() ? 0 : woke;
 }
 
-// Schedule switching: sleeps toward the next period like sleepUntil, but looks at the
-// hyperepoch's stop request every 100 us, so a stop (or rollover) does not wait for the period to
+// Schedule switching: sleeps toward the next period like sleepUntil, but on the hyperepoch's stop
+// word, so a stop (or rollover) request wakes it at once instead of waiting for the period to
 // pass. 1 woke at the deadline, -1 a stop was requested, 0 the run was aborted.
-int Releaser::sleepUntilOrStopped(const Track& track, std::int64_t deadlineNs) {
-  constexpr std::int64_t kStopPollNs = 100'000;
+int Releaser::sleepUntilOrStopped(Track& track, std::int64_t deadlineNs) {
   const std::int64_t spin = releaseSpinNs();
   for (std::int64_t now = ipc::monotonicNs(); deadlineNs - spin - now > 0; now = ipc::monotonicNs()) {
     if (control_.aborted()) return 0;
     if (track.stop.load(std::memory_order_acquire)) return -1;
-    ipc::sleepUntilNs(std::min(deadlineNs - spin, now + kStopPollNs), 0);
+    ipc::futexWait(track.stopWord, 0, std::min(deadlineNs - spin - now, kSleepSliceNs));
   }
+  if (track.stop.load(std::memory_order_acquire)) return -1;
   return sleepUntil(deadlineNs) == 0 ? 0 : 1;
 }
 

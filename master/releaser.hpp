@@ -80,6 +80,7 @@ class Releaser {
     // Schedule switching: this hyperepoch's own stop request, first iteration and start time,
     // whether its thread runs, and when it stopped.
     std::atomic<bool> stop{false};
+    std::atomic<std::uint32_t> stopWord{0};  // futex word: 1 once a stop was requested (wakes the sleep)
     std::atomic<bool> running{false};
     bool switchable = false;  // started by startHyperepoch: a stop request cuts the wait for the next period
     std::uint64_t firstIteration = 0;
@@ -88,7 +89,7 @@ class Releaser {
   };
   void releaseLoop(std::uint32_t he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
-  int sleepUntilOrStopped(const Track& track, std::int64_t deadlineNs);
+  int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);
   bool instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const;
   bool waitInstances(std::uint32_t he, const std::vector<std::uint32_t>& instances, std::uint64_t iteration);
 
