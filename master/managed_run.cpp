@@ -106,7 +106,7 @@ struct Mode {
   std::vector<std::uint32_t> activations;    // per hyperepoch: activations so far
   std::vector<std::uint32_t> acksExpected;   // per hyperepoch: cumulative switch acknowledgements
   std::vector<std::uint32_t> workersIn;      // per hyperepoch: workers of the plan
-  std::vector<std::uint32_t> clientsIn;      // per hyperepoch: clients with a worker in it
+  std::vector<std::vector<std::uint32_t>> clientsWith;  // per hyperepoch: the clients with a worker in it
   std::vector<std::set<std::string>> hardware;  // per hyperepoch: its hardware resources by name
   bool running = false;
 };
@@ -221,7 +221,7 @@ Result<void> ManagedRun::load() {
     mode->activations.assign(hyperepochs, 0);
     mode->acksExpected.assign(hyperepochs, 0);
     mode->workersIn.assign(hyperepochs, 0);
-    mode->clientsIn.assign(hyperepochs, 0);
+    mode->clientsWith.assign(hyperepochs, {});
     mode->hardware.assign(hyperepochs, {});
     std::vector<std::set<std::uint32_t>> clients(hyperepochs);
     for (const WorkerPlan& w : mode->plan.workers) {
@@ -229,7 +229,7 @@ Result<void> ManagedRun::load() {
       clients[w.hyperepoch].insert(w.client);
     }
     for (std::uint32_t he = 0; he < hyperepochs; ++he) {
-      mode->clientsIn[he] = static_cast<std::uint32_t>(clients[he].size());
+      mode->clientsWith[he].assign(clients[he].begin(), clients[he].end());
       for (const std::uint32_t r : s.hyperepochs[he].resources) {
         const ResourceInfo& res = s.resources[r];
         if (res.kind == ResourceKind::kCpu || res.kind == ResourceKind::kGpu) mode->hardware[he].insert(res.name);
@@ -413,8 +413,13 @@ bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, st
   sw.activation.store(activation, std::memory_order_seq_cst);
   if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
   if (from != kNoSchedule) {
-    mode.acksExpected[he] += mode.clientsIn[he];
-    if (!waitWord(sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
+    // Only clients with switch callbacks acknowledge (each says so in its slot at enter).
+    std::uint32_t waitFor = 0;
+    for (const std::uint32_t c : mode.clientsWith[he]) {
+      if (view.client(c).switchCallbacks.load(std::memory_order_acquire) != 0) ++waitFor;
+    }
+    mode.acksExpected[he] += waitFor;
+    if (waitFor != 0 && !waitWord(sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
     startNs = ipc::monotonicNs();
   }
   if (mode.plan.hyperepochs[he].instances.empty()) return true;

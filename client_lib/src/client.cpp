@@ -444,6 +444,8 @@ RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
     for (std::size_t w = 0; w < rt->plan.workers.size(); ++w) rt->gpuStats.push_back(nullptr);
     if (!rt->member) continue;
     rt->phase = Phase::kEntered;
+    rt->view.client(rt->clientIndex)
+        .switchCallbacks.store(static_cast<std::uint32_t>(primary.switchCallbacks.size()), std::memory_order_relaxed);
     rt->view.client(rt->clientIndex).state.store(static_cast<std::uint32_t>(ClientState::kEntered),
                                                  std::memory_order_release);
     ipc::signalWord(rt->view.header().attention);

@@ -33,8 +33,9 @@ void runSwitchingWorker(Runtime& rt, std::uint32_t w, const Runtime& primary) {
   const WorkerPlan& wp = rt.plan.workers[w];
   shm::SwitchSlot& slot = rt.view.switching(wp.hyperepoch);
   const shm::SegmentHeader& header = rt.view.header();
-  // The client's first worker of the hyperepoch runs the callbacks and acknowledges them.
-  bool first = true;
+  // The client's first worker of the hyperepoch runs the callbacks and acknowledges them (a
+  // client without callbacks is not waited for: it said so in its slot).
+  bool first = !primary.switchCallbacks.empty();
   for (std::uint32_t o = 0; o < w; ++o) {
     if (rt.plan.workers[o].client == wp.client && rt.plan.workers[o].hyperepoch == wp.hyperepoch) first = false;
   }

@@ -209,7 +209,10 @@ struct alignas(kCacheLine) ClientSlot {
   std::atomic<std::uint32_t> exitRequested;    ///< 1 once exitScheduler was called (async-signal-safe)
   std::atomic<std::uint32_t> missingRunnable;  ///< kRefused: RunnableId not registered
   std::atomic<std::uint64_t> startTime;        ///< the process's start time, against pid reuse
-  std::uint8_t reserved[40];
+  /// Switch callbacks the client registered (schedule manager runs): a rollover waits for the
+  /// acknowledgement of each client that has any; written before state kEntered.
+  std::atomic<std::uint32_t> switchCallbacks;
+  std::uint8_t reserved[36];
 };
 static_assert(sizeof(ClientSlot) == kCacheLine);
 
