@@ -35,6 +35,7 @@
 #include "segment_owner.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/file_io.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/shm_layout.hpp"
@@ -49,6 +50,51 @@ namespace tactus::master {
 
 using shm::SegmentState;
 using shm::StopReason;
+
+namespace {
+
+// -s a,b,c: the list of schedule files, checked against -N and -i.
+Result<void> splitSchedulePaths(MasterOptions& o) {
+  if (o.schedulePath.empty()) return {};
+  o.schedulePaths.clear();
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = o.schedulePath.find(',', from);
+    const std::string part = o.schedulePath.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    if (part.empty()) return fail(ErrorCode::kParse, "-s '" + o.schedulePath + "': an empty file name in the list");
+    o.schedulePaths.push_back(part);
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  if (o.schedulePaths.size() > 1 && o.managerName.empty()) {
+    return fail(ErrorCode::kParse, "-s lists " + std::to_string(o.schedulePaths.size()) +
+                                       " schedules: several schedules need a schedule manager (-N name)");
+  }
+  if (o.schedulePaths.size() > limits::kMaxSchedules) {
+    return fail(ErrorCode::kParse, "-s lists " + std::to_string(o.schedulePaths.size()) + " schedules, at most " +
+                                       std::to_string(limits::kMaxSchedules) + " are supported");
+  }
+  if (o.scheduleCount >= 0 && static_cast<std::size_t>(o.scheduleCount) != o.schedulePaths.size()) {
+    return fail(ErrorCode::kParse, "-i " + std::to_string(o.scheduleCount) + " does not match the " +
+                                       std::to_string(o.schedulePaths.size()) + " schedule files of -s");
+  }
+  if (o.scheduleCount >= 0 && o.managerName.empty()) return fail(ErrorCode::kParse, "-i needs -N (a schedule manager)");
+  if (!o.managerName.empty() && o.iterations != 0) {
+    return fail(ErrorCode::kParse, "-e cannot be combined with -N: the schedule manager starts and stops the schedules");
+  }
+  if (!o.managerName.empty()) {
+    o.schedulePath = o.schedulePaths.front();
+    for (std::uint32_t k = 0; k < o.schedulePaths.size(); ++k) {
+      if (auto ok = ipc::validateInstanceName(shm::scheduleInstanceName(o.instance, k)); !ok)
+        return fail(ErrorCode::kParse, "-D '" + o.instance + "' is too long for several schedules (" + ok.error().message + ")");
+    }
+    if (auto ok = ipc::validateInstanceName(shm::managerInstanceName(o.instance)); !ok)
+      return fail(ErrorCode::kParse, "-D '" + o.instance + "' is too long for a schedule manager (" + ok.error().message + ")");
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args) {
   MasterOptions o;
@@ -69,7 +115,8 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
   std::set<std::string> seen;  // value options: a second one is a mistake, not an override
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    const bool takesValue = a == "-s" || a == "-l" || a == "-D" || a == "-e" || a == "-t" || a == "-c" || a == "-P";
+    const bool takesValue = a == "-s" || a == "-l" || a == "-D" || a == "-e" || a == "-t" || a == "-c" || a == "-P" ||
+                            a == "-N" || a == "-i";
     if (takesValue && a != "-s" && !seen.insert(a).second)
       return fail(ErrorCode::kParse, "option '" + a + "' given twice");
     if (a == "-s" || a == "-l" || a == "-D") {
@@ -77,10 +124,22 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
       if (!v) return v.error();
       if (a == "-s" && !o.schedulePath.empty()) {
         return fail(ErrorCode::kParse, "-s given twice ('" + o.schedulePath + "', then '" + *v +
-                                           "'): one schedule file per master is supported; run one master per "
-                                           "schedule, each with its own instance (-D)");
+                                           "'): one -s per master; list several schedule files in it, "
+                                           "comma-separated, with a schedule manager (-N)");
       }
       (a == "-s" ? o.schedulePath : a == "-l" ? o.logPath : o.instance) = *v;
+    } else if (a == "-N") {
+      auto v = needValue(i);
+      if (!v) return v.error();
+      if (v->empty() || v->size() >= 128) return fail(ErrorCode::kParse, "-N expects a manager name of 1..127 bytes");
+      o.managerName = *v;
+    } else if (a == "-i") {
+      auto v = needValue(i);
+      if (!v) return v.error();
+      auto n = toInt(a, *v);
+      if (!n) return n.error();
+      if (*n < 1) return fail(ErrorCode::kParse, "-i expects a schedule count >= 1, got '" + *v + "'");
+      o.scheduleCount = *n;
     } else if (a == "-e" || a == "-t" || a == "-c" || a == "-P") {
       auto v = needValue(i);
       if (!v) return v.error();
@@ -120,13 +179,18 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
   if (!o.showHelp && !o.showVersion && o.schedulePath.empty()) {
     return fail(ErrorCode::kParse, "missing -s <schedule file>");
   }
+  if (auto ok = splitSchedulePaths(o); !ok) return ok.error();
   if (auto ok = ipc::validateInstanceName(o.instance); !ok) return ok.error();
   return o;
 }
 
 std::string masterUsage() {
   return "usage: tactus-master -s schedule.tsched [options]\n"
-         "  -s FILE    compiled schedule file (from tactus-compile)\n"
+         "       tactus-master -s a.tsched,b.tsched -N manager [-i 2] [options]\n"
+         "  -s FILE    compiled schedule file (from tactus-compile); a comma-separated list with -N\n"
+         "  -N NAME    a schedule manager NAME starts, stops and rolls over the schedules; nothing\n"
+         "             runs until it starts one (see tactus-manager)\n"
+         "  -i N       the number of schedule files (checked against -s)\n"
          "  -e N       run N hyperepoch iterations, then stop (default: until stopped)\n"
          "  -l FILE    write the event log (start/end of every runnable, releases, overruns)\n"
          "  -t US      wait at most US microseconds for the clients (default 5000000; -1 forever)\n"
@@ -486,6 +550,7 @@ int MasterRun::execute() {
 }  // namespace
 
 int runMaster(const MasterOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.managerName.empty()) return runManaged(options, out, err);
   try {
     MasterRun run(options, out, err);
     return run.execute();

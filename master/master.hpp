@@ -14,7 +14,10 @@ namespace tactus::master {
 
 /// The master's command line.
 struct MasterOptions {
-  std::string schedulePath;            ///< -s: the schedule file
+  std::string schedulePath;            ///< -s: the schedule file (with several: the first)
+  std::vector<std::string> schedulePaths;  ///< -s a,b,c: every schedule file (several only with -N)
+  std::string managerName;             ///< -N: the schedule manager's name; empty = no manager
+  std::int64_t scheduleCount = -1;     ///< -i: must equal the number of -s files; -1 = not given
   std::uint64_t iterations = 0;        ///< -e: hyperepoch iterations to run; 0 = until stopped
   std::string logPath;                 ///< -l: event log path; empty = no log
   std::int64_t timeoutUs = 5'000'000;  ///< -t: wait for clients, in us; -1 = forever
@@ -42,6 +45,9 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
 
 /// The usage text for --help.
 std::string masterUsage();
+
+/// Runs several schedules under a schedule manager (-N): managed_run.cpp. Called by runMaster.
+int runManaged(const MasterOptions& options, std::ostream& out, std::ostream& err);
 
 /// Loads, verifies and runs the schedule. Messages go to `err` (and progress to `out` with -v).
 /// Returns the exit code.

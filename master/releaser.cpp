@@ -34,7 +34,8 @@ Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const
       freeRunning_(freeRunning),
       control_(control),
       rings_(plan.hyperepochs.size()),
-      tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())) {
+      tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())),
+      hyperepochThreads_(plan.hyperepochs.size()) {
   for (std::uint32_t he = 0; he < plan_.hyperepochs.size(); ++he) {
     if (!plan_.hyperepochs[he].instances.empty()) active_.push_back(he);
   }
@@ -54,7 +55,39 @@ void Releaser::join() {
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
+  for (std::thread& t : hyperepochThreads_) {
+    if (t.joinable()) t.join();
+  }
 }
+
+void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint64_t firstIteration) {
+  joinHyperepoch(he);
+  Track& track = tracks_[he];
+  track.stop.store(false);
+  track.stopWord.store(0);
+  track.firstIteration = firstIteration;
+  track.switchable = true;
+  track.startNs = startNs;
+  track.running.store(true, std::memory_order_release);
+  hyperepochThreads_[he] = std::thread([this, he] {
+    releaseLoop(he);
+    tracks_[he].running.store(false, std::memory_order_release);
+    ipc::signalWord(view_.header().attention);
+  });
+}
+
+void Releaser::requestHyperepochStop(std::uint32_t he) {
+  tracks_[he].stop.store(true, std::memory_order_release);
+  tracks_[he].stopWord.store(1, std::memory_order_seq_cst);
+  ipc::futexWake(tracks_[he].stopWord);
+}
+
+bool Releaser::hyperepochFinished(std::uint32_t he) const { return !tracks_[he].running.load(std::memory_order_acquire); }
+
+void Releaser::joinHyperepoch(std::uint32_t he) {
+  if (hyperepochThreads_[he].joinable()) hyperepochThreads_[he].join();
+}
+
 
 std::optional<Stall> Releaser::longestStall() const {
   std::optional<Stall> longest;
@@ -86,6 +119,20 @@ std::int64_t Releaser::sleepUntil(std::int64_t deadlineNs) {
   }
   const std::int64_t woke = ipc::sleepUntilNs(deadlineNs, spin);
   return control_.aborted() ? 0 : woke;
+}
+
+// Schedule switching: sleeps toward the next period like sleepUntil, but on the hyperepoch's stop
+// word, so a stop (or rollover) request wakes it at once instead of waiting for the period to
+// pass. 1 woke at the deadline, -1 a stop was requested, 0 the run was aborted.
+int Releaser::sleepUntilOrStopped(Track& track, std::int64_t deadlineNs) {
+  const std::int64_t spin = releaseSpinNs();
+  for (std::int64_t now = ipc::monotonicNs(); deadlineNs - spin - now > 0; now = ipc::monotonicNs()) {
+    if (control_.aborted()) return 0;
+    if (track.stop.load(std::memory_order_acquire)) return -1;
+    ipc::futexWait(track.stopWord, 0, std::min(deadlineNs - spin - now, kSleepSliceNs));
+  }
+  if (track.stop.load(std::memory_order_acquire)) return -1;
+  return sleepUntil(deadlineNs) == 0 ? 0 : 1;
 }
 
 bool Releaser::instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const {
@@ -121,11 +168,13 @@ void Releaser::releaseLoop(std::uint32_t he) {
   shm::HyperepochSlot& slot = view_.hyperepoch(he);
   MasterEventRing& events = rings_[he];
   const std::uint64_t limit = slot.stopAt.load();
-  std::int64_t iterStart = runStartNs_;
-  std::uint64_t h = 0;
+  Track& own = tracks_[he];
+  const std::uint64_t first = own.firstIteration;  // 0 unless started by startHyperepoch
+  std::int64_t iterStart = first == 0 && own.startNs == 0 ? runStartNs_ : own.startNs;
+  std::uint64_t h = first;
   auto stopHere = [&](std::uint64_t iteration) {
     if (iteration >= limit) return true;
-    if (control_.stopRequested() || control_.aborted()) {
+    if (control_.stopRequested() || control_.aborted() || own.stop.load(std::memory_order_acquire)) {
       slot.stopAt.store(iteration, std::memory_order_seq_cst);  // no frame of `iteration` was released
       return true;
     }
@@ -136,10 +185,16 @@ void Releaser::releaseLoop(std::uint32_t he) {
     ipc::signalWord(view_.header().attention);
   };
   for (;; ++h) {
-    if (h > 0) {
+    if (h > first) {
       if (stopHere(h)) break;
       const std::int64_t nextStart = iterStart + period;
-      if (sleepUntil(nextStart) == 0) return leave();
+      if (own.switchable) {
+        const int woke = sleepUntilOrStopped(own, nextStart);
+        if (woke == 0) return leave();
+        if (woke < 0 && stopHere(h)) break;
+      } else if (sleepUntil(nextStart) == 0) {
+        return leave();
+      }
       if (stopHere(h)) break;
       if (instancesDone(hp.instances, h - 1)) {
         iterStart = nextStart;
@@ -186,7 +241,8 @@ void Releaser::releaseLoop(std::uint32_t he) {
     }
   }
   // Stopping at iteration h: let iteration h - 1 finish.
-  if (h > 0 && !waitInstances(he, hp.instances, h - 1)) return leave();
+  if (h > first && !waitInstances(he, hp.instances, h - 1)) return leave();
+  own.endNs.store(ipc::monotonicNs(), std::memory_order_release);
   slot.completed.store(h);
   leave();
 }

@@ -56,14 +56,40 @@ class Releaser {
   /// The most iterations any hyperepoch completed.
   std::uint64_t iterationsCompleted() const;
 
+  // --- Schedule switching (a master with -N): each hyperepoch starts and stops on its own. ---
+
+  /// Starts hyperepoch `he`'s release thread alone: its first iteration is `firstIteration`
+  /// (iterations continue over activations, so the shared sequences keep growing), released at
+  /// `startNs`. The hyperepoch's previous thread must have ended (joinHyperepoch).
+  void startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint64_t firstIteration);
+  /// Asks hyperepoch `he` to stop at its next iteration boundary (its current frame finishes).
+  void requestHyperepochStop(std::uint32_t he);
+  /// Whether hyperepoch `he`'s release thread has ended (true when it never started).
+  bool hyperepochFinished(std::uint32_t he) const;
+  /// Waits for hyperepoch `he`'s release thread to end.
+  void joinHyperepoch(std::uint32_t he);
+  /// When hyperepoch `he`'s last activation ended: the latest end of a runnable of its last
+  /// iteration (0 before any).
+  std::int64_t hyperepochEndNs(std::uint32_t he) const { return tracks_[he].endNs.load(std::memory_order_acquire); }
+
  private:
   struct Track {
     std::atomic<std::int64_t> waitSinceNs{0};  // 0: not waiting
     std::atomic<std::uint32_t> waitInstance{0};
     std::atomic<std::uint32_t> waitTarget{0};
+    // Schedule switching: this hyperepoch's own stop request, first iteration and start time,
+    // whether its thread runs, and when it stopped.
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint32_t> stopWord{0};  // futex word: 1 once a stop was requested (wakes the sleep)
+    std::atomic<bool> running{false};
+    bool switchable = false;  // started by startHyperepoch: a stop request cuts the wait for the next period
+    std::uint64_t firstIteration = 0;
+    std::int64_t startNs = 0;
+    std::atomic<std::int64_t> endNs{0};
   };
   void releaseLoop(std::uint32_t he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
+  int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);
   bool instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const;
   bool waitInstances(std::uint32_t he, const std::vector<std::uint32_t>& instances, std::uint64_t iteration);
 
@@ -77,6 +103,7 @@ class Releaser {
   std::unique_ptr<Track[]> tracks_;     // per hyperepoch
   std::vector<std::uint32_t> active_;   // hyperepochs with instances
   std::vector<std::thread> threads_;
+  std::vector<std::thread> hyperepochThreads_;  // per hyperepoch, started by startHyperepoch
   std::atomic<std::size_t> finished_{0};
 };
 

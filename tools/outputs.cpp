@@ -282,22 +282,16 @@ void appendMicros(std::string& out, std::int64_t ns) {
 
 }  // namespace
 
-void writeCsv(std::ostream& out, const Schedule& s, const LogFile& log, const Analysis& a) {
-  std::vector<std::uint32_t> order;
-  order.reserve(log.records.size());
-  for (std::size_t k = 0; k < log.records.size(); ++k)
-    if (validRun(s, a, log.records[k])) order.push_back(static_cast<std::uint32_t>(k));
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t x, std::uint32_t y) { return log.records[x].startNs < log.records[y].startNs; });
+void appendCsvRows(std::vector<CsvRow>& rows, const Schedule& s, const LogFile& log, const Analysis& a) {
   std::vector<std::string> epochNames(s.epochs.size());
   for (std::size_t e = 0; e < s.epochs.size(); ++e) epochNames[e] = epochName(s, static_cast<std::uint32_t>(e));
-  std::string buf = "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns\n";
-  for (std::uint32_t k : order) {
-    const EventRecord& r = log.records[k];
+  const std::string identifier = std::to_string(s.identifier);
+  for (const EventRecord& r : log.records) {
+    if (!validRun(s, a, r)) continue;
     const InstanceInfo& inst = s.instances[r.instance];
     const std::uint32_t shown = r.aux == kNone ? inst.runnable : r.aux;
     const RunnableInfo& ran = s.runnables[shown];
-    buf += std::to_string(inst.frame);
+    std::string buf = std::to_string(inst.frame);
     buf += ',';
     buf += std::to_string(r.iteration);
     buf += ',';
@@ -313,13 +307,31 @@ void writeCsv(std::ostream& out, const Schedule& s, const LogFile& log, const An
     buf += std::to_string(r.startNs);
     buf += ',';
     buf += std::to_string(r.endNs);
+    buf += ',';
+    buf += identifier;
     buf += '\n';
+    rows.push_back({r.startNs, std::move(buf)});
+  }
+}
+
+void writeCsvRows(std::ostream& out, std::vector<CsvRow>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const CsvRow& x, const CsvRow& y) { return x.startNs < y.startNs; });
+  std::string buf = "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns,schedule\n";
+  for (const CsvRow& row : rows) {
+    buf += row.line;
     if (buf.size() > (1u << 20)) {
       out << buf;
       buf.clear();
     }
   }
   out << buf;
+}
+
+void writeCsv(std::ostream& out, const Schedule& s, const LogFile& log, const Analysis& a) {
+  std::vector<CsvRow> rows;
+  rows.reserve(log.records.size());
+  appendCsvRows(rows, s, log, a);
+  writeCsvRows(out, rows);
 }
 
 std::string formatWcetFile(const Schedule& s, const Analysis& a, double percentile, double margin) {

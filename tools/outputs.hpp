@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "analysis.hpp"
 #include "tactus/view/html_view.hpp"
@@ -17,10 +18,21 @@ std::string formatText(const Schedule& schedule, const LogFile& log, const Analy
 /// The same statistics as one JSON object (all times in integer ns).
 std::string formatJson(const Schedule& schedule, const LogFile& log, const Analysis& analysis);
 
-/// The raw runs, sorted by start: `frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns`
-/// (frame within the hyperepoch iteration, hyperepoch = iteration number, epoch = `Hyperepoch.Epoch`,
-/// resource = the hardware resource). Invalid records are left out.
+/// The raw runs, sorted by start:
+/// `frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns,schedule` (frame within the
+/// hyperepoch iteration, hyperepoch = iteration number, epoch = `Hyperepoch.Epoch`, resource = the
+/// hardware resource, schedule = the schedule's identifier). Invalid records are left out.
 void writeCsv(std::ostream& out, const Schedule& schedule, const LogFile& log, const Analysis& analysis);
+
+/// One CSV line (with its newline) and the start it sorts by.
+struct CsvRow {
+  std::int64_t startNs = 0;
+  std::string line;
+};
+/// The CSV lines of one schedule's valid runs, unsorted (several schedules: one call each).
+void appendCsvRows(std::vector<CsvRow>& rows, const Schedule& schedule, const LogFile& log, const Analysis& analysis);
+/// Sorts the lines by start and writes them under the CSV header.
+void writeCsvRows(std::ostream& out, std::vector<CsvRow>& rows);
 
 /// The measured-WCET side file the compiler reads with --wcet: `Client.Runnable: ns` for every
 /// measured runnable, value = ceil(percentile(durations) * margin).

@@ -1,6 +1,7 @@
 // The tactus-report command: argument parsing, loading, and dispatch to the outputs.
 #include "report_command.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "analysis.hpp"
 #include "outputs.hpp"
 #include "tactus/core/file_io.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
@@ -25,20 +27,23 @@ namespace tactus::report {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: tactus-report LOG SCHEDULE [options]\n"
+    "usage: tactus-report LOG SCHEDULE [SCHEDULE...] [options]\n"
     "       tactus-report --schedule SCHEDULE [--html FILE] [--trace-out FILE]   (the plan alone)\n"
     "\n"
     "Statistics of a run from the event log tactus-master wrote (-l) and the schedule file it ran:\n"
     "per runnable, epoch frame, resource, client and hyperepoch (durations, start jitter against the\n"
     "plan, overruns against WCET and Monitor/EndMonitorThreshold budgets, deadline misses, skipped\n"
-    "frames, busy and idle time against the plan).\n"
+    "frames, busy and idle time against the plan). A log of a master with a schedule manager (-N)\n"
+    "takes every schedule of the run: statistics per schedule, then the starts, stops and switches\n"
+    "with their dead time (text and --csv).\n"
     "\n"
     "options:\n"
     "  --json                 print the statistics as JSON (times in ns) instead of text\n"
     "  --csv                  print the raw runs as CSV instead:\n"
-    "                         frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns\n"
+    "                         frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns,schedule\n"
     "                         (frame within the hyperepoch iteration, hyperepoch = iteration number,\n"
-    "                         epoch = Hyperepoch.Epoch, resource = the hardware resource)\n"
+    "                         epoch = Hyperepoch.Epoch, resource = the hardware resource,\n"
+    "                         schedule = the schedule's identifier)\n"
     "  --wcet-out FILE        write measured WCETs (`Client.Runnable: ns`) for tactus-compile --wcet\n"
     "  --wcet-percentile P    percentile of the measured durations used for them (default 99)\n"
     "  --wcet-margin X        factor applied to it (default 1.2)\n"
@@ -52,6 +57,7 @@ constexpr const char* kUsage =
 
 struct Options {
   std::string log, schedule, wcetOut, html, traceOut;
+  std::vector<std::string> schedules;  // LOG A B ...: every schedule of a run with a schedule manager
   bool json = false, csv = false, help = false, version = false;
   double percentile = 99, margin = 1.2;
 };
@@ -106,11 +112,16 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
     }
   }
   if (o.help || o.version) return o;
-  if (positional.size() > 2) return fail(ErrorCode::kBadParameter, "unexpected argument '" + positional[2] + "'");
-  if (positional.size() == 2) {
+  if (positional.size() >= 2) {
     if (!o.schedule.empty()) return fail(ErrorCode::kBadParameter, "the schedule is given twice");
     o.log = positional[0];
     o.schedule = positional[1];
+    o.schedules.assign(positional.begin() + 1, positional.end());
+  }
+  if (o.schedules.size() > 1 && (o.json || !o.html.empty() || !o.traceOut.empty() || !o.wcetOut.empty())) {
+    return fail(ErrorCode::kBadParameter,
+                "several schedules: only the text report and --csv are supported (not --json, --html, "
+                "--trace-out, --wcet-out; give one schedule for those)");
   } else if (positional.size() == 1) {
     if (o.schedule.empty()) return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE");
     o.log = positional[0];
@@ -129,7 +140,158 @@ Result<void> writeFile(const std::string& path, const std::string& text) {
   return writeFileAtomically(path, text, "output file");
 }
 
+// Text for a switch record's schedule reference (aux).
+std::string scheduleRef(std::uint32_t id) { return id == 0xffffffffu ? std::string("-") : std::to_string(id); }
+
+// The starts, stops and switches of a run with a schedule manager, with the dead time of each:
+// from the last end of a run of the stopped schedule on that hyperepoch (before the start) to the
+// started schedule's first release there. A rollover's start pairs with the stop of the same
+// request; a plain start with the latest stop before it.
+std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& schedules) {
+  const auto isStart = [](const EventRecord& r) { return r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart); };
+  const auto isStop = [](const EventRecord& r) { return r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop); };
+  std::vector<const EventRecord*> events;
+  for (const EventRecord& r : log.records) {
+    if (isStart(r) || isStop(r)) events.push_back(&r);
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const EventRecord* a, const EventRecord* b) { return a->endNs < b->endNs; });
+  auto scheduleOf = [&](std::uint32_t id) -> const Schedule* {
+    for (const Schedule& sc : schedules) {
+      if (sc.identifier == id) return &sc;
+    }
+    return nullptr;
+  };
+  // The last end of a run of schedule `id`'s hyperepoch `he` at or before `beforeNs`.
+  auto lastEnd = [&](std::uint32_t id, std::uint32_t he, std::int64_t beforeNs) {
+    const Schedule* sc = scheduleOf(id);
+    std::int64_t last = 0;
+    if (sc == nullptr) return last;
+    for (const EventRecord& r : log.records) {
+      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.schedule != id || r.instance >= sc->instances.size())
+        continue;
+      if (r.endNs <= beforeNs && r.endNs > last && instanceHyperepoch(*sc, r.instance) == he) last = r.endNs;
+    }
+    return last;
+  };
+  std::string text =
+      "\nschedule starts and stops (per hyperepoch; at = ms from the run start; dead time = from the last end\n"
+      "of the stopped schedule's runs there, or the master taking the request if later, to the started\n"
+      "schedule's first release there):\n";
+  text += "  event  schedule  hyperepoch  iteration  other   at_ms        dead_time_us\n";
+  std::vector<std::int64_t> rolloverDead, swapDead;
+  char line[200];
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    const EventRecord& r = *events[k];
+    std::string deadText;
+    if (isStart(r)) {
+      const EventRecord* stop = nullptr;
+      for (std::size_t j = k; j-- > 0;) {
+        const EventRecord& p = *events[j];
+        if (!isStop(p)) continue;
+        if (r.aux != 0xffffffffu ? (p.schedule == r.aux && p.startNs == r.startNs) : true) {
+          stop = &p;
+          break;
+        }
+      }
+      if (stop != nullptr) {
+        // A request that came while the stopped schedule was idle counts from when it came.
+        const std::int64_t end = std::max(lastEnd(stop->schedule, stop->instance, r.endNs), r.startNs);
+        if (end > 0) {
+          const std::int64_t d = r.endNs - end;
+          (r.aux != 0xffffffffu ? rolloverDead : swapDead).push_back(d);
+          char b[32];
+          std::snprintf(b, sizeof b, "%.1f", static_cast<double>(d) / 1e3);
+          deadText = b;
+        }
+      }
+    }
+    std::snprintf(line, sizeof line, "  %-5s  %8u  %10u  %9u  %-6s  %-11.3f  %s\n", isStart(r) ? "start" : "stop",
+                  static_cast<unsigned>(r.schedule), r.instance, r.iteration, scheduleRef(r.aux).c_str(),
+                  static_cast<double>(r.endNs - log.header.runStartNs) / 1e6, deadText.c_str());
+    text += line;
+  }
+  if (events.empty()) text += "  (none: no schedule was started)\n";
+  for (auto* sample : {&rolloverDead, &swapDead}) {
+    if (sample->empty()) continue;
+    const Quantiles q = summarize(*sample);
+    std::snprintf(line, sizeof line, "  %s dead time: %llu switches, median %.1f us, p99 %.1f us, max %.1f us\n",
+                  sample == &rolloverDead ? "rollover" : "stop-then-start", static_cast<unsigned long long>(q.count),
+                  static_cast<double>(q.medianNs) / 1e3, static_cast<double>(q.p99Ns) / 1e3,
+                  static_cast<double>(q.maxNs) / 1e3);
+    text += line;
+  }
+  return text;
+}
+
+// LOG A.tsched B.tsched ...: a run with a schedule manager, analyzed per schedule.
+int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
+  auto fatal = [&](const Error& e) {
+    err << "tactus-report: " << e.message << "\n";
+    return 1;
+  };
+  std::vector<Schedule> schedules;
+  for (const std::string& path : o.schedules) {
+    auto schedule = loadScheduleFile(path);
+    if (!schedule) return fatal(schedule.error());
+    VerifyOptions vo;
+    vo.allowOverlength = true;
+    auto verified = verifyScheduleResult(*schedule, vo);
+    if (!verified) return fatal(fail(ErrorCode::kValidation, path + ": " + verified.error().message));
+    for (std::size_t k = 0; k < schedules.size(); ++k) {
+      if (schedules[k].identifier == schedule->identifier) {
+        return fatal(fail(ErrorCode::kValidation, o.schedules[k] + " and " + path + " have the same identifier " +
+                                                      std::to_string(schedule->identifier)));
+      }
+    }
+    schedules.push_back(std::move(*schedule));
+  }
+  auto log = readLogFile(o.log);
+  if (!log) return fatal(log.error());
+  if (log->header.scheduleCount < 2 && schedules.size() > 1) {
+    return fatal(fail(ErrorCode::kValidation, o.log + ": the log is of a run of one schedule; give that schedule only"));
+  }
+  std::set<std::uint16_t> known;
+  for (const Schedule& sc : schedules) known.insert(sc.identifier);
+  for (const EventRecord& r : log->records) {
+    if (known.count(r.schedule) == 0) {
+      return fatal(fail(ErrorCode::kValidation, o.log + ": the log has records of schedule " +
+                                                    std::to_string(r.schedule) + ", which none of the given schedules is"));
+    }
+  }
+  std::vector<CsvRow> rows;
+  for (std::size_t k = 0; k < schedules.size(); ++k) {
+    const Schedule& sc = schedules[k];
+    LogFile part = *log;
+    part.records.clear();
+    for (const EventRecord& r : log->records) {
+      if (r.schedule == sc.identifier && r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) &&
+          r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStop)) {
+        part.records.push_back(r);
+      }
+    }
+    if (sc.identifier == log->header.scheduleIdentifier) {
+      if (auto matches = checkLogMatches(*log, sc, o.schedules[k]); !matches) return fatal(matches.error());
+    }
+    const Analysis analysis = analyze(sc, part);
+    for (const std::string& w : analysis.warnings) err << "tactus-report: warning: schedule " << sc.identifier << ": " << w << "\n";
+    if (o.csv) {
+      appendCsvRows(rows, sc, part, analysis);
+    } else {
+      out << "=== schedule " << sc.identifier << " " << quoted(sc.name) << " (" << o.schedules[k] << ") ===\n";
+      out << formatText(sc, part, analysis) << "\n";
+    }
+  }
+  if (o.csv) {
+    writeCsvRows(out, rows);
+  } else {
+    out << formatSwitches(*log, schedules);
+  }
+  return 0;
+}
+
 int run(const Options& o, std::ostream& out, std::ostream& err) {
+  if (o.schedules.size() > 1) return runSeveral(o, out, err);
   auto fatal = [&](const Error& e) {
     err << "tactus-report: " << e.message << "\n";
     return 1;

@@ -4,6 +4,7 @@
 // master's pid).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -82,8 +83,9 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
 }
 
 // Takes the private copies the client works from and claims the client's slot.
-Result<void> takeCopies(Runtime& rt) {
+Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
   const shm::SegmentHeader& h = rt.view.header();
+  rt.scheduleCount = std::max<std::uint32_t>(1, h.scheduleCount);
   const shm::LayoutCounts& counts = rt.view.counts();
   const std::string origin = ipc::segmentPath(rt.instance);
   rt.flags = h.flags;
@@ -111,6 +113,10 @@ Result<void> takeCopies(Runtime& rt) {
   for (std::uint32_t c = 0; c < rt.schedule.clients.size(); ++c) {
     if (rt.schedule.clients[c].name == rt.name) rt.clientIndex = c;
     names += (names.empty() ? "" : ", ") + quoted(rt.schedule.clients[c].name);
+  }
+  if (rt.clientIndex == kNone && (mayBeAbsent || rt.scheduleCount > 1)) {
+    rt.member = false;  // in another schedule of the instance, perhaps (init checks the union)
+    return {};
   }
   if (rt.clientIndex == kNone) {
     return fail(ErrorCode::kNotFound, "client " + quoted(rt.name) + " is not in schedule " + quoted(rt.schedule.name) +
@@ -158,7 +164,25 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
 
 Result<void> attach(Runtime& rt, const InitOptions& options) {
   if (auto ok = findMaster(rt, options); !ok) return ok;
-  return takeCopies(rt);
+  return takeCopies(rt, false);
+}
+
+Result<void> attachMode(Runtime& mode, const Runtime& primary, std::uint32_t index, const InitOptions& options) {
+  mode.name = primary.name;
+  mode.instance = shm::scheduleInstanceName(primary.instance, index);
+  if (auto ok = findMaster(mode, options); !ok) return ok;
+  if (mode.masterPid != primary.masterPid) {
+    return fail(ErrorCode::kIncompatible, ipc::segmentPath(mode.instance) + ": published by master pid " +
+                                              std::to_string(mode.masterPid) + ", not by the instance's master pid " +
+                                              std::to_string(primary.masterPid));
+  }
+  if (auto ok = takeCopies(mode, true); !ok) return ok;
+  if (mode.view.header().scheduleIndex != index) {
+    return fail(ErrorCode::kIncompatible, ipc::segmentPath(mode.instance) + ": holds schedule index " +
+                                              std::to_string(mode.view.header().scheduleIndex) + ", expected " +
+                                              std::to_string(index));
+  }
+  return {};
 }
 
 }  // namespace tactus::client

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,41 @@ bool needsRegistration(const RunnableInfo& r) {
   return r.kind == RunnableKind::kCpu || r.kind == RunnableKind::kSubmitter;
 }
 
+// Every schedule's runtime of a client: the primary, then its modes.
+std::vector<Runtime*> allModes(Runtime& primary) {
+  std::vector<Runtime*> all{&primary};
+  for (auto& m : primary.modes) all.push_back(m.get());
+  return all;
+}
+
+// The first schedule that has the client (init refuses a client in none).
+Runtime& firstMember(Runtime& primary) {
+  for (Runtime* rt : allModes(primary)) {
+    if (rt->member) return *rt;
+  }
+  return primary;
+}
+
+// Attaches schedules 1..N-1 of a master with several schedules; the client must be in one at least.
+Result<void> attachModes(Runtime& primary, const InitOptions& options) {
+  for (std::uint32_t k = 1; k < primary.scheduleCount; ++k) {
+    auto mode = std::make_unique<Runtime>();
+    if (auto ok = attachMode(*mode, primary, k, options); !ok) return ok.error();
+    mode->registrations.resize(mode->schedule.runnables.size());
+    mode->cudaSubmitters.resize(mode->schedule.runnables.size());
+    mode->streams.assign(mode->schedule.resources.size(), nullptr);
+    mode->phase = Phase::kAttached;
+    primary.modes.push_back(std::move(mode));
+  }
+  std::string names;
+  for (Runtime* rt : allModes(primary)) {
+    if (rt->member) return {};
+    names += (names.empty() ? "" : ", ") + quoted(rt->schedule.name);
+  }
+  return fail(ErrorCode::kNotFound,
+              "client " + quoted(primary.name) + " is in none of the instance's schedules (" + names + ")");
+}
+
 Result<void> initLocked(const std::string& clientName, const InitOptions& options) {
   if (gRuntime) return fail(ErrorCode::kInvalidState, "client " + quoted(gRuntime->name) + " is already initialized");
   if (clientName.empty()) return fail(ErrorCode::kBadParameter, "the client name is empty");
@@ -76,9 +112,13 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   rt->registrations.resize(rt->schedule.runnables.size());
   rt->cudaSubmitters.resize(rt->schedule.runnables.size());
   rt->streams.assign(rt->schedule.resources.size(), nullptr);
+  if (rt->scheduleCount > 1) {
+    if (auto ok = attachModes(*rt, options); !ok) return ok.error();
+  }
   rt->phase = Phase::kAttached;
-  gExitFlag.store(&rt->view.client(rt->clientIndex).exitRequested);
-  gAttention.store(&rt->view.header().attention);
+  Runtime& home = firstMember(*rt);  // exit requests go through the first schedule that has the client
+  gExitFlag.store(&home.view.client(home.clientIndex).exitRequested);
+  gAttention.store(&home.view.header().attention);
   gRuntime = std::move(rt);
   return {};
 }
@@ -94,10 +134,38 @@ Result<Runtime*> registrationRuntime(const std::string& what, bool needsCuda) {
   return gRuntime.get();
 }
 
+// Registers in one schedule: true when the schedule has the runnable for this client.
+Result<bool> registerInSchedule(Runtime& rt, const std::string& name, const Registration& registration) {
+  if (!rt.member) return false;
+  for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
+    const RunnableInfo& info = rt.schedule.runnables[r];
+    if (info.client != rt.clientIndex || info.name != name || !needsRegistration(info)) continue;
+    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered) {
+      return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
+    }
+    rt.registrations[r] = registration;
+    rt.registrations[r].registered = true;
+    return true;
+  }
+  return false;
+}
+
 Result<void> registerLocked(const std::string& name, Registration registration) {
   auto target = registrationRuntime("register runnable '" + name + "'", false);
   if (!target) return target.error();
   Runtime& rt = **target;
+  if (rt.scheduleCount > 1) {  // the union over the schedules: registered in each that has it
+    bool found = false;
+    for (Runtime* mode : allModes(rt)) {
+      auto one = registerInSchedule(*mode, name, registration);
+      if (!one) return one.error();
+      found = found || *one;
+    }
+    if (found) return {};
+    return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a CPU runnable of client '" + rt.name +
+                                          "' in any of the instance's " + std::to_string(rt.scheduleCount) +
+                                          " schedules");
+  }
   for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
     const RunnableInfo& info = rt.schedule.runnables[r];
     if (info.client != rt.clientIndex || info.name != name || !needsRegistration(info)) continue;
@@ -252,10 +320,13 @@ RunOutcome awaitEnd(Runtime& rt) {
   }
 }
 
+RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock);
+
 RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   if (!gRuntime) return {RunStatus::kError, "", "enterScheduler: the client is not initialized"};
   Runtime& rt = *gRuntime;
   if (rt.phase != Phase::kAttached) return {RunStatus::kError, "", "enterScheduler: the scheduler was entered already"};
+  if (rt.scheduleCount > 1) return enterManagedLocked(lock);
   shm::SegmentHeader& h = rt.view.header();
   shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
   const bool allow = (rt.flags & shm::kFlagAllowUnregistered) != 0;
@@ -345,6 +416,91 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   return outcome;
 }
 
+// enterScheduler under a schedule manager: every schedule that has the client is entered; one
+// thread per worker of every such schedule sleeps while its hyperepoch is stopped and runs while
+// it is active (runSwitchingWorker). CUDA submitters are not supported with several schedules.
+RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
+  Runtime& primary = *gRuntime;
+  const std::vector<Runtime*> all = allModes(primary);
+  const bool allow = (primary.flags & shm::kFlagAllowUnregistered) != 0;
+  for (Runtime* rt : all) {
+    if (!rt->member) continue;
+    shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
+    for (const std::uint32_t r : requiredRunnables(*rt)) {
+      if (rt->registrations[r].registered || allow) continue;
+      slot.missingRunnable.store(r, std::memory_order_relaxed);
+      slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
+      ipc::signalWord(rt->view.header().attention);
+      ipc::signalWord(primary.view.header().attention);
+      primary.phase = Phase::kDone;
+      return {RunStatus::kError, "",
+              "runnable '" + qualifiedName(rt->schedule, r) + "' of schedule " + quoted(rt->schedule.name) +
+                  " is scheduled for client '" + rt->name +
+                  "' but was not registered (or start the master with --allow-unregistered-runnables)"};
+    }
+  }
+  for (Runtime* rt : all) {
+    rt->gpuStats.clear();
+    for (std::size_t w = 0; w < rt->plan.workers.size(); ++w) rt->gpuStats.push_back(nullptr);
+    if (!rt->member) continue;
+    rt->phase = Phase::kEntered;
+    rt->view.client(rt->clientIndex)
+        .switchCallbacks.store(static_cast<std::uint32_t>(primary.switchCallbacks.size()), std::memory_order_relaxed);
+    rt->view.client(rt->clientIndex).state.store(static_cast<std::uint32_t>(ClientState::kEntered),
+                                                 std::memory_order_release);
+    ipc::signalWord(rt->view.header().attention);
+  }
+  primary.phase = Phase::kEntered;
+  ipc::signalWord(primary.view.header().attention);
+  lock.unlock();
+
+  std::vector<std::thread> workers;
+  for (Runtime* rt : all) {
+    if (!rt->member) continue;
+    for (std::uint32_t w = 0; w < rt->plan.workers.size(); ++w) {
+      if (rt->plan.workers[w].client != rt->clientIndex) continue;
+      primary.workersRunning.fetch_add(1);
+      workers.emplace_back([&primary, rt, w] {
+        runSwitchingWorker(*rt, w, primary);
+        primary.workersRunning.fetch_sub(1);
+        ipc::futexWake(primary.workersRunning);
+      });
+    }
+  }
+  for (;;) {
+    const std::uint32_t running = primary.workersRunning.load();
+    if (running == 0) break;
+    watchMasterAndSegment(primary);
+    if (primary.halted.load()) {
+      for (Runtime* rt : all) rt->halted.store(true);
+    }
+    ipc::futexWait(primary.workersRunning, running, kWatchSliceNs);
+  }
+  for (std::thread& t : workers) t.join();
+  RunOutcome outcome = awaitEnd(primary);
+  if (outcome.peer.empty()) {  // the client the end names may be in another schedule only
+    for (Runtime* rt : all) {
+      const std::uint32_t peer = rt->view.header().stopClient.load();
+      if (peer < rt->schedule.clients.size()) {
+        outcome.peer = rt->schedule.clients[peer].name;
+        break;
+      }
+    }
+  }
+  if (primary.masterDead.load() || primary.masterWatch.exited()) {
+    for (Runtime* rt : all) rt->segment.removeNameIfStillOurs(rt->instance);
+  }
+  lock.lock();
+  for (Runtime* rt : all) {
+    if (!rt->member) continue;
+    rt->view.client(rt->clientIndex).state.store(static_cast<std::uint32_t>(ClientState::kExited),
+                                                 std::memory_order_release);
+    rt->phase = Phase::kDone;
+  }
+  primary.phase = Phase::kDone;
+  return outcome;
+}
+
 }  // namespace
 }  // namespace client
 
@@ -412,8 +568,13 @@ Result<std::vector<std::string>> scheduledRunnables() {
   std::lock_guard<std::mutex> lock(gMutex);
   if (!gRuntime) return fail(ErrorCode::kInvalidState, "scheduledRunnables: the client is not initialized");
   std::vector<std::string> names;
-  for (const std::uint32_t r : client::requiredRunnables(*gRuntime))
-    names.push_back(gRuntime->schedule.runnables[r].name);
+  for (client::Runtime* rt : client::allModes(*gRuntime)) {  // the union over the schedules
+    if (!rt->member) continue;
+    for (const std::uint32_t r : client::requiredRunnables(*rt)) {
+      const std::string& name = rt->schedule.runnables[r].name;
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
   return names;
 }
 
@@ -434,6 +595,15 @@ void exitScheduler() noexcept {
   ipc::signalWord(*attention);
 }
 
+Result<void> registerSwitchCallback(std::function<void(std::uint16_t, std::uint16_t)> callback) {
+  if (!callback) return fail(ErrorCode::kBadParameter, "register switch callback: empty function");
+  std::lock_guard<std::mutex> lock(gMutex);
+  auto target = client::registrationRuntime("register switch callback", false);
+  if (!target) return target.error();
+  (*target)->switchCallbacks.push_back(std::move(callback));
+  return {};
+}
+
 Result<RuntimeInfo> runtimeInfo() {
   if (client::tCurrentInfo == nullptr) {
     return fail(ErrorCode::kInvalidState, "runtimeInfo is only available inside a runnable");
@@ -452,13 +622,17 @@ void shutdown() {
   }
   client::gExitFlag.store(nullptr);
   client::gAttention.store(nullptr);
-  shm::ClientSlot& slot = gRuntime->view.client(gRuntime->clientIndex);
-  // A refusal stays visible: the master names the missing runnable from it.
-  std::uint32_t state = slot.state.load();
-  if (state != static_cast<std::uint32_t>(shm::ClientState::kRefused)) {
-    slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kExited), std::memory_order_release);
-    ipc::signalWord(gRuntime->view.header().attention);
+  for (client::Runtime* rt : client::allModes(*gRuntime)) {
+    if (!rt->member) continue;
+    shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
+    // A refusal stays visible: the master names the missing runnable from it.
+    std::uint32_t state = slot.state.load();
+    if (state != static_cast<std::uint32_t>(shm::ClientState::kRefused)) {
+      slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kExited), std::memory_order_release);
+      ipc::signalWord(rt->view.header().attention);
+    }
   }
+  ipc::signalWord(gRuntime->view.header().attention);
   gRuntime.reset();
 }
 

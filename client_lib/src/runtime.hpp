@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,7 +49,25 @@ struct Runtime {
   std::string damage;                   ///< what damaged the segment (set before `halted`)
   std::atomic<std::uint32_t> workersRunning{0};
   Phase phase = Phase::kNone;
+
+  // --- Several schedules (a master with -N): this Runtime is schedule 0's; `modes` holds the
+  // others' (each with its own segment, schedule, plan and registrations). ---
+  bool member = true;            ///< this client is in this schedule (clientIndex is valid)
+  std::uint32_t scheduleCount = 1;  ///< schedules of the instance (the header's scheduleCount)
+  std::vector<std::unique_ptr<Runtime>> modes;  ///< schedules 1..scheduleCount-1 (primary only)
+  /// The switch callbacks (primary only): called with the starting schedule's identifier and
+  /// the hyperepoch's index before a rollover's first frame.
+  std::vector<std::function<void(std::uint16_t, std::uint16_t)>> switchCallbacks;
 };
+
+/// Attaches schedule `index` > 0 of the primary's instance into `mode` (waiting for its segment);
+/// a client absent from that schedule is attached with member = false. Called by init.
+Result<void> attachMode(Runtime& mode, const Runtime& primary, std::uint32_t index, const InitOptions& options);
+
+/// The body of a worker thread under a schedule manager: sleeps while its hyperepoch is stopped,
+/// runs the client's switch callbacks before a rollover's first frame (the client's first worker
+/// of the hyperepoch), runs the worker while the hyperepoch is active, until the run ends.
+void runSwitchingWorker(Runtime& rt, std::uint32_t w, const Runtime& primary);
 
 /// Attaches to the instance's published segment: waits for a live master (saying once per reason
 /// why it waits), removes a segment whose master is dead, validates the header, takes the private
@@ -56,8 +75,9 @@ struct Runtime {
 Result<void> attach(Runtime& rt, const InitOptions& options);
 
 /// The body of one worker thread: runs worker `w`'s instances in timeline order, iteration after
-/// iteration, until the hyperepoch's stopAt or an abort.
-void runWorker(Runtime& rt, std::uint32_t w);
+/// iteration from `firstIteration`, until the hyperepoch's stopAt or an abort. Returns the
+/// iteration it stopped before (none of its instances of that iteration ran).
+std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIteration = 0);
 
 /// The RuntimeInfo of the runnable running on this thread (null outside runnables).
 extern thread_local const RuntimeInfo* tCurrentInfo;

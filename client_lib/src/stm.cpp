@@ -105,6 +105,19 @@ stmErrorCode_t stmRegisterCudaResource(const char* resourceName, cudaStream_t st
   return code;
 }
 
+stmErrorCode_t stmRegisterCallBack(stmScheduleSwitchCallback_t func, void* userdata) {
+  if (func == nullptr) {
+    tLastMessage = "stmRegisterCallBack: null function";
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  if (!gInitialized) {
+    tLastMessage = "stmRegisterCallBack: stmClientInit was not called";
+    return STM_ERROR_NOT_INITIALIZED;
+  }
+  return toStm(tactus::registerSwitchCallback(
+      [func, userdata](std::uint16_t schedule, std::uint16_t hyperepoch) { func(schedule, hyperepoch, userdata); }));
+}
+
 stmErrorCode_t stmEnterScheduler(void) {
   if (!gInitialized) {
     tLastMessage = "stmEnterScheduler: stmClientInit was not called";

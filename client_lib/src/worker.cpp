@@ -67,7 +67,7 @@ void pinToCore(std::uint32_t core) {
 
 }  // namespace
 
-void runWorker(Runtime& rt, std::uint32_t w) {
+std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIteration) {
   const WorkerPlan& wp = rt.plan.workers[w];
   const ResourceInfo& resource = rt.schedule.resources[wp.resource];
   const shm::SegmentView& view = rt.view;
@@ -80,7 +80,7 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   for (const std::uint32_t i : wp.instances) {
     if (gpu == nullptr || !gpu->runsSubmittee(i)) instances.push_back(i);
   }
-  if (instances.empty()) return;
+  if (instances.empty()) return firstIteration;
   // What each instance waits for. A CUDA submitter waits for the previous submittee on its own
   // stream only until that one is SUBMITTED: the stream's FIFO order does the rest on the GPU.
   struct WaitRef {
@@ -122,10 +122,10 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   RuntimeInfo info;
   info.scheduleId = rt.schedule.identifier;
   const std::function<bool()> gpuAbort = aborted;
-  for (std::uint64_t h = 0;; ++h) {
+  for (std::uint64_t h = firstIteration;; ++h) {
     for (std::size_t k = 0; k < instances.size(); ++k) {
       const std::uint32_t i = instances[k];
-      if (h >= hyper.stopAt.load(std::memory_order_acquire)) return;
+      if (h >= hyper.stopAt.load(std::memory_order_acquire)) return h;
       const InstanceInfo& inst = rt.schedule.instances[i];
       const std::uint32_t e = rt.plan.instanceEpoch[i];
       const std::uint64_t frames = std::max<std::uint32_t>(1, rt.schedule.epochs[e].frames);
@@ -137,11 +137,11 @@ void runWorker(Runtime& rt, std::uint32_t w) {
                        inst.frame, releaseLeadNs, stopped);
       if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped) !=
           ipc::WaitOutcome::kReached) {
-        return;  // stopped at this iteration, or the run was aborted
+        return h;  // stopped at this iteration, or the run was aborted
       }
       for (const WaitRef& c : waitRefs[k]) {
         const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
-        if (ipc::waitForSequence(*c.word, *c.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return;
+        if (ipc::waitForSequence(*c.word, *c.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return h;
       }
       const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
       if (startTime > 0) {
@@ -162,7 +162,7 @@ void runWorker(Runtime& rt, std::uint32_t w) {
       if (gpu != nullptr && gpu->runsSubmitter(i)) {
         if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
           tCurrentInfo = nullptr;
-          return;  // the run was aborted while waiting for a GPU predecessor's submission
+          return h;  // the run was aborted while waiting for a GPU predecessor's submission
         }
       } else {
         start = ipc::monotonicNs();

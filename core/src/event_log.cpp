@@ -80,7 +80,22 @@ void EventLogWriter::setRunStart(std::int64_t runStartNs) {
 
 void EventLogWriter::append(const EventRecord* records, std::size_t count) {
   if (!file_ || count == 0) return;
+  if (tag_ >= 0) {
+    tagged_.assign(records, records + count);
+    for (EventRecord& r : tagged_) r.schedule = static_cast<std::uint16_t>(tag_);
+    records = tagged_.data();
+  }
   if (std::fwrite(records, sizeof(EventRecord), count, file_) != count) failed_ = true;
+}
+
+void EventLogWriter::setScheduleCount(std::uint16_t count) {
+  if (!file_) return;
+  header_.scheduleCount = count;
+  const long at = std::ftell(file_);
+  if (std::fseek(file_, 0, SEEK_SET) != 0 || std::fwrite(&header_, sizeof header_, 1, file_) != 1 ||
+      std::fseek(file_, at, SEEK_SET) != 0) {
+    failed_ = true;
+  }
 }
 
 Result<void> EventLogWriter::close() {

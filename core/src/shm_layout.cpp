@@ -60,6 +60,8 @@ LayoutOffsets computeLayout(const LayoutCounts& c) {
   at = alignUp(at + std::uint64_t{c.instances} * sizeof(GpuSlot));
   o.text = at;
   at = alignUp(at + c.scheduleTextSize);
+  o.switching = at;
+  at = alignUp(at + std::uint64_t{c.hyperepochs} * sizeof(SwitchSlot));
   o.total = at;
   return o;
 }
@@ -90,6 +92,8 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   h->gpuOffset = o.gpu;
   h->scheduleTextOffset = o.text;
   h->scheduleTextSize = counts.scheduleTextSize;
+  h->switchOffset = o.switching;
+  h->scheduleCount = 1;
   h->hyperepochCount = counts.hyperepochs;
   h->epochCount = counts.epochs;
   h->instanceCount = counts.instances;
@@ -105,6 +109,7 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   for (std::uint32_t i = 0; i < counts.clients; ++i) new (&client(i)) ClientSlot{};
   for (std::uint32_t i = 0; i < counts.workers; ++i) new (&worker(i)) WorkerSlot{};
   for (std::uint32_t i = 0; i < counts.instances; ++i) new (&gpu(i)) GpuSlot{};
+  for (std::uint32_t i = 0; i < counts.hyperepochs; ++i) new (&switching(i)) SwitchSlot{};
   // The magic last: a reader that loads it (acquire) sees a complete header (state says when the
   // rest is).
   h->magic.store(kMagic, std::memory_order_release);
@@ -147,7 +152,7 @@ Result<void> SegmentView::validate() {
   const LayoutOffsets o = computeLayout(counts);
   if (o.hyperepoch != h.hyperepochOffset || o.epoch != h.epochOffset || o.instance != h.instanceOffset ||
       o.client != h.clientOffset || o.worker != h.workerOffset || o.ring != h.ringOffset || o.gpu != h.gpuOffset ||
-      o.text != h.scheduleTextOffset || o.total != h.totalSize) {
+      o.text != h.scheduleTextOffset || o.switching != h.switchOffset || o.total != h.totalSize) {
     return fail(ErrorCode::kIncompatible, "segment geometry does not match its counts");
   }
   if (o.total > bytes_.size()) {
@@ -177,6 +182,7 @@ std::string SegmentView::changedHeaderField() const {
   if (h.gpuOffset != offsets_.gpu) return "gpuOffset";
   if (h.scheduleTextOffset != offsets_.text) return "scheduleTextOffset";
   if (h.scheduleTextSize != counts_.scheduleTextSize) return "scheduleTextSize";
+  if (h.switchOffset != offsets_.switching) return "switchOffset";
   if (h.hyperepochCount != counts_.hyperepochs) return "hyperepochCount";
   if (h.epochCount != counts_.epochs) return "epochCount";
   if (h.instanceCount != counts_.instances) return "instanceCount";

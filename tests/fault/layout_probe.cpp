@@ -53,7 +53,11 @@ const std::vector<Field> kHeaderFields = {
     TACTUS_FIELD(SegmentHeader, instanceCount),
     TACTUS_FIELD(SegmentHeader, clientCount),
     TACTUS_FIELD(SegmentHeader, workerCount),
+    TACTUS_FIELD(SegmentHeader, scheduleCount),
+    TACTUS_FIELD(SegmentHeader, scheduleIndex),
     TACTUS_FIELD(SegmentHeader, reserved1),
+    TACTUS_FIELD(SegmentHeader, switchOffset),
+    TACTUS_FIELD(SegmentHeader, reserved5),
     TACTUS_FIELD(SegmentHeader, state),
     TACTUS_FIELD(SegmentHeader, stateWaiters),
     TACTUS_FIELD(SegmentHeader, stopReason),
@@ -69,7 +73,8 @@ const std::vector<Field> kHeaderFields = {
 const std::vector<Field> kClientFields = {
     TACTUS_FIELD(ClientSlot, pid),           TACTUS_FIELD(ClientSlot, state),
     TACTUS_FIELD(ClientSlot, exitRequested), TACTUS_FIELD(ClientSlot, missingRunnable),
-    TACTUS_FIELD(ClientSlot, startTime),     TACTUS_FIELD(ClientSlot, reserved),
+    TACTUS_FIELD(ClientSlot, startTime),     TACTUS_FIELD(ClientSlot, switchCallbacks),
+    TACTUS_FIELD(ClientSlot, reserved),
 };
 
 // Whether `fields` (in order) cover [0, size) without gap or overlap; prints the first mismatch.

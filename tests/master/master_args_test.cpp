@@ -41,6 +41,18 @@ TEST_CASE("the master's command line takes STM's flags", "[master][args]") {
   CHECK(parseMasterArguments({"-V"})->showVersion);
 }
 
+TEST_CASE("the master takes several schedules with a schedule manager", "[master][args]") {
+  auto o = parseMasterArguments({"-s", "a.tsched,b.tsched,c.tsched", "-N", "mgr", "-i", "3", "-D", "x"});
+  REQUIRE(o.has_value());
+  CHECK(o->schedulePaths == std::vector<std::string>{"a.tsched", "b.tsched", "c.tsched"});
+  CHECK(o->managerName == "mgr");
+  CHECK(o->scheduleCount == 3);
+  auto one = parseMasterArguments({"-s", "a.tsched"});
+  REQUIRE(one.has_value());
+  CHECK(one->schedulePaths == std::vector<std::string>{"a.tsched"});
+  CHECK(one->managerName.empty());
+}
+
 TEST_CASE("the master's command line rejects bad input with a message naming it", "[master][args]") {
   struct Case {
     std::vector<std::string> args;
@@ -56,10 +68,17 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
       {{"-s", "g", "--bogus"}, "unknown argument '--bogus'"},
       {{"-s", "g", "-D", "a/b"}, "instance name 'a/b'"},
       {{"-s", "a.tsched", "-s", "b.tsched", "-D", "x"},
-       "-s given twice ('a.tsched', then 'b.tsched'): one schedule file per master is supported"},
+       "-s given twice ('a.tsched', then 'b.tsched'): one -s per master; list several schedule files in it"},
       {{"-s", "a.tsched", "-l", "one.log", "-l", "two.log"}, "option '-l' given twice"},
       {{"-s", "a.tsched", "-D", "x", "-D", "y"}, "option '-D' given twice"},
       {{"-s", "a.tsched", "-e", "1", "-e", "2"}, "option '-e' given twice"},
+      {{"-s", "a.tsched,b.tsched"}, "several schedules need a schedule manager (-N name)"},
+      {{"-s", "a.tsched,b.tsched", "-N", "m", "-i", "3"}, "-i 3 does not match the 2 schedule files of -s"},
+      {{"-s", "a.tsched", "-i", "1"}, "-i needs -N"},
+      {{"-s", "a.tsched,,b.tsched", "-N", "m"}, "an empty file name in the list"},
+      {{"-s", "a.tsched,b.tsched", "-N", "m", "-e", "5"}, "-e cannot be combined with -N"},
+      {{"-s", "a.tsched", "-N", ""}, "-N expects a manager name"},
+      {{"-s", "a.tsched", "-N", "m", "-i", "0"}, "-i expects a schedule count >= 1"},
   };
   for (const Case& c : cases) {
     auto o = parseMasterArguments(c.args);
@@ -76,7 +95,7 @@ TEST_CASE("tactus-master refuses a repeated -s with exit 2 instead of running th
                                   dir + "/b.tsched", "-D", tactus::test::uniqueInstance("twice")},
                                  out);
   CHECK(tactus::test::waitFor(m, 10'000) == 2);
-  CHECK(tactus::test::readFile(out).find("one schedule file per master is supported") != std::string::npos);
+  CHECK(tactus::test::readFile(out).find("one -s per master; list several schedule files in it") != std::string::npos);
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }

@@ -224,19 +224,23 @@ TEST_CASE("csv lists every valid run sorted by start with the issue's columns", 
   std::istringstream in(out.str());
   std::string line;
   std::getline(in, line);
-  CHECK(line == "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns");
+  CHECK(line == "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns,schedule");
   std::vector<std::string> rows;
   std::int64_t lastStart = 0;
   while (std::getline(in, line)) {
     rows.push_back(line);
-    const std::size_t p = line.rfind(',', line.rfind(',') - 1);
+    const std::size_t scheduleComma = line.rfind(',');
+    CHECK(line.substr(scheduleComma + 1) == std::to_string(s.identifier));
+    const std::size_t endComma = line.rfind(',', scheduleComma - 1);
+    const std::size_t p = line.rfind(',', endComma - 1);
     const std::int64_t start = std::stoll(line.substr(p + 1));
     CHECK(start >= lastStart);
     lastStart = start;
   }
   REQUIRE(rows.size() == 8);
   const std::int64_t rel = kT0 + kLate;
-  CHECK(rows[0] == "0,0,Main.Loop,Client0,A,CPU0," + std::to_string(rel) + "," + std::to_string(rel + kDurA[0]));
+  CHECK(rows[0] == "0,0,Main.Loop,Client0,A,CPU0," + std::to_string(rel) + "," + std::to_string(rel + kDurA[0]) + "," +
+                        std::to_string(s.identifier));
   CHECK(rows[1].find("0,0,Main.Loop,Client0,B,CPU1,") == 0);
 }
 

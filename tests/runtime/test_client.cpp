@@ -31,6 +31,7 @@ struct Args {
   long long busyUs = 0;            // each runnable spins this long
   bool checkRegistration = false;  // exercise the registration errors and report them
   bool useStm = false;             // go through the STM C API
+  bool switchCallback = false;     // register a schedule-switch callback that prints when it ran
 };
 
 Args gArgs;
@@ -73,7 +74,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: tactus-test-client --name CLIENT [--instance I] [--timeout-ms N] [--skip R]...\n"
                "  [--exit-at-iteration N] [--hang-runnable R --hang-at-iteration N --marker FILE]\n"
-               "  [--busy-us N] [--check-registration] [--stm]\n");
+               "  [--busy-us N] [--check-registration] [--stm] [--switch-callback]\n");
   return 2;
 }
 
@@ -94,6 +95,7 @@ int runMain(int argc, char** argv) {
     else if (a == "--busy-us") gArgs.busyUs = std::atoll(next().c_str());
     else if (a == "--check-registration") gArgs.checkRegistration = true;
     else if (a == "--stm") gArgs.useStm = true;
+    else if (a == "--switch-callback") gArgs.switchCallback = true;
     else return usage();
   }
   if (gArgs.name.empty()) return usage();
@@ -138,6 +140,22 @@ int runMain(int argc, char** argv) {
                     ok.error().message.c_str());
         return 4;
       }
+    }
+  }
+  if (gArgs.switchCallback) {
+    // Prints `switch schedule=<id> hyperepoch=<h> ns=<CLOCK_MONOTONIC ns>` each time it runs.
+    auto ok = tactus::registerSwitchCallback([](std::uint16_t schedule, std::uint16_t hyperepoch) {
+      timespec now{};
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      std::printf("switch schedule=%u hyperepoch=%u ns=%lld\n", static_cast<unsigned>(schedule),
+                  static_cast<unsigned>(hyperepoch),
+                  static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec);
+      std::fflush(stdout);
+    });
+    if (!ok) {
+      std::printf("register-error code=%s message=%s\n", tactus::errorCodeName(ok.error().code),
+                  ok.error().message.c_str());
+      return 4;
     }
   }
   if (gArgs.checkRegistration) {

@@ -86,6 +86,13 @@ RunOutcome enterScheduler();
 /// futex wake). Does nothing before init.
 void exitScheduler() noexcept;
 
+/// Registers a schedule-switch callback (STM's stmRegisterCallBack): under a schedule manager,
+/// during a rollover it is called once per hyperepoch this client runs in, before the new
+/// schedule's first frame there, with the starting schedule's identifier and the hyperepoch's
+/// index; the frame waits for it. Call between init and enterScheduler. Errors: kInvalidState,
+/// kBadParameter (empty function).
+Result<void> registerSwitchCallback(std::function<void(std::uint16_t scheduleId, std::uint16_t hyperepoch)> callback);
+
 /// Inside a runnable: the frame it runs in (kInvalidState elsewhere).
 Result<RuntimeInfo> runtimeInfo();
 

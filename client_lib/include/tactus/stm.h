@@ -39,6 +39,10 @@ typedef void (*stmRunnable_t)(void* userdata);
 /** A CUDA submitter: enqueues its submittee's work on `stream` and returns without waiting. */
 typedef void (*stmCudaSubmitter_t)(void* userdata, cudaStream_t stream);
 
+/** A schedule-switch callback: during a rollover, called once per hyperepoch before the new
+ *  schedule's first frame there, with the starting schedule's identifier and the hyperepoch's id. */
+typedef void (*stmScheduleSwitchCallback_t)(uint16_t startScheduleId, uint16_t hyperepochId, void* userdata);
+
 /** What a runnable may ask about its frame. */
 typedef struct stmRunnableInfo_t {
   uint32_t epochIterations; /**< frames of the runnable's epoch before this one */
@@ -59,6 +63,8 @@ stmErrorCode_t stmRegisterCudaSubmitter(stmCudaSubmitter_t func, const char* run
  *  graph does not have, STM_ERROR_BAD_VALUE for a name or stream registered twice or more streams
  *  than the device takes, STM_ERROR_CUDA when a CUDA call fails. */
 stmErrorCode_t stmRegisterCudaResource(const char* resourceName, cudaStream_t stream);
+/** Registers a schedule-switch callback (see stmScheduleSwitchCallback_t); before stmEnterScheduler. */
+stmErrorCode_t stmRegisterCallBack(stmScheduleSwitchCallback_t func, void* userdata);
 /** Runs this client's part of the schedule until the run ends: STM_SUCCESS on frame limit, exit
  *  request or signal; STM_ERROR_TIMEOUT when a client did not come; STM_ERROR_NOT_FOUND for an
  *  unregistered runnable; STM_ERROR_GENERIC when a peer died. */

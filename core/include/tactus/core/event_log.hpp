@@ -47,6 +47,16 @@ enum class EventKind : std::uint16_t {
   /// A client's ring was full and records were lost. instance = ClientId, aux = worker index,
   /// iteration = number of records lost (saturated), startNs = endNs = when the master noticed.
   kDropped = 5,
+  /// A schedule started on a hyperepoch (a master with a schedule manager, -N). schedule = the
+  /// identifier started, instance = its HyperepochId, iteration = the first iteration it runs,
+  /// aux = the identifier it rolled over from (0xffffffff for a plain start), startNs = when the
+  /// master took the manager's request, endNs = the ideal time of the first release.
+  kScheduleStart = 10,
+  /// A schedule stopped on a hyperepoch. schedule = the identifier stopped, instance = its
+  /// HyperepochId, iteration = the first iteration it did not run, aux = the identifier it rolled
+  /// over to (0xffffffff for a plain stop), startNs = when the master took the request, endNs =
+  /// when the master saw the last runnable of its last iteration end.
+  kScheduleStop = 11,
 };
 
 /// The file header.
@@ -55,8 +65,10 @@ struct EventLogHeader {
   std::uint32_t version;              ///< kEventLogVersion
   std::uint32_t headerSize;           ///< sizeof(EventLogHeader): records start here
   std::uint32_t recordSize;           ///< sizeof(EventRecord)
-  std::uint16_t scheduleIdentifier;   ///< the schedule's identifier
-  std::uint16_t reserved0;            ///< zero
+  std::uint16_t scheduleIdentifier;   ///< the schedule's identifier (with several: the first's)
+  /// Schedules of the run: 0 or 1 for one schedule; N for a master with a schedule manager, whose
+  /// records name their schedule in EventRecord::schedule.
+  std::uint16_t scheduleCount;
   std::uint64_t scheduleContentHash;  ///< content hash of the schedule file that ran
   std::int64_t runStartNs;            ///< CLOCK_MONOTONIC ns of the first release
   std::uint8_t reserved[24];          ///< zero
@@ -65,8 +77,10 @@ static_assert(sizeof(EventLogHeader) == 64, "event log header layout is frozen")
 
 /// One event; see EventKind for the meaning of each field per kind.
 struct EventRecord {
-  std::uint16_t kind;       ///< an EventKind
-  std::uint16_t reserved;   ///< zero
+  std::uint16_t kind;  ///< an EventKind
+  /// The identifier of the schedule the record belongs to when the header's scheduleCount > 1;
+  /// zero otherwise.
+  std::uint16_t schedule;
   std::uint32_t instance;   ///< InstanceId / EpochId / HyperepochId / ClientId, by kind
   std::uint32_t iteration;  ///< hyperepoch iteration (low 32 bits), by kind
   std::uint32_t aux;        ///< RunnableId / frame / count / worker, by kind
@@ -102,6 +116,10 @@ class EventLogWriter {
   void setRunStart(std::int64_t runStartNs);
   /// Appends records (buffered by stdio).
   void append(const EventRecord* records, std::size_t count);
+  /// Records appended from now on get `identifier` in their `schedule` field (< 0: left as they are).
+  void setScheduleTag(std::int32_t identifier) { tag_ = identifier; }
+  /// Sets the header's scheduleCount (call right after open).
+  void setScheduleCount(std::uint16_t count);
   /// Flushes and closes; reports a write error if one happened.
   Result<void> close();
   /// Whether a file is open.
@@ -112,6 +130,8 @@ class EventLogWriter {
   std::string path_;
   EventLogHeader header_{};
   bool failed_ = false;
+  std::int32_t tag_ = -1;
+  std::vector<EventRecord> tagged_;  // reused for stamping
 };
 
 }  // namespace tactus

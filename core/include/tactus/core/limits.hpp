@@ -34,6 +34,8 @@ inline constexpr std::uint32_t kMaxEpochs = 1u << 12;
 inline constexpr std::uint32_t kMaxDependenciesPerRunnable = 1u << 16;
 /// Longest name (client, runnable, resource, hyperepoch, epoch, graph) in bytes.
 inline constexpr std::uint32_t kMaxNameBytes = 1024;
+/// Most schedules one master loads (-s a,b,... with a schedule manager).
+inline constexpr std::uint32_t kMaxSchedules = 16;
 /// An event-log timestamp further than this from the run's first record makes that record
 /// invalid (about 11.6 days of CLOCK_MONOTONIC).
 inline constexpr std::int64_t kMaxLogSpanNs = 1'000'000'000'000'000;

@@ -18,6 +18,12 @@
 //   ringOffset             EventRecord[workerCount * ringCapacity]  worker writes, master drains
 //   gpuOffset              GpuSlot[instanceCount]            the client submitting the instance writes
 //   scheduleTextOffset     the schedule file text (scheduleTextSize bytes), master writes once
+//   switchOffset           SwitchSlot[hyperepochCount]       schedule switching (master / clients)
+//
+// A master of several schedules (-s a,b -N manager) creates one such segment per schedule: the
+// first at the instance's name, schedule k > 0 at scheduleInstanceName(instance, k); the header's
+// scheduleCount and scheduleIndex say which. The manager's request channel (ManagerChannel) is a
+// segment of its own at managerInstanceName(instance).
 //
 // Each slot is a whole number of cache lines, and fields written by different processes sit on
 // different cache lines.
@@ -38,7 +44,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 3;
+inline constexpr std::uint32_t kLayoutVersion = 4;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -118,7 +124,14 @@ struct alignas(kCacheLine) SegmentHeader {
   std::uint32_t instanceCount;
   std::uint32_t clientCount;
   std::uint32_t workerCount;
-  std::uint32_t reserved1[11];
+  /// Schedules of the instance: 1 for a master of one schedule, N for `-s a,..,n -N manager`.
+  std::uint32_t scheduleCount;
+  /// This segment's schedule: its position in the master's -s list (0 = the instance's name).
+  std::uint32_t scheduleIndex;
+  std::uint32_t reserved1[1];
+  /// SwitchSlot array (one per hyperepoch), from the segment start.
+  std::uint64_t switchOffset;
+  std::uint32_t reserved5[6];
   // --- line 3: run state; master writes, clients read (state is a futex word) ---
   std::atomic<std::uint32_t> state;         ///< SegmentState
   std::atomic<std::uint32_t> stateWaiters;  ///< clients sleeping on `state`; the master wakes only if > 0
@@ -196,7 +209,10 @@ struct alignas(kCacheLine) ClientSlot {
   std::atomic<std::uint32_t> exitRequested;    ///< 1 once exitScheduler was called (async-signal-safe)
   std::atomic<std::uint32_t> missingRunnable;  ///< kRefused: RunnableId not registered
   std::atomic<std::uint64_t> startTime;        ///< the process's start time, against pid reuse
-  std::uint8_t reserved[40];
+  /// Switch callbacks the client registered (schedule manager runs): a rollover waits for the
+  /// acknowledgement of each client that has any; written before state kEntered.
+  std::atomic<std::uint32_t> switchCallbacks;
+  std::uint8_t reserved[36];
 };
 static_assert(sizeof(ClientSlot) == kCacheLine);
 
@@ -245,6 +261,105 @@ struct alignas(kCacheLine) GpuSlot {
 static_assert(sizeof(GpuSlot) == 5 * kCacheLine);
 static_assert(offsetof(GpuSlot, eventHandle) == kCacheLine);
 
+/// Per hyperepoch: schedule switching with a schedule manager (-N). The master activates the
+/// hyperepoch (raises HyperepochSlot::stopAt, then bumps `activation`); every worker of the
+/// hyperepoch sleeps on `activation` while the hyperepoch is stopped, counts itself in `left`
+/// each time it leaves an activation, and, for a rollover activation, the first worker of each
+/// client in the hyperepoch runs the client's switch callbacks and counts them in `acks`.
+struct alignas(kCacheLine) SwitchSlot {
+  // --- line 0: the master writes ---
+  /// Activations of the hyperepoch so far (a futex word; only increases).
+  std::atomic<std::uint32_t> activation;
+  /// The activation that is a rollover (the switch callbacks run before its first frame); 0 = none.
+  std::atomic<std::uint32_t> rolloverActivation;
+  /// Workers sleeping on `activation`; the master issues FUTEX_WAKE only if > 0.
+  std::atomic<std::uint32_t> activationWaiters;
+  std::uint8_t reserved0[52];
+  // --- line 1: the clients' workers write, the master reads ---
+  /// Times a worker of the hyperepoch left an activation (cumulative, all workers).
+  std::atomic<std::uint32_t> left;
+  /// Switch-callback rounds completed (cumulative, one per client and rollover activation).
+  std::atomic<std::uint32_t> acks;
+  /// Master threads sleeping on `left` or `acks`; a worker issues FUTEX_WAKE only if > 0.
+  std::atomic<std::uint32_t> masterWaiters;
+  std::uint8_t reserved1[52];
+};
+static_assert(sizeof(SwitchSlot) == 2 * kCacheLine);
+static_assert(offsetof(SwitchSlot, left) == kCacheLine);
+
+/// The manager's request to the master, in ManagerChannel::op.
+enum class ManagerOp : std::uint32_t {
+  kNone = 0,
+  kStart = 1,     ///< start schedule arg0
+  kStop = 2,      ///< stop schedule arg0 (complete swap)
+  kRollover = 3,  ///< start arg0, stop arg1, per hyperepoch
+  kExit = 4,      ///< end the run (every client returns)
+  kStatus = 5,    ///< fill the status words only
+};
+
+/// Manager result codes, in ManagerChannel::resultCode (mirrors the STM error codes it maps to).
+enum class ManagerResult : std::uint32_t {
+  kOk = 0,
+  kUnknownSchedule = 1,  ///< no schedule has the identifier
+  kBadState = 2,         ///< start while one runs, stop of one not running
+  kNotSupported = 3,     ///< rollover across schedules that partition resources differently
+  kBadRequest = 4,       ///< an op out of range
+  kRunEnded = 5,         ///< the run ended while the request waited
+};
+
+/// "TACTUSMG": the first 8 bytes of a manager channel segment.
+inline constexpr std::uint64_t kManagerMagic = 0x474d535554434154ULL;
+/// Bytes of the manager's name.
+inline constexpr std::size_t kManagerNameSize = 128;
+/// Bytes of a result message.
+inline constexpr std::size_t kManagerMessageSize = 256;
+
+/// The schedule manager's request channel: one segment per instance with -N, created by the
+/// master. The manager writes a request and bumps `requestSeq`; the master handles it and
+/// publishes `resultSeq` = requestSeq with a result code and message (futex word).
+struct alignas(kCacheLine) ManagerChannel {
+  // --- line 0: identity; the master writes once before `open` ---
+  std::atomic<std::uint64_t> magic;  ///< kManagerMagic (release, last)
+  std::uint32_t layoutVersion;       ///< kLayoutVersion
+  std::atomic<std::uint32_t> masterPid;
+  std::atomic<std::uint64_t> masterStartTime;
+  std::atomic<std::uint32_t> open;   ///< 1 while the master takes requests, 2 once the run ended (futex word)
+  std::uint32_t scheduleCount;       ///< schedules loaded
+  std::uint16_t identifiers[16];     ///< their identifiers (first 16)
+  // --- lines 1-2: the manager's name as the master expects it (-N), NUL-terminated ---
+  char expectedName[kManagerNameSize];
+  // --- line 3: the manager writes ---
+  std::atomic<std::uint32_t> managerPid;  ///< claimed with compare-exchange from 0
+  std::atomic<std::uint32_t> requestSeq;  ///< bumped per request (after op and args)
+  std::atomic<std::uint64_t> managerStartTime;
+  std::atomic<std::uint32_t> op;    ///< ManagerOp
+  std::atomic<std::uint32_t> arg0;  ///< schedule identifier
+  std::atomic<std::uint32_t> arg1;  ///< schedule identifier (rollover: the one to stop)
+  std::uint8_t reserved0[36];
+  // --- line 4: the master writes ---
+  std::atomic<std::uint32_t> resultSeq;      ///< equals requestSeq once handled (futex word)
+  std::atomic<std::uint32_t> resultCode;     ///< ManagerResult
+  std::atomic<std::uint32_t> running;        ///< identifier of the running schedule, or 0xffffffff
+  std::atomic<std::uint32_t> resultWaiters;  ///< managers sleeping on resultSeq
+  std::atomic<std::uint64_t> iterations;     ///< iterations completed by the running schedule (max over hyperepochs)
+  std::atomic<std::uint64_t> overruns;       ///< skipped periods of the running schedule
+  std::uint8_t reserved1[32];
+  // --- lines 5-8: the result message, NUL-terminated ---
+  char message[kManagerMessageSize];
+};
+static_assert(sizeof(ManagerChannel) == 9 * kCacheLine);
+static_assert(offsetof(ManagerChannel, expectedName) == kCacheLine);
+static_assert(offsetof(ManagerChannel, managerPid) == 3 * kCacheLine);
+static_assert(offsetof(ManagerChannel, resultSeq) == 4 * kCacheLine);
+static_assert(offsetof(ManagerChannel, message) == 5 * kCacheLine);
+
+/// The instance name of schedule `index`'s segment (index 0 is the instance itself).
+inline std::string scheduleInstanceName(const std::string& instance, std::uint32_t index) {
+  return index == 0 ? instance : instance + ".schedule" + std::to_string(index);
+}
+/// The instance name of the manager channel's segment.
+inline std::string managerInstanceName(const std::string& instance) { return instance + ".manager"; }
+
 /// The counts that determine a segment's geometry.
 struct LayoutCounts {
   std::uint32_t hyperepochs = 0;
@@ -259,6 +374,7 @@ struct LayoutCounts {
 /// Offsets and total size for given counts (every area cache-line aligned).
 struct LayoutOffsets {
   std::uint64_t hyperepoch = 0, epoch = 0, instance = 0, client = 0, worker = 0, ring = 0, gpu = 0, text = 0;
+  std::uint64_t switching = 0;  ///< SwitchSlot array
   std::uint64_t total = 0;
 };
 
@@ -318,6 +434,8 @@ class SegmentView {
   std::uint32_t ringCapacity() const { return counts_.ringCapacity; }
   /// The GPU slot of instance `i`.
   GpuSlot& gpu(std::uint32_t i) const { return at<GpuSlot>(offsets_.gpu, i); }
+  /// The switching slot of hyperepoch `i`.
+  SwitchSlot& switching(std::uint32_t i) const { return at<SwitchSlot>(offsets_.switching, i); }
   /// The published schedule text.
   std::string_view scheduleText() const {
     return {reinterpret_cast<const char*>(bytes_.data() + offsets_.text),

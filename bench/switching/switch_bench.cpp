@@ -1,0 +1,239 @@
+// switch-bench: the dead time of schedule switches under a schedule manager, from the event log
+// of a real master and real clients. Two schedules of two hyperepochs (one core each, period
+// --period-us); this process is the manager (the manager API, in-process).
+//   rollover:      rollOverSchedule(B, A) at a random point of A's iteration; per hyperepoch,
+//                  dead time = B's first release there - max(A's last run end there, the moment
+//                  the master took the request)
+//   complete swap: stopSchedule(A) then startSchedule(B); dead time = B's first release - A's
+//                  last run end (includes both calls and the start's release lead)
+// Prints p50/p99/max over --switches switches of each kind beside the period.
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/manager.hpp"
+
+extern char** environ;
+
+namespace {
+
+using tactus::EventKind;
+using tactus::EventRecord;
+
+std::string modeYaml(int id, int periodUs) {
+  std::string y = "Version: 3.0.0\nMode" + std::to_string(id) + ":\n  Identifier: " + std::to_string(id) +
+                  "\n  Resources:\n    CPU: [CPU0, CPU1]\n  Hyperepochs:\n";
+  for (int h = 0; h < 2; ++h) {
+    y += "    - H" + std::to_string(h) + ":\n        Period: " + std::to_string(periodUs) + "us\n        Resources: [CPU" +
+         std::to_string(h) + "]\n        Epochs:\n          - E: {Period: " + std::to_string(periodUs) + "us}\n";
+  }
+  y += "  Clients:\n";
+  for (int c = 0; c < 2; ++c) {
+    y += "    - Client" + std::to_string(c) + ":\n        Epochs:\n";
+    for (int h = 0; h < 2; ++h) {
+      y += "          - H" + std::to_string(h) + ".E:\n              Runnables:\n                - R" + std::to_string(h) +
+           ": {WCET: 50us, Resources: [CPU" + std::to_string(h) + "]" +
+           (c == 1 ? ", Dependencies: [Client0.R" + std::to_string(h) + "]" : std::string()) + "}\n";
+    }
+  }
+  return y;
+}
+
+pid_t spawnProgram(const std::vector<std::string>& args, const std::string& out) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+int waitExit(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void sleepUs(long us) {
+  timespec t{us / 1'000'000, (us % 1'000'000) * 1000};
+  nanosleep(&t, nullptr);
+}
+
+struct Summary {
+  std::size_t count = 0;
+  double p50 = 0, p99 = 0, max = 0;
+};
+
+Summary summarize(std::vector<std::int64_t> v) {
+  Summary s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double p) {
+    const auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size()) + 0.999999);
+    return static_cast<double>(v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)]) / 1e3;
+  };
+  s.count = v.size();
+  s.p50 = at(50);
+  s.p99 = at(99);
+  s.max = static_cast<double>(v.back()) / 1e3;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string compile, master, client;
+  int switches = 200;
+  int periodUs = 1000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--compile") compile = next();
+    else if (a == "--master") master = next();
+    else if (a == "--client") client = next();
+    else if (a == "--switches") switches = std::atoi(next().c_str());
+    else if (a == "--period-us") periodUs = std::atoi(next().c_str());
+    else if (a == "--quick") switches = 10;
+    else {
+      std::fprintf(stderr, "usage: switch-bench --compile P --master P --client P [--switches N] [--period-us US] [--quick]\n");
+      return 2;
+    }
+  }
+  if (compile.empty() || master.empty() || client.empty() || switches < 1 || periodUs < 200) {
+    std::fprintf(stderr, "switch-bench: give --compile, --master, --client (switches >= 1, period >= 200 us)\n");
+    return 2;
+  }
+  char dirTemplate[] = "/tmp/switch-bench-XXXXXX";
+  if (::mkdtemp(dirTemplate) == nullptr) return 1;
+  const std::string dir = dirTemplate;
+  const std::string instance = "swbench" + std::to_string(::getpid());
+  std::vector<std::string> paths;
+  for (int id : {1, 2}) {
+    const std::string yaml = dir + "/m" + std::to_string(id) + ".yaml";
+    const std::string sched = dir + "/m" + std::to_string(id) + ".tsched";
+    std::ofstream(yaml) << modeYaml(id, periodUs);
+    if (waitExit(spawnProgram({compile, "-i", yaml, "-o", sched}, dir + "/compile.out")) != 0) {
+      std::fprintf(stderr, "switch-bench: tactus-compile failed (see %s/compile.out)\n", dir.c_str());
+      return 1;
+    }
+    paths.push_back(sched);
+  }
+  const std::string log = dir + "/events.log";
+  const pid_t m = spawnProgram({master, "-s", paths[0] + "," + paths[1], "-N", "bench", "-D", instance, "-l", log},
+                               dir + "/master.out");
+  const pid_t c0 = spawnProgram({client, "Client0", "--instance", instance}, dir + "/c0.out");
+  const pid_t c1 = spawnProgram({client, "Client1", "--instance", instance}, dir + "/c1.out");
+  tactus::manager::ManagerOptions options;
+  options.instance = instance;
+  options.timeoutMs = 20000;
+  if (auto ok = tactus::manager::init("bench", options); !ok) {
+    std::fprintf(stderr, "switch-bench: %s\n", ok.error().message.c_str());
+    return 1;
+  }
+  std::mt19937 random(2026);
+  std::uniform_int_distribution<int> pause(3 * periodUs, 6 * periodUs);
+  auto must = [](const tactus::Result<void>& r) {
+    if (!r) {
+      std::fprintf(stderr, "switch-bench: %s\n", r.error().message.c_str());
+      std::exit(1);
+    }
+  };
+  must(tactus::manager::startSchedule(1));
+  std::uint16_t running = 1;
+  for (int k = 0; k < switches; ++k) {  // rollovers at random points of the iteration
+    sleepUs(pause(random));
+    const std::uint16_t other = running == 1 ? 2 : 1;
+    must(tactus::manager::rollOverSchedule(other, running));
+    running = other;
+  }
+  for (int k = 0; k < switches; ++k) {  // complete swaps: stop, then start the other
+    sleepUs(pause(random));
+    const std::uint16_t other = running == 1 ? 2 : 1;
+    must(tactus::manager::stopSchedule(running));
+    must(tactus::manager::startSchedule(other));
+    running = other;
+  }
+  sleepUs(5 * periodUs);
+  must(tactus::manager::exitRun());
+  const int masterExit = waitExit(m);
+  waitExit(c0);
+  waitExit(c1);
+  if (masterExit != 0) {
+    std::fprintf(stderr, "switch-bench: the master exited %d (see %s/master.out)\n", masterExit, dir.c_str());
+    return 1;
+  }
+  auto events = tactus::readEventLog(log);
+  if (!events) {
+    std::fprintf(stderr, "switch-bench: %s\n", events.error().message.c_str());
+    return 1;
+  }
+  std::map<int, tactus::Schedule> schedules;
+  for (int id : {1, 2}) {
+    auto s = tactus::loadScheduleFile(paths[static_cast<std::size_t>(id - 1)]);
+    if (!s) return 1;
+    schedules[id] = std::move(*s);
+  }
+  // Per schedule and hyperepoch, the run ends in time order.
+  std::map<std::pair<int, std::uint32_t>, std::vector<std::int64_t>> ends;
+  for (const EventRecord& r : events->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
+    const tactus::Schedule& s = schedules[r.schedule];
+    if (r.instance >= s.instances.size()) continue;
+    ends[{r.schedule, tactus::instanceHyperepoch(s, r.instance)}].push_back(r.endNs);
+  }
+  for (auto& [key, v] : ends) std::sort(v.begin(), v.end());
+  auto lastEndBefore = [&](int schedule, std::uint32_t he, std::int64_t t) -> std::int64_t {
+    const auto& v = ends[{schedule, he}];
+    auto it = std::upper_bound(v.begin(), v.end(), t);
+    return it == v.begin() ? 0 : *(it - 1);
+  };
+  std::vector<std::int64_t> rollover, swap;
+  const EventRecord* lastStop = nullptr;
+  for (const EventRecord& r : events->records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop)) lastStop = &r;
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) || lastStop == nullptr) continue;
+    if (r.aux != 0xffffffffu) {
+      const std::int64_t end = lastEndBefore(static_cast<int>(r.aux), r.instance, r.endNs);
+      rollover.push_back(r.endNs - std::max(end, r.startNs));
+    } else {
+      const std::int64_t end = lastEndBefore(lastStop->schedule, r.instance, r.endNs);
+      if (end > 0) swap.push_back(r.endNs - end);
+    }
+  }
+  const Summary ro = summarize(rollover);
+  const Summary sw = summarize(swap);
+  std::printf("switch dead time, 2 schedules x 2 hyperepochs, period %d us (epoch period %d us), %d switches each\n",
+              periodUs, periodUs, switches);
+  std::printf("  rollover       %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods)\n",
+              ro.count, ro.p50, ro.p99, ro.max, ro.p50 / periodUs);
+  std::printf("  complete swap  %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods;\n"
+              "                 includes the stop and start calls and the start's 500 us release lead)\n",
+              sw.count, sw.p50, sw.p99, sw.max, sw.p50 / periodUs);
+  std::printf("  target: rollover p50 < 50 us (B starts at once, no period boundary to wait for): %s\n",
+              ro.p50 < 50 ? "met" : "not met");
+  std::string rm = "rm -rf " + dir;
+  if (std::getenv("SWITCH_BENCH_KEEP") == nullptr) (void)std::system(rm.c_str());
+  return 0;
+}

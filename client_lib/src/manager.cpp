@@ -1,0 +1,284 @@
+// The schedule manager's side of the request channel (tactus/manager.hpp, tactus/stm_manager.h):
+// attaching to the master's ManagerChannel segment, claiming it, and synchronous requests.
+#include "tactus/manager.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "tactus/core/shm_layout.hpp"
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/process.hpp"
+#include "tactus/ipc/segment.hpp"
+#include "tactus/stm_manager.h"
+
+namespace tactus::manager {
+
+namespace {
+
+using shm::ManagerOp;
+using shm::ManagerResult;
+
+constexpr std::int64_t kPollNs = 10'000'000;
+
+struct Attachment {
+  std::string name;
+  std::string instance;
+  ipc::Segment segment;
+  shm::ManagerChannel* channel = nullptr;
+  ipc::ProcessWatch masterWatch;
+};
+
+std::mutex gMutex;
+std::optional<Attachment> gManager;
+
+// A request's outcome: the master's code and message, or an error of the channel itself.
+struct Outcome {
+  ManagerResult code = ManagerResult::kOk;
+  std::string message;
+  std::optional<Error> error;  // no answer (not initialized, master gone)
+};
+
+Result<void> attachLocked(const std::string& name, const ManagerOptions& options) {
+  if (gManager) return fail(ErrorCode::kInvalidState, "schedule manager " + quoted(gManager->name) + " is already initialized");
+  if (auto ok = ipc::validateInstanceName(options.instance); !ok) return ok.error();
+  const std::string segmentName = shm::managerInstanceName(options.instance);
+  const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
+  for (;;) {
+    auto segment = ipc::Segment::open(segmentName);
+    if (segment && segment->bytes().size() >= sizeof(shm::ManagerChannel)) {
+      auto* channel = reinterpret_cast<shm::ManagerChannel*>(segment->bytes().data());
+      const std::uint32_t pid = channel->masterPid.load(std::memory_order_acquire);
+      const std::uint64_t startTime = channel->masterStartTime.load();
+      if (channel->magic.load(std::memory_order_acquire) == shm::kManagerMagic && pid != 0 &&
+          ipc::processAlive(static_cast<pid_t>(pid), startTime) && channel->open.load() == 1) {
+        if (channel->layoutVersion != shm::kLayoutVersion) {
+          return fail(ErrorCode::kIncompatible, ipc::segmentPath(segmentName) + ": layout version " +
+                                                    std::to_string(channel->layoutVersion) + ", this build uses " +
+                                                    std::to_string(shm::kLayoutVersion));
+        }
+        const std::string expected(channel->expectedName, strnlen(channel->expectedName, shm::kManagerNameSize));
+        const std::string actual = name.empty() ? expected : name;
+        if (actual != expected) {
+          return fail(ErrorCode::kNotFound, "schedule manager " + quoted(actual) + ": the master of instance " +
+                                                quoted(options.instance, 256) + " expects manager " + quoted(expected) +
+                                                " (-N)");
+        }
+        std::uint32_t holder = 0;
+        const auto self = static_cast<std::uint32_t>(::getpid());
+        channel->managerStartTime.store(ipc::processStartTime(::getpid()));
+        if (!channel->managerPid.compare_exchange_strong(holder, self)) {
+          return fail(ErrorCode::kAlreadyExists, "schedule manager " + quoted(actual) + " is already attached (pid " +
+                                                     std::to_string(holder) + ")");
+        }
+        Attachment a;
+        a.name = actual;
+        a.instance = options.instance;
+        a.segment = std::move(*segment);
+        a.channel = channel;
+        a.masterWatch = ipc::ProcessWatch(static_cast<pid_t>(pid), startTime);
+        gManager = std::move(a);
+        return {};
+      }
+    }
+    if (ipc::monotonicNs() >= deadline) {
+      return fail(ErrorCode::kTimeout, "schedule manager " + quoted(name) + ": no master with a schedule manager for instance " +
+                                           quoted(options.instance, 256) + " within " + std::to_string(options.timeoutMs) + " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
+  }
+}
+
+void detachLocked() {
+  if (!gManager) return;
+  const auto self = static_cast<std::uint32_t>(::getpid());
+  std::uint32_t expected = self;
+  gManager->channel->managerPid.compare_exchange_strong(expected, 0);
+  gManager.reset();
+}
+
+Outcome requestLocked(ManagerOp op, std::uint32_t arg0, std::uint32_t arg1) {
+  Outcome out;
+  if (!gManager) {
+    out.error = fail(ErrorCode::kInvalidState, "the schedule manager is not initialized");
+    return out;
+  }
+  shm::ManagerChannel& c = *gManager->channel;
+  if (c.open.load() != 1) {
+    out.error = fail(ErrorCode::kInvalidState, "the run of instance " + quoted(gManager->instance, 256) + " has ended");
+    return out;
+  }
+  c.op.store(static_cast<std::uint32_t>(op));
+  c.arg0.store(arg0);
+  c.arg1.store(arg1);
+  const std::uint32_t seq = c.requestSeq.load() + 1;
+  c.requestSeq.store(seq, std::memory_order_seq_cst);
+  for (;;) {
+    const std::uint32_t result = c.resultSeq.load(std::memory_order_acquire);
+    if (result == seq) break;
+    if (c.open.load() == 2 && c.resultSeq.load() != seq) {
+      out.error = fail(ErrorCode::kInvalidState, "the run ended before the master answered");
+      return out;
+    }
+    if (gManager->masterWatch.exited()) {
+      out.error = fail(ErrorCode::kPeerDied, "the master died before it answered");
+      return out;
+    }
+    c.resultWaiters.fetch_add(1);
+    ipc::futexWait(c.resultSeq, result, kPollNs);
+    c.resultWaiters.fetch_sub(1);
+  }
+  out.code = static_cast<ManagerResult>(c.resultCode.load());
+  out.message = std::string(c.message, strnlen(c.message, shm::kManagerMessageSize));
+  return out;
+}
+
+Result<void> toResult(const Outcome& o) {
+  if (o.error) return *o.error;
+  switch (o.code) {
+    case ManagerResult::kOk: return {};
+    case ManagerResult::kUnknownSchedule: return fail(ErrorCode::kNotFound, o.message);
+    case ManagerResult::kBadState: return fail(ErrorCode::kInvalidState, o.message);
+    case ManagerResult::kNotSupported: return fail(ErrorCode::kValidation, o.message);
+    default: return fail(ErrorCode::kInternal, o.message);
+  }
+}
+
+Outcome request(ManagerOp op, std::uint32_t arg0 = 0, std::uint32_t arg1 = 0) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  return requestLocked(op, arg0, arg1);
+}
+
+}  // namespace
+
+Result<void> init(const std::string& name, const ManagerOptions& options) {
+  try {
+    std::lock_guard<std::mutex> lock(gMutex);
+    return attachLocked(name, options);
+  } catch (const std::exception& e) {
+    return fail(ErrorCode::kInternal, std::string("schedule manager init: ") + e.what());
+  }
+}
+
+Result<void> startSchedule(std::uint16_t id) { return toResult(request(ManagerOp::kStart, id)); }
+Result<void> stopSchedule(std::uint16_t id) { return toResult(request(ManagerOp::kStop, id)); }
+Result<void> rollOverSchedule(std::uint16_t startId, std::uint16_t stopId) {
+  return toResult(request(ManagerOp::kRollover, startId, stopId));
+}
+
+Result<void> exitRun() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  const Outcome o = requestLocked(ManagerOp::kExit, 0, 0);
+  detachLocked();
+  return toResult(o);
+}
+
+Result<Status> status() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  const Outcome o = requestLocked(ManagerOp::kStatus, 0, 0);
+  if (auto r = toResult(o); !r) return r.error();
+  const shm::ManagerChannel& c = *gManager->channel;
+  Status s;
+  const std::uint32_t running = c.running.load();
+  s.running = running <= 0xffffu;
+  s.schedule = s.running ? static_cast<std::uint16_t>(running) : 0;
+  s.iterations = c.iterations.load();
+  s.overruns = c.overruns.load();
+  s.scheduleCount = c.scheduleCount;
+  return s;
+}
+
+void shutdown() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  detachLocked();
+}
+
+}  // namespace tactus::manager
+
+namespace {
+
+using tactus::shm::ManagerOp;
+using tactus::shm::ManagerResult;
+
+thread_local std::string tManagerMessage;
+
+// STM's code for a request's outcome; the message is kept for tactusManagerLastErrorMessage.
+stmErrorCode_t toStm(const tactus::manager::Outcome& o) {
+  tManagerMessage = o.error ? o.error->message : o.message;
+  if (o.error) {
+    if (o.error->code == tactus::ErrorCode::kInvalidState && !tactus::manager::gManager) return STM_ERROR_NOT_INITIALIZED;
+    return o.error->code == tactus::ErrorCode::kPeerDied ? STM_ERROR_GENERIC : STM_ERROR_INVALID_STATE;
+  }
+  switch (o.code) {
+    case ManagerResult::kOk: return STM_SUCCESS;
+    case ManagerResult::kUnknownSchedule: return STM_ERROR_SCHEDULE_ID_INVALID;
+    case ManagerResult::kBadState: return STM_ERROR_BAD_STATE_TRANSITION;
+    case ManagerResult::kNotSupported: return STM_ERROR_NOT_SUPPORTED;
+    case ManagerResult::kBadRequest: return STM_ERROR_BAD_PARAMETER;
+    default: return STM_ERROR_GENERIC;
+  }
+}
+
+stmErrorCode_t initOn(const char* name, const std::string& instance) {
+  if (name == nullptr) {
+    tManagerMessage = "stmScheduleManagerInit: null name";
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  tactus::manager::ManagerOptions options;
+  options.instance = instance;
+  const tactus::Result<void> r = tactus::manager::init(name, options);
+  if (r) return STM_SUCCESS;
+  tManagerMessage = r.error().message;
+  switch (r.error().code) {
+    case tactus::ErrorCode::kNotFound: return STM_ERROR_NOT_FOUND;
+    case tactus::ErrorCode::kAlreadyExists: return STM_ERROR_BAD_VALUE;
+    case tactus::ErrorCode::kInvalidState: return STM_ERROR_INVALID_STATE;
+    case tactus::ErrorCode::kTimeout: return STM_ERROR_TIMEOUT;
+    case tactus::ErrorCode::kBadParameter: return STM_ERROR_BAD_PARAMETER;
+    default: return STM_ERROR_GENERIC;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+stmErrorCode_t stmScheduleManagerInit(const char* name) {
+  const char* env = std::getenv("TACTUS_INSTANCE");
+  return initOn(name, (env != nullptr && *env != '\0') ? env : "default");
+}
+
+stmErrorCode_t stmScheduleManagerInitWithDiscriminator(const char* name, int32_t discriminator) {
+  return initOn(name, discriminator < 0 ? std::string("default") : std::to_string(discriminator));
+}
+
+stmErrorCode_t stmStartSchedule(uint16_t scheduleId) {
+  return toStm(tactus::manager::request(ManagerOp::kStart, scheduleId));
+}
+
+stmErrorCode_t stmStopSchedule(uint16_t scheduleId) { return toStm(tactus::manager::request(ManagerOp::kStop, scheduleId)); }
+
+stmErrorCode_t stmRollOverSchedule(uint16_t startScheduleId, uint16_t stopScheduleId) {
+  return toStm(tactus::manager::request(ManagerOp::kRollover, startScheduleId, stopScheduleId));
+}
+
+stmErrorCode_t stmScheduleManagerExit(void) {
+  tactus::manager::Outcome o;
+  {
+    std::lock_guard<std::mutex> lock(tactus::manager::gMutex);
+    o = tactus::manager::requestLocked(ManagerOp::kExit, 0, 0);
+    tactus::manager::detachLocked();
+  }
+  return toStm(o);
+}
+
+const char* tactusManagerLastErrorMessage(void) { return tManagerMessage.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,435 @@
+// Schedule-switching integration tests: the real tactus-master with several schedules and a
+// schedule manager (-N), real client processes (tactus-test-client), and the manager API called
+// from this test process (so the moments its synchronous calls return are known exactly). Every
+// check of what ran comes from the master's event log.
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "runtime_harness.hpp"
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/client.hpp"
+#include "tactus/manager.hpp"
+
+using namespace tactus;
+using namespace tactus::test;
+
+namespace {
+
+constexpr int kWaitMs = 20'000;
+constexpr std::uint32_t kNoSchedule = 0xffffffffu;
+
+std::int64_t nowNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000LL + t.tv_nsec;
+}
+
+// A graph of `hyperepochs` hyperepochs, hyperepoch k on CPU k with period `periodUs`; Client0
+// and Client1 run a runnable each in every hyperepoch (Client1's after Client0's). `extra` adds a
+// runnable only this mode has (Client1.Extra in hyperepoch 0); `merged` puts CPU0 and CPU1 in
+// one hyperepoch (a different partition).
+std::string modeYaml(std::uint16_t id, int hyperepochs, int periodUs, bool extra, bool merged = false) {
+  std::ostringstream y;
+  y << "Version: 3.0.0\nMode" << id << ":\n  Identifier: " << id << "\n  Resources:\n    CPU: [";
+  for (int k = 0; k < hyperepochs; ++k) y << (k ? ", " : "") << "CPU" << k;
+  y << "]\n  Hyperepochs:\n";
+  const int groups = merged ? hyperepochs - 1 : hyperepochs;
+  for (int g = 0; g < groups; ++g) {
+    y << "    - H" << g << ":\n        Period: " << periodUs << "us\n        Resources: [";
+    if (merged && g == 0) {
+      y << "CPU0, CPU1";
+    } else {
+      y << "CPU" << (merged ? g + 1 : g);
+    }
+    y << "]\n        Epochs:\n          - E: {Period: " << periodUs << "us}\n";
+  }
+  for (int c = 0; c < 2; ++c) {
+    y << "    - Client" << c << ":\n        Epochs:\n";
+    for (int g = 0; g < groups; ++g) {
+      const int cpu = merged ? (g == 0 ? 0 : g + 1) : g;
+      y << "          - H" << g << ".E:\n              Runnables:\n";
+      y << "                - R" << g << ": {WCET: 100us, Resources: [CPU" << cpu << "]";
+      if (c == 1) y << ", Dependencies: [Client0.R" << g << "]";
+      y << "}\n";
+      if (c == 1 && g == 0 && extra) {
+        y << "                - Extra: {WCET: 50us, Resources: [CPU" << cpu << "], Dependencies: [Client1.R0]}\n";
+      }
+    }
+  }
+  std::string text = y.str();
+  // "Clients:" goes between the hyperepochs and the first client.
+  const std::size_t at = text.find("    - Client0:");
+  text.insert(at, "  Clients:\n");
+  return text;
+}
+
+struct SwitchRun {
+  std::string instance;
+  std::string dir;
+  std::vector<std::string> schedulePaths;
+  std::string logPath;
+  mutable ChildProcesses children;
+
+  SwitchRun(const std::string& tag, const std::vector<std::string>& yamls) {
+    instance = uniqueInstance(tag);
+    dir = scratchDir(instance);
+    logPath = dir + "/events.log";
+    for (std::size_t k = 0; k < yamls.size(); ++k) {
+      const std::string yaml = dir + "/mode" + std::to_string(k) + ".yaml";
+      const std::string sched = dir + "/mode" + std::to_string(k) + ".tsched";
+      std::ofstream(yaml) << yamls[k];
+      const pid_t c = children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", sched}, sched + ".out");
+      REQUIRE(waitFor(c, kWaitMs) == 0);
+      schedulePaths.push_back(sched);
+    }
+  }
+  ~SwitchRun() {
+    tactus::manager::shutdown();
+    children.killAll();
+    for (std::size_t k = 0; k < 4; ++k) {
+      const std::string name = k == 0 ? instance : instance + ".schedule" + std::to_string(k);
+      if (segmentPresent(name)) ::unlink(("/dev/shm/tactus_" + name).c_str());
+    }
+    ::unlink(("/dev/shm/tactus_" + instance + ".manager").c_str());
+    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
+  std::string scheduleList() const {
+    std::string list;
+    for (const std::string& p : schedulePaths) list += (list.empty() ? "" : ",") + p;
+    return list;
+  }
+  pid_t master(std::vector<std::string> extra = {}) const {
+    std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", scheduleList(), "-N", "mgr", "-D",
+                                  instance, "-l", logPath, "-t", "15000000"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return children.spawn(argv, out("master"));
+  }
+  pid_t client(const std::string& name, std::vector<std::string> extra = {}) const {
+    std::vector<std::string> argv{buildPath("tests/runtime/tactus-test-client"), "--name", name, "--instance",
+                                  instance};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return children.spawn(argv, out(name));
+  }
+  void attachManager() const {
+    tactus::manager::ManagerOptions options;
+    options.instance = instance;
+    options.timeoutMs = kWaitMs;
+    REQUIRE(tactus::manager::init("mgr", options));
+  }
+};
+
+// One call of the manager: when it was made and when it returned.
+struct Call {
+  std::int64_t beforeNs = 0;
+  std::int64_t afterNs = 0;
+};
+
+template <typename F>
+Call timed(F&& call) {
+  Call c;
+  c.beforeNs = nowNs();
+  const Result<void> r = call();
+  c.afterNs = nowNs();
+  REQUIRE(r);
+  return c;
+}
+
+// The runs of schedule `id` in the log.
+std::vector<EventRecord> runsOf(const EventLog& log, std::uint16_t id) {
+  std::vector<EventRecord> runs;
+  for (const EventRecord& r : log.records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && r.schedule == id) runs.push_back(r);
+  }
+  return runs;
+}
+
+// Every run of schedule `id` lies inside one of its active windows [start called, stop returned].
+std::string runsInsideWindows(const EventLog& log, std::uint16_t id,
+                              const std::vector<std::pair<std::int64_t, std::int64_t>>& windows) {
+  for (const EventRecord& r : runsOf(log, id)) {
+    bool inside = false;
+    for (const auto& [from, to] : windows) inside = inside || (r.startNs >= from && r.endNs <= to);
+    if (!inside) {
+      return "a run of schedule " + std::to_string(id) + " (instance " + std::to_string(r.instance) + ", iteration " +
+             std::to_string(r.iteration) + ", " + std::to_string(r.startNs) + ".." + std::to_string(r.endNs) +
+             ") lies outside every window between its start call and its stop's return";
+    }
+  }
+  return "";
+}
+
+int countOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("complete swap with two hyperepochs: nothing runs before start, nothing of a schedule after its stop returned",
+          "[switching][swap]") {
+  SwitchRun run("swap", {modeYaml(101, 2, 2000, false), modeYaml(102, 2, 1000, true)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // entered clients, nothing started: nothing runs
+  const Call startA = timed([] { return manager::startSchedule(101); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const Call stopA = timed([] { return manager::stopSchedule(101); });
+  const Call startB = timed([] { return manager::startSchedule(102); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const Call stopB = timed([] { return manager::stopSchedule(102); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const Call startA2 = timed([] { return manager::startSchedule(101); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  REQUIRE(manager::exitRun());
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  CHECK(readFile(run.out("Client1")).find("status=exit-requested") != std::string::npos);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(log->header.scheduleCount == 2);
+  const auto a = runsOf(*log, 101);
+  const auto b = runsOf(*log, 102);
+  CHECK(a.size() >= 40);  // ~30 iterations x 2 hyperepochs x 2 runnables in the first window alone
+  CHECK(b.size() >= 60);
+  // Schedule 101's second window ends when the run ended (after exitRun returned).
+  CHECK(runsInsideWindows(*log, 101, {{startA.beforeNs, stopA.afterNs}, {startA2.beforeNs, nowNs()}}) == "");
+  CHECK(runsInsideWindows(*log, 102, {{startB.beforeNs, stopB.afterNs}}) == "");
+  // Iterations continue over activations: the second window of 101 starts where the first stopped.
+  std::map<std::uint32_t, std::uint32_t> stopAt;  // hyperepoch -> first iteration not run
+  int starts = 0;
+  int stops = 0;
+  for (const EventRecord& r : log->records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart)) ++starts;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop)) ++stops;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop) && r.schedule == 101 && !stopAt.count(r.instance))
+      stopAt[r.instance] = r.iteration;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == 101 && stopAt.count(r.instance))
+      CHECK(r.iteration == stopAt[r.instance]);
+  }
+  CHECK(starts == 6);  // 3 starts x 2 hyperepochs
+  CHECK(stops == 6);   // 2 stops + the exit's stop, x 2 hyperepochs
+  // The extra runnable only schedule 102 has ran, registered by the client from the union.
+  std::set<std::uint32_t> ranA, ranB;
+  for (const EventRecord& r : a) ranA.insert(r.aux);
+  for (const EventRecord& r : b) ranB.insert(r.aux);
+  CHECK(ranA.size() == 4);
+  CHECK(ranB.size() == 5);
+}
+
+TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks first, no run of the old one after",
+          "[switching][rollover]") {
+  SwitchRun run("roll", {modeYaml(201, 3, 1500, false), modeYaml(202, 3, 1000, true)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0", {"--switch-callback"});
+  const pid_t c1 = run.client("Client1", {"--switch-callback"});
+  run.attachManager();
+  const Call start = timed([] { return manager::startSchedule(201); });
+  std::vector<Call> rolls;
+  for (int k = 0; k < 4; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    rolls.push_back(
+        timed([k] { return k % 2 == 0 ? manager::rollOverSchedule(202, 201) : manager::rollOverSchedule(201, 202); }));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  REQUIRE(manager::exitRun());
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  const std::int64_t end = nowNs();
+  // 201 runs from start to roll 0's return and from roll 1's call to roll 2's return, then from
+  // roll 3's call on; 202 in between.
+  CHECK(runsInsideWindows(*log, 201,
+                          {{start.beforeNs, rolls[0].afterNs},
+                           {rolls[1].beforeNs, rolls[2].afterNs},
+                           {rolls[3].beforeNs, end}}) == "");
+  CHECK(runsInsideWindows(*log, 202, {{rolls[0].beforeNs, rolls[1].afterNs}, {rolls[2].beforeNs, rolls[3].afterNs}}) ==
+        "");
+  // Per rollover and hyperepoch: A's stop and B's start, B's first release after A's last run there.
+  int rolloverStarts = 0;
+  for (const EventRecord& r : log->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) || r.aux == kNoSchedule) continue;
+    ++rolloverStarts;
+    CHECK(r.aux != r.schedule);
+  }
+  CHECK(rolloverStarts == 4 * 3);
+  std::vector<Schedule> modes;
+  for (const std::string& path : run.schedulePaths) {
+    auto loaded = loadScheduleFile(path);
+    REQUIRE(loaded);
+    modes.push_back(std::move(*loaded));
+  }
+  // Callbacks: each client, once per rollover and hyperepoch, naming the starting schedule,
+  // before that hyperepoch's first release of it.
+  for (const char* client : {"Client0", "Client1"}) {
+    const std::string out = readFile(run.out(client));
+    CHECK(countOf(out, "switch schedule=202") == 2 * 3);
+    CHECK(countOf(out, "switch schedule=201") == 2 * 3);
+    std::istringstream lines(out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      unsigned schedule = 0;
+      unsigned hyperepoch = 0;
+      long long ns = 0;
+      if (std::sscanf(line.c_str(), "switch schedule=%u hyperepoch=%u ns=%lld", &schedule, &hyperepoch, &ns) != 3)
+        continue;
+      // The start record of that schedule and hyperepoch released right after this callback.
+      std::int64_t release = 0;
+      for (const EventRecord& r : log->records) {
+        if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == schedule &&
+            r.instance == hyperepoch && r.endNs >= ns && (release == 0 || r.endNs < release)) {
+          release = r.endNs;
+        }
+      }
+      CHECK(release != 0);  // a start followed the callback
+      // No run of that schedule and hyperepoch between the callback and that release.
+      const Schedule& s = schedule == 201 ? modes[0] : modes[1];
+      for (const EventRecord& r : runsOf(*log, static_cast<std::uint16_t>(schedule))) {
+        if (r.instance < s.instances.size() && instanceHyperepoch(s, r.instance) == hyperepoch)
+          CHECK_FALSE((r.startNs >= ns && r.startNs < release));
+      }
+    }
+  }
+}
+
+TEST_CASE("bad manager requests get clear errors and the running schedule goes on", "[switching][errors]") {
+  SwitchRun run("bad", {modeYaml(301, 2, 1000, false), modeYaml(302, 2, 1000, false),
+                        modeYaml(303, 3, 1000, false, true)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  REQUIRE(manager::startSchedule(301));
+  auto unknown = manager::startSchedule(999);
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().code == ErrorCode::kNotFound);
+  CHECK(unknown.error().message.find("no schedule has identifier 999") != std::string::npos);
+  auto twice = manager::startSchedule(302);
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().code == ErrorCode::kInvalidState);
+  CHECK(twice.error().message.find("schedule 301 is running") != std::string::npos);
+  auto notRunning = manager::stopSchedule(302);
+  REQUIRE_FALSE(notRunning);
+  CHECK(notRunning.error().code == ErrorCode::kInvalidState);
+  CHECK(notRunning.error().message.find("it is not running") != std::string::npos);
+  auto partition = manager::rollOverSchedule(303, 301);
+  REQUIRE_FALSE(partition);
+  CHECK(partition.error().code == ErrorCode::kValidation);
+  CHECK(partition.error().message.find("partition resources differently") != std::string::npos);
+  auto fromIdle = manager::rollOverSchedule(301, 302);
+  REQUIRE_FALSE(fromIdle);
+  CHECK(fromIdle.error().code == ErrorCode::kInvalidState);
+  // The tool says the same and exits 1, without disturbing the run.
+  const pid_t tool = run.children.spawn(
+      {buildPath("tools/tactus-manager"), "-D", run.instance, "-N", "mgr", "start", "999"}, run.out("tool"));
+  CHECK(waitFor(tool, kWaitMs) == 1);  // the manager slot is held by this process: refused as already attached
+  // Schedule 301 still runs: its iterations grow.
+  auto before = manager::status();
+  REQUIRE(before);
+  CHECK(before->running);
+  CHECK(before->schedule == 301);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto after = manager::status();
+  REQUIRE(after);
+  CHECK(after->iterations > before->iterations);
+  REQUIRE(manager::exitRun());
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  const std::string master = readFile(run.out("master"));
+  CHECK(master.find("manager request refused: no schedule has identifier 999") != std::string::npos);
+  CHECK(master.find("partition resources differently") != std::string::npos);
+  CHECK(readFile(run.out("tool")).find("already attached") != std::string::npos);
+}
+
+TEST_CASE("tactus-manager runs a whole session from the command line, started before the master",
+          "[switching][tool][order]") {
+  SwitchRun run("tool", {modeYaml(401, 2, 1000, false), modeYaml(402, 2, 1000, false)});
+  auto tool = [&](std::vector<std::string> args, const std::string& who) {
+    std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", run.instance, "-t", "15000"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run.children.spawn(argv, run.out(who));
+  };
+  // Manager and clients first: they wait for the master.
+  const pid_t first = tool({"start", "401"}, "start");
+  const pid_t c0 = run.client("Client0");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const pid_t m = run.master();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const pid_t c1 = run.client("Client1");  // the last client after the start request: the start waits for it
+  CHECK(waitFor(first, kWaitMs) == 0);
+  CHECK(waitFor(tool({"rollover", "402", "401"}, "roll"), kWaitMs) == 0);
+  const pid_t status = tool({"status"}, "status");
+  CHECK(waitFor(status, kWaitMs) == 0);
+  CHECK(readFile(run.out("status")).find("running schedule 402") != std::string::npos);
+  CHECK(waitFor(tool({"stop", "401"}, "bad"), kWaitMs) == 1);
+  CHECK(readFile(run.out("bad")).find("cannot stop schedule 401: it is not running") != std::string::npos);
+  CHECK(waitFor(tool({"exit"}, "exit"), kWaitMs) == 0);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(!runsOf(*log, 401).empty());
+  CHECK(!runsOf(*log, 402).empty());
+}
+
+TEST_CASE("a manager that dies while attached ends the run, named; clients return peer-died", "[switching][fault]") {
+  SwitchRun run("mgrdeath", {modeYaml(501, 2, 1000, false), modeYaml(502, 2, 1000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    tactus::manager::ManagerOptions options;
+    options.instance = run.instance;
+    options.timeoutMs = kWaitMs;
+    if (!tactus::manager::init("mgr", options) || !tactus::manager::startSchedule(501)) std::_Exit(3);
+    std::FILE* f = std::fopen((run.dir + "/started").c_str(), "w");
+    if (f != nullptr) std::fclose(f);
+    for (;;) ::pause();
+  }
+  run.children.adopt(child);
+  REQUIRE(waitForPath(run.dir + "/started", kWaitMs));
+  ::kill(child, SIGKILL);
+  CHECK(waitFor(child, kWaitMs) == 128 + SIGKILL);
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  const std::string master = readFile(run.out("master"));
+  CHECK(master.find("the schedule manager 'mgr' (pid " + std::to_string(child) + ") died") != std::string::npos);
+  CHECK(readFile(run.out("Client0")).find("schedule manager 'mgr'") != std::string::npos);
+}
+
+TEST_CASE("the master refuses two schedules with one identifier, naming both files", "[switching][load]") {
+  SwitchRun run("sameid", {modeYaml(601, 2, 1000, false), modeYaml(601, 2, 2000, false)});
+  const pid_t m = run.master();
+  CHECK(waitFor(m, kWaitMs) == 2);
+  const std::string out = readFile(run.out("master"));
+  CHECK(out.find("have the same identifier 601") != std::string::npos);
+  CHECK(out.find(run.schedulePaths[0]) != std::string::npos);
+  CHECK(out.find(run.schedulePaths[1]) != std::string::npos);
+}
