@@ -38,7 +38,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 3;
+inline constexpr std::uint32_t kLayoutVersion = 4;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -217,14 +217,19 @@ static_assert(offsetof(WorkerSlot, tail) == kCacheLine);
 enum class GpuMode : std::uint32_t {
   kNone = 0,    ///< no GPU engine: only InstanceSlot::done says it finished
   kEvents = 1,  ///< a GPU engine runs it: `submitted` and the inter-process event handles are valid
+  kFences = 2,  ///< a GPU engine runs it: `submitted` is valid and the stream writes `fence` when it ends
 };
 
-/// Per instance (only submittees use it): how GPU successors in any process order themselves
-/// after it without blocking a CPU. The client whose submitter enqueues the submittee writes it.
+/// Per instance: how GPU work in any process orders itself after it without blocking a CPU.
+/// The client whose submitter enqueues a submittee writes lines 0-4; line 5 (`fence`) is
+/// written by whatever completes the instance (see there).
 ///
-///   submitter returns -> cudaEventRecord(event[h % ring]) -> submitted = h + 1 -> host function: done = h + 1
-///   a GPU successor's worker: wait submitted >= h + 1 (its submission, never its GPU completion),
-///   then cudaStreamWaitEvent(own stream, event[h % ring])
+///   submitter: for each predecessor p of its work (not on its own stream):
+///                cuStreamWaitValue64(stream, &gpu(p).fence, h + 1, geq)
+///              the user's kernels; cuStreamWriteValue64(stream, &gpu(work).fence, h + 1)
+///              submitted = h + 1 (enqueued: the next submitter on the stream may go)
+///   a CPU runnable after GPU work: spin, then sleep, until fence >= h + 1
+///   a CPU runnable that GPU work waits for: fence = h + 1 when it ends
 struct alignas(kCacheLine) GpuSlot {
   // --- line 0: the submitting client writes ---
   /// Iterations whose GPU work and completion record have been enqueued (wraps): after iteration h
@@ -241,9 +246,19 @@ struct alignas(kCacheLine) GpuSlot {
   std::uint8_t reserved[44];
   // --- lines 1-4: inter-process event handles, one per ring slot; written with `mode` ---
   std::uint8_t eventHandle[kGpuEventRing][kIpcEventHandleSize];
+  // --- line 5: the instance's fence (every instance that GPU work waits for has one) ---
+  /// Iterations of this instance done: h + 1 once iteration h has ended (monotonic, never wraps;
+  /// the instance names the frame). Written by the GPU itself for a submittee a GPU engine runs
+  /// (cuStreamWriteValue64 after the work), by the worker that ran it for any other instance
+  /// that GPU work waits for. Read by streams (cuStreamWaitValue64, geq) and by CPU workers
+  /// that wait for GPU work (spin, then sleep). The segment is registered with the device
+  /// (cuMemHostRegister) so the device reads and writes it.
+  std::atomic<std::uint64_t> fence;
+  std::uint8_t reserved2[56];
 };
-static_assert(sizeof(GpuSlot) == 5 * kCacheLine);
+static_assert(sizeof(GpuSlot) == 6 * kCacheLine);
 static_assert(offsetof(GpuSlot, eventHandle) == kCacheLine);
+static_assert(offsetof(GpuSlot, fence) == 5 * kCacheLine);
 
 /// The counts that determine a segment's geometry.
 struct LayoutCounts {
