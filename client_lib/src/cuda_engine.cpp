@@ -1,9 +1,9 @@
 // The GPU engine over the CUDA runtime API and three driver calls taken through
 // cudaGetDriverEntryPoint (so libtactus links only the runtime): streams wait on 64-bit fences in
-// the run's shared memory (cuStreamWaitValue64, geq) and the GPU signals its own completion
-// (cuStreamWriteValue64); the segment is registered with the device (cuMemHostRegister). A
-// submitter never waits. Host functions remain only for the event log's GPU-side start and end
-// (and the master's done word), never for ordering. Compiled against the real CUDA runtime for
+// the run's shared memory (cuStreamWaitValue64, geq) and the GPU signals its own start and
+// completion (cuStreamWriteValue64); the segment is registered with the device
+// (cuMemHostRegister). A submitter never waits, and no host callback is queued: the client's GPU
+// worker watches the fences for the event log and the master. Compiled against the real CUDA runtime for
 // libtactus, and against the host stand-in (client_lib/standin) for the tests, so this very code
 // is what CI runs.
 #include "cuda_engine.hpp"
@@ -21,6 +21,7 @@
 #include <cuda.h>  // only for the constants checked below; the driver is not linked
 #endif
 
+#include "fence_wait.hpp"
 #include "tactus/cuda.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/wait.hpp"
@@ -29,7 +30,6 @@ namespace tactus::client {
 
 namespace {
 
-constexpr std::uint32_t kRing = shm::kGpuEventRing;  // host-call contexts per submittee, by iteration
 constexpr std::size_t kOverheadSamples = 1u << 16;
 
 // The driver calls, with the driver's ABI (CUresult = int, CUdeviceptr = unsigned long long,
@@ -138,16 +138,6 @@ std::uint32_t deviceStreamLimit() {
   return static_cast<std::uint32_t>(std::clamp(v, 1L, 32L));
 }
 
-// A GPU-side start/end context for the event log: one per (submittee, ring slot), reused every
-// kRing iterations.
-struct HostCall {
-  CudaEngine::Impl* engine = nullptr;
-  std::uint32_t instance = 0;
-  std::uint32_t runnable = 0;
-  std::uint32_t iteration = 0;
-  std::int64_t startNs = 0;
-};
-
 // What the stream waits for before the submittee's work: an instance's fence reaching h + 1
 // (or h for the previous iteration), as a device address.
 struct FenceWait {
@@ -162,8 +152,8 @@ struct SubmitPlan {
   std::uint32_t runnable = 0;   // the submitter's RunnableId
   cudaStream_t stream = nullptr;
   std::vector<FenceWait> waits;
-  unsigned long long fence = 0;  // device address of the submittee's own fence
-  HostCall calls[kRing];
+  unsigned long long started = 0;  // device address of the submittee's `started`
+  unsigned long long fence = 0;    // device address of the submittee's own fence
 };
 
 struct CudaEngine::Impl {
@@ -172,41 +162,14 @@ struct CudaEngine::Impl {
   std::vector<std::int32_t> planOf;  // per instance: index into plans (submitter instance), or -1
   std::vector<char> runsSubmittee;   // per instance
   std::vector<SubmitPlan> plans;
-  std::vector<std::atomic_flag> ringLocks;  // per worker: host functions of several streams share a ring
-  void* registered = nullptr;               // the segment, registered with the device
-  unsigned long long deviceBase = 0;        // the segment's address on the device
+  void* registered = nullptr;         // the segment, registered with the device
+  unsigned long long deviceBase = 0;  // the segment's address on the device
 
-  static void gpuStart(void* arg) {
-    auto* call = static_cast<HostCall*>(arg);
-    call->startNs = ipc::monotonicNs();
-  }
-
-  // Logs the submittee and tells the master (done word). Ordering never depends on it: GPU and
-  // CPU successors wait on the fence the stream wrote just before.
-  static void gpuEnd(void* arg) {
-    auto* call = static_cast<HostCall*>(arg);
-    Impl& self = *call->engine;
-    const std::int64_t end = ipc::monotonicNs();
-    const std::uint32_t w = self.setup.plan->instanceWorker[call->instance];
-    const shm::SegmentView& view = self.setup.view;
-    {
-      std::atomic_flag& lock = self.ringLocks[w];
-      while (lock.test_and_set(std::memory_order_acquire)) ipc::cpuRelax();
-      ipc::pushEvent(view.worker(w), view.ring(w), view.ringCapacity(),
-                     {static_cast<std::uint16_t>(EventKind::kRun), 0, call->instance, call->iteration, call->runnable,
-                      call->startNs, end});
-      lock.clear(std::memory_order_release);
-    }
-    shm::InstanceSlot& slot = view.instance(call->instance);
-    ipc::publishSequence(slot.done, slot.waiters, call->iteration + 1);
-    gGpuEnds.fetch_add(1, std::memory_order_relaxed);
-  }
-
-  unsigned long long fenceAddress(std::uint32_t instance) const {
+  unsigned long long deviceAddress(const void* p) const {
     const auto* base = reinterpret_cast<const std::byte*>(setup.view.bytes().data());
-    const auto* fence = reinterpret_cast<const std::byte*>(&setup.view.gpu(instance).fence);
-    return deviceBase + static_cast<unsigned long long>(fence - base);
+    return deviceBase + static_cast<unsigned long long>(static_cast<const std::byte*>(p) - base);
   }
+  unsigned long long fenceAddress(std::uint32_t instance) const { return deviceAddress(&setup.view.gpu(instance).fence); }
 
   // The device must run 64-bit stream memory operations and see the segment.
   Result<void> attachDevice() {
@@ -251,8 +214,6 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   const auto n = static_cast<std::uint32_t>(s.instances.size());
   m.planOf.assign(n, -1);
   m.runsSubmittee.assign(n, 0);
-  m.ringLocks = std::vector<std::atomic_flag>(plan.workers.size());
-  for (auto& f : m.ringLocks) f.clear();
 
   const auto byRunnableFrame = instancesByRunnableFrame(s);
   auto instanceOf = [&](std::uint32_t runnable, std::uint32_t frame) {
@@ -299,10 +260,6 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
       }
       p.waits.push_back({c.instance, c.previousIteration, 0});
     }
-    for (std::uint32_t k = 0; k < kRing; ++k) {
-      p.calls[k].instance = p.submittee;
-      p.calls[k].runnable = s.instances[p.submittee].runnable;
-    }
     m.runsSubmittee[p.submittee] = 1;
     m.planOf[i] = static_cast<std::int32_t>(m.plans.size());
     m.plans.push_back(std::move(p));
@@ -310,8 +267,8 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   if (m.plans.empty()) return {};
   if (auto ok = m.attachDevice(); !ok) return ok.error();
   for (SubmitPlan& p : m.plans) {
-    for (HostCall& c : p.calls) c.engine = &m;
     for (FenceWait& w : p.waits) w.address = m.fenceAddress(w.instance);
+    p.started = m.deviceAddress(&setup.view.gpu(p.submittee).started);
     p.fence = m.fenceAddress(p.submittee);
     shm::GpuSlot& slot = setup.view.gpu(p.submittee);
     slot.eventCount = 0;
@@ -348,10 +305,7 @@ bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bo
     if (target == 0) continue;  // the previous iteration of the first one: nothing to wait for
     if (m.driver.waitValue64(p.stream, w.address, target, kWaitGeq) == 0) ++stats.streamWaits;
   }
-  const std::uint32_t k = static_cast<std::uint32_t>(h % kRing);
-  HostCall& call = p.calls[k];
-  call.iteration = static_cast<std::uint32_t>(h);
-  cudaLaunchHostFunc(p.stream, &Impl::gpuStart, &call);
+  m.driver.writeValue64(p.stream, p.started, h + 1, kWriteDefault);
   // 2. The user's submitter enqueues the submittee's work.
   bodyStartNs = ipc::monotonicNs();
   const CudaSubmitterRegistration& reg = (*m.setup.submitters)[p.runnable];
@@ -362,11 +316,10 @@ bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bo
   }
   bodyEndNs = ipc::monotonicNs();
   // 3. Completion: the GPU writes the fence after the work; `submitted` lets the next submitter
-  //    of this stream enqueue behind it; the host function only logs.
+  //    of this stream enqueue behind it.
   m.driver.writeValue64(p.stream, p.fence, h + 1, kWriteDefault);
   shm::GpuSlot& slot = m.setup.view.gpu(p.submittee);
   ipc::publishSequence(slot.submitted, slot.waiters, static_cast<std::uint32_t>(h + 1));
-  cudaLaunchHostFunc(p.stream, &Impl::gpuEnd, &call);
   const std::int64_t t3 = ipc::monotonicNs();
   ++stats.submissions;
   if (!stats.overheadNs.empty()) {
@@ -378,16 +331,27 @@ bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bo
   return true;
 }
 
+bool CudaEngine::observe(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
+                         std::int64_t& startNs, std::int64_t& endNs) {
+  const shm::GpuSlot& slot = impl_->setup.view.gpu(i);
+  if (!waitForFence(slot.started, h + 1, spinNs, abort)) return false;
+  startNs = ipc::monotonicNs();
+  if (!waitForFence(slot.fence, h + 1, spinNs, abort)) return false;
+  endNs = ipc::monotonicNs();
+  gGpuEnds.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void CudaEngine::finish(bool clean, const std::vector<GpuWorkerStats*>& workers) {
   if (impl_ && clean) {
-    // Cold path, on the enterScheduler thread after every worker stopped: let queued work and
-    // host functions run before the contexts and the registration they use go away.
+    // Cold path, on the enterScheduler thread after every worker stopped: let queued work run
+    // before the registration it writes through goes away.
     for (const SubmitPlan& p : impl_->plans) cudaStreamSynchronize(p.stream);
     if (impl_->registered != nullptr) impl_->driver.memHostUnregister(impl_->registered);
   } else if (impl_) {
     // A failed run may leave work queued behind fences that will never be reached: keep the
-    // contexts (and the registration) alive rather than free memory a host function may still
-    // touch. They stay reachable from a process-wide list that is never destroyed (kept on
+    // engine (and the registration) alive rather than unregister memory a stream may still
+    // write. It stays reachable from a process-wide list that is never destroyed (kept on
     // purpose, so neither exit nor LeakSanitizer frees or reports them).
     static std::mutex abandonedMutex;
     static auto* abandoned = new std::vector<std::unique_ptr<Impl>>();

@@ -7,14 +7,15 @@
 //
 //   for each predecessor p of s not on i's stream (GPU work or CPU runnable, any process):
 //       cuStreamWaitValue64(stream, &gpu(p).fence, h + 1, geq)      -- the GPU waits, not the CPU
-//   cudaLaunchHostFunc(stream, gpuStart)          (event log: GPU-side start of s)
+//   cuStreamWriteValue64(stream, &gpu(s).started, h + 1)   (the GPU-side start of s)
 //   submitter(userdata, stream)                   (the user's kernels)
-//   cuStreamWriteValue64(stream, &gpu(s).fence, h + 1)   (GPU and CPU successors wait on this)
+//   cuStreamWriteValue64(stream, &gpu(s).fence, h + 1)     (GPU and CPU successors wait on this)
 //   submitted[s] = h + 1 (+ futex wake)           (the next submitter of the stream may enqueue)
-//   cudaLaunchHostFunc(stream, gpuEnd)            (event log, done[s] for the master; no ordering)
 //   i is then done on the CPU; the worker never waits for a predecessor of s nor calls a
-//   synchronising CUDA function. CPU runnables that GPU work waits for write their fence when
-//   they end (worker.cpp, fence_wait.hpp).
+//   synchronising CUDA function, and no host callback is queued. The client's GPU worker
+//   watches `started` and `fence` (observe()) to log s and publish done[s] for the master. CPU
+//   runnables that GPU work waits for write their fence when they end (worker.cpp,
+//   fence_wait.hpp).
 #pragma once
 
 #include <cstdint>
@@ -88,6 +89,12 @@ class CudaEngine {
   /// run aborted before anything was enqueued). `bodyStartNs`/`bodyEndNs` get the body's times.
   bool submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, GpuWorkerStats& stats,
               std::int64_t& bodyStartNs, std::int64_t& bodyEndNs);
+
+  /// On the client's GPU worker, for submittee `i` this engine runs: waits (spin, then sleep)
+  /// until its GPU work of iteration h has started and ended, with the times it saw them.
+  /// Returns false when `abort()` said stop first.
+  bool observe(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
+               std::int64_t& startNs, std::int64_t& endNs);
 
   /// After the workers stopped: waits for queued GPU work when the run ended cleanly
   /// (`clean`), and folds the workers' statistics into engineStats().

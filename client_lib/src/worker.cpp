@@ -88,11 +88,9 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   std::unique_ptr<Engine> engine;
   CudaEngine* gpu = rt.gpu.get();
   GpuWorkerStats* gpuStats = rt.gpuStats[w].get();
-  // Submittees run by the GPU engine are not this worker's: their completion comes from the GPU.
-  std::vector<std::uint32_t> instances;
-  for (const std::uint32_t i : wp.instances) {
-    if (gpu == nullptr || !gpu->runsSubmittee(i)) instances.push_back(i);
-  }
+  // Submittees run by the GPU engine are ordered by the GPU; this worker only watches them
+  // (CudaEngine::observe) to log them and publish their done word.
+  const std::vector<std::uint32_t>& instances = wp.instances;
   if (instances.empty()) return;
   const std::vector<char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
   // What each instance waits for. A CUDA submitter waits for the previous submittee on its own
@@ -107,6 +105,7 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   for (std::size_t k = 0; k < instances.size(); ++k) {
     const std::uint32_t i = instances[k];
     std::vector<WaitRef>& refs = waitRefs[k];
+    if (gpu != nullptr && gpu->runsSubmittee(i)) continue;  // the GPU waits for its predecessors
     for (const WaitCondition& c : rt.plan.waits[i]) {
       if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
         refs.push_back(
@@ -181,10 +180,16 @@ void runWorker(Runtime& rt, std::uint32_t w) {
       tCurrentInfo = &info;
       std::int64_t start = 0;
       std::int64_t end = 0;
+      const bool observed = gpu != nullptr && gpu->runsSubmittee(i);
       if (gpu != nullptr && gpu->runsSubmitter(i)) {
         if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
           tCurrentInfo = nullptr;
           return;  // the run was aborted while waiting for a GPU predecessor's submission
+        }
+      } else if (observed) {
+        if (!gpu->observe(i, h, gpuAbort, spinNs, start, end)) {
+          tCurrentInfo = nullptr;
+          return;  // the run was aborted before the GPU work ended
         }
       } else {
         start = ipc::monotonicNs();
@@ -197,7 +202,7 @@ void runWorker(Runtime& rt, std::uint32_t w) {
           {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
       shm::InstanceSlot& self = view.instance(i);
       ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
-      if (signalFence[i] != 0) view.gpu(i).fence.store(h + 1, std::memory_order_release);
+      if (signalFence[i] != 0 && !observed) view.gpu(i).fence.store(h + 1, std::memory_order_release);
     }
   }
 }

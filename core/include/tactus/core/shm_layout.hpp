@@ -226,10 +226,12 @@ enum class GpuMode : std::uint32_t {
 ///
 ///   submitter: for each predecessor p of its work (not on its own stream):
 ///                cuStreamWaitValue64(stream, &gpu(p).fence, h + 1, geq)
+///              cuStreamWriteValue64(stream, &gpu(work).started, h + 1)
 ///              the user's kernels; cuStreamWriteValue64(stream, &gpu(work).fence, h + 1)
 ///              submitted = h + 1 (enqueued: the next submitter on the stream may go)
 ///   a CPU runnable after GPU work: spin, then sleep, until fence >= h + 1
 ///   a CPU runnable that GPU work waits for: fence = h + 1 when it ends
+///   the work's client's GPU worker: watches started and fence, logs the work, done = h + 1
 struct alignas(kCacheLine) GpuSlot {
   // --- line 0: the submitting client writes ---
   /// Iterations whose GPU work and completion record have been enqueued (wraps): after iteration h
@@ -254,11 +256,16 @@ struct alignas(kCacheLine) GpuSlot {
   /// that wait for GPU work (spin, then sleep). The segment is registered with the device
   /// (cuMemHostRegister) so the device reads and writes it.
   std::atomic<std::uint64_t> fence;
-  std::uint8_t reserved2[56];
+  /// A submittee a GPU engine runs: iterations whose work has started (h + 1), written by the
+  /// GPU (cuStreamWriteValue64 before the work); its client's GPU worker reads it for the event
+  /// log's GPU-side start (no host callback).
+  std::atomic<std::uint64_t> started;
+  std::uint8_t reserved2[48];
 };
 static_assert(sizeof(GpuSlot) == 6 * kCacheLine);
 static_assert(offsetof(GpuSlot, eventHandle) == kCacheLine);
 static_assert(offsetof(GpuSlot, fence) == 5 * kCacheLine);
+static_assert(offsetof(GpuSlot, started) == 5 * kCacheLine + 8);
 
 /// The counts that determine a segment's geometry.
 struct LayoutCounts {
