@@ -40,11 +40,11 @@ using DrvMemHostRegister = int (*)(void*, std::size_t, unsigned int);
 using DrvMemHostUnregister = int (*)(void*);
 using DrvMemHostGetDevicePointer = int (*)(unsigned long long*, void*, unsigned int);
 using DrvDeviceGetAttribute = int (*)(int*, int, int);
-constexpr unsigned int kWaitGeq = 0;             // CU_STREAM_WAIT_VALUE_GEQ
-constexpr unsigned int kWriteDefault = 0;        // CU_STREAM_WRITE_VALUE_DEFAULT
-constexpr unsigned int kRegisterFlags = 1 | 2;   // CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP
-constexpr int kAttr64BitMemOps = 122;            // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
-constexpr int kDrvAlreadyRegistered = 712;       // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+constexpr unsigned int kWaitGeq = 0;            // CU_STREAM_WAIT_VALUE_GEQ
+constexpr unsigned int kWriteDefault = 0;       // CU_STREAM_WRITE_VALUE_DEFAULT
+constexpr unsigned int kRegisterFlags = 1 | 2;  // CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP
+constexpr int kAttr64BitMemOps = 122;           // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+constexpr int kDrvAlreadyRegistered = 712;      // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
 #if !defined(TACTUS_CUDA_STANDIN)
 static_assert(CU_STREAM_WAIT_VALUE_GEQ == kWaitGeq && CU_STREAM_WRITE_VALUE_DEFAULT == kWriteDefault);
 static_assert((CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP) == kRegisterFlags);
@@ -89,7 +89,8 @@ Result<void> entryPoint(const char* symbol, void** fn) {
 #endif
   if (e != cudaSuccess) return cudaFailure(std::string("cudaGetDriverEntryPoint(") + symbol + ")", e);
   if (*fn == nullptr)
-    return fail(ErrorCode::kIo, std::string("cudaGetDriverEntryPoint(") + symbol + "): the driver has no such function");
+    return fail(ErrorCode::kIo,
+                std::string("cudaGetDriverEntryPoint(") + symbol + "): the driver has no such function");
   return {};
 }
 
@@ -169,7 +170,9 @@ struct CudaEngine::Impl {
     const auto* base = reinterpret_cast<const std::byte*>(setup.view.bytes().data());
     return deviceBase + static_cast<unsigned long long>(static_cast<const std::byte*>(p) - base);
   }
-  unsigned long long fenceAddress(std::uint32_t instance) const { return deviceAddress(&setup.view.gpu(instance).fence); }
+  unsigned long long fenceAddress(std::uint32_t instance) const {
+    return deviceAddress(&setup.view.gpu(instance).fence);
+  }
 
   // The device must run 64-bit stream memory operations and see the segment.
   Result<void> attachDevice() {
@@ -180,12 +183,13 @@ struct CudaEngine::Impl {
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cudaFailure("cudaGetDevice", e);
     int can = 0;
     if (const int rc = driver.deviceGetAttribute(&can, kAttr64BitMemOps, device); rc != 0 || can == 0) {
-      return fail(ErrorCode::kInvalidState,
-                  "CUDA device " + std::to_string(device) +
-                      " cannot run 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS " +
-                      (rc != 0 ? "query failed with CUresult " + std::to_string(rc) : std::string("is 0")) +
-                      "); tactus orders GPU work with cuStreamWaitValue64/cuStreamWriteValue64, supported by "
-                      "default since CUDA 12");
+      return fail(
+          ErrorCode::kInvalidState,
+          "CUDA device " + std::to_string(device) +
+              " cannot run 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS " +
+              (rc != 0 ? "query failed with CUresult " + std::to_string(rc) : std::string("is 0")) +
+              "); tactus orders GPU work with cuStreamWaitValue64/cuStreamWriteValue64, supported by "
+              "default since CUDA 12");
     }
     const std::span<std::byte> bytes = setup.view.bytes();
     const int rc = driver.memHostRegister(bytes.data(), bytes.size(), kRegisterFlags);
@@ -293,8 +297,8 @@ bool CudaEngine::submissionSuffices(std::uint32_t i, std::uint32_t other) const 
   return false;
 }
 
-bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& /*abort*/,
-                        GpuWorkerStats& stats, std::int64_t& bodyStartNs, std::int64_t& bodyEndNs) {
+bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& /*abort*/, GpuWorkerStats& stats,
+                        std::int64_t& bodyStartNs, std::int64_t& bodyEndNs) {
   Impl& m = *impl_;
   SubmitPlan& p = m.plans[static_cast<std::size_t>(m.planOf[i])];
   const std::int64_t t0 = ipc::monotonicNs();

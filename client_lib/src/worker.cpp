@@ -108,11 +108,10 @@ void runWorker(Runtime& rt, std::uint32_t w) {
     if (gpu != nullptr && gpu->runsSubmittee(i)) continue;  // the GPU waits for its predecessors
     for (const WaitCondition& c : rt.plan.waits[i]) {
       if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
-        refs.push_back(
-            {&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration, nullptr});
+        refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration, nullptr});
       } else {
-        const bool work = rt.schedule.runnables[rt.schedule.instances[c.instance].runnable].kind ==
-                          RunnableKind::kSubmittee;
+        const bool work =
+            rt.schedule.runnables[rt.schedule.instances[c.instance].runnable].kind == RunnableKind::kSubmittee;
         refs.push_back({&view.instance(c.instance).done, &view.instance(c.instance).waiters, c.previousIteration,
                         work ? &view.gpu(c.instance) : nullptr});
       }

@@ -172,9 +172,7 @@ struct CUstream_st {
         }
         break;
       }
-      case OpKind::kWriteValue:
-        op.counter->store(op.value, std::memory_order_release);
-        break;
+      case OpKind::kWriteValue: op.counter->store(op.value, std::memory_order_release); break;
       case OpKind::kHost:
         op.fn(op.arg);
         gStats.hostFunctions.fetch_add(1, std::memory_order_relaxed);
@@ -457,7 +455,9 @@ int drvStreamWriteValue64(CUstream_st* stream, unsigned long long addr, std::uin
   return kDrvSuccess;
 }
 
-int drvMemHostRegister(void* p, std::size_t bytes, unsigned int) { return p != nullptr && bytes > 0 ? kDrvSuccess : kDrvInvalidValue; }
+int drvMemHostRegister(void* p, std::size_t bytes, unsigned int) {
+  return p != nullptr && bytes > 0 ? kDrvSuccess : kDrvInvalidValue;
+}
 int drvMemHostUnregister(void* p) { return p != nullptr ? kDrvSuccess : kDrvInvalidValue; }
 int drvMemHostGetDevicePointer(unsigned long long* dev, void* p, unsigned int) {
   if (dev == nullptr || p == nullptr) return kDrvInvalidValue;

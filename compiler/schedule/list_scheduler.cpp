@@ -337,8 +337,8 @@ class ListScheduler {
   std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
   std::vector<std::uint32_t> chosen_;
   std::vector<std::uint32_t> fixed_;
-  std::vector<std::int64_t> busyUntil_;  // time-driven: end of the last instance per resource
-  std::vector<std::uint32_t> hardware_;  // time-driven: every hardware candidate
+  std::vector<std::int64_t> busyUntil_;     // time-driven: end of the last instance per resource
+  std::vector<std::uint32_t> hardware_;     // time-driven: every hardware candidate
   std::vector<std::int64_t> streamLast_;    // per resource: end of the last instance on a stream
   std::vector<std::uint32_t> outstanding_;  // per stream: submitters placed whose work is not yet
   std::vector<std::uint32_t> deferred_;     // submitters waiting for a stream without outstanding work

@@ -304,7 +304,8 @@ TEST_CASE("two streams of one process on one device order through a fence", "[gp
   CHECK(field(readFile(run.out("Solo")), "stream-waits") >= 200);
 }
 
-TEST_CASE("one client with submitters on two cores waits on another process's fences from both at once", "[gpu][order]") {
+TEST_CASE("one client with submitters on two cores waits on another process's fences from both at once",
+          "[gpu][order]") {
   // Both of Duo's streams wait on Feeder's fences while Feeder's stream writes them (the thread
   // sanitizer build checks the shared words); here the run must stay in order.
   GpuRun run("two_cores.yaml");
@@ -418,8 +419,7 @@ TEST_CASE("STM's two-process GPU sample runs 1,000 frames in order on fences", "
   // clientGpuY.submit enqueues a kernel that waits (on the GPU) for clientGpuX.kernel, which
   // clientGpuX submits only after clientGpuY.test1, which follows clientGpuY.submit.
   GpuRun run("stm_two_process.yaml");
-  runAndCheck(run, {{"clientGpuY", {"--stream", "CUDA_STREAMY"}}, {"clientGpuX", {"--stream", "CUDA_STREAMX"}}},
-              1000);
+  runAndCheck(run, {{"clientGpuY", {"--stream", "CUDA_STREAMY"}}, {"clientGpuX", {"--stream", "CUDA_STREAMX"}}}, 1000);
   auto log = readEventLog(run.logPath);
   REQUIRE(log.has_value());
   const std::uint32_t ySubmit = instanceNamed(run.schedule, "clientGpuY.submit");
@@ -468,8 +468,7 @@ TEST_CASE("a submitter runs before its work's CPU predecessor in another process
 
 TEST_CASE("GPU work orders across three processes and two streams", "[gpu][order]") {
   GpuRun run("three_processes.yaml");
-  runAndCheck(run,
-              {{"A", {"--stream", "SA"}}, {"B", {"--stream", "SB"}}, {"C", {"--stream", "S1", "--stream", "S2"}}},
+  runAndCheck(run, {{"A", {"--stream", "SA"}}, {"B", {"--stream", "SB"}}, {"C", {"--stream", "S1", "--stream", "S2"}}},
               200);
   // C's two streams waited on fences of B and A (other processes) and of C's own other stream.
   CHECK(field(readFile(run.out("C")), "stream-waits") >= 400);
