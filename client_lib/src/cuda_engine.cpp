@@ -1,7 +1,11 @@
-// The GPU engine over the CUDA runtime API: stream waits on inter-process events for GPU
-// predecessors, host functions for GPU-side start/end and completion, IPC event handles published
-// in shared memory. Compiled against the real CUDA runtime for libtactus, and against the host
-// stand-in (client_lib/standin) for the tests, so this very code is what CI runs.
+// The GPU engine over the CUDA runtime API and three driver calls taken through
+// cudaGetDriverEntryPoint (so libtactus links only the runtime): streams wait on 64-bit fences in
+// the run's shared memory (cuStreamWaitValue64, geq) and the GPU signals its own start and
+// completion (cuStreamWriteValue64); the segment is registered with the device
+// (cuMemHostRegister). A submitter never waits, and no host callback is queued: the client's GPU
+// worker watches the fences for the event log and the master. Compiled against the real CUDA runtime for
+// libtactus, and against the host stand-in (client_lib/standin) for the tests, so this very code
+// is what CI runs.
 #include "cuda_engine.hpp"
 
 #include <cuda_runtime_api.h>
@@ -13,6 +17,11 @@
 #include <cstring>
 #include <mutex>
 
+#if !defined(TACTUS_CUDA_STANDIN)
+#include <cuda.h>  // only for the constants checked below; the driver is not linked
+#endif
+
+#include "fence_wait.hpp"
 #include "tactus/cuda.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/wait.hpp"
@@ -21,8 +30,38 @@ namespace tactus::client {
 
 namespace {
 
-constexpr std::uint32_t kRing = shm::kGpuEventRing;
 constexpr std::size_t kOverheadSamples = 1u << 16;
+
+// The driver calls, with the driver's ABI (CUresult = int, CUdeviceptr = unsigned long long,
+// CUstream = CUstream_st*), so no driver header reaches the engine's interface.
+using DrvWaitValue64 = int (*)(CUstream_st*, unsigned long long, std::uint64_t, unsigned int);
+using DrvWriteValue64 = int (*)(CUstream_st*, unsigned long long, std::uint64_t, unsigned int);
+using DrvMemHostRegister = int (*)(void*, std::size_t, unsigned int);
+using DrvMemHostUnregister = int (*)(void*);
+using DrvMemHostGetDevicePointer = int (*)(unsigned long long*, void*, unsigned int);
+using DrvDeviceGetAttribute = int (*)(int*, int, int);
+constexpr unsigned int kWaitGeq = 0;            // CU_STREAM_WAIT_VALUE_GEQ
+constexpr unsigned int kWriteDefault = 0;       // CU_STREAM_WRITE_VALUE_DEFAULT
+constexpr unsigned int kRegisterFlags = 1 | 2;  // CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP
+constexpr int kAttr64BitMemOps = 122;           // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+constexpr int kDrvAlreadyRegistered = 712;      // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+#if !defined(TACTUS_CUDA_STANDIN)
+static_assert(CU_STREAM_WAIT_VALUE_GEQ == kWaitGeq && CU_STREAM_WRITE_VALUE_DEFAULT == kWriteDefault);
+static_assert((CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP) == kRegisterFlags);
+static_assert(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS == kAttr64BitMemOps);
+static_assert(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED == kDrvAlreadyRegistered);
+static_assert(sizeof(CUdeviceptr) == sizeof(unsigned long long) && sizeof(CUresult) == sizeof(int));
+#endif
+
+/// The driver entry points the engine uses.
+struct Driver {
+  DrvWaitValue64 waitValue64 = nullptr;
+  DrvWriteValue64 writeValue64 = nullptr;
+  DrvMemHostRegister memHostRegister = nullptr;
+  DrvMemHostUnregister memHostUnregister = nullptr;
+  DrvMemHostGetDevicePointer memHostGetDevicePointer = nullptr;
+  DrvDeviceGetAttribute deviceGetAttribute = nullptr;
+};
 
 std::mutex gStatsMutex;
 cuda::EngineStats gStats;            // guarded by gStatsMutex
@@ -34,6 +73,42 @@ Error cudaFailure(const std::string& what, cudaError_t e) {
 }
 
 bool isDefaultStream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
+
+// One driver function by name, through the runtime (CUDA 12 ABI of the symbol).
+Result<void> entryPoint(const char* symbol, void** fn) {
+#if defined(TACTUS_CUDA_STANDIN)
+  const cudaError_t e = tactusCudaStandinDriverEntryPoint(symbol, fn);
+#elif CUDART_VERSION >= 12050
+  cudaDriverEntryPointQueryResult status{};
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, fn, 12000, cudaEnableDefault, &status);
+  if (e == cudaSuccess && status != cudaDriverEntryPointSuccess) *fn = nullptr;
+#else
+  cudaDriverEntryPointQueryResult status{};
+  const cudaError_t e = cudaGetDriverEntryPoint(symbol, fn, cudaEnableDefault, &status);
+  if (e == cudaSuccess && status != cudaDriverEntryPointSuccess) *fn = nullptr;
+#endif
+  if (e != cudaSuccess) return cudaFailure(std::string("cudaGetDriverEntryPoint(") + symbol + ")", e);
+  if (*fn == nullptr)
+    return fail(ErrorCode::kIo,
+                std::string("cudaGetDriverEntryPoint(") + symbol + "): the driver has no such function");
+  return {};
+}
+
+Result<Driver> loadDriver() {
+  Driver d;
+  const std::pair<const char*, void**> wanted[] = {
+      {"cuStreamWaitValue64", reinterpret_cast<void**>(&d.waitValue64)},
+      {"cuStreamWriteValue64", reinterpret_cast<void**>(&d.writeValue64)},
+      {"cuMemHostRegister", reinterpret_cast<void**>(&d.memHostRegister)},
+      {"cuMemHostUnregister", reinterpret_cast<void**>(&d.memHostUnregister)},
+      {"cuMemHostGetDevicePointer", reinterpret_cast<void**>(&d.memHostGetDevicePointer)},
+      {"cuDeviceGetAttribute", reinterpret_cast<void**>(&d.deviceGetAttribute)},
+  };
+  for (const auto& [name, slot] : wanted) {
+    if (auto ok = entryPoint(name, slot); !ok) return ok.error();
+  }
+  return d;
+}
 
 }  // namespace
 
@@ -64,24 +139,12 @@ std::uint32_t deviceStreamLimit() {
   return static_cast<std::uint32_t>(std::clamp(v, 1L, 32L));
 }
 
-// A GPU-side start/end context: one per (submittee, ring slot), reused every kRing iterations.
-struct HostCall {
-  CudaEngine::Impl* engine = nullptr;
-  std::uint32_t instance = 0;
-  std::uint32_t runnable = 0;
-  std::uint32_t iteration = 0;
-  std::int64_t startNs = 0;
-};
-
-// A predecessor of a submittee, resolved on first use (its mode is published before its client
-// entered, so it is valid once the run has started).
-struct Pred {
+// What the stream waits for before the submittee's work: an instance's fence reaching h + 1
+// (or h for the previous iteration), as a device address.
+struct FenceWait {
   std::uint32_t instance = 0;
   bool previousIteration = false;
-  enum class Kind : std::uint8_t { kUnknown, kEvents, kDone } kind = Kind::kUnknown;
-  bool sameStream = false;         // FIFO on our own stream: no event wait needed
-  bool opened = false;             // `events` were opened from IPC handles here: destroy them at the end
-  cudaEvent_t events[kRing] = {};  // ours or opened from the owner's IPC handles
+  unsigned long long address = 0;
 };
 
 struct SubmitPlan {
@@ -89,73 +152,56 @@ struct SubmitPlan {
   std::uint32_t submittee = 0;  // instance
   std::uint32_t runnable = 0;   // the submitter's RunnableId
   cudaStream_t stream = nullptr;
-  bool record = false;  // the submittee has GPU successors
-  std::vector<Pred> preds;
-  cudaEvent_t events[kRing] = {};
-  HostCall calls[kRing];
-  std::uint32_t gpuWorker = 0;  // the ring the host functions write
+  std::vector<FenceWait> waits;
+  unsigned long long started = 0;  // device address of the submittee's `started`
+  unsigned long long fence = 0;    // device address of the submittee's own fence
 };
 
 struct CudaEngine::Impl {
   GpuSetup setup;
+  Driver driver;
   std::vector<std::int32_t> planOf;  // per instance: index into plans (submitter instance), or -1
   std::vector<char> runsSubmittee;   // per instance
   std::vector<SubmitPlan> plans;
-  std::vector<cudaEvent_t> ownEventsOf;     // per instance * kRing: our events (local lookups)
-  std::vector<std::atomic_flag> ringLocks;  // per worker: host functions of several streams share a ring
-  std::uint32_t pid = 0;
+  void* registered = nullptr;         // the segment, registered with the device
+  unsigned long long deviceBase = 0;  // the segment's address on the device
 
-  static void gpuStart(void* arg) {
-    auto* call = static_cast<HostCall*>(arg);
-    call->startNs = ipc::monotonicNs();
+  unsigned long long deviceAddress(const void* p) const {
+    const auto* base = reinterpret_cast<const std::byte*>(setup.view.bytes().data());
+    return deviceBase + static_cast<unsigned long long>(static_cast<const std::byte*>(p) - base);
+  }
+  unsigned long long fenceAddress(std::uint32_t instance) const {
+    return deviceAddress(&setup.view.gpu(instance).fence);
   }
 
-  static void gpuEnd(void* arg) {
-    auto* call = static_cast<HostCall*>(arg);
-    Impl& self = *call->engine;
-    const std::int64_t end = ipc::monotonicNs();
-    const std::uint32_t w = self.setup.plan->instanceWorker[call->instance];
-    const shm::SegmentView& view = self.setup.view;
-    {
-      std::atomic_flag& lock = self.ringLocks[w];
-      while (lock.test_and_set(std::memory_order_acquire)) ipc::cpuRelax();
-      ipc::pushEvent(view.worker(w), view.ring(w), view.ringCapacity(),
-                     {static_cast<std::uint16_t>(EventKind::kRun), 0, call->instance, call->iteration, call->runnable,
-                      call->startNs, end});
-      lock.clear(std::memory_order_release);
+  // The device must run 64-bit stream memory operations and see the segment.
+  Result<void> attachDevice() {
+    auto d = loadDriver();
+    if (!d) return d.error();
+    driver = *d;
+    int device = 0;
+    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cudaFailure("cudaGetDevice", e);
+    int can = 0;
+    if (const int rc = driver.deviceGetAttribute(&can, kAttr64BitMemOps, device); rc != 0 || can == 0) {
+      return fail(
+          ErrorCode::kInvalidState,
+          "CUDA device " + std::to_string(device) +
+              " cannot run 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS " +
+              (rc != 0 ? "query failed with CUresult " + std::to_string(rc) : std::string("is 0")) +
+              "); tactus orders GPU work with cuStreamWaitValue64/cuStreamWriteValue64, supported by "
+              "default since CUDA 12");
     }
-    shm::InstanceSlot& slot = view.instance(call->instance);
-    ipc::publishSequence(slot.done, slot.waiters, call->iteration + 1);
-    gGpuEnds.fetch_add(1, std::memory_order_relaxed);
-  }
-
-  // Resolves a predecessor on first use. Called on the worker that runs the submitter owning
-  // `p`, and touches nothing but `p` and read-only state: two submitters of one client on two
-  // cores resolve their predecessors at the same time. The events it opens stay in `p` (no shared
-  // list), and finish() destroys them after the workers have stopped.
-  Result<void> resolve(Pred& p) {
-    shm::GpuSlot& slot = setup.view.gpu(p.instance);
-    if (static_cast<shm::GpuMode>(slot.mode.load(std::memory_order_acquire)) != shm::GpuMode::kEvents) {
-      p.kind = Pred::Kind::kDone;
-      return {};
+    const std::span<std::byte> bytes = setup.view.bytes();
+    const int rc = driver.memHostRegister(bytes.data(), bytes.size(), kRegisterFlags);
+    if (rc != 0 && rc != kDrvAlreadyRegistered) {
+      return fail(ErrorCode::kIo, "cuMemHostRegister of the run's shared memory (" + std::to_string(bytes.size()) +
+                                      " bytes) failed with CUresult " + std::to_string(rc));
     }
-    if (slot.ownerPid == pid) {
-      for (std::uint32_t k = 0; k < kRing; ++k) p.events[k] = ownEventsOf[p.instance * kRing + k];
-    } else {
-      for (std::uint32_t k = 0; k < kRing; ++k) {
-        cudaIpcEventHandle_t handle;
-        std::memcpy(&handle, slot.eventHandle[k], sizeof handle);
-        cudaEvent_t e = nullptr;
-        if (const cudaError_t rc = cudaIpcOpenEventHandle(&e, handle); rc != cudaSuccess) {
-          return cudaFailure("cudaIpcOpenEventHandle for '" +
-                                 qualifiedName(*setup.schedule, setup.schedule->instances[p.instance].runnable) + "'",
-                             rc);
-        }
-        p.events[k] = e;
-        p.opened = true;
-      }
+    if (rc == 0) registered = bytes.data();
+    if (const int p = driver.memHostGetDevicePointer(&deviceBase, bytes.data(), 0); p != 0) {
+      return fail(ErrorCode::kIo,
+                  "cuMemHostGetDevicePointer of the run's shared memory failed with CUresult " + std::to_string(p));
     }
-    p.kind = Pred::Kind::kEvents;
     return {};
   }
 };
@@ -163,36 +209,26 @@ struct CudaEngine::Impl {
 CudaEngine::CudaEngine() = default;
 CudaEngine::~CudaEngine() = default;
 
-static_assert(sizeof(cudaIpcEventHandle_t) == shm::kIpcEventHandleSize, "IPC event handle size");
-
 Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   impl_ = std::make_unique<Impl>();
   Impl& m = *impl_;
   m.setup = setup;
-  m.pid = static_cast<std::uint32_t>(::getpid());
   const Schedule& s = *setup.schedule;
   const RunPlan& plan = *setup.plan;
   const auto n = static_cast<std::uint32_t>(s.instances.size());
   m.planOf.assign(n, -1);
   m.runsSubmittee.assign(n, 0);
-  m.ownEventsOf.assign(std::size_t{n} * kRing, nullptr);
-  m.ringLocks = std::vector<std::atomic_flag>(plan.workers.size());
-  for (auto& f : m.ringLocks) f.clear();
 
-  // Which submittees are GPU predecessors of another submittee (they need a record).
-  std::vector<char> gpuSuccessor(n, 0);
-  for (std::uint32_t t = 0; t < n; ++t) {
-    if (s.runnables[s.instances[t].runnable].kind != RunnableKind::kSubmittee) continue;
-    for (const WaitCondition& c : plan.waits[t]) {
-      if (c.instance != t && s.runnables[s.instances[c.instance].runnable].kind == RunnableKind::kSubmittee) {
-        gpuSuccessor[c.instance] = 1;
-      }
-    }
-  }
   const auto byRunnableFrame = instancesByRunnableFrame(s);
   auto instanceOf = [&](std::uint32_t runnable, std::uint32_t frame) {
     if (runnable >= byRunnableFrame.size() || frame >= byRunnableFrame[runnable].size()) return kNone;
     return byRunnableFrame[runnable][frame];
+  };
+  auto streamOf = [&](std::uint32_t instance) {
+    for (const std::uint32_t res : s.instances[instance].resources) {
+      if (s.resources[res].kind == ResourceKind::kCudaStream) return res;
+    }
+    return kNone;
   };
   for (std::uint32_t i = 0; i < n; ++i) {
     const RunnableInfo& r = s.runnables[s.instances[i].runnable];
@@ -203,10 +239,7 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
     p.runnable = s.instances[i].runnable;
     p.submittee = instanceOf(r.submits, s.instances[i].frame);
     if (p.submittee == kNone) continue;  // a submitter without a scheduled submittee runs as a plain call
-    std::uint32_t streamResource = kNone;
-    for (const std::uint32_t res : s.instances[i].resources) {
-      if (s.resources[res].kind == ResourceKind::kCudaStream) streamResource = res;
-    }
+    const std::uint32_t streamResource = streamOf(i);
     if (streamResource == kNone || setup.streams[streamResource] == nullptr) {
       return fail(
           ErrorCode::kInvalidState,
@@ -215,61 +248,36 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
                                        : " (register '" + s.resources[streamResource].name + "' with registerStream)"));
     }
     p.stream = setup.streams[streamResource];
-    p.record = gpuSuccessor[p.submittee] != 0;
-    p.gpuWorker = plan.instanceWorker[p.submittee];
+    const auto& declared = s.instances[p.submittee].dependencies;
     for (const WaitCondition& c : plan.waits[p.submittee]) {
       if (c.instance == i) continue;  // the submitter itself: we are it
-      // Another submitter before us on the stream's timeline is no GPU predecessor: the stream's
-      // FIFO order places our work after whatever it enqueued, and waiting for it here could wait
-      // for a submitter that runs after us on the same CPU. Declared dependencies stay.
-      const auto& declared = s.instances[p.submittee].dependencies;
-      if (s.runnables[s.instances[c.instance].runnable].kind == RunnableKind::kSubmitter &&
-          std::find(declared.begin(), declared.end(), c.instance) == declared.end()) {
-        continue;
-      }
-      Pred pred;
-      pred.instance = c.instance;
-      pred.previousIteration = c.previousIteration;
       const InstanceInfo& other = s.instances[c.instance];
-      if (s.runnables[other.runnable].kind != RunnableKind::kSubmittee) {
-        pred.kind = Pred::Kind::kDone;
-      } else {
-        // Same stream: the stream's FIFO order already puts us after it.
+      const RunnableKind kind = s.runnables[other.runnable].kind;
+      const bool isDeclared = std::find(declared.begin(), declared.end(), c.instance) != declared.end();
+      // Another submitter before us on our stream (not a declared dependency): its work is ahead
+      // of ours in the stream's FIFO order, and the worker enqueues after it (its `submitted`).
+      if (kind == RunnableKind::kSubmitter && !isDeclared && streamOf(c.instance) == streamResource) continue;
+      // Work submitted on our own stream is ahead of ours already.
+      if (kind == RunnableKind::kSubmittee) {
         const std::uint32_t j = instanceOf(s.runnables[other.runnable].submittedBy, other.frame);
-        if (j != kNone) {
-          for (const std::uint32_t res : s.instances[j].resources) {
-            if (res == streamResource) pred.sameStream = true;
-          }
-        }
+        if (j != kNone && streamOf(j) == streamResource) continue;
       }
-      p.preds.push_back(pred);
+      p.waits.push_back({c.instance, c.previousIteration, 0});
     }
-    shm::GpuSlot& slot = setup.view.gpu(p.submittee);
-    for (std::uint32_t k = 0; k < kRing; ++k) {
-      if (const cudaError_t e = cudaEventCreateWithFlags(&p.events[k], cudaEventDisableTiming | cudaEventInterprocess);
-          e != cudaSuccess) {
-        return cudaFailure("cudaEventCreateWithFlags for '" + qualifiedName(s, s.instances[p.submittee].runnable) + "'",
-                           e);
-      }
-      cudaIpcEventHandle_t handle;
-      if (const cudaError_t e = cudaIpcGetEventHandle(&handle, p.events[k]); e != cudaSuccess) {
-        return cudaFailure("cudaIpcGetEventHandle for '" + qualifiedName(s, s.instances[p.submittee].runnable) + "'",
-                           e);
-      }
-      std::memcpy(slot.eventHandle[k], &handle, sizeof handle);
-      m.ownEventsOf[p.submittee * kRing + k] = p.events[k];
-      p.calls[k].instance = p.submittee;
-      p.calls[k].runnable = s.instances[p.submittee].runnable;
-    }
-    slot.eventCount = kRing;
-    slot.ownerPid = m.pid;
-    slot.mode.store(static_cast<std::uint32_t>(shm::GpuMode::kEvents), std::memory_order_release);
     m.runsSubmittee[p.submittee] = 1;
     m.planOf[i] = static_cast<std::int32_t>(m.plans.size());
     m.plans.push_back(std::move(p));
   }
+  if (m.plans.empty()) return {};
+  if (auto ok = m.attachDevice(); !ok) return ok.error();
   for (SubmitPlan& p : m.plans) {
-    for (HostCall& c : p.calls) c.engine = &m;
+    for (FenceWait& w : p.waits) w.address = m.fenceAddress(w.instance);
+    p.started = m.deviceAddress(&setup.view.gpu(p.submittee).started);
+    p.fence = m.fenceAddress(p.submittee);
+    shm::GpuSlot& slot = setup.view.gpu(p.submittee);
+    slot.eventCount = 0;
+    slot.ownerPid = static_cast<std::uint32_t>(::getpid());
+    slot.mode.store(static_cast<std::uint32_t>(shm::GpuMode::kFences), std::memory_order_release);
   }
   return {};
 }
@@ -289,48 +297,20 @@ bool CudaEngine::submissionSuffices(std::uint32_t i, std::uint32_t other) const 
   return false;
 }
 
-bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, GpuWorkerStats& stats,
+bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& /*abort*/, GpuWorkerStats& stats,
                         std::int64_t& bodyStartNs, std::int64_t& bodyEndNs) {
   Impl& m = *impl_;
   SubmitPlan& p = m.plans[static_cast<std::size_t>(m.planOf[i])];
-  const shm::SegmentView& view = m.setup.view;
-  std::int64_t t0 = ipc::monotonicNs();
-  // 1. On the CPU: every predecessor of the submittee has been SUBMITTED (GPU ones; their record
-  //    is issued) or has finished (CPU ones). Never a GPU completion.
-  for (Pred& pred : p.preds) {
-    if (pred.kind == Pred::Kind::kUnknown) {
-      if (auto ok = m.resolve(pred); !ok) {
-        pred.kind = Pred::Kind::kDone;  // cannot open the handle: fall back to its done word (a CPU wait)
-      }
-    }
-    const auto target = static_cast<std::uint32_t>(pred.previousIteration ? h : h + 1);
-    std::atomic<std::uint32_t>* word;
-    std::atomic<std::uint32_t>* waiters;
-    if (pred.kind == Pred::Kind::kEvents) {
-      word = &view.gpu(pred.instance).submitted;
-      waiters = &view.gpu(pred.instance).waiters;
-    } else {
-      word = &view.instance(pred.instance).done;
-      waiters = &view.instance(pred.instance).waiters;
-    }
-    if (shm::sequenceReached(word->load(std::memory_order_acquire), target)) continue;
-    ++stats.submissionWaits;
-    if (ipc::waitForSequence(*word, *waiters, target, m.setup.spinNs, abort) != ipc::WaitOutcome::kReached)
-      return false;
-    t0 = ipc::monotonicNs();  // waiting is not overhead
-  }
-  // 2. On the GPU: the stream waits for the GPU predecessors' records.
-  for (const Pred& pred : p.preds) {
-    if (pred.kind != Pred::Kind::kEvents || pred.sameStream) continue;
-    const std::uint64_t target = pred.previousIteration ? h : h + 1;
+  const std::int64_t t0 = ipc::monotonicNs();
+  // 1. On the GPU: the stream waits for every predecessor's fence, however late the work that
+  //    signals it is submitted. The CPU waits for nothing here.
+  for (const FenceWait& w : p.waits) {
+    const std::uint64_t target = w.previousIteration ? h : h + 1;
     if (target == 0) continue;  // the previous iteration of the first one: nothing to wait for
-    if (cudaStreamWaitEvent(p.stream, pred.events[(target - 1) % kRing], 0) == cudaSuccess) ++stats.streamWaits;
+    if (m.driver.waitValue64(p.stream, w.address, target, kWaitGeq) == 0) ++stats.streamWaits;
   }
-  const std::uint32_t k = static_cast<std::uint32_t>(h % kRing);
-  HostCall& call = p.calls[k];
-  call.iteration = static_cast<std::uint32_t>(h);
-  cudaLaunchHostFunc(p.stream, &Impl::gpuStart, &call);
-  // 3. The user's submitter enqueues the submittee's work.
+  m.driver.writeValue64(p.stream, p.started, h + 1, kWriteDefault);
+  // 2. The user's submitter enqueues the submittee's work.
   bodyStartNs = ipc::monotonicNs();
   const CudaSubmitterRegistration& reg = (*m.setup.submitters)[p.runnable];
   if (reg.function != nullptr) {
@@ -339,12 +319,11 @@ bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bo
     reg.callable(p.stream);
   }
   bodyEndNs = ipc::monotonicNs();
-  // 4. Completion: the record for GPU successors, then the submission word, then the host
-  //    function for CPU successors (and the master, and the event log).
-  if (p.record) cudaEventRecord(p.events[k], p.stream);
-  shm::GpuSlot& slot = view.gpu(p.submittee);
+  // 3. Completion: the GPU writes the fence after the work; `submitted` lets the next submitter
+  //    of this stream enqueue behind it.
+  m.driver.writeValue64(p.stream, p.fence, h + 1, kWriteDefault);
+  shm::GpuSlot& slot = m.setup.view.gpu(p.submittee);
   ipc::publishSequence(slot.submitted, slot.waiters, static_cast<std::uint32_t>(h + 1));
-  cudaLaunchHostFunc(p.stream, &Impl::gpuEnd, &call);
   const std::int64_t t3 = ipc::monotonicNs();
   ++stats.submissions;
   if (!stats.overheadNs.empty()) {
@@ -356,27 +335,28 @@ bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bo
   return true;
 }
 
+bool CudaEngine::observe(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
+                         std::int64_t& startNs, std::int64_t& endNs) {
+  const shm::GpuSlot& slot = impl_->setup.view.gpu(i);
+  if (!waitForFence(slot.started, h + 1, spinNs, abort)) return false;
+  startNs = ipc::monotonicNs();
+  if (!waitForFence(slot.fence, h + 1, spinNs, abort)) return false;
+  endNs = ipc::monotonicNs();
+  gGpuEnds.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void CudaEngine::finish(bool clean, const std::vector<GpuWorkerStats*>& workers) {
   if (impl_ && clean) {
-    // Cold path, on the enterScheduler thread after every worker stopped: let queued host
-    // functions run before the contexts they point to go away.
+    // Cold path, on the enterScheduler thread after every worker stopped: let queued work run
+    // before the registration it writes through goes away.
     for (const SubmitPlan& p : impl_->plans) cudaStreamSynchronize(p.stream);
-    for (SubmitPlan& p : impl_->plans) {
-      for (cudaEvent_t& e : p.events) cudaEventDestroy(e);
-    }
-    for (const SubmitPlan& p : impl_->plans) {
-      for (const Pred& pred : p.preds) {
-        if (!pred.opened) continue;
-        for (cudaEvent_t e : pred.events) {
-          if (e != nullptr) cudaEventDestroy(e);
-        }
-      }
-    }
+    if (impl_->registered != nullptr) impl_->driver.memHostUnregister(impl_->registered);
   } else if (impl_) {
-    // A failed run may leave work queued behind events that will never complete: keep the
-    // contexts alive rather than free memory a host function may still touch. They stay
-    // reachable from a process-wide list that is never destroyed (kept on purpose, so neither
-    // exit nor LeakSanitizer frees or reports them).
+    // A failed run may leave work queued behind fences that will never be reached: keep the
+    // engine (and the registration) alive rather than unregister memory a stream may still
+    // write. It stays reachable from a process-wide list that is never destroyed (kept on
+    // purpose, so neither exit nor LeakSanitizer frees or reports them).
     static std::mutex abandonedMutex;
     static auto* abandoned = new std::vector<std::unique_ptr<Impl>>();
     const std::lock_guard<std::mutex> keep(abandonedMutex);

@@ -1,18 +1,21 @@
 // The GPU engine of libtactus (implemented with the CUDA runtime in cuda_engine.cpp; tests compile
 // the same source against the host stand-in runtime). No CUDA header here: streams are opaque.
 //
-// One submitter instance i of iteration h, with submittee s, on its CPU worker:
+// One submitter instance i of iteration h, with submittee s, on its CPU worker (which waited, as
+// for any CPU runnable, for i's own predecessors; for the previous work on i's stream only until
+// it was SUBMITTED):
 //
-//   CPU worker:  wait i's own predecessors (CPU done words) -- as for any CPU runnable
-//                for each predecessor p of s:  GPU (engine-run) p: wait p's SUBMISSION word, then
-//                                                cudaStreamWaitEvent(stream, event[p][h' % ring])
-//                                              CPU p: wait p's done word
-//                cudaLaunchHostFunc(stream, gpuStart)   (GPU-side start time of s)
-//                submitter(userdata, stream)             (the user's kernels)
-//                cudaEventRecord(event[s][h % ring], stream)   if s has GPU successors
-//                submitted[s] = h + 1 (+ futex wake)
-//                cudaLaunchHostFunc(stream, gpuEnd)     (logs s, done[s] = h + 1, futex wake)
-//   i is then done on the CPU; the worker never calls a synchronising CUDA function.
+//   for each predecessor p of s not on i's stream (GPU work or CPU runnable, any process):
+//       cuStreamWaitValue64(stream, &gpu(p).fence, h + 1, geq)      -- the GPU waits, not the CPU
+//   cuStreamWriteValue64(stream, &gpu(s).started, h + 1)   (the GPU-side start of s)
+//   submitter(userdata, stream)                   (the user's kernels)
+//   cuStreamWriteValue64(stream, &gpu(s).fence, h + 1)     (GPU and CPU successors wait on this)
+//   submitted[s] = h + 1 (+ futex wake)           (the next submitter of the stream may enqueue)
+//   i is then done on the CPU; the worker never waits for a predecessor of s nor calls a
+//   synchronising CUDA function, and no host callback is queued. The client's GPU worker
+//   watches `started` and `fence` (observe()) to log s and publish done[s] for the master. CPU
+//   runnables that GPU work waits for write their fence when they end (worker.cpp,
+//   fence_wait.hpp).
 #pragma once
 
 #include <cstdint>
@@ -69,8 +72,9 @@ class CudaEngine {
   CudaEngine& operator=(const CudaEngine&) = delete;
   ~CudaEngine();
 
-  /// Creates the completion events of this client's engine-run submittees and publishes their
-  /// IPC handles and mode in shared memory (before the client enters). kIo on a CUDA failure.
+  /// Takes the driver's stream memory operations, refuses a device without 64-bit ones
+  /// (kInvalidState), registers the segment with the device and publishes this client's
+  /// engine-run submittees (GpuMode::kFences) before the client enters. kIo on a CUDA failure.
   Result<void> prepare(const GpuSetup& setup);
 
   /// Whether submittee instance `i` is run by this engine (its GPU worker must not run it).
@@ -81,10 +85,16 @@ class CudaEngine {
   /// is a submittee this engine runs on i's own stream and not a declared dependency of i.
   bool submissionSuffices(std::uint32_t i, std::uint32_t other) const;
 
-  /// The hot path (see the file comment). Returns false when `abort()` said stop while waiting
-  /// (nothing was enqueued then). `bodyStartNs`/`bodyEndNs` get the submitter body's times.
+  /// The hot path (see the file comment); never waits, so it returns true (false is kept for a
+  /// run aborted before anything was enqueued). `bodyStartNs`/`bodyEndNs` get the body's times.
   bool submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, GpuWorkerStats& stats,
               std::int64_t& bodyStartNs, std::int64_t& bodyEndNs);
+
+  /// On the client's GPU worker, for submittee `i` this engine runs: waits (spin, then sleep)
+  /// until its GPU work of iteration h has started and ended, with the times it saw them.
+  /// Returns false when `abort()` said stop first.
+  bool observe(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
+               std::int64_t& startNs, std::int64_t& endNs);
 
   /// After the workers stopped: waits for queued GPU work when the run ended cleanly
   /// (`clean`), and folds the workers' statistics into engineStats().

@@ -26,6 +26,10 @@ bool CudaEngine::submit(std::uint32_t, std::uint64_t, const std::function<bool()
                         std::int64_t&) {
   return false;
 }
+bool CudaEngine::observe(std::uint32_t, std::uint64_t, const std::function<bool()>&, std::int64_t, std::int64_t&,
+                         std::int64_t&) {
+  return false;
+}
 void CudaEngine::finish(bool, const std::vector<GpuWorkerStats*>&) {}
 
 }  // namespace tactus::client

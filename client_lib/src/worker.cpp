@@ -11,6 +11,7 @@
 #include <limits>
 #include <thread>
 
+#include "fence_wait.hpp"
 #include "runtime.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
@@ -57,6 +58,18 @@ void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, const E
   }
 }
 
+// A wait on a submittee that a GPU engine runs (its GpuSlot says kFences; known once the run
+// has started) is a wait on its fence: the GPU writes it, no host callback. Returns false when
+// the run was aborted; `handled` is false when the submittee has no fence (then the caller
+// waits on its done word).
+template <typename Aborted>
+bool waitForGpuWork(const shm::GpuSlot* slot, std::uint64_t target, std::int64_t spinNs, Aborted&& aborted,
+                    bool& handled) {
+  handled = slot != nullptr &&
+            slot->mode.load(std::memory_order_acquire) == static_cast<std::uint32_t>(shm::GpuMode::kFences);
+  return !handled || waitForFence(slot->fence, target, spinNs, aborted);
+}
+
 void pinToCore(std::uint32_t core) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   cpu_set_t set;
@@ -75,28 +88,32 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   std::unique_ptr<Engine> engine;
   CudaEngine* gpu = rt.gpu.get();
   GpuWorkerStats* gpuStats = rt.gpuStats[w].get();
-  // Submittees run by the GPU engine are not this worker's: their completion comes from the GPU.
-  std::vector<std::uint32_t> instances;
-  for (const std::uint32_t i : wp.instances) {
-    if (gpu == nullptr || !gpu->runsSubmittee(i)) instances.push_back(i);
-  }
+  // Submittees run by the GPU engine are ordered by the GPU; this worker only watches them
+  // (CudaEngine::observe) to log them and publish their done word.
+  const std::vector<std::uint32_t>& instances = wp.instances;
   if (instances.empty()) return firstIteration;
+  const std::vector<char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
   // What each instance waits for. A CUDA submitter waits for the previous submittee on its own
   // stream only until that one is SUBMITTED: the stream's FIFO order does the rest on the GPU.
   struct WaitRef {
     std::atomic<std::uint32_t>* word;
     std::atomic<std::uint32_t>* waiters;
     bool previousIteration;
+    shm::GpuSlot* gpuWork;  // a submittee's slot: its fence, when a GPU engine runs it
   };
   std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
   for (std::size_t k = 0; k < instances.size(); ++k) {
     const std::uint32_t i = instances[k];
     std::vector<WaitRef>& refs = waitRefs[k];
+    if (gpu != nullptr && gpu->runsSubmittee(i)) continue;  // the GPU waits for its predecessors
     for (const WaitCondition& c : rt.plan.waits[i]) {
       if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
-        refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration});
+        refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration, nullptr});
       } else {
-        refs.push_back({&view.instance(c.instance).done, &view.instance(c.instance).waiters, c.previousIteration});
+        const bool work =
+            rt.schedule.runnables[rt.schedule.instances[c.instance].runnable].kind == RunnableKind::kSubmittee;
+        refs.push_back({&view.instance(c.instance).done, &view.instance(c.instance).waiters, c.previousIteration,
+                        work ? &view.gpu(c.instance) : nullptr});
       }
     }
   }
@@ -140,6 +157,9 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         return h;  // stopped at this iteration, or the run was aborted
       }
       for (const WaitRef& c : waitRefs[k]) {
+        bool handled = false;
+        if (!waitForGpuWork(c.gpuWork, c.previousIteration ? h : h + 1, spinNs, aborted, handled)) return h;
+        if (handled) continue;
         const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
         if (ipc::waitForSequence(*c.word, *c.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return h;
       }
@@ -159,10 +179,16 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       tCurrentInfo = &info;
       std::int64_t start = 0;
       std::int64_t end = 0;
+      const bool observed = gpu != nullptr && gpu->runsSubmittee(i);
       if (gpu != nullptr && gpu->runsSubmitter(i)) {
         if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
           tCurrentInfo = nullptr;
           return h;  // the run was aborted while waiting for a GPU predecessor's submission
+        }
+      } else if (observed) {
+        if (!gpu->observe(i, h, gpuAbort, spinNs, start, end)) {
+          tCurrentInfo = nullptr;
+          return h;  // the run was aborted before the GPU work ended
         }
       } else {
         start = ipc::monotonicNs();
@@ -175,6 +201,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
           {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
       shm::InstanceSlot& self = view.instance(i);
       ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
+      if (signalFence[i] != 0 && !observed) view.gpu(i).fence.store(h + 1, std::memory_order_release);
     }
   }
 }

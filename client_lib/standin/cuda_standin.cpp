@@ -2,7 +2,9 @@
 // standin/include/cuda_runtime_api.h. A stream is a thread that executes its queued operations
 // in order (host functions, event records, event waits); events live in a shared-memory table
 // (/dev/shm/<$TACTUS_CUDA_STANDIN_TABLE or tactus_cuda_standin>) so that IPC handles opened in
-// another process name the same event. Used only by tests and benchmarks.
+// another process name the same event; the driver's 64-bit stream memory operations wait for and
+// write a counter in (shared) host memory from the stream's thread. Used only by tests and
+// benchmarks.
 #include "cuda_runtime_api.h"
 
 #include <fcntl.h>
@@ -65,7 +67,7 @@ Table* table() {
 
 struct Stats {
   std::atomic<unsigned long long> syncCalls{0}, syncOnSubmit{0}, hostFunctions{0}, streamWaits{0}, blocked{0},
-      records{0};
+      records{0}, valueWaits{0}, valueBlocked{0}, valueWrites{0};
 } gStats;
 
 thread_local bool tEnqueued = false;  // this thread has queued work on a stream
@@ -86,7 +88,8 @@ struct CUevent_st {
 
 namespace {
 
-enum class OpKind { kHost, kRecord, kWait, kMarker };
+enum class OpKind { kHost, kRecord, kWait, kMarker, kWaitValue, kWriteValue };
+constexpr std::int64_t kValuePollNs = 20'000;  // a stream waiting for a counter polls this often once it sleeps
 
 struct Op {
   OpKind kind = OpKind::kHost;
@@ -95,6 +98,8 @@ struct Op {
   EventCell* cell = nullptr;
   std::uint32_t ticket = 0;
   std::atomic<std::uint32_t>* marker = nullptr;
+  std::atomic<std::uint64_t>* counter = nullptr;  // kWaitValue / kWriteValue
+  std::uint64_t value = 0;
 };
 
 }  // namespace
@@ -126,7 +131,7 @@ struct CUstream_st {
         std::lock_guard<std::mutex> lock(mutex);
         batch.swap(queue);
       }
-      for (const Op& op : batch) execute(op);
+      for (const Op& op : batch) execute(op, stop);
       const bool had = !batch.empty();
       batch.clear();
       if (had) continue;
@@ -148,8 +153,26 @@ struct CUstream_st {
     }
   }
 
-  static void execute(const Op& op) {
+  static void execute(const Op& op, const std::atomic<bool>& stop) {
     switch (op.kind) {
+      case OpKind::kWaitValue: {
+        // As the GPU's front end: nothing queued behind it runs until the counter is reached.
+        // Spin briefly, then poll (a counter written by a GPU wakes no one); a destroyed stream
+        // gives up, so a run that ended early does not hang its exit.
+        if (op.counter->load(std::memory_order_acquire) >= op.value) break;
+        gStats.valueBlocked.fetch_add(1, std::memory_order_relaxed);
+        const std::int64_t spinEnd = tactus::ipc::monotonicNs() + kStreamSpinNs;
+        while (op.counter->load(std::memory_order_acquire) < op.value) {
+          if (tactus::ipc::monotonicNs() < spinEnd) {
+            tactus::ipc::cpuRelax();
+            continue;
+          }
+          if (stop.load()) break;
+          tactus::ipc::sleepUntilNs(tactus::ipc::monotonicNs() + kValuePollNs, 0);
+        }
+        break;
+      }
+      case OpKind::kWriteValue: op.counter->store(op.value, std::memory_order_release); break;
       case OpKind::kHost:
         op.fn(op.arg);
         gStats.hostFunctions.fetch_add(1, std::memory_order_relaxed);
@@ -395,7 +418,70 @@ tactusCudaStandinStats tactusCudaStandinGetStats(void) {
   s.streamWaits = gStats.streamWaits.load();
   s.streamWaitsThatBlocked = gStats.blocked.load();
   s.records = gStats.records.load();
+  s.valueWaits = gStats.valueWaits.load();
+  s.valueWaitsThatBlocked = gStats.valueBlocked.load();
+  s.valueWrites = gStats.valueWrites.load();
   return s;
 }
 
 }  // extern "C"
+
+namespace {
+
+// The driver functions, with the driver's signatures (CUresult = int, CUdeviceptr = unsigned
+// long long, CUstream = CUstream_st*).
+constexpr int kDrvSuccess = 0, kDrvInvalidValue = 1;
+constexpr int kAttr64BitStreamMemOps = 122;  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+
+int drvStreamWaitValue64(CUstream_st* stream, unsigned long long addr, std::uint64_t value, unsigned int flags) {
+  if (special(stream) || addr == 0 || flags != 0) return kDrvInvalidValue;  // geq only
+  gStats.valueWaits.fetch_add(1, std::memory_order_relaxed);
+  Op op;
+  op.kind = OpKind::kWaitValue;
+  op.counter = reinterpret_cast<std::atomic<std::uint64_t>*>(addr);  // NOLINT(performance-no-int-to-ptr)
+  op.value = value;
+  stream->push(op);
+  return kDrvSuccess;
+}
+
+int drvStreamWriteValue64(CUstream_st* stream, unsigned long long addr, std::uint64_t value, unsigned int flags) {
+  if (special(stream) || addr == 0 || flags != 0) return kDrvInvalidValue;
+  gStats.valueWrites.fetch_add(1, std::memory_order_relaxed);
+  Op op;
+  op.kind = OpKind::kWriteValue;
+  op.counter = reinterpret_cast<std::atomic<std::uint64_t>*>(addr);  // NOLINT(performance-no-int-to-ptr)
+  op.value = value;
+  stream->push(op);
+  return kDrvSuccess;
+}
+
+int drvMemHostRegister(void* p, std::size_t bytes, unsigned int) {
+  return p != nullptr && bytes > 0 ? kDrvSuccess : kDrvInvalidValue;
+}
+int drvMemHostUnregister(void* p) { return p != nullptr ? kDrvSuccess : kDrvInvalidValue; }
+int drvMemHostGetDevicePointer(unsigned long long* dev, void* p, unsigned int) {
+  if (dev == nullptr || p == nullptr) return kDrvInvalidValue;
+  *dev = reinterpret_cast<std::uintptr_t>(p);
+  return kDrvSuccess;
+}
+int drvDeviceGetAttribute(int* value, int attribute, int device) {
+  if (value == nullptr || device < 0 || device >= deviceCount()) return kDrvInvalidValue;
+  const char* off = std::getenv("TACTUS_CUDA_STANDIN_NO_MEMOPS");
+  *value = attribute == kAttr64BitStreamMemOps && (off == nullptr || *off == '\0') ? 1 : 0;
+  return kDrvSuccess;
+}
+
+}  // namespace
+
+extern "C" cudaError_t tactusCudaStandinDriverEntryPoint(const char* symbol, void** funcPtr) {
+  if (symbol == nullptr || funcPtr == nullptr) return cudaErrorInvalidValue;
+  const std::string s = symbol;
+  if (s == "cuStreamWaitValue64") *funcPtr = reinterpret_cast<void*>(&drvStreamWaitValue64);
+  else if (s == "cuStreamWriteValue64") *funcPtr = reinterpret_cast<void*>(&drvStreamWriteValue64);
+  else if (s == "cuMemHostRegister") *funcPtr = reinterpret_cast<void*>(&drvMemHostRegister);
+  else if (s == "cuMemHostUnregister") *funcPtr = reinterpret_cast<void*>(&drvMemHostUnregister);
+  else if (s == "cuMemHostGetDevicePointer") *funcPtr = reinterpret_cast<void*>(&drvMemHostGetDevicePointer);
+  else if (s == "cuDeviceGetAttribute") *funcPtr = reinterpret_cast<void*>(&drvDeviceGetAttribute);
+  else *funcPtr = nullptr;
+  return *funcPtr != nullptr ? cudaSuccess : cudaErrorInvalidValue;
+}

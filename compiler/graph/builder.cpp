@@ -27,11 +27,8 @@ Graph Builder::build() {
   buildGroups();
   check(redirectToGroups(g_));
   check(checkCycles(g_, ""));
-  orderSubmissions(g_);
-  check(checkCycles(g_,
-                    " (a submitter implicitly depends on the CPU predecessors of its submittee and on the "
-                    "submitters of its GPU predecessors, so that its stream only waits for work already "
-                    "submitted)"));
+  check(orderStreams(g_));
+  check(checkCycles(g_, " (through the order of a shared CUDA stream)"));
   finishHyperepochs(g_);
   return std::move(g_);
 }

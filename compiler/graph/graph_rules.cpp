@@ -64,24 +64,139 @@ Result<void> redirectToGroups(Graph& g) {
   return {};
 }
 
-void orderSubmissions(Graph& g) {
-  const u32 count = static_cast<u32>(g.runnables.size());
-  for (u32 x = 0; x < count; ++x) {
-    const GraphRunnable& gr = g.runnables[x];
-    if (gr.kind != RunnableKind::kSubmittee || gr.submittedBy == kNone) continue;
-    const u32 s = gr.submittedBy;
-    std::vector<u32> extra;
-    for (u32 d : gr.dependencies) {
-      if (d == s) continue;
-      const GraphRunnable& dr = g.runnables[d];
-      const u32 before = dr.kind == RunnableKind::kSubmittee ? dr.submittedBy : d;
-      if (before != kNone && before != s) extra.push_back(before);
-    }
-    if (extra.empty()) continue;
-    auto& deps = g.runnables[s].dependencies;
-    deps.insert(deps.end(), extra.begin(), extra.end());
-    sortUnique(deps);
+namespace {
+
+// The one CUDA stream a submitter is bound to, or kNone when its request leaves a choice.
+u32 fixedStream(const GraphRunnable& r) {
+  for (const ResourceRequest& q : r.resources)
+    if (q.kind == ResourceKind::kCudaStream && q.candidates.size() == 1) return q.candidates.front();
+  return kNone;
+}
+
+// Forward reachability over dependency edges (d -> r when r depends on d), with the parent of
+// every reached runnable, so that a path can be named.
+class Reach {
+ public:
+  explicit Reach(const Graph& g) : g_(g), succ_(g.runnables.size()) {
+    for (u32 r = 0; r < g.runnables.size(); ++r)
+      for (u32 d : g.runnables[r].dependencies) succ_[d].push_back(r);
   }
+  // Everything that transitively depends on `from` (parent_ filled, `from` itself has kNone).
+  void from(u32 root) {
+    parent_.assign(g_.runnables.size(), kUnseen);
+    parent_[root] = kNone;
+    std::vector<u32> todo{root};
+    while (!todo.empty()) {
+      const u32 x = todo.back();
+      todo.pop_back();
+      for (u32 y : succ_[x])
+        if (parent_[y] == kUnseen) {
+          parent_[y] = x;
+          todo.push_back(y);
+        }
+    }
+  }
+  bool reached(u32 r) const { return parent_[r] != kUnseen; }
+  // `'A.X' -> 'A.Y' -> 'B.Z'`: the path from the last root to `to` (reached).
+  std::string path(u32 to) const {
+    std::vector<u32> rev;
+    for (u32 x = to; x != kNone; x = parent_[x]) rev.push_back(x);
+    std::string out;
+    for (auto it = rev.rbegin(); it != rev.rend(); ++it)
+      out += (out.empty() ? "" : " -> ") + quoted(runnableName(g_, *it));
+    return out;
+  }
+
+ private:
+  static constexpr u32 kUnseen = kNone - 1;
+  const Graph& g_;
+  std::vector<std::vector<u32>> succ_;
+  std::vector<u32> parent_;
+};
+
+}  // namespace
+
+Result<void> orderStreams(Graph& g) {
+  const u32 count = static_cast<u32>(g.runnables.size());
+  // Submitters bound to one stream, per (stream, epoch), in declaration order.
+  std::vector<std::pair<std::pair<u32, u32>, u32>> bound;  // ((stream, epoch), submitter)
+  for (u32 r = 0; r < count; ++r) {
+    const GraphRunnable& gr = g.runnables[r];
+    if (gr.kind != RunnableKind::kSubmitter || gr.submits == kNone) continue;
+    const u32 st = fixedStream(gr);
+    if (st != kNone) bound.push_back({{st, gr.epoch}, r});
+  }
+  std::sort(bound.begin(), bound.end());
+  for (std::size_t lo = 0; lo < bound.size();) {
+    std::size_t hi = lo;
+    while (hi < bound.size() && bound[hi].first == bound[lo].first) ++hi;
+    const std::size_t n = hi - lo;
+    if (n < 2) {
+      lo = hi;
+      continue;
+    }
+    const u32 stream = bound[lo].first.first;
+    std::vector<u32> sub(n), work(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      sub[k] = bound[lo + k].second;
+      work[k] = g.runnables[sub[k]].submits;
+    }
+    // before[p][q]: pair q (submitter or work) transitively depends on pair p.
+    Reach reach(g);
+    std::vector<std::vector<std::uint8_t>> before(n, std::vector<std::uint8_t>(n, 0));
+    std::vector<std::vector<std::string>> why(n, std::vector<std::string>(n));
+    for (std::size_t p = 0; p < n; ++p)
+      for (u32 root : {sub[p], work[p]}) {
+        reach.from(root);
+        for (std::size_t q = 0; q < n; ++q) {
+          if (q == p || before[p][q]) continue;
+          for (u32 to : {sub[q], work[q]})
+            if (reach.reached(to)) {
+              before[p][q] = 1;
+              why[p][q] = reach.path(to);
+              break;
+            }
+        }
+      }
+    // A pair forced both ways is a GPU wait cycle: whichever submitter runs first queues its work
+    // first, and that work waits for work queued behind it.
+    for (std::size_t p = 0; p < n; ++p)
+      for (std::size_t q = p + 1; q < n; ++q)
+        if (before[p][q] && before[q][p])
+          return failAt(g, g.runnables[work[q]].loc.line,
+                        "GPU wait cycle through stream " + quoted(g.resources[stream].name) + ": " + why[p][q] +
+                            " and " + why[q][p] + "; " + quoted(runnableName(g, sub[p])) + " and " +
+                            quoted(runnableName(g, sub[q])) +
+                            " share the stream, which runs work in submission order, so one of " +
+                            quoted(runnableName(g, work[p])) + " and " + quoted(runnableName(g, work[q])) +
+                            " would wait for work queued behind it");
+    // One submission order per stream: forced pairs first, then declaration order (Kahn). Each
+    // submitter follows the previous one and its work follows the previous work, so the plan's
+    // order is the stream's FIFO order.
+    std::vector<u32> indeg(n, 0);
+    for (std::size_t p = 0; p < n; ++p)
+      for (std::size_t q = 0; q < n; ++q) indeg[q] += before[p][q];
+    std::vector<std::uint8_t> placed(n, 0);
+    std::size_t prev = n;
+    for (std::size_t step = 0; step < n; ++step) {
+      std::size_t next = n;
+      for (std::size_t q = 0; q < n && next == n; ++q)
+        if (!placed[q] && indeg[q] == 0) next = q;
+      placed[next] = 1;
+      for (std::size_t q = 0; q < n; ++q) indeg[q] -= before[next][q];
+      if (prev != n) {
+        auto& sd = g.runnables[sub[next]].dependencies;
+        sd.push_back(sub[prev]);
+        sortUnique(sd);
+        auto& wd = g.runnables[work[next]].dependencies;
+        wd.push_back(work[prev]);
+        sortUnique(wd);
+      }
+      prev = next;
+    }
+    lo = hi;
+  }
+  return {};
 }
 
 Result<void> checkCycles(const Graph& g, const char* why) {

@@ -1,4 +1,4 @@
-// Graph-level rules that need no YAML: round-robin redirection, submission order, cycles,
+// Graph-level rules that need no YAML: round-robin redirection, shared-stream order, cycles,
 // stream limits, and the hyperepochs' resource lists. Each works on a Graph as built, and a
 // broken rule is an error `file:line: ...` (Graph::sourceFile and the runnables' lines).
 #pragma once
@@ -22,12 +22,14 @@ void sortUnique(std::vector<std::uint32_t>& v);
 /// dependencies to the group; refuses a group depending on a group of another step count.
 Result<void> redirectToGroups(Graph& g);
 
-/// A submitter enqueues its submittee behind the submittee's predecessors: CPU work must have
-/// ended and GPU work must have been submitted (its event recorded) by the time the submitter
-/// runs. So the submitter depends on the submittee's CPU predecessors and on the submitters of
-/// its GPU predecessors; the scheduler then orders them and the runtime never waits on work
-/// queued behind itself on the same core.
-void orderSubmissions(Graph& g);
+/// A submitter depends only on what the graph says: it enqueues its work, and the stream waits
+/// on the GPU for the work's predecessors (wherever they run), so nothing is added for them.
+/// What is added is the order of a shared stream: submitters bound to one stream in one epoch
+/// get one submission order (forced pairs first, then declaration order), each submitter after
+/// the previous one and its work after the previous work (the stream runs its work in
+/// submission order). Refuses a GPU wait cycle (two such pairs each depending on the other:
+/// the work queued first would wait for work queued behind it), naming both paths.
+Result<void> orderStreams(Graph& g);
 
 /// Refuses a dependency cycle, naming it (`'A.X' -> 'A.Y' -> 'A.X'`), with `why` appended.
 Result<void> checkCycles(const Graph& g, const char* why);

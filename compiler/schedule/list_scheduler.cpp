@@ -33,6 +33,8 @@ class ListScheduler {
       : pb_(pb), g_(*pb.graph), rule_(rule), free_(free) {
     at_.placements.resize(pb.nodes.size());
     waiting_.resize(pb.nodes.size());
+    streamLast_.assign(free.size(), 0);
+    outstanding_.assign(free.size(), 0);
     if (rule_.timed) {
       busyUntil_.assign(free.size(), 0);
       for (std::uint32_t r : pb.runnables) {
@@ -52,9 +54,21 @@ class ListScheduler {
     if (rule_.timed) {
       runTimed();
     } else {
-      while (!ready_.empty()) {
+      for (;;) {
+        if (ready_.empty()) {
+          if (deferred_.empty()) break;
+          // Only submitters waiting for a busy stream are left: no order can keep every stream
+          // FIFO (the verifier names what breaks); place them anyway rather than lose them.
+          force_ = true;
+          for (std::uint32_t d : deferred_) ready_.push(keyOf(d));
+          deferred_.clear();
+        }
         const std::uint32_t n = ready_.top().node;
         ready_.pop();
+        if (!force_ && streamBlocked(n)) {
+          deferred_.push_back(n);
+          continue;
+        }
         Choice c = choose(n, earliest(n));
         place(n, c);
       }
@@ -104,6 +118,23 @@ class ListScheduler {
     }
   }
 
+  bool isStream(std::uint32_t r) const { return g_.resources[r].kind == ResourceKind::kCudaStream; }
+
+  // A CUDA stream runs its work in submission order. The plan keeps that order by giving each
+  // stream at most one outstanding submission (a submitter placed, its work not yet) and by
+  // appending to a stream's timeline only: a submitter whose every stream has work outstanding
+  // waits (deferred) until that work is placed.
+  bool streamBlocked(std::uint32_t n) const {
+    const GraphRunnable& gr = g_.runnables[pb_.nodes[n].runnable];
+    if (gr.kind != RunnableKind::kSubmitter) return false;
+    for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
+      if (q.kind != ResourceKind::kCudaStream) continue;
+      return std::none_of(q.candidates.begin(), q.candidates.end(),
+                          [&](std::uint32_t c) { return outstanding_[c] == 0; });
+    }
+    return false;
+  }
+
   // Release + StartTime, and the end of every dependency (all placed by now).
   std::int64_t earliest(std::uint32_t n) const {
     const Node& nd = pb_.nodes[n];
@@ -134,8 +165,10 @@ class ListScheduler {
       }
       if (stream != kNone) fixed_.push_back(stream);
     }
+    const bool submitter = gr.kind == RunnableKind::kSubmitter;
     auto allowed = [&](std::size_t q, std::uint32_t c) {
       if (std::find(fixed_.begin(), fixed_.end(), c) != fixed_.end()) return false;
+      if (submitter && !force_ && isStream(c) && outstanding_[c] != 0) return false;
       // A submittee runs on the device its submitter's stream maps to.
       if (stream != kNone && q == 0 && g_.resources[c].kind == ResourceKind::kGpu) {
         return g_.resources[stream].device == c;
@@ -156,6 +189,8 @@ class ListScheduler {
         fixed_.push_back(only);
       }
     }
+    for (std::uint32_t r : fixed_)
+      if (isStream(r)) t = std::max(t, streamLast_[r]);  // streams are appended to only
     std::int64_t s = commonFit(free_, fixed_, t, w);
     for (std::size_t q = 0; q < reqs.size(); ++q) {
       if (chosen_[q] != kNone) continue;
@@ -165,7 +200,7 @@ class ListScheduler {
       for (std::uint32_t c : reqs[q].candidates) {
         if (!allowed(q, c)) continue;
         fixed_.push_back(c);
-        const std::int64_t sc = commonFit(free_, fixed_, s, w);
+        const std::int64_t sc = commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w);
         fixed_.pop_back();
         std::int64_t gapStart = 0;
         free_[c].fit(sc, w, &gapStart);
@@ -182,6 +217,8 @@ class ListScheduler {
       s = best;
     }
     Choice c;
+    for (std::uint32_t r : fixed_)
+      if (isStream(r)) s = std::max(s, streamLast_[r]);
     c.start = commonFit(free_, fixed_, s, w);
     for (std::uint32_t r : chosen_) {
       if (r != kNone) c.resources.push_back(r);
@@ -199,6 +236,16 @@ class ListScheduler {
     pl.seq = seq_++;
     pl.resources = std::move(c.resources);
     for (std::uint32_t r : pl.resources) free_[r].reserve(pl.startNs, w);
+    const RunnableKind kind = g_.runnables[nd.runnable].kind;
+    for (std::uint32_t r : pl.resources) {
+      if (!isStream(r)) continue;
+      streamLast_[r] = std::max(streamLast_[r], pl.endNs);
+      if (kind == RunnableKind::kSubmitter) ++outstanding_[r];
+      if (kind == RunnableKind::kSubmittee && outstanding_[r] != 0 && --outstanding_[r] == 0 && !rule_.timed) {
+        for (std::uint32_t d : deferred_) ready_.push(keyOf(d));
+        deferred_.clear();
+      }
+    }
     at_.lengthNs = std::max(at_.lengthNs, pl.endNs);
     if (pl.endNs > nd.boundaryNs) ++at_.boundaryMisses;
     const std::int64_t dl = pb_.localDeadline[nd.local];
@@ -233,7 +280,7 @@ class ListScheduler {
       for (auto it = available.begin(); it != available.end();) {
         if (!anyHardwareFree()) break;
         const std::uint32_t n = it->node;
-        bool possible = true;
+        bool possible = !streamBlocked(n);
         for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
           if (std::none_of(q.candidates.begin(), q.candidates.end(), freeNow)) {
             possible = false;
@@ -264,6 +311,7 @@ class ListScheduler {
       if (next == kInfinity) {
         // Nothing runs and nothing is pending: what is left can never start at `now`; place it
         // at its earliest (cannot happen with free resources, kept as a guard against hangs).
+        force_ = true;
         for (const ReadyKey& k : available) {
           Choice c = choose(k.node, now);
           place(k.node, c);
@@ -289,8 +337,12 @@ class ListScheduler {
   std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
   std::vector<std::uint32_t> chosen_;
   std::vector<std::uint32_t> fixed_;
-  std::vector<std::int64_t> busyUntil_;  // time-driven: end of the last instance per resource
-  std::vector<std::uint32_t> hardware_;  // time-driven: every hardware candidate
+  std::vector<std::int64_t> busyUntil_;     // time-driven: end of the last instance per resource
+  std::vector<std::uint32_t> hardware_;     // time-driven: every hardware candidate
+  std::vector<std::int64_t> streamLast_;    // per resource: end of the last instance on a stream
+  std::vector<std::uint32_t> outstanding_;  // per stream: submitters placed whose work is not yet
+  std::vector<std::uint32_t> deferred_;     // submitters waiting for a stream without outstanding work
+  bool force_ = false;                      // place blocked submitters anyway (no FIFO order exists)
   std::uint64_t seq_ = 0;
 };
 

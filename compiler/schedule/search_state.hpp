@@ -54,6 +54,8 @@ class SearchState {
   explicit SearchState(const SProblem& sp)
       : sp_(sp),
         maxEnd_(sp.resourceCount, 0),
+        outstanding_(sp.resourceCount, 0),
+        isSubmitter_(sp.n, 0),
         start_(sp.n, 0),
         end_(sp.n, 0),
         placed_(sp.n, 0),
@@ -64,6 +66,7 @@ class SearchState {
     for (std::uint32_t i = 0; i < sp.n; ++i) {
       waiting_[i] = static_cast<std::uint32_t>(sp.preds[i].size());
       if (waiting_[i] == 0) ready_.push_back(i);
+      if (sp.submitter[i] != kNone) isSubmitter_[sp.submitter[i]] = 1;
     }
   }
 
@@ -176,6 +179,7 @@ class SearchState {
       maxEnd_[res[k]] = std::max(maxEnd_[res[k]], e);
     }
     chosen_[j].assign(res, res + resCount);
+    countOutstanding(j, isSubmitter_[j] ? 1 : (sp_.submitter[j] != kNone ? -1 : 0));
     placed_[j] = 1;
     ++placedCount_;
     start_[j] = s;
@@ -212,6 +216,7 @@ class SearchState {
       maxEnd_[undoRes_.back().first] = undoRes_.back().second;
       undoRes_.pop_back();
     }
+    countOutstanding(j, isSubmitter_[j] ? -1 : (sp_.submitter[j] != kNone ? 1 : 0));
     placed_[j] = 0;
     --placedCount_;
     sLast_ = u.sLast;
@@ -269,6 +274,8 @@ class SearchState {
           for (std::uint32_t c : reqOpts_[q][odo_[q]]) {
             if (std::find(picked_.begin(), picked_.end(), c) != picked_.end()) continue;
             if (stream == c) continue;
+            // A stream runs its work in submission order: one outstanding submission per stream.
+            if (isSubmitter_[j] && outstanding_[c] != 0 && g.resources[c].kind == ResourceKind::kCudaStream) continue;
             if (best == kNone || maxEnd_[c] < maxEnd_[best]) best = c;
           }
           if (best == kNone) {
@@ -336,6 +343,14 @@ class SearchState {
   std::vector<Frame>& frames() { return frames_; }
 
  private:
+  // Submitters placed on a stream whose work is not yet: +delta for j's streams.
+  void countOutstanding(std::uint32_t j, int delta) {
+    if (delta == 0) return;
+    for (std::uint32_t r : chosen_[j])
+      if (sp_.graph->resources[r].kind == ResourceKind::kCudaStream)
+        outstanding_[r] = static_cast<std::uint32_t>(static_cast<int>(outstanding_[r]) + delta);
+  }
+
   struct UndoRecord {
     std::uint32_t node = 0;
     std::int64_t sLast = 0, eLast = 0;
@@ -349,6 +364,8 @@ class SearchState {
 
   const SProblem& sp_;
   std::vector<std::int64_t> maxEnd_;
+  std::vector<std::uint32_t> outstanding_;  // per stream: placed submitters whose work is not placed
+  std::vector<std::uint8_t> isSubmitter_;   // per node
   std::vector<std::int64_t> start_, end_;
   std::vector<std::uint8_t> placed_;
   std::vector<std::uint32_t> waiting_;

@@ -25,6 +25,7 @@ class Verifier {
     if (withinLimits() && structure() && instanceCounts()) {
       instancesStructure();
       if (report_.ok()) timelines();
+      if (report_.ok()) streamOrder();
       if (report_.ok()) timing();
       if (report_.ok()) acyclic();
     }
@@ -460,6 +461,32 @@ class Verifier {
     }
     for (std::size_t r = 0; r < nR; ++r)
       if (holders[r] && !seenRes[r]) error(res(static_cast<std::uint32_t>(r)) + " is held but has no timeline");
+  }
+
+  // A CUDA stream runs its work in submission order: on a stream's timeline the submittees come
+  // in the order of their submitters. Otherwise the runtime, which enqueues in submitter order,
+  // would queue work behind what the plan runs after it (a GPU wait on it could never end).
+  void streamOrder() {
+    for (const TimelineInfo& t : s_.timelines) {
+      if (full()) return;
+      if (s_.resources[t.resource].kind != ResourceKind::kCudaStream) continue;
+      std::vector<std::uint32_t> submitters, works;  // submitter instances, in timeline order
+      for (std::uint32_t i : t.instances) {
+        const InstanceInfo& in = s_.instances[i];
+        const RunnableInfo& r = s_.runnables[in.runnable];
+        if (r.kind == RunnableKind::kSubmitter) submitters.push_back(i);
+        else if (r.kind == RunnableKind::kSubmittee && slot_[r.submittedBy][in.frame] != kNone)
+          works.push_back(slot_[r.submittedBy][in.frame]);
+      }
+      for (std::size_t k = 0; k < works.size() && k < submitters.size(); ++k) {
+        if (works[k] == submitters[k]) continue;
+        const InstanceInfo& later = s_.instances[works[k]];
+        const std::uint32_t early = slot_[s_.runnables[later.runnable].submits][later.frame];
+        error("on " + res(t.resource) + ", " + inst(early) + " runs before the work of " + inst(submitters[k]) +
+              ", which is submitted first (a stream runs its work in submission order)");
+        break;
+      }
+    }
   }
 
   // Releases, StartTime, dependencies, epoch boundaries, period, deadlines.

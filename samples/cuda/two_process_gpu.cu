@@ -5,7 +5,7 @@
 //                           |
 //   Fusion:                 +--> Prepare ==> FuseGpu (a kernel on Fusion's CUDA_STREAM0) --> Report
 //
-// FuseGpu's stream waits for DecodeGpu through an inter-process event; Report (CPU) waits for
+// FuseGpu's stream waits (on the GPU) for DecodeGpu's fence; Report (CPU) waits for
 // FuseGpu's completion; no submitter ever waits for the GPU.
 //
 //   tactus-compile -i schedules/cuda_two_client.yaml -o /tmp/cuda.tsched

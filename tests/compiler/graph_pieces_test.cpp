@@ -156,7 +156,7 @@ TEST_CASE("graph rules on a hand-built Graph: cycles, round robin, submissions, 
   CHECK(b.g.hyperepochs[h].resources == std::vector<std::uint32_t>{0, 1, 0, 1});  // appended to the builder's
 }
 
-TEST_CASE("orderSubmissions: a submitter follows its submittee's predecessors", "[graph]") {
+TEST_CASE("orderStreams: a submitter gains no dependency on its submittee's predecessors", "[graph]") {
   GraphBuilder b;
   b.cpus(1);
   const auto gpu = b.resource("GPU0", "GPU", ResourceKind::kGpu);
@@ -170,8 +170,9 @@ TEST_CASE("orderSubmissions: a submitter follows its submittee's predecessors", 
   b[sub].submits = gk;
   b[gk].kind = RunnableKind::kSubmittee;
   b[gk].submittedBy = sub;
-  orderSubmissions(b.g);
-  CHECK(b[sub].dependencies == std::vector<std::uint32_t>{pre});
+  REQUIRE(orderStreams(b.g).has_value());
+  CHECK(b[sub].dependencies.empty());
+  CHECK(b[gk].dependencies == std::vector<std::uint32_t>{pre, sub});
 
   b.g.sourceFile = "s.yaml";
   b.g.resources[gpu].streamLimit = 0;

@@ -418,8 +418,8 @@ TEST_CASE("a submittee's GPU candidates narrow to the devices of its submitter's
   CHECK(g->resources[3].device == 2);
 }
 
-TEST_CASE("a submitter depends on its submittee's CPU predecessors and on the submitters of its GPU predecessors",
-          "[parser]") {
+TEST_CASE("a submitter depends only on what the graph says, its GPU work on its predecessors anywhere",
+          "[parser][gpu]") {
   // A.Sub submits A.Gpu; B.Sub submits B.Gpu which waits for A.Gpu (GPU) and A.Cpu (CPU).
   const std::string yaml =
       "Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0, CPU1]\n    GPU: [GPU0]\n"
@@ -437,26 +437,80 @@ TEST_CASE("a submitter depends on its submittee's CPU predecessors and on the su
   auto g = parseGraph(yaml, "order.yaml");
   INFO((g ? std::string() : g.error().message));
   REQUIRE(g.has_value());
-  const auto aSub = runnableIndex(*g, "A", "Sub"), aCpu = runnableIndex(*g, "A", "Cpu");
+  const auto aSub = runnableIndex(*g, "A", "Sub"), aCpu = runnableIndex(*g, "A", "Cpu"),
+             aGpu = runnableIndex(*g, "A", "Gpu");
   const auto bSub = runnableIndex(*g, "B", "Sub"), bGpu = runnableIndex(*g, "B", "Gpu");
-  std::vector<std::uint32_t> want{aSub, aCpu};
+  CHECK(g->runnables[bSub].dependencies.empty());
+  std::vector<std::uint32_t> want{aGpu, aCpu, bSub};
   std::sort(want.begin(), want.end());
-  CHECK(g->runnables[bSub].dependencies == want);
-  CHECK(std::find(g->runnables[bGpu].dependencies.begin(), g->runnables[bGpu].dependencies.end(), bSub) !=
-        g->runnables[bGpu].dependencies.end());
+  CHECK(g->runnables[bGpu].dependencies == want);
   CHECK(g->runnables[aSub].dependencies.empty());
 
-  // If the GPU predecessor's submitter itself waits for this submitter, no order can work.
-  std::string cyclic = yaml;
-  cyclic.replace(cyclic.find("- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu}"),
-                 std::string("- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu}").size(),
-                 "- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu, Dependencies: [B.Sub]}");
-  auto bad = parseGraph(cyclic, "cyclic.yaml");
-  REQUIRE_FALSE(bad.has_value());
-  CHECK(bad.error().code == ErrorCode::kValidation);
-  CHECK_THAT(bad.error().message, Catch::Contains("dependency cycle"));
-  CHECK_THAT(bad.error().message, Catch::Contains("'B.Sub'"));
-  CHECK_THAT(bad.error().message, Catch::Contains("submitters of its GPU predecessors"));
+  // The old implicit rule saw a cycle here (A.Sub after B.Sub after A.Gpu's submitter); the
+  // streams wait on the GPU instead, so it compiles.
+  std::string crossed = yaml;
+  crossed.replace(crossed.find("- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu}"),
+                  std::string("- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu}").size(),
+                  "- Sub: {WCET: 1us, Resources: [CPU0, CUDA_STREAM], Submits: A.Gpu, Dependencies: [B.Sub]}");
+  auto ok = parseGraph(crossed, "crossed.yaml");
+  INFO((ok ? std::string() : ok.error().message));
+  CHECK(ok.has_value());
+}
+
+TEST_CASE("STM's shipped two-process GPU sample compiles", "[parser][gpu]") {
+  auto g = parseGraphFile(sourceRoot() + "/schedules/stm_two_process_gpu.yaml");
+  INFO((g ? std::string() : g.error().message));
+  REQUIRE(g.has_value());
+  const auto ySubmit = runnableIndex(*g, "clientGpuY", "submit");
+  CHECK(g->runnables[ySubmit].dependencies.empty());
+}
+
+TEST_CASE("two submitters of one stream get one submission order, work following work", "[parser][gpu]") {
+  // S1 and S2 share stream S; W1 waits for W2, so S2 must submit first: the compiler orders the
+  // pairs that way (S1 after S2, W1 after W2) and adds nothing else.
+  const std::string yaml =
+      "Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0, CPU1]\n    GPU: [GPU0]\n"
+      "  Hyperepochs:\n    - H: {Epochs: [{E: {Period: 10ms}}]}\n"
+      "  Clients:\n"
+      "    - C:\n        Resources: {CUDA_STREAM: [{S: GPU0}]}\n        Epochs:\n"
+      "          - H.E:\n              Runnables:\n"
+      "                - S1: {WCET: 1us, Resources: [CPU0, S], Submits: C.W1}\n"
+      "                - W1: {WCET: 5us, Resources: [GPU], Dependencies: [C.W2]}\n"
+      "                - S2: {WCET: 1us, Resources: [CPU1, S], Submits: C.W2}\n"
+      "                - W2: {WCET: 5us, Resources: [GPU]}\n";
+  auto g = parseGraph(yaml, "shared.yaml");
+  INFO((g ? std::string() : g.error().message));
+  REQUIRE(g.has_value());
+  const auto s1 = runnableIndex(*g, "C", "S1"), s2 = runnableIndex(*g, "C", "S2");
+  const auto w1 = runnableIndex(*g, "C", "W1"), w2 = runnableIndex(*g, "C", "W2");
+  CHECK(g->runnables[s1].dependencies == std::vector<std::uint32_t>{s2});
+  CHECK(g->runnables[s2].dependencies.empty());
+  std::vector<std::uint32_t> want{s1, w2};
+  std::sort(want.begin(), want.end());
+  CHECK(g->runnables[w1].dependencies == want);
+}
+
+TEST_CASE("stream order plus a dependency that would deadlock is refused, naming the cycle", "[parser][gpu]") {
+  // S2 depends on S1, so S1 submits first on the shared stream S and W1 runs before W2; but W1
+  // waits for W2: W1 would wait for work queued behind it.
+  const std::string yaml =
+      "Version: 3.0.0\nG:\n  Resources:\n    CPU: [CPU0]\n    GPU: [GPU0]\n"
+      "  Hyperepochs:\n    - H: {Epochs: [{E: {Period: 10ms}}]}\n"
+      "  Clients:\n"
+      "    - C:\n        Resources: {CUDA_STREAM: [{S: GPU0}]}\n        Epochs:\n"
+      "          - H.E:\n              Runnables:\n"
+      "                - S1: {WCET: 1us, Resources: [CPU0, S], Submits: C.W1}\n"
+      "                - W1: {WCET: 5us, Resources: [GPU], Dependencies: [C.W2]}\n"
+      "                - S2: {WCET: 1us, Resources: [CPU0, S], Submits: C.W2, Dependencies: [C.S1]}\n"
+      "                - W2: {WCET: 5us, Resources: [GPU]}\n";
+  auto g = parseGraph(yaml, "deadlock.yaml");
+  REQUIRE_FALSE(g.has_value());
+  CHECK(g.error().code == ErrorCode::kValidation);
+  CHECK(g.error().message ==
+        "deadlock.yaml:17: GPU wait cycle through stream 'S': 'C.S1' -> 'C.S2' and 'C.S2' -> 'C.W2' -> 'C.W1'; "
+        "'C.S1' and "
+        "'C.S2' share the stream, which runs work in submission order, so one of 'C.W1' and 'C.W2' would wait "
+        "for work queued behind it");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -342,3 +342,64 @@ TEST_CASE("random graphs with a mutex, zero WCETs and GPU work schedule and veri
     CHECK(rep.hyperepochs[0].scheduleLengthNs >= rep.hyperepochs[0].lowerBoundNs);
   }
 }
+
+TEST_CASE("work on a shared stream keeps its submission order; the verifier refuses a plan that breaks it",
+          "[scheduler][gpu]") {
+  // Sub1 and Sub2 share stream S on CPU0; W1 waits for Pre (10 ms on CPU1), W2 for nothing. A plan
+  // that submits Sub1 then Sub2 but runs W2 before W1 breaks the stream's FIFO order.
+  GraphBuilder b;
+  const auto cpus = b.cpus(2);
+  const auto gpu = b.resource("GPU0", "GPU", ResourceKind::kGpu);
+  const auto st = b.stream("S", gpu);
+  const auto h = b.hyperepoch("Main", 100 * kMs);
+  const auto e = b.epoch("E", h, 100 * kMs);
+  const auto pre = b.runnable("Pre", e, 10 * kMs, {b.instance(cpus[1])});
+  const auto sub1 = b.runnable("Sub1", e, kMs, {b.instance(cpus[0]), b.instance(st)});
+  const auto w1 = b.runnable("W1", e, 5 * kMs, {b.instance(gpu)}, {pre, sub1});
+  const auto sub2 = b.runnable("Sub2", e, kMs, {b.instance(cpus[0]), b.instance(st)});
+  const auto w2 = b.runnable("W2", e, 5 * kMs, {b.instance(gpu)}, {sub2});
+  for (auto [s, w] : {std::pair{sub1, w1}, std::pair{sub2, w2}}) {
+    b[s].kind = RunnableKind::kSubmitter;
+    b[s].submits = w;
+    b[w].kind = RunnableKind::kSubmittee;
+    b[w].submittedBy = s;
+  }
+  Schedule s = scheduleOk(b.g);
+  // On S, each submitter is followed by its own work before the next submission.
+  const TimelineInfo* line = nullptr;
+  for (const auto& t : s.timelines)
+    if (t.resource == st) line = &t;
+  REQUIRE(line != nullptr);
+  REQUIRE(line->instances.size() == 4);
+  for (std::size_t k = 0; k < 4; k += 2) {
+    const RunnableInfo& r = s.runnables[s.instances[line->instances[k]].runnable];
+    CHECK(r.kind == RunnableKind::kSubmitter);
+    CHECK(s.instances[line->instances[k + 1]].runnable == r.submits);
+  }
+
+  // The plan an unaware scheduler makes: Sub1, Sub2 back to back, W2 first on the GPU.
+  std::uint32_t id[5] = {};
+  for (std::uint32_t i = 0; i < s.instances.size(); ++i) {
+    const std::uint32_t r = s.instances[i].runnable;
+    id[r == pre ? 0 : r == sub1 ? 1 : r == w1 ? 2 : r == sub2 ? 3 : 4] = i;
+  }
+  auto at = [&](std::uint32_t i, std::int64_t from, std::int64_t to) {
+    s.instances[i].startNs = from * kMs;
+    s.instances[i].endNs = to * kMs;
+  };
+  at(id[0], 0, 10);
+  at(id[1], 0, 1);
+  at(id[3], 1, 2);
+  at(id[4], 2, 7);
+  at(id[2], 10, 15);
+  for (auto& t : s.timelines) {
+    if (t.resource == cpus[0]) t.instances = {id[1], id[3]};
+    if (t.resource == gpu) t.instances = {id[4], id[2]};
+    if (t.resource == st) t.instances = {id[1], id[3], id[4], id[2]};
+  }
+  const VerifyReport v = verifySchedule(s);
+  REQUIRE(v.errors.size() == 1);
+  CHECK(v.errors[0] ==
+        "on resource 'S', runnable 'Client0.W2' frame 0 runs before the work of runnable 'Client0.Sub1' frame 0, "
+        "which is submitted first (a stream runs its work in submission order)");
+}

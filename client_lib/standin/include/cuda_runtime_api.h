@@ -69,6 +69,15 @@ cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t* handle, cudaEvent_t even
 cudaError_t cudaIpcOpenEventHandle(cudaEvent_t* event, cudaIpcEventHandle_t handle);
 cudaError_t cudaDeviceSynchronize(void);
 const char* cudaGetErrorName(cudaError_t error);
+
+/** The driver entry points the engine takes (as cudaGetDriverEntryPoint gives them): `symbol` one
+ * of cuStreamWaitValue64 (the stream's thread blocks until *addr >= value), cuStreamWriteValue64
+ * (stores value at addr in stream order), cuMemHostRegister / cuMemHostUnregister (no-ops),
+ * cuMemHostGetDevicePointer (the host address), cuDeviceGetAttribute (1 for
+ * CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 122, unless
+ * $TACTUS_CUDA_STANDIN_NO_MEMOPS is set). Their signatures are the driver's (CUresult = int,
+ * CUdeviceptr = unsigned long long). Others: *funcPtr = NULL and cudaErrorInvalidValue. */
+cudaError_t tactusCudaStandinDriverEntryPoint(const char* symbol, void** funcPtr);
 const char* cudaGetErrorString(cudaError_t error);
 
 /** Stand-in only: counters for tests and benchmarks. */
@@ -79,6 +88,9 @@ typedef struct tactusCudaStandinStats {
   unsigned long long streamWaits;              /**< cudaStreamWaitEvent calls */
   unsigned long long streamWaitsThatBlocked;   /**< waits a stream thread actually had to sleep in */
   unsigned long long records;                  /**< cudaEventRecord calls */
+  unsigned long long valueWaits;               /**< cuStreamWaitValue64 calls */
+  unsigned long long valueWaitsThatBlocked;    /**< of those, waits a stream thread had to poll in */
+  unsigned long long valueWrites;              /**< cuStreamWriteValue64 calls */
 } tactusCudaStandinStats;
 /** Stand-in only: the counters of this process. */
 tactusCudaStandinStats tactusCudaStandinGetStats(void);

@@ -233,14 +233,21 @@ static_assert(offsetof(WorkerSlot, tail) == kCacheLine);
 enum class GpuMode : std::uint32_t {
   kNone = 0,    ///< no GPU engine: only InstanceSlot::done says it finished
   kEvents = 1,  ///< a GPU engine runs it: `submitted` and the inter-process event handles are valid
+  kFences = 2,  ///< a GPU engine runs it: `submitted` is valid and the stream writes `fence` when it ends
 };
 
-/// Per instance (only submittees use it): how GPU successors in any process order themselves
-/// after it without blocking a CPU. The client whose submitter enqueues the submittee writes it.
+/// Per instance: how GPU work in any process orders itself after it without blocking a CPU.
+/// The client whose submitter enqueues a submittee writes lines 0-4; line 5 (`fence`) is
+/// written by whatever completes the instance (see there).
 ///
-///   submitter returns -> cudaEventRecord(event[h % ring]) -> submitted = h + 1 -> host function: done = h + 1
-///   a GPU successor's worker: wait submitted >= h + 1 (its submission, never its GPU completion),
-///   then cudaStreamWaitEvent(own stream, event[h % ring])
+///   submitter: for each predecessor p of its work (not on its own stream):
+///                cuStreamWaitValue64(stream, &gpu(p).fence, h + 1, geq)
+///              cuStreamWriteValue64(stream, &gpu(work).started, h + 1)
+///              the user's kernels; cuStreamWriteValue64(stream, &gpu(work).fence, h + 1)
+///              submitted = h + 1 (enqueued: the next submitter on the stream may go)
+///   a CPU runnable after GPU work: spin, then sleep, until fence >= h + 1
+///   a CPU runnable that GPU work waits for: fence = h + 1 when it ends
+///   the work's client's GPU worker: watches started and fence, logs the work, done = h + 1
 struct alignas(kCacheLine) GpuSlot {
   // --- line 0: the submitting client writes ---
   /// Iterations whose GPU work and completion record have been enqueued (wraps): after iteration h
@@ -257,9 +264,24 @@ struct alignas(kCacheLine) GpuSlot {
   std::uint8_t reserved[44];
   // --- lines 1-4: inter-process event handles, one per ring slot; written with `mode` ---
   std::uint8_t eventHandle[kGpuEventRing][kIpcEventHandleSize];
+  // --- line 5: the instance's fence (every instance that GPU work waits for has one) ---
+  /// Iterations of this instance done: h + 1 once iteration h has ended (monotonic, never wraps;
+  /// the instance names the frame). Written by the GPU itself for a submittee a GPU engine runs
+  /// (cuStreamWriteValue64 after the work), by the worker that ran it for any other instance
+  /// that GPU work waits for. Read by streams (cuStreamWaitValue64, geq) and by CPU workers
+  /// that wait for GPU work (spin, then sleep). The segment is registered with the device
+  /// (cuMemHostRegister) so the device reads and writes it.
+  std::atomic<std::uint64_t> fence;
+  /// A submittee a GPU engine runs: iterations whose work has started (h + 1), written by the
+  /// GPU (cuStreamWriteValue64 before the work); its client's GPU worker reads it for the event
+  /// log's GPU-side start (no host callback).
+  std::atomic<std::uint64_t> started;
+  std::uint8_t reserved2[48];
 };
-static_assert(sizeof(GpuSlot) == 5 * kCacheLine);
+static_assert(sizeof(GpuSlot) == 6 * kCacheLine);
 static_assert(offsetof(GpuSlot, eventHandle) == kCacheLine);
+static_assert(offsetof(GpuSlot, fence) == 5 * kCacheLine);
+static_assert(offsetof(GpuSlot, started) == 5 * kCacheLine + 8);
 
 /// Per hyperepoch: schedule switching with a schedule manager (-N). The master activates the
 /// hyperepoch (raises HyperepochSlot::stopAt, then bumps `activation`); every worker of the
