@@ -6,7 +6,11 @@
 // (median - plan) per runnable, (median of makespan - replay) per runnable, where the replay is
 // the plan re-run with the measured run lengths and no hand-off cost (so preemption of the
 // busy-waiting runnables on a loaded machine is taken out), and the CPU time the client burns per
-// iteration beyond its runnables' own (waiting: spins, wake-ups, bookkeeping).
+// iteration beyond its runnables' measured lengths (waiting: spins, wake-ups, bookkeeping; the
+// start-up counts too), the spin time its workers logged per iteration (0 from a runtime that
+// does not log it); per unit, the
+// hand-offs' p50, p90 and p99 (a run's start - the latest end of its predecessors, graph and
+// resource order).
 //
 // usage: stg-makespan --compile TACTUS_COMPILE --master TACTUS_MASTER [DATA_DIR]
 //        [--units 1ms,100us,10us] [--graphs N] [--iterations N] [--quick]
@@ -16,7 +20,6 @@
 #include <tactus/client.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -100,26 +103,15 @@ std::string stgYaml(const std::vector<Task>& tasks, std::int64_t unitNs, std::in
   return y;
 }
 
-std::int64_t threadCpuNs() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-// CPU time the client's runnables burnt (in the client process).
-std::atomic<std::int64_t> gRunnableCpuNs{0};
-
 // A runnable that keeps its core busy for its WCET, as a real computation would.
 void busyWait(void* arg) {
-  const std::int64_t cpu = threadCpuNs();
   const std::int64_t until = tb::nowNs() + *static_cast<const std::int64_t*>(arg);
   while (tb::nowNs() < until) {
   }
-  gRunnableCpuNs.fetch_add(threadCpuNs() - cpu, std::memory_order_relaxed);
 }
 
-// The client process: registers T<i> busy-waiting time x unit and runs; writes its CPU time
-// beyond its runnables to `cpuPath`. Never returns.
+// The client process: registers T<i> busy-waiting time x unit and runs; writes its CPU time (ns)
+// to `cpuPath`. Never returns.
 [[noreturn]] void runClient(const std::vector<Task>& tasks, std::int64_t unitNs, const std::string& instance,
                             const std::string& cpuPath) {
   std::vector<std::int64_t> lengths(tasks.size());
@@ -137,7 +129,7 @@ void busyWait(void* arg) {
   getrusage(RUSAGE_SELF, &usage);
   const std::int64_t cpu = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1'000'000'000LL +
                            (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1'000LL;
-  std::ofstream(cpuPath) << cpu - gRunnableCpuNs.load() << "\n";
+  std::ofstream(cpuPath) << cpu << "\n";
   std::fflush(nullptr);
   _exit(outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 1);
 }
@@ -146,7 +138,10 @@ struct GraphResult {
   std::int64_t planNs = 0;
   std::vector<std::int64_t> makespans;  // per iteration
   std::vector<std::int64_t> replayGaps;  // per iteration: makespan - the plan replayed with the measured lengths
+  std::vector<std::int64_t> handOffs;    // per run with a predecessor: start - latest predecessor end
+  std::vector<std::int64_t> stretches;  // per run: measured length - WCET
   double overheadCpuNs = 0;             // client CPU time beyond its runnables, per iteration
+  double spinNs = 0;                    // spin time the workers logged, per iteration
   int runnables = 0;
   std::string error;
 };
@@ -260,7 +255,14 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     std::int64_t replay = 0;
     for (const std::uint32_t i : order) {
       std::int64_t start = resourcePrev[i] != UINT32_MAX ? replayEnd[resourcePrev[i]] : 0;
-      for (const std::uint32_t d : schedule->instances[i].dependencies) start = std::max(start, replayEnd[d]);
+      std::int64_t ready = resourcePrev[i] != UINT32_MAX ? v[resourcePrev[i]].second : 0;
+      for (const std::uint32_t d : schedule->instances[i].dependencies) {
+        start = std::max(start, replayEnd[d]);
+        ready = std::max(ready, v[d].second);
+      }
+      if (ready > 0) r.handOffs.push_back(v[i].first - ready);
+      r.stretches.push_back((v[i].second - v[i].first) -
+                            (schedule->instances[i].endNs - schedule->instances[i].startNs));
       replayEnd[i] = start + (v[i].second - v[i].first);
       replay = std::max(replay, replayEnd[i]);
     }
@@ -271,7 +273,17 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     r.error = "the log has " + std::to_string(r.makespans.size()) + " iterations";
     return r;
   }
-  r.overheadCpuNs = std::atof(tb::readText(dir + "/cpu.txt").c_str()) / o.iterations;
+  // The client's CPU time beyond its runnables' measured lengths (which a preempted runnable
+  // stretches: then this underestimates), and the spin time its workers logged.
+  double runTime = 0;
+  for (const auto& [iteration, v] : runs) {
+    for (const auto& [start, end] : v) runTime += static_cast<double>(end - start);
+  }
+  r.overheadCpuNs = (std::atof(tb::readText(dir + "/cpu.txt").c_str()) - runTime) / o.iterations;
+  for (const tactus::EventRecord& e : events->records) {
+    if (e.kind == static_cast<std::uint16_t>(tactus::EventKind::kRun)) r.spinNs += e.spin * tactus::kSpinUnitNs;
+  }
+  r.spinNs /= o.iterations;
   return r;
 }
 
@@ -288,6 +300,13 @@ std::vector<std::pair<std::string, std::int64_t>> parseUnits(const std::string& 
     out.emplace_back(cell, v * scale);
   }
   return out;
+}
+
+// The q-quantile (nearest rank) of sorted `values`.
+double at(const std::vector<std::int64_t>& values, double q) {
+  if (values.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(q * static_cast<double>(values.size()));
+  return static_cast<double>(values[std::min(values.size() - 1, rank)]);
 }
 
 int usage() {
@@ -335,9 +354,11 @@ int main(int argc, char** argv) try {
   std::printf("stg-makespan: %s, P = 2, %d iterations per graph (ns; over = (median - plan) / runnables)\n",
               o.data.c_str(), o.iterations);
   for (const auto& [unitName, unitNs] : o.units) {
-    std::printf("unit %s\n  %-9s %12s %12s %12s %10s %12s %12s\n", unitName.c_str(), "graph", "plan", "median", "p99",
-                "over/run", "replay/run", "cpu/iter");
+    std::printf("unit %s\n  %-9s %12s %12s %12s %10s %12s %12s %12s\n", unitName.c_str(), "graph", "plan", "median",
+                "p99", "over/run", "replay/run", "cpu/iter", "spin/iter");
     double sumOver = 0, sumCpu = 0, sumReplay = 0;
+    std::vector<std::int64_t> handOffs;
+    std::vector<std::int64_t> stretches;
     int rows = 0;
     for (int g = 0; g < o.graphs; ++g) {
       char name[32];
@@ -355,16 +376,24 @@ int main(int argc, char** argv) try {
       const tb::Percentiles p = tb::percentiles(r.makespans);
       const double over = (p.p50 - static_cast<double>(r.planNs)) / r.runnables;
       const double replay = tb::percentiles(r.replayGaps).p50 / r.runnables;
-      std::printf("  %-9s %12lld %12.0f %12.0f %10.0f %12.0f %12.0f\n", name, static_cast<long long>(r.planNs), p.p50,
-                  p.p99, over, replay, r.overheadCpuNs);
+      std::printf("  %-9s %12lld %12.0f %12.0f %10.0f %12.0f %12.0f %12.0f\n", name, static_cast<long long>(r.planNs),
+                  p.p50, p.p99, over, replay, r.overheadCpuNs, r.spinNs);
       sumOver += over;
       sumReplay += replay;
+      handOffs.insert(handOffs.end(), r.handOffs.begin(), r.handOffs.end());
+      stretches.insert(stretches.end(), r.stretches.begin(), r.stretches.end());
       sumCpu += r.overheadCpuNs;
       ++rows;
     }
     std::printf("  mean (makespan - plan) per runnable %.0f ns (%.0f ns per DAG); (makespan - replay) per runnable %.0f "
                 "ns; client CPU beyond its runnables %.0f ns per iteration\n",
                 sumOver / rows, sumOver / rows * 50, sumReplay / rows, sumCpu / rows);
+    const tb::Percentiles h = tb::percentiles(handOffs);
+    std::printf("  hand-offs (start - latest predecessor end, %zu): p50 %.0f ns  p90 %.0f ns  p99 %.0f ns\n", h.count,
+                h.p50, at(handOffs, 0.9), h.p99);
+    const tb::Percentiles st = tb::percentiles(stretches);
+    std::printf("  runs longer than their WCET by p50 %.0f ns, p99 %.0f ns (preemption inside a runnable)\n", st.p50,
+                st.p99);
   }
   return 0;
 } catch (const std::exception& e) {
