@@ -411,6 +411,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   for (std::size_t h = 0; h < nHyp; ++h)
     iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
   std::vector<long double> resourceBusy(s.resources.size(), 0);
+  std::vector<long double> resourceSpin(s.resources.size(), 0);
   for (std::size_t k = 0; k < log.records.size(); ++k) {
     const EventRecord& r = log.records[k];
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
@@ -465,6 +466,8 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         resourceBusy[res] += duration;
         ++a.resources[res].runs;
       }
+    if (!inst.resources.empty() && inst.resources[0] < resourceSpin.size())
+      resourceSpin[inst.resources[0]] += static_cast<long double>(r.spin) * kSpinUnitNs;
   }
   a.baseNs = base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
 
@@ -505,6 +508,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       rs.periodNs = s.hyperepochs[h].periodNs;
       const std::uint64_t its = a.hyperepochs[h].iterations;
       rs.measuredBusyNs = its ? static_cast<double>(resourceBusy[res] / its) : 0.0;
+      rs.spinNs = its ? static_cast<double>(resourceSpin[res] / its) : 0.0;
     }
   }
   for (const InstanceInfo& inst : s.instances)
