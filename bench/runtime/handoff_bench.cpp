@@ -257,8 +257,7 @@ int main(int argc, char** argv) try {
     else return usage();
   }
   if (o.quick) o.repeat = 1;
-  if (o.compile.empty() || o.master.empty() || o.client.empty() || o.handOffs < 100 || o.repeat < 1 ||
-      o.repeat > 100)
+  if (o.compile.empty() || o.master.empty() || o.client.empty() || o.handOffs < 100 || o.repeat < 1 || o.repeat > 100)
     return usage();
   if (!tb::haveCores01()) {
     std::printf("runtime-handoff-bench: needs cores 0 and 1, skipped\n");
@@ -325,9 +324,10 @@ int main(int argc, char** argv) try {
     return v.empty() ? 0.0 : (v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
   };
   const double m50 = median(p50Ratios), m99 = median(p99Ratios), mSame = median(sameCoreP50s);
-  std::printf("over %d repetitions, medians: tactus / bare spin p50 ratio %.2f (target <= 1.5), p99 ratio %.2f "
-              "(target <= 3); same-core successor p50 %.0f ns (target <= 300 ns)\n",
-              o.repeat, m50, m99, mSame);
+  std::printf(
+      "over %d repetitions, medians: tactus / bare spin p50 ratio %.2f (target <= 1.5), p99 ratio %.2f "
+      "(target <= 3); same-core successor p50 %.0f ns (target <= 300 ns)\n",
+      o.repeat, m50, m99, mSame);
   std::printf("targets: p50 %s, p99 %s, same-core %s\n", m50 <= 1.5 ? "met" : "missed", m99 <= 3 ? "met" : "missed",
               mSame <= 300 ? "met" : "missed");
   return 0;

@@ -84,15 +84,18 @@ bool readStg(const std::string& path, std::vector<Task>& tasks) {
 // The graph as STM YAML: client `stg`, CPU0 and CPU1, one epoch of `periodNs`, task i = runnable
 // T<i> with WCET time x unit on either CPU; the dummy tasks are left out.
 std::string stgYaml(const std::vector<Task>& tasks, std::int64_t unitNs, std::int64_t periodNs) {
-  std::string y = "Version: 3.0.0\nStg:\n  Identifier: 13\n  Resources:\n    CPU: [CPU0, CPU1]\n"
-                  "  Hyperepochs:\n    - Main:\n        Epochs:\n          - Graph: {Period: " +
-                  std::to_string(periodNs) + "ns}\n  Clients:\n    - stg:\n        Epochs:\n"
-                  "          - Main.Graph:\n              Runnables:\n";
+  std::string y =
+      "Version: 3.0.0\nStg:\n  Identifier: 13\n  Resources:\n    CPU: [CPU0, CPU1]\n"
+      "  Hyperepochs:\n    - Main:\n        Epochs:\n          - Graph: {Period: " +
+      std::to_string(periodNs) +
+      "ns}\n  Clients:\n    - stg:\n        Epochs:\n"
+      "          - Main.Graph:\n              Runnables:\n";
   const int n = static_cast<int>(tasks.size()) - 2;
   for (int i = 1; i <= n; ++i) {
     const Task& t = tasks[static_cast<std::size_t>(i)];
-    y += "                - T" + std::to_string(i) + ":\n                    WCET: " +
-         std::to_string(std::max<std::int64_t>(1, t.time * unitNs)) + "ns\n                    Resources: [CPU]\n";
+    y += "                - T" + std::to_string(i) +
+         ":\n                    WCET: " + std::to_string(std::max<std::int64_t>(1, t.time * unitNs)) +
+         "ns\n                    Resources: [CPU]\n";
     std::string deps;
     for (int p : t.preds) {
       if (p < 1 || p > n) continue;
@@ -106,8 +109,7 @@ std::string stgYaml(const std::vector<Task>& tasks, std::int64_t unitNs, std::in
 // A runnable that keeps its core busy for its WCET, as a real computation would.
 void busyWait(void* arg) {
   const std::int64_t until = tb::nowNs() + *static_cast<const std::int64_t*>(arg);
-  while (tb::nowNs() < until) {
-  }
+  while (tb::nowNs() < until) {}
 }
 
 // The client process: registers T<i> busy-waiting time x unit and runs; writes its CPU time (ns)
@@ -136,12 +138,12 @@ void busyWait(void* arg) {
 
 struct GraphResult {
   std::int64_t planNs = 0;
-  std::vector<std::int64_t> makespans;  // per iteration
+  std::vector<std::int64_t> makespans;   // per iteration
   std::vector<std::int64_t> replayGaps;  // per iteration: makespan - the plan replayed with the measured lengths
   std::vector<std::int64_t> handOffs;    // per run with a predecessor: start - latest predecessor end
-  std::vector<std::int64_t> stretches;  // per run: measured length - WCET
-  double overheadCpuNs = 0;             // client CPU time beyond its runnables, per iteration
-  double spinNs = 0;                    // spin time the workers logged, per iteration
+  std::vector<std::int64_t> stretches;   // per run: measured length - WCET
+  double overheadCpuNs = 0;              // client CPU time beyond its runnables, per iteration
+  double spinNs = 0;                     // spin time the workers logged, per iteration
   int runnables = 0;
   std::string error;
 };
@@ -335,8 +337,8 @@ int main(int argc, char** argv) try {
     } else if (!a.empty() && a[0] != '-') o.data = a;
     else return usage();
   }
-  if (o.compile.empty() || o.master.empty() || o.units.empty() || o.graphs < 1 || o.graphs > 180 ||
-      o.iterations < 1 || o.iterations > 10'000)
+  if (o.compile.empty() || o.master.empty() || o.units.empty() || o.graphs < 1 || o.graphs > 180 || o.iterations < 1 ||
+      o.iterations > 10'000)
     return usage();
   if (o.data.empty() || !std::filesystem::is_directory(o.data + "/graphs")) {
     std::printf("stg-makespan: no STG data at '%s', skipped\n", o.data.c_str());
@@ -385,9 +387,10 @@ int main(int argc, char** argv) try {
       sumCpu += r.overheadCpuNs;
       ++rows;
     }
-    std::printf("  mean (makespan - plan) per runnable %.0f ns (%.0f ns per DAG); (makespan - replay) per runnable %.0f "
-                "ns; client CPU beyond its runnables %.0f ns per iteration\n",
-                sumOver / rows, sumOver / rows * 50, sumReplay / rows, sumCpu / rows);
+    std::printf(
+        "  mean (makespan - plan) per runnable %.0f ns (%.0f ns per DAG); (makespan - replay) per runnable %.0f "
+        "ns; client CPU beyond its runnables %.0f ns per iteration\n",
+        sumOver / rows, sumOver / rows * 50, sumReplay / rows, sumCpu / rows);
     const tb::Percentiles h = tb::percentiles(handOffs);
     std::printf("  hand-offs (start - latest predecessor end, %zu): p50 %.0f ns  p90 %.0f ns  p99 %.0f ns\n", h.count,
                 h.p50, at(handOffs, 0.9), h.p99);

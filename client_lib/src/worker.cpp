@@ -1,10 +1,12 @@
 // The worker threads' hot path: each worker runs its client's instances on one hardware resource
 // in the compiled timeline order, iteration after iteration. Per instance it waits for its frame's
 // release, then for what it waits on, runs the runnable, logs it into the worker's ring and
-// publishes its completion. A predecessor planned to end far ahead is
-// waited for by sleeping on its completion word until a lead before its planned end, then
-// spinning (plan-guided waiting, TACTUS_PLAN_LEAD_NS); others by a spin, then the futex. Everything it reads besides those shared words is
-// the client's private copy (schedule, plan, geometry), resolved to pointers before the loop.
+// publishes its completion. A CPU predecessor expected to end far ahead (by the plan, or by its
+// start plus its WCET) is waited for by sleeping on its completion word until a lead before that
+// time, then spinning (plan-guided waiting, TACTUS_PLAN_LEAD_NS); other waits spin, then sleep on
+// the futex. The spin time before each run goes into its log record. Everything it reads besides
+// those shared words is the client's private copy (schedule, plan, geometry), resolved to
+// pointers before the loop.
 #include <pthread.h>
 #include <sched.h>
 
@@ -191,8 +193,8 @@ void runWorker(Runtime& rt, std::uint32_t w) {
           }
           return std::max(iterationStart + c.plannedEndNs, now + c.wcetNs);
         };
-        if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted,
-                                        meter) != ipc::WaitOutcome::kReached) {
+        if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter) !=
+            ipc::WaitOutcome::kReached) {
           return;
         }
       }

@@ -538,6 +538,7 @@ TEST_CASE("plan-guided waiting: a predecessor that ends long before its planned 
   runPlannedPair("early", 100, 30);
 }
 
-TEST_CASE("plan-guided waiting: a predecessor that runs to its WCET is followed in order", "[runtime][order][plan-wait]") {
+TEST_CASE("plan-guided waiting: a predecessor that runs to its WCET is followed in order",
+          "[runtime][order][plan-wait]") {
   runPlannedPair("wcet", 3'000, 30);
 }
