@@ -23,9 +23,10 @@ namespace {
 Result<void> checkHeader(const EventLogHeader& h, const std::string& origin) {
   if (std::memcmp(h.magic, kEventLogMagic, sizeof kEventLogMagic) != 0)
     return fail(ErrorCode::kParse, origin + ": not a tactus event log (bad magic)");
-  if (h.version != kEventLogVersion)
+  if (!readsEventLogVersion(h.version))
     return fail(ErrorCode::kIncompatible, origin + ": event log version " + std::to_string(h.version) +
-                                              ", this build reads version " + std::to_string(kEventLogVersion));
+                                              ", this build reads versions " + std::to_string(kEventLogOldestVersion) +
+                                              " to " + std::to_string(kEventLogVersion));
   if (h.headerSize != sizeof(EventLogHeader) || h.recordSize != sizeof(EventRecord))
     return fail(ErrorCode::kParse, origin + ": corrupt header (header size " + std::to_string(h.headerSize) +
                                        ", record size " + std::to_string(h.recordSize) + ", expected " +
@@ -410,6 +411,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   for (std::size_t h = 0; h < nHyp; ++h)
     iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
   std::vector<long double> resourceBusy(s.resources.size(), 0);
+  std::vector<long double> resourceSpin(s.resources.size(), 0);
   for (std::size_t k = 0; k < log.records.size(); ++k) {
     const EventRecord& r = log.records[k];
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
@@ -464,6 +466,8 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         resourceBusy[res] += duration;
         ++a.resources[res].runs;
       }
+    if (!inst.resources.empty() && inst.resources[0] < resourceSpin.size())
+      resourceSpin[inst.resources[0]] += static_cast<long double>(r.spin) * kSpinUnitNs;
   }
   a.baseNs = base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
 
@@ -504,6 +508,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       rs.periodNs = s.hyperepochs[h].periodNs;
       const std::uint64_t its = a.hyperepochs[h].iterations;
       rs.measuredBusyNs = its ? static_cast<double>(resourceBusy[res] / its) : 0.0;
+      rs.spinNs = its ? static_cast<double>(resourceSpin[res] / its) : 0.0;
     }
   }
   for (const InstanceInfo& inst : s.instances)

@@ -83,6 +83,9 @@ struct ResourceStats {
   double measuredBusyNs = 0;       ///< measured run time on it per iteration (mean)
   std::int64_t periodNs = 0;       ///< its hyperepoch's period (0: unused)
   std::uint64_t runs = 0;          ///< runs that held it
+  /// CPU time its worker spun waiting (release, predecessors) per iteration (mean; from the run
+  /// records' spin field, event log version 2; counted on the hardware resource only).
+  double spinNs = 0;
 };
 
 /// Per client.

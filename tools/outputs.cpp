@@ -133,9 +133,9 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
   }
   out += ft.str();
 
-  out += "\nresources (busy time per hyperepoch iteration)\n";
+  out += "\nresources (busy time per hyperepoch iteration; spin: CPU time its worker spun waiting)\n";
   Table bt({"resource", "runs", "planned busy", "measured busy", "period", "planned load", "measured load",
-            "measured idle"});
+            "measured idle", "spin"});
   for (std::size_t r = 0; r < s.resources.size(); ++r) {
     const ResourceStats& x = a.resources[r];
     if (x.periodNs <= 0) continue;
@@ -145,7 +145,7 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
     std::snprintf(ml, sizeof ml, "%.1f%%",
                   100.0 * static_cast<double>(x.measuredBusyNs) / static_cast<double>(x.periodNs));
     bt.add({s.resources[r].name, std::to_string(x.runs), human(x.plannedBusyNs), human(x.measuredBusyNs),
-            human(x.periodNs), pl, ml, human(static_cast<double>(x.periodNs) - x.measuredBusyNs)});
+            human(x.periodNs), pl, ml, human(static_cast<double>(x.periodNs) - x.measuredBusyNs), human(x.spinNs)});
   }
   out += bt.str();
 
@@ -235,7 +235,9 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
     jsonString(o, s.resources[r].name);
     o += ",\"runs\":" + std::to_string(x.runs) + ",\"period_ns\":" + std::to_string(x.periodNs) +
          ",\"planned_busy_ns\":" + std::to_string(x.plannedBusyNs) + ",\"measured_busy_ns\":" + buf +
-         ",\"planned_idle_ns\":" + std::to_string(x.periodNs - x.plannedBusyNs) + "}";
+         ",\"planned_idle_ns\":" + std::to_string(x.periodNs - x.plannedBusyNs);
+    std::snprintf(buf, sizeof buf, "%.1f", x.spinNs);
+    o += ",\"spin_ns\":" + std::string(buf) + "}";
   }
   o += "],\"clients\":[";
   for (std::size_t c = 0; c < s.clients.size(); ++c) {

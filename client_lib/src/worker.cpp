@@ -1,8 +1,12 @@
 // The worker threads' hot path: each worker runs its client's instances on one hardware resource
 // in the compiled timeline order, iteration after iteration. Per instance it waits for its frame's
-// release, then for what it waits on (spin, then futex), runs the runnable, logs it into the
-// worker's ring and publishes its completion. Everything it reads besides those shared words is
-// the client's private copy (schedule, plan, geometry), resolved to pointers before the loop.
+// release, then for what it waits on, runs the runnable, logs it into the worker's ring and
+// publishes its completion. A CPU predecessor expected to end far ahead (by the plan, or by its
+// start plus its WCET) is waited for by sleeping on its completion word until a lead before that
+// time, then spinning (plan-guided waiting, TACTUS_PLAN_LEAD_NS); other waits spin, then sleep on
+// the futex. The spin time before each run goes into its log record. Everything it reads besides
+// those shared words is the client's private copy (schedule, plan, geometry), resolved to
+// pointers before the loop.
 #include <pthread.h>
 #include <sched.h>
 
@@ -37,7 +41,8 @@ constexpr std::int64_t kStartTimeSpinNs = 20'000;  // spin before a StartTime de
 // when released already, or with lead 0.
 template <typename Stopped>
 void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, const EpochInfo& info,
-                      std::int64_t hyperPeriodNs, std::uint32_t frame, std::int64_t leadNs, Stopped&& stopped) {
+                      std::int64_t hyperPeriodNs, std::uint32_t frame, std::int64_t leadNs, Stopped&& stopped,
+                      ipc::SpinMeter& meter) {
   if (leadNs <= 0) return;
   const std::uint32_t released = epoch.released.load(std::memory_order_acquire);
   if (released + 1 != target) return;  // released already, or more than one release away
@@ -52,8 +57,15 @@ void awaitReleaseLead(const shm::EpochSlot& epoch, std::uint32_t target, const E
     ipc::sleepUntilNs(std::min(wake, now + ipc::kSleepSliceNs), 0);
   }
   const std::int64_t giveUp = wake + 2 * leadNs;
-  while (epoch.released.load(std::memory_order_acquire) == released && ipc::monotonicNs() < giveUp) {
-    if (stopped()) return;
+  const std::int64_t pollStart = ipc::monotonicNs();
+  meter.close(pollStart);
+  meter.openSinceNs = pollStart;  // the polling below counts as spinning
+  for (std::int64_t now = pollStart; epoch.released.load(std::memory_order_acquire) == released;
+       now = ipc::monotonicNs()) {
+    if (now >= giveUp || stopped()) {
+      meter.close(now);
+      return;
+    }
     ::sched_yield();
   }
 }
@@ -68,6 +80,13 @@ bool waitForGpuWork(const shm::GpuSlot* slot, std::uint64_t target, std::int64_t
   handled = slot != nullptr &&
             slot->mode.load(std::memory_order_acquire) == static_cast<std::uint32_t>(shm::GpuMode::kFences);
   return !handled || waitForFence(slot->fence, target, spinNs, aborted);
+}
+
+// The run record's spin field: the spin time before the run in units of EventRecord's
+// kSpinUnitNs, rounded, saturated.
+std::uint16_t spinField(std::int64_t spunNs) {
+  const std::int64_t units = (spunNs + kSpinUnitNs / 2) / kSpinUnitNs;
+  return static_cast<std::uint16_t>(std::clamp<std::int64_t>(units, 0, 0xffff));
 }
 
 void pinToCore(std::uint32_t core) {
@@ -100,6 +119,9 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     std::atomic<std::uint32_t>* waiters;
     bool previousIteration;
     shm::GpuSlot* gpuWork;  // a submittee's slot: its fence, when a GPU engine runs it
+    std::int64_t plannedEndNs;  ///< from the iteration's start; -1: no plan to wait by
+    std::int64_t wcetNs;        ///< the predecessor's planned length
+    shm::InstanceSlot* slot;    ///< the predecessor's slot (its start), with a plan
   };
   std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
   for (std::size_t k = 0; k < instances.size(); ++k) {
@@ -108,12 +130,19 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     if (gpu != nullptr && gpu->runsSubmittee(i)) continue;  // the GPU waits for its predecessors
     for (const WaitCondition& c : rt.plan.waits[i]) {
       if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
-        refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration, nullptr});
+        refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration, nullptr,
+                        -1, 0, nullptr});
       } else {
-        const bool work =
-            rt.schedule.runnables[rt.schedule.instances[c.instance].runnable].kind == RunnableKind::kSubmittee;
+        // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
+        // submitter's end depends on its stream); a GPU one's end is the GPU's.
+        const InstanceInfo& pred = rt.schedule.instances[c.instance];
+        const RunnableKind kind = rt.schedule.runnables[pred.runnable].kind;
+        const bool work = kind == RunnableKind::kSubmittee;
+        const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
+                             rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
         refs.push_back({&view.instance(c.instance).done, &view.instance(c.instance).waiters, c.previousIteration,
-                        work ? &view.gpu(c.instance) : nullptr});
+                        work ? &view.gpu(c.instance) : nullptr, planned ? pred.endNs : -1, pred.endNs - pred.startNs,
+                        &view.instance(c.instance)});
       }
     }
   }
@@ -129,6 +158,10 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   shm::HyperepochSlot& hyper = view.hyperepoch(wp.hyperepoch);
   const std::int64_t spinNs = ipc::spinBudgetNs();
   const std::int64_t releaseLeadNs = ipc::releaseLeadNs();
+  const std::int64_t planLeadNs = ipc::planLeadNs();
+  if (planLeadNs > 0) ipc::preciseTimerSlack();  // a plan-guided sleep must not end after its lead
+  ipc::SpinMeter meter;
+  std::uint64_t knownTail = ringSlot.tail.load(std::memory_order_acquire);
   // A run that ended (aborted, or finished before it started, e.g. SIGTERM while waiting for
   // clients) releases nothing more: stop waiting. A normal finish comes after every worker has
   // reached stopAt, so this never cuts a running iteration short.
@@ -151,17 +184,43 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
       auto stopped = [&] { return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed); };
       awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[e], rt.schedule.hyperepochs[wp.hyperepoch].periodNs,
-                       inst.frame, releaseLeadNs, stopped);
-      if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped) !=
+                       inst.frame, releaseLeadNs, stopped, meter);
+      if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped, meter) !=
           ipc::WaitOutcome::kReached) {
         return h;  // stopped at this iteration, or the run was aborted
+      }
+      // The iteration's start by the plan, for plan-guided waiting: known while this frame is the
+      // epoch's latest release (a worker behind by a frame or more waits without the plan).
+      std::int64_t iterationStart = -1;
+      if (planLeadNs > 0 && !waitRefs[k].empty() && epoch.released.load(std::memory_order_acquire) == releaseTarget) {
+        const std::int64_t ideal = epoch.releaseNs.load(std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (epoch.released.load(std::memory_order_relaxed) == releaseTarget && ideal > 0 &&
+            ideal < std::numeric_limits<std::int64_t>::max() / 4) {
+          iterationStart = ideal - static_cast<std::int64_t>(inst.frame) * rt.schedule.epochs[e].periodNs;
+        }
       }
       for (const WaitRef& c : waitRefs[k]) {
         bool handled = false;
         if (!waitForGpuWork(c.gpuWork, c.previousIteration ? h : h + 1, spinNs, aborted, handled)) return h;
         if (handled) continue;
         const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
-        if (ipc::waitForSequence(*c.word, *c.waiters, target, spinNs, aborted) != ipc::WaitOutcome::kReached) return h;
+        // When the predecessor should end: a WCET after its start once it started, else by the
+        // plan, but not before a WCET from now (it has yet to run).
+        auto expectedEnd = [&](std::int64_t now) -> std::int64_t {
+          if (iterationStart <= 0 || c.plannedEndNs < 0) return -1;
+          if (c.slot->started.load(std::memory_order_acquire) == target) {
+            // Written by another process: used only when it lies between the iteration's start
+            // and now (the WCET is bounded by limits::kMaxDurationNs, so the sum cannot overflow).
+            const std::int64_t startedNs = c.slot->startedNs.load(std::memory_order_relaxed);
+            if (startedNs >= iterationStart && startedNs <= now) return startedNs + c.wcetNs;
+          }
+          return std::max(iterationStart + c.plannedEndNs, now + c.wcetNs);
+        };
+        if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter) !=
+            ipc::WaitOutcome::kReached) {
+          return h;
+        }
       }
       const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
       if (startTime > 0) {
@@ -192,13 +251,21 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         }
       } else {
         start = ipc::monotonicNs();
+        shm::InstanceSlot& begun = view.instance(i);  // for the successors' plan-guided waits
+        begun.startedNs.store(start, std::memory_order_relaxed);
+        begun.started.store(static_cast<std::uint32_t>(h + 1), std::memory_order_release);
         engine->execute({i, runnable, &info});
         end = ipc::monotonicNs();
       }
       tCurrentInfo = nullptr;
-      ipc::pushEvent(
-          ringSlot, ring, capacity,
-          {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
+      meter.close(start);
+      // The record goes into the ring before the completion is published (the master's last
+      // drain follows the last completion), on lines of this worker's own (knownTail).
+      ipc::pushEvent(ringSlot, ring, capacity,
+                     {static_cast<std::uint16_t>(EventKind::kRun), spinField(meter.spunNs), i,
+                      static_cast<std::uint32_t>(h), runnable, start, end},
+                     knownTail);
+      meter.spunNs = 0;
       shm::InstanceSlot& self = view.instance(i);
       ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
       if (signalFence[i] != 0 && !observed) view.gpu(i).fence.store(h + 1, std::memory_order_release);

@@ -1,6 +1,7 @@
 // CLOCK_MONOTONIC helpers.
 #include "tactus/ipc/clock.hpp"
 
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <cerrno>
@@ -12,6 +13,8 @@ std::int64_t monotonicNs() noexcept {
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+
+bool preciseTimerSlack() noexcept { return ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) == 0; }
 
 std::int64_t sleepUntilNs(std::int64_t deadlineNs, std::int64_t spinNs) noexcept {
   const std::int64_t sleepTo = deadlineNs - (spinNs > 0 ? spinNs : 0);

@@ -23,4 +23,9 @@ std::int64_t releaseLeadNs() {
   return lead;
 }
 
+std::int64_t planLeadNs() {
+  static const std::int64_t lead = envDurationNs("TACTUS_PLAN_LEAD_NS", kDefaultPlanLeadNs);
+  return lead;
+}
+
 }  // namespace tactus::ipc

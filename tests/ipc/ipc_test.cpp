@@ -9,6 +9,7 @@
 
 #include "runtime_harness.hpp"
 #include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/process.hpp"
 #include "tactus/ipc/segment.hpp"
 #include "tactus/ipc/wait.hpp"
@@ -78,6 +79,56 @@ TEST_CASE("a sleeping waiter is woken by a publisher and an aborted wait returns
   CHECK(ipc::waitForSequence(word, waiters, 2, 1000, [&] { return stop.load(); }) == ipc::WaitOutcome::kAborted);
   stopper.join();
   CHECK(waiters.load() == 0);
+}
+
+TEST_CASE("a plan-guided wait is woken by an early publish and follows a late one; an abort ends it", "[ipc][plan]") {
+  alignas(64) std::atomic<std::uint32_t> word{0};
+  alignas(64) std::atomic<std::uint32_t> waiters{0};
+  ipc::SpinMeter meter;
+  // Expected an hour from now: the waiter sleeps on the word, so only the publish can end the wait.
+  const std::int64_t hourAhead = ipc::monotonicNs() + 3'600'000'000'000;
+  std::thread early([&] {
+    while (waiters.load() == 0) std::this_thread::yield();  // the waiter sleeps on the word
+    ipc::publishSequence(word, waiters, 1);
+  });
+  CHECK(ipc::waitForSequencePlanned(
+            word, waiters, 1, [&](std::int64_t) { return hourAhead; }, 100'000, 1000, [] { return false; }, meter) ==
+        ipc::WaitOutcome::kReached);
+  early.join();
+  CHECK(word.load() == 1);
+  CHECK(waiters.load() == 0);
+  // Expected 1 ms ago: no sleep, it spins until the publish (and the meter counts the spin).
+  std::atomic<bool> spinning{false};
+  std::thread late([&] {
+    while (!spinning.load()) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ipc::publishSequence(word, waiters, 2);
+  });
+  spinning.store(true);
+  const std::int64_t past = ipc::monotonicNs() - 1'000'000;
+  CHECK(ipc::waitForSequencePlanned(
+            word, waiters, 2, [&](std::int64_t) { return past; }, 100'000, 1'000'000'000, [] { return false; },
+            meter) == ipc::WaitOutcome::kReached);
+  late.join();
+  meter.close(ipc::monotonicNs());
+  CHECK(meter.spunNs > 0);
+  // Nobody publishes: the abort ends a plan-guided sleep.
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stop.store(true);
+  });
+  CHECK(ipc::waitForSequencePlanned(
+            word, waiters, 3, [&](std::int64_t now) { return now + 20'000'000; }, 100'000, 1000,
+            [&] { return stop.load(); }, meter) == ipc::WaitOutcome::kAborted);
+  stopper.join();
+  CHECK(waiters.load() == 0);
+}
+
+TEST_CASE("futexWaitUntil returns at a deadline already passed and when the word differs", "[ipc][plan]") {
+  std::atomic<std::uint32_t> word{7};
+  CHECK(ipc::futexWaitUntil(word, 7, ipc::monotonicNs() - 1000) == ipc::FutexWaitResult::kTimedOut);
+  CHECK(ipc::futexWaitUntil(word, 8, ipc::monotonicNs() + 3'600'000'000'000) == ipc::FutexWaitResult::kWoken);
 }
 
 TEST_CASE("a process watch sees a child exit even while it is an unreaped zombie", "[ipc]") {

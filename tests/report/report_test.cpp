@@ -172,6 +172,33 @@ TEST_CASE("a report that cannot be written to its output is an error, in every f
   std::remove(sched.c_str());
 }
 
+TEST_CASE("the spin time of the run records adds up per resource per iteration", "[report][stats][spin]") {
+  const Schedule s = twoStepSchedule();
+  std::vector<EventRecord> records = knownRecords();
+  std::uint64_t spinA = 0;
+  for (EventRecord& r : records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
+    r.spin = static_cast<std::uint16_t>(r.instance == 0 ? 10 + r.iteration : 0);  // only A spins
+    spinA += r.spin;
+  }
+  const Analysis a = analyze(s, makeLog(s, records));
+  CHECK(a.resources[0].spinNs == Approx(static_cast<double>(spinA * kSpinUnitNs) / 4.0));
+  CHECK(a.resources[1].spinNs == 0);
+  // A version 1 log (no spin field; the word was zero) still reads, from a file too.
+  std::string v1 = readAll(writeLogFile(s, knownRecords()));
+  v1[8] = 1;
+  auto log = parseLog(v1, "v1.tlog");
+  REQUIRE(log);
+  CHECK(log->header.version == 1);
+  CHECK(analyze(s, *log).resources[0].spinNs == 0);
+  const std::string path = tempPath("v1.tlog");
+  std::ofstream(path, std::ios::binary) << v1;
+  auto read = readEventLog(path);
+  REQUIRE(read);
+  CHECK(read->records.size() == knownRecords().size());
+  std::remove(path.c_str());
+}
+
 TEST_CASE("corrupt log headers are clear errors", "[report][bad-log]") {
   const Schedule s = twoStepSchedule();
   const std::string good = readAll(writeLogFile(s, knownRecords()));

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "runtime_harness.hpp"
@@ -483,4 +484,61 @@ TEST_CASE("every example graph compiles and runs in the compiled order (multi-ra
     std::error_code ignored;
     if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) std::filesystem::remove_all(dir, ignored);
   }
+}
+
+namespace {
+
+// Plan-guided waiting: Client1's S (CPU1) waits for Client0's P (CPU0), planned to run 3 ms; the
+// successor's worker sleeps until shortly before P's planned end. `busyUs` is how long P really
+// runs. Checks the clients' and master's exits and the order of the log, then checks per
+// iteration that S started, and not before P ended (the log's times).
+void runPlannedPair(const std::string& tag, long long busyUs, std::uint64_t iterations) {
+  Run run(tag, makeSchedule(
+                   {
+                       {"Client0", "P", "CPU0", 3'000'000, {}, 0, {}},
+                       {"Client1", "S", "CPU1", 100'000, {"Client0.P"}, 0, {}},
+                   },
+                   5'000'000, 1));
+  const pid_t m = run.master({"-e", std::to_string(iterations), "-l", run.logPath, "-t", "5000000"});
+  const pid_t c0 = run.client("Client0", {"--busy-us", std::to_string(busyUs)});
+  const pid_t c1 = run.client("Client1");
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(checkLog(run.schedule, *log, iterations) == "");
+  std::uint32_t p = kNone;
+  for (std::uint32_t i = 0; i < run.schedule.instances.size(); ++i) {
+    if (run.schedule.runnables[run.schedule.instances[i].runnable].name == "P") p = i;
+  }
+  REQUIRE(p != kNone);
+  std::map<std::uint32_t, std::int64_t> pEnd, sStart;
+  for (const EventRecord& r : log->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
+    if (r.instance == p) {
+      pEnd[r.iteration] = r.endNs;
+    } else {
+      sStart[r.iteration] = r.startNs;
+    }
+  }
+  REQUIRE(pEnd.size() == iterations);
+  REQUIRE(sStart.size() == iterations);
+  for (const auto& [iteration, end] : pEnd) {
+    INFO("iteration " << iteration);
+    REQUIRE(sStart.count(iteration) == 1);
+    CHECK(sStart[iteration] >= end);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("plan-guided waiting: a predecessor that ends long before its planned end still wakes its successor",
+          "[runtime][order][plan-wait]") {
+  runPlannedPair("early", 100, 30);
+}
+
+TEST_CASE("plan-guided waiting: a predecessor that runs to its WCET is followed in order",
+          "[runtime][order][plan-wait]") {
+  runPlannedPair("wcet", 3'000, 30);
 }

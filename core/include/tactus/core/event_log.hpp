@@ -1,7 +1,8 @@
 // The event log file: what tactus-master writes with `-l` (start and end of every runnable
 // instance, frame releases, skipped frames, overruns, dropped records), and how to read it back.
 //
-// File layout (little-endian, as the host writes it; version 1):
+// File layout (little-endian, as the host writes it; version 2, which added the run records' spin
+// field; version 1 logs read the same, with spin 0):
 //
 //   offset 0   EventLogHeader (64 bytes)
 //   offset 64  EventRecord[n] (32 bytes each) until the end of the file
@@ -21,15 +22,25 @@ namespace tactus {
 
 /// The first 8 bytes of an event log file.
 inline constexpr char kEventLogMagic[8] = {'T', 'A', 'C', 'T', 'L', 'O', 'G', '\0'};
-/// The event log format version this build writes and reads.
-inline constexpr std::uint32_t kEventLogVersion = 1;
+/// The event log format version this build writes; it reads kEventLogOldestVersion up to this.
+inline constexpr std::uint32_t kEventLogVersion = 2;
+/// The oldest event log version this build reads (version 1 lacks kRun's spin field: zero).
+inline constexpr std::uint32_t kEventLogOldestVersion = 1;
+/// The unit of kRun's spin field, in ns.
+inline constexpr std::int64_t kSpinUnitNs = 100;
+
+/// Whether this build reads event logs of `version`.
+constexpr bool readsEventLogVersion(std::uint32_t version) {
+  return version >= kEventLogOldestVersion && version <= kEventLogVersion;
+}
 
 /// What an EventRecord says. The fields' meanings per kind are listed at each enumerator.
 enum class EventKind : std::uint16_t {
   /// An instance ran. instance = InstanceId, iteration = hyperepoch iteration (low 32 bits),
   /// aux = RunnableId that actually ran (differs from the instance's runnable for a round-robin
   /// group; kNone for an empty round-robin step or a submittee without an engine),
-  /// startNs/endNs = when it started and ended.
+  /// startNs/endNs = when it started and ended, spin = the CPU time its worker spent spinning
+  /// while waiting for it (release and predecessors) in kSpinUnitNs, saturated at 65535.
   kRun = 1,
   /// A frame was released. instance = EpochId, iteration = hyperepoch iteration, aux = frame
   /// within the iteration, startNs = ideal release time, endNs = actual release time.
@@ -77,17 +88,20 @@ static_assert(sizeof(EventLogHeader) == 64, "event log header layout is frozen")
 
 /// One event; see EventKind for the meaning of each field per kind.
 struct EventRecord {
-  std::uint16_t kind;  ///< an EventKind
-  /// The identifier of the schedule the record belongs to when the header's scheduleCount > 1;
-  /// zero otherwise.
-  std::uint16_t schedule;
+  std::uint16_t kind;       ///< an EventKind
+  std::uint16_t spin;       ///< kRun: spin time before the run in kSpinUnitNs (version 2); else zero
   std::uint32_t instance;   ///< InstanceId / EpochId / HyperepochId / ClientId, by kind
   std::uint32_t iteration;  ///< hyperepoch iteration (low 32 bits), by kind
   std::uint32_t aux;        ///< RunnableId / frame / count / worker, by kind
   std::int64_t startNs;     ///< CLOCK_MONOTONIC ns, by kind
   std::int64_t endNs;       ///< CLOCK_MONOTONIC ns, by kind
+  /// The identifier of the schedule the record belongs to when the header's scheduleCount > 1;
+  /// zero otherwise.
+  std::uint16_t schedule = 0;
+  std::uint16_t reserved0 = 0;  ///< zero
+  std::uint32_t reserved1 = 0;  ///< zero
 };
-static_assert(sizeof(EventRecord) == 32, "event record layout is frozen");
+static_assert(sizeof(EventRecord) == 40, "event record layout is frozen");
 
 /// A whole log read back.
 struct EventLog {

@@ -189,9 +189,16 @@ struct alignas(kCacheLine) InstanceSlot {
   std::atomic<std::uint32_t> done;
   /// Threads sleeping on `done`; the finishing worker issues FUTEX_WAKE only if > 0.
   std::atomic<std::uint32_t> waiters;
-  std::uint8_t reserved[56];
+  /// Hyperepoch iterations of this instance begun (wraps): when iteration h starts it holds h + 1;
+  /// written after `startedNs`. A CPU worker's successors estimate its end from them.
+  std::atomic<std::uint32_t> started;
+  std::uint32_t reserved0;
+  /// CLOCK_MONOTONIC ns at which the iteration in `started` began.
+  std::atomic<std::int64_t> startedNs;
+  std::uint8_t reserved[40];
 };
 static_assert(sizeof(InstanceSlot) == kCacheLine);
+static_assert(offsetof(InstanceSlot, started) == 8 && offsetof(InstanceSlot, startedNs) == 16);
 
 /// A client's attachment state, in ClientSlot::state.
 enum class ClientState : std::uint32_t {

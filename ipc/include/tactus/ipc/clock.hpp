@@ -13,6 +13,12 @@ std::int64_t monotonicNs() noexcept;
 /// microseconds; the spin removes most of it). Returns the time it actually woke.
 std::int64_t sleepUntilNs(std::int64_t deadlineNs, std::int64_t spinNs) noexcept;
 
+/// Makes the calling thread's timed sleeps end when asked (timer slack 1 ns instead of the
+/// default 50 us, by which Linux may postpone the wake-up of a thread without a real-time
+/// policy): plan-guided sleeps wake a lead before a planned time and must not wake after it.
+/// Best effort: returns false when the kernel refuses.
+bool preciseTimerSlack() noexcept;
+
 /// A CPU hint for spin loops (x86 `pause`), so a spinning thread yields pipeline resources.
 inline void cpuRelax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)

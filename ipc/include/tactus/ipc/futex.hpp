@@ -20,6 +20,11 @@ enum class FutexWaitResult {
 /// happen; callers loop on their condition.
 FutexWaitResult futexWait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeoutNs);
 
+/// Sleeps while `*word == expected`, until the absolute CLOCK_MONOTONIC time `deadlineNs` at the
+/// latest (FUTEX_WAIT_BITSET, so the deadline does not drift with the time the call takes to
+/// start). Process-shared; spurious returns happen, as with futexWait.
+FutexWaitResult futexWaitUntil(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadlineNs);
+
 /// Wakes up to `count` sleepers on `word`. Async-signal-safe (a single system call).
 void futexWake(std::atomic<std::uint32_t>& word, int count = 0x7fffffff) noexcept;
 

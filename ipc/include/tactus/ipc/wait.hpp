@@ -9,6 +9,7 @@
 // waiter sees the new value or the publisher sees the waiter and wakes it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -38,6 +39,20 @@ inline constexpr std::int64_t kDefaultReleaseLeadNs = 200'000;
 /// 0 turns it off. Read once per process.
 std::int64_t releaseLeadNs();
 
+/// Default lead before a predecessor's planned end at which a worker that slept waiting for it
+/// wakes and spins (ns); see planLeadNs().
+inline constexpr std::int64_t kDefaultPlanLeadNs = 100'000;
+
+/// Plan-guided waiting: a worker whose predecessor is expected to end more than this lead (plus
+/// kMinPlanSleepNs) ahead sleeps on the predecessor's completion word until the lead before its
+/// expected end, then spins: TACTUS_PLAN_LEAD_NS if set, else kDefaultPlanLeadNs; 0 turns it off
+/// (then it spins TACTUS_SPIN_NS and sleeps until woken, as before). Read once per process.
+std::int64_t planLeadNs();
+
+/// The shortest plan-guided sleep worth a system call (ns): a planned end nearer than lead + this
+/// is waited for by spinning.
+inline constexpr std::int64_t kMinPlanSleepNs = 20'000;
+
 /// A duration in ns from environment variable `name` (a non-negative integer), else `fallback`.
 std::int64_t envDurationNs(const char* name, std::int64_t fallback);
 
@@ -47,20 +62,45 @@ enum class WaitOutcome {
   kAborted,  ///< `abort()` returned true first
 };
 
+/// The CPU time a waiter spent spinning. A spin that ends in a sleep or an abort is added to
+/// `spunNs` by the wait; one that ends with the target reached leaves its start in `openSinceNs`,
+/// closed by the caller's next clock read (the runnable's start stamp), so that a hand-off reads
+/// the clock no more often than without the meter.
+struct SpinMeter {
+  std::int64_t spunNs = 0;       ///< spin time counted so far
+  std::int64_t openSinceNs = 0;  ///< start of a spin not yet counted; 0: none
+
+  /// Counts the open spin up to `nowNs`.
+  void close(std::int64_t nowNs) noexcept {
+    if (openSinceNs != 0) spunNs += nowNs - openSinceNs;
+    openSinceNs = 0;
+  }
+};
+
 /// Waits until sequenceReached(word, target). `abort` is polled while spinning (every 64 spins)
-/// and after every futex wake or time-out; it must be cheap.
+/// and after every futex wake or time-out; it must be cheap. Spinning is counted in `meter`.
 template <typename Abort>
 WaitOutcome waitForSequence(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target,
-                            std::int64_t spinNs, Abort&& abort) {
+                            std::int64_t spinNs, Abort&& abort, SpinMeter& meter) {
   if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
   if (spinNs > 0) {
-    const std::int64_t spinEnd = monotonicNs() + spinNs;
+    const std::int64_t spinStart = monotonicNs();
+    meter.close(spinStart);
+    const std::int64_t spinEnd = spinStart + spinNs;
     for (std::uint32_t n = 1;; ++n) {
       cpuRelax();
-      if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
+      if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) {
+        meter.openSinceNs = spinStart;
+        return WaitOutcome::kReached;
+      }
       if ((n & 63u) == 0) {
-        if (abort()) return WaitOutcome::kAborted;
-        if (monotonicNs() > spinEnd) break;
+        const bool stop = abort();
+        const std::int64_t now = monotonicNs();
+        if (stop || now > spinEnd) {
+          meter.spunNs += now - spinStart;
+          if (stop) return WaitOutcome::kAborted;
+          break;
+        }
       }
     }
   }
@@ -74,6 +114,46 @@ WaitOutcome waitForSequence(std::atomic<std::uint32_t>& word, std::atomic<std::u
   }
 }
 
+/// waitForSequence without spin accounting.
+template <typename Abort>
+WaitOutcome waitForSequence(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target,
+                            std::int64_t spinNs, Abort&& abort) {
+  SpinMeter meter;
+  return waitForSequence(word, waiters, target, spinNs, abort, meter);
+}
+
+/// Plan-guided waitForSequence. `expectedNs(now)` says when the word is expected to reach the
+/// target (absolute CLOCK_MONOTONIC; <= 0: unknown), asked again after every sleep, so the
+/// estimate can follow what happened meanwhile (a predecessor that started late). While that lies
+/// more than `leadNs` + kMinPlanSleepNs ahead, sleeps on the futex until `leadNs` before it (in
+/// slices of kSleepSliceNs, polling `abort`); a publish before then wakes it at once (a
+/// predecessor that ended early). Then waits as waitForSequence, spinning until `leadNs` past the
+/// expected time (at least `spinNs`), so that a predecessor ending when expected, or a little
+/// later, is followed within the spin cost.
+template <typename Expected, typename Abort>
+WaitOutcome waitForSequencePlanned(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
+                                   std::uint32_t target, Expected&& expectedNs, std::int64_t leadNs,
+                                   std::int64_t spinNs, Abort&& abort, SpinMeter& meter) {
+  if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
+  if (leadNs <= 0) return waitForSequence(word, waiters, target, spinNs, abort, meter);
+  std::int64_t now = monotonicNs();
+  std::int64_t expected = expectedNs(now);
+  if (expected <= 0) return waitForSequence(word, waiters, target, spinNs, abort, meter);
+  while (expected - leadNs - now > kMinPlanSleepNs) {
+    meter.close(now);
+    const std::int64_t wakeAt = std::min(expected - leadNs, now + kSleepSliceNs);
+    waiters.fetch_add(1, std::memory_order_seq_cst);
+    const std::uint32_t seen = word.load(std::memory_order_seq_cst);
+    if (!shm::sequenceReached(seen, target)) futexWaitUntil(word, seen, wakeAt);
+    waiters.fetch_sub(1, std::memory_order_seq_cst);
+    if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
+    if (abort()) return WaitOutcome::kAborted;
+    now = monotonicNs();
+    expected = expectedNs(now);
+  }
+  return waitForSequence(word, waiters, target, std::max(spinNs, expected + leadNs - now), abort, meter);
+}
+
 /// Publishes `value` and wakes sleepers, if any.
 inline void publishSequence(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
                             std::uint32_t value) noexcept {
@@ -82,17 +162,28 @@ inline void publishSequence(std::atomic<std::uint32_t>& word, std::atomic<std::u
 }
 
 /// Appends a record to a worker's ring without ever blocking: a full ring counts a drop.
-/// Single producer (the worker owning the slot); the master drains.
-inline void pushEvent(shm::WorkerSlot& slot, EventRecord* ring, std::uint32_t capacity,
-                      const EventRecord& record) noexcept {
+/// Single producer (the worker owning the slot); the master drains. `knownTail` is the
+/// producer's copy of the master's tail: the shared tail (a cache line the master writes) is read
+/// only when the ring looks full by the copy, so a hand-off does not wait for that line.
+inline void pushEvent(shm::WorkerSlot& slot, EventRecord* ring, std::uint32_t capacity, const EventRecord& record,
+                      std::uint64_t& knownTail) noexcept {
   const std::uint64_t head = slot.head.load(std::memory_order_relaxed);
-  const std::uint64_t tail = slot.tail.load(std::memory_order_acquire);
-  if (head - tail >= capacity) {
-    slot.dropped.fetch_add(1, std::memory_order_relaxed);
-    return;
+  if (head - knownTail >= capacity) {
+    knownTail = slot.tail.load(std::memory_order_acquire);
+    if (head - knownTail >= capacity) {
+      slot.dropped.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
   }
   ring[head & (capacity - 1)] = record;
   slot.head.store(head + 1, std::memory_order_release);
+}
+
+/// pushEvent reading the master's tail every time.
+inline void pushEvent(shm::WorkerSlot& slot, EventRecord* ring, std::uint32_t capacity,
+                      const EventRecord& record) noexcept {
+  std::uint64_t tail = slot.tail.load(std::memory_order_acquire);
+  pushEvent(slot, ring, capacity, record, tail);
 }
 
 }  // namespace tactus::ipc
