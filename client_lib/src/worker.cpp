@@ -11,6 +11,7 @@
 #include <limits>
 #include <thread>
 
+#include "check_hook.hpp"
 #include "runtime.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
@@ -122,6 +123,7 @@ void runWorker(Runtime& rt, std::uint32_t w) {
   RuntimeInfo info;
   info.scheduleId = rt.schedule.identifier;
   const std::function<bool()> gpuAbort = aborted;
+  const CheckHooks* const check = checkHooks();  // non-null only under tactus-check
   for (std::uint64_t h = 0;; ++h) {
     for (std::size_t k = 0; k < instances.size(); ++k) {
       const std::uint32_t i = instances[k];
@@ -157,11 +159,13 @@ void runWorker(Runtime& rt, std::uint32_t w) {
       info.instance = i;
       const std::uint32_t runnable = runnableForFrame(rt.schedule, i, epochFrame);
       tCurrentInfo = &info;
+      if (check != nullptr) check->begin(i, runnable);
       std::int64_t start = 0;
       std::int64_t end = 0;
       if (gpu != nullptr && gpu->runsSubmitter(i)) {
         if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
           tCurrentInfo = nullptr;
+          if (check != nullptr) (void)check->end(nullptr, 0);
           return;  // the run was aborted while waiting for a GPU predecessor's submission
         }
       } else {
@@ -173,6 +177,7 @@ void runWorker(Runtime& rt, std::uint32_t w) {
       ipc::pushEvent(
           ringSlot, ring, capacity,
           {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(h), runnable, start, end});
+      if (check != nullptr) endCheck(*check, ringSlot, ring, capacity);
       shm::InstanceSlot& self = view.instance(i);
       ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
     }

@@ -1,7 +1,8 @@
 // The event log file: what tactus-master writes with `-l` (start and end of every runnable
 // instance, frame releases, skipped frames, overruns, dropped records), and how to read it back.
 //
-// File layout (little-endian, as the host writes it; version 1):
+// File layout (little-endian, as the host writes it; version 2, which added the violation records
+// of tactus-check; version 1 logs, which have none, are read as well):
 //
 //   offset 0   EventLogHeader (64 bytes)
 //   offset 64  EventRecord[n] (32 bytes each) until the end of the file
@@ -22,7 +23,9 @@ namespace tactus {
 /// The first 8 bytes of an event log file.
 inline constexpr char kEventLogMagic[8] = {'T', 'A', 'C', 'T', 'L', 'O', 'G', '\0'};
 /// The event log format version this build writes and reads.
-inline constexpr std::uint32_t kEventLogVersion = 1;
+inline constexpr std::uint32_t kEventLogVersion = 2;
+/// The oldest event log format version this build still reads.
+inline constexpr std::uint32_t kEventLogOldestVersion = 1;
 
 /// What an EventRecord says. The fields' meanings per kind are listed at each enumerator.
 enum class EventKind : std::uint16_t {
@@ -47,6 +50,11 @@ enum class EventKind : std::uint16_t {
   /// A client's ring was full and records were lost. instance = ClientId, aux = worker index,
   /// iteration = number of records lost (saturated), startNs = endNs = when the master noticed.
   kDropped = 5,
+  /// A runnable broke its contract under tactus-check (allocated, blocked, started a thread, ...).
+  /// Layout and the records that follow it: tactus/core/violation.hpp.
+  kViolation = 6,
+  /// Part of the first call site of the kViolation record before it (text, see violation.hpp).
+  kViolationSite = 7,
 };
 
 /// The file header.
