@@ -162,6 +162,12 @@ void captureSite(const void* caller, char* out, std::size_t size) {
     if (::dladdr(at, &info) != 0 && !systemObject(info.dli_fname)) site = at;
   }
   if (site == nullptr) site = static_cast<const char*>(caller) - 1;
+  if (inTactus(site)) {
+    // The runnable's last statement was this call, compiled as a jump: its frame is gone and
+    // the return address is libtactus's, the one that called the runnable.
+    std::snprintf(out, size, "tail call at the end of the runnable");
+    return;
+  }
   describe(site, out, size);
 }
 

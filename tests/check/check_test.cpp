@@ -57,6 +57,20 @@ struct Run {
       std::filesystem::remove_all(dir, ignored);
     }
   }
+  // A schedule compiled from a graph of tests/check.
+  explicit Run(const std::string& tag, const std::string& graph) {
+    instance = uniqueInstance(tag);
+    dir = scratchDir(instance);
+    schedulePath = dir + "/schedule.tsched";
+    logPath = dir + "/events.log";
+    const std::string yaml = std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/check/" + graph;
+    const pid_t c =
+        children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath}, dir + "/compile.out");
+    REQUIRE(waitFor(c, kWaitMs) == 0);
+    auto s = loadScheduleFile(schedulePath);
+    REQUIRE(s.has_value());
+    schedule = std::move(*s);
+  }
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
   std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
@@ -225,6 +239,36 @@ TEST_CASE("tactus-check refuses an unknown kind or call and a missing command, n
   CHECK(waitFor(children.spawn({check, "--", "/bin/sh", "-c", "exit 7"}, dir + "/e.out"), kWaitMs) == 7);
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
+}
+
+TEST_CASE("tactus-check names the CUDA submitters that break STM's CUDA rules on the stand-in, never the good one",
+          "[check][cuda]") {
+  Run run("cuda", std::string("cuda_rules.yaml"));
+  // The stand-in's event table is per test run.
+  const std::string table = "tactus_cuda_standin_" + run.instance;
+  ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);
+  run.runWith({buildPath("check/tactus-check"), buildPath("tests/check/tactus-check-cuda-client"), "--instance",
+               run.instance});
+  ::unlink(("/dev/shm/" + table).c_str());
+  const auto [code, csv] = run.report({"--violations"});
+  REQUIRE(code == 0);
+  INFO(csv);
+  const std::map<std::string, Row> rows = parseViolations(csv);
+  REQUIRE(rows.count("Gpu.SyncDevice|cuda-sync|cudaDeviceSynchronize") == 1);
+  // Its last statement: compiled as a jump (optimized builds) it has no frame of its own, said so.
+  const std::string syncSite = rows.at("Gpu.SyncDevice|cuda-sync|cudaDeviceSynchronize").site;
+  CHECK((syncSite == "tail call at the end of the runnable" || syncSite.find("submitSyncDevice") == 0));
+  CHECK(rows.count("Gpu.SyncStream|cuda-sync|cudaStreamSynchronize") == 1);
+  CHECK(rows.count("Gpu.DefaultStream|default-stream|cudaLaunchHostFunc") == 1);
+  CHECK(rows.count("Gpu.Managed|unified-memory|cudaMallocManaged") == 1);
+  REQUIRE(rows.count("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync") == 1);
+  CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").count == kIterations);
+  CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").site.find("submitPageableCopy") !=
+        std::string::npos);
+  // The runtime's own work (the engine's waits and events, the stand-in's queues) is never the
+  // submitter's: the good one has no row at all.
+  CHECK_FALSE(anyFor(rows, "Gpu.Good"));
+  CHECK_FALSE(anyFor(rows, "Gpu.PageableCopy|allocation"));
 }
 
 #if TACTUS_CHECK_HAVE_C
