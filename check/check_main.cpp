@@ -30,6 +30,8 @@ void usage(std::FILE* to) {
                "                         kinds: allocation, blocking-call, thread-creation, page-fault, cuda-sync,\n"
                "                         default-stream, unified-memory, pageable-copy\n"
                "  --minor-faults N       minor page faults one run may take before it is reported (default 16)\n"
+               "  --page-faults on|off   read the thread's fault counters around each runnable (default on;\n"
+               "                         off saves two system calls per runnable)\n"
                "  --library FILE         the check library to preload (default: beside tactus-check, or installed)\n"
                "  -V, --version          print the version and exit\n"
                "  -h, --help             print this help and exit\n");
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
   std::string allow;
   std::string library;
   std::string minorFaults;
+  std::string pageFaults = "on";
   int k = 1;
   for (; k < argc; ++k) {
     const std::string a = argv[k];
@@ -88,7 +91,7 @@ int main(int argc, char** argv) {
       std::printf("tactus-check %s\n", TACTUS_VERSION);
       return 0;
     }
-    if (a == "--allow" || a == "--library" || a == "--minor-faults") {
+    if (a == "--allow" || a == "--library" || a == "--minor-faults" || a == "--page-faults") {
       if (k + 1 >= argc) {
         std::fprintf(stderr, "tactus-check: %s needs a value\n(try 'tactus-check --help')\n", a.c_str());
         return 2;
@@ -109,6 +112,12 @@ int main(int argc, char** argv) {
         allow += (allow.empty() ? "" : ",") + v;
       } else if (a == "--library") {
         library = v;
+      } else if (a == "--page-faults") {
+        if (v != "on" && v != "off") {
+          std::fprintf(stderr, "tactus-check: --page-faults %s: say on or off\n", tactus::quoted(v).c_str());
+          return 2;
+        }
+        pageFaults = v;
       } else {
         char* end = nullptr;
         errno = 0;
@@ -145,6 +154,7 @@ int main(int argc, char** argv) {
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
   ::setenv("TACTUS_CHECK_ALLOW", allow.c_str(), 1);
   if (!minorFaults.empty()) ::setenv("TACTUS_CHECK_MINOR_FAULTS", minorFaults.c_str(), 1);
+  ::setenv("TACTUS_CHECK_PAGE_FAULTS", pageFaults.c_str(), 1);
   ::execvp(argv[k], argv + k);
   std::fprintf(stderr, "tactus-check: cannot run %s: %s\n", tactus::quoted(argv[k]).c_str(), std::strerror(errno));
   return 127;

@@ -56,6 +56,7 @@ thread_local ThreadState* tState __attribute__((tls_model("initial-exec"))) = nu
 bool gAllowKind[static_cast<std::size_t>(ViolationKind::kCount)] = {};
 bool gAllowCall[static_cast<std::size_t>(ViolationKind::kCount)][static_cast<std::size_t>(CheckCall::kCount)] = {};
 long gMinorFaultThreshold = kDefaultMinorFaults;
+bool gPageFaults = true;  // false with tactus-check --page-faults off: no rusage reads
 
 // The address ranges of libtactus (its own calls are never the user's): set once by the first
 // tactusCheckBegin from its caller's address.
@@ -235,6 +236,8 @@ void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_
 void readSettings() {
   if (const char* env = std::getenv("TACTUS_CHECK_MINOR_FAULTS"); env != nullptr && *env != '\0')
     gMinorFaultThreshold = std::strtol(env, nullptr, 10);
+  if (const char* env = std::getenv("TACTUS_CHECK_PAGE_FAULTS"); env != nullptr && std::strcmp(env, "off") == 0)
+    gPageFaults = false;
   const char* env = std::getenv("TACTUS_CHECK_ALLOW");
   if (env == nullptr) return;
   std::string_view rest(env);
@@ -307,7 +310,7 @@ extern "C" __attribute__((visibility("default"))) void tactusCheckBegin(std::uin
   }
   s->instance = instance;
   s->runnable = runnable;
-  readFaults(s->majorFaults, s->minorFaults);
+  if (gPageFaults) readFaults(s->majorFaults, s->minorFaults);
   tActive = true;
 }
 
@@ -318,7 +321,7 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
   if (s == nullptr) return 0;
   long major = s->majorFaults;
   long minor = s->minorFaults;
-  readFaults(major, minor);
+  if (gPageFaults) readFaults(major, minor);
   const long majorDelta = major - s->majorFaults;
   const long minorDelta = minor - s->minorFaults;
   if (majorDelta > 0 && !allowed(ViolationKind::kPageFault, CheckCall::kMajorFault))
