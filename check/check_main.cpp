@@ -144,8 +144,7 @@ int main(int argc, char** argv) {
   }
   if (library.empty()) library = findLibrary();
   if (::access(library.c_str(), R_OK) != 0) {
-    std::fprintf(stderr, "tactus-check: check library %s: %s\n", tactus::quoted(library).c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "tactus-check: check library %s: %s\n", tactus::quoted(library).c_str(), std::strerror(errno));
     return 2;
   }
   // The check library goes first, before any preload the user set already.

@@ -24,19 +24,19 @@ thread_local int tDepth __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-constexpr std::uint32_t kEntries = 128;                     // distinct (runnable, kind, call) per thread
+constexpr std::uint32_t kEntries = 128;  // distinct (runnable, kind, call) per thread
 constexpr std::size_t kSiteBytes = kViolationSiteRecords * kViolationSiteBytes;
-constexpr int kFrames = 24;                                  // backtrace depth searched for the site
-constexpr long kDefaultMinorFaults = 16;                     // minor faults per run tolerated
+constexpr int kFrames = 24;               // backtrace depth searched for the site
+constexpr long kDefaultMinorFaults = 16;  // minor faults per run tolerated
 
 struct Entry {
   std::uint32_t runnable;
-  std::uint32_t instance;       // the instance of the latest occurrence
+  std::uint32_t instance;  // the instance of the latest occurrence
   std::uint16_t kind;
   std::uint16_t call;
-  std::uint32_t pending;        // occurrences not reported yet
-  std::int64_t firstNs;         // first occurrence not reported yet
-  bool siteSent;                // the site records went out with an earlier report
+  std::uint32_t pending;  // occurrences not reported yet
+  std::int64_t firstNs;   // first occurrence not reported yet
+  bool siteSent;          // the site records went out with an earlier report
   char site[kSiteBytes + 1];
 };
 
@@ -81,7 +81,8 @@ int collectRanges(dl_phdr_info* info, std::size_t /*size*/, void* data) {
   bool mine = false;
   for (int k = 0; k < info->dlpi_phnum && !mine; ++k) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[k];
-    if (ph.p_type == PT_LOAD && info->dlpi_addr + ph.p_vaddr <= base && base < info->dlpi_addr + ph.p_vaddr + ph.p_memsz)
+    if (ph.p_type == PT_LOAD && info->dlpi_addr + ph.p_vaddr <= base &&
+        base < info->dlpi_addr + ph.p_vaddr + ph.p_memsz)
       mine = true;
   }
   if (!mine) return 0;
@@ -119,8 +120,8 @@ bool systemObject(const char* path) {
   if (path == nullptr) return false;
   const char* base = std::strrchr(path, '/');
   base = base != nullptr ? base + 1 : path;
-  static constexpr const char* kSkip[] = {"libtactus_check", "libc.so", "libc-", "libstdc++", "libgcc_s",
-                                          "libm.so", "libpthread", "ld-linux"};
+  static constexpr const char* kSkip[] = {"libtactus_check", "libc.so", "libc-",      "libstdc++",
+                                          "libgcc_s",        "libm.so", "libpthread", "ld-linux"};
   for (const char* s : kSkip)
     if (std::strncmp(base, s, std::strlen(s)) == 0) return true;
   return false;
@@ -140,9 +141,9 @@ void describe(const void* address, char* out, std::size_t size) {
     int status = -1;
     char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
     const char* name = status == 0 && demangled != nullptr ? demangled : info.dli_sname;
-    std::snprintf(out, size, "%s+0x%zx (%s)", name,
-                  static_cast<std::size_t>(static_cast<const char*>(address) - static_cast<const char*>(info.dli_saddr)),
-                  object);
+    std::snprintf(
+        out, size, "%s+0x%zx (%s)", name,
+        static_cast<std::size_t>(static_cast<const char*>(address) - static_cast<const char*>(info.dli_saddr)), object);
     std::free(demangled);
     return;
   }
@@ -315,7 +316,7 @@ extern "C" __attribute__((visibility("default"))) void tactusCheckBegin(std::uin
 }
 
 extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(EventRecord* out,
-                                                                              std::uint32_t capacity) {
+                                                                               std::uint32_t capacity) {
   tActive = false;
   ThreadState* s = tState;
   if (s == nullptr) return 0;
@@ -336,8 +337,8 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
     const std::size_t length = e.siteSent || page ? 0 : std::strlen(e.site);
     const auto sites = static_cast<std::uint32_t>((length + kViolationSiteBytes - 1) / kViolationSiteBytes);
     if (out == nullptr || written + 1 + sites > capacity) continue;  // stays pending for the next run
-    out[written++] = makeViolationRecord(static_cast<ViolationKind>(e.kind), static_cast<CheckCall>(e.call),
-                                         e.instance, e.runnable, e.pending, e.firstNs, sites);
+    out[written++] = makeViolationRecord(static_cast<ViolationKind>(e.kind), static_cast<CheckCall>(e.call), e.instance,
+                                         e.runnable, e.pending, e.firstNs, sites);
     for (std::uint32_t r = 0; r < sites; ++r)
       out[written++] = makeViolationSiteRecord(e.site, length, r * kViolationSiteBytes);
     e.pending = 0;

@@ -36,14 +36,14 @@ void* nextSymbol(const char* name);
 }  // namespace tactus::check
 
 /// Notes a violation for the calling interposer when the thread is checking.
-#define TACTUS_CHECK_NOTE(kind, call)                                                                  \
-  do {                                                                                                 \
-    if (::tactus::check::checking())                                                                   \
-      ::tactus::check::noteViolation(::tactus::ViolationKind::kind, ::tactus::CheckCall::call,         \
-                                     __builtin_return_address(0));                                    \
+#define TACTUS_CHECK_NOTE(kind, call)                                                          \
+  do {                                                                                         \
+    if (::tactus::check::checking())                                                           \
+      ::tactus::check::noteViolation(::tactus::ViolationKind::kind, ::tactus::CheckCall::call, \
+                                     __builtin_return_address(0));                             \
   } while (false)
 
 /// Declares `real` as the next definition of `name` with the type of our own `name`.
-#define TACTUS_CHECK_NEXT(name)                                                                      \
-  static decltype(&name) real = nullptr;                                                             \
+#define TACTUS_CHECK_NEXT(name)          \
+  static decltype(&name) real = nullptr; \
   if (real == nullptr) real = reinterpret_cast<decltype(&name)>(::tactus::check::nextSymbol(#name))

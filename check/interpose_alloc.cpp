@@ -74,17 +74,17 @@ TACTUS_EXPORT void* pvalloc(std::size_t size) {
 
 // operator new and delete: noted under their own names, then forwarded to the next definition
 // (libstdc++'s) as the check library's own work, so its malloc call is not noted again.
-#define TACTUS_FORWARD_NEW(call, mangled, ...)                              \
-  TACTUS_CHECK_NOTE(kAllocation, call);                                     \
-  using Fn = void* (*)(__VA_ARGS__);                                        \
-  static Fn real = nullptr;                                                 \
+#define TACTUS_FORWARD_NEW(call, mangled, ...)                                            \
+  TACTUS_CHECK_NOTE(kAllocation, call);                                                   \
+  using Fn = void* (*)(__VA_ARGS__);                                                      \
+  static Fn real = nullptr;                                                               \
   if (real == nullptr) real = reinterpret_cast<Fn>(::tactus::check::nextSymbol(mangled)); \
   ::tactus::check::OwnWork own
 
-#define TACTUS_FORWARD_DELETE(call, mangled, ...)                           \
-  if (pointer != nullptr) TACTUS_CHECK_NOTE(kAllocation, call);             \
-  using Fn = void (*)(__VA_ARGS__);                                         \
-  static Fn real = nullptr;                                                 \
+#define TACTUS_FORWARD_DELETE(call, mangled, ...)                                         \
+  if (pointer != nullptr) TACTUS_CHECK_NOTE(kAllocation, call);                           \
+  using Fn = void (*)(__VA_ARGS__);                                                       \
+  static Fn real = nullptr;                                                               \
   if (real == nullptr) real = reinterpret_cast<Fn>(::tactus::check::nextSymbol(mangled)); \
   ::tactus::check::OwnWork own
 

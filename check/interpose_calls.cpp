@@ -68,8 +68,7 @@ TACTUS_EXPORT ssize_t send(int fd, const void* buffer, size_t size, int flags) {
 TACTUS_EXPORT ssize_t recvfrom(int fd, void* buffer, size_t size, int flags, sockaddr* from, socklen_t* length) {
   TACTUS_BLOCKING(kRecvfrom, recvfrom, fd, buffer, size, flags, from, length);
 }
-TACTUS_EXPORT ssize_t sendto(int fd, const void* buffer, size_t size, int flags, const sockaddr* to,
-                             socklen_t length) {
+TACTUS_EXPORT ssize_t sendto(int fd, const void* buffer, size_t size, int flags, const sockaddr* to, socklen_t length) {
   TACTUS_BLOCKING(kSendto, sendto, fd, buffer, size, flags, to, length);
 }
 TACTUS_EXPORT ssize_t recvmsg(int fd, msghdr* message, int flags) {
@@ -84,7 +83,9 @@ TACTUS_EXPORT int accept(int fd, sockaddr* address, socklen_t* length) {
 TACTUS_EXPORT int connect(int fd, const sockaddr* address, socklen_t length) {
   TACTUS_BLOCKING(kConnect, connect, fd, address, length);
 }
-TACTUS_EXPORT int poll(pollfd* fds, nfds_t count, int timeoutMs) { TACTUS_BLOCKING(kPoll, poll, fds, count, timeoutMs); }
+TACTUS_EXPORT int poll(pollfd* fds, nfds_t count, int timeoutMs) {
+  TACTUS_BLOCKING(kPoll, poll, fds, count, timeoutMs);
+}
 TACTUS_EXPORT int ppoll(pollfd* fds, nfds_t count, const timespec* timeout, const sigset_t* mask) {
   TACTUS_BLOCKING(kPpoll, ppoll, fds, count, timeout, mask);
 }

@@ -34,11 +34,11 @@ constexpr int kMemcpyDeviceToHost = 2;
 constexpr int kMemcpyDefault = 4;
 
 // Resolves the runtime's next definition once, then calls it as the check library's own work.
-#define TACTUS_CUDA_FORWARD(name, ...)                                                           \
-  static decltype(&name) real = nullptr;                                                       \
+#define TACTUS_CUDA_FORWARD(name, ...)                                                               \
+  static decltype(&name) real = nullptr;                                                             \
   if (real == nullptr) real = reinterpret_cast<decltype(&name)>(::tactus::check::nextSymbol(#name)); \
-  if (real == nullptr) return kNotSupported;                                                   \
-  ::tactus::check::OwnWork own;                                                                \
+  if (real == nullptr) return kNotSupported;                                                         \
+  ::tactus::check::OwnWork own;                                                                      \
   return real(__VA_ARGS__)
 
 // Whether `pointer` is pageable host memory (the runtime knows it as unregistered).
@@ -98,6 +98,5 @@ TACTUS_EXPORT CudaError cudaMemcpyAsync(void* destination, const void* source, s
         (kind == kMemcpyDeviceToHost && pageable(destination)))
       TACTUS_CHECK_NOTE(kPageableCopy, kCudaMemcpyAsync);
   }
-  TACTUS_CUDA_FORWARD(cudaMemcpyAsync, destination,
-                      source, size, kind, stream);
+  TACTUS_CUDA_FORWARD(cudaMemcpyAsync, destination, source, size, kind, stream);
 }

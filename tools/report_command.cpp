@@ -19,8 +19,8 @@
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
-#include "violations.hpp"
 #include "tactus_config.h"
+#include "violations.hpp"
 
 namespace tactus::report {
 namespace {
@@ -207,8 +207,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
     if (!w) return fatal(w.error());
   }
   if (o.failOnViolation && !violations.empty()) {
-    err << "tactus-report: " << violations.size() << " contract violations (runnable, kind, call) in " << o.log
-        << "\n";
+    err << "tactus-report: " << violations.size() << " contract violations (runnable, kind, call) in " << o.log << "\n";
     return 1;
   }
   return 0;

@@ -61,7 +61,9 @@ double mallocFree() {
   });
 }
 
-double getppidCall() { return medianNs([] { (void)::syscall(SYS_getppid); }); }
+double getppidCall() {
+  return medianNs([] { (void)::syscall(SYS_getppid); });
+}
 
 void onSigsys(int, siginfo_t*, void* context) {
   // Emulate the trapped call: getppid's answer in the return register.
@@ -80,7 +82,7 @@ double seccompCost(bool trap) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(fds[0]);
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_sigaction = onSigsys;
     sa.sa_flags = SA_SIGINFO;
     ::sigaction(SIGSYS, &sa, nullptr);

@@ -21,8 +21,8 @@ Result<EventLog> readEventLog(const std::string& path) {
   if (log.header.version < kEventLogOldestVersion || log.header.version > kEventLogVersion) {
     std::fclose(f);
     return fail(ErrorCode::kIncompatible, path + ": event log version " + std::to_string(log.header.version) +
-                                              ", this build reads versions " + std::to_string(kEventLogOldestVersion) + " to " +
-                                              std::to_string(kEventLogVersion));
+                                              ", this build reads versions " + std::to_string(kEventLogOldestVersion) +
+                                              " to " + std::to_string(kEventLogVersion));
   }
   if (log.header.headerSize != sizeof(EventLogHeader) || log.header.recordSize != sizeof(EventRecord)) {
     std::fclose(f);

@@ -58,14 +58,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: tactus-check-cuda-client --instance I\n");
     return 2;
   }
-  if (cudaMallocHost(&gPinned, sizeof gPageable) != cudaSuccess || cudaMalloc(&gDevice, sizeof gPageable) != cudaSuccess)
+  if (cudaMallocHost(&gPinned, sizeof gPageable) != cudaSuccess ||
+      cudaMalloc(&gDevice, sizeof gPageable) != cudaSuccess)
     return 5;
   tactus::InitOptions options;
   options.instance = argv[2];
   options.timeoutMs = 20'000;
   if (!tactus::init("Gpu", options)) return 3;
   const std::map<std::string, std::pair<std::string, tactus::cuda::SubmitterFunction>> table = {
-      {"SyncDevice", {"S0", submitSyncDevice}},     {"SyncStream", {"S1", submitSyncStream}},
+      {"SyncDevice", {"S0", submitSyncDevice}},       {"SyncStream", {"S1", submitSyncStream}},
       {"DefaultStream", {"S2", submitDefaultStream}}, {"Managed", {"S3", submitManaged}},
       {"PageableCopy", {"S4", submitPageableCopy}},   {"Good", {"S5", submitGood}},
   };

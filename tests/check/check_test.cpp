@@ -102,8 +102,8 @@ struct Run {
 std::vector<std::string> checkClient(const Run& run, std::vector<std::string> options = {}) {
   std::vector<std::string> argv{buildPath("check/tactus-check")};
   argv.insert(argv.end(), options.begin(), options.end());
-  argv.insert(argv.end(), {"--", buildPath("tests/check/tactus-check-test-client"), "--name", "Check", "--instance",
-                           run.instance});
+  argv.insert(argv.end(),
+              {"--", buildPath("tests/check/tactus-check-test-client"), "--name", "Check", "--instance", run.instance});
   return argv;
 }
 
@@ -151,8 +151,7 @@ bool anyFor(const std::map<std::string, Row>& rows, const std::string& runnable)
 
 }  // namespace
 
-TEST_CASE("tactus-check names every runnable that allocates, blocks or spawns, and never the clean one",
-          "[check]") {
+TEST_CASE("tactus-check names every runnable that allocates, blocks or spawns, and never the clean one", "[check]") {
   Run run("check", checkSchedule());
   run.runWith(checkClient(run));
   const auto [code, csv] = run.report({"--violations"});
@@ -247,8 +246,8 @@ TEST_CASE("tactus-check names the CUDA submitters that break STM's CUDA rules on
   // The stand-in's event table is per test run.
   const std::string table = "tactus_cuda_standin_" + run.instance;
   ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);
-  run.runWith({buildPath("check/tactus-check"), buildPath("tests/check/tactus-check-cuda-client"), "--instance",
-               run.instance});
+  run.runWith(
+      {buildPath("check/tactus-check"), buildPath("tests/check/tactus-check-cuda-client"), "--instance", run.instance});
   ::unlink(("/dev/shm/" + table).c_str());
   const auto [code, csv] = run.report({"--violations"});
   REQUIRE(code == 0);
@@ -263,8 +262,7 @@ TEST_CASE("tactus-check names the CUDA submitters that break STM's CUDA rules on
   CHECK(rows.count("Gpu.Managed|unified-memory|cudaMallocManaged") == 1);
   REQUIRE(rows.count("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync") == 1);
   CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").count == kIterations);
-  CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").site.find("submitPageableCopy") !=
-        std::string::npos);
+  CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").site.find("submitPageableCopy") != std::string::npos);
   // The runtime's own work (the engine's waits and events, the stand-in's queues) is never the
   // submitter's: the good one has no row at all.
   CHECK_FALSE(anyFor(rows, "Gpu.Good"));

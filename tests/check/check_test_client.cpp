@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
   // this is a violation.
   if (::pipe(gPipe) != 0) return 5;
   ::fcntl(gPipe[1], F_SETFL, O_NONBLOCK);
-  void* fresh = ::mmap(nullptr, kFreshBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* fresh =
+      ::mmap(nullptr, kFreshBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (fresh == MAP_FAILED) return 5;
   gFresh = static_cast<char*>(fresh);
   std::vector<std::string> scratch(100, std::string(100, 'y'));
@@ -131,9 +132,11 @@ int main(int argc, char** argv) {
     return 3;
   }
   const std::map<std::string, tactus::RunnableFunction> table = {
-      {"Malloc", checkMalloc}, {"VectorGrowth", checkVectorGrowth}, {"New", checkNew},
-      {"Sleep", checkSleep},   {"Mutex", checkMutex},               {"Pipe", checkPipe},
-      {"Thread", checkThread}, {"PageFault", checkPageFault},       {"Clean", checkClean},
+      {"Malloc", checkMalloc}, {"VectorGrowth", checkVectorGrowth},
+      {"New", checkNew},       {"Sleep", checkSleep},
+      {"Mutex", checkMutex},   {"Pipe", checkPipe},
+      {"Thread", checkThread}, {"PageFault", checkPageFault},
+      {"Clean", checkClean},
   };
   auto names = tactus::scheduledRunnables();
   if (!names) return 3;

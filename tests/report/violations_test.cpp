@@ -41,9 +41,11 @@ TEST_CASE("violations are summed per runnable, kind and call, with the first sit
   std::ostringstream csv;
   writeViolationsCsv(csv, rows);
   // The site holds commas: quoted, as CSV wants.
-  CHECK(csv.str() == "runnable,kind,call,count,first_site\n"
-                     "Client0.A,blocking-call,nanosleep,1,nap+0x4 (client)\n"
-                     "Client0.B,allocation,malloc,7,\"" + longSite + "\"\n");
+  CHECK(csv.str() ==
+        "runnable,kind,call,count,first_site\n"
+        "Client0.A,blocking-call,nanosleep,1,nap+0x4 (client)\n"
+        "Client0.B,allocation,malloc,7,\"" +
+            longSite + "\"\n");
 }
 
 TEST_CASE("violation records with an unknown runnable, kind or call are skipped and counted", "[report][violations]") {
