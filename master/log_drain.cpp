@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tactus/core/text.hpp"
+#include "tactus/core/violation.hpp"
 #include "tactus/ipc/clock.hpp"
 
 namespace tactus::master {
@@ -13,6 +14,15 @@ LogDrain::LogDrain(const shm::SegmentView& view, const Schedule& schedule, const
   tail_.assign(plan.workers.size(), 0);
   droppedSeen_.assign(plan.workers.size(), 0);
   batch_.reserve(std::max<std::size_t>(view.ringCapacity(), MasterEventRing::kCapacity));
+}
+
+bool LogDrain::violationRecordValid(const EventRecord& r) const {
+  // tactus-check's records (violation.hpp): indices and codes within the schedule and the tables;
+  // a site record is text, which tactus-report prints escaped.
+  if (r.kind == static_cast<std::uint16_t>(EventKind::kViolationSite)) return true;
+  return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) && r.instance < schedule_.instances.size() &&
+         r.aux < schedule_.runnables.size() && !violationKindName(r.reserved).empty() &&
+         !checkCallName(violationCall(r)).empty() && violationSiteRecords(r) <= kViolationSiteRecords;
 }
 
 std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings) {
@@ -35,7 +45,11 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
     batch_.clear();
     for (std::uint64_t k = tail; k < head; ++k) {
       const EventRecord r = ring[k & (capacity - 1)];
-      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.instance >= schedule_.instances.size()) continue;
+      if (r.kind == static_cast<std::uint16_t>(EventKind::kRun)) {
+        if (r.instance >= schedule_.instances.size()) continue;
+      } else if (!violationRecordValid(r)) {
+        continue;
+      }
       batch_.push_back(r);
     }
     tail_[w] = head;

@@ -70,6 +70,10 @@ class LogDrain {
   std::uint64_t droppedTotal() const { return droppedTotal_; }
 
  private:
+  /// Whether a record other than kRun from a client ring is one tactus-check may write, with
+  /// every index and code in range.
+  bool violationRecordValid(const EventRecord& r) const;
+
   const shm::SegmentView& view_;
   const Schedule& schedule_;
   const RunPlan& plan_;

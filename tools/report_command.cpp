@@ -22,6 +22,7 @@
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
 #include "tactus_config.h"
+#include "violations.hpp"
 
 namespace tactus::report {
 namespace {
@@ -44,6 +45,9 @@ constexpr const char* kUsage =
     "                         (frame within the hyperepoch iteration, hyperepoch = iteration number,\n"
     "                         epoch = Hyperepoch.Epoch, resource = the hardware resource,\n"
     "                         schedule = the schedule's identifier)\n"
+    "  --violations           print the contract violations tactus-check logged as CSV instead:\n"
+    "                         runnable,kind,call,count,first_site (the header alone when none)\n"
+    "  --fail-on-violation    exit with 1 when the log holds any contract violation (for CI)\n"
     "  --wcet-out FILE        write measured WCETs (`Client.Runnable: ns`) for tactus-compile --wcet\n"
     "  --wcet-percentile P    percentile of the measured durations used for them (default 99)\n"
     "  --wcet-margin X        factor applied to it (default 1.2)\n"
@@ -53,12 +57,14 @@ constexpr const char* kUsage =
     "  -V, --version          print the version and exit\n"
     "  -h, --help             print this help and exit\n"
     "\n"
-    "exit status: 0 success, 1 unreadable or mismatched input, 2 bad command line\n";
+    "exit status: 0 success, 1 unreadable or mismatched input (or a violation with\n"
+    "--fail-on-violation), 2 bad command line\n";
 
 struct Options {
   std::string log, schedule, wcetOut, html, traceOut;
   std::vector<std::string> schedules;  // LOG A B ...: every schedule of a run with a schedule manager
   bool json = false, csv = false, help = false, version = false;
+  bool violations = false, failOnViolation = false;  // tactus-check's contract violations
   double percentile = 99, margin = 1.2;
 };
 
@@ -87,6 +93,8 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
     else if (a == "-V" || a == "--version") o.version = true;
     else if (a == "--json") o.json = true;
     else if (a == "--csv") o.csv = true;
+    else if (a == "--violations") o.violations = true;
+    else if (a == "--fail-on-violation") o.failOnViolation = true;
     else if (a == "--wcet-out" || a == "--html" || a == "--trace-out" || a == "--schedule" ||
              a == "--wcet-percentile" || a == "--wcet-margin") {
       if (!seen.insert(a).second) return fail(ErrorCode::kBadParameter, "option '" + a + "' given twice");
@@ -129,6 +137,10 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
   if (o.schedule.empty())
     return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE or --schedule FILE");
   if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
+  if (o.violations && (o.json || o.csv))
+    return fail(ErrorCode::kBadParameter, "--violations excludes --json and --csv");
+  if (o.log.empty() && (o.violations || o.failOnViolation))
+    return fail(ErrorCode::kBadParameter, "--violations and --fail-on-violation need an event log");
   if (o.log.empty() && (o.json || o.csv || !o.wcetOut.empty()))
     return fail(ErrorCode::kBadParameter, "--json, --csv and --wcet-out need an event log");
   if (o.log.empty() && o.html.empty() && o.traceOut.empty())
@@ -325,9 +337,19 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   const Analysis analysis = analyze(*schedule, *log);
   for (const std::string& w : analysis.warnings) err << "tactus-report: warning: " << w << "\n";
 
-  if (o.csv) writeCsv(out, *schedule, *log, analysis);
+  std::uint64_t invalidViolations = 0;
+  const std::vector<ViolationRow> violations = collectViolations(*schedule, log->records, &invalidViolations);
+  if (invalidViolations != 0)
+    err << "tactus-report: warning: " << invalidViolations
+        << " violation records name an unknown runnable, kind or call (ignored)\n";
+
+  if (o.violations) writeViolationsCsv(out, violations);
+  else if (o.csv) writeCsv(out, *schedule, *log, analysis);
   else if (o.json) out << formatJson(*schedule, *log, analysis);
-  else out << formatText(*schedule, *log, analysis);
+  else {
+    out << formatText(*schedule, *log, analysis);
+    writeViolationsTable(out, violations);
+  }
 
   if (!o.wcetOut.empty()) {
     auto w = writeFile(o.wcetOut, formatWcetFile(*schedule, analysis, o.percentile, o.margin));
@@ -341,9 +363,14 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
     if (!f) return fatal(fail(ErrorCode::kIo, o.traceOut + ": cannot write file"));
   }
   if (!o.html.empty()) {
-    const view::Execution execution = makeExecution(*schedule, *log, analysis);
+    view::Execution execution = makeExecution(*schedule, *log, analysis);
+    markViolations(execution, violations);
     auto w = view::writeHtml(o.html, *schedule, &execution);
     if (!w) return fatal(w.error());
+  }
+  if (o.failOnViolation && !violations.empty()) {
+    err << "tactus-report: " << violations.size() << " contract violations (runnable, kind, call) in " << o.log << "\n";
+    return 1;
   }
   return 0;
 }

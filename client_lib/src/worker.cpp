@@ -15,6 +15,7 @@
 #include <limits>
 #include <thread>
 
+#include "check_hook.hpp"
 #include "fence_wait.hpp"
 #include "runtime.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -172,6 +173,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   RuntimeInfo info;
   info.scheduleId = rt.schedule.identifier;
   const std::function<bool()> gpuAbort = aborted;
+  const CheckHooks* const check = checkHooks();  // non-null only under tactus-check
   for (std::uint64_t h = firstIteration;; ++h) {
     for (std::size_t k = 0; k < instances.size(); ++k) {
       const std::uint32_t i = instances[k];
@@ -238,9 +240,11 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       tCurrentInfo = &info;
       std::int64_t start = 0;
       std::int64_t end = 0;
-      const bool observed = gpu != nullptr && gpu->runsSubmittee(i);
+      const bool observed = gpu != nullptr && gpu->runsSubmittee(i);  // GPU work: no user code here
+      if (check != nullptr && !observed) check->begin(i, runnable);
       if (gpu != nullptr && gpu->runsSubmitter(i)) {
         if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
+          if (check != nullptr) (void)check->end(nullptr, 0);
           tCurrentInfo = nullptr;
           return h;  // the run was aborted while waiting for a GPU predecessor's submission
         }
@@ -266,6 +270,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
                       static_cast<std::uint32_t>(h), runnable, start, end},
                      knownTail);
       meter.spunNs = 0;
+      if (check != nullptr && !observed) endCheck(*check, ringSlot, ring, capacity);
       shm::InstanceSlot& self = view.instance(i);
       ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
       if (signalFence[i] != 0 && !observed) view.gpu(i).fence.store(h + 1, std::memory_order_release);

@@ -22,6 +22,7 @@ svg .box.sw{opacity:.55}
 svg .ghost{opacity:.28}
 svg .run{stroke:#1b2a49;stroke-width:.5}
 svg .run.over{stroke:#d0021b;stroke-width:2}
+svg .viol{stroke:#7b1fa2;stroke-width:2.5;stroke-dasharray:4 2}
 svg .node{stroke:#33415c;stroke-width:.6}
 svg .lanebg{fill:#f3f5f8}svg .lanebg.odd{fill:#e9edf3}
 svg .axis{stroke:#9aa3b2;stroke-width:.5}
@@ -70,8 +71,11 @@ function runnableText(r){
     var s=D.stats[r];
     t+='\nmeasured over '+s[0]+' runs: min '+fmt(s[1])+', median '+fmt(s[2])+', p99 '+fmt(s[3])+', max '+fmt(s[4])+'\noverruns (> WCET): '+s[5];
   }
+  if(violated(r))t+='\ncontract violations (tactus-check): '+D.stats[r][6];
   return t;
 }
+// Whether tactus-check found the runnable breaking its contract (allocating, blocking, ...).
+function violated(r){return !!(D.stats&&D.stats[r]&&D.stats[r][6]);}
 function instText(i){
   var x=D.inst[i],rs=x[4].map(resName).join(', ');
   return runnableText(x[0])+'\nframe '+x[1]+': planned '+fmt(x[2])+' .. '+fmt(x[3])+'\non '+rs;
@@ -119,7 +123,7 @@ function drawGraph(host){
         dep+='M'+x1+' '+y1+'C'+mx+' '+y1+' '+mx+' '+y2+' '+x2+' '+y2;});
       if(d[6]>=0&&pos[d[6]]){var b=pos[d[6]],x1=p[0]+W,y1=p[1]+H/2,x2=b[0],y2=b[1]+H/2,mx=(x1+x2)/2;
         sub+='M'+x1+' '+y1+'C'+mx+' '+y1+' '+mx+' '+y2+' '+x2+' '+y2;}
-      boxes+='<rect class="node" data-r="'+r+'" x="'+p[0]+'" y="'+p[1]+'" width="'+W+'" height="'+H+'" rx="3" fill="'+color(d[1])+'"'+(d[3]===2?' stroke-dasharray="3 2"':'')+'/>';
+      boxes+='<rect class="node'+(violated(r)?' viol':'')+'" data-r="'+r+'" x="'+p[0]+'" y="'+p[1]+'" width="'+W+'" height="'+H+'" rx="3" fill="'+color(d[1])+'"'+(d[3]===2?' stroke-dasharray="3 2"':'')+'/>';
       if(!compact)boxes+='<text x="'+(p[0]+4)+'" y="'+(p[1]+14)+'">'+esc((D.clients.length>1?D.clients[d[1]]+'.':'')+d[0]).slice(0,24)+'</text>';
     });
     var ep0=D.ep[e];
@@ -168,7 +172,7 @@ function planSvg(h,zoom,exec){
     for(var k=0;k<a.length;k+=4){var i=a[k],run=a[k+1],x=D.inst[i];
       x[4].forEach(function(res,j){var y=top+laneOf[res]*LH+17,bx=LW+a[k+2]*scale,bw=Math.max(1,(a[k+3]-a[k+2])*scale);
         var over=run>=0&&(a[k+3]-a[k+2])>D.run[run][4];
-        s+='<rect class="run'+(over?' over':'')+(j?' sw':'')+'" data-x="'+k+'" x="'+bx.toFixed(1)+'" y="'+y+'" width="'+bw.toFixed(1)+'" height="13" fill="'+(run>=0?color(D.run[run][1]):'#ccc')+'"/>';
+        s+='<rect class="run'+(over?' over':'')+(run>=0&&violated(run)?' viol':'')+(j?' sw':'')+'" data-x="'+k+'" x="'+bx.toFixed(1)+'" y="'+y+'" width="'+bw.toFixed(1)+'" height="13" fill="'+(run>=0?color(D.run[run][1]):'#ccc')+'"/>';
         s+=boxLabel(bx,y-1,bw,run>=0?D.run[run][0]:'(empty)');});}
   }
   return s+'</svg>';
@@ -204,7 +208,8 @@ function drawTimelines(host,withExec){
 function legend(){
   return D.clients.map(function(c,k){return '<span><i style="background:'+color(k)+'"></i>'+esc(c)+'</span>';}).join('')+
     '<span><i style="background:none;border-top:2px dashed #e07b00;height:0"></i>submitter &rarr; submittee</span>'+
-    (D.it?'<span><i style="background:#fff;border:2px solid #d0021b"></i>overrun (longer than WCET)</span>':'');
+    (D.it?'<span><i style="background:#fff;border:2px solid #d0021b"></i>overrun (longer than WCET)</span>':'')+
+    (D.stats&&D.stats.some(function(x){return x&&x[6];})?'<span><i style="background:#fff;border:2px dashed #7b1fa2"></i>contract violation (tactus-check)</span>':'');
 }
 
 document.getElementById('legend').innerHTML=legend();

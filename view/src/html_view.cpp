@@ -118,17 +118,22 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
   if (execution) {
     o += ",\"source\":";
     jsonString(o, execution->source);
-    // stats: per runnable [runs, min, median, p99, max, overruns] or 0
+    // stats: per runnable [runs, min, median, p99, max, overruns(, violations text)] or 0
     o += ",\"stats\":[";
     for (std::size_t k = 0; k < execution->runnables.size(); ++k) {
       const RunnableSummary& r = execution->runnables[k];
       if (k) o += ',';
-      if (r.runs == 0) {
+      if (r.runs == 0 && r.violations.empty()) {
         o += '0';
         continue;
       }
       o += '[' + std::to_string(r.runs) + ',' + std::to_string(r.minNs) + ',' + std::to_string(r.medianNs) + ',' +
-           std::to_string(r.p99Ns) + ',' + std::to_string(r.maxNs) + ',' + std::to_string(r.overruns) + ']';
+           std::to_string(r.p99Ns) + ',' + std::to_string(r.maxNs) + ',' + std::to_string(r.overruns);
+      if (!r.violations.empty()) {
+        o += ',';
+        jsonString(o, r.violations);
+      }
+      o += ']';
     }
     // it: [hyperepoch, iteration, note, [instance, runnable, start, end, ...]]
     o += "],\"it\":[";

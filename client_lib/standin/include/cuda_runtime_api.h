@@ -10,6 +10,8 @@
 
 #define TACTUS_CUDA_STANDIN 1
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -79,6 +81,39 @@ const char* cudaGetErrorName(cudaError_t error);
  * CUdeviceptr = unsigned long long). Others: *funcPtr = NULL and cudaErrorInvalidValue. */
 cudaError_t tactusCudaStandinDriverEntryPoint(const char* symbol, void** funcPtr);
 const char* cudaGetErrorString(cudaError_t error);
+
+/** Memory (cuda_standin_memory.cpp): every kind is host memory, remembered by kind so that
+ * cudaPointerGetAttributes answers as CUDA does (pageable host memory is "unregistered"). */
+enum cudaMemoryType {
+  cudaMemoryTypeUnregistered = 0,
+  cudaMemoryTypeHost = 1,
+  cudaMemoryTypeDevice = 2,
+  cudaMemoryTypeManaged = 3
+};
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4
+};
+/** As CUDA 10+ lays it out (the type first). */
+struct cudaPointerAttributes {
+  enum cudaMemoryType type;
+  int device;
+  void* devicePointer;
+  void* hostPointer;
+};
+#define cudaMemAttachGlobal 0x01
+cudaError_t cudaMalloc(void** pointer, size_t size);
+cudaError_t cudaMallocHost(void** pointer, size_t size);
+cudaError_t cudaMallocManaged(void** pointer, size_t size, unsigned int flags);
+cudaError_t cudaFree(void* pointer);
+cudaError_t cudaFreeHost(void* pointer);
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void* pointer);
+/** Copies on the stream's thread, in stream order. */
+cudaError_t cudaMemcpyAsync(void* destination, const void* source, size_t size, enum cudaMemcpyKind kind,
+                            cudaStream_t stream);
 
 /** Stand-in only: counters for tests and benchmarks. */
 typedef struct tactusCudaStandinStats {

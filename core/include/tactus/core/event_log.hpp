@@ -1,11 +1,10 @@
 // The event log file: what tactus-master writes with `-l` (start and end of every runnable
 // instance, frame releases, skipped frames, overruns, dropped records), and how to read it back.
 //
-// File layout (little-endian, as the host writes it; version 2, which added the run records' spin
-// field; version 1 logs read the same, with spin 0):
+// File layout (little-endian, as the host writes it; version 2):
 //
 //   offset 0   EventLogHeader (64 bytes)
-//   offset 64  EventRecord[n] (32 bytes each) until the end of the file
+//   offset 64  EventRecord[n] (40 bytes each; 32 in version 1) until the end of the file
 //
 // Records appear in the order the master drained them: per worker in execution order, workers
 // interleaved. Sort by time when a global order is needed. All times are CLOCK_MONOTONIC ns.
@@ -23,9 +22,14 @@ namespace tactus {
 /// The first 8 bytes of an event log file.
 inline constexpr char kEventLogMagic[8] = {'T', 'A', 'C', 'T', 'L', 'O', 'G', '\0'};
 /// The event log format version this build writes; it reads kEventLogOldestVersion up to this.
+/// Version 2 added 8 bytes to every record (the schedule tag of a run with a schedule manager),
+/// the run records' spin field, the schedule start/stop records and tactus-check's violation
+/// records; version 1 logs (32-byte records, none of these) are read as well.
 inline constexpr std::uint32_t kEventLogVersion = 2;
-/// The oldest event log version this build reads (version 1 lacks kRun's spin field: zero).
+/// The oldest event log version this build reads.
 inline constexpr std::uint32_t kEventLogOldestVersion = 1;
+/// The size of a version 1 record.
+inline constexpr std::uint32_t kEventRecordSizeV1 = 32;
 /// The unit of kRun's spin field, in ns.
 inline constexpr std::int64_t kSpinUnitNs = 100;
 
@@ -58,6 +62,11 @@ enum class EventKind : std::uint16_t {
   /// A client's ring was full and records were lost. instance = ClientId, aux = worker index,
   /// iteration = number of records lost (saturated), startNs = endNs = when the master noticed.
   kDropped = 5,
+  /// A runnable broke its contract under tactus-check (allocated, blocked, started a thread, ...).
+  /// Layout and the records that follow it: tactus/core/violation.hpp.
+  kViolation = 6,
+  /// Part of the first call site of the kViolation record before it (text, see violation.hpp).
+  kViolationSite = 7,
   /// A schedule started on a hyperepoch (a master with a schedule manager, -N). schedule = the
   /// identifier started, instance = its HyperepochId, iteration = the first iteration it runs,
   /// aux = the identifier it rolled over from (0xffffffff for a plain start), startNs = when the

@@ -42,6 +42,7 @@ struct RunnableSummary {
   std::int64_t p99Ns = 0;      ///< 99th percentile duration
   std::int64_t maxNs = 0;      ///< longest duration
   std::uint64_t overruns = 0;  ///< runs longer than the WCET
+  std::string violations;      ///< contract violations tactus-check found (`kind: call xN, ...`); empty: none
 };
 
 /// What a log adds to the view: some iterations to draw and per-runnable statistics.

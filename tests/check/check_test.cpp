@@ -1,0 +1,287 @@
+// tactus-check tests with real processes: the real master, a client run under tactus-check (and
+// the same client without it), and tactus-report reading the violations back from the event log.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime_harness.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/verify.hpp"
+
+using namespace tactus;
+using namespace tactus::test;
+
+namespace {
+
+constexpr int kWaitMs = 60'000;
+constexpr int kIterations = 20;
+
+// The rule-breaking client: every runnable on CPU0 or CPU1, 6 ms period.
+Schedule checkSchedule() {
+  std::vector<RunnableSpec> specs;
+  const char* names[] = {"Malloc", "VectorGrowth", "New", "Sleep", "Mutex", "Pipe", "Thread", "PageFault", "Clean"};
+  int k = 0;
+  for (const char* n : names) specs.push_back({"Check", n, k++ % 2 == 0 ? "CPU0" : "CPU1", 300'000, {}, 0, {}});
+  return makeSchedule(specs, 6'000'000);
+}
+
+Schedule stmSchedule() {
+  return makeSchedule({{"Stm", "Alloc", "CPU0", 100'000, {}, 0, {}}, {"Stm", "Quiet", "CPU0", 100'000, {}, 0, {}}},
+                      2'000'000);
+}
+
+struct Run {
+  std::string instance, dir, schedulePath, logPath;
+  Schedule schedule;
+  ChildProcesses children;
+
+  Run(const std::string& tag, Schedule s) : schedule(std::move(s)) {
+    instance = uniqueInstance(tag);
+    dir = scratchDir(instance);
+    schedulePath = dir + "/schedule.tsched";
+    logPath = dir + "/events.log";
+    REQUIRE(verifySchedule(schedule).ok());
+    REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
+  }
+  ~Run() {
+    children.killAll();
+    if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
+    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+  // A schedule compiled from a graph of tests/check.
+  explicit Run(const std::string& tag, const std::string& graph) {
+    instance = uniqueInstance(tag);
+    dir = scratchDir(instance);
+    schedulePath = dir + "/schedule.tsched";
+    logPath = dir + "/events.log";
+    const std::string yaml = std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/check/" + graph;
+    const pid_t c =
+        children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath}, dir + "/compile.out");
+    REQUIRE(waitFor(c, kWaitMs) == 0);
+    auto s = loadScheduleFile(schedulePath);
+    REQUIRE(s.has_value());
+    schedule = std::move(*s);
+  }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
+
+  // Runs the master for kIterations and the client command; both must end normally.
+  void runWith(const std::vector<std::string>& client) {
+    const pid_t m = children.spawn({buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance, "-e",
+                                    std::to_string(kIterations), "-l", logPath},
+                                   out("master"));
+    const pid_t c = children.spawn(client, out("client"));
+    CHECK(waitFor(c, kWaitMs) == 0);
+    REQUIRE(waitFor(m, kWaitMs) == 0);
+    INFO(readFile(out("client")));
+  }
+
+  // tactus-report with extra arguments; its exit code and standard output.
+  std::pair<int, std::string> report(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv{buildPath("tools/tactus-report"), logPath, schedulePath};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const std::string path = out("report" + std::to_string(reports_++));
+    const int code = waitFor(children.spawn(argv, path), kWaitMs);
+    return {code, readFile(path)};
+  }
+
+ private:
+  int reports_ = 0;
+};
+
+std::vector<std::string> checkClient(const Run& run, std::vector<std::string> options = {}) {
+  std::vector<std::string> argv{buildPath("check/tactus-check")};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.insert(argv.end(),
+              {"--", buildPath("tests/check/tactus-check-test-client"), "--name", "Check", "--instance", run.instance});
+  return argv;
+}
+
+// One CSV line split at commas (the test's fields hold none, except a quoted site).
+std::vector<std::string> splitCsv(const std::string& line) {
+  std::vector<std::string> f;
+  std::string cur;
+  bool quoted = false;
+  for (const char c : line) {
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) {
+      f.push_back(cur);
+      cur.clear();
+    } else cur += c;
+  }
+  f.push_back(cur);
+  return f;
+}
+
+struct Row {
+  std::uint64_t count = 0;
+  std::string site;
+};
+
+// The --violations CSV as (runnable|kind|call) -> row; checks the header.
+std::map<std::string, Row> parseViolations(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "runnable,kind,call,count,first_site");
+  std::map<std::string, Row> rows;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = splitCsv(line);
+    REQUIRE(f.size() == 5);
+    rows[f[0] + "|" + f[1] + "|" + f[2]] = {std::stoull(f[3]), f[4]};
+  }
+  return rows;
+}
+
+bool anyFor(const std::map<std::string, Row>& rows, const std::string& runnable) {
+  for (const auto& [key, row] : rows)
+    if (key.rfind(runnable + "|", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("tactus-check names every runnable that allocates, blocks or spawns, and never the clean one", "[check]") {
+  Run run("check", checkSchedule());
+  run.runWith(checkClient(run));
+  const auto [code, csv] = run.report({"--violations"});
+  REQUIRE(code == 0);
+  INFO(csv);
+  const std::map<std::string, Row> rows = parseViolations(csv);
+  // One per rule broken, named with its runnable and call; repeats counted, one per run here.
+  REQUIRE(rows.count("Check.Malloc|allocation|malloc") == 1);
+  CHECK(rows.at("Check.Malloc|allocation|malloc").count == kIterations);
+  CHECK(rows.at("Check.Malloc|allocation|malloc").site.find("checkMalloc") != std::string::npos);
+  CHECK(rows.count("Check.Malloc|allocation|free") == 1);
+  REQUIRE(rows.count("Check.VectorGrowth|allocation|operator new") == 1);
+  CHECK(rows.at("Check.VectorGrowth|allocation|operator new").count >= kIterations);
+  CHECK(rows.at("Check.VectorGrowth|allocation|operator new").site.find("checkVectorGrowth") != std::string::npos);
+  REQUIRE(rows.count("Check.New|allocation|operator new") == 1);
+  CHECK(rows.at("Check.New|allocation|operator new").site.find("checkNew") != std::string::npos);
+  CHECK(rows.count("Check.New|allocation|operator delete") == 1);
+  REQUIRE(rows.count("Check.Sleep|blocking-call|nanosleep") == 1);
+  CHECK(rows.at("Check.Sleep|blocking-call|nanosleep").count == kIterations);
+  CHECK(rows.count("Check.Mutex|blocking-call|pthread_mutex_lock") == 1);
+  REQUIRE(rows.count("Check.Pipe|blocking-call|write") == 1);
+  CHECK(rows.at("Check.Pipe|blocking-call|write").site.find("checkPipe") != std::string::npos);
+  CHECK(rows.count("Check.Thread|thread-creation|pthread_create") == 1);
+  CHECK(rows.count("Check.PageFault|page-fault|minor-fault") == 1);
+  CHECK_FALSE(anyFor(rows, "Check.Clean"));
+  // Each runnable broke only its own rule (Thread's std::thread also allocates its state and joins).
+  CHECK_FALSE(anyFor(rows, "Check.PageFault|allocation"));
+  CHECK_FALSE(anyFor(rows, "Check.Sleep|allocation"));
+  CHECK_FALSE(anyFor(rows, "Check.Pipe|allocation"));
+
+  // The text report has the table; --fail-on-violation gates on it; the HTML marks the runnables.
+  const auto [textCode, text] = run.report({});
+  CHECK(textCode == 0);
+  CHECK(text.find("contract violations") != std::string::npos);
+  CHECK(text.find("Check.Sleep") != std::string::npos);
+  CHECK(run.report({"--fail-on-violation"}).first == 1);
+  const std::string html = run.dir + "/view.html";
+  CHECK(run.report({"--html", html}).first == 0);
+  const std::string page = readFile(html);
+  CHECK(page.find("allocation: malloc x" + std::to_string(kIterations)) != std::string::npos);
+}
+
+TEST_CASE("the same client without tactus-check runs unchanged and logs no violation", "[check]") {
+  Run run("nocheck", checkSchedule());
+  run.runWith({buildPath("tests/check/tactus-check-test-client"), "--name", "Check", "--instance", run.instance});
+  CHECK(readFile(run.out("client")).find("status=frame-limit") != std::string::npos);
+  const auto [code, csv] = run.report({"--violations"});
+  CHECK(code == 0);
+  CHECK(csv == "runnable,kind,call,count,first_site\n");
+  CHECK(run.report({"--fail-on-violation"}).first == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(checkLog(run.schedule, *log, kIterations) == "");
+}
+
+TEST_CASE("tactus-check --allow leaves out a kind or a single call", "[check]") {
+  Run run("allow", checkSchedule());
+  run.runWith(checkClient(run, {"--allow", "allocation,blocking-call:nanosleep", "--allow", "page-fault"}));
+  const auto [code, csv] = run.report({"--violations"});
+  REQUIRE(code == 0);
+  INFO(csv);
+  const std::map<std::string, Row> rows = parseViolations(csv);
+  CHECK_FALSE(anyFor(rows, "Check.Malloc"));
+  CHECK_FALSE(anyFor(rows, "Check.Sleep"));
+  CHECK_FALSE(anyFor(rows, "Check.PageFault"));
+  CHECK(rows.count("Check.Pipe|blocking-call|write") == 1);
+  CHECK(rows.count("Check.Thread|thread-creation|pthread_create") == 1);
+  CHECK_FALSE(anyFor(rows, "Check.Clean"));
+}
+
+TEST_CASE("tactus-check refuses an unknown kind or call and a missing command, naming it", "[check]") {
+  const std::string dir = scratchDir(uniqueInstance("args"));
+  ChildProcesses children;
+  const std::string check = buildPath("check/tactus-check");
+  CHECK(waitFor(children.spawn({check, "--allow", "sleeping", "--", "/bin/true"}, dir + "/a.out"), kWaitMs) == 2);
+  CHECK(readFile(dir + "/a.out").find("unknown kind 'sleeping'") != std::string::npos);
+  CHECK(waitFor(children.spawn({check, "--allow", "allocation:mallocx", "/bin/true"}, dir + "/b.out"), kWaitMs) == 2);
+  CHECK(readFile(dir + "/b.out").find("unknown call 'mallocx'") != std::string::npos);
+  CHECK(waitFor(children.spawn({check}, dir + "/c.out"), kWaitMs) == 2);
+  CHECK(readFile(dir + "/c.out").find("no client command") != std::string::npos);
+  CHECK(waitFor(children.spawn({check, "--", dir + "/no-such-program"}, dir + "/d.out"), kWaitMs) == 127);
+  CHECK(readFile(dir + "/d.out").find("cannot run") != std::string::npos);
+  // A program that is not a tactus client runs unchanged under it.
+  CHECK(waitFor(children.spawn({check, "--", "/bin/sh", "-c", "exit 7"}, dir + "/e.out"), kWaitMs) == 7);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+TEST_CASE("tactus-check names the CUDA submitters that break STM's CUDA rules on the stand-in, never the good one",
+          "[check][cuda]") {
+  Run run("cuda", std::string("cuda_rules.yaml"));
+  // The stand-in's event table is per test run.
+  const std::string table = "tactus_cuda_standin_" + run.instance;
+  ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);
+  run.runWith(
+      {buildPath("check/tactus-check"), buildPath("tests/check/tactus-check-cuda-client"), "--instance", run.instance});
+  ::unlink(("/dev/shm/" + table).c_str());
+  const auto [code, csv] = run.report({"--violations"});
+  REQUIRE(code == 0);
+  INFO(csv);
+  const std::map<std::string, Row> rows = parseViolations(csv);
+  REQUIRE(rows.count("Gpu.SyncDevice|cuda-sync|cudaDeviceSynchronize") == 1);
+  // Its last statement: compiled as a jump (optimized builds) it has no frame of its own, said so.
+  const std::string syncSite = rows.at("Gpu.SyncDevice|cuda-sync|cudaDeviceSynchronize").site;
+  CHECK((syncSite == "tail call at the end of the runnable" || syncSite.find("submitSyncDevice") == 0));
+  CHECK(rows.count("Gpu.SyncStream|cuda-sync|cudaStreamSynchronize") == 1);
+  CHECK(rows.count("Gpu.DefaultStream|default-stream|cudaLaunchHostFunc") == 1);
+  CHECK(rows.count("Gpu.Managed|unified-memory|cudaMallocManaged") == 1);
+  REQUIRE(rows.count("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync") == 1);
+  CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").count == kIterations);
+  CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").site.find("submitPageableCopy") != std::string::npos);
+  // The runtime's own work (the engine's waits and events, the stand-in's queues) is never the
+  // submitter's: the good one has no row at all.
+  CHECK_FALSE(anyFor(rows, "Gpu.Good"));
+  CHECK_FALSE(anyFor(rows, "Gpu.PageableCopy|allocation"));
+}
+
+#if TACTUS_CHECK_HAVE_C
+TEST_CASE("an STM C client under tactus-check: the allocating runnable is named, the quiet one is not", "[check]") {
+  const std::string client = buildPath("tests/check/tactus-check-stm-client");
+  Run run("stm", stmSchedule());
+  run.runWith({buildPath("check/tactus-check"), client, "Stm", run.instance});
+  CHECK(readFile(run.out("client")).find("stm-enter: STM_SUCCESS") != std::string::npos);
+  const auto [code, csv] = run.report({"--violations"});
+  REQUIRE(code == 0);
+  INFO(csv);
+  const std::map<std::string, Row> rows = parseViolations(csv);
+  REQUIRE(rows.count("Stm.Alloc|allocation|malloc") == 1);
+  CHECK(rows.at("Stm.Alloc|allocation|malloc").count == kIterations);
+  CHECK(rows.at("Stm.Alloc|allocation|malloc").site.find("stmCheckAlloc") != std::string::npos);
+  CHECK_FALSE(anyFor(rows, "Stm.Quiet"));
+}
+#endif

@@ -1,0 +1,107 @@
+// tactus-report's contract violations (see violations.hpp).
+#include "violations.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "tactus/core/violation.hpp"
+
+namespace tactus::report {
+namespace {
+
+// Keeps printable ASCII; anything else in a site (it came from a client) becomes '?'.
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  return out;
+}
+
+std::string csvField(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+}  // namespace
+
+std::vector<ViolationRow> collectViolations(const Schedule& schedule, const std::vector<EventRecord>& records,
+                                            std::uint64_t* invalid) {
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, ViolationRow> rows;
+  std::uint64_t bad = 0;
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    const EventRecord& r = records[k];
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kViolation)) continue;
+    const std::uint32_t call = violationCall(r);
+    if (r.aux >= schedule.runnables.size() || violationKindName(r.reserved).empty() || checkCallName(call).empty()) {
+      ++bad;
+      continue;
+    }
+    ViolationRow& row = rows[{r.aux, r.reserved, call}];
+    if (row.name.empty()) {
+      const RunnableInfo& info = schedule.runnables[r.aux];
+      row.runnable = r.aux;
+      row.name = schedule.clients[info.client].name + "." + info.name;
+      row.kind = std::string(violationKindName(r.reserved));
+      row.call = std::string(checkCallName(call));
+    }
+    row.count = row.count > UINT64_MAX - r.iteration ? UINT64_MAX : row.count + r.iteration;
+    // The site records follow their violation record in the same worker's batch.
+    std::string site;
+    const std::uint32_t sites = std::min(violationSiteRecords(r), kViolationSiteRecords);
+    for (std::uint32_t s = 1; s <= sites && k + s < records.size(); ++s) {
+      if (records[k + s].kind != static_cast<std::uint16_t>(EventKind::kViolationSite)) break;
+      appendViolationSite(records[k + s], site);
+    }
+    if (row.firstSite.empty() && !site.empty()) row.firstSite = printable(site);
+  }
+  if (invalid != nullptr) *invalid = bad;
+  std::vector<ViolationRow> out;
+  out.reserve(rows.size());
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  std::sort(out.begin(), out.end(), [](const ViolationRow& a, const ViolationRow& b) {
+    return std::tie(a.name, a.kind, a.call) < std::tie(b.name, b.kind, b.call);
+  });
+  return out;
+}
+
+void writeViolationsCsv(std::ostream& out, const std::vector<ViolationRow>& rows) {
+  out << "runnable,kind,call,count,first_site\n";
+  for (const ViolationRow& r : rows)
+    out << csvField(r.name) << ',' << r.kind << ',' << csvField(r.call) << ',' << r.count << ','
+        << csvField(r.firstSite) << '\n';
+}
+
+void writeViolationsTable(std::ostream& out, const std::vector<ViolationRow>& rows) {
+  if (rows.empty()) return;
+  std::size_t wName = 8, wKind = 4, wCall = 4;
+  for (const ViolationRow& r : rows) {
+    wName = std::max(wName, r.name.size());
+    wKind = std::max(wKind, r.kind.size());
+    wCall = std::max(wCall, r.call.size());
+  }
+  auto pad = [](const std::string& s, std::size_t w) { return s + std::string(w - std::min(w, s.size()), ' '); };
+  out << "\ncontract violations (tactus-check): " << rows.size() << "\n";
+  out << "  " << pad("runnable", wName) << "  " << pad("kind", wKind) << "  " << pad("call", wCall)
+      << "  count       first site\n";
+  for (const ViolationRow& r : rows) {
+    const std::string count = std::to_string(r.count);
+    out << "  " << pad(r.name, wName) << "  " << pad(r.kind, wKind) << "  " << pad(r.call, wCall) << "  "
+        << pad(count, 10) << "  " << (r.firstSite.empty() ? "-" : r.firstSite) << "\n";
+  }
+}
+
+void markViolations(view::Execution& execution, const std::vector<ViolationRow>& rows) {
+  for (const ViolationRow& r : rows) {
+    if (r.runnable >= execution.runnables.size()) execution.runnables.resize(r.runnable + 1);
+    std::string& text = execution.runnables[r.runnable].violations;
+    text += (text.empty() ? "" : ", ") + r.kind + ": " + r.call + " x" + std::to_string(r.count);
+  }
+}
+
+}  // namespace tactus::report
