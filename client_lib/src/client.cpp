@@ -68,10 +68,9 @@ bool needsRegistration(const RunnableInfo& r) {
 Result<void> initLocked(const std::string& clientName, const InitOptions& options) {
   if (gRuntime) return fail(ErrorCode::kInvalidState, "client " + quoted(gRuntime->name) + " is already initialized");
   if (clientName.empty()) return fail(ErrorCode::kBadParameter, "the client name is empty");
-  if (auto ok = ipc::validateInstanceName(options.instance); !ok) return ok.error();
   auto rt = std::make_unique<Runtime>();
   rt->name = clientName;
-  rt->instance = options.instance;
+  if (auto ok = chooseInstance(*rt, options); !ok) return ok.error();
   if (auto ok = attach(*rt, options); !ok) return ok.error();
   rt->registrations.resize(rt->schedule.runnables.size());
   rt->cudaSubmitters.resize(rt->schedule.runnables.size());

@@ -48,7 +48,12 @@ struct Runtime {
   std::string damage;                   ///< what damaged the segment (set before `halted`)
   std::atomic<std::uint32_t> workersRunning{0};
   Phase phase = Phase::kNone;
+  std::string instanceSource;  ///< where `instance` came from, for messages ("TACTUS_INSTANCE", ...)
 };
+
+/// Sets rt.instance (and rt.instanceSource) from options.instance, else $TACTUS_INSTANCE, else
+/// "default", and checks the name (kBadParameter naming where it came from).
+Result<void> chooseInstance(Runtime& rt, const InitOptions& options);
 
 /// Attaches to the instance's published segment: waits for a live master (saying once per reason
 /// why it waits), removes a segment whose master is dead, validates the header, takes the private

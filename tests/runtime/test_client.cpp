@@ -21,7 +21,7 @@ namespace {
 
 struct Args {
   std::string name;
-  std::string instance = "default";
+  std::string instance;  // empty: TACTUS_INSTANCE, else "default" (init chooses)
   long long timeoutMs = -1;
   std::set<std::string> skip;
   long long exitAtIteration = -1;  // a runnable calls exitScheduler in this hyperepoch iteration
@@ -99,7 +99,7 @@ int runMain(int argc, char** argv) {
   if (gArgs.name.empty()) return usage();
 
   if (gArgs.useStm) {
-    ::setenv("TACTUS_INSTANCE", gArgs.instance.c_str(), 1);
+    if (!gArgs.instance.empty()) ::setenv("TACTUS_INSTANCE", gArgs.instance.c_str(), 1);
     const stmErrorCode_t rc = stmClientInit(gArgs.name.c_str());
     if (rc != STM_SUCCESS) {
       std::printf("init-error code=%s message=%s\n", stmErrorCodeToString(rc), tactusLastErrorMessage());

@@ -23,8 +23,9 @@ using RunnableFunction = void (*)(void* userdata);
 
 /// Options for init.
 struct InitOptions {
-  /// The instance (STM: discriminator) to attach to; must equal the master's -D.
-  std::string instance = "default";
+  /// The instance (STM: discriminator) to attach to; must equal the master's -D. Empty: the
+  /// environment variable TACTUS_INSTANCE, else "default" (what systemd units set per client).
+  std::string instance;
   /// How long init waits for a master, in milliseconds; < 0 waits forever.
   std::int64_t timeoutMs = -1;
 };
