@@ -71,6 +71,7 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   auto rt = std::make_unique<Runtime>();
   rt->name = clientName;
   if (auto ok = chooseInstance(*rt, options); !ok) return ok.error();
+  if (auto ok = setUpRealtime(clientName, options, rt->realtime); !ok) return ok.error();
   if (auto ok = attach(*rt, options); !ok) return ok.error();
   rt->registrations.resize(rt->schedule.runnables.size());
   rt->cudaSubmitters.resize(rt->schedule.runnables.size());

@@ -11,6 +11,7 @@
 
 #include "cuda_engine.hpp"
 #include "engine.hpp"
+#include "realtime.hpp"
 #include "tactus/client.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -49,6 +50,7 @@ struct Runtime {
   std::atomic<std::uint32_t> workersRunning{0};
   Phase phase = Phase::kNone;
   std::string instanceSource;  ///< where `instance` came from, for messages ("TACTUS_INSTANCE", ...)
+  RealtimePolicy realtime;     ///< the worker threads' policy, checked at init
 };
 
 /// Sets rt.instance (and rt.instanceSource) from options.instance, else $TACTUS_INSTANCE, else

@@ -68,6 +68,7 @@ void pinToCore(std::uint32_t core) {
 }  // namespace
 
 void runWorker(Runtime& rt, std::uint32_t w) {
+  applyWorkerRealtime(rt.realtime);  // realtime.cpp: the policy init checked
   const WorkerPlan& wp = rt.plan.workers[w];
   const ResourceInfo& resource = rt.schedule.resources[wp.resource];
   const shm::SegmentView& view = rt.view;

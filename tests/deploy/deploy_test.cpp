@@ -125,3 +125,96 @@ TEST_CASE("a bad TACTUS_INSTANCE is an init error naming the variable", "[deploy
   CHECK(contains(out, "code=bad parameter"));
   CHECK(contains(out, "client 'Client0': TACTUS_INSTANCE: instance name 'no/slash' may only contain"));
 }
+
+TEST_CASE("worker threads take the real-time policy of the options or TACTUS_WORKER_POLICY; memory is locked on request",
+          "[deploy][realtime]") {
+  Deployment d("rt");
+  // Priority 1 only: the workers spin briefly while they wait, on a machine others share.
+  const pid_t m = d.master({"-e", "5", "-t", "5000000"});
+  const pid_t c = d.client({"--instance", d.instance, "--worker-policy", "fifo:1", "--lock-memory", "--print-realtime"});
+  CHECK(waitFor(c, kWaitMs) == 0);
+  const std::string out = readFile(d.out("Client0"));
+  CHECK(contains(out, "worker-policy=fifo priority=1"));
+  CHECK_FALSE(contains(out, "locked-kb=0\n"));
+  CHECK(contains(out, "locked-kb="));
+  CHECK(waitFor(m, kWaitMs) == 0);
+
+  const pid_t m2 = d.master({"-e", "5", "-t", "5000000"}, {}, "master2");
+  const pid_t c2 = d.client({"--instance", d.instance, "--print-realtime"}, {"TACTUS_WORKER_POLICY=rr:2"}, "env");
+  CHECK(waitFor(c2, kWaitMs) == 0);
+  const std::string out2 = readFile(d.out("env"));
+  CHECK(contains(out2, "worker-policy=rr priority=2"));
+  CHECK(contains(out2, "locked-kb=0\n"));  // not asked for
+  CHECK(waitFor(m2, kWaitMs) == 0);
+
+  // Without a policy the workers keep the process's own.
+  const pid_t m3 = d.master({"-e", "5", "-t", "5000000"}, {}, "master3");
+  const pid_t c3 = d.client({"--instance", d.instance, "--print-realtime"}, {"-u", "TACTUS_WORKER_POLICY"}, "plain");
+  CHECK(waitFor(c3, kWaitMs) == 0);
+  CHECK(contains(readFile(d.out("plain")), "worker-policy=other priority=0"));
+  CHECK(waitFor(m3, kWaitMs) == 0);
+}
+
+TEST_CASE("malformed real-time settings are init errors naming the variable", "[deploy][realtime]") {
+  Deployment d("rtbad");
+  struct Case {
+    std::string env;
+    std::string expected;
+  };
+  const std::vector<Case> cases{
+      {"TACTUS_WORKER_POLICY=fifo", "TACTUS_WORKER_POLICY='fifo': fifo needs a priority (fifo:PRIO)"},
+      {"TACTUS_WORKER_POLICY=idle:3", "TACTUS_WORKER_POLICY='idle:3': the policy must be fifo:PRIO, rr:PRIO or other"},
+      {"TACTUS_WORKER_POLICY=fifo:x", "the priority 'x' is not a number"},
+      {"TACTUS_WORKER_POLICY=fifo:100", "TACTUS_WORKER_POLICY: SCHED_FIFO priority 100 is outside 1..99"},
+      {"TACTUS_LOCK_MEMORY=yes", "TACTUS_LOCK_MEMORY='yes': must be 0 or 1"},
+  };
+  int n = 0;
+  for (const Case& k : cases) {
+    const std::string who = "bad" + std::to_string(n++);
+    const pid_t c = d.client({"--instance", d.instance, "--timeout-ms", "100"}, {k.env}, who);
+    CHECK(waitFor(c, kWaitMs) == 3);
+    const std::string out = readFile(d.out(who));
+    INFO(out);
+    CHECK(contains(out, "code=bad parameter"));
+    CHECK(contains(out, "message=client 'Client0': "));
+    CHECK(contains(out, k.expected));
+  }
+}
+
+TEST_CASE("a policy or locked memory the limits forbid is refused naming the limit and the unit setting",
+          "[deploy][realtime]") {
+  Deployment d("rtlimit");
+  // Without CAP_SYS_NICE and CAP_IPC_LOCK (dropped from the bounding set, so root loses them at
+  // exec) and with RLIMIT_RTPRIO 0 and RLIMIT_MEMLOCK 64 KiB, as an unprivileged service has.
+  const std::string setpriv = "/usr/bin/setpriv";
+  const std::string prlimit = "/usr/bin/prlimit";
+  REQUIRE(::access(setpriv.c_str(), X_OK) == 0);
+  REQUIRE(::access(prlimit.c_str(), X_OK) == 0);
+  auto limited = [&](std::vector<std::string> clientArgs, const std::string& who) {
+    std::vector<std::string> argv{prlimit,  "--rtprio=0:0", "--memlock=65536:65536", setpriv, "--bounding-set",
+                                  "-sys_nice,-ipc_lock", "--inh-caps", "-all", buildPath("tests/runtime/tactus-test-client"),
+                                  "--name", "Client0", "--instance", d.instance, "--timeout-ms", "100"};
+    argv.insert(argv.end(), clientArgs.begin(), clientArgs.end());
+    return d.children.spawn(argv, d.out(who));
+  };
+  const pid_t fifo = limited({"--worker-policy", "fifo:10"}, "fifo");
+  CHECK(waitFor(fifo, kWaitMs) == 3);
+  const std::string out = readFile(d.out("fifo"));
+  INFO(out);
+  CHECK(contains(out, "InitOptions::workerPolicy: worker policy SCHED_FIFO priority 10 is not permitted"));
+  CHECK(contains(out, "RLIMIT_RTPRIO is 0"));
+  CHECK(contains(out, "LimitRTPRIO=10"));
+
+  const pid_t lock = limited({"--lock-memory"}, "lock");
+  CHECK(waitFor(lock, kWaitMs) == 3);
+  const std::string out2 = readFile(d.out("lock"));
+  INFO(out2);
+  CHECK(contains(out2, "locked memory (InitOptions::lockMemory or TACTUS_LOCK_MEMORY=1) is not permitted"));
+  CHECK(contains(out2, "RLIMIT_MEMLOCK is 65536 bytes"));
+  CHECK(contains(out2, "LimitMEMLOCK=infinity"));
+
+  // The same limits with nothing asked: init goes on to wait for the master (times out).
+  const pid_t plain = limited({}, "plain");
+  CHECK(waitFor(plain, kWaitMs) == 3);
+  CHECK(contains(readFile(d.out("plain")), "code=timeout"));
+}
