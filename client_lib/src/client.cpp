@@ -15,6 +15,7 @@
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/notify.hpp"
 #include "tactus/ipc/wait.hpp"
 
 namespace tactus {
@@ -302,6 +303,7 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   rt.phase = Phase::kEntered;
   slot.state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
   ipc::signalWord(h.attention);
+  (void)ipc::notifySystemd("READY=1\nSTATUS=client " + rt.name + " runs on instance " + rt.instance);  // Type=notify
   lock.unlock();  // exitScheduler and runtimeInfo must not wait for the run
 
   std::vector<std::thread> workers;
