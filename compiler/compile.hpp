@@ -31,6 +31,7 @@ struct CompileOptions {
   Fusion fusion = Fusion::kAuto;
   std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
   bool verbose = false;                     ///< `-v`
+  bool quiet = false;                       ///< `-q`: no search progress on standard error
 };
 
 /// What a successful compilation produced.
