@@ -57,6 +57,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   so.allowOverlength = options.allowOverlength;
   so.fusion = options.fusion;
   so.fusionThresholdNs = options.fusionThresholdNs;
+  if (options.progress != nullptr) so.progress = searchProgressPrinter(*options.progress);  // compile_args.cpp
   SearchInfo searchInfo;
   auto schedule = scheduleGraph(*graph, so, &searchInfo);
   if (!schedule) return schedule.error();
@@ -128,6 +129,7 @@ int compileAndReport(const CompileOptions& options, std::ostream& out, std::ostr
 int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CompileOptions options;
   auto action = parseCompileArgs(args, options);
+  if (!options.quiet) options.progress = &err;
   if (!action) {
     err << "tactus-compile: " << action.error().message << "\n(try 'tactus-compile --help')\n";
     return 2;

@@ -2,8 +2,12 @@
 #include "compile_args.hpp"
 
 #include <charconv>
+#include <cstdio>
+#include <memory>
+#include <ostream>
 
 #include "duration.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus::compiler {
 
@@ -67,6 +71,31 @@ std::string compileUsage() {
          "  tactus-compile -i - -o - < graph.yaml > graph.tsched\n"
          "\n"
          "exit status: 0 success, 1 the graph cannot be compiled, 2 bad command line\n";
+}
+
+decltype(ScheduleOptions::progress) searchProgressPrinter(std::ostream& out) {
+  struct State {
+    std::string hyperepoch;  // whose search the figures are of
+    double last = 0;         // its seconds at the last call
+    double nextAt = 1.0;     // when the next line is due
+  };
+  auto state = std::make_shared<State>();
+  return [&out, state](const std::string& hyperepoch, double seconds, std::int64_t bestNs, std::int64_t boundNs,
+                       std::uint64_t steps) {
+    if (hyperepoch != state->hyperepoch || seconds < state->last) {  // another search began
+      *state = State{hyperepoch, 0, 1.0};
+    }
+    state->last = seconds;
+    double* nextAt = &state->nextAt;
+    if (seconds < *nextAt) return;
+    *nextAt = seconds + 1.0;
+    const double gap = bestNs > 0 && boundNs > 0 ? 100.0 * static_cast<double>(bestNs - boundNs) / static_cast<double>(bestNs) : 0;
+    char figures[160];
+    std::snprintf(figures, sizeof figures, " %.1f s: best %s, lower bound %s, gap %.2f%%, %llu steps\n", seconds,
+                  humanDuration(bestNs).c_str(), humanDuration(boundNs).c_str(), gap,
+                  static_cast<unsigned long long>(steps));
+    out << "tactus-compile: searching " << quoted(hyperepoch) << figures << std::flush;
+  };
 }
 
 Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, CompileOptions& o) {

@@ -3,9 +3,9 @@
 # --opt=value, STM's -wt/-nrf, `-` for standard input and output, the hints for common mistakes
 # (an option with one dash, a misspelt long name, swapped report arguments), man pages and bash
 # completion generated from --help.
-# usage: check_cli.sh TACTUS_COMPILE TACTUS_REPORT MAKE_LOG SOURCE_ROOT [MAN_DIR COMPLETION_FILE]
+# usage: check_cli.sh TACTUS_COMPILE TACTUS_REPORT MAKE_LOG SOURCE_ROOT [MAN_DIR COMPLETION_FILE [GEN_GRAPH]]
 set -euo pipefail
-compile=$1 report=$2 make_log=$3 src=$4 mandir=${5:-} completion=${6:-}
+compile=$1 report=$2 make_log=$3 src=$4 mandir=${5:-} completion=${6:-} gen_graph=${7:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "check_cli: $*" >&2; exit 1; }
@@ -35,6 +35,16 @@ expect_usage "option '-output' has one dash: did you mean '--output'?" "$compile
 expect_usage "unknown option '--outptu' (did you mean '--output'?)" "$compile" -i "$graph" --outptu x
 expect_usage "-i - (standard input) needs -o FILE or -o -" "$compile" -i -
 expect_usage "(the graph is given with -i: -i $graph)" "$compile" "$graph"
+
+# A search prints its progress to standard error each second, unless -q.
+if [ -n "$gen_graph" ]; then
+  "$gen_graph" 200 -s 3 -o "$work/g200.yaml"
+  "$compile" -i "$work/g200.yaml" -o "$work/g200.tsched" -t 1.5 >/dev/null 2>"$work/progress.txt"
+  grep -Eq "^tactus-compile: searching 'Main' 1\.[0-9] s: best [0-9.]+[mun]?s, lower bound [0-9.]+[mun]?s, gap [0-9.]+%, [0-9]+ steps$" \
+    "$work/progress.txt" || { cat "$work/progress.txt"; fail "no progress line during a 1.5 s search"; }
+  "$compile" -i "$work/g200.yaml" -o "$work/g200.tsched" -t 1.5 -q >/dev/null 2>"$work/quiet.txt"
+  grep -q "searching" "$work/quiet.txt" && fail "-q still printed progress"
+fi
 
 # tactus-report: a log made by the simulator, then the operands every way.
 "$make_log" "$work/file.tsched" "$work/run.tlog" 20 >/dev/null
