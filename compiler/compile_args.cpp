@@ -16,23 +16,31 @@ namespace {
 const std::vector<OptionSpec>& specs() {
   static const std::vector<OptionSpec> kSpecs = {
       {"input", 'i', "FILE", "the input graph (required; - reads standard input)", {}},
-      {"output", 'o', "FILE",
+      {"output",
+       'o',
+       "FILE",
        "the schedule file to write (default: the input with extension .tsched);\n"
        "- writes it to standard output, and the report to standard error",
        {}},
       {"report-json", 'k', "FILE", "also write the report as JSON to FILE (- for standard output)", {}},
       {"wcet", 0, "FILE", "WCET side file (`Client.Runnable: ns`) overriding the graph's WCETs", {}},
       {"html", 0, "FILE", "also write the graph and the schedule as one self-contained HTML page", {}},
-      {"time", 't', "SECONDS",
+      {"time",
+       't',
+       "SECONDS",
        "search time per hyperepoch (default 0: first schedule found); the\n"
        "best schedule found in time is kept, and may differ from run to run",
        {}},
       {"search-steps", 0, "N", "search steps per hyperepoch (reproducible; with -t, whichever ends first)", {}},
-      {"jobs", 'j', "N",
+      {"jobs",
+       'j',
+       "N",
        "parallel search workers (default 1); -t 0 or a step budget gives the\n"
        "same schedule for every N",
        {}},
-      {"fusion-threshold", 0, "DURATION",
+      {"fusion-threshold",
+       0,
+       "DURATION",
        "runnable fusion everywhere: chains of CPU runnables shorter than\n"
        "DURATION (e.g. 500us; a runnable whose only successor has it as only\n"
        "predecessor, same client, epoch and resources) are scheduled as one\n"
@@ -89,7 +97,8 @@ decltype(ScheduleOptions::progress) searchProgressPrinter(std::ostream& out) {
     double* nextAt = &state->nextAt;
     if (seconds < *nextAt) return;
     *nextAt = seconds + 1.0;
-    const double gap = bestNs > 0 && boundNs > 0 ? 100.0 * static_cast<double>(bestNs - boundNs) / static_cast<double>(bestNs) : 0;
+    const double gap =
+        bestNs > 0 && boundNs > 0 ? 100.0 * static_cast<double>(bestNs - boundNs) / static_cast<double>(bestNs) : 0;
     char figures[160];
     std::snprintf(figures, sizeof figures, " %.1f s: best %s, lower bound %s, gap %.2f%%, %llu steps\n", seconds,
                   humanDuration(bestNs).c_str(), humanDuration(boundNs).c_str(), gap,
@@ -120,7 +129,8 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
       double t = 0;
       auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
       if (ec != std::errc() || end != v.data() + v.size() || !(t >= 0) || t > 86400)
-        return fail(ErrorCode::kBadParameter, "option " + p.spelled + ": '" + v + "' is not a number of seconds in 0..86400");
+        return fail(ErrorCode::kBadParameter,
+                    "option " + p.spelled + ": '" + v + "' is not a number of seconds in 0..86400");
       o.timeBudgetSeconds = t;
     } else if (p.name == "search-steps") {
       std::uint64_t n = 0;
@@ -137,7 +147,8 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
     } else if (p.name == "fusion-threshold") {
       auto d = parseDuration(v);
       if (!d || *d <= 0) {
-        return fail(ErrorCode::kBadParameter, "option " + p.spelled + ": '" + v + "' is not a positive duration (e.g. 500us)");
+        return fail(ErrorCode::kBadParameter,
+                    "option " + p.spelled + ": '" + v + "' is not a positive duration (e.g. 500us)");
       }
       o.fusion = Fusion::kOn;
       o.fusionThresholdNs = *d;

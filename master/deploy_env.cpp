@@ -34,7 +34,8 @@ Result<unsigned> keptLogs() {
   const auto [ptr, ec] = std::from_chars(text, end, value);
   if (ec != std::errc() || ptr != end || value > limits::kMaxKeptEventLogs) {
     return fail(ErrorCode::kBadParameter, "TACTUS_LOG_KEEP=" + quoted(text) + ": expects a count 0.." +
-                                              std::to_string(limits::kMaxKeptEventLogs) + " of earlier event logs to keep");
+                                              std::to_string(limits::kMaxKeptEventLogs) +
+                                              " of earlier event logs to keep");
   }
   return value;
 }

@@ -332,7 +332,7 @@ int MasterRun::waitForClients() {
                   "the master was stopped by a signal before the run started"});
     }
     if (auto failure = watch(true)) return end(*failure);
-    keepWatchdogAlive();  // notify.cpp: no release loop runs yet
+    keepWatchdogAlive();                    // notify.cpp: no release loop runs yet
     if (monitor_->allEntered()) return -1;  // go on
     if (ipc::monotonicNs() >= deadline) return end(monitor_->timeoutEnd(o_.timeoutUs));
     ipc::futexWait(attention, seen, kWaitSliceNs);

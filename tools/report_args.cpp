@@ -15,7 +15,9 @@ namespace {
 const std::vector<OptionSpec>& specs() {
   static const std::vector<OptionSpec> kSpecs = {
       {"json", 0, "", "print the statistics as JSON (times in ns) instead of text", {}},
-      {"csv", 0, "",
+      {"csv",
+       0,
+       "",
        "print the raw runs as CSV instead:\n"
        "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns\n"
        "(frame within the hyperepoch iteration, hyperepoch = iteration number,\n"
@@ -126,7 +128,8 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
   for (const std::string* out : {&o.wcetOut, &o.html, &o.traceOut}) onStdout += *out == kStdStream ? 1 : 0;
   if (onStdout > 1) return fail(ErrorCode::kBadParameter, "only one output can go to standard output (-)");
   if (onStdout == 1) {
-    if (o.json || o.csv) return fail(ErrorCode::kBadParameter, "--json or --csv and an output to - both want standard output");
+    if (o.json || o.csv)
+      return fail(ErrorCode::kBadParameter, "--json or --csv and an output to - both want standard output");
     o.statisticsOnStdout = false;
   }
   return o;

@@ -13,8 +13,8 @@ namespace tactus::report {
 
 /// What tactus-report was asked for.
 struct ReportOptions {
-  std::string log;       ///< the event log (`-`: standard input); empty: the plan alone
-  std::string schedule;  ///< the schedule file (`-`: standard input)
+  std::string log;                      ///< the event log (`-`: standard input); empty: the plan alone
+  std::string schedule;                 ///< the schedule file (`-`: standard input)
   std::string wcetOut, html, traceOut;  ///< outputs (`-`: standard output); empty: not written
   bool json = false, csv = false, help = false, version = false;
   double percentile = 99, margin = 1.2;

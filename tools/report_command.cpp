@@ -61,7 +61,8 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
 
   if (o.log.empty()) {
     if (!o.html.empty()) {
-      auto w = o.html == kStdStream ? writeFile(o.html, view::renderHtml(*schedule)) : view::writeHtml(o.html, *schedule);
+      auto w =
+          o.html == kStdStream ? writeFile(o.html, view::renderHtml(*schedule)) : view::writeHtml(o.html, *schedule);
       if (!w) return fatal(w.error());
     }
     if (!o.traceOut.empty()) {

@@ -76,8 +76,8 @@ Result<RealtimePolicy> choosePolicy(const InitOptions& options) {
                : options.workerPolicy == WorkerPolicy::kRoundRobin ? SCHED_RR
                                                                    : SCHED_OTHER;
     if (p.policy == SCHED_OTHER && p.priority != 0) {
-      return fail(ErrorCode::kBadParameter, p.source + ": SCHED_OTHER takes priority 0, not " +
-                                                std::to_string(p.priority));
+      return fail(ErrorCode::kBadParameter,
+                  p.source + ": SCHED_OTHER takes priority 0, not " + std::to_string(p.priority));
     }
   } else if (const char* env = std::getenv("TACTUS_WORKER_POLICY"); env != nullptr && *env != '\0') {
     auto parsed = parsePolicy(env);
@@ -139,12 +139,12 @@ Result<void> probePolicy(const RealtimePolicy& p) {
 Result<void> lockMemory() {
   if (::mlockall(MCL_CURRENT | MCL_FUTURE) == 0) return {};
   const int err = errno;
-  return fail(ErrorCode::kBadParameter,
-              std::string("locked memory (InitOptions::lockMemory or TACTUS_LOCK_MEMORY=1) is not permitted: mlockall: ") +
-                  std::strerror(err) + ": RLIMIT_MEMLOCK is " +
-                  limitText(RLIMIT_MEMLOCK, " bytes") +
-                  " and the process lacks CAP_IPC_LOCK; lift the limit (systemd unit: LimitMEMLOCK=infinity; shell: "
-                  "ulimit -l unlimited)");
+  return fail(
+      ErrorCode::kBadParameter,
+      std::string("locked memory (InitOptions::lockMemory or TACTUS_LOCK_MEMORY=1) is not permitted: mlockall: ") +
+          std::strerror(err) + ": RLIMIT_MEMLOCK is " + limitText(RLIMIT_MEMLOCK, " bytes") +
+          " and the process lacks CAP_IPC_LOCK; lift the limit (systemd unit: LimitMEMLOCK=infinity; shell: "
+          "ulimit -l unlimited)");
 }
 
 std::atomic<bool> gApplyFailureSaid{false};

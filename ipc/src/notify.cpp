@@ -73,7 +73,8 @@ std::int64_t watchdogIntervalNs() {
   std::uint64_t usec = 0;
   if (!envNumber("WATCHDOG_USEC", usec) || usec == 0) return 0;
   std::uint64_t pid = 0;
-  if (std::getenv("WATCHDOG_PID") != nullptr && (!envNumber("WATCHDOG_PID", pid) || pid != static_cast<std::uint64_t>(::getpid()))) {
+  if (std::getenv("WATCHDOG_PID") != nullptr &&
+      (!envNumber("WATCHDOG_PID", pid) || pid != static_cast<std::uint64_t>(::getpid()))) {
     return 0;  // meant for another process
   }
   constexpr std::uint64_t kMaxUsec = 1'000'000'000'000ULL;  // 11.6 days: beyond it, as good as none

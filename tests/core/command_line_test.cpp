@@ -9,11 +9,14 @@ using namespace tactus;
 namespace {
 
 const std::vector<OptionSpec> kSpecs = {
-    {"output", 'o', "FILE", "where", {}},  {"time", 't', "SECONDS", "how long", {}},
-    {"verbose", 'v', "", "more", {}},      {"quiet", 'q', "", "less", {}},
+    {"output", 'o', "FILE", "where", {}},
+    {"time", 't', "SECONDS", "how long", {}},
+    {"verbose", 'v', "", "more", {}},
+    {"quiet", 'q', "", "less", {}},
     {"fusion-threshold", 0, "DURATION", "fuse", {"wt"}},
     {"no-fusion", 0, "", "do not fuse", {"nrf"}},
-    {"html", 0, "FILE", "page", {}},       {"html-inline", 0, "", "inline", {}},
+    {"html", 0, "FILE", "page", {}},
+    {"html-inline", 0, "", "inline", {}},
 };
 
 CommandLine parsed(const std::vector<std::string>& args) {

@@ -20,10 +20,10 @@
 #include <functional>
 
 #include "runtime_harness.hpp"
-#include "test_skip.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
+#include "test_skip.hpp"
 
 using namespace tactus;
 using namespace tactus::test;
@@ -34,8 +34,9 @@ constexpr int kWaitMs = 10'000;
 
 // One client, one core, two runnables; 1 ms period.
 Schedule oneClientSchedule() {
-  return makeSchedule({{"Client0", "A", "CPU0", 20'000, {}, 0, {}}, {"Client0", "B", "CPU0", 20'000, {"Client0.A"}, 0, {}}},
-                      1'000'000, 1);
+  return makeSchedule(
+      {{"Client0", "A", "CPU0", 20'000, {}, 0, {}}, {"Client0", "B", "CPU0", 20'000, {"Client0.A"}, 0, {}}}, 1'000'000,
+      1);
 }
 
 // A scratch instance with its schedule file; ends its processes and files when it goes.
@@ -203,8 +204,9 @@ TEST_CASE("a client waiting on the wrong instance says where the name came from 
   // Without TACTUS_INSTANCE the default instance is named as the default.
   const pid_t c2 = d.client({"--timeout-ms", "100"}, {"-u", "TACTUS_INSTANCE"}, "nodefault");
   CHECK(waitFor(c2, kWaitMs) == 3);
-  CHECK(contains(readFile(d.out("nodefault")), "instance 'default' from the default (neither InitOptions::instance nor "
-                                               "TACTUS_INSTANCE is set)"));
+  CHECK(contains(readFile(d.out("nodefault")),
+                 "instance 'default' from the default (neither InitOptions::instance nor "
+                 "TACTUS_INSTANCE is set)"));
   ::kill(m, SIGTERM);
   CHECK(waitFor(m, kWaitMs) == 0);
 }
@@ -218,12 +220,14 @@ TEST_CASE("a bad TACTUS_INSTANCE is an init error naming the variable", "[deploy
   CHECK(contains(out, "client 'Client0': TACTUS_INSTANCE: instance name 'no/slash' may only contain"));
 }
 
-TEST_CASE("worker threads take the real-time policy of the options or TACTUS_WORKER_POLICY; memory is locked on request",
-          "[deploy][realtime]") {
+TEST_CASE(
+    "worker threads take the real-time policy of the options or TACTUS_WORKER_POLICY; memory is locked on request",
+    "[deploy][realtime]") {
   Deployment d("rt");
   // Priority 1 only: the workers spin briefly while they wait, on a machine others share.
   const pid_t m = d.master({"-e", "5", "-t", "5000000"});
-  const pid_t c = d.client({"--instance", d.instance, "--worker-policy", "fifo:1", "--lock-memory", "--print-realtime"});
+  const pid_t c =
+      d.client({"--instance", d.instance, "--worker-policy", "fifo:1", "--lock-memory", "--print-realtime"});
   CHECK(waitFor(c, kWaitMs) == 0);
   const std::string out = readFile(d.out("Client0"));
   CHECK(contains(out, "worker-policy=fifo priority=1"));
@@ -283,9 +287,11 @@ TEST_CASE("a policy or locked memory the limits forbid is refused naming the lim
   REQUIRE(::access(setpriv.c_str(), X_OK) == 0);
   REQUIRE(::access(prlimit.c_str(), X_OK) == 0);
   auto limited = [&](std::vector<std::string> clientArgs, const std::string& who) {
-    std::vector<std::string> argv{prlimit,  "--rtprio=0:0", "--memlock=65536:65536", setpriv, "--bounding-set",
-                                  "-sys_nice,-ipc_lock", "--inh-caps", "-all", buildPath("tests/runtime/tactus-test-client"),
-                                  "--name", "Client0", "--instance", d.instance, "--timeout-ms", "100"};
+    std::vector<std::string> argv{prlimit,      "--rtprio=0:0",   "--memlock=65536:65536",
+                                  setpriv,      "--bounding-set", "-sys_nice,-ipc_lock",
+                                  "--inh-caps", "-all",           buildPath("tests/runtime/tactus-test-client"),
+                                  "--name",     "Client0",        "--instance",
+                                  d.instance,   "--timeout-ms",   "100"};
     argv.insert(argv.end(), clientArgs.begin(), clientArgs.end());
     return d.children.spawn(argv, d.out(who));
   };
@@ -351,7 +357,8 @@ TEST_CASE("a watchdog meant for another process (WATCHDOG_PID) is not kept; no N
   Deployment d("notifypid");
   const FakeNotifySocket masterSocket(d.dir + "/master.sock");
   std::vector<Notification> got;
-  const pid_t m = d.master({"-t", "-1"}, {"NOTIFY_SOCKET=" + masterSocket.path(), "WATCHDOG_USEC=20000", "WATCHDOG_PID=1"});
+  const pid_t m =
+      d.master({"-t", "-1"}, {"NOTIFY_SOCKET=" + masterSocket.path(), "WATCHDOG_USEC=20000", "WATCHDOG_PID=1"});
   listen({&masterSocket}, got, kWaitMs, [](const auto& g) { return received(g, 0, "READY=1"); });
   REQUIRE(received(got, 0, "READY=1"));
   listen({&masterSocket}, got, 300, [](const auto&) { return false; });
@@ -381,9 +388,8 @@ TEST_CASE("exit statuses the units rely on: 2 for configuration errors (not rest
   // ... and a busy instance or a missing schedule for the master.
   const pid_t second = d.master({"-t", "-1"}, {}, "second");
   CHECK(waitFor(second, kWaitMs) == 2);
-  const pid_t missing =
-      d.children.spawn({buildPath("master/tactus-master"), "-s", d.dir + "/none.tsched", "-D", d.instance + "m"},
-                       d.out("missing"));
+  const pid_t missing = d.children.spawn(
+      {buildPath("master/tactus-master"), "-s", d.dir + "/none.tsched", "-D", d.instance + "m"}, d.out("missing"));
   CHECK(waitFor(missing, kWaitMs) == 2);
   ::kill(m, SIGTERM);
   CHECK(waitFor(m, kWaitMs) == 0);

@@ -73,7 +73,10 @@ void body(const std::string* name) {
     sched_param param{};
     pthread_getschedparam(pthread_self(), &policy, &param);
     std::printf("worker-policy=%s priority=%d\n",
-                policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" : policy == SCHED_OTHER ? "other" : "?",
+                policy == SCHED_FIFO    ? "fifo"
+                : policy == SCHED_RR    ? "rr"
+                : policy == SCHED_OTHER ? "other"
+                                        : "?",
                 param.sched_priority);
     std::fflush(stdout);
   }

@@ -18,10 +18,10 @@ namespace tactus {
 
 /// One option a command accepts.
 struct OptionSpec {
-  std::string longName;   ///< `output` for --output (required, unique)
-  char shortName = 0;     ///< `o` for -o; 0: none
-  std::string valueName;  ///< `FILE`; empty: a flag that takes no value
-  std::string help;       ///< what it does, for --help (lines joined with \n)
+  std::string longName;               ///< `output` for --output (required, unique)
+  char shortName = 0;                 ///< `o` for -o; 0: none
+  std::string valueName;              ///< `FILE`; empty: a flag that takes no value
+  std::string help;                   ///< what it does, for --help (lines joined with \n)
   std::vector<std::string> stmFlags;  ///< STM's multi-letter spellings without the dash (`wt`)
 };
 
