@@ -1,16 +1,15 @@
 // The compile driver and the tactus-compile command line.
 #include "compile.hpp"
 
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
-#include <set>
 
-#include "duration.hpp"
+#include "compile_args.hpp"
 #include "graph_parser.hpp"
 #include "scheduler.hpp"
+#include "tactus/core/command_line.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -21,123 +20,6 @@
 #include "wcet_file.hpp"
 
 namespace tactus::compiler {
-namespace {
-
-constexpr const char* kUsage =
-    "usage: tactus-compile -i GRAPH.yaml [options]\n"
-    "\n"
-    "Compiles an STM-format YAML compute graph into a verified static schedule file.\n"
-    "\n"
-    "options:\n"
-    "  -i FILE              the input graph (required)\n"
-    "  -o FILE              the schedule file to write (default: the input with extension .tsched)\n"
-    "  -k FILE              also write the report as JSON to FILE\n"
-    "  --wcet FILE          WCET side file (`Client.Runnable: ns`) overriding the graph's WCETs\n"
-    "  --html FILE          also write the graph and the schedule as one self-contained HTML page\n"
-    "  -t SECONDS           search time per hyperepoch (default 0: first schedule found); the\n"
-    "                       best schedule found in time is kept, and may differ from run to run\n"
-    "  --search-steps N     search steps per hyperepoch (reproducible; with -t, whichever ends first)\n"
-    "  -j N                 parallel search workers (default 1); -t 0 or a step budget gives the\n"
-    "                       same schedule for every N\n"
-    "  -wt DURATION         runnable fusion everywhere: chains of CPU runnables shorter than\n"
-    "                       DURATION (e.g. 500us; a runnable whose only successor has it as only\n"
-    "                       predecessor, same client, epoch and resources) are scheduled as one\n"
-    "                       unit and split back afterwards. Without -wt, fusion (threshold 500us)\n"
-    "                       runs only on hyperepochs of more than 400 instances, where the search\n"
-    "                       is heuristic: on smaller ones it can lose the optimum the exact search\n"
-    "                       finds (measured on the STG set), so they are left unfused\n"
-    "  -nrf                 no runnable fusion at all\n"
-    "  --allow-overlength   accept a schedule longer than its hyperepoch period (warning)\n"
-    "  -v                   verbose: time each step and print the planned timelines\n"
-    "  -V, --version        print the version and exit\n"
-    "  -h, --help           print this help and exit\n"
-    "\n"
-    "exit status: 0 success, 1 the graph cannot be compiled, 2 bad command line\n";
-
-// Parses the command line into options; `action` says whether to compile, print help or version.
-enum class Action { kCompile, kHelp, kVersion };
-
-Result<Action> parseArgs(const std::vector<std::string>& args, CompileOptions& o) {
-  auto needValue = [&](std::size_t& i) -> Result<std::string> {
-    if (i + 1 >= args.size()) return fail(ErrorCode::kBadParameter, "option '" + args[i] + "' needs a value");
-    return args[++i];
-  };
-  bool sawNrf = false, sawWt = false;
-  std::set<std::string> seen;  // value options: a second one is a mistake, not an override
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool takesValue = a == "-i" || a == "-o" || a == "-k" || a == "--wcet" || a == "--html" || a == "-t" ||
-                            a == "-j" || a == "-wt" || a == "--search-steps";
-    if (takesValue && !seen.insert(a).second) return fail(ErrorCode::kBadParameter, "option '" + a + "' given twice");
-    if (a == "-h" || a == "--help") return Action::kHelp;
-    if (a == "-V" || a == "--version") return Action::kVersion;
-    if (a == "-v") {
-      o.verbose = true;
-      continue;
-    }
-    if (a == "--allow-overlength") {
-      o.allowOverlength = true;
-      continue;
-    }
-    if (a == "-nrf") {
-      o.fusion = Fusion::kOff;
-      sawNrf = true;
-      continue;
-    }
-    if (a == "-wt") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      auto d = parseDuration(*v);
-      if (!d || *d <= 0) {
-        return fail(ErrorCode::kBadParameter, "option -wt: '" + *v + "' is not a positive duration (e.g. 500us)");
-      }
-      o.fusion = Fusion::kOn;
-      o.fusionThresholdNs = *d;
-      sawWt = true;
-      continue;
-    }
-    if (a == "--search-steps") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      std::uint64_t n = 0;
-      auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-      if (ec != std::errc() || p != v->data() + v->size() || v->empty())
-        return fail(ErrorCode::kBadParameter, "option --search-steps: '" + *v + "' is not a step count");
-      o.searchSteps = n;
-      continue;
-    }
-    if (a == "-i" || a == "-o" || a == "-k" || a == "--wcet" || a == "--html" || a == "-t" || a == "-j") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      if (a == "-i") o.input = *v;
-      else if (a == "-o") o.output = *v;
-      else if (a == "-k") o.reportJsonPath = *v;
-      else if (a == "--wcet") o.wcetPath = *v;
-      else if (a == "--html") o.htmlPath = *v;
-      else if (a == "-t") {
-        double t = 0;
-        auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), t);
-        if (ec != std::errc() || p != v->data() + v->size() || !(t >= 0) || t > 86400)
-          return fail(ErrorCode::kBadParameter, "option -t: '" + *v + "' is not a number of seconds in 0..86400");
-        o.timeBudgetSeconds = t;
-      } else {
-        int j = 0;
-        auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), j);
-        if (ec != std::errc() || p != v->data() + v->size() || j < 1 || j > 1024)
-          return fail(ErrorCode::kBadParameter, "option -j: '" + *v + "' is not a worker count in 1..1024");
-        o.workers = j;
-      }
-      continue;
-    }
-    if (!a.empty() && a[0] == '-') return fail(ErrorCode::kBadParameter, "unknown option '" + a + "'");
-    return fail(ErrorCode::kBadParameter, "unexpected argument '" + a + "' (the graph is given with -i)");
-  }
-  if (o.input.empty()) return fail(ErrorCode::kBadParameter, "no input graph: give it with -i GRAPH.yaml");
-  if (sawNrf && sawWt) return fail(ErrorCode::kBadParameter, "options -wt and -nrf exclude each other");
-  return Action::kCompile;
-}
-
-}  // namespace
 
 std::string defaultOutputPath(const std::string& input) {
   std::size_t slash = input.find_last_of('/');
@@ -158,7 +40,10 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     stepStart = now;
   };
 
-  auto graph = parseGraphFile(options.input);
+  // `-i -`: the graph from standard input (command_line.cpp), named `stdin` in messages.
+  auto graphText = readInputOperand(options.input, "graph file", kMaxGraphFileBytes);
+  if (!graphText) return graphText.error();
+  auto graph = parseGraph(*graphText, options.input == kStdStream ? "stdin" : options.input);
   if (!graph) return graph.error();
   if (!options.wcetPath.empty()) {
     auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
@@ -172,6 +57,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   so.allowOverlength = options.allowOverlength;
   so.fusion = options.fusion;
   so.fusionThresholdNs = options.fusionThresholdNs;
+  if (options.progress != nullptr) so.progress = searchProgressPrinter(*options.progress);  // compile_args.cpp
   SearchInfo searchInfo;
   auto schedule = scheduleGraph(*graph, so, &searchInfo);
   if (!schedule) return schedule.error();
@@ -195,11 +81,17 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   outcome.schedule = std::move(*schedule);
   outcome.report.compileTimeMs = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
 
-  auto saved = saveScheduleFile(outcome.schedule, outcome.outputPath);
-  if (!saved) return saved.error();
-  outcome.contentHash = *saved;
+  if (outcome.outputPath == kStdStream) {  // `-o -`: standard output
+    auto written = writeOutputOperand(outcome.outputPath, writeSchedule(outcome.schedule), "schedule file");
+    if (!written) return written.error();
+    outcome.contentHash = scheduleContentHash(outcome.schedule);
+  } else {
+    auto saved = saveScheduleFile(outcome.schedule, outcome.outputPath);
+    if (!saved) return saved.error();
+    outcome.contentHash = *saved;
+  }
   if (!options.reportJsonPath.empty()) {
-    auto written = writeFileAtomically(options.reportJsonPath, reportJson(outcome.report), "report file");
+    auto written = writeOutputOperand(options.reportJsonPath, reportJson(outcome.report), "report file");
     if (!written) return written.error();
   }
   if (!options.htmlPath.empty()) {
@@ -236,16 +128,17 @@ int compileAndReport(const CompileOptions& options, std::ostream& out, std::ostr
 
 int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CompileOptions options;
-  auto action = parseArgs(args, options);
+  auto action = parseCompileArgs(args, options);
+  if (!options.quiet) options.progress = &err;
   if (!action) {
     err << "tactus-compile: " << action.error().message << "\n(try 'tactus-compile --help')\n";
     return 2;
   }
-  if (*action == Action::kHelp) {
-    out << kUsage;
+  if (*action == CompileAction::kHelp) {
+    out << compileUsage();
     return 0;
   }
-  if (*action == Action::kVersion) {
+  if (*action == CompileAction::kVersion) {
     out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersion << ")\n";
     return 0;
   }
@@ -264,7 +157,9 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
 namespace {
 
 // Compiles and prints the report (runCompileCommand after the command line); the exit status.
-int compileAndReport(const CompileOptions& options, std::ostream& out, std::ostream& err) {
+int compileAndReport(const CompileOptions& options, std::ostream& stdOut, std::ostream& err) {
+  // With the schedule on standard output (`-o -`) the report goes to standard error.
+  std::ostream& out = options.output == kStdStream ? err : stdOut;
   Result<CompileOutcome> outcome = compileFile(options);
   if (!outcome) {
     err << "tactus-compile: " << outcome.error().message << "\n";
@@ -280,7 +175,7 @@ int compileAndReport(const CompileOptions& options, std::ostream& out, std::ostr
     out << "planned timelines (hyperepoch time):\n" << timelinesText(outcome->schedule, 12);
   }
   out << reportText(outcome->report);
-  out << "wrote " << outcome->outputPath << " (schedule '" << outcome->schedule.name << "', "
+  out << "wrote " << operandName(outcome->outputPath, true) << " (schedule '" << outcome->schedule.name << "', "
       << outcome->schedule.instances.size() << " instances, content hash " << hashToHex(outcome->contentHash) << ")\n";
   out.flush();
   if (!out) {

@@ -31,6 +31,10 @@ struct CompileOptions {
   Fusion fusion = Fusion::kAuto;
   std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
   bool verbose = false;                     ///< `-v`
+  bool quiet = false;                       ///< `-q`: no search progress on standard error
+  /// Where a search prints its progress once a second (runCompileCommand: standard error unless
+  /// `-q`); null: nowhere.
+  std::ostream* progress = nullptr;
 };
 
 /// What a successful compilation produced.

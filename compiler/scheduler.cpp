@@ -73,6 +73,13 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
     }
     lim.workers = std::max(1, options.workers);
     lim.allowOverlength = options.allowOverlength;
+    if (options.progress) {
+      lim.onRound = [&options, &he, started = lim.started](std::int64_t bestNs, std::int64_t boundNs,
+                                                           std::uint64_t steps) {
+        options.progress(he.name, std::chrono::duration<double>(Clock::now() - started).count(), bestNs, boundNs,
+                         steps);
+      };
+    }
     const SProblem sp = buildSearchProblem(pb, he.periodNs);
     SearchResult sr = pb.nodes.size() <= kSearchNodeLimit ? branchAndBound(sp, best, lim)
                                                           : perturbedLists(pb, sp, best, touched, lim);

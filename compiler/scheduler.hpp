@@ -30,6 +30,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "graph.hpp"
@@ -82,6 +84,11 @@ struct ScheduleOptions {
   Fusion fusion = Fusion::kAuto;
   /// Fusion threshold (`-wt`): both runnables of a link have a WCET strictly below it.
   std::int64_t fusionThresholdNs = 500000;
+  /// Called during a search after each round: the hyperepoch searched, seconds since its search
+  /// started, best length, lower bound, steps. Empty: nothing (tactus-compile prints it).
+  std::function<void(const std::string& hyperepoch, double seconds, std::int64_t bestNs, std::int64_t lowerBoundNs,
+                     std::uint64_t steps)>
+      progress;
 };
 
 /// What the search did for one hyperepoch.

@@ -29,7 +29,9 @@
 #include <thread>
 
 #include "client_monitor.hpp"
+#include "deploy_env.hpp"
 #include "log_drain.hpp"
+#include "notify.hpp"
 #include "releaser.hpp"
 #include "run_control.hpp"
 #include "segment_owner.hpp"
@@ -394,6 +396,7 @@ int MasterRun::waitForClients() {
                   "the master was stopped by a signal before the run started"});
     }
     if (auto failure = watch(true)) return end(*failure);
+    keepWatchdogAlive();                    // notify.cpp: no release loop runs yet
     if (monitor_->allEntered()) return -1;  // go on
     if (ipc::monotonicNs() >= deadline) return end(monitor_->timeoutEnd(o_.timeoutUs));
     ipc::futexWait(attention, seen, kWaitSliceNs);
@@ -508,6 +511,10 @@ int MasterRun::execute() {
     err_ << "tactus-master: " << ok.error().message << "\n";
     return kExitBadInput;
   }
+  if (auto ok = shareSegmentWithGroup(o_.instance); !ok) {  // deploy_env.cpp: TACTUS_SEGMENT_GROUP
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    return kExitBadInput;
+  }
   const shm::SegmentView& view = owner_.view();
   shm::SegmentHeader& header = view.header();
   owner_.describe((o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
@@ -520,6 +527,10 @@ int MasterRun::execute() {
   releaser_ = std::make_unique<Releaser>(view, schedule_, plan_, o_.freeRunning, control_);
 
   if (!o_.logPath.empty()) {
+    if (auto ok = keepEarlierLogs(o_.logPath); !ok) {  // deploy_env.cpp: TACTUS_LOG_KEEP
+      err_ << "tactus-master: " << ok.error().message << "\n";
+      return kExitBadInput;
+    }
     if (auto ok = log_.open(o_.logPath, schedule_.identifier, contentHash_); !ok) {
       err_ << "tactus-master: " << ok.error().message << "\n";
       return kExitBadInput;
@@ -528,6 +539,7 @@ int MasterRun::execute() {
 
   gAttention.store(&header.attention);
   owner_.publish();
+  notifyReady(o_.instance, schedule_.name, err_);  // notify.cpp: systemd's Type=notify
   if (o_.verbose) {
     out_ << "tactus-master: published schedule " << quoted(schedule_.name) << " (" << schedule_.instances.size()
          << " instances, " << schedule_.clients.size() << " clients) at " << ipc::segmentPath(o_.instance)
@@ -537,6 +549,7 @@ int MasterRun::execute() {
   int code = waitForClients();
   if (code < 0) code = runFrames();
   if (code != kExitOk) err_ << "tactus-master: " << view.message() << "\n";
+  notifyStopping(view.message());
   waitForClientsToLeave();
   gAttention.store(nullptr);
   owner_.remove();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "notify.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/wait.hpp"
@@ -112,6 +113,7 @@ std::uint64_t Releaser::iterationsCompleted() const {
 // Sleeps until the deadline (spinning its last stretch); returns when it woke, or 0 when the run
 // was aborted meanwhile.
 std::int64_t Releaser::sleepUntil(std::int64_t deadlineNs) {
+  keepWatchdogAlive();  // notify.cpp: systemd's WatchdogSec=, kept while frames are released
   const std::int64_t spin = releaseSpinNs();
   for (std::int64_t now = ipc::monotonicNs(); deadlineNs - spin - now > kSleepSliceNs; now = ipc::monotonicNs()) {
     if (control_.aborted()) return 0;

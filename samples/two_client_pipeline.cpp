@@ -105,7 +105,6 @@ int main(int argc, char** argv) {
     return usage();
   }
   tactus::InitOptions options;
-  if (const char* env = std::getenv("TACTUS_INSTANCE"); env != nullptr && *env != '\0') options.instance = env;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--instance") == 0 && i + 1 < argc) {
       options.instance = argv[++i];
@@ -118,7 +117,12 @@ int main(int argc, char** argv) {
 
   if (auto ok = tactus::init(gClient, options); !ok) {
     std::fprintf(stderr, "%s: init failed: %s\n", gClient, ok.error().message.c_str());
-    return 1;
+    // A configuration error (a name the schedule does not know, a bad instance name, another
+    // layout version) exits 2, which the client unit does not restart; anything else 1.
+    const tactus::ErrorCode code = ok.error().code;
+    const bool configuration = code == tactus::ErrorCode::kNotFound || code == tactus::ErrorCode::kBadParameter ||
+                               code == tactus::ErrorCode::kIncompatible;
+    return configuration ? 2 : 1;
   }
   for (std::size_t i = 0; i < count; ++i) {
     if (auto ok = tactus::registerRunnable(runnables[i].name, run, &runnables[i]); !ok) {

@@ -3,22 +3,23 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <new>
-#include <ostream>
 #include <set>
+#include <ostream>
 #include <sstream>
 
 #include <unistd.h>
 
 #include "analysis.hpp"
 #include "outputs.hpp"
+#include "report_args.hpp"
 #include "tactus/core/file_io.hpp"
-#include "tactus/core/text.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
 #include "tactus_config.h"
@@ -27,129 +28,26 @@
 namespace tactus::report {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: tactus-report LOG SCHEDULE [SCHEDULE...] [options]\n"
-    "       tactus-report --schedule SCHEDULE [--html FILE] [--trace-out FILE]   (the plan alone)\n"
-    "\n"
-    "Statistics of a run from the event log tactus-master wrote (-l) and the schedule file it ran:\n"
-    "per runnable, epoch frame, resource, client and hyperepoch (durations, start jitter against the\n"
-    "plan, overruns against WCET and Monitor/EndMonitorThreshold budgets, deadline misses, skipped\n"
-    "frames, busy and idle time against the plan). A log of a master with a schedule manager (-N)\n"
-    "takes every schedule of the run: statistics per schedule, then the starts, stops and switches\n"
-    "with their dead time (text and --csv).\n"
-    "\n"
-    "options:\n"
-    "  --json                 print the statistics as JSON (times in ns) instead of text\n"
-    "  --csv                  print the raw runs as CSV instead:\n"
-    "                         frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns,schedule\n"
-    "                         (frame within the hyperepoch iteration, hyperepoch = iteration number,\n"
-    "                         epoch = Hyperepoch.Epoch, resource = the hardware resource,\n"
-    "                         schedule = the schedule's identifier)\n"
-    "  --violations           print the contract violations tactus-check logged as CSV instead:\n"
-    "                         runnable,kind,call,count,first_site (the header alone when none)\n"
-    "  --fail-on-violation    exit with 1 when the log holds any contract violation (for CI)\n"
-    "  --wcet-out FILE        write measured WCETs (`Client.Runnable: ns`) for tactus-compile --wcet\n"
-    "  --wcet-percentile P    percentile of the measured durations used for them (default 99)\n"
-    "  --wcet-margin X        factor applied to it (default 1.2)\n"
-    "  --html FILE            write the graph, the plan and the executed iterations as one HTML file\n"
-    "  --trace-out FILE       write a Chrome trace (open in Perfetto or chrome://tracing)\n"
-    "  --schedule FILE        the schedule file (instead of the second argument)\n"
-    "  -V, --version          print the version and exit\n"
-    "  -h, --help             print this help and exit\n"
-    "\n"
-    "exit status: 0 success, 1 unreadable or mismatched input (or a violation with\n"
-    "--fail-on-violation), 2 bad command line\n";
+using Options = ReportOptions;  // report_args.cpp parses them
 
-struct Options {
-  std::string log, schedule, wcetOut, html, traceOut;
-  std::vector<std::string> schedules;  // LOG A B ...: every schedule of a run with a schedule manager
-  bool json = false, csv = false, help = false, version = false;
-  bool violations = false, failOnViolation = false;  // tactus-check's contract violations
-  double percentile = 99, margin = 1.2;
-};
-
-Result<double> parseNumber(const std::string& option, const std::string& v, double lo, double hi) {
-  double x = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
-    char range[64];
-    std::snprintf(range, sizeof range, "%g..%g", lo, hi);
-    return fail(ErrorCode::kBadParameter, "option " + option + ": '" + v + "' is not a number in " + range);
-  }
-  return x;
+// The schedule operand: a file, or standard input for `-`.
+Result<Schedule> loadScheduleOperand(const std::string& path) {
+  if (path != kStdStream) return loadScheduleFile(path);
+  auto text = readInputOperand(path, "schedule file", kMaxScheduleFileBytes);
+  if (!text) return text.error();
+  return readSchedule(*text, "stdin");
 }
 
-Result<Options> parseArgs(const std::vector<std::string>& args) {
-  Options o;
-  std::vector<std::string> positional;
-  std::set<std::string> seen;  // value options: a second one is a mistake, not an override
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> Result<std::string> {
-      if (i + 1 >= args.size()) return fail(ErrorCode::kBadParameter, "option '" + a + "' needs a value");
-      return args[++i];
-    };
-    if (a == "-h" || a == "--help") o.help = true;
-    else if (a == "-V" || a == "--version") o.version = true;
-    else if (a == "--json") o.json = true;
-    else if (a == "--csv") o.csv = true;
-    else if (a == "--violations") o.violations = true;
-    else if (a == "--fail-on-violation") o.failOnViolation = true;
-    else if (a == "--wcet-out" || a == "--html" || a == "--trace-out" || a == "--schedule" ||
-             a == "--wcet-percentile" || a == "--wcet-margin") {
-      if (!seen.insert(a).second) return fail(ErrorCode::kBadParameter, "option '" + a + "' given twice");
-      auto v = value();
-      if (!v) return v.error();
-      if (a == "--wcet-out") o.wcetOut = *v;
-      else if (a == "--html") o.html = *v;
-      else if (a == "--trace-out") o.traceOut = *v;
-      else if (a == "--schedule") o.schedule = *v;
-      else if (a == "--wcet-percentile") {
-        auto x = parseNumber(a, *v, 1, 100);
-        if (!x) return x.error();
-        o.percentile = *x;
-      } else {
-        auto x = parseNumber(a, *v, 0.1, 100);
-        if (!x) return x.error();
-        o.margin = *x;
-      }
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      return fail(ErrorCode::kBadParameter, "unknown option '" + a + "'");
-    } else {
-      positional.push_back(a);
-    }
-  }
-  if (o.help || o.version) return o;
-  if (positional.size() >= 2) {
-    if (!o.schedule.empty()) return fail(ErrorCode::kBadParameter, "the schedule is given twice");
-    o.log = positional[0];
-    o.schedule = positional[1];
-    o.schedules.assign(positional.begin() + 1, positional.end());
-  }
-  if (o.schedules.size() > 1 && (o.json || !o.html.empty() || !o.traceOut.empty() || !o.wcetOut.empty())) {
-    return fail(ErrorCode::kBadParameter,
-                "several schedules: only the text report and --csv are supported (not --json, --html, "
-                "--trace-out, --wcet-out; give one schedule for those)");
-  } else if (positional.size() == 1) {
-    if (o.schedule.empty()) return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE");
-    o.log = positional[0];
-  }
-  if (o.schedule.empty())
-    return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE or --schedule FILE");
-  if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
-  if (o.violations && (o.json || o.csv))
-    return fail(ErrorCode::kBadParameter, "--violations excludes --json and --csv");
-  if (o.log.empty() && (o.violations || o.failOnViolation))
-    return fail(ErrorCode::kBadParameter, "--violations and --fail-on-violation need an event log");
-  if (o.log.empty() && (o.json || o.csv || !o.wcetOut.empty()))
-    return fail(ErrorCode::kBadParameter, "--json, --csv and --wcet-out need an event log");
-  if (o.log.empty() && o.html.empty() && o.traceOut.empty())
-    return fail(ErrorCode::kBadParameter, "without a log, give --html FILE or --trace-out FILE");
-  return o;
+// The log operand: a file, or standard input for `-`.
+Result<LogFile> readLogOperand(const std::string& path) {
+  if (path != kStdStream) return readLogFile(path);
+  auto bytes = readInputOperand(path, "event log", limits::kMaxEventLogBytes);
+  if (!bytes) return bytes.error();
+  return parseLog(*bytes, "stdin");
 }
 
 Result<void> writeFile(const std::string& path, const std::string& text) {
-  return writeFileAtomically(path, text, "output file");
+  return writeOutputOperand(path, text, "output file");
 }
 
 // Text for a switch record's schedule reference (aux).
@@ -244,7 +142,7 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
   };
   std::vector<Schedule> schedules;
   for (const std::string& path : o.schedules) {
-    auto schedule = loadScheduleFile(path);
+    auto schedule = loadScheduleOperand(path);
     if (!schedule) return fatal(schedule.error());
     VerifyOptions vo;
     vo.allowOverlength = true;
@@ -258,7 +156,7 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
     }
     schedules.push_back(std::move(*schedule));
   }
-  auto log = readLogFile(o.log);
+  auto log = readLogOperand(o.log);
   if (!log) return fatal(log.error());
   if (log->header.scheduleCount < 2 && schedules.size() > 1) {
     return fatal(fail(ErrorCode::kValidation, o.log + ": the log is of a run of one schedule; give that schedule only"));
@@ -308,8 +206,8 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
     err << "tactus-report: " << e.message << "\n";
     return 1;
   };
-  auto schedule = loadScheduleFile(o.schedule);
-  if (!schedule) return fatal(schedule.error());
+  auto schedule = loadScheduleOperand(o.schedule);
+  if (!schedule) return fatal(fail(schedule.error().code, schedule.error().message + swappedArgumentsHint(o)));
   // Every index the report follows must be in range: the verifier checks that (and the rest).
   VerifyOptions vo;
   vo.allowOverlength = true;
@@ -318,7 +216,8 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
 
   if (o.log.empty()) {
     if (!o.html.empty()) {
-      auto w = view::writeHtml(o.html, *schedule);
+      auto w =
+          o.html == kStdStream ? writeFile(o.html, view::renderHtml(*schedule)) : view::writeHtml(o.html, *schedule);
       if (!w) return fatal(w.error());
     }
     if (!o.traceOut.empty()) {
@@ -330,7 +229,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
     return 0;
   }
 
-  auto log = readLogFile(o.log);
+  auto log = readLogOperand(o.log);
   if (!log) return fatal(log.error());
   auto matches = checkLogMatches(*log, *schedule, o.schedule);
   if (!matches) return fatal(matches.error());
@@ -346,7 +245,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   if (o.violations) writeViolationsCsv(out, violations);
   else if (o.csv) writeCsv(out, *schedule, *log, analysis);
   else if (o.json) out << formatJson(*schedule, *log, analysis);
-  else {
+  else if (o.statisticsOnStdout) {
     out << formatText(*schedule, *log, analysis);
     writeViolationsTable(out, violations);
   }
@@ -355,7 +254,14 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
     auto w = writeFile(o.wcetOut, formatWcetFile(*schedule, analysis, o.percentile, o.margin));
     if (!w) return fatal(w.error());
   }
-  if (!o.traceOut.empty()) {
+  if (o.traceOut == kStdStream) {
+    out.flush();
+    out << [&] {
+      std::ostringstream t;
+      writeTrace(t, *schedule, &*log, &analysis);
+      return t.str();
+    }();
+  } else if (!o.traceOut.empty()) {
     std::ofstream f(o.traceOut, std::ios::binary | std::ios::trunc);
     if (!f) return fatal(fail(ErrorCode::kIo, o.traceOut + ": cannot create file"));
     writeTrace(f, *schedule, &*log, &analysis);
@@ -365,7 +271,8 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   if (!o.html.empty()) {
     view::Execution execution = makeExecution(*schedule, *log, analysis);
     markViolations(execution, violations);
-    auto w = view::writeHtml(o.html, *schedule, &execution);
+    auto w = o.html == kStdStream ? writeFile(o.html, view::renderHtml(*schedule, &execution))
+                                  : view::writeHtml(o.html, *schedule, &execution);
     if (!w) return fatal(w.error());
   }
   if (o.failOnViolation && !violations.empty()) {
@@ -377,13 +284,13 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
 
 // The command without the final check of `out`.
 int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto options = parseArgs(args);
+  auto options = parseReportArgs(args);
   if (!options) {
     err << "tactus-report: " << options.error().message << "\n(try 'tactus-report --help')\n";
     return 2;
   }
   if (options->help) {
-    out << kUsage;
+    out << reportUsage();
     return 0;
   }
   if (options->version) {

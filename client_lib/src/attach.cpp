@@ -2,12 +2,16 @@
 // master, and saying why, while there is none), removing a segment whose master is dead, and
 // taking the validated private copies the client works from (geometry, schedule, run plan, the
 // master's pid).
+#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
+#include <vector>
 
 #include "runtime.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -135,6 +139,35 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
   return {};
 }
 
+// The other instances that have a segment in /dev/shm right now, as a hint for a client that
+// waits on a name nobody serves ("" when there is none). At most a few names.
+std::string otherInstances(const std::string& instance) {
+  const std::string prefix = "tactus_";
+  std::vector<std::string> names;
+  if (DIR* dir = ::opendir("/dev/shm"); dir != nullptr) {
+    while (const dirent* entry = ::readdir(dir)) {
+      const std::string file = entry->d_name;
+      if (file.size() <= prefix.size() || file.compare(0, prefix.size(), prefix) != 0) continue;
+      const std::string other = file.substr(prefix.size());
+      if (other != instance && ipc::validateInstanceName(other)) names.push_back(other);
+    }
+    ::closedir(dir);
+  }
+  if (names.empty()) return "";
+  std::sort(names.begin(), names.end());
+  constexpr std::size_t kShown = 5;
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < kShown; ++i) text += (i == 0 ? "" : ", ") + quoted(names[i], 256);
+  if (names.size() > kShown) text += ", ...";
+  return "; instances with a segment now: " + text;
+}
+
+// How the instance was chosen and how to choose another, for the waiting messages.
+std::string howToSet(const Runtime& rt) {
+  return "instance " + quoted(rt.instance, 256) + " from " + rt.instanceSource +
+         "; it must equal the master's -D: set TACTUS_INSTANCE, or InitOptions::instance";
+}
+
 // Waits until the instance's segment is published by a live master and maps it.
 Result<void> findMaster(Runtime& rt, const InitOptions& options) {
   const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
@@ -146,21 +179,39 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
     if (look->attached) return {};  // guarded since it was opened
     if (look->why != said) {
       said = look->why;
-      std::fprintf(stderr, "tactus: client %s: waiting for tactus-master of instance %s (segment %s): %s\n",
+      std::fprintf(stderr, "tactus: client %s: waiting for tactus-master of instance %s (segment %s): %s (%s%s)\n",
                    quoted(rt.name).c_str(), quoted(rt.instance, 256).c_str(), ipc::segmentPath(rt.instance).c_str(),
-                   said.c_str());
+                   said.c_str(), howToSet(rt).c_str(), otherInstances(rt.instance).c_str());
       std::fflush(stderr);
     }
     if (ipc::monotonicNs() >= deadline) {
       return fail(ErrorCode::kTimeout, "client " + quoted(rt.name) + ": no master for instance " +
                                            quoted(rt.instance, 256) + " within " + std::to_string(options.timeoutMs) +
-                                           " ms (" + said + ")");
+                                           " ms (" + said + "; " + howToSet(rt) + otherInstances(rt.instance) + ")");
     }
     std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
   }
 }
 
 }  // namespace
+
+Result<void> chooseInstance(Runtime& rt, const InitOptions& options) {
+  const char* env = std::getenv("TACTUS_INSTANCE");
+  if (!options.instance.empty()) {
+    rt.instance = options.instance;
+    rt.instanceSource = "InitOptions::instance";
+  } else if (env != nullptr && *env != '\0') {
+    rt.instance = env;
+    rt.instanceSource = "TACTUS_INSTANCE";
+  } else {
+    rt.instance = ipc::kDefaultInstance;
+    rt.instanceSource = "the default (neither InitOptions::instance nor TACTUS_INSTANCE is set)";
+  }
+  if (auto ok = ipc::validateInstanceName(rt.instance); !ok) {
+    return fail(ok.error().code, "client " + quoted(rt.name) + ": " + rt.instanceSource + ": " + ok.error().message);
+  }
+  return {};
+}
 
 Result<void> attach(Runtime& rt, const InitOptions& options) {
   if (auto ok = findMaster(rt, options); !ok) return ok;

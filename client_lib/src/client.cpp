@@ -16,6 +16,7 @@
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/notify.hpp"
 #include "tactus/ipc/wait.hpp"
 
 namespace tactus {
@@ -104,10 +105,10 @@ Result<void> attachModes(Runtime& primary, const InitOptions& options) {
 Result<void> initLocked(const std::string& clientName, const InitOptions& options) {
   if (gRuntime) return fail(ErrorCode::kInvalidState, "client " + quoted(gRuntime->name) + " is already initialized");
   if (clientName.empty()) return fail(ErrorCode::kBadParameter, "the client name is empty");
-  if (auto ok = ipc::validateInstanceName(options.instance); !ok) return ok.error();
   auto rt = std::make_unique<Runtime>();
   rt->name = clientName;
-  rt->instance = options.instance;
+  if (auto ok = chooseInstance(*rt, options); !ok) return ok.error();
+  if (auto ok = setUpRealtime(clientName, options, rt->realtime); !ok) return ok.error();
   if (auto ok = attach(*rt, options); !ok) return ok.error();
   rt->registrations.resize(rt->schedule.runnables.size());
   rt->cudaSubmitters.resize(rt->schedule.runnables.size());
@@ -373,6 +374,7 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   rt.phase = Phase::kEntered;
   slot.state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
   ipc::signalWord(h.attention);
+  (void)ipc::notifySystemd("READY=1\nSTATUS=client " + rt.name + " runs on instance " + rt.instance);  // Type=notify
   lock.unlock();  // exitScheduler and runtimeInfo must not wait for the run
 
   std::vector<std::thread> workers;

@@ -12,6 +12,7 @@
 
 #include "cuda_engine.hpp"
 #include "engine.hpp"
+#include "realtime.hpp"
 #include "tactus/client.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -49,6 +50,8 @@ struct Runtime {
   std::string damage;                   ///< what damaged the segment (set before `halted`)
   std::atomic<std::uint32_t> workersRunning{0};
   Phase phase = Phase::kNone;
+  std::string instanceSource;  ///< where `instance` came from, for messages ("TACTUS_INSTANCE", ...)
+  RealtimePolicy realtime;     ///< the worker threads' policy, checked at init
 
   // --- Several schedules (a master with -N): this Runtime is schedule 0's; `modes` holds the
   // others' (each with its own segment, schedule, plan and registrations). ---
@@ -59,6 +62,10 @@ struct Runtime {
   /// the hyperepoch's index before a rollover's first frame.
   std::vector<std::function<void(std::uint16_t, std::uint16_t)>> switchCallbacks;
 };
+
+/// Sets rt.instance (and rt.instanceSource) from options.instance, else $TACTUS_INSTANCE, else
+/// "default", and checks the name (kBadParameter naming where it came from).
+Result<void> chooseInstance(Runtime& rt, const InitOptions& options);
 
 /// Attaches schedule `index` > 0 of the primary's instance into `mode` (waiting for its segment);
 /// a client absent from that schedule is attached with member = false. Called by init.

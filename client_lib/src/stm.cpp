@@ -1,7 +1,6 @@
 // The STM C API (tactus/stm.h) implemented over the C++ API (tactus/client.hpp).
 #include "tactus/stm.h"
 
-#include <cstdlib>
 #include <string>
 
 #include "tactus/client.hpp"
@@ -48,8 +47,7 @@ stmErrorCode_t initOn(const char* clientName, const std::string& instance) {
 extern "C" {
 
 stmErrorCode_t stmClientInit(const char* clientName) {
-  const char* env = std::getenv("TACTUS_INSTANCE");
-  return initOn(clientName, (env != nullptr && *env != '\0') ? env : "default");
+  return initOn(clientName, "");  // init reads TACTUS_INSTANCE, else "default"
 }
 
 stmErrorCode_t stmClientInitWithDiscriminator(const char* clientName, int32_t discriminator) {

@@ -101,6 +101,7 @@ void pinToCore(std::uint32_t core) {
 }  // namespace
 
 std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIteration) {
+  applyWorkerRealtime(rt.realtime);  // realtime.cpp: the policy init checked
   const WorkerPlan& wp = rt.plan.workers[w];
   const ResourceInfo& resource = rt.schedule.resources[wp.resource];
   const shm::SegmentView& view = rt.view;

@@ -245,6 +245,7 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
       for (Piece& pc : pieces) {
         if (pc.local().valid && best < pc.local().score) pc.local().valid = false;
       }
+      if (lim.onRound) lim.onRound(best.lengthNs, res.lowerBoundNs, res.steps);  // progress
     }
   }
   if (inc.valid) {

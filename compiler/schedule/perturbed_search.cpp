@@ -87,6 +87,7 @@ SearchResult perturbedLists(const Problem& pb, const SProblem& sp, const Attempt
       }
     }
     runIndex += runs;
+    if (lim.onRound) lim.onRound(bestScore.lengthNs, res.lowerBoundNs, res.steps);  // progress
   }
   if (res.improved) res.attempt = std::move(best);
   return res;

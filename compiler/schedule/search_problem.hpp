@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "graph.hpp"
@@ -24,6 +25,9 @@ struct SearchLimits {
   Clock::time_point started{};
   int workers = 1;
   bool allowOverlength = false;
+  /// Called on the searching thread after each round (best length, lower bound, steps so far);
+  /// empty: nothing. For the progress tactus-compile prints.
+  std::function<void(std::int64_t bestNs, std::int64_t lowerBoundNs, std::uint64_t steps)> onRound;
 };
 
 /// What one hyperepoch's search found.

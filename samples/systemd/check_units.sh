@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs `systemd-analyze verify` on the unit templates, instantiated, with the installed paths of
-# the programs replaced by the built ones (verify checks that ExecStart's program exists).
+# Runs `systemd-analyze verify` on the instance target and the unit templates, instantiated for
+# instance "demo" and client "sensing", with the installed paths of the programs replaced by the
+# built ones (verify checks that ExecStart's program exists), and checks what the units and the
+# programs must agree on (notify readiness, exit status 2 not restarted, the env files).
 # Exit 77 (skipped) when systemd-analyze is not installed.
 # usage: check_units.sh UNITS_DIR BUILT_TACTUS_MASTER BUILT_SAMPLE_TWO_CLIENT
 set -euo pipefail
@@ -11,20 +13,38 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "check_units: $*" >&2; exit 1; }
 
-for u in tactus-master@.service tactus-client@.service; do
+for u in tactus@.target tactus-master@.service tactus-client-INSTANCE@.service; do
   [ -f "$units/$u" ] || fail "missing $units/$u"
-  sed -e "s#/usr/local/bin/tactus-master#$master#g" "$units/$u" >"$work/$u"
 done
-grep -q "^TACTUS_CLIENT_PROGRAM=/usr/local/bin/tactus-sample-two-client$" "$units/sensing.env" \
-  || fail "sensing.env does not name the installed sample"
+cp "$units/tactus@.target" "$work/"
+sed -e "s#/usr/local/bin/tactus-master#$master#g" "$units/tactus-master@.service" >"$work/tactus-master@.service"
+# The client template is installed once per instance, named for it (%j is the instance).
+cp "$units/tactus-client-INSTANCE@.service" "$work/tactus-client-demo@.service"
+for f in sensing planning; do
+  grep -q "^TACTUS_CLIENT_PROGRAM=/usr/local/bin/tactus-sample-two-client$" "$units/$f.env" \
+    || fail "$f.env does not name the installed sample"
+  ! grep -q "^TACTUS_INSTANCE=" "$units/$f.env" || fail "$f.env sets TACTUS_INSTANCE, which the unit's name sets"
+done
 [ -x "$sample" ] || fail "the sample $sample was not built"
+# What the programs rely on: Type=notify (both send READY=1), status 2 not restarted (the
+# master's and the sample's configuration errors), the client's instance from its unit's name.
+for u in tactus-master@.service tactus-client-INSTANCE@.service; do
+  grep -q "^Type=notify$" "$units/$u" || fail "$u is not Type=notify"
+  grep -q "^RestartPreventExitStatus=2$" "$units/$u" || fail "$u restarts after exit status 2"
+  grep -q "^PartOf=tactus@%[ij].target$" "$units/$u" || fail "$u is not PartOf= its instance's target"
+done
+grep -q "^WatchdogSec=" "$units/tactus-master@.service" || fail "the master unit has no WatchdogSec="
+grep -q "^Environment=TACTUS_INSTANCE=%j$" "$units/tactus-client-INSTANCE@.service" \
+  || fail "the client unit does not set TACTUS_INSTANCE from its name"
+
 # verify loads an instance of a template from the directory it is given.
+ln -s tactus@.target "$work/tactus@demo.target"
 ln -s tactus-master@.service "$work/tactus-master@demo.service"
-ln -s tactus-client@.service "$work/tactus-client@sensing.service"
-(cd "$work" && "$analyze" verify --man=no ./tactus-master@demo.service ./tactus-client@sensing.service) \
-  >"$work/verify.out" 2>&1 || { cat "$work/verify.out"; fail "systemd-analyze verify failed"; }
+ln -s tactus-client-demo@.service "$work/tactus-client-demo@sensing.service"
+(cd "$work" && "$analyze" verify --man=no ./tactus@demo.target ./tactus-master@demo.service \
+    ./tactus-client-demo@sensing.service) >"$work/verify.out" 2>&1 || { cat "$work/verify.out"; fail "systemd-analyze verify failed"; }
 # systemd-analyze may report problems as messages while still exiting 0 on some versions.
-if grep -Ei "unknown (key|section)|invalid|failed to|is not executable|bad unit file|lvalue" "$work/verify.out" \
+if grep -Ei "unknown (key|section)|invalid|failed to|is not executable|bad unit file|lvalue|specifier" "$work/verify.out" \
     | grep -v "PR_SET_MM\|\$container" ; then
   fail "systemd-analyze verify reported a problem"
 fi
@@ -36,4 +56,4 @@ if (cd "$work" && "$analyze" verify --man=no ./broken@demo.service) >"$work/brok
     && ! grep -q "no-such-tactus-master" "$work/broken.out"; then
   fail "systemd-analyze verify did not notice a missing program; the check proves nothing here"
 fi
-echo "check_units: both unit templates pass systemd-analyze verify"
+echo "check_units: the target and both unit templates pass systemd-analyze verify"

@@ -5,6 +5,8 @@
 // Exit codes: 0 frame-limit/exit-requested/stopped-by-signal, 3 init failed, 4 registration
 // failed, 10 + RunStatus otherwise.
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,7 +23,7 @@ namespace {
 
 struct Args {
   std::string name;
-  std::string instance = "default";
+  std::string instance;  // empty: TACTUS_INSTANCE, else "default" (init chooses)
   long long timeoutMs = -1;
   std::set<std::string> skip;
   long long exitAtIteration = -1;  // a runnable calls exitScheduler in this hyperepoch iteration
@@ -32,10 +34,27 @@ struct Args {
   bool checkRegistration = false;  // exercise the registration errors and report them
   bool useStm = false;             // go through the STM C API
   bool switchCallback = false;     // register a schedule-switch callback that prints when it ran
+  std::string workerPolicy;        // --worker-policy fifo:N | rr:N | other (InitOptions)
+  bool lockMemory = false;         // --lock-memory (InitOptions::lockMemory)
+  bool printRealtime = false;      // print the locked memory after init and a worker's policy
 };
 
 Args gArgs;
 std::atomic<long long> gRuns{0};
+std::atomic<bool> gPolicyPrinted{false};
+
+// VmLck of this process in kB (-1 when unreadable).
+long long lockedKb() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long long kb = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmLck: %lld", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb;
+}
 
 void spinUs(long long us) {
   if (us <= 0) return;
@@ -50,6 +69,18 @@ void spinUs(long long us) {
 
 void body(const std::string* name) {
   gRuns.fetch_add(1);
+  if (gArgs.printRealtime && !gPolicyPrinted.exchange(true)) {
+    int policy = 0;
+    sched_param param{};
+    pthread_getschedparam(pthread_self(), &policy, &param);
+    std::printf("worker-policy=%s priority=%d\n",
+                policy == SCHED_FIFO    ? "fifo"
+                : policy == SCHED_RR    ? "rr"
+                : policy == SCHED_OTHER ? "other"
+                                        : "?",
+                param.sched_priority);
+    std::fflush(stdout);
+  }
   auto info = tactus::runtimeInfo();
   if (!info) {
     std::printf("runtime-info-error %s\n", info.error().message.c_str());
@@ -74,7 +105,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: tactus-test-client --name CLIENT [--instance I] [--timeout-ms N] [--skip R]...\n"
                "  [--exit-at-iteration N] [--hang-runnable R --hang-at-iteration N --marker FILE]\n"
-               "  [--busy-us N] [--check-registration] [--stm] [--switch-callback]\n");
+               "  [--busy-us N] [--check-registration] [--stm] [--switch-callback]\n"
+               "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime]\n");
   return 2;
 }
 
@@ -96,12 +128,15 @@ int runMain(int argc, char** argv) {
     else if (a == "--check-registration") gArgs.checkRegistration = true;
     else if (a == "--stm") gArgs.useStm = true;
     else if (a == "--switch-callback") gArgs.switchCallback = true;
+    else if (a == "--worker-policy") gArgs.workerPolicy = next();
+    else if (a == "--lock-memory") gArgs.lockMemory = true;
+    else if (a == "--print-realtime") gArgs.printRealtime = true;
     else return usage();
   }
   if (gArgs.name.empty()) return usage();
 
   if (gArgs.useStm) {
-    ::setenv("TACTUS_INSTANCE", gArgs.instance.c_str(), 1);
+    if (!gArgs.instance.empty()) ::setenv("TACTUS_INSTANCE", gArgs.instance.c_str(), 1);
     const stmErrorCode_t rc = stmClientInit(gArgs.name.c_str());
     if (rc != STM_SUCCESS) {
       std::printf("init-error code=%s message=%s\n", stmErrorCodeToString(rc), tactusLastErrorMessage());
@@ -111,12 +146,26 @@ int runMain(int argc, char** argv) {
     tactus::InitOptions options;
     options.instance = gArgs.instance;
     options.timeoutMs = gArgs.timeoutMs;
+    options.lockMemory = gArgs.lockMemory;
+    if (!gArgs.workerPolicy.empty()) {
+      const std::string& p = gArgs.workerPolicy;
+      const std::size_t colon = p.find(':');
+      const std::string kind = p.substr(0, colon);
+      options.workerPolicy = kind == "fifo" ? tactus::WorkerPolicy::kFifo
+                             : kind == "rr" ? tactus::WorkerPolicy::kRoundRobin
+                                            : tactus::WorkerPolicy::kOther;
+      if (colon != std::string::npos) options.workerPriority = std::atoi(p.c_str() + colon + 1);
+    }
     auto ok = tactus::init(gArgs.name, options);
     if (!ok) {
       std::printf("init-error code=%s message=%s\n", tactus::errorCodeName(ok.error().code),
                   ok.error().message.c_str());
       return 3;
     }
+  }
+  if (gArgs.printRealtime) {
+    std::printf("locked-kb=%lld\n", lockedKb());
+    std::fflush(stdout);
   }
   auto names = tactus::scheduledRunnables();
   if (!names) return 3;

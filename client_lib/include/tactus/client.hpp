@@ -21,12 +21,30 @@ namespace tactus {
 /// A CPU runnable as a C function with user data (STM's stmRunnable_t).
 using RunnableFunction = void (*)(void* userdata);
 
+/// Scheduling policy of a client's worker threads (STM: thread priority per client).
+enum class WorkerPolicy {
+  kInherit,     ///< TACTUS_WORKER_POLICY decides; unset: the threads keep the process's policy
+  kOther,       ///< SCHED_OTHER (drops a real-time policy the process inherited)
+  kFifo,        ///< SCHED_FIFO at workerPriority
+  kRoundRobin,  ///< SCHED_RR at workerPriority
+};
+
 /// Options for init.
 struct InitOptions {
-  /// The instance (STM: discriminator) to attach to; must equal the master's -D.
-  std::string instance = "default";
+  /// The instance (STM: discriminator) to attach to; must equal the master's -D. Empty: the
+  /// environment variable TACTUS_INSTANCE, else "default" (what systemd units set per client).
+  std::string instance;
   /// How long init waits for a master, in milliseconds; < 0 waits forever.
   std::int64_t timeoutMs = -1;
+  /// Policy of the worker threads that run runnables; kInherit reads TACTUS_WORKER_POLICY
+  /// (`fifo:PRIO`, `rr:PRIO` or `other`). init refuses (kBadParameter) a policy the process may
+  /// not use, naming RLIMIT_RTPRIO and the unit setting LimitRTPRIO=.
+  WorkerPolicy workerPolicy = WorkerPolicy::kInherit;
+  /// Priority for kFifo and kRoundRobin, 1..99.
+  int workerPriority = 0;
+  /// Lock the process's memory (mlockall, current and future pages) at init; TACTUS_LOCK_MEMORY=1
+  /// asks for it too. init refuses when RLIMIT_MEMLOCK forbids it, naming LimitMEMLOCK=.
+  bool lockMemory = false;
 };
 
 /// Why enterScheduler returned.

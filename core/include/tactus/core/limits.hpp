@@ -36,6 +36,10 @@ inline constexpr std::uint32_t kMaxDependenciesPerRunnable = 1u << 16;
 inline constexpr std::uint32_t kMaxNameBytes = 1024;
 /// Most schedules one master loads (-s a,b,... with a schedule manager).
 inline constexpr std::uint32_t kMaxSchedules = 16;
+/// Earlier event logs the master keeps beside the current one (TACTUS_LOG_KEEP).
+inline constexpr std::uint32_t kMaxKeptEventLogs = 1000;
+/// Largest event log read from standard input (`tactus-report -`; files are read by their size).
+inline constexpr std::uint64_t kMaxEventLogBytes = 8ULL << 30;
 /// An event-log timestamp further than this from the run's first record makes that record
 /// invalid (about 11.6 days of CLOCK_MONOTONIC).
 inline constexpr std::int64_t kMaxLogSpanNs = 1'000'000'000'000'000;

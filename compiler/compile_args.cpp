@@ -1,0 +1,180 @@
+// tactus-compile's command line (see compile_args.hpp), on the tools' one parser.
+#include "compile_args.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <ostream>
+
+#include "duration.hpp"
+#include "tactus/core/text.hpp"
+
+namespace tactus::compiler {
+
+namespace {
+
+const std::vector<OptionSpec>& specs() {
+  static const std::vector<OptionSpec> kSpecs = {
+      {"input", 'i', "FILE", "the input graph (required; - reads standard input)", {}},
+      {"output",
+       'o',
+       "FILE",
+       "the schedule file to write (default: the input with extension .tsched);\n"
+       "- writes it to standard output, and the report to standard error",
+       {}},
+      {"report-json", 'k', "FILE", "also write the report as JSON to FILE (- for standard output)", {}},
+      {"wcet", 0, "FILE", "WCET side file (`Client.Runnable: ns`) overriding the graph's WCETs", {}},
+      {"html", 0, "FILE", "also write the graph and the schedule as one self-contained HTML page", {}},
+      {"time",
+       't',
+       "SECONDS",
+       "search time per hyperepoch (default 0: first schedule found); the\n"
+       "best schedule found in time is kept, and may differ from run to run",
+       {}},
+      {"search-steps", 0, "N", "search steps per hyperepoch (reproducible; with -t, whichever ends first)", {}},
+      {"jobs",
+       'j',
+       "N",
+       "parallel search workers (default 1); -t 0 or a step budget gives the\n"
+       "same schedule for every N",
+       {}},
+      {"fusion-threshold",
+       0,
+       "DURATION",
+       "runnable fusion everywhere: chains of CPU runnables shorter than\n"
+       "DURATION (e.g. 500us; a runnable whose only successor has it as only\n"
+       "predecessor, same client, epoch and resources) are scheduled as one\n"
+       "unit and split back afterwards. Without -wt, fusion (threshold 500us)\n"
+       "runs only on hyperepochs of more than 400 instances, where the search\n"
+       "is heuristic: on smaller ones it can lose the optimum the exact search\n"
+       "finds (measured on the STG set), so they are left unfused",
+       {"wt"}},
+      {"no-fusion", 0, "", "no runnable fusion at all", {"nrf"}},
+      {"allow-overlength", 0, "", "accept a schedule longer than its hyperepoch period (warning)", {}},
+      {"quiet", 'q', "", "no search progress on standard error", {}},
+      {"verbose", 'v', "", "verbose: time each step and print the planned timelines", {}},
+      {"version", 'V', "", "print the version and exit", {}},
+      {"help", 'h', "", "print this help and exit", {}},
+  };
+  return kSpecs;
+}
+
+}  // namespace
+
+std::span<const OptionSpec> compileOptionSpecs() { return specs(); }
+
+std::string compileUsage() {
+  return "usage: tactus-compile -i GRAPH.yaml [options]\n"
+         "\n"
+         "Compiles an STM-format YAML compute graph into a verified static schedule file.\n"
+         "Options take --name=value or --name value; -t 5, -t5 and --time=5 are the same.\n"
+         "A search (-t, --search-steps) prints its progress to standard error once a second\n"
+         "(best length, lower bound, gap) unless -q.\n"
+         "\n"
+         "options:\n" +
+         optionsHelp(specs()) +
+         "\n"
+         "examples:\n"
+         "  tactus-compile -i graph.yaml -o graph.tsched -t 10 -j 2\n"
+         "  tactus-compile -i - -o - < graph.yaml > graph.tsched\n"
+         "\n"
+         "exit status: 0 success, 1 the graph cannot be compiled, 2 bad command line\n";
+}
+
+decltype(ScheduleOptions::progress) searchProgressPrinter(std::ostream& out) {
+  struct State {
+    std::string hyperepoch;  // whose search the figures are of
+    double last = 0;         // its seconds at the last call
+    double nextAt = 1.0;     // when the next line is due
+  };
+  auto state = std::make_shared<State>();
+  return [&out, state](const std::string& hyperepoch, double seconds, std::int64_t bestNs, std::int64_t boundNs,
+                       std::uint64_t steps) {
+    if (hyperepoch != state->hyperepoch || seconds < state->last) {  // another search began
+      *state = State{hyperepoch, 0, 1.0};
+    }
+    state->last = seconds;
+    double* nextAt = &state->nextAt;
+    if (seconds < *nextAt) return;
+    *nextAt = seconds + 1.0;
+    const double gap =
+        bestNs > 0 && boundNs > 0 ? 100.0 * static_cast<double>(bestNs - boundNs) / static_cast<double>(bestNs) : 0;
+    char figures[160];
+    std::snprintf(figures, sizeof figures, " %.1f s: best %s, lower bound %s, gap %.2f%%, %llu steps\n", seconds,
+                  humanDuration(bestNs).c_str(), humanDuration(boundNs).c_str(), gap,
+                  static_cast<unsigned long long>(steps));
+    out << "tactus-compile: searching " << quoted(hyperepoch) << figures << std::flush;
+  };
+}
+
+Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, CompileOptions& o) {
+  auto line = parseCommandLine(specs(), args);
+  if (!line) return line.error();
+  if (line->has("help")) return CompileAction::kHelp;
+  if (line->has("version")) return CompileAction::kVersion;
+  bool sawNrf = false, sawWt = false;
+  for (const ParsedOption& p : line->options) {
+    const std::string& v = p.value;
+    if (p.name == "input") {
+      o.input = v;
+    } else if (p.name == "output") {
+      o.output = v;
+    } else if (p.name == "report-json") {
+      o.reportJsonPath = v;
+    } else if (p.name == "wcet") {
+      o.wcetPath = v;
+    } else if (p.name == "html") {
+      o.htmlPath = v;
+    } else if (p.name == "time") {
+      double t = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
+      if (ec != std::errc() || end != v.data() + v.size() || !(t >= 0) || t > 86400)
+        return fail(ErrorCode::kBadParameter,
+                    "option " + p.spelled + ": '" + v + "' is not a number of seconds in 0..86400");
+      o.timeBudgetSeconds = t;
+    } else if (p.name == "search-steps") {
+      std::uint64_t n = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || end != v.data() + v.size() || v.empty())
+        return fail(ErrorCode::kBadParameter, "option " + p.spelled + ": '" + v + "' is not a step count");
+      o.searchSteps = n;
+    } else if (p.name == "jobs") {
+      int j = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), j);
+      if (ec != std::errc() || end != v.data() + v.size() || j < 1 || j > 1024)
+        return fail(ErrorCode::kBadParameter, "option " + p.spelled + ": '" + v + "' is not a worker count in 1..1024");
+      o.workers = j;
+    } else if (p.name == "fusion-threshold") {
+      auto d = parseDuration(v);
+      if (!d || *d <= 0) {
+        return fail(ErrorCode::kBadParameter,
+                    "option " + p.spelled + ": '" + v + "' is not a positive duration (e.g. 500us)");
+      }
+      o.fusion = Fusion::kOn;
+      o.fusionThresholdNs = *d;
+      sawWt = true;
+    } else if (p.name == "no-fusion") {
+      o.fusion = Fusion::kOff;
+      sawNrf = true;
+    } else if (p.name == "allow-overlength") {
+      o.allowOverlength = true;
+    } else if (p.name == "quiet") {
+      o.quiet = true;
+    } else if (p.name == "verbose") {
+      o.verbose = true;
+    }
+  }
+  if (!line->operands.empty()) {
+    const std::string& a = line->operands.front();
+    return fail(ErrorCode::kBadParameter, "unexpected argument '" + a + "' (the graph is given with -i" +
+                                              (o.input.empty() ? ": -i " + a : std::string()) + ")");
+  }
+  if (o.input.empty()) return fail(ErrorCode::kBadParameter, "no input graph: give it with -i GRAPH.yaml");
+  if (sawNrf && sawWt) return fail(ErrorCode::kBadParameter, "options -wt and -nrf exclude each other");
+  if (o.input == kStdStream && o.output.empty()) {
+    return fail(ErrorCode::kBadParameter, "-i - (standard input) needs -o FILE or -o - (there is no name to derive)");
+  }
+  return CompileAction::kCompile;
+}
+
+}  // namespace tactus::compiler

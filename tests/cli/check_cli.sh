@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The command lines of tactus-compile and tactus-report as a user types them: long names,
+# --opt=value, STM's -wt/-nrf, `-` for standard input and output, the hints for common mistakes
+# (an option with one dash, a misspelt long name, swapped report arguments), man pages and bash
+# completion generated from --help.
+# usage: check_cli.sh TACTUS_COMPILE TACTUS_REPORT MAKE_LOG SOURCE_ROOT [MAN_DIR COMPLETION_FILE [GEN_GRAPH]]
+set -euo pipefail
+compile=$1 report=$2 make_log=$3 src=$4 mandir=${5:-} completion=${6:-} gen_graph=${7:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "check_cli: $*" >&2; exit 1; }
+graph=$src/schedules/two_client_multi_rate.yaml
+
+# tactus-compile: standard input to standard output; the report goes to standard error.
+"$compile" -i - -o - <"$graph" >"$work/stdout.tsched" 2>"$work/stderr.txt" || { cat "$work/stderr.txt"; fail "-i - -o - failed"; }
+head -c 16 "$work/stdout.tsched" | grep -q "^tactus-schedule " || fail "-o - did not write the schedule to standard output"
+grep -q "^wrote standard output (schedule" "$work/stderr.txt" || fail "-o - did not put the report on standard error"
+grep -q "stdin" "$work/stdout.tsched" && fail "the schedule names stdin"
+# The same schedule as from the file, through long names and --opt=value.
+"$compile" --input="$graph" --output="$work/file.tsched" --time=0 --quiet >/dev/null
+cmp -s "$work/stdout.tsched" "$work/file.tsched" || fail "-i - -o - and --input/--output differ"
+"$compile" -i "$graph" -o "$work/wt.tsched" -wt 1ms -q >/dev/null || fail "-wt 1ms failed"
+"$compile" -i "$graph" -o "$work/nrf.tsched" -nrf -q >/dev/null || fail "-nrf failed"
+# A syntax error read from standard input is named `stdin:LINE`.
+printf 'Version: 3.0.0\nG:\n  Identifier: [\n' | "$compile" -i - -o "$work/bad.tsched" 2>"$work/bad.txt" && fail "a bad graph compiled"
+grep -q "^tactus-compile: stdin:[0-9]" "$work/bad.txt" || { cat "$work/bad.txt"; fail "a stdin error is not named stdin:LINE"; }
+expect_usage() {  # expect_usage TEXT COMMAND...: exit 2 and TEXT on standard error
+  local text=$1; shift
+  local code=0
+  "$@" >/dev/null 2>"$work/usage.txt" || code=$?
+  [ "$code" = 2 ] || fail "'$*' exited $code, not 2"
+  grep -qF -- "$text" "$work/usage.txt" || { cat "$work/usage.txt"; fail "'$*' did not say: $text"; }
+}
+expect_usage "option '-output' has one dash: did you mean '--output'?" "$compile" -i "$graph" -output x.tsched
+expect_usage "unknown option '--outptu' (did you mean '--output'?)" "$compile" -i "$graph" --outptu x
+expect_usage "-i - (standard input) needs -o FILE or -o -" "$compile" -i -
+expect_usage "(the graph is given with -i: -i $graph)" "$compile" "$graph"
+
+# A search prints its progress to standard error each second, unless -q.
+if [ -n "$gen_graph" ]; then
+  "$gen_graph" 200 -s 3 -o "$work/g200.yaml"
+  "$compile" -i "$work/g200.yaml" -o "$work/g200.tsched" -t 1.5 >/dev/null 2>"$work/progress.txt"
+  grep -Eq "^tactus-compile: searching 'Main' 1\.[0-9] s: best [0-9.]+[mun]?s, lower bound [0-9.]+[mun]?s, gap [0-9.]+%, [0-9]+ steps$" \
+    "$work/progress.txt" || { cat "$work/progress.txt"; fail "no progress line during a 1.5 s search"; }
+  "$compile" -i "$work/g200.yaml" -o "$work/g200.tsched" -t 1.5 -q >/dev/null 2>"$work/quiet.txt"
+  grep -q "searching" "$work/quiet.txt" && fail "-q still printed progress"
+fi
+
+# tactus-report: a log made by the simulator, then the operands every way.
+"$make_log" "$work/file.tsched" "$work/run.tlog" 20 >/dev/null
+"$report" "$work/run.tlog" "$work/file.tsched" >"$work/stats.txt"
+"$report" - "$work/file.tsched" <"$work/run.tlog" >"$work/stats_stdin.txt"
+sed 1d "$work/stats.txt" >"$work/a"; sed 1d "$work/stats_stdin.txt" >"$work/b"
+cmp -s "$work/a" "$work/b" || fail "the statistics of a log from standard input differ"
+"$report" "$work/run.tlog" --schedule=- <"$work/file.tsched" | grep -q "^hyperepochs" || fail "--schedule=- failed"
+"$report" "$work/run.tlog" "$work/file.tsched" --trace-out=- >"$work/trace.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents']" "$work/trace.json" \
+  || fail "--trace-out=- did not write the trace alone to standard output"
+code=0
+"$report" "$work/file.tsched" "$work/run.tlog" >/dev/null 2>"$work/swap.txt" || code=$?
+[ "$code" = 1 ] || fail "swapped arguments exited $code"
+grep -qF "the arguments look swapped: $work/run.tlog is an event log and $work/file.tsched a schedule; the order is tactus-report LOG SCHEDULE" "$work/swap.txt" \
+  || { cat "$work/swap.txt"; fail "no hint for swapped arguments"; }
+expect_usage "only one output can go to standard output (-)" "$report" "$work/run.tlog" "$work/file.tsched" --html - --trace-out -
+expect_usage "unknown option '--jsn' (did you mean '--json'?)" "$report" "$work/run.tlog" "$work/file.tsched" --jsn
+
+# Man pages and completion, generated from --help at build time.
+if [ -n "$mandir" ]; then
+  for tool in tactus-compile tactus-report; do
+    page=$mandir/$tool.1
+    [ -s "$page" ] || fail "no man page $page"
+    grep -qi "^\.TH \"$tool\"" "$page" || fail "$page has no .TH"
+    grep -qF -- '\-\-help' "$page" || fail "$page does not list the options"
+    if command -v man >/dev/null 2>&1; then
+      MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q -- "--output\|--trace-out" || fail "man -l $page does not render the options"
+    fi
+  done
+  grep -qF -- '\-wt, \-\-fusion\-threshold' "$mandir/tactus-compile.1" || fail "the compile man page lacks --fusion-threshold"
+fi
+if [ -n "$completion" ]; then
+  [ -s "$completion" ] || fail "no completion file"
+  words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-compile --fu); COMP_CWORD=1; _tactus_compile; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
+  [ "$words" = "--fusion-threshold" ] || fail "completing 'tactus-compile --fu' gave '$words'"
+  words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-report --tr); COMP_CWORD=1; _tactus_report; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
+  [ "$words" = "--trace-out" ] || fail "completing 'tactus-report --tr' gave '$words'"
+fi
+echo "check_cli: tactus-compile and tactus-report command lines work"

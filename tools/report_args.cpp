@@ -1,0 +1,170 @@
+// tactus-report's command line (see report_args.hpp), on the tools' one parser.
+#include "report_args.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "tactus/core/event_log.hpp"
+
+namespace tactus::report {
+
+namespace {
+
+const std::vector<OptionSpec>& specs() {
+  static const std::vector<OptionSpec> kSpecs = {
+      {"json", 0, "", "print the statistics as JSON (times in ns) instead of text", {}},
+      {"csv",
+       0,
+       "",
+       "print the raw runs as CSV instead:\n"
+       "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns,schedule\n"
+       "(frame within the hyperepoch iteration, hyperepoch = iteration number,\n"
+       "epoch = Hyperepoch.Epoch, resource = the hardware resource,\n"
+       "schedule = the schedule's identifier)",
+       {}},
+      {"violations",
+       0,
+       "",
+       "print the contract violations tactus-check logged as CSV instead:\n"
+       "runnable,kind,call,count,first_site (the header alone when none)",
+       {}},
+      {"fail-on-violation", 0, "", "exit with 1 when the log holds any contract violation (for CI)", {}},
+      {"wcet-out", 0, "FILE", "write measured WCETs (`Client.Runnable: ns`) for tactus-compile --wcet", {}},
+      {"wcet-percentile", 0, "P", "percentile of the measured durations used for them (default 99)", {}},
+      {"wcet-margin", 0, "X", "factor applied to it (default 1.2)", {}},
+      {"html", 0, "FILE", "write the graph, the plan and the executed iterations as one HTML file", {}},
+      {"trace-out", 0, "FILE", "write a Chrome trace (open in Perfetto or chrome://tracing)", {}},
+      {"schedule", 's', "FILE", "the schedule file (instead of the second argument)", {}},
+      {"version", 'V', "", "print the version and exit", {}},
+      {"help", 'h', "", "print this help and exit", {}},
+  };
+  return kSpecs;
+}
+
+Result<double> parseNumber(const std::string& option, const std::string& v, double lo, double hi) {
+  double x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%g..%g", lo, hi);
+    return fail(ErrorCode::kBadParameter, "option " + option + ": '" + v + "' is not a number in " + range);
+  }
+  return x;
+}
+
+// The first bytes of a file ("" when unreadable or standard input).
+std::string head(const std::string& path, std::size_t n) {
+  if (path.empty() || path == kStdStream) return "";
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes(n, '\0');
+  f.read(bytes.data(), static_cast<std::streamsize>(n));
+  bytes.resize(static_cast<std::size_t>(f.gcount()));
+  return bytes;
+}
+
+bool looksLikeLog(const std::string& path) {
+  const std::string h = head(path, sizeof kEventLogMagic);
+  return h.size() == sizeof kEventLogMagic && std::memcmp(h.data(), kEventLogMagic, sizeof kEventLogMagic) == 0;
+}
+
+bool looksLikeSchedule(const std::string& path) { return head(path, 16).rfind("tactus-schedule ", 0) == 0; }
+
+}  // namespace
+
+std::span<const OptionSpec> reportOptionSpecs() { return specs(); }
+
+std::string reportUsage() {
+  return "usage: tactus-report LOG SCHEDULE [SCHEDULE...] [options]\n"
+         "       tactus-report --schedule SCHEDULE [--html FILE] [--trace-out FILE]   (the plan alone)\n"
+         "\n"
+         "Statistics of a run from the event log tactus-master wrote (-l) and the schedule file it ran:\n"
+         "per runnable, epoch frame, resource, client and hyperepoch (durations, start jitter against the\n"
+         "plan, overruns against WCET and Monitor/EndMonitorThreshold budgets, deadline misses, skipped\n"
+         "frames, busy and idle time against the plan). A log of a master with a schedule manager (-N)\n"
+         "takes every schedule of the run: statistics per schedule, then the starts, stops and switches\n"
+         "with their dead time (text and --csv). LOG or SCHEDULE may be - (standard input, one of\n"
+         "them); an output FILE may be - (standard output; the statistics are then not printed).\n"
+         "Options take --name=value or --name value.\n"
+         "\n"
+         "options:\n" +
+         optionsHelp(specs()) +
+         "\n"
+         "exit status: 0 success, 1 unreadable or mismatched input (or a violation with\n"
+         "--fail-on-violation), 2 bad command line\n";
+}
+
+Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
+  auto line = parseCommandLine(specs(), args);
+  if (!line) return line.error();
+  ReportOptions o;
+  for (const ParsedOption& p : line->options) {
+    if (p.name == "help") o.help = true;
+    else if (p.name == "version") o.version = true;
+    else if (p.name == "json") o.json = true;
+    else if (p.name == "csv") o.csv = true;
+    else if (p.name == "violations") o.violations = true;
+    else if (p.name == "fail-on-violation") o.failOnViolation = true;
+    else if (p.name == "wcet-out") o.wcetOut = p.value;
+    else if (p.name == "html") o.html = p.value;
+    else if (p.name == "trace-out") o.traceOut = p.value;
+    else if (p.name == "schedule") o.schedule = p.value;
+    else if (p.name == "wcet-percentile" || p.name == "wcet-margin") {
+      const bool percentile = p.name == "wcet-percentile";
+      auto x = percentile ? parseNumber(p.spelled, p.value, 1, 100) : parseNumber(p.spelled, p.value, 0.1, 100);
+      if (!x) return x.error();
+      (percentile ? o.percentile : o.margin) = *x;
+    }
+  }
+  if (o.help || o.version) return o;
+  const std::vector<std::string>& positional = line->operands;
+  if (positional.size() >= 2) o.schedules.assign(positional.begin() + 1, positional.end());
+  if (o.schedules.size() > 1 && (o.json || !o.html.empty() || !o.traceOut.empty() || !o.wcetOut.empty() || o.violations)) {
+    return fail(ErrorCode::kBadParameter,
+                "several schedules: only the text report and --csv are supported (not --json, --html, "
+                "--trace-out, --wcet-out, --violations; give one schedule for those)");
+  }
+  if (positional.size() >= 2) {
+    if (!o.schedule.empty()) return fail(ErrorCode::kBadParameter, "the schedule is given twice");
+    o.log = positional[0];
+    o.schedule = positional[1];
+  } else if (positional.size() == 1) {
+    if (o.schedule.empty()) return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE");
+    o.log = positional[0];
+  }
+  if (o.schedule.empty())
+    return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE or --schedule FILE");
+  if (o.log == kStdStream && o.schedule == kStdStream)
+    return fail(ErrorCode::kBadParameter, "the log and the schedule cannot both come from standard input (-)");
+  if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
+  if (o.violations && (o.json || o.csv))
+    return fail(ErrorCode::kBadParameter, "--violations excludes --json and --csv");
+  if (o.log.empty() && (o.violations || o.failOnViolation))
+    return fail(ErrorCode::kBadParameter, "--violations and --fail-on-violation need an event log");
+  if (o.log.empty() && (o.json || o.csv || !o.wcetOut.empty()))
+    return fail(ErrorCode::kBadParameter, "--json, --csv and --wcet-out need an event log");
+  if (o.log.empty() && o.html.empty() && o.traceOut.empty())
+    return fail(ErrorCode::kBadParameter, "without a log, give --html FILE or --trace-out FILE");
+  int onStdout = 0;
+  for (const std::string* out : {&o.wcetOut, &o.html, &o.traceOut}) onStdout += *out == kStdStream ? 1 : 0;
+  if (onStdout > 1) return fail(ErrorCode::kBadParameter, "only one output can go to standard output (-)");
+  if (onStdout == 1) {
+    if (o.json || o.csv)
+      return fail(ErrorCode::kBadParameter, "--json or --csv and an output to - both want standard output");
+    o.statisticsOnStdout = false;
+  }
+  return o;
+}
+
+std::string swappedArgumentsHint(const ReportOptions& o) {
+  const bool scheduleIsLog = looksLikeLog(o.schedule);
+  const bool logIsSchedule = looksLikeSchedule(o.log);
+  if (!scheduleIsLog && !logIsSchedule) return "";
+  std::string what;
+  if (scheduleIsLog) what = o.schedule + " is an event log";
+  if (logIsSchedule) what += (what.empty() ? "" : " and ") + o.log + " a schedule";
+  return " (the arguments look swapped: " + what + "; the order is tactus-report LOG SCHEDULE)";
+}
+
+}  // namespace tactus::report

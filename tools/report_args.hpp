@@ -1,0 +1,41 @@
+// tactus-report's command line: its options, their checks, its --help text and the hints for
+// common mistakes (the log and the schedule swapped), apart from what the report computes.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tactus/core/command_line.hpp"
+#include "tactus/core/result.hpp"
+
+namespace tactus::report {
+
+/// What tactus-report was asked for.
+struct ReportOptions {
+  std::string log;                      ///< the event log (`-`: standard input); empty: the plan alone
+  std::string schedule;                 ///< the schedule file (`-`: standard input)
+  /// LOG A B ...: every schedule of a run with a schedule manager (more than one: several)
+  std::vector<std::string> schedules;
+  std::string wcetOut, html, traceOut;  ///< outputs (`-`: standard output); empty: not written
+  bool json = false, csv = false, help = false, version = false;
+  bool violations = false, failOnViolation = false;  ///< tactus-check's contract violations
+  double percentile = 99, margin = 1.2;
+  /// Whether the statistics go to standard output (not when an output file is `-`).
+  bool statisticsOnStdout = true;
+};
+
+/// The options tactus-report accepts (also for the man page and the bash completion).
+std::span<const OptionSpec> reportOptionSpecs();
+
+/// Parses the arguments. Errors (kBadParameter) name the option and the value.
+Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args);
+
+/// The --help text.
+std::string reportUsage();
+
+/// When the schedule could not be read: a hint if the two operands look swapped (the schedule
+/// operand holds an event log, or the log operand a schedule), else "".
+std::string swappedArgumentsHint(const ReportOptions& o);
+
+}  // namespace tactus::report
