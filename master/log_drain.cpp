@@ -21,7 +21,7 @@ bool LogDrain::violationRecordValid(const EventRecord& r) const {
   // a site record is text, which tactus-report prints escaped.
   if (r.kind == static_cast<std::uint16_t>(EventKind::kViolationSite)) return true;
   return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) && r.instance < schedule_.instances.size() &&
-         r.aux < schedule_.runnables.size() && !violationKindName(r.reserved).empty() &&
+         r.aux < schedule_.runnables.size() && !violationKindName(r.detail).empty() &&
          !checkCallName(violationCall(r)).empty() && violationSiteRecords(r) <= kViolationSiteRecords;
 }
 

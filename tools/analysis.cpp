@@ -27,17 +27,19 @@ Result<void> checkHeader(const EventLogHeader& h, const std::string& origin) {
     return fail(ErrorCode::kIncompatible, origin + ": event log version " + std::to_string(h.version) +
                                               ", this build reads versions " + std::to_string(kEventLogOldestVersion) +
                                               " to " + std::to_string(kEventLogVersion));
-  if (h.headerSize != sizeof(EventLogHeader) || h.recordSize != sizeof(EventRecord))
+  if (h.headerSize != sizeof(EventLogHeader) || h.recordSize != eventRecordSize(h.version))
     return fail(ErrorCode::kParse, origin + ": corrupt header (header size " + std::to_string(h.headerSize) +
                                        ", record size " + std::to_string(h.recordSize) + ", expected " +
                                        std::to_string(sizeof(EventLogHeader)) + " and " +
-                                       std::to_string(sizeof(EventRecord)) + ")");
+                                       std::to_string(eventRecordSize(h.version)) + " for version " +
+                                       std::to_string(h.version) + ")");
   return {};
 }
 
-std::string truncationWarning(const std::string& origin, std::size_t tail, std::size_t complete) {
-  return origin + ": the log ends inside a record (" + std::to_string(tail) + " of " +
-         std::to_string(sizeof(EventRecord)) + " bytes); reporting the " + std::to_string(complete) +
+std::string truncationWarning(const std::string& origin, std::size_t tail, std::size_t recordSize,
+                              std::size_t complete) {
+  return origin + ": the log ends inside a record (" + std::to_string(tail) + " of " + std::to_string(recordSize) +
+         " bytes); reporting the " + std::to_string(complete) +
          " complete records";
 }
 
@@ -53,10 +55,14 @@ Result<LogFile> parseLog(const std::string& bytes, const std::string& origin) {
   auto ok = checkHeader(log.header, origin);
   if (!ok) return ok.error();
   const std::size_t body = bytes.size() - sizeof(EventLogHeader);
-  const std::size_t n = body / sizeof(EventRecord);
+  const std::size_t recordSize = log.header.recordSize;
+  const std::size_t n = body / recordSize;
   log.records.resize(n);
-  if (n) std::memcpy(log.records.data(), bytes.data() + sizeof(EventLogHeader), n * sizeof(EventRecord));
-  if (body % sizeof(EventRecord)) log.warnings.push_back(truncationWarning(origin, body % sizeof(EventRecord), n));
+  if (n) {
+    decodeEventRecords(reinterpret_cast<const unsigned char*>(bytes.data()) + sizeof(EventLogHeader), n,
+                       log.header.recordSize, log.records.data());
+  }
+  if (body % recordSize) log.warnings.push_back(truncationWarning(origin, body % recordSize, recordSize, n));
   return log;
 }
 
@@ -90,14 +96,23 @@ Result<LogFile> readLogFile(const std::string& path) {
     return fail(ErrorCode::kIo, path + ": cannot seek in the log");
   }
   const std::size_t body = static_cast<std::size_t>(size) - sizeof(EventLogHeader);
-  const std::size_t n = body / sizeof(EventRecord);
+  const std::size_t recordSize = log.header.recordSize;
+  const std::size_t n = body / recordSize;
+  std::vector<unsigned char> older;  // the records of an older version, decoded below
   try {
     log.records.resize(n);
+    if (recordSize != sizeof(EventRecord)) older.resize(n * recordSize);
   } catch (const std::bad_alloc&) {
     std::fclose(f);
     return fail(ErrorCode::kIo, path + ": too large to read (" + std::to_string(n) + " records)");
   }
-  const std::size_t read = n ? std::fread(log.records.data(), sizeof(EventRecord), n, f) : 0;
+  std::size_t read = 0;
+  if (n != 0 && older.empty()) {
+    read = std::fread(log.records.data(), sizeof(EventRecord), n, f);
+  } else if (n != 0) {
+    read = std::fread(older.data(), recordSize, n, f);
+    decodeEventRecords(older.data(), read, log.header.recordSize, log.records.data());
+  }
   const bool error = std::ferror(f) != 0;
   std::fclose(f);
   if (error) return fail(ErrorCode::kIo, path + ": read error");
@@ -105,8 +120,8 @@ Result<LogFile> readLogFile(const std::string& path) {
     log.records.resize(read);
     log.warnings.push_back(path + ": the file shrank while being read; reporting the " + std::to_string(read) +
                            " complete records");
-  } else if (body % sizeof(EventRecord)) {
-    log.warnings.push_back(truncationWarning(path, body % sizeof(EventRecord), n));
+  } else if (body % recordSize) {
+    log.warnings.push_back(truncationWarning(path, body % recordSize, recordSize, n));
   }
   return log;
 }
@@ -469,7 +484,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         ++a.resources[res].runs;
       }
     if (!inst.resources.empty() && inst.resources[0] < resourceSpin.size())
-      resourceSpin[inst.resources[0]] += static_cast<long double>(r.spin) * kSpinUnitNs;
+      resourceSpin[inst.resources[0]] += static_cast<long double>(r.detail) * kSpinUnitNs;
   }
   a.baseNs = base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
 

@@ -38,16 +38,16 @@ std::vector<ViolationRow> collectViolations(const Schedule& schedule, const std:
     const EventRecord& r = records[k];
     if (r.kind != static_cast<std::uint16_t>(EventKind::kViolation)) continue;
     const std::uint32_t call = violationCall(r);
-    if (r.aux >= schedule.runnables.size() || violationKindName(r.reserved).empty() || checkCallName(call).empty()) {
+    if (r.aux >= schedule.runnables.size() || violationKindName(r.detail).empty() || checkCallName(call).empty()) {
       ++bad;
       continue;
     }
-    ViolationRow& row = rows[{r.aux, r.reserved, call}];
+    ViolationRow& row = rows[{r.aux, r.detail, call}];
     if (row.name.empty()) {
       const RunnableInfo& info = schedule.runnables[r.aux];
       row.runnable = r.aux;
       row.name = schedule.clients[info.client].name + "." + info.name;
-      row.kind = std::string(violationKindName(r.reserved));
+      row.kind = std::string(violationKindName(r.detail));
       row.call = std::string(checkCallName(call));
     }
     row.count = row.count > UINT64_MAX - r.iteration ? UINT64_MAX : row.count + r.iteration;

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace tactus {
 
@@ -24,24 +25,36 @@ Result<EventLog> readEventLog(const std::string& path) {
                                               ", this build reads versions " + std::to_string(kEventLogOldestVersion) +
                                               " to " + std::to_string(kEventLogVersion));
   }
-  if (log.header.headerSize != sizeof(EventLogHeader) || log.header.recordSize != sizeof(EventRecord)) {
+  const std::uint32_t recordSize = log.header.recordSize;
+  if (log.header.headerSize != sizeof(EventLogHeader) || recordSize != eventRecordSize(log.header.version)) {
     std::fclose(f);
     return fail(ErrorCode::kParse, path + ": unexpected header or record size");
   }
-  EventRecord buffer[1024];
+  std::vector<unsigned char> buffer(std::size_t{1024} * recordSize);
   for (;;) {
-    const size_t n = std::fread(buffer, 1, sizeof buffer, f);
-    if (n % sizeof(EventRecord) != 0) {
+    const size_t n = std::fread(buffer.data(), 1, buffer.size(), f);
+    if (n % recordSize != 0) {
       std::fclose(f);
       return fail(ErrorCode::kParse, path + ": truncated record at the end");
     }
-    log.records.insert(log.records.end(), buffer, buffer + n / sizeof(EventRecord));
-    if (n < sizeof buffer) break;
+    const std::size_t count = n / recordSize;
+    log.records.resize(log.records.size() + count);
+    decodeEventRecords(buffer.data(), count, recordSize, log.records.data() + log.records.size() - count);
+    if (n < buffer.size()) break;
   }
   const bool error = std::ferror(f) != 0;
   std::fclose(f);
   if (error) return fail(ErrorCode::kIo, path + ": read error");
   return log;
+}
+
+void decodeEventRecords(const unsigned char* bytes, std::size_t count, std::uint32_t recordSize, EventRecord* out) {
+  const std::size_t copied = recordSize < sizeof(EventRecord) ? recordSize : sizeof(EventRecord);
+  for (std::size_t k = 0; k < count; ++k) {
+    EventRecord r{};
+    std::memcpy(&r, bytes + k * recordSize, copied);
+    out[k] = r;
+  }
 }
 
 EventLogHeader makeEventLogHeader(std::uint16_t scheduleIdentifier, std::uint64_t contentHash) {

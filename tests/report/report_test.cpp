@@ -178,8 +178,8 @@ TEST_CASE("the spin time of the run records adds up per resource per iteration",
   std::uint64_t spinA = 0;
   for (EventRecord& r : records) {
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
-    r.spin = static_cast<std::uint16_t>(r.instance == 0 ? 10 + r.iteration : 0);  // only A spins
-    spinA += r.spin;
+    r.detail = static_cast<std::uint16_t>(r.instance == 0 ? 10 + r.iteration : 0);  // only A spins
+    spinA += r.detail;
   }
   const Analysis a = analyze(s, makeLog(s, records));
   CHECK(a.resources[0].spinNs == Approx(static_cast<double>(spinA * kSpinUnitNs) / 4.0));

@@ -53,7 +53,7 @@ TEST_CASE("violation records with an unknown runnable, kind or call are skipped 
   std::vector<EventRecord> records;
   addViolation(records, 9, ViolationKind::kAllocation, CheckCall::kMalloc, 1, "");
   EventRecord badKind = makeViolationRecord(ViolationKind::kAllocation, CheckCall::kMalloc, 0, 0, 1, kT0, 0);
-  badKind.reserved = 200;
+  badKind.detail = 200;
   records.push_back(badKind);
   EventRecord badCall = makeViolationRecord(ViolationKind::kAllocation, CheckCall::kMalloc, 0, 0, 1, kT0, 0);
   badCall.endNs = 0xfff0;

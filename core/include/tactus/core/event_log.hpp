@@ -33,6 +33,11 @@ inline constexpr std::uint32_t kEventRecordSizeV1 = 32;
 /// The unit of kRun's spin field, in ns.
 inline constexpr std::int64_t kSpinUnitNs = 100;
 
+/// The size of one record in a log of `version` (which this build reads).
+constexpr std::uint32_t eventRecordSize(std::uint32_t version) {
+  return version == 1 ? kEventRecordSizeV1 : static_cast<std::uint32_t>(sizeof(EventRecord));
+}
+
 /// Whether this build reads event logs of `version`.
 constexpr bool readsEventLogVersion(std::uint32_t version) {
   return version >= kEventLogOldestVersion && version <= kEventLogVersion;
@@ -43,7 +48,7 @@ enum class EventKind : std::uint16_t {
   /// An instance ran. instance = InstanceId, iteration = hyperepoch iteration (low 32 bits),
   /// aux = RunnableId that actually ran (differs from the instance's runnable for a round-robin
   /// group; kNone for an empty round-robin step or a submittee without an engine),
-  /// startNs/endNs = when it started and ended, spin = the CPU time its worker spent spinning
+  /// startNs/endNs = when it started and ended, detail = the CPU time its worker spent spinning
   /// while waiting for it (release and predecessors) in kSpinUnitNs, saturated at 65535.
   kRun = 1,
   /// A frame was released. instance = EpochId, iteration = hyperepoch iteration, aux = frame
@@ -98,7 +103,9 @@ static_assert(sizeof(EventLogHeader) == 64, "event log header layout is frozen")
 /// One event; see EventKind for the meaning of each field per kind.
 struct EventRecord {
   std::uint16_t kind;       ///< an EventKind
-  std::uint16_t spin;       ///< kRun: spin time before the run in kSpinUnitNs (version 2); else zero
+  /// By kind (version 2; zero in version 1): kRun: the spin time before the run in kSpinUnitNs,
+  /// saturated; kViolation: the ViolationKind; kViolationSite: the first bytes of its text.
+  std::uint16_t detail;
   std::uint32_t instance;   ///< InstanceId / EpochId / HyperepochId / ClientId, by kind
   std::uint32_t iteration;  ///< hyperepoch iteration (low 32 bits), by kind
   std::uint32_t aux;        ///< RunnableId / frame / count / worker, by kind
@@ -121,6 +128,10 @@ struct EventLog {
 /// A header for a log of the schedule with this identifier and content hash: magic, version and
 /// sizes filled in, runStartNs 0 (the writer sets it once the run has started).
 EventLogHeader makeEventLogHeader(std::uint16_t scheduleIdentifier, std::uint64_t contentHash);
+
+/// Decodes `count` records of `recordSize` bytes each (eventRecordSize of the log's version) at
+/// `bytes` into `out`: a version 1 record gets zero in the fields version 2 added.
+void decodeEventRecords(const unsigned char* bytes, std::size_t count, std::uint32_t recordSize, EventRecord* out);
 
 /// Reads an event log file; checks magic, version and sizes (a truncated last record is an error).
 Result<EventLog> readEventLog(const std::string& path);

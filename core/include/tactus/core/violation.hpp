@@ -190,7 +190,8 @@ static_assert(std::size(kCheckCallNames) == static_cast<std::size_t>(CheckCall::
 /// At most this many kViolationSite records follow a kViolation record (30 bytes each).
 inline constexpr std::uint32_t kViolationSiteRecords = 6;
 /// Text bytes one kViolationSite record carries.
-inline constexpr std::size_t kViolationSiteBytes = sizeof(EventRecord) - 2;
+/// (bytes 2 to 31: the schedule tag after them is the log writer's.)
+inline constexpr std::size_t kViolationSiteBytes = offsetof(EventRecord, schedule) - 2;
 
 /// The name of a violation kind, or "" for an out-of-range value.
 inline std::string_view violationKindName(std::uint32_t kind) {
@@ -216,7 +217,7 @@ inline EventRecord makeViolationRecord(ViolationKind kind, CheckCall call, std::
                                        std::uint32_t siteRecords) {
   EventRecord r{};
   r.kind = static_cast<std::uint16_t>(EventKind::kViolation);
-  r.reserved = static_cast<std::uint16_t>(kind);
+  r.detail = static_cast<std::uint16_t>(kind);
   r.instance = instance;
   r.iteration = count;
   r.aux = runnable;
@@ -240,7 +241,7 @@ inline EventRecord makeViolationSiteRecord(const char* site, std::size_t length,
 inline void appendViolationSite(const EventRecord& r, std::string& out) {
   unsigned char bytes[sizeof(EventRecord)];
   std::memcpy(bytes, &r, sizeof r);
-  for (std::size_t k = 2; k < sizeof bytes && bytes[k] != 0; ++k) out.push_back(static_cast<char>(bytes[k]));
+  for (std::size_t k = 2; k < 2 + kViolationSiteBytes && bytes[k] != 0; ++k) out.push_back(static_cast<char>(bytes[k]));
 }
 
 }  // namespace tactus
