@@ -322,7 +322,10 @@ std::optional<RunEnd> ManagedRun::watchManager() {
   const std::uint32_t pid = channel_->managerPid.load(std::memory_order_acquire);
   if (pid != managerPid_) {
     managerPid_ = pid;
-    managerWatch_ = pid == 0 ? ipc::ProcessWatch() : ipc::ProcessWatch(static_cast<pid_t>(pid), channel_->managerStartTime.load());
+    // The start time comes from /proc, not from the channel: a second manager that tries to
+    // attach writes the channel's copy before it loses the claim.
+    managerWatch_ = pid == 0 ? ipc::ProcessWatch()
+                             : ipc::ProcessWatch(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)));
   }
   if (pid != 0 && managerWatch_.exited() && channel_->managerPid.load() == pid) {
     return RunEnd{SegmentState::kAborted, StopReason::kPeerDied, kNone,
@@ -728,7 +731,7 @@ int ManagedRun::execute() {
     }
     if (end) break;
     takeRequest();
-    if (exitEnd_ && !switcherBusy_.load()) {
+    if (!switcherBusy_.load() && exitEnd_) {  // busy first: the switch thread writes exitEnd_ before it clears busy
       end = exitEnd_;
       break;
     }

@@ -34,6 +34,8 @@ for u in tactus-master@.service tactus-client-INSTANCE@.service; do
   grep -q "^PartOf=tactus@%[ij].target$" "$units/$u" || fail "$u is not PartOf= its instance's target"
 done
 grep -q "^WatchdogSec=" "$units/tactus-master@.service" || fail "the master unit has no WatchdogSec="
+grep -q "^PartOf=tactus-master@%j.service$" "$units/tactus-client-INSTANCE@.service" \
+  || fail "the client unit is not PartOf= its master (stopping the master would leave it waiting)"
 grep -q "^Environment=TACTUS_INSTANCE=%j$" "$units/tactus-client-INSTANCE@.service" \
   || fail "the client unit does not set TACTUS_INSTANCE from its name"
 
