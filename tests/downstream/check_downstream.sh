@@ -26,7 +26,7 @@ copy_tactus "$p1/subprojects/tactus"
 meson setup "$p1/build" "$p1" -Dtactus:client-only=true -Dtactus:cuda=disabled >"$work/setup1.log" 2>&1 \
   || { cat "$work/setup1.log"; fail "subproject setup failed"; }
 grep -q "yaml-cpp" "$work/setup1.log" && fail "a client-only subproject looked for yaml-cpp"
-ninja -C "$p1/build" >"$work/build1.log" 2>&1 || { tail -30 "$work/build1.log"; fail "subproject build failed"; }
+ninja -j2 -C "$p1/build" >"$work/build1.log" 2>&1 || { tail -30 "$work/build1.log"; fail "subproject build failed"; }
 "$p1/build/downstream-client" | grep -q "downstream: timeout: client 'Client0': no master for instance 'downstream_no_master'" \
   || fail "the downstream client did not run against the subproject's libtactus"
 [ -e "$p1/build/subprojects/tactus/compiler" ] && fail "client-only built the compiler"
@@ -57,7 +57,7 @@ echo "$installs" | grep -q "tactus-compile\|tactus-master\|tactus-report\|share/
 # 3. Installed: a client-only tactus installed to a prefix, found through pkg-config.
 meson setup "$work/tbuild" "$src" -Dclient-only=true -Dcuda=disabled --prefix="$work/prefix" >"$work/setup3.log" 2>&1 \
   || { cat "$work/setup3.log"; fail "client-only setup failed"; }
-ninja -C "$work/tbuild" >"$work/build3.log" 2>&1 || { tail -30 "$work/build3.log"; fail "client-only build failed"; }
+ninja -j2 -C "$work/tbuild" >"$work/build3.log" 2>&1 || { tail -30 "$work/build3.log"; fail "client-only build failed"; }
 meson install -C "$work/tbuild" --no-rebuild >"$work/install3.log" 2>&1 || { cat "$work/install3.log"; fail "install failed"; }
 pc=$(dirname "$(find "$work/prefix" -name tactus.pc | head -1)")
 [ -n "$pc" ] || fail "no tactus.pc installed"
@@ -65,7 +65,7 @@ p3=$work/installed
 cp -r "$src/tests/downstream/project" "$p3"
 PKG_CONFIG_PATH=$pc meson setup "$p3/build" "$p3" >"$work/setup4.log" 2>&1 || { cat "$work/setup4.log"; fail "setup against the installed tactus failed"; }
 grep -q "Run-time dependency tactus found: YES" "$work/setup4.log" || { cat "$work/setup4.log"; fail "tactus not found by pkg-config"; }
-ninja -C "$p3/build" >"$work/build4.log" 2>&1 || { tail -30 "$work/build4.log"; fail "build against the installed tactus failed"; }
+ninja -j2 -C "$p3/build" >"$work/build4.log" 2>&1 || { tail -30 "$work/build4.log"; fail "build against the installed tactus failed"; }
 LD_LIBRARY_PATH=$(dirname "$(find "$work/prefix" -name 'libtactus.so' | head -1)") "$p3/build/downstream-client" \
   | grep -q "downstream: timeout" || fail "the downstream client did not run against the installed libtactus"
 echo "check_downstream: subproject (client-only, with tools) and installed both work"

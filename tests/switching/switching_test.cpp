@@ -175,6 +175,21 @@ std::string runsInsideWindows(const EventLog& log, std::uint16_t id,
   return "";
 }
 
+// Waits until the running schedule has completed `more` iterations beyond those at the call (the
+// manager's status), for at most 10 s: a count, not a time window, so a slow machine waits longer
+// instead of failing.
+bool awaitIterations(std::uint64_t more) {
+  auto first = manager::status();
+  if (!first) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    auto now = manager::status();
+    if (now && now->iterations >= first->iterations + more) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 int countOf(const std::string& text, const std::string& what) {
   int n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -192,14 +207,14 @@ TEST_CASE("complete swap with two hyperepochs: nothing runs before start, nothin
   run.attachManager();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // entered clients, nothing started: nothing runs
   const Call startA = timed([] { return manager::startSchedule(101); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK(awaitIterations(30));
   const Call stopA = timed([] { return manager::stopSchedule(101); });
   const Call startB = timed([] { return manager::startSchedule(102); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK(awaitIterations(40));
   const Call stopB = timed([] { return manager::stopSchedule(102); });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const Call startA2 = timed([] { return manager::startSchedule(101); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  CHECK(awaitIterations(10));
   REQUIRE(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
@@ -350,10 +365,7 @@ TEST_CASE("bad manager requests get clear errors and the running schedule goes o
   REQUIRE(before);
   CHECK(before->running);
   CHECK(before->schedule == 301);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  auto after = manager::status();
-  REQUIRE(after);
-  CHECK(after->iterations > before->iterations);
+  CHECK(awaitIterations(1));
   REQUIRE(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);

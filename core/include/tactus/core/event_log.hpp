@@ -10,6 +10,7 @@
 // interleaved. Sort by time when a global order is needed. All times are CLOCK_MONOTONIC ns.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -32,11 +33,6 @@ inline constexpr std::uint32_t kEventLogOldestVersion = 1;
 inline constexpr std::uint32_t kEventRecordSizeV1 = 32;
 /// The unit of kRun's spin field, in ns.
 inline constexpr std::int64_t kSpinUnitNs = 100;
-
-/// The size of one record in a log of `version` (which this build reads).
-constexpr std::uint32_t eventRecordSize(std::uint32_t version) {
-  return version == 1 ? kEventRecordSizeV1 : static_cast<std::uint32_t>(sizeof(EventRecord));
-}
 
 /// Whether this build reads event logs of `version`.
 constexpr bool readsEventLogVersion(std::uint32_t version) {
@@ -118,6 +114,12 @@ struct EventRecord {
   std::uint32_t reserved1 = 0;  ///< zero
 };
 static_assert(sizeof(EventRecord) == 40, "event record layout is frozen");
+static_assert(offsetof(EventRecord, schedule) == 32, "version 2 added its fields after version 1's 32 bytes");
+
+/// The size of one record in a log of `version` (which this build reads).
+constexpr std::uint32_t eventRecordSize(std::uint32_t version) {
+  return version == 1 ? kEventRecordSizeV1 : static_cast<std::uint32_t>(sizeof(EventRecord));
+}
 
 /// A whole log read back.
 struct EventLog {
