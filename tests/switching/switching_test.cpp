@@ -17,10 +17,10 @@
 #include <thread>
 
 #include "runtime_harness.hpp"
+#include "tactus/client.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/schedule_file.hpp"
-#include "tactus/client.hpp"
 #include "tactus/manager.hpp"
 
 using namespace tactus;
@@ -116,8 +116,17 @@ struct SwitchRun {
     return list;
   }
   pid_t master(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", scheduleList(), "-N", "mgr", "-D",
-                                  instance, "-l", logPath, "-t", "15000000"};
+    std::vector<std::string> argv{buildPath("master/tactus-master"),
+                                  "-s",
+                                  scheduleList(),
+                                  "-N",
+                                  "mgr",
+                                  "-D",
+                                  instance,
+                                  "-l",
+                                  logPath,
+                                  "-t",
+                                  "15000000"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return children.spawn(argv, out("master"));
   }
@@ -183,8 +192,9 @@ int countOf(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("complete swap with two hyperepochs: nothing runs before start, nothing of a schedule after its stop returned",
-          "[switching][swap]") {
+TEST_CASE(
+    "complete swap with two hyperepochs: nothing runs before start, nothing of a schedule after its stop returned",
+    "[switching][swap]") {
   SwitchRun run("swap", {modeYaml(101, 2, 2000, false), modeYaml(102, 2, 1000, true)});
   const pid_t m = run.master();
   const pid_t c0 = run.client("Client0");
@@ -222,9 +232,11 @@ TEST_CASE("complete swap with two hyperepochs: nothing runs before start, nothin
   for (const EventRecord& r : log->records) {
     if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart)) ++starts;
     if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop)) ++stops;
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop) && r.schedule == 101 && !stopAt.count(r.instance))
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop) && r.schedule == 101 &&
+        !stopAt.count(r.instance))
       stopAt[r.instance] = r.iteration;
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == 101 && stopAt.count(r.instance))
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == 101 &&
+        stopAt.count(r.instance))
       CHECK(r.iteration == stopAt[r.instance]);
   }
   CHECK(starts == 6);  // 3 starts x 2 hyperepochs
@@ -261,10 +273,10 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
   const std::int64_t end = nowNs();
   // 201 runs from start to roll 0's return and from roll 1's call to roll 2's return, then from
   // roll 3's call on; 202 in between.
-  CHECK(runsInsideWindows(*log, 201,
-                          {{start.beforeNs, rolls[0].afterNs},
-                           {rolls[1].beforeNs, rolls[2].afterNs},
-                           {rolls[3].beforeNs, end}}) == "");
+  CHECK(runsInsideWindows(
+            *log, 201,
+            {{start.beforeNs, rolls[0].afterNs}, {rolls[1].beforeNs, rolls[2].afterNs}, {rolls[3].beforeNs, end}}) ==
+        "");
   CHECK(runsInsideWindows(*log, 202, {{rolls[0].beforeNs, rolls[1].afterNs}, {rolls[2].beforeNs, rolls[3].afterNs}}) ==
         "");
   // Per rollover and hyperepoch: A's stop and B's start, B's first release after A's last run there.
@@ -315,8 +327,8 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
 }
 
 TEST_CASE("bad manager requests get clear errors and the running schedule goes on", "[switching][errors]") {
-  SwitchRun run("bad", {modeYaml(301, 2, 1000, false), modeYaml(302, 2, 1000, false),
-                        modeYaml(303, 3, 1000, false, true)});
+  SwitchRun run("bad",
+                {modeYaml(301, 2, 1000, false), modeYaml(302, 2, 1000, false), modeYaml(303, 3, 1000, false, true)});
   const pid_t m = run.master();
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
