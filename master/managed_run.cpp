@@ -516,6 +516,7 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
   // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once.
   std::vector<std::thread> threads;
   std::atomic<bool> ok{true};
+  threads.reserve(pairs.size());
   for (const auto& [a, b] : pairs) {
     threads.emplace_back([&, a = a, b = b] {
       if (a >= 0) stopHyperepoch(from, static_cast<std::uint32_t>(a), to.schedule.identifier, r);

@@ -104,7 +104,7 @@ Summary summarize(std::vector<std::int64_t> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   std::string compile, master, client;
   int switches = 200;
   int periodUs = 1000;
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
     must(tactus::manager::startSchedule(other));
     running = other;
   }
-  sleepUs(5 * periodUs);
+  sleepUs(5L * periodUs);
   must(tactus::manager::exitRun());
   const int masterExit = waitExit(m);
   waitExit(c0);
@@ -240,4 +240,7 @@ int main(int argc, char** argv) {
   std::string rm = "rm -rf " + dir;
   if (std::getenv("SWITCH_BENCH_KEEP") == nullptr) (void)std::system(rm.c_str());
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "switch-bench: %s\n", e.what());
+  return 1;
 }
