@@ -730,7 +730,7 @@ int ManagedRun::execute() {
     }
     if (end) break;
     takeRequest();
-    if (exitEnd_ && !switcherBusy_.load()) {
+    if (!switcherBusy_.load() && exitEnd_) {  // the switch thread wrote it before it cleared busy
       end = exitEnd_;
       break;
     }
