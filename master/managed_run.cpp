@@ -681,8 +681,7 @@ int ManagedRun::execute() {
       return kExitBadInput;
     }
     const shm::SegmentView& view = m.owner->view();
-    view.header().scheduleCount = static_cast<std::uint32_t>(modes_.size());
-    view.header().scheduleIndex = k;
+    m.owner->describeSchedules(static_cast<std::uint32_t>(modes_.size()), k);
     m.owner->describe(flags, m.contentHash, m.schedule.identifier, m.text);
     for (std::uint32_t he = 0; he < counts.hyperepochs; ++he) view.hyperepoch(he).stopAt.store(0);
     m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
