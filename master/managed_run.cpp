@@ -86,7 +86,8 @@ void onManagedSignal(int sig) {
 }
 
 constexpr std::int64_t kSliceNs = 2'000'000;
-constexpr std::int64_t kStartLeadNs = 500'000;  // a plain start releases its first frame this long after the request (workers wake meanwhile)
+constexpr std::int64_t kStartLeadNs =
+    500'000;  // a plain start releases its first frame this long after the request (workers wake meanwhile)
 constexpr std::int64_t kClientExitWaitNs = 1'000'000'000;
 constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 
@@ -102,12 +103,12 @@ struct Mode {
   std::unique_ptr<ClientMonitor> monitor;
   std::unique_ptr<LogDrain> drain;
   std::unique_ptr<Releaser> releaser;
-  std::vector<std::uint64_t> nextIteration;  // per hyperepoch: where its next activation starts
-  std::vector<std::uint32_t> activations;    // per hyperepoch: activations so far
-  std::vector<std::uint32_t> acksExpected;   // per hyperepoch: cumulative switch acknowledgements
-  std::vector<std::uint32_t> workersIn;      // per hyperepoch: workers of the plan
+  std::vector<std::uint64_t> nextIteration;             // per hyperepoch: where its next activation starts
+  std::vector<std::uint32_t> activations;               // per hyperepoch: activations so far
+  std::vector<std::uint32_t> acksExpected;              // per hyperepoch: cumulative switch acknowledgements
+  std::vector<std::uint32_t> workersIn;                 // per hyperepoch: workers of the plan
   std::vector<std::vector<std::uint32_t>> clientsWith;  // per hyperepoch: the clients with a worker in it
-  std::vector<std::set<std::string>> hardware;  // per hyperepoch: its hardware resources by name
+  std::vector<std::set<std::string>> hardware;          // per hyperepoch: its hardware resources by name
   bool running = false;
 };
 
@@ -287,7 +288,8 @@ Result<void> ManagedRun::createChannel() {
   channel_->layoutVersion = shm::kLayoutVersion;
   channel_->scheduleCount = static_cast<std::uint32_t>(modes_.size());
   for (std::size_t k = 0; k < modes_.size() && k < 16; ++k) channel_->identifiers[k] = modes_[k]->schedule.identifier;
-  std::memcpy(channel_->expectedName, o_.managerName.data(), std::min(o_.managerName.size(), shm::kManagerNameSize - 1));
+  std::memcpy(channel_->expectedName, o_.managerName.data(),
+              std::min(o_.managerName.size(), shm::kManagerNameSize - 1));
   channel_->running.store(kNoSchedule);
   channel_->masterStartTime.store(ipc::processStartTime(::getpid()));
   channel_->masterPid.store(static_cast<std::uint32_t>(::getpid()), std::memory_order_release);
@@ -397,8 +399,7 @@ int ManagedRun::finish(const RunEnd& end) {
 }
 
 // Waits for a word the clients' workers count up; false when the run ended meanwhile.
-bool ManagedRun::waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
-                          std::uint32_t target) {
+bool ManagedRun::waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target) {
   // Spins longer than a worker would: a switch waits here, and a futex wake costs tens of us.
   return ipc::waitForSequence(word, waiters, target, 200'000, [&] { return runEnded_.load(); }) ==
          ipc::WaitOutcome::kReached;
@@ -517,6 +518,7 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
   // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once.
   std::vector<std::thread> threads;
   std::atomic<bool> ok{true};
+  threads.reserve(pairs.size());
   for (const auto& [a, b] : pairs) {
     threads.emplace_back([&, a = a, b = b] {
       if (a >= 0) stopHyperepoch(from, static_cast<std::uint32_t>(a), to.schedule.identifier, r);
@@ -535,8 +537,8 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
 
 Answer ManagedRun::handle(const Request& r) {
   auto unknown = [&](std::uint32_t id) {
-    return Answer{ManagerResult::kUnknownSchedule, "no schedule has identifier " + std::to_string(id) +
-                                                       " (loaded: " + loadedList() + ")"};
+    return Answer{ManagerResult::kUnknownSchedule,
+                  "no schedule has identifier " + std::to_string(id) + " (loaded: " + loadedList() + ")"};
   };
   Mode* running = runningMode();
   switch (r.op) {
@@ -564,8 +566,8 @@ Answer ManagedRun::handle(const Request& r) {
       if (to == nullptr) return unknown(r.arg0);
       if (from == nullptr) return unknown(r.arg1);
       if (from != running) {
-        return {ManagerResult::kBadState, "cannot roll over from schedule " + std::to_string(r.arg1) +
-                                              ": it is not running"};
+        return {ManagerResult::kBadState,
+                "cannot roll over from schedule " + std::to_string(r.arg1) + ": it is not running"};
       }
       if (to == from) {
         return {ManagerResult::kBadState, "cannot roll over schedule " + std::to_string(r.arg0) + " to itself"};
@@ -580,8 +582,8 @@ Answer ManagedRun::handle(const Request& r) {
     }
     case ManagerOp::kStatus: return {ManagerResult::kOk, running ? "running" : "idle"};
     default:
-      return {ManagerResult::kBadRequest, "request " + std::to_string(static_cast<std::uint32_t>(r.op)) +
-                                              " is no manager operation"};
+      return {ManagerResult::kBadRequest,
+              "request " + std::to_string(static_cast<std::uint32_t>(r.op)) + " is no manager operation"};
   }
 }
 
@@ -642,13 +644,30 @@ int ManagedRun::execute() {
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
+  if (o_.priority > 0) {  // -P, -c, -M as in a run of one schedule (the release threads inherit them)
+    sched_param param{};
+    param.sched_priority = o_.priority;
+    if (::sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
+      err_ << "tactus-master: cannot use SCHED_FIFO priority " << o_.priority << ": " << std::strerror(errno)
+           << " (needs CAP_SYS_NICE or an rtprio limit)\n";
+      return kExitBadInput;
+    }
+  }
+  if (o_.core >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(o_.core, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0) {
+      err_ << "tactus-master: cannot pin to core " << o_.core << ": " << std::strerror(errno) << "\n";
+      return kExitBadInput;
+    }
+  }
   if (o_.lockMemory && ::mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
     err_ << "tactus-master: cannot lock memory (-M): " << std::strerror(errno) << "\n";
     return kExitBadInput;
   }
   const std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
-                              (o_.noPinning ? shm::kFlagNoPinning : 0u) |
-                              (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
+                              (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
     Mode& m = *modes_[k];
     shm::LayoutCounts counts;
@@ -664,8 +683,7 @@ int ManagedRun::execute() {
       return kExitBadInput;
     }
     const shm::SegmentView& view = m.owner->view();
-    view.header().scheduleCount = static_cast<std::uint32_t>(modes_.size());
-    view.header().scheduleIndex = k;
+    m.owner->describeSchedules(static_cast<std::uint32_t>(modes_.size()), k);
     m.owner->describe(flags, m.contentHash, m.schedule.identifier, m.text);
     for (std::uint32_t he = 0; he < counts.hyperepochs; ++he) view.hyperepoch(he).stopAt.store(0);
     m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
@@ -690,12 +708,12 @@ int ManagedRun::execute() {
   ipc::futexWake(channel_->open);
   if (o_.verbose) {
     out_ << "tactus-master: published " << modes_.size() << " schedules (" << loadedList() << ") at "
-         << ipc::segmentPath(o_.instance) << "; waiting for clients and the schedule manager "
-         << quoted(o_.managerName) << "\n";
+         << ipc::segmentPath(o_.instance) << "; waiting for clients and the schedule manager " << quoted(o_.managerName)
+         << "\n";
   }
 
-  const std::int64_t deadline = o_.timeoutUs < 0 ? std::numeric_limits<std::int64_t>::max()
-                                                  : ipc::monotonicNs() + o_.timeoutUs * 1000;
+  const std::int64_t deadline =
+      o_.timeoutUs < 0 ? std::numeric_limits<std::int64_t>::max() : ipc::monotonicNs() + o_.timeoutUs * 1000;
   std::optional<RunEnd> end;
   while (!end) {
     const std::uint32_t seen = attention.load(std::memory_order_acquire);

@@ -82,16 +82,19 @@ Result<void> splitSchedulePaths(MasterOptions& o) {
   }
   if (o.scheduleCount >= 0 && o.managerName.empty()) return fail(ErrorCode::kParse, "-i needs -N (a schedule manager)");
   if (!o.managerName.empty() && o.iterations != 0) {
-    return fail(ErrorCode::kParse, "-e cannot be combined with -N: the schedule manager starts and stops the schedules");
+    return fail(ErrorCode::kParse,
+                "-e cannot be combined with -N: the schedule manager starts and stops the schedules");
   }
   if (!o.managerName.empty()) {
     o.schedulePath = o.schedulePaths.front();
     for (std::uint32_t k = 0; k < o.schedulePaths.size(); ++k) {
       if (auto ok = ipc::validateInstanceName(shm::scheduleInstanceName(o.instance, k)); !ok)
-        return fail(ErrorCode::kParse, "-D '" + o.instance + "' is too long for several schedules (" + ok.error().message + ")");
+        return fail(ErrorCode::kParse,
+                    "-D '" + o.instance + "' is too long for several schedules (" + ok.error().message + ")");
     }
     if (auto ok = ipc::validateInstanceName(shm::managerInstanceName(o.instance)); !ok)
-      return fail(ErrorCode::kParse, "-D '" + o.instance + "' is too long for a schedule manager (" + ok.error().message + ")");
+      return fail(ErrorCode::kParse,
+                  "-D '" + o.instance + "' is too long for a schedule manager (" + ok.error().message + ")");
   }
   return {};
 }

@@ -14,23 +14,23 @@ namespace tactus::master {
 
 /// The master's command line.
 struct MasterOptions {
-  std::string schedulePath;            ///< -s: the schedule file (with several: the first)
+  std::string schedulePath;                ///< -s: the schedule file (with several: the first)
   std::vector<std::string> schedulePaths;  ///< -s a,b,c: every schedule file (several only with -N)
-  std::string managerName;             ///< -N: the schedule manager's name; empty = no manager
-  std::int64_t scheduleCount = -1;     ///< -i: must equal the number of -s files; -1 = not given
-  std::uint64_t iterations = 0;        ///< -e: hyperepoch iterations to run; 0 = until stopped
-  std::string logPath;                 ///< -l: event log path; empty = no log
-  std::int64_t timeoutUs = 5'000'000;  ///< -t: wait for clients, in us; -1 = forever
-  bool freeRunning = false;            ///< -m: after an overrun start the next iteration at once
-  std::string instance = "default";    ///< -D: instance name
-  int core = -1;                       ///< -c: pin the master's threads to this core; -1 = not pinned
-  int priority = 0;                    ///< -P: SCHED_FIFO priority of the release threads; 0 = normal
-  bool noPinning = false;              ///< -C: clients do not pin their workers
-  bool lockMemory = false;             ///< -M: mlockall
-  bool allowUnregistered = false;      ///< --allow-unregistered-runnables
-  bool verbose = false;                ///< -v
-  bool showVersion = false;            ///< -V
-  bool showHelp = false;               ///< --help
+  std::string managerName;                 ///< -N: the schedule manager's name; empty = no manager
+  std::int64_t scheduleCount = -1;         ///< -i: must equal the number of -s files; -1 = not given
+  std::uint64_t iterations = 0;            ///< -e: hyperepoch iterations to run; 0 = until stopped
+  std::string logPath;                     ///< -l: event log path; empty = no log
+  std::int64_t timeoutUs = 5'000'000;      ///< -t: wait for clients, in us; -1 = forever
+  bool freeRunning = false;                ///< -m: after an overrun start the next iteration at once
+  std::string instance = "default";        ///< -D: instance name
+  int core = -1;                           ///< -c: pin the master's threads to this core; -1 = not pinned
+  int priority = 0;                        ///< -P: SCHED_FIFO priority of the release threads; 0 = normal
+  bool noPinning = false;                  ///< -C: clients do not pin their workers
+  bool lockMemory = false;                 ///< -M: mlockall
+  bool allowUnregistered = false;          ///< --allow-unregistered-runnables
+  bool verbose = false;                    ///< -v
+  bool showVersion = false;                ///< -V
+  bool showHelp = false;                   ///< --help
 };
 
 /// Exit codes of tactus-master.

@@ -83,12 +83,13 @@ void Releaser::requestHyperepochStop(std::uint32_t he) {
   ipc::futexWake(tracks_[he].stopWord);
 }
 
-bool Releaser::hyperepochFinished(std::uint32_t he) const { return !tracks_[he].running.load(std::memory_order_acquire); }
+bool Releaser::hyperepochFinished(std::uint32_t he) const {
+  return !tracks_[he].running.load(std::memory_order_acquire);
+}
 
 void Releaser::joinHyperepoch(std::uint32_t he) {
   if (hyperepochThreads_[he].joinable()) hyperepochThreads_[he].join();
 }
-
 
 std::optional<Stall> Releaser::longestStall() const {
   std::optional<Stall> longest;

@@ -103,6 +103,13 @@ void SegmentOwner::describe(std::uint32_t flags, std::uint64_t contentHash, std:
   view_.writeScheduleText(text);
 }
 
+void SegmentOwner::describeSchedules(std::uint32_t count, std::uint32_t index) {
+  scheduleCount_ = count;
+  scheduleIndex_ = index;
+  view_.header().scheduleCount = count;
+  view_.header().scheduleIndex = index;
+}
+
 void SegmentOwner::publish() {
   shm::SegmentHeader& header = view_.header();
   state_ = shm::SegmentState::kPublished;
@@ -156,6 +163,8 @@ std::optional<RunEnd> SegmentOwner::checkDamage() const {
       else if (h.flags != flags_) field = "flags";
       else if (h.scheduleContentHash != contentHash_) field = "scheduleContentHash";
       else if (h.scheduleIdentifier != identifier_) field = "scheduleIdentifier";
+      else if (h.scheduleCount != scheduleCount_) field = "scheduleCount";
+      else if (h.scheduleIndex != scheduleIndex_) field = "scheduleIndex";
       else if (h.state.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(state_)) field = "state";
     }
     if (!field.empty()) {

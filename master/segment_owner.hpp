@@ -37,6 +37,10 @@ class SegmentOwner {
   /// a private copy to check the header against (state kCreating).
   void describe(std::uint32_t flags, std::uint64_t contentHash, std::uint16_t identifier, std::string_view text);
 
+  /// Several schedules (-N): writes this segment's scheduleCount and scheduleIndex (state
+  /// kCreating), kept to check the header against.
+  void describeSchedules(std::uint32_t count, std::uint32_t index);
+
   /// Moves the state to kPublished (clients may attach) and wakes the sleepers.
   void publish();
 
@@ -70,6 +74,8 @@ class SegmentOwner {
   std::uint32_t flags_ = 0;
   std::uint64_t contentHash_ = 0;
   std::uint16_t identifier_ = 0;
+  std::uint32_t scheduleCount_ = 1;
+  std::uint32_t scheduleIndex_ = 0;
   shm::SegmentState state_ = shm::SegmentState::kCreating;
 };
 

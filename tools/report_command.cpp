@@ -58,8 +58,12 @@ std::string scheduleRef(std::uint32_t id) { return id == 0xffffffffu ? std::stri
 // started schedule's first release there. A rollover's start pairs with the stop of the same
 // request; a plain start with the latest stop before it.
 std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& schedules) {
-  const auto isStart = [](const EventRecord& r) { return r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart); };
-  const auto isStop = [](const EventRecord& r) { return r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop); };
+  const auto isStart = [](const EventRecord& r) {
+    return r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart);
+  };
+  const auto isStop = [](const EventRecord& r) {
+    return r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop);
+  };
   std::vector<const EventRecord*> events;
   for (const EventRecord& r : log.records) {
     if (isStart(r) || isStop(r)) events.push_back(&r);
@@ -78,7 +82,8 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
     std::int64_t last = 0;
     if (sc == nullptr) return last;
     for (const EventRecord& r : log.records) {
-      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.schedule != id || r.instance >= sc->instances.size())
+      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.schedule != id ||
+          r.instance >= sc->instances.size())
         continue;
       if (r.endNs <= beforeNs && r.endNs > last && instanceHyperepoch(*sc, r.instance) == he) last = r.endNs;
     }
@@ -159,14 +164,16 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
   auto log = readLogOperand(o.log);
   if (!log) return fatal(log.error());
   if (log->header.scheduleCount < 2 && schedules.size() > 1) {
-    return fatal(fail(ErrorCode::kValidation, o.log + ": the log is of a run of one schedule; give that schedule only"));
+    return fatal(
+        fail(ErrorCode::kValidation, o.log + ": the log is of a run of one schedule; give that schedule only"));
   }
   std::set<std::uint16_t> known;
   for (const Schedule& sc : schedules) known.insert(sc.identifier);
   for (const EventRecord& r : log->records) {
     if (known.count(r.schedule) == 0) {
       return fatal(fail(ErrorCode::kValidation, o.log + ": the log has records of schedule " +
-                                                    std::to_string(r.schedule) + ", which none of the given schedules is"));
+                                                    std::to_string(r.schedule) +
+                                                    ", which none of the given schedules is"));
     }
   }
   std::vector<CsvRow> rows;
@@ -184,7 +191,8 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
       if (auto matches = checkLogMatches(*log, sc, o.schedules[k]); !matches) return fatal(matches.error());
     }
     const Analysis analysis = analyze(sc, part);
-    for (const std::string& w : analysis.warnings) err << "tactus-report: warning: schedule " << sc.identifier << ": " << w << "\n";
+    for (const std::string& w : analysis.warnings)
+      err << "tactus-report: warning: schedule " << sc.identifier << ": " << w << "\n";
     if (o.csv) {
       appendCsvRows(rows, sc, part, analysis);
     } else {

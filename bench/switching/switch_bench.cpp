@@ -7,8 +7,8 @@
 //   complete swap: stopSchedule(A) then startSchedule(B); dead time = B's first release - A's
 //                  last run end (includes both calls and the start's release lead)
 // Prints p50/p99/max over --switches switches of each kind beside the period.
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,15 +40,16 @@ std::string modeYaml(int id, int periodUs) {
   std::string y = "Version: 3.0.0\nMode" + std::to_string(id) + ":\n  Identifier: " + std::to_string(id) +
                   "\n  Resources:\n    CPU: [CPU0, CPU1]\n  Hyperepochs:\n";
   for (int h = 0; h < 2; ++h) {
-    y += "    - H" + std::to_string(h) + ":\n        Period: " + std::to_string(periodUs) + "us\n        Resources: [CPU" +
-         std::to_string(h) + "]\n        Epochs:\n          - E: {Period: " + std::to_string(periodUs) + "us}\n";
+    y += "    - H" + std::to_string(h) + ":\n        Period: " + std::to_string(periodUs) +
+         "us\n        Resources: [CPU" + std::to_string(h) +
+         "]\n        Epochs:\n          - E: {Period: " + std::to_string(periodUs) + "us}\n";
   }
   y += "  Clients:\n";
   for (int c = 0; c < 2; ++c) {
     y += "    - Client" + std::to_string(c) + ":\n        Epochs:\n";
     for (int h = 0; h < 2; ++h) {
-      y += "          - H" + std::to_string(h) + ".E:\n              Runnables:\n                - R" + std::to_string(h) +
-           ": {WCET: 50us, Resources: [CPU" + std::to_string(h) + "]" +
+      y += "          - H" + std::to_string(h) + ".E:\n              Runnables:\n                - R" +
+           std::to_string(h) + ": {WCET: 50us, Resources: [CPU" + std::to_string(h) + "]" +
            (c == 1 ? ", Dependencies: [Client0.R" + std::to_string(h) + "]" : std::string()) + "}\n";
     }
   }
@@ -103,7 +104,7 @@ Summary summarize(std::vector<std::int64_t> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   std::string compile, master, client;
   int switches = 200;
   int periodUs = 1000;
@@ -117,7 +118,8 @@ int main(int argc, char** argv) {
     else if (a == "--period-us") periodUs = std::atoi(next().c_str());
     else if (a == "--quick") switches = 10;
     else {
-      std::fprintf(stderr, "usage: switch-bench --compile P --master P --client P [--switches N] [--period-us US] [--quick]\n");
+      std::fprintf(stderr,
+                   "usage: switch-bench --compile P --master P --client P [--switches N] [--period-us US] [--quick]\n");
       return 2;
     }
   }
@@ -175,7 +177,7 @@ int main(int argc, char** argv) {
     must(tactus::manager::startSchedule(other));
     running = other;
   }
-  sleepUs(5 * periodUs);
+  sleepUs(5L * periodUs);
   must(tactus::manager::exitRun());
   const int masterExit = waitExit(m);
   waitExit(c0);
@@ -226,14 +228,19 @@ int main(int argc, char** argv) {
   const Summary sw = summarize(swap);
   std::printf("switch dead time, 2 schedules x 2 hyperepochs, period %d us (epoch period %d us), %d switches each\n",
               periodUs, periodUs, switches);
-  std::printf("  rollover       %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods)\n",
-              ro.count, ro.p50, ro.p99, ro.max, ro.p50 / periodUs);
-  std::printf("  complete swap  %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods;\n"
-              "                 includes the stop and start calls and the start's 500 us release lead)\n",
-              sw.count, sw.p50, sw.p99, sw.max, sw.p50 / periodUs);
+  std::printf(
+      "  rollover       %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods)\n",
+      ro.count, ro.p50, ro.p99, ro.max, ro.p50 / periodUs);
+  std::printf(
+      "  complete swap  %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods;\n"
+      "                 includes the stop and start calls and the start's 500 us release lead)\n",
+      sw.count, sw.p50, sw.p99, sw.max, sw.p50 / periodUs);
   std::printf("  target: rollover p50 < 50 us (B starts at once, no period boundary to wait for): %s\n",
               ro.p50 < 50 ? "met" : "not met");
   std::string rm = "rm -rf " + dir;
   if (std::getenv("SWITCH_BENCH_KEEP") == nullptr) (void)std::system(rm.c_str());
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "switch-bench: %s\n", e.what());
+  return 1;
 }

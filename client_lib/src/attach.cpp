@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -89,6 +90,11 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
 // Takes the private copies the client works from and claims the client's slot.
 Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
   const shm::SegmentHeader& h = rt.view.header();
+  if (h.scheduleCount > limits::kMaxSchedules || (!mayBeAbsent && h.scheduleIndex != 0)) {
+    return fail(ErrorCode::kIncompatible, ipc::segmentPath(rt.instance) + ": header field 'scheduleCount' (" +
+                                              std::to_string(h.scheduleCount) + ") or 'scheduleIndex' (" +
+                                              std::to_string(h.scheduleIndex) + ") is out of range");
+  }
   rt.scheduleCount = std::max<std::uint32_t>(1, h.scheduleCount);
   const shm::LayoutCounts& counts = rt.view.counts();
   const std::string origin = ipc::segmentPath(rt.instance);
@@ -221,7 +227,10 @@ Result<void> attach(Runtime& rt, const InitOptions& options) {
 Result<void> attachMode(Runtime& mode, const Runtime& primary, std::uint32_t index, const InitOptions& options) {
   mode.name = primary.name;
   mode.instance = shm::scheduleInstanceName(primary.instance, index);
-  if (auto ok = findMaster(mode, options); !ok) return ok;
+  // The master publishes the other schedules before the first: they are there, or never will be.
+  InitOptions bounded = options;
+  bounded.timeoutMs = 1000;
+  if (auto ok = findMaster(mode, bounded); !ok) return ok;
   if (mode.masterPid != primary.masterPid) {
     return fail(ErrorCode::kIncompatible, ipc::segmentPath(mode.instance) + ": published by master pid " +
                                               std::to_string(mode.masterPid) + ", not by the instance's master pid " +

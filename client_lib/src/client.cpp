@@ -448,8 +448,8 @@ RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
     rt->phase = Phase::kEntered;
     rt->view.client(rt->clientIndex)
         .switchCallbacks.store(static_cast<std::uint32_t>(primary.switchCallbacks.size()), std::memory_order_relaxed);
-    rt->view.client(rt->clientIndex).state.store(static_cast<std::uint32_t>(ClientState::kEntered),
-                                                 std::memory_order_release);
+    rt->view.client(rt->clientIndex)
+        .state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
     ipc::signalWord(rt->view.header().attention);
   }
   primary.phase = Phase::kEntered;
@@ -495,8 +495,8 @@ RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
   lock.lock();
   for (Runtime* rt : all) {
     if (!rt->member) continue;
-    rt->view.client(rt->clientIndex).state.store(static_cast<std::uint32_t>(ClientState::kExited),
-                                                 std::memory_order_release);
+    rt->view.client(rt->clientIndex)
+        .state.store(static_cast<std::uint32_t>(ClientState::kExited), std::memory_order_release);
     rt->phase = Phase::kDone;
   }
   primary.phase = Phase::kDone;

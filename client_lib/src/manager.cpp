@@ -47,7 +47,8 @@ struct Outcome {
 };
 
 Result<void> attachLocked(const std::string& name, const ManagerOptions& options) {
-  if (gManager) return fail(ErrorCode::kInvalidState, "schedule manager " + quoted(gManager->name) + " is already initialized");
+  if (gManager)
+    return fail(ErrorCode::kInvalidState, "schedule manager " + quoted(gManager->name) + " is already initialized");
   if (auto ok = ipc::validateInstanceName(options.instance); !ok) return ok.error();
   const std::string segmentName = shm::managerInstanceName(options.instance);
   const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
@@ -89,8 +90,9 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
       }
     }
     if (ipc::monotonicNs() >= deadline) {
-      return fail(ErrorCode::kTimeout, "schedule manager " + quoted(name) + ": no master with a schedule manager for instance " +
-                                           quoted(options.instance, 256) + " within " + std::to_string(options.timeoutMs) + " ms");
+      return fail(ErrorCode::kTimeout,
+                  "schedule manager " + quoted(name) + ": no master with a schedule manager for instance " +
+                      quoted(options.instance, 256) + " within " + std::to_string(options.timeoutMs) + " ms");
     }
     std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
   }
@@ -213,7 +215,8 @@ thread_local std::string tManagerMessage;
 stmErrorCode_t toStm(const tactus::manager::Outcome& o) {
   tManagerMessage = o.error ? o.error->message : o.message;
   if (o.error) {
-    if (o.error->code == tactus::ErrorCode::kInvalidState && !tactus::manager::gManager) return STM_ERROR_NOT_INITIALIZED;
+    if (o.error->code == tactus::ErrorCode::kInvalidState && !tactus::manager::gManager)
+      return STM_ERROR_NOT_INITIALIZED;
     return o.error->code == tactus::ErrorCode::kPeerDied ? STM_ERROR_GENERIC : STM_ERROR_INVALID_STATE;
   }
   switch (o.code) {
@@ -263,7 +266,9 @@ stmErrorCode_t stmStartSchedule(uint16_t scheduleId) {
   return toStm(tactus::manager::request(ManagerOp::kStart, scheduleId));
 }
 
-stmErrorCode_t stmStopSchedule(uint16_t scheduleId) { return toStm(tactus::manager::request(ManagerOp::kStop, scheduleId)); }
+stmErrorCode_t stmStopSchedule(uint16_t scheduleId) {
+  return toStm(tactus::manager::request(ManagerOp::kStop, scheduleId));
+}
 
 stmErrorCode_t stmRollOverSchedule(uint16_t startScheduleId, uint16_t stopScheduleId) {
   return toStm(tactus::manager::request(ManagerOp::kRollover, startScheduleId, stopScheduleId));

@@ -55,8 +55,8 @@ struct Runtime {
 
   // --- Several schedules (a master with -N): this Runtime is schedule 0's; `modes` holds the
   // others' (each with its own segment, schedule, plan and registrations). ---
-  bool member = true;            ///< this client is in this schedule (clientIndex is valid)
-  std::uint32_t scheduleCount = 1;  ///< schedules of the instance (the header's scheduleCount)
+  bool member = true;                           ///< this client is in this schedule (clientIndex is valid)
+  std::uint32_t scheduleCount = 1;              ///< schedules of the instance (the header's scheduleCount)
   std::vector<std::unique_ptr<Runtime>> modes;  ///< schedules 1..scheduleCount-1 (primary only)
   /// The switch callbacks (primary only): called with the starting schedule's identifier and
   /// the hyperepoch's index before a rollover's first frame.

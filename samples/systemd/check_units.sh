@@ -4,9 +4,9 @@
 # built ones (verify checks that ExecStart's program exists), and checks what the units and the
 # programs must agree on (notify readiness, exit status 2 not restarted, the env files).
 # Exit 77 (skipped) when systemd-analyze is not installed.
-# usage: check_units.sh UNITS_DIR BUILT_TACTUS_MASTER BUILT_SAMPLE_TWO_CLIENT
+# usage: check_units.sh UNITS_DIR BUILT_TACTUS_MASTER BUILT_SAMPLE_TWO_CLIENT [BUILT_TACTUS_MANAGER]
 set -euo pipefail
-units=$1 master=$2 sample=$3
+units=$1 master=$2 sample=$3 manager=${4:-}
 analyze=$(command -v systemd-analyze || true)
 [ -n "$analyze" ] || { echo "check_units: systemd-analyze not found, skipped"; exit 77; }
 work=$(mktemp -d)
@@ -43,8 +43,14 @@ grep -q "^Environment=TACTUS_INSTANCE=%j$" "$units/tactus-client-INSTANCE@.servi
 ln -s tactus@.target "$work/tactus@demo.target"
 ln -s tactus-master@.service "$work/tactus-master@demo.service"
 ln -s tactus-client-demo@.service "$work/tactus-client-demo@sensing.service"
-(cd "$work" && "$analyze" verify --man=no ./tactus@demo.target ./tactus-master@demo.service \
-    ./tactus-client-demo@sensing.service) >"$work/verify.out" 2>&1 || { cat "$work/verify.out"; fail "systemd-analyze verify failed"; }
+verify_units=(./tactus@demo.target ./tactus-master@demo.service ./tactus-client-demo@sensing.service)
+if [ -n "$manager" ]; then
+  sed -e "s#/usr/local/bin/tactus-manager#$manager#g" "$units/tactus-manager@.service" >"$work/tactus-manager@.service"
+  ln -s tactus-manager@.service "$work/tactus-manager@demo.service"
+  verify_units+=(./tactus-manager@demo.service)
+fi
+(cd "$work" && "$analyze" verify --man=no "${verify_units[@]}") \
+  >"$work/verify.out" 2>&1 || { cat "$work/verify.out"; fail "systemd-analyze verify failed"; }
 # systemd-analyze may report problems as messages while still exiting 0 on some versions.
 if grep -Ei "unknown (key|section)|invalid|failed to|is not executable|bad unit file|lvalue|specifier" "$work/verify.out" \
     | grep -v "PR_SET_MM\|\$container" ; then

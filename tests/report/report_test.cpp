@@ -267,7 +267,7 @@ TEST_CASE("csv lists every valid run sorted by start with the issue's columns", 
   REQUIRE(rows.size() == 8);
   const std::int64_t rel = kT0 + kLate;
   CHECK(rows[0] == "0,0,Main.Loop,Client0,A,CPU0," + std::to_string(rel) + "," + std::to_string(rel + kDurA[0]) + "," +
-                        std::to_string(s.identifier));
+                       std::to_string(s.identifier));
   CHECK(rows[1].find("0,0,Main.Loop,Client0,B,CPU1,") == 0);
 }
 

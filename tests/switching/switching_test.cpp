@@ -17,10 +17,10 @@
 #include <thread>
 
 #include "runtime_harness.hpp"
+#include "tactus/client.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/schedule_file.hpp"
-#include "tactus/client.hpp"
 #include "tactus/manager.hpp"
 
 using namespace tactus;
@@ -41,7 +41,8 @@ std::int64_t nowNs() {
 // and Client1 run a runnable each in every hyperepoch (Client1's after Client0's). `extra` adds a
 // runnable only this mode has (Client1.Extra in hyperepoch 0); `merged` puts CPU0 and CPU1 in
 // one hyperepoch (a different partition).
-std::string modeYaml(std::uint16_t id, int hyperepochs, int periodUs, bool extra, bool merged = false) {
+std::string modeYaml(std::uint16_t id, int hyperepochs, int periodUs, bool extra, bool merged = false,
+                     bool thirdClient = false) {
   std::ostringstream y;
   y << "Version: 3.0.0\nMode" << id << ":\n  Identifier: " << id << "\n  Resources:\n    CPU: [";
   for (int k = 0; k < hyperepochs; ++k) y << (k ? ", " : "") << "CPU" << k;
@@ -68,6 +69,10 @@ std::string modeYaml(std::uint16_t id, int hyperepochs, int periodUs, bool extra
         y << "                - Extra: {WCET: 50us, Resources: [CPU" << cpu << "], Dependencies: [Client1.R0]}\n";
       }
     }
+  }
+  if (thirdClient) {  // Client2, in this mode only: one runnable after Client1's in hyperepoch 0
+    y << "    - Client2:\n        Epochs:\n          - H0.E:\n              Runnables:\n"
+      << "                - Only: {WCET: 50us, Resources: [CPU0], Dependencies: [Client1.R0]}\n";
   }
   std::string text = y.str();
   // "Clients:" goes between the hyperepochs and the first client.
@@ -116,8 +121,17 @@ struct SwitchRun {
     return list;
   }
   pid_t master(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", scheduleList(), "-N", "mgr", "-D",
-                                  instance, "-l", logPath, "-t", "15000000"};
+    std::vector<std::string> argv{buildPath("master/tactus-master"),
+                                  "-s",
+                                  scheduleList(),
+                                  "-N",
+                                  "mgr",
+                                  "-D",
+                                  instance,
+                                  "-l",
+                                  logPath,
+                                  "-t",
+                                  "15000000"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return children.spawn(argv, out("master"));
   }
@@ -198,8 +212,9 @@ int countOf(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("complete swap with two hyperepochs: nothing runs before start, nothing of a schedule after its stop returned",
-          "[switching][swap]") {
+TEST_CASE(
+    "complete swap with two hyperepochs: nothing runs before start, nothing of a schedule after its stop returned",
+    "[switching][swap]") {
   SwitchRun run("swap", {modeYaml(101, 2, 2000, false), modeYaml(102, 2, 1000, true)});
   const pid_t m = run.master();
   const pid_t c0 = run.client("Client0");
@@ -237,9 +252,11 @@ TEST_CASE("complete swap with two hyperepochs: nothing runs before start, nothin
   for (const EventRecord& r : log->records) {
     if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart)) ++starts;
     if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop)) ++stops;
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop) && r.schedule == 101 && !stopAt.count(r.instance))
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop) && r.schedule == 101 &&
+        !stopAt.count(r.instance))
       stopAt[r.instance] = r.iteration;
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == 101 && stopAt.count(r.instance))
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == 101 &&
+        stopAt.count(r.instance))
       CHECK(r.iteration == stopAt[r.instance]);
   }
   CHECK(starts == 6);  // 3 starts x 2 hyperepochs
@@ -276,10 +293,10 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
   const std::int64_t end = nowNs();
   // 201 runs from start to roll 0's return and from roll 1's call to roll 2's return, then from
   // roll 3's call on; 202 in between.
-  CHECK(runsInsideWindows(*log, 201,
-                          {{start.beforeNs, rolls[0].afterNs},
-                           {rolls[1].beforeNs, rolls[2].afterNs},
-                           {rolls[3].beforeNs, end}}) == "");
+  CHECK(runsInsideWindows(
+            *log, 201,
+            {{start.beforeNs, rolls[0].afterNs}, {rolls[1].beforeNs, rolls[2].afterNs}, {rolls[3].beforeNs, end}}) ==
+        "");
   CHECK(runsInsideWindows(*log, 202, {{rolls[0].beforeNs, rolls[1].afterNs}, {rolls[2].beforeNs, rolls[3].afterNs}}) ==
         "");
   // Per rollover and hyperepoch: A's stop and B's start, B's first release after A's last run there.
@@ -330,8 +347,8 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
 }
 
 TEST_CASE("bad manager requests get clear errors and the running schedule goes on", "[switching][errors]") {
-  SwitchRun run("bad", {modeYaml(301, 2, 1000, false), modeYaml(302, 2, 1000, false),
-                        modeYaml(303, 3, 1000, false, true)});
+  SwitchRun run("bad",
+                {modeYaml(301, 2, 1000, false), modeYaml(302, 2, 1000, false), modeYaml(303, 3, 1000, false, true)});
   const pid_t m = run.master();
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
@@ -444,4 +461,40 @@ TEST_CASE("the master refuses two schedules with one identifier, naming both fil
   CHECK(out.find("have the same identifier 601") != std::string::npos);
   CHECK(out.find(run.schedulePaths[0]) != std::string::npos);
   CHECK(out.find(run.schedulePaths[1]) != std::string::npos);
+}
+
+TEST_CASE("a client in one schedule only waits through the others and runs in its own, after a rollover",
+          "[switching][union]") {
+  SwitchRun run("union", {modeYaml(701, 2, 1000, false), modeYaml(702, 2, 1000, false, false, true)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1", {"--switch-callback"});
+  const pid_t c2 = run.client("Client2", {"--switch-callback"});
+  run.attachManager();
+  const Call start = timed([] { return manager::startSchedule(701); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const Call roll = timed([] { return manager::rollOverSchedule(702, 701); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  REQUIRE(manager::exitRun());
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK(waitFor(c2, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(runsInsideWindows(*log, 701, {{start.beforeNs, roll.afterNs}}) == "");
+  CHECK(runsInsideWindows(*log, 702, {{roll.beforeNs, nowNs()}}) == "");
+  auto s702 = loadScheduleFile(run.schedulePaths[1]);
+  REQUIRE(s702);
+  std::uint32_t only = kNoSchedule;
+  for (std::uint32_t r = 0; r < s702->runnables.size(); ++r) {
+    if (s702->runnables[r].name == "Only") only = r;
+  }
+  int onlyRuns = 0;
+  for (const EventRecord& r : runsOf(*log, 702)) onlyRuns += r.aux == only ? 1 : 0;
+  CHECK(onlyRuns >= 10);
+  // Client2 has a worker in hyperepoch 0 of 702 only: one callback; Client1 one per hyperepoch.
+  CHECK(countOf(readFile(run.out("Client2")), "switch schedule=702") == 1);
+  CHECK(countOf(readFile(run.out("Client1")), "switch schedule=702") == 2);
+  CHECK(readFile(run.out("Client2")).find("status=exit-requested") != std::string::npos);
 }

@@ -29,10 +29,10 @@ struct ManagerOptions {
 
 /// What status() reports.
 struct Status {
-  bool running = false;          ///< a schedule runs
-  std::uint16_t schedule = 0;    ///< its identifier (when running)
-  std::uint64_t iterations = 0;  ///< iterations it completed (most over its hyperepochs)
-  std::uint64_t overruns = 0;    ///< periods it skipped after overruns
+  bool running = false;             ///< a schedule runs
+  std::uint16_t schedule = 0;       ///< its identifier (when running)
+  std::uint64_t iterations = 0;     ///< iterations it completed (most over its hyperepochs)
+  std::uint64_t overruns = 0;       ///< periods it skipped after overruns
   std::uint32_t scheduleCount = 0;  ///< schedules the master loaded
 };
 

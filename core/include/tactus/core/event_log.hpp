@@ -82,11 +82,11 @@ enum class EventKind : std::uint16_t {
 
 /// The file header.
 struct EventLogHeader {
-  char magic[8];                      ///< kEventLogMagic
-  std::uint32_t version;              ///< kEventLogVersion
-  std::uint32_t headerSize;           ///< sizeof(EventLogHeader): records start here
-  std::uint32_t recordSize;           ///< sizeof(EventRecord)
-  std::uint16_t scheduleIdentifier;   ///< the schedule's identifier (with several: the first's)
+  char magic[8];                     ///< kEventLogMagic
+  std::uint32_t version;             ///< kEventLogVersion
+  std::uint32_t headerSize;          ///< sizeof(EventLogHeader): records start here
+  std::uint32_t recordSize;          ///< sizeof(EventRecord)
+  std::uint16_t scheduleIdentifier;  ///< the schedule's identifier (with several: the first's)
   /// Schedules of the run: 0 or 1 for one schedule; N for a master with a schedule manager, whose
   /// records name their schedule in EventRecord::schedule.
   std::uint16_t scheduleCount;

@@ -352,9 +352,9 @@ struct alignas(kCacheLine) ManagerChannel {
   std::uint32_t layoutVersion;       ///< kLayoutVersion
   std::atomic<std::uint32_t> masterPid;
   std::atomic<std::uint64_t> masterStartTime;
-  std::atomic<std::uint32_t> open;   ///< 1 while the master takes requests, 2 once the run ended (futex word)
-  std::uint32_t scheduleCount;       ///< schedules loaded
-  std::uint16_t identifiers[16];     ///< their identifiers (first 16)
+  std::atomic<std::uint32_t> open;  ///< 1 while the master takes requests, 2 once the run ended (futex word)
+  std::uint32_t scheduleCount;      ///< schedules loaded
+  std::uint16_t identifiers[16];    ///< their identifiers (first 16)
   // --- lines 1-2: the manager's name as the master expects it (-N), NUL-terminated ---
   char expectedName[kManagerNameSize];
   // --- line 3: the manager writes ---
