@@ -192,9 +192,12 @@ struct CudaEngine::Impl {
               "default since CUDA 12");
     }
     const std::span<std::byte> bytes = setup.view.bytes();
-    const int rc = driver.memHostRegister(bytes.data(), bytes.size(), kRegisterFlags);
+    // The mapping is whole pages (the segment starts on a page); register all of them.
+    const auto page = static_cast<std::size_t>(std::max(4096L, ::sysconf(_SC_PAGESIZE)));
+    const std::size_t length = (bytes.size() + page - 1) / page * page;
+    const int rc = driver.memHostRegister(bytes.data(), length, kRegisterFlags);
     if (rc != 0 && rc != kDrvAlreadyRegistered) {
-      return fail(ErrorCode::kIo, "cuMemHostRegister of the run's shared memory (" + std::to_string(bytes.size()) +
+      return fail(ErrorCode::kIo, "cuMemHostRegister of the run's shared memory (" + std::to_string(length) +
                                       " bytes) failed with CUresult " + std::to_string(rc));
     }
     if (rc == 0) registered = bytes.data();
