@@ -283,7 +283,8 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
   }
   r.overheadCpuNs = (std::atof(tb::readText(dir + "/cpu.txt").c_str()) - runTime) / o.iterations;
   for (const tactus::EventRecord& e : events->records) {
-    if (e.kind == static_cast<std::uint16_t>(tactus::EventKind::kRun)) r.spinNs += e.detail * tactus::kSpinUnitNs;
+    if (e.kind == static_cast<std::uint16_t>(tactus::EventKind::kRun))
+      r.spinNs += static_cast<double>(e.detail * tactus::kSpinUnitNs);
   }
   r.spinNs /= o.iterations;
   return r;
