@@ -12,6 +12,7 @@
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
+#include "violations.hpp"
 
 namespace {
 
@@ -71,7 +72,12 @@ void analyzeAndWrite(const tactus::Schedule& s, const tactus::report::LogFile& l
   writeCsv(sink, s, log, a);
   writeTrace(sink, s, &log, &a);
   sink << formatText(s, log, a) << formatJson(s, log, a) << formatWcetFile(s, a, 99, 1.2);
-  const tactus::view::Execution x = makeExecution(s, log, a);
+  // tactus-check's violation records: the table, the CSV and the HTML marks.
+  const std::vector<ViolationRow> rows = collectViolations(s, log.records);
+  writeViolationsCsv(sink, rows);
+  writeViolationsTable(sink, rows);
+  tactus::view::Execution x = makeExecution(s, log, a);
+  markViolations(x, rows);
   sink << tactus::view::renderHtml(s, &x);
 }
 

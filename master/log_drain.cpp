@@ -16,13 +16,15 @@ LogDrain::LogDrain(const shm::SegmentView& view, const Schedule& schedule, const
   batch_.reserve(std::max<std::size_t>(view.ringCapacity(), MasterEventRing::kCapacity));
 }
 
-bool LogDrain::violationRecordValid(const EventRecord& r) const {
-  // tactus-check's records (violation.hpp): indices and codes within the schedule and the tables;
-  // a site record is text, which tactus-report prints escaped.
+bool LogDrain::violationRecordValid(const EventRecord& r, std::uint32_t client) const {
+  // tactus-check's records (violation.hpp): indices and codes within the schedule and the tables,
+  // the runnable one of the ring's own client; a site record is text, which tactus-report prints
+  // escaped.
   if (r.kind == static_cast<std::uint16_t>(EventKind::kViolationSite)) return true;
   return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) && r.instance < schedule_.instances.size() &&
-         r.aux < schedule_.runnables.size() && !violationKindName(r.detail).empty() &&
-         !checkCallName(violationCall(r)).empty() && violationSiteRecords(r) <= kViolationSiteRecords;
+         r.aux < schedule_.runnables.size() && schedule_.runnables[r.aux].client == client &&
+         !violationKindName(r.detail).empty() && !checkCallName(violationCall(r)).empty() &&
+         violationSiteRecords(r) <= kViolationSiteRecords;
 }
 
 std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings) {
@@ -47,7 +49,7 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
       const EventRecord r = ring[k & (capacity - 1)];
       if (r.kind == static_cast<std::uint16_t>(EventKind::kRun)) {
         if (r.instance >= schedule_.instances.size()) continue;
-      } else if (!violationRecordValid(r)) {
+      } else if (!violationRecordValid(r, plan_.workers[w].client)) {
         continue;
       }
       batch_.push_back(r);

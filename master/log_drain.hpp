@@ -70,9 +70,9 @@ class LogDrain {
   std::uint64_t droppedTotal() const { return droppedTotal_; }
 
  private:
-  /// Whether a record other than kRun from a client ring is one tactus-check may write, with
-  /// every index and code in range.
-  bool violationRecordValid(const EventRecord& r) const;
+  /// Whether a record other than kRun from the ring of `client` (ClientId) is one tactus-check may
+  /// write, with every index and code in range and the runnable one of that client's.
+  bool violationRecordValid(const EventRecord& r, std::uint32_t client) const;
 
   const shm::SegmentView& view_;
   const Schedule& schedule_;

@@ -273,6 +273,8 @@ TEST_CASE("tactus-check names the CUDA submitters that break STM's CUDA rules on
 TEST_CASE("an STM C client under tactus-check: the allocating runnable is named, the quiet one is not", "[check]") {
   const std::string client = buildPath("tests/check/tactus-check-stm-client");
   Run run("stm", stmSchedule());
+  // STM's discriminator is a number: the instance is its decimal text (unique by process id).
+  run.instance = std::to_string(::getpid()) + "7";
   run.runWith({buildPath("check/tactus-check"), client, "Stm", run.instance});
   CHECK(readFile(run.out("client")).find("stm-enter: STM_SUCCESS") != std::string::npos);
   const auto [code, csv] = run.report({"--violations"});

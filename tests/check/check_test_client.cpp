@@ -91,7 +91,7 @@ __attribute__((noinline)) void checkClean(void*) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int runMain(int argc, char** argv) {
   std::string name, instance = "default";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -156,4 +156,13 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   tactus::shutdown();
   return outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 10 + static_cast<int>(outcome.status);
+}
+
+int main(int argc, char** argv) {
+  try {
+    return runMain(argc, argv);
+  } catch (const std::exception& e) {  // out of memory while setting up: a message, not std::terminate
+    std::fprintf(stderr, "tactus-check-test-client: %s\n", e.what());
+    return 5;
+  }
 }

@@ -1,7 +1,6 @@
 /* tactus-check-stm-client: an STM C client (<tactus/stm.h>) for the tactus-check tests: runnable
  * Alloc allocates (malloc), runnable Quiet keeps the contract.
- *   tactus-check-stm-client CLIENT INSTANCE */
-#define _POSIX_C_SOURCE 200809L
+ *   tactus-check-stm-client CLIENT DISCRIMINATOR (a number: the instance name the master was given) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <tactus/stm.h>
@@ -25,7 +24,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: tactus-check-stm-client CLIENT INSTANCE\n");
     return 2;
   }
-  if (setenv("TACTUS_INSTANCE", argv[2], 1) != 0 || stmClientInit(argv[1]) != STM_SUCCESS) return 3;
+  if (stmClientInitWithDiscriminator(argv[1], (int32_t)atoi(argv[2])) != STM_SUCCESS) return 3;
   if (stmRegisterCpuRunnable(stmCheckAlloc, "Alloc", NULL) != STM_SUCCESS) return 4;
   if (stmRegisterCpuRunnable(stmCheckQuiet, "Quiet", NULL) != STM_SUCCESS) return 4;
   const stmErrorCode_t rc = stmEnterScheduler();
