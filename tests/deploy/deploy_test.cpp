@@ -135,6 +135,7 @@ void listen(const std::vector<const FakeNotifySocket*>& sockets, std::vector<Not
     const std::int64_t left = deadline - nowNs();
     if (left <= 0) return;
     std::vector<pollfd> fds;
+    fds.reserve(sockets.size());
     for (const FakeNotifySocket* s : sockets) fds.push_back({s->fd(), POLLIN, 0});
     if (::poll(fds.data(), fds.size(), static_cast<int>(left / 1'000'000) + 1) <= 0) continue;
     for (std::size_t k = 0; k < fds.size(); ++k) {
