@@ -129,10 +129,9 @@ class Parser {
       }
       const std::string spelled = std::string("-") + a[k];
       if (spec == nullptr) {
-        std::string hint;
-        if (a.size() > 2) hint = suggestion(specs_, a.substr(1));
-        return fail(ErrorCode::kBadParameter,
-                    "unknown option '" + spelled + "'" + (a.size() > 2 ? " in '" + a + "'" : "") + hint);
+        std::string message = "unknown option '" + spelled + "'";
+        if (a.size() > 2) message.append(" in '").append(a).append("'").append(suggestion(specs_, a.substr(1)));
+        return fail(ErrorCode::kBadParameter, message);
       }
       if (spec->valueName.empty()) {
         if (auto ok = add(*spec, "", spelled); !ok) return ok;
@@ -141,7 +140,9 @@ class Parser {
       if (k + 1 < a.size()) {  // -ovalue, unless it is a long name with one dash (-output)
         for (const OptionSpec& s : specs_) {
           if (k == 1 && s.longName == a.substr(1)) {
-            return fail(ErrorCode::kBadParameter, "option '" + a + "' has one dash: did you mean '-" + a + "'?");
+            std::string message = "option '" + a + "' has one dash: did you mean '-";
+            message.append(a).append("'?");
+            return fail(ErrorCode::kBadParameter, message);
           }
         }
         return add(*spec, a.substr(k + 1), spelled);
@@ -190,11 +191,13 @@ std::string optionsHelp(std::span<const OptionSpec> specs) {
       help.insert(p + 1, indent);
       p += indent.size();
     }
+    out += names;
     if (names.size() + 2 > kColumn) {
-      out += names + "\n" + indent + help + "\n";
+      out.append("\n").append(indent);
     } else {
-      out += names + std::string(kColumn - names.size(), ' ') + help + "\n";
+      out.append(kColumn - names.size(), ' ');
     }
+    out.append(help).append("\n");
   }
   return out;
 }
