@@ -361,8 +361,9 @@ void ManagedRun::drainAll() {
 void ManagedRun::logSwitch(EventKind kind, const Mode& mode, std::uint32_t he, std::uint64_t iteration,
                            std::uint32_t other, std::int64_t startNs, std::int64_t endNs) {
   std::lock_guard<std::mutex> lock(switchLock_);
-  switchEvents_.push_back({static_cast<std::uint16_t>(kind), mode.schedule.identifier, he,
-                           static_cast<std::uint32_t>(iteration), other, startNs, endNs});
+  EventRecord r{static_cast<std::uint16_t>(kind), 0, he, static_cast<std::uint32_t>(iteration), other, startNs, endNs};
+  r.schedule = mode.schedule.identifier;
+  switchEvents_.push_back(r);
 }
 
 // Publishes the end in every schedule's segment, the client it names translated to each schedule.

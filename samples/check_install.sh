@@ -30,8 +30,8 @@ pc=$(find "$root/dest" -name tactus.pc | head -n1)
 for h in tactus/client.hpp tactus/stm.h; do
   [ -n "$(find "$root/dest" -path "*/include/$h")" ] || fail "header $h not installed"
 done
-master=$(find "$root/dest" -type f -name tactus-master | head -n1)
-compile=$(find "$root/dest" -type f -name tactus-compile | head -n1)
+master=$(find "$root/dest" -type f -path '*/bin/tactus-master' | head -n1)
+compile=$(find "$root/dest" -type f -path '*/bin/tactus-compile' | head -n1)
 [ -n "$master" ] && [ -n "$compile" ] || fail "tactus-master or tactus-compile not installed"
 
 # The .pc file names the final prefix; the sysroot variable maps it into the destdir.

@@ -37,7 +37,7 @@ TEST_CASE("records with indices outside the schedule are counted and ignored", "
   std::string warnings;
   for (const std::string& w : a.warnings) warnings += w + "\n";
   CHECK_THAT(warnings, Catch::Contains("6 records have an unknown kind") &&
-                           Catch::Contains("the first is record 15 (at byte 544)"));
+                           Catch::Contains("the first is record 15 (at byte 664)"));
 }
 
 TEST_CASE("records with times far from the run's start are invalid, never an overflow", "[report][bad-log]") {

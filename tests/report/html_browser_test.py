@@ -108,8 +108,9 @@ def check_page(chromium, tmp, page, sched, executed):
 
 def log_run_count(path):
     data = open(path, "rb").read()
+    size = struct.unpack_from("<I", data, 16)[0]  # EventLogHeader::recordSize (40; 32 in version 1)
     body = data[64:]
-    kinds = [struct.unpack_from("<H", body, k)[0] for k in range(0, len(body) - len(body) % 32, 32)]
+    kinds = [struct.unpack_from("<H", body, k)[0] for k in range(0, len(body) - len(body) % size, size)]
     return sum(1 for k in kinds if k == 1)
 
 

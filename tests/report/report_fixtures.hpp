@@ -104,6 +104,17 @@ inline std::string tempPath(const std::string& name) {
   return "/tmp/tactus-report-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + name;
 }
 
+// The bytes of a version 1 log (32-byte records, before the fields version 2 added) of `records`.
+inline std::string v1LogBytes(const Schedule& s, const std::vector<EventRecord>& records) {
+  EventLogHeader h = makeEventLogHeader(s.identifier, scheduleContentHash(s));
+  h.version = 1;
+  h.recordSize = kEventRecordSizeV1;
+  h.runStartNs = kT0;
+  std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
+  for (const EventRecord& r : records) bytes.append(reinterpret_cast<const char*>(&r), kEventRecordSizeV1);
+  return bytes;
+}
+
 inline std::string writeLogFile(const Schedule& s, const std::vector<EventRecord>& records) {
   std::string path = tempPath("log.tlog");
   EventLogWriter w;

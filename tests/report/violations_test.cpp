@@ -101,9 +101,7 @@ TEST_CASE("tactus-report prints the violations table, --violations CSV, and fail
 TEST_CASE("a version 1 event log (before tactus-check) is still read", "[report][violations]") {
   const Schedule s = twoStepSchedule();
   const std::string path = writeLogFile(s, knownRecords());
-  std::string bytes = readAll(path);
-  const std::uint32_t one = 1;
-  std::memcpy(&bytes[8], &one, sizeof one);
+  const std::string bytes = v1LogBytes(s, knownRecords());
   auto log = parseLog(bytes, "v1.tlog");
   REQUIRE(log.has_value());
   CHECK(log->records.size() == knownRecords().size());
