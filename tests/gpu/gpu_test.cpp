@@ -15,6 +15,7 @@
 
 #include "runtime_harness.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/shm_layout.hpp"
 
 using namespace tactus;
 using namespace tactus::test;
@@ -387,7 +388,11 @@ TEST_CASE("a CUDA submitter whose stream was not registered stops the run, namin
   // Beta first: a client that arrives after the refused run ended waits for the next master
   // (here: until the test's time limit), so it must be in before Alpha refuses.
   const pid_t b = run.client("Beta", {"--stream", "CUDA_STREAM0"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto schedule = loadScheduleFile(run.schedulePath);
+  REQUIRE(schedule);
+  std::uint32_t beta = 0;
+  while (beta < schedule->clients.size() && schedule->clients[beta].name != "Beta") ++beta;
+  REQUIRE(waitForClientState(run.instance, beta, static_cast<std::uint32_t>(shm::ClientState::kEntered), kWaitMs));
   const pid_t a = run.client("Alpha", {"--stream", "CUDA_STREAM0", "--skip-stream", "CUDA_STREAM0"});
   const int alphaExit = waitFor(a, kWaitMs);
   CHECK(alphaExit != 0);
