@@ -326,8 +326,9 @@ std::optional<RunEnd> ManagedRun::watchManager() {
     managerPid_ = pid;
     // The start time comes from /proc, not from the channel: a second manager that tries to
     // attach writes the channel's copy before it loses the claim.
-    managerWatch_ = pid == 0 ? ipc::ProcessWatch()
-                             : ipc::ProcessWatch(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)));
+    managerWatch_ = pid == 0
+                        ? ipc::ProcessWatch()
+                        : ipc::ProcessWatch(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)));
   }
   if (pid != 0 && managerWatch_.exited() && channel_->managerPid.load() == pid) {
     return RunEnd{SegmentState::kAborted, StopReason::kPeerDied, kNone,

@@ -28,19 +28,17 @@ Result<void> checkHeader(const EventLogHeader& h, const std::string& origin) {
                                               ", this build reads versions " + std::to_string(kEventLogOldestVersion) +
                                               " to " + std::to_string(kEventLogVersion));
   if (h.headerSize != sizeof(EventLogHeader) || h.recordSize != eventRecordSize(h.version))
-    return fail(ErrorCode::kParse, origin + ": corrupt header (header size " + std::to_string(h.headerSize) +
-                                       ", record size " + std::to_string(h.recordSize) + ", expected " +
-                                       std::to_string(sizeof(EventLogHeader)) + " and " +
-                                       std::to_string(eventRecordSize(h.version)) + " for version " +
-                                       std::to_string(h.version) + ")");
+    return fail(ErrorCode::kParse,
+                origin + ": corrupt header (header size " + std::to_string(h.headerSize) + ", record size " +
+                    std::to_string(h.recordSize) + ", expected " + std::to_string(sizeof(EventLogHeader)) + " and " +
+                    std::to_string(eventRecordSize(h.version)) + " for version " + std::to_string(h.version) + ")");
   return {};
 }
 
 std::string truncationWarning(const std::string& origin, std::size_t tail, std::size_t recordSize,
                               std::size_t complete) {
   return origin + ": the log ends inside a record (" + std::to_string(tail) + " of " + std::to_string(recordSize) +
-         " bytes); reporting the " + std::to_string(complete) +
-         " complete records";
+         " bytes); reporting the " + std::to_string(complete) + " complete records";
 }
 
 }  // namespace

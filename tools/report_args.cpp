@@ -120,7 +120,8 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
   if (o.help || o.version) return o;
   const std::vector<std::string>& positional = line->operands;
   if (positional.size() >= 2) o.schedules.assign(positional.begin() + 1, positional.end());
-  if (o.schedules.size() > 1 && (o.json || !o.html.empty() || !o.traceOut.empty() || !o.wcetOut.empty() || o.violations)) {
+  if (o.schedules.size() > 1 &&
+      (o.json || !o.html.empty() || !o.traceOut.empty() || !o.wcetOut.empty() || o.violations)) {
     return fail(ErrorCode::kBadParameter,
                 "several schedules: only the text report and --csv are supported (not --json, --html, "
                 "--trace-out, --wcet-out, --violations; give one schedule for those)");

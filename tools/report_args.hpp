@@ -13,8 +13,8 @@ namespace tactus::report {
 
 /// What tactus-report was asked for.
 struct ReportOptions {
-  std::string log;                      ///< the event log (`-`: standard input); empty: the plan alone
-  std::string schedule;                 ///< the schedule file (`-`: standard input)
+  std::string log;       ///< the event log (`-`: standard input); empty: the plan alone
+  std::string schedule;  ///< the schedule file (`-`: standard input)
   /// LOG A B ...: every schedule of a run with a schedule manager (more than one: several)
   std::vector<std::string> schedules;
   std::string wcetOut, html, traceOut;  ///< outputs (`-`: standard output); empty: not written

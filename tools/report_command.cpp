@@ -7,8 +7,8 @@
 #include <cstring>
 #include <fstream>
 #include <new>
-#include <set>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include <unistd.h>

@@ -120,7 +120,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     std::atomic<std::uint32_t>* word;
     std::atomic<std::uint32_t>* waiters;
     bool previousIteration;
-    shm::GpuSlot* gpuWork;  // a submittee's slot: its fence, when a GPU engine runs it
+    shm::GpuSlot* gpuWork;      // a submittee's slot: its fence, when a GPU engine runs it
     std::int64_t plannedEndNs;  ///< from the iteration's start; -1: no plan to wait by
     std::int64_t wcetNs;        ///< the predecessor's planned length
     shm::InstanceSlot* slot;    ///< the predecessor's slot (its start), with a plan

@@ -98,7 +98,7 @@ static_assert(sizeof(EventLogHeader) == 64, "event log header layout is frozen")
 
 /// One event; see EventKind for the meaning of each field per kind.
 struct EventRecord {
-  std::uint16_t kind;       ///< an EventKind
+  std::uint16_t kind;  ///< an EventKind
   /// By kind (version 2; zero in version 1): kRun: the spin time before the run in kSpinUnitNs,
   /// saturated; kViolation: the ViolationKind; kViolationSite: the first bytes of its text.
   std::uint16_t detail;
