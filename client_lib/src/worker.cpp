@@ -196,8 +196,9 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       // epoch's latest release (a worker behind by a frame or more waits without the plan).
       std::int64_t iterationStart = -1;
       if (planLeadNs > 0 && !waitRefs[k].empty() && epoch.released.load(std::memory_order_acquire) == releaseTarget) {
-        const std::int64_t ideal = epoch.releaseNs.load(std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_acquire);
+        // Acquire: the re-read of `released` below cannot move before this read (a fence would
+        // do the same, but ThreadSanitizer does not model fences).
+        const std::int64_t ideal = epoch.releaseNs.load(std::memory_order_acquire);
         if (epoch.released.load(std::memory_order_relaxed) == releaseTarget && ideal > 0 &&
             ideal < std::numeric_limits<std::int64_t>::max() / 4) {
           iterationStart = ideal - static_cast<std::int64_t>(inst.frame) * rt.schedule.epochs[e].periodNs;
