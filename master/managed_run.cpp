@@ -646,28 +646,8 @@ int ManagedRun::execute() {
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
-  if (o_.priority > 0) {  // -P, -c, -M as in a run of one schedule (the release threads inherit them)
-    sched_param param{};
-    param.sched_priority = o_.priority;
-    if (::sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
-      err_ << "tactus-master: cannot use SCHED_FIFO priority " << o_.priority << ": " << std::strerror(errno)
-           << " (needs CAP_SYS_NICE or an rtprio limit)\n";
-      return kExitBadInput;
-    }
-  }
-  if (o_.core >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(o_.core, &set);
-    if (::sched_setaffinity(0, sizeof set, &set) != 0) {
-      err_ << "tactus-master: cannot pin to core " << o_.core << ": " << std::strerror(errno) << "\n";
-      return kExitBadInput;
-    }
-  }
-  if (o_.lockMemory && ::mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
-    err_ << "tactus-master: cannot lock memory (-M): " << std::strerror(errno) << "\n";
-    return kExitBadInput;
-  }
+  // -P, -c, -M as in a run of one schedule (the release threads inherit them).
+  if (const int code = setUpMasterProcess(o_, err_); code != kExitOk) return code;
   const std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
                               (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {

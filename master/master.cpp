@@ -245,7 +245,6 @@ class MasterRun {
 
  private:
   Result<void> load();
-  int setUpProcess();
   int waitForClients();
   int runFrames();
   std::optional<RunEnd> watch(bool beforeRun);
@@ -291,33 +290,6 @@ Result<void> MasterRun::load() {
   plan_ = std::move(*plan);
   if (schedule_.clients.empty()) return fail(ErrorCode::kValidation, o_.schedulePath + ": the schedule has no clients");
   return {};
-}
-
-// Priority, core and memory locking from the command line; kExitOk or the exit code.
-int MasterRun::setUpProcess() {
-  if (o_.priority > 0) {
-    sched_param param{};
-    param.sched_priority = o_.priority;
-    if (::sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
-      err_ << "tactus-master: cannot use SCHED_FIFO priority " << o_.priority << ": " << std::strerror(errno)
-           << " (needs CAP_SYS_NICE or an rtprio limit)\n";
-      return kExitBadInput;
-    }
-  }
-  if (o_.core >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(o_.core, &set);
-    if (::sched_setaffinity(0, sizeof set, &set) != 0) {
-      err_ << "tactus-master: cannot pin to core " << o_.core << ": " << std::strerror(errno) << "\n";
-      return kExitBadInput;
-    }
-  }
-  if (o_.lockMemory && ::mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
-    err_ << "tactus-master: cannot lock memory (-M): " << std::strerror(errno) << "\n";
-    return kExitBadInput;
-  }
-  return kExitOk;
 }
 
 // Publishes an end the roles found and maps it to the exit code.
@@ -492,7 +464,7 @@ int MasterRun::execute() {
     err_ << "tactus-master: " << ok.error().message << "\n";
     return kExitBadInput;
   }
-  if (const int code = setUpProcess(); code != kExitOk) return code;
+  if (const int code = setUpMasterProcess(o_, err_); code != kExitOk) return code;
 
   shm::LayoutCounts counts;
   counts.hyperepochs = static_cast<std::uint32_t>(schedule_.hyperepochs.size());
@@ -574,6 +546,32 @@ int runMaster(const MasterOptions& options, std::ostream& out, std::ostream& err
     err << "tactus-master: internal error: " << e.what() << "\n";
     return kExitRunFailed;
   }
+}
+
+int setUpMasterProcess(const MasterOptions& o, std::ostream& err) {
+  if (o.priority > 0) {
+    sched_param param{};
+    param.sched_priority = o.priority;
+    if (::sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
+      err << "tactus-master: cannot use SCHED_FIFO priority " << o.priority << ": " << std::strerror(errno)
+          << " (needs CAP_SYS_NICE or an rtprio limit)\n";
+      return kExitBadInput;
+    }
+  }
+  if (o.core >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(o.core, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0) {
+      err << "tactus-master: cannot pin to core " << o.core << ": " << std::strerror(errno) << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (o.lockMemory && ::mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
+    err << "tactus-master: cannot lock memory (-M): " << std::strerror(errno) << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
 }
 
 }  // namespace tactus::master
