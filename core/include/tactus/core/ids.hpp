@@ -12,7 +12,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -83,15 +82,6 @@ constexpr bool operator==(T value, NoneValue none) {
   } else {
     return value == static_cast<T>(static_cast<std::uint32_t>(none));
   }
-}
-
-/// Ids from plain numbers (kNone stays kNone), for tables written by hand: test fixtures, samples.
-template <StrongId Id>
-std::vector<Id> idList(std::initializer_list<std::uint32_t> numbers) {
-  std::vector<Id> out;
-  out.reserve(numbers.size());
-  for (std::uint32_t n : numbers) out.push_back(Id{n});
-  return out;
 }
 
 /// The ids 0 .. count-1 of one kind, for range-for loops.
