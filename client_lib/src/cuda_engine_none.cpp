@@ -19,14 +19,14 @@ CudaEngine::~CudaEngine() = default;
 Result<void> CudaEngine::prepare(const GpuSetup&) {
   return fail(ErrorCode::kInvalidState, "libtactus was built without CUDA");
 }
-bool CudaEngine::runsSubmittee(std::uint32_t) const { return false; }
-bool CudaEngine::runsSubmitter(std::uint32_t) const { return false; }
-bool CudaEngine::submissionSuffices(std::uint32_t, std::uint32_t) const { return false; }
-bool CudaEngine::submit(std::uint32_t, std::uint64_t, const std::function<bool()>&, GpuWorkerStats&, std::int64_t&,
+bool CudaEngine::runsSubmittee(InstanceId) const { return false; }
+bool CudaEngine::runsSubmitter(InstanceId) const { return false; }
+bool CudaEngine::submissionSuffices(InstanceId, InstanceId) const { return false; }
+bool CudaEngine::submit(InstanceId, std::uint64_t, const std::function<bool()>&, GpuWorkerStats&, std::int64_t&,
                         std::int64_t&) {
   return false;
 }
-bool CudaEngine::observe(std::uint32_t, std::uint64_t, const std::function<bool()>&, std::int64_t, std::int64_t&,
+bool CudaEngine::observe(InstanceId, std::uint64_t, const std::function<bool()>&, std::int64_t, std::int64_t&,
                          std::int64_t&) {
   return false;
 }
