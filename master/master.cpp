@@ -30,6 +30,7 @@
 
 #include "client_monitor.hpp"
 #include "deploy_env.hpp"
+#include "idle_windows.hpp"
 #include "log_drain.hpp"
 #include "notify.hpp"
 #include "releaser.hpp"
@@ -385,21 +386,20 @@ int MasterRun::runFrames() {
   owner_.startRun(runStartNs);
   releaser_->start(runStartNs);
 
+  // The loop's own work (drain, checks) runs in the plan's idle windows (idle_windows.hpp), or
+  // every kMonitorSliceNs where the plan has none to use; a client's attention signal wakes it at
+  // once (exit requests, refusals).
+  const IdleWindows windows(schedule_, plan_, o_.core, owner_.view().ringCapacity(), kMonitorSliceNs);
   std::optional<RunEnd> failure;
-  std::int64_t lastCheck = 0;
   std::int64_t signalAt = 0;
   while (!releaser_->finished()) {
     const std::uint32_t seen = header.attention.load(std::memory_order_acquire);
     failure = drain_->drain(releaser_->eventRings());
     if (failure) break;
     const std::int64_t now = ipc::monotonicNs();
-    if (now - lastCheck >= kMonitorSliceNs) {
-      lastCheck = now;
-      if ((failure = watch(false))) break;
-      if ((failure = stuckClient(now))) break;
-    }
-    if (const ClientId c = monitor_->exitRequester(); c != kNone)
-      control_.requestStop(StopReason::kExitRequested, c);
+    if ((failure = watch(false))) break;
+    if ((failure = stuckClient(now))) break;
+    if (const ClientId c = monitor_->exitRequester(); c != kNone) control_.requestStop(StopReason::kExitRequested, c);
     if (gSignal.load() != 0) {
       control_.requestStop(StopReason::kSignal, kNone);
       if (signalAt == 0) signalAt = now;
@@ -419,7 +419,12 @@ int MasterRun::runFrames() {
       }
     }
     if (releaser_->finished()) break;
-    ipc::futexWait(header.attention, seen, kMonitorSliceNs);
+    const std::int64_t wake = windows.nextWakeNs(runStartNs, ipc::monotonicNs());
+    // A signal or a stop request must not wait for the next window: look every slice meanwhile.
+    const bool stopping = gSignal.load() != 0 || control_.stopRequested();
+    ipc::futexWait(header.attention, seen,
+                   std::max<std::int64_t>(
+                       stopping ? std::min(wake - ipc::monotonicNs(), kMonitorSliceNs) : wake - ipc::monotonicNs(), 1));
   }
   if (failure) {
     const int code = end(*failure);
