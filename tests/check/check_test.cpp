@@ -25,7 +25,7 @@ constexpr int kIterations = 20;
 // The rule-breaking client: every runnable on CPU0 or CPU1, 6 ms period.
 Schedule checkSchedule() {
   std::vector<RunnableSpec> specs;
-  const char* names[] = {"Malloc", "VectorGrowth", "New", "Sleep", "Mutex", "Pipe", "Thread", "PageFault", "Clean"};
+  const char* names[] = {"Malloc", "VectorGrowth", "New", "Sleep", "Mutex", "Pipe", "Thread", "PageFault", "Print", "MemPrint", "Clean"};
   int k = 0;
   for (const char* n : names) specs.push_back({"Check", n, k++ % 2 == 0 ? "CPU0" : "CPU1", 300'000, {}, 0, {}});
   return makeSchedule(specs, 6'000'000);
@@ -176,6 +176,12 @@ TEST_CASE("tactus-check names every runnable that allocates, blocks or spawns, a
   CHECK(rows.at("Check.Pipe|blocking-call|write").site.find("checkPipe") != std::string::npos);
   CHECK(rows.count("Check.Thread|thread-creation|pthread_create") == 1);
   CHECK(rows.count("Check.PageFault|page-fault|minor-fault") == 1);
+  // stdio writes through glibc's internal write: the stdio call itself is named.
+  REQUIRE(rows.count("Check.Print|blocking-call|printf") == 1);
+  CHECK(rows.at("Check.Print|blocking-call|printf").count == kIterations);
+  CHECK(rows.at("Check.Print|blocking-call|printf").site.find("checkPrint") != std::string::npos);
+  CHECK_FALSE(anyFor(rows, "Check.Print|allocation"));
+  CHECK_FALSE(anyFor(rows, "Check.MemPrint"));  // a memory stream reaches no descriptor
   CHECK_FALSE(anyFor(rows, "Check.Clean"));
   // Each runnable broke only its own rule (Thread's std::thread also allocates its state and joins).
   CHECK_FALSE(anyFor(rows, "Check.PageFault|allocation"));
