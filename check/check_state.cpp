@@ -17,6 +17,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "tactus/core/limits.hpp"
+
 namespace tactus::check {
 
 thread_local bool tActive __attribute__((tls_model("initial-exec"))) = false;
@@ -24,7 +26,8 @@ thread_local int tDepth __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-constexpr std::uint32_t kEntries = 128;  // distinct (runnable, kind, call) per thread
+constexpr std::uint32_t kDefaultEntries = 128;  // distinct (runnable, kind, call) per thread
+constexpr std::uint32_t kKinds = static_cast<std::uint32_t>(ViolationKind::kCount);
 constexpr std::size_t kSiteBytes = kViolationSiteRecords * kViolationSiteBytes;
 constexpr int kFrames = 24;               // backtrace depth searched for the site
 constexpr long kDefaultMinorFaults = 16;  // minor faults per run tolerated
@@ -40,14 +43,17 @@ struct Entry {
   char site[kSiteBytes + 1];
 };
 
+// A worker thread's state, in anonymous memory mapped before its first runnable; `entries`
+// (gEntries of them) follows it in the same mapping.
 struct ThreadState {
   std::uint32_t instance;
   std::uint32_t runnable;
   long majorFaults;
   long minorFaults;
   std::uint32_t used;
-  std::uint32_t lostKeys;  // occurrences of keys that found the table full
-  Entry entries[kEntries];
+  std::uint32_t evict;                  // where the search for a reported entry to reuse starts
+  std::uint32_t unitemised[kKinds];     // this run's occurrences that found the table full
+  Entry* entries;
 };
 
 thread_local ThreadState* tState __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -57,6 +63,7 @@ bool gAllowKind[static_cast<std::size_t>(ViolationKind::kCount)] = {};
 bool gAllowCall[static_cast<std::size_t>(ViolationKind::kCount)][static_cast<std::size_t>(CheckCall::kCount)] = {};
 long gMinorFaultThreshold = kDefaultMinorFaults;
 bool gPageFaults = true;  // false with tactus-check --page-faults off: no rusage reads
+std::uint32_t gEntries = kDefaultEntries;  // tactus-check --entries
 
 // The address ranges of libtactus (its own calls are never the user's): set once by the first
 // tactusCheckBegin from its caller's address.
@@ -199,6 +206,18 @@ bool allowed(ViolationKind kind, CheckCall call) {
   return gAllowKind[k] || gAllowCall[k][static_cast<std::size_t>(call)];
 }
 
+void resetEntry(ThreadState& s, Entry& e, ViolationKind kind, CheckCall call) {
+  e.runnable = s.runnable;
+  e.kind = static_cast<std::uint16_t>(kind);
+  e.call = static_cast<std::uint16_t>(call);
+  e.pending = 0;
+  e.siteSent = false;
+  e.site[0] = '\0';
+}
+
+// The entry of (the running runnable, kind, call). When the table is full, an entry whose
+// occurrences went out already is reused (its key, when it comes back, sends its site again;
+// tactus-report keeps the first); nullptr when every entry still waits to be reported.
 Entry* entryFor(ThreadState& s, ViolationKind kind, CheckCall call) {
   for (std::uint32_t k = 0; k < s.used; ++k) {
     Entry& e = s.entries[k];
@@ -206,15 +225,19 @@ Entry* entryFor(ThreadState& s, ViolationKind kind, CheckCall call) {
         e.call == static_cast<std::uint16_t>(call))
       return &e;
   }
-  if (s.used == kEntries) return nullptr;
-  Entry& e = s.entries[s.used++];
-  e.runnable = s.runnable;
-  e.kind = static_cast<std::uint16_t>(kind);
-  e.call = static_cast<std::uint16_t>(call);
-  e.pending = 0;
-  e.siteSent = false;
-  e.site[0] = '\0';
-  return &e;
+  if (s.used < gEntries) {
+    Entry& e = s.entries[s.used++];
+    resetEntry(s, e, kind, call);
+    return &e;
+  }
+  for (std::uint32_t n = 0; n < s.used; ++n) {
+    Entry& e = s.entries[(s.evict + n) % s.used];
+    if (e.pending != 0) continue;
+    s.evict = (s.evict + n + 1) % s.used;
+    resetEntry(s, e, kind, call);
+    return &e;
+  }
+  return nullptr;
 }
 
 void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_t count) {
@@ -223,7 +246,8 @@ void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_
   OwnWork own;
   Entry* e = entryFor(*s, kind, call);
   if (e == nullptr) {
-    s->lostKeys += count;
+    std::uint32_t& lost = s->unitemised[static_cast<std::size_t>(kind)];
+    lost = lost > 0xffffffffu - count ? 0xffffffffu : lost + count;
     return;
   }
   if (e->pending == 0) e->firstNs = nowNs();
@@ -239,6 +263,10 @@ void readSettings() {
     gMinorFaultThreshold = std::strtol(env, nullptr, 10);
   if (const char* env = std::getenv("TACTUS_CHECK_PAGE_FAULTS"); env != nullptr && std::strcmp(env, "off") == 0)
     gPageFaults = false;
+  if (const char* env = std::getenv("TACTUS_CHECK_ENTRIES"); env != nullptr && *env != '\0') {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n >= 1 && n <= static_cast<long>(limits::kMaxCheckEntries)) gEntries = static_cast<std::uint32_t>(n);
+  }
   const char* env = std::getenv("TACTUS_CHECK_ALLOW");
   if (env == nullptr) return;
   std::string_view rest(env);
@@ -304,9 +332,11 @@ extern "C" __attribute__((visibility("default"))) void tactusCheckBegin(std::uin
   if (s == nullptr) {
     // Outside any runnable still: the worker is about to start one. Anonymous memory, so the
     // table never touches the client's heap.
-    void* p = ::mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const std::size_t bytes = sizeof(ThreadState) + std::size_t{gEntries} * sizeof(Entry);
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return;
     s = static_cast<ThreadState*>(p);
+    s->entries = reinterpret_cast<Entry*>(static_cast<char*>(p) + sizeof(ThreadState));
     tState = s;
   }
   s->instance = instance;
@@ -330,6 +360,14 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
   if (minorDelta > gMinorFaultThreshold && !allowed(ViolationKind::kPageFault, CheckCall::kMinorFault))
     record(ViolationKind::kPageFault, CheckCall::kMinorFault, nullptr, static_cast<std::uint32_t>(minorDelta));
   std::uint32_t written = 0;
+  // What found the table full belongs to this run's runnable: it goes out first, so it always fits.
+  for (std::uint32_t kind = 0; kind < kKinds; ++kind) {
+    if (s->unitemised[kind] == 0) continue;
+    if (out != nullptr && written < capacity)
+      out[written++] = makeViolationRecord(static_cast<ViolationKind>(kind), CheckCall::kUnitemised, s->instance,
+                                           s->runnable, s->unitemised[kind], nowNs(), 0);
+    s->unitemised[kind] = 0;
+  }
   for (std::uint32_t k = 0; k < s->used; ++k) {
     Entry& e = s->entries[k];
     if (e.pending == 0) continue;

@@ -94,6 +94,14 @@ void writeViolationsTable(std::ostream& out, const std::vector<ViolationRow>& ro
     out << "  " << pad(r.name, wName) << "  " << pad(r.kind, wKind) << "  " << pad(r.call, wCall) << "  "
         << pad(count, 10) << "  " << (r.firstSite.empty() ? "-" : r.firstSite) << "\n";
   }
+  std::uint64_t unitemised = 0;
+  for (const ViolationRow& r : rows)
+    if (r.call == checkCallName(static_cast<std::uint32_t>(CheckCall::kUnitemised)))
+      unitemised = unitemised > UINT64_MAX - r.count ? UINT64_MAX : unitemised + r.count;
+  if (unitemised != 0)
+    out << "  note: " << unitemised
+        << " further occurrences were not itemised (call 'unitemised'): a worker's table of distinct "
+           "violations was full (raise tactus-check --entries)\n";
 }
 
 void markViolations(view::Execution& execution, const std::vector<ViolationRow>& rows) {

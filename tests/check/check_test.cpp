@@ -183,6 +183,7 @@ TEST_CASE("tactus-check names every runnable that allocates, blocks or spawns, a
   CHECK_FALSE(anyFor(rows, "Check.Print|allocation"));
   CHECK_FALSE(anyFor(rows, "Check.MemPrint"));  // a memory stream reaches no descriptor
   CHECK_FALSE(anyFor(rows, "Check.Clean"));
+  for (const auto& [key, row] : rows) CHECK(key.find("|unitemised") == std::string::npos);
   // Each runnable broke only its own rule (Thread's std::thread also allocates its state and joins).
   CHECK_FALSE(anyFor(rows, "Check.PageFault|allocation"));
   CHECK_FALSE(anyFor(rows, "Check.Sleep|allocation"));
@@ -228,6 +229,34 @@ TEST_CASE("tactus-check --allow leaves out a kind or a single call", "[check]") 
   CHECK_FALSE(anyFor(rows, "Check.Clean"));
 }
 
+TEST_CASE("tactus-check itemises more distinct violations than a worker's table holds, and counts what it cannot",
+          "[check]") {
+  // Two entries per worker thread: each runnable's entries are reported when it returns, so the
+  // next runnable reuses them; Thread commits three distinct calls in one run (operator new,
+  // pthread_create, pthread_join), so one of them finds both entries waiting.
+  Run run("entries", checkSchedule());
+  run.runWith(checkClient(run, {"--entries", "2"}));
+  const auto [code, csv] = run.report({"--violations"});
+  REQUIRE(code == 0);
+  INFO(csv);
+  const std::map<std::string, Row> rows = parseViolations(csv);
+  REQUIRE(rows.count("Check.Malloc|allocation|malloc") == 1);
+  CHECK(rows.at("Check.Malloc|allocation|malloc").count == kIterations);
+  CHECK(rows.at("Check.Malloc|allocation|malloc").site.find("checkMalloc") != std::string::npos);
+  CHECK(rows.at("Check.Malloc|allocation|free").count == kIterations);
+  CHECK(rows.at("Check.Sleep|blocking-call|nanosleep").count == kIterations);
+  CHECK(rows.at("Check.Print|blocking-call|printf").count == kIterations);
+  std::uint64_t unitemised = 0;
+  for (const auto& [key, row] : rows)
+    if (key.rfind("Check.Thread|", 0) == 0 && key.find("|unitemised") != std::string::npos) unitemised += row.count;
+  CHECK(unitemised >= kIterations);
+  CHECK_FALSE(anyFor(rows, "Check.Clean"));
+  const auto [textCode, text] = run.report({});
+  CHECK(textCode == 0);
+  CHECK(text.find("further occurrences were not itemised") != std::string::npos);
+  CHECK(run.report({"--fail-on-violation"}).first == 1);
+}
+
 TEST_CASE("tactus-check refuses an unknown kind or call and a missing command, naming it", "[check]") {
   const std::string dir = scratchDir(uniqueInstance("args"));
   ChildProcesses children;
@@ -236,6 +265,8 @@ TEST_CASE("tactus-check refuses an unknown kind or call and a missing command, n
   CHECK(readFile(dir + "/a.out").find("unknown kind 'sleeping'") != std::string::npos);
   CHECK(waitFor(children.spawn({check, "--allow", "allocation:mallocx", "/bin/true"}, dir + "/b.out"), kWaitMs) == 2);
   CHECK(readFile(dir + "/b.out").find("unknown call 'mallocx'") != std::string::npos);
+  CHECK(waitFor(children.spawn({check, "--entries", "0", "/bin/true"}, dir + "/f.out"), kWaitMs) == 2);
+  CHECK(readFile(dir + "/f.out").find("--entries '0': not a count from 1 to 65536") != std::string::npos);
   CHECK(waitFor(children.spawn({check}, dir + "/c.out"), kWaitMs) == 2);
   CHECK(readFile(dir + "/c.out").find("no client command") != std::string::npos);
   CHECK(waitFor(children.spawn({check, "--", dir + "/no-such-program"}, dir + "/d.out"), kWaitMs) == 127);

@@ -145,6 +145,8 @@ enum class CheckCall : std::uint16_t {
   kGetline,
   kGetdelim,
   kPerror,
+  /// Occurrences of further calls of a kind that found the worker's table full (not itemised).
+  kUnitemised,
   kCount,
 };
 
@@ -249,6 +251,7 @@ inline constexpr std::string_view kCheckCallNames[] = {
     "getline",
     "getdelim",
     "perror",
+    "unitemised",
 };
 static_assert(std::size(kCheckCallNames) == static_cast<std::size_t>(CheckCall::kCount));
 
