@@ -23,6 +23,7 @@ namespace tactus::check {
 
 thread_local bool tActive __attribute__((tls_model("initial-exec"))) = false;
 thread_local int tDepth __attribute__((tls_model("initial-exec"))) = 0;
+thread_local std::uint32_t tCudaContext __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -37,6 +38,7 @@ struct Entry {
   std::uint32_t instance;  // the instance of the latest occurrence
   std::uint16_t kind;
   std::uint16_t call;
+  std::uint16_t context;  // kind info: 1 + the CUDA call it happened in
   std::uint32_t pending;  // occurrences not reported yet
   std::int64_t firstNs;   // first occurrence not reported yet
   bool siteSent;          // the site records went out with an earlier report
@@ -57,6 +59,8 @@ struct ThreadState {
 };
 
 thread_local ThreadState* tState __attribute__((tls_model("initial-exec"))) = nullptr;
+// The return address of the runnable's call into the CUDA runtime that tCudaContext names.
+thread_local const void* tCudaCaller __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // What --allow permits: a whole kind, or single calls.
 bool gAllowKind[static_cast<std::size_t>(ViolationKind::kCount)] = {};
@@ -185,7 +189,7 @@ void captureSite(const void* caller, char* out, std::size_t size) {
 // jump) leaves libtactus's return address behind. libtactus calls the functions it imports
 // directly (x86-64: `call rel32` into its PLT, or `call *GOT(%rip)`), while it calls a runnable
 // through a pointer; so on x86-64 only a direct call counts as libtactus's own.
-bool ownCall(const void* caller) {
+bool directTactusCall(const void* caller) {
   if (!inTactus(caller)) return false;
 #if defined(__x86_64__)
   const auto* p = static_cast<const unsigned char*>(caller);
@@ -206,10 +210,11 @@ bool allowed(ViolationKind kind, CheckCall call) {
   return gAllowKind[k] || gAllowCall[k][static_cast<std::size_t>(call)];
 }
 
-void resetEntry(ThreadState& s, Entry& e, ViolationKind kind, CheckCall call) {
+void resetEntry(ThreadState& s, Entry& e, ViolationKind kind, CheckCall call, std::uint32_t context) {
   e.runnable = s.runnable;
   e.kind = static_cast<std::uint16_t>(kind);
   e.call = static_cast<std::uint16_t>(call);
+  e.context = static_cast<std::uint16_t>(context);
   e.pending = 0;
   e.siteSent = false;
   e.site[0] = '\0';
@@ -218,33 +223,33 @@ void resetEntry(ThreadState& s, Entry& e, ViolationKind kind, CheckCall call) {
 // The entry of (the running runnable, kind, call). When the table is full, an entry whose
 // occurrences went out already is reused (its key, when it comes back, sends its site again;
 // tactus-report keeps the first); nullptr when every entry still waits to be reported.
-Entry* entryFor(ThreadState& s, ViolationKind kind, CheckCall call) {
+Entry* entryFor(ThreadState& s, ViolationKind kind, CheckCall call, std::uint32_t context) {
   for (std::uint32_t k = 0; k < s.used; ++k) {
     Entry& e = s.entries[k];
     if (e.runnable == s.runnable && e.kind == static_cast<std::uint16_t>(kind) &&
-        e.call == static_cast<std::uint16_t>(call))
+        e.call == static_cast<std::uint16_t>(call) && e.context == context)
       return &e;
   }
   if (s.used < gEntries) {
     Entry& e = s.entries[s.used++];
-    resetEntry(s, e, kind, call);
+    resetEntry(s, e, kind, call, context);
     return &e;
   }
   for (std::uint32_t n = 0; n < s.used; ++n) {
     Entry& e = s.entries[(s.evict + n) % s.used];
     if (e.pending != 0) continue;
     s.evict = (s.evict + n + 1) % s.used;
-    resetEntry(s, e, kind, call);
+    resetEntry(s, e, kind, call, context);
     return &e;
   }
   return nullptr;
 }
 
-void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_t count) {
+void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_t count, std::uint32_t context = 0) {
   ThreadState* s = tState;
   if (s == nullptr || count == 0) return;
   OwnWork own;
-  Entry* e = entryFor(*s, kind, call);
+  Entry* e = entryFor(*s, kind, call, context);
   if (e == nullptr) {
     std::uint32_t& lost = s->unitemised[static_cast<std::size_t>(kind)];
     lost = lost > 0xffffffffu - count ? 0xffffffffu : lost + count;
@@ -253,7 +258,15 @@ void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_
   if (e->pending == 0) e->firstNs = nowNs();
   e->instance = s->instance;
   e->pending = e->pending > 0xffffffffu - count ? 0xffffffffu : e->pending + count;
-  if (e->site[0] == '\0' && caller != nullptr) captureSite(caller, e->site, sizeof e->site);
+  if (e->site[0] != '\0' || caller == nullptr) return;
+  if (context == 0) {
+    captureSite(caller, e->site, sizeof e->site);
+  } else if (inTactus(tCudaCaller)) {
+    // The runnable's call into the runtime: its site, not the runtime's own frames.
+    std::snprintf(e->site, sizeof e->site, "tail call at the end of the runnable");
+  } else {
+    describe(static_cast<const char*>(tCudaCaller) - 1, e->site, sizeof e->site);
+  }
 }
 
 // Reads --allow from TACTUS_CHECK_ALLOW ("kind" or "kind:call", comma separated; tactus-check
@@ -308,8 +321,32 @@ void readFaults(long& major, long& minor) {
 }  // namespace
 
 void noteViolation(ViolationKind kind, CheckCall call, const void* caller, std::uint32_t count) {
+  if (tCudaContext != 0) {
+    // Inside a runnable's call into the CUDA runtime: the runtime's work, information.
+    if (!allowed(ViolationKind::kInfo, call)) record(ViolationKind::kInfo, call, caller, count, tCudaContext);
+    return;
+  }
   if (allowed(kind, call) || ownCall(caller)) return;
   record(kind, call, caller, count);
+}
+
+bool ownCall(const void* caller) { return directTactusCall(caller); }
+
+CudaScope::CudaScope(CheckCall call, const void* caller) {
+  if (!checking() || tCudaContext != 0) return;  // not checked, or the runtime calling itself
+  if (ownCall(caller)) {
+    mode_ = Mode::kOwn;
+    ++tDepth;
+    return;
+  }
+  mode_ = Mode::kContext;
+  tCudaContext = static_cast<std::uint32_t>(call) + 1;
+  tCudaCaller = caller;
+}
+
+CudaScope::~CudaScope() {
+  if (mode_ == Mode::kOwn) --tDepth;
+  if (mode_ == Mode::kContext) tCudaContext = 0;
 }
 
 void* nextSymbol(const char* name) {
@@ -364,8 +401,12 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
   for (std::uint32_t kind = 0; kind < kKinds; ++kind) {
     if (s->unitemised[kind] == 0) continue;
     if (out != nullptr && written < capacity)
-      out[written++] = makeViolationRecord(static_cast<ViolationKind>(kind), CheckCall::kUnitemised, s->instance,
-                                           s->runnable, s->unitemised[kind], nowNs(), 0);
+      out[written++] =
+          makeViolationRecord(static_cast<ViolationKind>(kind), CheckCall::kUnitemised, s->instance, s->runnable,
+                              s->unitemised[kind], nowNs(), 0,
+                              kind == static_cast<std::uint32_t>(ViolationKind::kInfo)
+                                  ? static_cast<std::uint32_t>(CheckCall::kUnitemised) + 1
+                                  : 0);
     s->unitemised[kind] = 0;
   }
   for (std::uint32_t k = 0; k < s->used; ++k) {
@@ -376,7 +417,7 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
     const auto sites = static_cast<std::uint32_t>((length + kViolationSiteBytes - 1) / kViolationSiteBytes);
     if (out == nullptr || written + 1 + sites > capacity) continue;  // stays pending for the next run
     out[written++] = makeViolationRecord(static_cast<ViolationKind>(e.kind), static_cast<CheckCall>(e.call), e.instance,
-                                         e.runnable, e.pending, e.firstNs, sites);
+                                         e.runnable, e.pending, e.firstNs, sites, e.context);
     for (std::uint32_t r = 0; r < sites; ++r)
       out[written++] = makeViolationSiteRecord(e.site, length, r * kViolationSiteBytes);
     e.pending = 0;
