@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client_probe.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/core/violation.hpp"
@@ -163,10 +164,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tactus-check: check library %s: %s\n", tactus::quoted(library).c_str(), std::strerror(errno));
     return 2;
   }
+  // A CUDA runtime linked into the program itself cannot be interposed: say what goes unchecked.
+  if (const std::string warning = tactus::check::staticCudartWarning(argv[k]); !warning.empty())
+    std::fprintf(stderr, "tactus-check: warning: %s\n", warning.c_str());
   // The check library goes first, before any preload the user set already.
   std::string preload = library;
   if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0') preload += std::string(":") + old;
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  // A client built with AddressSanitizer refuses to start when its runtime is not first in the
+  // library list; the check library must be first (its malloc before the sanitizer's) and
+  // forwards to the sanitizer's allocator, so the order check is turned off (README.md).
+  std::string asan = "verify_asan_link_order=0";
+  if (const char* old = std::getenv("ASAN_OPTIONS"); old != nullptr && *old != '\0') asan = std::string(old) + ":" + asan;
+  ::setenv("ASAN_OPTIONS", asan.c_str(), 1);
   ::setenv("TACTUS_CHECK_ALLOW", allow.c_str(), 1);
   if (!minorFaults.empty()) ::setenv("TACTUS_CHECK_MINOR_FAULTS", minorFaults.c_str(), 1);
   ::setenv("TACTUS_CHECK_PAGE_FAULTS", pageFaults.c_str(), 1);

@@ -156,10 +156,10 @@ std::string staticCudartWarning(const std::string& program) {
   } else {
     return "";
   }
-  return quoted(path) + " has the CUDA runtime linked in statically (" + evidence +
+  return quoted(path, 200) + " has the CUDA runtime linked in statically (" + evidence +
          "): its CUDA calls cannot be interposed, so the CUDA rules (cuda-sync, default-stream, unified-memory, "
-         "pageable-copy) and the runtime's work in submitters (info) are not checked; link it with "
-         "'nvcc -cudart shared' to check them (allocations, blocking calls, threads and page faults are checked)";
+         "pageable-copy) are not checked, and what the runtime does inside a runnable's call is reported as the "
+         "runnable's own violations, not as info; link it with 'nvcc -cudart shared' to check them";
 }
 
 }  // namespace tactus::check

@@ -338,6 +338,29 @@ TEST_CASE("the CUDA runtime's work in submitters is information: it never fails 
   CHECK(run.report({"--fail-on-violation"}).first == 0);
 }
 
+TEST_CASE("tactus-check warns that a program with the CUDA runtime linked in statically has its CUDA calls unchecked",
+          "[check][cuda]") {
+  const std::string dir = scratchDir(uniqueInstance("static"));
+  ChildProcesses children;
+  const std::string check = buildPath("check/tactus-check");
+  const std::string program = buildPath("tests/check/tactus-check-static-cudart-client");
+  CHECK(waitFor(children.spawn({check, "--", program}, dir + "/static.out"), kWaitMs) == 0);
+  const std::string text = readFile(dir + "/static.out");
+  INFO(text);
+  CHECK(text.find("tactus-check: warning: ") != std::string::npos);
+  CHECK(text.find("tactus-check-static-cudart-client") != std::string::npos);
+  CHECK(text.find("has the CUDA runtime linked in statically (it defines cuda") != std::string::npos);
+  CHECK(text.find("cuda-sync, default-stream, unified-memory, pageable-copy) are not checked") != std::string::npos);
+  // A client on a shared runtime (the stand-in) and a program without CUDA get no warning.
+  CHECK(waitFor(children.spawn({check, "--", buildPath("tests/check/tactus-check-cuda-client")}, dir + "/shared.out"),
+                kWaitMs) == 2);  // its usage error: it ran, without a warning first
+  CHECK(readFile(dir + "/shared.out").find("warning") == std::string::npos);
+  CHECK(waitFor(children.spawn({check, "--", "/bin/sh", "-c", "exit 0"}, dir + "/sh.out"), kWaitMs) == 0);
+  CHECK(readFile(dir + "/sh.out").find("warning") == std::string::npos);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
 #if TACTUS_CHECK_HAVE_C
 TEST_CASE("an STM C client under tactus-check: the allocating runnable is named, the quiet one is not", "[check]") {
   const std::string client = buildPath("tests/check/tactus-check-stm-client");
