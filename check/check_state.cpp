@@ -55,6 +55,7 @@ struct ThreadState {
   std::uint32_t used;
   std::uint32_t evict;                  // where the search for a reported entry to reuse starts
   std::uint32_t unitemised[kKinds];     // this run's occurrences that found the table full
+  bool anyUnitemised;                   // one of them is not 0 (the clean path tests only this)
   Entry* entries;
 };
 
@@ -253,6 +254,7 @@ void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_
   if (e == nullptr) {
     std::uint32_t& lost = s->unitemised[static_cast<std::size_t>(kind)];
     lost = lost > 0xffffffffu - count ? 0xffffffffu : lost + count;
+    s->anyUnitemised = true;
     return;
   }
   if (e->pending == 0) e->firstNs = nowNs();
@@ -398,7 +400,7 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
     record(ViolationKind::kPageFault, CheckCall::kMinorFault, nullptr, static_cast<std::uint32_t>(minorDelta));
   std::uint32_t written = 0;
   // What found the table full belongs to this run's runnable: it goes out first, so it always fits.
-  for (std::uint32_t kind = 0; kind < kKinds; ++kind) {
+  for (std::uint32_t kind = 0; s->anyUnitemised && kind < kKinds; ++kind) {
     if (s->unitemised[kind] == 0) continue;
     if (out != nullptr && written < capacity)
       out[written++] =
@@ -409,6 +411,7 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
                                   : 0);
     s->unitemised[kind] = 0;
   }
+  s->anyUnitemised = false;
   for (std::uint32_t k = 0; k < s->used; ++k) {
     Entry& e = s->entries[k];
     if (e.pending == 0) continue;
