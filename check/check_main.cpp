@@ -97,8 +97,7 @@ int main(int argc, char** argv) {
       std::printf("tactus-check %s\n", TACTUS_VERSION);
       return 0;
     }
-    if (a == "--allow" || a == "--library" || a == "--minor-faults" || a == "--page-faults" ||
-        a == "--entries") {
+    if (a == "--allow" || a == "--library" || a == "--minor-faults" || a == "--page-faults" || a == "--entries") {
       if (k + 1 >= argc) {
         std::fprintf(stderr, "tactus-check: %s needs a value\n(try 'tactus-check --help')\n", a.c_str());
         return 2;
@@ -175,7 +174,8 @@ int main(int argc, char** argv) {
   // library list; the check library must be first (its malloc before the sanitizer's) and
   // forwards to the sanitizer's allocator, so the order check is turned off (README.md).
   std::string asan = "verify_asan_link_order=0";
-  if (const char* old = std::getenv("ASAN_OPTIONS"); old != nullptr && *old != '\0') asan = std::string(old) + ":" + asan;
+  if (const char* old = std::getenv("ASAN_OPTIONS"); old != nullptr && *old != '\0')
+    asan = std::string(old) + ":" + asan;
   ::setenv("ASAN_OPTIONS", asan.c_str(), 1);
   ::setenv("TACTUS_CHECK_ALLOW", allow.c_str(), 1);
   if (!minorFaults.empty()) ::setenv("TACTUS_CHECK_MINOR_FAULTS", minorFaults.c_str(), 1);

@@ -53,9 +53,9 @@ struct ThreadState {
   long majorFaults;
   long minorFaults;
   std::uint32_t used;
-  std::uint32_t evict;                  // where the search for a reported entry to reuse starts
-  std::uint32_t unitemised[kKinds];     // this run's occurrences that found the table full
-  bool anyUnitemised;                   // one of them is not 0 (the clean path tests only this)
+  std::uint32_t evict;               // where the search for a reported entry to reuse starts
+  std::uint32_t unitemised[kKinds];  // this run's occurrences that found the table full
+  bool anyUnitemised;                // one of them is not 0 (the clean path tests only this)
   Entry* entries;
 };
 
@@ -67,7 +67,7 @@ thread_local const void* tCudaCaller __attribute__((tls_model("initial-exec"))) 
 bool gAllowKind[static_cast<std::size_t>(ViolationKind::kCount)] = {};
 bool gAllowCall[static_cast<std::size_t>(ViolationKind::kCount)][static_cast<std::size_t>(CheckCall::kCount)] = {};
 long gMinorFaultThreshold = kDefaultMinorFaults;
-bool gPageFaults = true;  // false with tactus-check --page-faults off: no rusage reads
+bool gPageFaults = true;                   // false with tactus-check --page-faults off: no rusage reads
 std::uint32_t gEntries = kDefaultEntries;  // tactus-check --entries
 
 // The address ranges of libtactus (its own calls are never the user's): set once by the first
@@ -403,12 +403,11 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
   for (std::uint32_t kind = 0; s->anyUnitemised && kind < kKinds; ++kind) {
     if (s->unitemised[kind] == 0) continue;
     if (out != nullptr && written < capacity)
-      out[written++] =
-          makeViolationRecord(static_cast<ViolationKind>(kind), CheckCall::kUnitemised, s->instance, s->runnable,
-                              s->unitemised[kind], nowNs(), 0,
-                              kind == static_cast<std::uint32_t>(ViolationKind::kInfo)
-                                  ? static_cast<std::uint32_t>(CheckCall::kUnitemised) + 1
-                                  : 0);
+      out[written++] = makeViolationRecord(static_cast<ViolationKind>(kind), CheckCall::kUnitemised, s->instance,
+                                           s->runnable, s->unitemised[kind], nowNs(), 0,
+                                           kind == static_cast<std::uint32_t>(ViolationKind::kInfo)
+                                               ? static_cast<std::uint32_t>(CheckCall::kUnitemised) + 1
+                                               : 0);
     s->unitemised[kind] = 0;
   }
   s->anyUnitemised = false;

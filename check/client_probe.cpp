@@ -19,7 +19,7 @@ namespace tactus::check {
 namespace {
 
 // Functions every CUDA runtime defines; one of them defined in the program means cudart is in it.
-constexpr std::string_view kCudartFunctions[] = {"cudaLaunchKernel",     "cudaMemcpyAsync",   "cudaStreamSynchronize",
+constexpr std::string_view kCudartFunctions[] = {"cudaLaunchKernel",      "cudaMemcpyAsync",   "cudaStreamSynchronize",
                                                  "cudaDeviceSynchronize", "cudaMallocManaged", "cudaLaunchHostFunc"};
 // A text the static runtime carries even in a stripped program (cudaGetErrorName's table).
 constexpr std::string_view kCudartText = "cudaErrorInvalidValue";
@@ -63,9 +63,7 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   /// Whether [offset, offset + length) lies in the file.
-  bool has(std::uint64_t offset, std::uint64_t length) const {
-    return offset <= size_ && length <= size_ - offset;
-  }
+  bool has(std::uint64_t offset, std::uint64_t length) const { return offset <= size_ && length <= size_ - offset; }
   /// A copy of the T at `offset` (the caller checked has()).
   template <typename T>
   T at(std::uint64_t offset) const {

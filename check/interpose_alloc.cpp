@@ -1,6 +1,6 @@
 // The check library's allocation interposers: the malloc family (forwarded to glibc's __libc_*
-// entry points, or a sanitizer's allocator, so no symbol lookup can recurse into malloc) and every C++ operator new/delete
-// (forwarded to libstdc++'s, whose own malloc calls are then not counted twice).
+// entry points, or a sanitizer's allocator, so no symbol lookup can recurse into malloc) and every C++ operator
+// new/delete (forwarded to libstdc++'s, whose own malloc calls are then not counted twice).
 #include <cerrno>
 #include <cstddef>
 #include <new>
@@ -59,8 +59,7 @@ TACTUS_EXPORT void free(void* pointer) {
 
 TACTUS_EXPORT void* memalign(std::size_t alignment, std::size_t size) {
   TACTUS_CHECK_NOTE(kAllocation, kMemalign);
-  return __interceptor_memalign != nullptr ? __interceptor_memalign(alignment, size)
-                                           : __libc_memalign(alignment, size);
+  return __interceptor_memalign != nullptr ? __interceptor_memalign(alignment, size) : __libc_memalign(alignment, size);
 }
 
 TACTUS_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) {

@@ -40,13 +40,13 @@ constexpr int kMemcpyDefault = 4;
   static decltype(&name) real = nullptr;                                                             \
   if (real == nullptr) real = reinterpret_cast<decltype(&name)>(::tactus::check::nextSymbol(#name)); \
   if (real == nullptr) return kNotSupported;                                                         \
-  ::tactus::check::CudaScope scope(::tactus::CheckCall::call, __builtin_return_address(0));         \
+  ::tactus::check::CudaScope scope(::tactus::CheckCall::call, __builtin_return_address(0));          \
   return real(__VA_ARGS__)
 
 // Notes a violation of a CUDA rule by a runnable's own call (not the runtime calling itself).
-#define TACTUS_CUDA_NOTE(kind, call)                                                             \
-  do {                                                                                           \
-    if (::tactus::check::tCudaContext == 0) TACTUS_CHECK_NOTE(kind, call);                       \
+#define TACTUS_CUDA_NOTE(kind, call)                                       \
+  do {                                                                     \
+    if (::tactus::check::tCudaContext == 0) TACTUS_CHECK_NOTE(kind, call); \
   } while (false)
 
 // Whether `pointer` is pageable host memory (the runtime knows it as unregistered).

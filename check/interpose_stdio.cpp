@@ -21,11 +21,11 @@ bool descriptorStream(FILE* stream) { return stream == nullptr || ::fileno_unloc
 }  // namespace
 
 // Notes `call` when the thread is checking and `stream` has a descriptor.
-#define TACTUS_STDIO_NOTE(call, stream)                                                            \
-  do {                                                                                             \
-    if (::tactus::check::checking() && descriptorStream(stream))                                   \
-      ::tactus::check::noteViolation(::tactus::ViolationKind::kBlockingCall,                       \
-                                     ::tactus::CheckCall::call, __builtin_return_address(0));      \
+#define TACTUS_STDIO_NOTE(call, stream)                                                                 \
+  do {                                                                                                  \
+    if (::tactus::check::checking() && descriptorStream(stream))                                        \
+      ::tactus::check::noteViolation(::tactus::ViolationKind::kBlockingCall, ::tactus::CheckCall::call, \
+                                     __builtin_return_address(0));                                      \
   } while (false)
 
 // Declares `real` as the next definition of `name`, typed `type`.

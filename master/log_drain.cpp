@@ -22,8 +22,7 @@ bool LogDrain::violationRecordValid(const EventRecord& r, std::uint32_t client) 
   // escaped.
   if (r.kind == static_cast<std::uint16_t>(EventKind::kViolationSite)) return true;
   return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) && r.instance < schedule_.instances.size() &&
-         r.aux < schedule_.runnables.size() && schedule_.runnables[r.aux].client == client &&
-         violationCodesValid(r);
+         r.aux < schedule_.runnables.size() && schedule_.runnables[r.aux].client == client && violationCodesValid(r);
 }
 
 std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings) {

@@ -284,7 +284,8 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
     if (!w) return fatal(w.error());
   }
   if (o.failOnViolation && countViolations(violations) != 0) {
-    err << "tactus-report: " << countViolations(violations) << " contract violations (runnable, kind, call) in " << o.log << "\n";
+    err << "tactus-report: " << countViolations(violations) << " contract violations (runnable, kind, call) in "
+        << o.log << "\n";
     return 1;
   }
   return 0;

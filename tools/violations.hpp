@@ -39,7 +39,8 @@ void writeViolationsCsv(std::ostream& out, const std::vector<ViolationRow>& rows
 /// CUDA runtime's work in runnables (kind info) as a table of its own.
 void writeViolationsTable(std::ostream& out, const std::vector<ViolationRow>& rows);
 
-/// Marks the runnables that violated (info rows are not violations) in the HTML view (their summary's `violations` text).
+/// Marks the runnables that violated (info rows are not violations) in the HTML view (their summary's `violations`
+/// text).
 void markViolations(view::Execution& execution, const std::vector<ViolationRow>& rows);
 
 }  // namespace tactus::report

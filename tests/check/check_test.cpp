@@ -25,7 +25,8 @@ constexpr int kIterations = 20;
 // The rule-breaking client: every runnable on CPU0 or CPU1, 6 ms period.
 Schedule checkSchedule() {
   std::vector<RunnableSpec> specs;
-  const char* names[] = {"Malloc", "VectorGrowth", "New", "Sleep", "Mutex", "Pipe", "Thread", "PageFault", "Print", "MemPrint", "Clean"};
+  const char* names[] = {"Malloc", "VectorGrowth", "New",   "Sleep",    "Mutex", "Pipe",
+                         "Thread", "PageFault",    "Print", "MemPrint", "Clean"};
   int k = 0;
   for (const char* n : names) specs.push_back({"Check", n, k++ % 2 == 0 ? "CPU0" : "CPU1", 300'000, {}, 0, {}});
   return makeSchedule(specs, 6'000'000);
@@ -321,8 +322,7 @@ TEST_CASE("tactus-check names the CUDA submitters that break STM's CUDA rules on
   CHECK(text.find("information, not violations") != std::string::npos);
 }
 
-TEST_CASE("the CUDA runtime's work in submitters is information: it never fails --fail-on-violation",
-          "[check][cuda]") {
+TEST_CASE("the CUDA runtime's work in submitters is information: it never fails --fail-on-violation", "[check][cuda]") {
   Run run("cudainfo", std::string("cuda_rules.yaml"));
   const std::string table = "tactus_cuda_standin_" + run.instance;
   ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);

@@ -127,7 +127,7 @@ int runMain(int argc, char** argv) {
   gMemory = ::fmemopen(gMemoryBuffer, sizeof gMemoryBuffer, "w");
   if (gMemory == nullptr) return 5;
   std::fprintf(gMemory, "set up\n");  // its stdio buffer is allocated here, outside runnables
-  std::printf("set up\n");           // and stdout's, so Print's printf allocates nothing
+  std::printf("set up\n");            // and stdout's, so Print's printf allocates nothing
   // Holds the mutex most of the time, so Mutex's lock is contended.
   std::thread holder([] {
     while (!gStop.load()) {

@@ -43,8 +43,8 @@ enum class ViolationKind : std::uint16_t {
 
 /// The kinds' names as tactus-check's --allow and tactus-report print them.
 inline constexpr std::string_view kViolationKindNames[] = {
-    "allocation", "blocking-call",  "thread-creation", "page-fault",
-    "cuda-sync",  "default-stream", "unified-memory",  "pageable-copy", "info",
+    "allocation",     "blocking-call",  "thread-creation", "page-fault", "cuda-sync",
+    "default-stream", "unified-memory", "pageable-copy",   "info",
 };
 static_assert(std::size(kViolationKindNames) == static_cast<std::size_t>(ViolationKind::kCount));
 
@@ -330,8 +330,9 @@ inline EventRecord makeViolationRecord(ViolationKind kind, CheckCall call, std::
   r.iteration = count;
   r.aux = runnable;
   r.startNs = whenNs;
-  r.endNs = static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(call) | (siteRecords << 16)) |
-                                      (static_cast<std::uint64_t>(context & 0xffff) << 32));
+  r.endNs =
+      static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(call) | (siteRecords << 16)) |
+                                (static_cast<std::uint64_t>(context & 0xffff) << 32));
   return r;
 }
 
