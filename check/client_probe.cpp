@@ -31,9 +31,10 @@ std::string resolve(const std::string& program) {
   std::string_view rest = path != nullptr ? path : "/usr/bin:/bin";
   while (true) {
     const std::size_t colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + program;
+    std::string candidate(rest.substr(0, colon));
+    if (candidate.empty()) candidate = ".";
+    candidate += '/';
+    candidate += program;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     if (colon == std::string_view::npos) return "";
     rest = rest.substr(colon + 1);

@@ -6,6 +6,11 @@
 // every call takes the stream's lock. Memory streams (fmemopen, open_memstream) are not noted;
 // dprintf/vdprintf and perror write to a descriptor directly and are always noted. The fortified
 // variants (__printf_chk, ... from -D_FORTIFY_SOURCE) are noted under the names the user wrote.
+// glibc's <bits/stdio.h> defines some of these functions inline (gnu_inline) when optimizing;
+// this file defines the real ones, so it turns those inline definitions off first.
+#include <features.h>
+#undef __USE_EXTERN_INLINES
+
 #include <cstdarg>
 #include <cstdio>
 
