@@ -108,8 +108,15 @@ int collectRanges(dl_phdr_info* info, std::size_t /*size*/, void* data) {
   return 1;
 }
 
+// Runs once, at the first tactusCheckBegin (before any runnable): libtactus's address ranges,
+// and a first backtrace, which loads libgcc_s (it allocates, so it never happens inside a
+// runnable). Not in the constructor: in a client built with ASan, a dlopen from the check
+// library's constructor (before ASan's runtime is set up) leaves allocations that ASan's leak
+// checker reports as leaks (GCC 12's libasan).
 void findTactusRanges() {
   OwnWork own;
+  void* frames[2];
+  (void)::backtrace(frames, 2);
   Dl_info info{};
   if (::dladdr(gTactusProbe, &info) == 0 || info.dli_fbase == nullptr) {
     gTactusRangeCount.store(0, std::memory_order_release);
@@ -304,13 +311,10 @@ void readSettings() {
   }
 }
 
-// Runs when the library is loaded: settings, and a first backtrace (it loads libgcc_s, which
-// allocates, so that it never happens inside a runnable).
+// Runs when the library is loaded: the settings.
 __attribute__((constructor)) void initialize() {
   OwnWork own;
   readSettings();
-  void* frames[2];
-  (void)::backtrace(frames, 2);
 }
 
 void readFaults(long& major, long& minor) {

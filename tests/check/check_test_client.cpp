@@ -96,9 +96,9 @@ __attribute__((noinline)) void checkMemPrint(void*) {
   gKeep = nullptr;
 }
 __attribute__((noinline)) void checkClean(void*) {
-  long x = gSink;
-  for (int k = 0; k < 1000; ++k) x = x * 31 + k;
-  gSink = x;
+  auto x = static_cast<unsigned long>(gSink);  // unsigned: the hash wraps (UBSan)
+  for (unsigned long k = 0; k < 1000; ++k) x = x * 31 + k;
+  gSink = static_cast<long>(x);
 }
 }
 
