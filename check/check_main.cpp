@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "client_probe.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/core/violation.hpp"
 #include "tactus_config.h"
@@ -28,10 +30,14 @@ void usage(std::FILE* to) {
                "log (tactus-report LOG SCHEDULE shows them; --violations prints them as CSV).\n"
                "  --allow KIND[:CALL]    do not report KIND (or only its CALL); repeatable, or comma separated\n"
                "                         kinds: allocation, blocking-call, thread-creation, page-fault, cuda-sync,\n"
-               "                         default-stream, unified-memory, pageable-copy\n"
+               "                         default-stream, unified-memory, pageable-copy, and info (the CUDA\n"
+               "                         runtime's work inside a runnable's call into it: not a violation)\n"
                "  --minor-faults N       minor page faults one run may take before it is reported (default 16)\n"
                "  --page-faults on|off   read the thread's fault counters around each runnable (default on;\n"
                "                         off saves two system calls per runnable)\n"
+               "  --entries N            distinct violations kept per worker thread until reported (default 128,\n"
+               "                         at most 65536); occurrences that find them all waiting are counted as\n"
+               "                         call 'unitemised' of their kind\n"
                "  --library FILE         the check library to preload (default: beside tactus-check, or installed)\n"
                "  -V, --version          print the version and exit\n"
                "  -h, --help             print this help and exit\n");
@@ -76,6 +82,7 @@ int main(int argc, char** argv) {
   std::string library;
   std::string minorFaults;
   std::string pageFaults = "on";
+  std::string entries;
   int k = 1;
   for (; k < argc; ++k) {
     const std::string a = argv[k];
@@ -91,7 +98,7 @@ int main(int argc, char** argv) {
       std::printf("tactus-check %s\n", TACTUS_VERSION);
       return 0;
     }
-    if (a == "--allow" || a == "--library" || a == "--minor-faults" || a == "--page-faults") {
+    if (a == "--allow" || a == "--library" || a == "--minor-faults" || a == "--page-faults" || a == "--entries") {
       if (k + 1 >= argc) {
         std::fprintf(stderr, "tactus-check: %s needs a value\n(try 'tactus-check --help')\n", a.c_str());
         return 2;
@@ -118,6 +125,16 @@ int main(int argc, char** argv) {
           return 2;
         }
         pageFaults = v;
+      } else if (a == "--entries") {
+        char* end = nullptr;
+        errno = 0;
+        const long value = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || errno != 0 || value < 1 || value > tactus::limits::kMaxCheckEntries) {
+          std::fprintf(stderr, "tactus-check: --entries %s: not a count from 1 to %u\n", tactus::quoted(v).c_str(),
+                       tactus::limits::kMaxCheckEntries);
+          return 2;
+        }
+        entries = v;
       } else {
         char* end = nullptr;
         errno = 0;
@@ -147,13 +164,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tactus-check: check library %s: %s\n", tactus::quoted(library).c_str(), std::strerror(errno));
     return 2;
   }
+  // A CUDA runtime linked into the program itself cannot be interposed: say what goes unchecked.
+  if (const std::string warning = tactus::check::staticCudartWarning(argv[k]); !warning.empty())
+    std::fprintf(stderr, "tactus-check: warning: %s\n", warning.c_str());
   // The check library goes first, before any preload the user set already.
   std::string preload = library;
   if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0') preload += std::string(":") + old;
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  // A client built with AddressSanitizer refuses to start when its runtime is not first in the
+  // library list; the check library must be first (its malloc before the sanitizer's) and
+  // forwards to the sanitizer's allocator, so the order check is turned off (README.md).
+  std::string asan = "verify_asan_link_order=0";
+  if (const char* old = std::getenv("ASAN_OPTIONS"); old != nullptr && *old != '\0')
+    asan = std::string(old) + ":" + asan;
+  ::setenv("ASAN_OPTIONS", asan.c_str(), 1);
   ::setenv("TACTUS_CHECK_ALLOW", allow.c_str(), 1);
   if (!minorFaults.empty()) ::setenv("TACTUS_CHECK_MINOR_FAULTS", minorFaults.c_str(), 1);
   ::setenv("TACTUS_CHECK_PAGE_FAULTS", pageFaults.c_str(), 1);
+  if (!entries.empty()) ::setenv("TACTUS_CHECK_ENTRIES", entries.c_str(), 1);
   ::execvp(argv[k], argv + k);
   std::fprintf(stderr, "tactus-check: cannot run %s: %s\n", tactus::quoted(argv[k]).c_str(), std::strerror(errno));
   return 127;

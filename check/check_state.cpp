@@ -17,14 +17,18 @@
 #include <cstring>
 #include <ctime>
 
+#include "tactus/core/limits.hpp"
+
 namespace tactus::check {
 
 thread_local bool tActive __attribute__((tls_model("initial-exec"))) = false;
 thread_local int tDepth __attribute__((tls_model("initial-exec"))) = 0;
+thread_local std::uint32_t tCudaContext __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-constexpr std::uint32_t kEntries = 128;  // distinct (runnable, kind, call) per thread
+constexpr std::uint32_t kDefaultEntries = 128;  // distinct (runnable, kind, call) per thread
+constexpr std::uint32_t kKinds = static_cast<std::uint32_t>(ViolationKind::kCount);
 constexpr std::size_t kSiteBytes = kViolationSiteRecords * kViolationSiteBytes;
 constexpr int kFrames = 24;               // backtrace depth searched for the site
 constexpr long kDefaultMinorFaults = 16;  // minor faults per run tolerated
@@ -34,29 +38,37 @@ struct Entry {
   std::uint32_t instance;  // the instance of the latest occurrence
   std::uint16_t kind;
   std::uint16_t call;
+  std::uint16_t context;  // kind info: 1 + the CUDA call it happened in
   std::uint32_t pending;  // occurrences not reported yet
   std::int64_t firstNs;   // first occurrence not reported yet
   bool siteSent;          // the site records went out with an earlier report
   char site[kSiteBytes + 1];
 };
 
+// A worker thread's state, in anonymous memory mapped before its first runnable; `entries`
+// (gEntries of them) follows it in the same mapping.
 struct ThreadState {
   std::uint32_t instance;
   std::uint32_t runnable;
   long majorFaults;
   long minorFaults;
   std::uint32_t used;
-  std::uint32_t lostKeys;  // occurrences of keys that found the table full
-  Entry entries[kEntries];
+  std::uint32_t evict;               // where the search for a reported entry to reuse starts
+  std::uint32_t unitemised[kKinds];  // this run's occurrences that found the table full
+  bool anyUnitemised;                // one of them is not 0 (the clean path tests only this)
+  Entry* entries;
 };
 
 thread_local ThreadState* tState __attribute__((tls_model("initial-exec"))) = nullptr;
+// The return address of the runnable's call into the CUDA runtime that tCudaContext names.
+thread_local const void* tCudaCaller __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // What --allow permits: a whole kind, or single calls.
 bool gAllowKind[static_cast<std::size_t>(ViolationKind::kCount)] = {};
 bool gAllowCall[static_cast<std::size_t>(ViolationKind::kCount)][static_cast<std::size_t>(CheckCall::kCount)] = {};
 long gMinorFaultThreshold = kDefaultMinorFaults;
-bool gPageFaults = true;  // false with tactus-check --page-faults off: no rusage reads
+bool gPageFaults = true;                   // false with tactus-check --page-faults off: no rusage reads
+std::uint32_t gEntries = kDefaultEntries;  // tactus-check --entries
 
 // The address ranges of libtactus (its own calls are never the user's): set once by the first
 // tactusCheckBegin from its caller's address.
@@ -96,8 +108,15 @@ int collectRanges(dl_phdr_info* info, std::size_t /*size*/, void* data) {
   return 1;
 }
 
+// Runs once, at the first tactusCheckBegin (before any runnable): libtactus's address ranges,
+// and a first backtrace, which loads libgcc_s (it allocates, so it never happens inside a
+// runnable). Not in the constructor: in a client built with ASan, a dlopen from the check
+// library's constructor (before ASan's runtime is set up) leaves allocations that ASan's leak
+// checker reports as leaks (GCC 12's libasan).
 void findTactusRanges() {
   OwnWork own;
+  void* frames[2];
+  (void)::backtrace(frames, 2);
   Dl_info info{};
   if (::dladdr(gTactusProbe, &info) == 0 || info.dli_fbase == nullptr) {
     gTactusRangeCount.store(0, std::memory_order_release);
@@ -178,7 +197,7 @@ void captureSite(const void* caller, char* out, std::size_t size) {
 // jump) leaves libtactus's return address behind. libtactus calls the functions it imports
 // directly (x86-64: `call rel32` into its PLT, or `call *GOT(%rip)`), while it calls a runnable
 // through a pointer; so on x86-64 only a direct call counts as libtactus's own.
-bool ownCall(const void* caller) {
+bool directTactusCall(const void* caller) {
   if (!inTactus(caller)) return false;
 #if defined(__x86_64__)
   const auto* p = static_cast<const unsigned char*>(caller);
@@ -199,37 +218,64 @@ bool allowed(ViolationKind kind, CheckCall call) {
   return gAllowKind[k] || gAllowCall[k][static_cast<std::size_t>(call)];
 }
 
-Entry* entryFor(ThreadState& s, ViolationKind kind, CheckCall call) {
-  for (std::uint32_t k = 0; k < s.used; ++k) {
-    Entry& e = s.entries[k];
-    if (e.runnable == s.runnable && e.kind == static_cast<std::uint16_t>(kind) &&
-        e.call == static_cast<std::uint16_t>(call))
-      return &e;
-  }
-  if (s.used == kEntries) return nullptr;
-  Entry& e = s.entries[s.used++];
+void resetEntry(ThreadState& s, Entry& e, ViolationKind kind, CheckCall call, std::uint32_t context) {
   e.runnable = s.runnable;
   e.kind = static_cast<std::uint16_t>(kind);
   e.call = static_cast<std::uint16_t>(call);
+  e.context = static_cast<std::uint16_t>(context);
   e.pending = 0;
   e.siteSent = false;
   e.site[0] = '\0';
-  return &e;
 }
 
-void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_t count) {
+// The entry of (the running runnable, kind, call). When the table is full, an entry whose
+// occurrences went out already is reused (its key, when it comes back, sends its site again;
+// tactus-report keeps the first); nullptr when every entry still waits to be reported.
+Entry* entryFor(ThreadState& s, ViolationKind kind, CheckCall call, std::uint32_t context) {
+  for (std::uint32_t k = 0; k < s.used; ++k) {
+    Entry& e = s.entries[k];
+    if (e.runnable == s.runnable && e.kind == static_cast<std::uint16_t>(kind) &&
+        e.call == static_cast<std::uint16_t>(call) && e.context == context)
+      return &e;
+  }
+  if (s.used < gEntries) {
+    Entry& e = s.entries[s.used++];
+    resetEntry(s, e, kind, call, context);
+    return &e;
+  }
+  for (std::uint32_t n = 0; n < s.used; ++n) {
+    Entry& e = s.entries[(s.evict + n) % s.used];
+    if (e.pending != 0) continue;
+    s.evict = (s.evict + n + 1) % s.used;
+    resetEntry(s, e, kind, call, context);
+    return &e;
+  }
+  return nullptr;
+}
+
+void record(ViolationKind kind, CheckCall call, const void* caller, std::uint32_t count, std::uint32_t context = 0) {
   ThreadState* s = tState;
   if (s == nullptr || count == 0) return;
   OwnWork own;
-  Entry* e = entryFor(*s, kind, call);
+  Entry* e = entryFor(*s, kind, call, context);
   if (e == nullptr) {
-    s->lostKeys += count;
+    std::uint32_t& lost = s->unitemised[static_cast<std::size_t>(kind)];
+    lost = lost > 0xffffffffu - count ? 0xffffffffu : lost + count;
+    s->anyUnitemised = true;
     return;
   }
   if (e->pending == 0) e->firstNs = nowNs();
   e->instance = s->instance;
   e->pending = e->pending > 0xffffffffu - count ? 0xffffffffu : e->pending + count;
-  if (e->site[0] == '\0' && caller != nullptr) captureSite(caller, e->site, sizeof e->site);
+  if (e->site[0] != '\0' || caller == nullptr) return;
+  if (context == 0) {
+    captureSite(caller, e->site, sizeof e->site);
+  } else if (inTactus(tCudaCaller)) {
+    // The runnable's call into the runtime: its site, not the runtime's own frames.
+    std::snprintf(e->site, sizeof e->site, "tail call at the end of the runnable");
+  } else {
+    describe(static_cast<const char*>(tCudaCaller) - 1, e->site, sizeof e->site);
+  }
 }
 
 // Reads --allow from TACTUS_CHECK_ALLOW ("kind" or "kind:call", comma separated; tactus-check
@@ -239,6 +285,10 @@ void readSettings() {
     gMinorFaultThreshold = std::strtol(env, nullptr, 10);
   if (const char* env = std::getenv("TACTUS_CHECK_PAGE_FAULTS"); env != nullptr && std::strcmp(env, "off") == 0)
     gPageFaults = false;
+  if (const char* env = std::getenv("TACTUS_CHECK_ENTRIES"); env != nullptr && *env != '\0') {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n >= 1 && n <= static_cast<long>(limits::kMaxCheckEntries)) gEntries = static_cast<std::uint32_t>(n);
+  }
   const char* env = std::getenv("TACTUS_CHECK_ALLOW");
   if (env == nullptr) return;
   std::string_view rest(env);
@@ -261,13 +311,10 @@ void readSettings() {
   }
 }
 
-// Runs when the library is loaded: settings, and a first backtrace (it loads libgcc_s, which
-// allocates, so that it never happens inside a runnable).
+// Runs when the library is loaded: the settings.
 __attribute__((constructor)) void initialize() {
   OwnWork own;
   readSettings();
-  void* frames[2];
-  (void)::backtrace(frames, 2);
 }
 
 void readFaults(long& major, long& minor) {
@@ -280,8 +327,32 @@ void readFaults(long& major, long& minor) {
 }  // namespace
 
 void noteViolation(ViolationKind kind, CheckCall call, const void* caller, std::uint32_t count) {
+  if (tCudaContext != 0) {
+    // Inside a runnable's call into the CUDA runtime: the runtime's work, information.
+    if (!allowed(ViolationKind::kInfo, call)) record(ViolationKind::kInfo, call, caller, count, tCudaContext);
+    return;
+  }
   if (allowed(kind, call) || ownCall(caller)) return;
   record(kind, call, caller, count);
+}
+
+bool ownCall(const void* caller) { return directTactusCall(caller); }
+
+CudaScope::CudaScope(CheckCall call, const void* caller) {
+  if (!checking() || tCudaContext != 0) return;  // not checked, or the runtime calling itself
+  if (ownCall(caller)) {
+    mode_ = Mode::kOwn;
+    ++tDepth;
+    return;
+  }
+  mode_ = Mode::kContext;
+  tCudaContext = static_cast<std::uint32_t>(call) + 1;
+  tCudaCaller = caller;
+}
+
+CudaScope::~CudaScope() {
+  if (mode_ == Mode::kOwn) --tDepth;
+  if (mode_ == Mode::kContext) tCudaContext = 0;
 }
 
 void* nextSymbol(const char* name) {
@@ -304,9 +375,11 @@ extern "C" __attribute__((visibility("default"))) void tactusCheckBegin(std::uin
   if (s == nullptr) {
     // Outside any runnable still: the worker is about to start one. Anonymous memory, so the
     // table never touches the client's heap.
-    void* p = ::mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const std::size_t bytes = sizeof(ThreadState) + std::size_t{gEntries} * sizeof(Entry);
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return;
     s = static_cast<ThreadState*>(p);
+    s->entries = reinterpret_cast<Entry*>(static_cast<char*>(p) + sizeof(ThreadState));
     tState = s;
   }
   s->instance = instance;
@@ -330,6 +403,18 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
   if (minorDelta > gMinorFaultThreshold && !allowed(ViolationKind::kPageFault, CheckCall::kMinorFault))
     record(ViolationKind::kPageFault, CheckCall::kMinorFault, nullptr, static_cast<std::uint32_t>(minorDelta));
   std::uint32_t written = 0;
+  // What found the table full belongs to this run's runnable: it goes out first, so it always fits.
+  for (std::uint32_t kind = 0; s->anyUnitemised && kind < kKinds; ++kind) {
+    if (s->unitemised[kind] == 0) continue;
+    if (out != nullptr && written < capacity)
+      out[written++] = makeViolationRecord(static_cast<ViolationKind>(kind), CheckCall::kUnitemised, s->instance,
+                                           s->runnable, s->unitemised[kind], nowNs(), 0,
+                                           kind == static_cast<std::uint32_t>(ViolationKind::kInfo)
+                                               ? static_cast<std::uint32_t>(CheckCall::kUnitemised) + 1
+                                               : 0);
+    s->unitemised[kind] = 0;
+  }
+  s->anyUnitemised = false;
   for (std::uint32_t k = 0; k < s->used; ++k) {
     Entry& e = s->entries[k];
     if (e.pending == 0) continue;
@@ -338,7 +423,7 @@ extern "C" __attribute__((visibility("default"))) std::uint32_t tactusCheckEnd(E
     const auto sites = static_cast<std::uint32_t>((length + kViolationSiteBytes - 1) / kViolationSiteBytes);
     if (out == nullptr || written + 1 + sites > capacity) continue;  // stays pending for the next run
     out[written++] = makeViolationRecord(static_cast<ViolationKind>(e.kind), static_cast<CheckCall>(e.call), e.instance,
-                                         e.runnable, e.pending, e.firstNs, sites);
+                                         e.runnable, e.pending, e.firstNs, sites, e.context);
     for (std::uint32_t r = 0; r < sites; ++r)
       out[written++] = makeViolationSiteRecord(e.site, length, r * kViolationSiteBytes);
     e.pending = 0;

@@ -14,6 +14,10 @@ extern thread_local bool tActive __attribute__((tls_model("initial-exec")));
 /// Depth of the check library's own work on this thread: calls made meanwhile are not the user's.
 extern thread_local int tDepth __attribute__((tls_model("initial-exec")));
 
+/// The call into the CUDA runtime a runnable made that the thread is inside now (1 + CheckCall,
+/// 0 when none): what happens meanwhile is the runtime's work, reported as kind info.
+extern thread_local std::uint32_t tCudaContext __attribute__((tls_model("initial-exec")));
+
 /// Whether a call made now on this thread is to be looked at (inside a runnable, not our own).
 inline bool checking() { return tActive && tDepth == 0; }
 
@@ -28,6 +32,23 @@ class OwnWork {
   ~OwnWork() { --tDepth; }
   OwnWork(const OwnWork&) = delete;
   OwnWork& operator=(const OwnWork&) = delete;
+};
+
+/// Whether libtactus itself made the call that returns to `caller` (see check_state.cpp).
+bool ownCall(const void* caller);
+
+/// The scope of one call into the CUDA runtime. A runnable's own call (not libtactus's, not one
+/// the runtime makes inside another) opens an info context for what the runtime does meanwhile;
+/// libtactus's calls are our own work, as before.
+class CudaScope {
+ public:
+  CudaScope(CheckCall call, const void* caller);
+  ~CudaScope();
+  CudaScope(const CudaScope&) = delete;
+  CudaScope& operator=(const CudaScope&) = delete;
+
+ private:
+  enum class Mode : std::uint8_t { kNone, kOwn, kContext } mode_ = Mode::kNone;
 };
 
 /// Looks up the next definition of an interposed function (dlsym(RTLD_NEXT)), as our own work.

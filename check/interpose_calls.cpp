@@ -12,6 +12,7 @@
 #include <semaphore.h>
 #include <spawn.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -123,6 +124,19 @@ TACTUS_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_fi
 TACTUS_EXPORT int sem_wait(sem_t* semaphore) { TACTUS_BLOCKING(kSemWait, sem_wait, semaphore); }
 TACTUS_EXPORT int pthread_join(pthread_t thread, void** result) {
   TACTUS_BLOCKING(kPthreadJoin, pthread_join, thread, result);
+}
+
+// ioctl: a driver's call (the CUDA driver's way into the kernel), which can block.
+TACTUS_EXPORT int ioctl(int fd, unsigned long request, ...) noexcept {
+  TACTUS_CHECK_NOTE(kBlockingCall, kIoctl);
+  va_list args;
+  va_start(args, request);
+  void* argument = va_arg(args, void*);
+  va_end(args);
+  using Fn = int (*)(int, unsigned long, ...);
+  static Fn real = nullptr;
+  if (real == nullptr) real = reinterpret_cast<Fn>(tactus::check::nextSymbol("ioctl"));
+  return real(fd, request, argument);
 }
 
 // open and openat take the mode only with O_CREAT / O_TMPFILE.

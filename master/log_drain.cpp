@@ -21,10 +21,9 @@ bool LogDrain::violationRecordValid(const EventRecord& r, ClientId client) const
   // the runnable one of the ring's own client; a site record is text, which tactus-report prints
   // escaped.
   if (r.kind == static_cast<std::uint16_t>(EventKind::kViolationSite)) return true;
-  return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) && schedule_.instances.contains(InstanceId{r.instance}) &&
-         schedule_.runnables.contains(RunnableId{r.aux}) && schedule_.runnables[RunnableId{r.aux}].client == client &&
-         !violationKindName(r.detail).empty() && !checkCallName(violationCall(r)).empty() &&
-         violationSiteRecords(r) <= kViolationSiteRecords;
+  return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) &&
+         schedule_.instances.contains(InstanceId{r.instance}) && schedule_.runnables.contains(RunnableId{r.aux}) &&
+         schedule_.runnables[RunnableId{r.aux}].client == client && violationCodesValid(r);
 }
 
 std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings) {

@@ -249,7 +249,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   const std::vector<ViolationRow> violations = collectViolations(*schedule, log->records, &invalidViolations);
   if (invalidViolations != 0)
     err << "tactus-report: warning: " << invalidViolations
-        << " violation records name an unknown runnable, kind or call (ignored)\n";
+        << " violation records name an unknown runnable, kind, call or context (ignored)\n";
 
   if (o.violations) writeViolationsCsv(out, violations);
   else if (o.csv) writeCsv(out, *schedule, *log, analysis);
@@ -284,8 +284,9 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
                                   : view::writeHtml(o.html, *schedule, &execution);
     if (!w) return fatal(w.error());
   }
-  if (o.failOnViolation && !violations.empty()) {
-    err << "tactus-report: " << violations.size() << " contract violations (runnable, kind, call) in " << o.log << "\n";
+  if (o.failOnViolation && countViolations(violations) != 0) {
+    err << "tactus-report: " << countViolations(violations) << " contract violations (runnable, kind, call) in "
+        << o.log << "\n";
     return 1;
   }
   return 0;

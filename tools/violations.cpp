@@ -32,24 +32,28 @@ std::string csvField(const std::string& text) {
 
 std::vector<ViolationRow> collectViolations(const Schedule& schedule, const std::vector<EventRecord>& records,
                                             std::uint64_t* invalid) {
-  std::map<std::tuple<RunnableId, std::uint32_t, std::uint32_t>, ViolationRow> rows;
+  std::map<std::tuple<RunnableId, std::uint32_t, std::uint32_t, std::uint32_t>, ViolationRow> rows;
   std::uint64_t bad = 0;
   for (std::size_t k = 0; k < records.size(); ++k) {
     const EventRecord& r = records[k];
     if (r.kind != static_cast<std::uint16_t>(EventKind::kViolation)) continue;
     const std::uint32_t call = violationCall(r);
     const RunnableId runnable{r.aux};
-    if (!schedule.runnables.contains(runnable) || violationKindName(r.detail).empty() || checkCallName(call).empty()) {
+    if (!schedule.runnables.contains(runnable) || !violationCodesValid(r)) {
       ++bad;
       continue;
     }
-    ViolationRow& row = rows[{runnable, r.detail, call}];
+    const std::uint32_t context = violationContext(r);
+    ViolationRow& row = rows[{runnable, r.detail, call, context}];
     if (row.name.empty()) {
       const RunnableInfo& info = schedule.runnables[runnable];
       row.runnable = runnable;
       row.name = schedule.clients[info.client].name + "." + info.name;
       row.kind = std::string(violationKindName(r.detail));
       row.call = std::string(checkCallName(call));
+      row.info = r.detail == static_cast<std::uint16_t>(ViolationKind::kInfo);
+      if (row.info && context - 1 != static_cast<std::uint32_t>(CheckCall::kUnitemised))
+        row.call = std::string(checkCallName(context - 1)) + ": " + row.call;
     }
     row.count = row.count > UINT64_MAX - r.iteration ? UINT64_MAX : row.count + r.iteration;
     // The site records follow their violation record in the same worker's batch.
@@ -71,6 +75,11 @@ std::vector<ViolationRow> collectViolations(const Schedule& schedule, const std:
   return out;
 }
 
+std::size_t countViolations(const std::vector<ViolationRow>& rows) {
+  return static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const ViolationRow& r) { return !r.info; }));
+}
+
 void writeViolationsCsv(std::ostream& out, const std::vector<ViolationRow>& rows) {
   out << "runnable,kind,call,count,first_site\n";
   for (const ViolationRow& r : rows)
@@ -78,27 +87,49 @@ void writeViolationsCsv(std::ostream& out, const std::vector<ViolationRow>& rows
         << csvField(r.firstSite) << '\n';
 }
 
-void writeViolationsTable(std::ostream& out, const std::vector<ViolationRow>& rows) {
-  if (rows.empty()) return;
-  std::size_t wName = 8, wKind = 4, wCall = 4;
+namespace {
+
+void writeRows(std::ostream& out, const std::vector<ViolationRow>& rows, bool info, const char* title) {
+  std::size_t wName = 8, wKind = 4, wCall = 4, n = 0;
   for (const ViolationRow& r : rows) {
+    if (r.info != info) continue;
+    ++n;
     wName = std::max(wName, r.name.size());
     wKind = std::max(wKind, r.kind.size());
     wCall = std::max(wCall, r.call.size());
   }
+  if (n == 0) return;
   auto pad = [](const std::string& s, std::size_t w) { return s + std::string(w - std::min(w, s.size()), ' '); };
-  out << "\ncontract violations (tactus-check): " << rows.size() << "\n";
+  out << "\n" << title << ": " << n << "\n";
   out << "  " << pad("runnable", wName) << "  " << pad("kind", wKind) << "  " << pad("call", wCall)
       << "  count       first site\n";
   for (const ViolationRow& r : rows) {
+    if (r.info != info) continue;
     const std::string count = std::to_string(r.count);
     out << "  " << pad(r.name, wName) << "  " << pad(r.kind, wKind) << "  " << pad(r.call, wCall) << "  "
         << pad(count, 10) << "  " << (r.firstSite.empty() ? "-" : r.firstSite) << "\n";
   }
 }
 
+}  // namespace
+
+void writeViolationsTable(std::ostream& out, const std::vector<ViolationRow>& rows) {
+  writeRows(out, rows, false, "contract violations (tactus-check)");
+  std::uint64_t unitemised = 0;
+  for (const ViolationRow& r : rows)
+    if (!r.info && r.call == checkCallName(static_cast<std::uint32_t>(CheckCall::kUnitemised)))
+      unitemised = unitemised > UINT64_MAX - r.count ? UINT64_MAX : unitemised + r.count;
+  if (unitemised != 0)
+    out << "  note: " << unitemised
+        << " further occurrences were not itemised (call 'unitemised'): a worker's table of distinct "
+           "violations was full (raise tactus-check --entries)\n";
+  writeRows(out, rows, true,
+            "the CUDA runtime's work inside runnables' calls into it (tactus-check, information, not violations)");
+}
+
 void markViolations(view::Execution& execution, const std::vector<ViolationRow>& rows) {
   for (const ViolationRow& r : rows) {
+    if (r.info) continue;
     if (!execution.runnables.contains(r.runnable)) execution.runnables.resize(index(r.runnable) + std::size_t{1});
     std::string& text = execution.runnables[r.runnable].violations;
     text += (text.empty() ? "" : ", ") + r.kind + ": " + r.call + " x" + std::to_string(r.count);

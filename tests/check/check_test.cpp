@@ -25,7 +25,8 @@ constexpr int kIterations = 20;
 // The rule-breaking client: every runnable on CPU0 or CPU1, 6 ms period.
 Schedule checkSchedule() {
   std::vector<RunnableSpec> specs;
-  const char* names[] = {"Malloc", "VectorGrowth", "New", "Sleep", "Mutex", "Pipe", "Thread", "PageFault", "Clean"};
+  const char* names[] = {"Malloc", "VectorGrowth", "New",   "Sleep",    "Mutex", "Pipe",
+                         "Thread", "PageFault",    "Print", "MemPrint", "Clean"};
   int k = 0;
   for (const char* n : names) specs.push_back({"Check", n, k++ % 2 == 0 ? "CPU0" : "CPU1", 300'000, {}, 0, {}});
   return makeSchedule(specs, 6'000'000);
@@ -176,7 +177,14 @@ TEST_CASE("tactus-check names every runnable that allocates, blocks or spawns, a
   CHECK(rows.at("Check.Pipe|blocking-call|write").site.find("checkPipe") != std::string::npos);
   CHECK(rows.count("Check.Thread|thread-creation|pthread_create") == 1);
   CHECK(rows.count("Check.PageFault|page-fault|minor-fault") == 1);
+  // stdio writes through glibc's internal write: the stdio call itself is named.
+  REQUIRE(rows.count("Check.Print|blocking-call|printf") == 1);
+  CHECK(rows.at("Check.Print|blocking-call|printf").count == kIterations);
+  CHECK(rows.at("Check.Print|blocking-call|printf").site.find("checkPrint") != std::string::npos);
+  CHECK_FALSE(anyFor(rows, "Check.Print|allocation"));
+  CHECK_FALSE(anyFor(rows, "Check.MemPrint"));  // a memory stream reaches no descriptor
   CHECK_FALSE(anyFor(rows, "Check.Clean"));
+  for (const auto& [key, row] : rows) CHECK(key.find("|unitemised") == std::string::npos);
   // Each runnable broke only its own rule (Thread's std::thread also allocates its state and joins).
   CHECK_FALSE(anyFor(rows, "Check.PageFault|allocation"));
   CHECK_FALSE(anyFor(rows, "Check.Sleep|allocation"));
@@ -222,6 +230,34 @@ TEST_CASE("tactus-check --allow leaves out a kind or a single call", "[check]") 
   CHECK_FALSE(anyFor(rows, "Check.Clean"));
 }
 
+TEST_CASE("tactus-check itemises more distinct violations than a worker's table holds, and counts what it cannot",
+          "[check]") {
+  // Two entries per worker thread: each runnable's entries are reported when it returns, so the
+  // next runnable reuses them; Thread commits three distinct calls in one run (operator new,
+  // pthread_create, pthread_join), so one of them finds both entries waiting.
+  Run run("entries", checkSchedule());
+  run.runWith(checkClient(run, {"--entries", "2"}));
+  const auto [code, csv] = run.report({"--violations"});
+  REQUIRE(code == 0);
+  INFO(csv);
+  const std::map<std::string, Row> rows = parseViolations(csv);
+  REQUIRE(rows.count("Check.Malloc|allocation|malloc") == 1);
+  CHECK(rows.at("Check.Malloc|allocation|malloc").count == kIterations);
+  CHECK(rows.at("Check.Malloc|allocation|malloc").site.find("checkMalloc") != std::string::npos);
+  CHECK(rows.at("Check.Malloc|allocation|free").count == kIterations);
+  CHECK(rows.at("Check.Sleep|blocking-call|nanosleep").count == kIterations);
+  CHECK(rows.at("Check.Print|blocking-call|printf").count == kIterations);
+  std::uint64_t unitemised = 0;
+  for (const auto& [key, row] : rows)
+    if (key.rfind("Check.Thread|", 0) == 0 && key.find("|unitemised") != std::string::npos) unitemised += row.count;
+  CHECK(unitemised >= kIterations);
+  CHECK_FALSE(anyFor(rows, "Check.Clean"));
+  const auto [textCode, text] = run.report({});
+  CHECK(textCode == 0);
+  CHECK(text.find("further occurrences were not itemised") != std::string::npos);
+  CHECK(run.report({"--fail-on-violation"}).first == 1);
+}
+
 TEST_CASE("tactus-check refuses an unknown kind or call and a missing command, naming it", "[check]") {
   const std::string dir = scratchDir(uniqueInstance("args"));
   ChildProcesses children;
@@ -230,6 +266,8 @@ TEST_CASE("tactus-check refuses an unknown kind or call and a missing command, n
   CHECK(readFile(dir + "/a.out").find("unknown kind 'sleeping'") != std::string::npos);
   CHECK(waitFor(children.spawn({check, "--allow", "allocation:mallocx", "/bin/true"}, dir + "/b.out"), kWaitMs) == 2);
   CHECK(readFile(dir + "/b.out").find("unknown call 'mallocx'") != std::string::npos);
+  CHECK(waitFor(children.spawn({check, "--entries", "0", "/bin/true"}, dir + "/f.out"), kWaitMs) == 2);
+  CHECK(readFile(dir + "/f.out").find("--entries '0': not a count from 1 to 65536") != std::string::npos);
   CHECK(waitFor(children.spawn({check}, dir + "/c.out"), kWaitMs) == 2);
   CHECK(readFile(dir + "/c.out").find("no client command") != std::string::npos);
   CHECK(waitFor(children.spawn({check, "--", dir + "/no-such-program"}, dir + "/d.out"), kWaitMs) == 127);
@@ -263,10 +301,64 @@ TEST_CASE("tactus-check names the CUDA submitters that break STM's CUDA rules on
   REQUIRE(rows.count("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync") == 1);
   CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").count == kIterations);
   CHECK(rows.at("Gpu.PageableCopy|pageable-copy|cudaMemcpyAsync").site.find("submitPageableCopy") != std::string::npos);
-  // The runtime's own work (the engine's waits and events, the stand-in's queues) is never the
-  // submitter's: the good one has no row at all.
-  CHECK_FALSE(anyFor(rows, "Gpu.Good"));
+  // libtactus's own work (the engine's waits and events) is never the submitter's, and what the
+  // runtime does inside the submitter's calls is information, not a violation: the good one has
+  // info rows only. The stand-in's cudaMemcpyAsync allocates its copy (operator new) every time,
+  // named with the submitter's call site.
+  CHECK_FALSE(anyFor(rows, "Gpu.Good|allocation"));
+  CHECK_FALSE(anyFor(rows, "Gpu.Good|blocking-call"));
+  for (const char* kind : {"cuda-sync", "default-stream", "unified-memory", "pageable-copy"})
+    CHECK_FALSE(anyFor(rows, std::string("Gpu.Good|") + kind));
+  REQUIRE(rows.count("Gpu.Good|info|cudaMemcpyAsync: operator new") == 1);
+  CHECK(rows.at("Gpu.Good|info|cudaMemcpyAsync: operator new").count >= kIterations);  // + queue growth
+  CHECK(rows.at("Gpu.Good|info|cudaMemcpyAsync: operator new").site.find("submitGood") != std::string::npos);
+  CHECK(rows.count("Gpu.PageableCopy|info|cudaMemcpyAsync: operator new") == 1);
   CHECK_FALSE(anyFor(rows, "Gpu.PageableCopy|allocation"));
+  // The stand-in's synchronize waits on a futex: the sync's cost in the kernel.
+  CHECK(rows.count("Gpu.SyncStream|info|cudaStreamSynchronize: futex") == 1);
+  // The text report lists them apart.
+  const auto [textCode, text] = run.report({});
+  CHECK(textCode == 0);
+  CHECK(text.find("information, not violations") != std::string::npos);
+}
+
+TEST_CASE("the CUDA runtime's work in submitters is information: it never fails --fail-on-violation", "[check][cuda]") {
+  Run run("cudainfo", std::string("cuda_rules.yaml"));
+  const std::string table = "tactus_cuda_standin_" + run.instance;
+  ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);
+  run.runWith({buildPath("check/tactus-check"), "--allow", "cuda-sync,default-stream,unified-memory,pageable-copy",
+               buildPath("tests/check/tactus-check-cuda-client"), "--instance", run.instance});
+  ::unlink(("/dev/shm/" + table).c_str());
+  const auto [code, csv] = run.report({"--violations"});
+  REQUIRE(code == 0);
+  INFO(csv);
+  const std::map<std::string, Row> rows = parseViolations(csv);
+  CHECK(rows.count("Gpu.Good|info|cudaMemcpyAsync: operator new") == 1);
+  for (const auto& [key, row] : rows) CHECK(key.find("|info|") != std::string::npos);
+  CHECK(run.report({"--fail-on-violation"}).first == 0);
+}
+
+TEST_CASE("tactus-check warns that a program with the CUDA runtime linked in statically has its CUDA calls unchecked",
+          "[check][cuda]") {
+  const std::string dir = scratchDir(uniqueInstance("static"));
+  ChildProcesses children;
+  const std::string check = buildPath("check/tactus-check");
+  const std::string program = buildPath("tests/check/tactus-check-static-cudart-client");
+  CHECK(waitFor(children.spawn({check, "--", program}, dir + "/static.out"), kWaitMs) == 0);
+  const std::string text = readFile(dir + "/static.out");
+  INFO(text);
+  CHECK(text.find("tactus-check: warning: ") != std::string::npos);
+  CHECK(text.find("tactus-check-static-cudart-client") != std::string::npos);
+  CHECK(text.find("has the CUDA runtime linked in statically (it defines cuda") != std::string::npos);
+  CHECK(text.find("cuda-sync, default-stream, unified-memory, pageable-copy) are not checked") != std::string::npos);
+  // A client on a shared runtime (the stand-in) and a program without CUDA get no warning.
+  CHECK(waitFor(children.spawn({check, "--", buildPath("tests/check/tactus-check-cuda-client")}, dir + "/shared.out"),
+                kWaitMs) == 2);  // its usage error: it ran, without a warning first
+  CHECK(readFile(dir + "/shared.out").find("warning") == std::string::npos);
+  CHECK(waitFor(children.spawn({check, "--", "/bin/sh", "-c", "exit 0"}, dir + "/sh.out"), kWaitMs) == 0);
+  CHECK(readFile(dir + "/sh.out").find("warning") == std::string::npos);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
 }
 
 #if TACTUS_CHECK_HAVE_C

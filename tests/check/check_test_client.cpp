@@ -1,7 +1,8 @@
 // tactus-check-test-client: a client whose runnables each break one rule of a runnable's contract
-// (Malloc, VectorGrowth, New, Sleep, Mutex, Pipe, Thread, PageFault) and one that keeps them all
-// (Clean). It allocates, writes, sleeps and runs a thread outside runnables too (before enter, in
-// a helper thread, after exit), which check mode must never report.
+// (Malloc, VectorGrowth, New, Sleep, Mutex, Pipe, Thread, PageFault, Print) and two that keep them
+// all (Clean; MemPrint, which prints into a memory stream). It allocates, writes, sleeps and runs
+// a thread outside runnables too (before enter, in a helper thread, after exit), which check mode
+// must never report.
 //   tactus-check-test-client --name CLIENT --instance I
 // Exit codes: 0 the run ended normally, 3 init failed, 4 registration failed, 5 other.
 #include <fcntl.h>
@@ -33,6 +34,8 @@ char* gFresh = nullptr;  // untouched anonymous memory; PageFault touches a new 
 std::size_t gFreshUsed = 0;
 constexpr std::size_t kFreshBytes = 256u << 20;
 constexpr std::size_t kFreshPerRun = 1u << 20;
+char gMemoryBuffer[256];
+FILE* gMemory = nullptr;  // a memory stream (fmemopen) for MemPrint
 
 void spinNs(long ns) {
   timespec t0{};
@@ -82,10 +85,20 @@ __attribute__((noinline)) void checkPageFault(void*) {
   for (std::size_t k = 0; k < kFreshPerRun; k += 4096) gFresh[gFreshUsed + k] = 1;
   gFreshUsed += kFreshPerRun;
 }
+__attribute__((noinline)) void checkPrint(void*) {
+  std::printf("print %ld\n", static_cast<long>(gSink));
+  gKeep = nullptr;  // not a tail call: the site names this function
+}
+__attribute__((noinline)) void checkMemPrint(void*) {
+  // A memory stream reaches no descriptor: not a blocking call.
+  std::rewind(gMemory);
+  std::fprintf(gMemory, "memory %ld\n", static_cast<long>(gSink));
+  gKeep = nullptr;
+}
 __attribute__((noinline)) void checkClean(void*) {
-  long x = gSink;
-  for (int k = 0; k < 1000; ++k) x = x * 31 + k;
-  gSink = x;
+  auto x = static_cast<unsigned long>(gSink);  // unsigned: the hash wraps (UBSan)
+  for (unsigned long k = 0; k < 1000; ++k) x = x * 31 + k;
+  gSink = static_cast<long>(x);
 }
 }
 
@@ -111,6 +124,10 @@ int runMain(int argc, char** argv) {
   if (fresh == MAP_FAILED) return 5;
   gFresh = static_cast<char*>(fresh);
   std::vector<std::string> scratch(100, std::string(100, 'y'));
+  gMemory = ::fmemopen(gMemoryBuffer, sizeof gMemoryBuffer, "w");
+  if (gMemory == nullptr) return 5;
+  std::fprintf(gMemory, "set up\n");  // its stdio buffer is allocated here, outside runnables
+  std::printf("set up\n");            // and stdout's, so Print's printf allocates nothing
   // Holds the mutex most of the time, so Mutex's lock is contended.
   std::thread holder([] {
     while (!gStop.load()) {
@@ -136,6 +153,7 @@ int runMain(int argc, char** argv) {
       {"New", checkNew},       {"Sleep", checkSleep},
       {"Mutex", checkMutex},   {"Pipe", checkPipe},
       {"Thread", checkThread}, {"PageFault", checkPageFault},
+      {"Print", checkPrint},   {"MemPrint", checkMemPrint},
       {"Clean", checkClean},
   };
   auto names = tactus::scheduledRunnables();

@@ -98,6 +98,51 @@ TEST_CASE("tactus-report prints the violations table, --violations CSV, and fail
   for (const std::string& p : {sched, clean, dirty, html}) std::remove(p.c_str());
 }
 
+TEST_CASE("info rows (the CUDA runtime's work in a runnable's call) are shown apart and never fail a run",
+          "[report][violations]") {
+  const Schedule s = twoStepSchedule();
+  std::vector<EventRecord> records = knownRecords();
+  const auto context = static_cast<std::uint32_t>(CheckCall::kCudaMemcpyAsync) + 1;
+  records.push_back(makeViolationRecord(ViolationKind::kInfo, CheckCall::kOperatorNew, 0, 0, 5, kT0, 0, context));
+  // Bad contexts: info without one, another kind with one, one out of range.
+  records.push_back(makeViolationRecord(ViolationKind::kInfo, CheckCall::kMalloc, 0, 0, 1, kT0, 0, 0));
+  records.push_back(makeViolationRecord(ViolationKind::kAllocation, CheckCall::kMalloc, 0, 0, 1, kT0, 0, context));
+  records.push_back(makeViolationRecord(ViolationKind::kInfo, CheckCall::kMalloc, 0, 0, 1, kT0, 0, 0xfff0));
+  std::uint64_t invalid = 0;
+  const std::vector<ViolationRow> rows = collectViolations(s, records, &invalid);
+  CHECK(invalid == 3);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].info);
+  CHECK(rows[0].kind == "info");
+  CHECK(rows[0].call == "cudaMemcpyAsync: operator new");
+  CHECK(countViolations(rows) == 0);
+  std::ostringstream table;
+  writeViolationsTable(table, rows);
+  CHECK(table.str().find("contract violations") == std::string::npos);
+  CHECK(table.str().find("information, not violations): 1") != std::string::npos);
+
+  const std::string sched = tempPath("i.tsched");
+  REQUIRE(saveScheduleFile(s, sched));
+  records.resize(knownRecords().size() + 1);
+  addViolation(records, 1, ViolationKind::kAllocation, CheckCall::kUnitemised, 7, "");
+  const std::string log = writeLogFile(s, records);
+  std::string out, err;
+  CHECK(runCommand({log, sched, "--violations"}, out, err) == 0);
+  CHECK(out ==
+        "runnable,kind,call,count,first_site\n"
+        "Client0.A,info,cudaMemcpyAsync: operator new,5,\n"
+        "Client0.B,allocation,unitemised,7,\n");
+  CHECK(runCommand({log, sched}, out, err) == 0);
+  CHECK(out.find("7 further occurrences were not itemised") != std::string::npos);
+  CHECK(runCommand({log, sched, "--fail-on-violation"}, out, err) == 1);
+  CHECK(err.find("1 contract violations") != std::string::npos);
+  // Info alone does not fail.
+  records.resize(knownRecords().size() + 1);
+  const std::string infoOnly = writeLogFile(s, records);
+  CHECK(runCommand({infoOnly, sched, "--fail-on-violation"}, out, err) == 0);
+  for (const std::string& p : {sched, log, infoOnly}) std::remove(p.c_str());
+}
+
 TEST_CASE("a version 1 event log (before tactus-check) is still read", "[report][violations]") {
   const Schedule s = twoStepSchedule();
   const std::string path = writeLogFile(s, knownRecords());

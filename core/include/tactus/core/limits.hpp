@@ -43,6 +43,8 @@ inline constexpr std::uint64_t kMaxEventLogBytes = 8ULL << 30;
 /// An event-log timestamp further than this from the run's first record makes that record
 /// invalid (about 11.6 days of CLOCK_MONOTONIC).
 inline constexpr std::int64_t kMaxLogSpanNs = 1'000'000'000'000'000;
+/// Most distinct violations tactus-check's library keeps per worker thread (tactus-check --entries).
+inline constexpr std::uint32_t kMaxCheckEntries = 1u << 16;
 
 static_assert(static_cast<double>(kMaxInstancesTotal) * static_cast<double>(kMaxDurationNs) < 9.0e18,
               "a sum of every duration of a schedule must fit in int64");

@@ -10,6 +10,8 @@
 //   kViolation      reserved = ViolationKind, instance = InstanceId, iteration = count,
 //                   aux = RunnableId, startNs = when it first happened in this run,
 //                   endNs = CheckCall | (site records that follow << 16)
+//                           | (context << 32): for kind info, 1 + the CheckCall of the call into
+//                           the CUDA runtime during which `CheckCall` happened; 0 otherwise
 //   kViolationSite  bytes 2..31: 30 bytes of the site text, NUL-padded
 #pragma once
 
@@ -33,13 +35,16 @@ enum class ViolationKind : std::uint16_t {
   kDefaultStream = 5,   ///< work enqueued on the legacy default stream
   kUnifiedMemory = 6,   ///< cudaMallocManaged
   kPageableCopy = 7,    ///< an asynchronous copy from pageable host memory
-  kCount = 8,
+  /// Not a violation: what the CUDA runtime did inside a call a runnable made into it (its
+  /// allocations, blocking calls), the call into the runtime in the record's context.
+  kInfo = 8,
+  kCount = 9,
 };
 
 /// The kinds' names as tactus-check's --allow and tactus-report print them.
 inline constexpr std::string_view kViolationKindNames[] = {
-    "allocation", "blocking-call",  "thread-creation", "page-fault",
-    "cuda-sync",  "default-stream", "unified-memory",  "pageable-copy",
+    "allocation",     "blocking-call",  "thread-creation", "page-fault", "cuda-sync",
+    "default-stream", "unified-memory", "pageable-copy",   "info",
 };
 static_assert(std::size(kViolationKindNames) == static_cast<std::size_t>(ViolationKind::kCount));
 
@@ -112,6 +117,51 @@ enum class CheckCall : std::uint16_t {
   kCudaEventRecord,
   kCudaStreamWaitEvent,
   kCudaMemcpyAsync,
+  // stdio (glibc writes and reads through its internal write/read, which interposing cannot see)
+  kPrintf,
+  kFprintf,
+  kVprintf,
+  kVfprintf,
+  kDprintf,
+  kVdprintf,
+  kPuts,
+  kFputs,
+  kFputc,
+  kPutc,
+  kPutchar,
+  kFwrite,
+  kFflush,
+  kFputsUnlocked,
+  kFputcUnlocked,
+  kPutcUnlocked,
+  kPutcharUnlocked,
+  kFwriteUnlocked,
+  kFflushUnlocked,
+  kFread,
+  kFreadUnlocked,
+  kFgets,
+  kFgetsUnlocked,
+  kFgetc,
+  kGetc,
+  kGetchar,
+  kFgetcUnlocked,
+  kGetcUnlocked,
+  kGetcharUnlocked,
+  kGetline,
+  kGetdelim,
+  kPerror,
+  /// Occurrences of further calls of a kind that found the worker's table full (not itemised).
+  kUnitemised,
+  kIoctl,
+  kCudaLaunchKernel,
+  kCudaMemsetAsync,
+  kCudaMalloc,
+  kCudaFree,
+  kCudaMallocHost,
+  kCudaFreeHost,
+  kCudaMemcpy,
+  kCudaEventQuery,
+  kCudaStreamQuery,
   kCount,
 };
 
@@ -184,6 +234,49 @@ inline constexpr std::string_view kCheckCallNames[] = {
     "cudaEventRecord",
     "cudaStreamWaitEvent",
     "cudaMemcpyAsync",
+    "printf",
+    "fprintf",
+    "vprintf",
+    "vfprintf",
+    "dprintf",
+    "vdprintf",
+    "puts",
+    "fputs",
+    "fputc",
+    "putc",
+    "putchar",
+    "fwrite",
+    "fflush",
+    "fputs_unlocked",
+    "fputc_unlocked",
+    "putc_unlocked",
+    "putchar_unlocked",
+    "fwrite_unlocked",
+    "fflush_unlocked",
+    "fread",
+    "fread_unlocked",
+    "fgets",
+    "fgets_unlocked",
+    "fgetc",
+    "getc",
+    "getchar",
+    "fgetc_unlocked",
+    "getc_unlocked",
+    "getchar_unlocked",
+    "getline",
+    "getdelim",
+    "perror",
+    "unitemised",
+    "ioctl",
+    "cudaLaunchKernel",
+    "cudaMemsetAsync",
+    "cudaMalloc",
+    "cudaFree",
+    "cudaMallocHost",
+    "cudaFreeHost",
+    "cudaMemcpy",
+    "cudaEventQuery",
+    "cudaStreamQuery",
 };
 static_assert(std::size(kCheckCallNames) == static_cast<std::size_t>(CheckCall::kCount));
 
@@ -211,10 +304,25 @@ inline std::uint32_t violationSiteRecords(const EventRecord& r) {
   return static_cast<std::uint32_t>((r.endNs >> 16) & 0xff);
 }
 
-/// Builds a kViolation record.
+/// The context of a kViolation record: 1 + the CheckCall into the CUDA runtime (kind info), or 0.
+inline std::uint32_t violationContext(const EventRecord& r) {
+  return static_cast<std::uint32_t>((static_cast<std::uint64_t>(r.endNs) >> 32) & 0xffff);
+}
+
+/// Whether a kViolation record's codes are known: kind, call, site records, and a context that
+/// names a call exactly when the kind is info (indices into the schedule are the reader's to check).
+inline bool violationCodesValid(const EventRecord& r) {
+  const std::uint32_t context = violationContext(r);
+  const bool info = r.detail == static_cast<std::uint16_t>(ViolationKind::kInfo);
+  return !violationKindName(r.detail).empty() && !checkCallName(violationCall(r)).empty() &&
+         violationSiteRecords(r) <= kViolationSiteRecords && (static_cast<std::uint64_t>(r.endNs) >> 48) == 0 &&
+         (info ? context >= 1 && !checkCallName(context - 1).empty() : context == 0);
+}
+
+/// Builds a kViolation record (`context`: see violationContext).
 inline EventRecord makeViolationRecord(ViolationKind kind, CheckCall call, std::uint32_t instance,
                                        std::uint32_t runnable, std::uint32_t count, std::int64_t whenNs,
-                                       std::uint32_t siteRecords) {
+                                       std::uint32_t siteRecords, std::uint32_t context = 0) {
   EventRecord r{};
   r.kind = static_cast<std::uint16_t>(EventKind::kViolation);
   r.detail = static_cast<std::uint16_t>(kind);
@@ -222,7 +330,9 @@ inline EventRecord makeViolationRecord(ViolationKind kind, CheckCall call, std::
   r.iteration = count;
   r.aux = runnable;
   r.startNs = whenNs;
-  r.endNs = static_cast<std::int64_t>(static_cast<std::uint32_t>(call) | (siteRecords << 16));
+  r.endNs =
+      static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(call) | (siteRecords << 16)) |
+                                (static_cast<std::uint64_t>(context & 0xffff) << 32));
   return r;
 }
 
