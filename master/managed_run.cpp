@@ -142,6 +142,7 @@ class ManagedRun {
   bool allEntered() const;
   int finish(const RunEnd& end);
   void endEverywhere(const RunEnd& end);
+  bool answerFinished();
   void takeRequest();
   Answer handle(const Request& r);
   Answer start(const Request& r, Mode& mode);
@@ -589,9 +590,9 @@ Answer ManagedRun::handle(const Request& r) {
   }
 }
 
-// Takes a new request from the channel and hands it to the switch thread (one at a time).
-void ManagedRun::takeRequest() {
-  if (switcherBusy_.load()) return;
+// Joins a switch thread that has finished and publishes its answer; false while one still works.
+bool ManagedRun::answerFinished() {
+  if (switcherBusy_.load()) return false;
   if (switcher_.joinable()) {
     switcher_.join();
     if (pendingAnswer_.code != ManagerResult::kOk) {
@@ -600,8 +601,13 @@ void ManagedRun::takeRequest() {
       out_ << "tactus-master: " << pendingAnswer_.message << "\n";
     }
     publishChannelResult(pendingSeq_, pendingAnswer_);
-    if (exitEnd_) return;
   }
+  return true;
+}
+
+// Takes a new request from the channel and hands it to the switch thread (one at a time).
+void ManagedRun::takeRequest() {
+  if (!answerFinished() || exitEnd_) return;
   // Status words, refreshed every round.
   if (Mode* running = runningMode()) {
     std::uint64_t iterations = 0;
@@ -739,12 +745,12 @@ int ManagedRun::execute() {
   }
   int code = kExitRunFailed;
   if (end) {
+    // A finished request is answered before the end is published: a manager that sees the run
+    // ended without its answer reports a failure (the exit request itself would fail).
+    const bool idle = answerFinished();
     // An exit request stops the running schedule at its iteration boundary first.
-    if (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal) {
-      if (!switcherBusy_.load()) {
-        if (switcher_.joinable()) switcher_.join();
-        if (Mode* running = runningMode()) (void)stop(Request{}, *running, kNoSchedule);
-      }
+    if (idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
+      if (Mode* running = runningMode()) (void)stop(Request{}, *running, kNoSchedule);
     }
     code = finish(*end);
   }

@@ -31,6 +31,14 @@ namespace {
 constexpr int kWaitMs = 20'000;
 constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 
+// REQUIREs that a Result<void> call succeeded and, when it did not, prints the error's message.
+#define REQUIRE_OK(call)                                                  \
+  do {                                                                    \
+    const Result<void> result_ = (call);                                  \
+    INFO((result_ ? std::string() : result_.error().message));            \
+    REQUIRE(result_);                                                     \
+  } while (false)
+
 std::int64_t nowNs() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -145,7 +153,7 @@ struct SwitchRun {
     tactus::manager::ManagerOptions options;
     options.instance = instance;
     options.timeoutMs = kWaitMs;
-    REQUIRE(tactus::manager::init("mgr", options));
+    REQUIRE_OK(tactus::manager::init("mgr", options));
   }
 };
 
@@ -161,6 +169,7 @@ Call timed(F&& call) {
   c.beforeNs = nowNs();
   const Result<void> r = call();
   c.afterNs = nowNs();
+  INFO((r ? std::string() : r.error().message));
   REQUIRE(r);
   return c;
 }
@@ -230,7 +239,7 @@ TEST_CASE(
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const Call startA2 = timed([] { return manager::startSchedule(101); });
   CHECK(awaitIterations(10));
-  REQUIRE(manager::exitRun());
+  REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   REQUIRE(waitFor(m, kWaitMs) == 0);
@@ -284,7 +293,7 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
         timed([k] { return k % 2 == 0 ? manager::rollOverSchedule(202, 201) : manager::rollOverSchedule(201, 202); }));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  REQUIRE(manager::exitRun());
+  REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   REQUIRE(waitFor(m, kWaitMs) == 0);
@@ -353,7 +362,7 @@ TEST_CASE("bad manager requests get clear errors and the running schedule goes o
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
   run.attachManager();
-  REQUIRE(manager::startSchedule(301));
+  REQUIRE_OK(manager::startSchedule(301));
   auto unknown = manager::startSchedule(999);
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().code == ErrorCode::kNotFound);
@@ -383,7 +392,7 @@ TEST_CASE("bad manager requests get clear errors and the running schedule goes o
   CHECK(before->running);
   CHECK(before->schedule == 301);
   CHECK(awaitIterations(1));
-  REQUIRE(manager::exitRun());
+  REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   REQUIRE(waitFor(m, kWaitMs) == 0);
@@ -475,7 +484,7 @@ TEST_CASE("a client in one schedule only waits through the others and runs in it
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   const Call roll = timed([] { return manager::rollOverSchedule(702, 701); });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  REQUIRE(manager::exitRun());
+  REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   CHECK(waitFor(c2, kWaitMs) == 0);
