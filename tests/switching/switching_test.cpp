@@ -32,11 +32,11 @@ constexpr int kWaitMs = 20'000;
 constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 
 // REQUIREs that a Result<void> call succeeded and, when it did not, prints the error's message.
-#define REQUIRE_OK(call)                                                  \
-  do {                                                                    \
-    const Result<void> result_ = (call);                                  \
-    INFO((result_ ? std::string() : result_.error().message));            \
-    REQUIRE(result_);                                                     \
+#define REQUIRE_OK(call)                                       \
+  do {                                                         \
+    const Result<void> result_ = (call);                       \
+    INFO((result_ ? std::string() : result_.error().message)); \
+    REQUIRE(result_);                                          \
   } while (false)
 
 std::int64_t nowNs() {
