@@ -1,0 +1,168 @@
+// The managed run's switching, hyperepoch by hyperepoch: activating a hyperepoch (after its
+// workers left the previous activation and, in a rollover, ran their switch callbacks), stopping
+// one at its iteration boundary, and the manager's start, stop and rollover built on them.
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <set>
+#include <thread>
+
+#include "managed_run.hpp"
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
+
+namespace tactus::master {
+
+using shm::ManagerOp;
+using shm::ManagerResult;
+using shm::SegmentState;
+using shm::StopReason;
+
+void ManagedRun::logSwitch(EventKind kind, const Mode& mode, std::uint32_t he, std::uint64_t iteration,
+                           std::uint32_t other, std::int64_t startNs, std::int64_t endNs) {
+  std::lock_guard<std::mutex> lock(switchLock_);
+  EventRecord r{static_cast<std::uint16_t>(kind), 0, he, static_cast<std::uint32_t>(iteration), other, startNs, endNs};
+  r.schedule = mode.schedule.identifier;
+  switchEvents_.push_back(r);
+}
+
+// Waits for a word the clients' workers count up; false when the run ended meanwhile.
+bool ManagedRun::waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target) {
+  // Spins longer than a worker would: a switch waits here, and a futex wake costs tens of us.
+  return ipc::waitForSequence(word, waiters, target, 200'000, [&] { return runEnded_.load(); }) ==
+         ipc::WaitOutcome::kReached;
+}
+
+// Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
+// rollover (from != kNoSchedule) waits for every client's switch callbacks; then releases.
+bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+  const shm::SegmentView& view = mode.owner->view();
+  shm::SwitchSlot& sw = view.switching(he);
+  if (!waitWord(sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
+  view.hyperepoch(he).stopAt.store(std::numeric_limits<std::uint64_t>::max(), std::memory_order_seq_cst);
+  const std::uint32_t activation = ++mode.activations[he];
+  sw.rolloverActivation.store(from != kNoSchedule ? activation : 0, std::memory_order_seq_cst);
+  sw.activation.store(activation, std::memory_order_seq_cst);
+  if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
+  if (from != kNoSchedule) {
+    // Only clients with switch callbacks acknowledge (each says so in its slot at enter).
+    std::uint32_t waitFor = 0;
+    for (const std::uint32_t c : mode.clientsWith[he]) {
+      if (view.client(c).switchCallbacks.load(std::memory_order_acquire) != 0) ++waitFor;
+    }
+    mode.acksExpected[he] += waitFor;
+    if (waitFor != 0 && !waitWord(sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
+    startNs = ipc::monotonicNs();
+  }
+  if (mode.plan.hyperepochs[he].instances.empty()) return true;
+  mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
+  logSwitch(EventKind::kScheduleStart, mode, he, mode.nextIteration[he], from, r.takenNs, startNs);
+  return true;
+}
+
+void ManagedRun::stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, const Request& r) {
+  if (mode.plan.hyperepochs[he].instances.empty()) return;
+  mode.releaser->requestHyperepochStop(he);
+  while (!mode.releaser->hyperepochFinished(he)) {
+    if (runEnded_.load()) break;
+    ipc::cpuRelax();  // the release thread ends within microseconds of its last instance
+  }
+  mode.releaser->joinHyperepoch(he);
+  // Workers asleep on a release that will not come look at stopAt now rather than after their
+  // sleep slice, so they leave the activation promptly.
+  const shm::SegmentView& view = mode.owner->view();
+  for (const std::uint32_t e : mode.schedule.hyperepochs[he].epochs) {
+    if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
+  }
+  const std::uint64_t stoppedAt = mode.owner->view().hyperepoch(he).stopAt.load();
+  mode.nextIteration[he] = stoppedAt;
+  logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, to, r.takenNs, mode.releaser->hyperepochEndNs(he));
+}
+
+Answer ManagedRun::start(const Request& r, Mode& mode) {
+  // Clients may still be coming: the start waits for them (the monitor loop ends the run at -t).
+  while (!clientsEntered_.load()) {
+    if (runEnded_.load()) return {ManagerResult::kRunEnded, "the run ended before the schedule started"};
+    ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
+  }
+  const std::int64_t startNs = ipc::monotonicNs() + kStartLeadNs;
+  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) {
+    if (!activate(mode, he, startNs, kNoSchedule, r)) return {ManagerResult::kRunEnded, "the run ended"};
+  }
+  mode.running = true;
+  channel_->running.store(mode.schedule.identifier);
+  return {ManagerResult::kOk, "started schedule " + std::to_string(mode.schedule.identifier)};
+}
+
+Answer ManagedRun::stop(const Request& r, Mode& mode, std::uint32_t to) {
+  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) {
+    if (!mode.plan.hyperepochs[he].instances.empty()) mode.releaser->requestHyperepochStop(he);
+  }
+  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) stopHyperepoch(mode, he, to, r);
+  mode.running = false;
+  channel_->running.store(kNoSchedule);
+  return {ManagerResult::kOk, "stopped schedule " + std::to_string(mode.schedule.identifier)};
+}
+
+// Pairs the hyperepochs of `from` and `to` that share hardware (-1: none); "" when every
+// hyperepoch shares with at most one of the other schedule's, both ways.
+std::string ManagedRun::partitionProblem(const Mode& from, const Mode& to,
+                                         std::vector<std::pair<int, int>>& pairs) const {
+  auto overlaps = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+    return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) != 0; });
+  };
+  std::vector<int> partnerOfTo(to.hardware.size(), -1);
+  for (std::uint32_t a = 0; a < from.hardware.size(); ++a) {
+    int partner = -1;
+    for (std::uint32_t b = 0; b < to.hardware.size(); ++b) {
+      if (!overlaps(from.hardware[a], to.hardware[b])) continue;
+      if (partner >= 0 || partnerOfTo[b] >= 0 || from.hardware[a] != to.hardware[b]) {
+        return "hyperepoch " + quoted(from.schedule.hyperepochs[a].name) + " of schedule " +
+               std::to_string(from.schedule.identifier) + " and hyperepoch " + quoted(to.schedule.hyperepochs[b].name) +
+               " of schedule " + std::to_string(to.schedule.identifier) +
+               " hold different sets of resources: the schedules partition resources differently";
+      }
+      partner = static_cast<int>(b);
+      partnerOfTo[b] = static_cast<int>(a);
+    }
+    pairs.emplace_back(static_cast<int>(a), partner);
+  }
+  for (std::uint32_t b = 0; b < to.hardware.size(); ++b) {
+    if (partnerOfTo[b] < 0) pairs.emplace_back(-1, static_cast<int>(b));
+  }
+  return "";
+}
+
+Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
+  std::vector<std::pair<int, int>> pairs;
+  if (std::string problem = partitionProblem(from, to, pairs); !problem.empty()) {
+    return {ManagerResult::kNotSupported, "rollover " + std::to_string(to.schedule.identifier) + " " +
+                                              std::to_string(from.schedule.identifier) + " refused: " + problem};
+  }
+  for (const auto& [a, b] : pairs) {
+    if (a >= 0 && !from.plan.hyperepochs[static_cast<std::size_t>(a)].instances.empty())
+      from.releaser->requestHyperepochStop(static_cast<std::uint32_t>(a));
+  }
+  // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once.
+  std::vector<std::thread> threads;
+  std::atomic<bool> ok{true};
+  threads.reserve(pairs.size());
+  for (const auto& [a, b] : pairs) {
+    threads.emplace_back([&, a = a, b = b] {
+      if (a >= 0) stopHyperepoch(from, static_cast<std::uint32_t>(a), to.schedule.identifier, r);
+      if (b >= 0 && !activate(to, static_cast<std::uint32_t>(b), ipc::monotonicNs(), from.schedule.identifier, r))
+        ok.store(false);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  from.running = false;
+  to.running = true;
+  channel_->running.store(to.schedule.identifier);
+  if (!ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover"};
+  return {ManagerResult::kOk, "rolled over from schedule " + std::to_string(from.schedule.identifier) +
+                                  " to schedule " + std::to_string(to.schedule.identifier)};
+}
+
+}  // namespace tactus::master
