@@ -26,6 +26,7 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
   for (std::uint32_t c = 0; c < records_.size(); ++c) {
     shm::ClientSlot& slot = view_.client(c);
     Record& record = records_[c];
+    if (record.excused) continue;
     // The state first: a client claims its pid before it writes its state, so a state seen here
     // comes with the pid claimed before it.
     const std::uint32_t rawState = slot.state.load(std::memory_order_acquire);

@@ -112,6 +112,8 @@ std::optional<RunEnd> ManagedRun::watch(bool beforeRun) {
   }
   for (auto& m : modes_) {
     if (auto end = m->monitor->check(beforeRun)) {
+      end = excuseDeadClient(*m, *end);
+      if (!end) continue;
       end->message = "schedule " + std::to_string(m->schedule.identifier) + ": " + end->message;
       return end;
     }
@@ -194,6 +196,10 @@ int ManagedRun::finish(const RunEnd& end) {
 
 int ManagedRun::execute() {
   if (auto ok = load(); !ok) {
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    return kExitBadInput;
+  }
+  if (auto ok = loadPolicy(); !ok) {
     err_ << "tactus-master: " << ok.error().message << "\n";
     return kExitBadInput;
   }
@@ -288,6 +294,7 @@ int ManagedRun::execute() {
     }
     if (end) break;
     takeRequest();
+    evaluatePolicy();
     if (!switcherBusy_.load() && exitEnd_) {  // busy first: the switch thread writes exitEnd_ before it clears busy
       end = exitEnd_;
       break;

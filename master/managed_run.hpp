@@ -49,6 +49,7 @@
 #include "client_monitor.hpp"
 #include "log_drain.hpp"
 #include "master.hpp"
+#include "policy_file.hpp"
 #include "releaser.hpp"
 #include "run_control.hpp"
 #include "segment_owner.hpp"
@@ -93,7 +94,10 @@ struct Request {
   shm::ManagerOp op = shm::ManagerOp::kNone;
   std::uint32_t arg0 = 0;
   std::uint32_t arg1 = 0;
-  std::int64_t takenNs = 0;  ///< CLOCK_MONOTONIC ns when the master took it
+  std::int64_t takenNs = 0;        ///< CLOCK_MONOTONIC ns when the master took it
+  int rule = -1;                   ///< the policy rule that made it (an index in Policy::rules), or -1: the manager's
+  std::uint16_t ruleSchedule = 0;  ///< kPolicyDecision's schedule field
+  std::uint32_t ruleDetail = 0;    ///< kPolicyDecision's iteration field (hyperepoch, client)
 };
 
 /// The master's answer to a request.
@@ -132,6 +136,13 @@ class ManagedRun {
   Mode* byIdentifier(std::uint32_t id);
   Mode* runningMode();
   std::string loadedList() const;
+  // policy_run.cpp: the switching policy (--policy).
+  Result<void> loadPolicy();
+  void evaluatePolicy();
+  std::optional<RunEnd> excuseDeadClient(Mode& mode, const RunEnd& end);
+  void launch(const Request& r);
+  void logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs);
+  std::string deadClientOf(const Mode& mode) const;
   // schedule_switch.cpp: starting, stopping and rolling over hyperepochs.
   Answer start(const Request& r, Mode& mode);
   Answer stop(const Request& r, Mode& mode, std::uint32_t to);
@@ -163,6 +174,11 @@ class ManagedRun {
   std::uint32_t pendingSeq_ = 0;
   Answer pendingAnswer_;
   std::optional<RunEnd> exitEnd_;  // set by the switch thread for kExit
+  int pendingRule_ = -1;           // the switch thread's request came from this policy rule (-1: the manager)
+  std::optional<Policy> policy_;
+  mutable std::mutex deadLock_;        // guards deadClients_ (the monitor loop writes, the switch thread reads)
+  std::set<std::string> deadClients_;  // clients whose death a policy rule excused
+  std::vector<Request> fallbacks_;     // policy switches after a client's death, waiting for the switch thread
 };
 
 }  // namespace tactus::master

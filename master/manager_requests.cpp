@@ -95,6 +95,10 @@ Answer ManagedRun::handle(const Request& r) {
     case ManagerOp::kStart: {
       Mode* mode = byIdentifier(r.arg0);
       if (mode == nullptr) return unknown(r.arg0);
+      if (const std::string dead = deadClientOf(*mode); !dead.empty()) {
+        return {ManagerResult::kBadState, "cannot start schedule " + std::to_string(r.arg0) + ": it uses client " +
+                                              quoted(dead) + ", which died"};
+      }
       if (running != nullptr) {
         return {ManagerResult::kBadState, "cannot start schedule " + std::to_string(r.arg0) + ": schedule " +
                                               std::to_string(running->schedule.identifier) +
@@ -119,6 +123,10 @@ Answer ManagedRun::handle(const Request& r) {
         return {ManagerResult::kBadState,
                 "cannot roll over from schedule " + std::to_string(r.arg1) + ": it is not running"};
       }
+      if (const std::string dead = deadClientOf(*to); !dead.empty()) {
+        return {ManagerResult::kBadState, "cannot roll over to schedule " + std::to_string(r.arg0) +
+                                              ": it uses client " + quoted(dead) + ", which died"};
+      }
       if (to == from) {
         return {ManagerResult::kBadState, "cannot roll over schedule " + std::to_string(r.arg0) + " to itself"};
       }
@@ -142,6 +150,17 @@ bool ManagedRun::answerFinished() {
   if (switcherBusy_.load()) return false;
   if (switcher_.joinable()) {
     switcher_.join();
+    if (pendingRule_ >= 0) {  // a policy rule's switch: the master's output, not the manager's channel
+      const PolicyRule& rule = policy_->rules[static_cast<std::size_t>(pendingRule_)];
+      pendingRule_ = -1;
+      if (pendingAnswer_.code != ManagerResult::kOk) {
+        err_ << "tactus-master: policy rule " << quoted(rule.name) << " could not switch: " << pendingAnswer_.message
+             << "\n";
+      } else {
+        out_ << "tactus-master: policy rule " << quoted(rule.name) << ": " << pendingAnswer_.message << "\n";
+      }
+      return true;
+    }
     if (pendingAnswer_.code != ManagerResult::kOk) {
       err_ << "tactus-master: manager request refused: " << pendingAnswer_.message << "\n";
     } else if (o_.verbose) {
@@ -180,9 +199,16 @@ void ManagedRun::takeRequest() {
     publishChannelResult(seq, pendingAnswer_);
     return;
   }
+  launch(r);
+}
+
+// Hands a request (the manager's, or a policy rule's) to the switch thread; it must be idle.
+void ManagedRun::launch(const Request& r) {
+  pendingRule_ = r.rule;
   switcherBusy_.store(true);
   switcher_ = std::thread([this, r] {
     pendingAnswer_ = handle(r);
+    if (r.rule >= 0) logPolicy(r, pendingAnswer_, ipc::monotonicNs());
     switcherBusy_.store(false);
     ipc::signalWord(modes_.front()->owner->view().header().attention);
   });

@@ -69,6 +69,9 @@ void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint
   track.firstIteration = firstIteration;
   track.switchable = true;
   track.startNs = startNs;
+  track.judged.store(0);
+  track.lateHistory.store(0);
+  track.cleanStreak.store(0);
   track.running.store(true, std::memory_order_release);
   hyperepochThreads_[he] = std::thread([this, he] {
     releaseLoop(he);
@@ -81,6 +84,23 @@ void Releaser::requestHyperepochStop(std::uint32_t he) {
   tracks_[he].stop.store(true, std::memory_order_release);
   tracks_[he].stopWord.store(1, std::memory_order_seq_cst);
   ipc::futexWake(tracks_[he].stopWord);
+}
+
+IterationHealth Releaser::health(std::uint32_t he) const {
+  const Track& track = tracks_[he];
+  IterationHealth h;
+  h.iterations = track.judged.load(std::memory_order_acquire);
+  h.lateHistory = track.lateHistory.load(std::memory_order_relaxed);
+  h.cleanStreak = track.cleanStreak.load(std::memory_order_relaxed);
+  return h;
+}
+
+// Records the verdict on one iteration (the count last: a reader that sees it sees the rest).
+void Releaser::judge(Track& track, bool late) {
+  track.lateHistory.store((track.lateHistory.load(std::memory_order_relaxed) << 1) | (late ? 1u : 0u),
+                          std::memory_order_relaxed);
+  track.cleanStreak.store(late ? 0 : track.cleanStreak.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  track.judged.fetch_add(1, std::memory_order_release);
 }
 
 bool Releaser::hyperepochFinished(std::uint32_t he) const {
@@ -187,6 +207,7 @@ void Releaser::releaseLoop(std::uint32_t he) {
     finished_.fetch_add(1);
     ipc::signalWord(view_.header().attention);
   };
+  bool frameLate = false;  // a frame of iteration h (then h - 1, at the boundary) overran
   for (;; ++h) {
     if (h > first) {
       if (stopHere(h)) break;
@@ -200,8 +221,10 @@ void Releaser::releaseLoop(std::uint32_t he) {
       }
       if (stopHere(h)) break;
       if (instancesDone(hp.instances, h - 1)) {
+        judge(own, frameLate);
         iterStart = nextStart;
       } else {
+        judge(own, true);
         // Overrun: iteration h - 1 did not finish within its period.
         if (!waitInstances(he, hp.instances, h - 1)) return leave();
         const std::int64_t now = ipc::monotonicNs();
@@ -219,6 +242,7 @@ void Releaser::releaseLoop(std::uint32_t he) {
         if (stopHere(h)) break;
       }
       slot.completed.store(h);
+      frameLate = false;
     } else if (stopHere(0)) {
       break;
     }
@@ -231,6 +255,7 @@ void Releaser::releaseLoop(std::uint32_t he) {
         if (!instancesDone(previous, h)) {
           if (!waitInstances(he, previous, h)) return leave();
           actual = ipc::monotonicNs();
+          frameLate = true;
           events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, p.epoch, static_cast<std::uint32_t>(h),
                        p.frame - 1, ideal, actual});
         }

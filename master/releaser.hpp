@@ -32,6 +32,13 @@ struct Stall {
   std::int64_t sinceNs = 0;      ///< CLOCK_MONOTONIC ns when the wait for it began
 };
 
+/// How a hyperepoch's iterations went since its last start (read by the master's policy).
+struct IterationHealth {
+  std::uint64_t iterations = 0;   ///< iterations judged since the start (each at its next period boundary)
+  std::uint64_t lateHistory = 0;  ///< bit k: the k-th latest judged iteration overran (a late frame or end)
+  std::uint64_t cleanStreak = 0;  ///< judged iterations since the latest that overran (or since the start)
+};
+
 /// Runs the release threads of one run.
 class Releaser {
  public:
@@ -71,6 +78,8 @@ class Releaser {
   /// When hyperepoch `he`'s last activation ended: the latest end of a runnable of its last
   /// iteration (0 before any).
   std::int64_t hyperepochEndNs(std::uint32_t he) const { return tracks_[he].endNs.load(std::memory_order_acquire); }
+  /// How hyperepoch `he`'s iterations went since its last startHyperepoch.
+  IterationHealth health(std::uint32_t he) const;
 
  private:
   struct Track {
@@ -86,7 +95,12 @@ class Releaser {
     std::uint64_t firstIteration = 0;
     std::int64_t startNs = 0;
     std::atomic<std::int64_t> endNs{0};
+    // IterationHealth, written by the release thread only.
+    std::atomic<std::uint64_t> judged{0};
+    std::atomic<std::uint64_t> lateHistory{0};
+    std::atomic<std::uint64_t> cleanStreak{0};
   };
+  void judge(Track& track, bool late);
   void releaseLoop(std::uint32_t he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
   int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);

@@ -76,7 +76,13 @@ void ManagedRun::stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, 
   for (const std::uint32_t e : mode.schedule.hyperepochs[he].epochs) {
     if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
   }
-  const std::uint64_t stoppedAt = mode.owner->view().hyperepoch(he).stopAt.load();
+  shm::HyperepochSlot& slot = view.hyperepoch(he);
+  if (mode.control.aborted() && slot.stopAt.load() == std::numeric_limits<std::uint64_t>::max()) {
+    // Aborted (a client it uses died): its release thread left without a stop iteration. Workers
+    // of later iterations leave; those of the unfinished one wait for the run's end.
+    slot.stopAt.store(slot.completed.load() + 1, std::memory_order_seq_cst);
+  }
+  const std::uint64_t stoppedAt = slot.stopAt.load();
   mode.nextIteration[he] = stoppedAt;
   logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, to, r.takenNs, mode.releaser->hyperepochEndNs(he));
 }

@@ -53,6 +53,44 @@ Result<void> writeFile(const std::string& path, const std::string& text) {
 // Text for a switch record's schedule reference (aux).
 std::string scheduleRef(std::uint32_t id) { return id == 0xffffffffu ? std::string("-") : std::to_string(id); }
 
+// The master's switching-policy decisions (kPolicyDecision records), one line each: the rule's
+// number in the policy file, what fired it (hyperepoch and client named from the schedules) and
+// the schedule it rolled over to.
+std::string formatPolicyDecisions(const LogFile& log, const std::vector<Schedule>& schedules) {
+  std::string text;
+  for (const EventRecord& r : log.records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kPolicyDecision)) continue;
+    const Schedule* sc = nullptr;
+    for (const Schedule& s : schedules) {
+      if (s.identifier == r.schedule) sc = &s;
+    }
+    std::string why;
+    switch (r.detail) {
+      case 1:
+        why = "hyperepoch " +
+              (sc != nullptr && r.iteration < sc->hyperepochs.size() ? quoted(sc->hyperepochs[r.iteration].name)
+                                                                     : std::to_string(r.iteration)) +
+              " of schedule " + std::to_string(r.schedule) + " overran";
+        break;
+      case 2: why = "schedule " + std::to_string(r.schedule) + " ran its clean iterations"; break;
+      case 3:
+        why = "client " +
+              (sc != nullptr && r.iteration < sc->clients.size() ? quoted(sc->clients[r.iteration].name)
+                                                                 : std::to_string(r.iteration)) +
+              " died";
+        break;
+      default: why = "trigger " + std::to_string(r.detail); break;
+    }
+    char at[64];
+    std::snprintf(at, sizeof at, " (at %.3f ms)", static_cast<double>(r.startNs - log.header.runStartNs) / 1e6);
+    text += "  policy rule " + std::to_string(r.instance + 1) + ": " + why +
+            (r.aux != 0xffffffffu ? " -> rolled over to schedule " + std::to_string(r.aux) : " -> no switch") + at +
+            "\n";
+  }
+  if (!text.empty()) text = "\nswitching policy decisions (rule = its number in the --policy file):\n" + text;
+  return text;
+}
+
 // The starts, stops and switches of a run with a schedule manager, with the dead time of each:
 // from the last end of a run of the stopped schedule on that hyperepoch (before the start) to the
 // started schedule's first release there. A rollover's start pairs with the stop of the same
@@ -136,6 +174,7 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
                   static_cast<double>(q.maxNs) / 1e3);
     text += line;
   }
+  text += formatPolicyDecisions(log, schedules);
   return text;
 }
 
@@ -183,7 +222,8 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
     part.records.clear();
     for (const EventRecord& r : log->records) {
       if (r.schedule == sc.identifier && r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) &&
-          r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStop)) {
+          r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStop) &&
+          r.kind != static_cast<std::uint16_t>(EventKind::kPolicyDecision)) {
         part.records.push_back(r);
       }
     }

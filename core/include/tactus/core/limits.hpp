@@ -43,6 +43,14 @@ inline constexpr std::uint64_t kMaxEventLogBytes = 8ULL << 30;
 /// An event-log timestamp further than this from the run's first record makes that record
 /// invalid (about 11.6 days of CLOCK_MONOTONIC).
 inline constexpr std::int64_t kMaxLogSpanNs = 1'000'000'000'000'000;
+/// Largest policy file the master reads (tactus-master --policy).
+inline constexpr std::uint64_t kMaxPolicyFileBytes = 1ULL << 20;
+/// Most rules a policy file may hold.
+inline constexpr std::uint32_t kMaxPolicyRules = 256;
+/// Largest window N of a policy's overrun rule (one bit per iteration in a 64-bit history).
+inline constexpr std::uint32_t kMaxOverrunWindow = 64;
+/// Largest count of clean iterations a policy's roll-back rule may wait for.
+inline constexpr std::uint64_t kMaxCleanIterations = 1'000'000'000;
 
 static_assert(static_cast<double>(kMaxInstancesTotal) * static_cast<double>(kMaxDurationNs) < 9.0e18,
               "a sum of every duration of a schedule must fit in int64");
