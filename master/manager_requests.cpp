@@ -157,7 +157,7 @@ bool ManagedRun::answerFinished() {
         err_ << "tactus-master: policy rule " << quoted(rule.name) << " could not switch: " << pendingAnswer_.message
              << "\n";
       } else {
-        out_ << "tactus-master: policy rule " << quoted(rule.name) << ": " << pendingAnswer_.message << "\n";
+        out_ << "tactus-master: policy rule " << quoted(rule.name) << ": " << pendingAnswer_.message << std::endl;
       }
       return true;
     }

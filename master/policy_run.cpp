@@ -11,6 +11,7 @@
 //   if one of them was running, the rule rolls over to its fallback schedule.
 #include <algorithm>
 #include <bitset>
+#include <ostream>
 
 #include "managed_run.hpp"
 #include "tactus/core/text.hpp"
@@ -120,7 +121,7 @@ void ManagedRun::evaluatePolicy() {
     } else {  // nothing that used the client ran: the run just goes on
       logPolicy(r, Answer{ManagerResult::kBadState, ""}, ipc::monotonicNs());
       out_ << "tactus-master: policy rule " << quoted(policy_->rules[static_cast<std::size_t>(r.rule)].name)
-           << ": no running schedule used the client\n";
+           << ": no running schedule used the client" << std::endl;
     }
     return;
   }
