@@ -16,6 +16,7 @@
 #include "analysis.hpp"
 #include "outputs.hpp"
 #include "report_args.hpp"
+#include "switch_marks.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -52,6 +53,15 @@ Result<void> writeFile(const std::string& path, const std::string& text) {
 
 // Text for a switch record's schedule reference (aux).
 std::string scheduleRef(std::uint32_t id) { return id == 0xffffffffu ? std::string("-") : std::to_string(id); }
+
+// The HTML page of schedule `id` in a run of several: FILE.html -> FILE-ID.html (FILE -> FILE-ID).
+std::string htmlPathFor(const std::string& first, std::uint16_t id) {
+  const std::size_t slash = first.rfind('/');
+  const std::size_t dot = first.rfind('.');
+  const bool hasExtension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return hasExtension ? first.substr(0, dot) + "-" + std::to_string(id) + first.substr(dot)
+                      : first + "-" + std::to_string(id);
+}
 
 // The master's switching-policy decisions (kPolicyDecision records), one line each: the rule's
 // number in the policy file, what fired it (hyperepoch and client named from the schedules) and
@@ -215,6 +225,7 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
                                                     ", which none of the given schedules is"));
     }
   }
+  const std::vector<SwitchMark> marks = collectSwitchMarks(*log, schedules);
   std::vector<CsvRow> rows;
   for (std::size_t k = 0; k < schedules.size(); ++k) {
     const Schedule& sc = schedules[k];
@@ -233,6 +244,18 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
     const Analysis analysis = analyze(sc, part);
     for (const std::string& w : analysis.warnings)
       err << "tactus-report: warning: schedule " << sc.identifier << ": " << w << "\n";
+    if (!o.html.empty()) {  // one page per schedule, each marking every switch of the run
+      view::Execution execution = makeExecution(sc, part, analysis);
+      for (const SwitchMark& m : marks) {
+        execution.marks.push_back({m.atNs - log->header.runStartNs, m.text, m.schedule == sc.identifier});
+      }
+      const std::string path = k == 0 || o.html == kStdStream ? o.html : htmlPathFor(o.html, sc.identifier);
+      if (k == 0 || o.html != kStdStream) {
+        auto w = o.html == kStdStream ? writeFile(o.html, view::renderHtml(sc, &execution))
+                                      : view::writeHtml(path, sc, &execution);
+        if (!w) return fatal(w.error());
+      }
+    }
     if (o.csv) {
       appendCsvRows(rows, sc, part, analysis);
     } else {
@@ -240,9 +263,18 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
       out << formatText(sc, part, analysis) << "\n";
     }
   }
+  if (!o.traceOut.empty()) {
+    std::ostringstream t;
+    writeManagedTrace(t, *log, schedules);
+    if (o.traceOut == kStdStream) {
+      out << t.str();
+      return 0;
+    }
+    if (auto w = writeFile(o.traceOut, t.str()); !w) return fatal(w.error());
+  }
   if (o.csv) {
     writeCsvRows(out, rows);
-  } else {
+  } else if (o.html != kStdStream) {
     out << formatSwitches(*log, schedules);
   }
   return 0;

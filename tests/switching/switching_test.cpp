@@ -593,6 +593,23 @@ TEST_CASE("a policy rolls over on overruns and back after clean iterations, logg
         std::string::npos);
   CHECK(report.find("policy rule 2: schedule 802 ran its clean iterations -> rolled over to schedule 801") !=
         std::string::npos);
+  // The HTML pages (one per schedule) and the trace mark the switches and the decisions.
+  const pid_t pictures =
+      run.children.spawn({buildPath("tools/tactus-report"), run.logPath, run.schedulePaths[0], run.schedulePaths[1],
+                          "--html", run.dir + "/run.html", "--trace-out", run.dir + "/run.json"},
+                         run.out("pictures"));
+  REQUIRE(waitFor(pictures, kWaitMs) == 0);
+  for (const std::string page : {"/run.html", "/run-802.html"}) {
+    const std::string html = readFile(run.dir + page);
+    CHECK(html.find("<h2>Schedule switches</h2>") != std::string::npos);
+    CHECK(html.find("start 802 on 'H0' (rollover from 801)") != std::string::npos);
+    CHECK(html.find("policy rule 1: roll over to 802") != std::string::npos);
+  }
+  CHECK(readFile(run.dir + "/run.html").find("<tr class=\"own\"><td>") != std::string::npos);
+  const std::string trace = readFile(run.dir + "/run.json");
+  CHECK(trace.find(R"x("cat":"switch","name":"start 802 on 'H0' (rollover from 801)")x") != std::string::npos);
+  CHECK(trace.find(R"x("cat":"switch","name":"policy rule 2: roll over to 801")x") != std::string::npos);
+  CHECK(trace.find(R"x("args":{"name":"schedule 802 'Mode802' (executed)"})x") != std::string::npos);
 }
 
 TEST_CASE("a client's death with a fallback schedule in the policy: the run goes on without it, the report names it",
