@@ -65,15 +65,19 @@ class Releaser {
 
   // --- Schedule switching (a master with -N): each hyperepoch starts and stops on its own. ---
 
-  /// Starts hyperepoch `he`'s release thread alone: its first iteration is `firstIteration`
+  /// Starts hyperepoch `he`'s release loop alone: its first iteration is `firstIteration`
   /// (iterations continue over activations, so the shared sequences keep growing), released at
-  /// `startNs`. The hyperepoch's previous thread must have ended (joinHyperepoch).
+  /// `startNs`. The hyperepoch's release thread is started once and parked between activations,
+  /// so a start only wakes it; the previous activation must have ended (joinHyperepoch).
   void startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint64_t firstIteration);
+  /// Starts hyperepoch `he`'s parked release thread if it has none yet, so the first start of a
+  /// switch does not create it (a rollover calls it on the starting schedule first).
+  void prepareHyperepoch(std::uint32_t he);
   /// Asks hyperepoch `he` to stop at its next iteration boundary (its current frame finishes).
   void requestHyperepochStop(std::uint32_t he);
   /// Whether hyperepoch `he`'s release thread has ended (true when it never started).
   bool hyperepochFinished(std::uint32_t he) const;
-  /// Waits for hyperepoch `he`'s release thread to end.
+  /// Waits (asleep) for hyperepoch `he`'s release loop to end; its thread stays parked for the next start.
   void joinHyperepoch(std::uint32_t he);
   /// When hyperepoch `he`'s last activation ended: the latest end of a runnable of its last
   /// iteration (0 before any).
@@ -99,7 +103,11 @@ class Releaser {
     std::atomic<std::uint64_t> judged{0};
     std::atomic<std::uint64_t> lateHistory{0};
     std::atomic<std::uint64_t> cleanStreak{0};
+    // The parked release thread: goWord counts starts, endWord the ends of its loops (futex words).
+    std::atomic<std::uint32_t> goWord{0};
+    std::atomic<std::uint32_t> endWord{0};
   };
+  void parkedLoop(std::uint32_t he);
   void judge(Track& track, bool late);
   void releaseLoop(std::uint32_t he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
@@ -119,6 +127,7 @@ class Releaser {
   std::vector<std::thread> threads_;
   std::vector<std::thread> hyperepochThreads_;  // per hyperepoch, started by startHyperepoch
   std::atomic<std::size_t> finished_{0};
+  std::atomic<bool> shutdown_{false};  // join(): the parked threads end
 };
 
 }  // namespace tactus::master

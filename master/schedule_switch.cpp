@@ -65,11 +65,7 @@ bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, st
 void ManagedRun::stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, const Request& r) {
   if (mode.plan.hyperepochs[he].instances.empty()) return;
   mode.releaser->requestHyperepochStop(he);
-  while (!mode.releaser->hyperepochFinished(he)) {
-    if (runEnded_.load()) break;
-    ipc::cpuRelax();  // the release thread ends within microseconds of its last instance
-  }
-  mode.releaser->joinHyperepoch(he);
+  mode.releaser->joinHyperepoch(he);  // asleep: its release thread ends once the last iteration did
   // Workers asleep on a release that will not come look at stopAt now rather than after their
   // sleep slice, so they leave the activation promptly.
   const shm::SegmentView& view = mode.owner->view();
@@ -150,18 +146,22 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
   for (const auto& [a, b] : pairs) {
     if (a >= 0 && !from.plan.hyperepochs[static_cast<std::size_t>(a)].instances.empty())
       from.releaser->requestHyperepochStop(static_cast<std::uint32_t>(a));
+    // B's release threads exist before A ends (started once, parked between activations).
+    if (b >= 0 && !to.plan.hyperepochs[static_cast<std::size_t>(b)].instances.empty())
+      to.releaser->prepareHyperepoch(static_cast<std::uint32_t>(b));
   }
-  // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once.
-  std::vector<std::thread> threads;
+  // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once. The
+  // first pair on this thread, the others on threads of their own.
   std::atomic<bool> ok{true};
+  auto switchPair = [&](int a, int b) {
+    if (a >= 0) stopHyperepoch(from, static_cast<std::uint32_t>(a), to.schedule.identifier, r);
+    if (b >= 0 && !activate(to, static_cast<std::uint32_t>(b), ipc::monotonicNs(), from.schedule.identifier, r))
+      ok.store(false);
+  };
+  std::vector<std::thread> threads;
   threads.reserve(pairs.size());
-  for (const auto& [a, b] : pairs) {
-    threads.emplace_back([&, a = a, b = b] {
-      if (a >= 0) stopHyperepoch(from, static_cast<std::uint32_t>(a), to.schedule.identifier, r);
-      if (b >= 0 && !activate(to, static_cast<std::uint32_t>(b), ipc::monotonicNs(), from.schedule.identifier, r))
-        ok.store(false);
-    });
-  }
+  for (std::size_t k = 1; k < pairs.size(); ++k) threads.emplace_back(switchPair, pairs[k].first, pairs[k].second);
+  if (!pairs.empty()) switchPair(pairs.front().first, pairs.front().second);
   for (std::thread& t : threads) t.join();
   from.running = false;
   to.running = true;
