@@ -110,7 +110,8 @@ std::optional<RunEnd> ManagedRun::excuseDeadClient(Mode& mode, const RunEnd& end
 
 // Fires at most one rule while the switch thread is idle and the manager has nothing pending.
 void ManagedRun::evaluatePolicy() {
-  if (!policy_ || exitEnd_ || runEnded_.load() || !answerFinished()) return;
+  // exitEnd_ only once the switch thread is idle: it writes it.
+  if (!policy_ || runEnded_.load() || !answerFinished() || exitEnd_) return;
   Mode* running = runningMode();
   if (!fallbacks_.empty()) {
     Request r = fallbacks_.front();
