@@ -54,7 +54,7 @@ class Reader {
 
   std::string text(const YAML::Node& node, const std::string& key) const {
     if (!node.IsScalar()) bad(node, quoted(key) + " must be a scalar");
-    const std::string value = node.Scalar();
+    std::string value = node.Scalar();
     if (value.empty() || value.size() > limits::kMaxNameBytes) bad(node, quoted(key) + " must be a non-empty name");
     return value;
   }

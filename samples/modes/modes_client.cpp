@@ -7,8 +7,8 @@
 //   tactus-master -s full.tsched,light.tsched -N modes -i 2 -D demo &
 //   tactus-sample-modes-client --instance demo &
 //   tactus-sample-modes-manager demo         # start full, roll over to light and back, exit
-#include <tactus/client.hpp>
 #include <unistd.h>
+#include <tactus/client.hpp>
 
 #include <atomic>
 #include <chrono>
