@@ -149,7 +149,8 @@ class ManagedRun {
   Answer rollover(const Request& r, Mode& from, Mode& to);
   bool activate(Mode& mode, std::uint32_t he, std::int64_t startNs, std::uint32_t from, const Request& r);
   void stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, const Request& r);
-  bool waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target);
+  bool waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
+                std::uint32_t target);
   std::string partitionProblem(const Mode& from, const Mode& to, std::vector<std::pair<int, int>>& pairs) const;
   void logSwitch(EventKind kind, const Mode& mode, std::uint32_t he, std::uint64_t iteration, std::uint32_t other,
                  std::int64_t startNs, std::int64_t endNs);

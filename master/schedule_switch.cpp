@@ -28,11 +28,13 @@ void ManagedRun::logSwitch(EventKind kind, const Mode& mode, std::uint32_t he, s
   switchEvents_.push_back(r);
 }
 
-// Waits for a word the clients' workers count up; false when the run ended meanwhile.
-bool ManagedRun::waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target) {
+// Waits for a word the clients' workers count up; false when the run ended meanwhile, or `mode` was
+// aborted (a client it uses died: its count may never come).
+bool ManagedRun::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
+                          std::uint32_t target) {
   // Spins longer than a worker would: a switch waits here, and a futex wake costs tens of us.
-  return ipc::waitForSequence(word, waiters, target, 200'000, [&] { return runEnded_.load(); }) ==
-         ipc::WaitOutcome::kReached;
+  return ipc::waitForSequence(word, waiters, target, 200'000,
+                              [&] { return runEnded_.load() || mode.control.aborted(); }) == ipc::WaitOutcome::kReached;
 }
 
 // Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
@@ -40,7 +42,7 @@ bool ManagedRun::waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uin
 bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, std::uint32_t from, const Request& r) {
   const shm::SegmentView& view = mode.owner->view();
   shm::SwitchSlot& sw = view.switching(he);
-  if (!waitWord(sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
+  if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
   view.hyperepoch(he).stopAt.store(std::numeric_limits<std::uint64_t>::max(), std::memory_order_seq_cst);
   const std::uint32_t activation = ++mode.activations[he];
   sw.rolloverActivation.store(from != kNoSchedule ? activation : 0, std::memory_order_seq_cst);
@@ -53,7 +55,7 @@ bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, st
       if (view.client(c).switchCallbacks.load(std::memory_order_acquire) != 0) ++waitFor;
     }
     mode.acksExpected[he] += waitFor;
-    if (waitFor != 0 && !waitWord(sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
+    if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
     startNs = ipc::monotonicNs();
   }
   if (mode.plan.hyperepochs[he].instances.empty()) return true;
