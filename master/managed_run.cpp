@@ -89,14 +89,14 @@ Result<void> ManagedRun::load() {
     mode->workersIn.assign(hyperepochs, 0);
     mode->clientsWith.assign(hyperepochs, {});
     mode->hardware.assign(hyperepochs, {});
-    std::vector<std::set<std::uint32_t>> clients(hyperepochs);
+    IdVector<HyperepochId, std::set<ClientId>> clients(hyperepochs);
     for (const WorkerPlan& w : mode->plan.workers) {
       ++mode->workersIn[w.hyperepoch];
       clients[w.hyperepoch].insert(w.client);
     }
-    for (std::uint32_t he = 0; he < hyperepochs; ++he) {
+    for (HyperepochId he : s.hyperepochs.ids()) {
       mode->clientsWith[he].assign(clients[he].begin(), clients[he].end());
-      for (const std::uint32_t r : s.hyperepochs[he].resources) {
+      for (const ResourceId r : s.hyperepochs[he].resources) {
         const ResourceInfo& res = s.resources[r];
         if (res.kind == ResourceKind::kCpu || res.kind == ResourceKind::kGpu) mode->hardware[he].insert(res.name);
       }
@@ -169,7 +169,7 @@ void ManagedRun::endEverywhere(const RunEnd& end) {
     m->control.abort();
   }
   for (auto& m : modes_) {
-    if (end.client != kNone && clientName.empty() && end.client < m->schedule.clients.size() &&
+    if (end.client != kNone && clientName.empty() && m->schedule.clients.contains(end.client) &&
         end.message.find(quoted(m->schedule.clients[end.client].name)) != std::string::npos) {
       clientName = m->schedule.clients[end.client].name;
     }
@@ -177,7 +177,7 @@ void ManagedRun::endEverywhere(const RunEnd& end) {
   for (auto& m : modes_) {
     RunEnd local = end;
     local.client = kNone;
-    for (std::uint32_t c = 0; c < m->schedule.clients.size(); ++c) {
+    for (ClientId c : m->schedule.clients.ids()) {
       if (!clientName.empty() && m->schedule.clients[c].name == clientName) local.client = c;
     }
     m->owner->publishEnd(local);
@@ -230,7 +230,7 @@ int ManagedRun::execute() {
     const shm::SegmentView& view = m.owner->view();
     m.owner->describeSchedules(static_cast<std::uint32_t>(modes_.size()), k);
     m.owner->describe(flags, m.contentHash, m.schedule.identifier, m.text);
-    for (std::uint32_t he = 0; he < counts.hyperepochs; ++he) view.hyperepoch(he).stopAt.store(0);
+    for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(0);
     m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
     m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);
     m.releaser = std::make_unique<Releaser>(view, m.schedule, m.plan, o_.freeRunning, m.control);
@@ -287,7 +287,7 @@ int ManagedRun::execute() {
       }
     }
     for (auto& m : modes_) {
-      if (const std::uint32_t c = m->monitor->exitRequester(); c != kNone) {
+      if (const ClientId c = m->monitor->exitRequester(); c != kNone) {
         end = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c,
                      "client " + quoted(m->monitor->name(c)) + " requested exit"};
       }

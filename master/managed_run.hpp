@@ -79,12 +79,12 @@ struct Mode {
   std::unique_ptr<ClientMonitor> monitor;
   std::unique_ptr<LogDrain> drain;
   std::unique_ptr<Releaser> releaser;
-  std::vector<std::uint64_t> nextIteration;             ///< per hyperepoch: where its next activation starts
-  std::vector<std::uint32_t> activations;               ///< per hyperepoch: activations so far
-  std::vector<std::uint32_t> acksExpected;              ///< per hyperepoch: cumulative switch acknowledgements
-  std::vector<std::uint32_t> workersIn;                 ///< per hyperepoch: workers of the plan
-  std::vector<std::vector<std::uint32_t>> clientsWith;  ///< per hyperepoch: the clients with a worker in it
-  std::vector<std::set<std::string>> hardware;          ///< per hyperepoch: its hardware resources by name
+  IdVector<HyperepochId, std::uint64_t> nextIteration;        ///< per hyperepoch: where its next activation starts
+  IdVector<HyperepochId, std::uint32_t> activations;          ///< per hyperepoch: activations so far
+  IdVector<HyperepochId, std::uint32_t> acksExpected;         ///< per hyperepoch: cumulative switch acknowledgements
+  IdVector<HyperepochId, std::uint32_t> workersIn;            ///< per hyperepoch: workers of the plan
+  IdVector<HyperepochId, std::vector<ClientId>> clientsWith;  ///< per hyperepoch: the clients with a worker in it
+  IdVector<HyperepochId, std::set<std::string>> hardware;     ///< per hyperepoch: its hardware resources by name
   bool running = false;
 };
 
@@ -147,12 +147,13 @@ class ManagedRun {
   Answer start(const Request& r, Mode& mode);
   Answer stop(const Request& r, Mode& mode, std::uint32_t to);
   Answer rollover(const Request& r, Mode& from, Mode& to);
-  bool activate(Mode& mode, std::uint32_t he, std::int64_t startNs, std::uint32_t from, const Request& r);
-  void stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, const Request& r);
+  bool activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r);
+  void stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
   bool waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
                 std::uint32_t target);
-  std::string partitionProblem(const Mode& from, const Mode& to, std::vector<std::pair<int, int>>& pairs) const;
-  void logSwitch(EventKind kind, const Mode& mode, std::uint32_t he, std::uint64_t iteration, std::uint32_t other,
+  std::string partitionProblem(const Mode& from, const Mode& to,
+                               std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const;
+  void logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration, std::uint32_t other,
                  std::int64_t startNs, std::int64_t endNs);
 
   const MasterOptions& o_;

@@ -178,7 +178,7 @@ void ManagedRun::takeRequest() {
   if (Mode* running = runningMode()) {
     std::uint64_t iterations = 0;
     std::uint64_t skipped = 0;
-    for (std::uint32_t he = 0; he < running->schedule.hyperepochs.size(); ++he) {
+    for (HyperepochId he : running->schedule.hyperepochs.ids()) {
       iterations = std::max<std::uint64_t>(iterations, running->owner->view().hyperepoch(he).completed.load());
       skipped += running->owner->view().hyperepoch(he).skipped.load();
     }

@@ -156,7 +156,7 @@ class Reader {
     rule.overruns = static_cast<std::uint32_t>(number(when["Overruns"], "Overruns", 1, rule.window));
     const std::string he = text(when["Hyperepoch"], "Hyperepoch");
     bool found = false;
-    for (std::uint32_t k = 0; k < watched->hyperepochs.size(); ++k) {
+    for (const HyperepochId k : watched->hyperepochs.ids()) {
       if (watched->hyperepochs[k].name == he) {
         rule.hyperepoch = k;
         found = true;

@@ -36,7 +36,7 @@ struct PolicyRule {
   int line = 0;      ///< 1-based line of the rule in the file
   PolicyTrigger trigger = PolicyTrigger::kOverruns;
   std::uint16_t schedule = 0;         ///< When: Schedule: the running schedule it watches (kOverruns, kCleanIterations)
-  std::uint32_t hyperepoch = 0;       ///< kOverruns: the HyperepochId in `schedule`
+  HyperepochId hyperepoch{0};         ///< kOverruns: the hyperepoch in `schedule`
   std::uint32_t overruns = 0;         ///< kOverruns: K
   std::uint32_t window = 0;           ///< kOverruns: N (at most limits::kMaxOverrunWindow)
   std::uint64_t cleanIterations = 0;  ///< kCleanIterations: M

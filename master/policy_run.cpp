@@ -25,8 +25,8 @@ using shm::ManagerResult;
 namespace {
 
 // The client index of `name` in `s`, or kNone.
-std::uint32_t clientIndex(const Schedule& s, const std::string& name) {
-  for (std::uint32_t c = 0; c < s.clients.size(); ++c) {
+ClientId clientIndex(const Schedule& s, const std::string& name) {
+  for (const ClientId c : s.clients.ids()) {
     if (s.clients[c].name == name) return c;
   }
   return kNone;
@@ -50,7 +50,7 @@ Result<void> ManagedRun::loadPolicy() {
       if (watched && m.get() != to) froms.push_back(m.get());
     }
     for (Mode* from : froms) {
-      std::vector<std::pair<int, int>> pairs;
+      std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
       if (std::string problem = partitionProblem(*from, *to, pairs); !problem.empty()) {
         return fail(ErrorCode::kValidation, o_.policyPath + ":" + std::to_string(rule.line) + ": rule " +
                                                 quoted(rule.name) + ": cannot roll over from schedule " +
@@ -88,7 +88,7 @@ std::optional<RunEnd> ManagedRun::excuseDeadClient(Mode& mode, const RunEnd& end
     deadClients_.insert(name);
   }
   for (auto& m : modes_) {
-    const std::uint32_t c = clientIndex(m->schedule, name);
+    const ClientId c = clientIndex(m->schedule, name);
     if (c == kNone) continue;
     m->monitor->excuse(c);
     m->control.abort();  // its iterations wait for the dead client: the release threads leave now
@@ -103,7 +103,7 @@ std::optional<RunEnd> ManagedRun::excuseDeadClient(Mode& mode, const RunEnd& end
   fallback.takenNs = ipc::monotonicNs();
   fallback.rule = rule;
   fallback.ruleSchedule = mode.schedule.identifier;
-  fallback.ruleDetail = end.client;
+  fallback.ruleDetail = index(end.client);
   fallbacks_.push_back(fallback);
   return std::nullopt;
 }
@@ -139,7 +139,7 @@ void ManagedRun::evaluatePolicy() {
       fire = std::bitset<64>(h.lateHistory & mask).count() >= rule.overruns;
     } else {
       fire = true;
-      for (std::uint32_t he = 0; he < running->schedule.hyperepochs.size(); ++he) {
+      for (const HyperepochId he : running->schedule.hyperepochs.ids()) {
         if (running->plan.hyperepochs[he].instances.empty()) continue;
         if (running->releaser->health(he).cleanStreak < rule.cleanIterations) fire = false;
       }
@@ -152,7 +152,7 @@ void ManagedRun::evaluatePolicy() {
     r.takenNs = ipc::monotonicNs();
     r.rule = static_cast<int>(k);
     r.ruleSchedule = running->schedule.identifier;
-    r.ruleDetail = rule.trigger == PolicyTrigger::kOverruns ? rule.hyperepoch : 0;
+    r.ruleDetail = rule.trigger == PolicyTrigger::kOverruns ? index(rule.hyperepoch) : 0;
     launch(r);
     return;
   }

@@ -37,7 +37,7 @@ Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const
       rings_(plan.hyperepochs.size()),
       tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())),
       hyperepochThreads_(plan.hyperepochs.size()) {
-  for (std::uint32_t he = 0; he < plan_.hyperepochs.size(); ++he) {
+  for (HyperepochId he : plan_.hyperepochs.ids()) {
     if (!plan_.hyperepochs[he].instances.empty()) active_.push_back(he);
   }
 }
@@ -49,7 +49,7 @@ Releaser::~Releaser() {
 
 void Releaser::start(std::int64_t runStartNs) {
   runStartNs_ = runStartNs;
-  for (const std::uint32_t he : active_) threads_.emplace_back([this, he] { releaseLoop(he); });
+  for (const HyperepochId he : active_) threads_.emplace_back([this, he] { releaseLoop(he); });
 }
 
 void Releaser::join() {
@@ -69,8 +69,8 @@ void Releaser::join() {
 // activations, it runs one release loop per start. (Spinning while parked, or while the stopping
 // hyperepoch finishes, was measured slower on a loaded 2-core machine: the spinners take the CPU
 // the clients need to finish the iteration the switch waits for.)
-void Releaser::parkedLoop(std::uint32_t he) {
-  Track& track = tracks_[he];
+void Releaser::parkedLoop(HyperepochId he) {
+  Track& track = tracks_[index(he)];
   std::uint32_t started = 0;
   for (;;) {
     std::uint32_t go = 0;
@@ -88,14 +88,14 @@ void Releaser::parkedLoop(std::uint32_t he) {
   }
 }
 
-void Releaser::prepareHyperepoch(std::uint32_t he) {
+void Releaser::prepareHyperepoch(HyperepochId he) {
   if (!hyperepochThreads_[he].joinable()) hyperepochThreads_[he] = std::thread([this, he] { parkedLoop(he); });
 }
 
-void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint64_t firstIteration) {
+void Releaser::startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration) {
   joinHyperepoch(he);
   prepareHyperepoch(he);
-  Track& track = tracks_[he];
+  Track& track = tracks_[index(he)];
   track.stop.store(false);
   track.stopWord.store(0);
   track.firstIteration = firstIteration;
@@ -109,14 +109,14 @@ void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint
   ipc::futexWake(track.goWord);
 }
 
-void Releaser::requestHyperepochStop(std::uint32_t he) {
-  tracks_[he].stop.store(true, std::memory_order_release);
-  tracks_[he].stopWord.store(1, std::memory_order_seq_cst);
-  ipc::futexWake(tracks_[he].stopWord);
+void Releaser::requestHyperepochStop(HyperepochId he) {
+  tracks_[index(he)].stop.store(true, std::memory_order_release);
+  tracks_[index(he)].stopWord.store(1, std::memory_order_seq_cst);
+  ipc::futexWake(tracks_[index(he)].stopWord);
 }
 
-IterationHealth Releaser::health(std::uint32_t he) const {
-  const Track& track = tracks_[he];
+IterationHealth Releaser::health(HyperepochId he) const {
+  const Track& track = tracks_[index(he)];
   IterationHealth h;
   h.iterations = track.judged.load(std::memory_order_acquire);
   h.lateHistory = track.lateHistory.load(std::memory_order_relaxed);
@@ -132,12 +132,12 @@ void Releaser::judge(Track& track, bool late) {
   track.judged.fetch_add(1, std::memory_order_release);
 }
 
-bool Releaser::hyperepochFinished(std::uint32_t he) const {
-  return !tracks_[he].running.load(std::memory_order_acquire);
+bool Releaser::hyperepochFinished(HyperepochId he) const {
+  return !tracks_[index(he)].running.load(std::memory_order_acquire);
 }
 
-void Releaser::joinHyperepoch(std::uint32_t he) {
-  Track& track = tracks_[he];
+void Releaser::joinHyperepoch(HyperepochId he) {
+  Track& track = tracks_[index(he)];
   for (;;) {
     const std::uint32_t ended = track.endWord.load(std::memory_order_seq_cst);
     if (!track.running.load(std::memory_order_acquire)) return;
@@ -147,12 +147,12 @@ void Releaser::joinHyperepoch(std::uint32_t he) {
 
 std::optional<Stall> Releaser::longestStall() const {
   std::optional<Stall> longest;
-  for (const std::uint32_t he : active_) {
-    const std::int64_t since = tracks_[he].waitSinceNs.load(std::memory_order_acquire);
+  for (const HyperepochId he : active_) {
+    const std::int64_t since = tracks_[index(he)].waitSinceNs.load(std::memory_order_acquire);
     if (since == 0) continue;
     if (!longest || since < longest->sinceNs) {
-      longest = Stall{he, tracks_[he].waitInstance.load(std::memory_order_relaxed),
-                      tracks_[he].waitTarget.load(std::memory_order_relaxed), since};
+      longest = Stall{he, InstanceId{tracks_[index(he)].waitInstance.load(std::memory_order_relaxed)},
+                      tracks_[index(he)].waitTarget.load(std::memory_order_relaxed), since};
     }
   }
   return longest;
@@ -160,7 +160,7 @@ std::optional<Stall> Releaser::longestStall() const {
 
 std::uint64_t Releaser::iterationsCompleted() const {
   std::uint64_t iterations = 0;
-  for (const std::uint32_t he : active_)
+  for (const HyperepochId he : active_)
     iterations = std::max<std::uint64_t>(iterations, view_.hyperepoch(he).completed.load());
   return iterations;
 }
@@ -192,9 +192,9 @@ int Releaser::sleepUntilOrStopped(Track& track, std::int64_t deadlineNs) {
   return sleepUntil(deadlineNs) == 0 ? 0 : 1;
 }
 
-bool Releaser::instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const {
+bool Releaser::instancesDone(const std::vector<InstanceId>& instances, std::uint64_t iteration) const {
   const auto target = static_cast<std::uint32_t>(iteration + 1);
-  for (const std::uint32_t i : instances) {
+  for (const InstanceId i : instances) {
     if (!shm::sequenceReached(view_.instance(i).done.load(std::memory_order_acquire), target)) return false;
   }
   return true;
@@ -202,13 +202,13 @@ bool Releaser::instancesDone(const std::vector<std::uint32_t>& instances, std::u
 
 // Waits until every instance finished `iteration`; false when the run was aborted meanwhile.
 // Each wait is recorded in the hyperepoch's track, so the monitor sees who makes no progress.
-bool Releaser::waitInstances(std::uint32_t he, const std::vector<std::uint32_t>& instances, std::uint64_t iteration) {
+bool Releaser::waitInstances(HyperepochId he, const std::vector<InstanceId>& instances, std::uint64_t iteration) {
   const auto target = static_cast<std::uint32_t>(iteration + 1);
-  Track& track = tracks_[he];
-  for (const std::uint32_t i : instances) {
+  Track& track = tracks_[index(he)];
+  for (const InstanceId i : instances) {
     shm::InstanceSlot& slot = view_.instance(i);
     if (shm::sequenceReached(slot.done.load(std::memory_order_acquire), target)) continue;
-    track.waitInstance.store(i, std::memory_order_relaxed);
+    track.waitInstance.store(index(i), std::memory_order_relaxed);
     track.waitTarget.store(target, std::memory_order_relaxed);
     track.waitSinceNs.store(ipc::monotonicNs(), std::memory_order_release);
     const ipc::WaitOutcome outcome =
@@ -219,13 +219,13 @@ bool Releaser::waitInstances(std::uint32_t he, const std::vector<std::uint32_t>&
   return true;
 }
 
-void Releaser::releaseLoop(std::uint32_t he) {
+void Releaser::releaseLoop(HyperepochId he) {
   const HyperepochPlan& hp = plan_.hyperepochs[he];
   const std::int64_t period = schedule_.hyperepochs[he].periodNs;
   shm::HyperepochSlot& slot = view_.hyperepoch(he);
   MasterEventRing& events = rings_[he];
   const std::uint64_t limit = slot.stopAt.load();
-  Track& own = tracks_[he];
+  Track& own = tracks_[index(he)];
   const std::uint64_t first = own.firstIteration;  // 0 unless started by startHyperepoch
   std::int64_t iterStart = first == 0 && own.startNs == 0 ? runStartNs_ : own.startNs;
   std::uint64_t h = first;
@@ -271,7 +271,7 @@ void Releaser::releaseLoop(std::uint32_t he) {
           skipped = static_cast<std::uint64_t>(periods - 1);
           slot.skipped.fetch_add(skipped);
         }
-        events.push({static_cast<std::uint16_t>(EventKind::kSkipped), 0, he, static_cast<std::uint32_t>(h),
+        events.push({static_cast<std::uint16_t>(EventKind::kSkipped), 0, index(he), static_cast<std::uint32_t>(h),
                      static_cast<std::uint32_t>(skipped), nextStart, iterStart});
         if (stopHere(h)) break;
       }
@@ -290,16 +290,16 @@ void Releaser::releaseLoop(std::uint32_t he) {
           if (!waitInstances(he, previous, h)) return leave();
           actual = ipc::monotonicNs();
           frameLate = true;
-          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, p.epoch, static_cast<std::uint32_t>(h),
-                       p.frame - 1, ideal, actual});
+          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, index(p.epoch),
+                       static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
         }
       }
       shm::EpochSlot& epoch = view_.epoch(p.epoch);
       const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
       epoch.releaseNs.store(ideal, std::memory_order_relaxed);
       ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(h * frames + p.frame + 1));
-      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, p.epoch, static_cast<std::uint32_t>(h), p.frame,
-                   ideal, actual});
+      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch), static_cast<std::uint32_t>(h),
+                   p.frame, ideal, actual});
     }
   }
   // Stopping at iteration h: let iteration h - 1 finish.

@@ -20,10 +20,11 @@ using shm::ManagerResult;
 using shm::SegmentState;
 using shm::StopReason;
 
-void ManagedRun::logSwitch(EventKind kind, const Mode& mode, std::uint32_t he, std::uint64_t iteration,
+void ManagedRun::logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration,
                            std::uint32_t other, std::int64_t startNs, std::int64_t endNs) {
   std::lock_guard<std::mutex> lock(switchLock_);
-  EventRecord r{static_cast<std::uint16_t>(kind), 0, he, static_cast<std::uint32_t>(iteration), other, startNs, endNs};
+  EventRecord r{
+      static_cast<std::uint16_t>(kind), 0, index(he), static_cast<std::uint32_t>(iteration), other, startNs, endNs};
   r.schedule = mode.schedule.identifier;
   switchEvents_.push_back(r);
 }
@@ -39,7 +40,7 @@ bool ManagedRun::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, st
 
 // Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
 // rollover (from != kNoSchedule) waits for every client's switch callbacks; then releases.
-bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+bool ManagedRun::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
   const shm::SegmentView& view = mode.owner->view();
   shm::SwitchSlot& sw = view.switching(he);
   if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
@@ -51,7 +52,7 @@ bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, st
   if (from != kNoSchedule) {
     // Only clients with switch callbacks acknowledge (each says so in its slot at enter).
     std::uint32_t waitFor = 0;
-    for (const std::uint32_t c : mode.clientsWith[he]) {
+    for (const ClientId c : mode.clientsWith[he]) {
       if (view.client(c).switchCallbacks.load(std::memory_order_acquire) != 0) ++waitFor;
     }
     mode.acksExpected[he] += waitFor;
@@ -64,14 +65,14 @@ bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, st
   return true;
 }
 
-void ManagedRun::stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, const Request& r) {
+void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
   if (mode.plan.hyperepochs[he].instances.empty()) return;
   mode.releaser->requestHyperepochStop(he);
   mode.releaser->joinHyperepoch(he);  // asleep: its release thread ends once the last iteration did
   // Workers asleep on a release that will not come look at stopAt now rather than after their
   // sleep slice, so they leave the activation promptly.
   const shm::SegmentView& view = mode.owner->view();
-  for (const std::uint32_t e : mode.schedule.hyperepochs[he].epochs) {
+  for (const EpochId e : mode.schedule.hyperepochs[he].epochs) {
     if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
   }
   shm::HyperepochSlot& slot = view.hyperepoch(he);
@@ -92,7 +93,7 @@ Answer ManagedRun::start(const Request& r, Mode& mode) {
     ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
   }
   const std::int64_t startNs = ipc::monotonicNs() + kStartLeadNs;
-  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) {
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!activate(mode, he, startNs, kNoSchedule, r)) return {ManagerResult::kRunEnded, "the run ended"};
   }
   mode.running = true;
@@ -101,10 +102,10 @@ Answer ManagedRun::start(const Request& r, Mode& mode) {
 }
 
 Answer ManagedRun::stop(const Request& r, Mode& mode, std::uint32_t to) {
-  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) {
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!mode.plan.hyperepochs[he].instances.empty()) mode.releaser->requestHyperepochStop(he);
   }
-  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) stopHyperepoch(mode, he, to, r);
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) stopHyperepoch(mode, he, to, r);
   mode.running = false;
   channel_->running.store(kNoSchedule);
   return {ManagerResult::kOk, "stopped schedule " + std::to_string(mode.schedule.identifier)};
@@ -113,52 +114,49 @@ Answer ManagedRun::stop(const Request& r, Mode& mode, std::uint32_t to) {
 // Pairs the hyperepochs of `from` and `to` that share hardware (-1: none); "" when every
 // hyperepoch shares with at most one of the other schedule's, both ways.
 std::string ManagedRun::partitionProblem(const Mode& from, const Mode& to,
-                                         std::vector<std::pair<int, int>>& pairs) const {
+                                         std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const {
   auto overlaps = [](const std::set<std::string>& a, const std::set<std::string>& b) {
     return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) != 0; });
   };
-  std::vector<int> partnerOfTo(to.hardware.size(), -1);
-  for (std::uint32_t a = 0; a < from.hardware.size(); ++a) {
-    int partner = -1;
-    for (std::uint32_t b = 0; b < to.hardware.size(); ++b) {
+  IdVector<HyperepochId, HyperepochId> partnerOfTo(to.hardware.size(), kNone);
+  for (HyperepochId a : from.hardware.ids()) {
+    HyperepochId partner = kNone;
+    for (HyperepochId b : to.hardware.ids()) {
       if (!overlaps(from.hardware[a], to.hardware[b])) continue;
-      if (partner >= 0 || partnerOfTo[b] >= 0 || from.hardware[a] != to.hardware[b]) {
+      if (partner != kNone || partnerOfTo[b] != kNone || from.hardware[a] != to.hardware[b]) {
         return "hyperepoch " + quoted(from.schedule.hyperepochs[a].name) + " of schedule " +
                std::to_string(from.schedule.identifier) + " and hyperepoch " + quoted(to.schedule.hyperepochs[b].name) +
                " of schedule " + std::to_string(to.schedule.identifier) +
                " hold different sets of resources: the schedules partition resources differently";
       }
-      partner = static_cast<int>(b);
-      partnerOfTo[b] = static_cast<int>(a);
+      partner = b;
+      partnerOfTo[b] = a;
     }
-    pairs.emplace_back(static_cast<int>(a), partner);
+    pairs.emplace_back(a, partner);
   }
-  for (std::uint32_t b = 0; b < to.hardware.size(); ++b) {
-    if (partnerOfTo[b] < 0) pairs.emplace_back(-1, static_cast<int>(b));
+  for (HyperepochId b : to.hardware.ids()) {
+    if (partnerOfTo[b] == kNone) pairs.emplace_back(kNone, b);
   }
   return "";
 }
 
 Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
-  std::vector<std::pair<int, int>> pairs;
+  std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
   if (std::string problem = partitionProblem(from, to, pairs); !problem.empty()) {
     return {ManagerResult::kNotSupported, "rollover " + std::to_string(to.schedule.identifier) + " " +
                                               std::to_string(from.schedule.identifier) + " refused: " + problem};
   }
   for (const auto& [a, b] : pairs) {
-    if (a >= 0 && !from.plan.hyperepochs[static_cast<std::size_t>(a)].instances.empty())
-      from.releaser->requestHyperepochStop(static_cast<std::uint32_t>(a));
+    if (a != kNone && !from.plan.hyperepochs[a].instances.empty()) from.releaser->requestHyperepochStop(a);
     // B's release threads exist before A ends (started once, parked between activations).
-    if (b >= 0 && !to.plan.hyperepochs[static_cast<std::size_t>(b)].instances.empty())
-      to.releaser->prepareHyperepoch(static_cast<std::uint32_t>(b));
+    if (b != kNone && !to.plan.hyperepochs[b].instances.empty()) to.releaser->prepareHyperepoch(b);
   }
   // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once. The
   // first pair on this thread, the others on threads of their own.
   std::atomic<bool> ok{true};
-  auto switchPair = [&](int a, int b) {
-    if (a >= 0) stopHyperepoch(from, static_cast<std::uint32_t>(a), to.schedule.identifier, r);
-    if (b >= 0 && !activate(to, static_cast<std::uint32_t>(b), ipc::monotonicNs(), from.schedule.identifier, r))
-      ok.store(false);
+  auto switchPair = [&](HyperepochId a, HyperepochId b) {
+    if (a != kNone) stopHyperepoch(from, a, to.schedule.identifier, r);
+    if (b != kNone && !activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r)) ok.store(false);
   };
   std::vector<std::thread> threads;
   threads.reserve(pairs.size());

@@ -21,7 +21,8 @@ const Schedule* scheduleOf(const std::vector<Schedule>& schedules, std::uint32_t
 }
 
 std::string hyperepochName(const Schedule* s, std::uint32_t he) {
-  return s != nullptr && he < s->hyperepochs.size() ? quoted(s->hyperepochs[he].name) : std::to_string(he);
+  return s != nullptr && he < s->hyperepochs.size() ? quoted(s->hyperepochs[HyperepochId{he}].name)
+                                                    : std::to_string(he);
 }
 
 }  // namespace
@@ -82,9 +83,9 @@ void writeManagedTrace(std::ostream& out, const LogFile& log, const std::vector<
                   name.c_str());
     emit(line);
     for (std::size_t r = 0; r < s.resources.size(); ++r) {
-      if (s.resources[r].hyperepoch == kNone) continue;
+      if (s.resources[ResourceId{static_cast<std::uint32_t>(r)}].hyperepoch == kNone) continue;
       std::snprintf(line, sizeof line, R"({"ph":"M","name":"thread_name","pid":%zu,"tid":%zu,"args":{"name":%s}})",
-                    k + 1, r, jsonString(s.resources[r].name).c_str());
+                    k + 1, r, jsonString(s.resources[ResourceId{static_cast<std::uint32_t>(r)}].name).c_str());
       emit(line);
     }
   }
@@ -95,13 +96,13 @@ void writeManagedTrace(std::ostream& out, const LogFile& log, const std::vector<
     if (k == schedules.size()) continue;
     const Schedule& s = schedules[k];
     if (r.instance >= s.instances.size() || r.endNs < r.startNs || r.startNs < base) continue;
-    const InstanceInfo& inst = s.instances[r.instance];
-    const std::uint32_t shown = r.aux < s.runnables.size() ? r.aux : inst.runnable;
-    if (shown >= s.runnables.size()) continue;
+    const InstanceInfo& inst = s.instances[InstanceId{r.instance}];
+    const RunnableId shown = r.aux < s.runnables.size() ? RunnableId{r.aux} : inst.runnable;
+    if (index(shown) >= s.runnables.size()) continue;
     std::snprintf(
         line, sizeof line,
         R"({"ph":"X","cat":"run","name":%s,"pid":%zu,"tid":%u,"ts":%.3f,"dur":%.3f,"args":{"iteration":%u,"instance":%u}})",
-        jsonString(qualifiedName(s, shown)).c_str(), k + 1, inst.resources.empty() ? 0u : inst.resources[0],
+        jsonString(qualifiedName(s, shown)).c_str(), k + 1, inst.resources.empty() ? 0u : index(inst.resources[0]),
         static_cast<double>(r.startNs - base) / 1e3, static_cast<double>(r.endNs - r.startNs) / 1e3, r.iteration,
         r.instance);
     emit(line);

@@ -3,17 +3,17 @@
 
 namespace tactus {
 
-std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable) {
-  if (runnable >= schedule.runnables.size()) return "#" + std::to_string(runnable);
+std::string qualifiedName(const Schedule& schedule, RunnableId runnable) {
+  if (!schedule.runnables.contains(runnable)) return "#" + std::to_string(index(runnable));
   const RunnableInfo& r = schedule.runnables[runnable];
   std::string client =
-      r.client < schedule.clients.size() ? schedule.clients[r.client].name : "#" + std::to_string(r.client);
+      schedule.clients.contains(r.client) ? schedule.clients[r.client].name : "#" + std::to_string(index(r.client));
   return client + "." + r.name;
 }
 
-std::vector<std::vector<std::uint32_t>> instancesByRunnableFrame(const Schedule& schedule) {
-  std::vector<std::vector<std::uint32_t>> table(schedule.runnables.size());
-  for (std::uint32_t i = 0; i < schedule.instances.size(); ++i) {
+IdVector<RunnableId, std::vector<InstanceId>> instancesByRunnableFrame(const Schedule& schedule) {
+  IdVector<RunnableId, std::vector<InstanceId>> table(schedule.runnables.size());
+  for (InstanceId i : schedule.instances.ids()) {
     const InstanceInfo& in = schedule.instances[i];
     auto& frames = table[in.runnable];
     if (frames.size() <= in.frame) frames.resize(in.frame + 1, kNone);
@@ -22,12 +22,12 @@ std::vector<std::vector<std::uint32_t>> instancesByRunnableFrame(const Schedule&
   return table;
 }
 
-std::uint32_t instanceHyperepoch(const Schedule& schedule, std::uint32_t instance) {
-  if (instance >= schedule.instances.size()) return kNone;
-  std::uint32_t runnable = schedule.instances[instance].runnable;
-  if (runnable >= schedule.runnables.size()) return kNone;
-  std::uint32_t epoch = schedule.runnables[runnable].epoch;
-  if (epoch >= schedule.epochs.size()) return kNone;
+HyperepochId instanceHyperepoch(const Schedule& schedule, InstanceId instance) {
+  if (!schedule.instances.contains(instance)) return kNone;
+  const RunnableId runnable = schedule.instances[instance].runnable;
+  if (!schedule.runnables.contains(runnable)) return kNone;
+  const EpochId epoch = schedule.runnables[runnable].epoch;
+  if (!schedule.epochs.contains(epoch)) return kNone;
   return schedule.epochs[epoch].hyperepoch;
 }
 
