@@ -26,6 +26,7 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
   for (ClientId c : records_.ids()) {
     shm::ClientSlot& slot = view_.client(c);
     Record& record = records_[c];
+    if (record.excused) continue;
     // The state first: a client claims its pid before it writes its state, so a state seen here
     // comes with the pid claimed before it.
     const std::uint32_t rawState = slot.state.load(std::memory_order_acquire);
@@ -50,9 +51,10 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
     if (state != ClientState::kAbsent && record.pid == 0) return damaged("pid", 0);
     if (state == ClientState::kRefused) {
       const std::uint32_t r = slot.missingRunnable.load(std::memory_order_relaxed);
-      const std::string what = schedule_.runnables.contains(RunnableId{r})
-                                   ? "scheduled runnable " + quoted(qualifiedName(schedule_, RunnableId{r})) + " was not registered"
-                                   : "it could not enter the scheduler";
+      const std::string what =
+          schedule_.runnables.contains(RunnableId{r})
+              ? "scheduled runnable " + quoted(qualifiedName(schedule_, RunnableId{r})) + " was not registered"
+              : "it could not enter the scheduler";
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,
                     "client " + quoted(name(c)) + " refused to run: " + what +
                         " (start the master with --allow-unregistered-runnables to run without it)"};

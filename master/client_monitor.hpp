@@ -40,6 +40,10 @@ class ClientMonitor {
 
   /// The client's name from the schedule ("?" for an index out of range).
   std::string name(ClientId c) const;
+  /// Stops watching client `c` (it died and a switching policy lets the run go on without it).
+  void excuse(ClientId c) {
+    if (records_.contains(c)) records_[c].excused = true;
+  }
   /// The pid the monitor validated for the client (0 before it registered).
   std::uint32_t pid(ClientId c) const { return records_.contains(c) ? records_[c].pid : 0; }
 
@@ -47,6 +51,7 @@ class ClientMonitor {
   struct Record {
     std::uint32_t pid = 0;  // validated when first seen; never re-read from the slot
     ipc::ProcessWatch watch;
+    bool excused = false;  // excuse(): never checked again
   };
   const shm::SegmentView& view_;
   const Schedule& schedule_;

@@ -82,6 +82,8 @@ Result<void> splitSchedulePaths(MasterOptions& o) {
                                        std::to_string(o.schedulePaths.size()) + " schedule files of -s");
   }
   if (o.scheduleCount >= 0 && o.managerName.empty()) return fail(ErrorCode::kParse, "-i needs -N (a schedule manager)");
+  if (!o.policyPath.empty() && o.managerName.empty())
+    return fail(ErrorCode::kParse, "--policy needs -N (the policy switches between the manager's schedules)");
   if (!o.managerName.empty() && o.iterations != 0) {
     return fail(ErrorCode::kParse,
                 "-e cannot be combined with -N: the schedule manager starts and stops the schedules");
@@ -122,7 +124,7 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const bool takesValue = a == "-s" || a == "-l" || a == "-D" || a == "-e" || a == "-t" || a == "-c" || a == "-P" ||
-                            a == "-N" || a == "-i";
+                            a == "-N" || a == "-i" || a == "--policy";
     if (takesValue && a != "-s" && !seen.insert(a).second)
       return fail(ErrorCode::kParse, "option '" + a + "' given twice");
     if (a == "-s" || a == "-l" || a == "-D") {
@@ -139,6 +141,11 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
       if (!v) return v.error();
       if (v->empty() || v->size() >= 128) return fail(ErrorCode::kParse, "-N expects a manager name of 1..127 bytes");
       o.managerName = *v;
+    } else if (a == "--policy") {
+      auto v = needValue(i);
+      if (!v) return v.error();
+      if (v->empty()) return fail(ErrorCode::kParse, "--policy expects a file name");
+      o.policyPath = *v;
     } else if (a == "-i") {
       auto v = needValue(i);
       if (!v) return v.error();
@@ -197,6 +204,8 @@ std::string masterUsage() {
          "  -N NAME    a schedule manager NAME starts, stops and rolls over the schedules; nothing\n"
          "             runs until it starts one (see tactus-manager)\n"
          "  -i N       the number of schedule files (checked against -s)\n"
+         "  --policy FILE  with -N: YAML rules that roll the running schedule over on overruns, on a\n"
+         "             client's death and after clean iterations (see samples/modes/policy.yaml)\n"
          "  -e N       run N hyperepoch iterations, then stop (default: until stopped)\n"
          "  -l FILE    write the event log (start/end of every runnable, releases, overruns)\n"
          "  -t US      wait at most US microseconds for the clients (default 5000000; -1 forever)\n"

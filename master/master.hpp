@@ -18,6 +18,7 @@ struct MasterOptions {
   std::vector<std::string> schedulePaths;  ///< -s a,b,c: every schedule file (several only with -N)
   std::string managerName;                 ///< -N: the schedule manager's name; empty = no manager
   std::int64_t scheduleCount = -1;         ///< -i: must equal the number of -s files; -1 = not given
+  std::string policyPath;                  ///< --policy: the switching policy file (needs -N); empty = none
   std::uint64_t iterations = 0;            ///< -e: hyperepoch iterations to run; 0 = until stopped
   std::string logPath;                     ///< -l: event log path; empty = no log
   std::int64_t timeoutUs = 5'000'000;      ///< -t: wait for clients, in us; -1 = forever

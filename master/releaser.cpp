@@ -56,25 +56,57 @@ void Releaser::join() {
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
+  shutdown_.store(true, std::memory_order_seq_cst);
+  for (std::uint32_t he = 0; he < plan_.hyperepochs.size(); ++he) {
+    ipc::futexWake(tracks_[he].goWord);
+  }
   for (std::thread& t : hyperepochThreads_) {
     if (t.joinable()) t.join();
   }
 }
 
+// A hyperepoch's release thread under a schedule manager: parked on its go word between
+// activations, it runs one release loop per start. (Spinning while parked, or while the stopping
+// hyperepoch finishes, was measured slower on a loaded 2-core machine: the spinners take the CPU
+// the clients need to finish the iteration the switch waits for.)
+void Releaser::parkedLoop(HyperepochId he) {
+  Track& track = tracks_[index(he)];
+  std::uint32_t started = 0;
+  for (;;) {
+    std::uint32_t go = 0;
+    while ((go = track.goWord.load(std::memory_order_acquire)) == started) {
+      if (shutdown_.load(std::memory_order_acquire)) return;
+      ipc::futexWait(track.goWord, started, kSleepSliceNs);
+    }
+    started = go;
+    if (shutdown_.load(std::memory_order_acquire)) return;
+    releaseLoop(he);
+    track.running.store(false, std::memory_order_release);
+    track.endWord.fetch_add(1, std::memory_order_seq_cst);
+    ipc::futexWake(track.endWord);
+    ipc::signalWord(view_.header().attention);
+  }
+}
+
+void Releaser::prepareHyperepoch(HyperepochId he) {
+  if (!hyperepochThreads_[he].joinable()) hyperepochThreads_[he] = std::thread([this, he] { parkedLoop(he); });
+}
+
 void Releaser::startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration) {
   joinHyperepoch(he);
+  prepareHyperepoch(he);
   Track& track = tracks_[index(he)];
   track.stop.store(false);
   track.stopWord.store(0);
   track.firstIteration = firstIteration;
   track.switchable = true;
   track.startNs = startNs;
+  track.judged.store(0);
+  track.lateHistory.store(0);
+  track.cleanStreak.store(0);
   track.running.store(true, std::memory_order_release);
-  hyperepochThreads_[he] = std::thread([this, he] {
-    releaseLoop(he);
-    tracks_[index(he)].running.store(false, std::memory_order_release);
-    ipc::signalWord(view_.header().attention);
-  });
+  track.goWord.fetch_add(1, std::memory_order_seq_cst);  // release: the fields above are the loop's
+  ipc::futexWake(track.goWord);
 }
 
 void Releaser::requestHyperepochStop(HyperepochId he) {
@@ -83,12 +115,34 @@ void Releaser::requestHyperepochStop(HyperepochId he) {
   ipc::futexWake(tracks_[index(he)].stopWord);
 }
 
+IterationHealth Releaser::health(HyperepochId he) const {
+  const Track& track = tracks_[index(he)];
+  IterationHealth h;
+  h.iterations = track.judged.load(std::memory_order_acquire);
+  h.lateHistory = track.lateHistory.load(std::memory_order_relaxed);
+  h.cleanStreak = track.cleanStreak.load(std::memory_order_relaxed);
+  return h;
+}
+
+// Records the verdict on one iteration (the count last: a reader that sees it sees the rest).
+void Releaser::judge(Track& track, bool late) {
+  track.lateHistory.store((track.lateHistory.load(std::memory_order_relaxed) << 1) | (late ? 1u : 0u),
+                          std::memory_order_relaxed);
+  track.cleanStreak.store(late ? 0 : track.cleanStreak.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  track.judged.fetch_add(1, std::memory_order_release);
+}
+
 bool Releaser::hyperepochFinished(HyperepochId he) const {
   return !tracks_[index(he)].running.load(std::memory_order_acquire);
 }
 
 void Releaser::joinHyperepoch(HyperepochId he) {
-  if (hyperepochThreads_[he].joinable()) hyperepochThreads_[he].join();
+  Track& track = tracks_[index(he)];
+  for (;;) {
+    const std::uint32_t ended = track.endWord.load(std::memory_order_seq_cst);
+    if (!track.running.load(std::memory_order_acquire)) return;
+    ipc::futexWait(track.endWord, ended, kSleepSliceNs);
+  }
 }
 
 std::optional<Stall> Releaser::longestStall() const {
@@ -187,6 +241,7 @@ void Releaser::releaseLoop(HyperepochId he) {
     finished_.fetch_add(1);
     ipc::signalWord(view_.header().attention);
   };
+  bool frameLate = false;  // a frame of iteration h (then h - 1, at the boundary) overran
   for (;; ++h) {
     if (h > first) {
       if (stopHere(h)) break;
@@ -200,8 +255,10 @@ void Releaser::releaseLoop(HyperepochId he) {
       }
       if (stopHere(h)) break;
       if (instancesDone(hp.instances, h - 1)) {
+        judge(own, frameLate);
         iterStart = nextStart;
       } else {
+        judge(own, true);
         // Overrun: iteration h - 1 did not finish within its period.
         if (!waitInstances(he, hp.instances, h - 1)) return leave();
         const std::int64_t now = ipc::monotonicNs();
@@ -219,6 +276,7 @@ void Releaser::releaseLoop(HyperepochId he) {
         if (stopHere(h)) break;
       }
       slot.completed.store(h);
+      frameLate = false;
     } else if (stopHere(0)) {
       break;
     }
@@ -231,16 +289,17 @@ void Releaser::releaseLoop(HyperepochId he) {
         if (!instancesDone(previous, h)) {
           if (!waitInstances(he, previous, h)) return leave();
           actual = ipc::monotonicNs();
-          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, index(p.epoch), static_cast<std::uint32_t>(h),
-                       p.frame - 1, ideal, actual});
+          frameLate = true;
+          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, index(p.epoch),
+                       static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
         }
       }
       shm::EpochSlot& epoch = view_.epoch(p.epoch);
       const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
       epoch.releaseNs.store(ideal, std::memory_order_relaxed);
       ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(h * frames + p.frame + 1));
-      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch), static_cast<std::uint32_t>(h), p.frame,
-                   ideal, actual});
+      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch), static_cast<std::uint32_t>(h),
+                   p.frame, ideal, actual});
     }
   }
   // Stopping at iteration h: let iteration h - 1 finish.

@@ -26,10 +26,17 @@ namespace tactus::master {
 
 /// An instance a release thread has been waiting on (for the stuck-client check).
 struct Stall {
-  HyperepochId hyperepoch{};     ///< the release thread's hyperepoch
-  InstanceId instance{};         ///< the instance not done yet
-  std::uint32_t target = 0;      ///< the `done` value it waits for (iteration + 1, wrapping)
-  std::int64_t sinceNs = 0;      ///< CLOCK_MONOTONIC ns when the wait for it began
+  HyperepochId hyperepoch{};  ///< the release thread's hyperepoch
+  InstanceId instance{};      ///< the instance not done yet
+  std::uint32_t target = 0;   ///< the `done` value it waits for (iteration + 1, wrapping)
+  std::int64_t sinceNs = 0;   ///< CLOCK_MONOTONIC ns when the wait for it began
+};
+
+/// How a hyperepoch's iterations went since its last start (read by the master's policy).
+struct IterationHealth {
+  std::uint64_t iterations = 0;   ///< iterations judged since the start (each at its next period boundary)
+  std::uint64_t lateHistory = 0;  ///< bit k: the k-th latest judged iteration overran (a late frame or end)
+  std::uint64_t cleanStreak = 0;  ///< judged iterations since the latest that overran (or since the start)
 };
 
 /// Runs the release threads of one run.
@@ -58,19 +65,27 @@ class Releaser {
 
   // --- Schedule switching (a master with -N): each hyperepoch starts and stops on its own. ---
 
-  /// Starts hyperepoch `he`'s release thread alone: its first iteration is `firstIteration`
+  /// Starts hyperepoch `he`'s release loop alone: its first iteration is `firstIteration`
   /// (iterations continue over activations, so the shared sequences keep growing), released at
-  /// `startNs`. The hyperepoch's previous thread must have ended (joinHyperepoch).
+  /// `startNs`. The hyperepoch's release thread is started once and parked between activations,
+  /// so a start only wakes it; the previous activation must have ended (joinHyperepoch).
   void startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration);
+  /// Starts hyperepoch `he`'s parked release thread if it has none yet, so the first start of a
+  /// switch does not create it (a rollover calls it on the starting schedule first).
+  void prepareHyperepoch(HyperepochId he);
   /// Asks hyperepoch `he` to stop at its next iteration boundary (its current frame finishes).
   void requestHyperepochStop(HyperepochId he);
   /// Whether hyperepoch `he`'s release thread has ended (true when it never started).
   bool hyperepochFinished(HyperepochId he) const;
-  /// Waits for hyperepoch `he`'s release thread to end.
+  /// Waits (asleep) for hyperepoch `he`'s release loop to end; its thread stays parked for the next start.
   void joinHyperepoch(HyperepochId he);
   /// When hyperepoch `he`'s last activation ended: the latest end of a runnable of its last
   /// iteration (0 before any).
-  std::int64_t hyperepochEndNs(HyperepochId he) const { return tracks_[index(he)].endNs.load(std::memory_order_acquire); }
+  std::int64_t hyperepochEndNs(HyperepochId he) const {
+    return tracks_[index(he)].endNs.load(std::memory_order_acquire);
+  }
+  /// How hyperepoch `he`'s iterations went since its last startHyperepoch.
+  IterationHealth health(HyperepochId he) const;
 
  private:
   struct Track {
@@ -86,7 +101,16 @@ class Releaser {
     std::uint64_t firstIteration = 0;
     std::int64_t startNs = 0;
     std::atomic<std::int64_t> endNs{0};
+    // IterationHealth, written by the release thread only.
+    std::atomic<std::uint64_t> judged{0};
+    std::atomic<std::uint64_t> lateHistory{0};
+    std::atomic<std::uint64_t> cleanStreak{0};
+    // The parked release thread: goWord counts starts, endWord the ends of its loops (futex words).
+    std::atomic<std::uint32_t> goWord{0};
+    std::atomic<std::uint32_t> endWord{0};
   };
+  void parkedLoop(HyperepochId he);
+  void judge(Track& track, bool late);
   void releaseLoop(HyperepochId he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
   int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);
@@ -100,11 +124,12 @@ class Releaser {
   RunControl& control_;
   std::int64_t runStartNs_ = 0;
   IdVector<HyperepochId, MasterEventRing> rings_;  // per hyperepoch
-  std::unique_ptr<Track[]> tracks_;                 // per hyperepoch (index(he))
-  std::vector<HyperepochId> active_;                // hyperepochs with instances
+  std::unique_ptr<Track[]> tracks_;                // per hyperepoch (index(he))
+  std::vector<HyperepochId> active_;               // hyperepochs with instances
   std::vector<std::thread> threads_;
   IdVector<HyperepochId, std::thread> hyperepochThreads_;  // per hyperepoch, started by startHyperepoch
   std::atomic<std::size_t> finished_{0};
+  std::atomic<bool> shutdown_{false};  // join(): the parked threads end
 };
 
 }  // namespace tactus::master

@@ -34,7 +34,12 @@ const std::vector<OptionSpec>& specs() {
       {"wcet-out", 0, "FILE", "write measured WCETs (`Client.Runnable: ns`) for tactus-compile --wcet", {}},
       {"wcet-percentile", 0, "P", "percentile of the measured durations used for them (default 99)", {}},
       {"wcet-margin", 0, "X", "factor applied to it (default 1.2)", {}},
-      {"html", 0, "FILE", "write the graph, the plan and the executed iterations as one HTML file", {}},
+      {"html",
+       0,
+       "FILE",
+       "write the graph, the plan and the executed iterations as one HTML file (several schedules: one page each, FILE "
+       "and FILE-ID.html, marking every switch)",
+       {}},
       {"trace-out", 0, "FILE", "write a Chrome trace (open in Perfetto or chrome://tracing)", {}},
       {"schedule", 's', "FILE", "the schedule file (instead of the second argument)", {}},
       {"version", 'V', "", "print the version and exit", {}},
@@ -120,11 +125,10 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
   if (o.help || o.version) return o;
   const std::vector<std::string>& positional = line->operands;
   if (positional.size() >= 2) o.schedules.assign(positional.begin() + 1, positional.end());
-  if (o.schedules.size() > 1 &&
-      (o.json || !o.html.empty() || !o.traceOut.empty() || !o.wcetOut.empty() || o.violations)) {
+  if (o.schedules.size() > 1 && (o.json || !o.wcetOut.empty() || o.violations)) {
     return fail(ErrorCode::kBadParameter,
-                "several schedules: only the text report and --csv are supported (not --json, --html, "
-                "--trace-out, --wcet-out, --violations; give one schedule for those)");
+                "several schedules: only the text report, --csv, --html and --trace-out are supported (not "
+                "--json, --wcet-out, --violations; give one schedule for those)");
   }
   if (positional.size() >= 2) {
     if (!o.schedule.empty()) return fail(ErrorCode::kBadParameter, "the schedule is given twice");

@@ -16,6 +16,7 @@
 #include "analysis.hpp"
 #include "outputs.hpp"
 #include "report_args.hpp"
+#include "switch_marks.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -52,6 +53,54 @@ Result<void> writeFile(const std::string& path, const std::string& text) {
 
 // Text for a switch record's schedule reference (aux).
 std::string scheduleRef(std::uint32_t id) { return id == 0xffffffffu ? std::string("-") : std::to_string(id); }
+
+// The HTML page of schedule `id` in a run of several: FILE.html -> FILE-ID.html (FILE -> FILE-ID).
+std::string htmlPathFor(const std::string& first, std::uint16_t id) {
+  const std::size_t slash = first.rfind('/');
+  const std::size_t dot = first.rfind('.');
+  const bool hasExtension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return hasExtension ? first.substr(0, dot) + "-" + std::to_string(id) + first.substr(dot)
+                      : first + "-" + std::to_string(id);
+}
+
+// The master's switching-policy decisions (kPolicyDecision records), one line each: the rule's
+// number in the policy file, what fired it (hyperepoch and client named from the schedules) and
+// the schedule it rolled over to.
+std::string formatPolicyDecisions(const LogFile& log, const std::vector<Schedule>& schedules) {
+  std::string text;
+  for (const EventRecord& r : log.records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kPolicyDecision)) continue;
+    const Schedule* sc = nullptr;
+    for (const Schedule& s : schedules) {
+      if (s.identifier == r.schedule) sc = &s;
+    }
+    std::string why;
+    switch (r.detail) {
+      case 1:
+        why = "hyperepoch " +
+              (sc != nullptr && r.iteration < sc->hyperepochs.size()
+                   ? quoted(sc->hyperepochs[HyperepochId{r.iteration}].name)
+                   : std::to_string(r.iteration)) +
+              " of schedule " + std::to_string(r.schedule) + " overran";
+        break;
+      case 2: why = "schedule " + std::to_string(r.schedule) + " ran its clean iterations"; break;
+      case 3:
+        why = "client " +
+              (sc != nullptr && r.iteration < sc->clients.size() ? quoted(sc->clients[ClientId{r.iteration}].name)
+                                                                 : std::to_string(r.iteration)) +
+              " died";
+        break;
+      default: why = "trigger " + std::to_string(r.detail); break;
+    }
+    char at[64];
+    std::snprintf(at, sizeof at, " (at %.3f ms)", static_cast<double>(r.startNs - log.header.runStartNs) / 1e6);
+    text += "  policy rule " + std::to_string(r.instance + 1) + ": " + why +
+            (r.aux != 0xffffffffu ? " -> rolled over to schedule " + std::to_string(r.aux) : " -> no switch") + at +
+            "\n";
+  }
+  if (!text.empty()) text = "\nswitching policy decisions (rule = its number in the --policy file):\n" + text;
+  return text;
+}
 
 // The starts, stops and switches of a run with a schedule manager, with the dead time of each:
 // from the last end of a run of the stopped schedule on that hyperepoch (before the start) to the
@@ -137,6 +186,7 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
                   static_cast<double>(q.maxNs) / 1e3);
     text += line;
   }
+  text += formatPolicyDecisions(log, schedules);
   return text;
 }
 
@@ -177,6 +227,7 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
                                                     ", which none of the given schedules is"));
     }
   }
+  const std::vector<SwitchMark> marks = collectSwitchMarks(*log, schedules);
   std::vector<CsvRow> rows;
   for (std::size_t k = 0; k < schedules.size(); ++k) {
     const Schedule& sc = schedules[k];
@@ -184,7 +235,8 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
     part.records.clear();
     for (const EventRecord& r : log->records) {
       if (r.schedule == sc.identifier && r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) &&
-          r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStop)) {
+          r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStop) &&
+          r.kind != static_cast<std::uint16_t>(EventKind::kPolicyDecision)) {
         part.records.push_back(r);
       }
     }
@@ -194,6 +246,18 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
     const Analysis analysis = analyze(sc, part);
     for (const std::string& w : analysis.warnings)
       err << "tactus-report: warning: schedule " << sc.identifier << ": " << w << "\n";
+    if (!o.html.empty()) {  // one page per schedule, each marking every switch of the run
+      view::Execution execution = makeExecution(sc, part, analysis);
+      for (const SwitchMark& m : marks) {
+        execution.marks.push_back({m.atNs - log->header.runStartNs, m.text, m.schedule == sc.identifier});
+      }
+      const std::string path = k == 0 || o.html == kStdStream ? o.html : htmlPathFor(o.html, sc.identifier);
+      if (k == 0 || o.html != kStdStream) {
+        auto w = o.html == kStdStream ? writeFile(o.html, view::renderHtml(sc, &execution))
+                                      : view::writeHtml(path, sc, &execution);
+        if (!w) return fatal(w.error());
+      }
+    }
     if (o.csv) {
       appendCsvRows(rows, sc, part, analysis);
     } else {
@@ -201,9 +265,18 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
       out << formatText(sc, part, analysis) << "\n";
     }
   }
+  if (!o.traceOut.empty()) {
+    std::ostringstream t;
+    writeManagedTrace(t, *log, schedules);
+    if (o.traceOut == kStdStream) {
+      out << t.str();
+      return 0;
+    }
+    if (auto w = writeFile(o.traceOut, t.str()); !w) return fatal(w.error());
+  }
   if (o.csv) {
     writeCsvRows(out, rows);
-  } else {
+  } else if (o.html != kStdStream) {
     out << formatSwitches(*log, schedules);
   }
   return 0;

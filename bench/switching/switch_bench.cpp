@@ -3,7 +3,7 @@
 // --period-us); this process is the manager (the manager API, in-process).
 //   rollover:      rollOverSchedule(B, A) at a random point of A's iteration; per hyperepoch,
 //                  dead time = B's first release there - max(A's last run end there, the moment
-//                  the master took the request)
+//                  the master took the request); also to B's actual first release (kRelease)
 //   complete swap: stopSchedule(A) then startSchedule(B); dead time = B's first release - A's
 //                  last run end (includes both calls and the start's release lead)
 // Prints p50/p99/max over --switches switches of each kind beside the period.
@@ -22,6 +22,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tactus/core/event_log.hpp"
@@ -213,7 +214,17 @@ int main(int argc, char** argv) try {
     auto it = std::upper_bound(v.begin(), v.end(), t);
     return it == v.begin() ? 0 : *(it - 1);
   };
-  std::vector<std::int64_t> rollover, swap;
+  // The actual time of each first release (kRelease of frame 0), by schedule, hyperepoch and iteration.
+  std::map<std::tuple<int, std::uint32_t, std::uint32_t>, std::int64_t> released;
+  for (const EventRecord& r : events->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRelease) || r.aux != 0) continue;
+    const tactus::Schedule& s = schedules[r.schedule];
+    if (r.instance >= s.epochs.size()) continue;
+    const auto key = std::make_tuple(static_cast<int>(r.schedule),
+                                     tactus::index(s.epochs[tactus::EpochId{r.instance}].hyperepoch), r.iteration);
+    if (released.count(key) == 0 || r.endNs < released[key]) released[key] = r.endNs;
+  }
+  std::vector<std::int64_t> rollover, rolloverActual, swap;
   const EventRecord* lastStop = nullptr;
   for (const EventRecord& r : events->records) {
     if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop)) lastStop = &r;
@@ -221,6 +232,8 @@ int main(int argc, char** argv) try {
     if (r.aux != 0xffffffffu) {
       const std::int64_t end = lastEndBefore(static_cast<int>(r.aux), tactus::HyperepochId{r.instance}, r.endNs);
       rollover.push_back(r.endNs - std::max(end, r.startNs));
+      const auto actual = released.find(std::make_tuple(static_cast<int>(r.schedule), r.instance, r.iteration));
+      if (actual != released.end()) rolloverActual.push_back(actual->second - std::max(end, r.startNs));
     } else {
       const std::int64_t end = lastEndBefore(lastStop->schedule, tactus::HyperepochId{r.instance}, r.endNs);
       if (end > 0) swap.push_back(r.endNs - end);
@@ -228,11 +241,16 @@ int main(int argc, char** argv) try {
   }
   const Summary ro = summarize(rollover);
   const Summary sw = summarize(swap);
+  const Summary ra = summarize(rolloverActual);
   std::printf("switch dead time, 2 schedules x 2 hyperepochs, period %d us (epoch period %d us), %d switches each\n",
               periodUs, periodUs, switches);
   std::printf(
       "  rollover       %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods)\n",
       ro.count, ro.p50, ro.p99, ro.max, ro.p50 / periodUs);
+  std::printf(
+      "  rollover, to the actual release (the release thread's publish, kRelease):\n"
+      "                %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us\n",
+      ra.count, ra.p50, ra.p99, ra.max);
   std::printf(
       "  complete swap  %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods;\n"
       "                 includes the stop and start calls and the start's 500 us release lead)\n",

@@ -29,8 +29,10 @@ struct Args {
   long long exitAtIteration = -1;  // a runnable calls exitScheduler in this hyperepoch iteration
   long long hangAtIteration = -1;  // --hang-runnable sleeps forever in this iteration
   std::string hangRunnable;
-  std::string marker;              // file created when the hang starts
-  long long busyUs = 0;            // each runnable spins this long
+  std::string marker;     // file created when the hang starts
+  long long busyUs = 0;   // each runnable spins this long
+  std::string slowWhile;  // --slow-while FILE: while FILE exists, each runnable spins --slow-us more
+  long long slowUs = 0;
   bool checkRegistration = false;  // exercise the registration errors and report them
   bool useStm = false;             // go through the STM C API
   bool switchCallback = false;     // register a schedule-switch callback that prints when it ran
@@ -96,6 +98,7 @@ void body(const std::string* name) {
     for (;;) ::pause();
   }
   spinUs(gArgs.busyUs);
+  if (!gArgs.slowWhile.empty() && ::access(gArgs.slowWhile.c_str(), F_OK) == 0) spinUs(gArgs.slowUs);
   if (gArgs.exitAtIteration >= 0 && h == gArgs.exitAtIteration) tactus::exitScheduler();
 }
 
@@ -105,7 +108,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: tactus-test-client --name CLIENT [--instance I] [--timeout-ms N] [--skip R]...\n"
                "  [--exit-at-iteration N] [--hang-runnable R --hang-at-iteration N --marker FILE]\n"
-               "  [--busy-us N] [--check-registration] [--stm] [--switch-callback]\n"
+               "  [--busy-us N] [--slow-while FILE --slow-us N] [--check-registration] [--stm] [--switch-callback]\n"
                "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime]\n");
   return 2;
 }
@@ -125,6 +128,8 @@ int runMain(int argc, char** argv) {
     else if (a == "--hang-runnable") gArgs.hangRunnable = next();
     else if (a == "--marker") gArgs.marker = next();
     else if (a == "--busy-us") gArgs.busyUs = std::atoll(next().c_str());
+    else if (a == "--slow-while") gArgs.slowWhile = next();
+    else if (a == "--slow-us") gArgs.slowUs = std::atoll(next().c_str());
     else if (a == "--check-registration") gArgs.checkRegistration = true;
     else if (a == "--stm") gArgs.useStm = true;
     else if (a == "--switch-callback") gArgs.switchCallback = true;

@@ -31,6 +31,14 @@ namespace {
 constexpr int kWaitMs = 20'000;
 constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 
+// REQUIREs that a Result<void> call succeeded and, when it did not, prints the error's message.
+#define REQUIRE_OK(call)                                       \
+  do {                                                         \
+    const Result<void> result_ = (call);                       \
+    INFO((result_ ? std::string() : result_.error().message)); \
+    REQUIRE(result_);                                          \
+  } while (false)
+
 std::int64_t nowNs() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -145,7 +153,7 @@ struct SwitchRun {
     tactus::manager::ManagerOptions options;
     options.instance = instance;
     options.timeoutMs = kWaitMs;
-    REQUIRE(tactus::manager::init("mgr", options));
+    REQUIRE_OK(tactus::manager::init("mgr", options));
   }
 };
 
@@ -161,6 +169,7 @@ Call timed(F&& call) {
   c.beforeNs = nowNs();
   const Result<void> r = call();
   c.afterNs = nowNs();
+  INFO((r ? std::string() : r.error().message));
   REQUIRE(r);
   return c;
 }
@@ -230,7 +239,7 @@ TEST_CASE(
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const Call startA2 = timed([] { return manager::startSchedule(101); });
   CHECK(awaitIterations(10));
-  REQUIRE(manager::exitRun());
+  REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   REQUIRE(waitFor(m, kWaitMs) == 0);
@@ -284,7 +293,7 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
         timed([k] { return k % 2 == 0 ? manager::rollOverSchedule(202, 201) : manager::rollOverSchedule(201, 202); }));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  REQUIRE(manager::exitRun());
+  REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   REQUIRE(waitFor(m, kWaitMs) == 0);
@@ -354,7 +363,7 @@ TEST_CASE("bad manager requests get clear errors and the running schedule goes o
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
   run.attachManager();
-  REQUIRE(manager::startSchedule(301));
+  REQUIRE_OK(manager::startSchedule(301));
   auto unknown = manager::startSchedule(999);
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().code == ErrorCode::kNotFound);
@@ -384,7 +393,7 @@ TEST_CASE("bad manager requests get clear errors and the running schedule goes o
   CHECK(before->running);
   CHECK(before->schedule == 301);
   CHECK(awaitIterations(1));
-  REQUIRE(manager::exitRun());
+  REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   REQUIRE(waitFor(m, kWaitMs) == 0);
@@ -476,7 +485,7 @@ TEST_CASE("a client in one schedule only waits through the others and runs in it
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   const Call roll = timed([] { return manager::rollOverSchedule(702, 701); });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  REQUIRE(manager::exitRun());
+  REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   CHECK(waitFor(c2, kWaitMs) == 0);
@@ -498,4 +507,182 @@ TEST_CASE("a client in one schedule only waits through the others and runs in it
   CHECK(countOf(readFile(run.out("Client2")), "switch schedule=702") == 1);
   CHECK(countOf(readFile(run.out("Client1")), "switch schedule=702") == 2);
   CHECK(readFile(run.out("Client2")).find("status=exit-requested") != std::string::npos);
+}
+
+namespace {
+
+// Waits until the running schedule is `id` (the manager's status), for at most 20 s.
+bool awaitRunning(std::uint16_t id) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    auto s = manager::status();
+    if (s && s->running && s->schedule == id) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+std::vector<EventRecord> decisionsOf(const EventLog& log) {
+  std::vector<EventRecord> out;
+  for (const EventRecord& r : log.records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kPolicyDecision)) out.push_back(r);
+  }
+  return out;
+}
+
+// tactus-report's text for the run (all its schedules).
+std::string reportOf(const SwitchRun& run) {
+  std::vector<std::string> argv{buildPath("tools/tactus-report"), run.logPath};
+  argv.insert(argv.end(), run.schedulePaths.begin(), run.schedulePaths.end());
+  const pid_t report = run.children.spawn(argv, run.out("report"));
+  REQUIRE(waitFor(report, kWaitMs) == 0);
+  return readFile(run.out("report"));
+}
+
+}  // namespace
+
+TEST_CASE("a policy rolls over on overruns and back after clean iterations, logged with the rule",
+          "[switching][policy]") {
+  SwitchRun run("policy", {modeYaml(801, 2, 1000, false), modeYaml(802, 2, 20000, false)});
+  const std::string slow = run.dir + "/slow";
+  const std::string policy = run.dir + "/policy.yaml";
+  std::ofstream(policy) << "Rules:\n"
+                           "  - Name: overload\n"
+                           "    When: {Schedule: 801, Hyperepoch: H0, Overruns: 3, Of: 10}\n"
+                           "    RollOver: 802\n"
+                           "  - Name: recover\n"
+                           "    When: {Schedule: 802, CleanIterations: 10}\n"
+                           "    RollOver: 801\n";
+  const pid_t m = run.master({"--policy", policy});
+  const pid_t c0 = run.client("Client0", {"--slow-while", slow, "--slow-us", "3000"});
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(801));
+  CHECK(awaitIterations(5));
+  std::ofstream(slow) << "slow\n";  // Client0's runnables now take 3 ms in a 1 ms period
+  CHECK(awaitRunning(802));
+  ::unlink(slow.c_str());
+  CHECK(awaitRunning(801));  // 10 clean iterations of 802 later
+  CHECK(awaitIterations(5));
+  REQUIRE_OK(manager::exitRun());
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  const auto decisions = decisionsOf(*log);
+  REQUIRE(decisions.size() >= 2);
+  // The first decision: rule 0 (overload) on hyperepoch H0 of 801, to 802; later rule 1 back to 801.
+  CHECK(decisions[0].instance == 0);
+  CHECK(decisions[0].schedule == 801);
+  CHECK(decisions[0].detail == 1);
+  CHECK(decisions[0].iteration == 0);
+  CHECK(decisions[0].aux == 802);
+  bool back = false;
+  for (const EventRecord& d : decisions) back = back || (d.instance == 1 && d.schedule == 802 && d.aux == 801);
+  CHECK(back);
+  // The policy's switch is a rollover in the log: 801's stop names 802 and 802's start names 801.
+  int rollovers = 0;
+  for (const EventRecord& r : log->records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == 802 && r.aux == 801)
+      ++rollovers;
+  }
+  CHECK(rollovers >= 2);  // both hyperepochs
+  CHECK(readFile(run.out("master")).find("policy rule 'overload'") != std::string::npos);
+  const std::string report = reportOf(run);
+  CHECK(report.find("policy rule 1: hyperepoch 'H0' of schedule 801 overran -> rolled over to schedule 802") !=
+        std::string::npos);
+  CHECK(report.find("policy rule 2: schedule 802 ran its clean iterations -> rolled over to schedule 801") !=
+        std::string::npos);
+  // The HTML pages (one per schedule) and the trace mark the switches and the decisions.
+  const pid_t pictures =
+      run.children.spawn({buildPath("tools/tactus-report"), run.logPath, run.schedulePaths[0], run.schedulePaths[1],
+                          "--html", run.dir + "/run.html", "--trace-out", run.dir + "/run.json"},
+                         run.out("pictures"));
+  REQUIRE(waitFor(pictures, kWaitMs) == 0);
+  for (const std::string page : {"/run.html", "/run-802.html"}) {
+    const std::string html = readFile(run.dir + page);
+    CHECK(html.find("<h2>Schedule switches</h2>") != std::string::npos);
+    CHECK(html.find("start 802 on 'H0' (rollover from 801)") != std::string::npos);
+    CHECK(html.find("policy rule 1: roll over to 802") != std::string::npos);
+  }
+  CHECK(readFile(run.dir + "/run.html").find("<tr class=\"own\"><td>") != std::string::npos);
+  const std::string trace = readFile(run.dir + "/run.json");
+  CHECK(trace.find(R"x("cat":"switch","name":"start 802 on 'H0' (rollover from 801)")x") != std::string::npos);
+  CHECK(trace.find(R"x("cat":"switch","name":"policy rule 2: roll over to 801")x") != std::string::npos);
+  CHECK(trace.find(R"x("args":{"name":"schedule 802 'Mode802' (executed)"})x") != std::string::npos);
+}
+
+TEST_CASE("a client's death with a fallback schedule in the policy: the run goes on without it, the report names it",
+          "[switching][policy][fault]") {
+  SwitchRun run("fallback", {modeYaml(901, 2, 1000, false, false, true), modeYaml(902, 2, 1000, false)});
+  const std::string policy = run.dir + "/policy.yaml";
+  std::ofstream(policy) << "Rules:\n"
+                           "  - Name: lost-client2\n"
+                           "    When: {ClientDies: Client2}\n"
+                           "    RollOver: 902\n";
+  const pid_t m = run.master({"--policy", policy});
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  const pid_t c2 = run.client("Client2");
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(901));
+  CHECK(awaitIterations(10));
+  ::kill(c2, SIGKILL);
+  CHECK(waitFor(c2, kWaitMs) == 128 + SIGKILL);
+  REQUIRE(awaitRunning(902));
+  CHECK(awaitIterations(20));                          // the run goes on in the fallback schedule
+  auto refused = manager::rollOverSchedule(901, 902);  // 901 needs the dead client
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("uses client 'Client2', which died") != std::string::npos);
+  REQUIRE_OK(manager::exitRun());
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  const std::string master = readFile(run.out("master"));
+  CHECK(master.find("client 'Client2' (pid " + std::to_string(c2) + ") died") != std::string::npos);
+  CHECK(master.find("policy rule 'lost-client2' goes on without it") != std::string::npos);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  const auto decisions = decisionsOf(*log);
+  REQUIRE(decisions.size() == 1);
+  CHECK(decisions[0].detail == 3);
+  CHECK(decisions[0].aux == 902);
+  CHECK(runsOf(*log, 902).size() >= 40);
+  CHECK(reportOf(run).find("policy rule 1: client 'Client2' died -> rolled over to schedule 902") != std::string::npos);
+}
+
+TEST_CASE("a policy file that names what the schedules do not have is refused at start with its line",
+          "[switching][policy][load]") {
+  SwitchRun run("badpolicy", {modeYaml(951, 2, 1000, false, false, true), modeYaml(952, 2, 1000, false),
+                              modeYaml(953, 3, 1000, false, true)});
+  struct Case {
+    std::string rules;
+    std::string expected;
+  };
+  const std::vector<Case> cases{
+      {"  - Name: a\n    When: {Schedule: 999, CleanIterations: 5}\n    RollOver: 952\n",
+       "policy.yaml:3: no loaded schedule has identifier 999 (loaded: 951, 952, 953)"},
+      {"  - Name: a\n    When: {Schedule: 951, Hyperepoch: H7, Overruns: 1, Of: 4}\n    RollOver: 952\n",
+       "policy.yaml:3: rule 'a': schedule 951 has no hyperepoch 'H7'"},
+      {"  - Name: a\n    When: {ClientDies: Nobody}\n    RollOver: 952\n",
+       "policy.yaml:3: rule 'a': no loaded schedule has a client 'Nobody'"},
+      {"  - Name: a\n    When: {ClientDies: Client0}\n    RollOver: 952\n",
+       "policy.yaml:4: rule 'a': schedule 952 uses client 'Client0' too: the fallback must not"},
+      {"  - Name: a\n    When: {Schedule: 951, Hyperepoch: H0, Overruns: 5, Of: 4}\n    RollOver: 952\n",
+       "policy.yaml:3: 'Overruns' must be a whole number from 1 to 4, not '5'"},
+      {"  - Name: a\n    When: {Schedule: 951, CleanIterations: 5}\n    RollOver: 953\n",
+       "policy.yaml:2: rule 'a': cannot roll over from schedule 951 to schedule 953: "},
+      {"  - Name: a\n    Whenn: {Schedule: 951, CleanIterations: 5}\n    RollOver: 952\n",
+       "policy.yaml:3: unknown key 'Whenn' in a rule"},
+  };
+  for (const Case& c : cases) {
+    const std::string policy = run.dir + "/policy.yaml";
+    std::ofstream(policy) << "Rules:\n" << c.rules;
+    const pid_t m = run.master({"--policy", policy});
+    CHECK(waitFor(m, kWaitMs) == 2);
+    const std::string out = readFile(run.out("master"));
+    INFO(out);
+    CHECK(out.find(c.expected) != std::string::npos);
+  }
 }

@@ -1,6 +1,7 @@
 // Renders a schedule (and optionally executed iterations) as one self-contained HTML page.
 #include "tactus/view/html_view.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -168,6 +169,38 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
   return o;
 }
 
+// The switches of a run of several schedules: a strip over the run's time with a tick per
+// switch (this page's schedule in orange), then the list. Drawn here, without the script.
+std::string switchesSection(const Execution& x) {
+  std::int64_t last = 1;
+  for (const TimeMark& m : x.marks) last = std::max(last, m.atNs);
+  constexpr int kWidth = 900;
+  std::string o =
+      "<h2>Schedule switches</h2>\n<div class=\"meta\">every start and stop of a schedule on a hyperepoch and "
+      "every policy decision of the run, ms from its start; orange: this schedule</div>\n";
+  o += "<svg id=\"switches\" width=\"" + std::to_string(kWidth + 20) +
+       "\" height=\"34\" role=\"img\"><line x1=\"10\" y1=\"17\" x2=\"" + std::to_string(kWidth + 10) +
+       "\" y2=\"17\" stroke=\"#888\"/>";
+  for (const TimeMark& m : x.marks) {
+    const double at =
+        10.0 + kWidth * static_cast<double>(std::max<std::int64_t>(0, m.atNs)) / static_cast<double>(last);
+    char tick[160];
+    std::snprintf(tick, sizeof tick, "<line class=\"switch\" x1=\"%.1f\" y1=\"4\" x2=\"%.1f\" y2=\"30\" stroke=\"%s\">",
+                  at, at, m.own ? "#e8590c" : "#1c7ed6");
+    o += tick;
+    o += "<title>" + htmlEscape(m.text) + "</title></line>";
+  }
+  o += "</svg>\n<table class=\"switches\"><tr><th>at ms</th><th>switch</th></tr>\n";
+  for (const TimeMark& m : x.marks) {
+    char at[48];
+    std::snprintf(at, sizeof at, "%.3f", static_cast<double>(m.atNs) / 1e6);
+    o += std::string("<tr") + (m.own ? " class=\"own\"" : "") + "><td>" + at + "</td><td>" + htmlEscape(m.text) +
+         "</td></tr>\n";
+  }
+  o += "</table>\n";
+  return o;
+}
+
 }  // namespace
 
 std::string renderHtml(const Schedule& schedule, const Execution* execution, const HtmlOptions& options) {
@@ -200,6 +233,7 @@ std::string renderHtml(const Schedule& schedule, const Execution* execution, con
       "<div id=\"exec-section\" style=\"display:none\"><h2>Executed against the plan</h2>\n<div class=\"meta\">"
       "per lane: the plan (faint, top) and what ran (bottom); times from the iteration's planned start; "
       "red outline: ran longer than its WCET</div>\n<div id=\"exec\"></div></div>\n";
+  if (execution != nullptr && !execution->marks.empty()) page += switchesSection(*execution);
   page += "<div id=\"tip\"></div>\n<script type=\"application/json\" id=\"data\">";
   page += dataJson(schedule, execution, title);
   page += "</script>\n<script>";

@@ -78,6 +78,13 @@ enum class EventKind : std::uint16_t {
   /// over to (0xffffffff for a plain stop), startNs = when the master took the request, endNs =
   /// when the master saw the last runnable of its last iteration end.
   kScheduleStop = 11,
+  /// A rule of the master's switching policy (--policy) fired. schedule = the schedule it watched
+  /// (client death: a schedule that uses the client), instance = the rule's index in the policy
+  /// file, detail = its trigger (1 overruns, 2 clean iterations, 3 client death), iteration = the
+  /// HyperepochId (overruns) or ClientId in `schedule` (client death), aux = the identifier rolled
+  /// over to (0xffffffff: nothing ran that needed a switch, or the switch failed), startNs = when
+  /// the master decided, endNs = when the switch was done.
+  kPolicyDecision = 12,
 };
 
 /// The file header.

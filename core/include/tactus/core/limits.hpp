@@ -45,6 +45,14 @@ inline constexpr std::uint64_t kMaxEventLogBytes = 8ULL << 30;
 inline constexpr std::int64_t kMaxLogSpanNs = 1'000'000'000'000'000;
 /// Most distinct violations tactus-check's library keeps per worker thread (tactus-check --entries).
 inline constexpr std::uint32_t kMaxCheckEntries = 1u << 16;
+/// Largest policy file the master reads (tactus-master --policy).
+inline constexpr std::uint64_t kMaxPolicyFileBytes = 1ULL << 20;
+/// Most rules a policy file may hold.
+inline constexpr std::uint32_t kMaxPolicyRules = 256;
+/// Largest window N of a policy's overrun rule (one bit per iteration in a 64-bit history).
+inline constexpr std::uint32_t kMaxOverrunWindow = 64;
+/// Largest count of clean iterations a policy's roll-back rule may wait for.
+inline constexpr std::uint64_t kMaxCleanIterations = 1'000'000'000;
 
 static_assert(static_cast<double>(kMaxInstancesTotal) * static_cast<double>(kMaxDurationNs) < 9.0e18,
               "a sum of every duration of a schedule must fit in int64");

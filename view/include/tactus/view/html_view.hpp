@@ -45,11 +45,19 @@ struct RunnableSummary {
   std::string violations;      ///< contract violations tactus-check found (`kind: call xN, ...`); empty: none
 };
 
+/// A moment of the run worth marking: a schedule switch or a switching-policy decision.
+struct TimeMark {
+  std::int64_t atNs = 0;  ///< from the run's start
+  std::string text;       ///< caption (escaped when drawn)
+  bool own = false;       ///< whether it concerns the schedule the page shows (drawn highlighted)
+};
+
 /// What a log adds to the view: some iterations to draw and per-runnable statistics.
 struct Execution {
   std::string source;                               ///< the log's name, shown in the header
   std::vector<ExecutedIteration> iterations;        ///< iterations to draw (each selectable)
   IdVector<RunnableId, RunnableSummary> runnables;  ///< per runnable; empty when not measured
+  std::vector<TimeMark> marks;                      ///< a run of several schedules: every switch, in time order
 };
 
 /// Options of the rendering.

@@ -1,0 +1,186 @@
+// The managed run's shared declarations: one loaded schedule (Mode), a manager request and its
+// answer, and the ManagedRun class, whose parts live in managed_run.cpp (loading, the monitor loop,
+// the end), manager_requests.cpp (the channel and the manager's requests) and schedule_switch.cpp
+// (starting, stopping and rolling over hyperepochs).
+//
+// Design
+// - One segment per schedule, each a complete single-schedule layout (shm_layout.hpp): schedule 0
+//   at the instance's name, schedule k at scheduleInstanceName(instance, k); the header's
+//   scheduleCount/scheduleIndex say which. Every role of the one-schedule master works on a
+//   schedule's segment unchanged (SegmentOwner, ClientMonitor, LogDrain, Releaser), one set per
+//   schedule. Identifiers must be unique over the files (refused naming both files).
+// - Clients attach every segment; a client claims its slot in each schedule that names it (the
+//   union of its registrations); a client in none is refused. Every client's workers of every
+//   schedule exist from enterScheduler on, sleeping on their hyperepoch's SwitchSlot::activation
+//   while that hyperepoch is stopped. Nothing runs until the manager starts a schedule; with the
+//   clients still coming, a start waits for them (the -t timeout still ends the run).
+// - The manager talks through the ManagerChannel segment (managerInstanceName): it writes op and
+//   arguments, bumps requestSeq; the master's monitor loop (2 ms, or at once through the primary's
+//   attention word) hands the request to a switch thread and publishes resultSeq = requestSeq with
+//   a code and a message (futex wake), so every call is synchronous. A bad request gets an error
+//   and a line on the master's stderr; it never touches the running schedule. A claimed manager
+//   whose process dies ends the run, named; one that detaches (tactus-manager) does not.
+// - Iterations continue over activations (iteration numbers of a hyperepoch never restart), so
+//   the segment's release and completion sequences only grow and no slot is ever reset.
+// - Complete-swap stop: every hyperepoch's release thread stops at its next iteration boundary
+//   (its current iteration finishes) and the call returns when all have stopped.
+// - Rollover (start B, stop A): hyperepochs correspond when they share hardware resources, and
+//   must do so one to one (else refused: the partitions differ). Per pair, independently: A's
+//   hyperepoch finishes its iteration, the master waits until B's workers left their previous
+//   activation, activates B's hyperepoch as a rollover (the first worker of every client in it
+//   runs the switch callbacks and acknowledges), and releases B's first frame at once.
+// - The event log: every record carries its schedule's identifier (EventRecord::schedule, header
+//   scheduleCount = N); every start and stop is a kScheduleStart / kScheduleStop record per
+//   hyperepoch, a rollover being a stop of A and a start of B naming each other.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "client_monitor.hpp"
+#include "log_drain.hpp"
+#include "master.hpp"
+#include "policy_file.hpp"
+#include "releaser.hpp"
+#include "run_control.hpp"
+#include "segment_owner.hpp"
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/run_plan.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/shm_layout.hpp"
+#include "tactus/ipc/process.hpp"
+#include "tactus/ipc/segment.hpp"
+
+namespace tactus::master {
+
+/// No schedule (a plain start's `from`, a plain stop's `to`, the channel's idle `running`).
+constexpr std::uint32_t kNoSchedule = 0xffffffffu;
+/// A plain start releases its first frame this long after the request (workers wake meanwhile).
+constexpr std::int64_t kStartLeadNs = 500'000;
+
+/// One loaded schedule and the master's roles acting on its segment.
+struct Mode {
+  RunControl control;  ///< first: the releaser refers to it; aborted with the run (stops are per hyperepoch)
+  std::string path;
+  std::string text;
+  Schedule schedule;
+  RunPlan plan;
+  std::uint64_t contentHash = 0;
+  std::unique_ptr<SegmentOwner> owner;
+  std::unique_ptr<ClientMonitor> monitor;
+  std::unique_ptr<LogDrain> drain;
+  std::unique_ptr<Releaser> releaser;
+  IdVector<HyperepochId, std::uint64_t> nextIteration;        ///< per hyperepoch: where its next activation starts
+  IdVector<HyperepochId, std::uint32_t> activations;          ///< per hyperepoch: activations so far
+  IdVector<HyperepochId, std::uint32_t> acksExpected;         ///< per hyperepoch: cumulative switch acknowledgements
+  IdVector<HyperepochId, std::uint32_t> workersIn;            ///< per hyperepoch: workers of the plan
+  IdVector<HyperepochId, std::vector<ClientId>> clientsWith;  ///< per hyperepoch: the clients with a worker in it
+  IdVector<HyperepochId, std::set<std::string>> hardware;     ///< per hyperepoch: its hardware resources by name
+  bool running = false;
+};
+
+/// The manager's request, taken from the channel by the monitor loop.
+struct Request {
+  std::uint32_t seq = 0;
+  shm::ManagerOp op = shm::ManagerOp::kNone;
+  std::uint32_t arg0 = 0;
+  std::uint32_t arg1 = 0;
+  std::int64_t takenNs = 0;        ///< CLOCK_MONOTONIC ns when the master took it
+  int rule = -1;                   ///< the policy rule that made it (an index in Policy::rules), or -1: the manager's
+  std::uint16_t ruleSchedule = 0;  ///< kPolicyDecision's schedule field
+  std::uint32_t ruleDetail = 0;    ///< kPolicyDecision's iteration field (hyperepoch, client)
+};
+
+/// The master's answer to a request.
+struct Answer {
+  shm::ManagerResult code = shm::ManagerResult::kOk;
+  std::string message;
+};
+
+/// One run of several schedules under a schedule manager (tactus-master -N).
+class ManagedRun {
+ public:
+  /// `o` outlives the run; `out` and `err` take the master's lines.
+  ManagedRun(const MasterOptions& o, std::ostream& out, std::ostream& err) : o_(o), out_(out), err_(err) {}
+  ManagedRun(const ManagedRun&) = delete;
+  ManagedRun& operator=(const ManagedRun&) = delete;
+  /// Stops what still runs and removes the manager channel.
+  ~ManagedRun();
+  /// Loads, publishes and runs until the manager, a signal or a fault ends the run; the exit code.
+  int execute();
+
+ private:
+  // managed_run.cpp: loading, watching, the end.
+  Result<void> load();
+  std::optional<RunEnd> watch(bool beforeRun);
+  std::optional<RunEnd> watchManager();
+  void drainAll();
+  bool allEntered() const;
+  int finish(const RunEnd& end);
+  void endEverywhere(const RunEnd& end);
+  // manager_requests.cpp: the channel and the requests.
+  Result<void> createChannel();
+  void publishChannelResult(std::uint32_t seq, const Answer& answer);
+  bool answerFinished();
+  void takeRequest();
+  Answer handle(const Request& r);
+  Mode* byIdentifier(std::uint32_t id);
+  Mode* runningMode();
+  std::string loadedList() const;
+  // policy_run.cpp: the switching policy (--policy).
+  Result<void> loadPolicy();
+  void evaluatePolicy();
+  std::optional<RunEnd> excuseDeadClient(Mode& mode, const RunEnd& end);
+  void launch(const Request& r);
+  void logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs);
+  std::string deadClientOf(const Mode& mode) const;
+  // schedule_switch.cpp: starting, stopping and rolling over hyperepochs.
+  Answer start(const Request& r, Mode& mode);
+  Answer stop(const Request& r, Mode& mode, std::uint32_t to);
+  Answer rollover(const Request& r, Mode& from, Mode& to);
+  bool activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r);
+  void stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
+  bool waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
+                std::uint32_t target);
+  std::string partitionProblem(const Mode& from, const Mode& to,
+                               std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const;
+  void logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration, std::uint32_t other,
+                 std::int64_t startNs, std::int64_t endNs);
+
+  const MasterOptions& o_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::vector<std::unique_ptr<Mode>> modes_;
+  EventLogWriter log_;
+  ipc::Segment channelSegment_;
+  shm::ManagerChannel* channel_ = nullptr;
+  bool channelOwned_ = false;
+  ipc::ProcessWatch managerWatch_;
+  std::uint32_t managerPid_ = 0;
+  std::atomic<bool> runEnded_{false};
+  std::atomic<bool> clientsEntered_{false};
+  bool runStarted_ = false;
+  std::mutex switchLock_;  // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
+  std::vector<EventRecord> switchEvents_;
+  std::thread switcher_;
+  std::atomic<bool> switcherBusy_{false};
+  std::uint32_t pendingSeq_ = 0;
+  Answer pendingAnswer_;
+  std::optional<RunEnd> exitEnd_;  // set by the switch thread for kExit
+  int pendingRule_ = -1;           // the switch thread's request came from this policy rule (-1: the manager)
+  std::optional<Policy> policy_;
+  mutable std::mutex deadLock_;        // guards deadClients_ (the monitor loop writes, the switch thread reads)
+  std::set<std::string> deadClients_;  // clients whose death a policy rule excused
+  std::vector<Request> fallbacks_;     // policy switches after a client's death, waiting for the switch thread
+};
+
+}  // namespace tactus::master

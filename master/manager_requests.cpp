@@ -1,0 +1,217 @@
+// The managed run's side of the manager channel: creating it, taking requests, answering them
+// (one at a time, on a switch thread) and checking them against the loaded schedules.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "managed_run.hpp"
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
+
+namespace tactus::master {
+
+using shm::ManagerOp;
+using shm::ManagerResult;
+using shm::SegmentState;
+using shm::StopReason;
+
+std::string ManagedRun::loadedList() const {
+  std::string list;
+  for (const auto& m : modes_) {
+    list += (list.empty() ? "" : ", ") + std::to_string(m->schedule.identifier) + " (" + m->path + ")";
+  }
+  return list;
+}
+
+Mode* ManagedRun::byIdentifier(std::uint32_t id) {
+  for (auto& m : modes_) {
+    if (m->schedule.identifier == id) return m.get();
+  }
+  return nullptr;
+}
+
+Mode* ManagedRun::runningMode() {
+  for (auto& m : modes_) {
+    if (m->running) return m.get();
+  }
+  return nullptr;
+}
+
+// The manager channel's segment: a stale one (its master gone) is replaced, a live master's refused.
+Result<void> ManagedRun::createChannel() {
+  const std::string name = shm::managerInstanceName(o_.instance);
+  auto created = ipc::Segment::create(name, sizeof(shm::ManagerChannel));
+  if (!created && created.error().code == ErrorCode::kAlreadyExists) {
+    auto existing = ipc::Segment::open(name);
+    if (existing && existing->bytes().size() >= sizeof(shm::ManagerChannel)) {
+      const auto* old = reinterpret_cast<const shm::ManagerChannel*>(existing->bytes().data());
+      const std::uint32_t pid = old->masterPid.load();
+      if (pid != 0 && ipc::processAlive(static_cast<pid_t>(pid), old->masterStartTime.load())) {
+        return fail(ErrorCode::kAlreadyExists, "instance " + quoted(o_.instance, 256) +
+                                                   " already has a running master (pid " + std::to_string(pid) + ")");
+      }
+    }
+    err_ << "tactus-master: replacing stale manager channel " << ipc::segmentPath(name) << "\n";
+    if (auto removed = ipc::unlinkSegment(name); !removed) return removed.error();
+    created = ipc::Segment::create(name, sizeof(shm::ManagerChannel));
+  }
+  if (!created) return created.error();
+  channelSegment_ = std::move(*created);
+  channelOwned_ = true;
+  channel_ = new (channelSegment_.bytes().data()) shm::ManagerChannel{};
+  channel_->layoutVersion = shm::kLayoutVersion;
+  channel_->scheduleCount = static_cast<std::uint32_t>(modes_.size());
+  for (std::size_t k = 0; k < modes_.size() && k < 16; ++k) channel_->identifiers[k] = modes_[k]->schedule.identifier;
+  std::memcpy(channel_->expectedName, o_.managerName.data(),
+              std::min(o_.managerName.size(), shm::kManagerNameSize - 1));
+  channel_->running.store(kNoSchedule);
+  channel_->masterStartTime.store(ipc::processStartTime(::getpid()));
+  channel_->masterPid.store(static_cast<std::uint32_t>(::getpid()), std::memory_order_release);
+  channel_->magic.store(shm::kManagerMagic, std::memory_order_release);
+  return {};
+}
+
+void ManagedRun::publishChannelResult(std::uint32_t seq, const Answer& answer) {
+  const std::size_t n = std::min(answer.message.size(), shm::kManagerMessageSize - 1);
+  std::memcpy(channel_->message, answer.message.data(), n);
+  channel_->message[n] = '\0';
+  channel_->resultCode.store(static_cast<std::uint32_t>(answer.code));
+  channel_->resultSeq.store(seq, std::memory_order_seq_cst);
+  ipc::futexWake(channel_->resultSeq);
+}
+
+Answer ManagedRun::handle(const Request& r) {
+  auto unknown = [&](std::uint32_t id) {
+    return Answer{ManagerResult::kUnknownSchedule,
+                  "no schedule has identifier " + std::to_string(id) + " (loaded: " + loadedList() + ")"};
+  };
+  Mode* running = runningMode();
+  switch (r.op) {
+    case ManagerOp::kStart: {
+      Mode* mode = byIdentifier(r.arg0);
+      if (mode == nullptr) return unknown(r.arg0);
+      if (const std::string dead = deadClientOf(*mode); !dead.empty()) {
+        return {ManagerResult::kBadState, "cannot start schedule " + std::to_string(r.arg0) + ": it uses client " +
+                                              quoted(dead) + ", which died"};
+      }
+      if (running != nullptr) {
+        return {ManagerResult::kBadState, "cannot start schedule " + std::to_string(r.arg0) + ": schedule " +
+                                              std::to_string(running->schedule.identifier) +
+                                              " is running (stop it, or roll over)"};
+      }
+      return start(r, *mode);
+    }
+    case ManagerOp::kStop: {
+      Mode* mode = byIdentifier(r.arg0);
+      if (mode == nullptr) return unknown(r.arg0);
+      if (mode != running) {
+        return {ManagerResult::kBadState, "cannot stop schedule " + std::to_string(r.arg0) + ": it is not running"};
+      }
+      return stop(r, *mode, kNoSchedule);
+    }
+    case ManagerOp::kRollover: {
+      Mode* to = byIdentifier(r.arg0);
+      Mode* from = byIdentifier(r.arg1);
+      if (to == nullptr) return unknown(r.arg0);
+      if (from == nullptr) return unknown(r.arg1);
+      if (from != running) {
+        return {ManagerResult::kBadState,
+                "cannot roll over from schedule " + std::to_string(r.arg1) + ": it is not running"};
+      }
+      if (const std::string dead = deadClientOf(*to); !dead.empty()) {
+        return {ManagerResult::kBadState, "cannot roll over to schedule " + std::to_string(r.arg0) +
+                                              ": it uses client " + quoted(dead) + ", which died"};
+      }
+      if (to == from) {
+        return {ManagerResult::kBadState, "cannot roll over schedule " + std::to_string(r.arg0) + " to itself"};
+      }
+      return rollover(r, *from, *to);
+    }
+    case ManagerOp::kExit: {
+      if (running != nullptr) (void)stop(r, *running, kNoSchedule);
+      exitEnd_ = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, kNone,
+                        "the schedule manager " + quoted(o_.managerName) + " ended the run"};
+      return {ManagerResult::kOk, "the run ends"};
+    }
+    case ManagerOp::kStatus: return {ManagerResult::kOk, running ? "running" : "idle"};
+    default:
+      return {ManagerResult::kBadRequest,
+              "request " + std::to_string(static_cast<std::uint32_t>(r.op)) + " is no manager operation"};
+  }
+}
+
+// Joins a switch thread that has finished and publishes its answer; false while one still works.
+bool ManagedRun::answerFinished() {
+  if (switcherBusy_.load()) return false;
+  if (switcher_.joinable()) {
+    switcher_.join();
+    if (pendingRule_ >= 0) {  // a policy rule's switch: the master's output, not the manager's channel
+      const PolicyRule& rule = policy_->rules[static_cast<std::size_t>(pendingRule_)];
+      pendingRule_ = -1;
+      if (pendingAnswer_.code != ManagerResult::kOk) {
+        err_ << "tactus-master: policy rule " << quoted(rule.name) << " could not switch: " << pendingAnswer_.message
+             << "\n";
+      } else {
+        out_ << "tactus-master: policy rule " << quoted(rule.name) << ": " << pendingAnswer_.message << std::endl;
+      }
+      return true;
+    }
+    if (pendingAnswer_.code != ManagerResult::kOk) {
+      err_ << "tactus-master: manager request refused: " << pendingAnswer_.message << "\n";
+    } else if (o_.verbose) {
+      out_ << "tactus-master: " << pendingAnswer_.message << "\n";
+    }
+    publishChannelResult(pendingSeq_, pendingAnswer_);
+  }
+  return true;
+}
+
+// Takes a new request from the channel and hands it to the switch thread (one at a time).
+void ManagedRun::takeRequest() {
+  if (!answerFinished() || exitEnd_) return;
+  // Status words, refreshed every round.
+  if (Mode* running = runningMode()) {
+    std::uint64_t iterations = 0;
+    std::uint64_t skipped = 0;
+    for (HyperepochId he : running->schedule.hyperepochs.ids()) {
+      iterations = std::max<std::uint64_t>(iterations, running->owner->view().hyperepoch(he).completed.load());
+      skipped += running->owner->view().hyperepoch(he).skipped.load();
+    }
+    channel_->iterations.store(iterations);
+    channel_->overruns.store(skipped);
+  }
+  const std::uint32_t seq = channel_->requestSeq.load(std::memory_order_acquire);
+  if (seq == channel_->resultSeq.load() || seq == pendingSeq_) return;
+  Request r;
+  r.seq = seq;
+  r.op = static_cast<ManagerOp>(channel_->op.load());
+  r.arg0 = channel_->arg0.load();
+  r.arg1 = channel_->arg1.load();
+  r.takenNs = ipc::monotonicNs();
+  pendingSeq_ = seq;
+  if (r.op == ManagerOp::kStatus) {  // answered at once, even while the clients are coming
+    pendingAnswer_ = handle(r);
+    publishChannelResult(seq, pendingAnswer_);
+    return;
+  }
+  launch(r);
+}
+
+// Hands a request (the manager's, or a policy rule's) to the switch thread; it must be idle.
+void ManagedRun::launch(const Request& r) {
+  pendingRule_ = r.rule;
+  switcherBusy_.store(true);
+  switcher_ = std::thread([this, r] {
+    pendingAnswer_ = handle(r);
+    if (r.rule >= 0) logPolicy(r, pendingAnswer_, ipc::monotonicNs());
+    switcherBusy_.store(false);
+    ipc::signalWord(modes_.front()->owner->view().header().attention);
+  });
+}
+
+}  // namespace tactus::master

@@ -1,0 +1,175 @@
+// The managed run's switching policy (tactus-master --policy FILE, rules in policy_file.hpp): the
+// rules checked against the schedules' partitions at start, evaluated by the monitor loop while
+// no request is in flight, a dead client's rule that lets the run go on, and the decisions' log
+// records (kPolicyDecision).
+//
+// - Overruns and clean iterations come from the releaser's per-hyperepoch IterationHealth (reset
+//   whenever the hyperepoch starts), so a rule watches the current activation only: a schedule
+//   rolled back to starts with a clean slate. The manager's requests go first.
+// - A client's death that a ClientDies rule names does not end the run: every schedule that uses
+//   the client stops releasing at once (its iteration cannot finish) and is refused from then on;
+//   if one of them was running, the rule rolls over to its fallback schedule.
+#include <algorithm>
+#include <bitset>
+#include <ostream>
+
+#include "managed_run.hpp"
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/clock.hpp"
+
+namespace tactus::master {
+
+using shm::ManagerOp;
+using shm::ManagerResult;
+
+namespace {
+
+// The client index of `name` in `s`, or kNone.
+ClientId clientIndex(const Schedule& s, const std::string& name) {
+  for (const ClientId c : s.clients.ids()) {
+    if (s.clients[c].name == name) return c;
+  }
+  return kNone;
+}
+
+}  // namespace
+
+Result<void> ManagedRun::loadPolicy() {
+  if (o_.policyPath.empty()) return {};
+  std::vector<const Schedule*> schedules;
+  for (const auto& m : modes_) schedules.push_back(&m->schedule);
+  auto policy = readPolicyFile(o_.policyPath, schedules);
+  if (!policy) return policy.error();
+  // Every switch a rule can make must be a rollover the schedules allow.
+  for (const PolicyRule& rule : policy->rules) {
+    Mode* to = byIdentifier(rule.target);
+    std::vector<Mode*> froms;
+    for (const auto& m : modes_) {
+      const bool watched = rule.trigger == PolicyTrigger::kClientDies ? clientIndex(m->schedule, rule.client) != kNone
+                                                                      : m->schedule.identifier == rule.schedule;
+      if (watched && m.get() != to) froms.push_back(m.get());
+    }
+    for (Mode* from : froms) {
+      std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
+      if (std::string problem = partitionProblem(*from, *to, pairs); !problem.empty()) {
+        return fail(ErrorCode::kValidation, o_.policyPath + ":" + std::to_string(rule.line) + ": rule " +
+                                                quoted(rule.name) + ": cannot roll over from schedule " +
+                                                std::to_string(from->schedule.identifier) + " to schedule " +
+                                                std::to_string(rule.target) + ": " + problem);
+      }
+    }
+  }
+  policy_ = std::move(*policy);
+  return {};
+}
+
+std::string ManagedRun::deadClientOf(const Mode& mode) const {
+  std::lock_guard<std::mutex> lock(deadLock_);
+  for (const std::string& name : deadClients_) {
+    if (clientIndex(mode.schedule, name) != kNone) return name;
+  }
+  return "";
+}
+
+// Called by the monitor loop with a schedule's end: a client's death that a rule covers is
+// excused (nothing returned) and its switch queued; any other end is returned unchanged.
+std::optional<RunEnd> ManagedRun::excuseDeadClient(Mode& mode, const RunEnd& end) {
+  if (!policy_ || end.reason != shm::StopReason::kPeerDied || end.client == kNone || !clientsEntered_.load())
+    return end;
+  const std::string name = mode.monitor->name(end.client);
+  int rule = -1;
+  for (std::size_t k = 0; k < policy_->rules.size() && rule < 0; ++k) {
+    const PolicyRule& r = policy_->rules[k];
+    if (r.trigger == PolicyTrigger::kClientDies && r.client == name) rule = static_cast<int>(k);
+  }
+  if (rule < 0) return end;
+  {
+    std::lock_guard<std::mutex> lock(deadLock_);
+    deadClients_.insert(name);
+  }
+  for (auto& m : modes_) {
+    const ClientId c = clientIndex(m->schedule, name);
+    if (c == kNone) continue;
+    m->monitor->excuse(c);
+    m->control.abort();  // its iterations wait for the dead client: the release threads leave now
+  }
+  const PolicyRule& r = policy_->rules[static_cast<std::size_t>(rule)];
+  err_ << "tactus-master: schedule " << mode.schedule.identifier << ": " << end.message << "; policy rule "
+       << quoted(r.name) << " goes on without it (fallback schedule " << r.target << ")\n";
+  Request fallback;
+  fallback.op = ManagerOp::kRollover;
+  fallback.arg0 = r.target;
+  fallback.arg1 = kNoSchedule;  // the running schedule, once the switch thread is free
+  fallback.takenNs = ipc::monotonicNs();
+  fallback.rule = rule;
+  fallback.ruleSchedule = mode.schedule.identifier;
+  fallback.ruleDetail = index(end.client);
+  fallbacks_.push_back(fallback);
+  return std::nullopt;
+}
+
+// Fires at most one rule while the switch thread is idle and the manager has nothing pending.
+void ManagedRun::evaluatePolicy() {
+  // exitEnd_ only once the switch thread is idle: it writes it.
+  if (!policy_ || runEnded_.load() || !answerFinished() || exitEnd_) return;
+  Mode* running = runningMode();
+  if (!fallbacks_.empty()) {
+    Request r = fallbacks_.front();
+    fallbacks_.erase(fallbacks_.begin());
+    if (running != nullptr && !deadClientOf(*running).empty()) {
+      r.arg1 = running->schedule.identifier;
+      launch(r);
+    } else {  // nothing that used the client ran: the run just goes on
+      logPolicy(r, Answer{ManagerResult::kBadState, ""}, ipc::monotonicNs());
+      out_ << "tactus-master: policy rule " << quoted(policy_->rules[static_cast<std::size_t>(r.rule)].name)
+           << ": no running schedule used the client" << std::endl;
+    }
+    return;
+  }
+  if (running == nullptr || channel_->requestSeq.load(std::memory_order_acquire) != channel_->resultSeq.load()) return;
+  for (std::size_t k = 0; k < policy_->rules.size(); ++k) {
+    const PolicyRule& rule = policy_->rules[k];
+    if (rule.trigger == PolicyTrigger::kClientDies || rule.schedule != running->schedule.identifier) continue;
+    if (!deadClientOf(*byIdentifier(rule.target)).empty()) continue;
+    bool fire = false;
+    if (rule.trigger == PolicyTrigger::kOverruns) {
+      const IterationHealth h = running->releaser->health(rule.hyperepoch);
+      const std::uint64_t n = std::min<std::uint64_t>(rule.window, h.iterations);
+      const std::uint64_t mask = n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+      fire = std::bitset<64>(h.lateHistory & mask).count() >= rule.overruns;
+    } else {
+      fire = true;
+      for (const HyperepochId he : running->schedule.hyperepochs.ids()) {
+        if (running->plan.hyperepochs[he].instances.empty()) continue;
+        if (running->releaser->health(he).cleanStreak < rule.cleanIterations) fire = false;
+      }
+    }
+    if (!fire) continue;
+    Request r;
+    r.op = ManagerOp::kRollover;
+    r.arg0 = rule.target;
+    r.arg1 = running->schedule.identifier;
+    r.takenNs = ipc::monotonicNs();
+    r.rule = static_cast<int>(k);
+    r.ruleSchedule = running->schedule.identifier;
+    r.ruleDetail = rule.trigger == PolicyTrigger::kOverruns ? index(rule.hyperepoch) : 0;
+    launch(r);
+    return;
+  }
+}
+
+void ManagedRun::logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs) {
+  const PolicyRule& rule = policy_->rules[static_cast<std::size_t>(r.rule)];
+  EventRecord rec{static_cast<std::uint16_t>(EventKind::kPolicyDecision),
+                  static_cast<std::uint16_t>(rule.trigger),
+                  static_cast<std::uint32_t>(r.rule),
+                  r.ruleDetail,
+                  answer.code == ManagerResult::kOk ? r.arg0 : kNoSchedule,
+                  r.takenNs,
+                  doneNs};
+  rec.schedule = r.ruleSchedule;
+  std::lock_guard<std::mutex> lock(switchLock_);
+  switchEvents_.push_back(rec);
+}
+
+}  // namespace tactus::master

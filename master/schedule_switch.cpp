@@ -1,0 +1,174 @@
+// The managed run's switching, hyperepoch by hyperepoch: activating a hyperepoch (after its
+// workers left the previous activation and, in a rollover, ran their switch callbacks), stopping
+// one at its iteration boundary, and the manager's start, stop and rollover built on them.
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <set>
+#include <thread>
+
+#include "managed_run.hpp"
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
+
+namespace tactus::master {
+
+using shm::ManagerOp;
+using shm::ManagerResult;
+using shm::SegmentState;
+using shm::StopReason;
+
+void ManagedRun::logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration,
+                           std::uint32_t other, std::int64_t startNs, std::int64_t endNs) {
+  std::lock_guard<std::mutex> lock(switchLock_);
+  EventRecord r{
+      static_cast<std::uint16_t>(kind), 0, index(he), static_cast<std::uint32_t>(iteration), other, startNs, endNs};
+  r.schedule = mode.schedule.identifier;
+  switchEvents_.push_back(r);
+}
+
+// Waits for a word the clients' workers count up; false when the run ended meanwhile, or `mode` was
+// aborted (a client it uses died: its count may never come).
+bool ManagedRun::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
+                          std::uint32_t target) {
+  // Spins longer than a worker would: a switch waits here, and a futex wake costs tens of us.
+  return ipc::waitForSequence(word, waiters, target, 200'000,
+                              [&] { return runEnded_.load() || mode.control.aborted(); }) == ipc::WaitOutcome::kReached;
+}
+
+// Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
+// rollover (from != kNoSchedule) waits for every client's switch callbacks; then releases.
+bool ManagedRun::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+  const shm::SegmentView& view = mode.owner->view();
+  shm::SwitchSlot& sw = view.switching(he);
+  if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
+  view.hyperepoch(he).stopAt.store(std::numeric_limits<std::uint64_t>::max(), std::memory_order_seq_cst);
+  const std::uint32_t activation = ++mode.activations[he];
+  sw.rolloverActivation.store(from != kNoSchedule ? activation : 0, std::memory_order_seq_cst);
+  sw.activation.store(activation, std::memory_order_seq_cst);
+  if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
+  if (from != kNoSchedule) {
+    // Only clients with switch callbacks acknowledge (each says so in its slot at enter).
+    std::uint32_t waitFor = 0;
+    for (const ClientId c : mode.clientsWith[he]) {
+      if (view.client(c).switchCallbacks.load(std::memory_order_acquire) != 0) ++waitFor;
+    }
+    mode.acksExpected[he] += waitFor;
+    if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
+    startNs = ipc::monotonicNs();
+  }
+  if (mode.plan.hyperepochs[he].instances.empty()) return true;
+  mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
+  logSwitch(EventKind::kScheduleStart, mode, he, mode.nextIteration[he], from, r.takenNs, startNs);
+  return true;
+}
+
+void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
+  if (mode.plan.hyperepochs[he].instances.empty()) return;
+  mode.releaser->requestHyperepochStop(he);
+  mode.releaser->joinHyperepoch(he);  // asleep: its release thread ends once the last iteration did
+  // Workers asleep on a release that will not come look at stopAt now rather than after their
+  // sleep slice, so they leave the activation promptly.
+  const shm::SegmentView& view = mode.owner->view();
+  for (const EpochId e : mode.schedule.hyperepochs[he].epochs) {
+    if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
+  }
+  shm::HyperepochSlot& slot = view.hyperepoch(he);
+  if (mode.control.aborted() && slot.stopAt.load() == std::numeric_limits<std::uint64_t>::max()) {
+    // Aborted (a client it uses died): its release thread left without a stop iteration. Workers
+    // of later iterations leave; those of the unfinished one wait for the run's end.
+    slot.stopAt.store(slot.completed.load() + 1, std::memory_order_seq_cst);
+  }
+  const std::uint64_t stoppedAt = slot.stopAt.load();
+  mode.nextIteration[he] = stoppedAt;
+  logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, to, r.takenNs, mode.releaser->hyperepochEndNs(he));
+}
+
+Answer ManagedRun::start(const Request& r, Mode& mode) {
+  // Clients may still be coming: the start waits for them (the monitor loop ends the run at -t).
+  while (!clientsEntered_.load()) {
+    if (runEnded_.load()) return {ManagerResult::kRunEnded, "the run ended before the schedule started"};
+    ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
+  }
+  const std::int64_t startNs = ipc::monotonicNs() + kStartLeadNs;
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
+    if (!activate(mode, he, startNs, kNoSchedule, r)) return {ManagerResult::kRunEnded, "the run ended"};
+  }
+  mode.running = true;
+  channel_->running.store(mode.schedule.identifier);
+  return {ManagerResult::kOk, "started schedule " + std::to_string(mode.schedule.identifier)};
+}
+
+Answer ManagedRun::stop(const Request& r, Mode& mode, std::uint32_t to) {
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
+    if (!mode.plan.hyperepochs[he].instances.empty()) mode.releaser->requestHyperepochStop(he);
+  }
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) stopHyperepoch(mode, he, to, r);
+  mode.running = false;
+  channel_->running.store(kNoSchedule);
+  return {ManagerResult::kOk, "stopped schedule " + std::to_string(mode.schedule.identifier)};
+}
+
+// Pairs the hyperepochs of `from` and `to` that share hardware (-1: none); "" when every
+// hyperepoch shares with at most one of the other schedule's, both ways.
+std::string ManagedRun::partitionProblem(const Mode& from, const Mode& to,
+                                         std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const {
+  auto overlaps = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+    return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) != 0; });
+  };
+  IdVector<HyperepochId, HyperepochId> partnerOfTo(to.hardware.size(), kNone);
+  for (HyperepochId a : from.hardware.ids()) {
+    HyperepochId partner = kNone;
+    for (HyperepochId b : to.hardware.ids()) {
+      if (!overlaps(from.hardware[a], to.hardware[b])) continue;
+      if (partner != kNone || partnerOfTo[b] != kNone || from.hardware[a] != to.hardware[b]) {
+        return "hyperepoch " + quoted(from.schedule.hyperepochs[a].name) + " of schedule " +
+               std::to_string(from.schedule.identifier) + " and hyperepoch " + quoted(to.schedule.hyperepochs[b].name) +
+               " of schedule " + std::to_string(to.schedule.identifier) +
+               " hold different sets of resources: the schedules partition resources differently";
+      }
+      partner = b;
+      partnerOfTo[b] = a;
+    }
+    pairs.emplace_back(a, partner);
+  }
+  for (HyperepochId b : to.hardware.ids()) {
+    if (partnerOfTo[b] == kNone) pairs.emplace_back(kNone, b);
+  }
+  return "";
+}
+
+Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
+  std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
+  if (std::string problem = partitionProblem(from, to, pairs); !problem.empty()) {
+    return {ManagerResult::kNotSupported, "rollover " + std::to_string(to.schedule.identifier) + " " +
+                                              std::to_string(from.schedule.identifier) + " refused: " + problem};
+  }
+  for (const auto& [a, b] : pairs) {
+    if (a != kNone && !from.plan.hyperepochs[a].instances.empty()) from.releaser->requestHyperepochStop(a);
+    // B's release threads exist before A ends (started once, parked between activations).
+    if (b != kNone && !to.plan.hyperepochs[b].instances.empty()) to.releaser->prepareHyperepoch(b);
+  }
+  // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once. The
+  // first pair on this thread, the others on threads of their own.
+  std::atomic<bool> ok{true};
+  auto switchPair = [&](HyperepochId a, HyperepochId b) {
+    if (a != kNone) stopHyperepoch(from, a, to.schedule.identifier, r);
+    if (b != kNone && !activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r)) ok.store(false);
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(pairs.size());
+  for (std::size_t k = 1; k < pairs.size(); ++k) threads.emplace_back(switchPair, pairs[k].first, pairs[k].second);
+  if (!pairs.empty()) switchPair(pairs.front().first, pairs.front().second);
+  for (std::thread& t : threads) t.join();
+  from.running = false;
+  to.running = true;
+  channel_->running.store(to.schedule.identifier);
+  if (!ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover"};
+  return {ManagerResult::kOk, "rolled over from schedule " + std::to_string(from.schedule.identifier) +
+                                  " to schedule " + std::to_string(to.schedule.identifier)};
+}
+
+}  // namespace tactus::master
