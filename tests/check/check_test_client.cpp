@@ -30,7 +30,9 @@ volatile long gSink = 0;
 int gPipe[2] = {-1, -1};
 std::mutex gMutex;
 std::atomic<bool> gStop{false};
-char* gFresh = nullptr;  // untouched anonymous memory; PageFault touches a new MiB of it per run
+std::atomic<std::uint32_t> gMutexAttempts{0};  // Mutex's runs, counted before they lock
+std::atomic<std::uint32_t> gMutexTaken{0};     // and once they hold it
+char* gFresh = nullptr;                        // untouched anonymous memory; PageFault touches a new MiB of it per run
 std::size_t gFreshUsed = 0;
 constexpr std::size_t kFreshBytes = 256u << 20;
 constexpr std::size_t kFreshPerRun = 1u << 20;
@@ -69,7 +71,9 @@ __attribute__((noinline)) void checkSleep(void*) {
   ::nanosleep(&t, nullptr);
 }
 __attribute__((noinline)) void checkMutex(void*) {
+  gMutexAttempts.fetch_add(1);
   std::lock_guard<std::mutex> lock(gMutex);
+  gMutexTaken.fetch_add(1);
   gSink = gSink + 1;
 }
 __attribute__((noinline)) void checkPipe(void*) {
@@ -128,15 +132,22 @@ int runMain(int argc, char** argv) {
   if (gMemory == nullptr) return 5;
   std::fprintf(gMemory, "set up\n");  // its stdio buffer is allocated here, outside runnables
   std::printf("set up\n");            // and stdout's, so Print's printf allocates nothing
-  // Holds the mutex most of the time, so Mutex's lock is contended.
+  // Holds the mutex whenever Mutex runs, so its lock is contended: the holder takes it, waits
+  // for Mutex's next attempt, holds it 1 ms more (Mutex's try-lock happens meanwhile, even on a
+  // loaded machine) and lets go. A holder that merely held it most of the time missed every run
+  // now and then under load (the holder itself waited for a core, not holding it).
   std::thread holder([] {
+    const timespec pause{0, 20'000};
+    std::uint32_t served = 0;
     while (!gStop.load()) {
       {
         std::lock_guard<std::mutex> lock(gMutex);
-        spinNs(300'000);
+        while (gMutexAttempts.load() == served && !gStop.load()) ::nanosleep(&pause, nullptr);
+        served = gMutexAttempts.load();
+        spinNs(1'000'000);
       }
-      const timespec t{0, 20'000};
-      ::nanosleep(&t, nullptr);
+      // Mutex takes the lock before the holder takes it again (a mutex is not fair).
+      while (gMutexTaken.load() < served && !gStop.load()) ::nanosleep(&pause, nullptr);
     }
   });
 
