@@ -49,6 +49,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
     if (!applied) return applied.error();
   }
+  graph->crossSocLatencyNs = options.crossSocLatencyNs;
   endStep("parse");
   ScheduleOptions so;
   so.timeBudgetSeconds = options.timeBudgetSeconds;

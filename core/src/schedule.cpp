@@ -11,6 +11,18 @@ std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable) {
   return client + "." + r.name;
 }
 
+std::uint32_t runnableSoc(const Schedule& schedule, std::uint32_t runnable) {
+  if (runnable >= schedule.runnables.size()) return kNone;
+  const std::uint32_t c = schedule.runnables[runnable].client;
+  return c < schedule.clients.size() ? schedule.clients[c].soc : kNone;
+}
+
+bool crossesSocs(const Schedule& schedule, std::uint32_t from, std::uint32_t to) {
+  const std::uint32_t a = runnableSoc(schedule, from);
+  const std::uint32_t b = runnableSoc(schedule, to);
+  return a != kNone && b != kNone && a != b;
+}
+
 std::vector<std::vector<std::uint32_t>> instancesByRunnableFrame(const Schedule& schedule) {
   std::vector<std::vector<std::uint32_t>> table(schedule.runnables.size());
   for (std::uint32_t i = 0; i < schedule.instances.size(); ++i) {

@@ -24,6 +24,7 @@ class Verifier {
   VerifyReport run() {
     if (withinLimits() && structure() && instanceCounts()) {
       instancesStructure();
+      if (report_.ok()) socPlacement();
       if (report_.ok()) timelines();
       if (report_.ok()) streamOrder();
       if (report_.ok()) timing();
@@ -63,6 +64,7 @@ class Verifier {
     count(s_.runnables.size(), limits::kMaxRunnables, "runnables");
     count(s_.instances.size(), limits::kMaxInstancesTotal, "runnable instances");
     count(s_.timelines.size(), limits::kMaxResources, "timelines");
+    count(s_.socs.size(), limits::kMaxSocs, "SoCs");
     if (!report_.ok()) return false;
     // Messages are built only for a value out of range: a valid schedule of millions of
     // instances must not pay for millions of strings. `what` is a callable giving the subject.
@@ -78,6 +80,9 @@ class Verifier {
               humanDuration(limits::kMaxDurationNs));
     };
     name(s_.name, [] { return std::string("the schedule"); });
+    time(s_.crossSocLatencyNs, [] { return std::string("the schedule"); }, "cross-SoC latency", false);
+    for (std::size_t k = 0; k < s_.socs.size(); ++k)
+      name(s_.socs[k].name, [&] { return "SoC " + std::to_string(k); });
     for (std::size_t c = 0; c < s_.clients.size(); ++c)
       name(s_.clients[c].name, [&] { return "client " + std::to_string(c); });
     for (std::size_t r = 0; r < s_.resources.size(); ++r)
@@ -179,6 +184,7 @@ class Verifier {
         error("resource " + quoted(ri.name) + " has " + std::to_string(streamsPerDevice[r]) +
               " streams mapped to it, above its limit of " + std::to_string(ri.streamLimit));
     }
+    socStructure();
     std::vector<int> epochOwner(nE, -1);
     for (std::size_t h = 0; h < nH; ++h) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
@@ -292,6 +298,54 @@ class Verifier {
       }
     }
     return report_.ok();
+  }
+
+  // Multi-SoC: every client and global resource on a declared SoC, a client's own resources
+  // and a stream's GPU on its SoC; in a schedule of one machine, no SoC anywhere.
+  void socStructure() {
+    const std::size_t nS = s_.socs.size(), nC = s_.clients.size(), nR = s_.resources.size();
+    for (std::size_t k = 0; k < nS; ++k) {
+      if (s_.socs[k].name.empty()) error("SoC " + std::to_string(k) + " has no name");
+      for (std::size_t j = 0; j < k; ++j)
+        if (s_.socs[j].name == s_.socs[k].name) error("SoC " + quoted(s_.socs[k].name) + " is listed twice");
+    }
+    auto socName = [&](std::uint32_t k) { return k < nS ? quoted(s_.socs[k].name) : std::to_string(k); };
+    for (std::size_t c = 0; c < nC; ++c) {
+      const std::uint32_t soc = s_.clients[c].soc;
+      const std::string what = "client " + quoted(s_.clients[c].name);
+      if (nS == 0 && soc != kNone) error(what + " names SoC " + std::to_string(soc) + " in a schedule without SoCs");
+      if (nS != 0 && soc == kNone) error(what + " runs on no SoC in a multi-SoC schedule");
+      if (nS != 0 && soc != kNone && soc >= nS) error(what + " names SoC " + std::to_string(soc) + " which does not exist");
+    }
+    for (std::size_t r = 0; r < nR; ++r) {
+      const ResourceInfo& ri = s_.resources[r];
+      const std::string what = "resource " + quoted(ri.name);
+      if (nS == 0) {
+        if (ri.soc != kNone) error(what + " names SoC " + std::to_string(ri.soc) + " in a schedule without SoCs");
+        continue;
+      }
+      if (ri.soc == kNone || ri.soc >= nS) {
+        error(what + " is on no declared SoC in a multi-SoC schedule");
+        continue;
+      }
+      if (ri.client < nC && s_.clients[ri.client].soc != ri.soc)
+        error(what + " of client " + quoted(s_.clients[ri.client].name) + " is on SoC " + socName(ri.soc) +
+              ", not on its client's SoC " + socName(s_.clients[ri.client].soc));
+      if (ri.kind == ResourceKind::kCudaStream && ri.device < nR && s_.resources[ri.device].soc != ri.soc)
+        error(what + " maps to GPU " + quoted(s_.resources[ri.device].name) + " of another SoC");
+    }
+  }
+
+  // Multi-SoC: an instance holds resources of its own client's SoC only.
+  void socPlacement() {
+    if (s_.socs.empty()) return;
+    for (std::size_t i = 0; i < s_.instances.size() && !full(); ++i) {
+      const InstanceInfo& in = s_.instances[i];
+      const std::uint32_t soc = runnableSoc(s_, in.runnable);
+      for (std::uint32_t r : in.resources)
+        if (r < s_.resources.size() && s_.resources[r].soc != soc)
+          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(r) + " of another SoC than its client's");
+    }
   }
 
   bool scheduled(std::uint32_t n) const { return s_.runnables[n].aliasGroup == kNone; }
@@ -503,10 +557,15 @@ class Verifier {
       if (in.startNs < release + r.startTimeNs)
         error(what + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " +
               humanDuration(release + r.startTimeNs));
-      for (std::uint32_t d : in.dependencies)
-        if (in.startNs < s_.instances[d].endNs)
+      for (std::uint32_t d : in.dependencies) {
+        // A dependency across SoCs adds the transfer time of the schedule.
+        const bool cross = !s_.socs.empty() && crossesSocs(s_, s_.instances[d].runnable, in.runnable);
+        const std::int64_t ready = s_.instances[d].endNs + (cross ? s_.crossSocLatencyNs : 0);
+        if (in.startNs < ready)
           error(what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) + " ends at " +
-                humanDuration(s_.instances[d].endNs));
+                humanDuration(s_.instances[d].endNs) +
+                (cross ? " plus the cross-SoC latency " + humanDuration(s_.crossSocLatencyNs) : std::string()));
+      }
       if (in.endNs > release + e.periodNs) {
         // The last frame's boundary is the next hyperepoch iteration: crossing it is overlength.
         std::string msg = what + " ends at " + humanDuration(in.endNs) + ", after epoch " + quoted(e.name) +

@@ -40,9 +40,15 @@ enum class RunnableKind : std::uint8_t {
   kAliasGroup,  ///< a round-robin slot: frame k runs steps[k mod steps.size()]
 };
 
+/// A SoC (or host) of a multi-SoC schedule: one master runs each SoC's clients.
+struct SocInfo {
+  std::string name;  ///< as in the graph's `SOC` list (`SocA`)
+};
+
 /// A client process of the schedule.
 struct ClientInfo {
-  std::string name;  ///< the name the process passes at init
+  std::string name;          ///< the name the process passes at init
+  std::uint32_t soc = kNone;  ///< SocId index of a multi-SoC schedule, else kNone
 };
 
 /// A timeline on which at most one runnable instance runs at a time.
@@ -55,6 +61,7 @@ struct ResourceInfo {
   std::uint32_t core = kNone;         ///< kCpu: the core number n of `CPU<n>`
   std::uint32_t device = kNone;       ///< kCudaStream: the kGpu resource it maps to
   std::uint32_t streamLimit = kNone;  ///< kGpu: most client streams that may map to it (kNone = any)
+  std::uint32_t soc = kNone;          ///< SocId index of a multi-SoC schedule, else kNone
 };
 
 /// A hyperepoch: a set of resources running its epochs on its own time base.
@@ -120,7 +127,17 @@ struct Schedule {
   std::vector<RunnableInfo> runnables;
   std::vector<InstanceInfo> instances;  ///< grouped by hyperepoch, then sorted by (start, id)
   std::vector<TimelineInfo> timelines;  ///< one per resource that any instance holds, by resource
+  /// Multi-SoC schedules: the SoCs (empty for a schedule of one machine), and the transfer time
+  /// a dependency between runnables of two SoCs adds before its successor may start.
+  std::vector<SocInfo> socs;
+  std::int64_t crossSocLatencyNs = 0;
 };
+
+/// The SoC of a runnable (its client's), kNone in a schedule of one machine.
+std::uint32_t runnableSoc(const Schedule& schedule, std::uint32_t runnable);
+
+/// Whether the dependency `from` -> `to` (runnable indices) crosses SoCs.
+bool crossesSocs(const Schedule& schedule, std::uint32_t from, std::uint32_t to);
 
 /// Name used in messages: `Client0.ReadCamera`.
 std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable);
