@@ -59,12 +59,13 @@ void Builder::check(const Result<void>& rule) const {
 }
 
 void Builder::buildTop(u32 root) {
-  u32 graphKey = kNone, graphValue = kNone, versionNode = kNone, socNode = kNone;
+  u32 graphKey = kNone, graphValue = kNone, versionNode = kNone, socNode = kNone, socKey = kNone;
   forEachEntry(root, "the top level", [&](std::string_view key, u32 k, u32 v) {
     if (key == "Version") {
       versionNode = v;
     } else if (key == "SOC") {
       socNode = v;
+      socKey = k;
     } else if (graphKey != kNone) {
       die(ErrorCode::kParse, line(k),
           "unexpected top-level key " + quoted(key) + ": a graph file holds Version and one graph id (already " +
@@ -99,12 +100,13 @@ void Builder::buildTop(u32 root) {
       if (socNode != kNone)
         die(ErrorCode::kValidation, line(k), "SOC is given twice (at the top level and under graph " + quoted(name) + ")");
       socNode = v;
+      socKey = k;
     } else {
       unknownKey(key, k, where, "Identifier, Resources, Hyperepochs, Clients, SOC");
     }
   });
   if (socNode != kNone && resources != kNone)
-    die(ErrorCode::kValidation, line(resources),
+    die(ErrorCode::kValidation, line(socKey),
         "graph " + quoted(name) + " has both Resources and SOC: a multi-SoC graph declares its resources per SoC");
   if (socNode != kNone) buildSocs(socNode);
   if (resources != kNone) buildGlobalResources(resources);
