@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph_parser.hpp"
+#include "report.hpp"
 #include "scheduler.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
@@ -196,6 +197,25 @@ TEST_CASE("a dependency across SoCs adds the cross-SoC latency before its succes
   r = verifySchedule(wrong, {});
   REQUIRE_FALSE(r.ok());
   CHECK(r.errors.at(0) == "runnable 'Sensor.Capture' frame 0 holds resource 'SocA.CPU0' of another SoC than its client's");
+}
+
+TEST_CASE("the report lists the cross-SoC edges and their transfer time on the critical path", "[multisoc]") {
+  auto g = parseGraph(twoSoc(), "g.yaml");
+  REQUIRE(g.has_value());
+  g->crossSocLatencyNs = 200 * kUs;
+  auto s = scheduleGraph(*g, ScheduleOptions{});
+  REQUIRE(s.has_value());
+  const CompileReport report = buildReport(*g, *s, nullptr);
+  REQUIRE(report.hyperepochs.size() == 1);
+  const HyperepochReport& h = report.hyperepochs[0];
+  CHECK(h.crossSocEdges == std::vector<std::string>{"Sensor.Capture -> Planner.Plan (SocA -> SocB)",
+                                                    "Planner.Plan -> Sensor.Fuse (SocB -> SocA)"});
+  // 500us + 200us + 1ms + 200us + 300us: both transfers lie on the critical path.
+  CHECK(h.criticalPathNs == 2200 * kUs);
+  CHECK(h.crossSocCriticalNs == 400 * kUs);
+  CHECK(h.lowerBoundNs == 2200 * kUs);
+  CHECK(reportText(report).find("cross-SoC edges   2 (transfers 400us of the critical path, 18.2%)") !=
+        std::string::npos);
 }
 
 TEST_CASE("a schedule of one machine is still written as format 1 and carries no SoC", "[multisoc]") {
