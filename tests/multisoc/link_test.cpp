@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -43,12 +44,13 @@ LinkOptions options(std::uint32_t soc, std::int64_t livelinessNs = 5'000'000'000
   return o;
 }
 
-// Waits until the link sees SoC `soc` alive (announcing its own state meanwhile), up to 10 s.
+// Waits until the link sees SoC `soc` alive and its runnable-end topic matched both ways
+// (announcing its own state meanwhile), up to 10 s.
 bool waitAlive(Link& link, std::uint32_t soc) {
   for (int i = 0; i < 1000; ++i) {
     if (!link.announce(1)) return false;
     for (std::uint32_t s : link.aliveSocs())
-      if (s == soc) return true;
+      if (s == soc && link.matchedPeers() >= 1) return true;
     usleep(10000);
   }
   return false;
@@ -67,7 +69,11 @@ bool waitAlive(Link& link, std::uint32_t soc) {
     auto ends = (*link)->takeEnds(100'000'000);
     if (!ends) _exit(12);
     for (const RemoteEnd& e : *ends) {
-      if (e.runnable != 7 || e.iteration != expected || e.frame != static_cast<std::uint32_t>(expected % 3)) _exit(13);
+      if (e.runnable != 7 || e.iteration != expected || e.frame != static_cast<std::uint32_t>(expected % 3)) {
+        std::fprintf(stderr, "peer: got runnable %u iteration %llu frame %u, expected iteration %llu\n", e.runnable,
+                     static_cast<unsigned long long>(e.iteration), e.frame, static_cast<unsigned long long>(expected));
+        _exit(13);
+      }
       if (!(*link)->publishEnd(e.iteration, e.frame, 8, nowNs())) _exit(14);
       ++expected;
     }

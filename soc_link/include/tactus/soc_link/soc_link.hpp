@@ -46,8 +46,8 @@ class Link {
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
-  /// Publishes the end of runnable `runnable` in `frame` of `iteration` (reliable, keyed by
-  /// schedule, iteration, frame and runnable).
+  /// Publishes the end of runnable `runnable` in `frame` of `iteration` (reliable; keyed by
+  /// schedule, runnable and frame, the last 64 iterations of each kept until taken).
   virtual Result<void> publishEnd(std::uint64_t iteration, std::uint32_t frame, std::uint32_t runnable,
                                   std::int64_t endNs) = 0;
   /// Waits up to `timeoutNs` for runnable ends of other SoCs; returns those that arrived (may be
@@ -57,6 +57,9 @@ class Link {
   virtual Result<void> announce(std::uint32_t state) = 0;
   /// The SoCs whose masters have been seen alive (announced and their lease not lost).
   virtual std::vector<std::uint32_t> aliveSocs() = 0;
+  /// How many other masters' links the runnable-end topic is matched with both ways (ends
+  /// written before a peer is matched do not reach it: the start waits for this).
+  virtual std::uint32_t matchedPeers() = 0;
   /// The first SoC whose master was seen and then lost its liveliness, if any.
   virtual std::optional<std::uint32_t> lostSoc() = 0;
 
