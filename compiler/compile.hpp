@@ -36,8 +36,8 @@ struct CompileOptions {
   std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
   /// `--cross-soc-latency`: transfer time of a dependency between two SoCs (multi-SoC graphs)
   std::int64_t crossSocLatencyNs = kDefaultCrossSocLatencyNs;
-  bool verbose = false;                     ///< `-v`
-  bool quiet = false;                       ///< `-q`: no search progress on standard error
+  bool verbose = false;  ///< `-v`
+  bool quiet = false;    ///< `-q`: no search progress on standard error
   /// Where a search prints its progress once a second (runCompileCommand: standard error unless
   /// `-q`); null: nowhere.
   std::ostream* progress = nullptr;

@@ -147,7 +147,7 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     // Holdings per candidate set: an instance needs one resource out of each of its requests'
     // candidate sets for its whole WCET.
     std::map<std::vector<std::uint32_t>, std::vector<std::uint32_t>> holdings;
-    std::uint32_t critical = kNone;  // an instance on the critical path
+    std::uint32_t critical = kNone;                                // an instance on the critical path
     std::set<std::pair<std::uint32_t, std::uint32_t>> crossEdges;  // runnable pairs across SoCs
     for (std::uint32_t i = 0; i < ni; ++i) {
       const InstanceInfo& inst = s.instances[i];
@@ -305,8 +305,8 @@ std::string reportText(const CompileReport& report) {
     line("instances", std::to_string(h.instances) + " of " + std::to_string(h.runnables) + " runnables");
     if (report.multiSoc) {
       const double share = h.criticalPathNs > 0 ? 100.0 * static_cast<double>(h.crossSocCriticalNs) /
-                                                        static_cast<double>(h.criticalPathNs)
-                                                  : 0.0;
+                                                      static_cast<double>(h.criticalPathNs)
+                                                : 0.0;
       line("cross-SoC edges", std::to_string(h.crossSocEdges.size()) + " (transfers " +
                                   humanDuration(h.crossSocCriticalNs) + " of the critical path, " + fixed(share, 1) +
                                   "%)");

@@ -62,7 +62,7 @@ struct HyperepochReport {
 /// The whole report.
 struct CompileReport {
   std::vector<HyperepochReport> hyperepochs;
-  bool multiSoc = false;  ///< the schedule has SoCs: the cross-SoC figures are shown
+  bool multiSoc = false;     ///< the schedule has SoCs: the cross-SoC figures are shown
   double compileTimeMs = 0;  ///< filled by the caller
 };
 

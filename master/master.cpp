@@ -146,7 +146,8 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
       auto n = toInt(a, *v);
       if (!n) return n.error();
       // Cyclone DDS domain ids: 0..230 (the port mapping of the DDSI specification).
-      if (*n < 0 || *n > 230) return fail(ErrorCode::kParse, "--dds-domain expects a domain id 0..230, got '" + *v + "'");
+      if (*n < 0 || *n > 230)
+        return fail(ErrorCode::kParse, "--dds-domain expects a domain id 0..230, got '" + *v + "'");
       o.ddsDomain = *n;
     } else if (a == "-N") {
       auto v = needValue(i);
@@ -318,28 +319,29 @@ Result<void> MasterRun::checkSoc() const {
   if (schedule_.socs.empty()) {
     if (!o_.soc.empty() || !o_.primarySoc.empty())
       return fail(ErrorCode::kValidation, path + ": " + (o_.soc.empty() ? "--primary " : "-x ") +
-                                              quoted(o_.soc.empty() ? o_.primarySoc : o_.soc) + " given, but schedule " +
-                                              quoted(schedule_.name) + " has no SoCs (it runs on one machine)");
+                                              quoted(o_.soc.empty() ? o_.primarySoc : o_.soc) +
+                                              " given, but schedule " + quoted(schedule_.name) +
+                                              " has no SoCs (it runs on one machine)");
     return {};
   }
   std::string names;
   for (const SocInfo& soc : schedule_.socs) names += (names.empty() ? "" : ", ") + quoted(soc.name);
   const std::string what = "schedule " + quoted(schedule_.name) + " is a multi-SoC schedule (SoCs " + names + ")";
-  if (o_.soc.empty()) return fail(ErrorCode::kValidation, path + ": " + what + ": start one master per SoC with -x SOC");
+  if (o_.soc.empty())
+    return fail(ErrorCode::kValidation, path + ": " + what + ": start one master per SoC with -x SOC");
   for (const std::string* given : {&o_.soc, &o_.primarySoc}) {
     if (given->empty()) continue;
     const bool known = std::any_of(schedule_.socs.begin(), schedule_.socs.end(),
                                    [&](const SocInfo& soc) { return soc.name == *given; });
     if (!known)
       return fail(ErrorCode::kValidation, path + ": " + (given == &o_.soc ? "-x " : "--primary ") + quoted(*given) +
-                                              " names no SoC of schedule " + quoted(schedule_.name) + " (its SoCs: " +
-                                              names + ")");
+                                              " names no SoC of schedule " + quoted(schedule_.name) +
+                                              " (its SoCs: " + names + ")");
   }
   if (!soc_link::available()) return fail(ErrorCode::kValidation, path + ": " + what + ": " + soc_link::missingText());
   // The link is built (soc_link), but the master does not drive it yet: see the README section
   // "Multi-SoC schedules" for the design of the run across SoCs.
-  return fail(ErrorCode::kValidation, path + ": " + what +
-                                          ": this tactus-master cannot run SoC " + quoted(o_.soc) +
+  return fail(ErrorCode::kValidation, path + ": " + what + ": this tactus-master cannot run SoC " + quoted(o_.soc) +
                                           " yet (the run across SoCs is not implemented; see the README, "
                                           "'Multi-SoC schedules')");
 }

@@ -129,8 +129,10 @@ int main(int argc, char** argv) {
   link->reset();
   const double p50 = static_cast<double>(percentile(half, 0.5)) / 1e3;
   const double p99 = static_cast<double>(percentile(half, 0.99)) / 1e3;
-  std::printf("soc_link hand-off (runnable end keyed by schedule, runnable, frame; two processes, "
-              "loopback), %ld iterations\n", iterations);
+  std::printf(
+      "soc_link hand-off (runnable end keyed by schedule, runnable, frame; two processes, "
+      "loopback), %ld iterations\n",
+      iterations);
   std::printf("  one way (round trip / 2): p50 %.1f us  p99 %.1f us\n", p50, p99);
   double bareP50 = 0, bareP99 = 0;
   if (!barePingPong(argv[1], iterations, bareP50, bareP99)) {

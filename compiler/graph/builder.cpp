@@ -98,7 +98,8 @@ void Builder::buildTop(u32 root) {
       clients = v;
     } else if (key == "SOC") {
       if (socNode != kNone)
-        die(ErrorCode::kValidation, line(k), "SOC is given twice (at the top level and under graph " + quoted(name) + ")");
+        die(ErrorCode::kValidation, line(k),
+            "SOC is given twice (at the top level and under graph " + quoted(name) + ")");
       socNode = v;
       socKey = k;
     } else {
@@ -439,7 +440,8 @@ void Builder::setClientSoc(u32 c, u32 valueNode, u32 clientNode) {
   const std::string who = "client " + quoted(g_.clients[c].name);
   if (valueNode == kNone) {
     if (!g_.socs.empty())
-      die(ErrorCode::kValidation, line(clientNode), who + " has no SOC (every client of a multi-SoC graph names its SoC)");
+      die(ErrorCode::kValidation, line(clientNode),
+          who + " has no SOC (every client of a multi-SoC graph names its SoC)");
     return;
   }
   std::string_view name = scalar(valueNode, "the SOC of " + who);
@@ -450,7 +452,8 @@ void Builder::setClientSoc(u32 c, u32 valueNode, u32 clientNode) {
   if (it == socByName_.end()) {
     std::string known;
     for (const SocInfo& s : g_.socs) known += (known.empty() ? "" : ", ") + quoted(s.name);
-    die(ErrorCode::kValidation, line(valueNode), who + " names unknown SoC " + quoted(name) + " (declared: " + known + ")");
+    die(ErrorCode::kValidation, line(valueNode),
+        who + " names unknown SoC " + quoted(name) + " (declared: " + known + ")");
   }
   g_.clients[c].soc = it->second;
 }

@@ -80,9 +80,9 @@ class Verifier {
               humanDuration(limits::kMaxDurationNs));
     };
     name(s_.name, [] { return std::string("the schedule"); });
-    time(s_.crossSocLatencyNs, [] { return std::string("the schedule"); }, "cross-SoC latency", false);
-    for (std::size_t k = 0; k < s_.socs.size(); ++k)
-      name(s_.socs[k].name, [&] { return "SoC " + std::to_string(k); });
+    time(
+        s_.crossSocLatencyNs, [] { return std::string("the schedule"); }, "cross-SoC latency", false);
+    for (std::size_t k = 0; k < s_.socs.size(); ++k) name(s_.socs[k].name, [&] { return "SoC " + std::to_string(k); });
     for (std::size_t c = 0; c < s_.clients.size(); ++c)
       name(s_.clients[c].name, [&] { return "client " + std::to_string(c); });
     for (std::size_t r = 0; r < s_.resources.size(); ++r)
@@ -315,7 +315,8 @@ class Verifier {
       const std::string what = "client " + quoted(s_.clients[c].name);
       if (nS == 0 && soc != kNone) error(what + " names SoC " + std::to_string(soc) + " in a schedule without SoCs");
       if (nS != 0 && soc == kNone) error(what + " runs on no SoC in a multi-SoC schedule");
-      if (nS != 0 && soc != kNone && soc >= nS) error(what + " names SoC " + std::to_string(soc) + " which does not exist");
+      if (nS != 0 && soc != kNone && soc >= nS)
+        error(what + " names SoC " + std::to_string(soc) + " which does not exist");
     }
     for (std::size_t r = 0; r < nR; ++r) {
       const ResourceInfo& ri = s_.resources[r];

@@ -146,7 +146,8 @@ TEST_CASE("the SOC form: located messages for unknown SoCs and resources of anot
   CHECK(errorOf(twoSoc("", "[CPU0, SocB.LOG_MUTEX]", "[CPU0, SocB.LOG_MUTEX]")) ==
         "g.yaml:25: runnable 'Sensor.Fuse' uses resource 'SocB.LOG_MUTEX' of SoC 'SocB', but its client 'Sensor' runs "
         "on SoC 'SocA' (a runnable's resources are on its client's SoC)");
-  CHECK(errorOf(twoSoc("", "[SocX.CPU0]")) == "g.yaml:31: runnable 'Planner.Plan' uses resource 'SocX.CPU0' of unknown SoC 'SocX'");
+  CHECK(errorOf(twoSoc("", "[SocX.CPU0]")) ==
+        "g.yaml:31: runnable 'Planner.Plan' uses resource 'SocX.CPU0' of unknown SoC 'SocX'");
   // A type with no instance on the client's SoC (MUTEX is on SocB only).
   CHECK(errorOf(twoSoc("", "[CPU0]", "[CPU, MUTEX]")) ==
         "g.yaml:25: runnable 'Sensor.Fuse' requests type 'MUTEX', but no resource of that type is in hyperepoch "
@@ -196,7 +197,8 @@ TEST_CASE("a dependency across SoCs adds the cross-SoC latency before its succes
   wrong.resources[0].soc = 1;
   r = verifySchedule(wrong, {});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.errors.at(0) == "runnable 'Sensor.Capture' frame 0 holds resource 'SocA.CPU0' of another SoC than its client's");
+  CHECK(r.errors.at(0) ==
+        "runnable 'Sensor.Capture' frame 0 holds resource 'SocA.CPU0' of another SoC than its client's");
 }
 
 TEST_CASE("the report lists the cross-SoC edges and their transfer time on the critical path", "[multisoc]") {
@@ -219,9 +221,10 @@ TEST_CASE("the report lists the cross-SoC edges and their transfer time on the c
 }
 
 TEST_CASE("a schedule of one machine is still written as format 1 and carries no SoC", "[multisoc]") {
-  const std::string one = "Version: 3.0.0\nG:\n  Resources: {CPU: [CPU0]}\n  Hyperepochs:\n    - H:\n        Epochs:\n"
-                          "          - E: {Period: 10ms}\n  Clients:\n    - C:\n        Epochs:\n          - H.E:\n"
-                          "              Runnables:\n                - A: {WCET: 1ms, Resources: [CPU0]}\n";
+  const std::string one =
+      "Version: 3.0.0\nG:\n  Resources: {CPU: [CPU0]}\n  Hyperepochs:\n    - H:\n        Epochs:\n"
+      "          - E: {Period: 10ms}\n  Clients:\n    - C:\n        Epochs:\n          - H.E:\n"
+      "              Runnables:\n                - A: {WCET: 1ms, Resources: [CPU0]}\n";
   const Schedule s = compiled(one, 200 * kUs);
   CHECK(s.socs.empty());
   CHECK(s.crossSocLatencyNs == 0);

@@ -2,11 +2,11 @@
 // samples/multisoc/loopback.xml, set before any participant exists): runnable ends handed over in
 // order in both directions, and a master that vanishes (SIGKILL) is named once its liveliness
 // lease runs out.
-#include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstdlib>

@@ -47,7 +47,7 @@ struct SocInfo {
 
 /// A client process of the schedule.
 struct ClientInfo {
-  std::string name;          ///< the name the process passes at init
+  std::string name;           ///< the name the process passes at init
   std::uint32_t soc = kNone;  ///< SocId index of a multi-SoC schedule, else kNone
 };
 

@@ -22,9 +22,9 @@ std::string missingText();
 
 /// Where a link joins: one schedule's masters in one DDS domain.
 struct LinkOptions {
-  std::uint32_t domain = 0;          ///< DDS domain id (`--dds-domain`)
-  std::uint16_t schedule = 0;        ///< schedule identifier: keys every sample
-  std::uint32_t soc = 0;             ///< this master's SoC (index into the schedule's SoCs)
+  std::uint32_t domain = 0;                   ///< DDS domain id (`--dds-domain`)
+  std::uint16_t schedule = 0;                 ///< schedule identifier: keys every sample
+  std::uint32_t soc = 0;                      ///< this master's SoC (index into the schedule's SoCs)
   std::int64_t livelinessNs = 5'000'000'000;  ///< a peer silent this long is lost (`-o`, STM's 5 s)
 };
 
