@@ -333,10 +333,12 @@ Result<void> MasterRun::checkSoc() const {
     if (given->empty()) continue;
     const bool known = std::any_of(schedule_.socs.begin(), schedule_.socs.end(),
                                    [&](const SocInfo& soc) { return soc.name == *given; });
-    if (!known)
-      return fail(ErrorCode::kValidation, path + ": " + (given == &o_.soc ? "-x " : "--primary ") + quoted(*given) +
-                                              " names no SoC of schedule " + quoted(schedule_.name) +
-                                              " (its SoCs: " + names + ")");
+    if (!known) {
+      std::string msg = path + ": " + (given == &o_.soc ? "-x " : "--primary ") + quoted(*given);
+      msg += " names no SoC of schedule " + quoted(schedule_.name);
+      msg += " (its SoCs: " + names + ")";
+      return fail(ErrorCode::kValidation, msg);
+    }
   }
   if (!soc_link::available()) return fail(ErrorCode::kValidation, path + ": " + what + ": " + soc_link::missingText());
   // The link is built (soc_link), but the master does not drive it yet: see the README section

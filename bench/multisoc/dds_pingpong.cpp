@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   waitpid(child, &status, 0);
   dds_delete(e.participant);
   std::printf("dds ping-pong (reliable keyed topic, two processes, loopback), %ld iterations\n", iterations);
-  std::printf("  one way (round trip / 2): p50 %.1f us  p99 %.1f us  max %.1f us\n", percentile(half, 0.5) / 1e3,
-              percentile(half, 0.99) / 1e3, percentile(half, 1.0) / 1e3);
+  auto us = [&](double p) { return static_cast<double>(percentile(half, p)) / 1e3; };
+  std::printf("  one way (round trip / 2): p50 %.1f us  p99 %.1f us  max %.1f us\n", us(0.5), us(0.99), us(1.0));
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -86,7 +87,9 @@ bool barePingPong(const char* program, long iterations, double& p50, double& p99
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   // Loopback only: the shipped configuration, unless the caller chose one.
   setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 0);
   if (argc < 2) {
@@ -141,4 +144,15 @@ int main(int argc, char** argv) {
   }
   std::printf("ratio soc_link / bare DDS: p50 %.2fx  p99 %.2fx\n", p50 / bareP50, p99 / bareP99);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "link-handoff: %s\n", e.what());
+    return 1;
+  }
 }

@@ -1,7 +1,8 @@
 // The link over Eclipse Cyclone DDS: topics `tactus_runnable_end` (reliable, keep last 64 per
-// instance; keyed by schedule, runnable and frame, the iteration in the sample) and `tactus_master_state` (reliable,
-// keep last; keyed by schedule and SoC; automatic liveliness leased for -o, so a vanished master's instance goes
-// not-alive). Discovery, interfaces and peers come from Cyclone's configuration (CYCLONEDDS_URI).
+// instance; keyed by schedule, runnable and frame, the iteration in the sample) and
+// `tactus_master_state` (reliable, keep last; keyed by schedule and SoC; automatic liveliness
+// leased for -o, so a vanished master's instance goes not-alive). Discovery, interfaces and peers
+// come from Cyclone's configuration (CYCLONEDDS_URI).
 #include <dds/dds.h>
 #include <time.h>
 
