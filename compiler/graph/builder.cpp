@@ -228,7 +228,8 @@ void Builder::buildClientResources(u32 map, u32 client) {
       if (kind(item) == NodeKind::kMap) std::tie(nameNode, valueNode) = singleEntry(item, "a resource");
       std::string_view name = scalar(nameNode, "a resource name");
       checkName(name, nameNode, "resource", false);
-      if (globalByName_.count(name) != 0)
+      // (SOC form: also a global of the client's SoC, which `name` alone would name as well)
+      if (globalByName_.count(name) != 0 || findGlobal(name, g_.clients[client].soc) != kNone)
         die(ErrorCode::kValidation, line(nameNode),
             "client " + quoted(g_.clients[client].name) + " resource " + quoted(name) +
                 " has the name of a global resource");

@@ -162,6 +162,10 @@ TEST_CASE("the SOC form: located messages for unknown SoCs and resources of anot
   std::string dup = twoSoc();
   dup.replace(dup.find("    - SocB:"), 11, "    - SocA:");
   CHECK(errorOf(dup) == "g.yaml:9: duplicate SoC 'SocA'");
+  // A client-local resource named like a global of its SoC (`LOG_MUTEX` would name both).
+  std::string clash = twoSoc();
+  clash.replace(clash.find("        SOC: SocB\n"), 18, "        SOC: SocB\n        Resources: {LOCK: [LOG_MUTEX]}\n");
+  CHECK(errorOf(clash) == "g.yaml:28: client 'Planner' resource 'LOG_MUTEX' has the name of a global resource");
 }
 
 TEST_CASE("a dependency across SoCs adds the cross-SoC latency before its successor", "[multisoc]") {
