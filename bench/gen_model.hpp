@@ -162,51 +162,55 @@ inline compiler::Graph modelGraph(const GenModel& m) {
   g.version = "3.0.0";
   g.name = "Bench";
   g.identifier = 1;
-  std::vector<std::uint32_t> cpus, gpus;
+  // The model numbers clients, epochs and runnables from 0 in Graph order: ids at this edge.
+  const HyperepochId main{0};
+  auto nextResource = [&] { return ResourceId{static_cast<std::uint32_t>(g.resources.size())}; };
+  std::vector<ResourceId> cpus, gpus;
   for (int c = 0; c < GenModel::kCpus; ++c) {
-    cpus.push_back(static_cast<std::uint32_t>(g.resources.size()));
-    g.resources.push_back(
-        {"CPU" + std::to_string(c), "CPU", ResourceKind::kCpu, kNone, 0, static_cast<std::uint32_t>(c), kNone, kNone});
+    cpus.push_back(nextResource());
+    g.resources.push_back({"CPU" + std::to_string(c), "CPU", ResourceKind::kCpu, kNone, main,
+                           static_cast<std::uint32_t>(c), kNone, kNone});
   }
   for (int d = 0; d < GenModel::kGpus; ++d) {
-    gpus.push_back(static_cast<std::uint32_t>(g.resources.size()));
-    g.resources.push_back({"GPU" + std::to_string(d), "GPU", ResourceKind::kGpu, kNone, 0, kNone, kNone, kNone});
+    gpus.push_back(nextResource());
+    g.resources.push_back({"GPU" + std::to_string(d), "GPU", ResourceKind::kGpu, kNone, main, kNone, kNone, kNone});
   }
-  std::vector<std::vector<std::uint32_t>> streams(GenModel::kClients);
+  std::vector<std::vector<ResourceId>> streams(GenModel::kClients);
   for (std::uint32_t c = 0; c < GenModel::kClients; ++c) {
     g.clients.push_back({"Client" + std::to_string(c)});
     for (int d = 0; d < GenModel::kGpus; ++d) {
-      streams[c].push_back(static_cast<std::uint32_t>(g.resources.size()));
+      streams[c].push_back(nextResource());
       g.resources.push_back({"Client" + std::to_string(c) + "Stream" + std::to_string(d), "CUDA_STREAM",
-                             ResourceKind::kCudaStream, c, 0, kNone, gpus[static_cast<std::size_t>(d)], kNone});
+                             ResourceKind::kCudaStream, ClientId{c}, main, kNone, gpus[static_cast<std::size_t>(d)],
+                             kNone});
     }
   }
   HyperepochInfo h;
   h.name = "Main";
   h.periodNs = m.hyperPeriodNs;
-  for (std::uint32_t r = 0; r < g.resources.size(); ++r) h.resources.push_back(r);
+  for (ResourceId r : g.resources.ids()) h.resources.push_back(r);
   for (std::uint32_t e = 0; e < 3; ++e) {
-    h.epochs.push_back(e);
-    g.epochs.push_back({GenModel::kEpochs[e], 0, epochPeriodNs(m, e), GenModel::kFrames[e]});
+    h.epochs.push_back(EpochId{e});
+    g.epochs.push_back({GenModel::kEpochs[e], main, epochPeriodNs(m, e), GenModel::kFrames[e]});
   }
   g.hyperepochs.push_back(h);
   for (std::uint32_t i = 0; i < m.runnables.size(); ++i) {
     const GenRunnable& r = m.runnables[i];
     GraphRunnable gr;
     gr.name = r.name;
-    gr.client = r.client;
-    gr.epoch = r.epoch;
+    gr.client = ClientId{r.client};
+    gr.epoch = EpochId{r.epoch};
     gr.wcetNs = r.wcetNs;
-    gr.dependencies = r.deps;
+    for (std::uint32_t d : r.deps) gr.dependencies.push_back(RunnableId{d});
     if (r.submittee) {
       gr.kind = RunnableKind::kSubmittee;
-      gr.submittedBy = r.deps[0];
+      gr.submittedBy = RunnableId{r.deps[0]};
       gr.resources.push_back({"GPU", ResourceKind::kGpu, gpus, true});
     } else {
       gr.kind = r.submitter ? RunnableKind::kSubmitter : RunnableKind::kCpu;
       gr.resources.push_back({"CPU", ResourceKind::kCpu, cpus, true});
       if (r.submitter) {
-        gr.submits = r.submits;
+        gr.submits = RunnableId{r.submits};
         gr.resources.push_back({"CUDA_STREAM", ResourceKind::kCudaStream, streams[r.client], true});
       }
     }

@@ -90,20 +90,20 @@ Graph stgGraph(const std::vector<Task>& tasks, int processors) {
   HyperepochInfo h;
   h.name = "stg";
   h.periodNs = std::int64_t{1} << 50;
-  h.epochs = {0};
+  h.epochs = {EpochId{0}};
   for (int p = 0; p < processors; ++p) {
     ResourceInfo r;
     r.name = "CPU" + std::to_string(p);
     r.type = "CPU";
     r.kind = ResourceKind::kCpu;
     r.core = static_cast<std::uint32_t>(p);
-    r.hyperepoch = 0;
+    r.hyperepoch = HyperepochId{0};
     g.resources.push_back(r);
-    cpu.candidates.push_back(static_cast<std::uint32_t>(p));
-    h.resources.push_back(static_cast<std::uint32_t>(p));
+    cpu.candidates.push_back(ResourceId{static_cast<std::uint32_t>(p)});
+    h.resources.push_back(ResourceId{static_cast<std::uint32_t>(p)});
   }
   g.hyperepochs.push_back(h);
-  g.epochs.push_back({"graph", 0, h.periodNs, 1});
+  g.epochs.push_back({"graph", HyperepochId{0}, h.periodNs, 1});
   const int n = static_cast<int>(tasks.size()) - 2;
   for (int i = 1; i <= n; ++i) {
     GraphRunnable r;
@@ -111,7 +111,7 @@ Graph stgGraph(const std::vector<Task>& tasks, int processors) {
     r.wcetNs = tasks[static_cast<std::size_t>(i)].time * kUnitNs;
     r.resources = {cpu};
     for (int p : tasks[static_cast<std::size_t>(i)].preds) {
-      if (p >= 1 && p <= n) r.dependencies.push_back(static_cast<std::uint32_t>(p - 1));
+      if (p >= 1 && p <= n) r.dependencies.push_back(RunnableId{static_cast<std::uint32_t>(p - 1)});
     }
     std::sort(r.dependencies.begin(), r.dependencies.end());
     r.dependencies.erase(std::unique(r.dependencies.begin(), r.dependencies.end()), r.dependencies.end());

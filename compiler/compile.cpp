@@ -109,7 +109,7 @@ std::string timelinesText(const Schedule& schedule, std::size_t maxPerResource) 
   for (const TimelineInfo& t : schedule.timelines) {
     out += "  " + schedule.resources[t.resource].name + ":";
     std::size_t shown = 0;
-    for (std::uint32_t i : t.instances) {
+    for (InstanceId i : t.instances) {
       if (shown++ == maxPerResource) {
         out += " ... (" + std::to_string(t.instances.size() - maxPerResource) + " more)";
         break;

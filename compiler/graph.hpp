@@ -19,15 +19,15 @@ struct SourceLoc {
 struct ResourceRequest {
   std::string text;  ///< as written (`CPU`, `CPU1`, `CUDA_STREAM`)
   ResourceKind kind = ResourceKind::kCpu;
-  std::vector<std::uint32_t> candidates;  ///< resource indices it may be given; one for an instance
-  bool isType = false;                    ///< written as a type, the compiler picks the instance
+  std::vector<ResourceId> candidates;  ///< the resources it may be given; one for an instance
+  bool isType = false;                 ///< written as a type, the compiler picks the instance
 };
 
 /// A runnable of the graph. Round-robin groups appear as runnables of kind kAliasGroup.
 struct GraphRunnable {
   std::string name;  ///< client-local name
-  std::uint32_t client = 0;
-  std::uint32_t epoch = 0;
+  ClientId client{};
+  EpochId epoch{};
   RunnableKind kind = RunnableKind::kCpu;
   std::int64_t wcetNs = 0;
   std::int64_t startTimeNs = 0;
@@ -37,11 +37,11 @@ struct GraphRunnable {
   /// hardware request first, then software ones. A submittee's stream is not listed: it takes
   /// the stream chosen for its submitter.
   std::vector<ResourceRequest> resources;
-  std::vector<std::uint32_t> dependencies;  ///< runnable indices, ascending, no duplicates
-  std::uint32_t submits = kNone;
-  std::uint32_t submittedBy = kNone;
-  std::uint32_t aliasGroup = kNone;  ///< member of this kAliasGroup runnable
-  std::vector<std::uint32_t> steps;  ///< kAliasGroup: members per step, kNone = `None`
+  std::vector<RunnableId> dependencies;  ///< ascending, no duplicates
+  RunnableId submits = kNone;
+  RunnableId submittedBy = kNone;
+  RunnableId aliasGroup = kNone;  ///< member of this kAliasGroup runnable
+  std::vector<RunnableId> steps;  ///< kAliasGroup: members per step, kNone = `None`
   SourceLoc loc;
 };
 
@@ -54,15 +54,15 @@ struct Graph {
   std::uint16_t identifier = 0;
   std::uint64_t sourceHash = 0;  ///< hash of the YAML bytes and of the WCET side file, if any
   std::string sourceFile;
-  std::vector<ClientInfo> clients;
-  std::vector<ResourceInfo> resources;
-  std::vector<HyperepochInfo> hyperepochs;
-  std::vector<EpochInfo> epochs;
-  std::vector<GraphRunnable> runnables;
+  IdVector<ClientId, ClientInfo> clients;
+  IdVector<ResourceId, ResourceInfo> resources;
+  IdVector<HyperepochId, HyperepochInfo> hyperepochs;
+  IdVector<EpochId, EpochInfo> epochs;
+  IdVector<RunnableId, GraphRunnable> runnables;
   /// Where each hyperepoch and epoch was written (line in sourceFile; empty for a graph built in
   /// code), for messages about them.
-  std::vector<int> hyperepochLines;
-  std::vector<int> epochLines;
+  IdVector<HyperepochId, int> hyperepochLines;
+  IdVector<EpochId, int> epochLines;
   /// Multi-SoC graphs (the `SOC` form): the SoCs in graph order (empty for one machine); clients
   /// and global resources carry their SoC. The transfer time a dependency between runnables of
   /// two SoCs adds before its successor may start (`--cross-soc-latency`).

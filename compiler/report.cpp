@@ -16,16 +16,16 @@
 namespace tactus::compiler {
 namespace {
 
-std::string qualified(const Schedule& s, std::uint32_t r) {
+std::string qualified(const Schedule& s, RunnableId r) {
   const RunnableInfo& ri = s.runnables[r];
-  if (ri.client < s.clients.size()) return s.clients[ri.client].name + "." + ri.name;
+  if (s.clients.contains(ri.client)) return s.clients[ri.client].name + "." + ri.name;
   return ri.name;
 }
 
-std::uint32_t hyperepochOf(const Schedule& s, const InstanceInfo& inst) {
-  if (inst.runnable >= s.runnables.size()) return kNone;
-  const std::uint32_t e = s.runnables[inst.runnable].epoch;
-  if (e >= s.epochs.size()) return kNone;
+HyperepochId hyperepochOf(const Schedule& s, const InstanceInfo& inst) {
+  if (!s.runnables.contains(inst.runnable)) return kNone;
+  const EpochId e = s.runnables[inst.runnable].epoch;
+  if (!s.epochs.contains(e)) return kNone;
   return s.epochs[e].hyperepoch;
 }
 
@@ -35,32 +35,32 @@ std::int64_t frameRelease(const Schedule& s, const InstanceInfo& inst) {
 
 // The candidate sets of an instance's requests, from the graph when it matches the schedule;
 // otherwise each held resource stands for every resource of its type in the hyperepoch.
-std::vector<std::vector<std::uint32_t>> candidateSets(const Graph& g, const Schedule& s, const InstanceInfo& inst,
-                                                      std::uint32_t h) {
-  std::vector<std::vector<std::uint32_t>> out;
-  if (g.runnables.size() == s.runnables.size() && inst.runnable < g.runnables.size()) {
+std::vector<std::vector<ResourceId>> candidateSets(const Graph& g, const Schedule& s, const InstanceInfo& inst,
+                                                   HyperepochId h) {
+  std::vector<std::vector<ResourceId>> out;
+  if (g.runnables.size() == s.runnables.size() && g.runnables.contains(inst.runnable)) {
     const GraphRunnable* r = &g.runnables[inst.runnable];
     const std::vector<ResourceRequest>* reqs = &r->resources;
     if (r->kind == RunnableKind::kAliasGroup && reqs->empty()) {
-      for (std::uint32_t m : r->steps) {
-        if (m != kNone && m < g.runnables.size() && !g.runnables[m].resources.empty()) {
+      for (RunnableId m : r->steps) {
+        if (m != kNone && g.runnables.contains(m) && !g.runnables[m].resources.empty()) {
           reqs = &g.runnables[m].resources;
           break;
         }
       }
     }
     for (const ResourceRequest& q : *reqs) {
-      std::vector<std::uint32_t> set = q.candidates;
+      std::vector<ResourceId> set = q.candidates;
       std::sort(set.begin(), set.end());
       set.erase(std::unique(set.begin(), set.end()), set.end());
       if (!set.empty()) out.push_back(std::move(set));
     }
     return out;
   }
-  for (std::uint32_t x : inst.resources) {
-    if (x >= s.resources.size()) continue;
-    std::vector<std::uint32_t> set;
-    for (std::uint32_t r = 0; r < s.resources.size(); ++r) {
+  for (ResourceId x : inst.resources) {
+    if (!s.resources.contains(x)) continue;
+    std::vector<ResourceId> set;
+    for (ResourceId r : s.resources.ids()) {
       if (s.resources[r].type == s.resources[x].type && (s.resources[r].hyperepoch == h || r == x)) set.push_back(r);
     }
     out.push_back(std::move(set));
@@ -98,11 +98,11 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
   for (std::uint32_t i = 0; i < ni; ++i) {
     const InstanceInfo& inst = s.instances[i];
     lengths[i] = length(i);
-    for (std::uint32_t d : inst.dependencies) {
-      if (d >= ni) continue;
-      succs[d].push_back(i);
+    for (InstanceId d : inst.dependencies) {
+      if (!s.instances.contains(d)) continue;
+      succs[index(d)].push_back(i);
       ++indeg[i];
-      if (valid(inst)) preds[i].push_back(d);  // an invalid instance keeps est 0
+      if (valid(inst)) preds[i].push_back(index(d));  // an invalid instance keeps est 0
     }
     if (valid(inst)) release[i] = frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs;
   }
@@ -127,34 +127,34 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     }
   }
 
-  std::vector<std::int64_t> grain(s.hyperepochs.size(), 0);
+  IdVector<HyperepochId, std::int64_t> grain(s.hyperepochs.size(), 0);
   for (std::uint32_t i = 0; i < ni; ++i) {
     const InstanceInfo& inst = s.instances[i];
-    if (!valid(inst) || hyperepochOf(s, inst) >= grain.size()) continue;
+    if (!valid(inst) || !grain.contains(hyperepochOf(s, inst))) continue;
     std::int64_t& gr = grain[hyperepochOf(s, inst)];
     gr = schedule::gcd64(gr, length(i));
     gr = schedule::gcd64(gr, frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs);
     if (lagged) gr = schedule::gcd64(gr, s.crossSocLatencyNs);
   }
-  for (std::uint32_t h = 0; h < s.hyperepochs.size(); ++h) {
+  for (HyperepochId h : s.hyperepochs.ids()) {
     const HyperepochInfo& he = s.hyperepochs[h];
     HyperepochReport hr;
     hr.name = he.name;
     hr.periodNs = he.periodNs;
-    std::vector<bool> runnableSeen(s.runnables.size(), false);
+    IdVector<RunnableId, std::uint8_t> runnableSeen(s.runnables.size(), 0);
     // Per resource: its instances' intervals; per type: (earliest start, length, tail) holdings.
-    std::map<std::uint32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals;
+    std::map<ResourceId, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals;
     // Holdings per candidate set: an instance needs one resource out of each of its requests'
     // candidate sets for its whole WCET.
-    std::map<std::vector<std::uint32_t>, std::vector<std::uint32_t>> holdings;
-    std::uint32_t critical = kNone;                                // an instance on the critical path
-    std::set<std::pair<std::uint32_t, std::uint32_t>> crossEdges;  // runnable pairs across SoCs
+    std::map<std::vector<ResourceId>, std::vector<std::uint32_t>> holdings;
+    std::uint32_t critical = kNone;                            // an instance on the critical path
+    std::set<std::pair<RunnableId, RunnableId>> crossEdges;  // runnable pairs across SoCs
     for (std::uint32_t i = 0; i < ni; ++i) {
       const InstanceInfo& inst = s.instances[i];
       if (!valid(inst) || hyperepochOf(s, inst) != h) continue;
       ++hr.instances;
-      if (!runnableSeen[inst.runnable]) {
-        runnableSeen[inst.runnable] = true;
+      if (runnableSeen[inst.runnable] == 0) {
+        runnableSeen[inst.runnable] = 1;
         ++hr.runnables;
       }
       hr.scheduleLengthNs = std::max(hr.scheduleLengthNs, inst.endNs);
@@ -162,11 +162,11 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
         hr.criticalPathNs = est[i] + length(i) + tail[i];
         critical = i;
       }
-      for (std::uint32_t d : inst.dependencies)
-        if (d < ni && !s.socs.empty() && crossesSocs(s, s.instances[d].runnable, inst.runnable))
+      for (InstanceId d : inst.dependencies)
+        if (s.instances.contains(d) && !s.socs.empty() && crossesSocs(s, s.instances[d].runnable, inst.runnable))
           crossEdges.emplace(s.instances[d].runnable, inst.runnable);
-      for (std::uint32_t r : inst.resources) {
-        if (r < s.resources.size()) intervals[r].emplace_back(inst.startNs, inst.endNs);
+      for (ResourceId r : inst.resources) {
+        if (s.resources.contains(r)) intervals[r].emplace_back(inst.startNs, inst.endNs);
       }
       for (auto& set : candidateSets(graph, s, inst, h)) holdings[std::move(set)].push_back(i);
       const RunnableInfo& ri = s.runnables[inst.runnable];
@@ -178,7 +178,7 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
 
     if (!s.socs.empty()) {
       for (const auto& [from, to] : crossEdges) {
-        const auto socOf = [&](std::uint32_t r) { return s.socs[runnableSoc(s, r)].name; };
+        const auto socOf = [&](RunnableId r) { return s.socs[runnableSoc(s, r)].name; };
         hr.crossSocEdges.push_back(qualified(s, from) + " -> " + qualified(s, to) + " (" + socOf(from) + " -> " +
                                    socOf(to) + ")");
       }
@@ -269,7 +269,7 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     // Every left-shifted schedule starts each instance at a release or at another's end, so
     // the optimum is a multiple of the gcd of the WCETs and releases.
     bound = schedule::roundUp(bound, grain[h]);
-    if (search != nullptr && h < search->hyperepochs.size()) {
+    if (search != nullptr && search->hyperepochs.contains(h)) {
       const HyperepochSearchInfo& si = search->hyperepochs[h];
       bound = std::max(bound, si.lowerBoundNs);
       hr.searched = si.searched;

@@ -34,7 +34,7 @@ using namespace schedule;
 Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const ScheduleOptions& options,
                         const std::vector<std::uint32_t>& touched, std::vector<FreeTime>& free,
                         HyperepochSearchInfo& searchInfo) {
-  const std::vector<std::int64_t>& wcet = *pb.wcet;
+  const IdVector<RunnableId, std::int64_t>& wcet = *pb.wcet;
   std::int64_t criticalPath = 0;
   for (const Node& nd : pb.nodes) {
     criticalPath = std::max(criticalPath, nd.frameNs + pb.topLevel[nd.local] + wcet[nd.runnable]);
@@ -96,8 +96,9 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
 }
 
 // `file:line: ` where the graph wrote something (nothing for a graph built in code).
-std::string at(const Graph& g, const std::vector<int>& lines, std::uint32_t i) {
-  if (g.sourceFile.empty() || i >= lines.size() || lines[i] <= 0) return {};
+template <StrongId Id>
+std::string at(const Graph& g, const IdVector<Id, int>& lines, Id i) {
+  if (g.sourceFile.empty() || !lines.contains(i) || lines[i] <= 0) return {};
   return g.sourceFile + ":" + std::to_string(lines[i]) + ": ";
 }
 std::string at(const SourceLoc& loc) {
@@ -105,9 +106,9 @@ std::string at(const SourceLoc& loc) {
   return loc.file + ":" + std::to_string(loc.line) + ": ";
 }
 
-std::string epochName(const Graph& g, std::uint32_t e) {
+std::string epochName(const Graph& g, EpochId e) {
   const EpochInfo& ep = g.epochs[e];
-  if (ep.hyperepoch < g.hyperepochs.size()) return g.hyperepochs[ep.hyperepoch].name + "." + ep.name;
+  if (g.hyperepochs.contains(ep.hyperepoch)) return g.hyperepochs[ep.hyperepoch].name + "." + ep.name;
   return ep.name;
 }
 
@@ -129,11 +130,11 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
   out.crossSocLatencyNs = g.socs.empty() ? 0 : g.crossSocLatencyNs;
 
   const GraphModel model = modelGraph(g);
-  const std::vector<std::int64_t>& wcet = model.wcet;
+  const IdVector<RunnableId, std::int64_t>& wcet = model.wcet;
   const std::size_t n = g.runnables.size();
 
   out.runnables.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  for (RunnableId i : g.runnables.ids()) {
     const GraphRunnable& r = g.runnables[i];
     RunnableInfo ri;
     ri.name = r.name;
@@ -146,8 +147,8 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
     ri.endMonitorThresholdNs = r.endMonitorThresholdNs;
     ri.priority = r.priority;
     // Dependencies as scheduled: on round-robin groups, with the submitter, sorted.
-    for (std::uint32_t d : r.dependencies) {
-      const std::uint32_t to = g.runnables[d].aliasGroup != kNone ? g.runnables[d].aliasGroup : d;
+    for (RunnableId d : r.dependencies) {
+      const RunnableId to = g.runnables[d].aliasGroup != kNone ? g.runnables[d].aliasGroup : d;
       if (to != i) ri.dependencies.push_back(to);
     }
     if (r.kind == RunnableKind::kSubmittee && r.submittedBy != kNone) ri.dependencies.push_back(r.submittedBy);
@@ -161,10 +162,10 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
   }
 
   std::vector<FreeTime> free(g.resources.size());
-  std::vector<std::uint32_t> localOf(n, kNone);
+  IdVector<RunnableId, std::uint32_t> localOf(n, kNone);
   if (info != nullptr) info->hyperepochs.assign(g.hyperepochs.size(), {});
 
-  for (std::uint32_t h = 0; h < g.hyperepochs.size(); ++h) {
+  for (HyperepochId h : g.hyperepochs.ids()) {
     const HyperepochInfo& he = g.hyperepochs[h];
     Result<Problem> built = buildProblem(model, h, localOf);
     if (!built) return built.error();
@@ -225,8 +226,8 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       return std::tie(pa.startNs, pa.endNs, pa.seq) < std::tie(pb2.startNs, pb2.endNs, pb2.seq);
     });
     const auto first = static_cast<std::uint32_t>(out.instances.size());
-    std::vector<std::uint32_t> globalId(pb.nodes.size());
-    for (std::uint32_t i = 0; i < idx.size(); ++i) globalId[idx[i]] = first + i;
+    std::vector<InstanceId> globalId(pb.nodes.size());
+    for (std::uint32_t i = 0; i < idx.size(); ++i) globalId[idx[i]] = InstanceId{first + i};
     for (std::uint32_t i : idx) {
       const Node& nd = pb.nodes[i];
       Placement& pl = best.placements[i];
@@ -235,7 +236,7 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       inst.frame = nd.frame;
       inst.startNs = pl.startNs;
       inst.endNs = pl.endNs;
-      inst.resources = std::move(pl.resources);
+      for (std::uint32_t r : pl.resources) inst.resources.push_back(ResourceId{r});
       for (std::uint32_t d : pb.localDeps[nd.local]) inst.dependencies.push_back(globalId[pb.nodeOf(d, nd.frame)]);
       std::sort(inst.dependencies.begin(), inst.dependencies.end());
       out.instances.push_back(std::move(inst));
@@ -243,11 +244,11 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
   }
 
   // Timelines: per resource, its instances in start order (the instance order is that already).
-  std::vector<std::vector<std::uint32_t>> perResource(g.resources.size());
-  for (std::uint32_t i = 0; i < out.instances.size(); ++i) {
-    for (std::uint32_t r : out.instances[i].resources) perResource[r].push_back(i);
+  IdVector<ResourceId, std::vector<InstanceId>> perResource(g.resources.size());
+  for (InstanceId i : out.instances.ids()) {
+    for (ResourceId r : out.instances[i].resources) perResource[r].push_back(i);
   }
-  for (std::uint32_t r = 0; r < perResource.size(); ++r) {
+  for (ResourceId r : perResource.ids()) {
     if (perResource[r].empty()) continue;
     TimelineInfo tl;
     tl.resource = r;

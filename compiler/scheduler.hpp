@@ -106,7 +106,7 @@ struct HyperepochSearchInfo {
 
 /// What the search did, per hyperepoch (index = hyperepoch index).
 struct SearchInfo {
-  std::vector<HyperepochSearchInfo> hyperepochs;
+  IdVector<HyperepochId, HyperepochSearchInfo> hyperepochs;
 };
 
 /// Schedules every hyperepoch of a checked graph; with a budget in `options`, searches for a

@@ -75,20 +75,20 @@ Result<void> applyWcetFile(Graph& graph, std::string_view text, const std::strin
   const std::vector<Entry>& entries = *read;
 
   // Resolve every entry before changing anything, so a failure leaves the graph as it was.
-  std::unordered_map<std::string_view, std::uint32_t> clients;
-  for (std::uint32_t c = 0; c < graph.clients.size(); ++c) clients.emplace(graph.clients[c].name, c);
-  std::vector<std::unordered_map<std::string_view, std::uint32_t>> runnables(graph.clients.size());
-  for (std::uint32_t r = 0; r < graph.runnables.size(); ++r) {
+  std::unordered_map<std::string_view, ClientId> clients;
+  for (ClientId c : graph.clients.ids()) clients.emplace(graph.clients[c].name, c);
+  IdVector<ClientId, std::unordered_map<std::string_view, RunnableId>> runnables(graph.clients.size());
+  for (RunnableId r : graph.runnables.ids()) {
     const GraphRunnable& gr = graph.runnables[r];
-    if (gr.client < runnables.size()) runnables[gr.client].emplace(gr.name, r);
+    if (runnables.contains(gr.client)) runnables[gr.client].emplace(gr.name, r);
   }
-  std::vector<std::pair<std::uint32_t, std::int64_t>> updates;
-  std::unordered_map<std::uint32_t, int> seen;
+  std::vector<std::pair<RunnableId, std::int64_t>> updates;
+  std::unordered_map<RunnableId, int> seen;
   updates.reserve(entries.size());
   for (const Entry& e : entries) {
     std::string where = origin + ":" + std::to_string(e.line) + ": ";
     std::size_t dot = e.key.find('.');
-    std::uint32_t r = kNone;
+    RunnableId r = kNone;
     if (dot != std::string::npos) {
       auto c = clients.find(e.key.substr(0, dot));
       if (c != clients.end()) {
@@ -113,8 +113,8 @@ Result<void> applyWcetFile(Graph& graph, std::string_view text, const std::strin
   for (GraphRunnable& group : graph.runnables) {
     if (group.kind != RunnableKind::kAliasGroup) continue;
     std::int64_t longest = 0;
-    for (std::uint32_t m : group.steps)
-      if (m != kNone && m < graph.runnables.size()) longest = std::max(longest, graph.runnables[m].wcetNs);
+    for (RunnableId m : group.steps)
+      if (m != kNone && graph.runnables.contains(m)) longest = std::max(longest, graph.runnables[m].wcetNs);
     group.wcetNs = longest;
   }
   graph.sourceHash = hashBytes(graph.sourceHash, text);

@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::uint64_t instances = 0;
   for (const compiler::GraphRunnable& r : graph->runnables)
-    if (r.aliasGroup == kNone && r.epoch < graph->epochs.size()) instances += graph->epochs[r.epoch].frames;
+    if (r.aliasGroup == kNone && graph->epochs.contains(r.epoch)) instances += graph->epochs[r.epoch].frames;
   if (instances > kMaxInstances) return 0;
   compiler::ScheduleOptions options;
   options.searchSteps = 64;

@@ -17,13 +17,13 @@ constexpr std::uint32_t kMaxPid = 1u << 22;
 ClientMonitor::ClientMonitor(const shm::SegmentView& view, const Schedule& schedule)
     : view_(view), schedule_(schedule), records_(schedule.clients.size()) {}
 
-std::string ClientMonitor::name(std::uint32_t c) const {
-  return c < schedule_.clients.size() ? schedule_.clients[c].name : "?";
+std::string ClientMonitor::name(ClientId c) const {
+  return schedule_.clients.contains(c) ? schedule_.clients[c].name : "?";
 }
 
 std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
   const char* phase = beforeRun ? "before the run started" : "during the run";
-  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+  for (ClientId c : records_.ids()) {
     shm::ClientSlot& slot = view_.client(c);
     Record& record = records_[c];
     // The state first: a client claims its pid before it writes its state, so a state seen here
@@ -50,8 +50,8 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
     if (state != ClientState::kAbsent && record.pid == 0) return damaged("pid", 0);
     if (state == ClientState::kRefused) {
       const std::uint32_t r = slot.missingRunnable.load(std::memory_order_relaxed);
-      const std::string what = r < schedule_.runnables.size()
-                                   ? "scheduled runnable " + quoted(qualifiedName(schedule_, r)) + " was not registered"
+      const std::string what = schedule_.runnables.contains(RunnableId{r})
+                                   ? "scheduled runnable " + quoted(qualifiedName(schedule_, RunnableId{r})) + " was not registered"
                                    : "it could not enter the scheduler";
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,
                     "client " + quoted(name(c)) + " refused to run: " + what +
@@ -78,7 +78,7 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
 }
 
 bool ClientMonitor::allEntered() const {
-  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+  for (ClientId c : records_.ids()) {
     if (view_.client(c).state.load(std::memory_order_acquire) != static_cast<std::uint32_t>(ClientState::kEntered)) {
       return false;
     }
@@ -88,8 +88,8 @@ bool ClientMonitor::allEntered() const {
 
 RunEnd ClientMonitor::timeoutEnd(std::int64_t timeoutUs) const {
   std::string message;
-  std::uint32_t first = kNone;
-  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+  ClientId first = kNone;
+  for (ClientId c : records_.ids()) {
     const auto state = static_cast<ClientState>(view_.client(c).state.load());
     if (state == ClientState::kEntered) continue;
     if (first == kNone) first = c;
@@ -102,15 +102,15 @@ RunEnd ClientMonitor::timeoutEnd(std::int64_t timeoutUs) const {
   return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kTimeout, first, message};
 }
 
-std::uint32_t ClientMonitor::exitRequester() const {
-  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+ClientId ClientMonitor::exitRequester() const {
+  for (ClientId c : records_.ids()) {
     if (view_.client(c).exitRequested.load(std::memory_order_relaxed) != 0) return c;
   }
   return kNone;
 }
 
 bool ClientMonitor::allGone() const {
-  for (std::uint32_t c = 0; c < records_.size(); ++c) {
+  for (ClientId c : records_.ids()) {
     const auto state = static_cast<ClientState>(view_.client(c).state.load());
     if (state == ClientState::kAttached || state == ClientState::kEntered) {
       if (records_[c].pid == 0 || !records_[c].watch.exited()) return false;

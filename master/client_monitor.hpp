@@ -33,15 +33,15 @@ class ClientMonitor {
   RunEnd timeoutEnd(std::int64_t timeoutUs) const;
 
   /// The first client that asked to exit the scheduler, or kNone.
-  std::uint32_t exitRequester() const;
+  ClientId exitRequester() const;
 
   /// Whether every client that attached has detached or exited (the master may remove the segment).
   bool allGone() const;
 
   /// The client's name from the schedule ("?" for an index out of range).
-  std::string name(std::uint32_t c) const;
+  std::string name(ClientId c) const;
   /// The pid the monitor validated for the client (0 before it registered).
-  std::uint32_t pid(std::uint32_t c) const { return c < records_.size() ? records_[c].pid : 0; }
+  std::uint32_t pid(ClientId c) const { return records_.contains(c) ? records_[c].pid : 0; }
 
  private:
   struct Record {
@@ -50,7 +50,7 @@ class ClientMonitor {
   };
   const shm::SegmentView& view_;
   const Schedule& schedule_;
-  std::vector<Record> records_;  // per ClientId
+  IdVector<ClientId, Record> records_;  // per client
 };
 
 }  // namespace tactus::master

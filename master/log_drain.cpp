@@ -16,13 +16,13 @@ LogDrain::LogDrain(const shm::SegmentView& view, const Schedule& schedule, const
   batch_.reserve(std::max<std::size_t>(view.ringCapacity(), MasterEventRing::kCapacity));
 }
 
-bool LogDrain::violationRecordValid(const EventRecord& r, std::uint32_t client) const {
+bool LogDrain::violationRecordValid(const EventRecord& r, ClientId client) const {
   // tactus-check's records (violation.hpp): indices and codes within the schedule and the tables,
   // the runnable one of the ring's own client; a site record is text, which tactus-report prints
   // escaped.
   if (r.kind == static_cast<std::uint16_t>(EventKind::kViolationSite)) return true;
-  return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) && r.instance < schedule_.instances.size() &&
-         r.aux < schedule_.runnables.size() && schedule_.runnables[r.aux].client == client &&
+  return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) && schedule_.instances.contains(InstanceId{r.instance}) &&
+         schedule_.runnables.contains(RunnableId{r.aux}) && schedule_.runnables[RunnableId{r.aux}].client == client &&
          !violationKindName(r.detail).empty() && !checkCallName(violationCall(r)).empty() &&
          violationSiteRecords(r) <= kViolationSiteRecords;
 }
@@ -37,7 +37,7 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
     if (head - tail > capacity) {
       // The worker's head is behind the master's tail or more than a ring ahead: the client (or
       // whoever wrote the segment) wrote it over. Never read a record on its word.
-      const std::uint32_t c = plan_.workers[w].client;
+      const ClientId c = plan_.workers[w].client;
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kDamaged, c,
                     "segment damaged: client " + quoted(schedule_.clients[c].name) + " worker ring " +
                         std::to_string(w) + ": field 'head' holds " + std::to_string(head) + ", out of range (tail " +
@@ -48,7 +48,7 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
     for (std::uint64_t k = tail; k < head; ++k) {
       const EventRecord r = ring[k & (capacity - 1)];
       if (r.kind == static_cast<std::uint16_t>(EventKind::kRun)) {
-        if (r.instance >= schedule_.instances.size()) continue;
+        if (!schedule_.instances.contains(InstanceId{r.instance})) continue;
       } else if (!violationRecordValid(r, plan_.workers[w].client)) {
         continue;
       }
@@ -66,7 +66,7 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
       const std::int64_t now = ipc::monotonicNs();
       EventRecord r{static_cast<std::uint16_t>(EventKind::kDropped),
                     0,
-                    plan_.workers[w].client,
+                    index(plan_.workers[w].client),
                     static_cast<std::uint32_t>(std::min<std::uint64_t>(lost, 0xffffffffu)),
                     w,
                     now,

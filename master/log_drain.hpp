@@ -72,7 +72,7 @@ class LogDrain {
  private:
   /// Whether a record other than kRun from the ring of `client` (ClientId) is one tactus-check may
   /// write, with every index and code in range and the runnable one of that client's.
-  bool violationRecordValid(const EventRecord& r, std::uint32_t client) const;
+  bool violationRecordValid(const EventRecord& r, ClientId client) const;
 
   const shm::SegmentView& view_;
   const Schedule& schedule_;

@@ -103,12 +103,12 @@ struct Mode {
   std::unique_ptr<ClientMonitor> monitor;
   std::unique_ptr<LogDrain> drain;
   std::unique_ptr<Releaser> releaser;
-  std::vector<std::uint64_t> nextIteration;             // per hyperepoch: where its next activation starts
-  std::vector<std::uint32_t> activations;               // per hyperepoch: activations so far
-  std::vector<std::uint32_t> acksExpected;              // per hyperepoch: cumulative switch acknowledgements
-  std::vector<std::uint32_t> workersIn;                 // per hyperepoch: workers of the plan
-  std::vector<std::vector<std::uint32_t>> clientsWith;  // per hyperepoch: the clients with a worker in it
-  std::vector<std::set<std::string>> hardware;          // per hyperepoch: its hardware resources by name
+  IdVector<HyperepochId, std::uint64_t> nextIteration;         // per hyperepoch: where its next activation starts
+  IdVector<HyperepochId, std::uint32_t> activations;           // per hyperepoch: activations so far
+  IdVector<HyperepochId, std::uint32_t> acksExpected;          // per hyperepoch: cumulative switch acknowledgements
+  IdVector<HyperepochId, std::uint32_t> workersIn;             // per hyperepoch: workers of the plan
+  IdVector<HyperepochId, std::vector<ClientId>> clientsWith;   // per hyperepoch: the clients with a worker in it
+  IdVector<HyperepochId, std::set<std::string>> hardware;      // per hyperepoch: its hardware resources by name
   bool running = false;
 };
 
@@ -147,13 +147,13 @@ class ManagedRun {
   Answer start(const Request& r, Mode& mode);
   Answer stop(const Request& r, Mode& mode, std::uint32_t to);
   Answer rollover(const Request& r, Mode& from, Mode& to);
-  bool activate(Mode& mode, std::uint32_t he, std::int64_t startNs, std::uint32_t from, const Request& r);
-  void stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, const Request& r);
+  bool activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r);
+  void stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
   bool waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target);
   Mode* byIdentifier(std::uint32_t id);
   std::string loadedList() const;
-  std::string partitionProblem(const Mode& from, const Mode& to, std::vector<std::pair<int, int>>& pairs) const;
-  void logSwitch(EventKind kind, const Mode& mode, std::uint32_t he, std::uint64_t iteration, std::uint32_t other,
+  std::string partitionProblem(const Mode& from, const Mode& to, std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const;
+  void logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration, std::uint32_t other,
                  std::int64_t startNs, std::int64_t endNs);
   Mode* runningMode();
 
@@ -224,14 +224,14 @@ Result<void> ManagedRun::load() {
     mode->workersIn.assign(hyperepochs, 0);
     mode->clientsWith.assign(hyperepochs, {});
     mode->hardware.assign(hyperepochs, {});
-    std::vector<std::set<std::uint32_t>> clients(hyperepochs);
+    IdVector<HyperepochId, std::set<ClientId>> clients(hyperepochs);
     for (const WorkerPlan& w : mode->plan.workers) {
       ++mode->workersIn[w.hyperepoch];
       clients[w.hyperepoch].insert(w.client);
     }
-    for (std::uint32_t he = 0; he < hyperepochs; ++he) {
+    for (HyperepochId he : s.hyperepochs.ids()) {
       mode->clientsWith[he].assign(clients[he].begin(), clients[he].end());
-      for (const std::uint32_t r : s.hyperepochs[he].resources) {
+      for (const ResourceId r : s.hyperepochs[he].resources) {
         const ResourceInfo& res = s.resources[r];
         if (res.kind == ResourceKind::kCpu || res.kind == ResourceKind::kGpu) mode->hardware[he].insert(res.name);
       }
@@ -359,10 +359,10 @@ void ManagedRun::drainAll() {
   if (log_.isOpen()) log_.append(events.data(), events.size());
 }
 
-void ManagedRun::logSwitch(EventKind kind, const Mode& mode, std::uint32_t he, std::uint64_t iteration,
+void ManagedRun::logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration,
                            std::uint32_t other, std::int64_t startNs, std::int64_t endNs) {
   std::lock_guard<std::mutex> lock(switchLock_);
-  EventRecord r{static_cast<std::uint16_t>(kind), 0, he, static_cast<std::uint32_t>(iteration), other, startNs, endNs};
+  EventRecord r{static_cast<std::uint16_t>(kind), 0, index(he), static_cast<std::uint32_t>(iteration), other, startNs, endNs};
   r.schedule = mode.schedule.identifier;
   switchEvents_.push_back(r);
 }
@@ -375,7 +375,7 @@ void ManagedRun::endEverywhere(const RunEnd& end) {
     m->control.abort();
   }
   for (auto& m : modes_) {
-    if (end.client != kNone && clientName.empty() && end.client < m->schedule.clients.size() &&
+    if (end.client != kNone && clientName.empty() && m->schedule.clients.contains(end.client) &&
         end.message.find(quoted(m->schedule.clients[end.client].name)) != std::string::npos) {
       clientName = m->schedule.clients[end.client].name;
     }
@@ -383,7 +383,7 @@ void ManagedRun::endEverywhere(const RunEnd& end) {
   for (auto& m : modes_) {
     RunEnd local = end;
     local.client = kNone;
-    for (std::uint32_t c = 0; c < m->schedule.clients.size(); ++c) {
+    for (ClientId c : m->schedule.clients.ids()) {
       if (!clientName.empty() && m->schedule.clients[c].name == clientName) local.client = c;
     }
     m->owner->publishEnd(local);
@@ -409,7 +409,7 @@ bool ManagedRun::waitWord(std::atomic<std::uint32_t>& word, std::atomic<std::uin
 
 // Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
 // rollover (from != kNoSchedule) waits for every client's switch callbacks; then releases.
-bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+bool ManagedRun::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
   const shm::SegmentView& view = mode.owner->view();
   shm::SwitchSlot& sw = view.switching(he);
   if (!waitWord(sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
@@ -421,7 +421,7 @@ bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, st
   if (from != kNoSchedule) {
     // Only clients with switch callbacks acknowledge (each says so in its slot at enter).
     std::uint32_t waitFor = 0;
-    for (const std::uint32_t c : mode.clientsWith[he]) {
+    for (const ClientId c : mode.clientsWith[he]) {
       if (view.client(c).switchCallbacks.load(std::memory_order_acquire) != 0) ++waitFor;
     }
     mode.acksExpected[he] += waitFor;
@@ -434,7 +434,7 @@ bool ManagedRun::activate(Mode& mode, std::uint32_t he, std::int64_t startNs, st
   return true;
 }
 
-void ManagedRun::stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, const Request& r) {
+void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
   if (mode.plan.hyperepochs[he].instances.empty()) return;
   mode.releaser->requestHyperepochStop(he);
   while (!mode.releaser->hyperepochFinished(he)) {
@@ -445,7 +445,7 @@ void ManagedRun::stopHyperepoch(Mode& mode, std::uint32_t he, std::uint32_t to, 
   // Workers asleep on a release that will not come look at stopAt now rather than after their
   // sleep slice, so they leave the activation promptly.
   const shm::SegmentView& view = mode.owner->view();
-  for (const std::uint32_t e : mode.schedule.hyperepochs[he].epochs) {
+  for (const EpochId e : mode.schedule.hyperepochs[he].epochs) {
     if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
   }
   const std::uint64_t stoppedAt = mode.owner->view().hyperepoch(he).stopAt.load();
@@ -460,7 +460,7 @@ Answer ManagedRun::start(const Request& r, Mode& mode) {
     ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
   }
   const std::int64_t startNs = ipc::monotonicNs() + kStartLeadNs;
-  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) {
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!activate(mode, he, startNs, kNoSchedule, r)) return {ManagerResult::kRunEnded, "the run ended"};
   }
   mode.running = true;
@@ -469,10 +469,10 @@ Answer ManagedRun::start(const Request& r, Mode& mode) {
 }
 
 Answer ManagedRun::stop(const Request& r, Mode& mode, std::uint32_t to) {
-  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) {
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!mode.plan.hyperepochs[he].instances.empty()) mode.releaser->requestHyperepochStop(he);
   }
-  for (std::uint32_t he = 0; he < mode.schedule.hyperepochs.size(); ++he) stopHyperepoch(mode, he, to, r);
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) stopHyperepoch(mode, he, to, r);
   mode.running = false;
   channel_->running.store(kNoSchedule);
   return {ManagerResult::kOk, "stopped schedule " + std::to_string(mode.schedule.identifier)};
@@ -481,41 +481,40 @@ Answer ManagedRun::stop(const Request& r, Mode& mode, std::uint32_t to) {
 // Pairs the hyperepochs of `from` and `to` that share hardware (-1: none); "" when every
 // hyperepoch shares with at most one of the other schedule's, both ways.
 std::string ManagedRun::partitionProblem(const Mode& from, const Mode& to,
-                                         std::vector<std::pair<int, int>>& pairs) const {
+                                         std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const {
   auto overlaps = [](const std::set<std::string>& a, const std::set<std::string>& b) {
     return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) != 0; });
   };
-  std::vector<int> partnerOfTo(to.hardware.size(), -1);
-  for (std::uint32_t a = 0; a < from.hardware.size(); ++a) {
-    int partner = -1;
-    for (std::uint32_t b = 0; b < to.hardware.size(); ++b) {
+  IdVector<HyperepochId, HyperepochId> partnerOfTo(to.hardware.size(), kNone);
+  for (HyperepochId a : from.hardware.ids()) {
+    HyperepochId partner = kNone;
+    for (HyperepochId b : to.hardware.ids()) {
       if (!overlaps(from.hardware[a], to.hardware[b])) continue;
-      if (partner >= 0 || partnerOfTo[b] >= 0 || from.hardware[a] != to.hardware[b]) {
+      if (partner != kNone || partnerOfTo[b] != kNone || from.hardware[a] != to.hardware[b]) {
         return "hyperepoch " + quoted(from.schedule.hyperepochs[a].name) + " of schedule " +
                std::to_string(from.schedule.identifier) + " and hyperepoch " + quoted(to.schedule.hyperepochs[b].name) +
                " of schedule " + std::to_string(to.schedule.identifier) +
                " hold different sets of resources: the schedules partition resources differently";
       }
-      partner = static_cast<int>(b);
-      partnerOfTo[b] = static_cast<int>(a);
+      partner = b;
+      partnerOfTo[b] = a;
     }
-    pairs.emplace_back(static_cast<int>(a), partner);
+    pairs.emplace_back(a, partner);
   }
-  for (std::uint32_t b = 0; b < to.hardware.size(); ++b) {
-    if (partnerOfTo[b] < 0) pairs.emplace_back(-1, static_cast<int>(b));
+  for (HyperepochId b : to.hardware.ids()) {
+    if (partnerOfTo[b] == kNone) pairs.emplace_back(kNone, b);
   }
   return "";
 }
 
 Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
-  std::vector<std::pair<int, int>> pairs;
+  std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
   if (std::string problem = partitionProblem(from, to, pairs); !problem.empty()) {
     return {ManagerResult::kNotSupported, "rollover " + std::to_string(to.schedule.identifier) + " " +
                                               std::to_string(from.schedule.identifier) + " refused: " + problem};
   }
   for (const auto& [a, b] : pairs) {
-    if (a >= 0 && !from.plan.hyperepochs[static_cast<std::size_t>(a)].instances.empty())
-      from.releaser->requestHyperepochStop(static_cast<std::uint32_t>(a));
+    if (a != kNone && !from.plan.hyperepochs[a].instances.empty()) from.releaser->requestHyperepochStop(a);
   }
   // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once.
   std::vector<std::thread> threads;
@@ -523,8 +522,8 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
   threads.reserve(pairs.size());
   for (const auto& [a, b] : pairs) {
     threads.emplace_back([&, a = a, b = b] {
-      if (a >= 0) stopHyperepoch(from, static_cast<std::uint32_t>(a), to.schedule.identifier, r);
-      if (b >= 0 && !activate(to, static_cast<std::uint32_t>(b), ipc::monotonicNs(), from.schedule.identifier, r))
+      if (a != kNone) stopHyperepoch(from, a, to.schedule.identifier, r);
+      if (b != kNone && !activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r))
         ok.store(false);
     });
   }
@@ -606,7 +605,7 @@ void ManagedRun::takeRequest() {
   if (Mode* running = runningMode()) {
     std::uint64_t iterations = 0;
     std::uint64_t skipped = 0;
-    for (std::uint32_t he = 0; he < running->schedule.hyperepochs.size(); ++he) {
+    for (HyperepochId he : running->schedule.hyperepochs.ids()) {
       iterations = std::max<std::uint64_t>(iterations, running->owner->view().hyperepoch(he).completed.load());
       skipped += running->owner->view().hyperepoch(he).skipped.load();
     }
@@ -667,7 +666,7 @@ int ManagedRun::execute() {
     const shm::SegmentView& view = m.owner->view();
     m.owner->describeSchedules(static_cast<std::uint32_t>(modes_.size()), k);
     m.owner->describe(flags, m.contentHash, m.schedule.identifier, m.text);
-    for (std::uint32_t he = 0; he < counts.hyperepochs; ++he) view.hyperepoch(he).stopAt.store(0);
+    for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(0);
     m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
     m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);
     m.releaser = std::make_unique<Releaser>(view, m.schedule, m.plan, o_.freeRunning, m.control);
@@ -724,7 +723,7 @@ int ManagedRun::execute() {
       }
     }
     for (auto& m : modes_) {
-      if (const std::uint32_t c = m->monitor->exitRequester(); c != kNone) {
+      if (const ClientId c = m->monitor->exitRequester(); c != kNone) {
         end = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c,
                      "client " + quoted(m->monitor->name(c)) + " requested exit"};
       }

@@ -271,8 +271,8 @@ class MasterRun {
   int runFrames();
   std::optional<RunEnd> watch(bool beforeRun);
   std::optional<RunEnd> stuckClient(std::int64_t now) const;
-  std::uint32_t blockingInstance(const Stall& stall) const;
-  std::int64_t stuckBudgetNs(std::uint32_t hyperepoch) const;
+  InstanceId blockingInstance(const Stall& stall) const;
+  std::int64_t stuckBudgetNs(HyperepochId hyperepoch) const;
   int end(const RunEnd& end);
   void waitForClientsToLeave() const;
 
@@ -366,7 +366,7 @@ std::optional<RunEnd> MasterRun::watch(bool beforeRun) {
 }
 
 // The Monitor budget of the hyperepoch, else -t; 0 when neither limits it.
-std::int64_t MasterRun::stuckBudgetNs(std::uint32_t hyperepoch) const {
+std::int64_t MasterRun::stuckBudgetNs(HyperepochId hyperepoch) const {
   const std::int64_t monitor = schedule_.hyperepochs[hyperepoch].monitorNs;
   if (monitor != kNoDuration && monitor > 0) return monitor;
   return o_.timeoutUs >= 0 ? std::max<std::int64_t>(o_.timeoutUs * 1000, 1) : 0;
@@ -375,13 +375,13 @@ std::int64_t MasterRun::stuckBudgetNs(std::uint32_t hyperepoch) const {
 // The instance that holds up a stalled release thread: of the hyperepoch's instances not done with
 // the iteration, the first whose frame is released and whose own waits are all met (so it is
 // running, or its client does not run it). Instances behind it (waiting for it) are not to blame.
-std::uint32_t MasterRun::blockingInstance(const Stall& stall) const {
+InstanceId MasterRun::blockingInstance(const Stall& stall) const {
   const shm::SegmentView& view = owner_.view();
   const std::uint32_t target = stall.target;
   const std::uint64_t h = target - 1u;  // the iteration (low 32 bits suffice for the release word)
-  for (const std::uint32_t i : plan_.hyperepochs[stall.hyperepoch].instances) {
+  for (const InstanceId i : plan_.hyperepochs[stall.hyperepoch].instances) {
     if (shm::sequenceReached(view.instance(i).done.load(std::memory_order_acquire), target)) continue;
-    const std::uint32_t e = plan_.instanceEpoch[i];
+    const EpochId e = plan_.instanceEpoch[i];
     const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[e].frames);
     const auto released = static_cast<std::uint32_t>(h * frames + schedule_.instances[i].frame + 1);
     if (!shm::sequenceReached(view.epoch(e).released.load(std::memory_order_acquire), released)) continue;
@@ -401,8 +401,8 @@ std::optional<RunEnd> MasterRun::stuckClient(std::int64_t now) const {
   if (!stall) return std::nullopt;
   const std::int64_t budget = stuckBudgetNs(stall->hyperepoch);
   if (budget == 0 || now - stall->sinceNs <= budget) return std::nullopt;
-  const std::uint32_t runnable = schedule_.instances[blockingInstance(*stall)].runnable;
-  const std::uint32_t c = schedule_.runnables[runnable].client;
+  const RunnableId runnable = schedule_.instances[blockingInstance(*stall)].runnable;
+  const ClientId c = schedule_.runnables[runnable].client;
   const std::int64_t monitor = schedule_.hyperepochs[stall->hyperepoch].monitorNs;
   const std::string limit = monitor != kNoDuration && monitor > 0
                                 ? "the Monitor budget of hyperepoch " +
@@ -454,7 +454,7 @@ int MasterRun::runFrames() {
       if ((failure = watch(false))) break;
       if ((failure = stuckClient(now))) break;
     }
-    if (const std::uint32_t c = monitor_->exitRequester(); c != kNone)
+    if (const ClientId c = monitor_->exitRequester(); c != kNone)
       control_.requestStop(StopReason::kExitRequested, c);
     if (gSignal.load() != 0) {
       control_.requestStop(StopReason::kSignal, kNone);
@@ -463,9 +463,9 @@ int MasterRun::runFrames() {
         // A client did not finish its iteration after the signal: end without it.
         const std::optional<Stall> stall = releaser_->longestStall();
         std::string message = "the master was stopped by a signal";
-        std::uint32_t c = kNone;
+        ClientId c = kNone;
         if (stall) {
-          const std::uint32_t runnable = schedule_.instances[blockingInstance(*stall)].runnable;
+          const RunnableId runnable = schedule_.instances[blockingInstance(*stall)].runnable;
           c = schedule_.runnables[runnable].client;
           message += "; client " + quoted(monitor_->name(c)) + " did not finish runnable " +
                      quoted(qualifiedName(schedule_, runnable)) + " within " + humanDuration(kStopGraceNs);
@@ -499,7 +499,7 @@ int MasterRun::runFrames() {
       {SegmentState::kFinished, reason, reason == StopReason::kExitRequested ? control_.stopClient() : kNone, message});
   if (o_.verbose) {
     std::uint64_t skippedTotal = 0;
-    for (std::uint32_t he = 0; he < schedule_.hyperepochs.size(); ++he) {
+    for (HyperepochId he : schedule_.hyperepochs.ids()) {
       skippedTotal += owner_.view().hyperepoch(he).skipped.load();
     }
     out_ << "tactus-master: " << message << "; " << drain_->recordsDrained() << " events logged, "
@@ -552,7 +552,7 @@ int MasterRun::execute() {
                       (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u),
                   contentHash_, schedule_.identifier, text_);
   const std::uint64_t limit = o_.iterations == 0 ? std::numeric_limits<std::uint64_t>::max() : o_.iterations;
-  for (std::uint32_t he = 0; he < counts.hyperepochs; ++he) view.hyperepoch(he).stopAt.store(limit);
+  for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(limit);
   monitor_ = std::make_unique<ClientMonitor>(view, schedule_);
   drain_ = std::make_unique<LogDrain>(view, schedule_, plan_, log_);
   releaser_ = std::make_unique<Releaser>(view, schedule_, plan_, o_.freeRunning, control_);

@@ -37,7 +37,7 @@ Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const
       rings_(plan.hyperepochs.size()),
       tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())),
       hyperepochThreads_(plan.hyperepochs.size()) {
-  for (std::uint32_t he = 0; he < plan_.hyperepochs.size(); ++he) {
+  for (HyperepochId he : plan_.hyperepochs.ids()) {
     if (!plan_.hyperepochs[he].instances.empty()) active_.push_back(he);
   }
 }
@@ -49,7 +49,7 @@ Releaser::~Releaser() {
 
 void Releaser::start(std::int64_t runStartNs) {
   runStartNs_ = runStartNs;
-  for (const std::uint32_t he : active_) threads_.emplace_back([this, he] { releaseLoop(he); });
+  for (const HyperepochId he : active_) threads_.emplace_back([this, he] { releaseLoop(he); });
 }
 
 void Releaser::join() {
@@ -61,9 +61,9 @@ void Releaser::join() {
   }
 }
 
-void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint64_t firstIteration) {
+void Releaser::startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration) {
   joinHyperepoch(he);
-  Track& track = tracks_[he];
+  Track& track = tracks_[index(he)];
   track.stop.store(false);
   track.stopWord.store(0);
   track.firstIteration = firstIteration;
@@ -72,33 +72,33 @@ void Releaser::startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint
   track.running.store(true, std::memory_order_release);
   hyperepochThreads_[he] = std::thread([this, he] {
     releaseLoop(he);
-    tracks_[he].running.store(false, std::memory_order_release);
+    tracks_[index(he)].running.store(false, std::memory_order_release);
     ipc::signalWord(view_.header().attention);
   });
 }
 
-void Releaser::requestHyperepochStop(std::uint32_t he) {
-  tracks_[he].stop.store(true, std::memory_order_release);
-  tracks_[he].stopWord.store(1, std::memory_order_seq_cst);
-  ipc::futexWake(tracks_[he].stopWord);
+void Releaser::requestHyperepochStop(HyperepochId he) {
+  tracks_[index(he)].stop.store(true, std::memory_order_release);
+  tracks_[index(he)].stopWord.store(1, std::memory_order_seq_cst);
+  ipc::futexWake(tracks_[index(he)].stopWord);
 }
 
-bool Releaser::hyperepochFinished(std::uint32_t he) const {
-  return !tracks_[he].running.load(std::memory_order_acquire);
+bool Releaser::hyperepochFinished(HyperepochId he) const {
+  return !tracks_[index(he)].running.load(std::memory_order_acquire);
 }
 
-void Releaser::joinHyperepoch(std::uint32_t he) {
+void Releaser::joinHyperepoch(HyperepochId he) {
   if (hyperepochThreads_[he].joinable()) hyperepochThreads_[he].join();
 }
 
 std::optional<Stall> Releaser::longestStall() const {
   std::optional<Stall> longest;
-  for (const std::uint32_t he : active_) {
-    const std::int64_t since = tracks_[he].waitSinceNs.load(std::memory_order_acquire);
+  for (const HyperepochId he : active_) {
+    const std::int64_t since = tracks_[index(he)].waitSinceNs.load(std::memory_order_acquire);
     if (since == 0) continue;
     if (!longest || since < longest->sinceNs) {
-      longest = Stall{he, tracks_[he].waitInstance.load(std::memory_order_relaxed),
-                      tracks_[he].waitTarget.load(std::memory_order_relaxed), since};
+      longest = Stall{he, InstanceId{tracks_[index(he)].waitInstance.load(std::memory_order_relaxed)},
+                      tracks_[index(he)].waitTarget.load(std::memory_order_relaxed), since};
     }
   }
   return longest;
@@ -106,7 +106,7 @@ std::optional<Stall> Releaser::longestStall() const {
 
 std::uint64_t Releaser::iterationsCompleted() const {
   std::uint64_t iterations = 0;
-  for (const std::uint32_t he : active_)
+  for (const HyperepochId he : active_)
     iterations = std::max<std::uint64_t>(iterations, view_.hyperepoch(he).completed.load());
   return iterations;
 }
@@ -138,9 +138,9 @@ int Releaser::sleepUntilOrStopped(Track& track, std::int64_t deadlineNs) {
   return sleepUntil(deadlineNs) == 0 ? 0 : 1;
 }
 
-bool Releaser::instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const {
+bool Releaser::instancesDone(const std::vector<InstanceId>& instances, std::uint64_t iteration) const {
   const auto target = static_cast<std::uint32_t>(iteration + 1);
-  for (const std::uint32_t i : instances) {
+  for (const InstanceId i : instances) {
     if (!shm::sequenceReached(view_.instance(i).done.load(std::memory_order_acquire), target)) return false;
   }
   return true;
@@ -148,13 +148,13 @@ bool Releaser::instancesDone(const std::vector<std::uint32_t>& instances, std::u
 
 // Waits until every instance finished `iteration`; false when the run was aborted meanwhile.
 // Each wait is recorded in the hyperepoch's track, so the monitor sees who makes no progress.
-bool Releaser::waitInstances(std::uint32_t he, const std::vector<std::uint32_t>& instances, std::uint64_t iteration) {
+bool Releaser::waitInstances(HyperepochId he, const std::vector<InstanceId>& instances, std::uint64_t iteration) {
   const auto target = static_cast<std::uint32_t>(iteration + 1);
-  Track& track = tracks_[he];
-  for (const std::uint32_t i : instances) {
+  Track& track = tracks_[index(he)];
+  for (const InstanceId i : instances) {
     shm::InstanceSlot& slot = view_.instance(i);
     if (shm::sequenceReached(slot.done.load(std::memory_order_acquire), target)) continue;
-    track.waitInstance.store(i, std::memory_order_relaxed);
+    track.waitInstance.store(index(i), std::memory_order_relaxed);
     track.waitTarget.store(target, std::memory_order_relaxed);
     track.waitSinceNs.store(ipc::monotonicNs(), std::memory_order_release);
     const ipc::WaitOutcome outcome =
@@ -165,13 +165,13 @@ bool Releaser::waitInstances(std::uint32_t he, const std::vector<std::uint32_t>&
   return true;
 }
 
-void Releaser::releaseLoop(std::uint32_t he) {
+void Releaser::releaseLoop(HyperepochId he) {
   const HyperepochPlan& hp = plan_.hyperepochs[he];
   const std::int64_t period = schedule_.hyperepochs[he].periodNs;
   shm::HyperepochSlot& slot = view_.hyperepoch(he);
   MasterEventRing& events = rings_[he];
   const std::uint64_t limit = slot.stopAt.load();
-  Track& own = tracks_[he];
+  Track& own = tracks_[index(he)];
   const std::uint64_t first = own.firstIteration;  // 0 unless started by startHyperepoch
   std::int64_t iterStart = first == 0 && own.startNs == 0 ? runStartNs_ : own.startNs;
   std::uint64_t h = first;
@@ -214,7 +214,7 @@ void Releaser::releaseLoop(std::uint32_t he) {
           skipped = static_cast<std::uint64_t>(periods - 1);
           slot.skipped.fetch_add(skipped);
         }
-        events.push({static_cast<std::uint16_t>(EventKind::kSkipped), 0, he, static_cast<std::uint32_t>(h),
+        events.push({static_cast<std::uint16_t>(EventKind::kSkipped), 0, index(he), static_cast<std::uint32_t>(h),
                      static_cast<std::uint32_t>(skipped), nextStart, iterStart});
         if (stopHere(h)) break;
       }
@@ -231,7 +231,7 @@ void Releaser::releaseLoop(std::uint32_t he) {
         if (!instancesDone(previous, h)) {
           if (!waitInstances(he, previous, h)) return leave();
           actual = ipc::monotonicNs();
-          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, p.epoch, static_cast<std::uint32_t>(h),
+          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, index(p.epoch), static_cast<std::uint32_t>(h),
                        p.frame - 1, ideal, actual});
         }
       }
@@ -239,7 +239,7 @@ void Releaser::releaseLoop(std::uint32_t he) {
       const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
       epoch.releaseNs.store(ideal, std::memory_order_relaxed);
       ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(h * frames + p.frame + 1));
-      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, p.epoch, static_cast<std::uint32_t>(h), p.frame,
+      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch), static_cast<std::uint32_t>(h), p.frame,
                    ideal, actual});
     }
   }

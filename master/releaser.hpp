@@ -26,8 +26,8 @@ namespace tactus::master {
 
 /// An instance a release thread has been waiting on (for the stuck-client check).
 struct Stall {
-  std::uint32_t hyperepoch = 0;  ///< HyperepochId of the release thread
-  std::uint32_t instance = 0;    ///< InstanceId not done yet
+  HyperepochId hyperepoch{};     ///< the release thread's hyperepoch
+  InstanceId instance{};         ///< the instance not done yet
   std::uint32_t target = 0;      ///< the `done` value it waits for (iteration + 1, wrapping)
   std::int64_t sinceNs = 0;      ///< CLOCK_MONOTONIC ns when the wait for it began
 };
@@ -50,7 +50,7 @@ class Releaser {
   /// Waits for the release threads to end.
   void join();
   /// The event rings the release threads write (one per hyperepoch), for the log drain.
-  std::vector<MasterEventRing>& eventRings() { return rings_; }
+  IdVector<HyperepochId, MasterEventRing>& eventRings() { return rings_; }
   /// The longest current wait of a release thread for an instance, if any thread waits.
   std::optional<Stall> longestStall() const;
   /// The most iterations any hyperepoch completed.
@@ -61,16 +61,16 @@ class Releaser {
   /// Starts hyperepoch `he`'s release thread alone: its first iteration is `firstIteration`
   /// (iterations continue over activations, so the shared sequences keep growing), released at
   /// `startNs`. The hyperepoch's previous thread must have ended (joinHyperepoch).
-  void startHyperepoch(std::uint32_t he, std::int64_t startNs, std::uint64_t firstIteration);
+  void startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration);
   /// Asks hyperepoch `he` to stop at its next iteration boundary (its current frame finishes).
-  void requestHyperepochStop(std::uint32_t he);
+  void requestHyperepochStop(HyperepochId he);
   /// Whether hyperepoch `he`'s release thread has ended (true when it never started).
-  bool hyperepochFinished(std::uint32_t he) const;
+  bool hyperepochFinished(HyperepochId he) const;
   /// Waits for hyperepoch `he`'s release thread to end.
-  void joinHyperepoch(std::uint32_t he);
+  void joinHyperepoch(HyperepochId he);
   /// When hyperepoch `he`'s last activation ended: the latest end of a runnable of its last
   /// iteration (0 before any).
-  std::int64_t hyperepochEndNs(std::uint32_t he) const { return tracks_[he].endNs.load(std::memory_order_acquire); }
+  std::int64_t hyperepochEndNs(HyperepochId he) const { return tracks_[index(he)].endNs.load(std::memory_order_acquire); }
 
  private:
   struct Track {
@@ -87,11 +87,11 @@ class Releaser {
     std::int64_t startNs = 0;
     std::atomic<std::int64_t> endNs{0};
   };
-  void releaseLoop(std::uint32_t he);
+  void releaseLoop(HyperepochId he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
   int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);
-  bool instancesDone(const std::vector<std::uint32_t>& instances, std::uint64_t iteration) const;
-  bool waitInstances(std::uint32_t he, const std::vector<std::uint32_t>& instances, std::uint64_t iteration);
+  bool instancesDone(const std::vector<InstanceId>& instances, std::uint64_t iteration) const;
+  bool waitInstances(HyperepochId he, const std::vector<InstanceId>& instances, std::uint64_t iteration);
 
   const shm::SegmentView& view_;
   const Schedule& schedule_;
@@ -99,11 +99,11 @@ class Releaser {
   const bool freeRunning_;
   RunControl& control_;
   std::int64_t runStartNs_ = 0;
-  std::vector<MasterEventRing> rings_;  // per hyperepoch
-  std::unique_ptr<Track[]> tracks_;     // per hyperepoch
-  std::vector<std::uint32_t> active_;   // hyperepochs with instances
+  IdVector<HyperepochId, MasterEventRing> rings_;  // per hyperepoch
+  std::unique_ptr<Track[]> tracks_;                 // per hyperepoch (index(he))
+  std::vector<HyperepochId> active_;                // hyperepochs with instances
   std::vector<std::thread> threads_;
-  std::vector<std::thread> hyperepochThreads_;  // per hyperepoch, started by startHyperepoch
+  IdVector<HyperepochId, std::thread> hyperepochThreads_;  // per hyperepoch, started by startHyperepoch
   std::atomic<std::size_t> finished_{0};
 };
 

@@ -16,7 +16,7 @@ namespace tactus::master {
 struct RunEnd {
   shm::SegmentState state = shm::SegmentState::kAborted;  ///< kFinished or kAborted
   shm::StopReason reason = shm::StopReason::kError;       ///< why
-  std::uint32_t client = kNone;                           ///< the ClientId it names, or kNone
+  ClientId client = kNone;                                ///< the client it names, or kNone
   std::string message;                                    ///< in words, for the log and the clients
 };
 
@@ -24,10 +24,10 @@ struct RunEnd {
 class RunControl {
  public:
   /// Asks the release threads to stop at the next iteration boundary; the first reason wins.
-  void requestStop(shm::StopReason reason, std::uint32_t client) {
+  void requestStop(shm::StopReason reason, ClientId client) {
     auto none = static_cast<std::uint32_t>(shm::StopReason::kNone);
     if (stopReason_.compare_exchange_strong(none, static_cast<std::uint32_t>(reason))) {
-      stopClient_.store(client);
+      stopClient_.store(index(client));
       stopRequested_.store(true, std::memory_order_release);
     }
   }
@@ -36,7 +36,7 @@ class RunControl {
   /// The first stop reason requested (kNone if none).
   shm::StopReason stopReason() const { return static_cast<shm::StopReason>(stopReason_.load()); }
   /// The client the first stop request named (kNone if none).
-  std::uint32_t stopClient() const { return stopClient_.load(); }
+  ClientId stopClient() const { return ClientId{stopClient_.load()}; }
   /// Makes every release thread leave at once (the run failed or must end now).
   void abort() { aborted_.store(true, std::memory_order_release); }
   /// Whether the run was aborted.

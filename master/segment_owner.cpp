@@ -133,17 +133,17 @@ void SegmentOwner::publishEnd(const RunEnd& end) {
   shm::SegmentHeader& h = view_.header();
   state_ = end.state;
   view_.setMessage(end.message);
-  h.stopClient.store(end.client, std::memory_order_relaxed);
+  h.stopClient.store(index(end.client), std::memory_order_relaxed);
   h.stopReason.store(static_cast<std::uint32_t>(end.reason), std::memory_order_relaxed);
   h.state.store(static_cast<std::uint32_t>(end.state), std::memory_order_seq_cst);
   ipc::futexWake(h.state);
   // Wake every sleeper so it sees the new state now rather than after its sleep slice. The
   // counts are the master's own copy, never the header's.
   const shm::LayoutCounts& counts = view_.counts();
-  for (std::uint32_t e = 0; e < counts.epochs; ++e) {
+  for (EpochId e : IdRange<EpochId>(counts.epochs)) {
     if (view_.epoch(e).waiters.load() != 0) ipc::futexWake(view_.epoch(e).released);
   }
-  for (std::uint32_t i = 0; i < counts.instances; ++i) {
+  for (InstanceId i : IdRange<InstanceId>(counts.instances)) {
     if (view_.instance(i).waiters.load() != 0) ipc::futexWake(view_.instance(i).done);
     if (view_.gpu(i).waiters.load() != 0)
       ipc::futexWake(view_.gpu(i).submitted);  // GPU successors waiting for a submission

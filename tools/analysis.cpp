@@ -237,24 +237,25 @@ bool timeValid(const Analysis& a, std::int64_t t) {
   return t >= a.originNs - limits::kMaxLogSpanNs && t <= a.originNs + limits::kMaxLogSpanNs;
 }
 
-bool iterationValid(const Schedule& s, std::uint32_t hyperepoch, std::uint64_t iteration) {
-  if (hyperepoch >= s.hyperepochs.size()) return false;
+bool iterationValid(const Schedule& s, HyperepochId hyperepoch, std::uint64_t iteration) {
+  if (!s.hyperepochs.contains(hyperepoch)) return false;
   const std::int64_t period = s.hyperepochs[hyperepoch].periodNs;
   return period > 0 && iteration <= static_cast<std::uint64_t>(limits::kMaxLogSpanNs / period);
 }
 
 bool validRun(const Schedule& s, const Analysis& a, const EventRecord& r) {
-  if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.instance >= s.instances.size() ||
-      r.instance >= a.instanceHyperepoch.size() || r.endNs < r.startNs ||
-      (r.aux != kNone && r.aux >= s.runnables.size()))
+  const InstanceId instance{r.instance};
+  const RunnableId ran{r.aux};
+  if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || !s.instances.contains(instance) ||
+      !a.instanceHyperepoch.contains(instance) || r.endNs < r.startNs || (ran != kNone && !s.runnables.contains(ran)))
     return false;
   if (!timeValid(a, r.startNs) || !timeValid(a, r.endNs)) return false;
-  const std::uint32_t h = a.instanceHyperepoch[r.instance];
-  return h < a.lastIteration.size() && r.iteration <= a.lastIteration[h];
+  const HyperepochId h = a.instanceHyperepoch[instance];
+  return a.lastIteration.contains(h) && r.iteration <= a.lastIteration[h];
 }
 
-std::size_t iterationIndex(const Analysis& a, std::uint32_t hyperepoch, std::uint64_t iteration) {
-  if (hyperepoch >= a.iterations.size()) return kNoIteration;
+std::size_t iterationIndex(const Analysis& a, HyperepochId hyperepoch, std::uint64_t iteration) {
+  if (!a.iterations.contains(hyperepoch)) return kNoIteration;
   const std::vector<std::uint64_t>& seen = a.iterations[hyperepoch];
   // A run without gaps numbers its iterations 0, 1, 2, ...: then the number is the position.
   if (iteration < seen.size() && seen[static_cast<std::size_t>(iteration)] == iteration)
@@ -265,7 +266,7 @@ std::size_t iterationIndex(const Analysis& a, std::uint32_t hyperepoch, std::uin
 }
 
 std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
-                              std::uint32_t hyperepoch, std::uint64_t iteration) {
+                              HyperepochId hyperepoch, std::uint64_t iteration) {
   (void)log;
   const std::size_t k = iterationIndex(analysis, hyperepoch, iteration);
   if (k != kNoIteration && analysis.iterationStart[hyperepoch][k] != 0) return analysis.iterationStart[hyperepoch][k];
@@ -292,44 +293,46 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
                          " ns is not a plausible CLOCK_MONOTONIC time; ignored");
 
   // 64-bit frame offsets: the verifier bounds the sum, and a sum must never wrap.
-  std::vector<std::size_t> frameBase(nEp + 1, 0);
+  IdVector<EpochId, std::size_t> frameBase(nEp + 1, 0);
   for (std::size_t e = 0; e < nEp; ++e) frameBase[e + 1] = frameBase[e] + s.epochs[e].frames;
   a.frames.resize(frameBase[nEp]);
-  for (std::size_t e = 0; e < nEp; ++e)
+  for (EpochId e : s.epochs.ids())
     for (std::uint32_t f = 0; f < s.epochs[e].frames; ++f) {
-      a.frames[frameBase[e] + f].epoch = static_cast<std::uint32_t>(e);
+      a.frames[frameBase[e] + f].epoch = e;
       a.frames[frameBase[e] + f].frame = f;
     }
-  std::vector<std::uint32_t> instEpoch(nInst, 0);
-  std::vector<std::uint32_t>& instHyp = a.instanceHyperepoch;
-  instHyp.assign(nInst, 0);
-  for (std::size_t i = 0; i < nInst; ++i) {
-    const std::uint32_t r = s.instances[i].runnable;
-    instEpoch[i] = r < nRun ? s.runnables[r].epoch : 0;
-    instHyp[i] = instEpoch[i] < nEp ? s.epochs[instEpoch[i]].hyperepoch : 0;
+  IdVector<InstanceId, EpochId> instEpoch(nInst, EpochId{0});
+  IdVector<InstanceId, HyperepochId>& instHyp = a.instanceHyperepoch;
+  instHyp.assign(nInst, HyperepochId{0});
+  for (InstanceId i : s.instances.ids()) {
+    const RunnableId r = s.instances[i].runnable;
+    instEpoch[i] = s.runnables.contains(r) ? s.runnables[r].epoch : EpochId{0};
+    instHyp[i] = s.epochs.contains(instEpoch[i]) ? s.epochs[instEpoch[i]].hyperepoch : HyperepochId{0};
   }
   a.lastIteration.assign(nHyp, 0);
-  for (std::size_t h = 0; h < nHyp; ++h)
+  for (HyperepochId h : s.hyperepochs.ids())
     if (s.hyperepochs[h].periodNs > 0)
       a.lastIteration[h] = static_cast<std::uint64_t>(limits::kMaxLogSpanNs / s.hyperepochs[h].periodNs);
+  // A kRelease record names an epoch (instance) and a frame (aux).
   auto validRelease = [&](const EventRecord& r) {
-    return r.instance < nEp && r.aux < s.epochs[r.instance].frames && timeValid(a, r.startNs) &&
-           timeValid(a, r.endNs) && r.iteration <= a.lastIteration[s.epochs[r.instance].hyperepoch];
+    const EpochId e{r.instance};
+    return s.epochs.contains(e) && r.aux < s.epochs[e].frames && timeValid(a, r.startNs) && timeValid(a, r.endNs) &&
+           r.iteration <= a.lastIteration[s.epochs[e].hyperepoch];
   };
 
   // Pass 1: the iterations seen per hyperepoch (every table below is sized by them, so by the
   // records, never by an iteration number a record claims). Records of one iteration come in
   // runs, so a repeat of the last number is skipped before the sort.
   for (const EventRecord& r : log.records) {
-    std::uint32_t h = kNone;
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && validRun(s, a, r)) h = instHyp[r.instance];
+    HyperepochId h = kNone;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && validRun(s, a, r)) h = instHyp[InstanceId{r.instance}];
     else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && validRelease(r))
-      h = s.epochs[r.instance].hyperepoch;
+      h = s.epochs[EpochId{r.instance}].hyperepoch;
     if (h == kNone) continue;
     std::vector<std::uint64_t>& seen = a.iterations[h];
     if (seen.empty() || seen.back() != r.iteration) seen.push_back(r.iteration);
   }
-  for (std::size_t h = 0; h < nHyp; ++h) {
+  for (HyperepochId h : s.hyperepochs.ids()) {
     std::vector<std::uint64_t>& seen = a.iterations[h];
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
@@ -337,10 +340,10 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   }
   // Ideal release and last end per (epoch, iteration seen, frame); 0 / INT64_MIN = no record.
   std::size_t denseBudget = 4 * log.records.size() + 65536;
-  std::vector<SlotTable> release, frameEnd;
+  IdVector<EpochId, SlotTable> release, frameEnd;
   release.reserve(nEp);
   frameEnd.reserve(nEp);
-  for (std::size_t e = 0; e < nEp; ++e) {
+  for (EpochId e : s.epochs.ids()) {
     const std::size_t rows = a.iterations[s.epochs[e].hyperepoch].size();
     release.emplace_back(rows, s.epochs[e].frames, 0, denseBudget);
     frameEnd.emplace_back(rows, s.epochs[e].frames, std::numeric_limits<std::int64_t>::min(), denseBudget);
@@ -364,12 +367,13 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
           break;
         }
         ++a.releaseRecords;
-        const EpochInfo& ep = s.epochs[r.instance];
+        const EpochId e{r.instance};
+        const EpochInfo& ep = s.epochs[e];
         const std::size_t row = iterationIndex(a, ep.hyperepoch, r.iteration);
-        release[r.instance].at(row, r.aux) = r.startNs;
-        FrameStats& fs = a.frames[frameBase[r.instance] + r.aux];
+        release[e].at(row, r.aux) = r.startNs;
+        FrameStats& fs = a.frames[frameBase[e] + r.aux];
         ++fs.releases;
-        releaseJitter[frameBase[r.instance] + r.aux].push_back(r.endNs - r.startNs);
+        releaseJitter[frameBase[e] + r.aux].push_back(r.endNs - r.startNs);
         // The iteration starts at the ideal release of its frame 0 less the frame's offset.
         std::int64_t& start = a.iterationStart[ep.hyperepoch][row];
         const std::int64_t candidate = r.startNs - static_cast<std::int64_t>(r.aux) * ep.periodNs;
@@ -377,30 +381,36 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
         base = std::min(base, r.startNs);
         break;
       }
-      case EventKind::kSkipped:
-        if (r.instance >= nHyp || !timeValid(a, r.startNs) || !timeValid(a, r.endNs)) {
+      case EventKind::kSkipped: {  // instance: the hyperepoch, aux: periods skipped
+        const HyperepochId h{r.instance};
+        if (!s.hyperepochs.contains(h) || !timeValid(a, r.startNs) || !timeValid(a, r.endNs)) {
           invalid(k);
           break;
         }
         ++a.skippedRecords;
-        ++a.hyperepochs[r.instance].skipEvents;
-        a.hyperepochs[r.instance].skippedPeriods += r.aux;
+        ++a.hyperepochs[h].skipEvents;
+        a.hyperepochs[h].skippedPeriods += r.aux;
         break;
-      case EventKind::kOverrun:
-        if (r.instance >= nEp || r.aux >= s.epochs[r.instance].frames || !timeValid(a, r.startNs) ||
+      }
+      case EventKind::kOverrun: {  // instance: the epoch, aux: the frame
+        const EpochId e{r.instance};
+        if (!s.epochs.contains(e) || r.aux >= s.epochs[e].frames || !timeValid(a, r.startNs) ||
             !timeValid(a, r.endNs)) {
           invalid(k);
           break;
         }
         ++a.overrunRecords;
-        ++a.frames[frameBase[r.instance] + r.aux].overruns;
-        ++a.hyperepochs[s.epochs[r.instance].hyperepoch].overrunRecords;
+        ++a.frames[frameBase[e] + r.aux].overruns;
+        ++a.hyperepochs[s.epochs[e].hyperepoch].overrunRecords;
         break;
-      case EventKind::kDropped:
+      }
+      case EventKind::kDropped: {  // instance: the client, iteration: records lost
+        const ClientId c{r.instance};
         ++a.droppedRecords;
         a.lostRecords += r.iteration;
-        if (r.instance < a.clients.size()) a.clients[r.instance].droppedRecords += r.iteration;
+        if (a.clients.contains(c)) a.clients[c].droppedRecords += r.iteration;
         break;
+      }
       case EventKind::kViolation:
       case EventKind::kViolationSite: break;  // tactus-check's: read by violations.cpp
       default: invalid(k);
@@ -409,10 +419,10 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
 
   // Iterations without a release record: estimate their start from the header (or the runs).
   std::uint64_t estimated = 0;
-  for (std::size_t h = 0; h < nHyp; ++h)
+  for (HyperepochId h : s.hyperepochs.ids())
     for (std::size_t k = 0; k < a.iterationStart[h].size(); ++k)
       if (a.iterationStart[h][k] == 0 && a.runStartNs != 0) {
-        a.iterationStart[h][k] = iterationStartNs(s, log, a, static_cast<std::uint32_t>(h), a.iterations[h][k]);
+        a.iterationStart[h][k] = iterationStartNs(s, log, a, h, a.iterations[h][k]);
         ++estimated;
       }
   if (estimated)
@@ -421,12 +431,12 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
                          "run start and the period");
 
   // Pass 2: runs.
-  std::vector<std::vector<std::int64_t>> jitter(nRun);
-  std::vector<std::vector<std::int64_t>> iterEnd(nHyp);
-  for (std::size_t h = 0; h < nHyp; ++h)
+  IdVector<RunnableId, std::vector<std::int64_t>> jitter(nRun);
+  IdVector<HyperepochId, std::vector<std::int64_t>> iterEnd(nHyp);
+  for (HyperepochId h : s.hyperepochs.ids())
     iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
-  std::vector<long double> resourceBusy(s.resources.size(), 0);
-  std::vector<long double> resourceSpin(s.resources.size(), 0);
+  IdVector<ResourceId, long double> resourceBusy(s.resources.size(), 0);
+  IdVector<ResourceId, long double> resourceSpin(s.resources.size(), 0);
   for (std::size_t k = 0; k < log.records.size(); ++k) {
     const EventRecord& r = log.records[k];
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
@@ -434,16 +444,19 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       invalid(k);
       continue;
     }
-    const InstanceInfo& inst = s.instances[r.instance];
-    const std::uint32_t h = instHyp[r.instance], e = instEpoch[r.instance];
+    const InstanceId instance{r.instance};
+    const InstanceInfo& inst = s.instances[instance];
+    const HyperepochId h = instHyp[instance];
+    const EpochId e = instEpoch[instance];
     const std::size_t row = iterationIndex(a, h, r.iteration);
     base = std::min(base, r.startNs);
     if (r.aux == kNone) {
       ++a.emptyRuns;
       continue;
     }
-    const RunnableInfo& ran = s.runnables[r.aux];
-    RunnableStats& rs = a.runnables[r.aux];
+    const RunnableId ranId{r.aux};
+    const RunnableInfo& ran = s.runnables[ranId];
+    RunnableStats& rs = a.runnables[ranId];
     const std::int64_t duration = r.endNs - r.startNs;
     std::int64_t iterStart = a.iterationStart[h][row];
     if (iterStart == 0) iterStart = r.startNs - inst.startNs;  // no release, no header: assume on time
@@ -453,8 +466,8 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     const std::int64_t sinceRelease = r.endNs - rel;
 
     rs.durations.push_back(duration);
-    jitter[r.aux].push_back(r.startNs - (iterStart + inst.startNs));
-    ClientStats& cs = a.clients[ran.client < a.clients.size() ? ran.client : 0];
+    jitter[ranId].push_back(r.startNs - (iterStart + inst.startNs));
+    ClientStats& cs = a.clients[a.clients.contains(ran.client) ? ran.client : ClientId{0}];
     ++cs.runs;
     cs.busyNs = saturatingAdd(cs.busyNs, duration);
     if (duration > ran.wcetNs) {
@@ -476,22 +489,22 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       end = std::max(end, r.endNs);
     }
     iterEnd[h][row] = std::max(iterEnd[h][row], r.endNs);
-    for (std::uint32_t res : inst.resources)
-      if (res < resourceBusy.size()) {
+    for (ResourceId res : inst.resources)
+      if (resourceBusy.contains(res)) {
         resourceBusy[res] += duration;
         ++a.resources[res].runs;
       }
-    if (!inst.resources.empty() && inst.resources[0] < resourceSpin.size())
+    if (!inst.resources.empty() && resourceSpin.contains(inst.resources[0]))
       resourceSpin[inst.resources[0]] += static_cast<long double>(r.detail) * kSpinUnitNs;
   }
   a.baseNs = base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
 
-  for (std::size_t r = 0; r < nRun; ++r) {
+  for (RunnableId r : s.runnables.ids()) {
     a.runnables[r].duration = summarize(a.runnables[r].durations);
     a.runnables[r].startJitter = summarize(jitter[r]);
     jitter[r] = {};
   }
-  for (std::size_t e = 0; e < nEp; ++e) {
+  for (EpochId e : s.epochs.ids()) {
     const EpochInfo& ep = s.epochs[e];
     std::vector<std::vector<std::int64_t>> spans(ep.frames);
     frameEnd[e].forEach([&](std::size_t row, std::uint32_t f, std::int64_t end) {
@@ -504,7 +517,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
       a.frames[frameBase[e] + f].releaseJitter = summarize(releaseJitter[frameBase[e] + f]);
     }
   }
-  for (std::size_t h = 0; h < nHyp; ++h) {
+  for (HyperepochId h : s.hyperepochs.ids()) {
     std::vector<std::int64_t> spans;
     HyperepochStats& hs = a.hyperepochs[h];
     for (std::size_t k = 0; k < a.iterations[h].size(); ++k) {
@@ -516,10 +529,10 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     }
     hs.span = summarize(spans);
   }
-  for (std::size_t res = 0; res < s.resources.size(); ++res) {
+  for (ResourceId res : s.resources.ids()) {
     ResourceStats& rs = a.resources[res];
-    const std::uint32_t h = s.resources[res].hyperepoch;
-    if (h < nHyp) {
+    const HyperepochId h = s.resources[res].hyperepoch;
+    if (s.hyperepochs.contains(h)) {
       rs.periodNs = s.hyperepochs[h].periodNs;
       const std::uint64_t its = a.hyperepochs[h].iterations;
       rs.measuredBusyNs = its ? static_cast<double>(resourceBusy[res] / its) : 0.0;
@@ -527,8 +540,8 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     }
   }
   for (const InstanceInfo& inst : s.instances)
-    for (std::uint32_t res : inst.resources)
-      if (res < a.resources.size()) a.resources[res].plannedBusyNs += inst.endNs - inst.startNs;
+    for (ResourceId res : inst.resources)
+      if (a.resources.contains(res)) a.resources[res].plannedBusyNs += inst.endNs - inst.startNs;
 
   if (a.invalidRecords)
     a.warnings.push_back(std::to_string(a.invalidRecords) +

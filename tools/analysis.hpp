@@ -68,7 +68,7 @@ struct RunnableStats {
 
 /// Per epoch frame (epoch, frame within the hyperepoch iteration).
 struct FrameStats {
-  std::uint32_t epoch = 0;
+  EpochId epoch{};
   std::uint32_t frame = 0;
   std::uint64_t releases = 0;        ///< kRelease records seen
   Quantiles releaseJitter;           ///< actual - ideal release
@@ -121,18 +121,18 @@ struct Analysis {
   std::int64_t originNs = 0;
   std::int64_t runStartNs = 0;  ///< the header's run start when plausible, else 0 (unknown)
   /// Per hyperepoch: the last iteration number that starts within limits::kMaxLogSpanNs.
-  std::vector<std::uint64_t> lastIteration;
+  IdVector<HyperepochId, std::uint64_t> lastIteration;
   /// Per instance: its hyperepoch (for record lookups).
-  std::vector<std::uint32_t> instanceHyperepoch;
-  std::vector<RunnableStats> runnables;      ///< by RunnableId
-  std::vector<FrameStats> frames;            ///< by epoch, then frame
-  std::vector<ResourceStats> resources;      ///< by ResourceId
-  std::vector<ClientStats> clients;          ///< by ClientId
-  std::vector<HyperepochStats> hyperepochs;  ///< by HyperepochId
+  IdVector<InstanceId, HyperepochId> instanceHyperepoch;
+  IdVector<RunnableId, RunnableStats> runnables;        ///< per runnable
+  std::vector<FrameStats> frames;                       ///< by epoch, then frame
+  IdVector<ResourceId, ResourceStats> resources;        ///< per resource
+  IdVector<ClientId, ClientStats> clients;              ///< per client
+  IdVector<HyperepochId, HyperepochStats> hyperepochs;  ///< per hyperepoch
   /// Per hyperepoch, the iteration numbers that valid records name, ascending: every
   /// per-iteration table is sized by these (so by the records), never by a claimed number.
-  std::vector<std::vector<std::uint64_t>> iterations;
-  std::vector<std::vector<std::int64_t>> iterationStart;  ///< parallel to `iterations` (ns; 0 unknown)
+  IdVector<HyperepochId, std::vector<std::uint64_t>> iterations;
+  IdVector<HyperepochId, std::vector<std::int64_t>> iterationStart;  ///< parallel to `iterations` (ns; 0 unknown)
   std::vector<std::string> warnings;
 };
 
@@ -144,13 +144,13 @@ Analysis analyze(const Schedule& schedule, const LogFile& log);
 inline constexpr std::size_t kNoIteration = static_cast<std::size_t>(-1);
 
 /// Position of `iteration` in analysis.iterations[hyperepoch], or kNoIteration.
-std::size_t iterationIndex(const Analysis& analysis, std::uint32_t hyperepoch, std::uint64_t iteration);
+std::size_t iterationIndex(const Analysis& analysis, HyperepochId hyperepoch, std::uint64_t iteration);
 
 /// Whether a time lies within limits::kMaxLogSpanNs of the run's start (Analysis::originNs).
 bool timeValid(const Analysis& analysis, std::int64_t t);
 
 /// Whether an iteration number starts within limits::kMaxLogSpanNs of the run's start.
-bool iterationValid(const Schedule& schedule, std::uint32_t hyperepoch, std::uint64_t iteration);
+bool iterationValid(const Schedule& schedule, HyperepochId hyperepoch, std::uint64_t iteration);
 
 /// Whether a kRun record can be trusted: its indices inside the schedule, its end not before its
 /// start, its times and its iteration within the log span. Every output uses this one rule
@@ -159,6 +159,6 @@ bool validRun(const Schedule& schedule, const Analysis& analysis, const EventRec
 
 /// Start of a hyperepoch iteration as the analysis derived it (estimated when no release record).
 std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
-                              std::uint32_t hyperepoch, std::uint64_t iteration);
+                              HyperepochId hyperepoch, std::uint64_t iteration);
 
 }  // namespace tactus::report

@@ -61,7 +61,7 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string epochName(const Schedule& s, std::uint32_t e) {
+std::string epochName(const Schedule& s, EpochId e) {
   return s.hyperepochs[s.epochs[e].hyperepoch].name + "." + s.epochs[e].name;
 }
 
@@ -89,7 +89,7 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
   out += "\nhyperepochs\n";
   Table ht({"hyperepoch", "period", "iterations", "span median", "span p99", "span max", "monitor", "over monitor",
             "skips", "skipped periods", "overruns"});
-  for (std::size_t h = 0; h < s.hyperepochs.size(); ++h) {
+  for (HyperepochId h : s.hyperepochs.ids()) {
     const HyperepochStats& x = a.hyperepochs[h];
     ht.add({s.hyperepochs[h].name, human(s.hyperepochs[h].periodNs), std::to_string(x.iterations),
             x.span.count ? human(x.span.medianNs) : "-", x.span.count ? human(x.span.p99Ns) : "-",
@@ -103,16 +103,16 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
   out += "\nrunnables (durations; start jitter = actual start - planned start)\n";
   Table rt({"runnable", "runs", "min", "median", "p99", "max", "wcet", ">wcet", "worst over", "jitter median",
             "jitter p99", "jitter max", "deadline miss", "end-monitor"});
-  for (std::size_t r = 0; r < s.runnables.size(); ++r) {
+  for (RunnableId r : s.runnables.ids()) {
     const RunnableStats& x = a.runnables[r];
     if (s.runnables[r].kind == RunnableKind::kAliasGroup) continue;
     if (x.duration.count == 0) {
-      rt.add({qualifiedName(s, static_cast<std::uint32_t>(r)), "0", "-", "-", "-", "-", human(s.runnables[r].wcetNs),
-              "-", "-", "-", "-", "-", "-", "-"});
+      rt.add({qualifiedName(s, r), "0", "-", "-", "-", "-", human(s.runnables[r].wcetNs), "-", "-", "-", "-", "-", "-",
+              "-"});
       continue;
     }
-    rt.add({qualifiedName(s, static_cast<std::uint32_t>(r)), std::to_string(x.duration.count), human(x.duration.minNs),
-            human(x.duration.medianNs), human(x.duration.p99Ns), human(x.duration.maxNs), human(s.runnables[r].wcetNs),
+    rt.add({qualifiedName(s, r), std::to_string(x.duration.count), human(x.duration.minNs), human(x.duration.medianNs),
+            human(x.duration.p99Ns), human(x.duration.maxNs), human(s.runnables[r].wcetNs),
             std::to_string(x.overrunsWcet), x.overrunsWcet ? human(x.worstOverrunNs) : "-",
             human(x.startJitter.medianNs), human(x.startJitter.p99Ns), human(x.startJitter.maxNs),
             s.runnables[r].deadlineNs == kNoDuration ? "-" : std::to_string(x.deadlineMisses),
@@ -136,7 +136,7 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
   out += "\nresources (busy time per hyperepoch iteration; spin: CPU time its worker spun waiting)\n";
   Table bt({"resource", "runs", "planned busy", "measured busy", "period", "planned load", "measured load",
             "measured idle", "spin"});
-  for (std::size_t r = 0; r < s.resources.size(); ++r) {
+  for (ResourceId r : s.resources.ids()) {
     const ResourceStats& x = a.resources[r];
     if (x.periodNs <= 0) continue;
     char pl[32], ml[32];
@@ -151,7 +151,7 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
 
   out += "\nclients\n";
   Table ct({"client", "runs", "busy", ">wcet", "deadline miss", "end-monitor", "records lost"});
-  for (std::size_t c = 0; c < s.clients.size(); ++c) {
+  for (ClientId c : s.clients.ids()) {
     const ClientStats& x = a.clients[c];
     ct.add({s.clients[c].name, std::to_string(x.runs), human(static_cast<double>(x.busyNs)),
             std::to_string(x.overrunsWcet), std::to_string(x.deadlineMisses), std::to_string(x.endMonitorViolations),
@@ -178,9 +178,9 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
     jsonString(o, a.warnings[k]);
   }
   o += "],\"hyperepochs\":[";
-  for (std::size_t h = 0; h < s.hyperepochs.size(); ++h) {
+  for (HyperepochId h : s.hyperepochs.ids()) {
     const HyperepochStats& x = a.hyperepochs[h];
-    if (h) o += ',';
+    if (index(h) != 0) o += ',';
     o += "{\"name\":";
     jsonString(o, s.hyperepochs[h].name);
     o += ",\"period_ns\":" + std::to_string(s.hyperepochs[h].periodNs) +
@@ -193,13 +193,13 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
   }
   o += "],\"runnables\":[";
   bool first = true;
-  for (std::size_t r = 0; r < s.runnables.size(); ++r) {
+  for (RunnableId r : s.runnables.ids()) {
     if (s.runnables[r].kind == RunnableKind::kAliasGroup) continue;
     const RunnableStats& x = a.runnables[r];
     if (!first) o += ',';
     first = false;
     o += "{\"name\":";
-    jsonString(o, qualifiedName(s, static_cast<std::uint32_t>(r)));
+    jsonString(o, qualifiedName(s, r));
     o += ",\"epoch\":";
     jsonString(o, epochName(s, s.runnables[r].epoch));
     o += ",\"wcet_ns\":" + std::to_string(s.runnables[r].wcetNs) +
@@ -224,7 +224,7 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
   }
   o += "],\"resources\":[";
   first = true;
-  for (std::size_t r = 0; r < s.resources.size(); ++r) {
+  for (ResourceId r : s.resources.ids()) {
     const ResourceStats& x = a.resources[r];
     if (x.periodNs <= 0) continue;
     if (!first) o += ',';
@@ -240,9 +240,9 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
     o += ",\"spin_ns\":" + std::string(buf) + "}";
   }
   o += "],\"clients\":[";
-  for (std::size_t c = 0; c < s.clients.size(); ++c) {
+  for (ClientId c : s.clients.ids()) {
     const ClientStats& x = a.clients[c];
-    if (c) o += ',';
+    if (index(c) != 0) o += ',';
     o += "{\"name\":";
     jsonString(o, s.clients[c].name);
     o += ",\"runs\":" + std::to_string(x.runs) + ",\"busy_ns\":" + std::to_string(x.busyNs) +
@@ -285,26 +285,26 @@ void appendMicros(std::string& out, std::int64_t ns) {
 }  // namespace
 
 void appendCsvRows(std::vector<CsvRow>& rows, const Schedule& s, const LogFile& log, const Analysis& a) {
-  std::vector<std::string> epochNames(s.epochs.size());
-  for (std::size_t e = 0; e < s.epochs.size(); ++e) epochNames[e] = epochName(s, static_cast<std::uint32_t>(e));
+  IdVector<EpochId, std::string> epochNames(s.epochs.size());
+  for (EpochId e : s.epochs.ids()) epochNames[e] = epochName(s, e);
   const std::string identifier = std::to_string(s.identifier);
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
-    const InstanceInfo& inst = s.instances[r.instance];
-    const std::uint32_t shown = r.aux == kNone ? inst.runnable : r.aux;
+    const InstanceInfo& inst = s.instances[InstanceId{r.instance}];
+    const RunnableId shown = r.aux == kNone ? inst.runnable : RunnableId{r.aux};
     const RunnableInfo& ran = s.runnables[shown];
     std::string buf = std::to_string(inst.frame);
     buf += ',';
     buf += std::to_string(r.iteration);
     buf += ',';
-    buf += ran.epoch < epochNames.size() ? epochNames[ran.epoch] : "?";
+    buf += epochNames.contains(ran.epoch) ? epochNames[ran.epoch] : "?";
     buf += ',';
-    buf += ran.client < s.clients.size() ? s.clients[ran.client].name : "?";
+    buf += s.clients.contains(ran.client) ? s.clients[ran.client].name : "?";
     buf += ',';
     buf += r.aux == kNone ? ran.name + "(empty)" : ran.name;
     buf += ',';
     buf +=
-        !inst.resources.empty() && inst.resources[0] < s.resources.size() ? s.resources[inst.resources[0]].name : "?";
+        !inst.resources.empty() && s.resources.contains(inst.resources[0]) ? s.resources[inst.resources[0]].name : "?";
     buf += ',';
     buf += std::to_string(r.startNs);
     buf += ',';
@@ -344,14 +344,13 @@ std::string formatWcetFile(const Schedule& s, const Analysis& a, double percenti
                 percentile, margin);
   std::string out = head;
   std::vector<std::pair<std::string, std::int64_t>> rows;
-  for (std::size_t r = 0; r < s.runnables.size(); ++r) {
+  for (RunnableId r : s.runnables.ids()) {
     if (s.runnables[r].kind == RunnableKind::kAliasGroup || a.runnables[r].durations.empty()) continue;
     // Capped at the longest WCET the compiler accepts (and so that the conversion is defined).
     const double v =
         std::min(std::ceil(static_cast<double>(percentileOfSorted(a.runnables[r].durations, percentile)) * margin),
                  static_cast<double>(limits::kMaxDurationNs));
-    rows.emplace_back(qualifiedName(s, static_cast<std::uint32_t>(r)),
-                      std::max<std::int64_t>(1, static_cast<std::int64_t>(v)));
+    rows.emplace_back(qualifiedName(s, r), std::max<std::int64_t>(1, static_cast<std::int64_t>(v)));
   }
   std::sort(rows.begin(), rows.end());
   for (const auto& [name, ns] : rows) out += name + ": " + std::to_string(ns) + "\n";
@@ -375,9 +374,8 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
       buf.clear();
     }
   };
-  std::vector<std::string> names(s.runnables.size());
-  for (std::size_t r = 0; r < s.runnables.size(); ++r)
-    names[r] = jsonString(qualifiedName(s, static_cast<std::uint32_t>(r)));
+  IdVector<RunnableId, std::string> names(s.runnables.size());
+  for (RunnableId r : s.runnables.ids()) names[r] = jsonString(qualifiedName(s, r));
   const std::int64_t base = log && a ? a->baseNs : 0;
   buf += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   // Metadata: processes and one thread per resource, named.
@@ -388,29 +386,30 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
     std::snprintf(line, sizeof line, R"({"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":"%s"}})", pid,
                   pid == kExecPid ? "executed" : "plan");
     buf += line;
-    for (std::size_t r = 0; r < s.resources.size(); ++r) {
+    for (ResourceId r : s.resources.ids()) {
       if (s.resources[r].hyperepoch == kNone) continue;
       sep();
-      std::snprintf(line, sizeof line, R"({"ph":"M","name":"thread_name","pid":%d,"tid":%zu,"args":{"name":%s}})", pid,
-                    r, jsonString(s.resources[r].name).c_str());
+      std::snprintf(line, sizeof line, R"({"ph":"M","name":"thread_name","pid":%d,"tid":%u,"args":{"name":%s}})", pid,
+                    index(r), jsonString(s.resources[r].name).c_str());
       buf += line;
     }
   }
   // The plan, aligned with each hyperepoch's first iteration.
   for (std::size_t i = 0; i < s.instances.size(); ++i) {
     const InstanceInfo& inst = s.instances[i];
-    if (inst.runnable >= s.runnables.size() || inst.resources.empty()) continue;
+    if (!s.runnables.contains(inst.runnable) || inst.resources.empty()) continue;
     std::int64_t origin = 0;
     if (log && a) {
-      const std::uint32_t h = s.epochs[s.runnables[inst.runnable].epoch].hyperepoch;
+      const HyperepochId h = s.epochs[s.runnables[inst.runnable].epoch].hyperepoch;
       origin = iterationStartNs(s, *log, *a, h, 0) - base;
     }
     sep();
     std::snprintf(
         line, sizeof line,
         R"({"ph":"X","cat":"plan","name":%s,"pid":%d,"tid":%u,"ts":%.3f,"dur":%.3f,"args":{"instance":%zu,"frame":%u}})",
-        names[inst.runnable].c_str(), kPlanPid, inst.resources[0], static_cast<double>(origin + inst.startNs) / 1e3,
-        static_cast<double>(inst.endNs - inst.startNs) / 1e3, i, inst.frame);
+        names[inst.runnable].c_str(), kPlanPid, index(inst.resources[0]),
+        static_cast<double>(origin + inst.startNs) / 1e3, static_cast<double>(inst.endNs - inst.startNs) / 1e3, i,
+        inst.frame);
     buf += line;
     flush();
   }
@@ -418,15 +417,15 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
     for (const EventRecord& r : log->records) {
       if (r.kind == static_cast<std::uint16_t>(EventKind::kRun)) {
         if (!validRun(s, *a, r)) continue;
-        const InstanceInfo& inst = s.instances[r.instance];
-        const std::uint32_t shown = r.aux == kNone ? inst.runnable : r.aux;
+        const InstanceInfo& inst = s.instances[InstanceId{r.instance}];
+        const RunnableId shown = r.aux == kNone ? inst.runnable : RunnableId{r.aux};
         const bool over = r.aux != kNone && r.endNs - r.startNs > s.runnables[shown].wcetNs;
         // Formatted by hand: snprintf of doubles dominates the time on a million events.
         sep();
         buf += over ? R"({"ph":"X","cat":"run,overrun","name":)" : R"({"ph":"X","cat":"run","name":)";
         buf += names[shown];
         buf += R"(,"pid":1,"tid":)";
-        appendInt(buf, inst.resources.empty() ? 0 : inst.resources[0]);
+        appendInt(buf, inst.resources.empty() ? 0 : index(inst.resources[0]));
         buf += R"(,"ts":)";
         appendMicros(buf, r.startNs - base);
         buf += R"(,"dur":)";
@@ -438,15 +437,16 @@ void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const 
         buf += R"(,"instance":)";
         appendInt(buf, r.instance);
         buf += "}}";
-      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kOverrun) && r.instance < s.epochs.size() &&
+      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kOverrun) && s.epochs.contains(EpochId{r.instance}) &&
                  timeValid(*a, r.startNs)) {
         sep();
         std::snprintf(line, sizeof line,
                       R"({"ph":"i","s":"p","cat":"overrun","name":"frame overrun %s #%u","pid":%d,"tid":0,"ts":%.3f})",
-                      epochName(s, r.instance).c_str(), r.aux, kExecPid, static_cast<double>(r.startNs - base) / 1e3);
+                      epochName(s, EpochId{r.instance}).c_str(), r.aux, kExecPid,
+                      static_cast<double>(r.startNs - base) / 1e3);
         buf += line;
-      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) && r.instance < s.hyperepochs.size() &&
-                 timeValid(*a, r.startNs)) {
+      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) &&
+                 s.hyperepochs.contains(HyperepochId{r.instance}) && timeValid(*a, r.startNs)) {
         sep();
         std::snprintf(line, sizeof line,
                       R"({"ph":"i","s":"p","cat":"skip","name":"skipped %u periods","pid":%d,"tid":0,"ts":%.3f})",
@@ -464,7 +464,7 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
   view::Execution x;
   x.source = log.path;
   x.runnables.resize(s.runnables.size());
-  for (std::size_t r = 0; r < s.runnables.size(); ++r) {
+  for (RunnableId r : s.runnables.ids()) {
     const RunnableStats& st = a.runnables[r];
     view::RunnableSummary& v = x.runnables[r];
     v.runs = st.duration.count;
@@ -476,25 +476,28 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
   }
   // Per hyperepoch and iteration: overrun count and span, to pick the iterations worth seeing.
   const std::size_t nHyp = s.hyperepochs.size();
-  std::vector<std::vector<std::uint32_t>> overruns(nHyp);
-  std::vector<std::vector<std::int64_t>> lastEnd(nHyp);
-  for (std::size_t h = 0; h < nHyp; ++h) {
+  IdVector<HyperepochId, std::vector<std::uint32_t>> overruns(nHyp);
+  IdVector<HyperepochId, std::vector<std::int64_t>> lastEnd(nHyp);
+  for (HyperepochId h : s.hyperepochs.ids()) {
     overruns[h].assign(a.iterations[h].size(), 0);
     lastEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
   }
-  auto hypOf = [&](std::uint32_t inst) { return s.epochs[s.runnables[s.instances[inst].runnable].epoch].hyperepoch; };
+  // The hyperepoch of a valid kRun record's instance.
+  auto hypOf = [&](const EventRecord& r) {
+    return s.epochs[s.runnables[s.instances[InstanceId{r.instance}].runnable].epoch].hyperepoch;
+  };
   // Tables are by row: the position of an iteration among those seen (Analysis::iterations).
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
-    const std::uint32_t h = hypOf(r.instance);
+    const HyperepochId h = hypOf(r);
     const std::size_t row = iterationIndex(a, h, r.iteration);
     if (row == kNoIteration) continue;
-    if (r.aux != kNone && r.endNs - r.startNs > s.runnables[r.aux].wcetNs) ++overruns[h][row];
+    if (r.aux != kNone && r.endNs - r.startNs > s.runnables[RunnableId{r.aux}].wcetNs) ++overruns[h][row];
     lastEnd[h][row] = std::max(lastEnd[h][row], r.endNs);
   }
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> chosen;  // (hyperepoch, iteration)
+  std::vector<std::pair<HyperepochId, std::uint64_t>> chosen;  // (hyperepoch, iteration)
   std::vector<std::string> notes;
-  auto choose = [&](std::uint32_t h, std::uint64_t it, const std::string& note) {
+  auto choose = [&](HyperepochId h, std::uint64_t it, const std::string& note) {
     for (std::size_t k = 0; k < chosen.size(); ++k)
       if (chosen[k] == std::make_pair(h, it)) {
         notes[k] += ", " + note;
@@ -504,7 +507,7 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
     chosen.emplace_back(h, it);
     notes.push_back(note);
   };
-  for (std::uint32_t h = 0; h < nHyp; ++h) {
+  for (HyperepochId h : s.hyperepochs.ids()) {
     std::int64_t firstSeen = -1, mostOver = -1, longest = -1;
     for (std::uint64_t i = 0; i < lastEnd[h].size(); ++i) {
       if (lastEnd[h][i] == std::numeric_limits<std::int64_t>::min()) continue;
@@ -533,10 +536,11 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
   }
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
-    const std::uint32_t h = hypOf(r.instance);
+    const HyperepochId h = hypOf(r);
     for (std::size_t k = 0; k < chosen.size(); ++k)
       if (chosen[k].first == h && chosen[k].second == r.iteration)
-        x.iterations[k].runs.push_back({r.instance, r.aux, r.startNs - starts[k], r.endNs - starts[k]});
+        x.iterations[k].runs.push_back(
+            {InstanceId{r.instance}, RunnableId{r.aux}, r.startNs - starts[k], r.endNs - starts[k]});
   }
   return x;
 }

@@ -77,15 +77,16 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
     return nullptr;
   };
   // The last end of a run of schedule `id`'s hyperepoch `he` at or before `beforeNs`.
-  auto lastEnd = [&](std::uint32_t id, std::uint32_t he, std::int64_t beforeNs) {
+  auto lastEnd = [&](std::uint32_t id, HyperepochId he, std::int64_t beforeNs) {
     const Schedule* sc = scheduleOf(id);
     std::int64_t last = 0;
     if (sc == nullptr) return last;
     for (const EventRecord& r : log.records) {
+      const InstanceId instance{r.instance};
       if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.schedule != id ||
-          r.instance >= sc->instances.size())
+          !sc->instances.contains(instance))
         continue;
-      if (r.endNs <= beforeNs && r.endNs > last && instanceHyperepoch(*sc, r.instance) == he) last = r.endNs;
+      if (r.endNs <= beforeNs && r.endNs > last && instanceHyperepoch(*sc, instance) == he) last = r.endNs;
     }
     return last;
   };
@@ -111,7 +112,7 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
       }
       if (stop != nullptr) {
         // A request that came while the stopped schedule was idle counts from when it came.
-        const std::int64_t end = std::max(lastEnd(stop->schedule, stop->instance, r.endNs), r.startNs);
+        const std::int64_t end = std::max(lastEnd(stop->schedule, HyperepochId{stop->instance}, r.endNs), r.startNs);
         if (end > 0) {
           const std::int64_t d = r.endNs - end;
           (r.aux != 0xffffffffu ? rolloverDead : swapDead).push_back(d);

@@ -32,20 +32,21 @@ std::string csvField(const std::string& text) {
 
 std::vector<ViolationRow> collectViolations(const Schedule& schedule, const std::vector<EventRecord>& records,
                                             std::uint64_t* invalid) {
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, ViolationRow> rows;
+  std::map<std::tuple<RunnableId, std::uint32_t, std::uint32_t>, ViolationRow> rows;
   std::uint64_t bad = 0;
   for (std::size_t k = 0; k < records.size(); ++k) {
     const EventRecord& r = records[k];
     if (r.kind != static_cast<std::uint16_t>(EventKind::kViolation)) continue;
     const std::uint32_t call = violationCall(r);
-    if (r.aux >= schedule.runnables.size() || violationKindName(r.detail).empty() || checkCallName(call).empty()) {
+    const RunnableId runnable{r.aux};
+    if (!schedule.runnables.contains(runnable) || violationKindName(r.detail).empty() || checkCallName(call).empty()) {
       ++bad;
       continue;
     }
-    ViolationRow& row = rows[{r.aux, r.detail, call}];
+    ViolationRow& row = rows[{runnable, r.detail, call}];
     if (row.name.empty()) {
-      const RunnableInfo& info = schedule.runnables[r.aux];
-      row.runnable = r.aux;
+      const RunnableInfo& info = schedule.runnables[runnable];
+      row.runnable = runnable;
       row.name = schedule.clients[info.client].name + "." + info.name;
       row.kind = std::string(violationKindName(r.detail));
       row.call = std::string(checkCallName(call));
@@ -98,7 +99,7 @@ void writeViolationsTable(std::ostream& out, const std::vector<ViolationRow>& ro
 
 void markViolations(view::Execution& execution, const std::vector<ViolationRow>& rows) {
   for (const ViolationRow& r : rows) {
-    if (r.runnable >= execution.runnables.size()) execution.runnables.resize(r.runnable + 1);
+    if (!execution.runnables.contains(r.runnable)) execution.runnables.resize(index(r.runnable) + std::size_t{1});
     std::string& text = execution.runnables[r.runnable].violations;
     text += (text.empty() ? "" : ", ") + r.kind + ": " + r.call + " x" + std::to_string(r.count);
   }

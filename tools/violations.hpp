@@ -15,12 +15,12 @@ namespace tactus::report {
 
 /// One row: what one runnable did against its contract, how often, and where first.
 struct ViolationRow {
-  std::uint32_t runnable = 0;  ///< RunnableId
-  std::string name;            ///< `client.runnable`
-  std::string kind;            ///< `allocation`, `blocking-call`, ...
-  std::string call;            ///< `malloc`, `nanosleep`, ...
-  std::uint64_t count = 0;     ///< occurrences (saturating)
-  std::string firstSite;       ///< `function+0xOFF (object)`, printable ASCII only; empty when unknown
+  RunnableId runnable{};    ///< the runnable that violated
+  std::string name;         ///< `client.runnable`
+  std::string kind;         ///< `allocation`, `blocking-call`, ...
+  std::string call;         ///< `malloc`, `nanosleep`, ...
+  std::uint64_t count = 0;  ///< occurrences (saturating)
+  std::string firstSite;    ///< `function+0xOFF (object)`, printable ASCII only; empty when unknown
 };
 
 /// The violations of a log, ordered by runnable name, kind and call. Records with an index or a

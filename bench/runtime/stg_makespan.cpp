@@ -241,7 +241,8 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
                : a < b;
   });
   for (const auto& t : schedule->timelines) {
-    for (std::size_t k = 1; k < t.instances.size(); ++k) resourcePrev[t.instances[k]] = t.instances[k - 1];
+    for (std::size_t k = 1; k < t.instances.size(); ++k)
+      resourcePrev[index(t.instances[k])] = index(t.instances[k - 1]);
   }
   for (const auto& [iteration, v] : runs) {
     std::int64_t lo = INT64_MAX, hi = 0;
@@ -258,9 +259,9 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     for (const std::uint32_t i : order) {
       std::int64_t start = resourcePrev[i] != UINT32_MAX ? replayEnd[resourcePrev[i]] : 0;
       std::int64_t ready = resourcePrev[i] != UINT32_MAX ? v[resourcePrev[i]].second : 0;
-      for (const std::uint32_t d : schedule->instances[i].dependencies) {
-        start = std::max(start, replayEnd[d]);
-        ready = std::max(ready, v[d].second);
+      for (const tactus::InstanceId d : schedule->instances[i].dependencies) {
+        start = std::max(start, replayEnd[index(d)]);
+        ready = std::max(ready, v[index(d)].second);
       }
       if (ready > 0) r.handOffs.push_back(v[i].first - ready);
       r.stretches.push_back((v[i].second - v[i].first) -

@@ -198,15 +198,17 @@ int main(int argc, char** argv) try {
     schedules[id] = std::move(*s);
   }
   // Per schedule and hyperepoch, the run ends in time order.
-  std::map<std::pair<int, std::uint32_t>, std::vector<std::int64_t>> ends;
+  std::map<std::pair<int, tactus::HyperepochId>, std::vector<std::int64_t>> ends;
   for (const EventRecord& r : events->records) {
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
     const tactus::Schedule& s = schedules[r.schedule];
-    if (r.instance >= s.instances.size()) continue;
-    ends[{r.schedule, tactus::instanceHyperepoch(s, r.instance)}].push_back(r.endNs);
+    const tactus::InstanceId instance{r.instance};
+    if (!s.instances.contains(instance)) continue;
+    ends[{r.schedule, tactus::instanceHyperepoch(s, instance)}].push_back(r.endNs);
   }
   for (auto& [key, v] : ends) std::sort(v.begin(), v.end());
-  auto lastEndBefore = [&](int schedule, std::uint32_t he, std::int64_t t) -> std::int64_t {
+  // A schedule start or stop record names its hyperepoch in `instance`.
+  auto lastEndBefore = [&](int schedule, tactus::HyperepochId he, std::int64_t t) -> std::int64_t {
     const auto& v = ends[{schedule, he}];
     auto it = std::upper_bound(v.begin(), v.end(), t);
     return it == v.begin() ? 0 : *(it - 1);
@@ -217,10 +219,10 @@ int main(int argc, char** argv) try {
     if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop)) lastStop = &r;
     if (r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) || lastStop == nullptr) continue;
     if (r.aux != 0xffffffffu) {
-      const std::int64_t end = lastEndBefore(static_cast<int>(r.aux), r.instance, r.endNs);
+      const std::int64_t end = lastEndBefore(static_cast<int>(r.aux), tactus::HyperepochId{r.instance}, r.endNs);
       rollover.push_back(r.endNs - std::max(end, r.startNs));
     } else {
-      const std::int64_t end = lastEndBefore(lastStop->schedule, r.instance, r.endNs);
+      const std::int64_t end = lastEndBefore(lastStop->schedule, tactus::HyperepochId{r.instance}, r.endNs);
       if (end > 0) swap.push_back(r.endNs - end);
     }
   }

@@ -120,7 +120,7 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
   }
   rt.clientIndex = kNone;
   std::string names;
-  for (std::uint32_t c = 0; c < rt.schedule.clients.size(); ++c) {
+  for (ClientId c : rt.schedule.clients.ids()) {
     if (rt.schedule.clients[c].name == rt.name) rt.clientIndex = c;
     names += (names.empty() ? "" : ", ") + quoted(rt.schedule.clients[c].name);
   }

@@ -1,6 +1,6 @@
-// libtactus's public API and registration: init (attach.cpp does the attaching), registering
-// runnables, CUDA submitters and streams, entering the scheduler (worker.cpp runs the workers),
-// and the end of the run as the client sees it.
+// libtactus's public API: init (attach.cpp does the attaching), registering runnables, CUDA
+// submitters and streams (registration.cpp holds the rules), entering the scheduler (worker.cpp
+// runs the workers), and the end of the run as the client sees it.
 #include "tactus/client.hpp"
 #include "tactus/cuda.hpp"
 
@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "registration.hpp"
 #include "runtime.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -36,7 +37,7 @@ const char* runStatusName(RunStatus status) {
 namespace client {
 
 void CpuEngine::execute(const EngineTask& task) {
-  if (task.runnable >= registrations_.size()) return;  // an empty round-robin step
+  if (!registrations_.contains(task.runnable)) return;  // an empty round-robin step
   const Registration& r = registrations_[task.runnable];
   if (!r.registered) return;  // allowed by --allow-unregistered-runnables
   if (r.function != nullptr) {
@@ -61,18 +62,6 @@ std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
 
 std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
 std::unique_ptr<Runtime> gRuntime;
-
-// Whether the runnable is one a client must register (CPU functions and submitters).
-bool needsRegistration(const RunnableInfo& r) {
-  return r.kind == RunnableKind::kCpu || r.kind == RunnableKind::kSubmitter;
-}
-
-// Every schedule's runtime of a client: the primary, then its modes.
-std::vector<Runtime*> allModes(Runtime& primary) {
-  std::vector<Runtime*> all{&primary};
-  for (auto& m : primary.modes) all.push_back(m.get());
-  return all;
-}
 
 // The first schedule that has the client (init refuses a client in none).
 Runtime& firstMember(Runtime& primary) {
@@ -135,136 +124,22 @@ Result<Runtime*> registrationRuntime(const std::string& what, bool needsCuda) {
   return gRuntime.get();
 }
 
-// Registers in one schedule: true when the schedule has the runnable for this client.
-Result<bool> registerInSchedule(Runtime& rt, const std::string& name, const Registration& registration) {
-  if (!rt.member) return false;
-  for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
-    const RunnableInfo& info = rt.schedule.runnables[r];
-    if (info.client != rt.clientIndex || info.name != name || !needsRegistration(info)) continue;
-    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered) {
-      return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
-    }
-    rt.registrations[r] = registration;
-    rt.registrations[r].registered = true;
-    return true;
-  }
-  return false;
-}
-
 Result<void> registerLocked(const std::string& name, Registration registration) {
   auto target = registrationRuntime("register runnable '" + name + "'", false);
   if (!target) return target.error();
-  Runtime& rt = **target;
-  if (rt.scheduleCount > 1) {  // the union over the schedules: registered in each that has it
-    bool found = false;
-    for (Runtime* mode : allModes(rt)) {
-      auto one = registerInSchedule(*mode, name, registration);
-      if (!one) return one.error();
-      found = found || *one;
-    }
-    if (found) return {};
-    return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a CPU runnable of client '" + rt.name +
-                                          "' in any of the instance's " + std::to_string(rt.scheduleCount) +
-                                          " schedules");
-  }
-  for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
-    const RunnableInfo& info = rt.schedule.runnables[r];
-    if (info.client != rt.clientIndex || info.name != name || !needsRegistration(info)) continue;
-    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered) {
-      return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
-    }
-    registration.registered = true;
-    rt.registrations[r] = std::move(registration);
-    return {};
-  }
-  return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a CPU runnable of client '" + rt.name +
-                                        "' in schedule '" + rt.schedule.name + "'");
+  return registerRunnableIn(**target, name, std::move(registration));
 }
 
 Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterRegistration registration) {
   auto target = registrationRuntime("register CUDA submitter '" + name + "'", true);
   if (!target) return target.error();
-  Runtime& rt = **target;
-  for (std::uint32_t r = 0; r < rt.schedule.runnables.size(); ++r) {
-    const RunnableInfo& info = rt.schedule.runnables[r];
-    if (info.client != rt.clientIndex || info.name != name) continue;
-    if (info.kind != RunnableKind::kSubmitter) {
-      return fail(ErrorCode::kNotFound, "runnable '" + rt.name + "." + name + "' is not a submitter in schedule '" +
-                                            rt.schedule.name + "' (it has no Submits)");
-    }
-    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered) {
-      return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
-    }
-    registration.registered = true;
-    rt.cudaSubmitters[r] = std::move(registration);
-    return {};
-  }
-  return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a submitter of client '" + rt.name +
-                                        "' in schedule '" + rt.schedule.name + "'");
+  return registerCudaSubmitterIn(**target, name, std::move(registration));
 }
 
 Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) {
   auto target = registrationRuntime("register CUDA stream '" + name + "'", true);
   if (!target) return target.error();
-  Runtime& rt = **target;
-  std::uint32_t found = kNone;
-  for (std::uint32_t r = 0; r < rt.schedule.resources.size(); ++r) {
-    const ResourceInfo& info = rt.schedule.resources[r];
-    if (info.kind == ResourceKind::kCudaStream && info.client == rt.clientIndex && info.name == name) found = r;
-  }
-  if (found == kNone) {
-    return fail(ErrorCode::kNotFound, "CUDA stream '" + name + "' is not a CUDA_STREAM resource of client '" + rt.name +
-                                          "' in schedule '" + rt.schedule.name + "'");
-  }
-  const std::string what = "register CUDA stream '" + rt.name + "." + name + "'";
-  if (auto ok = checkCudaStream(stream, what); !ok) return ok;
-  if (rt.streams[found] != nullptr) return fail(ErrorCode::kAlreadyExists, what + ": the name is registered already");
-  for (std::uint32_t r = 0; r < rt.streams.size(); ++r) {
-    if (rt.streams[r] == stream) {
-      return fail(ErrorCode::kAlreadyExists,
-                  what + ": this stream is registered already as '" + rt.schedule.resources[r].name + "'");
-    }
-  }
-  const std::uint32_t device = rt.schedule.resources[found].device;
-  std::uint32_t onDevice = 1;
-  for (std::uint32_t r = 0; r < rt.streams.size(); ++r) {
-    if (rt.streams[r] != nullptr && rt.schedule.resources[r].device == device) ++onDevice;
-  }
-  std::uint32_t limit = deviceStreamLimit();
-  std::string why = "the device's " + std::to_string(limit) + " hardware queues (CUDA_DEVICE_MAX_CONNECTIONS)";
-  if (device < rt.schedule.resources.size() && rt.schedule.resources[device].streamLimit < limit) {
-    limit = rt.schedule.resources[device].streamLimit;
-    why = "its stream limit of " + std::to_string(limit) + " in the graph";
-  }
-  if (onDevice > limit) {
-    const std::string dev = device < rt.schedule.resources.size() ? rt.schedule.resources[device].name : "?";
-    return fail(ErrorCode::kValidation,
-                what + ": " + std::to_string(onDevice) + " streams on '" + dev + "' exceed " + why);
-  }
-  rt.streams[found] = stream;
-  return {};
-}
-
-// The runnables this client must register: CPU functions and submitters its instances run
-// (round-robin steps included).
-std::vector<std::uint32_t> requiredRunnables(const Runtime& rt) {
-  std::vector<char> needed(rt.schedule.runnables.size(), 0);
-  for (const InstanceInfo& inst : rt.schedule.instances) {
-    const RunnableInfo& r = rt.schedule.runnables[inst.runnable];
-    if (r.client != rt.clientIndex) continue;
-    if (r.kind == RunnableKind::kAliasGroup) {
-      for (const std::uint32_t step : r.steps) {
-        if (step < needed.size() && needsRegistration(rt.schedule.runnables[step])) needed[step] = 1;
-      }
-    } else if (needsRegistration(r)) {
-      needed[inst.runnable] = 1;
-    }
-  }
-  std::vector<std::uint32_t> out;
-  for (std::uint32_t r = 0; r < needed.size(); ++r) {
-    if (needed[r]) out.push_back(r);
-  }
-  return out;
+  return registerStreamIn(**target, name, stream);
 }
 
 RunOutcome outcomeFromSegment(const Runtime& rt) {
@@ -332,14 +207,14 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
   const bool allow = (rt.flags & shm::kFlagAllowUnregistered) != 0;
   // Refuses to enter: the master ends the run and names this client and `runnable`.
-  auto refuse = [&](std::uint32_t runnable, std::string message) -> RunOutcome {
-    slot.missingRunnable.store(runnable, std::memory_order_relaxed);
+  auto refuse = [&](RunnableId runnable, std::string message) -> RunOutcome {
+    slot.missingRunnable.store(index(runnable), std::memory_order_relaxed);
     slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
     ipc::signalWord(h.attention);
     rt.phase = Phase::kDone;
     return {RunStatus::kError, "", std::move(message)};
   };
-  for (const std::uint32_t r : requiredRunnables(rt)) {
+  for (const RunnableId r : requiredRunnables(rt)) {
     if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered || allow) continue;
     return refuse(r, "runnable '" + qualifiedName(rt.schedule, r) + "' is scheduled for client '" + rt.name +
                          "' but was not registered (or start the master with --allow-unregistered-runnables)");
@@ -363,8 +238,8 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
     if (auto ok = rt.gpu->prepare(setup); !ok) {
       rt.gpu.reset();
       // Refuse like a missing registration, so the master ends the run and names this client.
-      std::uint32_t blame = 0;
-      for (std::uint32_t r = 0; r < rt.cudaSubmitters.size(); ++r) {
+      RunnableId blame{};
+      for (RunnableId r : rt.cudaSubmitters.ids()) {
         if (rt.cudaSubmitters[r].registered) blame = r;
       }
       return refuse(blame, "client '" + rt.name + "' cannot start its GPU engine: " + ok.error().message);
@@ -428,9 +303,9 @@ RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
   for (Runtime* rt : all) {
     if (!rt->member) continue;
     shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
-    for (const std::uint32_t r : requiredRunnables(*rt)) {
+    for (const RunnableId r : requiredRunnables(*rt)) {
       if (rt->registrations[r].registered || allow) continue;
-      slot.missingRunnable.store(r, std::memory_order_relaxed);
+      slot.missingRunnable.store(index(r), std::memory_order_relaxed);
       slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
       ipc::signalWord(rt->view.header().attention);
       ipc::signalWord(primary.view.header().attention);
@@ -572,7 +447,7 @@ Result<std::vector<std::string>> scheduledRunnables() {
   std::vector<std::string> names;
   for (client::Runtime* rt : client::allModes(*gRuntime)) {  // the union over the schedules
     if (!rt->member) continue;
-    for (const std::uint32_t r : client::requiredRunnables(*rt)) {
+    for (const RunnableId r : client::requiredRunnables(*rt)) {
       const std::string& name = rt->schedule.runnables[r].name;
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }

@@ -142,15 +142,15 @@ std::uint32_t deviceStreamLimit() {
 // What the stream waits for before the submittee's work: an instance's fence reaching h + 1
 // (or h for the previous iteration), as a device address.
 struct FenceWait {
-  std::uint32_t instance = 0;
+  InstanceId instance{};
   bool previousIteration = false;
   unsigned long long address = 0;
 };
 
 struct SubmitPlan {
-  std::uint32_t submitter = 0;  // instance
-  std::uint32_t submittee = 0;  // instance
-  std::uint32_t runnable = 0;   // the submitter's RunnableId
+  InstanceId submitter{};  // the submitter's instance
+  InstanceId submittee{};  // its submittee's instance
+  RunnableId runnable{};   // the submitter
   cudaStream_t stream = nullptr;
   std::vector<FenceWait> waits;
   unsigned long long started = 0;  // device address of the submittee's `started`
@@ -160,8 +160,8 @@ struct SubmitPlan {
 struct CudaEngine::Impl {
   GpuSetup setup;
   Driver driver;
-  std::vector<std::int32_t> planOf;  // per instance: index into plans (submitter instance), or -1
-  std::vector<char> runsSubmittee;   // per instance
+  IdVector<InstanceId, std::int32_t> planOf;  // per instance: index into plans (submitter instance), or -1
+  IdVector<InstanceId, char> runsSubmittee;   // per instance
   std::vector<SubmitPlan> plans;
   void* registered = nullptr;         // the segment, registered with the device
   unsigned long long deviceBase = 0;  // the segment's address on the device
@@ -170,7 +170,7 @@ struct CudaEngine::Impl {
     const auto* base = reinterpret_cast<const std::byte*>(setup.view.bytes().data());
     return deviceBase + static_cast<unsigned long long>(static_cast<const std::byte*>(p) - base);
   }
-  unsigned long long fenceAddress(std::uint32_t instance) const {
+  unsigned long long fenceAddress(InstanceId instance) const {
     return deviceAddress(&setup.view.gpu(instance).fence);
   }
 
@@ -223,17 +223,17 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   m.runsSubmittee.assign(n, 0);
 
   const auto byRunnableFrame = instancesByRunnableFrame(s);
-  auto instanceOf = [&](std::uint32_t runnable, std::uint32_t frame) {
-    if (runnable >= byRunnableFrame.size() || frame >= byRunnableFrame[runnable].size()) return kNone;
+  auto instanceOf = [&](RunnableId runnable, std::uint32_t frame) -> InstanceId {
+    if (!byRunnableFrame.contains(runnable) || frame >= byRunnableFrame[runnable].size()) return kNone;
     return byRunnableFrame[runnable][frame];
   };
-  auto streamOf = [&](std::uint32_t instance) {
-    for (const std::uint32_t res : s.instances[instance].resources) {
+  auto streamOf = [&](InstanceId instance) -> ResourceId {
+    for (const ResourceId res : s.instances[instance].resources) {
       if (s.resources[res].kind == ResourceKind::kCudaStream) return res;
     }
     return kNone;
   };
-  for (std::uint32_t i = 0; i < n; ++i) {
+  for (InstanceId i : s.instances.ids()) {
     const RunnableInfo& r = s.runnables[s.instances[i].runnable];
     if (r.client != setup.clientIndex || r.kind != RunnableKind::kSubmitter) continue;
     if (!(*setup.submitters)[s.instances[i].runnable].registered) continue;
@@ -242,7 +242,7 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
     p.runnable = s.instances[i].runnable;
     p.submittee = instanceOf(r.submits, s.instances[i].frame);
     if (p.submittee == kNone) continue;  // a submitter without a scheduled submittee runs as a plain call
-    const std::uint32_t streamResource = streamOf(i);
+    const ResourceId streamResource = streamOf(i);
     if (streamResource == kNone || setup.streams[streamResource] == nullptr) {
       return fail(
           ErrorCode::kInvalidState,
@@ -262,7 +262,7 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
       if (kind == RunnableKind::kSubmitter && !isDeclared && streamOf(c.instance) == streamResource) continue;
       // Work submitted on our own stream is ahead of ours already.
       if (kind == RunnableKind::kSubmittee) {
-        const std::uint32_t j = instanceOf(s.runnables[other.runnable].submittedBy, other.frame);
+        const InstanceId j = instanceOf(s.runnables[other.runnable].submittedBy, other.frame);
         if (j != kNone && streamOf(j) == streamResource) continue;
       }
       p.waits.push_back({c.instance, c.previousIteration, 0});
@@ -285,10 +285,10 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   return {};
 }
 
-bool CudaEngine::runsSubmittee(std::uint32_t i) const { return impl_ && impl_->runsSubmittee[i] != 0; }
-bool CudaEngine::runsSubmitter(std::uint32_t i) const { return impl_ && impl_->planOf[i] >= 0; }
+bool CudaEngine::runsSubmittee(InstanceId i) const { return impl_ && impl_->runsSubmittee[i] != 0; }
+bool CudaEngine::runsSubmitter(InstanceId i) const { return impl_ && impl_->planOf[i] >= 0; }
 
-bool CudaEngine::submissionSuffices(std::uint32_t i, std::uint32_t other) const {
+bool CudaEngine::submissionSuffices(InstanceId i, InstanceId other) const {
   if (!impl_ || impl_->planOf[i] < 0 || impl_->runsSubmittee[other] == 0) return false;
   const Schedule& s = *impl_->setup.schedule;
   const InstanceInfo& inst = s.instances[i];
@@ -300,7 +300,7 @@ bool CudaEngine::submissionSuffices(std::uint32_t i, std::uint32_t other) const 
   return false;
 }
 
-bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& /*abort*/, GpuWorkerStats& stats,
+bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool()>& /*abort*/, GpuWorkerStats& stats,
                         std::int64_t& bodyStartNs, std::int64_t& bodyEndNs) {
   Impl& m = *impl_;
   SubmitPlan& p = m.plans[static_cast<std::size_t>(m.planOf[i])];
@@ -338,7 +338,7 @@ bool CudaEngine::submit(std::uint32_t i, std::uint64_t h, const std::function<bo
   return true;
 }
 
-bool CudaEngine::observe(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
+bool CudaEngine::observe(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
                          std::int64_t& startNs, std::int64_t& endNs) {
   const shm::GpuSlot& slot = impl_->setup.view.gpu(i);
   if (!waitForFence(slot.started, h + 1, spinNs, abort)) return false;

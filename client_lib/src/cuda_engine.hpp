@@ -51,10 +51,10 @@ struct GpuSetup {
   const Schedule* schedule = nullptr;
   const RunPlan* plan = nullptr;
   shm::SegmentView view;
-  std::uint32_t clientIndex = 0;
+  ClientId clientIndex{};
   std::int64_t spinNs = 0;
-  const std::vector<CudaSubmitterRegistration>* submitters = nullptr;  ///< per RunnableId
-  std::vector<CUstream_st*> streams;  ///< per ResourceId: the registered stream, or null
+  const IdVector<RunnableId, CudaSubmitterRegistration>* submitters = nullptr;  ///< per runnable
+  IdVector<ResourceId, CUstream_st*> streams;  ///< per resource: the registered stream, or null
 };
 
 /// Per CPU worker: counters and overhead samples, touched only by that worker.
@@ -78,22 +78,22 @@ class CudaEngine {
   Result<void> prepare(const GpuSetup& setup);
 
   /// Whether submittee instance `i` is run by this engine (its GPU worker must not run it).
-  bool runsSubmittee(std::uint32_t i) const;
+  bool runsSubmittee(InstanceId i) const;
   /// Whether submitter instance `i` goes through submit().
-  bool runsSubmitter(std::uint32_t i) const;
+  bool runsSubmitter(InstanceId i) const;
   /// Whether submitter `i` may treat its wait for `other` as a wait for other's submission: other
   /// is a submittee this engine runs on i's own stream and not a declared dependency of i.
-  bool submissionSuffices(std::uint32_t i, std::uint32_t other) const;
+  bool submissionSuffices(InstanceId i, InstanceId other) const;
 
   /// The hot path (see the file comment); never waits, so it returns true (false is kept for a
   /// run aborted before anything was enqueued). `bodyStartNs`/`bodyEndNs` get the body's times.
-  bool submit(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, GpuWorkerStats& stats,
+  bool submit(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, GpuWorkerStats& stats,
               std::int64_t& bodyStartNs, std::int64_t& bodyEndNs);
 
   /// On the client's GPU worker, for submittee `i` this engine runs: waits (spin, then sleep)
   /// until its GPU work of iteration h has started and ended, with the times it saw them.
   /// Returns false when `abort()` said stop first.
-  bool observe(std::uint32_t i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
+  bool observe(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
                std::int64_t& startNs, std::int64_t& endNs);
 
   /// After the workers stopped: waits for queued GPU work when the run ended cleanly

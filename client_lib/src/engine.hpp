@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tactus/client.hpp"
+#include "tactus/core/ids.hpp"
 
 struct CUstream_st;  // CUDA's opaque stream type (cudaStream_t is a pointer to it)
 
@@ -35,8 +36,8 @@ struct CudaSubmitterRegistration {
 
 /// One execution request.
 struct EngineTask {
-  std::uint32_t instance = 0;  ///< InstanceId
-  std::uint32_t runnable = 0;  ///< RunnableId to run (the round-robin step), or kNone for nothing
+  InstanceId instance{};  ///< the instance
+  RunnableId runnable{};  ///< the runnable to run (the round-robin step), or kNone for nothing
   const RuntimeInfo* info = nullptr;
 };
 
@@ -53,11 +54,11 @@ class Engine {
 /// Calls registered CPU functions; an unregistered runnable (allowed by the master) does nothing.
 class CpuEngine final : public Engine {
  public:
-  explicit CpuEngine(const std::vector<Registration>& registrations) : registrations_(registrations) {}
+  explicit CpuEngine(const IdVector<RunnableId, Registration>& registrations) : registrations_(registrations) {}
   void execute(const EngineTask& task) override;
 
  private:
-  const std::vector<Registration>& registrations_;
+  const IdVector<RunnableId, Registration>& registrations_;
 };
 
 /// For a GPU worker whose submittees were submitted by plain CPU runnables (a client without

@@ -18,9 +18,9 @@ inline constexpr std::int64_t kFencePollNs = 20'000;
 
 /// Per instance: whether some submittee (GPU work, of any client) waits for it, so whoever
 /// completes it on a CPU must write its fence. The same for every client (from the plan).
-inline std::vector<char> fenceWanted(const Schedule& s, const RunPlan& plan) {
-  std::vector<char> wanted(s.instances.size(), 0);
-  for (std::size_t t = 0; t < s.instances.size(); ++t) {
+inline IdVector<InstanceId, char> fenceWanted(const Schedule& s, const RunPlan& plan) {
+  IdVector<InstanceId, char> wanted(s.instances.size(), 0);
+  for (InstanceId t : s.instances.ids()) {
     if (s.runnables[s.instances[t].runnable].kind != RunnableKind::kSubmittee) continue;
     for (const WaitCondition& c : plan.waits[t]) wanted[c.instance] = 1;
   }

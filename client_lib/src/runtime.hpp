@@ -32,18 +32,18 @@ enum class Phase { kNone, kAttached, kEntered, kDone };
 struct Runtime {
   std::string name;
   std::string instance;
-  std::uint32_t clientIndex = 0;
+  ClientId clientIndex{};
   ipc::Segment segment;
   shm::SegmentView view;  ///< its geometry is the private copy validated at attach
   Schedule schedule;
   RunPlan plan;
-  std::vector<Registration> registrations;                ///< per RunnableId
-  std::vector<CudaSubmitterRegistration> cudaSubmitters;  ///< per RunnableId
-  std::vector<CUstream_st*> streams;                      ///< per ResourceId: registered CUDA streams
-  std::unique_ptr<CudaEngine> gpu;                        ///< set in enterScheduler when CUDA submitters exist
-  std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;  ///< per worker index
-  std::uint32_t masterPid = 0;                            ///< validated at attach; never re-read
-  std::uint32_t flags = 0;                                ///< shm::HeaderFlags, copied at attach
+  IdVector<RunnableId, Registration> registrations;                ///< per runnable
+  IdVector<RunnableId, CudaSubmitterRegistration> cudaSubmitters;  ///< per runnable
+  IdVector<ResourceId, CUstream_st*> streams;                      ///< per resource: registered CUDA streams
+  std::unique_ptr<CudaEngine> gpu;                                 ///< set in enterScheduler when CUDA submitters exist
+  std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;           ///< per worker index
+  std::uint32_t masterPid = 0;                                     ///< validated at attach; never re-read
+  std::uint32_t flags = 0;                                         ///< shm::HeaderFlags, copied at attach
   ipc::ProcessWatch masterWatch;
   std::atomic<bool> masterDead{false};  ///< the master process is gone
   std::atomic<bool> halted{false};      ///< the workers must stop: master gone or segment damaged
@@ -62,6 +62,13 @@ struct Runtime {
   /// the hyperepoch's index before a rollover's first frame.
   std::vector<std::function<void(std::uint16_t, std::uint16_t)>> switchCallbacks;
 };
+
+/// Every schedule's runtime of a client: the primary, then its modes.
+inline std::vector<Runtime*> allModes(Runtime& primary) {
+  std::vector<Runtime*> all{&primary};
+  for (auto& m : primary.modes) all.push_back(m.get());
+  return all;
+}
 
 /// Sets rt.instance (and rt.instanceSource) from options.instance, else $TACTUS_INSTANCE, else
 /// "default", and checks the name (kBadParameter naming where it came from).

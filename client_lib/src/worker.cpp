@@ -111,9 +111,9 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   GpuWorkerStats* gpuStats = rt.gpuStats[w].get();
   // Submittees run by the GPU engine are ordered by the GPU; this worker only watches them
   // (CudaEngine::observe) to log them and publish their done word.
-  const std::vector<std::uint32_t>& instances = wp.instances;
+  const std::vector<InstanceId>& instances = wp.instances;
   if (instances.empty()) return firstIteration;
-  const std::vector<char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
+  const IdVector<InstanceId, char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
   // What each instance waits for. A CUDA submitter waits for the previous submittee on its own
   // stream only until that one is SUBMITTED: the stream's FIFO order does the rest on the GPU.
   struct WaitRef {
@@ -127,7 +127,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   };
   std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
   for (std::size_t k = 0; k < instances.size(); ++k) {
-    const std::uint32_t i = instances[k];
+    const InstanceId i = instances[k];
     std::vector<WaitRef>& refs = waitRefs[k];
     if (gpu != nullptr && gpu->runsSubmittee(i)) continue;  // the GPU waits for its predecessors
     for (const WaitCondition& c : rt.plan.waits[i]) {
@@ -177,10 +177,10 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   const CheckHooks* const check = checkHooks();  // non-null only under tactus-check
   for (std::uint64_t h = firstIteration;; ++h) {
     for (std::size_t k = 0; k < instances.size(); ++k) {
-      const std::uint32_t i = instances[k];
+      const InstanceId i = instances[k];
       if (h >= hyper.stopAt.load(std::memory_order_acquire)) return h;
       const InstanceInfo& inst = rt.schedule.instances[i];
-      const std::uint32_t e = rt.plan.instanceEpoch[i];
+      const EpochId e = rt.plan.instanceEpoch[i];
       const std::uint64_t frames = std::max<std::uint32_t>(1, rt.schedule.epochs[e].frames);
       const std::uint64_t epochFrame = h * frames + inst.frame;
       shm::EpochSlot& epoch = view.epoch(e);
@@ -237,13 +237,13 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       info.hyperepochIteration = h;
       info.epochIteration = epochFrame;
       info.frame = inst.frame;
-      info.instance = i;
-      const std::uint32_t runnable = runnableForFrame(rt.schedule, i, epochFrame);
+      info.instance = index(i);
+      const RunnableId runnable = runnableForFrame(rt.schedule, i, epochFrame);
       tCurrentInfo = &info;
       std::int64_t start = 0;
       std::int64_t end = 0;
       const bool observed = gpu != nullptr && gpu->runsSubmittee(i);  // GPU work: no user code here
-      if (check != nullptr && !observed) check->begin(i, runnable);
+      if (check != nullptr && !observed) check->begin(index(i), index(runnable));
       if (gpu != nullptr && gpu->runsSubmitter(i)) {
         if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
           if (check != nullptr) (void)check->end(nullptr, 0);
@@ -268,8 +268,8 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       // The record goes into the ring before the completion is published (the master's last
       // drain follows the last completion), on lines of this worker's own (knownTail).
       ipc::pushEvent(ringSlot, ring, capacity,
-                     {static_cast<std::uint16_t>(EventKind::kRun), spinField(meter.spunNs), i,
-                      static_cast<std::uint32_t>(h), runnable, start, end},
+                     {static_cast<std::uint16_t>(EventKind::kRun), spinField(meter.spunNs), index(i),
+                      static_cast<std::uint32_t>(h), index(runnable), start, end},
                      knownTail);
       meter.spunNs = 0;
       if (check != nullptr && !observed) endCheck(*check, ringSlot, ring, capacity);

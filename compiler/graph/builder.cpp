@@ -33,14 +33,14 @@ Graph Builder::build() {
   return std::move(g_);
 }
 
-void Builder::countRunnable(u32 nameNode, u32 e, u32 client) {
+void Builder::countRunnable(u32 nameNode, EpochId e, ClientId client) {
   auto who = [&] { return "runnable " + quoted(g_.clients[client].name + "." + std::string(t_.text(nameNode))); };
   if (g_.runnables.size() >= limits::kMaxRunnables)
     die(ErrorCode::kValidation, line(nameNode),
         who() + ": more than " + std::to_string(limits::kMaxRunnables) + " runnables in the graph");
   // Instances (runnable x frame) are counted as runnables are read, before the scheduler
   // allocates anything for them: at most 2^16 frames are added per runnable, far from a wrap.
-  const u32 h = g_.epochs[e].hyperepoch;
+  const HyperepochId h = g_.epochs[e].hyperepoch;
   if (instances_.size() < g_.hyperepochs.size()) instances_.resize(g_.hyperepochs.size(), 0);
   instances_[h] += g_.epochs[e].frames;
   instancesTotal_ += g_.epochs[e].frames;
@@ -120,7 +120,7 @@ void Builder::buildTop(u32 root) {
   check(checkStreamLimits(g_, resourceLine_));
 }
 
-u32 Builder::addResource(std::string_view name, std::string_view type, u32 nameNode, u32 client) {
+ResourceId Builder::addResource(std::string_view name, std::string_view type, u32 nameNode, ClientId client) {
   if (g_.resources.size() >= limits::kMaxResources)
     die(ErrorCode::kValidation, line(nameNode),
         "resource " + quoted(name) + ": more than " + std::to_string(limits::kMaxResources) + " resources");
@@ -138,9 +138,10 @@ u32 Builder::addResource(std::string_view name, std::string_view type, u32 nameN
           "CPU resource " + quoted(name) + " must be named CPU<n> (n = the core it runs on)");
     r.core = static_cast<u32>(std::stoul(std::string(digits)));
   }
+  const ResourceId id{static_cast<u32>(g_.resources.size())};
   g_.resources.push_back(std::move(r));
   resourceLine_.push_back(line(nameNode));
-  return static_cast<u32>(g_.resources.size() - 1);
+  return id;
 }
 
 void Builder::buildSocs(u32 list) {
@@ -168,7 +169,7 @@ void Builder::buildSocs(u32 list) {
   }
 }
 
-u32 Builder::findGlobal(std::string_view name, u32 soc) const {
+ResourceId Builder::findGlobal(std::string_view name, u32 soc) const {
   auto it = globalByName_.find(name);
   if (it != globalByName_.end()) return it->second;
   if (soc == kNone) return kNone;
@@ -194,9 +195,9 @@ void Builder::buildGlobalResources(u32 map, u32 soc) {
       // The SOC form names a SoC's resources `Soc.Name`.
       std::string_view name = local;
       if (soc != kNone) name = qualifiedNames_.emplace_back(g_.socs[soc].name + "." + std::string(local));
-      if (!globalByName_.emplace(name, static_cast<u32>(g_.resources.size())).second)
+      if (!globalByName_.emplace(name, ResourceId{static_cast<u32>(g_.resources.size())}).second)
         die(ErrorCode::kValidation, line(nameNode), "duplicate resource " + quoted(name));
-      u32 r = addResource(local, type, nameNode, kNone);
+      ResourceId r = addResource(local, type, nameNode, kNone);
       g_.resources[r].name = std::string(name);
       g_.resources[r].soc = soc;
       if (valueNode != kNone) {
@@ -211,7 +212,7 @@ void Builder::buildGlobalResources(u32 map, u32 soc) {
   });
 }
 
-void Builder::buildClientResources(u32 map, u32 client) {
+void Builder::buildClientResources(u32 map, ClientId client) {
   std::string where = "the Resources of client " + quoted(g_.clients[client].name);
   auto& locals = localByName_[client];
   forEachEntry(map, where, [&](std::string_view type, u32 typeNode, u32 list) {
@@ -233,10 +234,10 @@ void Builder::buildClientResources(u32 map, u32 client) {
         die(ErrorCode::kValidation, line(nameNode),
             "client " + quoted(g_.clients[client].name) + " resource " + quoted(name) +
                 " has the name of a global resource");
-      if (!locals.emplace(name, static_cast<u32>(g_.resources.size())).second)
+      if (!locals.emplace(name, ResourceId{static_cast<u32>(g_.resources.size())}).second)
         die(ErrorCode::kValidation, line(nameNode),
             "duplicate resource " + quoted(name) + " in client " + quoted(g_.clients[client].name));
-      u32 r = addResource(name, type, nameNode, client);
+      ResourceId r = addResource(name, type, nameNode, client);
       g_.resources[r].soc = g_.clients[client].soc;
       if (k == ResourceKind::kCudaStream) {
         if (valueNode == kNone)
@@ -244,7 +245,7 @@ void Builder::buildClientResources(u32 map, u32 client) {
               "CUDA stream " + quoted(name) + " must name its GPU (`- " + std::string(name) + ": GPU0`)");
         std::string_view gpu = scalar(valueNode, "the GPU of CUDA stream " + quoted(name));
         const u32 soc = g_.clients[client].soc;
-        const u32 device = findGlobal(gpu, soc);
+        const ResourceId device = findGlobal(gpu, soc);
         if (device == kNone || g_.resources[device].kind != ResourceKind::kGpu)
           die(ErrorCode::kValidation, line(valueNode),
               "CUDA stream " + quoted(name) + " maps to " + quoted(gpu) + ", which is not a declared GPU");
@@ -263,11 +264,11 @@ void Builder::buildClientResources(u32 map, u32 client) {
 }
 
 void Builder::checkTypeNameClashes() const {
-  auto clash = [&](u32 r, std::string_view type) {
+  auto clash = [&](ResourceId r, std::string_view type) {
     die(ErrorCode::kValidation, resourceLine_[r],
         "resource " + quoted(g_.resources[r].name) + " has the name of resource type " + quoted(type));
   };
-  for (u32 r = 0; r < g_.resources.size(); ++r) {
+  for (ResourceId r : g_.resources.ids()) {
     const std::string& name = g_.resources[r].name;
     if (name == "CPU" || name == "GPU" || name == "CUDA_STREAM" || globalTypes_.count(name) != 0) clash(r, name);
     if (g_.resources[r].client != kNone) {
@@ -286,14 +287,14 @@ void Builder::buildHyperepochs(u32 list) {
   if (t_.size(list) > limits::kMaxHyperepochs)
     die(ErrorCode::kValidation, line(list),
         std::to_string(t_.size(list)) + " hyperepochs (at most " + std::to_string(limits::kMaxHyperepochs) + ")");
-  std::unordered_map<std::string_view, u32> names;
-  std::vector<u32> resourceLists;
-  std::vector<u32> nameNodes;
+  std::unordered_map<std::string_view, HyperepochId> names;
+  IdVector<HyperepochId, u32> resourceLists;
+  IdVector<HyperepochId, u32> nameNodes;
   for (std::size_t i = 0; i < t_.size(list); ++i) {
     auto [key, value] = singleEntry(t_.kid(list, i), "a hyperepoch");
     std::string_view name = t_.text(key);
     checkName(name, key, "hyperepoch", false);
-    u32 h = static_cast<u32>(g_.hyperepochs.size());
+    const HyperepochId h{static_cast<u32>(g_.hyperepochs.size())};
     if (!names.emplace(name, h).second) die(ErrorCode::kValidation, line(key), "duplicate hyperepoch " + quoted(name));
     HyperepochInfo info;
     info.name = std::string(name);
@@ -335,7 +336,7 @@ void Builder::buildHyperepochs(u32 list) {
   hyperByName_ = std::move(names);
   // resource partition
   std::size_t n = g_.hyperepochs.size();
-  for (u32 h = 0; h < n; ++h) {
+  for (HyperepochId h : g_.hyperepochs.ids()) {
     u32 res = resourceLists[h];
     if (res == kNone) {
       if (n > 1)
@@ -367,7 +368,7 @@ void Builder::buildHyperepochs(u32 list) {
   }
 }
 
-void Builder::buildEpochs(u32 list, u32 h) {
+void Builder::buildEpochs(u32 list, HyperepochId h) {
   const std::string hname = g_.hyperepochs[h].name;
   expect(list, NodeKind::kSeq, "the Epochs of hyperepoch " + quoted(hname));
   if (t_.size(list) == 0) die(ErrorCode::kValidation, line(list), "hyperepoch " + quoted(hname) + " has no epochs");
@@ -380,7 +381,7 @@ void Builder::buildEpochs(u32 list, u32 h) {
     std::string_view name = t_.text(key);
     checkName(name, key, "epoch", false);
     std::string full = hname + "." + std::string(name);
-    u32 e = static_cast<u32>(g_.epochs.size());
+    const EpochId e{static_cast<u32>(g_.epochs.size())};
     if (!epochByName_.emplace(full, e).second)
       die(ErrorCode::kValidation, line(key), "duplicate epoch " + quoted(full));
     EpochInfo info;
@@ -418,7 +419,7 @@ void Builder::buildClients(u32 list) {
     auto [key, value] = singleEntry(t_.kid(list, i), "a client");
     std::string_view name = t_.text(key);
     checkName(name, key, "client", false);
-    u32 c = static_cast<u32>(g_.clients.size());
+    const ClientId c{static_cast<u32>(g_.clients.size())};
     if (!clientByName_.emplace(name, c).second)
       die(ErrorCode::kValidation, line(key), "duplicate client " + quoted(name));
     g_.clients.push_back(ClientInfo{std::string(name)});
@@ -437,7 +438,7 @@ void Builder::buildClients(u32 list) {
   }
 }
 
-void Builder::setClientSoc(u32 c, u32 valueNode, u32 clientNode) {
+void Builder::setClientSoc(ClientId c, u32 valueNode, u32 clientNode) {
   const std::string who = "client " + quoted(g_.clients[c].name);
   if (valueNode == kNone) {
     if (!g_.socs.empty())
@@ -459,10 +460,10 @@ void Builder::setClientSoc(u32 c, u32 valueNode, u32 clientNode) {
   g_.clients[c].soc = it->second;
 }
 
-void Builder::buildClientEpochs(u32 list, u32 c) {
+void Builder::buildClientEpochs(u32 list, ClientId c) {
   const std::string cname = g_.clients[c].name;
   expect(list, NodeKind::kSeq, "the Epochs of client " + quoted(cname));
-  std::unordered_set<u32> seen;
+  std::unordered_set<EpochId> seen;
   for (std::size_t i = 0; i < t_.size(list); ++i) {
     auto [key, value] = singleEntry(t_.kid(list, i), "an epoch entry of client " + quoted(cname));
     std::string_view ref = t_.text(key);
@@ -470,7 +471,7 @@ void Builder::buildClientEpochs(u32 list, u32 c) {
     if (it == epochByName_.end())
       die(ErrorCode::kValidation, line(key),
           "client " + quoted(cname) + " names unknown epoch " + quoted(ref) + " (write Hyperepoch.Epoch)");
-    u32 e = it->second;
+    EpochId e = it->second;
     if (!seen.insert(e).second)
       die(ErrorCode::kValidation, line(key), "client " + quoted(cname) + " lists epoch " + quoted(ref) + " twice");
     std::string where = "epoch " + quoted(ref) + " of client " + quoted(cname);
@@ -482,7 +483,7 @@ void Builder::buildClientEpochs(u32 list, u32 c) {
   }
 }
 
-void Builder::buildRunnables(u32 list, u32 c, u32 e) {
+void Builder::buildRunnables(u32 list, ClientId c, EpochId e) {
   const std::string& cname = g_.clients[c].name;
   expect(list, NodeKind::kSeq, "the Runnables of client " + quoted(cname));
   auto& byName = runnableByName_[c];
@@ -490,7 +491,7 @@ void Builder::buildRunnables(u32 list, u32 c, u32 e) {
     auto [key, value] = singleEntry(t_.kid(list, i), "a runnable");
     std::string_view name = t_.text(key);
     checkName(name, key, "runnable", true);
-    u32 r = static_cast<u32>(g_.runnables.size());
+    const RunnableId r{static_cast<u32>(g_.runnables.size())};
     countRunnable(key, e, c);
     if (!byName.emplace(name, r).second)
       die(ErrorCode::kValidation, line(key), "duplicate runnable " + quoted(cname + "." + std::string(name)));

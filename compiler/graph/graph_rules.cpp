@@ -2,6 +2,7 @@
 #include "graph/graph_rules.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "tactus/core/text.hpp"
 
@@ -17,42 +18,39 @@ Error failAt(const Graph& g, std::int64_t line, const std::string& what) {
 
 }  // namespace
 
-std::string runnableName(const Graph& g, std::uint32_t r) {
+std::string runnableName(const Graph& g, RunnableId r) {
   return g.clients[g.runnables[r].client].name + "." + g.runnables[r].name;
 }
 
-void sortUnique(std::vector<std::uint32_t>& v) {
+void sortUnique(std::vector<RunnableId>& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
 Result<void> redirectToGroups(Graph& g) {
-  const u32 count = static_cast<u32>(g.runnables.size());
   bool any = false;
-  for (u32 r = 0; r < count; ++r) any = any || g.runnables[r].aliasGroup != kNone;
+  for (const GraphRunnable& gr : g.runnables) any = any || gr.aliasGroup != kNone;
   if (!any) return {};
-  auto target = [&](u32 d) { return g.runnables[d].aliasGroup != kNone ? g.runnables[d].aliasGroup : d; };
-  for (u32 r = 0; r < count; ++r) {
-    GraphRunnable& gr = g.runnables[r];
+  auto target = [&](RunnableId d) { return g.runnables[d].aliasGroup != kNone ? g.runnables[d].aliasGroup : d; };
+  for (GraphRunnable& gr : g.runnables) {
     if (gr.aliasGroup != kNone) {
       GraphRunnable& group = g.runnables[gr.aliasGroup];
-      for (u32 d : gr.dependencies) group.dependencies.push_back(target(d));
+      for (RunnableId d : gr.dependencies) group.dependencies.push_back(target(d));
       gr.dependencies.clear();
     } else if (gr.kind != RunnableKind::kAliasGroup) {
-      for (u32& d : gr.dependencies) d = target(d);
+      for (RunnableId& d : gr.dependencies) d = target(d);
       sortUnique(gr.dependencies);
     }
   }
-  for (u32 r = 0; r < count; ++r) {
+  for (RunnableId r : g.runnables.ids()) {
     GraphRunnable& gr = g.runnables[r];
     if (gr.kind != RunnableKind::kAliasGroup) continue;
     gr.dependencies.erase(std::remove(gr.dependencies.begin(), gr.dependencies.end(), r), gr.dependencies.end());
     sortUnique(gr.dependencies);
   }
-  for (u32 r = 0; r < count; ++r) {
-    const GraphRunnable& gr = g.runnables[r];
+  for (const GraphRunnable& gr : g.runnables) {
     if (gr.kind != RunnableKind::kAliasGroup) continue;
-    for (u32 d : gr.dependencies) {
+    for (RunnableId d : gr.dependencies) {
       const GraphRunnable& p = g.runnables[d];
       if (p.kind == RunnableKind::kAliasGroup && p.steps.size() != gr.steps.size())
         return failAt(g, gr.loc.line,
@@ -67,7 +65,7 @@ Result<void> redirectToGroups(Graph& g) {
 namespace {
 
 // The one CUDA stream a submitter is bound to, or kNone when its request leaves a choice.
-u32 fixedStream(const GraphRunnable& r) {
+ResourceId fixedStream(const GraphRunnable& r) {
   for (const ResourceRequest& q : r.resources)
     if (q.kind == ResourceKind::kCudaStream && q.candidates.size() == 1) return q.candidates.front();
   return kNone;
@@ -78,29 +76,29 @@ u32 fixedStream(const GraphRunnable& r) {
 class Reach {
  public:
   explicit Reach(const Graph& g) : g_(g), succ_(g.runnables.size()) {
-    for (u32 r = 0; r < g.runnables.size(); ++r)
-      for (u32 d : g.runnables[r].dependencies) succ_[d].push_back(r);
+    for (RunnableId r : g.runnables.ids())
+      for (RunnableId d : g.runnables[r].dependencies) succ_[d].push_back(r);
   }
   // Everything that transitively depends on `from` (parent_ filled, `from` itself has kNone).
-  void from(u32 root) {
+  void from(RunnableId root) {
     parent_.assign(g_.runnables.size(), kUnseen);
     parent_[root] = kNone;
-    std::vector<u32> todo{root};
+    std::vector<RunnableId> todo{root};
     while (!todo.empty()) {
-      const u32 x = todo.back();
+      const RunnableId x = todo.back();
       todo.pop_back();
-      for (u32 y : succ_[x])
+      for (RunnableId y : succ_[x])
         if (parent_[y] == kUnseen) {
           parent_[y] = x;
           todo.push_back(y);
         }
     }
   }
-  bool reached(u32 r) const { return parent_[r] != kUnseen; }
+  bool reached(RunnableId r) const { return parent_[r] != kUnseen; }
   // `'A.X' -> 'A.Y' -> 'B.Z'`: the path from the last root to `to` (reached).
-  std::string path(u32 to) const {
-    std::vector<u32> rev;
-    for (u32 x = to; x != kNone; x = parent_[x]) rev.push_back(x);
+  std::string path(RunnableId to) const {
+    std::vector<RunnableId> rev;
+    for (RunnableId x = to; x != kNone; x = parent_[x]) rev.push_back(x);
     std::string out;
     for (auto it = rev.rbegin(); it != rev.rend(); ++it)
       out += (out.empty() ? "" : " -> ") + quoted(runnableName(g_, *it));
@@ -108,22 +106,21 @@ class Reach {
   }
 
  private:
-  static constexpr u32 kUnseen = kNone - 1;
+  static constexpr RunnableId kUnseen{std::numeric_limits<u32>::max() - 1};
   const Graph& g_;
-  std::vector<std::vector<u32>> succ_;
-  std::vector<u32> parent_;
+  IdVector<RunnableId, std::vector<RunnableId>> succ_;
+  IdVector<RunnableId, RunnableId> parent_;
 };
 
 }  // namespace
 
 Result<void> orderStreams(Graph& g) {
-  const u32 count = static_cast<u32>(g.runnables.size());
   // Submitters bound to one stream, per (stream, epoch), in declaration order.
-  std::vector<std::pair<std::pair<u32, u32>, u32>> bound;  // ((stream, epoch), submitter)
-  for (u32 r = 0; r < count; ++r) {
+  std::vector<std::pair<std::pair<ResourceId, EpochId>, RunnableId>> bound;  // ((stream, epoch), submitter)
+  for (RunnableId r : g.runnables.ids()) {
     const GraphRunnable& gr = g.runnables[r];
     if (gr.kind != RunnableKind::kSubmitter || gr.submits == kNone) continue;
-    const u32 st = fixedStream(gr);
+    const ResourceId st = fixedStream(gr);
     if (st != kNone) bound.push_back({{st, gr.epoch}, r});
   }
   std::sort(bound.begin(), bound.end());
@@ -135,8 +132,8 @@ Result<void> orderStreams(Graph& g) {
       lo = hi;
       continue;
     }
-    const u32 stream = bound[lo].first.first;
-    std::vector<u32> sub(n), work(n);
+    const ResourceId stream = bound[lo].first.first;
+    std::vector<RunnableId> sub(n), work(n);
     for (std::size_t k = 0; k < n; ++k) {
       sub[k] = bound[lo + k].second;
       work[k] = g.runnables[sub[k]].submits;
@@ -146,11 +143,11 @@ Result<void> orderStreams(Graph& g) {
     std::vector<std::vector<std::uint8_t>> before(n, std::vector<std::uint8_t>(n, 0));
     std::vector<std::vector<std::string>> why(n, std::vector<std::string>(n));
     for (std::size_t p = 0; p < n; ++p)
-      for (u32 root : {sub[p], work[p]}) {
+      for (RunnableId root : {sub[p], work[p]}) {
         reach.from(root);
         for (std::size_t q = 0; q < n; ++q) {
           if (q == p || before[p][q]) continue;
-          for (u32 to : {sub[q], work[q]})
+          for (RunnableId to : {sub[q], work[q]})
             if (reach.reached(to)) {
               before[p][q] = 1;
               why[p][q] = reach.path(to);
@@ -200,10 +197,9 @@ Result<void> orderStreams(Graph& g) {
 }
 
 Result<void> checkCycles(const Graph& g, const char* why) {
-  const u32 count = static_cast<u32>(g.runnables.size());
-  std::vector<std::uint8_t> color(count, 0);  // 0 new, 1 on the path, 2 done
-  std::vector<std::pair<u32, u32>> stack;     // runnable, next dependency to visit
-  for (u32 root = 0; root < count; ++root) {
+  IdVector<RunnableId, std::uint8_t> color(g.runnables.size(), 0);  // 0 new, 1 on the path, 2 done
+  std::vector<std::pair<RunnableId, u32>> stack;                    // runnable, next dependency to visit
+  for (RunnableId root : g.runnables.ids()) {
     if (color[root] != 0) continue;
     stack.push_back({root, 0});
     color[root] = 1;
@@ -215,7 +211,7 @@ Result<void> checkCycles(const Graph& g, const char* why) {
         stack.pop_back();
         continue;
       }
-      u32 d = deps[next++];
+      RunnableId d = deps[next++];
       if (color[d] == 1) {
         // the path from d to r, then back to d
         std::size_t from = 0;
@@ -234,11 +230,11 @@ Result<void> checkCycles(const Graph& g, const char* why) {
   return {};
 }
 
-Result<void> checkStreamLimits(const Graph& g, const std::vector<std::uint32_t>& resourceLines) {
-  std::vector<u32> count(g.resources.size(), 0);
+Result<void> checkStreamLimits(const Graph& g, const IdVector<ResourceId, std::uint32_t>& resourceLines) {
+  IdVector<ResourceId, u32> count(g.resources.size(), 0);
   for (const ResourceInfo& r : g.resources)
     if (r.kind == ResourceKind::kCudaStream) ++count[r.device];
-  for (u32 r = 0; r < g.resources.size(); ++r) {
+  for (ResourceId r : g.resources.ids()) {
     const ResourceInfo& gpu = g.resources[r];
     if (gpu.kind == ResourceKind::kGpu && gpu.streamLimit != kNone && count[r] > gpu.streamLimit)
       return failAt(g, resourceLines[r],
@@ -249,7 +245,7 @@ Result<void> checkStreamLimits(const Graph& g, const std::vector<std::uint32_t>&
 }
 
 void finishHyperepochs(Graph& g) {
-  for (u32 r = 0; r < g.resources.size(); ++r)
+  for (ResourceId r : g.resources.ids())
     if (g.resources[r].hyperepoch != kNone) g.hyperepochs[g.resources[r].hyperepoch].resources.push_back(r);
 }
 

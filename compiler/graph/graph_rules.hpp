@@ -13,10 +13,10 @@
 namespace tactus::compiler::parse {
 
 /// `Client.Runnable` of runnable r (unescaped; quote it for messages).
-std::string runnableName(const Graph& g, std::uint32_t r);
+std::string runnableName(const Graph& g, RunnableId r);
 
 /// Sorts and removes duplicates.
-void sortUnique(std::vector<std::uint32_t>& v);
+void sortUnique(std::vector<RunnableId>& v);
 
 /// Redirects dependencies on round-robin members to their group and moves the members'
 /// dependencies to the group; refuses a group depending on a group of another step count.
@@ -36,7 +36,7 @@ Result<void> checkCycles(const Graph& g, const char* why);
 
 /// Refuses a GPU with more client streams mapped to it than its stream limit;
 /// `resourceLines` holds each resource's line.
-Result<void> checkStreamLimits(const Graph& g, const std::vector<std::uint32_t>& resourceLines);
+Result<void> checkStreamLimits(const Graph& g, const IdVector<ResourceId, std::uint32_t>& resourceLines);
 
 /// Fills each hyperepoch's resource list from the resources' hyperepochs (in resource order).
 void finishHyperepochs(Graph& g);

@@ -21,8 +21,8 @@ bool sameRequests(const GraphRunnable& a, const GraphRunnable& b) {
 
 }  // namespace
 
-/// Resolves `Client.Name` (split at the first dot) to a runnable index.
-u32 Builder::resolveRef(const Ref& ref, const std::string& context) const {
+/// Resolves `Client.Name` (split at the first dot) to a runnable.
+RunnableId Builder::resolveRef(const Ref& ref, const std::string& context) const {
   std::size_t dot = ref.text.find('.');
   if (dot == std::string_view::npos || dot == 0 || dot + 1 == ref.text.size())
     die(ErrorCode::kValidation, ref.line,
@@ -38,18 +38,18 @@ u32 Builder::resolveRef(const Ref& ref, const std::string& context) const {
 }
 
 void Builder::useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine) {
-  ResourceInfo& info = g_.resources[index(res)];
+  ResourceInfo& info = g_.resources[res];
   if (info.hyperepoch == kNone) {
-    info.hyperepoch = index(h);
-  } else if (info.hyperepoch != index(h)) {
+    info.hyperepoch = h;
+  } else if (info.hyperepoch != h) {
     die(ErrorCode::kValidation, atLine,
-        "runnable " + quoted(runnableName(g_, index(r))) + " uses client resource " + quoted(info.name) +
-            " from hyperepoch " + quoted(g_.hyperepochs[index(h)].name) + ", but it is already used in hyperepoch " +
+        "runnable " + quoted(runnableName(g_, r)) + " uses client resource " + quoted(info.name) + " from hyperepoch " +
+            quoted(g_.hyperepochs[h].name) + ", but it is already used in hyperepoch " +
             quoted(g_.hyperepochs[info.hyperepoch].name));
   }
 }
 
-std::string_view Builder::stripClientSoc(std::string_view text, u32 client, u32 atLine, const std::string& who) const {
+std::string_view Builder::stripClientSoc(std::string_view text, ClientId client, u32 atLine, const std::string& who) const {
   const std::size_t first = text.find('.');
   if (first == std::string_view::npos) return {};
   const std::size_t second = text.find('.', first + 1);
@@ -71,15 +71,15 @@ std::string_view Builder::stripClientSoc(std::string_view text, u32 client, u32 
   return text.substr(second + 1);
 }
 
-void Builder::resolveRequests(u32 r) {
+void Builder::resolveRequests(RunnableId r) {
   GraphRunnable& gr = g_.runnables[r];
-  const u32 h = g_.epochs[gr.epoch].hyperepoch;
+  const HyperepochId h = g_.epochs[gr.epoch].hyperepoch;
   const std::string who = "runnable " + quoted(runnableName(g_, r));
   const u32 soc = g_.clients[gr.client].soc;
   auto& locals = localByName_[gr.client];
   auto localTypes = localTypes_.find(gr.client);
   std::vector<ResourceRequest> hardware, software;
-  std::vector<std::pair<u32, u32>> taken;  // resource, line of the request
+  std::vector<std::pair<ResourceId, u32>> taken;  // resource, line of the request
   for (const Ref& ref : raw_[r].resources) {
     ResourceRequest req;
     req.text = std::string(ref.text);
@@ -90,13 +90,13 @@ void Builder::resolveRequests(u32 r) {
       req.kind = kindOfType(ref.text);
       // globals of the type in this hyperepoch, then the client's own of the type
       auto byType = byType_.find(ref.text);
-      const std::vector<u32> none;
-      for (u32 i : byType == byType_.end() ? none : byType->second) {
+      const std::vector<ResourceId> none;
+      for (ResourceId i : byType == byType_.end() ? none : byType->second) {
         const ResourceInfo& info = g_.resources[i];
         // A multi-SoC graph's runnable takes a resource of its client's SoC only.
         if (info.client == kNone && info.hyperepoch == h && info.soc == soc) req.candidates.push_back(i);
         if (info.client == gr.client) {
-          useLocal(ResourceId{i}, HyperepochId{h}, RunnableId{r}, ref.line);
+          useLocal(i, h, r, ref.line);
           req.candidates.push_back(i);
         }
       }
@@ -107,7 +107,7 @@ void Builder::resolveRequests(u32 r) {
                 (soc == kNone ? std::string() : " on its client's SoC " + quoted(g_.socs[soc].name)) +
                 " or local to its client");
     } else {
-      u32 res = findGlobal(ref.text, soc);
+      ResourceId res = findGlobal(ref.text, soc);
       if (res != kNone && g_.resources[res].soc != soc) {
         die(ErrorCode::kValidation, ref.line,
             who + " uses resource " + quoted(ref.text) + " of SoC " + quoted(g_.socs[g_.resources[res].soc].name) +
@@ -115,7 +115,7 @@ void Builder::resolveRequests(u32 r) {
                 " (a runnable's resources are on its client's SoC)");
       }
       if (res != kNone) {
-        u32 rh = g_.resources[res].hyperepoch;
+        HyperepochId rh = g_.resources[res].hyperepoch;
         if (rh != h)
           die(ErrorCode::kValidation, ref.line,
               who + " of hyperepoch " + quoted(g_.hyperepochs[h].name) + " uses resource " + quoted(ref.text) +
@@ -134,7 +134,7 @@ void Builder::resolveRequests(u32 r) {
               clientByName_.count(ref.text.substr(0, dot)) == 0)
             die(ErrorCode::kValidation, ref.line,
                 who + " uses resource " + quoted(ref.text) + " of unknown SoC " + quoted(ref.text.substr(0, dot)));
-          for (u32 other = 0; other < g_.clients.size(); ++other)
+          for (ClientId other : g_.clients.ids())
             if (localByName_[other].count(ref.text) != 0)
               die(ErrorCode::kValidation, ref.line,
                   who + " uses resource " + quoted(ref.text) + " of client " + quoted(g_.clients[other].name) +
@@ -142,12 +142,12 @@ void Builder::resolveRequests(u32 r) {
           die(ErrorCode::kValidation, ref.line, who + " uses unknown resource " + quoted(ref.text));
         }
         res = l->second;
-        useLocal(ResourceId{res}, HyperepochId{h}, RunnableId{r}, ref.line);
+        useLocal(res, h, r, ref.line);
       }
       req.kind = g_.resources[res].kind;
       req.candidates.push_back(res);
     }
-    for (u32 cand : req.candidates) taken.push_back({cand, ref.line});
+    for (ResourceId cand : req.candidates) taken.push_back({cand, ref.line});
     if (isHardware(req.kind)) hardware.push_back(std::move(req));
     else software.push_back(std::move(req));
   }
@@ -166,16 +166,15 @@ void Builder::resolveRequests(u32 r) {
 }
 
 void Builder::resolveRunnables() {
-  const u32 count = static_cast<u32>(g_.runnables.size());
   // Type requests look resources up by type: index them once, in resource order.
-  for (u32 i = 0; i < g_.resources.size(); ++i) byType_[g_.resources[i].type].push_back(i);
-  for (u32 r = 0; r < count; ++r) resolveRequests(r);
+  for (ResourceId i : g_.resources.ids()) byType_[g_.resources[i].type].push_back(i);
+  for (RunnableId r : g_.runnables.ids()) resolveRequests(r);
   // submitters and submittees
-  for (u32 r = 0; r < count; ++r) {
+  for (RunnableId r : g_.runnables.ids()) {
     if (!raw_[r].hasSubmits) continue;
     GraphRunnable& gr = g_.runnables[r];
     const std::string who = "runnable " + quoted(runnableName(g_, r));
-    u32 s = resolveRef(raw_[r].submits, who + " Submits");
+    RunnableId s = resolveRef(raw_[r].submits, who + " Submits");
     GraphRunnable& se = g_.runnables[s];
     u32 at = raw_[r].submits.line;
     if (gr.resources.front().kind != ResourceKind::kCpu)
@@ -200,10 +199,10 @@ void Builder::resolveRunnables() {
     }
     if (stream == nullptr) die(ErrorCode::kValidation, at, who + " submits GPU work but holds no CUDA_STREAM resource");
     // The submittee runs on a device that one of the submitter's streams maps to.
-    std::vector<u32>& gpus = se.resources.front().candidates;
-    std::vector<u32> narrowed;
-    for (u32 gpu : gpus)
-      for (u32 st : stream->candidates)
+    std::vector<ResourceId>& gpus = se.resources.front().candidates;
+    std::vector<ResourceId> narrowed;
+    for (ResourceId gpu : gpus)
+      for (ResourceId st : stream->candidates)
         if (g_.resources[st].device == gpu) {
           narrowed.push_back(gpu);
           break;
@@ -212,8 +211,8 @@ void Builder::resolveRunnables() {
       die(ErrorCode::kValidation, at,
           who + " submits " + quoted(runnableName(g_, s)) + ", but none of its CUDA streams maps to a GPU that " +
               quoted(runnableName(g_, s)) + " may run on");
-    std::vector<u32> streams;
-    for (u32 st : stream->candidates)
+    std::vector<ResourceId> streams;
+    for (ResourceId st : stream->candidates)
       if (std::find(narrowed.begin(), narrowed.end(), g_.resources[st].device) != narrowed.end()) streams.push_back(st);
     gpus = std::move(narrowed);
     stream->candidates = std::move(streams);
@@ -221,7 +220,7 @@ void Builder::resolveRunnables() {
     gr.submits = s;
     se.submittedBy = r;
   }
-  for (u32 r = 0; r < count; ++r) {
+  for (RunnableId r : g_.runnables.ids()) {
     const GraphRunnable& gr = g_.runnables[r];
     if (gr.kind == RunnableKind::kSubmittee && gr.submittedBy == kNone)
       die(ErrorCode::kValidation, gr.loc.line,
@@ -229,11 +228,11 @@ void Builder::resolveRunnables() {
               " is submitted by no runnable (a CPU runnable must name it in Submits)");
   }
   // dependencies
-  for (u32 r = 0; r < count; ++r) {
+  for (RunnableId r : g_.runnables.ids()) {
     GraphRunnable& gr = g_.runnables[r];
     const std::string who = "runnable " + quoted(runnableName(g_, r));
     for (const Ref& ref : raw_[r].dependencies) {
-      u32 d = resolveRef(ref, who);
+      RunnableId d = resolveRef(ref, who);
       if (d == r) die(ErrorCode::kValidation, ref.line, who + " depends on itself");
       if (g_.runnables[d].epoch != gr.epoch)
         die(ErrorCode::kValidation, ref.line,
@@ -246,11 +245,11 @@ void Builder::resolveRunnables() {
   }
 }
 
-std::string Builder::epochName(u32 e) const {
+std::string Builder::epochName(EpochId e) const {
   return g_.hyperepochs[g_.epochs[e].hyperepoch].name + "." + g_.epochs[e].name;
 }
 
-void Builder::collectGroups(u32 list, u32 e, u32 c) {
+void Builder::collectGroups(u32 list, EpochId e, ClientId c) {
   expect(list, NodeKind::kSeq, "AliasGroups");
   for (std::size_t i = 0; i < t_.size(list); ++i) {
     auto [key, value] = singleEntry(t_.kid(list, i), "an alias group");
@@ -280,8 +279,8 @@ void Builder::buildGroups() {
     group.client = raw.client;
     group.loc = SourceLoc{origin_, static_cast<int>(at)};
     group.priority = 10;
-    u32 first = kNone;
-    const u32 gi = static_cast<u32>(g_.runnables.size());
+    RunnableId first = kNone;
+    const RunnableId gi{static_cast<u32>(g_.runnables.size())};
     for (std::size_t i = 0; i < t_.size(steps); ++i) {
       u32 item = t_.kid(steps, i);
       if (kind(item) == NodeKind::kNull || (kind(item) == NodeKind::kScalar && t_.text(item) == "None")) {
@@ -289,7 +288,7 @@ void Builder::buildGroups() {
         continue;
       }
       Ref ref{scalar(item, "a step of " + where), line(item)};
-      u32 m = resolveRef(ref, where);
+      RunnableId m = resolveRef(ref, where);
       GraphRunnable& mr = g_.runnables[m];
       if (mr.epoch != raw.epoch)
         die(ErrorCode::kValidation, ref.line,

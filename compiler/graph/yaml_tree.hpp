@@ -16,17 +16,6 @@ namespace tactus::compiler::parse {
 
 using u32 = std::uint32_t;
 
-/// Indices into a Graph's vectors where the reader passes several of them side by side
-/// (`useLocal(resource, hyperepoch, runnable, line)`): distinct types, so they cannot be swapped.
-enum class ResourceId : u32 {};
-enum class HyperepochId : u32 {};
-enum class RunnableId : u32 {};
-/// The index a strong id stands for.
-template <typename Id>
-constexpr u32 index(Id id) {
-  return static_cast<u32>(id);
-}
-
 /// A broken rule, thrown inside the readers only and turned into an Error at their API.
 struct Failure {
   Error error;

@@ -19,7 +19,7 @@ bool sameRequests(const std::vector<ResourceRequest>& a, const std::vector<Resou
 
 }  // namespace
 
-FusedProblem fuseChains(const Problem& pb, const std::vector<std::int64_t>& wcet, std::int64_t thresholdNs) {
+FusedProblem fuseChains(const Problem& pb, const IdVector<RunnableId, std::int64_t>& wcet, std::int64_t thresholdNs) {
   const Graph& g = *pb.graph;
   const auto L = static_cast<std::uint32_t>(pb.runnables.size());
   FusedProblem fp;
@@ -56,7 +56,7 @@ FusedProblem fuseChains(const Problem& pb, const std::vector<std::int64_t>& wcet
   for (std::uint32_t l = 0; l < L; ++l) {
     if (hasPrev[l]) continue;
     const auto id = static_cast<std::uint32_t>(f.runnables.size());
-    const std::uint32_t head = pb.runnables[l];
+    const RunnableId head = pb.runnables[l];
     f.runnables.push_back(head);
     std::vector<std::uint32_t> chain;
     std::int64_t sum = 0;

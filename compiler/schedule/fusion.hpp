@@ -13,7 +13,7 @@ namespace tactus::compiler::schedule {
 /// A hyperepoch's problem with chains of short CPU runnables fused into one local runnable each.
 struct FusedProblem {
   Problem pb;                                      // the fused problem (heads stand for their chains)
-  std::vector<std::int64_t> wcet;                  // global WCETs, a head's = its chain's sum
+  IdVector<RunnableId, std::int64_t> wcet;         // the graph's WCETs, a head's = its chain's sum
   std::vector<std::uint32_t> fusedOf;              // unfused local -> fused local
   std::vector<std::int64_t> offsetNs;              // unfused local -> start offset inside its chain
   std::vector<std::uint32_t> position;             // unfused local -> position inside its chain
@@ -26,7 +26,7 @@ struct FusedProblem {
 /// client and epoch with the same requests and WCETs below `thresholdNs`; b has no StartTime
 /// and a no Deadline (so a chain keeps its head's StartTime and its tail's Deadline). No chains:
 /// `chains` is empty and the rest is not to be used.
-FusedProblem fuseChains(const Problem& pb, const std::vector<std::int64_t>& wcet, std::int64_t thresholdNs);
+FusedProblem fuseChains(const Problem& pb, const IdVector<RunnableId, std::int64_t>& wcet, std::int64_t thresholdNs);
 
 /// Splits a schedule of the fused problem back: each chain member runs right after its
 /// predecessor on the same resources; the placement order keeps the chain's order.

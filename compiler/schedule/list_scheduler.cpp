@@ -17,7 +17,7 @@ struct ReadyKey {
   std::int64_t key2;
   std::uint32_t priority;
   std::uint32_t frame;
-  std::uint32_t runnable;
+  RunnableId runnable;
   std::uint32_t node;
   bool operator>(const ReadyKey& o) const {
     return std::tie(key1, key2, priority, frame, runnable, node) >
@@ -37,9 +37,10 @@ class ListScheduler {
     outstanding_.assign(free.size(), 0);
     if (rule_.timed) {
       busyUntil_.assign(free.size(), 0);
-      for (std::uint32_t r : pb.runnables) {
+      for (RunnableId r : pb.runnables) {
         const auto& reqs = *(*pb.requests)[r];
-        if (!reqs.empty()) hardware_.insert(hardware_.end(), reqs[0].candidates.begin(), reqs[0].candidates.end());
+        if (reqs.empty()) continue;
+        for (ResourceId c : reqs[0].candidates) hardware_.push_back(index(c));
       }
       std::sort(hardware_.begin(), hardware_.end());
       hardware_.erase(std::unique(hardware_.begin(), hardware_.end()), hardware_.end());
@@ -130,7 +131,7 @@ class ListScheduler {
     for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
       if (q.kind != ResourceKind::kCudaStream) continue;
       return std::none_of(q.candidates.begin(), q.candidates.end(),
-                          [&](std::uint32_t c) { return outstanding_[c] == 0; });
+                          [&](ResourceId c) { return outstanding_[index(c)] == 0; });
     }
     return false;
   }
@@ -172,14 +173,15 @@ class ListScheduler {
       if (submitter && !force_ && isStream(c) && outstanding_[c] != 0) return false;
       // A submittee runs on the device its submitter's stream maps to.
       if (stream != kNone && q == 0 && g_.resources[c].kind == ResourceKind::kGpu) {
-        return g_.resources[stream].device == c;
+        return index(g_.resources[stream].device) == c;
       }
       return true;
     };
     for (std::size_t q = 0; q < reqs.size(); ++q) {
       std::uint32_t only = kNone;
       std::size_t count = 0;
-      for (std::uint32_t c : reqs[q].candidates) {
+      for (ResourceId id : reqs[q].candidates) {
+        const std::uint32_t c = index(id);
         if (allowed(q, c)) {
           ++count;
           only = c;
@@ -198,7 +200,8 @@ class ListScheduler {
       std::int64_t best = kInfinity;
       std::int64_t bestGap = -1;
       std::uint32_t bestC = kNone;
-      for (std::uint32_t c : reqs[q].candidates) {
+      for (ResourceId id : reqs[q].candidates) {
+        const std::uint32_t c = index(id);
         if (!allowed(q, c)) continue;
         fixed_.push_back(c);
         const std::int64_t sc = commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w);
@@ -278,12 +281,13 @@ class ListScheduler {
       // ends once every hardware resource is busy.
       auto freeNow = [&](std::uint32_t r) { return busyUntil_[r] <= now; };
       auto anyHardwareFree = [&] { return std::any_of(hardware_.begin(), hardware_.end(), freeNow); };
+      auto candidateFreeNow = [&](ResourceId r) { return freeNow(index(r)); };
       for (auto it = available.begin(); it != available.end();) {
         if (!anyHardwareFree()) break;
         const std::uint32_t n = it->node;
         bool possible = !streamBlocked(n);
         for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
-          if (std::none_of(q.candidates.begin(), q.candidates.end(), freeNow)) {
+          if (std::none_of(q.candidates.begin(), q.candidates.end(), candidateFreeNow)) {
             possible = false;
             break;
           }

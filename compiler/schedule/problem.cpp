@@ -15,40 +15,40 @@ Score scoreOf(const Attempt& a, std::int64_t periodNs) {
 Result<void> checkGraph(const Graph& g) {
   auto bad = [](std::string m) { return fail(ErrorCode::kBadParameter, std::move(m)); };
   for (std::size_t e = 0; e < g.epochs.size(); ++e) {
-    if (g.epochs[e].hyperepoch >= g.hyperepochs.size()) {
+    if (!g.hyperepochs.contains(g.epochs[e].hyperepoch)) {
       return bad("epoch '" + g.epochs[e].name + "' names an unknown hyperepoch");
     }
     if (g.epochs[e].periodNs <= 0) return bad("epoch '" + g.epochs[e].name + "' has no period");
   }
   for (const auto& h : g.hyperepochs) {
-    for (std::uint32_t e : h.epochs) {
-      if (e >= g.epochs.size()) return bad("hyperepoch '" + h.name + "' names an unknown epoch");
+    for (EpochId e : h.epochs) {
+      if (!g.epochs.contains(e)) return bad("hyperepoch '" + h.name + "' names an unknown epoch");
     }
   }
-  const auto n = g.runnables.size();
   for (const auto& r : g.runnables) {
     const std::string who = "runnable '" + r.name + "'";
-    if (r.epoch >= g.epochs.size()) return bad(who + " has an unknown epoch");
-    if (r.client >= g.clients.size() && !g.clients.empty()) return bad(who + " has an unknown client");
+    if (!g.epochs.contains(r.epoch)) return bad(who + " has an unknown epoch");
+    if (!g.clients.contains(r.client) && !g.clients.empty()) return bad(who + " has an unknown client");
     if (r.wcetNs < 0 || r.startTimeNs < 0) return bad(who + " has a negative duration");
-    for (std::uint32_t d : r.dependencies) {
-      if (d >= n) return bad(who + " depends on an unknown runnable");
+    for (RunnableId d : r.dependencies) {
+      if (!g.runnables.contains(d)) return bad(who + " depends on an unknown runnable");
     }
     for (const auto& q : r.resources) {
-      for (std::uint32_t c : q.candidates) {
-        if (c >= g.resources.size()) return bad(who + " requests an unknown resource");
+      for (ResourceId c : q.candidates) {
+        if (!g.resources.contains(c)) return bad(who + " requests an unknown resource");
       }
     }
-    if ((r.submits != kNone && r.submits >= n) || (r.submittedBy != kNone && r.submittedBy >= n) ||
-        (r.aliasGroup != kNone && r.aliasGroup >= n)) {
+    if ((r.submits != kNone && !g.runnables.contains(r.submits)) ||
+        (r.submittedBy != kNone && !g.runnables.contains(r.submittedBy)) ||
+        (r.aliasGroup != kNone && !g.runnables.contains(r.aliasGroup))) {
       return bad(who + " names an unknown runnable");
     }
-    for (std::uint32_t m : r.steps) {
-      if (m != kNone && m >= n) return bad(who + " has an unknown round-robin step");
+    for (RunnableId m : r.steps) {
+      if (m != kNone && !g.runnables.contains(m)) return bad(who + " has an unknown round-robin step");
     }
   }
   for (const auto& res : g.resources) {
-    if (res.kind == ResourceKind::kCudaStream && res.device != kNone && res.device >= g.resources.size()) {
+    if (res.kind == ResourceKind::kCudaStream && res.device != kNone && !g.resources.contains(res.device)) {
       return bad("stream '" + res.name + "' maps to an unknown device");
     }
   }
@@ -84,17 +84,17 @@ GraphModel modelGraph(const Graph& g) {
   // Round-robin groups: the slot takes the group's WCET and requests, or when the parser left
   // them empty, the longest member's WCET and the first member's requests.
   const std::size_t n = g.runnables.size();
-  std::vector<std::int64_t>& wcet = model.wcet;
-  std::vector<const std::vector<ResourceRequest>*>& requests = model.requests;
+  IdVector<RunnableId, std::int64_t>& wcet = model.wcet;
+  IdVector<RunnableId, const std::vector<ResourceRequest>*>& requests = model.requests;
   wcet.resize(n);
   requests.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  for (RunnableId i : g.runnables.ids()) {
     const GraphRunnable& r = g.runnables[i];
     wcet[i] = r.wcetNs;
     requests[i] = &r.resources;
     if (r.kind == RunnableKind::kAliasGroup) {
       std::int64_t longest = 0;
-      for (std::uint32_t m : r.steps) {
+      for (RunnableId m : r.steps) {
         if (m == kNone) continue;
         longest = std::max(longest, g.runnables[m].wcetNs);
         if (requests[i]->empty()) requests[i] = &g.runnables[m].resources;
@@ -105,28 +105,26 @@ GraphModel modelGraph(const Graph& g) {
 
   // Scheduled runnables per epoch (round-robin members run inside their group's slot).
   model.epochRunnables.resize(g.epochs.size());
-  for (std::uint32_t i = 0; i < n; ++i) {
+  for (RunnableId i : g.runnables.ids()) {
     if (g.runnables[i].aliasGroup == kNone) model.epochRunnables[g.runnables[i].epoch].push_back(i);
   }
   return model;
 }
 
-Result<Problem> buildProblem(const GraphModel& model, std::uint32_t h, std::vector<std::uint32_t>& localOf) {
+Result<Problem> buildProblem(const GraphModel& model, HyperepochId h, IdVector<RunnableId, std::uint32_t>& localOf) {
   const Graph& g = *model.graph;
-  auto scheduledAs = [&](std::uint32_t r) {
-    return g.runnables[r].aliasGroup != kNone ? g.runnables[r].aliasGroup : r;
-  };
+  auto scheduledAs = [&](RunnableId r) { return g.runnables[r].aliasGroup != kNone ? g.runnables[r].aliasGroup : r; };
   const HyperepochInfo& he = g.hyperepochs[h];
   Problem pb;
   pb.graph = &g;
   pb.wcet = &model.wcet;
   pb.requests = &model.requests;
-  std::vector<std::uint32_t> epochsHere = he.epochs;
+  std::vector<EpochId> epochsHere = he.epochs;
   std::sort(epochsHere.begin(), epochsHere.end());
   epochsHere.erase(std::unique(epochsHere.begin(), epochsHere.end()), epochsHere.end());
 
   // Local runnables and their unrolled instances: epoch by epoch, frame-major.
-  for (std::uint32_t e : epochsHere) {
+  for (EpochId e : epochsHere) {
     const EpochInfo& ep = g.epochs[e];
     const auto& rs = model.epochRunnables[e];
     const auto base = static_cast<std::uint32_t>(pb.nodes.size());
@@ -137,7 +135,7 @@ Result<Problem> buildProblem(const GraphModel& model, std::uint32_t h, std::vect
       pb.nodeStride.push_back(static_cast<std::uint32_t>(rs.size()));
     }
     for (std::uint32_t k = 0; k < ep.frames; ++k) {
-      for (std::uint32_t r : rs) {
+      for (RunnableId r : rs) {
         Node nd;
         nd.runnable = r;
         nd.local = localOf[r];
@@ -155,9 +153,9 @@ Result<Problem> buildProblem(const GraphModel& model, std::uint32_t h, std::vect
   pb.localSubmitter.assign(L, kNone);
   for (std::uint32_t l = 0; l < L; ++l) {
     const GraphRunnable& r = g.runnables[pb.runnables[l]];
-    for (std::uint32_t d : r.dependencies) {
+    for (RunnableId d : r.dependencies) {
       const std::uint32_t dl = localOf[scheduledAs(d)];
-      const std::uint32_t dg = scheduledAs(d);
+      const RunnableId dg = scheduledAs(d);
       if (dl == kNone || g.runnables[dg].epoch != r.epoch) {
         return fail(ErrorCode::kValidation,
                     "runnable '" + r.name + "' depends on '" + g.runnables[d].name + "' of another epoch");
@@ -196,7 +194,7 @@ Result<Problem> buildProblem(const GraphModel& model, std::uint32_t h, std::vect
 
 Result<void> computeLevels(Problem& pb, const HyperepochInfo& he) {
   const Graph& g = *pb.graph;
-  const std::vector<std::int64_t>& wcet = *pb.wcet;
+  const IdVector<RunnableId, std::int64_t>& wcet = *pb.wcet;
   const auto L = pb.runnables.size();
   std::vector<std::uint32_t> order;
   order.reserve(L);
@@ -220,7 +218,7 @@ Result<void> computeLevels(Problem& pb, const HyperepochInfo& he) {
   pb.succCount.assign(L, 0);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const std::uint32_t l = *it;
-    const std::uint32_t r = pb.runnables[l];
+    const RunnableId r = pb.runnables[l];
     const GraphRunnable& gr = g.runnables[r];
     std::int64_t lf = g.epochs[gr.epoch].periodNs;
     if (pb.localDeadline[l] != kNoDuration) lf = std::min(lf, pb.localDeadline[l]);
@@ -229,7 +227,7 @@ Result<void> computeLevels(Problem& pb, const HyperepochInfo& he) {
     pb.succCount[l] = static_cast<std::int64_t>(pb.localSuccs[l].size());
   }
   for (std::uint32_t l : order) {
-    const std::uint32_t r = pb.runnables[l];
+    const RunnableId r = pb.runnables[l];
     std::int64_t t = g.runnables[r].startTimeNs;
     for (std::uint32_t d : pb.localDeps[l]) t = std::max(t, pb.topLevel[d] + wcet[pb.runnables[d]] + pb.lagNs(d, l));
     pb.topLevel[l] = t;
@@ -246,11 +244,11 @@ std::vector<std::uint32_t> touchedResources(const Problem& pb, const HyperepochI
   std::vector<std::uint32_t> touched;
   for (std::uint32_t l = 0; l < L; ++l) {
     for (const auto& q : *(*pb.requests)[pb.runnables[l]]) {
-      touched.insert(touched.end(), q.candidates.begin(), q.candidates.end());
+      for (ResourceId c : q.candidates) touched.push_back(index(c));
     }
   }
-  for (std::uint32_t r : he.resources) {
-    if (r < g.resources.size()) touched.push_back(r);
+  for (ResourceId r : he.resources) {
+    if (g.resources.contains(r)) touched.push_back(index(r));
   }
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());

@@ -13,8 +13,8 @@ namespace tactus::compiler::schedule {
 
 /// One unrolled instance while a hyperepoch is scheduled.
 struct Node {
-  std::uint32_t runnable = 0;  // global runnable index
-  std::uint32_t local = 0;     // index into the hyperepoch's runnable list
+  RunnableId runnable{};    // the graph's runnable
+  std::uint32_t local = 0;  // index into the hyperepoch's runnable list
   std::uint32_t frame = 0;
   std::int64_t releaseNs = 0;   // frame release + StartTime
   std::int64_t frameNs = 0;     // frame release
@@ -25,8 +25,8 @@ struct Node {
 struct Placement {
   std::int64_t startNs = 0;
   std::int64_t endNs = 0;
-  std::uint64_t seq = 0;  // placement order, a topological order of the instances
-  std::vector<std::uint32_t> resources;
+  std::uint64_t seq = 0;                 // placement order, a topological order of the instances
+  std::vector<std::uint32_t> resources;  // resource indices (index of a ResourceId)
 };
 
 /// The outcome of one priority rule on one hyperepoch.
@@ -40,9 +40,9 @@ struct Attempt {
 /// The per-hyperepoch problem, shared by the priority rules.
 struct Problem {
   const Graph* graph = nullptr;
-  const std::vector<std::int64_t>* wcet = nullptr;  // effective WCET per global runnable
-  const std::vector<const std::vector<ResourceRequest>*>* requests = nullptr;
-  std::vector<std::uint32_t> runnables;                // local -> global
+  const IdVector<RunnableId, std::int64_t>* wcet = nullptr;  // effective WCET per graph runnable
+  const IdVector<RunnableId, const std::vector<ResourceRequest>*>* requests = nullptr;
+  std::vector<RunnableId> runnables;                   // local -> the graph's runnable
   std::vector<std::vector<std::uint32_t>> localDeps;   // local -> local predecessors
   std::vector<std::vector<std::uint32_t>> localSuccs;  // local -> local successors
   std::vector<std::uint32_t> localSubmitter;           // local -> local submitter or kNone
@@ -86,9 +86,9 @@ Score scoreOf(const Attempt& a, std::int64_t periodNs);
 /// has none), and the scheduled runnables per epoch (round-robin members run in their group's slot).
 struct GraphModel {
   const Graph* graph = nullptr;
-  std::vector<std::int64_t> wcet;
-  std::vector<const std::vector<ResourceRequest>*> requests;
-  std::vector<std::vector<std::uint32_t>> epochRunnables;
+  IdVector<RunnableId, std::int64_t> wcet;
+  IdVector<RunnableId, const std::vector<ResourceRequest>*> requests;
+  IdVector<EpochId, std::vector<RunnableId>> epochRunnables;
 };
 
 /// Checks indices and durations of `g` so that scheduling never reads out of range (kBadParameter).
@@ -101,14 +101,15 @@ GraphModel modelGraph(const Graph& g);
 /// frame-major), local dependencies (on round-robin groups, with the submitter), deadlines and
 /// levels (computeLevels). `localOf` is scratch of one entry per runnable, all kNone, and is
 /// left so. Fails on a dependency into another epoch or a cycle (kValidation).
-Result<Problem> buildProblem(const GraphModel& model, std::uint32_t h, std::vector<std::uint32_t>& localOf);
+Result<Problem> buildProblem(const GraphModel& model, HyperepochId h, IdVector<RunnableId, std::uint32_t>& localOf);
 
 /// Topological order (Kahn), then ALAP latest starts, top levels and successor counts of a
 /// hyperepoch's local runnables. Fails on a dependency cycle.
 Result<void> computeLevels(Problem& pb, const HyperepochInfo& he);
 
-/// The resources a hyperepoch's requests may take and those it owns, ascending (requests naming
-/// resources outside the hyperepoch's list are the verifier's to report).
+/// The resources a hyperepoch's requests may take and those it owns, ascending, as indices for
+/// the search's per-resource arrays (requests naming resources outside the hyperepoch's list are
+/// the verifier's to report).
 std::vector<std::uint32_t> touchedResources(const Problem& pb, const HyperepochInfo& he);
 
 }  // namespace tactus::compiler::schedule

@@ -62,7 +62,8 @@ SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs) {
   std::vector<std::vector<std::vector<std::uint32_t>>> nodeSets(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     for (const ResourceRequest& q : *(*pb.requests)[pb.nodes[i].runnable]) {
-      std::vector<std::uint32_t> set = q.candidates;
+      std::vector<std::uint32_t> set;
+      for (ResourceId c : q.candidates) set.push_back(index(c));
       std::sort(set.begin(), set.end());
       set.erase(std::unique(set.begin(), set.end()), set.end());
       setIds.emplace(set, static_cast<std::uint32_t>(setIds.size()));
@@ -77,7 +78,8 @@ SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs) {
     const ResourceInfo& ri = g.resources[r];
     if (ri.kind == ResourceKind::kCudaStream) {
       signature[r].push_back(0x80000000u | r);
-      if (ri.device != kNone && ri.device < sp.resourceCount) signature[ri.device].push_back(0x40000000u | ri.device);
+      const std::uint32_t device = index(ri.device);
+      if (ri.device != kNone && device < sp.resourceCount) signature[device].push_back(0x40000000u | device);
     }
   }
   std::map<std::vector<std::uint32_t>, std::uint32_t> classIds;

@@ -246,7 +246,7 @@ class SearchState {
           }
         }
       }
-      const std::uint32_t device = stream != kNone ? g.resources[stream].device : kNone;
+      const std::uint32_t device = stream != kNone ? index(g.resources[stream].device) : kNone;
       // Options per request, after the stream's constraints.
       reqOpts_.clear();
       for (std::size_t q = 0; q < reqs.size(); ++q) {

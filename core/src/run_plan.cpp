@@ -51,64 +51,64 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
   plan.instanceEpoch.assign(instanceCount, kNone);
 
   // Position of every instance in every timeline it belongs to.
-  std::vector<std::int64_t> timelineOf(s.resources.size(), -1);
+  IdVector<ResourceId, std::int64_t> timelineOf(s.resources.size(), -1);
   for (std::size_t t = 0; t < s.timelines.size(); ++t) {
-    if (s.timelines[t].resource >= s.resources.size()) {
+    if (!s.resources.contains(s.timelines[t].resource)) {
       return fail(ErrorCode::kValidation, "timeline " + std::to_string(t) + " names an unknown resource");
     }
     timelineOf[s.timelines[t].resource] = static_cast<std::int64_t>(t);
   }
 
   // Workers: per client, per hardware resource, in timeline order.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> workerIndex;
-  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+  std::map<std::pair<ClientId, ResourceId>, std::uint32_t> workerIndex;
+  for (InstanceId i : s.instances.ids()) {
     const InstanceInfo& inst = s.instances[i];
-    if (inst.runnable >= s.runnables.size()) {
-      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " names an unknown runnable");
+    if (!s.runnables.contains(inst.runnable)) {
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " names an unknown runnable");
     }
     const RunnableInfo& r = s.runnables[inst.runnable];
-    if (inst.resources.empty() || inst.resources[0] >= s.resources.size()) {
-      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of " +
+    if (inst.resources.empty() || !s.resources.contains(inst.resources[0])) {
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " of " +
                                               quoted(qualifiedName(s, inst.runnable)) + " has no hardware resource");
     }
-    if (r.client >= s.clients.size() || r.epoch >= s.epochs.size()) {
+    if (!s.clients.contains(r.client) || !s.epochs.contains(r.epoch)) {
       return fail(ErrorCode::kValidation, "runnable " + quoted(r.name) + " has no valid client or epoch");
     }
     plan.instanceEpoch[i] = r.epoch;
     workerIndex.emplace(std::make_pair(r.client, inst.resources[0]), 0);
   }
-  for (auto& [key, index] : workerIndex) {
-    index = static_cast<std::uint32_t>(plan.workers.size());
+  for (auto& [key, worker] : workerIndex) {
+    worker = static_cast<std::uint32_t>(plan.workers.size());
     WorkerPlan w;
     w.client = key.first;
     w.resource = key.second;
     w.hyperepoch = s.resources[key.second].hyperepoch;
     plan.workers.push_back(std::move(w));
   }
-  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+  for (InstanceId i : s.instances.ids()) {
     const InstanceInfo& inst = s.instances[i];
     plan.instanceWorker[i] = workerIndex.at({s.runnables[inst.runnable].client, inst.resources[0]});
   }
-  std::vector<char> seen(instanceCount, 0);
+  IdVector<InstanceId, char> seen(instanceCount, 0);
   for (WorkerPlan& w : plan.workers) {
     const std::int64_t t = timelineOf[w.resource];
     if (t < 0) {
       return fail(ErrorCode::kValidation, "resource " + quoted(s.resources[w.resource].name) + " has no timeline");
     }
-    for (const std::uint32_t i : s.timelines[static_cast<std::size_t>(t)].instances) {
-      if (i >= instanceCount) return fail(ErrorCode::kValidation, "a timeline names an unknown instance");
+    for (const InstanceId i : s.timelines[static_cast<std::size_t>(t)].instances) {
+      if (!s.instances.contains(i)) return fail(ErrorCode::kValidation, "a timeline names an unknown instance");
       if (plan.instanceWorker[i] == static_cast<std::uint32_t>(&w - plan.workers.data()) && !seen[i]) {
         w.instances.push_back(i);
         seen[i] = 1;
       }
     }
-    if (w.hyperepoch >= s.hyperepochs.size() && !w.instances.empty()) {
+    if (!s.hyperepochs.contains(w.hyperepoch) && !w.instances.empty()) {
       w.hyperepoch = instanceHyperepoch(s, w.instances.front());
     }
   }
-  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+  for (InstanceId i : s.instances.ids()) {
     if (!seen[i]) {
-      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of " +
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " of " +
                                               quoted(qualifiedName(s, s.instances[i].runnable)) +
                                               " is missing from the timeline of its hardware resource");
     }
@@ -117,28 +117,29 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
   // Each instance's predecessor on every timeline it is on, found in one pass over the timelines
   // (a search per instance would be quadratic in the timeline's length).
   struct TimelinePredecessor {
-    std::uint32_t resource;
-    std::uint32_t instance;  // kNone: alone on its timeline
+    ResourceId resource;
+    InstanceId instance;     // kNone: alone on its timeline
     bool previousIteration;  // the first of a timeline waits for the last of the previous iteration
   };
-  std::vector<std::vector<TimelinePredecessor>> predecessors(instanceCount);
+  IdVector<InstanceId, std::vector<TimelinePredecessor>> predecessors(instanceCount);
   for (const TimelineInfo& t : s.timelines) {
     const auto& order = t.instances;
     for (std::size_t k = 0; k < order.size(); ++k) {
-      const std::uint32_t i = order[k];
-      if (i >= instanceCount) return fail(ErrorCode::kValidation, "a timeline names an unknown instance");
+      const InstanceId i = order[k];
+      if (!s.instances.contains(i)) return fail(ErrorCode::kValidation, "a timeline names an unknown instance");
       if (k > 0) predecessors[i].push_back({t.resource, order[k - 1], false});
-      else predecessors[i].push_back({t.resource, order.back() != i ? order.back() : kNone, true});
+      else predecessors[i].push_back({t.resource, order.back() != i ? order.back() : InstanceId{kNone}, true});
     }
   }
 
   // Wait conditions: timeline predecessors on every resource and graph dependencies (which hold
   // a submittee's submitter: the verifier insists on it). addedFor/addedAt find a condition
   // already added for this instance in O(1) (a search of the list would be quadratic in it).
-  std::vector<std::uint32_t> addedFor(instanceCount, kNone), addedAt(instanceCount, 0);
-  for (std::uint32_t i = 0; i < instanceCount; ++i) {
+  IdVector<InstanceId, InstanceId> addedFor(instanceCount, kNone);
+  IdVector<InstanceId, std::uint32_t> addedAt(instanceCount, 0);
+  for (InstanceId i : s.instances.ids()) {
     std::vector<WaitCondition>& waits = plan.waits[i];
-    auto add = [&](std::uint32_t other, bool previous) {
+    auto add = [&](InstanceId other, bool previous) {
       if (addedFor[other] == i) {
         WaitCondition& w = waits[addedAt[other]];
         w.previousIteration = w.previousIteration && previous;  // same iteration is the stronger need
@@ -148,22 +149,22 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
       addedAt[other] = static_cast<std::uint32_t>(waits.size());
       waits.push_back({other, previous});
     };
-    for (const std::uint32_t res : s.instances[i].resources) {
-      if (res >= s.resources.size() || timelineOf[res] < 0) {
-        return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " holds a resource without a timeline");
+    for (const ResourceId res : s.instances[i].resources) {
+      if (!s.resources.contains(res) || timelineOf[res] < 0) {
+        return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " holds a resource without a timeline");
       }
       const auto found = std::find_if(predecessors[i].begin(), predecessors[i].end(),
                                       [&](const TimelinePredecessor& p) { return p.resource == res; });
       if (found == predecessors[i].end()) {
-        return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " of " +
+        return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " of " +
                                                 quoted(qualifiedName(s, s.instances[i].runnable)) +
                                                 " is missing from the timeline of " + quoted(s.resources[res].name));
       }
       if (found->instance != kNone) add(found->instance, found->previousIteration);
     }
-    for (const std::uint32_t d : s.instances[i].dependencies) {
-      if (d >= instanceCount)
-        return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " depends on an unknown instance");
+    for (const InstanceId d : s.instances[i].dependencies) {
+      if (!s.instances.contains(d))
+        return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " depends on an unknown instance");
       add(d, false);
     }
   }
@@ -171,26 +172,26 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
   // Frames and release points (checkPlanLimits bounds the sum far below 2^32).
   plan.epochFrameBase.resize(s.epochs.size());
   std::uint32_t base = 0;
-  for (std::size_t e = 0; e < s.epochs.size(); ++e) {
+  for (EpochId e : s.epochs.ids()) {
     plan.epochFrameBase[e] = base;
     base += std::max<std::uint32_t>(1, s.epochs[e].frames);
   }
   plan.frameInstances.resize(base);
-  for (std::uint32_t i = 0; i < instanceCount; ++i) {
-    const std::uint32_t e = plan.instanceEpoch[i];
+  for (InstanceId i : s.instances.ids()) {
+    const EpochId e = plan.instanceEpoch[i];
     const std::uint32_t frames = std::max<std::uint32_t>(1, s.epochs[e].frames);
     if (s.instances[i].frame >= frames) {
-      return fail(ErrorCode::kValidation, "instance " + std::to_string(i) + " has frame " +
+      return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " has frame " +
                                               std::to_string(s.instances[i].frame) + " beyond its epoch's frames");
     }
     plan.frameInstances[plan.epochFrameBase[e] + s.instances[i].frame].push_back(i);
   }
   plan.hyperepochs.resize(s.hyperepochs.size());
   std::uint64_t releases = 0;  // an epoch listed twice must not multiply the release points
-  for (std::size_t h = 0; h < s.hyperepochs.size(); ++h) {
+  for (HyperepochId h : s.hyperepochs.ids()) {
     HyperepochPlan& hp = plan.hyperepochs[h];
-    for (const std::uint32_t e : s.hyperepochs[h].epochs) {
-      if (e >= s.epochs.size()) return fail(ErrorCode::kValidation, "hyperepoch names an unknown epoch");
+    for (const EpochId e : s.hyperepochs[h].epochs) {
+      if (!s.epochs.contains(e)) return fail(ErrorCode::kValidation, "hyperepoch names an unknown epoch");
       releases += std::max<std::uint32_t>(1, s.epochs[e].frames);
       if (releases > limits::kMaxFramesTotal)
         return fail(ErrorCode::kValidation,
@@ -204,9 +205,9 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
                                       : (a.epoch != b.epoch ? a.epoch < b.epoch : a.frame < b.frame);
     });
   }
-  for (std::uint32_t i = 0; i < instanceCount; ++i) {
-    const std::uint32_t h = s.epochs[plan.instanceEpoch[i]].hyperepoch;
-    if (h >= plan.hyperepochs.size()) return fail(ErrorCode::kValidation, "epoch names an unknown hyperepoch");
+  for (InstanceId i : s.instances.ids()) {
+    const HyperepochId h = s.epochs[plan.instanceEpoch[i]].hyperepoch;
+    if (!plan.hyperepochs.contains(h)) return fail(ErrorCode::kValidation, "epoch names an unknown hyperepoch");
     plan.hyperepochs[h].instances.push_back(i);
   }
   for (WorkerPlan& w : plan.workers) {
@@ -226,7 +227,7 @@ Result<RunPlan> makeRunPlan(const Schedule& s) {
   }
 }
 
-std::uint32_t runnableForFrame(const Schedule& s, std::uint32_t instance, std::uint64_t epochFrame) {
+RunnableId runnableForFrame(const Schedule& s, InstanceId instance, std::uint64_t epochFrame) {
   const RunnableInfo& r = s.runnables[s.instances[instance].runnable];
   if (r.kind != RunnableKind::kAliasGroup) return s.instances[instance].runnable;
   if (r.steps.empty()) return kNone;

@@ -3,29 +3,29 @@
 
 namespace tactus {
 
-std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable) {
-  if (runnable >= schedule.runnables.size()) return "#" + std::to_string(runnable);
+std::string qualifiedName(const Schedule& schedule, RunnableId runnable) {
+  if (!schedule.runnables.contains(runnable)) return "#" + std::to_string(index(runnable));
   const RunnableInfo& r = schedule.runnables[runnable];
   std::string client =
-      r.client < schedule.clients.size() ? schedule.clients[r.client].name : "#" + std::to_string(r.client);
+      schedule.clients.contains(r.client) ? schedule.clients[r.client].name : "#" + std::to_string(index(r.client));
   return client + "." + r.name;
 }
 
-std::uint32_t runnableSoc(const Schedule& schedule, std::uint32_t runnable) {
-  if (runnable >= schedule.runnables.size()) return kNone;
-  const std::uint32_t c = schedule.runnables[runnable].client;
-  return c < schedule.clients.size() ? schedule.clients[c].soc : kNone;
+std::uint32_t runnableSoc(const Schedule& schedule, RunnableId runnable) {
+  if (!schedule.runnables.contains(runnable)) return kNone;
+  const ClientId c = schedule.runnables[runnable].client;
+  return schedule.clients.contains(c) ? schedule.clients[c].soc : std::uint32_t{kNone};
 }
 
-bool crossesSocs(const Schedule& schedule, std::uint32_t from, std::uint32_t to) {
+bool crossesSocs(const Schedule& schedule, RunnableId from, RunnableId to) {
   const std::uint32_t a = runnableSoc(schedule, from);
   const std::uint32_t b = runnableSoc(schedule, to);
   return a != kNone && b != kNone && a != b;
 }
 
-std::vector<std::vector<std::uint32_t>> instancesByRunnableFrame(const Schedule& schedule) {
-  std::vector<std::vector<std::uint32_t>> table(schedule.runnables.size());
-  for (std::uint32_t i = 0; i < schedule.instances.size(); ++i) {
+IdVector<RunnableId, std::vector<InstanceId>> instancesByRunnableFrame(const Schedule& schedule) {
+  IdVector<RunnableId, std::vector<InstanceId>> table(schedule.runnables.size());
+  for (InstanceId i : schedule.instances.ids()) {
     const InstanceInfo& in = schedule.instances[i];
     auto& frames = table[in.runnable];
     if (frames.size() <= in.frame) frames.resize(in.frame + 1, kNone);
@@ -34,12 +34,12 @@ std::vector<std::vector<std::uint32_t>> instancesByRunnableFrame(const Schedule&
   return table;
 }
 
-std::uint32_t instanceHyperepoch(const Schedule& schedule, std::uint32_t instance) {
-  if (instance >= schedule.instances.size()) return kNone;
-  std::uint32_t runnable = schedule.instances[instance].runnable;
-  if (runnable >= schedule.runnables.size()) return kNone;
-  std::uint32_t epoch = schedule.runnables[runnable].epoch;
-  if (epoch >= schedule.epochs.size()) return kNone;
+HyperepochId instanceHyperepoch(const Schedule& schedule, InstanceId instance) {
+  if (!schedule.instances.contains(instance)) return kNone;
+  const RunnableId runnable = schedule.instances[instance].runnable;
+  if (!schedule.runnables.contains(runnable)) return kNone;
+  const EpochId epoch = schedule.runnables[runnable].epoch;
+  if (!schedule.epochs.contains(epoch)) return kNone;
   return schedule.epochs[epoch].hyperepoch;
 }
 

@@ -56,7 +56,15 @@ class Writer {
   }
   Writer& u(const char* key, std::uint64_t v) { return f(key, std::to_string(v)); }
   Writer& i(const char* key, std::int64_t v) { return f(key, std::to_string(v)); }
+  template <StrongId Id>
+  Writer& u(const char* key, Id v) {
+    return u(key, index(v));
+  }
   Writer& opt(const char* key, std::uint32_t v) { return v == kNone ? f(key, "-") : u(key, v); }
+  template <StrongId Id>
+  Writer& opt(const char* key, Id v) {
+    return opt(key, index(v));
+  }
   Writer& dur(const char* key, std::int64_t v) { return v == kNoDuration ? f(key, "-") : i(key, v); }
   Writer& list(const char* key, const std::vector<std::uint32_t>& v) {
     std::string s;
@@ -65,6 +73,13 @@ class Writer {
       s += v[k] == kNone ? std::string("-") : std::to_string(v[k]);
     }
     return f(key, s);
+  }
+  template <StrongId Id>
+  Writer& list(const char* key, const std::vector<Id>& v) {
+    std::vector<std::uint32_t> plain;
+    plain.reserve(v.size());
+    for (Id id : v) plain.push_back(index(id));
+    return list(key, plain);
   }
   std::string take() {
     out_ += '\n';
@@ -256,7 +271,7 @@ class Fields {
   Result<std::uint32_t> opt(const char* key) {
     auto v = raw(key);
     if (!v) return v.error();
-    if (*v == "-") return kNone;
+    if (*v == "-") return std::uint32_t{kNone};
     auto n = number<std::uint32_t>(key, *v);
     if (n && *n == kNone) return reader_.err(std::string("field '") + key + "' is out of range");
     return n;
@@ -351,12 +366,29 @@ bool kindFromName(std::string_view name, RunnableKind& out) {
   return false;
 }
 
+// A field read from the file into its destination: as is, or a number into a strong id (the
+// file stores ids as plain numbers).
+template <class T>
+void assignField(T& dst, T&& value) {
+  dst = std::move(value);
+}
+template <StrongId Id>
+void assignField(Id& dst, std::uint32_t&& value) {
+  dst = Id{value};
+}
+template <StrongId Id>
+void assignField(std::vector<Id>& dst, std::vector<std::uint32_t>&& values) {
+  dst.clear();
+  dst.reserve(values.size());
+  for (std::uint32_t v : values) dst.push_back(Id{v});
+}
+
 // Shorthand for reading one field into a destination, returning the error on failure.
-#define TACTUS_READ(dst, expr)                \
-  do {                                        \
-    auto tactus_r_ = (expr);                  \
-    if (!tactus_r_) return tactus_r_.error(); \
-    (dst) = std::move(*tactus_r_);            \
+#define TACTUS_READ(dst, expr)                 \
+  do {                                         \
+    auto tactus_r_ = (expr);                   \
+    if (!tactus_r_) return tactus_r_.error();  \
+    assignField((dst), std::move(*tactus_r_)); \
   } while (0)
 #define TACTUS_CHECK(expr)                    \
   do {                                        \

@@ -103,13 +103,13 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   counts_ = counts;
   offsets_ = o;
   geometryTaken_ = true;
-  for (std::uint32_t i = 0; i < counts.hyperepochs; ++i) new (&hyperepoch(i)) HyperepochSlot{};
-  for (std::uint32_t i = 0; i < counts.epochs; ++i) new (&epoch(i)) EpochSlot{};
-  for (std::uint32_t i = 0; i < counts.instances; ++i) new (&instance(i)) InstanceSlot{};
-  for (std::uint32_t i = 0; i < counts.clients; ++i) new (&client(i)) ClientSlot{};
-  for (std::uint32_t i = 0; i < counts.workers; ++i) new (&worker(i)) WorkerSlot{};
-  for (std::uint32_t i = 0; i < counts.instances; ++i) new (&gpu(i)) GpuSlot{};
-  for (std::uint32_t i = 0; i < counts.hyperepochs; ++i) new (&switching(i)) SwitchSlot{};
+  for (HyperepochId h : IdRange<HyperepochId>(counts.hyperepochs)) new (&hyperepoch(h)) HyperepochSlot{};
+  for (EpochId e : IdRange<EpochId>(counts.epochs)) new (&epoch(e)) EpochSlot{};
+  for (InstanceId i : IdRange<InstanceId>(counts.instances)) new (&instance(i)) InstanceSlot{};
+  for (ClientId c : IdRange<ClientId>(counts.clients)) new (&client(c)) ClientSlot{};
+  for (std::uint32_t w = 0; w < counts.workers; ++w) new (&worker(w)) WorkerSlot{};
+  for (InstanceId i : IdRange<InstanceId>(counts.instances)) new (&gpu(i)) GpuSlot{};
+  for (HyperepochId h : IdRange<HyperepochId>(counts.hyperepochs)) new (&switching(h)) SwitchSlot{};
   // The magic last: a reader that loads it (acquire) sees a complete header (state says when the
   // rest is).
   h->magic.store(kMagic, std::memory_order_release);

@@ -43,9 +43,9 @@ class Verifier {
   // than a valid one of its size.
   bool full() const { return report_.errors.size() > kMaxErrors; }
 
-  std::string res(std::uint32_t r) const { return "resource " + quoted(s_.resources[r].name); }
-  std::string run(std::uint32_t r) const { return "runnable " + quoted(qualifiedName(s_, r)); }
-  std::string inst(std::uint32_t i) const {
+  std::string res(ResourceId r) const { return "resource " + quoted(s_.resources[r].name); }
+  std::string run(RunnableId r) const { return "runnable " + quoted(qualifiedName(s_, r)); }
+  std::string inst(InstanceId i) const {
     const InstanceInfo& in = s_.instances[i];
     return "runnable " + quoted(qualifiedName(s_, in.runnable)) + " frame " + std::to_string(in.frame);
   }
@@ -106,9 +106,9 @@ class Verifier {
     if (frames > limits::kMaxFramesTotal)
       error("the epochs have " + std::to_string(frames) + " frames in all, above the limit of " +
             std::to_string(limits::kMaxFramesTotal));
-    for (std::size_t n = 0; n < s_.runnables.size(); ++n) {
+    for (RunnableId n : s_.runnables.ids()) {
       const RunnableInfo& r = s_.runnables[n];
-      auto what = [&] { return run(static_cast<std::uint32_t>(n)); };
+      auto what = [&] { return run(n); };
       name(r.name, what);
       time(r.wcetNs, what, "WCET", false);
       time(r.startTimeNs, what, "StartTime", false);
@@ -134,10 +134,10 @@ class Verifier {
   // Instances the runnables need (frames of their epoch), per hyperepoch and in all, within the
   // limits: checked on the runnables before the per-frame table is sized by them.
   bool instanceCounts() {
-    std::vector<std::uint64_t> perHyperepoch(s_.hyperepochs.size(), 0);
+    IdVector<HyperepochId, std::uint64_t> perHyperepoch(s_.hyperepochs.size(), 0);
     std::uint64_t total = 0;
-    for (std::size_t n = 0; n < s_.runnables.size(); ++n) {
-      if (!scheduled(static_cast<std::uint32_t>(n))) continue;
+    for (RunnableId n : s_.runnables.ids()) {
+      if (!scheduled(n)) continue;
       const EpochInfo& e = s_.epochs[s_.runnables[n].epoch];
       perHyperepoch[e.hyperepoch] += e.frames;
       total += e.frames;
@@ -162,60 +162,59 @@ class Verifier {
     if (nH == 0) error("schedule has no hyperepoch");
     for (std::size_t c = 0; c < nC; ++c)
       if (s_.clients[c].name.empty()) error("client " + std::to_string(c) + " has no name");
-    std::vector<std::uint32_t> streamsPerDevice(nR, 0);
-    for (std::size_t r = 0; r < nR; ++r) {
-      const ResourceInfo& ri = s_.resources[r];
+    IdVector<ResourceId, std::uint32_t> streamsPerDevice(nR, 0);
+    for (const ResourceInfo& ri : s_.resources) {
       std::string what = "resource " + quoted(ri.name);
-      if (ri.client != kNone && ri.client >= nC)
-        error(what + " names client " + std::to_string(ri.client) + " which does not exist");
-      if (ri.hyperepoch != kNone && ri.hyperepoch >= nH)
-        error(what + " names hyperepoch " + std::to_string(ri.hyperepoch) + " which does not exist");
+      if (ri.client != kNone && !s_.clients.contains(ri.client))
+        error(what + " names client " + std::to_string(index(ri.client)) + " which does not exist");
+      if (ri.hyperepoch != kNone && !s_.hyperepochs.contains(ri.hyperepoch))
+        error(what + " names hyperepoch " + std::to_string(index(ri.hyperepoch)) + " which does not exist");
       if (ri.kind == ResourceKind::kCpu && ri.core == kNone) error(what + " is a CPU without a core number");
       if (ri.kind == ResourceKind::kCudaStream) {
         if (ri.client == kNone) error(what + " is a CUDA stream that belongs to no client");
-        if (ri.device >= nR || s_.resources[ri.device].kind != ResourceKind::kGpu)
+        if (!s_.resources.contains(ri.device) || s_.resources[ri.device].kind != ResourceKind::kGpu)
           error(what + " is a CUDA stream that does not map to a GPU");
         else ++streamsPerDevice[ri.device];
       }
     }
-    for (std::size_t r = 0; r < nR; ++r) {
+    for (ResourceId r : s_.resources.ids()) {
       const ResourceInfo& ri = s_.resources[r];
       if (ri.kind == ResourceKind::kGpu && ri.streamLimit != kNone && streamsPerDevice[r] > ri.streamLimit)
         error("resource " + quoted(ri.name) + " has " + std::to_string(streamsPerDevice[r]) +
               " streams mapped to it, above its limit of " + std::to_string(ri.streamLimit));
     }
     socStructure();
-    std::vector<int> epochOwner(nE, -1);
-    for (std::size_t h = 0; h < nH; ++h) {
+    IdVector<EpochId, HyperepochId> epochOwner(nE, kNone);
+    for (HyperepochId h : s_.hyperepochs.ids()) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
       std::string what = "hyperepoch " + quoted(hi.name);
       if (hi.periodNs <= 0) error(what + " has no positive period");
       for (std::size_t k = 0; k < hi.resources.size(); ++k) {
-        std::uint32_t r = hi.resources[k];
-        if (r >= nR) {
-          error(what + " lists resource " + std::to_string(r) + " which does not exist");
+        const ResourceId r = hi.resources[k];
+        if (!s_.resources.contains(r)) {
+          error(what + " lists resource " + std::to_string(index(r)) + " which does not exist");
           continue;
         }
         if (k && hi.resources[k - 1] >= r) error(what + " lists its resources out of order or twice");
         if (s_.resources[r].hyperepoch != h) error(what + " lists " + res(r) + " which belongs to another hyperepoch");
       }
-      for (std::uint32_t e : hi.epochs) {
-        if (e >= nE) {
-          error(what + " lists epoch " + std::to_string(e) + " which does not exist");
+      for (EpochId e : hi.epochs) {
+        if (!s_.epochs.contains(e)) {
+          error(what + " lists epoch " + std::to_string(index(e)) + " which does not exist");
           continue;
         }
-        if (epochOwner[e] != -1) error("epoch " + quoted(s_.epochs[e].name) + " is listed by two hyperepochs");
-        epochOwner[e] = static_cast<int>(h);
+        if (epochOwner[e] != kNone) error("epoch " + quoted(s_.epochs[e].name) + " is listed by two hyperepochs");
+        epochOwner[e] = h;
       }
     }
-    for (std::size_t e = 0; e < nE; ++e) {
+    for (EpochId e : s_.epochs.ids()) {
       const EpochInfo& ei = s_.epochs[e];
       std::string what = "epoch " + quoted(ei.name);
-      if (ei.hyperepoch >= nH) {
-        error(what + " names hyperepoch " + std::to_string(ei.hyperepoch) + " which does not exist");
+      if (!s_.hyperepochs.contains(ei.hyperepoch)) {
+        error(what + " names hyperepoch " + std::to_string(index(ei.hyperepoch)) + " which does not exist");
         continue;
       }
-      if (epochOwner[e] != static_cast<int>(ei.hyperepoch))
+      if (epochOwner[e] != ei.hyperepoch)
         error(what + " is not listed by its hyperepoch " + quoted(s_.hyperepochs[ei.hyperepoch].name));
       if (ei.periodNs <= 0) error(what + " has no positive period");
       if (ei.frames == 0) error(what + " has no frames");
@@ -226,30 +225,32 @@ class Verifier {
     if (!report_.ok()) return false;
     // listedBy[m] = the round-robin group whose steps list member m and which m names (a lookup
     // instead of a search of the group's steps per member).
-    std::vector<std::uint32_t> listedBy(nN, kNone);
-    for (std::size_t g = 0; g < nN; ++g) {
+    IdVector<RunnableId, RunnableId> listedBy(nN, kNone);
+    for (RunnableId g : s_.runnables.ids()) {
       if (s_.runnables[g].kind != RunnableKind::kAliasGroup) continue;
-      for (std::uint32_t m : s_.runnables[g].steps)
-        if (m < nN && s_.runnables[m].aliasGroup == g) listedBy[m] = static_cast<std::uint32_t>(g);
+      for (RunnableId m : s_.runnables[g].steps)
+        if (s_.runnables.contains(m) && s_.runnables[m].aliasGroup == g) listedBy[m] = g;
     }
-    for (std::size_t n = 0; n < nN && !full(); ++n) {
+    for (RunnableId n : s_.runnables.ids()) {
+      if (full()) break;
       const RunnableInfo& r = s_.runnables[n];
-      if (r.client >= nC) {
-        error("runnable " + std::to_string(n) + " names client " + std::to_string(r.client) + " which does not exist");
+      if (!s_.clients.contains(r.client)) {
+        error("runnable " + std::to_string(index(n)) + " names client " + std::to_string(index(r.client)) +
+              " which does not exist");
         continue;
       }
-      std::string what = run(static_cast<std::uint32_t>(n));
-      if (r.epoch >= nE) {
-        error(what + " names epoch " + std::to_string(r.epoch) + " which does not exist");
+      std::string what = run(n);
+      if (!s_.epochs.contains(r.epoch)) {
+        error(what + " names epoch " + std::to_string(index(r.epoch)) + " which does not exist");
         continue;
       }
       if (r.wcetNs < 0) error(what + " has a negative WCET");
       if (r.priority < 1 || r.priority > 10)
         error(what + " has priority " + std::to_string(r.priority) + " outside 1..10");
       for (std::size_t k = 0; k < r.dependencies.size(); ++k) {
-        std::uint32_t d = r.dependencies[k];
-        if (d >= nN) {
-          error(what + " depends on runnable " + std::to_string(d) + " which does not exist");
+        const RunnableId d = r.dependencies[k];
+        if (!s_.runnables.contains(d)) {
+          error(what + " depends on runnable " + std::to_string(index(d)) + " which does not exist");
           continue;
         }
         if (d == n) error(what + " depends on itself");
@@ -260,12 +261,12 @@ class Verifier {
       }
       switch (r.kind) {
         case RunnableKind::kSubmitter:
-          if (r.submits >= nN || s_.runnables[r.submits].kind != RunnableKind::kSubmittee ||
+          if (!s_.runnables.contains(r.submits) || s_.runnables[r.submits].kind != RunnableKind::kSubmittee ||
               s_.runnables[r.submits].submittedBy != n)
             error(what + " is a submitter without a matching submittee");
           break;
         case RunnableKind::kSubmittee:
-          if (r.submittedBy >= nN || s_.runnables[r.submittedBy].kind != RunnableKind::kSubmitter ||
+          if (!s_.runnables.contains(r.submittedBy) || s_.runnables[r.submittedBy].kind != RunnableKind::kSubmitter ||
               s_.runnables[r.submittedBy].submits != n)
             error(what + " is a submittee without a matching submitter");
           else if (!std::binary_search(r.dependencies.begin(), r.dependencies.end(), r.submittedBy))
@@ -273,11 +274,11 @@ class Verifier {
           break;
         case RunnableKind::kAliasGroup:
           if (r.steps.empty()) error(what + " is a round-robin group without steps");
-          for (std::uint32_t m : r.steps) {
+          for (RunnableId m : r.steps) {
             if (full()) break;
             if (m == kNone) continue;
-            if (m >= nN) {
-              error(what + " has step runnable " + std::to_string(m) + " which does not exist");
+            if (!s_.runnables.contains(m)) {
+              error(what + " has step runnable " + std::to_string(index(m)) + " which does not exist");
               continue;
             }
             const RunnableInfo& mi = s_.runnables[m];
@@ -292,7 +293,7 @@ class Verifier {
       if (r.kind != RunnableKind::kSubmittee && r.submittedBy != kNone)
         error(what + " is submitted but is not a submittee");
       if (r.aliasGroup != kNone) {
-        if (r.aliasGroup >= nN || s_.runnables[r.aliasGroup].kind != RunnableKind::kAliasGroup ||
+        if (!s_.runnables.contains(r.aliasGroup) || s_.runnables[r.aliasGroup].kind != RunnableKind::kAliasGroup ||
             listedBy[n] != r.aliasGroup)
           error(what + " names a round-robin group that does not list it");
       }
@@ -303,14 +304,14 @@ class Verifier {
   // Multi-SoC: every client and global resource on a declared SoC, a client's own resources
   // and a stream's GPU on its SoC; in a schedule of one machine, no SoC anywhere.
   void socStructure() {
-    const std::size_t nS = s_.socs.size(), nC = s_.clients.size(), nR = s_.resources.size();
+    const std::size_t nS = s_.socs.size();
     for (std::size_t k = 0; k < nS; ++k) {
       if (s_.socs[k].name.empty()) error("SoC " + std::to_string(k) + " has no name");
       for (std::size_t j = 0; j < k; ++j)
         if (s_.socs[j].name == s_.socs[k].name) error("SoC " + quoted(s_.socs[k].name) + " is listed twice");
     }
     auto socName = [&](std::uint32_t k) { return k < nS ? quoted(s_.socs[k].name) : std::to_string(k); };
-    for (std::size_t c = 0; c < nC; ++c) {
+    for (ClientId c : s_.clients.ids()) {
       const std::uint32_t soc = s_.clients[c].soc;
       const std::string what = "client " + quoted(s_.clients[c].name);
       if (nS == 0 && soc != kNone) error(what + " names SoC " + std::to_string(soc) + " in a schedule without SoCs");
@@ -318,8 +319,7 @@ class Verifier {
       if (nS != 0 && soc != kNone && soc >= nS)
         error(what + " names SoC " + std::to_string(soc) + " which does not exist");
     }
-    for (std::size_t r = 0; r < nR; ++r) {
-      const ResourceInfo& ri = s_.resources[r];
+    for (const ResourceInfo& ri : s_.resources) {
       const std::string what = "resource " + quoted(ri.name);
       if (nS == 0) {
         if (ri.soc != kNone) error(what + " names SoC " + std::to_string(ri.soc) + " in a schedule without SoCs");
@@ -329,10 +329,11 @@ class Verifier {
         error(what + " is on no declared SoC in a multi-SoC schedule");
         continue;
       }
-      if (ri.client < nC && s_.clients[ri.client].soc != ri.soc)
+      if (s_.clients.contains(ri.client) && s_.clients[ri.client].soc != ri.soc)
         error(what + " of client " + quoted(s_.clients[ri.client].name) + " is on SoC " + socName(ri.soc) +
               ", not on its client's SoC " + socName(s_.clients[ri.client].soc));
-      if (ri.kind == ResourceKind::kCudaStream && ri.device < nR && s_.resources[ri.device].soc != ri.soc)
+      if (ri.kind == ResourceKind::kCudaStream && s_.resources.contains(ri.device) &&
+          s_.resources[ri.device].soc != ri.soc)
         error(what + " maps to GPU " + quoted(s_.resources[ri.device].name) + " of another SoC");
     }
   }
@@ -340,36 +341,38 @@ class Verifier {
   // Multi-SoC: an instance holds resources of its own client's SoC only.
   void socPlacement() {
     if (s_.socs.empty()) return;
-    for (std::size_t i = 0; i < s_.instances.size() && !full(); ++i) {
+    for (InstanceId i : s_.instances.ids()) {
+      if (full()) break;
       const InstanceInfo& in = s_.instances[i];
       const std::uint32_t soc = runnableSoc(s_, in.runnable);
-      for (std::uint32_t r : in.resources)
-        if (r < s_.resources.size() && s_.resources[r].soc != soc)
-          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(r) + " of another SoC than its client's");
+      for (ResourceId r : in.resources)
+        if (s_.resources.contains(r) && s_.resources[r].soc != soc)
+          error(inst(i) + " holds " + res(r) + " of another SoC than its client's");
     }
   }
 
-  bool scheduled(std::uint32_t n) const { return s_.runnables[n].aliasGroup == kNone; }
+  bool scheduled(RunnableId n) const { return s_.runnables[n].aliasGroup == kNone; }
 
   // Whether instance i holds resource r: a scan of a short list, a search of the sorted copy of
   // a long one (a scan per timeline entry would be quadratic in a hostile list's length).
-  bool holds(std::uint32_t i, std::uint32_t r) const {
-    const std::vector<std::uint32_t>& list = s_.instances[i].resources;
+  bool holds(InstanceId i, ResourceId r) const {
+    const std::vector<ResourceId>& list = s_.instances[i].resources;
     if (list.size() <= kFewResources) return std::find(list.begin(), list.end(), r) != list.end();
     return std::binary_search(sortedResources_[i].begin(), sortedResources_[i].end(), r);
   }
 
   // Every scheduled runnable has one instance per frame; instance fields are consistent.
   void instancesStructure() {
-    const std::size_t nN = s_.runnables.size(), nI = s_.instances.size(), nR = s_.resources.size();
+    const std::size_t nN = s_.runnables.size(), nI = s_.instances.size();
     slot_.assign(nN, {});
-    for (std::size_t n = 0; n < nN; ++n)
-      if (scheduled(static_cast<std::uint32_t>(n))) slot_[n].assign(s_.epochs[s_.runnables[n].epoch].frames, kNone);
+    for (RunnableId n : s_.runnables.ids())
+      if (scheduled(n)) slot_[n].assign(s_.epochs[s_.runnables[n].epoch].frames, kNone);
     sortedResources_.resize(nI);
-    for (std::size_t i = 0; i < nI && !full(); ++i) {
+    for (InstanceId i : s_.instances.ids()) {
+      if (full()) break;
       const InstanceInfo& in = s_.instances[i];
-      if (in.runnable >= nN) {
-        error("instance " + std::to_string(i) + " names runnable " + std::to_string(in.runnable) +
+      if (!s_.runnables.contains(in.runnable)) {
+        error("instance " + std::to_string(index(i)) + " names runnable " + std::to_string(index(in.runnable)) +
               " which does not exist");
         continue;
       }
@@ -379,88 +382,89 @@ class Verifier {
         continue;
       }
       if (in.frame >= slot_[in.runnable].size()) {
-        error(inst(static_cast<std::uint32_t>(i)) + ": its epoch has only " +
+        error(inst(i) + ": its epoch has only " +
               std::to_string(slot_[in.runnable].size()) + " frames");
         continue;
       }
       if (slot_[in.runnable][in.frame] != kNone) {
-        error(inst(static_cast<std::uint32_t>(i)) + " is scheduled twice");
+        error(inst(i) + " is scheduled twice");
         continue;
       }
-      slot_[in.runnable][in.frame] = static_cast<std::uint32_t>(i);
-      if (in.startNs < 0) error(inst(static_cast<std::uint32_t>(i)) + " starts before its hyperepoch");
+      slot_[in.runnable][in.frame] = i;
+      if (in.startNs < 0) error(inst(i) + " starts before its hyperepoch");
       if (in.endNs - in.startNs != r.wcetNs)
-        error(inst(static_cast<std::uint32_t>(i)) + " lasts " + humanDuration(in.endNs - in.startNs) +
+        error(inst(i) + " lasts " + humanDuration(in.endNs - in.startNs) +
               " but its WCET is " + humanDuration(r.wcetNs));
       if (in.resources.empty()) {
-        error(inst(static_cast<std::uint32_t>(i)) + " holds no resource");
+        error(inst(i) + " holds no resource");
         continue;
       }
       bool rangeOk = true;
       if (in.resources.size() <= kFewResources) {
         for (std::size_t k = 1; k < in.resources.size(); ++k)
           for (std::size_t j = 0; j < k; ++j)
-            if (in.resources[j] == in.resources[k] && in.resources[k] < nR)
-              error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(in.resources[k]) + " twice");
+            if (in.resources[j] == in.resources[k] && s_.resources.contains(in.resources[k]))
+              error(inst(i) + " holds " + res(in.resources[k]) + " twice");
       } else {
         // A long list: a sorted copy finds duplicates here and membership in timelines().
-        std::vector<std::uint32_t>& sorted = sortedResources_[i];
+        std::vector<ResourceId>& sorted = sortedResources_[i];
         sorted = in.resources;
         std::sort(sorted.begin(), sorted.end());
         for (std::size_t k = 1; k < sorted.size(); ++k)
-          if (sorted[k] == sorted[k - 1] && sorted[k] < nR && (k == 1 || sorted[k - 2] != sorted[k]))
-            error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(sorted[k]) + " twice");
+          if (sorted[k] == sorted[k - 1] && s_.resources.contains(sorted[k]) && (k == 1 || sorted[k - 2] != sorted[k]))
+            error(inst(i) + " holds " + res(sorted[k]) + " twice");
       }
       for (std::size_t k = 0; k < in.resources.size() && !full(); ++k) {
-        std::uint32_t x = in.resources[k];
-        if (x >= nR) {
-          error(inst(static_cast<std::uint32_t>(i)) + " holds resource " + std::to_string(x) + " which does not exist");
+        const ResourceId x = in.resources[k];
+        if (!s_.resources.contains(x)) {
+          error(inst(i) + " holds resource " + std::to_string(index(x)) + " which does not exist");
           rangeOk = false;
           continue;
         }
         const ResourceInfo& ri = s_.resources[x];
         if (ri.hyperepoch != s_.epochs[r.epoch].hyperepoch)
-          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " of another hyperepoch");
+          error(inst(i) + " holds " + res(x) + " of another hyperepoch");
         if (ri.client != kNone && ri.client != r.client)
-          error(inst(static_cast<std::uint32_t>(i)) + " holds " + res(x) + " which is local to client " +
+          error(inst(i) + " holds " + res(x) + " which is local to client " +
                 quoted(s_.clients[ri.client].name));
         if (k > 0 && (ri.kind == ResourceKind::kCpu || ri.kind == ResourceKind::kGpu))
-          error(inst(static_cast<std::uint32_t>(i)) + " holds a second hardware resource " + res(x));
+          error(inst(i) + " holds a second hardware resource " + res(x));
       }
       if (!rangeOk) continue;
       ResourceKind hw = s_.resources[in.resources[0]].kind;
       ResourceKind want = r.kind == RunnableKind::kSubmittee ? ResourceKind::kGpu : ResourceKind::kCpu;
       if (hw != want)
-        error(inst(static_cast<std::uint32_t>(i)) + " runs on " + res(in.resources[0]) + " but needs a " +
+        error(inst(i) + " runs on " + res(in.resources[0]) + " but needs a " +
               (want == ResourceKind::kGpu ? "GPU" : "CPU") + " first");
     }
     if (!report_.ok()) return;
-    for (std::size_t n = 0; n < nN && !full(); ++n)
+    for (RunnableId n : s_.runnables.ids())
       for (std::size_t f = 0; f < slot_[n].size() && !full(); ++f)
         if (slot_[n][f] == kNone)
-          error(run(static_cast<std::uint32_t>(n)) + " frame " + std::to_string(f) + " is not scheduled");
+          error(run(n) + " frame " + std::to_string(f) + " is not scheduled");
     if (!report_.ok()) return;
-    for (std::size_t i = 0; i < nI && !full(); ++i) {
+    for (InstanceId i : s_.instances.ids()) {
+      if (full()) break;
       const InstanceInfo& in = s_.instances[i];
       const RunnableInfo& r = s_.runnables[in.runnable];
-      std::vector<std::uint32_t> want;
-      for (std::uint32_t d : r.dependencies) want.push_back(slot_[d][in.frame]);
+      std::vector<InstanceId> want;
+      for (RunnableId d : r.dependencies) want.push_back(slot_[d][in.frame]);
       std::sort(want.begin(), want.end());
       if (in.dependencies != want)
-        error(inst(static_cast<std::uint32_t>(i)) +
+        error(inst(i) +
               " waits for other instances than its runnable's dependencies in the same frame");
       if (r.kind == RunnableKind::kSubmittee) {
         const InstanceInfo& sub = s_.instances[slot_[r.submittedBy][in.frame]];
-        std::uint32_t stream = kNone;
-        for (std::uint32_t x : sub.resources)
+        ResourceId stream = kNone;
+        for (ResourceId x : sub.resources)
           if (s_.resources[x].kind == ResourceKind::kCudaStream) stream = x;
         if (stream == kNone) {
-          error(inst(static_cast<std::uint32_t>(i)) + ": its submitter holds no CUDA stream");
+          error(inst(i) + ": its submitter holds no CUDA stream");
         } else {
           if (std::find(in.resources.begin(), in.resources.end(), stream) == in.resources.end())
-            error(inst(static_cast<std::uint32_t>(i)) + " does not run on its submitter's " + res(stream));
+            error(inst(i) + " does not run on its submitter's " + res(stream));
           if (in.resources[0] != s_.resources[stream].device)
-            error(inst(static_cast<std::uint32_t>(i)) + " runs on " + res(in.resources[0]) + " but its submitter's " +
+            error(inst(i) + " runs on " + res(in.resources[0]) + " but its submitter's " +
                   res(stream) + " maps to " + res(s_.resources[stream].device));
         }
       }
@@ -470,29 +474,30 @@ class Verifier {
   // Each timeline lists exactly the instances holding its resource, without overlap, in order.
   void timelines() {
     const std::size_t nR = s_.resources.size();
-    std::vector<std::size_t> holders(nR, 0);
+    IdVector<ResourceId, std::size_t> holders(nR, 0);
     for (const InstanceInfo& in : s_.instances)
-      for (std::uint32_t x : in.resources) ++holders[x];
-    std::vector<bool> seenRes(nR, false);
-    std::vector<std::uint32_t> onLine(s_.instances.size(), kNone);
+      for (ResourceId x : in.resources) ++holders[x];
+    IdVector<ResourceId, char> seenRes(nR, 0);
+    IdVector<InstanceId, ResourceId> onLine(s_.instances.size(), kNone);
     for (const TimelineInfo& t : s_.timelines) {
       if (full()) return;
-      if (t.resource >= nR) {
-        error("timeline for resource " + std::to_string(t.resource) + " which does not exist");
+      if (!s_.resources.contains(t.resource)) {
+        error("timeline for resource " + std::to_string(index(t.resource)) + " which does not exist");
         continue;
       }
       if (seenRes[t.resource]) {
         error("two timelines for " + res(t.resource));
         continue;
       }
-      seenRes[t.resource] = true;
+      seenRes[t.resource] = 1;
       if (t.instances.size() != holders[t.resource])
         error("timeline of " + res(t.resource) + " lists " + std::to_string(t.instances.size()) + " instances but " +
               std::to_string(holders[t.resource]) + " hold it");
       for (std::size_t k = 0; k < t.instances.size() && !full(); ++k) {
-        std::uint32_t i = t.instances[k];
-        if (i >= s_.instances.size()) {
-          error("timeline of " + res(t.resource) + " lists instance " + std::to_string(i) + " which does not exist");
+        const InstanceId i = t.instances[k];
+        if (!s_.instances.contains(i)) {
+          error("timeline of " + res(t.resource) + " lists instance " + std::to_string(index(i)) +
+                " which does not exist");
           continue;
         }
         const InstanceInfo& in = s_.instances[i];
@@ -505,7 +510,7 @@ class Verifier {
           continue;
         }
         onLine[i] = t.resource;
-        if (k > 0 && t.instances[k - 1] < s_.instances.size()) {
+        if (k > 0 && s_.instances.contains(t.instances[k - 1])) {
           const InstanceInfo& prev = s_.instances[t.instances[k - 1]];
           if (prev.endNs > in.startNs)
             error("on " + res(t.resource) + ", " + inst(i) + " (" + humanDuration(in.startNs) + ".." +
@@ -514,8 +519,8 @@ class Verifier {
         }
       }
     }
-    for (std::size_t r = 0; r < nR; ++r)
-      if (holders[r] && !seenRes[r]) error(res(static_cast<std::uint32_t>(r)) + " is held but has no timeline");
+    for (ResourceId r : s_.resources.ids())
+      if (holders[r] && !seenRes[r]) error(res(r) + " is held but has no timeline");
   }
 
   // A CUDA stream runs its work in submission order: on a stream's timeline the submittees come
@@ -525,8 +530,8 @@ class Verifier {
     for (const TimelineInfo& t : s_.timelines) {
       if (full()) return;
       if (s_.resources[t.resource].kind != ResourceKind::kCudaStream) continue;
-      std::vector<std::uint32_t> submitters, works;  // submitter instances, in timeline order
-      for (std::uint32_t i : t.instances) {
+      std::vector<InstanceId> submitters, works;  // submitter instances, in timeline order
+      for (InstanceId i : t.instances) {
         const InstanceInfo& in = s_.instances[i];
         const RunnableInfo& r = s_.runnables[in.runnable];
         if (r.kind == RunnableKind::kSubmitter) submitters.push_back(i);
@@ -536,7 +541,7 @@ class Verifier {
       for (std::size_t k = 0; k < works.size() && k < submitters.size(); ++k) {
         if (works[k] == submitters[k]) continue;
         const InstanceInfo& later = s_.instances[works[k]];
-        const std::uint32_t early = slot_[s_.runnables[later.runnable].submits][later.frame];
+        const InstanceId early = slot_[s_.runnables[later.runnable].submits][later.frame];
         error("on " + res(t.resource) + ", " + inst(early) + " runs before the work of " + inst(submitters[k]) +
               ", which is submitted first (a stream runs its work in submission order)");
         break;
@@ -546,19 +551,20 @@ class Verifier {
 
   // Releases, StartTime, dependencies, epoch boundaries, period, deadlines.
   void timing() {
-    std::vector<std::int64_t> length(s_.hyperepochs.size(), 0);
+    IdVector<HyperepochId, std::int64_t> length(s_.hyperepochs.size(), 0);
     // Every time was checked against limits::kMaxDurationNs and frames against
     // kMaxFramesPerEpoch, so release + StartTime or Deadline stays far inside int64.
-    for (std::size_t i = 0; i < s_.instances.size() && !full(); ++i) {
+    for (InstanceId i : s_.instances.ids()) {
+      if (full()) break;
       const InstanceInfo& in = s_.instances[i];
       const RunnableInfo& r = s_.runnables[in.runnable];
       const EpochInfo& e = s_.epochs[r.epoch];
       std::int64_t release = e.periodNs * in.frame;
-      std::string what = inst(static_cast<std::uint32_t>(i));
+      std::string what = inst(i);
       if (in.startNs < release + r.startTimeNs)
         error(what + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " +
               humanDuration(release + r.startTimeNs));
-      for (std::uint32_t d : in.dependencies) {
+      for (InstanceId d : in.dependencies) {
         // A dependency across SoCs adds the transfer time of the schedule.
         const bool cross = !s_.socs.empty() && crossesSocs(s_, s_.instances[d].runnable, in.runnable);
         const std::int64_t ready = s_.instances[d].endNs + (cross ? s_.crossSocLatencyNs : 0);
@@ -579,7 +585,7 @@ class Verifier {
                 " after its release, deadline " + humanDuration(r.deadlineNs));
       length[e.hyperepoch] = std::max(length[e.hyperepoch], in.endNs);
     }
-    for (std::size_t h = 0; h < s_.hyperepochs.size(); ++h) {
+    for (HyperepochId h : s_.hyperepochs.ids()) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
       if (length[h] > hi.periodNs) {
         std::string msg = "hyperepoch " + quoted(hi.name) + ": schedule length " + humanDuration(length[h]) +
@@ -594,11 +600,11 @@ class Verifier {
   // (possible only with zero-length instances at the same time, or with cyclic dependencies).
   void acyclic() {
     const std::size_t nI = s_.instances.size();
-    std::vector<std::vector<std::uint32_t>> next(nI);
-    std::vector<std::uint32_t> indeg(nI, 0);
-    for (std::size_t i = 0; i < nI; ++i)
-      for (std::uint32_t d : s_.instances[i].dependencies) {
-        next[d].push_back(static_cast<std::uint32_t>(i));
+    IdVector<InstanceId, std::vector<InstanceId>> next(nI);
+    IdVector<InstanceId, std::uint32_t> indeg(nI, 0);
+    for (InstanceId i : s_.instances.ids())
+      for (InstanceId d : s_.instances[i].dependencies) {
+        next[d].push_back(i);
         ++indeg[i];
       }
     for (const TimelineInfo& t : s_.timelines)
@@ -606,21 +612,21 @@ class Verifier {
         next[t.instances[k - 1]].push_back(t.instances[k]);
         ++indeg[t.instances[k]];
       }
-    std::vector<std::uint32_t> ready;
-    for (std::size_t i = 0; i < nI; ++i)
-      if (!indeg[i]) ready.push_back(static_cast<std::uint32_t>(i));
+    std::vector<InstanceId> ready;
+    for (InstanceId i : s_.instances.ids())
+      if (!indeg[i]) ready.push_back(i);
     std::size_t done = 0;
     while (!ready.empty()) {
-      std::uint32_t i = ready.back();
+      const InstanceId i = ready.back();
       ready.pop_back();
       ++done;
-      for (std::uint32_t j : next[i])
+      for (InstanceId j : next[i])
         if (--indeg[j] == 0) ready.push_back(j);
     }
     if (done != nI) {
-      for (std::size_t i = 0; i < nI; ++i)
+      for (InstanceId i : s_.instances.ids())
         if (indeg[i]) {
-          error("dependencies and timeline order form a cycle through " + inst(static_cast<std::uint32_t>(i)) +
+          error("dependencies and timeline order form a cycle through " + inst(i) +
                 ": the runtime would wait forever");
           break;
         }
@@ -630,8 +636,8 @@ class Verifier {
   const Schedule& s_;
   VerifyOptions opt_;
   VerifyReport report_;
-  std::vector<std::vector<std::uint32_t>> slot_;             // [runnable][frame] -> instance
-  std::vector<std::vector<std::uint32_t>> sortedResources_;  // [instance] -> its resources, ascending
+  IdVector<RunnableId, std::vector<InstanceId>> slot_;             // [runnable][frame] -> instance
+  IdVector<InstanceId, std::vector<ResourceId>> sortedResources_;  // [instance] -> its resources, ascending
 };
 
 }  // namespace

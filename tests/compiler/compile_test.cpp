@@ -158,7 +158,7 @@ TEST_CASE("a WCET side file overrides the graph's WCETs and changes the source h
   auto base = loadScheduleFile(plain);
   REQUIRE(base.has_value());
   const RunnableInfo& first = base->runnables.at(0);
-  std::string qualified = base->clients.at(first.client).name + "." + first.name;
+  std::string qualified = base->clients.at(index(first.client)).name + "." + first.name;
   writeAll(wcet, qualified + ": " + std::to_string(first.wcetNs + 1000) + "\n");
   Run r = compile({"-i", graph, "-o", with, "--wcet", wcet});
   INFO(r.err);

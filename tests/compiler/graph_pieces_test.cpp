@@ -12,7 +12,10 @@
 #include "graph/yaml_tree.hpp"
 #include "graph_builder.hpp"
 #include "graph_parser.hpp"
+#include "id_list.hpp"
 #include "tactus/core/limits.hpp"
+
+using tactus::test::ids;
 
 using namespace tactus;
 using namespace tactus::compiler;
@@ -142,18 +145,18 @@ TEST_CASE("graph rules on a hand-built Graph: cycles, round robin, submissions, 
   group.epoch = e;
   group.steps = {x};
   b.g.runnables.push_back(group);
-  const auto gi = static_cast<std::uint32_t>(b.g.runnables.size() - 1);
+  const RunnableId gi{static_cast<std::uint32_t>(b.g.runnables.size() - 1)};
   b[x].aliasGroup = gi;
   const auto z = b.runnable("Z", e, kMs, {b.type("CPU")}, {x});
   b[x].dependencies = {y};
   b[y].dependencies.clear();
   REQUIRE(redirectToGroups(b.g).has_value());
-  CHECK(b[z].dependencies == std::vector<std::uint32_t>{gi});
-  CHECK(b[gi].dependencies == std::vector<std::uint32_t>{y});
+  CHECK(b[z].dependencies == std::vector<RunnableId>{gi});
+  CHECK(b[gi].dependencies == std::vector<RunnableId>{y});
   CHECK(b[x].dependencies.empty());
 
   finishHyperepochs(b.g);
-  CHECK(b.g.hyperepochs[h].resources == std::vector<std::uint32_t>{0, 1, 0, 1});  // appended to the builder's
+  CHECK(b.g.hyperepochs[h].resources == ids<ResourceId>({0, 1, 0, 1}));  // appended to the builder's
 }
 
 TEST_CASE("orderStreams: a submitter gains no dependency on its submittee's predecessors", "[graph]") {
@@ -172,15 +175,15 @@ TEST_CASE("orderStreams: a submitter gains no dependency on its submittee's pred
   b[gk].submittedBy = sub;
   REQUIRE(orderStreams(b.g).has_value());
   CHECK(b[sub].dependencies.empty());
-  CHECK(b[gk].dependencies == std::vector<std::uint32_t>{pre, sub});
+  CHECK(b[gk].dependencies == std::vector<RunnableId>{pre, sub});
 
   b.g.sourceFile = "s.yaml";
   b.g.resources[gpu].streamLimit = 0;
-  auto limit = checkStreamLimits(b.g, std::vector<std::uint32_t>(b.g.resources.size(), 9));
+  auto limit = checkStreamLimits(b.g, IdVector<ResourceId, std::uint32_t>(b.g.resources.size(), 9));
   REQUIRE_FALSE(limit.has_value());
   CHECK(limit.error().message == "s.yaml:9: GPU 'GPU0' allows 0 client streams but 1 map to it");
   b.g.resources[gpu].streamLimit = 1;
-  CHECK(checkStreamLimits(b.g, std::vector<std::uint32_t>(b.g.resources.size(), 9)).has_value());
+  CHECK(checkStreamLimits(b.g, IdVector<ResourceId, std::uint32_t>(b.g.resources.size(), 9)).has_value());
 }
 
 TEST_CASE("limits are checked where the graph is read, with file, line and name", "[graph][limits]") {

@@ -103,11 +103,11 @@ TEST_CASE("the SOC form: SoC-qualified resources, each client and resource on it
   // Fuse asked for the type CPU: only SocA's CPUs are candidates.
   const GraphRunnable& fuse = g->runnables[1];
   REQUIRE(fuse.name == "Fuse");
-  CHECK(fuse.resources[0].candidates == std::vector<std::uint32_t>{0, 1});
+  CHECK(fuse.resources[0].candidates == std::vector<ResourceId>{ResourceId{0}, ResourceId{1}});
   // Plan wrote CPU0 and LOG_MUTEX unqualified: its own SoC's.
   const GraphRunnable& plan = g->runnables[2];
-  CHECK(plan.resources[0].candidates == std::vector<std::uint32_t>{3});
-  CHECK(plan.resources[1].candidates == std::vector<std::uint32_t>{4});
+  CHECK(plan.resources[0].candidates == std::vector<ResourceId>{ResourceId{3}});
+  CHECK(plan.resources[1].candidates == std::vector<ResourceId>{ResourceId{4}});
 }
 
 TEST_CASE("the SOC form: client-local streams on the client's SoC, written <client>.<Soc>.<name>", "[multisoc]") {

@@ -13,9 +13,12 @@
 
 #include "duration.hpp"
 #include "graph_parser.hpp"
+#include "id_list.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/limits.hpp"
 #include "wcet_file.hpp"
+
+using tactus::test::ids;
 
 using namespace tactus;
 using namespace tactus::compiler;
@@ -45,8 +48,8 @@ int markedLine(const std::string& text) {
   return 0;
 }
 
-std::uint32_t runnableIndex(const Graph& g, const std::string& client, const std::string& name) {
-  for (std::uint32_t r = 0; r < g.runnables.size(); ++r)
+RunnableId runnableIndex(const Graph& g, const std::string& client, const std::string& name) {
+  for (RunnableId r : g.runnables.ids())
     if (g.runnables[r].name == name && g.clients[g.runnables[r].client].name == client) return r;
   FAIL("no runnable " << client << "." << name);
   return kNone;
@@ -269,7 +272,8 @@ TEST_CASE("the stm-model example maps onto the Graph as the scheduler expects", 
   CHECK(names ==
         std::vector<std::string>{"CPU0", "CPU1", "CPU2", "GPU0", "GPU1", "MEM_BW_MUTEX", "CUDA_STREAM0", "LOCK0"});
   const auto& cpu2 = g.resources[2];
-  CHECK((cpu2.kind == ResourceKind::kCpu && cpu2.core == 2 && cpu2.client == kNone && cpu2.hyperepoch == 0));
+  CHECK((cpu2.kind == ResourceKind::kCpu && cpu2.core == 2 && cpu2.client == kNone &&
+         cpu2.hyperepoch == HyperepochId{0}));
   CHECK(g.resources[3].kind == ResourceKind::kGpu);
   CHECK(g.resources[3].streamLimit == kNone);
   CHECK(g.resources[4].streamLimit == 8);
@@ -277,23 +281,23 @@ TEST_CASE("the stm-model example maps onto the Graph as the scheduler expects", 
   CHECK(g.resources[5].kind == ResourceKind::kMutex);
   CHECK(g.resources[5].type == "MUTEX");
   const auto& stream = g.resources[6];
-  CHECK(
-      (stream.kind == ResourceKind::kCudaStream && stream.device == 3 && stream.client == 0 && stream.hyperepoch == 0));
-  CHECK((g.resources[7].kind == ResourceKind::kMutex && g.resources[7].client == 0 &&
+  CHECK((stream.kind == ResourceKind::kCudaStream && stream.device == ResourceId{3} && stream.client == ClientId{0} &&
+         stream.hyperepoch == HyperepochId{0}));
+  CHECK((g.resources[7].kind == ResourceKind::kMutex && g.resources[7].client == ClientId{0} &&
          g.resources[7].type == "LOCAL_LOCK"));
-  CHECK(g.resources[0].hyperepoch == 1);
+  CHECK(g.resources[0].hyperepoch == HyperepochId{1});
 
   // hyperepochs and epochs
   REQUIRE(g.hyperepochs.size() == 2);
   CHECK(g.hyperepochs[0].periodNs == 100'000'000);
   CHECK(g.hyperepochs[0].monitorNs == 120'000'000);
-  CHECK(g.hyperepochs[0].resources == std::vector<std::uint32_t>{1, 2, 3, 5, 6, 7});
-  CHECK(g.hyperepochs[0].epochs == std::vector<std::uint32_t>{0, 1});
+  CHECK(g.hyperepochs[0].resources == ids<ResourceId>({1, 2, 3, 5, 6, 7}));
+  CHECK(g.hyperepochs[0].epochs == ids<EpochId>({0, 1}));
   CHECK(g.hyperepochs[1].periodNs == 10'000'000);  // left out: the single epoch's period
-  CHECK(g.hyperepochs[1].resources == std::vector<std::uint32_t>{0});
+  CHECK(g.hyperepochs[1].resources == ids<ResourceId>({0}));
   REQUIRE(g.epochs.size() == 3);
   CHECK((g.epochs[0].name == "Camera" && g.epochs[0].periodNs == 33'330'000 && g.epochs[0].frames == 3));
-  CHECK((g.epochs[1].frames == 1 && g.epochs[2].hyperepoch == 1));
+  CHECK((g.epochs[1].frames == 1 && g.epochs[2].hyperepoch == HyperepochId{1}));
 
   // runnables
   const auto readCamera = runnableIndex(g, "Client0", "ReadCamera");
@@ -307,17 +311,16 @@ TEST_CASE("the stm-model example maps onto the Graph as the scheduler expects", 
   CHECK(rc.loc.line == 34);  // the line of `- ReadCamera:`
   REQUIRE(rc.resources.size() == 1);
   CHECK((rc.resources[0].isType && rc.resources[0].text == "CPU"));
-  CHECK(rc.resources[0].candidates == std::vector<std::uint32_t>{1, 2});  // CPU0 is Control's
+  CHECK(rc.resources[0].candidates == ids<ResourceId>({1, 2}));  // CPU0 is Control's
 
   const auto& p = g.runnables[pre];
   CHECK(p.kind == RunnableKind::kSubmitter);
   CHECK(p.submits == gpu);
   CHECK(p.startTimeNs == 1'000'000);
   REQUIRE(p.resources.size() == 2);
-  CHECK((!p.resources[0].isType && p.resources[0].candidates == std::vector<std::uint32_t>{1}));
-  CHECK(
-      (p.resources[1].kind == ResourceKind::kCudaStream && p.resources[1].candidates == std::vector<std::uint32_t>{6}));
-  CHECK(p.dependencies == std::vector<std::uint32_t>{readCamera});
+  CHECK((!p.resources[0].isType && p.resources[0].candidates == ids<ResourceId>({1})));
+  CHECK((p.resources[1].kind == ResourceKind::kCudaStream && p.resources[1].candidates == ids<ResourceId>({6})));
+  CHECK(p.dependencies == std::vector<RunnableId>{readCamera});
 
   const auto& s = g.runnables[gpu];
   CHECK(s.kind == RunnableKind::kSubmittee);
@@ -325,20 +328,20 @@ TEST_CASE("the stm-model example maps onto the Graph as the scheduler expects", 
   CHECK(s.deadlineNs == 30'000'000);
   CHECK(s.wcetNs == 5'000);
   REQUIRE(s.resources.size() == 1);  // no stream listed for a submittee
-  CHECK(s.resources[0].candidates == std::vector<std::uint32_t>{3});
-  CHECK(s.dependencies == std::vector<std::uint32_t>{pre});  // the implicit submitter edge
+  CHECK(s.resources[0].candidates == ids<ResourceId>({3}));
+  CHECK(s.dependencies == std::vector<RunnableId>{pre});  // the implicit submitter edge
 
   const auto& pp = g.runnables[post];
   CHECK(pp.priority == 1);
   CHECK(pp.endMonitorThresholdNs == 1'500'000);
   REQUIRE(pp.resources.size() == 2);
-  CHECK(pp.resources[1].candidates == std::vector<std::uint32_t>{5});
-  CHECK(pp.dependencies == std::vector<std::uint32_t>{gpu});
+  CHECK(pp.resources[1].candidates == ids<ResourceId>({5}));
+  CHECK(pp.dependencies == std::vector<RunnableId>{gpu});
 
   const auto vc = runnableIndex(g, "Client1", "VehicleControl");
-  CHECK(g.runnables[vc].epoch == 2);
-  CHECK(g.runnables[vc].client == 1);
-  CHECK(g.runnables[runnableIndex(g, "Client1", "Actuate")].dependencies == std::vector<std::uint32_t>{vc});
+  CHECK(g.runnables[vc].epoch == EpochId{2});
+  CHECK(g.runnables[vc].client == ClientId{1});
+  CHECK(g.runnables[runnableIndex(g, "Client1", "Actuate")].dependencies == std::vector<RunnableId>{vc});
 }
 
 TEST_CASE("the hardware request goes first and dependencies are sorted and deduplicated", "[parser]") {
@@ -357,9 +360,9 @@ TEST_CASE("the hardware request goes first and dependencies are sorted and dedup
   const auto& d = h->runnables[2];
   REQUIRE(d.resources.size() == 2);
   CHECK(d.resources[0].kind == ResourceKind::kCpu);
-  CHECK(d.resources[0].candidates == std::vector<std::uint32_t>{0, 1});
+  CHECK(d.resources[0].candidates == ids<ResourceId>({0, 1}));
   CHECK(d.resources[1].kind == ResourceKind::kMutex);
-  CHECK(d.dependencies == std::vector<std::uint32_t>{0, 1});
+  CHECK(d.dependencies == ids<RunnableId>({0, 1}));
   CHECK(h->runnables[0].wcetNs == 0);
 }
 
@@ -373,7 +376,7 @@ TEST_CASE("runnable references split at the first dot, so runnable names may hol
   INFO((g ? std::string() : g.error().message));
   REQUIRE(g.has_value());
   CHECK(g->runnables[0].name == "cam.front.read");
-  CHECK(g->runnables[1].dependencies == std::vector<std::uint32_t>{0});
+  CHECK(g->runnables[1].dependencies == ids<RunnableId>({0}));
 }
 
 TEST_CASE("round-robin groups become runnables and take over their members' edges", "[parser]") {
@@ -395,8 +398,8 @@ TEST_CASE("round-robin groups become runnables and take over their members' edge
   CHECK(hk.wcetNs == 2'000'000);  // the longest member
   CHECK(g.runnables[calibA].aliasGroup == heavy);
   CHECK(g.runnables[calibA].dependencies.empty());  // moved to the group
-  CHECK(g.runnables[heavy].dependencies == std::vector<std::uint32_t>{sample});
-  CHECK(g.runnables[log].dependencies == std::vector<std::uint32_t>{heavy});  // redirected
+  CHECK(g.runnables[heavy].dependencies == std::vector<RunnableId>{sample});
+  CHECK(g.runnables[log].dependencies == std::vector<RunnableId>{heavy});  // redirected
   CHECK(g.runnables[heavy].wcetNs == 3'000'000);
   CHECK(g.runnables[heavy].resources.size() == 1);
   CHECK(g.runnables[heavy].resources[0].candidates == g.runnables[calibB].resources[0].candidates);
@@ -413,9 +416,9 @@ TEST_CASE("a submittee's GPU candidates narrow to the devices of its submitter's
   auto g = parseGraph(yaml, "narrow.yaml");
   INFO((g ? std::string() : g.error().message));
   REQUIRE(g.has_value());
-  CHECK(g->runnables[1].resources[0].candidates == std::vector<std::uint32_t>{2});  // GPU1 only
-  CHECK(g->runnables[1].dependencies == std::vector<std::uint32_t>{0});
-  CHECK(g->resources[3].device == 2);
+  CHECK(g->runnables[1].resources[0].candidates == ids<ResourceId>({2}));  // GPU1 only
+  CHECK(g->runnables[1].dependencies == ids<RunnableId>({0}));
+  CHECK(g->resources[3].device == ResourceId{2});
 }
 
 TEST_CASE("a submitter depends only on what the graph says, its GPU work on its predecessors anywhere",
@@ -441,7 +444,7 @@ TEST_CASE("a submitter depends only on what the graph says, its GPU work on its 
              aGpu = runnableIndex(*g, "A", "Gpu");
   const auto bSub = runnableIndex(*g, "B", "Sub"), bGpu = runnableIndex(*g, "B", "Gpu");
   CHECK(g->runnables[bSub].dependencies.empty());
-  std::vector<std::uint32_t> want{aGpu, aCpu, bSub};
+  std::vector<RunnableId> want{aGpu, aCpu, bSub};
   std::sort(want.begin(), want.end());
   CHECK(g->runnables[bGpu].dependencies == want);
   CHECK(g->runnables[aSub].dependencies.empty());
@@ -483,9 +486,9 @@ TEST_CASE("two submitters of one stream get one submission order, work following
   REQUIRE(g.has_value());
   const auto s1 = runnableIndex(*g, "C", "S1"), s2 = runnableIndex(*g, "C", "S2");
   const auto w1 = runnableIndex(*g, "C", "W1"), w2 = runnableIndex(*g, "C", "W2");
-  CHECK(g->runnables[s1].dependencies == std::vector<std::uint32_t>{s2});
+  CHECK(g->runnables[s1].dependencies == std::vector<RunnableId>{s2});
   CHECK(g->runnables[s2].dependencies.empty());
-  std::vector<std::uint32_t> want{s1, w2};
+  std::vector<RunnableId> want{s1, w2};
   std::sort(want.begin(), want.end());
   CHECK(g->runnables[w1].dependencies == want);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph_builder.hpp"
+#include "id_list.hpp"
 #include "schedule/bounds.hpp"
 #include "schedule/branch_and_bound.hpp"
 #include "schedule/free_time.hpp"
@@ -24,6 +25,7 @@ using namespace tactus;
 using namespace tactus::compiler;
 using namespace tactus::compiler::schedule;
 using tactus::compiler::test::GraphBuilder;
+using tactus::test::ids;
 
 namespace {
 
@@ -31,8 +33,8 @@ constexpr std::int64_t kMs = 1000000;
 
 // The problem of hyperepoch 0 of a graph (the model must outlive it).
 Problem problemOf(const GraphModel& model) {
-  std::vector<std::uint32_t> localOf(model.graph->runnables.size(), kNone);
-  auto pb = buildProblem(model, 0, localOf);
+  IdVector<RunnableId, std::uint32_t> localOf(model.graph->runnables.size(), kNone);
+  auto pb = buildProblem(model, HyperepochId{0}, localOf);
   if (!pb) FAIL(pb.error().message);
   for (std::uint32_t l : localOf) CHECK(l == kNone);  // left as it was given
   return std::move(pb).value();
@@ -90,8 +92,8 @@ TEST_CASE("buildProblem unrolls frames frame-major and computeLevels finds ALAP 
   const GraphModel model = modelGraph(b.g);
   const Problem pb = problemOf(model);
   REQUIRE(pb.nodes.size() == 4);
-  CHECK(pb.nodes[0].runnable == 0);
-  CHECK(pb.nodes[1].runnable == 1);
+  CHECK(pb.nodes[0].runnable == RunnableId{0});
+  CHECK(pb.nodes[1].runnable == RunnableId{1});
   CHECK(pb.nodes[2].frame == 1);
   CHECK(pb.nodes[2].frameNs == 10 * kMs);
   CHECK(pb.nodes[3].boundaryNs == 20 * kMs);
@@ -111,8 +113,8 @@ TEST_CASE("computeLevels refuses a dependency cycle", "[schedule]") {
   const auto c = b.runnable("C", e, kMs, {b.type("CPU")}, {a});
   b[a].dependencies = {c};
   const GraphModel model = modelGraph(b.g);
-  std::vector<std::uint32_t> localOf(2, kNone);
-  auto pb = buildProblem(model, 0, localOf);
+  IdVector<RunnableId, std::uint32_t> localOf(2, kNone);
+  auto pb = buildProblem(model, HyperepochId{0}, localOf);
   REQUIRE_FALSE(pb.has_value());
   CHECK(pb.error().message == "hyperepoch 'H': the dependency graph has a cycle");
 }
@@ -120,7 +122,7 @@ TEST_CASE("computeLevels refuses a dependency cycle", "[schedule]") {
 TEST_CASE("checkGraph refuses durations whose sums could overflow", "[schedule]") {
   GraphBuilder b = independent(2, {1, 2});
   CHECK(checkGraph(b.g).has_value());
-  b[0].wcetNs = std::numeric_limits<std::int64_t>::max() / 2;
+  b[RunnableId{0}].wcetNs = std::numeric_limits<std::int64_t>::max() / 2;
   auto r = checkGraph(b.g);
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().code == ErrorCode::kBadParameter);
@@ -129,7 +131,7 @@ TEST_CASE("checkGraph refuses durations whose sums could overflow", "[schedule]"
 
 TEST_CASE("the list scheduler runs independent work side by side and chains in order", "[schedule]") {
   GraphBuilder b = independent(2, {4, 4, 2});
-  b.runnable("After", 0, kMs, {b.type("CPU")}, {0, 1});
+  b.runnable("After", EpochId{0}, kMs, {b.type("CPU")}, ids<RunnableId>({0, 1}));
   const GraphModel model = modelGraph(b.g);
   const Problem pb = problemOf(model);
   std::vector<FreeTime> free(b.g.resources.size());

@@ -53,7 +53,7 @@ TEST_CASE("type requests spread over the cores", "[scheduler]") {
   const auto e = b.epoch("E", h, 100 * kMs);
   for (int i = 0; i < 4; ++i) b.runnable("R" + std::to_string(i), e, 10 * kMs, {b.type("CPU")});
   const Schedule s = scheduleOk(b.g);
-  std::vector<std::uint32_t> used;
+  std::vector<ResourceId> used;
   for (const auto& i : s.instances) {
     CHECK(i.startNs == 0);
     used.push_back(i.resources[0]);
@@ -73,7 +73,7 @@ TEST_CASE("a submittee runs on its submitter's stream and that stream's device, 
   b.stream("STREAM1", gpu1);
   const auto h = b.hyperepoch("Main", 100 * kMs);
   const auto e = b.epoch("E", h, 100 * kMs);
-  std::vector<std::uint32_t> submitters, submittees;
+  std::vector<RunnableId> submitters, submittees;
   for (int i = 0; i < 2; ++i) {
     const auto sub = b.runnable("Sub" + std::to_string(i), e, 2 * kMs, {b.type("CPU"), b.type("CUDA_STREAM")});
     const auto gpu = b.runnable("Gpu" + std::to_string(i), e, 5 * kMs, {b.type("GPU")}, {sub});
@@ -85,12 +85,12 @@ TEST_CASE("a submittee runs on its submitter's stream and that stream's device, 
     submittees.push_back(gpu);
   }
   const Schedule s = scheduleOk(b.g);
-  std::vector<std::uint32_t> streams;
+  std::vector<ResourceId> streams;
   for (int i = 0; i < 2; ++i) {
     const auto* si = instancesOf(s, submitters[i])[0];
     const auto* gi = instancesOf(s, submittees[i])[0];
     REQUIRE(si->resources.size() == 2);
-    const std::uint32_t stream = si->resources[1];
+    const ResourceId stream = si->resources[1];
     CHECK(s.resources[stream].kind == ResourceKind::kCudaStream);
     REQUIRE(gi->resources.size() == 2);
     CHECK(gi->resources[0] == s.resources[stream].device);
@@ -167,7 +167,7 @@ TEST_CASE("a round-robin group is scheduled once per frame and its members not a
   REQUIRE(gi.size() == 4);
   for (const auto* i : gi) CHECK(i->endNs - i->startNs == 3 * kMs);
   CHECK(instancesOf(s, after).size() == 4);
-  CHECK(s.runnables[grp].steps == std::vector<std::uint32_t>{m1, m2});
+  CHECK(s.runnables[grp].steps == std::vector<RunnableId>{m1, m2});
 }
 
 TEST_CASE("a schedule longer than its hyperepoch is infeasible unless allowed", "[scheduler]") {
@@ -232,7 +232,7 @@ TEST_CASE("a fork-join graph gets the list scheduler's exactly computable length
   const auto h = b.hyperepoch("Main", 100 * kMs);
   const auto e = b.epoch("E", h, 100 * kMs);
   const auto a = b.runnable("A", e, 2 * kMs, {b.type("CPU")});
-  std::vector<std::uint32_t> mid;
+  std::vector<RunnableId> mid;
   for (const char* n : {"B", "C", "D"}) mid.push_back(b.runnable(n, e, 3 * kMs, {b.type("CPU")}, {a}));
   const auto end = b.runnable("E", e, 1 * kMs, {b.type("CPU")}, mid);
   const Schedule s = scheduleOk(b.g);
@@ -378,12 +378,12 @@ TEST_CASE("work on a shared stream keeps its submission order; the verifier refu
   }
 
   // The plan an unaware scheduler makes: Sub1, Sub2 back to back, W2 first on the GPU.
-  std::uint32_t id[5] = {};
-  for (std::uint32_t i = 0; i < s.instances.size(); ++i) {
-    const std::uint32_t r = s.instances[i].runnable;
+  InstanceId id[5] = {};
+  for (InstanceId i : s.instances.ids()) {
+    const RunnableId r = s.instances[i].runnable;
     id[r == pre ? 0 : r == sub1 ? 1 : r == w1 ? 2 : r == sub2 ? 3 : 4] = i;
   }
-  auto at = [&](std::uint32_t i, std::int64_t from, std::int64_t to) {
+  auto at = [&](InstanceId i, std::int64_t from, std::int64_t to) {
     s.instances[i].startNs = from * kMs;
     s.instances[i].endNs = to * kMs;
   };

@@ -28,7 +28,7 @@ inline Schedule scheduleOk(const Graph& g, const ScheduleOptions& opt = {}) {
   return std::move(s).value();
 }
 
-inline std::vector<const InstanceInfo*> instancesOf(const Schedule& s, std::uint32_t runnable) {
+inline std::vector<const InstanceInfo*> instancesOf(const Schedule& s, RunnableId runnable) {
   std::vector<const InstanceInfo*> out;
   for (const auto& i : s.instances) {
     if (i.runnable == runnable) out.push_back(&i);
@@ -48,31 +48,31 @@ inline std::int64_t lengthOf(const Schedule& s) {
 inline GraphBuilder randomGraph(int runnables, int cpus, unsigned seed) {
   GraphBuilder b;
   b.cpus(cpus);
-  const std::uint32_t mutex = b.resource("LOCK", "MUTEX", ResourceKind::kMutex);
+  const ResourceId mutex = b.resource("LOCK", "MUTEX", ResourceKind::kMutex);
   const auto gpu0 = b.resource("GPU0", "GPU", ResourceKind::kGpu);
   const auto gpu1 = b.resource("GPU1", "GPU", ResourceKind::kGpu);
   b.stream("STREAM0", gpu0);
   b.stream("STREAM1", gpu1);
-  const std::uint32_t h = b.hyperepoch("Main", 1000 * kMs);
-  const std::uint32_t e = b.epoch("E", h, 500 * kMs, 2);
+  const HyperepochId h = b.hyperepoch("Main", 1000 * kMs);
+  const EpochId e = b.epoch("E", h, 500 * kMs, 2);
   std::mt19937 rng(seed);
   for (int i = 0; i < runnables; ++i) {
     std::vector<ResourceRequest> req{b.type("CPU")};
     if (rng() % 10 == 0) req.push_back(b.instance(mutex));
     const bool submits = i + 1 < runnables && rng() % 8 == 0;
     if (submits) req.push_back(b.type("CUDA_STREAM"));
-    std::vector<std::uint32_t> deps;
+    std::vector<RunnableId> deps;
     for (int k = 0; k < 2 && i > 0; ++k) {
-      std::uint32_t d = static_cast<std::uint32_t>(rng() % static_cast<unsigned>(i));
+      RunnableId d{static_cast<std::uint32_t>(rng() % static_cast<unsigned>(i))};
       if (b[d].kind == RunnableKind::kSubmitter) d = b[d].submits;  // wait for the GPU work
       if (std::find(deps.begin(), deps.end(), d) == deps.end()) deps.push_back(d);
     }
-    const std::uint32_t r =
+    const RunnableId r =
         b.runnable("R" + std::to_string(i), e, static_cast<std::int64_t>(rng() % 1000) * 1000, req, deps);
     b[r].priority = 1 + rng() % 10;
     if (submits) {
-      const std::uint32_t gpu = b.runnable("R" + std::to_string(i) + "Gpu", e,
-                                           static_cast<std::int64_t>(rng() % 1000) * 1000, {b.type("GPU")}, {r});
+      const RunnableId gpu = b.runnable("R" + std::to_string(i) + "Gpu", e,
+                                        static_cast<std::int64_t>(rng() % 1000) * 1000, {b.type("GPU")}, {r});
       b[r].kind = RunnableKind::kSubmitter;
       b[r].submits = gpu;
       b[gpu].kind = RunnableKind::kSubmittee;

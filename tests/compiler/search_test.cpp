@@ -56,9 +56,9 @@ GraphBuilder smallInstance(int tasks, int cpus, unsigned seed) {
   const auto e = b.epoch("E", h, 1000 * kMs);
   std::mt19937 rng(seed);
   for (int i = 0; i < tasks; ++i) {
-    std::vector<std::uint32_t> deps;
+    std::vector<RunnableId> deps;
     for (int d = 0; d < i; ++d) {
-      if (rng() % 4 == 0) deps.push_back(static_cast<std::uint32_t>(d));
+      if (rng() % 4 == 0) deps.push_back(RunnableId{static_cast<std::uint32_t>(d)});
     }
     const auto r =
         b.runnable("T" + std::to_string(i), e, static_cast<std::int64_t>(1 + rng() % 9) * kMs, {b.type("CPU")}, deps);
@@ -81,8 +81,8 @@ std::int64_t bruteForceOptimum(const Graph& g, int cpus) {
     for (int k = 0; k < n; ++k) pos[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = k;
     bool topological = true;
     for (int i = 0; i < n && topological; ++i) {
-      for (std::uint32_t d : g.runnables[static_cast<std::size_t>(i)].dependencies) {
-        if (pos[d] > pos[static_cast<std::size_t>(i)]) topological = false;
+      for (RunnableId d : g.runnables[static_cast<std::size_t>(i)].dependencies) {
+        if (pos[index(d)] > pos[static_cast<std::size_t>(i)]) topological = false;
       }
     }
     if (!topological) continue;
@@ -98,7 +98,7 @@ std::int64_t bruteForceOptimum(const Graph& g, int cpus) {
         code /= cpus;
         const GraphRunnable& r = g.runnables[static_cast<std::size_t>(task)];
         std::int64_t s = std::max(r.startTimeNs, cpuEnd[cpu]);
-        for (std::uint32_t d : r.dependencies) s = std::max(s, end[d]);
+        for (RunnableId d : r.dependencies) s = std::max(s, end[index(d)]);
         end[static_cast<std::size_t>(task)] = s + r.wcetNs;
         cpuEnd[cpu] = s + r.wcetNs;
         length = std::max(length, s + r.wcetNs);
@@ -228,7 +228,7 @@ namespace {
 //   fused:   CPU0 |A B|Y|    CPU1 ...|Z 300-900|  (or Y first: W ends at 900)  900us
 struct FusionCase {
   GraphBuilder b;
-  std::uint32_t a = 0, bb = 0, y = 0;
+  RunnableId a{}, bb{}, y{};
 };
 
 FusionCase fusionCase() {
@@ -275,13 +275,13 @@ TEST_CASE("fused chains are split back into consecutive instances on one resourc
   const Schedule plain = scheduleOk(b.g, opt);
   // The same instances: every runnable, every frame, once.
   REQUIRE(fused.instances.size() == plain.instances.size());
-  for (std::uint32_t r = 0; r < b.g.runnables.size(); ++r) CHECK(instancesOf(fused, r).size() == 2);
+  for (RunnableId r : b.g.runnables.ids()) CHECK(instancesOf(fused, r).size() == 2);
   // C0 -> C1 -> C2 (the chain; Head and Tail are too long or have two predecessors) run back to
   // back on one core, frame by frame, with their own WCETs.
   for (std::uint32_t frame = 0; frame < 2; ++frame) {
-    const InstanceInfo& i0 = *instancesOf(fused, 1)[frame];
-    const InstanceInfo& i1 = *instancesOf(fused, 2)[frame];
-    const InstanceInfo& i2 = *instancesOf(fused, 3)[frame];
+    const InstanceInfo& i0 = *instancesOf(fused, RunnableId{1})[frame];
+    const InstanceInfo& i1 = *instancesOf(fused, RunnableId{2})[frame];
+    const InstanceInfo& i2 = *instancesOf(fused, RunnableId{3})[frame];
     CHECK(i1.startNs == i0.endNs);
     CHECK(i2.startNs == i1.endNs);
     CHECK(i0.endNs - i0.startNs == 100000);
@@ -290,7 +290,7 @@ TEST_CASE("fused chains are split back into consecutive instances on one resourc
     CHECK(i1.resources == i2.resources);
     // The chain's internal dependencies are kept in the schedule file.
     REQUIRE(i1.dependencies.size() == 1);
-    CHECK(fused.instances[i1.dependencies[0]].runnable == 1);
+    CHECK(fused.instances[i1.dependencies[0]].runnable == RunnableId{1});
   }
 }
 

@@ -47,7 +47,8 @@ TEST_CASE("the segment layout puts every area on its own cache lines and validat
   REQUIRE(view.initialize(counts).has_value());
   CHECK(view.hasHeader());
   CHECK(view.validate().has_value());
-  CHECK(reinterpret_cast<std::byte*>(&view.instance(16)) + sizeof(shm::InstanceSlot) <= buffer.data + o.client);
+  CHECK(reinterpret_cast<std::byte*>(&view.instance(InstanceId{16})) + sizeof(shm::InstanceSlot) <=
+        buffer.data + o.client);
   view.header().layoutVersion = shm::kLayoutVersion + 1;
   auto bad = view.validate();
   REQUIRE_FALSE(bad.has_value());
@@ -65,10 +66,10 @@ TEST_CASE("the view keeps its own copy of the geometry and names a header field 
   REQUIRE(master.initialize(counts).has_value());
   shm::SegmentView client(buffer.span());
   REQUIRE(client.validate().has_value());
-  shm::EpochSlot* epoch1 = &client.epoch(1);
+  shm::EpochSlot* epoch1 = &client.epoch(EpochId{1});
   CHECK(client.changedHeaderField().empty());
   client.header().epochOffset += 1'000'000'000;  // far outside the buffer
-  CHECK(&client.epoch(1) == epoch1);             // the accessors use the private copy
+  CHECK(&client.epoch(EpochId{1}) == epoch1);    // the accessors use the private copy
   CHECK(client.changedHeaderField() == "epochOffset");
   CHECK(master.changedHeaderField() == "epochOffset");
   client.header().epochOffset -= 1'000'000'000;
@@ -100,12 +101,12 @@ TEST_CASE("the run plan gives each client one worker per hardware resource and t
   REQUIRE(plan.has_value());
   REQUIRE(plan->workers.size() == 3);  // Client0/CPU0, Client1/CPU0, Client1/CPU1
   // Find instances by runnable (one frame: instance of runnable r).
-  auto instanceOf = [&](std::uint32_t r) {
-    for (std::uint32_t i = 0; i < s.instances.size(); ++i)
+  auto instanceOf = [&](RunnableId r) -> InstanceId {
+    for (InstanceId i : s.instances.ids())
       if (s.instances[i].runnable == r) return i;
     return kNone;
   };
-  const auto a = instanceOf(0), b = instanceOf(1), c = instanceOf(2);
+  const auto a = instanceOf(RunnableId{0}), b = instanceOf(RunnableId{1}), c = instanceOf(RunnableId{2});
   // A is first on CPU0: waits for C (last on CPU0) of the previous iteration.
   REQUIRE(plan->waits[a].size() == 1);
   CHECK(plan->waits[a][0].instance == c);
@@ -114,7 +115,7 @@ TEST_CASE("the run plan gives each client one worker per hardware resource and t
   CHECK(plan->waits[c].size() == 2);
   for (const auto& w : plan->waits[c]) CHECK_FALSE(w.previousIteration);
   CHECK(plan->waits[b].size() == 1);  // only A: B is alone on CPU1
-  CHECK(plan->hyperepochs[0].releases.size() == 1);
+  CHECK(plan->hyperepochs[HyperepochId{0}].releases.size() == 1);
   CHECK(plan->frameInstances[0].size() == 3);
 }
 
@@ -122,16 +123,17 @@ TEST_CASE("round-robin groups run their steps in turn by epoch frame", "[plan]")
   Schedule s = smallSchedule();
   RunnableInfo group;
   group.name = "G";
-  group.client = 0;
+  group.client = ClientId{0};
   group.kind = RunnableKind::kAliasGroup;
-  group.steps = {0, kNone, 1};
+  group.steps = {RunnableId{0}, kNone, RunnableId{1}};
   s.runnables.push_back(group);
-  s.instances[0].runnable = static_cast<std::uint32_t>(s.runnables.size() - 1);
-  CHECK(runnableForFrame(s, 0, 0) == 0);
-  CHECK(runnableForFrame(s, 0, 1) == kNone);
-  CHECK(runnableForFrame(s, 0, 2) == 1);
-  CHECK(runnableForFrame(s, 0, 3) == 0);
-  CHECK(runnableForFrame(s, 1, 7) == s.instances[1].runnable);
+  s.instances[0].runnable = RunnableId{static_cast<std::uint32_t>(s.runnables.size() - 1)};
+  const InstanceId first{0}, second{1};
+  CHECK(runnableForFrame(s, first, 0) == RunnableId{0});
+  CHECK(runnableForFrame(s, first, 1) == kNone);
+  CHECK(runnableForFrame(s, first, 2) == RunnableId{1});
+  CHECK(runnableForFrame(s, first, 3) == RunnableId{0});
+  CHECK(runnableForFrame(s, second, 7) == s.instances[second].runnable);
 }
 
 TEST_CASE("the event log reads back what was written and rejects other files", "[eventlog]") {

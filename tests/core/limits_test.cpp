@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "id_list.hpp"
 #include "sample_schedule.hpp"
 #include "schedule_text_edit.hpp"
 #include "tactus/core/hash.hpp"
@@ -15,6 +16,8 @@
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
+
+using tactus::test::ids;
 
 using namespace tactus;
 using tactus::test::rehash;
@@ -145,9 +148,9 @@ TEST_CASE("the run plan refuses frame counts whose sum wrapped a 32-bit index", 
   // The reproducer's shape: epochs of 1, 4294967294 and 2 frames sum to 2^32 + 1, which a 32-bit
   // sum wraps to 1: the plan's frame table was then written far out of bounds.
   Schedule s = test::sampleSchedule();
-  s.epochs.push_back({"Huge", 0, 1, 4294967294u});
-  s.epochs.push_back({"Two", 0, 1, 2});
-  s.hyperepochs[0].epochs = {0, 1, 2};
+  s.epochs.push_back({"Huge", HyperepochId{0}, 1, 4294967294u});
+  s.epochs.push_back({"Two", HyperepochId{0}, 1, 2});
+  s.hyperepochs[0].epochs = ids<EpochId>({0, 1, 2});
   auto plan = makeRunPlan(s);
   REQUIRE_FALSE(plan.has_value());
   CHECK(plan.error().code == ErrorCode::kValidation);

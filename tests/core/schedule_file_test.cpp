@@ -22,9 +22,9 @@ TEST_CASE("a schedule survives writing and reading unchanged", "[schedule_file]"
   CHECK(back->name == "Sample");
   CHECK(back->identifier == 7);
   CHECK(back->sourceHash == 0x1234);
-  CHECK(back->runnables[4].steps == std::vector<std::uint32_t>{5, kNone});
+  CHECK(back->runnables[4].steps == std::vector<RunnableId>{RunnableId{5}, kNone});
   CHECK(back->runnables[3].deadlineNs == s.runnables[3].deadlineNs);
-  CHECK(back->resources[4].device == 2);
+  CHECK(back->resources[4].device == ResourceId{2});
   CHECK(back->instances.size() == 10);
   CHECK(verifySchedule(*back).ok());
 }

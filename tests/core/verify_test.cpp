@@ -3,8 +3,11 @@
 
 #include <functional>
 
+#include "id_list.hpp"
 #include "sample_schedule.hpp"
 #include "tactus/core/verify.hpp"
+
+using tactus::test::ids;
 
 using namespace tactus;
 
@@ -44,12 +47,12 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
        [](Schedule& s) {
          s.instances[3].startNs = kMs / 2;
          s.instances[3].endNs = kMs / 2 + kMs;
-         s.timelines[1].instances = {3, 1, 6, 8};
+         s.timelines[1].instances = ids<InstanceId>({3, 1, 6, 8});
        },
        "overlaps or precedes"},
       {"timeline out of order",
        [](Schedule& s) {
-         s.timelines[0].instances = {4, 0, 5, 9};
+         s.timelines[0].instances = ids<InstanceId>({4, 0, 5, 9});
        },
        "overlaps or precedes"},
       {"start before a dependency ends",
@@ -64,7 +67,7 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
        [](Schedule& s) {
          s.instances[8].startNs = 4 * kMs;
          s.instances[8].endNs = 5 * kMs;
-         s.timelines[1].instances = {1, 3, 8, 6};
+         s.timelines[1].instances = ids<InstanceId>({1, 3, 8, 6});
        },
        "before its release"},
       {"epoch boundary crossed",
@@ -82,7 +85,7 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
       {"wrong duration", [](Schedule& s) { s.instances[0].endNs = 2 * kMs; }, "but its WCET is"},
       {"missing dependency edge", [](Schedule& s) { s.instances[1].dependencies.clear(); },
        "other instances than its runnable's dependencies"},
-      {"dependency from another frame", [](Schedule& s) { s.instances[6].dependencies = {0}; },
+      {"dependency from another frame", [](Schedule& s) { s.instances[6].dependencies = ids<InstanceId>({0}); },
        "other instances than its runnable's dependencies"},
       {"instance missing",
        [](Schedule& s) {
@@ -93,68 +96,69 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
        "frame 1 is not scheduled"},
       {"instance twice", [](Schedule& s) { s.instances[5].frame = 0; }, "is scheduled twice"},
       {"frame beyond the epoch", [](Schedule& s) { s.instances[5].frame = 2; }, "its epoch has only 2 frames"},
-      {"timeline missing an instance", [](Schedule& s) { s.timelines[2].instances = {2}; },
+      {"timeline missing an instance", [](Schedule& s) { s.timelines[2].instances = ids<InstanceId>({2}); },
        "lists 1 instances but 2 hold it"},
       {"timeline lists a stranger",
        [](Schedule& s) {
-         s.timelines[2].instances = {2, 6};
+         s.timelines[2].instances = ids<InstanceId>({2, 6});
        },
        "which does not hold it"},
       {"resource without timeline", [](Schedule& s) { s.timelines.pop_back(); }, "is held but has no timeline"},
-      {"resource index out of range", [](Schedule& s) { s.instances[0].resources = {99}; },
+      {"resource index out of range", [](Schedule& s) { s.instances[0].resources = ids<ResourceId>({99}); },
        "resource 99 which does not exist"},
-      {"runnable index out of range", [](Schedule& s) { s.instances[0].runnable = 99; },
+      {"runnable index out of range", [](Schedule& s) { s.instances[0].runnable = RunnableId{99}; },
        "runnable 99 which does not exist"},
-      {"dependency index out of range", [](Schedule& s) { s.runnables[0].dependencies = {42}; },
+      {"dependency index out of range", [](Schedule& s) { s.runnables[0].dependencies = ids<RunnableId>({42}); },
        "runnable 42 which does not exist"},
-      {"cpu runnable on a gpu", [](Schedule& s) { s.instances[0].resources = {2}; }, "needs a CPU first"},
+      {"cpu runnable on a gpu", [](Schedule& s) { s.instances[0].resources = ids<ResourceId>({2}); },
+       "needs a CPU first"},
       {"two hardware resources",
        [](Schedule& s) {
-         s.instances[0].resources = {0, 1};
+         s.instances[0].resources = ids<ResourceId>({0, 1});
        },
        "second hardware resource"},
       {"another client's local resource",
        [](Schedule& s) {
-         s.instances[0].resources = {0, 4};
+         s.instances[0].resources = ids<ResourceId>({0, 4});
        },
        "local to client 'Client1'"},
       {"submittee on the wrong device",
        [](Schedule& s) {
-         s.resources.push_back({"GPU1", "GPU", ResourceKind::kGpu, kNone, 0, kNone, kNone, kNone});
-         s.hyperepochs[0].resources.push_back(5);
-         s.instances[2].resources[0] = 5;
-         s.timelines[2].instances = {7};
-         s.timelines.push_back({5, {2}});
+         s.resources.push_back({"GPU1", "GPU", ResourceKind::kGpu, kNone, HyperepochId{0}, kNone, kNone, kNone});
+         s.hyperepochs[0].resources.push_back(ResourceId{5});
+         s.instances[2].resources[0] = ResourceId{5};
+         s.timelines[2].instances = ids<InstanceId>({7});
+         s.timelines.push_back({ResourceId{5}, ids<InstanceId>({2})});
        },
        "but its submitter's resource 'STREAM0' maps to resource 'GPU0'"},
       {"submittee off its submitter's stream",
        [](Schedule& s) {
-         s.instances[2].resources = {2};
-         s.timelines[4].instances = {1, 6, 7};
+         s.instances[2].resources = ids<ResourceId>({2});
+         s.timelines[4].instances = ids<InstanceId>({1, 6, 7});
        },
        "does not run on its submitter's resource 'STREAM0'"},
       {"unpaired submitter", [](Schedule& s) { s.runnables[2].submittedBy = kNone; }, "without a matching submittee"},
       {"submittee not depending on submitter", [](Schedule& s) { s.runnables[2].dependencies.clear(); },
        "does not depend on its submitter"},
-      {"alias member scheduled alone", [](Schedule& s) { s.instances[3].runnable = 5; },
+      {"alias member scheduled alone", [](Schedule& s) { s.instances[3].runnable = RunnableId{5}; },
        "round-robin member but is scheduled on its own"},
       {"alias group without its member", [](Schedule& s) { s.runnables[4].steps = {kNone}; },
        "names a round-robin group that does not list it"},
-      {"dependency on an alias member", [](Schedule& s) { s.runnables[0].dependencies = {5}; },
+      {"dependency on an alias member", [](Schedule& s) { s.runnables[0].dependencies = ids<RunnableId>({5}); },
        "depends on round-robin member"},
       {"dependency across epochs",
        [](Schedule& s) {
-         s.epochs.push_back({"F", 0, 10 * kMs, 1});
-         s.hyperepochs[0].epochs.push_back(1);
+         s.epochs.push_back({"F", HyperepochId{0}, 10 * kMs, 1});
+         s.hyperepochs[0].epochs.push_back(EpochId{1});
          s.runnables.push_back(s.runnables[0]);
          s.runnables.back().name = "X";
-         s.runnables.back().epoch = 1;
-         s.runnables.back().dependencies = {0};
+         s.runnables.back().epoch = EpochId{1};
+         s.runnables.back().dependencies = ids<RunnableId>({0});
        },
        "of another epoch"},
       {"priority out of range", [](Schedule& s) { s.runnables[0].priority = 11; }, "outside 1..10"},
       {"stream limit exceeded", [](Schedule& s) { s.resources[2].streamLimit = 0; }, "above its limit of 0"},
-      {"stream mapped to a cpu", [](Schedule& s) { s.resources[4].device = 0; }, "does not map to a GPU"},
+      {"stream mapped to a cpu", [](Schedule& s) { s.resources[4].device = ResourceId{0}; }, "does not map to a GPU"},
       {"frames that do not fit the period", [](Schedule& s) { s.epochs[0].frames = 3; },
        "do not fit its hyperepoch's period"},
       {"epoch not listed by its hyperepoch", [](Schedule& s) { s.hyperepochs[0].epochs.clear(); },
@@ -162,9 +166,9 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
       {"resource of another hyperepoch",
        [](Schedule& s) {
          s.hyperepochs.push_back({"H2", 10 * kMs, kNoDuration, {}, {}});
-         s.resources[3].hyperepoch = 1;
-         s.hyperepochs[0].resources = {0, 1, 2, 4};
-         s.hyperepochs[1].resources = {3};
+         s.resources[3].hyperepoch = HyperepochId{1};
+         s.hyperepochs[0].resources = ids<ResourceId>({0, 1, 2, 4});
+         s.hyperepochs[1].resources = ids<ResourceId>({3});
        },
        "holds resource 'MUTEX0' of another hyperepoch"},
       {"cycle through zero-length instances",
@@ -177,11 +181,11 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
          s.runnables[2].wcetNs = 0;
          for (auto& in : s.instances) {
            in.startNs = 5 * kMs * in.frame;
-           in.endNs = in.startNs + (in.runnable == 4 ? kMs : 0);
+           in.endNs = in.startNs + (in.runnable == RunnableId{4} ? kMs : 0);
          }
-         s.instances[4].resources = {1, 3};  // C on CPU1, before B, though C depends (via G) on B
-         s.timelines[0].instances = {0, 5, 9};
-         s.timelines[1].instances = {4, 1, 3, 6, 8};
+         s.instances[4].resources = ids<ResourceId>({1, 3});  // C on CPU1, before B, though C depends (via G) on B
+         s.timelines[0].instances = ids<InstanceId>({0, 5, 9});
+         s.timelines[1].instances = ids<InstanceId>({4, 1, 3, 6, 8});
        },
        "form a cycle"},
   };

@@ -116,10 +116,10 @@ struct GpuRun {
   }
 };
 
-bool isSubmittee(const Schedule& s, std::uint32_t i) {
+bool isSubmittee(const Schedule& s, InstanceId i) {
   return s.runnables[s.instances[i].runnable].kind == RunnableKind::kSubmittee;
 }
-bool isSubmitter(const Schedule& s, std::uint32_t i) {
+bool isSubmitter(const Schedule& s, InstanceId i) {
   return s.runnables[s.instances[i].runnable].kind == RunnableKind::kSubmitter;
 }
 
@@ -141,9 +141,9 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
       return "instance " + std::to_string(r.instance) + " logged twice in iteration " + std::to_string(r.iteration);
     slot = &r;
   }
-  auto name = [&](std::uint32_t i) { return qualifiedName(s, s.instances[i].runnable); };
+  auto name = [&](InstanceId i) { return qualifiedName(s, s.instances[i].runnable); };
   // The work stamps of submittee i in iteration h: its submitter's trace entry of that frame.
-  auto work = [&](std::uint32_t i, std::uint64_t h) -> const Work* {
+  auto work = [&](InstanceId i, std::uint64_t h) -> const Work* {
     const RunnableInfo& r = s.runnables[s.instances[i].runnable];
     const RunnableInfo& sub = s.runnables[r.submittedBy];
     auto t = traces.find(s.clients[sub.client].name);
@@ -151,12 +151,12 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
     auto w = t->second.work.find({sub.name, h});
     if (w == t->second.work.end()) return nullptr;
     std::uint32_t rank = 0;  // frames run in order: the k-th stamp belongs to the k-th frame
-    for (std::uint32_t j = 0; j < n; ++j) {
+    for (InstanceId j : s.instances.ids()) {
       if (s.instances[j].runnable == s.instances[i].runnable && s.instances[j].frame < s.instances[i].frame) ++rank;
     }
     return rank < w->second.size() ? &w->second[rank] : nullptr;
   };
-  auto edge = [&](std::uint32_t d, std::uint64_t hd, std::uint32_t i, std::uint64_t hi) -> std::string {
+  auto edge = [&](InstanceId d, std::uint64_t hd, InstanceId i, std::uint64_t hi) -> std::string {
     const bool gd = isSubmittee(s, d), gi = isSubmittee(s, i);
     const std::string what =
         name(d) + " (iteration " + std::to_string(hd) + ") -> " + name(i) + " (iteration " + std::to_string(hi) + ")";
@@ -180,7 +180,7 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
       const Work* a = work(d, hd);
       auto t = traces.find(s.clients[s.runnables[s.runnables[s.instances[d].runnable].submittedBy].client].name);
       if (a != nullptr && t != traces.end() && t->second.clock == "monotonic") {
-        if (a->end > run[hi * n + i]->startNs) return "out of order: " + what;
+        if (a->end > run[hi * n + index(i)]->startNs) return "out of order: " + what;
         return "";
       }
       // On a GPU the stamps are on the GPU's clock and the log's end is when a worker saw the
@@ -188,15 +188,16 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
       // checked where the GPU's own clock covers both ends (GPU -> GPU) only.
       if (t != traces.end() && t->second.clock != "monotonic") return "";
     }
-    if (run[hd * n + d]->endNs > run[hi * n + i]->startNs) return "out of order: " + what;
+    if (run[hd * n + index(d)]->endNs > run[hi * n + index(i)]->startNs) return "out of order: " + what;
     return "";
   };
   for (std::uint64_t h = 0; h < iterations; ++h) {
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const EventRecord* r = run[h * n + i];
-      if (!r) return "instance " + std::to_string(i) + " (" + name(i) + ") missing in iteration " + std::to_string(h);
+    for (InstanceId i : s.instances.ids()) {
+      const EventRecord* r = run[h * n + index(i)];
+      if (!r)
+        return "instance " + std::to_string(index(i)) + " (" + name(i) + ") missing in iteration " + std::to_string(h);
       if (isSubmittee(s, i)) {
-        if (r->aux != s.instances[i].runnable) return name(i) + " was not run by the GPU engine";
+        if (RunnableId{r->aux} != s.instances[i].runnable) return name(i) + " was not run by the GPU engine";
         const Work* w = work(i, h);
         if (!w) return "no work stamps for " + name(i) + " in iteration " + std::to_string(h);
         auto t = traces.find(s.clients[s.runnables[s.instances[i].runnable].client].name);
@@ -207,7 +208,7 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
                  std::to_string(h) + ")";
         }
       }
-      for (const std::uint32_t d : s.instances[i].dependencies) {
+      for (const InstanceId d : s.instances[i].dependencies) {
         if (auto e = edge(d, h, i, h); !e.empty()) return e;
       }
     }
@@ -216,7 +217,7 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
     for (std::uint64_t h = 0; h < iterations; ++h) {
       for (std::size_t k = 0; k < t.instances.size(); ++k) {
         if (k == 0 && h == 0) continue;
-        const std::uint32_t prev = k == 0 ? t.instances.back() : t.instances[k - 1];
+        const InstanceId prev = k == 0 ? t.instances.back() : t.instances[k - 1];
         const std::uint64_t hp = k == 0 ? h - 1 : h;
         if (auto e = edge(prev, hp, t.instances[k], h); !e.empty())
           return "on " + s.resources[t.resource].name + ": " + e;

@@ -10,11 +10,14 @@
 #include <vector>
 
 #include "analysis.hpp"
+#include "id_list.hpp"
 #include "outputs.hpp"
 #include "report_fixtures.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/view/html_view.hpp"
+
+using tactus::test::ids;
 
 using namespace tactus;
 using namespace tactus::report;
@@ -96,7 +99,7 @@ TEST_CASE("the per-iteration tables hold the iterations the records name, not ev
   CHECK(a.iterations[0] == std::vector<std::uint64_t>{0, 1, 2, 3, 1000});
   CHECK(a.iterationStart[0].size() == 5);
   CHECK(a.hyperepochs[0].iterations == 5);
-  CHECK(iterationStartNs(s, log, a, 0, 1000) == late);  // estimated from the run start and the period
+  CHECK(iterationStartNs(s, log, a, HyperepochId{0}, 1000) == late);  // estimated from the run start and the period
   const view::Execution x = makeExecution(s, log, a);
   bool drawn = false;
   for (const auto& it : x.iterations) drawn |= it.iteration == 1000;
@@ -107,8 +110,8 @@ TEST_CASE("frame statistics of an epoch with more frames than the records fill a
   // An epoch of 65536 frames in 3 iterations is 196,608 (iteration, frame) cells for a handful
   // of records: the analysis keeps them in a hash table instead of a dense one; same results.
   Schedule s = twoStepSchedule();
-  s.epochs.push_back({"Fine", 0, 1, limits::kMaxFramesPerEpoch});
-  s.hyperepochs[0].epochs = {0, 1};
+  s.epochs.push_back({"Fine", HyperepochId{0}, 1, limits::kMaxFramesPerEpoch});
+  s.hyperepochs[0].epochs = ids<EpochId>({0, 1});
   REQUIRE(verifySchedule(s).ok());
   auto records = knownRecords();
   for (std::uint32_t it = 0; it < 3; ++it) {
@@ -122,7 +125,7 @@ TEST_CASE("frame statistics of an epoch with more frames than the records fill a
   REQUIRE(a.frames.size() == 1 + limits::kMaxFramesPerEpoch);
   const FrameStats& first = a.frames[1];
   const FrameStats& last = a.frames[1 + 65535];
-  CHECK(first.epoch == 1);
+  CHECK(first.epoch == EpochId{1});
   CHECK(last.frame == 65535);
   CHECK(first.releases == 3);
   CHECK(first.releaseJitter.maxNs == 7 * kUs);

@@ -14,9 +14,12 @@
 #include <catch2/catch.hpp>
 
 #include "analysis.hpp"
+#include "id_list.hpp"
 #include "report_command.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule_file.hpp"
+
+using tactus::test::ids;
 
 namespace tactus::report::test {
 
@@ -33,7 +36,7 @@ inline Schedule twoStepSchedule() {
     ResourceInfo r;
     r.name = "CPU" + std::to_string(k);
     r.type = "CPU";
-    r.hyperepoch = 0;
+    r.hyperepoch = HyperepochId{0};
     r.core = k;
     s.resources.push_back(r);
   }
@@ -41,10 +44,10 @@ inline Schedule twoStepSchedule() {
   h.name = "Main";
   h.periodNs = 10 * kMs;
   h.monitorNs = 4 * kMs;
-  h.resources = {0, 1};
-  h.epochs = {0};
+  h.resources = ids<ResourceId>({0, 1});
+  h.epochs = ids<EpochId>({0});
   s.hyperepochs = {h};
-  s.epochs = {{"Loop", 0, 10 * kMs, 1}};
+  s.epochs = {{"Loop", HyperepochId{0}, 10 * kMs, 1}};
   RunnableInfo a;
   a.name = "A";
   a.wcetNs = 1 * kMs;
@@ -53,21 +56,21 @@ inline Schedule twoStepSchedule() {
   b.wcetNs = 2 * kMs;
   b.deadlineNs = 4 * kMs;
   b.endMonitorThresholdNs = 2500 * kUs;
-  b.dependencies = {0};
+  b.dependencies = ids<RunnableId>({0});
   s.runnables = {a, b};
   InstanceInfo ia;
-  ia.runnable = 0;
+  ia.runnable = RunnableId{0};
   ia.startNs = 0;
   ia.endNs = 1 * kMs;
-  ia.resources = {0};
+  ia.resources = ids<ResourceId>({0});
   InstanceInfo ib;
-  ib.runnable = 1;
+  ib.runnable = RunnableId{1};
   ib.startNs = 1 * kMs;
   ib.endNs = 3 * kMs;
-  ib.resources = {1};
-  ib.dependencies = {0};
+  ib.resources = ids<ResourceId>({1});
+  ib.dependencies = ids<InstanceId>({0});
   s.instances = {ia, ib};
-  s.timelines = {{0, {0}}, {1, {1}}};
+  s.timelines = {{ResourceId{0}, ids<InstanceId>({0})}, {ResourceId{1}, ids<InstanceId>({1})}};
   return s;
 }
 

@@ -51,7 +51,9 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
   s.name = "RuntimeTest";
   s.identifier = identifier;
   s.sourceHash = 0x1234;
-  std::map<std::string, std::uint32_t> clientIds, resourceIds, runnableIds;
+  std::map<std::string, ClientId> clientIds;
+  std::map<std::string, ResourceId> resourceIds;
+  std::map<std::string, RunnableId> runnableIds;
   auto resourceId = [&](const std::string& name) {
     auto it = resourceIds.find(name);
     if (it != resourceIds.end()) return it->second;
@@ -65,8 +67,8 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
       r.type = "MUTEX";
       r.kind = ResourceKind::kMutex;
     }
-    r.hyperepoch = 0;
-    const auto id = static_cast<std::uint32_t>(s.resources.size());
+    r.hyperepoch = HyperepochId{0};
+    const ResourceId id{static_cast<std::uint32_t>(s.resources.size())};
     s.resources.push_back(r);
     resourceIds[name] = id;
     return id;
@@ -74,7 +76,7 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
   // Resources first in a stable order: hardware named by runnables, then mutexes.
   for (const auto& spec : specs) {
     if (!clientIds.count(spec.client)) {
-      clientIds[spec.client] = static_cast<std::uint32_t>(s.clients.size());
+      clientIds[spec.client] = ClientId{static_cast<std::uint32_t>(s.clients.size())};
       s.clients.push_back({spec.client});
     }
   }
@@ -89,12 +91,12 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
   HyperepochInfo he;
   he.name = "Main";
   he.periodNs = periodNs;
-  for (std::uint32_t r = 0; r < s.resources.size(); ++r) he.resources.push_back(r);
-  he.epochs = {0};
+  for (ResourceId r : s.resources.ids()) he.resources.push_back(r);
+  he.epochs = {EpochId{0}};
   s.hyperepochs.push_back(he);
   EpochInfo ep;
   ep.name = "Tick";
-  ep.hyperepoch = 0;
+  ep.hyperepoch = HyperepochId{0};
   ep.periodNs = periodNs / frames;
   ep.frames = frames;
   s.epochs.push_back(ep);
@@ -103,10 +105,10 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
     RunnableInfo r;
     r.name = spec.name;
     r.client = clientIds.at(spec.client);
-    r.epoch = 0;
+    r.epoch = EpochId{0};
     r.wcetNs = spec.wcetNs;
     r.startTimeNs = spec.startTimeNs;
-    runnableIds[spec.client + "." + spec.name] = static_cast<std::uint32_t>(s.runnables.size());
+    runnableIds[spec.client + "." + spec.name] = RunnableId{static_cast<std::uint32_t>(s.runnables.size())};
     s.runnables.push_back(r);
   }
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -116,25 +118,27 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
 
   // ASAP placement, frame by frame, runnables in the given order (dependencies come first).
   struct Placed {
-    std::uint32_t runnable, frame;
+    RunnableId runnable;
+    std::uint32_t frame;
     std::int64_t start, end;
-    std::vector<std::uint32_t> resources;
+    std::vector<ResourceId> resources;
   };
   std::vector<Placed> placed;
-  std::map<std::uint32_t, std::int64_t> resourceFree;
+  std::map<ResourceId, std::int64_t> resourceFree;
   for (std::uint32_t f = 0; f < frames; ++f) {
-    std::map<std::uint32_t, std::int64_t> endOf;
-    for (std::uint32_t r = 0; r < specs.size(); ++r) {
+    std::map<RunnableId, std::int64_t> endOf;
+    for (RunnableId r : s.runnables.ids()) {
+      const RunnableSpec& spec = specs[index(r)];  // runnable r was made from specs[r]
       Placed p;
       p.runnable = r;
       p.frame = f;
-      p.resources.push_back(resourceIds.at(specs[r].cpu));
-      for (const auto& m : specs[r].extraResources) p.resources.push_back(resourceIds.at(m));
-      std::int64_t start = f * ep.periodNs + specs[r].startTimeNs;
+      p.resources.push_back(resourceIds.at(spec.cpu));
+      for (const auto& m : spec.extraResources) p.resources.push_back(resourceIds.at(m));
+      std::int64_t start = f * ep.periodNs + spec.startTimeNs;
       for (const auto res : p.resources) start = std::max(start, resourceFree[res]);
       for (const auto d : s.runnables[r].dependencies) start = std::max(start, endOf.at(d));
       p.start = start;
-      p.end = start + specs[r].wcetNs;
+      p.end = start + spec.wcetNs;
       for (const auto res : p.resources) resourceFree[res] = p.end;
       endOf[r] = p.end;
       placed.push_back(p);
@@ -144,9 +148,9 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return placed[a].start < placed[b].start; });
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> idOf;  // (runnable, frame) -> InstanceId
+  std::map<std::pair<RunnableId, std::uint32_t>, InstanceId> idOf;  // (runnable, frame) -> instance
   for (std::size_t k = 0; k < order.size(); ++k) {
-    idOf[{placed[order[k]].runnable, placed[order[k]].frame}] = static_cast<std::uint32_t>(k);
+    idOf[{placed[order[k]].runnable, placed[order[k]].frame}] = InstanceId{static_cast<std::uint32_t>(k)};
   }
   for (std::size_t k = 0; k < order.size(); ++k) {
     const Placed& p = placed[order[k]];
@@ -160,10 +164,10 @@ Schedule makeSchedule(const std::vector<RunnableSpec>& specs, std::int64_t perio
     std::sort(inst.dependencies.begin(), inst.dependencies.end());
     s.instances.push_back(inst);
   }
-  for (std::uint32_t r = 0; r < s.resources.size(); ++r) {
+  for (ResourceId r : s.resources.ids()) {
     TimelineInfo t;
     t.resource = r;
-    for (std::uint32_t i = 0; i < s.instances.size(); ++i) {
+    for (InstanceId i : s.instances.ids()) {
       const auto& res = s.instances[i].resources;
       if (std::find(res.begin(), res.end(), r) != res.end()) t.instances.push_back(i);
     }
@@ -356,15 +360,18 @@ bool waitForPath(const std::string& path, int timeoutMs) {
 std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t iterations) {
   const std::size_t n = s.instances.size();
   std::vector<const EventRecord*> run(n * iterations, nullptr);
-  std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> release;  // (epoch, global frame) -> ideal
+  std::map<std::pair<EpochId, std::uint64_t>, std::int64_t> release;  // (epoch, global frame) -> ideal
   for (const EventRecord& r : log.records) {
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease)) {
-      const std::uint64_t frames = s.epochs.at(r.instance).frames;
-      release[{r.instance, std::uint64_t{r.iteration} * frames + r.aux}] = r.startNs;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease)) {  // instance: the epoch, aux: the frame
+      const EpochId epoch{r.instance};
+      if (!s.epochs.contains(epoch)) return "record names unknown epoch " + std::to_string(r.instance);
+      const std::uint64_t frames = s.epochs[epoch].frames;
+      release[{epoch, std::uint64_t{r.iteration} * frames + r.aux}] = r.startNs;
       continue;
     }
     if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
-    if (r.instance >= n) return "record names unknown instance " + std::to_string(r.instance);
+    if (!s.instances.contains(InstanceId{r.instance}))
+      return "record names unknown instance " + std::to_string(r.instance);
     if (r.iteration >= iterations) return "record for iteration " + std::to_string(r.iteration) + " beyond the limit";
     if (r.endNs < r.startNs) return "record ends before it starts";
     auto& slot = run[r.iteration * n + r.instance];
@@ -376,9 +383,9 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
     for (std::size_t i = 0; i < n; ++i) {
       const EventRecord* r = run[h * n + i];
       if (!r) return "instance " + std::to_string(i) + " missing in iteration " + std::to_string(h);
-      for (const auto d : s.instances[i].dependencies) {
-        if (run[h * n + d]->endNs > r->startNs) {
-          return "instance " + std::to_string(i) + " started before its dependency " + std::to_string(d) +
+      for (const InstanceId d : s.instances[i].dependencies) {
+        if (run[h * n + index(d)]->endNs > r->startNs) {
+          return "instance " + std::to_string(i) + " started before its dependency " + std::to_string(index(d)) +
                  " ended (iteration " + std::to_string(h) + ")";
         }
       }
@@ -396,10 +403,10 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
   for (const TimelineInfo& t : s.timelines) {
     const EventRecord* previous = nullptr;
     for (std::uint64_t h = 0; h < iterations; ++h) {
-      for (const auto i : t.instances) {
-        const EventRecord* r = run[h * n + i];
+      for (const InstanceId i : t.instances) {
+        const EventRecord* r = run[h * n + index(i)];
         if (previous && previous->endNs > r->startNs) {
-          return "on resource " + s.resources[t.resource].name + " instance " + std::to_string(i) +
+          return "on resource " + s.resources[t.resource].name + " instance " + std::to_string(index(i)) +
                  " started before its timeline predecessor " + std::to_string(previous->instance) +
                  " ended (iteration " + std::to_string(h) + ")";
         }

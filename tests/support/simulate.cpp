@@ -22,25 +22,26 @@ Schedule makeSyntheticSchedule(const SyntheticShape& shape) {
     r.name = "CPU" + std::to_string(k);
     r.type = "CPU";
     r.kind = ResourceKind::kCpu;
-    r.hyperepoch = 0;
+    r.hyperepoch = HyperepochId{0};
     r.core = k;
     s.resources.push_back(r);
   }
   // Layers twice as wide as the core count; each runnable waits for one or two of the layer above.
   const std::uint32_t width = 2 * cpus;
-  std::vector<std::int64_t> endOf(n, 0), startOf(n, 0), cpuFree(cpus, 0);
+  IdVector<RunnableId, std::int64_t> endOf(n, 0), startOf(n, 0);
+  std::vector<std::int64_t> cpuFree(cpus, 0);
   for (std::uint32_t r = 0; r < n; ++r) {
     RunnableInfo ri;
     ri.name = "Run" + std::to_string(r);
-    ri.client = r % nc;
-    ri.epoch = 0;
+    ri.client = ClientId{r % nc};
+    ri.epoch = EpochId{0};
     ri.wcetNs = 10'000 + static_cast<std::int64_t>((r * 7919u) % 90) * 1'000;
     if (r >= width) {
-      ri.dependencies.push_back(r - width);
-      if ((r + 1) % width != 0 && r - width + 1 < r) ri.dependencies.push_back(r - width + 1);
+      ri.dependencies.push_back(RunnableId{r - width});
+      if ((r + 1) % width != 0 && r - width + 1 < r) ri.dependencies.push_back(RunnableId{r - width + 1});
     }
     std::int64_t start = cpuFree[r % cpus];
-    for (std::uint32_t d : ri.dependencies) start = std::max(start, endOf[d]);
+    for (RunnableId d : ri.dependencies) start = std::max(start, endOf[d]);
     startOf[r] = start;
     endOf[r] = start + ri.wcetNs;
     cpuFree[r % cpus] = endOf[r];
@@ -48,12 +49,12 @@ Schedule makeSyntheticSchedule(const SyntheticShape& shape) {
   }
   const std::int64_t length = *std::max_element(endOf.begin(), endOf.end());
   const std::int64_t period = ((length * 5 / 4) / 1'000'000 + 1) * 1'000'000;  // whole ms, 25% slack
-  s.epochs.push_back({"Main", 0, period, frames});
+  s.epochs.push_back({"Main", HyperepochId{0}, period, frames});
   HyperepochInfo h;
   h.name = "Sim";
   h.periodNs = period * frames;
-  for (std::uint32_t k = 0; k < cpus; ++k) h.resources.push_back(k);
-  h.epochs.push_back(0);
+  for (std::uint32_t k = 0; k < cpus; ++k) h.resources.push_back(ResourceId{k});
+  h.epochs.push_back(EpochId{0});
   s.hyperepochs.push_back(h);
 
   // Instances sorted by (start, creation order); dependencies remapped to sorted ids.
@@ -68,21 +69,22 @@ Schedule makeSyntheticSchedule(const SyntheticShape& shape) {
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return raw[a].start < raw[b].start; });
-  std::vector<std::uint32_t> idOf(raw.size());
-  for (std::uint32_t k = 0; k < order.size(); ++k) idOf[order[k]] = k;
+  std::vector<InstanceId> idOf(raw.size());
+  for (std::uint32_t k = 0; k < order.size(); ++k) idOf[order[k]] = InstanceId{k};
   s.timelines.resize(cpus);
-  for (std::uint32_t k = 0; k < cpus; ++k) s.timelines[k].resource = k;
+  for (std::uint32_t k = 0; k < cpus; ++k) s.timelines[k].resource = ResourceId{k};
   for (std::uint32_t k = 0; k < order.size(); ++k) {
     const Raw& x = raw[order[k]];
     InstanceInfo inst;
-    inst.runnable = x.runnable;
+    inst.runnable = RunnableId{x.runnable};
     inst.frame = x.frame;
     inst.startNs = x.start;
-    inst.endNs = x.start + s.runnables[x.runnable].wcetNs;
-    inst.resources.push_back(x.runnable % cpus);
-    for (std::uint32_t d : s.runnables[x.runnable].dependencies) inst.dependencies.push_back(idOf[x.frame * n + d]);
+    inst.endNs = x.start + s.runnables[inst.runnable].wcetNs;
+    inst.resources.push_back(ResourceId{x.runnable % cpus});
+    for (RunnableId d : s.runnables[inst.runnable].dependencies)
+      inst.dependencies.push_back(idOf[x.frame * n + index(d)]);
     std::sort(inst.dependencies.begin(), inst.dependencies.end());
-    s.timelines[x.runnable % cpus].instances.push_back(k);
+    s.timelines[x.runnable % cpus].instances.push_back(InstanceId{k});
     s.instances.push_back(std::move(inst));
   }
   return s;
@@ -93,12 +95,11 @@ std::vector<EventRecord> simulateRun(const Schedule& s, const SimulationOptions&
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::vector<EventRecord> out;
   out.reserve(static_cast<std::size_t>(o.iterations) * (s.instances.size() + s.epochs.size() * 2));
-  std::vector<std::int64_t> resourceFree(s.resources.size(), 0);
-  std::vector<std::int64_t> endOf(s.instances.size(), 0);
-  std::vector<std::uint32_t> instHyp(s.instances.size());
-  for (std::size_t i = 0; i < s.instances.size(); ++i)
-    instHyp[i] = s.epochs[s.runnables[s.instances[i].runnable].epoch].hyperepoch;
-  for (std::uint32_t h = 0; h < s.hyperepochs.size(); ++h) {
+  IdVector<ResourceId, std::int64_t> resourceFree(s.resources.size(), 0);
+  IdVector<InstanceId, std::int64_t> endOf(s.instances.size(), 0);
+  IdVector<InstanceId, HyperepochId> instHyp(s.instances.size());
+  for (InstanceId i : s.instances.ids()) instHyp[i] = instanceHyperepoch(s, i);
+  for (HyperepochId h : s.hyperepochs.ids()) {
     const HyperepochInfo& hy = s.hyperepochs[h];
     std::int64_t lastEnd = 0;
     std::uint64_t periods = 0;  // ideal iteration start = runStart + periods * period
@@ -109,7 +110,7 @@ std::vector<EventRecord> simulateRun(const Schedule& s, const SimulationOptions&
         const std::uint64_t skip = static_cast<std::uint64_t>((lastEnd - iterStart) / hy.periodNs) + 1;
         EventRecord sk{static_cast<std::uint16_t>(EventKind::kSkipped),
                        0,
-                       h,
+                       index(h),
                        static_cast<std::uint32_t>(it),
                        static_cast<std::uint32_t>(skip),
                        iterStart,
@@ -120,28 +121,28 @@ std::vector<EventRecord> simulateRun(const Schedule& s, const SimulationOptions&
       }
       ++periods;
       // Actual release per (epoch, frame) of this iteration.
-      std::vector<std::vector<std::int64_t>> released(s.epochs.size());
-      for (std::uint32_t e : hy.epochs) {
+      IdVector<EpochId, std::vector<std::int64_t>> released(s.epochs.size());
+      for (EpochId e : hy.epochs) {
         const EpochInfo& ep = s.epochs[e];
         for (std::uint32_t f = 0; f < ep.frames; ++f) {
           const std::int64_t ideal = iterStart + static_cast<std::int64_t>(f) * ep.periodNs;
           const std::int64_t actual = ideal + static_cast<std::int64_t>(unit(rng) * 20'000);
           released[e].push_back(actual);
-          out.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, e, static_cast<std::uint32_t>(it), f,
-                         ideal, actual});
+          out.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(e), static_cast<std::uint32_t>(it),
+                         f, ideal, actual});
         }
       }
-      for (std::uint32_t i = 0; i < s.instances.size(); ++i) {
+      for (InstanceId i : s.instances.ids()) {
         if (instHyp[i] != h) continue;
         const InstanceInfo& inst = s.instances[i];
         const RunnableInfo& planned = s.runnables[inst.runnable];
         const std::uint64_t epochFrame = it * s.epochs[planned.epoch].frames + inst.frame;
-        const std::uint32_t ran = runnableForFrame(s, i, epochFrame);
+        const RunnableId ran = runnableForFrame(s, i, epochFrame);
         std::int64_t start = released[planned.epoch][inst.frame] + planned.startTimeNs;
-        for (std::uint32_t res : inst.resources) start = std::max(start, resourceFree[res]);
-        for (std::uint32_t d : inst.dependencies) start = std::max(start, endOf[d]);
+        for (ResourceId res : inst.resources) start = std::max(start, resourceFree[res]);
+        for (InstanceId d : inst.dependencies) start = std::max(start, endOf[d]);
         if (planned.submittedBy != kNone)
-          for (std::uint32_t d = 0; d < s.instances.size(); ++d)
+          for (InstanceId d : s.instances.ids())
             if (s.instances[d].runnable == planned.submittedBy && s.instances[d].frame == inst.frame)
               start = std::max(start, endOf[d]);
         std::int64_t duration = 0;
@@ -153,10 +154,10 @@ std::vector<EventRecord> simulateRun(const Schedule& s, const SimulationOptions&
         }
         const std::int64_t end = start + duration;
         endOf[i] = end;
-        for (std::uint32_t res : inst.resources) resourceFree[res] = end;
+        for (ResourceId res : inst.resources) resourceFree[res] = end;
         lastEnd = std::max(lastEnd, end);
-        out.push_back(
-            {static_cast<std::uint16_t>(EventKind::kRun), 0, i, static_cast<std::uint32_t>(it), ran, start, end});
+        out.push_back({static_cast<std::uint16_t>(EventKind::kRun), 0, index(i), static_cast<std::uint32_t>(it),
+                       index(ran), start, end});
       }
     }
   }

@@ -59,7 +59,7 @@ TEST_CASE("checkLog reports two runs swapped on a resource's timeline", "[suppor
   const Schedule s = makeSchedule(
       {{"Client0", "A", "CPU0", 50'000, {}, 0, {}}, {"Client1", "X", "CPU0", 30'000, {}, 0, {}}}, 1'000'000, 1);
   REQUIRE(s.timelines.size() == 1);
-  REQUIRE(s.timelines[0].instances == std::vector<std::uint32_t>{0, 1});
+  REQUIRE(s.timelines[0].instances == std::vector<InstanceId>{InstanceId{0}, InstanceId{1}});
   EventLog log = simulatedLog(s);
   REQUIRE(checkLog(s, log, kIterations) == "");
   EventRecord* a = runOf(log, 0, 1);
@@ -87,7 +87,7 @@ TEST_CASE("checkLog reports a run started before its frame's release plus StartT
   EventLog log = simulatedLog(s);
   // C (runnable 2) has a StartTime of 100 us and no dependency: move its frame-0 run to the release.
   std::uint32_t c = 0;
-  while (!(s.instances[c].runnable == 2 && s.instances[c].frame == 0)) ++c;
+  while (!(s.instances[c].runnable == RunnableId{2} && s.instances[c].frame == 0)) ++c;
   std::int64_t release = 0;
   for (const EventRecord& r : log.records) {
     if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && r.iteration == 0 && r.aux == 0)
@@ -107,8 +107,8 @@ TEST_CASE("checkLog reports a run before its dependency ended, a duplicate and a
     EventLog log = simulatedLog(s);
     // B depends on A: start B of iteration 0 while A still runs.
     std::uint32_t a = 0, b = 0;
-    while (!(s.instances[a].runnable == 0 && s.instances[a].frame == 0)) ++a;
-    while (!(s.instances[b].runnable == 1 && s.instances[b].frame == 0)) ++b;
+    while (!(s.instances[a].runnable == RunnableId{0} && s.instances[a].frame == 0)) ++a;
+    while (!(s.instances[b].runnable == RunnableId{1} && s.instances[b].frame == 0)) ++b;
     EventRecord* dependent = runOf(log, b, 0);
     dependent->startNs = runOf(log, a, 0)->endNs - 1;
     CHECK_THAT(checkLog(s, log, kIterations), Catch::Contains("started before its dependency"));

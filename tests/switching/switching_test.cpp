@@ -339,7 +339,8 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
       // No run of that schedule and hyperepoch between the callback and that release.
       const Schedule& s = schedule == 201 ? modes[0] : modes[1];
       for (const EventRecord& r : runsOf(*log, static_cast<std::uint16_t>(schedule))) {
-        if (r.instance < s.instances.size() && instanceHyperepoch(s, r.instance) == hyperepoch)
+        if (s.instances.contains(InstanceId{r.instance}) &&
+            instanceHyperepoch(s, InstanceId{r.instance}) == HyperepochId{hyperepoch})
           CHECK_FALSE((r.startNs >= ns && r.startNs < release));
       }
     }

@@ -12,13 +12,21 @@
 namespace tactus::view {
 namespace {
 
-// An index that may be kNone, as a JSON number (-1 for none).
-void jsonIndex(std::string& out, std::uint32_t v) {
-  if (v == kNone) out += "-1";
-  else out += std::to_string(v);
+// An id as a JSON number.
+template <StrongId Id>
+std::string jsonId(Id id) {
+  return std::to_string(index(id));
 }
 
-void jsonList(std::string& out, const std::vector<std::uint32_t>& v) {
+// An id that may be kNone, as a JSON number (-1 for none).
+template <StrongId Id>
+void jsonIndex(std::string& out, Id v) {
+  if (v == kNone) out += "-1";
+  else out += jsonId(v);
+}
+
+template <StrongId Id>
+void jsonList(std::string& out, const std::vector<Id>& v) {
   out += '[';
   for (std::size_t k = 0; k < v.size(); ++k) {
     if (k) out += ',';
@@ -85,7 +93,7 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     if (k) o += ',';
     o += '[';
     jsonString(o, e.name);
-    o += ',' + std::to_string(e.hyperepoch) + ',' + std::to_string(e.periodNs) + ',' + std::to_string(e.frames) + ']';
+    o += ',' + jsonId(e.hyperepoch) + ',' + std::to_string(e.periodNs) + ',' + std::to_string(e.frames) + ']';
   }
   // run: [name, client, epoch, kind, wcet, deps, submits, deadline, startTime, endMonitor, submittedBy]
   o += "],\"run\":[";
@@ -94,8 +102,8 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     if (k) o += ',';
     o += '[';
     jsonString(o, r.name);
-    o += ',' + std::to_string(r.client) + ',' + std::to_string(r.epoch) + ',' +
-         std::to_string(static_cast<int>(r.kind)) + ',' + std::to_string(r.wcetNs) + ',';
+    o += ',' + jsonId(r.client) + ',' + jsonId(r.epoch) + ',' + std::to_string(static_cast<int>(r.kind)) + ',' +
+         std::to_string(r.wcetNs) + ',';
     jsonList(o, r.dependencies);
     o += ',';
     jsonIndex(o, r.submits);
@@ -109,7 +117,7 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
   for (std::size_t k = 0; k < s.instances.size(); ++k) {
     const InstanceInfo& i = s.instances[k];
     if (k) o += ',';
-    o += '[' + std::to_string(i.runnable) + ',' + std::to_string(i.frame) + ',' + std::to_string(i.startNs) + ',' +
+    o += '[' + jsonId(i.runnable) + ',' + std::to_string(i.frame) + ',' + std::to_string(i.startNs) + ',' +
          std::to_string(i.endNs) + ',';
     jsonList(o, i.resources);
     o += ']';
@@ -140,13 +148,13 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     for (std::size_t k = 0; k < execution->iterations.size(); ++k) {
       const ExecutedIteration& it = execution->iterations[k];
       if (k) o += ',';
-      o += '[' + std::to_string(it.hyperepoch) + ',' + std::to_string(it.iteration) + ',';
+      o += '[' + jsonId(it.hyperepoch) + ',' + std::to_string(it.iteration) + ',';
       jsonString(o, it.note);
       o += ",[";
       for (std::size_t j = 0; j < it.runs.size(); ++j) {
         const ExecutedRun& r = it.runs[j];
         if (j) o += ',';
-        o += std::to_string(r.instance) + ',';
+        o += jsonId(r.instance) + ',';
         jsonIndex(o, r.runnable);
         o += ',' + std::to_string(r.startNs) + ',' + std::to_string(r.endNs);
       }

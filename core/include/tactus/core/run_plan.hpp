@@ -20,7 +20,7 @@ namespace tactus {
 
 /// One thing an instance waits for: another instance finishing iteration h (or h - 1).
 struct WaitCondition {
-  std::uint32_t instance = 0;      ///< InstanceId waited for
+  InstanceId instance{};           ///< the instance waited for
   bool previousIteration = false;  ///< true: its iteration h - 1 (timeline wrap-around)
 };
 
@@ -28,34 +28,34 @@ struct WaitCondition {
 /// resource is `resource`. CPU resources get a pinned thread; other hardware (GPUs) is handled
 /// by an engine (see the client library's Engine seam).
 struct WorkerPlan {
-  std::uint32_t client = 0;              ///< ClientId
-  std::uint32_t resource = 0;            ///< hardware ResourceId
-  std::uint32_t hyperepoch = 0;          ///< the resource's hyperepoch
-  std::vector<std::uint32_t> instances;  ///< InstanceIds in the resource's timeline order
+  ClientId client{};                     ///< the client running it
+  ResourceId resource{};                 ///< its hardware resource
+  HyperepochId hyperepoch{};             ///< the resource's hyperepoch
+  std::vector<InstanceId> instances;     ///< in the resource's timeline order
 };
 
 /// A frame release within a hyperepoch iteration.
 struct ReleasePoint {
   std::int64_t offsetNs = 0;  ///< from the iteration's start
-  std::uint32_t epoch = 0;    ///< EpochId
+  EpochId epoch{};            ///< the epoch released
   std::uint32_t frame = 0;    ///< frame within the iteration
 };
 
 /// Per hyperepoch: its release points in time order and all its instances.
 struct HyperepochPlan {
   std::vector<ReleasePoint> releases;
-  std::vector<std::uint32_t> instances;  ///< every InstanceId of the hyperepoch
+  std::vector<InstanceId> instances;     ///< every instance of the hyperepoch
 };
 
 /// Everything the runtime needs beyond the Schedule itself.
 struct RunPlan {
   std::vector<WorkerPlan> workers;                         ///< by client, then resource (ascending)
-  std::vector<std::vector<WaitCondition>> waits;           ///< per InstanceId
-  std::vector<std::uint32_t> instanceWorker;               ///< per InstanceId: WorkerPlan index
-  std::vector<std::uint32_t> instanceEpoch;                ///< per InstanceId: EpochId
-  std::vector<std::uint32_t> epochFrameBase;               ///< per EpochId: index of its frame 0 in frameInstances
-  std::vector<std::vector<std::uint32_t>> frameInstances;  ///< per (epoch, frame): its InstanceIds
-  std::vector<HyperepochPlan> hyperepochs;                 ///< per HyperepochId
+  IdVector<InstanceId, std::vector<WaitCondition>> waits;  ///< per instance
+  IdVector<InstanceId, std::uint32_t> instanceWorker;      ///< per instance: WorkerPlan index
+  IdVector<InstanceId, EpochId> instanceEpoch;             ///< per instance: its epoch
+  IdVector<EpochId, std::uint32_t> epochFrameBase;         ///< per epoch: index of its frame 0 in frameInstances
+  std::vector<std::vector<InstanceId>> frameInstances;     ///< per (epoch, frame): its instances
+  IdVector<HyperepochId, HyperepochPlan> hyperepochs;      ///< per hyperepoch
 };
 
 /// Derives the run plan. Fails (kValidation) on a schedule the runtime cannot run: an instance
@@ -66,6 +66,6 @@ Result<RunPlan> makeRunPlan(const Schedule& schedule);
 /// The runnable an alias-group (round-robin) instance runs in epoch frame count `epochFrame`
 /// (= iteration * frames + frame); the instance's own runnable for other kinds; kNone for an
 /// empty step.
-std::uint32_t runnableForFrame(const Schedule& schedule, std::uint32_t instance, std::uint64_t epochFrame);
+RunnableId runnableForFrame(const Schedule& schedule, InstanceId instance, std::uint64_t epochFrame);
 
 }  // namespace tactus

@@ -14,13 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "tactus/core/ids.hpp"
+
 namespace tactus {
 
-// Cross references are plain uint32 indices into the Schedule's vectors (the file stores them
-// the same way); kNone marks an absent one.
-
-/// Marks an absent optional index (no client, no device, no submittee, an empty round-robin step).
-inline constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+// Cross references are strong ids (ids.hpp) into the Schedule's IdVectors (the file stores them
+// as plain uint32); kNone marks an absent one.
 /// Marks an absent optional duration (no deadline, no monitor budget).
 inline constexpr std::int64_t kNoDuration = -1;
 
@@ -56,10 +55,10 @@ struct ResourceInfo {
   std::string name;  ///< as in the graph (`CPU1`, `GPU0`, `CUDA_STREAM0`, `MEM_BW_MUTEX`)
   std::string type;  ///< the graph's type key (`CPU`, `GPU`, `CUDA_STREAM`, `MUTEX`, ...)
   ResourceKind kind = ResourceKind::kCpu;
-  std::uint32_t client = kNone;       ///< owning client for client-local resources, else kNone
-  std::uint32_t hyperepoch = kNone;   ///< the hyperepoch owning it; kNone when no runnable uses it
+  ClientId client = kNone;            ///< owning client for client-local resources, else kNone
+  HyperepochId hyperepoch = kNone;    ///< the hyperepoch owning it; kNone when no runnable uses it
   std::uint32_t core = kNone;         ///< kCpu: the core number n of `CPU<n>`
-  std::uint32_t device = kNone;       ///< kCudaStream: the kGpu resource it maps to
+  ResourceId device = kNone;          ///< kCudaStream: the kGpu resource it maps to
   std::uint32_t streamLimit = kNone;  ///< kGpu: most client streams that may map to it (kNone = any)
   std::uint32_t soc = kNone;          ///< SocId index of a multi-SoC schedule, else kNone
 };
@@ -69,14 +68,14 @@ struct HyperepochInfo {
   std::string name;
   std::int64_t periodNs = 0;             ///< length of one hyperepoch iteration
   std::int64_t monitorNs = kNoDuration;  ///< the graph's `Monitor` budget, if given
-  std::vector<std::uint32_t> resources;  ///< ResourceId indices, ascending
-  std::vector<std::uint32_t> epochs;     ///< EpochId indices, ascending
+  std::vector<ResourceId> resources;     ///< ascending
+  std::vector<EpochId> epochs;           ///< ascending
 };
 
 /// An epoch: a periodic sub-graph, released `frames` times per hyperepoch iteration.
 struct EpochInfo {
   std::string name;
-  std::uint32_t hyperepoch = 0;  ///< owning HyperepochId index
+  HyperepochId hyperepoch{};     ///< owning hyperepoch
   std::int64_t periodNs = 0;     ///< frame k is released at k * periodNs
   std::uint32_t frames = 1;      ///< frames per hyperepoch iteration
 };
@@ -84,35 +83,35 @@ struct EpochInfo {
 /// A runnable of the graph (not yet unrolled into frames).
 struct RunnableInfo {
   std::string name;          ///< client-local name (`ReadCamera`); for kAliasGroup the group name
-  std::uint32_t client = 0;  ///< ClientId index
-  std::uint32_t epoch = 0;   ///< EpochId index
+  ClientId client{};         ///< its client
+  EpochId epoch{};           ///< its epoch
   RunnableKind kind = RunnableKind::kCpu;
   std::int64_t wcetNs = 0;                           ///< worst-case execution time used for scheduling
   std::int64_t startTimeNs = 0;                      ///< earliest start, from its frame's release
   std::int64_t deadlineNs = kNoDuration;             ///< finish-by, from its frame's release
   std::int64_t endMonitorThresholdNs = kNoDuration;  ///< the graph's `EndMonitorThreshold`, if given
   std::uint32_t priority = 10;                       ///< 1 highest .. 10 lowest
-  std::vector<std::uint32_t> dependencies;           ///< RunnableId indices it waits for, same epoch, ascending
-  std::uint32_t submits = kNone;                     ///< kSubmitter: its submittee
-  std::uint32_t submittedBy = kNone;                 ///< kSubmittee: its submitter
-  std::uint32_t aliasGroup = kNone;                  ///< a round-robin member: its kAliasGroup runnable
-  std::vector<std::uint32_t> steps;                  ///< kAliasGroup: member RunnableId per step, kNone = empty step
+  std::vector<RunnableId> dependencies;              ///< runnables it waits for, same epoch, ascending
+  RunnableId submits = kNone;                        ///< kSubmitter: its submittee
+  RunnableId submittedBy = kNone;                    ///< kSubmittee: its submitter
+  RunnableId aliasGroup = kNone;                     ///< a round-robin member: its kAliasGroup runnable
+  std::vector<RunnableId> steps;                     ///< kAliasGroup: member per step, kNone = empty step
 };
 
 /// One scheduled run of a runnable in one frame of its epoch.
 struct InstanceInfo {
-  std::uint32_t runnable = 0;               ///< RunnableId index
+  RunnableId runnable{};                    ///< the runnable it runs
   std::uint32_t frame = 0;                  ///< frame of its epoch within the hyperepoch iteration
   std::int64_t startNs = 0;                 ///< planned start from the hyperepoch iteration's start
   std::int64_t endNs = 0;                   ///< planned end = start + WCET
-  std::vector<std::uint32_t> resources;     ///< ResourceId indices it holds, hardware first
-  std::vector<std::uint32_t> dependencies;  ///< InstanceId indices it waits for (graph edges), ascending
+  std::vector<ResourceId> resources;        ///< the resources it holds, hardware first
+  std::vector<InstanceId> dependencies;     ///< instances it waits for (graph edges), ascending
 };
 
 /// Per resource: the instances that hold it, in execution order.
 struct TimelineInfo {
-  std::uint32_t resource = 0;            ///< ResourceId index
-  std::vector<std::uint32_t> instances;  ///< InstanceId indices in the order they run
+  ResourceId resource{};                 ///< the resource
+  std::vector<InstanceId> instances;     ///< in the order they run
 };
 
 /// A compiled schedule for one graph.
@@ -120,12 +119,12 @@ struct Schedule {
   std::string name;              ///< the graph ID
   std::uint16_t identifier = 0;  ///< the schedule identifier (0..65535)
   std::uint64_t sourceHash = 0;  ///< hash of the graph (and WCET side file) it was compiled from
-  std::vector<ClientInfo> clients;
-  std::vector<ResourceInfo> resources;
-  std::vector<HyperepochInfo> hyperepochs;
-  std::vector<EpochInfo> epochs;
-  std::vector<RunnableInfo> runnables;
-  std::vector<InstanceInfo> instances;  ///< grouped by hyperepoch, then sorted by (start, id)
+  IdVector<ClientId, ClientInfo> clients;
+  IdVector<ResourceId, ResourceInfo> resources;
+  IdVector<HyperepochId, HyperepochInfo> hyperepochs;
+  IdVector<EpochId, EpochInfo> epochs;
+  IdVector<RunnableId, RunnableInfo> runnables;
+  IdVector<InstanceId, InstanceInfo> instances;  ///< grouped by hyperepoch, then sorted by (start, id)
   std::vector<TimelineInfo> timelines;  ///< one per resource that any instance holds, by resource
   /// Multi-SoC schedules: the SoCs (empty for a schedule of one machine), and the transfer time
   /// a dependency between runnables of two SoCs adds before its successor may start.
@@ -134,20 +133,20 @@ struct Schedule {
 };
 
 /// The SoC of a runnable (its client's), kNone in a schedule of one machine.
-std::uint32_t runnableSoc(const Schedule& schedule, std::uint32_t runnable);
+std::uint32_t runnableSoc(const Schedule& schedule, RunnableId runnable);
 
 /// Whether the dependency `from` -> `to` (runnable indices) crosses SoCs.
-bool crossesSocs(const Schedule& schedule, std::uint32_t from, std::uint32_t to);
+bool crossesSocs(const Schedule& schedule, RunnableId from, RunnableId to);
 
 /// Name used in messages: `Client0.ReadCamera`.
-std::string qualifiedName(const Schedule& schedule, std::uint32_t runnable);
+std::string qualifiedName(const Schedule& schedule, RunnableId runnable);
 
 /// For each runnable, its instance per frame ([runnable][frame], kNone where it has none), built
 /// in one pass; for lookups that would otherwise scan all instances. Assumes indices in range
 /// (a verified schedule).
-std::vector<std::vector<std::uint32_t>> instancesByRunnableFrame(const Schedule& schedule);
+IdVector<RunnableId, std::vector<InstanceId>> instancesByRunnableFrame(const Schedule& schedule);
 
 /// The hyperepoch an instance belongs to.
-std::uint32_t instanceHyperepoch(const Schedule& schedule, std::uint32_t instance);
+HyperepochId instanceHyperepoch(const Schedule& schedule, InstanceId instance);
 
 }  // namespace tactus

@@ -37,6 +37,7 @@
 #include <string_view>
 
 #include "tactus/core/event_log.hpp"
+#include "tactus/core/ids.hpp"
 #include "tactus/core/result.hpp"
 
 namespace tactus::shm {
@@ -449,10 +450,10 @@ class SegmentView {
   std::string changedHeaderField() const;
 
   SegmentHeader& header() const { return *reinterpret_cast<SegmentHeader*>(bytes_.data()); }
-  HyperepochSlot& hyperepoch(std::uint32_t i) const { return at<HyperepochSlot>(offsets_.hyperepoch, i); }
-  EpochSlot& epoch(std::uint32_t i) const { return at<EpochSlot>(offsets_.epoch, i); }
-  InstanceSlot& instance(std::uint32_t i) const { return at<InstanceSlot>(offsets_.instance, i); }
-  ClientSlot& client(std::uint32_t i) const { return at<ClientSlot>(offsets_.client, i); }
+  HyperepochSlot& hyperepoch(HyperepochId h) const { return at<HyperepochSlot>(offsets_.hyperepoch, index(h)); }
+  EpochSlot& epoch(EpochId e) const { return at<EpochSlot>(offsets_.epoch, index(e)); }
+  InstanceSlot& instance(InstanceId i) const { return at<InstanceSlot>(offsets_.instance, index(i)); }
+  ClientSlot& client(ClientId c) const { return at<ClientSlot>(offsets_.client, index(c)); }
   WorkerSlot& worker(std::uint32_t i) const { return at<WorkerSlot>(offsets_.worker, i); }
   /// The ring of worker `w` (ringCapacity() records).
   EventRecord* ring(std::uint32_t w) const {
@@ -462,9 +463,9 @@ class SegmentView {
   /// Records per worker ring (the private copy).
   std::uint32_t ringCapacity() const { return counts_.ringCapacity; }
   /// The GPU slot of instance `i`.
-  GpuSlot& gpu(std::uint32_t i) const { return at<GpuSlot>(offsets_.gpu, i); }
+  GpuSlot& gpu(InstanceId i) const { return at<GpuSlot>(offsets_.gpu, index(i)); }
   /// The switching slot of hyperepoch `i`.
-  SwitchSlot& switching(std::uint32_t i) const { return at<SwitchSlot>(offsets_.switching, i); }
+  SwitchSlot& switching(HyperepochId h) const { return at<SwitchSlot>(offsets_.switching, index(h)); }
   /// The published schedule text.
   std::string_view scheduleText() const {
     return {reinterpret_cast<const char*>(bytes_.data() + offsets_.text),

@@ -20,15 +20,15 @@ namespace tactus::view {
 
 /// One executed run of a scheduled instance, drawn against the plan.
 struct ExecutedRun {
-  std::uint32_t instance = 0;      ///< InstanceId that ran
-  std::uint32_t runnable = kNone;  ///< RunnableId that actually ran (kNone: empty round-robin step)
-  std::int64_t startNs = 0;        ///< start, from the iteration's planned start
-  std::int64_t endNs = 0;          ///< end, from the iteration's planned start
+  InstanceId instance{};        ///< the instance that ran
+  RunnableId runnable = kNone;  ///< the runnable that actually ran (kNone: empty round-robin step)
+  std::int64_t startNs = 0;     ///< start, from the iteration's planned start
+  std::int64_t endNs = 0;       ///< end, from the iteration's planned start
 };
 
 /// One hyperepoch iteration of the run, as it executed.
 struct ExecutedIteration {
-  std::uint32_t hyperepoch = 0;   ///< HyperepochId
+  HyperepochId hyperepoch{};      ///< the iteration's hyperepoch
   std::uint64_t iteration = 0;    ///< hyperepoch iteration number
   std::string note;               ///< why it is shown (`first`, `most overruns`), may be empty
   std::vector<ExecutedRun> runs;  ///< its runs, any order
@@ -47,9 +47,9 @@ struct RunnableSummary {
 
 /// What a log adds to the view: some iterations to draw and per-runnable statistics.
 struct Execution {
-  std::string source;                         ///< the log's name, shown in the header
-  std::vector<ExecutedIteration> iterations;  ///< iterations to draw (each selectable)
-  std::vector<RunnableSummary> runnables;     ///< by RunnableId; empty when not measured
+  std::string source;                               ///< the log's name, shown in the header
+  std::vector<ExecutedIteration> iterations;        ///< iterations to draw (each selectable)
+  IdVector<RunnableId, RunnableSummary> runnables;  ///< per runnable; empty when not measured
 };
 
 /// Options of the rendering.
