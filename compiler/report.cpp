@@ -147,7 +147,7 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     // Holdings per candidate set: an instance needs one resource out of each of its requests'
     // candidate sets for its whole WCET.
     std::map<std::vector<ResourceId>, std::vector<std::uint32_t>> holdings;
-    std::uint32_t critical = kNone;                            // an instance on the critical path
+    std::uint32_t critical = kNone;                          // an instance on the critical path
     std::set<std::pair<RunnableId, RunnableId>> crossEdges;  // runnable pairs across SoCs
     for (std::uint32_t i = 0; i < ni; ++i) {
       const InstanceInfo& inst = s.instances[i];

@@ -454,8 +454,7 @@ int MasterRun::runFrames() {
       if ((failure = watch(false))) break;
       if ((failure = stuckClient(now))) break;
     }
-    if (const ClientId c = monitor_->exitRequester(); c != kNone)
-      control_.requestStop(StopReason::kExitRequested, c);
+    if (const ClientId c = monitor_->exitRequester(); c != kNone) control_.requestStop(StopReason::kExitRequested, c);
     if (gSignal.load() != 0) {
       control_.requestStop(StopReason::kSignal, kNone);
       if (signalAt == 0) signalAt = now;

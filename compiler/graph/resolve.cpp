@@ -49,7 +49,8 @@ void Builder::useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine)
   }
 }
 
-std::string_view Builder::stripClientSoc(std::string_view text, ClientId client, u32 atLine, const std::string& who) const {
+std::string_view Builder::stripClientSoc(std::string_view text, ClientId client, u32 atLine,
+                                         const std::string& who) const {
   const std::size_t first = text.find('.');
   if (first == std::string_view::npos) return {};
   const std::size_t second = text.find('.', first + 1);

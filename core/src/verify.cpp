@@ -382,8 +382,7 @@ class Verifier {
         continue;
       }
       if (in.frame >= slot_[in.runnable].size()) {
-        error(inst(i) + ": its epoch has only " +
-              std::to_string(slot_[in.runnable].size()) + " frames");
+        error(inst(i) + ": its epoch has only " + std::to_string(slot_[in.runnable].size()) + " frames");
         continue;
       }
       if (slot_[in.runnable][in.frame] != kNone) {
@@ -393,8 +392,8 @@ class Verifier {
       slot_[in.runnable][in.frame] = i;
       if (in.startNs < 0) error(inst(i) + " starts before its hyperepoch");
       if (in.endNs - in.startNs != r.wcetNs)
-        error(inst(i) + " lasts " + humanDuration(in.endNs - in.startNs) +
-              " but its WCET is " + humanDuration(r.wcetNs));
+        error(inst(i) + " lasts " + humanDuration(in.endNs - in.startNs) + " but its WCET is " +
+              humanDuration(r.wcetNs));
       if (in.resources.empty()) {
         error(inst(i) + " holds no resource");
         continue;
@@ -425,8 +424,7 @@ class Verifier {
         if (ri.hyperepoch != s_.epochs[r.epoch].hyperepoch)
           error(inst(i) + " holds " + res(x) + " of another hyperepoch");
         if (ri.client != kNone && ri.client != r.client)
-          error(inst(i) + " holds " + res(x) + " which is local to client " +
-                quoted(s_.clients[ri.client].name));
+          error(inst(i) + " holds " + res(x) + " which is local to client " + quoted(s_.clients[ri.client].name));
         if (k > 0 && (ri.kind == ResourceKind::kCpu || ri.kind == ResourceKind::kGpu))
           error(inst(i) + " holds a second hardware resource " + res(x));
       }
@@ -440,8 +438,7 @@ class Verifier {
     if (!report_.ok()) return;
     for (RunnableId n : s_.runnables.ids())
       for (std::size_t f = 0; f < slot_[n].size() && !full(); ++f)
-        if (slot_[n][f] == kNone)
-          error(run(n) + " frame " + std::to_string(f) + " is not scheduled");
+        if (slot_[n][f] == kNone) error(run(n) + " frame " + std::to_string(f) + " is not scheduled");
     if (!report_.ok()) return;
     for (InstanceId i : s_.instances.ids()) {
       if (full()) break;
@@ -451,8 +448,7 @@ class Verifier {
       for (RunnableId d : r.dependencies) want.push_back(slot_[d][in.frame]);
       std::sort(want.begin(), want.end());
       if (in.dependencies != want)
-        error(inst(i) +
-              " waits for other instances than its runnable's dependencies in the same frame");
+        error(inst(i) + " waits for other instances than its runnable's dependencies in the same frame");
       if (r.kind == RunnableKind::kSubmittee) {
         const InstanceInfo& sub = s_.instances[slot_[r.submittedBy][in.frame]];
         ResourceId stream = kNone;
@@ -464,8 +460,8 @@ class Verifier {
           if (std::find(in.resources.begin(), in.resources.end(), stream) == in.resources.end())
             error(inst(i) + " does not run on its submitter's " + res(stream));
           if (in.resources[0] != s_.resources[stream].device)
-            error(inst(i) + " runs on " + res(in.resources[0]) + " but its submitter's " +
-                  res(stream) + " maps to " + res(s_.resources[stream].device));
+            error(inst(i) + " runs on " + res(in.resources[0]) + " but its submitter's " + res(stream) + " maps to " +
+                  res(s_.resources[stream].device));
         }
       }
     }
@@ -626,8 +622,7 @@ class Verifier {
     if (done != nI) {
       for (InstanceId i : s_.instances.ids())
         if (indeg[i]) {
-          error("dependencies and timeline order form a cycle through " + inst(i) +
-                ": the runtime would wait forever");
+          error("dependencies and timeline order form a cycle through " + inst(i) + ": the runtime would wait forever");
           break;
         }
     }

@@ -75,16 +75,16 @@ struct HyperepochInfo {
 /// An epoch: a periodic sub-graph, released `frames` times per hyperepoch iteration.
 struct EpochInfo {
   std::string name;
-  HyperepochId hyperepoch{};     ///< owning hyperepoch
-  std::int64_t periodNs = 0;     ///< frame k is released at k * periodNs
-  std::uint32_t frames = 1;      ///< frames per hyperepoch iteration
+  HyperepochId hyperepoch{};  ///< owning hyperepoch
+  std::int64_t periodNs = 0;  ///< frame k is released at k * periodNs
+  std::uint32_t frames = 1;   ///< frames per hyperepoch iteration
 };
 
 /// A runnable of the graph (not yet unrolled into frames).
 struct RunnableInfo {
-  std::string name;          ///< client-local name (`ReadCamera`); for kAliasGroup the group name
-  ClientId client{};         ///< its client
-  EpochId epoch{};           ///< its epoch
+  std::string name;   ///< client-local name (`ReadCamera`); for kAliasGroup the group name
+  ClientId client{};  ///< its client
+  EpochId epoch{};    ///< its epoch
   RunnableKind kind = RunnableKind::kCpu;
   std::int64_t wcetNs = 0;                           ///< worst-case execution time used for scheduling
   std::int64_t startTimeNs = 0;                      ///< earliest start, from its frame's release
@@ -100,18 +100,18 @@ struct RunnableInfo {
 
 /// One scheduled run of a runnable in one frame of its epoch.
 struct InstanceInfo {
-  RunnableId runnable{};                    ///< the runnable it runs
-  std::uint32_t frame = 0;                  ///< frame of its epoch within the hyperepoch iteration
-  std::int64_t startNs = 0;                 ///< planned start from the hyperepoch iteration's start
-  std::int64_t endNs = 0;                   ///< planned end = start + WCET
-  std::vector<ResourceId> resources;        ///< the resources it holds, hardware first
-  std::vector<InstanceId> dependencies;     ///< instances it waits for (graph edges), ascending
+  RunnableId runnable{};                 ///< the runnable it runs
+  std::uint32_t frame = 0;               ///< frame of its epoch within the hyperepoch iteration
+  std::int64_t startNs = 0;              ///< planned start from the hyperepoch iteration's start
+  std::int64_t endNs = 0;                ///< planned end = start + WCET
+  std::vector<ResourceId> resources;     ///< the resources it holds, hardware first
+  std::vector<InstanceId> dependencies;  ///< instances it waits for (graph edges), ascending
 };
 
 /// Per resource: the instances that hold it, in execution order.
 struct TimelineInfo {
-  ResourceId resource{};                 ///< the resource
-  std::vector<InstanceId> instances;     ///< in the order they run
+  ResourceId resource{};              ///< the resource
+  std::vector<InstanceId> instances;  ///< in the order they run
 };
 
 /// A compiled schedule for one graph.
@@ -125,7 +125,7 @@ struct Schedule {
   IdVector<EpochId, EpochInfo> epochs;
   IdVector<RunnableId, RunnableInfo> runnables;
   IdVector<InstanceId, InstanceInfo> instances;  ///< grouped by hyperepoch, then sorted by (start, id)
-  std::vector<TimelineInfo> timelines;  ///< one per resource that any instance holds, by resource
+  std::vector<TimelineInfo> timelines;           ///< one per resource that any instance holds, by resource
   /// Multi-SoC schedules: the SoCs (empty for a schedule of one machine), and the transfer time
   /// a dependency between runnables of two SoCs adds before its successor may start.
   std::vector<SocInfo> socs;
