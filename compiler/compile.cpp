@@ -49,6 +49,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
     if (!applied) return applied.error();
   }
+  graph->crossSocLatencyNs = options.crossSocLatencyNs;
   endStep("parse");
   ScheduleOptions so;
   so.timeBudgetSeconds = options.timeBudgetSeconds;
@@ -139,7 +140,8 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
     return 0;
   }
   if (*action == CompileAction::kVersion) {
-    out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersion << ")\n";
+    out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersionOneSoc << "; "
+        << kScheduleFormatVersion << " for multi-SoC schedules)\n";
     return 0;
   }
   // Out of memory anywhere (reading, scheduling in any search worker, writing, the report) ends

@@ -17,6 +17,10 @@
 namespace tactus::compiler {
 
 /// What to compile and how (the command line's options).
+/// The default transfer time of a cross-SoC dependency: above the p99 of the hand-off between two
+/// masters over Cyclone DDS on loopback (bench/multisoc).
+inline constexpr std::int64_t kDefaultCrossSocLatencyNs = 200000;
+
 struct CompileOptions {
   std::string input;              ///< `-i`: the YAML graph
   std::string output;             ///< `-o`: the schedule file; empty = input name with .tsched
@@ -30,8 +34,10 @@ struct CompileOptions {
   /// `-wt DURATION` sets Fusion::kOn with this threshold; `-nrf` sets Fusion::kOff (see Fusion).
   Fusion fusion = Fusion::kAuto;
   std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
-  bool verbose = false;                     ///< `-v`
-  bool quiet = false;                       ///< `-q`: no search progress on standard error
+  /// `--cross-soc-latency`: transfer time of a dependency between two SoCs (multi-SoC graphs)
+  std::int64_t crossSocLatencyNs = kDefaultCrossSocLatencyNs;
+  bool verbose = false;  ///< `-v`
+  bool quiet = false;    ///< `-q`: no search progress on standard error
   /// Where a search prints its progress once a second (runCompileCommand: standard error unless
   /// `-q`); null: nowhere.
   std::ostream* progress = nullptr;

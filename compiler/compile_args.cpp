@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "duration.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::compiler {
@@ -50,6 +51,13 @@ const std::vector<OptionSpec>& specs() {
        "finds (measured on the STG set), so they are left unfused",
        {"wt"}},
       {"no-fusion", 0, "", "no runnable fusion at all", {"nrf"}},
+      {"cross-soc-latency",
+       0,
+       "DURATION",
+       "multi-SoC graphs: the transfer time a dependency between runnables of\n"
+       "two SoCs adds before its successor may start (default 200us: above\n"
+       "the p99 of a Cyclone DDS hand-off over loopback, see bench/multisoc)",
+       {}},
       {"allow-overlength", 0, "", "accept a schedule longer than its hyperepoch period (warning)", {}},
       {"quiet", 'q', "", "no search progress on standard error", {}},
       {"verbose", 'v', "", "verbose: time each step and print the planned timelines", {}},
@@ -153,6 +161,12 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
       o.fusion = Fusion::kOn;
       o.fusionThresholdNs = *d;
       sawWt = true;
+    } else if (p.name == "cross-soc-latency") {
+      auto d = parseDuration(v);
+      if (!d || *d < 0 || *d > limits::kMaxDurationNs)
+        return fail(ErrorCode::kBadParameter,
+                    "option " + p.spelled + ": '" + v + "' is not a duration (e.g. 200us, or 0)");
+      o.crossSocLatencyNs = *d;
     } else if (p.name == "no-fusion") {
       o.fusion = Fusion::kOff;
       sawNrf = true;

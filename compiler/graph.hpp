@@ -63,6 +63,12 @@ struct Graph {
   /// code), for messages about them.
   IdVector<HyperepochId, int> hyperepochLines;
   IdVector<EpochId, int> epochLines;
+  /// Multi-SoC graphs (the `SOC` form): the SoCs in graph order (empty for one machine); clients
+  /// and global resources carry their SoC. The transfer time a dependency between runnables of
+  /// two SoCs adds before its successor may start (`--cross-soc-latency`).
+  std::vector<SocInfo> socs;
+  std::int64_t crossSocLatencyNs = 0;
+  std::vector<int> socLines;
 };
 
 }  // namespace tactus::compiler

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,7 @@ std::string pad(const std::string& s, std::size_t width, bool right = false) {
 CompileReport buildReport(const Graph& graph, const Schedule& schedule, const SearchInfo* search) {
   const Schedule& s = schedule;
   CompileReport report;
+  report.multiSoc = !s.socs.empty();
   const std::size_t ni = s.instances.size();
 
   // Earliest start (critical path with releases) and tail (longest chain after the end) per
@@ -105,8 +107,25 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     if (valid(inst)) release[i] = frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs;
   }
   const std::vector<std::uint32_t> order = schedule::topologicalOrder(succs, std::move(indeg));
-  const std::vector<std::int64_t> est = schedule::longestHeads(order, preds, release, lengths);
-  const std::vector<std::int64_t> tail = schedule::longestTails(order, succs, lengths);
+  std::vector<std::int64_t> est = schedule::longestHeads(order, preds, release, lengths);
+  std::vector<std::int64_t> tail = schedule::longestTails(order, succs, lengths);
+  // Multi-SoC: a dependency across SoCs adds the transfer time on both sides.
+  const bool lagged = !s.socs.empty() && s.crossSocLatencyNs > 0;
+  auto lag = [&](std::uint32_t d, std::uint32_t i) {
+    return lagged && crossesSocs(s, s.instances[d].runnable, s.instances[i].runnable) ? s.crossSocLatencyNs : 0;
+  };
+  if (lagged) {
+    for (std::uint32_t i : order) {
+      std::int64_t t = release[i];
+      for (std::uint32_t d : preds[i]) t = std::max(t, est[d] + lengths[d] + lag(d, i));
+      est[i] = t;
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      std::int64_t t = 0;
+      for (std::uint32_t x : succs[*it]) t = std::max(t, lag(*it, x) + lengths[x] + tail[x]);
+      tail[*it] = t;
+    }
+  }
 
   IdVector<HyperepochId, std::int64_t> grain(s.hyperepochs.size(), 0);
   for (std::uint32_t i = 0; i < ni; ++i) {
@@ -115,6 +134,7 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     std::int64_t& gr = grain[hyperepochOf(s, inst)];
     gr = schedule::gcd64(gr, length(i));
     gr = schedule::gcd64(gr, frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs);
+    if (lagged) gr = schedule::gcd64(gr, s.crossSocLatencyNs);
   }
   for (HyperepochId h : s.hyperepochs.ids()) {
     const HyperepochInfo& he = s.hyperepochs[h];
@@ -127,6 +147,8 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     // Holdings per candidate set: an instance needs one resource out of each of its requests'
     // candidate sets for its whole WCET.
     std::map<std::vector<ResourceId>, std::vector<std::uint32_t>> holdings;
+    std::uint32_t critical = kNone;                          // an instance on the critical path
+    std::set<std::pair<RunnableId, RunnableId>> crossEdges;  // runnable pairs across SoCs
     for (std::uint32_t i = 0; i < ni; ++i) {
       const InstanceInfo& inst = s.instances[i];
       if (!valid(inst) || hyperepochOf(s, inst) != h) continue;
@@ -136,7 +158,13 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
         ++hr.runnables;
       }
       hr.scheduleLengthNs = std::max(hr.scheduleLengthNs, inst.endNs);
-      hr.criticalPathNs = std::max(hr.criticalPathNs, est[i] + length(i) + tail[i]);
+      if (est[i] + length(i) + tail[i] > hr.criticalPathNs) {
+        hr.criticalPathNs = est[i] + length(i) + tail[i];
+        critical = i;
+      }
+      for (InstanceId d : inst.dependencies)
+        if (s.instances.contains(d) && !s.socs.empty() && crossesSocs(s, s.instances[d].runnable, inst.runnable))
+          crossEdges.emplace(s.instances[d].runnable, inst.runnable);
       for (ResourceId r : inst.resources) {
         if (s.resources.contains(r)) intervals[r].emplace_back(inst.startNs, inst.endNs);
       }
@@ -145,6 +173,33 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
       if (ri.deadlineNs != kNoDuration && inst.endNs > frameRelease(s, inst) + ri.deadlineNs) {
         hr.deadlinesMissed.push_back(
             {qualified(s, inst.runnable), inst.frame, inst.endNs, frameRelease(s, inst) + ri.deadlineNs});
+      }
+    }
+
+    if (!s.socs.empty()) {
+      for (const auto& [from, to] : crossEdges) {
+        const auto socOf = [&](RunnableId r) { return s.socs[runnableSoc(s, r)].name; };
+        hr.crossSocEdges.push_back(qualified(s, from) + " -> " + qualified(s, to) + " (" + socOf(from) + " -> " +
+                                   socOf(to) + ")");
+      }
+      // The transfer time on the critical path: walk it back and forth from `critical`.
+      if (lagged && critical != kNone) {
+        for (std::uint32_t i = critical;;) {  // back: a predecessor whose end (+ lag) gives est
+          std::uint32_t next = kNone;
+          for (std::uint32_t d : preds[i])
+            if (est[d] + lengths[d] + lag(d, i) == est[i]) next = d;
+          if (next == kNone || est[i] == release[i]) break;
+          hr.crossSocCriticalNs += lag(next, i);
+          i = next;
+        }
+        for (std::uint32_t i = critical;;) {  // forward: a successor that gives the tail
+          std::uint32_t next = kNone;
+          for (std::uint32_t x : succs[i])
+            if (tail[i] > 0 && lag(i, x) + lengths[x] + tail[x] == tail[i]) next = x;
+          if (next == kNone) break;
+          hr.crossSocCriticalNs += lag(i, next);
+          i = next;
+        }
       }
     }
 
@@ -248,6 +303,15 @@ std::string reportText(const CompileReport& report) {
                          " steps, best after " + fixed(h.secondsToBest, 3) + "s");
     }
     line("instances", std::to_string(h.instances) + " of " + std::to_string(h.runnables) + " runnables");
+    if (report.multiSoc) {
+      const double share = h.criticalPathNs > 0 ? 100.0 * static_cast<double>(h.crossSocCriticalNs) /
+                                                      static_cast<double>(h.criticalPathNs)
+                                                : 0.0;
+      line("cross-SoC edges", std::to_string(h.crossSocEdges.size()) + " (transfers " +
+                                  humanDuration(h.crossSocCriticalNs) + " of the critical path, " + fixed(share, 1) +
+                                  "%)");
+      for (const std::string& e : h.crossSocEdges) out += "    " + e + "\n";
+    }
     if (h.deadlinesMissed.empty()) {
       line("deadlines missed", "none");
     } else {
@@ -292,6 +356,12 @@ std::string reportJson(const CompileReport& report) {
     }
     o += ",\n      \"runnables\": " + std::to_string(h.runnables);
     o += ",\n      \"instances\": " + std::to_string(h.instances);
+    if (report.multiSoc) {
+      o += ",\n      \"cross_soc_critical_ns\": " + std::to_string(h.crossSocCriticalNs);
+      o += ",\n      \"cross_soc_edges\": [";
+      for (std::size_t k = 0; k < h.crossSocEdges.size(); ++k) o += (k ? ", " : "") + jsonString(h.crossSocEdges[k]);
+      o += "]";
+    }
     o += ",\n      \"resources\": [";
     for (std::size_t k = 0; k < h.resources.size(); ++k) {
       const ResourceReport& r = h.resources[k];

@@ -53,11 +53,16 @@ struct HyperepochReport {
   std::int64_t firstLengthNs = 0;  ///< searched: length of the first (list) schedule
   std::uint64_t searchSteps = 0;   ///< searched: steps spent
   double secondsToBest = 0;        ///< searched: wall time to the best schedule (0: the first)
+  /// Multi-SoC: the dependencies between runnables of two SoCs (`A.x -> B.y (SocA -> SocB)`),
+  /// and the transfer time they add along the critical path.
+  std::vector<std::string> crossSocEdges;
+  std::int64_t crossSocCriticalNs = 0;
 };
 
 /// The whole report.
 struct CompileReport {
   std::vector<HyperepochReport> hyperepochs;
+  bool multiSoc = false;     ///< the schedule has SoCs: the cross-SoC figures are shown
   double compileTimeMs = 0;  ///< filled by the caller
 };
 

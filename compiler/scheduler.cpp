@@ -62,7 +62,9 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
 
   searchInfo = HyperepochSearchInfo{};
   searchInfo.firstLengthNs = best.lengthNs;
-  if ((options.timeBudgetSeconds > 0 || options.searchSteps > 0) && !pb.nodes.empty()) {
+  // The search's model knows no transfer times: a hyperepoch with cross-SoC lags keeps its list
+  // schedule.
+  if ((options.timeBudgetSeconds > 0 || options.searchSteps > 0) && !pb.nodes.empty() && !pb.hasCrossSocLag) {
     SearchLimits lim;
     lim.started = Clock::now();
     lim.steps = options.searchSteps;
@@ -124,6 +126,8 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
   out.resources = g.resources;
   out.hyperepochs = g.hyperepochs;
   out.epochs = g.epochs;
+  out.socs = g.socs;
+  out.crossSocLatencyNs = g.socs.empty() ? 0 : g.crossSocLatencyNs;
 
   const GraphModel model = modelGraph(g);
   const IdVector<RunnableId, std::int64_t>& wcet = model.wcet;

@@ -48,6 +48,7 @@
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/segment.hpp"
 #include "tactus/ipc/wait.hpp"
+#include "tactus/soc_link/soc_link.hpp"
 
 namespace tactus::master {
 
@@ -124,7 +125,8 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const bool takesValue = a == "-s" || a == "-l" || a == "-D" || a == "-e" || a == "-t" || a == "-c" || a == "-P" ||
-                            a == "-N" || a == "-i" || a == "--policy";
+                            a == "-N" || a == "-i" || a == "--policy" || a == "-x" || a == "--primary" ||
+                            a == "--dds-domain";
     if (takesValue && a != "-s" && !seen.insert(a).second)
       return fail(ErrorCode::kParse, "option '" + a + "' given twice");
     if (a == "-s" || a == "-l" || a == "-D") {
@@ -136,6 +138,21 @@ Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args)
                                            "comma-separated, with a schedule manager (-N)");
       }
       (a == "-s" ? o.schedulePath : a == "-l" ? o.logPath : o.instance) = *v;
+    } else if (a == "-x" || a == "--primary") {
+      auto v = needValue(i);
+      if (!v) return v.error();
+      if (v->empty() || v->size() > limits::kMaxNameBytes)
+        return fail(ErrorCode::kParse, a + " expects a SoC name of the schedule, got " + quoted(*v));
+      (a == "-x" ? o.soc : o.primarySoc) = *v;
+    } else if (a == "--dds-domain") {
+      auto v = needValue(i);
+      if (!v) return v.error();
+      auto n = toInt(a, *v);
+      if (!n) return n.error();
+      // Cyclone DDS domain ids: 0..230 (the port mapping of the DDSI specification).
+      if (*n < 0 || *n > 230)
+        return fail(ErrorCode::kParse, "--dds-domain expects a domain id 0..230, got '" + *v + "'");
+      o.ddsDomain = *n;
     } else if (a == "-N") {
       auto v = needValue(i);
       if (!v) return v.error();
@@ -211,6 +228,10 @@ std::string masterUsage() {
          "  -t US      wait at most US microseconds for the clients (default 5000000; -1 forever)\n"
          "  -m         free-running after an overrun (default: skip to the next period boundary)\n"
          "  -D NAME    instance name (default 'default'); shared memory /dev/shm/tactus_NAME\n"
+         "  -x SOC     run SoC SOC of a multi-SoC schedule (one master per SoC)\n"
+         "  --primary SOC   the SoC whose master releases the frames (default: the first SoC)\n"
+         "  --dds-domain N  DDS domain id of the multi-SoC link (default 0; interfaces and peers\n"
+         "             come from Cyclone DDS's configuration, CYCLONEDDS_URI)\n"
          "  -c CORE    pin the master's threads to CORE\n"
          "  -P PRIO    run the release threads with SCHED_FIFO priority PRIO\n"
          "  -C         do not pin client worker threads to their cores\n"
@@ -255,6 +276,8 @@ class MasterRun {
 
  private:
   Result<void> load();
+  /// -x, --primary against the schedule's SoCs; refuses a multi-SoC schedule it cannot run.
+  Result<void> checkSoc() const;
   int waitForClients();
   int runFrames();
   std::optional<RunEnd> watch(bool beforeRun);
@@ -299,7 +322,41 @@ Result<void> MasterRun::load() {
   if (!plan) return fail(plan.error().code, o_.schedulePath + ": " + plan.error().message);
   plan_ = std::move(*plan);
   if (schedule_.clients.empty()) return fail(ErrorCode::kValidation, o_.schedulePath + ": the schedule has no clients");
-  return {};
+  return checkSoc();
+}
+
+Result<void> MasterRun::checkSoc() const {
+  const std::string& path = o_.schedulePath;
+  if (schedule_.socs.empty()) {
+    if (!o_.soc.empty() || !o_.primarySoc.empty())
+      return fail(ErrorCode::kValidation, path + ": " + (o_.soc.empty() ? "--primary " : "-x ") +
+                                              quoted(o_.soc.empty() ? o_.primarySoc : o_.soc) +
+                                              " given, but schedule " + quoted(schedule_.name) +
+                                              " has no SoCs (it runs on one machine)");
+    return {};
+  }
+  std::string names;
+  for (const SocInfo& soc : schedule_.socs) names += (names.empty() ? "" : ", ") + quoted(soc.name);
+  const std::string what = "schedule " + quoted(schedule_.name) + " is a multi-SoC schedule (SoCs " + names + ")";
+  if (o_.soc.empty())
+    return fail(ErrorCode::kValidation, path + ": " + what + ": start one master per SoC with -x SOC");
+  for (const std::string* given : {&o_.soc, &o_.primarySoc}) {
+    if (given->empty()) continue;
+    const bool known = std::any_of(schedule_.socs.begin(), schedule_.socs.end(),
+                                   [&](const SocInfo& soc) { return soc.name == *given; });
+    if (!known) {
+      std::string msg = path + ": " + (given == &o_.soc ? "-x " : "--primary ") + quoted(*given);
+      msg += " names no SoC of schedule " + quoted(schedule_.name);
+      msg += " (its SoCs: " + names + ")";
+      return fail(ErrorCode::kValidation, msg);
+    }
+  }
+  if (!soc_link::available()) return fail(ErrorCode::kValidation, path + ": " + what + ": " + soc_link::missingText());
+  // The link is built (soc_link), but the master does not drive it yet: see the README section
+  // "Multi-SoC schedules" for the design of the run across SoCs.
+  return fail(ErrorCode::kValidation, path + ": " + what + ": this tactus-master cannot run SoC " + quoted(o_.soc) +
+                                          " yet (the run across SoCs is not implemented; see the README, "
+                                          "'Multi-SoC schedules')");
 }
 
 // Publishes an end the roles found and maps it to the exit code.

@@ -29,6 +29,9 @@ struct MasterOptions {
   bool noPinning = false;                  ///< -C: clients do not pin their workers
   bool lockMemory = false;                 ///< -M: mlockall
   bool allowUnregistered = false;          ///< --allow-unregistered-runnables
+  std::string soc;                         ///< -x: this master's SoC of a multi-SoC schedule
+  std::string primarySoc;                  ///< --primary: the SoC that releases frames (default: the first)
+  std::int64_t ddsDomain = 0;              ///< --dds-domain: the DDS domain id of the multi-SoC link
   bool verbose = false;                    ///< -v
   bool showVersion = false;                ///< -V
   bool showHelp = false;                   ///< --help

@@ -9,8 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # chromium: the headless browser that tests the HTML view (about 40 s to install; its test is
-# skipped, exit 77, where it is missing).
-packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium)
+# skipped, exit 77, where it is missing). cyclonedds-dev and cyclonedds-tools (idlc): the multi-SoC
+# link (-Dmultisoc=auto builds it when they are there).
+packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium cyclonedds-dev cyclonedds-tools)
 [ "${CI:-}" = true ] && packages+=(ccache)
 read -r -a extra_packages <<<"${TACTUS_EXTRA_PACKAGES:-}"
 packages+=("${extra_packages[@]}")

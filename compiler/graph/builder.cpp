@@ -59,12 +59,13 @@ void Builder::check(const Result<void>& rule) const {
 }
 
 void Builder::buildTop(u32 root) {
-  u32 graphKey = kNone, graphValue = kNone, versionNode = kNone;
+  u32 graphKey = kNone, graphValue = kNone, versionNode = kNone, socNode = kNone, socKey = kNone;
   forEachEntry(root, "the top level", [&](std::string_view key, u32 k, u32 v) {
     if (key == "Version") {
       versionNode = v;
     } else if (key == "SOC") {
-      unknownKey(key, k, "the top level", "");
+      socNode = v;
+      socKey = k;
     } else if (graphKey != kNone) {
       die(ErrorCode::kParse, line(k),
           "unexpected top-level key " + quoted(key) + ": a graph file holds Version and one graph id (already " +
@@ -95,10 +96,20 @@ void Builder::buildTop(u32 root) {
       hyperepochs = v;
     } else if (key == "Clients") {
       clients = v;
+    } else if (key == "SOC") {
+      if (socNode != kNone)
+        die(ErrorCode::kValidation, line(k),
+            "SOC is given twice (at the top level and under graph " + quoted(name) + ")");
+      socNode = v;
+      socKey = k;
     } else {
-      unknownKey(key, k, where, "Identifier, Resources, Hyperepochs, Clients");
+      unknownKey(key, k, where, "Identifier, Resources, Hyperepochs, Clients, SOC");
     }
   });
+  if (socNode != kNone && resources != kNone)
+    die(ErrorCode::kValidation, line(socKey),
+        "graph " + quoted(name) + " has both Resources and SOC: a multi-SoC graph declares its resources per SoC");
+  if (socNode != kNone) buildSocs(socNode);
   if (resources != kNone) buildGlobalResources(resources);
   if (hyperepochs == kNone)
     die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Hyperepochs");
@@ -133,8 +144,42 @@ ResourceId Builder::addResource(std::string_view name, std::string_view type, u3
   return id;
 }
 
-void Builder::buildGlobalResources(u32 map) {
-  forEachEntry(map, "the global Resources", [&](std::string_view type, u32 typeNode, u32 list) {
+void Builder::buildSocs(u32 list) {
+  expect(list, NodeKind::kSeq, "SOC");
+  if (t_.size(list) == 0) die(ErrorCode::kValidation, line(list), "SOC is empty (list the SoCs with their Resources)");
+  if (t_.size(list) > limits::kMaxSocs)
+    die(ErrorCode::kValidation, line(list),
+        std::to_string(t_.size(list)) + " SoCs (at most " + std::to_string(limits::kMaxSocs) + ")");
+  for (std::size_t i = 0; i < t_.size(list); ++i) {
+    auto [key, value] = singleEntry(t_.kid(list, i), "a SoC");
+    std::string_view name = t_.text(key);
+    checkName(name, key, "SoC", false);
+    const u32 soc = static_cast<u32>(g_.socs.size());
+    if (!socByName_.emplace(name, soc).second) die(ErrorCode::kValidation, line(key), "duplicate SoC " + quoted(name));
+    g_.socs.push_back(SocInfo{std::string(name)});
+    g_.socLines.push_back(static_cast<int>(line(key)));
+    const std::string where = "SoC " + quoted(name);
+    u32 resources = kNone;
+    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+      if (k == "Resources") resources = v;
+      else unknownKey(k, kn, where, "Resources");
+    });
+    if (resources == kNone) die(ErrorCode::kValidation, line(key), where + " has no Resources");
+    buildGlobalResources(resources, soc);
+  }
+}
+
+ResourceId Builder::findGlobal(std::string_view name, u32 soc) const {
+  auto it = globalByName_.find(name);
+  if (it != globalByName_.end()) return it->second;
+  if (soc == kNone) return kNone;
+  it = globalByName_.find(g_.socs[soc].name + "." + std::string(name));
+  return it == globalByName_.end() ? kNone : it->second;
+}
+
+void Builder::buildGlobalResources(u32 map, u32 soc) {
+  const std::string where = soc == kNone ? "the global Resources" : "the Resources of SoC " + quoted(g_.socs[soc].name);
+  forEachEntry(map, where, [&](std::string_view type, u32 typeNode, u32 list) {
     checkName(type, typeNode, "resource type", false);
     if (type == "CUDA_STREAM")
       die(ErrorCode::kValidation, line(typeNode),
@@ -145,11 +190,16 @@ void Builder::buildGlobalResources(u32 map) {
       u32 item = t_.kid(list, i);
       u32 nameNode = item, valueNode = kNone;
       if (kind(item) == NodeKind::kMap) std::tie(nameNode, valueNode) = singleEntry(item, "a resource");
-      std::string_view name = scalar(nameNode, "a resource name");
-      checkName(name, nameNode, "resource", false);
+      std::string_view local = scalar(nameNode, "a resource name");
+      checkName(local, nameNode, "resource", false);
+      // The SOC form names a SoC's resources `Soc.Name`.
+      std::string_view name = local;
+      if (soc != kNone) name = qualifiedNames_.emplace_back(g_.socs[soc].name + "." + std::string(local));
       if (!globalByName_.emplace(name, ResourceId{static_cast<u32>(g_.resources.size())}).second)
         die(ErrorCode::kValidation, line(nameNode), "duplicate resource " + quoted(name));
-      ResourceId r = addResource(name, type, nameNode, kNone);
+      ResourceId r = addResource(local, type, nameNode, kNone);
+      g_.resources[r].name = std::string(name);
+      g_.resources[r].soc = soc;
       if (valueNode != kNone) {
         if (type != "GPU")
           die(ErrorCode::kParse, line(nameNode),
@@ -179,7 +229,8 @@ void Builder::buildClientResources(u32 map, ClientId client) {
       if (kind(item) == NodeKind::kMap) std::tie(nameNode, valueNode) = singleEntry(item, "a resource");
       std::string_view name = scalar(nameNode, "a resource name");
       checkName(name, nameNode, "resource", false);
-      if (globalByName_.count(name) != 0)
+      // (SOC form: also a global of the client's SoC, which `name` alone would name as well)
+      if (globalByName_.count(name) != 0 || findGlobal(name, g_.clients[client].soc) != kNone)
         die(ErrorCode::kValidation, line(nameNode),
             "client " + quoted(g_.clients[client].name) + " resource " + quoted(name) +
                 " has the name of a global resource");
@@ -187,16 +238,23 @@ void Builder::buildClientResources(u32 map, ClientId client) {
         die(ErrorCode::kValidation, line(nameNode),
             "duplicate resource " + quoted(name) + " in client " + quoted(g_.clients[client].name));
       ResourceId r = addResource(name, type, nameNode, client);
+      g_.resources[r].soc = g_.clients[client].soc;
       if (k == ResourceKind::kCudaStream) {
         if (valueNode == kNone)
           die(ErrorCode::kValidation, line(nameNode),
               "CUDA stream " + quoted(name) + " must name its GPU (`- " + std::string(name) + ": GPU0`)");
         std::string_view gpu = scalar(valueNode, "the GPU of CUDA stream " + quoted(name));
-        auto it = globalByName_.find(gpu);
-        if (it == globalByName_.end() || g_.resources[it->second].kind != ResourceKind::kGpu)
+        const u32 soc = g_.clients[client].soc;
+        const ResourceId device = findGlobal(gpu, soc);
+        if (device == kNone || g_.resources[device].kind != ResourceKind::kGpu)
           die(ErrorCode::kValidation, line(valueNode),
               "CUDA stream " + quoted(name) + " maps to " + quoted(gpu) + ", which is not a declared GPU");
-        g_.resources[r].device = it->second;
+        if (g_.resources[device].soc != soc)
+          die(ErrorCode::kValidation, line(valueNode),
+              "CUDA stream " + quoted(name) + " of client " + quoted(g_.clients[client].name) + " maps to GPU " +
+                  quoted(gpu) + " of SoC " + quoted(g_.socs[g_.resources[device].soc].name) +
+                  ", but the client runs on SoC " + quoted(g_.socs[soc].name));
+        g_.resources[r].device = device;
       } else if (valueNode != kNone) {
         die(ErrorCode::kParse, line(nameNode),
             "resource " + quoted(name) + " of type " + quoted(type) + " takes no value");
@@ -367,15 +425,39 @@ void Builder::buildClients(u32 list) {
     g_.clients.push_back(ClientInfo{std::string(name)});
     runnableByName_.emplace_back();
     std::string where = "client " + quoted(name);
-    u32 resources = kNone, epochs = kNone;
+    u32 resources = kNone, epochs = kNone, soc = kNone;
     forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
       if (k == "Resources") resources = v;
       else if (k == "Epochs") epochs = v;
-      else unknownKey(k, kn, where, "Resources, Epochs");
+      else if (k == "SOC") soc = v;
+      else unknownKey(k, kn, where, g_.socs.empty() ? "Resources, Epochs" : "SOC, Resources, Epochs");
     });
+    setClientSoc(c, soc, key);
     if (resources != kNone) buildClientResources(resources, c);
     if (epochs != kNone) buildClientEpochs(epochs, c);
   }
+}
+
+void Builder::setClientSoc(ClientId c, u32 valueNode, u32 clientNode) {
+  const std::string who = "client " + quoted(g_.clients[c].name);
+  if (valueNode == kNone) {
+    if (!g_.socs.empty())
+      die(ErrorCode::kValidation, line(clientNode),
+          who + " has no SOC (every client of a multi-SoC graph names its SoC)");
+    return;
+  }
+  std::string_view name = scalar(valueNode, "the SOC of " + who);
+  if (g_.socs.empty())
+    die(ErrorCode::kValidation, line(valueNode),
+        who + " names SoC " + quoted(name) + ", but the graph declares no SOC list");
+  auto it = socByName_.find(name);
+  if (it == socByName_.end()) {
+    std::string known;
+    for (const SocInfo& s : g_.socs) known += (known.empty() ? "" : ", ") + quoted(s.name);
+    die(ErrorCode::kValidation, line(valueNode),
+        who + " names unknown SoC " + quoted(name) + " (declared: " + known + ")");
+  }
+  g_.clients[c].soc = it->second;
 }
 
 void Builder::buildClientEpochs(u32 list, ClientId c) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -53,7 +54,19 @@ class Builder : public TreeReader {
   // builder.cpp: the sections
   void buildTop(u32 root);
   ResourceId addResource(std::string_view name, std::string_view type, u32 nameNode, ClientId client);
-  void buildGlobalResources(u32 map);
+  /// The global resources of the graph, or of SoC `soc` (the SOC form: named `Soc.Name`).
+  void buildGlobalResources(u32 map, u32 soc = kNone);
+  /// The SOC form: the SoCs and their resources.
+  void buildSocs(u32 list);
+  /// The client's SoC from its `SOC` key (written at valueNode; kNone when absent).
+  void setClientSoc(ClientId c, u32 valueNode, u32 clientNode);
+  /// A global resource by its name as written (SOC form: `Soc.Name`, or `Name` of the client's
+  /// own SoC when `soc` is given); kNone when there is none.
+  ResourceId findGlobal(std::string_view name, u32 soc) const;
+  /// `<client>.<Soc>.<Name>`: a client-local resource written with its client and SoC; refuses
+  /// another client's or another SoC's. Returns the text's local part or an empty view when the
+  /// text is not of that form.
+  std::string_view stripClientSoc(std::string_view text, ClientId client, u32 atLine, const std::string& who) const;
   void buildClientResources(u32 map, ClientId client);
   void checkTypeNameClashes() const;
   void buildHyperepochs(u32 list);
@@ -81,6 +94,8 @@ class Builder : public TreeReader {
   IdVector<EpochId, u32> epochLine_;
   IdVector<HyperepochId, u32> hyperFirstEpoch_;  ///< position of its first epoch in g_.epochs
   std::unordered_map<std::string_view, ResourceId> globalByName_;
+  std::unordered_map<std::string_view, u32> socByName_;
+  std::deque<std::string> qualifiedNames_;  ///< owns the `Soc.Name` keys of globalByName_
   std::unordered_set<std::string_view> globalTypes_;
   std::unordered_map<ClientId, std::unordered_set<std::string_view>> localTypes_;
   std::unordered_map<ClientId, std::unordered_map<std::string_view, ResourceId>> localByName_;

@@ -49,10 +49,34 @@ void Builder::useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine)
   }
 }
 
+std::string_view Builder::stripClientSoc(std::string_view text, ClientId client, u32 atLine,
+                                         const std::string& who) const {
+  const std::size_t first = text.find('.');
+  if (first == std::string_view::npos) return {};
+  const std::size_t second = text.find('.', first + 1);
+  if (second == std::string_view::npos || second + 1 == text.size()) return {};
+  std::string_view clientName = text.substr(0, first);
+  std::string_view socName = text.substr(first + 1, second - first - 1);
+  auto c = clientByName_.find(clientName);
+  if (c == clientByName_.end()) return {};
+  if (c->second != client)
+    die(ErrorCode::kValidation, atLine,
+        who + " uses resource " + quoted(text) + " of client " + quoted(clientName) + ", which only that client sees");
+  auto s = socByName_.find(socName);
+  if (s == socByName_.end())
+    die(ErrorCode::kValidation, atLine, who + " uses resource " + quoted(text) + " of unknown SoC " + quoted(socName));
+  if (s->second != g_.clients[client].soc)
+    die(ErrorCode::kValidation, atLine,
+        who + " uses resource " + quoted(text) + " of SoC " + quoted(socName) + ", but its client " +
+            quoted(clientName) + " runs on SoC " + quoted(g_.socs[g_.clients[client].soc].name));
+  return text.substr(second + 1);
+}
+
 void Builder::resolveRequests(RunnableId r) {
   GraphRunnable& gr = g_.runnables[r];
   const HyperepochId h = g_.epochs[gr.epoch].hyperepoch;
   const std::string who = "runnable " + quoted(runnableName(g_, r));
+  const u32 soc = g_.clients[gr.client].soc;
   auto& locals = localByName_[gr.client];
   auto localTypes = localTypes_.find(gr.client);
   std::vector<ResourceRequest> hardware, software;
@@ -70,7 +94,8 @@ void Builder::resolveRequests(RunnableId r) {
       const std::vector<ResourceId> none;
       for (ResourceId i : byType == byType_.end() ? none : byType->second) {
         const ResourceInfo& info = g_.resources[i];
-        if (info.client == kNone && info.hyperepoch == h) req.candidates.push_back(i);
+        // A multi-SoC graph's runnable takes a resource of its client's SoC only.
+        if (info.client == kNone && info.hyperepoch == h && info.soc == soc) req.candidates.push_back(i);
         if (info.client == gr.client) {
           useLocal(i, h, r, ref.line);
           req.candidates.push_back(i);
@@ -79,12 +104,18 @@ void Builder::resolveRequests(RunnableId r) {
       if (req.candidates.empty())
         die(ErrorCode::kValidation, ref.line,
             who + " requests type " + quoted(ref.text) + ", but no resource of that type is in hyperepoch " +
-                quoted(g_.hyperepochs[h].name) + " or local to its client");
+                quoted(g_.hyperepochs[h].name) +
+                (soc == kNone ? std::string() : " on its client's SoC " + quoted(g_.socs[soc].name)) +
+                " or local to its client");
     } else {
-      ResourceId res = kNone;
-      auto g = globalByName_.find(ref.text);
-      if (g != globalByName_.end()) {
-        res = g->second;
+      ResourceId res = findGlobal(ref.text, soc);
+      if (res != kNone && g_.resources[res].soc != soc) {
+        die(ErrorCode::kValidation, ref.line,
+            who + " uses resource " + quoted(ref.text) + " of SoC " + quoted(g_.socs[g_.resources[res].soc].name) +
+                ", but its client " + quoted(g_.clients[gr.client].name) + " runs on SoC " + quoted(g_.socs[soc].name) +
+                " (a runnable's resources are on its client's SoC)");
+      }
+      if (res != kNone) {
         HyperepochId rh = g_.resources[res].hyperepoch;
         if (rh != h)
           die(ErrorCode::kValidation, ref.line,
@@ -92,8 +123,18 @@ void Builder::resolveRequests(RunnableId r) {
                   (rh == kNone ? std::string(", which belongs to no hyperepoch")
                                : ", which belongs to hyperepoch " + quoted(g_.hyperepochs[rh].name)));
       } else {
-        auto l = locals.find(ref.text);
+        std::string_view text = ref.text;
+        if (soc != kNone) {
+          std::string_view stripped = stripClientSoc(text, gr.client, ref.line, who);
+          if (!stripped.empty()) text = stripped;
+        }
+        auto l = locals.find(text);
         if (l == locals.end()) {
+          std::size_t dot = ref.text.find('.');
+          if (soc != kNone && dot != std::string_view::npos && socByName_.count(ref.text.substr(0, dot)) == 0 &&
+              clientByName_.count(ref.text.substr(0, dot)) == 0)
+            die(ErrorCode::kValidation, ref.line,
+                who + " uses resource " + quoted(ref.text) + " of unknown SoC " + quoted(ref.text.substr(0, dot)));
           for (ClientId other : g_.clients.ids())
             if (localByName_[other].count(ref.text) != 0)
               die(ErrorCode::kValidation, ref.line,

@@ -39,7 +39,9 @@ std::pair<u32, u32> TreeReader::singleEntry(u32 item, const std::string& what) c
 }
 void TreeReader::unknownKey(std::string_view key, u32 keyNode, const std::string& where, const char* allowed) const {
   if (key == "SOC")
-    die(ErrorCode::kParse, line(keyNode), "the multi-SoC form 'SOC' is not supported yet (in " + where + ")");
+    die(ErrorCode::kParse, line(keyNode),
+        "key 'SOC' does not belong in " + where +
+            " (the multi-SoC form: a SOC list under the graph id, and `SOC: <name>` under each client)");
   die(ErrorCode::kParse, line(keyNode), "unknown key " + quoted(key) + " in " + where + " (allowed: " + allowed + ")");
 }
 

@@ -79,8 +79,13 @@ FusedProblem fuseChains(const Problem& pb, const IdVector<RunnableId, std::int64
   f.localDeps.resize(F);
   f.localSuccs.resize(F);
   f.localSubmitter.assign(F, kNone);
+  // A chain is one client's: its SoC is its members'.
+  f.localSoc.assign(F, kNone);
+  f.crossSocLagNs = pb.crossSocLagNs;
+  f.hasCrossSocLag = pb.hasCrossSocLag;
   for (std::uint32_t l = 0; l < L; ++l) {
     const std::uint32_t fl = fp.fusedOf[l];
+    f.localSoc[fl] = pb.localSoc[l];
     for (std::uint32_t d : pb.localDeps[l]) {
       if (fp.fusedOf[d] != fl) f.localDeps[fl].push_back(fp.fusedOf[d]);
     }

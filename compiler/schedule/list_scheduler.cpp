@@ -136,12 +136,13 @@ class ListScheduler {
     return false;
   }
 
-  // Release + StartTime, and the end of every dependency (all placed by now).
+  // Release + StartTime, and the end of every dependency (all placed by now), plus the transfer
+  // time of a dependency across SoCs.
   std::int64_t earliest(std::uint32_t n) const {
     const Node& nd = pb_.nodes[n];
     std::int64_t t = nd.releaseNs;
     for (std::uint32_t d : pb_.localDeps[nd.local]) {
-      t = std::max(t, at_.placements[pb_.nodeOf(d, nd.frame)].endNs);
+      t = std::max(t, at_.placements[pb_.nodeOf(d, nd.frame)].endNs + pb_.lagNs(d, nd.local));
     }
     return t;
   }

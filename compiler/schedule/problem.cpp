@@ -180,6 +180,13 @@ Result<Problem> buildProblem(const GraphModel& model, HyperepochId h, IdVector<R
 
   pb.localDeadline.assign(L, kNoDuration);
   for (std::uint32_t l = 0; l < L; ++l) pb.localDeadline[l] = g.runnables[pb.runnables[l]].deadlineNs;
+  pb.localSoc.assign(L, kNone);
+  if (!g.socs.empty()) {
+    for (std::uint32_t l = 0; l < L; ++l) pb.localSoc[l] = g.clients[g.runnables[pb.runnables[l]].client].soc;
+    pb.crossSocLagNs = g.crossSocLatencyNs;
+    for (std::uint32_t l = 0; l < L; ++l)
+      for (std::uint32_t d : pb.localDeps[l]) pb.hasCrossSocLag = pb.hasCrossSocLag || pb.lagNs(d, l) > 0;
+  }
   if (auto ok = computeLevels(pb, he); !ok) return ok.error();
   for (std::uint32_t l = 0; l < L; ++l) localOf[pb.runnables[l]] = kNone;
   return pb;
@@ -215,14 +222,14 @@ Result<void> computeLevels(Problem& pb, const HyperepochInfo& he) {
     const GraphRunnable& gr = g.runnables[r];
     std::int64_t lf = g.epochs[gr.epoch].periodNs;
     if (pb.localDeadline[l] != kNoDuration) lf = std::min(lf, pb.localDeadline[l]);
-    for (std::uint32_t s : pb.localSuccs[l]) lf = std::min(lf, pb.latestStart[s]);
+    for (std::uint32_t s : pb.localSuccs[l]) lf = std::min(lf, pb.latestStart[s] - pb.lagNs(l, s));
     pb.latestStart[l] = lf - wcet[r];
     pb.succCount[l] = static_cast<std::int64_t>(pb.localSuccs[l].size());
   }
   for (std::uint32_t l : order) {
     const RunnableId r = pb.runnables[l];
     std::int64_t t = g.runnables[r].startTimeNs;
-    for (std::uint32_t d : pb.localDeps[l]) t = std::max(t, pb.topLevel[d] + wcet[pb.runnables[d]]);
+    for (std::uint32_t d : pb.localDeps[l]) t = std::max(t, pb.topLevel[d] + wcet[pb.runnables[d]] + pb.lagNs(d, l));
     pb.topLevel[l] = t;
   }
   return {};

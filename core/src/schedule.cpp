@@ -11,6 +11,18 @@ std::string qualifiedName(const Schedule& schedule, RunnableId runnable) {
   return client + "." + r.name;
 }
 
+std::uint32_t runnableSoc(const Schedule& schedule, RunnableId runnable) {
+  if (!schedule.runnables.contains(runnable)) return kNone;
+  const ClientId c = schedule.runnables[runnable].client;
+  return schedule.clients.contains(c) ? schedule.clients[c].soc : std::uint32_t{kNone};
+}
+
+bool crossesSocs(const Schedule& schedule, RunnableId from, RunnableId to) {
+  const std::uint32_t a = runnableSoc(schedule, from);
+  const std::uint32_t b = runnableSoc(schedule, to);
+  return a != kNone && b != kNone && a != b;
+}
+
 IdVector<RunnableId, std::vector<InstanceId>> instancesByRunnableFrame(const Schedule& schedule) {
   IdVector<RunnableId, std::vector<InstanceId>> table(schedule.runnables.size());
   for (InstanceId i : schedule.instances.ids()) {

@@ -92,10 +92,19 @@ class Writer {
 };
 
 std::string writeBody(const Schedule& s) {
-  std::string head = std::string(kMagic) + " " + std::to_string(kScheduleFormatVersion);
+  const bool multi = !s.socs.empty();
+  std::string head =
+      std::string(kMagic) + " " + std::to_string(multi ? kScheduleFormatVersion : kScheduleFormatVersionOneSoc);
   Writer body;
   body.rec("schedule").f("name", s.name).u("identifier", s.identifier).f("source_hash", hashToHex(s.sourceHash));
-  for (std::size_t k = 0; k < s.clients.size(); ++k) body.rec("client").u("id", k).f("name", s.clients[k].name);
+  if (multi) {
+    body.i("cross_soc_latency_ns", s.crossSocLatencyNs);
+    for (std::size_t k = 0; k < s.socs.size(); ++k) body.rec("soc").u("id", k).f("name", s.socs[k].name);
+  }
+  for (std::size_t k = 0; k < s.clients.size(); ++k) {
+    body.rec("client").u("id", k).f("name", s.clients[k].name);
+    if (multi) body.opt("soc", s.clients[k].soc);
+  }
   for (std::size_t k = 0; k < s.resources.size(); ++k) {
     const ResourceInfo& r = s.resources[k];
     body.rec("resource")
@@ -108,6 +117,7 @@ std::string writeBody(const Schedule& s) {
         .opt("core", r.core)
         .opt("device", r.device)
         .opt("stream_limit", r.streamLimit);
+    if (multi) body.opt("soc", r.soc);
   }
   for (std::size_t k = 0; k < s.hyperepochs.size(); ++k) {
     const HyperepochInfo& h = s.hyperepochs[k];
@@ -387,11 +397,12 @@ void assignField(std::vector<Id>& dst, std::vector<std::uint32_t>&& values) {
   } while (0)
 
 // Record kinds in the order they must appear.
-enum class Section { kClient, kResource, kHyperepoch, kEpoch, kRunnable, kInstance, kTimeline };
+enum class Section { kSoc, kClient, kResource, kHyperepoch, kEpoch, kRunnable, kInstance, kTimeline };
 
 Result<Schedule> parse(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
   Reader reader(text, origin);
   std::string_view line;
+  std::uint32_t version = 0;
   if (!reader.next(line) || line.substr(0, kMagic.size()) != kMagic)
     return reader.err("not a tactus schedule file (it does not start with '" + std::string(kMagic) + "')");
   {
@@ -401,10 +412,12 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
     std::uint32_t v = 0;
     auto [p, ec] = std::from_chars(ver.data(), ver.data() + ver.size(), v);
     if (ec != std::errc() || p != ver.data() + ver.size()) return reader.err("bad format version " + quoted(ver, 20));
-    if (v != kScheduleFormatVersion)
+    if (v != kScheduleFormatVersion && v != kScheduleFormatVersionOneSoc)
       return fail(ErrorCode::kIncompatible, origin + ": schedule file format version " + std::to_string(v) +
-                                                " is not supported (this build reads version " +
+                                                " is not supported (this build reads versions " +
+                                                std::to_string(kScheduleFormatVersionOneSoc) + " and " +
                                                 std::to_string(kScheduleFormatVersion) + "); recompile the graph");
+    version = v;
   }
 
   Schedule s;
@@ -421,10 +434,12 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
     std::string_view hex;
     TACTUS_READ(hex, f.raw("source_hash"));
     if (!hashFromHex(hex, s.sourceHash)) return reader.err("source_hash is not 16 hex digits");
+    if (version >= 2) TACTUS_READ(s.crossSocLatencyNs, f.i64("cross_soc_latency_ns"));
     TACTUS_CHECK(f.done());
   }
+  const bool multi = version >= 2;
 
-  Section section = Section::kClient;
+  Section section = Section::kSoc;
   std::uint64_t framesTotal = 0;
   bool sawHash = false;
   while (reader.next(line)) {
@@ -458,12 +473,21 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
         return reader.err("more than " + std::to_string(limit) + " " + what + " (the limit per schedule)");
       return {};
     };
-    if (rec.kind == "client") {
+    if (rec.kind == "soc" && multi) {
+      TACTUS_CHECK(order(Section::kSoc));
+      TACTUS_CHECK(room(s.socs.size(), limits::kMaxSocs, "SoCs"));
+      TACTUS_CHECK(f.id(s.socs.size()));
+      SocInfo soc;
+      TACTUS_READ(soc.name, f.name("name"));
+      TACTUS_CHECK(f.done());
+      s.socs.push_back(std::move(soc));
+    } else if (rec.kind == "client") {
       TACTUS_CHECK(order(Section::kClient));
       TACTUS_CHECK(room(s.clients.size(), limits::kMaxClients, "clients"));
       TACTUS_CHECK(f.id(s.clients.size()));
       ClientInfo c;
       TACTUS_READ(c.name, f.name("name"));
+      if (multi) TACTUS_READ(c.soc, f.opt("soc"));
       TACTUS_CHECK(f.done());
       s.clients.push_back(std::move(c));
     } else if (rec.kind == "resource") {
@@ -481,6 +505,7 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       TACTUS_READ(r.core, f.opt("core"));
       TACTUS_READ(r.device, f.opt("device"));
       TACTUS_READ(r.streamLimit, f.opt("stream_limit"));
+      if (multi) TACTUS_READ(r.soc, f.opt("soc"));
       TACTUS_CHECK(f.done());
       s.resources.push_back(std::move(r));
     } else if (rec.kind == "hyperepoch") {

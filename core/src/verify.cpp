@@ -24,6 +24,7 @@ class Verifier {
   VerifyReport run() {
     if (withinLimits() && structure() && instanceCounts()) {
       instancesStructure();
+      if (report_.ok()) socPlacement();
       if (report_.ok()) timelines();
       if (report_.ok()) streamOrder();
       if (report_.ok()) timing();
@@ -63,6 +64,7 @@ class Verifier {
     count(s_.runnables.size(), limits::kMaxRunnables, "runnables");
     count(s_.instances.size(), limits::kMaxInstancesTotal, "runnable instances");
     count(s_.timelines.size(), limits::kMaxResources, "timelines");
+    count(s_.socs.size(), limits::kMaxSocs, "SoCs");
     if (!report_.ok()) return false;
     // Messages are built only for a value out of range: a valid schedule of millions of
     // instances must not pay for millions of strings. `what` is a callable giving the subject.
@@ -78,6 +80,9 @@ class Verifier {
               humanDuration(limits::kMaxDurationNs));
     };
     name(s_.name, [] { return std::string("the schedule"); });
+    time(
+        s_.crossSocLatencyNs, [] { return std::string("the schedule"); }, "cross-SoC latency", false);
+    for (std::size_t k = 0; k < s_.socs.size(); ++k) name(s_.socs[k].name, [&] { return "SoC " + std::to_string(k); });
     for (std::size_t c = 0; c < s_.clients.size(); ++c)
       name(s_.clients[c].name, [&] { return "client " + std::to_string(c); });
     for (std::size_t r = 0; r < s_.resources.size(); ++r)
@@ -178,6 +183,7 @@ class Verifier {
         error("resource " + quoted(ri.name) + " has " + std::to_string(streamsPerDevice[r]) +
               " streams mapped to it, above its limit of " + std::to_string(ri.streamLimit));
     }
+    socStructure();
     IdVector<EpochId, HyperepochId> epochOwner(nE, kNone);
     for (HyperepochId h : s_.hyperepochs.ids()) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
@@ -295,6 +301,56 @@ class Verifier {
     return report_.ok();
   }
 
+  // Multi-SoC: every client and global resource on a declared SoC, a client's own resources
+  // and a stream's GPU on its SoC; in a schedule of one machine, no SoC anywhere.
+  void socStructure() {
+    const std::size_t nS = s_.socs.size();
+    for (std::size_t k = 0; k < nS; ++k) {
+      if (s_.socs[k].name.empty()) error("SoC " + std::to_string(k) + " has no name");
+      for (std::size_t j = 0; j < k; ++j)
+        if (s_.socs[j].name == s_.socs[k].name) error("SoC " + quoted(s_.socs[k].name) + " is listed twice");
+    }
+    auto socName = [&](std::uint32_t k) { return k < nS ? quoted(s_.socs[k].name) : std::to_string(k); };
+    for (ClientId c : s_.clients.ids()) {
+      const std::uint32_t soc = s_.clients[c].soc;
+      const std::string what = "client " + quoted(s_.clients[c].name);
+      if (nS == 0 && soc != kNone) error(what + " names SoC " + std::to_string(soc) + " in a schedule without SoCs");
+      if (nS != 0 && soc == kNone) error(what + " runs on no SoC in a multi-SoC schedule");
+      if (nS != 0 && soc != kNone && soc >= nS)
+        error(what + " names SoC " + std::to_string(soc) + " which does not exist");
+    }
+    for (const ResourceInfo& ri : s_.resources) {
+      const std::string what = "resource " + quoted(ri.name);
+      if (nS == 0) {
+        if (ri.soc != kNone) error(what + " names SoC " + std::to_string(ri.soc) + " in a schedule without SoCs");
+        continue;
+      }
+      if (ri.soc == kNone || ri.soc >= nS) {
+        error(what + " is on no declared SoC in a multi-SoC schedule");
+        continue;
+      }
+      if (s_.clients.contains(ri.client) && s_.clients[ri.client].soc != ri.soc)
+        error(what + " of client " + quoted(s_.clients[ri.client].name) + " is on SoC " + socName(ri.soc) +
+              ", not on its client's SoC " + socName(s_.clients[ri.client].soc));
+      if (ri.kind == ResourceKind::kCudaStream && s_.resources.contains(ri.device) &&
+          s_.resources[ri.device].soc != ri.soc)
+        error(what + " maps to GPU " + quoted(s_.resources[ri.device].name) + " of another SoC");
+    }
+  }
+
+  // Multi-SoC: an instance holds resources of its own client's SoC only.
+  void socPlacement() {
+    if (s_.socs.empty()) return;
+    for (InstanceId i : s_.instances.ids()) {
+      if (full()) break;
+      const InstanceInfo& in = s_.instances[i];
+      const std::uint32_t soc = runnableSoc(s_, in.runnable);
+      for (ResourceId r : in.resources)
+        if (s_.resources.contains(r) && s_.resources[r].soc != soc)
+          error(inst(i) + " holds " + res(r) + " of another SoC than its client's");
+    }
+  }
+
   bool scheduled(RunnableId n) const { return s_.runnables[n].aliasGroup == kNone; }
 
   // Whether instance i holds resource r: a scan of a short list, a search of the sorted copy of
@@ -326,8 +382,7 @@ class Verifier {
         continue;
       }
       if (in.frame >= slot_[in.runnable].size()) {
-        error(inst(i) + ": its epoch has only " +
-              std::to_string(slot_[in.runnable].size()) + " frames");
+        error(inst(i) + ": its epoch has only " + std::to_string(slot_[in.runnable].size()) + " frames");
         continue;
       }
       if (slot_[in.runnable][in.frame] != kNone) {
@@ -337,8 +392,8 @@ class Verifier {
       slot_[in.runnable][in.frame] = i;
       if (in.startNs < 0) error(inst(i) + " starts before its hyperepoch");
       if (in.endNs - in.startNs != r.wcetNs)
-        error(inst(i) + " lasts " + humanDuration(in.endNs - in.startNs) +
-              " but its WCET is " + humanDuration(r.wcetNs));
+        error(inst(i) + " lasts " + humanDuration(in.endNs - in.startNs) + " but its WCET is " +
+              humanDuration(r.wcetNs));
       if (in.resources.empty()) {
         error(inst(i) + " holds no resource");
         continue;
@@ -369,8 +424,7 @@ class Verifier {
         if (ri.hyperepoch != s_.epochs[r.epoch].hyperepoch)
           error(inst(i) + " holds " + res(x) + " of another hyperepoch");
         if (ri.client != kNone && ri.client != r.client)
-          error(inst(i) + " holds " + res(x) + " which is local to client " +
-                quoted(s_.clients[ri.client].name));
+          error(inst(i) + " holds " + res(x) + " which is local to client " + quoted(s_.clients[ri.client].name));
         if (k > 0 && (ri.kind == ResourceKind::kCpu || ri.kind == ResourceKind::kGpu))
           error(inst(i) + " holds a second hardware resource " + res(x));
       }
@@ -384,8 +438,7 @@ class Verifier {
     if (!report_.ok()) return;
     for (RunnableId n : s_.runnables.ids())
       for (std::size_t f = 0; f < slot_[n].size() && !full(); ++f)
-        if (slot_[n][f] == kNone)
-          error(run(n) + " frame " + std::to_string(f) + " is not scheduled");
+        if (slot_[n][f] == kNone) error(run(n) + " frame " + std::to_string(f) + " is not scheduled");
     if (!report_.ok()) return;
     for (InstanceId i : s_.instances.ids()) {
       if (full()) break;
@@ -395,8 +448,7 @@ class Verifier {
       for (RunnableId d : r.dependencies) want.push_back(slot_[d][in.frame]);
       std::sort(want.begin(), want.end());
       if (in.dependencies != want)
-        error(inst(i) +
-              " waits for other instances than its runnable's dependencies in the same frame");
+        error(inst(i) + " waits for other instances than its runnable's dependencies in the same frame");
       if (r.kind == RunnableKind::kSubmittee) {
         const InstanceInfo& sub = s_.instances[slot_[r.submittedBy][in.frame]];
         ResourceId stream = kNone;
@@ -408,8 +460,8 @@ class Verifier {
           if (std::find(in.resources.begin(), in.resources.end(), stream) == in.resources.end())
             error(inst(i) + " does not run on its submitter's " + res(stream));
           if (in.resources[0] != s_.resources[stream].device)
-            error(inst(i) + " runs on " + res(in.resources[0]) + " but its submitter's " +
-                  res(stream) + " maps to " + res(s_.resources[stream].device));
+            error(inst(i) + " runs on " + res(in.resources[0]) + " but its submitter's " + res(stream) + " maps to " +
+                  res(s_.resources[stream].device));
         }
       }
     }
@@ -508,10 +560,15 @@ class Verifier {
       if (in.startNs < release + r.startTimeNs)
         error(what + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " +
               humanDuration(release + r.startTimeNs));
-      for (InstanceId d : in.dependencies)
-        if (in.startNs < s_.instances[d].endNs)
+      for (InstanceId d : in.dependencies) {
+        // A dependency across SoCs adds the transfer time of the schedule.
+        const bool cross = !s_.socs.empty() && crossesSocs(s_, s_.instances[d].runnable, in.runnable);
+        const std::int64_t ready = s_.instances[d].endNs + (cross ? s_.crossSocLatencyNs : 0);
+        if (in.startNs < ready)
           error(what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) + " ends at " +
-                humanDuration(s_.instances[d].endNs));
+                humanDuration(s_.instances[d].endNs) +
+                (cross ? " plus the cross-SoC latency " + humanDuration(s_.crossSocLatencyNs) : std::string()));
+      }
       if (in.endNs > release + e.periodNs) {
         // The last frame's boundary is the next hyperepoch iteration: crossing it is overlength.
         std::string msg = what + " ends at " + humanDuration(in.endNs) + ", after epoch " + quoted(e.name) +
@@ -565,8 +622,7 @@ class Verifier {
     if (done != nI) {
       for (InstanceId i : s_.instances.ids())
         if (indeg[i]) {
-          error("dependencies and timeline order form a cycle through " + inst(i) +
-                ": the runtime would wait forever");
+          error("dependencies and timeline order form a cycle through " + inst(i) + ": the runtime would wait forever");
           break;
         }
     }

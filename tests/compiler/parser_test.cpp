@@ -154,7 +154,7 @@ TEST_CASE("parseGraph rejects each broken fixture with file, line and the offend
       {"wcet_without_unit.yaml", ErrorCode::kParse, {"C.A", "unit"}},
       {"bad_name.yaml", ErrorCode::kValidation, {"Bad,Name"}},
       {"priority_range.yaml", ErrorCode::kValidation, {"C.A", "Priority", "11"}},
-      {"soc.yaml", ErrorCode::kParse, {"SOC", "not supported yet"}},
+      {"soc.yaml", ErrorCode::kValidation, {"SOC", "Resources", "per SoC"}},
       {"unknown_epoch.yaml", ErrorCode::kValidation, {"H.Nope"}},
       {"frames_zero.yaml", ErrorCode::kValidation, {"Frames", "H.E"}},
       {"epoch_exceeds_hyperepoch.yaml", ErrorCode::kValidation, {"H.E", "30000000", "25000000"}},

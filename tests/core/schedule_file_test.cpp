@@ -45,10 +45,10 @@ TEST_CASE("a changed byte is caught by the content hash", "[schedule_file]") {
 
 TEST_CASE("another format version is refused as incompatible", "[schedule_file]") {
   std::string text = writeSchedule(test::sampleSchedule());
-  auto r = readSchedule(replaceOnce(text, "tactus-schedule 1", "tactus-schedule 2"), "x.tsched");
+  auto r = readSchedule(replaceOnce(text, "tactus-schedule 1", "tactus-schedule 3"), "x.tsched");
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().code == ErrorCode::kIncompatible);
-  CHECK_THAT(r.error().message, Catch::Contains("format version 2"));
+  CHECK_THAT(r.error().message, Catch::Contains("format version 3"));
 }
 
 TEST_CASE("malformed schedule files get messages with file and line", "[schedule_file]") {

@@ -30,6 +30,8 @@ inline constexpr std::uint32_t kMaxClients = 1u << 12;
 inline constexpr std::uint32_t kMaxResources = 1u << 16;
 inline constexpr std::uint32_t kMaxHyperepochs = 1u << 10;
 inline constexpr std::uint32_t kMaxEpochs = 1u << 12;
+/// Most SoCs of a multi-SoC graph or schedule (one master each).
+inline constexpr std::uint32_t kMaxSocs = 64;
 /// Most dependencies of one runnable.
 inline constexpr std::uint32_t kMaxDependenciesPerRunnable = 1u << 16;
 /// Longest name (client, runnable, resource, hyperepoch, epoch, graph) in bytes.

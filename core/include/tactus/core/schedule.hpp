@@ -39,9 +39,15 @@ enum class RunnableKind : std::uint8_t {
   kAliasGroup,  ///< a round-robin slot: frame k runs steps[k mod steps.size()]
 };
 
+/// A SoC (or host) of a multi-SoC schedule: one master runs each SoC's clients.
+struct SocInfo {
+  std::string name;  ///< as in the graph's `SOC` list (`SocA`)
+};
+
 /// A client process of the schedule.
 struct ClientInfo {
-  std::string name;  ///< the name the process passes at init
+  std::string name;           ///< the name the process passes at init
+  std::uint32_t soc = kNone;  ///< SocId index of a multi-SoC schedule, else kNone
 };
 
 /// A timeline on which at most one runnable instance runs at a time.
@@ -54,6 +60,7 @@ struct ResourceInfo {
   std::uint32_t core = kNone;         ///< kCpu: the core number n of `CPU<n>`
   ResourceId device = kNone;          ///< kCudaStream: the kGpu resource it maps to
   std::uint32_t streamLimit = kNone;  ///< kGpu: most client streams that may map to it (kNone = any)
+  std::uint32_t soc = kNone;          ///< SocId index of a multi-SoC schedule, else kNone
 };
 
 /// A hyperepoch: a set of resources running its epochs on its own time base.
@@ -68,16 +75,16 @@ struct HyperepochInfo {
 /// An epoch: a periodic sub-graph, released `frames` times per hyperepoch iteration.
 struct EpochInfo {
   std::string name;
-  HyperepochId hyperepoch{};     ///< owning hyperepoch
-  std::int64_t periodNs = 0;     ///< frame k is released at k * periodNs
-  std::uint32_t frames = 1;      ///< frames per hyperepoch iteration
+  HyperepochId hyperepoch{};  ///< owning hyperepoch
+  std::int64_t periodNs = 0;  ///< frame k is released at k * periodNs
+  std::uint32_t frames = 1;   ///< frames per hyperepoch iteration
 };
 
 /// A runnable of the graph (not yet unrolled into frames).
 struct RunnableInfo {
-  std::string name;          ///< client-local name (`ReadCamera`); for kAliasGroup the group name
-  ClientId client{};         ///< its client
-  EpochId epoch{};           ///< its epoch
+  std::string name;   ///< client-local name (`ReadCamera`); for kAliasGroup the group name
+  ClientId client{};  ///< its client
+  EpochId epoch{};    ///< its epoch
   RunnableKind kind = RunnableKind::kCpu;
   std::int64_t wcetNs = 0;                           ///< worst-case execution time used for scheduling
   std::int64_t startTimeNs = 0;                      ///< earliest start, from its frame's release
@@ -93,18 +100,18 @@ struct RunnableInfo {
 
 /// One scheduled run of a runnable in one frame of its epoch.
 struct InstanceInfo {
-  RunnableId runnable{};                    ///< the runnable it runs
-  std::uint32_t frame = 0;                  ///< frame of its epoch within the hyperepoch iteration
-  std::int64_t startNs = 0;                 ///< planned start from the hyperepoch iteration's start
-  std::int64_t endNs = 0;                   ///< planned end = start + WCET
-  std::vector<ResourceId> resources;        ///< the resources it holds, hardware first
-  std::vector<InstanceId> dependencies;     ///< instances it waits for (graph edges), ascending
+  RunnableId runnable{};                 ///< the runnable it runs
+  std::uint32_t frame = 0;               ///< frame of its epoch within the hyperepoch iteration
+  std::int64_t startNs = 0;              ///< planned start from the hyperepoch iteration's start
+  std::int64_t endNs = 0;                ///< planned end = start + WCET
+  std::vector<ResourceId> resources;     ///< the resources it holds, hardware first
+  std::vector<InstanceId> dependencies;  ///< instances it waits for (graph edges), ascending
 };
 
 /// Per resource: the instances that hold it, in execution order.
 struct TimelineInfo {
-  ResourceId resource{};                 ///< the resource
-  std::vector<InstanceId> instances;     ///< in the order they run
+  ResourceId resource{};              ///< the resource
+  std::vector<InstanceId> instances;  ///< in the order they run
 };
 
 /// A compiled schedule for one graph.
@@ -118,8 +125,18 @@ struct Schedule {
   IdVector<EpochId, EpochInfo> epochs;
   IdVector<RunnableId, RunnableInfo> runnables;
   IdVector<InstanceId, InstanceInfo> instances;  ///< grouped by hyperepoch, then sorted by (start, id)
-  std::vector<TimelineInfo> timelines;  ///< one per resource that any instance holds, by resource
+  std::vector<TimelineInfo> timelines;           ///< one per resource that any instance holds, by resource
+  /// Multi-SoC schedules: the SoCs (empty for a schedule of one machine), and the transfer time
+  /// a dependency between runnables of two SoCs adds before its successor may start.
+  std::vector<SocInfo> socs;
+  std::int64_t crossSocLatencyNs = 0;
 };
+
+/// The SoC of a runnable (its client's), kNone in a schedule of one machine.
+std::uint32_t runnableSoc(const Schedule& schedule, RunnableId runnable);
+
+/// Whether the dependency `from` -> `to` (runnable indices) crosses SoCs.
+bool crossesSocs(const Schedule& schedule, RunnableId from, RunnableId to);
 
 /// Name used in messages: `Client0.ReadCamera`.
 std::string qualifiedName(const Schedule& schedule, RunnableId runnable);

@@ -17,6 +17,11 @@
 // (the runnable record is one line in the file). Records appear in this order and ids count up
 // from 0 in each kind. `-` is an absent value. The content hash covers every byte before the
 // `content_hash` line. Names contain no white space, `,`, `=` or `#`.
+//
+// Format version 2 is written for multi-SoC schedules only (a schedule of one machine is still
+// written as version 1, byte for byte as before): the schedule record ends with
+// `cross_soc_latency_ns=N`, `soc id=0 name=SocA` records follow it, and client and resource
+// records end with `soc=K` (`-` for none).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +33,10 @@
 
 namespace tactus {
 
-/// The format version this build writes and reads.
-inline constexpr std::uint32_t kScheduleFormatVersion = 1;
+/// The newest format version this build writes and reads (multi-SoC schedules).
+inline constexpr std::uint32_t kScheduleFormatVersion = 2;
+/// The version written for schedules of one machine (no SoCs); read as well.
+inline constexpr std::uint32_t kScheduleFormatVersionOneSoc = 1;
 
 /// The conventional file extension of schedule files.
 inline constexpr const char* kScheduleFileExtension = ".tsched";

@@ -1,0 +1,158 @@
+// The cross-SoC hand-off through tactus's link (soc_link) between two processes over Cyclone DDS
+// on loopback: a runnable end published by one master's link to its arrival at the other's, as
+// round trip / 2 (end of runnable 7 on SoC 0 -> end of runnable 8 published back by SoC 1), p50
+// and p99 over N iterations; then the bare Cyclone DDS ping-pong of the same run (dds-pingpong)
+// and the ratios.
+//
+//   link-handoff DDS_PINGPONG [ITERATIONS]   (default 10000)
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "tactus/soc_link/soc_link.hpp"
+
+using namespace tactus;
+using namespace tactus::soc_link;
+
+namespace {
+
+std::int64_t nowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+LinkOptions options(std::uint32_t soc) {
+  LinkOptions o;
+  o.domain = 18;
+  o.schedule = 12;
+  o.soc = soc;
+  return o;
+}
+
+bool waitAlive(Link& link, std::uint32_t soc) {
+  for (int i = 0; i < 1000; ++i) {
+    (void)link.announce(1);
+    for (std::uint32_t s : link.aliveSocs())
+      if (s == soc && link.matchedPeers() >= 1) return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+[[noreturn]] void echo(long total) {
+  auto link = Link::open(options(1));
+  if (!link || !waitAlive(**link, 0)) _exit(10);
+  long seen = 0;
+  const std::int64_t until = nowNs() + 300'000'000'000;
+  while (seen < total && nowNs() < until) {
+    auto ends = (*link)->takeEnds(1'000'000'000);
+    if (!ends) _exit(11);
+    for (const RemoteEnd& e : *ends) {
+      if (!(*link)->publishEnd(e.iteration, e.frame, 8, nowNs())) _exit(12);
+      ++seen;
+    }
+  }
+  usleep(200000);
+  _exit(seen == total ? 0 : 13);
+}
+
+std::int64_t percentile(std::vector<std::int64_t> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+// Runs dds-pingpong and reads its p50 and p99 (us) from its output.
+bool barePingPong(const char* program, long iterations, double& p50, double& p99) {
+  const std::string cmd = std::string(program) + " " + std::to_string(iterations);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return false;
+  char line[256];
+  bool found = false;
+  while (std::fgets(line, sizeof line, p) != nullptr) {
+    std::fputs(line, stdout);
+    if (std::sscanf(line, " one way (round trip / 2): p50 %lf us p99 %lf us", &p50, &p99) == 2) found = true;
+  }
+  return pclose(p) == 0 && found;
+}
+
+}  // namespace
+
+namespace {
+
+int run(int argc, char** argv) {
+  // Loopback only: the shipped configuration, unless the caller chose one.
+  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 0);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: link-handoff DDS_PINGPONG [ITERATIONS]\n");
+    return 2;
+  }
+  const long iterations = argc > 2 ? std::strtol(argv[2], nullptr, 10) : 10000;
+  if (iterations < 100 || iterations > 10000000) {
+    std::fprintf(stderr, "link-handoff: ITERATIONS must be 100..10000000\n");
+    return 2;
+  }
+  const long warmup = 200;
+  const pid_t child = fork();
+  if (child == 0) echo(iterations + warmup);
+  auto link = Link::open(options(0));
+  if (!link || !waitAlive(**link, 1)) {
+    std::fprintf(stderr, "link-handoff: the other link did not come\n");
+    kill(child, SIGKILL);
+    return 1;
+  }
+  std::vector<std::int64_t> half;
+  half.reserve(static_cast<std::size_t>(iterations));
+  for (long i = 0; i < iterations + warmup; ++i) {
+    const std::int64_t t0 = nowNs();
+    if (!(*link)->publishEnd(static_cast<std::uint64_t>(i), 0, 7, t0)) return 1;
+    bool back = false;
+    while (!back) {
+      auto ends = (*link)->takeEnds(5'000'000'000);
+      if (!ends || ends->empty()) {
+        std::fprintf(stderr, "link-handoff: no answer to end %ld within 5 s\n", i);
+        kill(child, SIGKILL);
+        return 1;
+      }
+      for (const RemoteEnd& e : *ends) back = back || e.iteration == static_cast<std::uint64_t>(i);
+    }
+    if (i >= warmup) half.push_back((nowNs() - t0) / 2);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  link->reset();
+  const double p50 = static_cast<double>(percentile(half, 0.5)) / 1e3;
+  const double p99 = static_cast<double>(percentile(half, 0.99)) / 1e3;
+  std::printf(
+      "soc_link hand-off (runnable end keyed by schedule, runnable, frame; two processes, "
+      "loopback), %ld iterations\n",
+      iterations);
+  std::printf("  one way (round trip / 2): p50 %.1f us  p99 %.1f us\n", p50, p99);
+  double bareP50 = 0, bareP99 = 0;
+  if (!barePingPong(argv[1], iterations, bareP50, bareP99)) {
+    std::fprintf(stderr, "link-handoff: the bare ping-pong failed\n");
+    return 1;
+  }
+  std::printf("ratio soc_link / bare DDS: p50 %.2fx  p99 %.2fx\n", p50 / bareP50, p99 / bareP99);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "link-handoff: %s\n", e.what());
+    return 1;
+  }
+}

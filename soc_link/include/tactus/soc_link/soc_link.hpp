@@ -1,0 +1,70 @@
+// The link between the masters of a multi-SoC schedule (one master per SoC): runnable ends that a
+// runnable on another SoC waits for, and each master's liveliness, over Eclipse Cyclone DDS
+// (reliable, keyed topics; discovery and interfaces from Cyclone's own configuration,
+// CYCLONEDDS_URI). No DDS type appears here: dds/dds.h stays in soc_link/src.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tactus/core/result.hpp"
+
+namespace tactus::soc_link {
+
+/// Whether this build has the DDS link (-Dmultisoc with Cyclone DDS and its idlc found).
+bool available();
+
+/// What a build without the link lacks and how to get it (for the refusal of a multi-SoC run).
+std::string missingText();
+
+/// Where a link joins: one schedule's masters in one DDS domain.
+struct LinkOptions {
+  std::uint32_t domain = 0;                   ///< DDS domain id (`--dds-domain`)
+  std::uint16_t schedule = 0;                 ///< schedule identifier: keys every sample
+  std::uint32_t soc = 0;                      ///< this master's SoC (index into the schedule's SoCs)
+  std::int64_t livelinessNs = 5'000'000'000;  ///< a peer silent this long is lost (`-o`, STM's 5 s)
+};
+
+/// A runnable end published by another SoC's master.
+struct RemoteEnd {
+  std::uint64_t iteration = 0;  ///< hyperepoch iteration
+  std::uint32_t frame = 0;      ///< frame of the runnable's epoch
+  std::uint32_t runnable = 0;   ///< RunnableId index in the schedule
+  std::int64_t endNs = 0;       ///< the sender's CLOCK_MONOTONIC at the end
+};
+
+/// One master's end of the link. Not copyable; closing it leaves the DDS domain.
+class Link {
+ public:
+  /// Joins the domain: a participant with a writer and a reader of runnable ends and of master
+  /// states (the latter with automatic liveliness leased for `livelinessNs`).
+  static Result<std::unique_ptr<Link>> open(const LinkOptions& options);
+  virtual ~Link() = default;
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  /// Publishes the end of runnable `runnable` in `frame` of `iteration` (reliable; keyed by
+  /// schedule, runnable and frame, the last 64 iterations of each kept until taken).
+  virtual Result<void> publishEnd(std::uint64_t iteration, std::uint32_t frame, std::uint32_t runnable,
+                                  std::int64_t endNs) = 0;
+  /// Waits up to `timeoutNs` for runnable ends of other SoCs; returns those that arrived (may be
+  /// none).
+  virtual Result<std::vector<RemoteEnd>> takeEnds(std::int64_t timeoutNs) = 0;
+  /// Announces this master (state: 1 ready, 2 running, 3 stopping) to the others.
+  virtual Result<void> announce(std::uint32_t state) = 0;
+  /// The SoCs whose masters have been seen alive (announced and their lease not lost).
+  virtual std::vector<std::uint32_t> aliveSocs() = 0;
+  /// How many other masters' links the runnable-end topic is matched with both ways (ends
+  /// written before a peer is matched do not reach it: the start waits for this).
+  virtual std::uint32_t matchedPeers() = 0;
+  /// The first SoC whose master was seen and then lost its liveliness, if any.
+  virtual std::optional<std::uint32_t> lostSoc() = 0;
+
+ protected:
+  Link() = default;
+};
+
+}  // namespace tactus::soc_link

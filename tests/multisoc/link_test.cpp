@@ -1,0 +1,158 @@
+// The multi-SoC link between two processes over Cyclone DDS on loopback (the shipped
+// samples/multisoc/loopback.xml, set before any participant exists): runnable ends handed over in
+// order in both directions, and a master that vanishes (SIGKILL) is named once its liveliness
+// lease runs out.
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tactus/soc_link/soc_link.hpp"
+
+using namespace tactus;
+using namespace tactus::soc_link;
+
+namespace {
+
+constexpr std::uint16_t kSchedule = 4242;
+
+std::int64_t nowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Loopback only, before anything touches DDS; a domain of this test's own.
+void useLoopback() {
+  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+  REQUIRE(root != nullptr);
+  setenv("CYCLONEDDS_URI", ("file://" + std::string(root) + "/samples/multisoc/loopback.xml").c_str(), 1);
+}
+
+LinkOptions options(std::uint32_t soc, std::int64_t livelinessNs = 5'000'000'000) {
+  LinkOptions o;
+  o.domain = 17;
+  o.schedule = kSchedule;
+  o.soc = soc;
+  o.livelinessNs = livelinessNs;
+  return o;
+}
+
+// Waits until the link sees SoC `soc` alive and its runnable-end topic matched both ways
+// (announcing its own state meanwhile), up to 10 s.
+bool waitAlive(Link& link, std::uint32_t soc) {
+  for (int i = 0; i < 1000; ++i) {
+    if (!link.announce(1)) return false;
+    for (std::uint32_t s : link.aliveSocs())
+      if (s == soc && link.matchedPeers() >= 1) return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+// The peer process (SoC 1): echoes each end of runnable 7 as an end of runnable 8 with the same
+// iteration and frame, until iteration `count - 1`; exit status 0 when all came in order.
+[[noreturn]] void echoPeer(std::uint64_t count) {
+  auto link = Link::open(options(1));
+  if (!link) _exit(10);
+  if (!waitAlive(**link, 0)) _exit(11);
+  std::uint64_t expected = 0;
+  const std::int64_t until = nowNs() + 60'000'000'000;
+  while (expected < count && nowNs() < until) {
+    (void)(*link)->announce(2);
+    auto ends = (*link)->takeEnds(100'000'000);
+    if (!ends) _exit(12);
+    for (const RemoteEnd& e : *ends) {
+      if (e.runnable != 7 || e.iteration != expected || e.frame != static_cast<std::uint32_t>(expected % 3)) {
+        std::fprintf(stderr, "peer: got runnable %u iteration %llu frame %u, expected iteration %llu\n", e.runnable,
+                     static_cast<unsigned long long>(e.iteration), e.frame, static_cast<unsigned long long>(expected));
+        _exit(13);
+      }
+      if (!(*link)->publishEnd(e.iteration, e.frame, 8, nowNs())) _exit(14);
+      ++expected;
+    }
+  }
+  // Stay until the other side has seen the last end.
+  usleep(300000);
+  _exit(expected == count ? 0 : 15);
+}
+
+}  // namespace
+
+TEST_CASE("runnable ends cross between two masters' links in order, both ways", "[multisoc]") {
+  REQUIRE(available());
+  useLoopback();
+  const std::uint64_t count = 1000;
+  const pid_t peer = fork();
+  REQUIRE(peer >= 0);
+  if (peer == 0) echoPeer(count);
+  auto link = Link::open(options(0));
+  REQUIRE(link.has_value());
+  REQUIRE(waitAlive(**link, 1));
+  std::uint64_t back = 0;
+  for (std::uint64_t it = 0; it < count; ++it) {
+    REQUIRE((*link)->publishEnd(it, static_cast<std::uint32_t>(it % 3), 7, nowNs()));
+    std::vector<RemoteEnd> got;
+    const std::int64_t until = nowNs() + 5'000'000'000;
+    while (got.empty() && nowNs() < until) {
+      auto ends = (*link)->takeEnds(100'000'000);
+      REQUIRE(ends.has_value());
+      got = *ends;
+    }
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].runnable == 8);
+    CHECK(got[0].iteration == it);
+    CHECK(got[0].frame == it % 3);
+    ++back;
+  }
+  CHECK(back == count);
+  CHECK_FALSE((*link)->lostSoc().has_value());
+  int status = 0;
+  REQUIRE(waitpid(peer, &status, 0) == peer);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("a master killed on the other SoC is named once its liveliness lease runs out", "[multisoc]") {
+  REQUIRE(available());
+  useLoopback();
+  const std::int64_t lease = 300'000'000;  // 300 ms
+  const pid_t peer = fork();
+  REQUIRE(peer >= 0);
+  if (peer == 0) {
+    auto link = Link::open(options(1, lease));
+    if (!link) _exit(10);
+    for (;;) {
+      (void)(*link)->announce(2);
+      usleep(20000);
+    }
+  }
+  auto link = Link::open(options(0, lease));
+  REQUIRE(link.has_value());
+  REQUIRE(waitAlive(**link, 1));
+  CHECK_FALSE((*link)->lostSoc().has_value());
+  // Alive for longer than the lease while it runs: no loss is reported.
+  usleep(2 * static_cast<useconds_t>(lease / 1000));
+  CHECK_FALSE((*link)->lostSoc().has_value());
+  const std::int64_t killedAt = nowNs();
+  REQUIRE(kill(peer, SIGKILL) == 0);
+  int status = 0;
+  REQUIRE(waitpid(peer, &status, 0) == peer);
+  std::optional<std::uint32_t> lost;
+  while (!lost && nowNs() - killedAt < 10'000'000'000) {
+    lost = (*link)->lostSoc();
+    usleep(5000);
+  }
+  REQUIRE(lost.has_value());
+  CHECK(*lost == 1);
+  const std::int64_t detectedNs = nowNs() - killedAt;
+  INFO("loss detected after " << detectedNs / 1000000 << " ms");
+  CHECK(detectedNs >= lease / 2);
+  CHECK(detectedNs < 5 * lease);
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# tactus-compile and tactus-master on a multi-SoC graph, as a user types them: the schedule file
+# (format 2) with its SoCs and cross-SoC latency, the report's cross-SoC edges, and the master's
+# refusals (no -x, an unknown SoC, -x on a schedule of one machine, the run across SoCs it cannot
+# do yet or, in a build without Cyclone DDS, what to install), leaving nothing in /dev/shm.
+# usage: master_cli.sh TACTUS_COMPILE TACTUS_MASTER SOURCE_ROOT
+set -euo pipefail
+compile=$1 master=$2 src=$3
+export CYCLONEDDS_URI="file://$src/samples/multisoc/loopback.xml"
+work=$(mktemp -d)
+instance="multisoc_cli_$$"
+trap 'rm -rf "$work"' EXIT
+fail() { echo "master_cli: $*" >&2; exit 1; }
+
+"$compile" -i "$src/samples/multisoc/two_soc.yaml" -o "$work/two.tsched" --cross-soc-latency 150us >"$work/report.txt" ||
+  fail "the two-SoC sample does not compile"
+head -n 1 "$work/two.tsched" | grep -qx "tactus-schedule 2" || fail "a multi-SoC schedule is not format 2"
+grep -q "cross_soc_latency_ns=150000" "$work/two.tsched" || fail "the cross-SoC latency is not in the file"
+grep -q "^soc id=1 name=SocB$" "$work/two.tsched" || fail "SocB is not in the file"
+grep -q "cross-SoC edges   2 (transfers 300us of the critical path" "$work/report.txt" ||
+  { cat "$work/report.txt"; fail "the report does not list the cross-SoC edges"; }
+"$compile" -i "$src/schedules/minimal_cpu.yaml" -o "$work/one.tsched" >/dev/null
+head -n 1 "$work/one.tsched" | grep -qx "tactus-schedule 1" || fail "a schedule of one machine is not format 1"
+
+refused() {  # refused TEXT ARGS...: tactus-master ARGS exits 2 with TEXT on standard error
+  local text=$1; shift
+  local code=0
+  "$master" -D "$instance" -e 1 -t 1000000 "$@" >/dev/null 2>"$work/err.txt" || code=$?
+  [ "$code" = 2 ] || { cat "$work/err.txt"; fail "tactus-master $* exited $code, not 2"; }
+  grep -qF -- "$text" "$work/err.txt" || { cat "$work/err.txt"; fail "tactus-master $*: no '$text'"; }
+}
+refused "schedule 'TwoSoc' is a multi-SoC schedule (SoCs 'SocA', 'SocB'): start one master per SoC with -x SOC" \
+  -s "$work/two.tsched"
+refused "-x 'SocC' names no SoC of schedule 'TwoSoc' (its SoCs: 'SocA', 'SocB')" -s "$work/two.tsched" -x SocC
+refused "--primary 'Nope' names no SoC of schedule 'TwoSoc'" -s "$work/two.tsched" -x SocA --primary Nope
+refused "-x 'SocA' given, but schedule 'MinimalCpu' has no SoCs" -s "$work/one.tsched" -x SocA
+refused "--dds-domain expects a domain id 0..230" -s "$work/two.tsched" -x SocA --dds-domain 231
+if "$master" --help | grep -q -- "--dds-domain"; then :; else fail "--help does not show --dds-domain"; fi
+# The run itself: a build without Cyclone DDS says what to install; one with it says the run
+# across SoCs is not there yet.
+code=0
+"$master" -D "$instance" -e 1 -s "$work/two.tsched" -x SocA >/dev/null 2>"$work/err.txt" || code=$?
+[ "$code" = 2 ] || fail "tactus-master -x SocA exited $code"
+grep -qE "install Cyclone DDS \(Debian: apt-get install cyclonedds-dev|cannot run SoC 'SocA' yet" "$work/err.txt" ||
+  { cat "$work/err.txt"; fail "the refusal of the multi-SoC run says neither"; }
+if ls /dev/shm | grep -q "$instance"; then fail "a refused master left /dev/shm entries"; fi
+echo "master_cli: ok"
