@@ -73,6 +73,10 @@ Result<void> ManagedRun::load() {
     if (!plan) return fail(plan.error().code, path + ": " + plan.error().message);
     mode->plan = std::move(*plan);
     if (mode->schedule.clients.empty()) return fail(ErrorCode::kValidation, path + ": the schedule has no clients");
+    if (!mode->schedule.socs.empty())
+      return fail(ErrorCode::kValidation, path + ": schedule " + quoted(mode->schedule.name) +
+                                              " is a multi-SoC schedule: a schedule manager (-N) runs schedules "
+                                              "of one machine only");
     for (const auto& other : modes_) {
       if (other->schedule.identifier == mode->schedule.identifier) {
         return fail(ErrorCode::kValidation, "schedules " + quoted(other->path) + " and " + quoted(path) +
