@@ -370,7 +370,7 @@ bool kindFromName(std::string_view name, RunnableKind& out) {
 // file stores ids as plain numbers).
 template <class T>
 void assignField(T& dst, T&& value) {
-  dst = std::move(value);
+  dst = std::forward<T>(value);
 }
 template <StrongId Id>
 void assignField(Id& dst, std::uint32_t&& value) {
