@@ -124,10 +124,10 @@ Result<Runtime*> registrationRuntime(const std::string& what, bool needsCuda) {
   return gRuntime.get();
 }
 
-Result<void> registerLocked(const std::string& name, Registration registration) {
+Result<void> registerLocked(const std::string& name, const Registration& registration) {
   auto target = registrationRuntime("register runnable '" + name + "'", false);
   if (!target) return target.error();
-  return registerRunnableIn(**target, name, std::move(registration));
+  return registerRunnableIn(**target, name, registration);
 }
 
 Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterRegistration registration) {
@@ -399,7 +399,7 @@ Result<void> registerRunnable(const std::string& name, RunnableFunction function
   client::Registration r;
   r.function = function;
   r.userdata = userdata;
-  return client::registerLocked(name, std::move(r));
+  return client::registerLocked(name, r);
 }
 
 Result<void> registerRunnable(const std::string& name, std::function<void()> function) {
@@ -407,7 +407,7 @@ Result<void> registerRunnable(const std::string& name, std::function<void()> fun
   std::lock_guard<std::mutex> lock(gMutex);
   client::Registration r;
   r.callable = std::move(function);
-  return client::registerLocked(name, std::move(r));
+  return client::registerLocked(name, r);
 }
 
 namespace cuda {

@@ -170,9 +170,7 @@ struct CudaEngine::Impl {
     const auto* base = reinterpret_cast<const std::byte*>(setup.view.bytes().data());
     return deviceBase + static_cast<unsigned long long>(static_cast<const std::byte*>(p) - base);
   }
-  unsigned long long fenceAddress(InstanceId instance) const {
-    return deviceAddress(&setup.view.gpu(instance).fence);
-  }
+  unsigned long long fenceAddress(InstanceId instance) const { return deviceAddress(&setup.view.gpu(instance).fence); }
 
   // The device must run 64-bit stream memory operations and see the segment.
   Result<void> attachDevice() {

@@ -33,7 +33,7 @@ Result<bool> registerInSchedule(Runtime& rt, const std::string& name, const Regi
 
 }  // namespace
 
-Result<void> registerRunnableIn(Runtime& rt, const std::string& name, Registration registration) {
+Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration) {
   if (rt.scheduleCount > 1) {  // the union over the schedules: registered in each that has it
     bool found = false;
     for (Runtime* mode : allModes(rt)) {

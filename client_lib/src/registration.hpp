@@ -14,7 +14,7 @@ namespace tactus::client {
 bool needsRegistration(const RunnableInfo& r);
 /// Registers CPU runnable `name` of rt's client: in its schedule, or in every schedule of the
 /// instance that has it (kNotFound when none does, kAlreadyExists when registered already).
-Result<void> registerRunnableIn(Runtime& rt, const std::string& name, Registration registration);
+Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration);
 /// Registers CUDA submitter `name` of rt's client (kNotFound when it is no submitter).
 Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaSubmitterRegistration registration);
 /// Registers the client-local CUDA stream `name` (checked: non-blocking, not twice, within its

@@ -151,7 +151,8 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
     };
     for (const ResourceId res : s.instances[i].resources) {
       if (!s.resources.contains(res) || timelineOf[res] < 0) {
-        return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " holds a resource without a timeline");
+        return fail(ErrorCode::kValidation,
+                    "instance " + std::to_string(index(i)) + " holds a resource without a timeline");
       }
       const auto found = std::find_if(predecessors[i].begin(), predecessors[i].end(),
                                       [&](const TimelinePredecessor& p) { return p.resource == res; });

@@ -75,7 +75,7 @@ constexpr bool operator==(Id id, NoneValue none) {
 }
 /// An integer equals kNone as it would equal the uint32 maximum (as before ids had types).
 template <class T>
-  requires std::is_integral_v<T>
+requires std::is_integral_v<T>
 constexpr bool operator==(T value, NoneValue none) {
   if constexpr (sizeof(T) <= sizeof(std::uint32_t)) {
     return static_cast<std::uint32_t>(value) == static_cast<std::uint32_t>(none);

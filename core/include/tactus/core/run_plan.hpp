@@ -28,10 +28,10 @@ struct WaitCondition {
 /// resource is `resource`. CPU resources get a pinned thread; other hardware (GPUs) is handled
 /// by an engine (see the client library's Engine seam).
 struct WorkerPlan {
-  ClientId client{};                     ///< the client running it
-  ResourceId resource{};                 ///< its hardware resource
-  HyperepochId hyperepoch{};             ///< the resource's hyperepoch
-  std::vector<InstanceId> instances;     ///< in the resource's timeline order
+  ClientId client{};                  ///< the client running it
+  ResourceId resource{};              ///< its hardware resource
+  HyperepochId hyperepoch{};          ///< the resource's hyperepoch
+  std::vector<InstanceId> instances;  ///< in the resource's timeline order
 };
 
 /// A frame release within a hyperepoch iteration.
@@ -44,7 +44,7 @@ struct ReleasePoint {
 /// Per hyperepoch: its release points in time order and all its instances.
 struct HyperepochPlan {
   std::vector<ReleasePoint> releases;
-  std::vector<InstanceId> instances;     ///< every instance of the hyperepoch
+  std::vector<InstanceId> instances;  ///< every instance of the hyperepoch
 };
 
 /// Everything the runtime needs beyond the Schedule itself.
