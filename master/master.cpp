@@ -6,9 +6,12 @@
 //   Releaser       one thread per hyperepoch releases frames on CLOCK_MONOTONIC
 //   LogDrain       empties the clients' and the release threads' event rings into the log
 //
-// The main thread runs the monitor loop: every 2 ms, or when a client or a release thread bumps
-// the attention word, it drains the rings, checks the segment and the clients, handles exit
-// requests and signals, and names a client that makes no progress within its budget.
+// The main thread runs the monitor loop: in the plan's idle windows (idle_windows.hpp; every 2 ms
+// where the plan leaves none), or when a client or a release thread bumps the attention word, it
+// drains the rings, checks the segment and the clients, handles exit requests and signals, and
+// names a client that makes no progress within its budget.
+// (Above 600 lines: the command line (MasterOptions, its parser and usage) lives here beside the
+// run it configures; it is the next piece to move to a file of its own.)
 #include "master.hpp"
 
 #include <sched.h>

@@ -1,4 +1,6 @@
 // Writing and reading the schedule file format (see schedule_file.hpp for the layout).
+// (Above 600 lines: the writer and the reader of one format side by side, so a field added to one
+// is seen beside the other.)
 #include "tactus/core/schedule_file.hpp"
 
 #include <charconv>

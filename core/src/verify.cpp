@@ -1,4 +1,6 @@
 // The schedule verifier: structure first, then the timing invariants of a static schedule.
+// (Above 600 lines: one Verifier whose passes share its tables, the instance of every runnable and
+// frame and the sorted resource lists; split, those tables would travel between files.)
 #include "tactus/core/verify.hpp"
 
 #include <algorithm>

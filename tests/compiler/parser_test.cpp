@@ -1,4 +1,5 @@
 // Tests of the compiler's front end: durations, the YAML graph parser and WCET side files.
+// (Above 600 lines: one case per error the graph reader reports, each with its YAML snippet.)
 #include <catch2/catch.hpp>
 
 #include <algorithm>

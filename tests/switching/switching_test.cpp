@@ -2,6 +2,8 @@
 // schedule manager (-N), real client processes (tactus-test-client), and the manager API called
 // from this test process (so the moments its synchronous calls return are known exactly). Every
 // check of what ran comes from the master's event log.
+// (Above 600 lines: the scenarios share the process harness (SwitchRun) and the log checks defined
+// at the top; a second file would need them in a header of their own.)
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
