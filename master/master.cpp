@@ -471,6 +471,7 @@ int MasterRun::runFrames() {
     if (const ClientId c = monitor_->exitRequester(); c != kNone) control_.requestStop(StopReason::kExitRequested, c);
     if (gSignal.load() != 0) {
       control_.requestStop(StopReason::kSignal, kNone);
+      owner_.markStopping(StopReason::kSignal);
       if (signalAt == 0) signalAt = now;
       if (now - signalAt > kStopGraceNs) {
         // A client did not finish its iteration after the signal: end without it.

@@ -16,6 +16,9 @@ namespace {
 
 constexpr int kCreateAttempts = 5;
 constexpr int kCreatorWaits = 20;  // x 10 ms: how long a segment without a pid may be a master's, mid-creation
+// How long a new master waits for a live master that is stopping (a signal asked it to; it ends
+// its iteration, its clients leave) before it refuses the instance as taken.
+constexpr int kStoppingWaits = 400;  // x 10 ms
 
 }  // namespace
 
@@ -31,6 +34,7 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
     std::uint32_t pid = 0;
     std::uint64_t startTime = 0;
     bool foreign = false;
+    bool stopping = false;
     for (int wait = 0; wait < kCreatorWaits && pid == 0; ++wait) {  // a master may be creating it right now
       auto existing = ipc::Segment::open(instance_);
       if (existing) {
@@ -39,6 +43,8 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
         if (v.hasHeader()) {
           pid = v.header().masterPid.load(std::memory_order_acquire);
           startTime = v.header().masterStartTime.load(std::memory_order_relaxed);
+          stopping = v.header().stopReason.load(std::memory_order_relaxed) !=
+                     static_cast<std::uint32_t>(shm::StopReason::kNone);
         }
       } else if (existing.error().code == ErrorCode::kNotFound) {
         if (!ipc::segmentExists(instance_)) break;  // it went away: try again
@@ -50,6 +56,12 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
       if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (!ipc::segmentExists(instance_)) continue;
+    if (!foreign && pid != 0 && stopping) {
+      // A master on its way out (systemctl restart, a supervisor's new master): wait for it.
+      for (int wait = 0; wait < kStoppingWaits && ipc::processAlive(static_cast<pid_t>(pid), startTime); ++wait)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!ipc::processAlive(static_cast<pid_t>(pid), startTime)) continue;
+    }
     if (!foreign && pid != 0 && ipc::processAlive(static_cast<pid_t>(pid), startTime)) {
       return fail(ErrorCode::kAlreadyExists, "instance " + quoted(instance_, 256) +
                                                  " already has a running master (pid " + std::to_string(pid) +
@@ -123,6 +135,11 @@ void SegmentOwner::startRun(std::int64_t runStartNs) {
   state_ = shm::SegmentState::kRunning;
   header.state.store(static_cast<std::uint32_t>(state_), std::memory_order_seq_cst);
   ipc::futexWake(header.state);
+}
+
+void SegmentOwner::markStopping(shm::StopReason reason) {
+  auto none = static_cast<std::uint32_t>(shm::StopReason::kNone);
+  view_.header().stopReason.compare_exchange_strong(none, static_cast<std::uint32_t>(reason));
 }
 
 void SegmentOwner::publishEnd(const RunEnd& end) {

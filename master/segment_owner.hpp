@@ -50,6 +50,9 @@ class SegmentOwner {
   /// Publishes the end of the run: removes the name first (see remove()), then message, reason,
   /// client and the state; wakes every sleeper.
   void publishEnd(const RunEnd& end);
+  /// Says in the header that this master is stopping (a signal asked it to), before its run ends:
+  /// a new master for the instance then waits for it instead of refusing the instance as taken.
+  void markStopping(shm::StopReason reason);
 
   /// Checks the segment for damage: truncated (fstat, or a SIGBUS on the mapping), replaced or
   /// removed at its name, or a header field only the master writes (identity, geometry, state)

@@ -229,7 +229,12 @@ def trial_restart(t):
                     second[n] = t.client(n, n + "2")
                     second[n].start()
             time.sleep(faultlib.POLL_S)
+        # The loop above ends once B and the clients' successors are started, which may be before
+        # A and its clients have ended: they have until END_WITHIN_S after the cause.
         for p in [a] + list(first.values()):
+            while p.alive() and now() < t0 + END_WITHIN_S:
+                t.poll()
+                time.sleep(faultlib.POLL_S)
             if p.alive():
                 t.flags.add("hang")
                 t.fail("%s still running %.1f s after the master was stopped" % (p.name, END_WITHIN_S))

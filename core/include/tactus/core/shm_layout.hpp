@@ -136,7 +136,7 @@ struct alignas(kCacheLine) SegmentHeader {
   // --- line 3: run state; master writes, clients read (state is a futex word) ---
   std::atomic<std::uint32_t> state;         ///< SegmentState
   std::atomic<std::uint32_t> stateWaiters;  ///< clients sleeping on `state`; the master wakes only if > 0
-  std::atomic<std::uint32_t> stopReason;    ///< StopReason, valid once state >= kFinished
+  std::atomic<std::uint32_t> stopReason;    ///< StopReason, valid once state >= kFinished (kSignal sooner: stopping)
   std::atomic<std::uint32_t> stopClient;    ///< ClientId the reason names, or kNone
   std::atomic<std::int64_t> runStartNs;     ///< CLOCK_MONOTONIC ns of the first release
   std::uint8_t reserved2[40];
