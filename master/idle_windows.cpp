@@ -7,8 +7,9 @@
 namespace tactus::master {
 
 IdleWindows::IdleWindows(const Schedule& schedule, const RunPlan& plan, int masterCore, std::uint32_t ringCapacity,
-                         std::int64_t fallbackSliceNs)
+                         std::int64_t fallbackSliceNs, bool enabled)
     : maxSleepNs_(fallbackSliceNs) {
+  if (!enabled) return;
   // Which hyperepochs have work, and the busy stretches on the cores the master may run on.
   std::vector<std::pair<std::int64_t, std::int64_t>> busy;
   HyperepochId only = kNone;

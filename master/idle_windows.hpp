@@ -35,8 +35,11 @@ class IdleWindows {
 
   /// From a verified schedule and its plan; `masterCore`: -c, or -1 (not pinned). `ringCapacity`:
   /// records per worker ring: the loop wakes often enough that no ring fills beyond half.
+  /// `enabled`: false keeps the fixed slice (the master's default; TACTUS_IDLE_WINDOWS=1 turns the
+  /// windows on, because the hand-off benchmark's p99 measured worse with them: 58x against 27x the
+  /// bare spin, one run each).
   IdleWindows(const Schedule& schedule, const RunPlan& plan, int masterCore, std::uint32_t ringCapacity,
-              std::int64_t fallbackSliceNs);
+              std::int64_t fallbackSliceNs, bool enabled);
 
   /// Whether the plan's windows are used (one hyperepoch with CPU work on the master's cores and
   /// a gap of at least kMinWindowNs); otherwise every wake is `fallbackSliceNs` apart, or, on a

@@ -6,8 +6,8 @@
 //   Releaser       one thread per hyperepoch releases frames on CLOCK_MONOTONIC
 //   LogDrain       empties the clients' and the release threads' event rings into the log
 //
-// The main thread runs the monitor loop: in the plan's idle windows (idle_windows.hpp; every 2 ms
-// where the plan leaves none), or when a client or a release thread bumps the attention word, it
+// The main thread runs the monitor loop: every 2 ms (with TACTUS_IDLE_WINDOWS=1, in the plan's idle
+// windows instead: idle_windows.hpp), or when a client or a release thread bumps the attention word, it
 // drains the rings, checks the segment and the clients, handles exit requests and signals, and
 // names a client that makes no progress within its budget.
 // (Above 600 lines: the command line (MasterOptions, its parser and usage) lives here beside the
@@ -23,12 +23,14 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include "client_monitor.hpp"
@@ -458,7 +460,9 @@ int MasterRun::runFrames() {
   // The loop's own work (drain, checks) runs in the plan's idle windows (idle_windows.hpp), or
   // every kMonitorSliceNs where the plan has none to use; a client's attention signal wakes it at
   // once (exit requests, refusals).
-  const IdleWindows windows(schedule_, plan_, o_.core, owner_.view().ringCapacity(), kMonitorSliceNs);
+  const char* windowsOn = std::getenv("TACTUS_IDLE_WINDOWS");
+  const IdleWindows windows(schedule_, plan_, o_.core, owner_.view().ringCapacity(), kMonitorSliceNs,
+                            windowsOn != nullptr && std::string_view(windowsOn) == "1");
   std::optional<RunEnd> failure;
   std::int64_t signalAt = 0;
   while (!releaser_->finished()) {

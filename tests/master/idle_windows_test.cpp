@@ -29,13 +29,13 @@ Schedule chain() {
 TEST_CASE("the master's idle windows are the gaps the plan leaves on every core it may use", "[idle]") {
   const Schedule s = chain();
   const RunPlan plan = planOf(s);
-  const IdleWindows any(s, plan, -1, 16384, kSlice);
+  const IdleWindows any(s, plan, -1, 16384, kSlice, true);
   REQUIRE(any.planned());
   REQUIRE(any.windows().size() == 1);
   CHECK(any.windows()[0].startNs == 5 * kMs);  // after B, the last planned end
   CHECK(any.windows()[0].endNs == 10 * kMs);
   // Pinned to CPU1 (-c 1): CPU1 is busy 1..2 ms only, so 0..1 ms and 2..10 ms are free.
-  const IdleWindows core1(s, plan, 1, 16384, kSlice);
+  const IdleWindows core1(s, plan, 1, 16384, kSlice, true);
   REQUIRE(core1.planned());
   REQUIRE(core1.windows().size() == 2);
   CHECK(core1.windows()[0].startNs == 0);
@@ -45,7 +45,7 @@ TEST_CASE("the master's idle windows are the gaps the plan leaves on every core 
 
 TEST_CASE("the monitor loop wakes at the next window, never inside a planned chain", "[idle]") {
   const Schedule s = chain();
-  const IdleWindows w(s, planOf(s), -1, 16384, kSlice);
+  const IdleWindows w(s, planOf(s), -1, 16384, kSlice, true);
   const std::int64_t run = 1'000 * kMs;
   CHECK(w.nextWakeNs(run, run + kMs) == run + 5 * kMs);        // during the chain: its end
   CHECK(w.nextWakeNs(run, run + 5 * kMs) == run + 15 * kMs);   // just served: the next period's
@@ -58,18 +58,18 @@ TEST_CASE("without a usable window the loop keeps its fixed slice", "[idle]") {
   // A core the plan does not use (-c 5): the master disturbs nothing there.
   const Schedule s = chain();
   const RunPlan plan = planOf(s);
-  const IdleWindows freeCore(s, plan, 5, 16384, kSlice);
+  const IdleWindows freeCore(s, plan, 5, 16384, kSlice, true);
   CHECK_FALSE(freeCore.planned());
   CHECK(freeCore.nextWakeNs(0, 7 * kMs) == 7 * kMs + kSlice);
   // A plan with no gap of kMinWindowNs: busy the whole period.
   const Schedule full = test::makeSchedule({{"C0", "A", "CPU0", 10 * kMs, {}, 0, {}}}, 10 * kMs);
-  CHECK_FALSE(IdleWindows(full, planOf(full), -1, 16384, kSlice).planned());
+  CHECK_FALSE(IdleWindows(full, planOf(full), -1, 16384, kSlice, true).planned());
   // Rings that would fill beyond half within a slice: 3 records per worker per 10 us period.
   const Schedule fast = test::makeSchedule({{"C0", "A", "CPU0", 1'000, {}, 0, {}},
                                             {"C0", "B", "CPU0", 1'000, {"C0.A"}, 0, {}},
                                             {"C0", "D", "CPU0", 1'000, {"C0.B"}, 0, {}}},
                                            10'000);
-  CHECK_FALSE(IdleWindows(fast, planOf(fast), -1, 4, kSlice).planned());
+  CHECK_FALSE(IdleWindows(fast, planOf(fast), -1, 4, kSlice, true).planned());
 }
 
 }  // namespace
