@@ -47,7 +47,7 @@ constexpr std::int64_t kClientExitWaitNs = 1'000'000'000;
 ManagedRun::~ManagedRun() {
   runEnded_.store(true);
   for (auto& m : modes_) m->control.abort();
-  if (switcher_.joinable()) switcher_.join();
+  stopSwitcher();
   gManagedAttention.store(nullptr);
   if (channelOwned_) ipc::removeSegment(shm::managerInstanceName(o_.instance));
 }
@@ -317,7 +317,7 @@ int ManagedRun::execute() {
     code = finish(*end);
   }
   for (auto& m : modes_) m->control.abort();
-  if (switcher_.joinable()) switcher_.join();
+  stopSwitcher();
   if (pendingSeq_ != channel_->resultSeq.load() && pendingSeq_ != 0) publishChannelResult(pendingSeq_, pendingAnswer_);
   for (auto& m : modes_) m->releaser->join();
   drainAll();
