@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -166,27 +167,39 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
   // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once, on
   // A's release thread as its loop ends (no thread is woken or made between the two). A pair
   // without a running A hyperepoch switches here. The call returns when every pair has switched.
-  std::atomic<bool> ok{true};
-  std::atomic<std::uint32_t> switched{0};
-  std::atomic<std::uint32_t> waiters{0};
+  // What the pairs report lives on the heap: a release thread may still be inside its last
+  // publish when this call has seen every pair switched and returned.
+  struct Switched {
+    std::atomic<bool> ok{true};
+    std::atomic<std::uint32_t> count{0};
+    std::atomic<std::uint32_t> waiters{0};
+  };
+  const auto switched = std::make_shared<Switched>();
   auto switchPair = [&](HyperepochId a, HyperepochId b) {
     if (a != kNone) stopHyperepoch(from, a, to.schedule.identifier, r);
-    if (b != kNone && !activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r)) ok.store(false);
-    ipc::publishSequence(switched, waiters, switched.load() + 1);
+    const bool ok = b == kNone || activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r);
+    return ok;
+  };
+  auto report = [](Switched& s, bool ok) {
+    if (!ok) s.ok.store(false);
+    s.count.fetch_add(1, std::memory_order_seq_cst);  // pairs report from several threads: an add, not a store
+    if (s.waiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(s.count);
   };
   for (const auto& [a, b] : pairs) {
     if (a != kNone && !from.plan.hyperepochs[a].instances.empty()) {
-      from.releaser->requestHyperepochStop(a, [&switchPair, a = a, b = b] { switchPair(a, b); });
+      from.releaser->requestHyperepochStop(
+          a, [&switchPair, report, switched, a = a, b = b] { report(*switched, switchPair(a, b)); });
     } else {
-      switchPair(a, b);
+      report(*switched, switchPair(a, b));
     }
   }
   // Every pair must have switched before this frame's references go: no early return.
-  (void)ipc::waitForSequence(switched, waiters, static_cast<std::uint32_t>(pairs.size()), 0, [] { return false; });
+  (void)ipc::waitForSequence(switched->count, switched->waiters, static_cast<std::uint32_t>(pairs.size()), 0,
+                             [] { return false; });
   from.running = false;
   to.running = true;
   channel_->running.store(to.schedule.identifier);
-  if (!ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover"};
+  if (!switched->ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover"};
   return {ManagerResult::kOk, "rolled over from schedule " + std::to_string(from.schedule.identifier) +
                                   " to schedule " + std::to_string(to.schedule.identifier)};
 }
