@@ -613,6 +613,21 @@ TEST_CASE("a policy rolls over on overruns and back after clean iterations, logg
   CHECK(trace.find(R"x("cat":"switch","name":"start 802 on 'H0' (rollover from 801)")x") != std::string::npos);
   CHECK(trace.find(R"x("cat":"switch","name":"policy rule 2: roll over to 801")x") != std::string::npos);
   CHECK(trace.find(R"x("args":{"name":"schedule 802 'Mode802' (executed)"})x") != std::string::npos);
+  // To standard output: one document holding both pages (each in its own frame), nothing else.
+  const pid_t piped = run.children.spawn(
+      {buildPath("tools/tactus-report"), run.logPath, run.schedulePaths[0], run.schedulePaths[1], "--html", "-"},
+      run.out("piped"));
+  REQUIRE(waitFor(piped, kWaitMs) == 0);
+  const std::string doc = readFile(run.out("piped"));
+  CHECK(doc.rfind("<!DOCTYPE html>", 0) == 0);
+  std::size_t frames = 0;
+  for (std::size_t at = doc.find("<iframe srcdoc=\""); at != std::string::npos;
+       at = doc.find("<iframe srcdoc=\"", at + 1))
+    ++frames;
+  CHECK(frames == 2);
+  CHECK(doc.find("<h2 id=\"page-1\">schedule 802 'Mode802'") != std::string::npos);
+  CHECK(doc.find("&lt;h2&gt;Schedule switches&lt;/h2&gt;") != std::string::npos);
+  CHECK(doc.find("=== schedule") == std::string::npos);  // no statistics mixed into the HTML
 }
 
 TEST_CASE("a client's death with a fallback schedule in the policy: the run goes on without it, the report names it",
