@@ -253,11 +253,10 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
         execution.marks.push_back({m.atNs - log->header.runStartNs, m.text, m.schedule == sc.identifier});
       }
       if (o.html == kStdStream) {  // one document on standard output, every schedule's page in it
-        stdoutPages.push_back({"schedule " + std::to_string(sc.identifier) + " " + quoted(sc.name) + " (" +
-                                   o.schedules[k] + ")",
-                               view::renderHtml(sc, &execution)});
-      } else if (auto w = view::writeHtml(k == 0 ? o.html : htmlPathFor(o.html, sc.identifier), sc, &execution);
-                 !w) {
+        stdoutPages.push_back(
+            {"schedule " + std::to_string(sc.identifier) + " " + quoted(sc.name) + " (" + o.schedules[k] + ")",
+             view::renderHtml(sc, &execution)});
+      } else if (auto w = view::writeHtml(k == 0 ? o.html : htmlPathFor(o.html, sc.identifier), sc, &execution); !w) {
         return fatal(w.error());
       }
     }
