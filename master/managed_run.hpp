@@ -128,6 +128,7 @@ class ManagedRun {
   bool allEntered() const;
   int finish(const RunEnd& end);
   void endEverywhere(const RunEnd& end);
+  std::string endedBecause() const;
   // manager_requests.cpp: the channel and the requests.
   Result<void> createChannel();
   void publishChannelResult(std::uint32_t seq, const Answer& answer);
@@ -170,6 +171,8 @@ class ManagedRun {
   ipc::ProcessWatch managerWatch_;
   std::uint32_t managerPid_ = 0;
   std::atomic<bool> runEnded_{false};
+  mutable std::mutex endLock_;  // guards endMessage_ (the monitor loop writes, the switch thread reads)
+  std::string endMessage_;      // why the run ended, for a request it cut short
   std::atomic<bool> clientsEntered_{false};
   bool runStarted_ = false;
   std::mutex switchLock_;  // guards switchEvents_ (the switch thread pushes, the monitor loop drains)

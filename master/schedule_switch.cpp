@@ -103,12 +103,15 @@ void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, c
 Answer ManagedRun::start(const Request& r, Mode& mode) {
   // Clients may still be coming: the start waits for them (the monitor loop ends the run at -t).
   while (!clientsEntered_.load()) {
-    if (runEnded_.load()) return {ManagerResult::kRunEnded, "the run ended before the schedule started"};
+    if (runEnded_.load())
+      return {ManagerResult::kRunEnded, "the run ended before the schedule started" + endedBecause()};
     ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
   }
   const std::int64_t startNs = ipc::monotonicNs() + kStartLeadNs;
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
-    if (!activate(mode, he, startNs, kNoSchedule, r)) return {ManagerResult::kRunEnded, "the run ended"};
+    if (!activate(mode, he, startNs, kNoSchedule, r)) {
+      return {ManagerResult::kRunEnded, "the run ended during the start" + endedBecause()};
+    }
   }
   mode.running = true;
   channel_->running.store(mode.schedule.identifier);
@@ -199,7 +202,7 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
   from.running = false;
   to.running = true;
   channel_->running.store(to.schedule.identifier);
-  if (!switched->ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover"};
+  if (!switched->ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover" + endedBecause()};
   return {ManagerResult::kOk, "rolled over from schedule " + std::to_string(from.schedule.identifier) +
                                   " to schedule " + std::to_string(to.schedule.identifier)};
 }

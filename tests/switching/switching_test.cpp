@@ -465,6 +465,35 @@ TEST_CASE("a manager that dies while attached ends the run, named; clients retur
   CHECK(readFile(run.out("Client0")).find("schedule manager 'mgr'") != std::string::npos);
 }
 
+TEST_CASE("a client that dies while a rollover waits for its switch callback: the answer names it",
+          "[switching][fault]") {
+  SwitchRun run("cbdeath", {modeYaml(511, 2, 1000, false), modeYaml(512, 2, 1000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1", {"--switch-callback-hangs"});
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(511));
+  CHECK(awaitIterations(5));
+  // Client1's callback never returns: kill it once it runs, while the rollover waits for it.
+  std::thread killer([&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (readFile(run.out("Client1")).find("switch schedule=512") == std::string::npos &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::kill(c1, SIGKILL);
+  });
+  auto rolled = manager::rollOverSchedule(512, 511);
+  killer.join();
+  REQUIRE_FALSE(rolled);
+  INFO(rolled.error().message);
+  CHECK(rolled.error().message.find("the run ended during the rollover: ") != std::string::npos);
+  CHECK(rolled.error().message.find("client 'Client1' (pid " + std::to_string(c1) + ") died") != std::string::npos);
+  CHECK(waitFor(c1, kWaitMs) == 128 + SIGKILL);
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+}
+
 TEST_CASE("the master refuses two schedules with one identifier, naming both files", "[switching][load]") {
   SwitchRun run("sameid", {modeYaml(601, 2, 1000, false), modeYaml(601, 2, 2000, false)});
   const pid_t m = run.master();
