@@ -386,7 +386,8 @@ int MasterRun::execute() {
   for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(limit);
   monitor_ = std::make_unique<ClientMonitor>(view, schedule_);
   drain_ = std::make_unique<LogDrain>(view, schedule_, plan_, log_);
-  releaser_ = std::make_unique<Releaser>(view, schedule_, plan_, o_.freeRunning, control_);
+  releaser_ =
+      std::make_unique<Releaser>(view, schedule_, plan_, o_.freeRunning, control_, o_.core < 0 && !o_.noPinning);
 
   if (!o_.logPath.empty()) {
     if (auto ok = keepEarlierLogs(o_.logPath); !ok) {  // deploy_env.cpp: TACTUS_LOG_KEEP
