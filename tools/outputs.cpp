@@ -328,7 +328,7 @@ std::string formatWcetFile(const Schedule& s, const Analysis& a, double percenti
   return out;
 }
 
-view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analysis& a, std::size_t maxIterations) {
+view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analysis& a, std::size_t maxRuns) {
   view::Execution x;
   x.source = log.path;
   x.runnables.resize(s.runnables.size());
@@ -341,41 +341,45 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
     v.p99Ns = st.duration.p99Ns;
     v.maxNs = st.duration.maxNs;
     v.overruns = st.overrunsWcet;
+    v.jitterMedianNs = st.startJitter.medianNs;
+    v.jitterP99Ns = st.startJitter.p99Ns;
+    v.jitterMaxNs = st.startJitter.maxNs;
   }
-  // Per hyperepoch and iteration: overrun count and span, to pick the iterations worth seeing.
+  // Per hyperepoch and iteration (row of Analysis::iterations): runs, overruns and span.
   const std::size_t nHyp = s.hyperepochs.size();
   IdVector<HyperepochId, std::vector<std::uint32_t>> overruns(nHyp);
+  IdVector<HyperepochId, std::vector<std::uint64_t>> runs(nHyp);
   IdVector<HyperepochId, std::vector<std::int64_t>> lastEnd(nHyp);
   for (HyperepochId h : s.hyperepochs.ids()) {
     overruns[h].assign(a.iterations[h].size(), 0);
+    runs[h].assign(a.iterations[h].size(), 0);
     lastEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
+    x.iterationsInLog += a.iterations[h].size();
   }
   // The hyperepoch of a valid kRun record's instance.
   auto hypOf = [&](const EventRecord& r) {
     return s.epochs[s.runnables[s.instances[InstanceId{r.instance}].runnable].epoch].hyperepoch;
   };
-  // Tables are by row: the position of an iteration among those seen (Analysis::iterations).
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
     const HyperepochId h = hypOf(r);
     const std::size_t row = iterationIndex(a, h, r.iteration);
     if (row == kNoIteration) continue;
     if (r.aux != kNone && r.endNs - r.startNs > s.runnables[RunnableId{r.aux}].wcetNs) ++overruns[h][row];
+    ++runs[h][row];
     lastEnd[h][row] = std::max(lastEnd[h][row], r.endNs);
   }
-  std::vector<std::pair<HyperepochId, std::uint64_t>> chosen;  // (hyperepoch, iteration)
-  std::vector<std::string> notes;
-  auto choose = [&](HyperepochId h, std::uint64_t it, const std::string& note) {
-    for (std::size_t k = 0; k < chosen.size(); ++k)
-      if (chosen[k] == std::make_pair(h, it)) {
-        notes[k] += ", " + note;
-        return;
-      }
-    if (chosen.size() >= maxIterations) return;
-    chosen.emplace_back(h, it);
-    notes.push_back(note);
-  };
+  // The iterations worth a note (first, second, most overruns, longest) are drawn whatever the
+  // budget; the others in order while the page's run budget lasts.
+  IdVector<HyperepochId, std::vector<std::string>> notes(nHyp);
+  std::uint64_t budget = maxRuns;
   for (HyperepochId h : s.hyperepochs.ids()) {
+    notes[h].assign(a.iterations[h].size(), "");
+    auto note = [&](std::int64_t row, const std::string& text) {
+      std::string& n = notes[h][static_cast<std::size_t>(row)];
+      n += (n.empty() ? "" : ", ") + text;
+      budget -= std::min<std::uint64_t>(budget, runs[h][static_cast<std::size_t>(row)]);
+    };
     std::int64_t firstSeen = -1, mostOver = -1, longest = -1;
     for (std::uint64_t i = 0; i < lastEnd[h].size(); ++i) {
       if (lastEnd[h][i] == std::numeric_limits<std::int64_t>::min()) continue;
@@ -386,29 +390,42 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
         longest = static_cast<std::int64_t>(i);
     }
     if (firstSeen < 0) continue;
-    const std::vector<std::uint64_t>& number = a.iterations[h];
-    choose(h, number[firstSeen], "first");
-    if (overruns[h][mostOver] > 0)
-      choose(h, number[mostOver], "most overruns: " + std::to_string(overruns[h][mostOver]));
-    choose(h, number[longest], "longest");
-    if (firstSeen + 1 < static_cast<std::int64_t>(lastEnd[h].size())) choose(h, number[firstSeen + 1], "second");
+    note(firstSeen, "first");
+    if (overruns[h][mostOver] > 0) note(mostOver, "most overruns: " + std::to_string(overruns[h][mostOver]));
+    note(longest, "longest");
+    if (firstSeen + 1 < static_cast<std::int64_t>(lastEnd[h].size()) &&
+        lastEnd[h][firstSeen + 1] != std::numeric_limits<std::int64_t>::min())
+      note(firstSeen + 1, "second");
   }
+  // slot[h][row]: the iteration's position in x.iterations, or -1 when not drawn.
+  IdVector<HyperepochId, std::vector<std::int64_t>> slot(nHyp);
   std::vector<std::int64_t> starts;
-  for (std::size_t k = 0; k < chosen.size(); ++k) {
-    view::ExecutedIteration it;
-    it.hyperepoch = chosen[k].first;
-    it.iteration = chosen[k].second;
-    it.note = notes[k];
-    x.iterations.push_back(std::move(it));
-    starts.push_back(iterationStartNs(s, log, a, chosen[k].first, chosen[k].second));
+  for (HyperepochId h : s.hyperepochs.ids()) {
+    slot[h].assign(a.iterations[h].size(), -1);
+    for (std::size_t row = 0; row < a.iterations[h].size(); ++row) {
+      if (lastEnd[h][row] == std::numeric_limits<std::int64_t>::min()) continue;  // releases only
+      if (notes[h][row].empty()) {
+        if (runs[h][row] > budget) continue;
+        budget -= runs[h][row];
+      }
+      slot[h][row] = static_cast<std::int64_t>(x.iterations.size());
+      view::ExecutedIteration it;
+      it.hyperepoch = h;
+      it.iteration = a.iterations[h][row];
+      it.note = notes[h][row];
+      it.runs.reserve(runs[h][row]);
+      x.iterations.push_back(std::move(it));
+      starts.push_back(iterationStartNs(s, log, a, h, a.iterations[h][row]));
+    }
   }
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
     const HyperepochId h = hypOf(r);
-    for (std::size_t k = 0; k < chosen.size(); ++k)
-      if (chosen[k].first == h && chosen[k].second == r.iteration)
-        x.iterations[k].runs.push_back(
-            {InstanceId{r.instance}, RunnableId{r.aux}, r.startNs - starts[k], r.endNs - starts[k]});
+    const std::size_t row = iterationIndex(a, h, r.iteration);
+    if (row == kNoIteration || slot[h][row] < 0) continue;
+    const auto k = static_cast<std::size_t>(slot[h][row]);
+    x.iterations[k].runs.push_back(
+        {InstanceId{r.instance}, RunnableId{r.aux}, r.startNs - starts[k], r.endNs - starts[k]});
   }
   return x;
 }

@@ -48,9 +48,15 @@ std::string formatWcetFile(const Schedule& schedule, const Analysis& analysis, d
 /// iteration from time 0.
 void writeTrace(std::ostream& out, const Schedule& schedule, const LogFile* log, const Analysis* analysis);
 
-/// The executed iterations the HTML view draws: per hyperepoch its first iteration, the one with
-/// the most WCET overruns and the one with the longest span (at most `maxIterations` in all).
+/// The most runs the HTML view's page carries (about 40 bytes each): a log of more draws the
+/// iterations worth a note and as many others, in order, as fit.
+inline constexpr std::size_t kHtmlMaxRuns = 250'000;
+
+/// The executed iterations the HTML view steps through: every iteration of every hyperepoch the log
+/// names, in order, while they hold at most `maxRuns` runs in all; per hyperepoch its first and
+/// second iteration, the one with the most WCET overruns and the one with the longest span are
+/// always drawn, with a note saying so.
 view::Execution makeExecution(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
-                              std::size_t maxIterations = 12);
+                              std::size_t maxRuns = kHtmlMaxRuns);
 
 }  // namespace tactus::report

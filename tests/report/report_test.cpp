@@ -361,6 +361,28 @@ TEST_CASE("the html view is self-contained and escapes names", "[report][html]")
   CHECK(most);
 }
 
+TEST_CASE("the html view gets every iteration in order, and within a run budget the noted ones", "[report][html]") {
+  const Schedule s = twoStepSchedule();
+  const LogFile log = makeLog(s, knownRecords());
+  const Analysis a = analyze(s, log);
+  const view::Execution all = makeExecution(s, log, a);
+  CHECK(all.iterationsInLog == a.iterations[HyperepochId{0}].size());
+  REQUIRE(all.iterations.size() == a.iterations[HyperepochId{0}].size());
+  for (std::size_t k = 0; k < all.iterations.size(); ++k) {
+    CHECK(all.iterations[k].iteration == a.iterations[HyperepochId{0}][k]);
+    CHECK(all.iterations[k].runs.size() == 2);
+  }
+  // No budget: only the iterations worth a note, each saying why.
+  const view::Execution noted = makeExecution(s, log, a, 0);
+  CHECK(noted.iterationsInLog == all.iterationsInLog);
+  CHECK(noted.iterations.size() < all.iterations.size());
+  for (const auto& it : noted.iterations) CHECK_FALSE(it.note.empty());
+  // The page carries the count and the statistics with the jitter.
+  const std::string page = view::renderHtml(s, &noted);
+  CHECK(page.find("\"itlog\":" + std::to_string(all.iterationsInLog)) != std::string::npos);
+  CHECK(page.find("\"stats\":[[4,") != std::string::npos);
+}
+
 TEST_CASE("tactus-report exit codes: 0 ok, 1 bad input, 2 usage", "[report][cli]") {
   const Schedule s = twoStepSchedule();
   const std::string sched = tempPath("cli.tsched");
