@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,7 +108,8 @@ int commandStart(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The command; main only catches what escapes it (out of memory while parsing).
+int runCheck(int argc, char** argv) {
   std::string allow;
   std::string library;
   std::string minorFaults;
@@ -205,4 +207,13 @@ int main(int argc, char** argv) {
   ::execvp(argv[k], argv + k);
   std::fprintf(stderr, "tactus-check: cannot run %s: %s\n", tactus::quoted(argv[k]).c_str(), std::strerror(errno));
   return 127;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return runCheck(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tactus-check: internal error: %s\n", e.what());
+    return 1;
+  }
 }
