@@ -271,8 +271,11 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
     ipc::futexWait(rt.workersRunning, running, kWatchSliceNs);
   }
   for (std::thread& t : workers) t.join();
-  // awaitEnd prefers the master's published reason, even from a master that died after it.
-  RunOutcome outcome = awaitEnd(rt);
+  // A failed CUDA call on the GPU hot path stopped the workers: this client cannot go on, and
+  // says why (the master sees it leave). Otherwise awaitEnd prefers the master's published
+  // reason, even from a master that died after it.
+  const std::string gpuFailure = rt.gpu ? rt.gpu->failure() : std::string();
+  RunOutcome outcome = gpuFailure.empty() ? awaitEnd(rt) : RunOutcome{RunStatus::kError, "", gpuFailure};
   if (rt.masterDead.load() || rt.masterWatch.exited()) {
     // Nothing of the instance may outlive its processes: the dead master cannot remove its
     // segment, so a client that saw it die does, if the name still refers to the segment this

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -22,6 +23,7 @@
 #endif
 
 #include "fence_wait.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/cuda.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/wait.hpp"
@@ -40,6 +42,7 @@ using DrvMemHostRegister = int (*)(void*, std::size_t, unsigned int);
 using DrvMemHostUnregister = int (*)(void*);
 using DrvMemHostGetDevicePointer = int (*)(unsigned long long*, void*, unsigned int);
 using DrvDeviceGetAttribute = int (*)(int*, int, int);
+using DrvGetErrorText = int (*)(int, const char**);
 constexpr unsigned int kWaitGeq = 0;            // CU_STREAM_WAIT_VALUE_GEQ
 constexpr unsigned int kWriteDefault = 0;       // CU_STREAM_WRITE_VALUE_DEFAULT
 constexpr unsigned int kRegisterFlags = 1 | 2;  // CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP
@@ -61,7 +64,21 @@ struct Driver {
   DrvMemHostUnregister memHostUnregister = nullptr;
   DrvMemHostGetDevicePointer memHostGetDevicePointer = nullptr;
   DrvDeviceGetAttribute deviceGetAttribute = nullptr;
+  DrvGetErrorText getErrorName = nullptr;    ///< optional: null where the driver lacks it
+  DrvGetErrorText getErrorString = nullptr;  ///< optional
 };
+
+// A driver call's failure as text: "CUDA_ERROR_INVALID_VALUE (invalid argument)", with the code
+// where the driver cannot name it.
+std::string driverError(const Driver& d, int rc) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (d.getErrorName != nullptr && d.getErrorName(rc, &name) != 0) name = nullptr;
+  if (d.getErrorString != nullptr && d.getErrorString(rc, &text) != 0) text = nullptr;
+  std::string out = name != nullptr ? std::string(name) : "CUresult " + std::to_string(rc);
+  if (text != nullptr) out += std::string(" (") + text + ")";
+  return out;
+}
 
 std::mutex gStatsMutex;
 cuda::EngineStats gStats;            // guarded by gStatsMutex
@@ -107,6 +124,9 @@ Result<Driver> loadDriver() {
   for (const auto& [name, slot] : wanted) {
     if (auto ok = entryPoint(name, slot); !ok) return ok.error();
   }
+  // Only for messages: a driver without them still runs (failures then name the code).
+  if (!entryPoint("cuGetErrorName", reinterpret_cast<void**>(&d.getErrorName))) d.getErrorName = nullptr;
+  if (!entryPoint("cuGetErrorString", reinterpret_cast<void**>(&d.getErrorString))) d.getErrorString = nullptr;
   return d;
 }
 
@@ -152,6 +172,7 @@ struct SubmitPlan {
   InstanceId submittee{};  // its submittee's instance
   RunnableId runnable{};   // the submitter
   cudaStream_t stream = nullptr;
+  ResourceId streamResource{};  // its resource in the schedule
   std::vector<FenceWait> waits;
   unsigned long long started = 0;  // device address of the submittee's `started`
   unsigned long long fence = 0;    // device address of the submittee's own fence
@@ -163,6 +184,9 @@ struct CudaEngine::Impl {
   IdVector<InstanceId, std::int32_t> planOf;  // per instance: index into plans (submitter instance), or -1
   IdVector<InstanceId, char> runsSubmittee;   // per instance
   std::vector<SubmitPlan> plans;
+  IdVector<ResourceId, std::string> streamNames;  // per CUDA stream resource, for messages
+  std::mutex failureMutex;
+  std::string failure;  // guarded by failureMutex: the first failed CUDA call of the run
   void* registered = nullptr;         // the segment, registered with the device
   unsigned long long deviceBase = 0;  // the segment's address on the device
 
@@ -172,6 +196,18 @@ struct CudaEngine::Impl {
   }
   unsigned long long fenceAddress(InstanceId instance) const { return deviceAddress(&setup.view.gpu(instance).fence); }
 
+  // A stream memory operation of submitter plan `p` failed (cold: the run stops): keeps the
+  // first failure's message, naming the call, the submitter, its stream and CUDA's error.
+  void recordFailure(const char* call, const SubmitPlan& p, std::uint64_t h, int rc) {
+    const Schedule& s = *setup.schedule;
+    std::string what = std::string(call) + " for CUDA submitter " + quoted(qualifiedName(s, p.runnable)) +
+                       " on stream " + quoted(streamNames[p.streamResource]) + " (hyperepoch iteration " +
+                       std::to_string(h) + ") failed: " + driverError(driver, rc) +
+                       "; the stream's order can no longer be kept, so the run stops";
+    const std::lock_guard<std::mutex> lock(failureMutex);
+    if (failure.empty()) failure = std::move(what);
+  }
+
   // The device must run 64-bit stream memory operations and see the segment.
   Result<void> attachDevice() {
     auto d = loadDriver();
@@ -180,14 +216,16 @@ struct CudaEngine::Impl {
     int device = 0;
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cudaFailure("cudaGetDevice", e);
     int can = 0;
-    if (const int rc = driver.deviceGetAttribute(&can, kAttr64BitMemOps, device); rc != 0 || can == 0) {
-      return fail(
-          ErrorCode::kInvalidState,
-          "CUDA device " + std::to_string(device) +
-              " cannot run 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS " +
-              (rc != 0 ? "query failed with CUresult " + std::to_string(rc) : std::string("is 0")) +
-              "); tactus orders GPU work with cuStreamWaitValue64/cuStreamWriteValue64, supported by "
-              "default since CUDA 12");
+    if (const int rc = driver.deviceGetAttribute(&can, kAttr64BitMemOps, device); rc != 0) {
+      return fail(ErrorCode::kIo, "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) of CUDA device " +
+                                      std::to_string(device) + " failed: " + driverError(driver, rc));
+    }
+    if (can == 0) {
+      return fail(ErrorCode::kInvalidState,
+                  "CUDA device " + std::to_string(device) +
+                      " cannot run 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS "
+                      "is 0); tactus orders GPU work with cuStreamWaitValue64/cuStreamWriteValue64, supported by "
+                      "default since CUDA 12");
     }
     const std::span<std::byte> bytes = setup.view.bytes();
     // The mapping is whole pages (the segment starts on a page); register all of them.
@@ -196,12 +234,12 @@ struct CudaEngine::Impl {
     const int rc = driver.memHostRegister(bytes.data(), length, kRegisterFlags);
     if (rc != 0 && rc != kDrvAlreadyRegistered) {
       return fail(ErrorCode::kIo, "cuMemHostRegister of the run's shared memory (" + std::to_string(length) +
-                                      " bytes) failed with CUresult " + std::to_string(rc));
+                                      " bytes) failed: " + driverError(driver, rc));
     }
     if (rc == 0) registered = bytes.data();
     if (const int p = driver.memHostGetDevicePointer(&deviceBase, bytes.data(), 0); p != 0) {
       return fail(ErrorCode::kIo,
-                  "cuMemHostGetDevicePointer of the run's shared memory failed with CUresult " + std::to_string(p));
+                  "cuMemHostGetDevicePointer of the run's shared memory failed: " + driverError(driver, p));
     }
     return {};
   }
@@ -219,6 +257,8 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   const auto n = static_cast<std::uint32_t>(s.instances.size());
   m.planOf.assign(n, -1);
   m.runsSubmittee.assign(n, 0);
+  m.streamNames.assign(static_cast<std::uint32_t>(s.resources.size()), std::string());
+  for (ResourceId r : s.resources.ids()) m.streamNames[r] = s.resources[r].name;
 
   const auto byRunnableFrame = instancesByRunnableFrame(s);
   auto instanceOf = [&](RunnableId runnable, std::uint32_t frame) -> InstanceId {
@@ -249,6 +289,7 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
                                        : " (register '" + s.resources[streamResource].name + "' with registerStream)"));
     }
     p.stream = setup.streams[streamResource];
+    p.streamResource = streamResource;
     const auto& declared = s.instances[p.submittee].dependencies;
     for (const WaitCondition& c : plan.waits[p.submittee]) {
       if (c.instance == i) continue;  // the submitter itself: we are it
@@ -283,6 +324,12 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   return {};
 }
 
+std::string CudaEngine::failure() const {
+  if (!impl_) return {};
+  const std::lock_guard<std::mutex> lock(impl_->failureMutex);
+  return impl_->failure;
+}
+
 bool CudaEngine::runsSubmittee(InstanceId i) const { return impl_ && impl_->runsSubmittee[i] != 0; }
 bool CudaEngine::runsSubmitter(InstanceId i) const { return impl_ && impl_->planOf[i] >= 0; }
 
@@ -308,9 +355,16 @@ bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool(
   for (const FenceWait& w : p.waits) {
     const std::uint64_t target = w.previousIteration ? h : h + 1;
     if (target == 0) continue;  // the previous iteration of the first one: nothing to wait for
-    if (m.driver.waitValue64(p.stream, w.address, target, kWaitGeq) == 0) ++stats.streamWaits;
+    if (const int rc = m.driver.waitValue64(p.stream, w.address, target, kWaitGeq); rc != 0) {
+      m.recordFailure("cuStreamWaitValue64", p, h, rc);
+      return false;
+    }
+    ++stats.streamWaits;
   }
-  m.driver.writeValue64(p.stream, p.started, h + 1, kWriteDefault);
+  if (const int rc = m.driver.writeValue64(p.stream, p.started, h + 1, kWriteDefault); rc != 0) {
+    m.recordFailure("cuStreamWriteValue64 (the work's start)", p, h, rc);
+    return false;
+  }
   // 2. The user's submitter enqueues the submittee's work.
   bodyStartNs = ipc::monotonicNs();
   const CudaSubmitterRegistration& reg = (*m.setup.submitters)[p.runnable];
@@ -322,7 +376,11 @@ bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool(
   bodyEndNs = ipc::monotonicNs();
   // 3. Completion: the GPU writes the fence after the work; `submitted` lets the next submitter
   //    of this stream enqueue behind it.
-  m.driver.writeValue64(p.stream, p.fence, h + 1, kWriteDefault);
+  if (const int rc = m.driver.writeValue64(p.stream, p.fence, h + 1, kWriteDefault); rc != 0) {
+    // The work is queued but its completion will never be signalled: nothing may follow it.
+    m.recordFailure("cuStreamWriteValue64 (the work's fence)", p, h, rc);
+    return false;
+  }
   shm::GpuSlot& slot = m.setup.view.gpu(p.submittee);
   ipc::publishSequence(slot.submitted, slot.waiters, static_cast<std::uint32_t>(h + 1));
   const std::int64_t t3 = ipc::monotonicNs();
@@ -351,8 +409,18 @@ void CudaEngine::finish(bool clean, const std::vector<GpuWorkerStats*>& workers)
   if (impl_ && clean) {
     // Cold path, on the enterScheduler thread after every worker stopped: let queued work run
     // before the registration it writes through goes away.
-    for (const SubmitPlan& p : impl_->plans) cudaStreamSynchronize(p.stream);
-    if (impl_->registered != nullptr) impl_->driver.memHostUnregister(impl_->registered);
+    for (const SubmitPlan& p : impl_->plans) {
+      if (const cudaError_t e = cudaStreamSynchronize(p.stream); e != cudaSuccess) {
+        std::fprintf(stderr, "tactus: cudaStreamSynchronize of stream %s after the run failed: %s (%s)\n",
+                     quoted(impl_->streamNames[p.streamResource]).c_str(), cudaGetErrorName(e), cudaGetErrorString(e));
+      }
+    }
+    if (impl_->registered != nullptr) {
+      if (const int rc = impl_->driver.memHostUnregister(impl_->registered); rc != 0) {
+        std::fprintf(stderr, "tactus: cuMemHostUnregister of the run's shared memory failed: %s\n",
+                     driverError(impl_->driver, rc).c_str());
+      }
+    }
   } else if (impl_) {
     // A failed run may leave work queued behind fences that will never be reached: keep the
     // engine (and the registration) alive rather than unregister memory a stream may still

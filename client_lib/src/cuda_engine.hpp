@@ -85,8 +85,9 @@ class CudaEngine {
   /// is a submittee this engine runs on i's own stream and not a declared dependency of i.
   bool submissionSuffices(InstanceId i, InstanceId other) const;
 
-  /// The hot path (see the file comment); never waits, so it returns true (false is kept for a
-  /// run aborted before anything was enqueued). `bodyStartNs`/`bodyEndNs` get the body's times.
+  /// The hot path (see the file comment); never waits. Returns false when a stream memory
+  /// operation failed: failure() then names it, and the run must stop (the stream's order is
+  /// lost). `bodyStartNs`/`bodyEndNs` get the body's times.
   bool submit(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, GpuWorkerStats& stats,
               std::int64_t& bodyStartNs, std::int64_t& bodyEndNs);
 
@@ -95,6 +96,10 @@ class CudaEngine {
   /// Returns false when `abort()` said stop first.
   bool observe(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
                std::int64_t& startNs, std::int64_t& endNs);
+
+  /// The first failed CUDA call of the hot path (call, submitter, stream, CUDA's error), or "".
+  /// Any thread; cold (it takes a lock).
+  std::string failure() const;
 
   /// After the workers stopped: waits for queued GPU work when the run ended cleanly
   /// (`clean`), and folds the workers' statistics into engineStats().

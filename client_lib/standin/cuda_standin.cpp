@@ -433,7 +433,36 @@ namespace {
 constexpr int kDrvSuccess = 0, kDrvInvalidValue = 1;
 constexpr int kAttr64BitStreamMemOps = 122;  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
 
+// $TACTUS_CUDA_STANDIN_FAIL=<driver function>[@<n>]: that function fails with
+// CUDA_ERROR_INVALID_VALUE from its (n+1)-th call on (n = 0 without @), so tests see how the
+// engine reports a failed driver call. Read once.
+struct InjectedFailure {
+  std::string symbol;
+  std::uint64_t after = 0;
+  std::atomic<std::uint64_t> calls{0};
+};
+InjectedFailure& injected() {
+  static auto* f = [] {
+    auto* out = new InjectedFailure();  // never destroyed: streams may call at exit
+    const char* env = std::getenv("TACTUS_CUDA_STANDIN_FAIL");
+    if (env == nullptr) return out;
+    const std::string v = env;
+    const auto at = v.find('@');
+    out->symbol = v.substr(0, at);
+    if (at != std::string::npos) out->after = std::strtoull(v.c_str() + at + 1, nullptr, 10);
+    return out;
+  }();
+  return *f;
+}
+// Whether this call of `symbol` is to fail.
+bool failNow(const char* symbol) {
+  InjectedFailure& f = injected();
+  if (f.symbol.empty() || f.symbol != symbol) return false;
+  return f.calls.fetch_add(1, std::memory_order_relaxed) >= f.after;
+}
+
 int drvStreamWaitValue64(CUstream_st* stream, unsigned long long addr, std::uint64_t value, unsigned int flags) {
+  if (failNow("cuStreamWaitValue64")) return kDrvInvalidValue;
   if (special(stream) || addr == 0 || flags != 0) return kDrvInvalidValue;  // geq only
   gStats.valueWaits.fetch_add(1, std::memory_order_relaxed);
   Op op;
@@ -445,6 +474,7 @@ int drvStreamWaitValue64(CUstream_st* stream, unsigned long long addr, std::uint
 }
 
 int drvStreamWriteValue64(CUstream_st* stream, unsigned long long addr, std::uint64_t value, unsigned int flags) {
+  if (failNow("cuStreamWriteValue64")) return kDrvInvalidValue;
   if (special(stream) || addr == 0 || flags != 0) return kDrvInvalidValue;
   gStats.valueWrites.fetch_add(1, std::memory_order_relaxed);
   Op op;
@@ -456,18 +486,39 @@ int drvStreamWriteValue64(CUstream_st* stream, unsigned long long addr, std::uin
 }
 
 int drvMemHostRegister(void* p, std::size_t bytes, unsigned int) {
+  if (failNow("cuMemHostRegister")) return kDrvInvalidValue;
   return p != nullptr && bytes > 0 ? kDrvSuccess : kDrvInvalidValue;
 }
-int drvMemHostUnregister(void* p) { return p != nullptr ? kDrvSuccess : kDrvInvalidValue; }
+int drvMemHostUnregister(void* p) {
+  if (failNow("cuMemHostUnregister")) return kDrvInvalidValue;
+  return p != nullptr ? kDrvSuccess : kDrvInvalidValue; }
 int drvMemHostGetDevicePointer(unsigned long long* dev, void* p, unsigned int) {
-  if (dev == nullptr || p == nullptr) return kDrvInvalidValue;
+  if (failNow("cuMemHostGetDevicePointer") || dev == nullptr || p == nullptr) return kDrvInvalidValue;
   *dev = reinterpret_cast<std::uintptr_t>(p);
   return kDrvSuccess;
 }
 int drvDeviceGetAttribute(int* value, int attribute, int device) {
-  if (value == nullptr || device < 0 || device >= deviceCount()) return kDrvInvalidValue;
+  if (failNow("cuDeviceGetAttribute") || value == nullptr || device < 0 || device >= deviceCount()) {
+    return kDrvInvalidValue;
+  }
   const char* off = std::getenv("TACTUS_CUDA_STANDIN_NO_MEMOPS");
   *value = attribute == kAttr64BitStreamMemOps && (off == nullptr || *off == '\0') ? 1 : 0;
+  return kDrvSuccess;
+}
+
+// The driver's names and texts of the two codes the stand-in returns.
+int drvGetErrorName(int rc, const char** out) {
+  if (out == nullptr) return kDrvInvalidValue;
+  if (rc == kDrvSuccess) *out = "CUDA_SUCCESS";
+  else if (rc == kDrvInvalidValue) *out = "CUDA_ERROR_INVALID_VALUE";
+  else return kDrvInvalidValue;
+  return kDrvSuccess;
+}
+int drvGetErrorString(int rc, const char** out) {
+  if (out == nullptr) return kDrvInvalidValue;
+  if (rc == kDrvSuccess) *out = "no error";
+  else if (rc == kDrvInvalidValue) *out = "invalid argument";
+  else return kDrvInvalidValue;
   return kDrvSuccess;
 }
 
@@ -482,6 +533,8 @@ extern "C" cudaError_t tactusCudaStandinDriverEntryPoint(const char* symbol, voi
   else if (s == "cuMemHostUnregister") *funcPtr = reinterpret_cast<void*>(&drvMemHostUnregister);
   else if (s == "cuMemHostGetDevicePointer") *funcPtr = reinterpret_cast<void*>(&drvMemHostGetDevicePointer);
   else if (s == "cuDeviceGetAttribute") *funcPtr = reinterpret_cast<void*>(&drvDeviceGetAttribute);
+  else if (s == "cuGetErrorName") *funcPtr = reinterpret_cast<void*>(&drvGetErrorName);
+  else if (s == "cuGetErrorString") *funcPtr = reinterpret_cast<void*>(&drvGetErrorString);
   else *funcPtr = nullptr;
   return *funcPtr != nullptr ? cudaSuccess : cudaErrorInvalidValue;
 }
