@@ -43,6 +43,32 @@ using DrvMemHostUnregister = int (*)(void*);
 using DrvMemHostGetDevicePointer = int (*)(unsigned long long*, void*, unsigned int);
 using DrvDeviceGetAttribute = int (*)(int*, int, int);
 using DrvGetErrorText = int (*)(int, const char**);
+using DrvModuleLoadData = int (*)(void**, const void*);
+using DrvModuleGetFunction = int (*)(void**, void*, const char*);
+using DrvLaunchKernel = int (*)(void*, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                                unsigned int, unsigned int, CUstream_st*, void**, void**);
+// The stand-in's own: its stream's thread stores its clock at the first address, then the value.
+using DrvStreamWriteClockValue64 = int (*)(CUstream_st*, unsigned long long, unsigned long long, std::uint64_t,
+                                           unsigned int);
+
+// The GPU-side time stamp: one thread stores %globaltimer + offset (CLOCK_MONOTONIC ns, the offset
+// measured when the engine starts) at `out`, which lies in the registered segment. Loaded with
+// cuModuleLoadData (the driver compiles it for the device), so libtactus needs no nvcc.
+constexpr const char* kStampPtx = R"(.version 6.0
+.target sm_60
+.address_size 64
+.visible .entry tactus_stamp(.param .u64 out, .param .u64 offset)
+{
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [offset];
+  mov.u64 %rd3, %globaltimer;
+  add.s64 %rd4, %rd3, %rd2;
+  st.volatile.global.u64 [%rd1], %rd4;
+  membar.sys;
+  ret;
+}
+)";
 constexpr unsigned int kWaitGeq = 0;            // CU_STREAM_WAIT_VALUE_GEQ
 constexpr unsigned int kWriteDefault = 0;       // CU_STREAM_WRITE_VALUE_DEFAULT
 constexpr unsigned int kRegisterFlags = 1 | 2;  // CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP
@@ -64,6 +90,10 @@ struct Driver {
   DrvMemHostUnregister memHostUnregister = nullptr;
   DrvMemHostGetDevicePointer memHostGetDevicePointer = nullptr;
   DrvDeviceGetAttribute deviceGetAttribute = nullptr;
+  DrvModuleLoadData moduleLoadData = nullptr;
+  DrvModuleGetFunction moduleGetFunction = nullptr;
+  DrvLaunchKernel launchKernel = nullptr;
+  DrvStreamWriteClockValue64 streamWriteClockValue64 = nullptr;  ///< the stand-in's (a GPU: kStampPtx)
   DrvGetErrorText getErrorName = nullptr;    ///< optional: null where the driver lacks it
   DrvGetErrorText getErrorString = nullptr;  ///< optional
 };
@@ -120,6 +150,13 @@ Result<Driver> loadDriver() {
       {"cuMemHostUnregister", reinterpret_cast<void**>(&d.memHostUnregister)},
       {"cuMemHostGetDevicePointer", reinterpret_cast<void**>(&d.memHostGetDevicePointer)},
       {"cuDeviceGetAttribute", reinterpret_cast<void**>(&d.deviceGetAttribute)},
+#if defined(TACTUS_CUDA_STANDIN)
+      {"tactusStreamWriteClockValue64", reinterpret_cast<void**>(&d.streamWriteClockValue64)},
+#else
+      {"cuModuleLoadData", reinterpret_cast<void**>(&d.moduleLoadData)},
+      {"cuModuleGetFunction", reinterpret_cast<void**>(&d.moduleGetFunction)},
+      {"cuLaunchKernel", reinterpret_cast<void**>(&d.launchKernel)},
+#endif
   };
   for (const auto& [name, slot] : wanted) {
     if (auto ok = entryPoint(name, slot); !ok) return ok.error();
@@ -176,6 +213,7 @@ struct SubmitPlan {
   std::vector<FenceWait> waits;
   unsigned long long started = 0;  // device address of the submittee's `started`
   unsigned long long fence = 0;    // device address of the submittee's own fence
+  unsigned long long times = 0;    // device address of the submittee's gpuTimesNs
 };
 
 struct CudaEngine::Impl {
@@ -189,6 +227,79 @@ struct CudaEngine::Impl {
   std::string failure;  // guarded by failureMutex: the first failed CUDA call of the run
   void* registered = nullptr;         // the segment, registered with the device
   unsigned long long deviceBase = 0;  // the segment's address on the device
+  int device = 0;                     // the CUDA device of the run
+  bool stamps = true;                 // GPU-side time stamps around each work ($TACTUS_GPU_STAMPS=0: off)
+  void* stampFunction = nullptr;      // a GPU: kStampPtx's kernel
+  std::int64_t clockOffsetNs = 0;     // a GPU: CLOCK_MONOTONIC - %globaltimer, measured in prepare()
+  std::int64_t clockOffsetErrorNs = 0;  // a GPU: its uncertainty (half the best bracket)
+
+#if !defined(TACTUS_CUDA_STANDIN)
+  // A GPU: enqueues the time stamp kernel writing at device address `out` (see GpuSlot).
+  int stamp(cudaStream_t stream, unsigned long long out) const {
+    void* params[] = {&out, const_cast<std::int64_t*>(&clockOffsetNs)};
+    return driver.launchKernel(stampFunction, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
+  }
+#endif
+
+  // Enqueues, in stream order, the time stamp at `clock` (when stamps are on) and then `value`
+  // at `word` (cuStreamWriteValue64). Returns 0, or the failed call's CUresult with `call`
+  // naming it. The stand-in does both in one operation of its stream's thread (so stamps cost
+  // its submitting thread nothing more); a GPU runs the stamp kernel, then the write.
+  int stampAndWrite(cudaStream_t stream, unsigned long long clock, unsigned long long word, std::uint64_t value,
+                    const char*& call) const {
+    call = "cuStreamWriteValue64";
+#if defined(TACTUS_CUDA_STANDIN)
+    if (stamps) return driver.streamWriteClockValue64(stream, clock, word, value, kWriteDefault);
+#else
+    if (stamps) {
+      if (const int rc = stamp(stream, clock); rc != 0) {
+        call = "cuLaunchKernel of the GPU time stamp kernel";
+        return rc;
+      }
+    }
+#endif
+    return driver.writeValue64(stream, word, value, kWriteDefault);
+  }
+
+  // A GPU: loads the stamp kernel and measures %globaltimer against CLOCK_MONOTONIC (cold): each
+  // round brackets one stamp between two host clock reads around a stream synchronize; the
+  // tightest bracket of 32 gives the offset, to within half its width.
+  Result<void> prepareStamps(cudaStream_t stream, unsigned long long out, std::atomic<std::int64_t>& at) {
+#if defined(TACTUS_CUDA_STANDIN)
+    (void)stream;
+    (void)out;
+    (void)at;
+    return {};
+#else
+    void* module = nullptr;
+    if (const int rc = driver.moduleLoadData(&module, kStampPtx); rc != 0) {
+      return fail(ErrorCode::kIo, "cuModuleLoadData of the GPU time stamp kernel failed: " + driverError(driver, rc));
+    }
+    if (const int rc = driver.moduleGetFunction(&stampFunction, module, "tactus_stamp"); rc != 0) {
+      return fail(ErrorCode::kIo, "cuModuleGetFunction(tactus_stamp) failed: " + driverError(driver, rc));
+    }
+    std::int64_t best = INT64_MAX;
+    clockOffsetNs = 0;
+    for (int round = 0; round < 32; ++round) {
+      const std::int64_t t0 = ipc::monotonicNs();
+      if (const int rc = stamp(stream, out); rc != 0) {
+        return fail(ErrorCode::kIo, "cuLaunchKernel of the GPU time stamp kernel failed: " + driverError(driver, rc));
+      }
+      if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) {
+        return cudaFailure("cudaStreamSynchronize after the GPU time stamp kernel", e);
+      }
+      const std::int64_t t1 = ipc::monotonicNs();
+      const std::int64_t g = at.load(std::memory_order_acquire);
+      if (t1 - t0 < best) {
+        best = t1 - t0;
+        clockOffsetErrorNs = best / 2;
+        clockOffsetNs = t0 + (t1 - t0) / 2 - g;
+      }
+    }
+    at.store(0, std::memory_order_relaxed);
+    return {};
+#endif
+  }
 
   unsigned long long deviceAddress(const void* p) const {
     const auto* base = reinterpret_cast<const std::byte*>(setup.view.bytes().data());
@@ -198,11 +309,11 @@ struct CudaEngine::Impl {
 
   // A stream memory operation of submitter plan `p` failed (cold: the run stops): keeps the
   // first failure's message, naming the call, the submitter, its stream and CUDA's error.
-  void recordFailure(const char* call, const SubmitPlan& p, std::uint64_t h, int rc) {
+  void recordFailure(const std::string& call, const SubmitPlan& p, std::uint64_t h, const std::string& error) {
     const Schedule& s = *setup.schedule;
-    std::string what = std::string(call) + " for CUDA submitter " + quoted(qualifiedName(s, p.runnable)) +
+    std::string what = call + " for CUDA submitter " + quoted(qualifiedName(s, p.runnable)) +
                        " on stream " + quoted(streamNames[p.streamResource]) + " (hyperepoch iteration " +
-                       std::to_string(h) + ") failed: " + driverError(driver, rc) +
+                       std::to_string(h) + ") failed: " + error +
                        "; the stream's order can no longer be kept, so the run stops";
     const std::lock_guard<std::mutex> lock(failureMutex);
     if (failure.empty()) failure = std::move(what);
@@ -213,7 +324,6 @@ struct CudaEngine::Impl {
     auto d = loadDriver();
     if (!d) return d.error();
     driver = *d;
-    int device = 0;
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cudaFailure("cudaGetDevice", e);
     int can = 0;
     if (const int rc = driver.deviceGetAttribute(&can, kAttr64BitMemOps, device); rc != 0) {
@@ -312,11 +422,21 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   }
   if (m.plans.empty()) return {};
   if (auto ok = m.attachDevice(); !ok) return ok.error();
+  const char* stampsEnv = std::getenv("TACTUS_GPU_STAMPS");
+  m.stamps = stampsEnv == nullptr || std::strcmp(stampsEnv, "0") != 0;
+  if (m.stamps) {
+    SubmitPlan& first = m.plans.front();
+    std::atomic<std::int64_t>& at = setup.view.gpu(first.submittee).gpuTimesNs[0][0];
+    if (auto ok = m.prepareStamps(first.stream, m.deviceAddress(&at), at); !ok) return ok.error();
+  }
   for (SubmitPlan& p : m.plans) {
     for (FenceWait& w : p.waits) w.address = m.fenceAddress(w.instance);
     p.started = m.deviceAddress(&setup.view.gpu(p.submittee).started);
     p.fence = m.fenceAddress(p.submittee);
+    p.times = m.deviceAddress(&setup.view.gpu(p.submittee).gpuTimesNs);
     shm::GpuSlot& slot = setup.view.gpu(p.submittee);
+    for (auto& pair : slot.gpuTimesNs)
+      for (auto& t : pair) t.store(0, std::memory_order_relaxed);
     slot.eventCount = 0;
     slot.ownerPid = static_cast<std::uint32_t>(::getpid());
     slot.mode.store(static_cast<std::uint32_t>(shm::GpuMode::kFences), std::memory_order_release);
@@ -350,19 +470,30 @@ bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool(
   Impl& m = *impl_;
   SubmitPlan& p = m.plans[static_cast<std::size_t>(m.planOf[i])];
   const std::int64_t t0 = ipc::monotonicNs();
+  // Driver calls need the device's context current on this worker thread (once per thread).
+  thread_local int contextDevice = -1;
+  if (contextDevice != m.device) {
+    if (const cudaError_t e = cudaSetDevice(m.device); e != cudaSuccess) {
+      m.recordFailure("cudaSetDevice", p, h, std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")");
+      return false;
+    }
+    contextDevice = m.device;
+  }
   // 1. On the GPU: the stream waits for every predecessor's fence, however late the work that
   //    signals it is submitted. The CPU waits for nothing here.
   for (const FenceWait& w : p.waits) {
     const std::uint64_t target = w.previousIteration ? h : h + 1;
     if (target == 0) continue;  // the previous iteration of the first one: nothing to wait for
     if (const int rc = m.driver.waitValue64(p.stream, w.address, target, kWaitGeq); rc != 0) {
-      m.recordFailure("cuStreamWaitValue64", p, h, rc);
+      m.recordFailure("cuStreamWaitValue64", p, h, driverError(m.driver, rc));
       return false;
     }
     ++stats.streamWaits;
   }
-  if (const int rc = m.driver.writeValue64(p.stream, p.started, h + 1, kWriteDefault); rc != 0) {
-    m.recordFailure("cuStreamWriteValue64 (the work's start)", p, h, rc);
+  const unsigned long long times = p.times + (h % 2) * 2 * sizeof(std::int64_t);  // gpuTimesNs[h % 2]
+  const char* call = nullptr;
+  if (const int rc = m.stampAndWrite(p.stream, times, p.started, h + 1, call); rc != 0) {
+    m.recordFailure((std::string(call) + " (the work's start)").c_str(), p, h, driverError(m.driver, rc));
     return false;
   }
   // 2. The user's submitter enqueues the submittee's work.
@@ -376,9 +507,9 @@ bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool(
   bodyEndNs = ipc::monotonicNs();
   // 3. Completion: the GPU writes the fence after the work; `submitted` lets the next submitter
   //    of this stream enqueue behind it.
-  if (const int rc = m.driver.writeValue64(p.stream, p.fence, h + 1, kWriteDefault); rc != 0) {
+  if (const int rc = m.stampAndWrite(p.stream, times + sizeof(std::int64_t), p.fence, h + 1, call); rc != 0) {
     // The work is queued but its completion will never be signalled: nothing may follow it.
-    m.recordFailure("cuStreamWriteValue64 (the work's fence)", p, h, rc);
+    m.recordFailure((std::string(call) + " (the work's fence)").c_str(), p, h, driverError(m.driver, rc));
     return false;
   }
   shm::GpuSlot& slot = m.setup.view.gpu(p.submittee);
@@ -401,6 +532,16 @@ bool CudaEngine::observe(InstanceId i, std::uint64_t h, const std::function<bool
   startNs = ipc::monotonicNs();
   if (!waitForFence(slot.fence, h + 1, spinNs, abort)) return false;
   endNs = ipc::monotonicNs();
+  // The stream stamped the work's start and end before it wrote `started` and `fence`: those
+  // are the logged times. The times this worker saw the fences are kept only where a stamp is
+  // missing or implausible (after the fence was seen, or end before start).
+  const auto& stamps = slot.gpuTimesNs[h % 2];
+  const std::int64_t gpuStart = stamps[0].load(std::memory_order_acquire);
+  const std::int64_t gpuEnd = stamps[1].load(std::memory_order_acquire);
+  if (gpuStart > 0 && gpuStart <= gpuEnd && gpuEnd <= endNs + impl_->clockOffsetErrorNs) {
+    startNs = gpuStart;
+    endNs = gpuEnd;
+  }
   gGpuEnds.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

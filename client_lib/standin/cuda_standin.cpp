@@ -88,7 +88,7 @@ struct CUevent_st {
 
 namespace {
 
-enum class OpKind { kHost, kRecord, kWait, kMarker, kWaitValue, kWriteValue };
+enum class OpKind { kHost, kRecord, kWait, kMarker, kWaitValue, kWriteValue, kWriteClock };
 constexpr std::int64_t kValuePollNs = 20'000;  // a stream waiting for a counter polls this often once it sleeps
 
 struct Op {
@@ -98,7 +98,8 @@ struct Op {
   EventCell* cell = nullptr;
   std::uint32_t ticket = 0;
   std::atomic<std::uint32_t>* marker = nullptr;
-  std::atomic<std::uint64_t>* counter = nullptr;  // kWaitValue / kWriteValue
+  std::atomic<std::uint64_t>* counter = nullptr;  // kWaitValue / kWriteValue / kWriteClock
+  std::atomic<std::int64_t>* clock = nullptr;     // kWriteClock: where the stream's time goes first
   std::uint64_t value = 0;
 };
 
@@ -173,6 +174,10 @@ struct CUstream_st {
         break;
       }
       case OpKind::kWriteValue: op.counter->store(op.value, std::memory_order_release); break;
+      case OpKind::kWriteClock:
+        op.clock->store(tactus::ipc::monotonicNs(), std::memory_order_relaxed);
+        op.counter->store(op.value, std::memory_order_release);  // publishes the stamp too
+        break;
       case OpKind::kHost:
         op.fn(op.arg);
         gStats.hostFunctions.fetch_add(1, std::memory_order_relaxed);
@@ -485,6 +490,24 @@ int drvStreamWriteValue64(CUstream_st* stream, unsigned long long addr, std::uin
   return kDrvSuccess;
 }
 
+// Stand-in only (on a GPU the engine runs its %globaltimer kernel, then cuStreamWriteValue64):
+// in stream order, the stream's thread stores its CLOCK_MONOTONIC ns at `clock`, then `value` at
+// `addr`. One operation, so the time stamp costs the submitting thread nothing more. Counted and
+// failed (TACTUS_CUDA_STANDIN_FAIL) as cuStreamWriteValue64.
+int drvStreamWriteClockValue64(CUstream_st* stream, unsigned long long clock, unsigned long long addr,
+                               std::uint64_t value, unsigned int flags) {
+  if (failNow("cuStreamWriteValue64")) return kDrvInvalidValue;
+  if (special(stream) || clock == 0 || addr == 0 || flags != 0) return kDrvInvalidValue;
+  gStats.valueWrites.fetch_add(1, std::memory_order_relaxed);
+  Op op;
+  op.kind = OpKind::kWriteClock;
+  op.clock = reinterpret_cast<std::atomic<std::int64_t>*>(clock);    // NOLINT(performance-no-int-to-ptr)
+  op.counter = reinterpret_cast<std::atomic<std::uint64_t>*>(addr);  // NOLINT(performance-no-int-to-ptr)
+  op.value = value;
+  stream->push(op);
+  return kDrvSuccess;
+}
+
 int drvMemHostRegister(void* p, std::size_t bytes, unsigned int) {
   if (failNow("cuMemHostRegister")) return kDrvInvalidValue;
   return p != nullptr && bytes > 0 ? kDrvSuccess : kDrvInvalidValue;
@@ -533,6 +556,7 @@ extern "C" cudaError_t tactusCudaStandinDriverEntryPoint(const char* symbol, voi
   else if (s == "cuMemHostUnregister") *funcPtr = reinterpret_cast<void*>(&drvMemHostUnregister);
   else if (s == "cuMemHostGetDevicePointer") *funcPtr = reinterpret_cast<void*>(&drvMemHostGetDevicePointer);
   else if (s == "cuDeviceGetAttribute") *funcPtr = reinterpret_cast<void*>(&drvDeviceGetAttribute);
+  else if (s == "tactusStreamWriteClockValue64") *funcPtr = reinterpret_cast<void*>(&drvStreamWriteClockValue64);
   else if (s == "cuGetErrorName") *funcPtr = reinterpret_cast<void*>(&drvGetErrorName);
   else if (s == "cuGetErrorString") *funcPtr = reinterpret_cast<void*>(&drvGetErrorString);
   else *funcPtr = nullptr;

@@ -596,3 +596,34 @@ TEST_CASE("a failed stream memory operation stops the client, naming the call, s
     CHECK(out.find("status=STM_SUCCESS") == std::string::npos);
   }
 }
+
+TEST_CASE("the event log's GPU start and end of every submittee bracket its work, stamped by the stream",
+          "[gpu][log]") {
+  if (clientProgram() != buildPath("tests/gpu/tactus-gpu-test-client")) return;  // stamps on the host clock
+  // The stream stamps its clock right before `started` (just before the work) and right before
+  // `fence` (just after it); the client's GPU worker logs those stamps. The times it saw the
+  // fences itself come later (it may sleep while it waits): they would not bracket the work.
+  GpuRun run("cross.yaml");
+  runAndCheck(run, {{"Alpha", {"--stream", "CUDA_STREAM0", "--gpu-us", "200"}}, {"Beta", {"--stream", "CUDA_STREAM0"}}},
+              100);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  const Trace alpha = readTrace(run.trace("Alpha"));
+  const std::uint32_t gpuA = instanceNamed(run.schedule, "Alpha.GpuA");
+  REQUIRE(gpuA != kNone);
+  int checked = 0;
+  for (const EventRecord& r : log->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.instance != gpuA) continue;
+    auto w = alpha.work.find({"SubA", r.iteration});
+    REQUIRE(w != alpha.work.end());
+    const Work& work = w->second.front();  // frame 0's work
+    INFO("iteration " << r.iteration << ": logged " << r.startNs << ".." << r.endNs << ", work " << work.start << ".."
+                      << work.end);
+    CHECK(r.startNs <= work.start);
+    CHECK(r.endNs >= work.end);
+    CHECK(r.endNs - r.startNs >= 200'000);
+    CHECK(r.endNs - r.startNs < 200'000 + 5'000'000);  // bounded: not a stale stamp of an older iteration
+    ++checked;
+  }
+  CHECK(checked == 100);
+}
