@@ -444,6 +444,19 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   return {};
 }
 
+bool CudaEngine::bindThread() {
+  if (!impl_ || impl_->plans.empty()) return true;
+  if (const cudaError_t e = cudaSetDevice(impl_->device); e != cudaSuccess) {
+    const std::lock_guard<std::mutex> lock(impl_->failureMutex);
+    if (impl_->failure.empty()) {
+      impl_->failure = "cudaSetDevice(" + std::to_string(impl_->device) + ") on a worker thread failed: " +
+                       cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+    }
+    return false;
+  }
+  return true;
+}
+
 std::string CudaEngine::failure() const {
   if (!impl_) return {};
   const std::lock_guard<std::mutex> lock(impl_->failureMutex);
@@ -470,15 +483,6 @@ bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool(
   Impl& m = *impl_;
   SubmitPlan& p = m.plans[static_cast<std::size_t>(m.planOf[i])];
   const std::int64_t t0 = ipc::monotonicNs();
-  // Driver calls need the device's context current on this worker thread (once per thread).
-  thread_local int contextDevice = -1;
-  if (contextDevice != m.device) {
-    if (const cudaError_t e = cudaSetDevice(m.device); e != cudaSuccess) {
-      m.recordFailure("cudaSetDevice", p, h, std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")");
-      return false;
-    }
-    contextDevice = m.device;
-  }
   // 1. On the GPU: the stream waits for every predecessor's fence, however late the work that
   //    signals it is submitted. The CPU waits for nothing here.
   for (const FenceWait& w : p.waits) {

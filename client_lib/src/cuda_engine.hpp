@@ -103,6 +103,10 @@ class CudaEngine {
   bool observe(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
                std::int64_t& startNs, std::int64_t& endNs);
 
+  /// On each CPU worker thread before its first submit(): makes the run's device current there
+  /// (driver calls need its context). False when that failed: failure() names it.
+  bool bindThread();
+
   /// The first failed CUDA call of the hot path (call, submitter, stream, CUDA's error), or "".
   /// Any thread; cold (it takes a lock).
   std::string failure() const;

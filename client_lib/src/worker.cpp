@@ -155,6 +155,10 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       }
     }
   }
+  if (gpu != nullptr && !gpu->bindThread()) {
+    rt.halted.store(true);  // enterScheduler reports gpu->failure()
+    return firstIteration;
+  }
   if (resource.kind == ResourceKind::kCpu) {
     if ((rt.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
     engine = std::make_unique<CpuEngine>(rt.registrations);
