@@ -94,8 +94,8 @@ struct Driver {
   DrvModuleGetFunction moduleGetFunction = nullptr;
   DrvLaunchKernel launchKernel = nullptr;
   DrvStreamWriteClockValue64 streamWriteClockValue64 = nullptr;  ///< the stand-in's (a GPU: kStampPtx)
-  DrvGetErrorText getErrorName = nullptr;    ///< optional: null where the driver lacks it
-  DrvGetErrorText getErrorString = nullptr;  ///< optional
+  DrvGetErrorText getErrorName = nullptr;                        ///< optional: null where the driver lacks it
+  DrvGetErrorText getErrorString = nullptr;                      ///< optional
 };
 
 // A driver call's failure as text: "CUDA_ERROR_INVALID_VALUE (invalid argument)", with the code
@@ -144,18 +144,18 @@ Result<void> entryPoint(const char* symbol, void** fn) {
 Result<Driver> loadDriver() {
   Driver d;
   const std::pair<const char*, void**> wanted[] = {
-      {"cuStreamWaitValue64", reinterpret_cast<void**>(&d.waitValue64)},
-      {"cuStreamWriteValue64", reinterpret_cast<void**>(&d.writeValue64)},
-      {"cuMemHostRegister", reinterpret_cast<void**>(&d.memHostRegister)},
-      {"cuMemHostUnregister", reinterpret_cast<void**>(&d.memHostUnregister)},
-      {"cuMemHostGetDevicePointer", reinterpret_cast<void**>(&d.memHostGetDevicePointer)},
-      {"cuDeviceGetAttribute", reinterpret_cast<void**>(&d.deviceGetAttribute)},
+    {"cuStreamWaitValue64", reinterpret_cast<void**>(&d.waitValue64)},
+    {"cuStreamWriteValue64", reinterpret_cast<void**>(&d.writeValue64)},
+    {"cuMemHostRegister", reinterpret_cast<void**>(&d.memHostRegister)},
+    {"cuMemHostUnregister", reinterpret_cast<void**>(&d.memHostUnregister)},
+    {"cuMemHostGetDevicePointer", reinterpret_cast<void**>(&d.memHostGetDevicePointer)},
+    {"cuDeviceGetAttribute", reinterpret_cast<void**>(&d.deviceGetAttribute)},
 #if defined(TACTUS_CUDA_STANDIN)
-      {"tactusStreamWriteClockValue64", reinterpret_cast<void**>(&d.streamWriteClockValue64)},
+    {"tactusStreamWriteClockValue64", reinterpret_cast<void**>(&d.streamWriteClockValue64)},
 #else
-      {"cuModuleLoadData", reinterpret_cast<void**>(&d.moduleLoadData)},
-      {"cuModuleGetFunction", reinterpret_cast<void**>(&d.moduleGetFunction)},
-      {"cuLaunchKernel", reinterpret_cast<void**>(&d.launchKernel)},
+    {"cuModuleLoadData", reinterpret_cast<void**>(&d.moduleLoadData)},
+    {"cuModuleGetFunction", reinterpret_cast<void**>(&d.moduleGetFunction)},
+    {"cuLaunchKernel", reinterpret_cast<void**>(&d.launchKernel)},
 #endif
   };
   for (const auto& [name, slot] : wanted) {
@@ -224,13 +224,13 @@ struct CudaEngine::Impl {
   std::vector<SubmitPlan> plans;
   IdVector<ResourceId, std::string> streamNames;  // per CUDA stream resource, for messages
   std::mutex failureMutex;
-  std::string failure;  // guarded by failureMutex: the first failed CUDA call of the run
-  void* registered = nullptr;         // the segment, registered with the device
-  unsigned long long deviceBase = 0;  // the segment's address on the device
-  int device = 0;                     // the CUDA device of the run
-  bool stamps = true;                 // GPU-side time stamps around each work ($TACTUS_GPU_STAMPS=0: off)
-  void* stampFunction = nullptr;      // a GPU: kStampPtx's kernel
-  std::int64_t clockOffsetNs = 0;     // a GPU: CLOCK_MONOTONIC - %globaltimer, measured in prepare()
+  std::string failure;                  // guarded by failureMutex: the first failed CUDA call of the run
+  void* registered = nullptr;           // the segment, registered with the device
+  unsigned long long deviceBase = 0;    // the segment's address on the device
+  int device = 0;                       // the CUDA device of the run
+  bool stamps = true;                   // GPU-side time stamps around each work ($TACTUS_GPU_STAMPS=0: off)
+  void* stampFunction = nullptr;        // a GPU: kStampPtx's kernel
+  std::int64_t clockOffsetNs = 0;       // a GPU: CLOCK_MONOTONIC - %globaltimer, measured in prepare()
   std::int64_t clockOffsetErrorNs = 0;  // a GPU: its uncertainty (half the best bracket)
 
 #if !defined(TACTUS_CUDA_STANDIN)
@@ -311,10 +311,9 @@ struct CudaEngine::Impl {
   // first failure's message, naming the call, the submitter, its stream and CUDA's error.
   void recordFailure(const std::string& call, const SubmitPlan& p, std::uint64_t h, const std::string& error) {
     const Schedule& s = *setup.schedule;
-    std::string what = call + " for CUDA submitter " + quoted(qualifiedName(s, p.runnable)) +
-                       " on stream " + quoted(streamNames[p.streamResource]) + " (hyperepoch iteration " +
-                       std::to_string(h) + ") failed: " + error +
-                       "; the stream's order can no longer be kept, so the run stops";
+    std::string what = call + " for CUDA submitter " + quoted(qualifiedName(s, p.runnable)) + " on stream " +
+                       quoted(streamNames[p.streamResource]) + " (hyperepoch iteration " + std::to_string(h) +
+                       ") failed: " + error + "; the stream's order can no longer be kept, so the run stops";
     const std::lock_guard<std::mutex> lock(failureMutex);
     if (failure.empty()) failure = std::move(what);
   }
@@ -327,8 +326,9 @@ struct CudaEngine::Impl {
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cudaFailure("cudaGetDevice", e);
     int can = 0;
     if (const int rc = driver.deviceGetAttribute(&can, kAttr64BitMemOps, device); rc != 0) {
-      return fail(ErrorCode::kIo, "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) of CUDA device " +
-                                      std::to_string(device) + " failed: " + driverError(driver, rc));
+      return fail(ErrorCode::kIo,
+                  "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) of CUDA device " +
+                      std::to_string(device) + " failed: " + driverError(driver, rc));
     }
     if (can == 0) {
       return fail(ErrorCode::kInvalidState,
@@ -449,8 +449,8 @@ bool CudaEngine::bindThread() {
   if (const cudaError_t e = cudaSetDevice(impl_->device); e != cudaSuccess) {
     const std::lock_guard<std::mutex> lock(impl_->failureMutex);
     if (impl_->failure.empty()) {
-      impl_->failure = "cudaSetDevice(" + std::to_string(impl_->device) + ") on a worker thread failed: " +
-                       cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+      impl_->failure = "cudaSetDevice(" + std::to_string(impl_->device) +
+                       ") on a worker thread failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
     }
     return false;
   }
@@ -497,7 +497,7 @@ bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool(
   const unsigned long long times = p.times + (h % 2) * 2 * sizeof(std::int64_t);  // gpuTimesNs[h % 2]
   const char* call = nullptr;
   if (const int rc = m.stampAndWrite(p.stream, times, p.started, h + 1, call); rc != 0) {
-    m.recordFailure((std::string(call) + " (the work's start)").c_str(), p, h, driverError(m.driver, rc));
+    m.recordFailure(std::string(call) + " (the work's start)", p, h, driverError(m.driver, rc));
     return false;
   }
   // 2. The user's submitter enqueues the submittee's work.
@@ -513,7 +513,7 @@ bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool(
   //    of this stream enqueue behind it.
   if (const int rc = m.stampAndWrite(p.stream, times + sizeof(std::int64_t), p.fence, h + 1, call); rc != 0) {
     // The work is queued but its completion will never be signalled: nothing may follow it.
-    m.recordFailure((std::string(call) + " (the work's fence)").c_str(), p, h, driverError(m.driver, rc));
+    m.recordFailure(std::string(call) + " (the work's fence)", p, h, driverError(m.driver, rc));
     return false;
   }
   shm::GpuSlot& slot = m.setup.view.gpu(p.submittee);

@@ -514,7 +514,8 @@ int drvMemHostRegister(void* p, std::size_t bytes, unsigned int) {
 }
 int drvMemHostUnregister(void* p) {
   if (failNow("cuMemHostUnregister")) return kDrvInvalidValue;
-  return p != nullptr ? kDrvSuccess : kDrvInvalidValue; }
+  return p != nullptr ? kDrvSuccess : kDrvInvalidValue;
+}
 int drvMemHostGetDevicePointer(unsigned long long* dev, void* p, unsigned int) {
   if (failNow("cuMemHostGetDevicePointer") || dev == nullptr || p == nullptr) return kDrvInvalidValue;
   *dev = reinterpret_cast<std::uintptr_t>(p);

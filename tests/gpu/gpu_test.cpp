@@ -524,16 +524,15 @@ TEST_CASE("a CUDA submitter publishes its start like a CPU runnable", "[gpu][ord
   GpuRun run("early_submit.yaml");
   const std::uint32_t submit = instanceNamed(run.schedule, "Brain.Submit");
   REQUIRE(submit != kNone);
-  const std::int64_t before = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::steady_clock::now().time_since_epoch())
-                                  .count();
+  const std::int64_t before =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   const pid_t m = run.master({"-e", "400"});
   const pid_t sensor = run.client("Sensor");
   const pid_t brain = run.client("Brain", {"--stream", "S0"});
   REQUIRE(waitForSegmentState(run.instance, static_cast<std::uint32_t>(shm::SegmentState::kRunning), kWaitMs));
   std::uint64_t instanceOffset = 0;
-  REQUIRE(readSegment(run.instance, offsetof(shm::SegmentHeader, instanceOffset), &instanceOffset,
-                      sizeof instanceOffset));
+  REQUIRE(
+      readSegment(run.instance, offsetof(shm::SegmentHeader, instanceOffset), &instanceOffset, sizeof instanceOffset));
   const std::uint64_t slot = instanceOffset + std::uint64_t{submit} * sizeof(shm::InstanceSlot);
   // Once the submitter has run a few iterations, its slot says which one began last, and when.
   std::uint32_t done = 0, started = 0;
@@ -566,10 +565,12 @@ TEST_CASE("a failed stream memory operation stops the client, naming the call, s
       {"cuStreamWriteValue64@7",
        "cuStreamWriteValue64 (the work's fence) for CUDA submitter 'Alpha.SubA' on stream 'CUDA_STREAM0'"},
       {"cuMemHostRegister", "cuMemHostRegister of the run's shared memory"},
-      {"cuDeviceGetAttribute", "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) of CUDA "
-                               "device 0 failed: CUDA_ERROR_INVALID_VALUE (invalid argument)"},
-      {"cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer of the run's shared memory failed: "
-                                    "CUDA_ERROR_INVALID_VALUE (invalid argument)"},
+      {"cuDeviceGetAttribute",
+       "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) of CUDA "
+       "device 0 failed: CUDA_ERROR_INVALID_VALUE (invalid argument)"},
+      {"cuMemHostGetDevicePointer",
+       "cuMemHostGetDevicePointer of the run's shared memory failed: "
+       "CUDA_ERROR_INVALID_VALUE (invalid argument)"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.fail);
