@@ -324,6 +324,9 @@ struct CudaEngine::Impl {
     if (!d) return d.error();
     driver = *d;
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cudaFailure("cudaGetDevice", e);
+    // The driver calls below need the device's context current on this thread, whichever thread
+    // created the streams.
+    if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return cudaFailure("cudaSetDevice", e);
     int can = 0;
     if (const int rc = driver.deviceGetAttribute(&can, kAttr64BitMemOps, device); rc != 0) {
       return fail(ErrorCode::kIo,
