@@ -289,6 +289,15 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
                        outcome.status != RunStatus::kError && outcome.status != RunStatus::kTimeout;
     rt.gpu->finish(clean, stats);
     rt.gpu.reset();
+    if (!clean) {
+      // Work may stay queued behind fences that will never be reached, its streams still reading
+      // and writing the segment: its mapping stays for the life of the process (reachable, so
+      // neither exit nor LeakSanitizer takes it), never unmapped under a waiting stream.
+      static std::mutex keptMutex;
+      static auto* kept = new std::vector<ipc::Segment>();
+      const std::lock_guard<std::mutex> keep(keptMutex);
+      kept->push_back(std::move(rt.segment));
+    }
   }
   lock.lock();
   slot.state.store(static_cast<std::uint32_t>(ClientState::kExited), std::memory_order_release);

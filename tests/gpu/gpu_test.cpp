@@ -585,8 +585,8 @@ TEST_CASE("a failed stream memory operation stops the client, naming the call, s
     const pid_t a = run.client("Alpha", {"--stream", "CUDA_STREAM0"});
     ::unsetenv("TACTUS_CUDA_STANDIN_FAIL");
     const int alphaExit = waitFor(a, kWaitMs);
-    CHECK(alphaExit != 0);
-    CHECK(alphaExit != -1);  // it ended by itself, not at the time limit
+    CHECK(alphaExit >= 10);  // the client's exit status for a run that did not succeed: 10 + the STM code
+    CHECK(alphaExit < 128);  // not a signal: nothing crashed afterwards (a stream reading an unmapped segment)
     const int masterExit = waitFor(m, kWaitMs);
     CHECK(masterExit != 0);
     CHECK(masterExit != -1);
