@@ -1,8 +1,14 @@
 // The master's releaser (see releaser.hpp).
 #include "releaser.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <string_view>
+#include <thread>
 
 #include "notify.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -28,7 +34,7 @@ constexpr std::int64_t kSleepSliceNs = 10'000'000;
 }  // namespace
 
 Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, bool freeRunning,
-                   RunControl& control)
+                   RunControl& control, bool pinToPlan)
     : view_(view),
       schedule_(schedule),
       plan_(plan),
@@ -36,10 +42,37 @@ Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const
       control_(control),
       rings_(plan.hyperepochs.size()),
       tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())),
+      releaseCore_(plan.hyperepochs.size(), kNone),
       hyperepochThreads_(plan.hyperepochs.size()) {
   for (HyperepochId he : plan_.hyperepochs.ids()) {
     if (!plan_.hyperepochs[he].instances.empty()) active_.push_back(he);
   }
+  const char* pin = std::getenv("TACTUS_RELEASE_PIN");
+  if (!pinToPlan || (pin != nullptr && std::string_view(pin) == "0")) return;
+  for (const HyperepochId he : active_) {
+    std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
+    for (const InstanceId i : plan_.hyperepochs[he].instances) {
+      const InstanceInfo& inst = schedule_.instances[i];
+      if (inst.resources.empty() || inst.startNs >= earliest) continue;
+      const ResourceInfo& r = schedule_.resources[inst.resources.front()];
+      if (r.kind != ResourceKind::kCpu || r.core == kNone) continue;
+      earliest = inst.startNs;
+      releaseCore_[he] = r.core;
+    }
+  }
+}
+
+// Names the release thread `release-<hyperepoch>` (top -H, /proc/PID/task/TID/comm) and pins it.
+// Best effort, as the workers' own pinning: a cpuset that forbids the core leaves the thread where it is.
+void Releaser::pinThread(HyperepochId he) const {
+  const std::string name = "release-" + std::to_string(index(he) % 100'000);
+  (void)::pthread_setname_np(::pthread_self(), name.c_str());  // at most 15 characters
+  if (releaseCore_[he] == kNone) return;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(releaseCore_[he] % cores, &set);  // the workers' rule for CPU<n> beyond the machine's cores
+  (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
 }
 
 Releaser::~Releaser() {
@@ -49,7 +82,12 @@ Releaser::~Releaser() {
 
 void Releaser::start(std::int64_t runStartNs) {
   runStartNs_ = runStartNs;
-  for (const HyperepochId he : active_) threads_.emplace_back([this, he] { releaseLoop(he); });
+  for (const HyperepochId he : active_) {
+    threads_.emplace_back([this, he] {
+      pinThread(he);
+      releaseLoop(he);
+    });
+  }
 }
 
 void Releaser::join() {
@@ -70,6 +108,7 @@ void Releaser::join() {
 // hyperepoch finishes, was measured slower on a loaded 2-core machine: the spinners take the CPU
 // the clients need to finish the iteration the switch waits for.)
 void Releaser::parkedLoop(HyperepochId he) {
+  pinThread(he);
   Track& track = tracks_[index(he)];
   std::uint32_t started = 0;
   for (;;) {
@@ -81,9 +120,15 @@ void Releaser::parkedLoop(HyperepochId he) {
     started = go;
     if (shutdown_.load(std::memory_order_acquire)) return;
     releaseLoop(he);
-    track.running.store(false, std::memory_order_release);
+    std::function<void()> then;
+    {
+      std::lock_guard<std::mutex> lock(track.thenLock);
+      track.running.store(false, std::memory_order_release);
+      then.swap(track.then);
+    }
     track.endWord.fetch_add(1, std::memory_order_seq_cst);
     ipc::futexWake(track.endWord);
+    if (then) then();
     ipc::signalWord(view_.header().attention);
   }
 }
@@ -93,9 +138,15 @@ void Releaser::prepareHyperepoch(HyperepochId he) {
 }
 
 void Releaser::startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration) {
+  launch(he, startNs, firstIteration, 0);
+}
+
+void Releaser::launch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration,
+                      std::size_t releasedAtStart) {
   joinHyperepoch(he);
   prepareHyperepoch(he);
   Track& track = tracks_[index(he)];
+  track.releasedAtStart = releasedAtStart;
   track.stop.store(false);
   track.stopWord.store(0);
   track.firstIteration = firstIteration;
@@ -109,10 +160,37 @@ void Releaser::startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint6
   ipc::futexWake(track.goWord);
 }
 
+std::int64_t Releaser::startHyperepochNow(HyperepochId he, std::uint64_t firstIteration) {
+  joinHyperepoch(he);
+  // The release thread is parked: until the go word below, this thread is its ring's only writer.
+  const std::int64_t startNs = ipc::monotonicNs();
+  std::size_t released = 0;
+  for (const ReleasePoint& p : plan_.hyperepochs[he].releases) {
+    if (p.offsetNs != 0 || p.frame != 0 || control_.aborted()) break;
+    publishRelease(he, p, firstIteration, startNs, startNs);
+    ++released;
+  }
+  launch(he, startNs, firstIteration, released);
+  return startNs;
+}
+
 void Releaser::requestHyperepochStop(HyperepochId he) {
   tracks_[index(he)].stop.store(true, std::memory_order_release);
   tracks_[index(he)].stopWord.store(1, std::memory_order_seq_cst);
   ipc::futexWake(tracks_[index(he)].stopWord);
+}
+
+void Releaser::requestHyperepochStop(HyperepochId he, std::function<void()> then) {
+  Track& track = tracks_[index(he)];
+  {
+    std::lock_guard<std::mutex> lock(track.thenLock);
+    if (track.running.load(std::memory_order_acquire)) {
+      track.then = std::move(then);
+      then = nullptr;
+    }
+  }
+  requestHyperepochStop(he);
+  if (then) then();
 }
 
 IterationHealth Releaser::health(HyperepochId he) const {
@@ -219,6 +297,17 @@ bool Releaser::waitInstances(HyperepochId he, const std::vector<InstanceId>& ins
   return true;
 }
 
+// Releases frame `p.frame` of `p.epoch` in `iteration` and records it in the hyperepoch's ring.
+void Releaser::publishRelease(HyperepochId he, const ReleasePoint& p, std::uint64_t iteration, std::int64_t idealNs,
+                              std::int64_t actualNs) {
+  shm::EpochSlot& epoch = view_.epoch(p.epoch);
+  const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
+  epoch.releaseNs.store(idealNs, std::memory_order_relaxed);
+  ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(iteration * frames + p.frame + 1));
+  rings_[he].push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch),
+                   static_cast<std::uint32_t>(iteration), p.frame, idealNs, actualNs});
+}
+
 void Releaser::releaseLoop(HyperepochId he) {
   const HyperepochPlan& hp = plan_.hyperepochs[he];
   const std::int64_t period = schedule_.hyperepochs[he].periodNs;
@@ -277,10 +366,13 @@ void Releaser::releaseLoop(HyperepochId he) {
       }
       slot.completed.store(h);
       frameLate = false;
-    } else if (stopHere(0)) {
+    } else if (own.releasedAtStart == 0 && stopHere(h)) {  // a first frame already released runs
       break;
     }
-    for (const ReleasePoint& p : hp.releases) {
+    // startHyperepochNow published the first iteration's releases at offset 0 already.
+    const std::size_t from = h == first ? own.releasedAtStart : 0;
+    for (std::size_t k = from; k < hp.releases.size(); ++k) {
+      const ReleasePoint& p = hp.releases[k];
       const std::int64_t ideal = iterStart + p.offsetNs;
       std::int64_t actual = sleepUntil(ideal);
       if (actual == 0) return leave();
@@ -294,12 +386,7 @@ void Releaser::releaseLoop(HyperepochId he) {
                        static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
         }
       }
-      shm::EpochSlot& epoch = view_.epoch(p.epoch);
-      const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
-      epoch.releaseNs.store(ideal, std::memory_order_relaxed);
-      ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(h * frames + p.frame + 1));
-      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch), static_cast<std::uint32_t>(h),
-                   p.frame, ideal, actual});
+      publishRelease(he, p, h, ideal, actual);
     }
   }
   // Stopping at iteration h: let iteration h - 1 finish.
