@@ -49,7 +49,9 @@ Releaser::~Releaser() {
 
 void Releaser::start(std::int64_t runStartNs) {
   runStartNs_ = runStartNs;
-  for (const HyperepochId he : active_) threads_.emplace_back([this, he] { releaseLoop(he); });
+  const bool follow = sync_ != nullptr && sync_->follower();
+  for (const HyperepochId he : active_)
+    threads_.emplace_back([this, he, follow] { follow ? followLoop(he) : releaseLoop(he); });
 }
 
 void Releaser::join() {
@@ -280,6 +282,7 @@ void Releaser::releaseLoop(HyperepochId he) {
     } else if (stopHere(0)) {
       break;
     }
+    if (sync_ != nullptr) sync_->started(he, h, iterStart);  // a multi-SoC run's primary
     for (const ReleasePoint& p : hp.releases) {
       const std::int64_t ideal = iterStart + p.offsetNs;
       std::int64_t actual = sleepUntil(ideal);
@@ -302,6 +305,7 @@ void Releaser::releaseLoop(HyperepochId he) {
                    p.frame, ideal, actual});
     }
   }
+  if (sync_ != nullptr) sync_->stopped(he, h);
   // Stopping at iteration h: let iteration h - 1 finish.
   if (h > first && !waitInstances(he, hp.instances, h - 1)) return leave();
   own.endNs.store(ipc::monotonicNs(), std::memory_order_release);

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "iteration_sync.hpp"
 #include "log_drain.hpp"
 #include "run_control.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -52,6 +53,9 @@ class Releaser {
 
   /// Starts one thread per hyperepoch that has instances; frame 0 is released at `runStartNs`.
   void start(std::int64_t runStartNs);
+  /// A multi-SoC run (before start): the primary's release threads report each iteration's start
+  /// and their stop to `sync`; the others' follow the starts it hands them (releaser_follow.cpp).
+  void setSync(IterationSync* sync) { sync_ = sync; }
   /// Whether every release thread has ended.
   bool finished() const { return finished_.load() >= threads_.size(); }
   /// Waits for the release threads to end.
@@ -112,6 +116,7 @@ class Releaser {
   void parkedLoop(HyperepochId he);
   void judge(Track& track, bool late);
   void releaseLoop(HyperepochId he);
+  void followLoop(HyperepochId he);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
   int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);
   bool instancesDone(const std::vector<InstanceId>& instances, std::uint64_t iteration) const;
@@ -130,6 +135,7 @@ class Releaser {
   IdVector<HyperepochId, std::thread> hyperepochThreads_;  // per hyperepoch, started by startHyperepoch
   std::atomic<std::size_t> finished_{0};
   std::atomic<bool> shutdown_{false};  // join(): the parked threads end
+  IterationSync* sync_ = nullptr;      // a multi-SoC run's, else none
 };
 
 }  // namespace tactus::master
