@@ -391,8 +391,8 @@ Result<void> MasterRun::checkSoc() {
   if (!hasClients) return fail(ErrorCode::kValidation, path + ": SoC " + quoted(o_.soc) + " has no clients");
   instance_ = shm::socInstanceName(o_.instance, so.soc);
   if (auto ok = ipc::validateInstanceName(instance_); !ok)
-    return fail(ErrorCode::kValidation, "-D " + quoted(o_.instance) + " is too long for SoC segment names (" +
-                                            ok.error().message + ")");
+    return fail(ErrorCode::kValidation,
+                "-D " + quoted(o_.instance) + " is too long for SoC segment names (" + ok.error().message + ")");
   owner_.setInstance(instance_);
   // This master's release threads wait for its own SoC's instances only.
   restrictPlanToSoc(plan_, schedule_, so.soc);

@@ -123,10 +123,10 @@ RunEnd SocRun::startTimeoutEnd(std::int64_t timeoutS) {
   for (std::uint32_t s = 0; s < ready.size(); ++s)
     if (s != o_.soc && !ready[s]) missing += (missing.empty() ? "" : ", ") + socName(s);
   const std::string message =
-      missing.empty() ? "the link to the other SoCs' masters did not match both ways within -a " +
-                            std::to_string(timeoutS) + " s"
-                      : "no master of SoC " + missing + " was ready within -a " + std::to_string(timeoutS) +
-                            " s (start one with tactus-master -x SOC, same schedule, same --dds-domain)";
+      missing.empty()
+          ? "the link to the other SoCs' masters did not match both ways within -a " + std::to_string(timeoutS) + " s"
+          : "no master of SoC " + missing + " was ready within -a " + std::to_string(timeoutS) +
+                " s (start one with tactus-master -x SOC, same schedule, same --dds-domain)";
   return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kTimeout, kNone, message};
 }
 

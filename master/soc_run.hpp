@@ -112,7 +112,7 @@ class SocRun final : public IterationSync {
   IdVector<RunnableId, std::uint32_t> runnableFrameBase_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> exportedIterations_;  // per hyperepoch: fully published
   std::unique_ptr<Follow[]> follow_;                                  // per hyperepoch
-  std::atomic<std::int64_t> offsetNs_{INT64_MAX};  // min(receive - send) over the primary's releases
+  std::atomic<std::int64_t> offsetNs_{INT64_MAX};                     // min(receive - send) over the primary's releases
   std::atomic<std::uint64_t> offsetSamples_{0};
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;

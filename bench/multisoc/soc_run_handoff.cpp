@@ -71,9 +71,8 @@ int run(int argc, char** argv) {
   const std::string instance = uniqueInstance("handoff");
   const std::string schedule = dir + "/handoff.tsched";
   ChildProcesses kids;
-  if (waitFor(kids.spawn({build + "/compiler/tactus-compile", "-i", TACTUS_SOURCE_ROOT "/bench/multisoc/handoff.yaml",
-                          "-o", schedule},
-                         dir + "/compile.out"),
+  const std::string graph = std::string(TACTUS_SOURCE_ROOT) + "/bench/multisoc/handoff.yaml";
+  if (waitFor(kids.spawn({build + "/compiler/tactus-compile", "-i", graph, "-o", schedule}, dir + "/compile.out"),
               60000) != 0) {
     std::fprintf(stderr, "soc-run-handoff: the graph does not compile:\n%s", readFile(dir + "/compile.out").c_str());
     return 1;

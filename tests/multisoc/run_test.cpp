@@ -36,11 +36,11 @@ void useLoopback() {
 
 // The two-SoC sample compiled into `dir`; its path.
 std::string compileSample(ChildProcesses& kids, const std::string& dir) {
-  const std::string out = dir + "/two.tsched";
-  const pid_t pid = kids.spawn({buildPath("compiler/tactus-compile"), "-i",
-                                std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/samples/multisoc/two_soc.yaml", "-o",
-                                out},
-                               dir + "/compile.out");
+  std::string out = dir + "/two.tsched";
+  const pid_t pid =
+      kids.spawn({buildPath("compiler/tactus-compile"), "-i",
+                  std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/samples/multisoc/two_soc.yaml", "-o", out},
+                 dir + "/compile.out");
   REQUIRE(waitFor(pid, 30000) == 0);
   return out;
 }
@@ -60,8 +60,9 @@ struct TwoSocs {
     domain = std::to_string(ddsDomain);
   }
   pid_t master(const std::string& soc, const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {buildPath("master/tactus-master"), "-s", schedule, "-x", soc, "-D", instance,
-                                     "--dds-domain", domain, "-l", dir + "/" + soc + ".log", "-t", "20000000"};
+    std::vector<std::string> argv = {
+        buildPath("master/tactus-master"), "-s", schedule,  "-x", soc, "-D", instance, "--dds-domain", domain, "-l",
+        dir + "/" + soc + ".log",          "-t", "20000000"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return kids.spawn(argv, dir + "/master" + soc + ".out");
   }
@@ -120,8 +121,7 @@ std::string checkMergedLogs(const TwoSocs& t, std::uint64_t iterations) {
 
 }  // namespace
 
-TEST_CASE("two SoCs run 1,000 iterations with dependencies crossing both ways, in the schedule's order",
-          "[multisoc]") {
+TEST_CASE("two SoCs run 1,000 iterations with dependencies crossing both ways, in the schedule's order", "[multisoc]") {
   TwoSocs t("soc_order", 31);
   t.masterA = t.master("SocA", {"-e", "1000", "-a", "30"});
   t.masterB = t.master("SocB", {"-e", "1000", "-a", "30"});
