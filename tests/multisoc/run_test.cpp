@@ -6,7 +6,8 @@
 //
 // Checked: 1,000 iterations in the order of the schedule from both masters' logs merged; the start
 // in any order; a master killed on one SoC, a client killed on the other, and a SoC whose master
-// never starts each end the run on every SoC with a message naming it, leaving nothing in /dev/shm.
+// never starts each end the run on every SoC with a message naming it, leaving nothing in /dev/shm;
+// tactus-report takes both logs of one run.
 #include <signal.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -139,6 +140,16 @@ TEST_CASE("two SoCs run 1,000 iterations with dependencies crossing both ways, i
   CHECK(t.out("Planner").find("runs=1000") != std::string::npos);
   CHECK(checkMergedLogs(t, 1000) == "");
   CHECK(t.shmClean());
+  // tactus-report LOG LOG SCHEDULE: both SoCs in one set of statistics, the primary's releases.
+  const pid_t report = t.kids.spawn(
+      {buildPath("tools/tactus-report"), t.dir + "/SocB.log", t.dir + "/SocA.log", t.schedule}, t.dir + "/report.out");
+  CHECK(waitFor(report, 30000) == 0);
+  const std::string text = t.out("report");
+  INFO(text);
+  CHECK(text.find("3000 runs, 1000 frame releases") != std::string::npos);
+  CHECK(text.find("log " + t.dir + "/SocA.log") != std::string::npos);  // the primary's header
+  CHECK(text.find("Planner.Plan    1000") != std::string::npos);
+  CHECK(text.find("Sensor.Capture  1000") != std::string::npos);
 }
 
 TEST_CASE("a multi-SoC run starts whatever order its masters and clients come in", "[multisoc]") {
