@@ -78,6 +78,7 @@ SocRun::SocRun(const Schedule& schedule, const RunPlan& plan, const shm::Segment
 }
 
 SocRun::~SocRun() {
+  if (link_) (void)link_->deliverEnds(nullptr);  // the handler uses this object
   stop_.store(true);
   for (std::thread& t : threads_)
     if (t.joinable()) t.join();
@@ -92,6 +93,10 @@ Result<void> SocRun::open() {
   auto link = soc_link::Link::open(lo);
   if (!link) return fail(link.error().code, "the multi-SoC link: " + link.error().message);
   link_ = std::move(*link);
+  // Ends of other SoCs go into the completion words on Cyclone's receiving thread from now on
+  // (before this master is ready: a peer may start and end a runnable before this run starts).
+  auto delivering = link_->deliverEnds([this](const soc_link::RemoteEnd& e) { mirrorEnd(e); });
+  if (!delivering) return fail(delivering.error().code, "the multi-SoC link: " + delivering.error().message);
   return {};
 }
 
@@ -149,7 +154,6 @@ std::optional<RunEnd> SocRun::checkPeers() {
 
 void SocRun::start() {
   (void)link_->announce(kStateRunning);
-  threads_.emplace_back([this] { receiveEnds(); });
   if (follower()) threads_.emplace_back([this] { receiveReleases(); });
   for (HyperepochId he : schedule_.hyperepochs.ids())
     if (!exported_[he].empty()) threads_.emplace_back([this, he] { exportLoop(he); });
@@ -176,6 +180,7 @@ void SocRun::finish(bool ok, const std::string& message) {
   for (std::thread& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
+  if (link_) (void)link_->deliverEnds(nullptr);
   if (link_) (void)link_->announce(kStateStopping, ok ? 0 : 1, message);
 }
 
@@ -232,23 +237,17 @@ void SocRun::receiveReleases() {
   }
 }
 
-void SocRun::receiveEnds() {
-  while (!stop_.load(std::memory_order_relaxed)) {
-    auto ends = link_->takeEnds(kLinkSliceNs);
-    if (!ends) continue;
-    for (const soc_link::RemoteEnd& e : *ends) {
-      // Validated before use as an index: another host wrote it.
-      if (e.runnable >= schedule_.runnables.size()) continue;
-      const RunnableId r{e.runnable};
-      if (e.frame >= std::max<std::uint32_t>(1, schedule_.epochs[schedule_.runnables[r].epoch].frames)) continue;
-      const InstanceId i = byRunnableFrame_[runnableFrameBase_[r] + e.frame];
-      if (index(i) == kNone || socOf(schedule_, i, o_.soc)) continue;
-      shm::InstanceSlot& slot = view_.instance(i);
-      const auto target = static_cast<std::uint32_t>(e.iteration + 1);
-      if (!shm::sequenceReached(slot.done.load(std::memory_order_acquire), target))
-        ipc::publishSequence(slot.done, slot.waiters, target);
-    }
-  }
+void SocRun::mirrorEnd(const soc_link::RemoteEnd& e) {
+  // Validated before use as an index: another host wrote it.
+  if (e.runnable >= schedule_.runnables.size()) return;
+  const RunnableId r{e.runnable};
+  if (e.frame >= std::max<std::uint32_t>(1, schedule_.epochs[schedule_.runnables[r].epoch].frames)) return;
+  const InstanceId i = byRunnableFrame_[runnableFrameBase_[r] + e.frame];
+  if (index(i) == kNone || socOf(schedule_, i, o_.soc)) return;
+  shm::InstanceSlot& slot = view_.instance(i);
+  const auto target = static_cast<std::uint32_t>(e.iteration + 1);
+  if (!shm::sequenceReached(slot.done.load(std::memory_order_acquire), target))
+    ipc::publishSequence(slot.done, slot.waiters, target);
 }
 
 void SocRun::exportLoop(HyperepochId he) {

@@ -4,7 +4,7 @@
 // mirrored into the waiting SoC's completion words), and the watch over the other masters.
 //
 //   SoC A (primary)                                    SoC B
-//   worker ends X ->done[X] -> exporter --DDS end-->  receiver -> done[X] -> worker waiting for X
+//   worker ends X ->done[X] -> exporter --DDS end-->  (DDS listener) done[X] -> worker waiting for X
 //   release thread: start h --DDS release------------> release receiver -> follower release thread
 //   monitor loop: peers' states and liveliness <------DDS state-------> monitor loop
 #pragma once
@@ -26,7 +26,8 @@
 
 namespace tactus::soc_link {
 class Link;
-}
+struct RemoteEnd;
+}  // namespace tactus::soc_link
 
 namespace tactus::master {
 
@@ -70,8 +71,8 @@ class SocRun final : public IterationSync {
   /// request to stop (a signal) makes the primary stop every SoC at the next iteration boundary.
   std::optional<RunEnd> checkPeers();
 
-  /// Starts the link threads (ends out, ends in, and on a follower the releases in) and announces
-  /// this master running.
+  /// Starts the link threads (ends out, and on a follower the releases in; ends come in on the
+  /// link's own receiving thread from open() on) and announces this master running.
   void start();
   /// Asks the primary to stop the run at the next iteration boundary (a follower's signal).
   void requestStop();
@@ -97,7 +98,7 @@ class SocRun final : public IterationSync {
     std::atomic<std::uint32_t> word{0};               // futex word: bumped on every update
   };
   void exportLoop(HyperepochId he);
-  void receiveEnds();
+  void mirrorEnd(const soc_link::RemoteEnd& e);
   void receiveReleases();
   std::string socName(std::uint32_t soc) const;
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "soc_topics.h"
@@ -37,7 +38,29 @@ class DdsLink final : public Link {
  public:
   explicit DdsLink(const LinkOptions& o) : o_(o) {}
   ~DdsLink() override {
+    if (listener_ != nullptr) {
+      (void)dds_set_listener(endReader_, nullptr);  // waits for a call in progress
+      dds_delete_listener(listener_);
+    }
     if (participant_ > 0) dds_delete(participant_);
+  }
+
+  Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) override {
+    if (!handler) {
+      if (listener_ == nullptr) return {};
+      if (dds_return_t rc = dds_set_listener(endReader_, nullptr); rc < 0) return ddsError("remove listener", rc);
+      dds_delete_listener(listener_);
+      listener_ = nullptr;
+      handler_ = nullptr;
+      return {};
+    }
+    if (listener_ != nullptr) return fail(ErrorCode::kInvalidState, "the link already delivers runnable ends");
+    handler_ = std::move(handler);
+    listener_ = dds_create_listener(this);
+    dds_lset_data_available(listener_, &DdsLink::onEndsAvailable);
+    if (dds_return_t rc = dds_set_listener(endReader_, listener_); rc < 0) return ddsError("set listener", rc);
+    deliverTaken();  // what arrived before the listener was set
+    return {};
   }
 
   Result<void> init() {
@@ -220,6 +243,25 @@ class DdsLink final : public Link {
   }
 
  private:
+  static void onEndsAvailable(dds_entity_t /*reader*/, void* self) { static_cast<DdsLink*>(self)->deliverTaken(); }
+  // Takes the waiting runnable ends and hands them to handler_.
+  // Serialized (the listener and deliverEnds' first call), so the ends of one key reach the
+  // handler in the order they were taken.
+  void deliverTaken() {
+    const std::lock_guard<std::mutex> hold(deliverMutex_);
+    for (;;) {
+      tactus_dds_RunnableEnd buf[16];
+      void* samples[16];
+      dds_sample_info_t info[16];
+      for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
+      const dds_return_t n = dds_take(endReader_, samples, info, 16, 16);
+      for (int k = 0; k < n; ++k) {
+        if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
+        handler_({buf[k].iteration, buf[k].frame, buf[k].runnable, static_cast<std::int64_t>(buf[k].endNs)});
+      }
+      if (n < 16) return;
+    }
+  }
   Result<void> done(dds_qos_t* qos, Error e) {
     dds_delete_qos(qos);
     return e;
@@ -267,6 +309,9 @@ class DdsLink final : public Link {
   LinkOptions o_;
   dds_entity_t participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0, waitset_ = 0;
   dds_entity_t releaseWriter_ = 0, releaseReader_ = 0, releaseWaitset_ = 0;
+  dds_listener_t* listener_ = nullptr;             // deliverEnds: on the end reader
+  std::function<void(const RemoteEnd&)> handler_;  // deliverEnds'
+  std::mutex deliverMutex_;
   std::vector<bool> alive_;
   std::vector<PeerState> peers_;  // by SoC; state 0: never heard of
   std::optional<std::uint32_t> lost_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,11 @@ class Link {
   /// Waits up to `timeoutNs` for runnable ends of other SoCs; returns those that arrived (may be
   /// none).
   virtual Result<std::vector<RemoteEnd>> takeEnds(std::int64_t timeoutNs) = 0;
+  /// Hands every runnable end of another SoC to `handler` as it arrives, on Cyclone's receiving
+  /// thread (no thread of ours to wake: the hand-off's path is one wake-up shorter than takeEnds'
+  /// waitset). The handler must be short and must not call the link. An empty handler stops the
+  /// delivery, waiting for a call in progress to return; so does closing the link.
+  virtual Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) = 0;
   /// Announces this master (state: 1 ready, 2 running, 3 stopping) to the others; with state 3,
   /// `status` (0: the run ended well) and `message` (cut to 200 bytes) say how the run ended.
   virtual Result<void> announce(std::uint32_t state, std::int32_t status = 0, const std::string& message = "") = 0;
