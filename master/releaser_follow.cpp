@@ -4,7 +4,7 @@
 // iteration boundary as every SoC. The frame releases inside an iteration are those of releaseLoop.
 //
 //   primary   |start h ....... rel f1 ........ |start h+1
-//                \ DDS sample (h, start)          \
+//                 `-> DDS sample (h, start)         `-> DDS sample (h+1, start)
 //   follower   await h -> |rel f0 ... rel f1 ...  await h+1 -> (own h done?) |rel f0
 #include "releaser.hpp"
 
