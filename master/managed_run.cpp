@@ -41,13 +41,14 @@ void onManagedSignal(int sig) {
 
 constexpr std::int64_t kSliceNs = 2'000'000;
 constexpr std::int64_t kClientExitWaitNs = 1'000'000'000;
+constexpr std::int64_t kSwitcherEndWaitNs = 2'000'000'000;  // how long an ending run waits for a request's answer
 
 }  // namespace
 
 ManagedRun::~ManagedRun() {
   runEnded_.store(true);
   for (auto& m : modes_) m->control.abort();
-  if (switcher_.joinable()) switcher_.join();
+  stopSwitcher();
   gManagedAttention.store(nullptr);
   if (channelOwned_) ipc::removeSegment(shm::managerInstanceName(o_.instance));
 }
@@ -166,7 +167,17 @@ void ManagedRun::drainAll() {
 }
 
 // Publishes the end in every schedule's segment, the client it names translated to each schedule.
+// Why the run ended ("" while it runs): ": " and the end's message, for a request's answer.
+std::string ManagedRun::endedBecause() const {
+  std::lock_guard<std::mutex> lock(endLock_);
+  return endMessage_.empty() ? std::string() : ": " + endMessage_;
+}
+
 void ManagedRun::endEverywhere(const RunEnd& end) {
+  {
+    std::lock_guard<std::mutex> lock(endLock_);
+    if (endMessage_.empty()) endMessage_ = end.message;
+  }
   if (runEnded_.exchange(true)) return;
   std::string clientName;
   for (auto& m : modes_) {
@@ -186,6 +197,11 @@ void ManagedRun::endEverywhere(const RunEnd& end) {
     }
     m->owner->publishEnd(local);
   }
+  // A request the end cut short (its waits see the abort) is answered before the channel says
+  // the run ended, so the manager learns why (e.g. the client a rollover waited for died).
+  const std::int64_t answerBy = ipc::monotonicNs() + kSwitcherEndWaitNs;
+  while (switcherBusy_.load() && ipc::monotonicNs() < answerBy) ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
+  (void)answerFinished();
   if (channel_ != nullptr) {
     channel_->open.store(2, std::memory_order_seq_cst);
     ipc::futexWake(channel_->open);
@@ -317,7 +333,7 @@ int ManagedRun::execute() {
     code = finish(*end);
   }
   for (auto& m : modes_) m->control.abort();
-  if (switcher_.joinable()) switcher_.join();
+  stopSwitcher();
   if (pendingSeq_ != channel_->resultSeq.load() && pendingSeq_ != 0) publishChannelResult(pendingSeq_, pendingAnswer_);
   for (auto& m : modes_) m->releaser->join();
   drainAll();

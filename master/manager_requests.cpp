@@ -148,8 +148,8 @@ Answer ManagedRun::handle(const Request& r) {
 // Joins a switch thread that has finished and publishes its answer; false while one still works.
 bool ManagedRun::answerFinished() {
   if (switcherBusy_.load()) return false;
-  if (switcher_.joinable()) {
-    switcher_.join();
+  if (answerPending_) {
+    answerPending_ = false;
     if (pendingRule_ >= 0) {  // a policy rule's switch: the master's output, not the manager's channel
       const PolicyRule& rule = policy_->rules[static_cast<std::size_t>(pendingRule_)];
       pendingRule_ = -1;
@@ -205,13 +205,42 @@ void ManagedRun::takeRequest() {
 // Hands a request (the manager's, or a policy rule's) to the switch thread; it must be idle.
 void ManagedRun::launch(const Request& r) {
   pendingRule_ = r.rule;
+  answerPending_ = true;
   switcherBusy_.store(true);
-  switcher_ = std::thread([this, r] {
+  if (!switcher_.joinable()) switcher_ = std::thread([this] { switcherLoop(); });
+  {
+    std::lock_guard<std::mutex> lock(jobLock_);
+    job_ = r;
+  }
+  jobReady_.notify_one();
+}
+
+// The switch thread: answers one request at a time until stopSwitcher (a request handed over
+// before is answered first).
+void ManagedRun::switcherLoop() {
+  std::unique_lock<std::mutex> lock(jobLock_);
+  for (;;) {
+    jobReady_.wait(lock, [this] { return job_.has_value() || quitSwitcher_; });
+    if (!job_) return;
+    const Request r = *job_;
+    job_.reset();
+    lock.unlock();
     pendingAnswer_ = handle(r);
     if (r.rule >= 0) logPolicy(r, pendingAnswer_, ipc::monotonicNs());
     switcherBusy_.store(false);
     ipc::signalWord(modes_.front()->owner->view().header().attention);
-  });
+    lock.lock();
+  }
+}
+
+// Ends the switch thread once it has answered what it was handed.
+void ManagedRun::stopSwitcher() {
+  {
+    std::lock_guard<std::mutex> lock(jobLock_);
+    quitSwitcher_ = true;
+  }
+  jobReady_.notify_one();
+  if (switcher_.joinable()) switcher_.join();
 }
 
 }  // namespace tactus::master

@@ -1,5 +1,5 @@
-// tactus-master's logic: the command line, and the composition of the master's roles for one
-// run: load and verify the schedule, then
+// tactus-master's logic: the composition of the master's roles for one run (the command line is
+// in master_args.cpp): load and verify the schedule, then
 //
 //   SegmentOwner   creates, publishes, watches for damage and removes the instance's segment
 //   ClientMonitor  validates and watches every client (pid and start time kept from attach)
@@ -10,8 +10,6 @@
 // windows instead: idle_windows.hpp), or when a client or a release thread bumps the attention word, it
 // drains the rings, checks the segment and the clients, handles exit requests and signals, and
 // names a client that makes no progress within its budget.
-// (Above 600 lines: the command line (MasterOptions, its parser and usage) lives here beside the
-// run it configures; it is the next piece to move to a file of its own.)
 #include "master.hpp"
 
 #include <sched.h>
@@ -29,7 +27,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <set>
 #include <string_view>
 #include <thread>
 
@@ -60,213 +57,6 @@ namespace tactus::master {
 
 using shm::SegmentState;
 using shm::StopReason;
-
-namespace {
-
-// -s a,b,c: the list of schedule files, checked against -N and -i.
-Result<void> splitSchedulePaths(MasterOptions& o) {
-  if (o.schedulePath.empty()) return {};
-  o.schedulePaths.clear();
-  std::size_t from = 0;
-  for (;;) {
-    const std::size_t comma = o.schedulePath.find(',', from);
-    const std::string part = o.schedulePath.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    if (part.empty()) return fail(ErrorCode::kParse, "-s '" + o.schedulePath + "': an empty file name in the list");
-    o.schedulePaths.push_back(part);
-    if (comma == std::string::npos) break;
-    from = comma + 1;
-  }
-  if (o.schedulePaths.size() > 1 && o.managerName.empty()) {
-    return fail(ErrorCode::kParse, "-s lists " + std::to_string(o.schedulePaths.size()) +
-                                       " schedules: several schedules need a schedule manager (-N name)");
-  }
-  if (o.schedulePaths.size() > limits::kMaxSchedules) {
-    return fail(ErrorCode::kParse, "-s lists " + std::to_string(o.schedulePaths.size()) + " schedules, at most " +
-                                       std::to_string(limits::kMaxSchedules) + " are supported");
-  }
-  if (o.scheduleCount >= 0 && static_cast<std::size_t>(o.scheduleCount) != o.schedulePaths.size()) {
-    return fail(ErrorCode::kParse, "-i " + std::to_string(o.scheduleCount) + " does not match the " +
-                                       std::to_string(o.schedulePaths.size()) + " schedule files of -s");
-  }
-  if (o.scheduleCount >= 0 && o.managerName.empty()) return fail(ErrorCode::kParse, "-i needs -N (a schedule manager)");
-  if (!o.policyPath.empty() && o.managerName.empty())
-    return fail(ErrorCode::kParse, "--policy needs -N (the policy switches between the manager's schedules)");
-  if (!o.managerName.empty() && o.iterations != 0) {
-    return fail(ErrorCode::kParse,
-                "-e cannot be combined with -N: the schedule manager starts and stops the schedules");
-  }
-  if (!o.managerName.empty()) {
-    o.schedulePath = o.schedulePaths.front();
-    for (std::uint32_t k = 0; k < o.schedulePaths.size(); ++k) {
-      if (auto ok = ipc::validateInstanceName(shm::scheduleInstanceName(o.instance, k)); !ok)
-        return fail(ErrorCode::kParse,
-                    "-D '" + o.instance + "' is too long for several schedules (" + ok.error().message + ")");
-    }
-    if (auto ok = ipc::validateInstanceName(shm::managerInstanceName(o.instance)); !ok)
-      return fail(ErrorCode::kParse,
-                  "-D '" + o.instance + "' is too long for a schedule manager (" + ok.error().message + ")");
-  }
-  return {};
-}
-
-}  // namespace
-
-Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args) {
-  MasterOptions o;
-  auto needValue = [&](std::size_t& i) -> Result<std::string> {
-    if (i + 1 >= args.size()) return fail(ErrorCode::kParse, "option '" + args[i] + "' needs a value");
-    return args[++i];
-  };
-  auto toInt = [](const std::string& opt, const std::string& text) -> Result<long long> {
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(text, &used);
-      if (used != text.size()) throw std::invalid_argument(text);
-      return v;
-    } catch (...) {
-      return fail(ErrorCode::kParse, "option '" + opt + "' expects an integer, got '" + text + "'");
-    }
-  };
-  std::set<std::string> seen;  // value options: a second one is a mistake, not an override
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool takesValue = a == "-s" || a == "-l" || a == "-D" || a == "-e" || a == "-t" || a == "-c" || a == "-P" ||
-                            a == "-N" || a == "-i" || a == "--policy" || a == "-x" || a == "--primary" ||
-                            a == "--dds-domain" || a == "-a" || a == "-o";
-    if (takesValue && a != "-s" && !seen.insert(a).second)
-      return fail(ErrorCode::kParse, "option '" + a + "' given twice");
-    if (a == "-s" || a == "-l" || a == "-D") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      if (a == "-s" && !o.schedulePath.empty()) {
-        return fail(ErrorCode::kParse, "-s given twice ('" + o.schedulePath + "', then '" + *v +
-                                           "'): one -s per master; list several schedule files in it, "
-                                           "comma-separated, with a schedule manager (-N)");
-      }
-      (a == "-s" ? o.schedulePath : a == "-l" ? o.logPath : o.instance) = *v;
-    } else if (a == "-x" || a == "--primary") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      if (v->empty() || v->size() > limits::kMaxNameBytes)
-        return fail(ErrorCode::kParse, a + " expects a SoC name of the schedule, got " + quoted(*v));
-      (a == "-x" ? o.soc : o.primarySoc) = *v;
-    } else if (a == "--dds-domain") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      auto n = toInt(a, *v);
-      if (!n) return n.error();
-      // Cyclone DDS domain ids: 0..230 (the port mapping of the DDSI specification).
-      if (*n < 0 || *n > 230)
-        return fail(ErrorCode::kParse, "--dds-domain expects a domain id 0..230, got '" + *v + "'");
-      o.ddsDomain = *n;
-    } else if (a == "-a" || a == "-o") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      auto n = toInt(a, *v);
-      if (!n) return n.error();
-      if (a == "-a") {
-        if (*n < -1 || *n > 31'536'000)
-          return fail(ErrorCode::kParse, "-a expects seconds 0..31536000 or -1 (forever), got '" + *v + "'");
-        o.startSyncS = *n;
-      } else {
-        if (*n < 1000 || *n > 3'600'000'000LL)
-          return fail(ErrorCode::kParse, "-o expects microseconds 1000..3600000000, got '" + *v + "'");
-        o.socTimeoutUs = *n;
-      }
-    } else if (a == "-N") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      if (v->empty() || v->size() >= 128) return fail(ErrorCode::kParse, "-N expects a manager name of 1..127 bytes");
-      o.managerName = *v;
-    } else if (a == "--policy") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      if (v->empty()) return fail(ErrorCode::kParse, "--policy expects a file name");
-      o.policyPath = *v;
-    } else if (a == "-i") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      auto n = toInt(a, *v);
-      if (!n) return n.error();
-      if (*n < 1) return fail(ErrorCode::kParse, "-i expects a schedule count >= 1, got '" + *v + "'");
-      o.scheduleCount = *n;
-    } else if (a == "-e" || a == "-t" || a == "-c" || a == "-P") {
-      auto v = needValue(i);
-      if (!v) return v.error();
-      auto n = toInt(a, *v);
-      if (!n) return n.error();
-      if (a == "-e") {
-        if (*n < 0) return fail(ErrorCode::kParse, "-e expects a count >= 0, got '" + *v + "'");
-        o.iterations = static_cast<std::uint64_t>(*n);
-      } else if (a == "-t") {
-        if (*n < -1) return fail(ErrorCode::kParse, "-t expects microseconds >= 0 or -1 (forever)");
-        o.timeoutUs = *n;
-      } else if (a == "-c") {
-        if (*n < 0 || *n > 4095) return fail(ErrorCode::kParse, "-c expects a core number, got '" + *v + "'");
-        o.core = static_cast<int>(*n);
-      } else {
-        if (*n < 0 || *n > 99) return fail(ErrorCode::kParse, "-P expects a priority 1..99, got '" + *v + "'");
-        o.priority = static_cast<int>(*n);
-      }
-    } else if (a == "-m") {
-      o.freeRunning = true;
-    } else if (a == "-C") {
-      o.noPinning = true;
-    } else if (a == "-M") {
-      o.lockMemory = true;
-    } else if (a == "--allow-unregistered-runnables") {
-      o.allowUnregistered = true;
-    } else if (a == "-v") {
-      o.verbose = true;
-    } else if (a == "-V" || a == "--version") {
-      o.showVersion = true;
-    } else if (a == "-h" || a == "--help") {
-      o.showHelp = true;
-    } else {
-      return fail(ErrorCode::kParse, "unknown argument '" + a + "'");
-    }
-  }
-  if (!o.showHelp && !o.showVersion && o.schedulePath.empty()) {
-    return fail(ErrorCode::kParse, "missing -s <schedule file>");
-  }
-  if (auto ok = splitSchedulePaths(o); !ok) return ok.error();
-  if (auto ok = ipc::validateInstanceName(o.instance); !ok) return ok.error();
-  return o;
-}
-
-std::string masterUsage() {
-  return "usage: tactus-master -s schedule.tsched [options]\n"
-         "       tactus-master -s a.tsched,b.tsched -N manager [-i 2] [options]\n"
-         "  -s FILE    compiled schedule file (from tactus-compile); a comma-separated list with -N\n"
-         "  -N NAME    a schedule manager NAME starts, stops and rolls over the schedules; nothing\n"
-         "             runs until it starts one (see tactus-manager)\n"
-         "  -i N       the number of schedule files (checked against -s)\n"
-         "  --policy FILE  with -N: YAML rules that roll the running schedule over on overruns, on a\n"
-         "             client's death and after clean iterations (see samples/modes/policy.yaml)\n"
-         "  -e N       run N hyperepoch iterations, then stop (default: until stopped)\n"
-         "  -l FILE    write the event log (start/end of every runnable, releases, overruns)\n"
-         "  -t US      wait at most US microseconds for the clients (default 5000000; -1 forever)\n"
-         "  -m         free-running after an overrun (default: skip to the next period boundary)\n"
-         "  -D NAME    instance name (default 'default'); shared memory /dev/shm/tactus_NAME\n"
-         "  -x SOC     run SoC SOC of a multi-SoC schedule (one master per SoC)\n"
-         "  --primary SOC   the SoC whose master releases the frames (default: the first SoC)\n"
-         "  --dds-domain N  DDS domain id of the multi-SoC link (default 0; interfaces and peers\n"
-         "             come from Cyclone DDS's configuration, CYCLONEDDS_URI)\n"
-         "  -a S       multi-SoC: wait at most S seconds for every SoC's master and clients (default 600;\n"
-         "             -1 forever)\n"
-         "  -o US      multi-SoC: a master with no DDS liveliness for US microseconds is gone, and the\n"
-         "             run ends on every SoC (default 5000000)\n"
-         "  -c CORE    pin the master's threads to CORE\n"
-         "  -P PRIO    run the release threads with SCHED_FIFO priority PRIO\n"
-         "  -C         do not pin client worker threads to their cores\n"
-         "  -M         lock the master's memory (mlockall)\n"
-         "  --allow-unregistered-runnables  run even if a client did not register a scheduled runnable\n"
-         "  -v         verbose\n"
-         "  -V         print the version\n"
-         "  --help     this text\n"
-         "exit status: 0 ended by frame limit, exit request or signal; 1 the run failed (a client\n"
-         "died, did not come or refused); 2 bad arguments, bad schedule, or the instance is busy\n";
-}
 
 namespace {
 

@@ -1,13 +1,15 @@
-// tactus-master's logic as a library: command line, segment set-up, waiting for clients, frame
+// tactus-master's logic as a library: command line (master_args.cpp), segment set-up, waiting for clients, frame
 // release, failure detection, event log draining. main.cpp only calls parseMasterArguments and
 // runMaster.
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "tactus/core/command_line.hpp"
 #include "tactus/core/result.hpp"
 
 namespace tactus::master {
@@ -46,8 +48,13 @@ enum ExitCode : int {
   kExitBadInput = 2,   ///< bad command line or schedule, or the instance is busy
 };
 
-/// Parses the arguments after the program name.
+/// Parses the arguments after the program name (master_args.cpp): STM's short flags and a long
+/// name for each (`-s`/`--schedule`, `-e`/`--epochs`, ...), `--opt=value`. Errors (kParse) name
+/// the option as written.
 Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args);
+
+/// The options tactus-master accepts (for tests and the generated man page).
+std::span<const OptionSpec> masterOptionSpecs();
 
 /// The usage text for --help.
 std::string masterUsage();

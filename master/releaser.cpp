@@ -83,9 +83,15 @@ void Releaser::parkedLoop(HyperepochId he) {
     started = go;
     if (shutdown_.load(std::memory_order_acquire)) return;
     releaseLoop(he);
-    track.running.store(false, std::memory_order_release);
+    std::function<void()> then;
+    {
+      std::lock_guard<std::mutex> lock(track.thenLock);
+      track.running.store(false, std::memory_order_release);
+      then.swap(track.then);
+    }
     track.endWord.fetch_add(1, std::memory_order_seq_cst);
     ipc::futexWake(track.endWord);
+    if (then) then();
     ipc::signalWord(view_.header().attention);
   }
 }
@@ -95,9 +101,15 @@ void Releaser::prepareHyperepoch(HyperepochId he) {
 }
 
 void Releaser::startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration) {
+  launch(he, startNs, firstIteration, 0);
+}
+
+void Releaser::launch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration,
+                      std::size_t releasedAtStart) {
   joinHyperepoch(he);
   prepareHyperepoch(he);
   Track& track = tracks_[index(he)];
+  track.releasedAtStart = releasedAtStart;
   track.stop.store(false);
   track.stopWord.store(0);
   track.firstIteration = firstIteration;
@@ -111,10 +123,37 @@ void Releaser::startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint6
   ipc::futexWake(track.goWord);
 }
 
+std::int64_t Releaser::startHyperepochNow(HyperepochId he, std::uint64_t firstIteration) {
+  joinHyperepoch(he);
+  // The release thread is parked: until the go word below, this thread is its ring's only writer.
+  const std::int64_t startNs = ipc::monotonicNs();
+  std::size_t released = 0;
+  for (const ReleasePoint& p : plan_.hyperepochs[he].releases) {
+    if (p.offsetNs != 0 || p.frame != 0 || control_.aborted()) break;
+    publishRelease(he, p, firstIteration, startNs, startNs);
+    ++released;
+  }
+  launch(he, startNs, firstIteration, released);
+  return startNs;
+}
+
 void Releaser::requestHyperepochStop(HyperepochId he) {
   tracks_[index(he)].stop.store(true, std::memory_order_release);
   tracks_[index(he)].stopWord.store(1, std::memory_order_seq_cst);
   ipc::futexWake(tracks_[index(he)].stopWord);
+}
+
+void Releaser::requestHyperepochStop(HyperepochId he, std::function<void()> then) {
+  Track& track = tracks_[index(he)];
+  {
+    std::lock_guard<std::mutex> lock(track.thenLock);
+    if (track.running.load(std::memory_order_acquire)) {
+      track.then = std::move(then);
+      then = nullptr;
+    }
+  }
+  requestHyperepochStop(he);
+  if (then) then();
 }
 
 IterationHealth Releaser::health(HyperepochId he) const {
@@ -221,6 +260,17 @@ bool Releaser::waitInstances(HyperepochId he, const std::vector<InstanceId>& ins
   return true;
 }
 
+// Releases frame `p.frame` of `p.epoch` in `iteration` and records it in the hyperepoch's ring.
+void Releaser::publishRelease(HyperepochId he, const ReleasePoint& p, std::uint64_t iteration, std::int64_t idealNs,
+                              std::int64_t actualNs) {
+  shm::EpochSlot& epoch = view_.epoch(p.epoch);
+  const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
+  epoch.releaseNs.store(idealNs, std::memory_order_relaxed);
+  ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(iteration * frames + p.frame + 1));
+  rings_[he].push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch),
+                   static_cast<std::uint32_t>(iteration), p.frame, idealNs, actualNs});
+}
+
 void Releaser::releaseLoop(HyperepochId he) {
   const HyperepochPlan& hp = plan_.hyperepochs[he];
   const std::int64_t period = schedule_.hyperepochs[he].periodNs;
@@ -279,11 +329,14 @@ void Releaser::releaseLoop(HyperepochId he) {
       }
       slot.completed.store(h);
       frameLate = false;
-    } else if (stopHere(0)) {
+    } else if (own.releasedAtStart == 0 && stopHere(h)) {  // a first frame already released runs
       break;
     }
     if (sync_ != nullptr) sync_->started(he, h, iterStart);  // a multi-SoC run's primary
-    for (const ReleasePoint& p : hp.releases) {
+    // startHyperepochNow published the first iteration's releases at offset 0 already.
+    const std::size_t from = h == first ? own.releasedAtStart : 0;
+    for (std::size_t k = from; k < hp.releases.size(); ++k) {
+      const ReleasePoint& p = hp.releases[k];
       const std::int64_t ideal = iterStart + p.offsetNs;
       std::int64_t actual = sleepUntil(ideal);
       if (actual == 0) return leave();
@@ -297,12 +350,7 @@ void Releaser::releaseLoop(HyperepochId he) {
                        static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
         }
       }
-      shm::EpochSlot& epoch = view_.epoch(p.epoch);
-      const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
-      epoch.releaseNs.store(ideal, std::memory_order_relaxed);
-      ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(h * frames + p.frame + 1));
-      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch), static_cast<std::uint32_t>(h),
-                   p.frame, ideal, actual});
+      publishRelease(he, p, h, ideal, actual);
     }
   }
   if (sync_ != nullptr) sync_->stopped(he, h);

@@ -11,7 +11,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -74,11 +76,19 @@ class Releaser {
   /// `startNs`. The hyperepoch's release thread is started once and parked between activations,
   /// so a start only wakes it; the previous activation must have ended (joinHyperepoch).
   void startHyperepoch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration);
+  /// startHyperepoch at once (a rollover): the first iteration's releases at offset 0 are
+  /// published on the caller's thread before the release thread is woken, so the first frame
+  /// does not wait for that wake-up; returns the release time.
+  std::int64_t startHyperepochNow(HyperepochId he, std::uint64_t firstIteration);
   /// Starts hyperepoch `he`'s parked release thread if it has none yet, so the first start of a
   /// switch does not create it (a rollover calls it on the starting schedule first).
   void prepareHyperepoch(HyperepochId he);
   /// Asks hyperepoch `he` to stop at its next iteration boundary (its current frame finishes).
   void requestHyperepochStop(HyperepochId he);
+  /// Like requestHyperepochStop, and runs `then` once `he`'s release loop has ended: on its
+  /// release thread, so a rollover's next hyperepoch starts without a hand-off to another thread
+  /// in between; on the caller's thread, at once, when `he` has no loop running.
+  void requestHyperepochStop(HyperepochId he, std::function<void()> then);
   /// Whether hyperepoch `he`'s release thread has ended (true when it never started).
   bool hyperepochFinished(HyperepochId he) const;
   /// Waits (asleep) for hyperepoch `he`'s release loop to end; its thread stays parked for the next start.
@@ -103,6 +113,7 @@ class Releaser {
     std::atomic<bool> running{false};
     bool switchable = false;  // started by startHyperepoch: a stop request cuts the wait for the next period
     std::uint64_t firstIteration = 0;
+    std::size_t releasedAtStart = 0;  // the first iteration's release points startHyperepochNow published
     std::int64_t startNs = 0;
     std::atomic<std::int64_t> endNs{0};
     // IterationHealth, written by the release thread only.
@@ -112,11 +123,18 @@ class Releaser {
     // The parked release thread: goWord counts starts, endWord the ends of its loops (futex words).
     std::atomic<std::uint32_t> goWord{0};
     std::atomic<std::uint32_t> endWord{0};
+    // What runs on the release thread once its loop has ended (a rollover's switch). thenLock
+    // orders it with `running` going false, so it runs exactly once, here or on the requester.
+    std::mutex thenLock;
+    std::function<void()> then;
   };
   void parkedLoop(HyperepochId he);
   void judge(Track& track, bool late);
   void releaseLoop(HyperepochId he);
   void followLoop(HyperepochId he);
+  void launch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration, std::size_t releasedAtStart);
+  void publishRelease(HyperepochId he, const ReleasePoint& p, std::uint64_t iteration, std::int64_t idealNs,
+                      std::int64_t actualNs);
   std::int64_t sleepUntil(std::int64_t deadlineNs);
   int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);
   bool instancesDone(const std::vector<InstanceId>& instances, std::uint64_t iteration) const;

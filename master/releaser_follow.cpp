@@ -64,12 +64,7 @@ void Releaser::followLoop(HyperepochId he) {
                        static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
         }
       }
-      shm::EpochSlot& epoch = view_.epoch(p.epoch);
-      const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
-      epoch.releaseNs.store(ideal, std::memory_order_relaxed);
-      ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(h * frames + p.frame + 1));
-      events.push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch), static_cast<std::uint32_t>(h),
-                   p.frame, ideal, actual});
+      publishRelease(he, p, h, ideal, actual);
     }
   }
   // Stopping at iteration h: let iteration h - 1 finish.

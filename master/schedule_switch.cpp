@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -39,7 +40,8 @@ bool ManagedRun::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, st
 }
 
 // Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
-// rollover (from != kNoSchedule) waits for every client's switch callbacks; then releases.
+// rollover (from != kNoSchedule) waits for every client's switch callbacks, then releases the
+// first frame at once on this thread (startHyperepochNow); a start releases at `startNs`.
 bool ManagedRun::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
   const shm::SegmentView& view = mode.owner->view();
   shm::SwitchSlot& sw = view.switching(he);
@@ -48,20 +50,32 @@ bool ManagedRun::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std
   const std::uint32_t activation = ++mode.activations[he];
   sw.rolloverActivation.store(from != kNoSchedule ? activation : 0, std::memory_order_seq_cst);
   sw.activation.store(activation, std::memory_order_seq_cst);
-  if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
+  // Only clients with switch callbacks acknowledge a rollover (each says so in its slot at enter).
+  std::uint32_t waitFor = 0;
   if (from != kNoSchedule) {
-    // Only clients with switch callbacks acknowledge (each says so in its slot at enter).
-    std::uint32_t waitFor = 0;
     for (const ClientId c : mode.clientsWith[he]) {
       if (view.client(c).switchCallbacks.load(std::memory_order_acquire) != 0) ++waitFor;
     }
     mode.acksExpected[he] += waitFor;
-    if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
-    startNs = ipc::monotonicNs();
   }
-  if (mode.plan.hyperepochs[he].instances.empty()) return true;
-  mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
-  logSwitch(EventKind::kScheduleStart, mode, he, mode.nextIteration[he], from, r.takenNs, startNs);
+  auto wakeWorkers = [&] {
+    if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
+  };
+  // A rollover releases at once. With callbacks to wait for, the workers wake first to run them.
+  // Without, the release is handed to the release thread before the workers wake: a woken worker
+  // on this thread's core would otherwise delay the release (measured: about 30 us per switch on
+  // a 2-core machine), and the workers then find their first frame released.
+  if (from == kNoSchedule || waitFor != 0) wakeWorkers();
+  if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
+  if (!mode.plan.hyperepochs[he].instances.empty()) {
+    if (from != kNoSchedule) {
+      startNs = mode.releaser->startHyperepochNow(he, mode.nextIteration[he]);
+    } else {
+      mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
+    }
+    logSwitch(EventKind::kScheduleStart, mode, he, mode.nextIteration[he], from, r.takenNs, startNs);
+  }
+  if (from != kNoSchedule && waitFor == 0) wakeWorkers();
   return true;
 }
 
@@ -89,12 +103,15 @@ void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, c
 Answer ManagedRun::start(const Request& r, Mode& mode) {
   // Clients may still be coming: the start waits for them (the monitor loop ends the run at -t).
   while (!clientsEntered_.load()) {
-    if (runEnded_.load()) return {ManagerResult::kRunEnded, "the run ended before the schedule started"};
+    if (runEnded_.load())
+      return {ManagerResult::kRunEnded, "the run ended before the schedule started" + endedBecause()};
     ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
   }
   const std::int64_t startNs = ipc::monotonicNs() + kStartLeadNs;
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
-    if (!activate(mode, he, startNs, kNoSchedule, r)) return {ManagerResult::kRunEnded, "the run ended"};
+    if (!activate(mode, he, startNs, kNoSchedule, r)) {
+      return {ManagerResult::kRunEnded, "the run ended during the start" + endedBecause()};
+    }
   }
   mode.running = true;
   channel_->running.store(mode.schedule.identifier);
@@ -147,26 +164,45 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
                                               std::to_string(from.schedule.identifier) + " refused: " + problem};
   }
   for (const auto& [a, b] : pairs) {
-    if (a != kNone && !from.plan.hyperepochs[a].instances.empty()) from.releaser->requestHyperepochStop(a);
     // B's release threads exist before A ends (started once, parked between activations).
     if (b != kNone && !to.plan.hyperepochs[b].instances.empty()) to.releaser->prepareHyperepoch(b);
   }
-  // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once. The
-  // first pair on this thread, the others on threads of their own.
-  std::atomic<bool> ok{true};
+  // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once, on
+  // A's release thread as its loop ends (no thread is woken or made between the two). A pair
+  // without a running A hyperepoch switches here. The call returns when every pair has switched.
+  // What the pairs report lives on the heap: a release thread may still be inside its last
+  // publish when this call has seen every pair switched and returned.
+  struct Switched {
+    std::atomic<bool> ok{true};
+    std::atomic<std::uint32_t> count{0};
+    std::atomic<std::uint32_t> waiters{0};
+  };
+  const auto switched = std::make_shared<Switched>();
   auto switchPair = [&](HyperepochId a, HyperepochId b) {
     if (a != kNone) stopHyperepoch(from, a, to.schedule.identifier, r);
-    if (b != kNone && !activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r)) ok.store(false);
+    const bool ok = b == kNone || activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r);
+    return ok;
   };
-  std::vector<std::thread> threads;
-  threads.reserve(pairs.size());
-  for (std::size_t k = 1; k < pairs.size(); ++k) threads.emplace_back(switchPair, pairs[k].first, pairs[k].second);
-  if (!pairs.empty()) switchPair(pairs.front().first, pairs.front().second);
-  for (std::thread& t : threads) t.join();
+  auto report = [](Switched& s, bool ok) {
+    if (!ok) s.ok.store(false);
+    s.count.fetch_add(1, std::memory_order_seq_cst);  // pairs report from several threads: an add, not a store
+    if (s.waiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(s.count);
+  };
+  for (const auto& [a, b] : pairs) {
+    if (a != kNone && !from.plan.hyperepochs[a].instances.empty()) {
+      from.releaser->requestHyperepochStop(
+          a, [&switchPair, report, switched, a = a, b = b] { report(*switched, switchPair(a, b)); });
+    } else {
+      report(*switched, switchPair(a, b));
+    }
+  }
+  // Every pair must have switched before this frame's references go: no early return.
+  (void)ipc::waitForSequence(switched->count, switched->waiters, static_cast<std::uint32_t>(pairs.size()), 0,
+                             [] { return false; });
   from.running = false;
   to.running = true;
   channel_->running.store(to.schedule.identifier);
-  if (!ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover"};
+  if (!switched->ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover" + endedBecause()};
   return {ManagerResult::kOk, "rolled over from schedule " + std::to_string(from.schedule.identifier) +
                                   " to schedule " + std::to_string(to.schedule.identifier)};
 }

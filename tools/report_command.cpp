@@ -230,6 +230,7 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
   }
   const std::vector<SwitchMark> marks = collectSwitchMarks(*log, schedules);
   std::vector<CsvRow> rows;
+  std::vector<view::TitledPage> stdoutPages;
   for (std::size_t k = 0; k < schedules.size(); ++k) {
     const Schedule& sc = schedules[k];
     LogFile part = *log;
@@ -252,16 +253,17 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
       for (const SwitchMark& m : marks) {
         execution.marks.push_back({m.atNs - log->header.runStartNs, m.text, m.schedule == sc.identifier});
       }
-      const std::string path = k == 0 || o.html == kStdStream ? o.html : htmlPathFor(o.html, sc.identifier);
-      if (k == 0 || o.html != kStdStream) {
-        auto w = o.html == kStdStream ? writeFile(o.html, view::renderHtml(sc, &execution))
-                                      : view::writeHtml(path, sc, &execution);
-        if (!w) return fatal(w.error());
+      if (o.html == kStdStream) {  // one document on standard output, every schedule's page in it
+        stdoutPages.push_back(
+            {"schedule " + std::to_string(sc.identifier) + " " + quoted(sc.name) + " (" + o.schedules[k] + ")",
+             view::renderHtml(sc, &execution)});
+      } else if (auto w = view::writeHtml(k == 0 ? o.html : htmlPathFor(o.html, sc.identifier), sc, &execution); !w) {
+        return fatal(w.error());
       }
     }
     if (o.csv) {
       appendCsvRows(rows, sc, part, analysis);
-    } else {
+    } else if (o.statisticsOnStdout) {
       out << "=== schedule " << sc.identifier << " " << quoted(sc.name) << " (" << o.schedules[k] << ") ===\n";
       out << formatText(sc, part, analysis) << "\n";
     }
@@ -275,9 +277,14 @@ int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
     }
     if (auto w = writeFile(o.traceOut, t.str()); !w) return fatal(w.error());
   }
+  if (!stdoutPages.empty()) {
+    std::string title = "tactus run of schedules";
+    for (const Schedule& sc : schedules) title += " " + std::to_string(sc.identifier);
+    if (auto w = writeFile(o.html, view::renderPageSet(title, stdoutPages)); !w) return fatal(w.error());
+  }
   if (o.csv) {
     writeCsvRows(out, rows);
-  } else if (o.html != kStdStream) {
+  } else if (o.statisticsOnStdout) {
     out << formatSwitches(*log, schedules);
   }
   return 0;

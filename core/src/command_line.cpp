@@ -68,7 +68,7 @@ class Parser {
 
  private:
   Result<void> add(const OptionSpec& spec, std::string value, std::string spelled) {
-    if (!spec.valueName.empty() && !seen_.insert(spec.longName).second) {
+    if (!spec.valueName.empty() && !spec.repeatable && !seen_.insert(spec.longName).second) {
       return fail(ErrorCode::kBadParameter, "option '" + spelled + "' given twice");
     }
     line_.options.push_back({spec.longName, std::move(value), std::move(spelled)});

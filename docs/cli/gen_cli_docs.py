@@ -84,7 +84,7 @@ def man(binary, output):
         else:
             paragraph.append(line.strip())
     flush()
-    out += [".SH SEE ALSO", "tactus\\-compile(1), tactus\\-report(1), tactus\\-master \\-\\-help", ""]
+    out += [".SH SEE ALSO", "tactus\\-compile(1), tactus\\-master(1), tactus\\-report(1)", ""]
     with open(output, "w") as f:
         f.write("\n".join(out))
 
@@ -93,6 +93,7 @@ def summary(tool):
     return {
         "tactus-compile": "compile a YAML compute graph into a verified static schedule file",
         "tactus-report": "statistics, measured WCETs, traces and pictures from a tactus event log",
+        "tactus-master": "run a compiled tactus schedule across its client processes",
     }.get(tool, "a tactus tool")
 
 

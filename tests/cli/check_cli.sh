@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The command lines of tactus-compile and tactus-report as a user types them: long names,
+# The command lines of tactus-compile, tactus-report and tactus-master as a user types them: long names,
 # --opt=value, STM's -wt/-nrf, `-` for standard input and output, the hints for common mistakes
 # (an option with one dash, a misspelt long name, swapped report arguments), man pages and bash
 # completion generated from --help.
-# usage: check_cli.sh TACTUS_COMPILE TACTUS_REPORT MAKE_LOG SOURCE_ROOT [MAN_DIR COMPLETION_FILE [GEN_GRAPH]]
+# usage: check_cli.sh TACTUS_COMPILE TACTUS_REPORT MAKE_LOG SOURCE_ROOT [MAN_DIR COMPLETION_FILE [GEN_GRAPH [TACTUS_MASTER]]]
 set -euo pipefail
-compile=$1 report=$2 make_log=$3 src=$4 mandir=${5:-} completion=${6:-} gen_graph=${7:-}
+compile=$1 report=$2 make_log=$3 src=$4 mandir=${5:-} completion=${6:-} gen_graph=${7:-} master=${8:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "check_cli: $*" >&2; exit 1; }
@@ -64,15 +64,29 @@ grep -qF "the arguments look swapped: $work/run.tlog is an event log and $work/f
 expect_usage "only one output can go to standard output (-)" "$report" "$work/run.tlog" "$work/file.tsched" --html - --trace-out -
 expect_usage "unknown option '--jsn' (did you mean '--json'?)" "$report" "$work/run.tlog" "$work/file.tsched" --jsn
 
+# tactus-master: long names and --opt=value reach the run (no client comes: exit 1 naming the
+# wait of --timeout-us), errors name the option as written, a schedule without -s gets a hint.
+if [ -n "$master" ]; then
+  code=0
+  "$master" --schedule="$work/file.tsched" --discriminator="cli_$$" --timeout-us=100000 --epochs=1 \
+    >/dev/null 2>"$work/master.txt" || code=$?
+  [ "$code" = 1 ] || { cat "$work/master.txt"; fail "a master without clients exited $code, not 1"; }
+  grep -qF "did not come within 100 ms" "$work/master.txt" || { cat "$work/master.txt"; fail "--timeout-us=100000 was not used"; }
+  expect_usage "option '--epochs' expects an integer, got 'ten'" "$master" -s "$work/file.tsched" --epochs=ten
+  expect_usage "unknown option '--timeout-ms' (did you mean '--timeout-us'?)" "$master" -s "$work/file.tsched" --timeout-ms 5
+  expect_usage "unexpected argument 'x.tsched' (did you mean '-s x.tsched'?)" "$master" x.tsched
+  "$master" -h | grep -qF -- "-t, --timeout-us US" || fail "tactus-master -h does not list --timeout-us"
+fi
+
 # Man pages and completion, generated from --help at build time.
 if [ -n "$mandir" ]; then
-  for tool in tactus-compile tactus-report; do
+  for tool in tactus-compile tactus-report ${master:+tactus-master}; do
     page=$mandir/$tool.1
     [ -s "$page" ] || fail "no man page $page"
     grep -qi "^\.TH \"$tool\"" "$page" || fail "$page has no .TH"
     grep -qF -- '\-\-help' "$page" || fail "$page does not list the options"
     if command -v man >/dev/null 2>&1; then
-      MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q -- "--output\|--trace-out" || fail "man -l $page does not render the options"
+      MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q -- "--output\|--trace-out\|--timeout-us" || fail "man -l $page does not render the options"
     fi
   done
   grep -qF -- '\-wt, \-\-fusion\-threshold' "$mandir/tactus-compile.1" || fail "the compile man page lacks --fusion-threshold"
@@ -83,5 +97,9 @@ if [ -n "$completion" ]; then
   [ "$words" = "--fusion-threshold" ] || fail "completing 'tactus-compile --fu' gave '$words'"
   words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-report --tr); COMP_CWORD=1; _tactus_report; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
   [ "$words" = "--trace-out" ] || fail "completing 'tactus-report --tr' gave '$words'"
+  if [ -n "$master" ]; then
+    words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-master --disc); COMP_CWORD=1; _tactus_master; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
+    [ "$words" = "--discriminator" ] || fail "completing 'tactus-master --disc' gave '$words'"
+  fi
 fi
-echo "check_cli: tactus-compile and tactus-report command lines work"
+echo "check_cli: the command lines of the tools work"

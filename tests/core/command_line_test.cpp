@@ -85,6 +85,21 @@ TEST_CASE("bad command lines are errors naming the option as written", "[command
   CHECK(parsed({"-v", "-v"}).options.size() == 2);
 }
 
+TEST_CASE("a repeatable value option keeps every value in order", "[command-line]") {
+  const std::vector<OptionSpec> specs = {{"schedule", 's', "FILE", "a schedule", {}, true},
+                                         {"log", 'l', "FILE", "", {}}};
+  auto line = parseCommandLine(specs, {"-s", "a", "--schedule=b", "-sc"});
+  REQUIRE(line.has_value());
+  REQUIRE(line->options.size() == 3);
+  CHECK(line->options[0].value == "a");
+  CHECK(line->options[1].value == "b");
+  CHECK(line->options[1].spelled == "--schedule");
+  CHECK(line->options[2].value == "c");
+  auto twice = parseCommandLine(specs, {"-l", "a", "-l", "b"});
+  REQUIRE_FALSE(twice.has_value());
+  CHECK(twice.error().message == "option '-l' given twice");
+}
+
 TEST_CASE("the help block lists every option with its spellings", "[command-line]") {
   const std::string help = optionsHelp(kSpecs);
   CHECK(help.find("  -o, --output FILE") != std::string::npos);

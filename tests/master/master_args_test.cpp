@@ -38,7 +38,56 @@ TEST_CASE("the master's command line takes STM's flags", "[master][args]") {
   CHECK(defaults->timeoutUs == 5'000'000);
   CHECK(defaults->iterations == 0);
   CHECK(parseMasterArguments({"--help"})->showHelp);
+  CHECK(parseMasterArguments({"-h"})->showHelp);
   CHECK(parseMasterArguments({"-V"})->showVersion);
+  CHECK(parseMasterArguments({"--version"})->showVersion);
+}
+
+TEST_CASE("every master option has a long name, with STM's where STM has one, and takes --opt=value",
+          "[master][args]") {
+  auto o = parseMasterArguments({"--schedule=g.tsched", "--epochs=12", "--log", "x.log", "--timeout-us=-1",
+                                 "--free-running", "--discriminator=abc", "--core=1", "--priority", "5", "--no-pinning",
+                                 "--lock-memory", "--allow-unregistered-runnables", "--verbose", "--soc=TegraA",
+                                 "--primary=TegraB", "--dds-domain=7"});
+  REQUIRE(o.has_value());
+  CHECK(o->schedulePath == "g.tsched");
+  CHECK(o->iterations == 12);
+  CHECK(o->logPath == "x.log");
+  CHECK(o->timeoutUs == -1);
+  CHECK(o->freeRunning);
+  CHECK(o->instance == "abc");
+  CHECK(o->core == 1);
+  CHECK(o->priority == 5);
+  CHECK(o->noPinning);
+  CHECK(o->lockMemory);
+  CHECK(o->allowUnregistered);
+  CHECK(o->verbose);
+  CHECK(o->soc == "TegraA");
+  CHECK(o->primarySoc == "TegraB");
+  CHECK(o->ddsDomain == 7);
+  auto managed = parseMasterArguments(
+      {"--schedule", "a.tsched,b.tsched", "--manager=m", "--schedule-count=2", "--policy=p.yaml", "-D", "x"});
+  REQUIRE(managed.has_value());
+  CHECK(managed->schedulePaths == std::vector<std::string>{"a.tsched", "b.tsched"});
+  CHECK(managed->managerName == "m");
+  CHECK(managed->scheduleCount == 2);
+  CHECK(managed->policyPath == "p.yaml");
+  // Attached short values and bundled flags, as getopt takes them.
+  auto bundled = parseMasterArguments({"-sg.tsched", "-e5", "-mCM", "-x", "TegraA"});
+  REQUIRE(bundled.has_value());
+  CHECK(bundled->schedulePath == "g.tsched");
+  CHECK(bundled->iterations == 5);
+  CHECK((bundled->freeRunning && bundled->noPinning && bundled->lockMemory));
+  CHECK(bundled->soc == "TegraA");
+  // The help lists each option with both names.
+  const std::string help = tactus::master::masterUsage();
+  for (const tactus::OptionSpec& spec : tactus::master::masterOptionSpecs()) {
+    INFO(spec.longName);
+    CHECK(help.find("--" + spec.longName) != std::string::npos);
+  }
+  CHECK(help.find("  -s, --schedule FILE") != std::string::npos);
+  CHECK(help.find("  -t, --timeout-us US") != std::string::npos);
+  CHECK(help.find("  -D, --discriminator NAME") != std::string::npos);
 }
 
 TEST_CASE("the master takes several schedules with a schedule manager", "[master][args]") {
@@ -65,7 +114,15 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
       {{"-s", "g", "-e", "-3"}, "-e expects a count"},
       {{"-s", "g", "-t", "-7"}, "-t expects"},
       {{"-s", "g", "-P", "200"}, "-P expects a priority"},
-      {{"-s", "g", "--bogus"}, "unknown argument '--bogus'"},
+      {{"-s", "g", "--bogus"}, "unknown option '--bogus'"},
+      {{"-s", "g", "--epoch", "3", "--epo=4"}, "option '--epochs' given twice"},
+      {{"-s", "g", "--timeout-ms", "3"}, "unknown option '--timeout-ms' (did you mean '--timeout-us'?)"},
+      {{"-s", "g", "--verbose=yes"}, "option '--verbose' takes no value"},
+      {{"-s", "g", "--core=x"}, "option '--core' expects an integer, got 'x'"},
+      {{"-s", "g", "--priority=100"}, "--priority expects a priority 1..99"},
+      {{"-s", "g", "-e", "99999999999999999999"}, "-e expects a count >= 0"},
+      {{"g.tsched"}, "unexpected argument 'g.tsched' (did you mean '-s g.tsched'?)"},
+      {{"-s", "a.tsched", "--schedule=b.tsched"}, "--schedule given twice ('a.tsched', then 'b.tsched')"},
       {{"-s", "g", "-D", "a/b"}, "instance name 'a/b'"},
       {{"-s", "a.tsched", "-s", "b.tsched", "-D", "x"},
        "-s given twice ('a.tsched', then 'b.tsched'): one -s per master; list several schedule files in it"},

@@ -33,12 +33,13 @@ struct Args {
   long long busyUs = 0;   // each runnable spins this long
   std::string slowWhile;  // --slow-while FILE: while FILE exists, each runnable spins --slow-us more
   long long slowUs = 0;
-  bool checkRegistration = false;  // exercise the registration errors and report them
-  bool useStm = false;             // go through the STM C API
-  bool switchCallback = false;     // register a schedule-switch callback that prints when it ran
-  std::string workerPolicy;        // --worker-policy fifo:N | rr:N | other (InitOptions)
-  bool lockMemory = false;         // --lock-memory (InitOptions::lockMemory)
-  bool printRealtime = false;      // print the locked memory after init and a worker's policy
+  bool checkRegistration = false;    // exercise the registration errors and report them
+  bool useStm = false;               // go through the STM C API
+  bool switchCallback = false;       // register a schedule-switch callback that prints when it ran
+  bool switchCallbackHangs = false;  // --switch-callback-hangs: that callback then never returns
+  std::string workerPolicy;          // --worker-policy fifo:N | rr:N | other (InitOptions)
+  bool lockMemory = false;           // --lock-memory (InitOptions::lockMemory)
+  bool printRealtime = false;        // print the locked memory after init and a worker's policy
 };
 
 Args gArgs;
@@ -108,7 +109,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: tactus-test-client --name CLIENT [--instance I] [--timeout-ms N] [--skip R]...\n"
                "  [--exit-at-iteration N] [--hang-runnable R --hang-at-iteration N --marker FILE]\n"
-               "  [--busy-us N] [--slow-while FILE --slow-us N] [--check-registration] [--stm] [--switch-callback]\n"
+               "  [--busy-us N] [--slow-while FILE --slow-us N] [--check-registration] [--stm] [--switch-callback "
+               "[--switch-callback-hangs]]\n"
                "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime]\n");
   return 2;
 }
@@ -133,6 +135,7 @@ int runMain(int argc, char** argv) {
     else if (a == "--check-registration") gArgs.checkRegistration = true;
     else if (a == "--stm") gArgs.useStm = true;
     else if (a == "--switch-callback") gArgs.switchCallback = true;
+    else if (a == "--switch-callback-hangs") gArgs.switchCallback = gArgs.switchCallbackHangs = true;
     else if (a == "--worker-policy") gArgs.workerPolicy = next();
     else if (a == "--lock-memory") gArgs.lockMemory = true;
     else if (a == "--print-realtime") gArgs.printRealtime = true;
@@ -205,6 +208,7 @@ int runMain(int argc, char** argv) {
                   static_cast<unsigned>(hyperepoch),
                   static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec);
       std::fflush(stdout);
+      while (gArgs.switchCallbackHangs) ::pause();
     });
     if (!ok) {
       std::printf("register-error code=%s message=%s\n", tactus::errorCodeName(ok.error().code),

@@ -465,6 +465,35 @@ TEST_CASE("a manager that dies while attached ends the run, named; clients retur
   CHECK(readFile(run.out("Client0")).find("schedule manager 'mgr'") != std::string::npos);
 }
 
+TEST_CASE("a client that dies while a rollover waits for its switch callback: the answer names it",
+          "[switching][fault]") {
+  SwitchRun run("cbdeath", {modeYaml(511, 2, 1000, false), modeYaml(512, 2, 1000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1", {"--switch-callback-hangs"});
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(511));
+  CHECK(awaitIterations(5));
+  // Client1's callback never returns: kill it once it runs, while the rollover waits for it.
+  std::thread killer([&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (readFile(run.out("Client1")).find("switch schedule=512") == std::string::npos &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::kill(c1, SIGKILL);
+  });
+  auto rolled = manager::rollOverSchedule(512, 511);
+  killer.join();
+  REQUIRE_FALSE(rolled);
+  INFO(rolled.error().message);
+  CHECK(rolled.error().message.find("the run ended during the rollover: ") != std::string::npos);
+  CHECK(rolled.error().message.find("client 'Client1' (pid " + std::to_string(c1) + ") died") != std::string::npos);
+  CHECK(waitFor(c1, kWaitMs) == 128 + SIGKILL);
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+}
+
 TEST_CASE("the master refuses two schedules with one identifier, naming both files", "[switching][load]") {
   SwitchRun run("sameid", {modeYaml(601, 2, 1000, false), modeYaml(601, 2, 2000, false)});
   const pid_t m = run.master();
@@ -613,6 +642,21 @@ TEST_CASE("a policy rolls over on overruns and back after clean iterations, logg
   CHECK(trace.find(R"x("cat":"switch","name":"start 802 on 'H0' (rollover from 801)")x") != std::string::npos);
   CHECK(trace.find(R"x("cat":"switch","name":"policy rule 2: roll over to 801")x") != std::string::npos);
   CHECK(trace.find(R"x("args":{"name":"schedule 802 'Mode802' (executed)"})x") != std::string::npos);
+  // To standard output: one document holding both pages (each in its own frame), nothing else.
+  const pid_t piped = run.children.spawn(
+      {buildPath("tools/tactus-report"), run.logPath, run.schedulePaths[0], run.schedulePaths[1], "--html", "-"},
+      run.out("piped"));
+  REQUIRE(waitFor(piped, kWaitMs) == 0);
+  const std::string doc = readFile(run.out("piped"));
+  CHECK(doc.rfind("<!DOCTYPE html>", 0) == 0);
+  std::size_t frames = 0;
+  for (std::size_t at = doc.find("<iframe srcdoc=\""); at != std::string::npos;
+       at = doc.find("<iframe srcdoc=\"", at + 1))
+    ++frames;
+  CHECK(frames == 2);
+  CHECK(doc.find("<h2 id=\"page-1\">schedule 802 'Mode802'") != std::string::npos);
+  CHECK(doc.find("&lt;h2&gt;Schedule switches&lt;/h2&gt;") != std::string::npos);
+  CHECK(doc.find("=== schedule") == std::string::npos);  // no statistics mixed into the HTML
 }
 
 TEST_CASE("a client's death with a fallback schedule in the policy: the run goes on without it, the report names it",

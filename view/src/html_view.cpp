@@ -242,6 +242,26 @@ std::string renderHtml(const Schedule& schedule, const Execution* execution, con
   return page;
 }
 
+std::string renderPageSet(const std::string& title, const std::vector<TitledPage>& pages) {
+  std::string doc = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
+  doc += htmlEscape(title);
+  doc +=
+      "</title>\n<style>body{font-family:sans-serif;margin:1em}iframe{width:100%;height:90vh;"
+      "border:1px solid #bbb}</style>\n</head>\n<body>\n<h1>";
+  doc += htmlEscape(title) + "</h1>\n<ul>\n";
+  for (std::size_t k = 0; k < pages.size(); ++k) {
+    doc += "<li><a href=\"#page-" + std::to_string(k) + "\">" + htmlEscape(pages[k].title) + "</a></li>\n";
+  }
+  doc += "</ul>\n";
+  for (std::size_t k = 0; k < pages.size(); ++k) {
+    doc += "<h2 id=\"page-" + std::to_string(k) + "\">" + htmlEscape(pages[k].title) + "</h2>\n<iframe srcdoc=\"";
+    doc += htmlEscape(pages[k].html);
+    doc += "\"></iframe>\n";
+  }
+  doc += "</body>\n</html>\n";
+  return doc;
+}
+
 Result<void> writeHtml(const std::string& path, const Schedule& schedule, const Execution* execution,
                        const HtmlOptions& options) {
   return writeFileAtomically(path, renderHtml(schedule, execution, options), "html file");

@@ -23,6 +23,8 @@ struct OptionSpec {
   std::string valueName;              ///< `FILE`; empty: a flag that takes no value
   std::string help;                   ///< what it does, for --help (lines joined with \n)
   std::vector<std::string> stmFlags;  ///< STM's multi-letter spellings without the dash (`wt`)
+  bool repeatable = false;            ///< a value option that may be given again (each kept, in order);
+                                      ///< else a second one is an error
 };
 
 /// One option as given.
@@ -45,7 +47,7 @@ struct CommandLine {
 
 /// Parses `args` (without the program name). Errors (kBadParameter) name the option as written:
 /// unknown (with the closest known name), ambiguous prefix (with the candidates), a missing value,
-/// a value given to a flag, a value option given twice.
+/// a value given to a flag, a value option given twice (unless it is repeatable).
 Result<CommandLine> parseCommandLine(std::span<const OptionSpec> specs, const std::vector<std::string>& args);
 
 /// The options block of --help: `  -o, --output FILE   text`, one option per entry, STM flags

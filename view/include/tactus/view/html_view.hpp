@@ -68,6 +68,17 @@ struct HtmlOptions {
 /// Renders the page. Same input, same bytes. Names are escaped; the page loads no resources.
 std::string renderHtml(const Schedule& schedule, const Execution* execution = nullptr, const HtmlOptions& options = {});
 
+/// One page of a set (renderPageSet).
+struct TitledPage {
+  std::string title;  ///< the page's heading in the set (escaped when drawn)
+  std::string html;   ///< a whole page, as renderHtml makes it
+};
+
+/// One self-contained document holding several pages, each under its heading in a frame of its
+/// own (an iframe's srcdoc), so their scripts and element ids stay apart: a run of several
+/// schedules written to one stream (`tactus-report LOG A B --html -`).
+std::string renderPageSet(const std::string& title, const std::vector<TitledPage>& pages);
+
 /// Renders the page and writes it to `path` (kIo on failure).
 Result<void> writeHtml(const std::string& path, const Schedule& schedule, const Execution* execution = nullptr,
                        const HtmlOptions& options = {});
