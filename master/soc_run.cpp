@@ -148,6 +148,18 @@ std::optional<RunEnd> SocRun::checkPeers() {
                         std::to_string(o_.livelinessNs / 1000) + " us"};
     }
     if (p.state == kStateStopAsked && !follower()) control_.requestStop(shm::StopReason::kSignal, kNone);
+    // The primary ended well: its stop reaches this follower's release threads first (they then
+    // end this run). Still running -o after it means the stop was lost with the primary's link.
+    if (follower() && p.soc == o_.primary && p.state == kStateStopping && p.status == 0) {
+      const std::int64_t now = ipc::monotonicNs();
+      if (primaryStoppedNs_ == 0) primaryStoppedNs_ = now;
+      if (now - primaryStoppedNs_ > o_.livelinessNs) {
+        return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
+                      "SoC " + socName(p.soc) + " (the primary) ended its run, but its last iteration did not " +
+                          "reach SoC " + socName(o_.soc) + " within -o " + std::to_string(o_.livelinessNs / 1000) +
+                          " us"};
+      }
+    }
   }
   return std::nullopt;
 }

@@ -118,6 +118,7 @@ class SocRun final : public IterationSync {
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
   std::int64_t announcedNs_ = 0;
+  std::int64_t primaryStoppedNs_ = 0;  // a follower: when the primary was seen ending well
   bool stopAsked_ = false;
 };
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -186,6 +187,42 @@ TEST_CASE("a multi-SoC run starts whatever order its masters and clients come in
       CHECK(waitFor(t.clientB, timeoutMs) == 0);
       INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
       CHECK(checkMergedLogs(t, 50) == "");
+      CHECK(t.shmClean());
+    }
+  }
+}
+
+TEST_CASE("a signal to either master stops every SoC at the same iteration boundary", "[multisoc]") {
+  // SocB (a follower) asks the primary to stop; SocA (the primary) stops and tells SocB where.
+  for (const std::string stopped : {"SocB", "SocA"}) {
+    DYNAMIC_SECTION("signal to " << stopped) {
+      TwoSocs t("soc_signal_" + stopped, stopped == "SocB" ? 39 : 40);
+      const std::vector<std::string> args = {"-a", "30"};  // until stopped
+      t.masterA = t.master("SocA", args);
+      t.masterB = t.master("SocB", args);
+      t.clientA = t.client("Sensor");
+      t.clientB = t.client("Planner");
+      REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 0),
+                                  static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+      REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
+                                  static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+      usleep(300000);
+      REQUIRE(kill(stopped == "SocA" ? t.masterA : t.masterB, SIGTERM) == 0);
+      const int timeoutMs = static_cast<int>(15000 * timeScale());
+      CHECK(waitFor(t.masterA, timeoutMs) == 0);
+      CHECK(waitFor(t.masterB, timeoutMs) == 0);
+      CHECK(waitFor(t.clientA, timeoutMs) == 0);
+      CHECK(waitFor(t.clientB, timeoutMs) == 0);
+      INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+      // The iterations SocA released are the ones both SoCs ran, each whole and in order.
+      auto a = readEventLog(t.dir + "/SocA.log");
+      REQUIRE(a.has_value());
+      std::uint64_t iterations = 0;
+      for (const EventRecord& r : a->records)
+        if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease))
+          iterations = std::max<std::uint64_t>(iterations, r.iteration + 1);
+      CHECK(iterations > 0);
+      CHECK(checkMergedLogs(t, iterations) == "");
       CHECK(t.shmClean());
     }
   }
