@@ -5,7 +5,7 @@
 //   SocA: Sensor.Capture ----DDS----> SocB: Planner.Plan ----DDS----> SocA: Sensor.Fuse
 //
 // Checked: 1,000 iterations in the order of the schedule from both masters' logs merged; the start
-// in any order; a master killed on one SoC, a client killed on the other, and a SoC whose master
+// in any order; a signal to either master stopping both at one iteration boundary; a master killed on one SoC, a client killed on the other, and a SoC whose master
 // never starts each end the run on every SoC with a message naming it, leaving nothing in /dev/shm;
 // tactus-report takes both logs of one run.
 #include <signal.h>
