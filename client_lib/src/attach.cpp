@@ -132,6 +132,18 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
     return fail(ErrorCode::kNotFound, "client " + quoted(rt.name) + " is not in schedule " + quoted(rt.schedule.name) +
                                           " (its clients: " + names + ")");
   }
+  if (const std::uint32_t soc = rt.schedule.clients[rt.clientIndex].soc;
+      soc != kNone && soc < rt.schedule.socs.size()) {
+    // A multi-SoC schedule: only the client's own SoC's master runs it (another SoC's would run its
+    // runnables a second time).
+    const std::string own = shm::socInstanceName("", soc);
+    if (rt.instance.size() < own.size() || rt.instance.compare(rt.instance.size() - own.size(), own.size(), own) != 0) {
+      return fail(ErrorCode::kInvalidState,
+                  "client " + quoted(rt.name) + " runs on SoC " + quoted(rt.schedule.socs[soc].name) + " of schedule " +
+                      quoted(rt.schedule.name) + ", but " + ipc::segmentPath(rt.instance) +
+                      " is not that SoC's segment (it ends in '" + own + "'; set TACTUS_INSTANCE to the masters' -D)");
+    }
+  }
   shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
   std::uint32_t expected = 0;
   const auto self = static_cast<std::uint32_t>(::getpid());

@@ -5,9 +5,9 @@
 //   SocA: Sensor.Capture ----DDS----> SocB: Planner.Plan ----DDS----> SocA: Sensor.Fuse
 //
 // Checked: 1,000 iterations in the order of the schedule from both masters' logs merged; the start
-// in any order; a signal to either master stopping both at one iteration boundary; a master killed on one SoC, a client killed on the other, and a SoC whose master
-// never starts each end the run on every SoC with a message naming it, leaving nothing in /dev/shm;
-// tactus-report takes both logs of one run.
+// in any order; a signal to either master stopping both at one iteration boundary; a master killed on one SoC, a client
+// killed on the other, and a SoC whose master never starts each end the run on every SoC with a message naming it,
+// leaving nothing in /dev/shm; tactus-report takes both logs of one run.
 #include <signal.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -286,7 +286,13 @@ TEST_CASE("a SoC whose master never starts makes the start time out, naming that
   TwoSocs t("soc_absent", 38);
   t.masterA = t.master("SocA", {"-a", "2"});
   t.clientA = t.client("Sensor");
+  // SocB's client pointed at SocA's segment by hand is refused: SocA's master does not run it.
+  const pid_t astray = t.kids.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", "Planner", "--instance",
+                                     shm::socInstanceName(t.instance, 0), "--timeout-ms", "20000"},
+                                    t.dir + "/astray.out");
   const int timeoutMs = static_cast<int>(15000 * timeScale());
+  CHECK(waitFor(astray, timeoutMs) == 3);
+  CHECK(t.out("astray").find("client 'Planner' runs on SoC 'SocB' of schedule 'TwoSoc', but") != std::string::npos);
   CHECK(waitFor(t.masterA, timeoutMs) == 1);
   CHECK(waitFor(t.clientA, timeoutMs) != 0);
   INFO(t.out("masterSocA") << t.out("Sensor"));
