@@ -9,6 +9,7 @@
 // killed on the other, and a SoC whose master never starts each end the run on every SoC with a message naming it,
 // leaving nothing in /dev/shm; tactus-report takes both logs of one run.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -36,6 +37,13 @@ void useLoopback() {
   setenv("CYCLONEDDS_URI", ("file://" + std::string(root) + "/samples/multisoc/loopback.xml").c_str(), 1);
 }
 
+// A scratch directory of this test program's own (not the runtime tests' prefix).
+std::string ownScratchDir(const std::string& tag) {
+  std::string dir = "/tmp/tactus-multisoc-tests-" + std::to_string(::getpid()) + "-" + tag;
+  ::mkdir(dir.c_str(), 0700);
+  return dir;
+}
+
 // The two-SoC sample compiled into `dir`; its path.
 std::string compileSample(ChildProcesses& kids, const std::string& dir) {
   std::string out = dir + "/two.tsched";
@@ -56,7 +64,7 @@ struct TwoSocs {
   std::string domain;
   pid_t masterA = -1, masterB = -1, clientA = -1, clientB = -1;
 
-  TwoSocs(const std::string& tag, int ddsDomain) : dir(scratchDir(tag)), instance(uniqueInstance(tag)) {
+  TwoSocs(const std::string& tag, int ddsDomain) : dir(ownScratchDir(tag)), instance(uniqueInstance(tag)) {
     useLoopback();
     schedule = compileSample(kids, dir);
     domain = std::to_string(ddsDomain);
