@@ -4,15 +4,18 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "client_probe.hpp"
+#include "tactus/core/command_line.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/core/violation.hpp"
@@ -28,6 +31,8 @@ void usage(std::FILE* to) {
                "Runs a tactus client in check mode: every runnable that allocates, blocks, starts a thread,\n"
                "page-faults or breaks a CUDA rule is logged as a contract violation in the master's event\n"
                "log (tactus-report LOG SCHEDULE shows them; --violations prints them as CSV).\n"
+               "Options take --name=value or --name value; the first argument that is not an option (or\n"
+               "the one after --) starts the client command.\n"
                "  --allow KIND[:CALL]    do not report KIND (or only its CALL); repeatable, or comma separated\n"
                "                         kinds: allocation, blocking-call, thread-creation, page-fault, cuda-sync,\n"
                "                         default-stream, unified-memory, pageable-copy, and info (the CUDA\n"
@@ -75,84 +80,101 @@ std::string findLibrary() {
   return TACTUS_CHECK_LIBRARY_INSTALLED;
 }
 
+// The options before the client command, on the tools' one parser (--allow may repeat).
+const std::vector<tactus::OptionSpec>& specs() {
+  static const std::vector<tactus::OptionSpec> kSpecs = {
+      {"allow", 0, "KIND", "", {}, true}, {"minor-faults", 0, "N", "", {}}, {"page-faults", 0, "MODE", "", {}},
+      {"entries", 0, "N", "", {}},        {"library", 0, "FILE", "", {}},   {"version", 'V', "", "", {}},
+      {"help", 'h', "", "", {}},
+  };
+  return kSpecs;
+}
+
+// Where the client command starts: after `--`, or at the first argument that is neither an option
+// nor the value of one (like env or strace, tactus-check's own options come first).
+int commandStart(int argc, char** argv) {
+  for (int k = 1; k < argc; ++k) {
+    const std::string_view a = argv[k];
+    if (a == "--") return k;
+    if (a.size() < 2 || a[0] != '-') return k;
+    if (a.find('=') != std::string_view::npos) continue;
+    for (const tactus::OptionSpec& s : specs()) {
+      const bool named = a == "--" + s.longName || (s.shortName != 0 && a.size() == 2 && a[1] == s.shortName);
+      if (named && !s.valueName.empty()) ++k;  // its value
+    }
+  }
+  return argc;
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+// The command; main only catches what escapes it (out of memory while parsing).
+int runCheck(int argc, char** argv) {
   std::string allow;
   std::string library;
   std::string minorFaults;
   std::string pageFaults = "on";
   std::string entries;
-  int k = 1;
-  for (; k < argc; ++k) {
-    const std::string a = argv[k];
-    if (a == "--") {
-      ++k;
-      break;
-    }
-    if (a == "-h" || a == "--help") {
+  int k = commandStart(argc, argv);
+  auto line = tactus::parseCommandLine(specs(), std::vector<std::string>(argv + 1, argv + std::min(k, argc)));
+  if (k < argc && std::string_view(argv[k]) == "--") ++k;
+  if (!line) {
+    std::fprintf(stderr, "tactus-check: %s\n(try 'tactus-check --help')\n", line.error().message.c_str());
+    return 2;
+  }
+  for (const tactus::ParsedOption& o : line->options) {
+    const std::string& a = o.spelled;
+    const std::string& v = o.value;
+    if (o.name == "help") {
       usage(stdout);
       return 0;
     }
-    if (a == "-V" || a == "--version") {
+    if (o.name == "version") {
       std::printf("tactus-check %s\n", TACTUS_VERSION);
       return 0;
     }
-    if (a == "--allow" || a == "--library" || a == "--minor-faults" || a == "--page-faults" || a == "--entries") {
-      if (k + 1 >= argc) {
-        std::fprintf(stderr, "tactus-check: %s needs a value\n(try 'tactus-check --help')\n", a.c_str());
+    if (o.name == "allow") {
+      std::string_view rest(v);
+      while (true) {
+        const std::size_t comma = rest.find(',');
+        const std::string problem = checkAllow(rest.substr(0, comma));
+        if (!problem.empty()) {
+          std::fprintf(stderr, "tactus-check: %s %s: %s\n", a.c_str(), tactus::quoted(v).c_str(), problem.c_str());
+          return 2;
+        }
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+      }
+      allow += (allow.empty() ? "" : ",") + v;
+    } else if (o.name == "library") {
+      library = v;
+    } else if (o.name == "page-faults") {
+      if (v != "on" && v != "off") {
+        std::fprintf(stderr, "tactus-check: %s %s: say on or off\n", a.c_str(), tactus::quoted(v).c_str());
         return 2;
       }
-      const std::string v = argv[++k];
-      if (a == "--allow") {
-        std::string_view rest(v);
-        while (true) {
-          const std::size_t comma = rest.find(',');
-          const std::string problem = checkAllow(rest.substr(0, comma));
-          if (!problem.empty()) {
-            std::fprintf(stderr, "tactus-check: --allow %s: %s\n", tactus::quoted(v).c_str(), problem.c_str());
-            return 2;
-          }
-          if (comma == std::string_view::npos) break;
-          rest = rest.substr(comma + 1);
-        }
-        allow += (allow.empty() ? "" : ",") + v;
-      } else if (a == "--library") {
-        library = v;
-      } else if (a == "--page-faults") {
-        if (v != "on" && v != "off") {
-          std::fprintf(stderr, "tactus-check: --page-faults %s: say on or off\n", tactus::quoted(v).c_str());
-          return 2;
-        }
-        pageFaults = v;
-      } else if (a == "--entries") {
-        char* end = nullptr;
-        errno = 0;
-        const long value = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || errno != 0 || value < 1 || value > tactus::limits::kMaxCheckEntries) {
-          std::fprintf(stderr, "tactus-check: --entries %s: not a count from 1 to %u\n", tactus::quoted(v).c_str(),
-                       tactus::limits::kMaxCheckEntries);
-          return 2;
-        }
-        entries = v;
-      } else {
-        char* end = nullptr;
-        errno = 0;
-        const long value = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || errno != 0 || value < 0) {
-          std::fprintf(stderr, "tactus-check: --minor-faults %s: not a count (a whole number >= 0)\n",
-                       tactus::quoted(v).c_str());
-          return 2;
-        }
-        minorFaults = v;
+      pageFaults = v;
+    } else if (o.name == "entries") {
+      char* end = nullptr;
+      errno = 0;
+      const long value = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || errno != 0 || value < 1 || value > tactus::limits::kMaxCheckEntries) {
+        std::fprintf(stderr, "tactus-check: %s %s: not a count from 1 to %u\n", a.c_str(), tactus::quoted(v).c_str(),
+                     tactus::limits::kMaxCheckEntries);
+        return 2;
       }
-      continue;
+      entries = v;
+    } else {
+      char* end = nullptr;
+      errno = 0;
+      const long value = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || errno != 0 || value < 0) {
+        std::fprintf(stderr, "tactus-check: %s %s: not a count (a whole number >= 0)\n", a.c_str(),
+                     tactus::quoted(v).c_str());
+        return 2;
+      }
+      minorFaults = v;
     }
-    if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "tactus-check: unknown option %s\n(try 'tactus-check --help')\n", tactus::quoted(a).c_str());
-      return 2;
-    }
-    break;
   }
   if (k >= argc) {
     std::fprintf(stderr, "tactus-check: no client command given\n");
@@ -185,4 +207,13 @@ int main(int argc, char** argv) {
   ::execvp(argv[k], argv + k);
   std::fprintf(stderr, "tactus-check: cannot run %s: %s\n", tactus::quoted(argv[k]).c_str(), std::strerror(errno));
   return 127;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return runCheck(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tactus-check: internal error: %s\n", e.what());
+    return 1;
+  }
 }

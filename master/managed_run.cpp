@@ -253,7 +253,8 @@ int ManagedRun::execute() {
     for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(0);
     m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
     m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);
-    m.releaser = std::make_unique<Releaser>(view, m.schedule, m.plan, o_.freeRunning, m.control);
+    m.releaser =
+        std::make_unique<Releaser>(view, m.schedule, m.plan, o_.freeRunning, m.control, o_.core < 0 && !o_.noPinning);
   }
   if (auto ok = createChannel(); !ok) {
     err_ << "tactus-master: " << ok.error().message << "\n";

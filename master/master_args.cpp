@@ -214,7 +214,12 @@ std::span<const OptionSpec> masterOptionSpecs() { return specs(); }
 
 Result<MasterOptions> parseMasterArguments(const std::vector<std::string>& args) {
   auto line = parseCommandLine(specs(), args);
-  if (!line) return fail(ErrorCode::kParse, line.error().message);
+  if (!line) {
+    std::string message = line.error().message;
+    // The common slip: the instance by its tactus name; STM calls it the discriminator.
+    if (message.rfind("unknown option '--instance'", 0) == 0) message += " (the instance is -D, --discriminator)";
+    return fail(ErrorCode::kParse, message);
+  }
   MasterOptions o;
   for (const ParsedOption& p : line->options) {
     if (auto ok = apply(p, o); !ok) return ok.error();

@@ -1,8 +1,14 @@
 // The master's releaser (see releaser.hpp).
 #include "releaser.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <string_view>
+#include <thread>
 
 #include "notify.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -28,7 +34,7 @@ constexpr std::int64_t kSleepSliceNs = 10'000'000;
 }  // namespace
 
 Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, bool freeRunning,
-                   RunControl& control)
+                   RunControl& control, bool pinToPlan)
     : view_(view),
       schedule_(schedule),
       plan_(plan),
@@ -36,10 +42,37 @@ Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const
       control_(control),
       rings_(plan.hyperepochs.size()),
       tracks_(std::make_unique<Track[]>(plan.hyperepochs.size())),
+      releaseCore_(plan.hyperepochs.size(), kNone),
       hyperepochThreads_(plan.hyperepochs.size()) {
   for (HyperepochId he : plan_.hyperepochs.ids()) {
     if (!plan_.hyperepochs[he].instances.empty()) active_.push_back(he);
   }
+  const char* pin = std::getenv("TACTUS_RELEASE_PIN");
+  if (!pinToPlan || (pin != nullptr && std::string_view(pin) == "0")) return;
+  for (const HyperepochId he : active_) {
+    std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
+    for (const InstanceId i : plan_.hyperepochs[he].instances) {
+      const InstanceInfo& inst = schedule_.instances[i];
+      if (inst.resources.empty() || inst.startNs >= earliest) continue;
+      const ResourceInfo& r = schedule_.resources[inst.resources.front()];
+      if (r.kind != ResourceKind::kCpu || r.core == kNone) continue;
+      earliest = inst.startNs;
+      releaseCore_[he] = r.core;
+    }
+  }
+}
+
+// Names the release thread `release-<hyperepoch>` (top -H, /proc/PID/task/TID/comm) and pins it.
+// Best effort, as the workers' own pinning: a cpuset that forbids the core leaves the thread where it is.
+void Releaser::pinThread(HyperepochId he) const {
+  const std::string name = "release-" + std::to_string(index(he) % 100'000);
+  (void)::pthread_setname_np(::pthread_self(), name.c_str());  // at most 15 characters
+  if (releaseCore_[he] == kNone) return;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(releaseCore_[he] % cores, &set);  // the workers' rule for CPU<n> beyond the machine's cores
+  (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
 }
 
 Releaser::~Releaser() {
@@ -50,8 +83,12 @@ Releaser::~Releaser() {
 void Releaser::start(std::int64_t runStartNs) {
   runStartNs_ = runStartNs;
   const bool follow = sync_ != nullptr && sync_->follower();
-  for (const HyperepochId he : active_)
-    threads_.emplace_back([this, he, follow] { follow ? followLoop(he) : releaseLoop(he); });
+  for (const HyperepochId he : active_) {
+    threads_.emplace_back([this, he, follow] {
+      pinThread(he);
+      follow ? followLoop(he) : releaseLoop(he);
+    });
+  }
 }
 
 void Releaser::join() {
@@ -72,6 +109,7 @@ void Releaser::join() {
 // hyperepoch finishes, was measured slower on a loaded 2-core machine: the spinners take the CPU
 // the clients need to finish the iteration the switch waits for.)
 void Releaser::parkedLoop(HyperepochId he) {
+  pinThread(he);
   Track& track = tracks_[index(he)];
   std::uint32_t started = 0;
   for (;;) {

@@ -45,9 +45,12 @@ struct IterationHealth {
 /// Runs the release threads of one run.
 class Releaser {
  public:
-  /// `view` has its geometry; everything outlives the releaser. `freeRunning`: -m.
+  /// `view` has its geometry; everything outlives the releaser. `freeRunning`: -m. `pinToPlan`:
+  /// each release thread runs on the core of its hyperepoch's first planned CPU runnable (the
+  /// core whose worker waits for that release anyway), not on whichever core is free, which on a
+  /// machine the plan fills is another worker's (false with -c, -C, or TACTUS_RELEASE_PIN=0).
   Releaser(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, bool freeRunning,
-           RunControl& control);
+           RunControl& control, bool pinToPlan = false);
   Releaser(const Releaser&) = delete;
   Releaser& operator=(const Releaser&) = delete;
   /// Joins the threads (after abort() on the control, if they are still running).
@@ -129,6 +132,7 @@ class Releaser {
     std::function<void()> then;
   };
   void parkedLoop(HyperepochId he);
+  void pinThread(HyperepochId he) const;
   void judge(Track& track, bool late);
   void releaseLoop(HyperepochId he);
   void followLoop(HyperepochId he);
@@ -146,9 +150,10 @@ class Releaser {
   const bool freeRunning_;
   RunControl& control_;
   std::int64_t runStartNs_ = 0;
-  IdVector<HyperepochId, MasterEventRing> rings_;  // per hyperepoch
-  std::unique_ptr<Track[]> tracks_;                // per hyperepoch (index(he))
-  std::vector<HyperepochId> active_;               // hyperepochs with instances
+  IdVector<HyperepochId, MasterEventRing> rings_;      // per hyperepoch
+  std::unique_ptr<Track[]> tracks_;                    // per hyperepoch (index(he))
+  IdVector<HyperepochId, std::uint32_t> releaseCore_;  // per hyperepoch: the core its release thread runs on, or kNone
+  std::vector<HyperepochId> active_;                   // hyperepochs with instances
   std::vector<std::thread> threads_;
   IdVector<HyperepochId, std::thread> hyperepochThreads_;  // per hyperepoch, started by startHyperepoch
   std::atomic<std::size_t> finished_{0};

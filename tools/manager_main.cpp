@@ -6,26 +6,49 @@
 //   tactus-manager -D demo rollover 102 101
 //   tactus-manager -D demo status
 //   tactus-manager -D demo exit
+#include <charconv>
 #include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "tactus/core/command_line.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/manager.hpp"
+#include "tactus_config.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: tactus-manager [-D instance] [-N name] [-t ms] COMMAND\n"
-    "  start ID            start schedule ID (nothing may be running)\n"
-    "  stop ID             stop schedule ID: every hyperepoch finishes its iteration\n"
-    "  rollover START STOP switch from STOP to START per hyperepoch\n"
-    "  status              the running schedule, its iterations and overruns\n"
-    "  exit                end the run: every client returns, the master exits 0\n"
-    "  -D NAME   the master's instance (default 'default')\n"
-    "  -N NAME   the manager name the master was started with (default: the one it expects)\n"
-    "  -t MS     wait at most MS milliseconds for the master (default 5000; -1 forever)\n"
-    "exit status: 0 done; 1 the master refused the request (message on stderr); 2 bad arguments\n";
+// On the tools' one parser (core/command_line.hpp); -D is STM's discriminator, as for the master.
+const std::vector<tactus::OptionSpec>& specs() {
+  static const std::vector<tactus::OptionSpec> kSpecs = {
+      {"discriminator", 'D', "NAME", "the master's instance (default 'default')", {}},
+      {"manager", 'N', "NAME", "the manager name the master was started with (default: the one it expects)", {}},
+      {"timeout-ms", 't', "MS", "wait at most MS milliseconds for the master (default 5000; -1 forever)", {}},
+      {"version", 'V', "", "print the version and exit", {}},
+      {"help", 'h', "", "print this help and exit", {}},
+  };
+  return kSpecs;
+}
+
+std::string usage() {
+  return "usage: tactus-manager [-D INSTANCE] [-N NAME] [-t MS] COMMAND\n"
+         "\n"
+         "The schedule manager as a command: attaches to the master of the instance (started with -N),\n"
+         "makes one synchronous request and detaches. Options take --name=value or --name value.\n"
+         "\n"
+         "commands:\n"
+         "  start ID            start schedule ID (nothing may be running)\n"
+         "  stop ID             stop schedule ID: every hyperepoch finishes its iteration\n"
+         "  rollover START STOP switch from STOP to START per hyperepoch\n"
+         "  status              the running schedule, its iterations and overruns\n"
+         "  exit                end the run: every client returns, the master exits 0\n"
+         "\n"
+         "options:\n" +
+         tactus::optionsHelp(specs()) +
+         "\n"
+         "exit status: 0 done; 1 the master refused the request (message on stderr); 2 bad arguments\n";
+}
 
 // A schedule identifier argument (0..65535).
 bool parseId(const std::string& text, std::uint16_t& id) {
@@ -40,37 +63,39 @@ int run(const std::vector<std::string>& args) {
   tactus::manager::ManagerOptions options;
   options.timeoutMs = 5000;
   std::string name;
-  std::vector<std::string> command;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (a == "-D" || a == "-N" || a == "-t") {
-      if (i + 1 >= args.size()) {
-        std::cerr << "tactus-manager: option '" << a << "' needs a value\n";
-        return 2;
-      }
-      const std::string& v = args[++i];
-      if (a == "-D") {
-        options.instance = v;
-      } else if (a == "-N") {
-        name = v;
-      } else {
-        try {
-          options.timeoutMs = std::stoll(v);
-        } catch (...) {
-          std::cerr << "tactus-manager: -t expects milliseconds, got '" << v << "'\n";
-          return 2;
-        }
-      }
-    } else {
-      command.push_back(a);
-    }
+  auto line = tactus::parseCommandLine(specs(), args);
+  if (!line) {
+    std::string message = line.error().message;
+    // The common slip: the instance by its tactus name; STM calls it the discriminator.
+    if (message.rfind("unknown option '--instance'", 0) == 0) message += " (the instance is -D, --discriminator)";
+    std::cerr << "tactus-manager: " << message << "\ntry 'tactus-manager --help'\n";
+    return 2;
   }
+  if (line->has("help")) {
+    std::cout << usage();
+    return 0;
+  }
+  if (line->has("version")) {
+    std::cout << "tactus-manager " << TACTUS_VERSION << "\n";
+    return 0;
+  }
+  if (const auto* o = line->find("discriminator")) options.instance = o->value;
+  if (const auto* o = line->find("manager")) name = o->value;
+  if (const auto* o = line->find("timeout-ms")) {
+    long long ms = 0;
+    const char* end = o->value.data() + o->value.size();
+    auto [p, ec] = std::from_chars(o->value.data(), end, ms);
+    if (ec != std::errc() || p != end || ms < -1) {
+      std::cerr << "tactus-manager: " << o->spelled << " expects milliseconds >= 0 or -1 (forever), got "
+                << tactus::quoted(o->value) << "\n";
+      return 2;
+    }
+    options.timeoutMs = ms;
+  }
+  const std::vector<std::string>& command = line->operands;
   if (command.empty()) {
-    std::cerr << "tactus-manager: missing command\n" << kUsage;
+    std::cerr << "tactus-manager: missing command (start, stop, rollover, status or exit)\n"
+              << "try 'tactus-manager --help'\n";
     return 2;
   }
   const std::string& verb = command[0];
@@ -79,7 +104,7 @@ int run(const std::vector<std::string>& args) {
       command.size() != want) {
     std::cerr << "tactus-manager: bad command '";
     for (std::size_t k = 0; k < command.size(); ++k) std::cerr << (k ? " " : "") << command[k];
-    std::cerr << "'\n" << kUsage;
+    std::cerr << "'\ntry 'tactus-manager --help'\n";
     return 2;
   }
   std::uint16_t a = 0;

@@ -255,35 +255,6 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
   return o;
 }
 
-namespace {
-
-void appendInt(std::string& out, std::int64_t v) {
-  char b[24];
-  auto [p, ec] = std::to_chars(b, b + sizeof b, v);
-  (void)ec;
-  out.append(b, p);
-}
-
-// Nanoseconds as microseconds with three decimals (the trace format's unit), exactly; the
-// magnitude in unsigned arithmetic, so even INT64_MIN has one.
-void appendMicros(std::string& out, std::int64_t ns) {
-  std::uint64_t magnitude = static_cast<std::uint64_t>(ns);
-  if (ns < 0) {
-    out += '-';
-    magnitude = 0 - magnitude;
-  }
-  char b[24];
-  auto [p, ec] = std::to_chars(b, b + sizeof b, magnitude / 1000);
-  (void)ec;
-  out.append(b, p);
-  const int frac = static_cast<int>(magnitude % 1000);
-  const char d[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
-                     static_cast<char>('0' + frac % 10)};
-  out.append(d, 4);
-}
-
-}  // namespace
-
 void appendCsvRows(std::vector<CsvRow>& rows, const Schedule& s, const LogFile& log, const Analysis& a) {
   IdVector<EpochId, std::string> epochNames(s.epochs.size());
   for (EpochId e : s.epochs.ids()) epochNames[e] = epochName(s, e);
@@ -357,110 +328,7 @@ std::string formatWcetFile(const Schedule& s, const Analysis& a, double percenti
   return out;
 }
 
-void writeTrace(std::ostream& out, const Schedule& s, const LogFile* log, const Analysis* a) {
-  std::string buf;
-  // About 200 bytes an event; flushed past 1 MiB, so never more than 2 MiB.
-  const std::size_t events = s.instances.size() + (log != nullptr ? log->records.size() : 0) + s.resources.size();
-  buf.reserve(std::min<std::size_t>(1 << 21, 256 * events + 4096));
-  char line[512];
-  bool first = true;
-  auto sep = [&] {
-    buf += first ? "\n" : ",\n";
-    first = false;
-  };
-  auto flush = [&] {
-    if (buf.size() > (1u << 20)) {
-      out << buf;
-      buf.clear();
-    }
-  };
-  IdVector<RunnableId, std::string> names(s.runnables.size());
-  for (RunnableId r : s.runnables.ids()) names[r] = jsonString(qualifiedName(s, r));
-  const std::int64_t base = log && a ? a->baseNs : 0;
-  buf += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
-  // Metadata: processes and one thread per resource, named.
-  const int kExecPid = 1, kPlanPid = 2;
-  for (int pid : {kExecPid, kPlanPid}) {
-    if (pid == kExecPid && !log) continue;
-    sep();
-    std::snprintf(line, sizeof line, R"({"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":"%s"}})", pid,
-                  pid == kExecPid ? "executed" : "plan");
-    buf += line;
-    for (ResourceId r : s.resources.ids()) {
-      if (s.resources[r].hyperepoch == kNone) continue;
-      sep();
-      std::snprintf(line, sizeof line, R"({"ph":"M","name":"thread_name","pid":%d,"tid":%u,"args":{"name":%s}})", pid,
-                    index(r), jsonString(s.resources[r].name).c_str());
-      buf += line;
-    }
-  }
-  // The plan, aligned with each hyperepoch's first iteration.
-  for (std::size_t i = 0; i < s.instances.size(); ++i) {
-    const InstanceInfo& inst = s.instances[i];
-    if (!s.runnables.contains(inst.runnable) || inst.resources.empty()) continue;
-    std::int64_t origin = 0;
-    if (log && a) {
-      const HyperepochId h = s.epochs[s.runnables[inst.runnable].epoch].hyperepoch;
-      origin = iterationStartNs(s, *log, *a, h, 0) - base;
-    }
-    sep();
-    std::snprintf(
-        line, sizeof line,
-        R"({"ph":"X","cat":"plan","name":%s,"pid":%d,"tid":%u,"ts":%.3f,"dur":%.3f,"args":{"instance":%zu,"frame":%u}})",
-        names[inst.runnable].c_str(), kPlanPid, index(inst.resources[0]),
-        static_cast<double>(origin + inst.startNs) / 1e3, static_cast<double>(inst.endNs - inst.startNs) / 1e3, i,
-        inst.frame);
-    buf += line;
-    flush();
-  }
-  if (log && a) {
-    for (const EventRecord& r : log->records) {
-      if (r.kind == static_cast<std::uint16_t>(EventKind::kRun)) {
-        if (!validRun(s, *a, r)) continue;
-        const InstanceInfo& inst = s.instances[InstanceId{r.instance}];
-        const RunnableId shown = r.aux == kNone ? inst.runnable : RunnableId{r.aux};
-        const bool over = r.aux != kNone && r.endNs - r.startNs > s.runnables[shown].wcetNs;
-        // Formatted by hand: snprintf of doubles dominates the time on a million events.
-        sep();
-        buf += over ? R"({"ph":"X","cat":"run,overrun","name":)" : R"({"ph":"X","cat":"run","name":)";
-        buf += names[shown];
-        buf += R"(,"pid":1,"tid":)";
-        appendInt(buf, inst.resources.empty() ? 0 : index(inst.resources[0]));
-        buf += R"(,"ts":)";
-        appendMicros(buf, r.startNs - base);
-        buf += R"(,"dur":)";
-        appendMicros(buf, r.endNs - r.startNs);
-        buf += R"(,"args":{"iteration":)";
-        appendInt(buf, r.iteration);
-        buf += R"(,"frame":)";
-        appendInt(buf, inst.frame);
-        buf += R"(,"instance":)";
-        appendInt(buf, r.instance);
-        buf += "}}";
-      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kOverrun) && s.epochs.contains(EpochId{r.instance}) &&
-                 timeValid(*a, r.startNs)) {
-        sep();
-        std::snprintf(line, sizeof line,
-                      R"({"ph":"i","s":"p","cat":"overrun","name":"frame overrun %s #%u","pid":%d,"tid":0,"ts":%.3f})",
-                      epochName(s, EpochId{r.instance}).c_str(), r.aux, kExecPid,
-                      static_cast<double>(r.startNs - base) / 1e3);
-        buf += line;
-      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) &&
-                 s.hyperepochs.contains(HyperepochId{r.instance}) && timeValid(*a, r.startNs)) {
-        sep();
-        std::snprintf(line, sizeof line,
-                      R"({"ph":"i","s":"p","cat":"skip","name":"skipped %u periods","pid":%d,"tid":0,"ts":%.3f})",
-                      r.aux, kExecPid, static_cast<double>(r.startNs - base) / 1e3);
-        buf += line;
-      }
-      flush();
-    }
-  }
-  buf += "\n]}\n";
-  out << buf;
-}
-
-view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analysis& a, std::size_t maxIterations) {
+view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analysis& a, std::size_t maxRuns) {
   view::Execution x;
   x.source = log.path;
   x.runnables.resize(s.runnables.size());
@@ -473,41 +341,45 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
     v.p99Ns = st.duration.p99Ns;
     v.maxNs = st.duration.maxNs;
     v.overruns = st.overrunsWcet;
+    v.jitterMedianNs = st.startJitter.medianNs;
+    v.jitterP99Ns = st.startJitter.p99Ns;
+    v.jitterMaxNs = st.startJitter.maxNs;
   }
-  // Per hyperepoch and iteration: overrun count and span, to pick the iterations worth seeing.
+  // Per hyperepoch and iteration (row of Analysis::iterations): runs, overruns and span.
   const std::size_t nHyp = s.hyperepochs.size();
   IdVector<HyperepochId, std::vector<std::uint32_t>> overruns(nHyp);
+  IdVector<HyperepochId, std::vector<std::uint64_t>> runs(nHyp);
   IdVector<HyperepochId, std::vector<std::int64_t>> lastEnd(nHyp);
   for (HyperepochId h : s.hyperepochs.ids()) {
     overruns[h].assign(a.iterations[h].size(), 0);
+    runs[h].assign(a.iterations[h].size(), 0);
     lastEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
+    x.iterationsInLog += a.iterations[h].size();
   }
   // The hyperepoch of a valid kRun record's instance.
   auto hypOf = [&](const EventRecord& r) {
     return s.epochs[s.runnables[s.instances[InstanceId{r.instance}].runnable].epoch].hyperepoch;
   };
-  // Tables are by row: the position of an iteration among those seen (Analysis::iterations).
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
     const HyperepochId h = hypOf(r);
     const std::size_t row = iterationIndex(a, h, r.iteration);
     if (row == kNoIteration) continue;
     if (r.aux != kNone && r.endNs - r.startNs > s.runnables[RunnableId{r.aux}].wcetNs) ++overruns[h][row];
+    ++runs[h][row];
     lastEnd[h][row] = std::max(lastEnd[h][row], r.endNs);
   }
-  std::vector<std::pair<HyperepochId, std::uint64_t>> chosen;  // (hyperepoch, iteration)
-  std::vector<std::string> notes;
-  auto choose = [&](HyperepochId h, std::uint64_t it, const std::string& note) {
-    for (std::size_t k = 0; k < chosen.size(); ++k)
-      if (chosen[k] == std::make_pair(h, it)) {
-        notes[k] += ", " + note;
-        return;
-      }
-    if (chosen.size() >= maxIterations) return;
-    chosen.emplace_back(h, it);
-    notes.push_back(note);
-  };
+  // The iterations worth a note (first, second, most overruns, longest) are drawn whatever the
+  // budget; the others in order while the page's run budget lasts.
+  IdVector<HyperepochId, std::vector<std::string>> notes(nHyp);
+  std::uint64_t budget = maxRuns;
   for (HyperepochId h : s.hyperepochs.ids()) {
+    notes[h].assign(a.iterations[h].size(), "");
+    auto note = [&](std::int64_t row, const std::string& text) {
+      std::string& n = notes[h][static_cast<std::size_t>(row)];
+      n += (n.empty() ? "" : ", ") + text;
+      budget -= std::min<std::uint64_t>(budget, runs[h][static_cast<std::size_t>(row)]);
+    };
     std::int64_t firstSeen = -1, mostOver = -1, longest = -1;
     for (std::uint64_t i = 0; i < lastEnd[h].size(); ++i) {
       if (lastEnd[h][i] == std::numeric_limits<std::int64_t>::min()) continue;
@@ -518,29 +390,42 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
         longest = static_cast<std::int64_t>(i);
     }
     if (firstSeen < 0) continue;
-    const std::vector<std::uint64_t>& number = a.iterations[h];
-    choose(h, number[firstSeen], "first");
-    if (overruns[h][mostOver] > 0)
-      choose(h, number[mostOver], "most overruns: " + std::to_string(overruns[h][mostOver]));
-    choose(h, number[longest], "longest");
-    if (firstSeen + 1 < static_cast<std::int64_t>(lastEnd[h].size())) choose(h, number[firstSeen + 1], "second");
+    note(firstSeen, "first");
+    if (overruns[h][mostOver] > 0) note(mostOver, "most overruns: " + std::to_string(overruns[h][mostOver]));
+    note(longest, "longest");
+    if (firstSeen + 1 < static_cast<std::int64_t>(lastEnd[h].size()) &&
+        lastEnd[h][firstSeen + 1] != std::numeric_limits<std::int64_t>::min())
+      note(firstSeen + 1, "second");
   }
+  // slot[h][row]: the iteration's position in x.iterations, or -1 when not drawn.
+  IdVector<HyperepochId, std::vector<std::int64_t>> slot(nHyp);
   std::vector<std::int64_t> starts;
-  for (std::size_t k = 0; k < chosen.size(); ++k) {
-    view::ExecutedIteration it;
-    it.hyperepoch = chosen[k].first;
-    it.iteration = chosen[k].second;
-    it.note = notes[k];
-    x.iterations.push_back(std::move(it));
-    starts.push_back(iterationStartNs(s, log, a, chosen[k].first, chosen[k].second));
+  for (HyperepochId h : s.hyperepochs.ids()) {
+    slot[h].assign(a.iterations[h].size(), -1);
+    for (std::size_t row = 0; row < a.iterations[h].size(); ++row) {
+      if (lastEnd[h][row] == std::numeric_limits<std::int64_t>::min()) continue;  // releases only
+      if (notes[h][row].empty()) {
+        if (runs[h][row] > budget) continue;
+        budget -= runs[h][row];
+      }
+      slot[h][row] = static_cast<std::int64_t>(x.iterations.size());
+      view::ExecutedIteration it;
+      it.hyperepoch = h;
+      it.iteration = a.iterations[h][row];
+      it.note = notes[h][row];
+      it.runs.reserve(runs[h][row]);
+      x.iterations.push_back(std::move(it));
+      starts.push_back(iterationStartNs(s, log, a, h, a.iterations[h][row]));
+    }
   }
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
     const HyperepochId h = hypOf(r);
-    for (std::size_t k = 0; k < chosen.size(); ++k)
-      if (chosen[k].first == h && chosen[k].second == r.iteration)
-        x.iterations[k].runs.push_back(
-            {InstanceId{r.instance}, RunnableId{r.aux}, r.startNs - starts[k], r.endNs - starts[k]});
+    const std::size_t row = iterationIndex(a, h, r.iteration);
+    if (row == kNoIteration || slot[h][row] < 0) continue;
+    const auto k = static_cast<std::size_t>(slot[h][row]);
+    x.iterations[k].runs.push_back(
+        {InstanceId{r.instance}, RunnableId{r.aux}, r.startNs - starts[k], r.endNs - starts[k]});
   }
   return x;
 }

@@ -38,15 +38,25 @@ void writeCsvRows(std::ostream& out, std::vector<CsvRow>& rows);
 /// measured runnable, value = ceil(percentile(durations) * margin).
 std::string formatWcetFile(const Schedule& schedule, const Analysis& analysis, double percentile, double margin);
 
-/// Chrome trace event format: one complete ("X") event per valid kRun record in process 1
-/// ("executed", one thread per hardware resource), one per scheduled instance in process 2
-/// ("plan", aligned with each hyperepoch's first iteration), instant events for overruns and skips,
-/// and metadata naming processes and threads. `log` may be null: the plan alone, from time 0.
+/// Chrome trace event format (trace.cpp): process 1 "master" with the frame releases (instant
+/// events, args: epoch, iteration, frame, ideal time, jitter), frame overruns and skips; one process
+/// per client with two threads per worker (hardware resource): "CPU0 plan", the plan of every
+/// iteration the log names, and "CPU0", one complete event per valid kRun record (args: iteration,
+/// frame, instance, planned_start_us, wcet_us, jitter_us; a run longer than its WCET is named
+/// "OVERRUN Client.Runnable", with over_wcet_us); flow events ("s"/"f", cat "dependency") from a run
+/// to each run of another client that depends on it. `log` may be null: the plan of one
+/// iteration from time 0.
 void writeTrace(std::ostream& out, const Schedule& schedule, const LogFile* log, const Analysis* analysis);
 
-/// The executed iterations the HTML view draws: per hyperepoch its first iteration, the one with
-/// the most WCET overruns and the one with the longest span (at most `maxIterations` in all).
+/// The most runs the HTML view's page carries (about 40 bytes each): a log of more draws the
+/// iterations worth a note and as many others, in order, as fit.
+inline constexpr std::size_t kHtmlMaxRuns = 250'000;
+
+/// The executed iterations the HTML view steps through: every iteration of every hyperepoch the log
+/// names, in order, while they hold at most `maxRuns` runs in all; per hyperepoch its first and
+/// second iteration, the one with the most WCET overruns and the one with the longest span are
+/// always drawn, with a note saying so.
 view::Execution makeExecution(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
-                              std::size_t maxIterations = 12);
+                              std::size_t maxRuns = kHtmlMaxRuns);
 
 }  // namespace tactus::report

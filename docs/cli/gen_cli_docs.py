@@ -76,7 +76,7 @@ def man(binary, output):
                 out.append(roff(m.group(4).strip()))
         elif section == "OPTIONS" and line.startswith("   "):
             out.append(roff(line.strip()))  # the option's help goes on
-        elif section == "EXAMPLES":
+        elif section in ("EXAMPLES", "COMMANDS"):
             out += [".IP", roff(line.strip())]
         elif line.startswith("exit status:"):
             flush()
@@ -84,7 +84,7 @@ def man(binary, output):
         else:
             paragraph.append(line.strip())
     flush()
-    out += [".SH SEE ALSO", "tactus\\-compile(1), tactus\\-master(1), tactus\\-report(1)", ""]
+    out += [".SH SEE ALSO", "tactus\\-compile(1), tactus\\-master(1), tactus\\-manager(1), tactus\\-report(1)", ""]
     with open(output, "w") as f:
         f.write("\n".join(out))
 
@@ -94,6 +94,7 @@ def summary(tool):
         "tactus-compile": "compile a YAML compute graph into a verified static schedule file",
         "tactus-report": "statistics, measured WCETs, traces and pictures from a tactus event log",
         "tactus-master": "run a compiled tactus schedule across its client processes",
+        "tactus-manager": "start, stop and roll over the schedules of a running tactus master",
     }.get(tool, "a tactus tool")
 
 

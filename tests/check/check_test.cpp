@@ -268,6 +268,14 @@ TEST_CASE("tactus-check refuses an unknown kind or call and a missing command, n
   CHECK(readFile(dir + "/b.out").find("unknown call 'mallocx'") != std::string::npos);
   CHECK(waitFor(children.spawn({check, "--entries", "0", "/bin/true"}, dir + "/f.out"), kWaitMs) == 2);
   CHECK(readFile(dir + "/f.out").find("--entries '0': not a count from 1 to 65536") != std::string::npos);
+  // The tools' parser: --opt=value, a unique prefix, and an unknown option named with the closest one.
+  CHECK(waitFor(children.spawn({check, "--allow=allocation:mallocx", "/bin/true"}, dir + "/e.out"), kWaitMs) == 2);
+  CHECK(readFile(dir + "/e.out").find("--allow 'allocation:mallocx': unknown call 'mallocx'") != std::string::npos);
+  CHECK(waitFor(children.spawn({check, "--entr=4", "--allow", "allocation", "/bin/sh", "-c", "exit 0", "--entries"},
+                               dir + "/g.out"),
+                kWaitMs) == 0);  // options after the command are the command's
+  CHECK(waitFor(children.spawn({check, "--alow", "allocation", "/bin/true"}, dir + "/h.out"), kWaitMs) == 2);
+  CHECK(readFile(dir + "/h.out").find("unknown option '--alow' (did you mean '--allow'?)") != std::string::npos);
   CHECK(waitFor(children.spawn({check}, dir + "/c.out"), kWaitMs) == 2);
   CHECK(readFile(dir + "/c.out").find("no client command") != std::string::npos);
   CHECK(waitFor(children.spawn({check, "--", dir + "/no-such-program"}, dir + "/d.out"), kWaitMs) == 127);

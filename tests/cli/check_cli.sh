@@ -3,9 +3,9 @@
 # --opt=value, STM's -wt/-nrf, `-` for standard input and output, the hints for common mistakes
 # (an option with one dash, a misspelt long name, swapped report arguments), man pages and bash
 # completion generated from --help.
-# usage: check_cli.sh TACTUS_COMPILE TACTUS_REPORT MAKE_LOG SOURCE_ROOT [MAN_DIR COMPLETION_FILE [GEN_GRAPH [TACTUS_MASTER]]]
+# usage: check_cli.sh TACTUS_COMPILE TACTUS_REPORT MAKE_LOG SOURCE_ROOT [MAN_DIR COMPLETION_FILE [GEN_GRAPH [TACTUS_MASTER [TACTUS_MANAGER]]]]
 set -euo pipefail
-compile=$1 report=$2 make_log=$3 src=$4 mandir=${5:-} completion=${6:-} gen_graph=${7:-} master=${8:-}
+compile=$1 report=$2 make_log=$3 src=$4 mandir=${5:-} completion=${6:-} gen_graph=${7:-} master=${8:-} manager=${9:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "check_cli: $*" >&2; exit 1; }
@@ -78,15 +78,25 @@ if [ -n "$master" ]; then
   "$master" -h | grep -qF -- "-t, --timeout-us US" || fail "tactus-master -h does not list --timeout-us"
 fi
 
+# tactus-manager: long names and --opt=value; a master that is not there is named with the wait.
+if [ -n "$manager" ]; then
+  code=0
+  "$manager" --discriminator="cli_$$" --timeout-ms=100 status >/dev/null 2>"$work/manager.txt" || code=$?
+  [ "$code" = 1 ] || { cat "$work/manager.txt"; fail "a manager without a master exited $code, not 1"; }
+  grep -qF "for instance 'cli_$$' within 100 ms" "$work/manager.txt" || { cat "$work/manager.txt"; fail "--discriminator/--timeout-ms were not used"; }
+  expect_usage "--timeout-ms expects milliseconds >= 0 or -1 (forever), got 'x'" "$manager" --timeout-ms=x status
+  expect_usage "unknown option '--instance' (the instance is -D, --discriminator)" "$manager" --instance x status
+fi
+
 # Man pages and completion, generated from --help at build time.
 if [ -n "$mandir" ]; then
-  for tool in tactus-compile tactus-report ${master:+tactus-master}; do
+  for tool in tactus-compile tactus-report ${master:+tactus-master} ${manager:+tactus-manager}; do
     page=$mandir/$tool.1
     [ -s "$page" ] || fail "no man page $page"
     grep -qi "^\.TH \"$tool\"" "$page" || fail "$page has no .TH"
     grep -qF -- '\-\-help' "$page" || fail "$page does not list the options"
     if command -v man >/dev/null 2>&1; then
-      MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q -- "--output\|--trace-out\|--timeout-us" || fail "man -l $page does not render the options"
+      MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q -- "--output\|--trace-out\|--timeout-us\|--timeout-ms" || fail "man -l $page does not render the options"
     fi
   done
   grep -qF -- '\-wt, \-\-fusion\-threshold' "$mandir/tactus-compile.1" || fail "the compile man page lacks --fusion-threshold"

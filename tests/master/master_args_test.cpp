@@ -121,6 +121,7 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
       {{"-s", "g", "--core=x"}, "option '--core' expects an integer, got 'x'"},
       {{"-s", "g", "--priority=100"}, "--priority expects a priority 1..99"},
       {{"-s", "g", "-e", "99999999999999999999"}, "-e expects a count >= 0"},
+      {{"-s", "g", "--instance=x"}, "unknown option '--instance' (the instance is -D, --discriminator)"},
       {{"g.tsched"}, "unexpected argument 'g.tsched' (did you mean '-s g.tsched'?)"},
       {{"-s", "a.tsched", "--schedule=b.tsched"}, "--schedule given twice ('a.tsched', then 'b.tsched')"},
       {{"-s", "g", "-D", "a/b"}, "instance name 'a/b'"},

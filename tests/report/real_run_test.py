@@ -2,7 +2,8 @@
 """tactus-report against a real run: the real master and two real client processes run the
 multi-rate sample for 20 hyperepoch iterations with -l; the report's statistics must match what
 the run did (runs per runnable = iterations x frames, every duration at least the clients' spin
-time, one CSV row per run, no invalid records, the log's content hash accepted).
+time, one CSV row per run, no invalid records, the log's content hash accepted), and the Chrome trace
+checks out against the trace format and the real log (check_trace.py).
 
 usage: real_run_test.py TACTUS_REPORT TACTUS_COMPILE TACTUS_MASTER TEST_CLIENT SOURCE_ROOT
 """
@@ -78,6 +79,15 @@ def main():
         rows = csv.stdout.strip().split("\n")
         if csv.returncode != 0 or len(rows) != total + 1:
             fail(f"--csv gave {len(rows) - 1} rows, expected {total}")
+        trace = os.path.join(tmp, "mr.json")
+        r = subprocess.run([report, log, sched, "--trace-out", trace], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            fail("tactus-report --trace-out: " + r.stderr)
+        check = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_trace.py")
+        r = subprocess.run([sys.executable, check, trace, sched, log], capture_output=True, text=True, timeout=120)
+        print(r.stdout.strip())
+        if r.returncode != 0:
+            fail("the trace of a real run does not check out")
         print(f"ok: real run of {ITERATIONS} iterations: {total} runs, statistics consistent")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

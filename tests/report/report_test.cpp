@@ -314,7 +314,7 @@ TEST_CASE("measured wcets feed back into tactus-compile", "[report][wcet][compil
   for (const auto& p : {sched, log, wcet, sched2}) std::remove(p.c_str());
 }
 
-TEST_CASE("the trace has one complete event per run and per scheduled instance", "[report][trace]") {
+TEST_CASE("the trace has one complete event per run and the plan of every iteration beside it", "[report][trace]") {
   const Schedule s = twoStepSchedule();
   const LogFile log = makeLog(s, knownRecords());
   const Analysis a = analyze(s, log);
@@ -322,11 +322,23 @@ TEST_CASE("the trace has one complete event per run and per scheduled instance",
   writeTrace(out, s, &log, &a);
   const std::string t = out.str();
   CHECK(countOf(t, R"("ph":"X","cat":"run)") == a.runRecords);
-  CHECK(countOf(t, R"("ph":"X","cat":"plan")") == s.instances.size());
+  CHECK(countOf(t, R"("ph":"X","cat":"plan")") == s.instances.size() * a.iterations[HyperepochId{0}].size());
   CHECK(t.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0) == 0);
   CHECK(t.find("\n]}") != std::string::npos);
-  // The first run of A: 5 us after the first ideal release (trace time zero), 500 us long.
-  CHECK(t.find(R"("name":"Client0.A","pid":1,"tid":0,"ts":5.000,"dur":500.000)") != std::string::npos);
+  // One process per client, a plan thread beside each worker's executed thread.
+  CHECK(t.find(R"({"ph":"M","name":"process_name","pid":10,"tid":0,"args":{"name":"client 'Client0'"}})") !=
+        std::string::npos);
+  CHECK(t.find(R"({"ph":"M","name":"thread_name","pid":10,"tid":1,"args":{"name":"CPU0 plan"}})") != std::string::npos);
+  CHECK(t.find(R"({"ph":"M","name":"thread_name","pid":10,"tid":2,"args":{"name":"CPU0"}})") != std::string::npos);
+  // The first run of A: 5 us after the first ideal release (trace time zero), 500 us long, with its
+  // planned start, WCET and start jitter.
+  CHECK(t.find(R"("name":"Client0.A","pid":10,"tid":2,"ts":5.000,"dur":500.000,"args":{"iteration":0,"frame":0,)"
+               R"("instance":0,"planned_start_us":0.000,"wcet_us":1000.000,"jitter_us":5.000}})") != std::string::npos);
+  // A run longer than its WCET says so in its name.
+  CHECK(countOf(t, R"("name":"OVERRUN Client0.A")") == 1);
+  CHECK(countOf(t, R"("name":"OVERRUN Client0.B")") == 1);
+  // Frame releases are instant events.
+  CHECK(countOf(t, R"("ph":"i","s":"g","cat":"release")") == a.releaseRecords);
 }
 
 TEST_CASE("the html view is self-contained and escapes names", "[report][html]") {
@@ -347,6 +359,28 @@ TEST_CASE("the html view is self-contained and escapes names", "[report][html]")
   bool most = false;
   for (const auto& it : x.iterations) most |= it.note.find("most overruns") != std::string::npos;
   CHECK(most);
+}
+
+TEST_CASE("the html view gets every iteration in order, and within a run budget the noted ones", "[report][html]") {
+  const Schedule s = twoStepSchedule();
+  const LogFile log = makeLog(s, knownRecords());
+  const Analysis a = analyze(s, log);
+  const view::Execution all = makeExecution(s, log, a);
+  CHECK(all.iterationsInLog == a.iterations[HyperepochId{0}].size());
+  REQUIRE(all.iterations.size() == a.iterations[HyperepochId{0}].size());
+  for (std::size_t k = 0; k < all.iterations.size(); ++k) {
+    CHECK(all.iterations[k].iteration == a.iterations[HyperepochId{0}][k]);
+    CHECK(all.iterations[k].runs.size() == 2);
+  }
+  // No budget: only the iterations worth a note, each saying why.
+  const view::Execution noted = makeExecution(s, log, a, 0);
+  CHECK(noted.iterationsInLog == all.iterationsInLog);
+  CHECK(noted.iterations.size() < all.iterations.size());
+  for (const auto& it : noted.iterations) CHECK_FALSE(it.note.empty());
+  // The page carries the count and the statistics with the jitter.
+  const std::string page = view::renderHtml(s, &noted);
+  CHECK(page.find("\"itlog\":" + std::to_string(all.iterationsInLog)) != std::string::npos);
+  CHECK(page.find("\"stats\":[[4,") != std::string::npos);
 }
 
 TEST_CASE("tactus-report exit codes: 0 ok, 1 bad input, 2 usage", "[report][cli]") {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "runtime_harness.hpp"
@@ -541,4 +542,56 @@ TEST_CASE("plan-guided waiting: a predecessor that ends long before its planned 
 TEST_CASE("plan-guided waiting: a predecessor that runs to its WCET is followed in order",
           "[runtime][order][plan-wait]") {
   runPlannedPair("wcet", 3'000, 30);
+}
+
+namespace {
+
+// The CPUs the master's thread named `name` may run on (/proc/PID/task/TID/status), "" if none is.
+std::string threadCpus(pid_t pid, const std::string& name) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ignored;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ignored)) {
+    std::string comm = readFile(task.path().string() + "/comm");
+    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    if (comm != name) continue;
+    std::istringstream status(readFile(task.path().string() + "/status"));
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 18));
+    }
+  }
+  return "";
+}
+
+// A run whose first planned runnable is on CPU1; `extra` master options. Returns the release
+// thread's CPUs while the run goes.
+std::string releaseThreadCpus(const std::string& tag, std::vector<std::string> extra) {
+  Run run(tag, makeSchedule({{"Client1", "C", "CPU1", 40'000, {}, 0, {}},
+                             {"Client0", "A", "CPU0", 50'000, {"Client1.C"}, 0, {}}},
+                            1'000'000, 2));
+  extra.insert(extra.end(), {"-e", "3000"});
+  const pid_t m = run.master(extra);
+  run.client("Client0");
+  run.client("Client1");
+  REQUIRE(waitForSegmentState(run.instance, kRunning, kWaitMs));
+  std::string cpus;
+  for (int k = 0; k < 200 && cpus.empty(); ++k) {  // the thread starts as the run does
+    cpus = threadCpus(m, "release-0");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return cpus;
+}
+
+}  // namespace
+
+TEST_CASE("the release thread runs on the core of its hyperepoch's first planned runnable, unless told otherwise",
+          "[runtime][release][pinning]") {
+  if (std::thread::hardware_concurrency() < 2) {
+    WARN("skipped: needs two cores");
+    return;
+  }
+  CHECK(releaseThreadCpus("relpin", {}) == "1");
+  // -C (clients do not pin) leaves the release thread where the system puts it too.
+  const std::string free = releaseThreadCpus("relfree", {"-C"});
+  CHECK_FALSE(free.empty());
+  CHECK(free != "1");
 }

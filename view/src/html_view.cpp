@@ -127,7 +127,8 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
   if (execution) {
     o += ",\"source\":";
     jsonString(o, execution->source);
-    // stats: per runnable [runs, min, median, p99, max, overruns(, violations text)] or 0
+    // stats: per runnable [runs, min, median, p99, max, overruns, violations text ("" none),
+    // jitter median, jitter p99, jitter max] or 0
     o += ",\"stats\":[";
     for (std::size_t k = 0; k < execution->runnables.size(); ++k) {
       const RunnableSummary& r = execution->runnables[k];
@@ -137,15 +138,14 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
         continue;
       }
       o += '[' + std::to_string(r.runs) + ',' + std::to_string(r.minNs) + ',' + std::to_string(r.medianNs) + ',' +
-           std::to_string(r.p99Ns) + ',' + std::to_string(r.maxNs) + ',' + std::to_string(r.overruns);
-      if (!r.violations.empty()) {
-        o += ',';
-        jsonString(o, r.violations);
-      }
-      o += ']';
+           std::to_string(r.p99Ns) + ',' + std::to_string(r.maxNs) + ',' + std::to_string(r.overruns) + ',';
+      jsonString(o, r.violations);
+      o += ',' + std::to_string(r.jitterMedianNs) + ',' + std::to_string(r.jitterP99Ns) + ',' +
+           std::to_string(r.jitterMaxNs) + ']';
     }
+    o += "],\"itlog\":" + std::to_string(execution->iterationsInLog);
     // it: [hyperepoch, iteration, note, [instance, runnable, start, end, ...]]
-    o += "],\"it\":[";
+    o += ",\"it\":[";
     for (std::size_t k = 0; k < execution->iterations.size(); ++k) {
       const ExecutedIteration& it = execution->iterations[k];
       if (k) o += ',';
@@ -225,14 +225,23 @@ std::string renderHtml(const Schedule& schedule, const Execution* execution, con
   page += "</div>\n<div class=\"legend\" id=\"legend\"></div>\n";
   page +=
       "<h2>Graph</h2>\n<div class=\"meta\">one column per dependency depth; grey: dependency, "
-      "dashed orange: submitter &rarr; submittee; hover a box for details</div>\n<div id=\"graph\"></div>\n";
+      "dashed orange: submitter &rarr; submittee; hover a box for details. Collapsed: one box per client or "
+      "epoch with the dependencies between them counted; click a box to open it. The filter applies to the "
+      "graph, the bands and the statistics</div>\n<div class=\"ctl\" id=\"graph-ctl\"></div>\n"
+      "<div id=\"graph\"></div>\n";
   page +=
       "<h2>Plan</h2>\n<div class=\"meta\">one lane per resource over one hyperepoch iteration; "
       "dotted lines: frame releases, red dashed: the period</div>\n<div id=\"plan\"></div>\n";
   page +=
       "<div id=\"exec-section\" style=\"display:none\"><h2>Executed against the plan</h2>\n<div class=\"meta\">"
       "per lane: the plan (faint, top) and what ran (bottom); times from the iteration's planned start; "
-      "red outline: ran longer than its WCET</div>\n<div id=\"exec\"></div></div>\n";
+      "red outline: ran longer than its WCET; step with the buttons, the slider or the arrow keys</div>\n"
+      "<div id=\"exec\"></div>\n<h2>Every iteration per runnable</h2>\n<div class=\"meta\">one row per "
+      "runnable, one column per iteration: its longest run against its WCET (light: under half, green: under "
+      "80%, yellow: under 100%, red: over); the outlined column is the iteration shown above; click a cell "
+      "to show its iteration</div>\n<div id=\"bands\"></div>\n<h2>Statistics</h2>\n<div class=\"meta\">per "
+      "runnable over the whole log (start jitter = actual - planned start); click a column to sort</div>\n"
+      "<div id=\"stats\"></div></div>\n";
   if (execution != nullptr && !execution->marks.empty()) page += switchesSection(*execution);
   page += "<div id=\"tip\"></div>\n<script type=\"application/json\" id=\"data\">";
   page += dataJson(schedule, execution, title);

@@ -36,13 +36,16 @@ struct ExecutedIteration {
 
 /// Measured statistics of one runnable, shown in the tooltips.
 struct RunnableSummary {
-  std::uint64_t runs = 0;      ///< number of runs measured (0: no row shown)
-  std::int64_t minNs = 0;      ///< shortest duration
-  std::int64_t medianNs = 0;   ///< median duration
-  std::int64_t p99Ns = 0;      ///< 99th percentile duration
-  std::int64_t maxNs = 0;      ///< longest duration
-  std::uint64_t overruns = 0;  ///< runs longer than the WCET
-  std::string violations;      ///< contract violations tactus-check found (`kind: call xN, ...`); empty: none
+  std::uint64_t runs = 0;           ///< number of runs measured (0: no row shown)
+  std::int64_t minNs = 0;           ///< shortest duration
+  std::int64_t medianNs = 0;        ///< median duration
+  std::int64_t p99Ns = 0;           ///< 99th percentile duration
+  std::int64_t maxNs = 0;           ///< longest duration
+  std::uint64_t overruns = 0;       ///< runs longer than the WCET
+  std::string violations;           ///< contract violations tactus-check found (`kind: call xN, ...`); empty: none
+  std::int64_t jitterMedianNs = 0;  ///< median start jitter (actual - planned start)
+  std::int64_t jitterP99Ns = 0;     ///< 99th percentile start jitter
+  std::int64_t jitterMaxNs = 0;     ///< largest start jitter
 };
 
 /// A moment of the run worth marking: a schedule switch or a switching-policy decision.
@@ -54,8 +57,10 @@ struct TimeMark {
 
 /// What a log adds to the view: some iterations to draw and per-runnable statistics.
 struct Execution {
-  std::string source;                               ///< the log's name, shown in the header
-  std::vector<ExecutedIteration> iterations;        ///< iterations to draw (each selectable)
+  std::string source;  ///< the log's name, shown in the header
+  /// Iterations to draw, by hyperepoch then iteration number; the page steps through them.
+  std::vector<ExecutedIteration> iterations;
+  std::uint64_t iterationsInLog = 0;                ///< iterations the log has (more than drawn: the run budget)
   IdVector<RunnableId, RunnableSummary> runnables;  ///< per runnable; empty when not measured
   std::vector<TimeMark> marks;                      ///< a run of several schedules: every switch, in time order
 };
