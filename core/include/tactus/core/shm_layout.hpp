@@ -395,6 +395,14 @@ static_assert(offsetof(ManagerChannel, message) == 5 * kCacheLine);
 inline std::string scheduleInstanceName(const std::string& instance, std::uint32_t index) {
   return index == 0 ? instance : instance + ".schedule" + std::to_string(index);
 }
+/// The instance name of SoC `soc`'s segment of a multi-SoC schedule (`<instance>.soc<k>`, k the
+/// SoC's index in the schedule): each SoC's master has its own, so two SoCs can share one host.
+/// A client finds its SoC's segment by its client name (client_lib/src/attach.cpp).
+inline std::string socInstanceName(const std::string& instance, std::uint32_t soc) {
+  return instance + ".soc" + std::to_string(soc);
+}
+/// The marker between an instance and its SoC index in socInstanceName.
+inline constexpr std::string_view kSocInstanceMarker = ".soc";
 /// The instance name of the manager channel's segment.
 inline std::string managerInstanceName(const std::string& instance) { return instance + ".manager"; }
 
