@@ -314,6 +314,7 @@ int runMain(const char* self, int iterations) {
       prop.name, driverVersion / 1000, driverVersion % 1000 / 10, runtimeVersion / 1000, runtimeVersion % 1000 / 10,
       iterations, kWarmup, kSpinNs / 1000);
   Stats latency[2]{};
+  double enqueueMax[2]{};
   int negative[2]{};
   for (int part : {kEvent, kFence}) {
     std::vector<double> l;
@@ -330,6 +331,7 @@ int runMain(const char* self, int iterations) {
     latency[part] = stats(l);
     const Stats sx = stats(x);
     const Stats sy = stats(y);
+    enqueueMax[part] = std::max(sx.max, sy.max);
     const char* name = part == kEvent ? "ipc event" : "64-bit fence";
     std::printf("%-12s  A end -> B start (globaltimer): p50 %.2f us  p99 %.2f us  max %.2f us%s\n", name,
                 latency[part].p50, latency[part].p99, latency[part].max,
@@ -342,6 +344,11 @@ int runMain(const char* self, int iterations) {
   const double r50 = latency[kFence].p50 / std::max(latency[kEvent].p50, 1e-3);
   const double r99 = latency[kFence].p99 / std::max(latency[kEvent].p99, 1e-3);
   std::printf("fence/event latency ratio: p50 %.2f  p99 %.2f (target: within 2x)\n", r50, r99);
+  // A blocking enqueue call would have waited for kernel A's spin.
+  std::printf("longest fence enqueue call: %.2f us against kernel A's %lld us on the GPU (%s)\n", enqueueMax[kFence],
+              kSpinNs / 1000,
+              enqueueMax[kFence] * 1000.0 < static_cast<double>(kSpinNs) ? "no call waited for the GPU"
+                                                                         : "A CALL MAY HAVE WAITED FOR THE GPU");
   if (negative[kEvent] + negative[kFence] != 0) {
     std::printf("ORDER VIOLATED: kernel B started before kernel A ended (%d event, %d fence iterations)\n",
                 negative[kEvent], negative[kFence]);
