@@ -33,6 +33,7 @@ void usage(std::FILE* to) {
                "log (tactus-report LOG SCHEDULE shows them; --violations prints them as CSV).\n"
                "Options take --name=value or --name value; the first argument that is not an option (or\n"
                "the one after --) starts the client command.\n"
+               "options:\n"
                "  --allow KIND[:CALL]    do not report KIND (or only its CALL); repeatable, or comma separated\n"
                "                         kinds: allocation, blocking-call, thread-creation, page-fault, cuda-sync,\n"
                "                         default-stream, unified-memory, pageable-copy, and info (the CUDA\n"

@@ -81,6 +81,7 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
 
 bool ClientMonitor::allEntered() const {
   for (ClientId c : records_.ids()) {
+    if (records_[c].remote) continue;
     if (view_.client(c).state.load(std::memory_order_acquire) != static_cast<std::uint32_t>(ClientState::kEntered)) {
       return false;
     }
@@ -93,7 +94,7 @@ RunEnd ClientMonitor::timeoutEnd(std::int64_t timeoutUs) const {
   ClientId first = kNone;
   for (ClientId c : records_.ids()) {
     const auto state = static_cast<ClientState>(view_.client(c).state.load());
-    if (state == ClientState::kEntered) continue;
+    if (state == ClientState::kEntered || records_[c].remote) continue;
     if (first == kNone) first = c;
     if (!message.empty()) message += "; ";
     message += state == ClientState::kAbsent

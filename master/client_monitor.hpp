@@ -44,6 +44,10 @@ class ClientMonitor {
   void excuse(ClientId c) {
     if (records_.contains(c)) records_[c].excused = true;
   }
+  /// Client `c` runs on another SoC of a multi-SoC schedule: never watched, waited for or named here.
+  void setRemote(ClientId c) {
+    if (records_.contains(c)) records_[c].excused = records_[c].remote = true;
+  }
   /// The pid the monitor validated for the client (0 before it registered).
   std::uint32_t pid(ClientId c) const { return records_.contains(c) ? records_[c].pid : 0; }
 
@@ -52,6 +56,7 @@ class ClientMonitor {
     std::uint32_t pid = 0;  // validated when first seen; never re-read from the slot
     ipc::ProcessWatch watch;
     bool excused = false;  // excuse(): never checked again
+    bool remote = false;   // setRemote(): another SoC's client
   };
   const shm::SegmentView& view_;
   const Schedule& schedule_;

@@ -38,6 +38,7 @@
 #include "releaser.hpp"
 #include "run_control.hpp"
 #include "segment_owner.hpp"
+#include "soc_run.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/limits.hpp"
@@ -82,15 +83,15 @@ constexpr std::int64_t kStopGraceNs = 500'000'000;
 class MasterRun {
  public:
   MasterRun(const MasterOptions& o, std::ostream& out, std::ostream& err)
-      : o_(o), out_(out), err_(err), owner_(o.instance, err) {}
+      : o_(o), out_(out), err_(err), instance_(o.instance), owner_(o.instance, err) {}
   ~MasterRun() { gAttention.store(nullptr); }
 
   int execute();
 
  private:
   Result<void> load();
-  /// -x, --primary against the schedule's SoCs; refuses a multi-SoC schedule it cannot run.
-  Result<void> checkSoc() const;
+  /// -x, --primary against the schedule's SoCs; for a multi-SoC schedule, this SoC's segment name.
+  Result<void> checkSoc();
   int waitForClients();
   int runFrames();
   std::optional<RunEnd> watch(bool beforeRun);
@@ -103,6 +104,9 @@ class MasterRun {
   const MasterOptions& o_;
   std::ostream& out_;
   std::ostream& err_;
+  std::string instance_;  // the segment's instance: -D, or its SoC's (socInstanceName) in a multi-SoC run
+  std::optional<SocRunOptions> socOptions_;  // a multi-SoC run's
+  std::unique_ptr<SocRun> soc_;
   std::string text_;
   Schedule schedule_;
   RunPlan plan_;
@@ -138,7 +142,7 @@ Result<void> MasterRun::load() {
   return checkSoc();
 }
 
-Result<void> MasterRun::checkSoc() const {
+Result<void> MasterRun::checkSoc() {
   const std::string& path = o_.schedulePath;
   if (schedule_.socs.empty()) {
     if (!o_.soc.empty() || !o_.primarySoc.empty())
@@ -165,11 +169,25 @@ Result<void> MasterRun::checkSoc() const {
     }
   }
   if (!soc_link::available()) return fail(ErrorCode::kValidation, path + ": " + what + ": " + soc_link::missingText());
-  // The link is built (soc_link), but the master does not drive it yet: see the README section
-  // "Multi-SoC schedules" for the design of the run across SoCs.
-  return fail(ErrorCode::kValidation, path + ": " + what + ": this tactus-master cannot run SoC " + quoted(o_.soc) +
-                                          " yet (the run across SoCs is not implemented; see the README, "
-                                          "'Multi-SoC schedules')");
+  SocRunOptions so;
+  for (std::uint32_t k = 0; k < schedule_.socs.size(); ++k) {
+    if (schedule_.socs[k].name == o_.soc) so.soc = k;
+    if (schedule_.socs[k].name == o_.primarySoc) so.primary = k;
+  }
+  so.domain = static_cast<std::uint32_t>(o_.ddsDomain);
+  so.livelinessNs = o_.socTimeoutUs * 1000;
+  const bool hasClients = std::any_of(schedule_.clients.begin(), schedule_.clients.end(),
+                                      [&](const ClientInfo& c) { return c.soc == so.soc; });
+  if (!hasClients) return fail(ErrorCode::kValidation, path + ": SoC " + quoted(o_.soc) + " has no clients");
+  instance_ = shm::socInstanceName(o_.instance, so.soc);
+  if (auto ok = ipc::validateInstanceName(instance_); !ok)
+    return fail(ErrorCode::kValidation,
+                "-D " + quoted(o_.instance) + " is too long for SoC segment names (" + ok.error().message + ")");
+  owner_.setInstance(instance_);
+  // This master's release threads wait for its own SoC's instances only.
+  restrictPlanToSoc(plan_, schedule_, so.soc);
+  socOptions_ = so;
+  return {};
 }
 
 // Publishes an end the roles found and maps it to the exit code.
@@ -243,6 +261,8 @@ int MasterRun::waitForClients() {
   const std::int64_t start = ipc::monotonicNs();
   const std::int64_t deadline =
       o_.timeoutUs < 0 ? std::numeric_limits<std::int64_t>::max() : start + o_.timeoutUs * 1000;
+  const std::int64_t socDeadline =
+      o_.startSyncS < 0 ? std::numeric_limits<std::int64_t>::max() : start + o_.startSyncS * 1'000'000'000;
   std::atomic<std::uint32_t>& attention = owner_.view().header().attention;
   for (;;) {
     const std::uint32_t seen = attention.load(std::memory_order_acquire);
@@ -251,7 +271,18 @@ int MasterRun::waitForClients() {
                   "the master was stopped by a signal before the run started"});
     }
     if (auto failure = watch(true)) return end(*failure);
-    keepWatchdogAlive();                    // notify.cpp: no release loop runs yet
+    keepWatchdogAlive();  // notify.cpp: no release loop runs yet
+    if (soc_) {           // a multi-SoC run: every SoC's master and clients, within -a
+      if (auto failure = soc_->checkPeers()) return end(*failure);
+      if (monitor_->allEntered()) {
+        if (soc_->peersReady()) return -1;  // go on
+        if (ipc::monotonicNs() >= socDeadline) return end(soc_->startTimeoutEnd(o_.startSyncS));
+      } else if (ipc::monotonicNs() >= deadline) {
+        return end(monitor_->timeoutEnd(o_.timeoutUs));
+      }
+      ipc::futexWait(attention, seen, kWaitSliceNs);
+      continue;
+    }
     if (monitor_->allEntered()) return -1;  // go on
     if (ipc::monotonicNs() >= deadline) return end(monitor_->timeoutEnd(o_.timeoutUs));
     ipc::futexWait(attention, seen, kWaitSliceNs);
@@ -263,6 +294,7 @@ int MasterRun::runFrames() {
   const std::int64_t runStartNs = ipc::monotonicNs() + kStartLeadNs;
   log_.setRunStart(runStartNs);
   owner_.startRun(runStartNs);
+  if (soc_) soc_->start();
   releaser_->start(runStartNs);
 
   // The loop's own work (drain, checks) runs in the plan's idle windows (idle_windows.hpp), or
@@ -280,9 +312,11 @@ int MasterRun::runFrames() {
     const std::int64_t now = ipc::monotonicNs();
     if ((failure = watch(false))) break;
     if ((failure = stuckClient(now))) break;
+    if (soc_ && (failure = soc_->checkPeers())) break;
     if (const ClientId c = monitor_->exitRequester(); c != kNone) control_.requestStop(StopReason::kExitRequested, c);
     if (gSignal.load() != 0) {
       control_.requestStop(StopReason::kSignal, kNone);
+      if (soc_) soc_->requestStop();  // a follower: the primary stops every SoC
       owner_.markStopping(StopReason::kSignal);
       if (signalAt == 0) signalAt = now;
       if (now - signalAt > kStopGraceNs) {
@@ -373,7 +407,7 @@ int MasterRun::execute() {
     err_ << "tactus-master: " << ok.error().message << "\n";
     return kExitBadInput;
   }
-  if (auto ok = shareSegmentWithGroup(o_.instance); !ok) {  // deploy_env.cpp: TACTUS_SEGMENT_GROUP
+  if (auto ok = shareSegmentWithGroup(instance_); !ok) {  // deploy_env.cpp: TACTUS_SEGMENT_GROUP
     err_ << "tactus-master: " << ok.error().message << "\n";
     return kExitBadInput;
   }
@@ -388,6 +422,16 @@ int MasterRun::execute() {
   drain_ = std::make_unique<LogDrain>(view, schedule_, plan_, log_);
   releaser_ =
       std::make_unique<Releaser>(view, schedule_, plan_, o_.freeRunning, control_, o_.core < 0 && !o_.noPinning);
+  if (socOptions_) {  // a multi-SoC run: soc_run.hpp
+    for (ClientId c : schedule_.clients.ids())
+      if (schedule_.clients[c].soc != socOptions_->soc) monitor_->setRemote(c);
+    soc_ = std::make_unique<SocRun>(schedule_, plan_, view, control_, *socOptions_);
+    if (auto ok = soc_->open(); !ok) {
+      err_ << "tactus-master: " << ok.error().message << "\n";
+      return kExitBadInput;
+    }
+    releaser_->setSync(soc_.get());
+  }
 
   if (!o_.logPath.empty()) {
     if (auto ok = keepEarlierLogs(o_.logPath); !ok) {  // deploy_env.cpp: TACTUS_LOG_KEEP
@@ -402,16 +446,20 @@ int MasterRun::execute() {
 
   gAttention.store(&header.attention);
   owner_.publish();
-  notifyReady(o_.instance, schedule_.name, err_);  // notify.cpp: systemd's Type=notify
+  notifyReady(instance_, schedule_.name, err_);  // notify.cpp: systemd's Type=notify
   if (o_.verbose) {
     out_ << "tactus-master: published schedule " << quoted(schedule_.name) << " (" << schedule_.instances.size()
-         << " instances, " << schedule_.clients.size() << " clients) at " << ipc::segmentPath(o_.instance)
+         << " instances, " << schedule_.clients.size() << " clients) at " << ipc::segmentPath(instance_)
          << "; waiting for clients\n";
   }
 
   int code = waitForClients();
   if (code < 0) code = runFrames();
   if (code != kExitOk) err_ << "tactus-master: " << view.message() << "\n";
+  if (soc_) {
+    soc_->finish(code == kExitOk, view.message());
+    if (const std::string offset = soc_->offsetText(); !offset.empty()) out_ << "tactus-master: " << offset << "\n";
+  }
   notifyStopping(view.message());
   waitForClientsToLeave();
   gAttention.store(nullptr);

@@ -34,6 +34,8 @@ struct MasterOptions {
   std::string soc;                         ///< -x: this master's SoC of a multi-SoC schedule
   std::string primarySoc;                  ///< --primary: the SoC that releases frames (default: the first)
   std::int64_t ddsDomain = 0;              ///< --dds-domain: the DDS domain id of the multi-SoC link
+  std::int64_t startSyncS = 600;           ///< -a: multi-SoC: wait this long for every SoC's master, in s; -1 forever
+  std::int64_t socTimeoutUs = 5'000'000;   ///< -o: multi-SoC: a master silent this long is gone, in us
   bool verbose = false;                    ///< -v
   bool showVersion = false;                ///< -V
   bool showHelp = false;                   ///< --help

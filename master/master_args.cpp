@@ -53,6 +53,18 @@ const std::vector<OptionSpec>& specs() {
        "DDS domain id of the multi-SoC link (default 0; interfaces and peers\n"
        "come from Cyclone DDS's configuration, CYCLONEDDS_URI)",
        {}},
+      {"start-timeout-s",
+       'a',
+       "S",
+       "multi-SoC: wait at most S seconds for every SoC's master and clients\n"
+       "(default 600; -1 forever)",
+       {}},
+      {"sync-timeout-us",
+       'o',
+       "US",
+       "multi-SoC: a master with no DDS liveliness for US microseconds is gone,\n"
+       "and the run ends on every SoC (default 5000000)",
+       {}},
       {"core", 'c', "CORE", "pin the master's threads to CORE", {}},
       {"priority", 'P', "PRIO", "run the release threads with SCHED_FIFO priority PRIO (1..99)", {}},
       {"no-pinning", 'C', "", "do not pin client worker threads to their cores", {}},
@@ -149,6 +161,14 @@ Result<void> apply(const ParsedOption& p, MasterOptions& o) {
     auto v = integer(p, 0, 230, "a domain id 0..230");
     if (!v) return v.error();
     o.ddsDomain = *v;
+  } else if (n == "start-timeout-s") {
+    auto v = integer(p, -1, 31'536'000, "seconds 0..31536000 or -1 (forever)");
+    if (!v) return v.error();
+    o.startSyncS = *v;
+  } else if (n == "sync-timeout-us") {
+    auto v = integer(p, 1000, 3'600'000'000LL, "microseconds 1000..3600000000");
+    if (!v) return v.error();
+    o.socTimeoutUs = *v;
   } else if (n == "manager") {
     if (p.value.empty() || p.value.size() >= 128)
       return fail(ErrorCode::kParse, p.spelled + " expects a manager name of 1..127 bytes");

@@ -82,10 +82,11 @@ Releaser::~Releaser() {
 
 void Releaser::start(std::int64_t runStartNs) {
   runStartNs_ = runStartNs;
+  const bool follow = sync_ != nullptr && sync_->follower();
   for (const HyperepochId he : active_) {
-    threads_.emplace_back([this, he] {
+    threads_.emplace_back([this, he, follow] {
       pinThread(he);
-      releaseLoop(he);
+      follow ? followLoop(he) : releaseLoop(he);
     });
   }
 }
@@ -369,6 +370,7 @@ void Releaser::releaseLoop(HyperepochId he) {
     } else if (own.releasedAtStart == 0 && stopHere(h)) {  // a first frame already released runs
       break;
     }
+    if (sync_ != nullptr) sync_->started(he, h, iterStart);  // a multi-SoC run's primary
     // startHyperepochNow published the first iteration's releases at offset 0 already.
     const std::size_t from = h == first ? own.releasedAtStart : 0;
     for (std::size_t k = from; k < hp.releases.size(); ++k) {
@@ -389,6 +391,7 @@ void Releaser::releaseLoop(HyperepochId he) {
       publishRelease(he, p, h, ideal, actual);
     }
   }
+  if (sync_ != nullptr) sync_->stopped(he, h);
   // Stopping at iteration h: let iteration h - 1 finish.
   if (h > first && !waitInstances(he, hp.instances, h - 1)) return leave();
   own.endNs.store(ipc::monotonicNs(), std::memory_order_release);

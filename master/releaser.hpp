@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "iteration_sync.hpp"
 #include "log_drain.hpp"
 #include "run_control.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -57,6 +58,9 @@ class Releaser {
 
   /// Starts one thread per hyperepoch that has instances; frame 0 is released at `runStartNs`.
   void start(std::int64_t runStartNs);
+  /// A multi-SoC run (before start): the primary's release threads report each iteration's start
+  /// and their stop to `sync`; the others' follow the starts it hands them (releaser_follow.cpp).
+  void setSync(IterationSync* sync) { sync_ = sync; }
   /// Whether every release thread has ended.
   bool finished() const { return finished_.load() >= threads_.size(); }
   /// Waits for the release threads to end.
@@ -131,6 +135,7 @@ class Releaser {
   void pinThread(HyperepochId he) const;
   void judge(Track& track, bool late);
   void releaseLoop(HyperepochId he);
+  void followLoop(HyperepochId he);
   void launch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration, std::size_t releasedAtStart);
   void publishRelease(HyperepochId he, const ReleasePoint& p, std::uint64_t iteration, std::int64_t idealNs,
                       std::int64_t actualNs);
@@ -153,6 +158,7 @@ class Releaser {
   IdVector<HyperepochId, std::thread> hyperepochThreads_;  // per hyperepoch, started by startHyperepoch
   std::atomic<std::size_t> finished_{0};
   std::atomic<bool> shutdown_{false};  // join(): the parked threads end
+  IterationSync* sync_ = nullptr;      // a multi-SoC run's, else none
 };
 
 }  // namespace tactus::master

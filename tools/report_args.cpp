@@ -82,6 +82,7 @@ std::span<const OptionSpec> reportOptionSpecs() { return specs(); }
 
 std::string reportUsage() {
   return "usage: tactus-report LOG SCHEDULE [SCHEDULE...] [options]\n"
+         "       tactus-report LOG LOG... SCHEDULE [options]   (every SoC's log of a multi-SoC run)\n"
          "       tactus-report --schedule SCHEDULE [--html FILE] [--trace-out FILE]   (the plan alone)\n"
          "\n"
          "Statistics of a run from the event log tactus-master wrote (-l) and the schedule file it ran:\n"
@@ -123,7 +124,16 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
     }
   }
   if (o.help || o.version) return o;
-  const std::vector<std::string>& positional = line->operands;
+  std::vector<std::string> positional = line->operands;
+  // LOG LOG... SCHEDULE: the logs of one multi-SoC run (told from schedules by their contents).
+  while (positional.size() >= 3 && looksLikeLog(positional[1])) {
+    if (o.logs.empty()) o.logs.push_back(positional[0]);
+    o.logs.push_back(positional[1]);
+    positional.erase(positional.begin() + 1);
+  }
+  if (o.logs.size() > 1 && positional.size() > 2)
+    return fail(ErrorCode::kBadParameter,
+                "several logs (a multi-SoC run) take one schedule, not " + std::to_string(positional.size() - 1));
   if (positional.size() >= 2) o.schedules.assign(positional.begin() + 1, positional.end());
   if (o.schedules.size() > 1 && (o.json || !o.wcetOut.empty() || o.violations)) {
     return fail(ErrorCode::kBadParameter,

@@ -13,7 +13,9 @@ namespace tactus::report {
 
 /// What tactus-report was asked for.
 struct ReportOptions {
-  std::string log;       ///< the event log (`-`: standard input); empty: the plan alone
+  std::string log;  ///< the event log (`-`: standard input); empty: the plan alone
+  /// LOG LOG... SCHEDULE: the logs of every SoC's master of one multi-SoC run (more than one)
+  std::vector<std::string> logs;
   std::string schedule;  ///< the schedule file (`-`: standard input)
   /// LOG A B ...: every schedule of a run with a schedule manager (more than one: several)
   std::vector<std::string> schedules;

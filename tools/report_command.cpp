@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis.hpp"
+#include "log_merge.hpp"
 #include "outputs.hpp"
 #include "report_args.hpp"
 #include "switch_marks.hpp"
@@ -320,6 +321,17 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
 
   auto log = readLogOperand(o.log);
   if (!log) return fatal(log.error());
+  if (o.logs.size() > 1) {  // a multi-SoC run: every SoC's master's log, merged (log_merge.hpp)
+    std::vector<LogFile> all;
+    for (const std::string& path : o.logs) {
+      auto one = readLogOperand(path);
+      if (!one) return fatal(one.error());
+      if (auto ok = checkLogMatches(*one, *schedule, o.schedule); !ok) return fatal(ok.error());
+      all.push_back(std::move(*one));
+    }
+    log = mergeSocLogs(std::move(all));
+    if (!log) return fatal(log.error());
+  }
   auto matches = checkLogMatches(*log, *schedule, o.schedule);
   if (!matches) return fatal(matches.error());
   const Analysis analysis = analyze(*schedule, *log);

@@ -132,6 +132,18 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
     return fail(ErrorCode::kNotFound, "client " + quoted(rt.name) + " is not in schedule " + quoted(rt.schedule.name) +
                                           " (its clients: " + names + ")");
   }
+  if (const std::uint32_t soc = rt.schedule.clients[rt.clientIndex].soc;
+      soc != kNone && soc < rt.schedule.socs.size()) {
+    // A multi-SoC schedule: only the client's own SoC's master runs it (another SoC's would run its
+    // runnables a second time).
+    const std::string own = shm::socInstanceName("", soc);
+    if (rt.instance.size() < own.size() || rt.instance.compare(rt.instance.size() - own.size(), own.size(), own) != 0) {
+      return fail(ErrorCode::kInvalidState,
+                  "client " + quoted(rt.name) + " runs on SoC " + quoted(rt.schedule.socs[soc].name) + " of schedule " +
+                      quoted(rt.schedule.name) + ", but " + ipc::segmentPath(rt.instance) +
+                      " is not that SoC's segment (it ends in '" + own + "'; set TACTUS_INSTANCE to the masters' -D)");
+    }
+  }
   shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
   std::uint32_t expected = 0;
   const auto self = static_cast<std::uint32_t>(::getpid());
@@ -174,12 +186,59 @@ std::string howToSet(const Runtime& rt) {
          "; it must equal the master's -D: set TACTUS_INSTANCE, or InitOptions::instance";
 }
 
+// A multi-SoC run: each SoC's master publishes the segment `<instance>.soc<k>` (socInstanceName),
+// and no segment has the plain instance name. The client reads the schedule (the same on every
+// SoC) from any SoC segment published by a live master, finds its own client's SoC k there, and
+// from then on waits for `<instance>.soc<k>` alone. Returns that name, or "" while no SoC segment
+// names the client.
+std::string socInstanceOf(const Runtime& rt) {
+  const std::string prefix = ipc::segmentName(rt.instance) + std::string(shm::kSocInstanceMarker);
+  std::vector<std::string> found;
+  if (DIR* dir = ::opendir("/dev/shm"); dir != nullptr) {
+    while (const dirent* entry = ::readdir(dir)) {
+      const std::string file = entry->d_name;
+      if (file.size() <= prefix.size() || file.compare(0, prefix.size(), prefix) != 0) continue;
+      const std::string digits = file.substr(prefix.size());
+      if (digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      found.push_back(rt.instance + std::string(shm::kSocInstanceMarker) + digits);
+    }
+    ::closedir(dir);
+  }
+  std::sort(found.begin(), found.end());
+  for (const std::string& instance : found) {
+    auto segment = ipc::Segment::open(instance);
+    if (!segment) continue;
+    segment->guardAgainstTruncation();
+    shm::SegmentView view(segment->bytes());
+    if (!view.hasHeader() || view.header().masterPid.load(std::memory_order_acquire) == 0) continue;
+    const auto state = static_cast<SegmentState>(view.header().state.load(std::memory_order_acquire));
+    if (state != SegmentState::kPublished && state != SegmentState::kRunning) continue;
+    if (!view.validate()) continue;
+    const std::string text(view.scheduleText());  // copied before it is parsed
+    auto schedule = readSchedule(text, ipc::segmentPath(instance), nullptr);
+    if (!schedule) continue;
+    for (const ClientInfo& client : schedule->clients) {
+      if (client.name == rt.name && client.soc != kNone && client.soc < schedule->socs.size())
+        return shm::socInstanceName(rt.instance, client.soc);
+    }
+  }
+  return "";
+}
+
 // Waits until the instance's segment is published by a live master and maps it.
 Result<void> findMaster(Runtime& rt, const InitOptions& options) {
   const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
   std::string said;  // the reason printed last: each one is printed once
   std::int64_t unfinishedSince = 0;
+  bool socChosen = false;
   for (;;) {
+    if (!socChosen && !ipc::segmentExists(rt.instance)) {
+      if (std::string soc = socInstanceOf(rt); !soc.empty()) {
+        rt.instanceSource += ", its SoC's segment of a multi-SoC schedule";
+        rt.instance = soc;
+        socChosen = true;
+      }
+    }
     auto look = lookOnce(rt, unfinishedSince);
     if (!look) return look.error();
     if (look->attached) return {};  // guarded since it was opened

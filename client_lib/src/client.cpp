@@ -271,8 +271,11 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
     ipc::futexWait(rt.workersRunning, running, kWatchSliceNs);
   }
   for (std::thread& t : workers) t.join();
-  // awaitEnd prefers the master's published reason, even from a master that died after it.
-  RunOutcome outcome = awaitEnd(rt);
+  // A failed CUDA call on the GPU hot path stopped the workers: this client cannot go on, and
+  // says why (the master sees it leave). Otherwise awaitEnd prefers the master's published
+  // reason, even from a master that died after it.
+  const std::string gpuFailure = rt.gpu ? rt.gpu->failure() : std::string();
+  RunOutcome outcome = gpuFailure.empty() ? awaitEnd(rt) : RunOutcome{RunStatus::kError, "", gpuFailure};
   if (rt.masterDead.load() || rt.masterWatch.exited()) {
     // Nothing of the instance may outlive its processes: the dead master cannot remove its
     // segment, so a client that saw it die does, if the name still refers to the segment this
@@ -286,6 +289,15 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
                        outcome.status != RunStatus::kError && outcome.status != RunStatus::kTimeout;
     rt.gpu->finish(clean, stats);
     rt.gpu.reset();
+    if (!clean) {
+      // Work may stay queued behind fences that will never be reached, its streams still reading
+      // and writing the segment: its mapping stays for the life of the process (reachable, so
+      // neither exit nor LeakSanitizer takes it), never unmapped under a waiting stream.
+      static std::mutex keptMutex;
+      static auto* kept = new std::vector<ipc::Segment>();
+      const std::lock_guard<std::mutex> keep(keptMutex);
+      kept->push_back(std::move(rt.segment));
+    }
   }
   lock.lock();
   slot.state.store(static_cast<std::uint32_t>(ClientState::kExited), std::memory_order_release);

@@ -7,13 +7,19 @@
 //
 //   for each predecessor p of s not on i's stream (GPU work or CPU runnable, any process):
 //       cuStreamWaitValue64(stream, &gpu(p).fence, h + 1, geq)      -- the GPU waits, not the CPU
+//   stamp(stream, &gpu(s).gpuTimesNs[h % 2][0])            (the GPU's clock: the work's start)
 //   cuStreamWriteValue64(stream, &gpu(s).started, h + 1)   (the GPU-side start of s)
 //   submitter(userdata, stream)                   (the user's kernels)
+//   stamp(stream, &gpu(s).gpuTimesNs[h % 2][1])            (the work's end)
 //   cuStreamWriteValue64(stream, &gpu(s).fence, h + 1)     (GPU and CPU successors wait on this)
 //   submitted[s] = h + 1 (+ futex wake)           (the next submitter of the stream may enqueue)
 //   i is then done on the CPU; the worker never waits for a predecessor of s nor calls a
-//   synchronising CUDA function, and no host callback is queued. The client's GPU worker
-//   watches `started` and `fence` (observe()) to log s and publish done[s] for the master. CPU
+//   synchronising CUDA function, and no host callback is queued. Every driver call's result is
+//   checked: a failure stops the client's workers and failure() names it. The client's GPU worker
+//   watches `started` and `fence` (observe()) to log s with the stamps and publish done[s]. A
+//   stamp is a one-thread kernel storing %globaltimer plus the offset to CLOCK_MONOTONIC that
+//   prepare() measured (the tightest of 32 host-bracketed stamps; on the stand-in, the stream's
+//   thread stores its clock); TACTUS_GPU_STAMPS=0 leaves them out. CPU
 //   runnables that GPU work waits for write their fence when they end (worker.cpp,
 //   fence_wait.hpp).
 #pragma once
@@ -85,8 +91,9 @@ class CudaEngine {
   /// is a submittee this engine runs on i's own stream and not a declared dependency of i.
   bool submissionSuffices(InstanceId i, InstanceId other) const;
 
-  /// The hot path (see the file comment); never waits, so it returns true (false is kept for a
-  /// run aborted before anything was enqueued). `bodyStartNs`/`bodyEndNs` get the body's times.
+  /// The hot path (see the file comment); never waits. Returns false when a stream memory
+  /// operation failed: failure() then names it, and the run must stop (the stream's order is
+  /// lost). `bodyStartNs`/`bodyEndNs` get the body's times.
   bool submit(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, GpuWorkerStats& stats,
               std::int64_t& bodyStartNs, std::int64_t& bodyEndNs);
 
@@ -95,6 +102,14 @@ class CudaEngine {
   /// Returns false when `abort()` said stop first.
   bool observe(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
                std::int64_t& startNs, std::int64_t& endNs);
+
+  /// On each CPU worker thread before its first submit(): makes the run's device current there
+  /// (driver calls need its context). False when that failed: failure() names it.
+  bool bindThread();
+
+  /// The first failed CUDA call of the hot path (call, submitter, stream, CUDA's error), or "".
+  /// Any thread; cold (it takes a lock).
+  std::string failure() const;
 
   /// After the workers stopped: waits for queued GPU work when the run ended cleanly
   /// (`clean`), and folds the workers' statistics into engineStats().

@@ -19,6 +19,8 @@ CudaEngine::~CudaEngine() = default;
 Result<void> CudaEngine::prepare(const GpuSetup&) {
   return fail(ErrorCode::kInvalidState, "libtactus was built without CUDA");
 }
+bool CudaEngine::bindThread() { return true; }
+std::string CudaEngine::failure() const { return {}; }
 bool CudaEngine::runsSubmittee(InstanceId) const { return false; }
 bool CudaEngine::runsSubmitter(InstanceId) const { return false; }
 bool CudaEngine::submissionSuffices(InstanceId, InstanceId) const { return false; }

@@ -98,6 +98,13 @@ void pinToCore(std::uint32_t core) {
   ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);  // best effort: a cpuset may forbid it
 }
 
+// Publishes that iteration h of an instance began at `startNs` (CLOCK_MONOTONIC): the time
+// first, then the iteration (release), as InstanceSlot describes.
+void publishStarted(shm::InstanceSlot& slot, std::int64_t startNs, std::uint64_t h) {
+  slot.startedNs.store(startNs, std::memory_order_relaxed);
+  slot.started.store(static_cast<std::uint32_t>(h + 1), std::memory_order_release);
+}
+
 }  // namespace
 
 std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIteration) {
@@ -147,6 +154,10 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
                         &view.instance(c.instance)});
       }
     }
+  }
+  if (gpu != nullptr && !gpu->bindThread()) {
+    rt.halted.store(true);  // enterScheduler reports gpu->failure()
+    return firstIteration;
   }
   if (resource.kind == ResourceKind::kCpu) {
     if ((rt.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
@@ -245,10 +256,16 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       const bool observed = gpu != nullptr && gpu->runsSubmittee(i);  // GPU work: no user code here
       if (check != nullptr && !observed) check->begin(index(i), index(runnable));
       if (gpu != nullptr && gpu->runsSubmitter(i)) {
+        // A submitter publishes its start like any CPU runnable (its successors' plan-guided
+        // waits read it); its body's own times come back from submit().
+        publishStarted(view.instance(i), ipc::monotonicNs(), h);
         if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
+          // A stream memory operation failed (gpu->failure() names it): the stream's order is
+          // lost, so every worker of this client stops and enterScheduler reports the failure.
           if (check != nullptr) (void)check->end(nullptr, 0);
           tCurrentInfo = nullptr;
-          return h;  // the run was aborted while waiting for a GPU predecessor's submission
+          rt.halted.store(true);
+          return h;
         }
       } else if (observed) {
         if (!gpu->observe(i, h, gpuAbort, spinNs, start, end)) {
@@ -257,9 +274,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         }
       } else {
         start = ipc::monotonicNs();
-        shm::InstanceSlot& begun = view.instance(i);  // for the successors' plan-guided waits
-        begun.startedNs.store(start, std::memory_order_relaxed);
-        begun.started.store(static_cast<std::uint32_t>(h + 1), std::memory_order_release);
+        publishStarted(view.instance(i), start, h);  // for the successors' plan-guided waits
         engine->execute({i, runnable, &info});
         end = ipc::monotonicNs();
       }

@@ -32,6 +32,10 @@ using tactus::shm::sequenceReached;
 constexpr std::uint32_t kTableSlots = 16384;
 constexpr std::uint32_t kHandleMagic = 0x45534354;  // "TCSE"
 constexpr std::int64_t kStreamSpinNs = 5'000;       // a stream thread spins this long before sleeping
+// An idle stream thread sleeps at most this long before it looks at its queue again: enqueueing
+// makes no system call (a GPU's doorbell is a memory write; a futex wake per enqueue cost the
+// submitting thread 3-4 us of its ~4 us per submitter on a loaded 2-core machine).
+constexpr std::int64_t kStreamIdlePollNs = 100'000;
 
 // One event in the shared table; 32-bit counters (futex words) compared with wrap-around.
 struct EventCell {
@@ -88,7 +92,7 @@ struct CUevent_st {
 
 namespace {
 
-enum class OpKind { kHost, kRecord, kWait, kMarker, kWaitValue, kWriteValue };
+enum class OpKind { kHost, kRecord, kWait, kMarker, kWaitValue, kWriteValue, kWriteClock };
 constexpr std::int64_t kValuePollNs = 20'000;  // a stream waiting for a counter polls this often once it sleeps
 
 struct Op {
@@ -98,7 +102,8 @@ struct Op {
   EventCell* cell = nullptr;
   std::uint32_t ticket = 0;
   std::atomic<std::uint32_t>* marker = nullptr;
-  std::atomic<std::uint64_t>* counter = nullptr;  // kWaitValue / kWriteValue
+  std::atomic<std::uint64_t>* counter = nullptr;  // kWaitValue / kWriteValue / kWriteClock
+  std::atomic<std::int64_t>* clock = nullptr;     // kWriteClock: where the stream's time goes first
   std::uint64_t value = 0;
 };
 
@@ -108,8 +113,7 @@ struct CUstream_st {
   unsigned int flags = 0;
   std::mutex mutex;
   std::vector<Op> queue;                 // guarded by mutex
-  std::atomic<std::uint32_t> posted{0};  // futex word: bumped on every enqueue
-  std::atomic<std::uint32_t> sleeping{0};
+  std::atomic<std::uint32_t> posted{0};  // bumped on every enqueue; the idle thread sleeps on it (destroy wakes it)
   std::atomic<bool> stop{false};
   std::thread thread;
 
@@ -120,7 +124,6 @@ struct CUstream_st {
     }
     tEnqueued = true;
     posted.fetch_add(1, std::memory_order_seq_cst);
-    if (sleeping.load(std::memory_order_seq_cst) != 0) tactus::ipc::futexWake(posted);
   }
 
   void run() {
@@ -146,10 +149,8 @@ struct CUstream_st {
         tactus::ipc::cpuRelax();
       }
       if (changed) continue;
-      sleeping.store(1, std::memory_order_seq_cst);
       if (posted.load(std::memory_order_seq_cst) == seen && !stop.load())
-        tactus::ipc::futexWait(posted, seen, 50'000'000);
-      sleeping.store(0, std::memory_order_seq_cst);
+        tactus::ipc::futexWait(posted, seen, kStreamIdlePollNs);
     }
   }
 
@@ -173,6 +174,10 @@ struct CUstream_st {
         break;
       }
       case OpKind::kWriteValue: op.counter->store(op.value, std::memory_order_release); break;
+      case OpKind::kWriteClock:
+        op.clock->store(tactus::ipc::monotonicNs(), std::memory_order_relaxed);
+        op.counter->store(op.value, std::memory_order_release);  // publishes the stamp too
+        break;
       case OpKind::kHost:
         op.fn(op.arg);
         gStats.hostFunctions.fetch_add(1, std::memory_order_relaxed);
@@ -433,7 +438,36 @@ namespace {
 constexpr int kDrvSuccess = 0, kDrvInvalidValue = 1;
 constexpr int kAttr64BitStreamMemOps = 122;  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
 
+// $TACTUS_CUDA_STANDIN_FAIL=<driver function>[@<n>]: that function fails with
+// CUDA_ERROR_INVALID_VALUE from its (n+1)-th call on (n = 0 without @), so tests see how the
+// engine reports a failed driver call. Read once.
+struct InjectedFailure {
+  std::string symbol;
+  std::uint64_t after = 0;
+  std::atomic<std::uint64_t> calls{0};
+};
+InjectedFailure& injected() {
+  static auto* f = [] {
+    auto* out = new InjectedFailure();  // never destroyed: streams may call at exit
+    const char* env = std::getenv("TACTUS_CUDA_STANDIN_FAIL");
+    if (env == nullptr) return out;
+    const std::string v = env;
+    const auto at = v.find('@');
+    out->symbol = v.substr(0, at);
+    if (at != std::string::npos) out->after = std::strtoull(v.c_str() + at + 1, nullptr, 10);
+    return out;
+  }();
+  return *f;
+}
+// Whether this call of `symbol` is to fail.
+bool failNow(const char* symbol) {
+  InjectedFailure& f = injected();
+  if (f.symbol.empty() || f.symbol != symbol) return false;
+  return f.calls.fetch_add(1, std::memory_order_relaxed) >= f.after;
+}
+
 int drvStreamWaitValue64(CUstream_st* stream, unsigned long long addr, std::uint64_t value, unsigned int flags) {
+  if (failNow("cuStreamWaitValue64")) return kDrvInvalidValue;
   if (special(stream) || addr == 0 || flags != 0) return kDrvInvalidValue;  // geq only
   gStats.valueWaits.fetch_add(1, std::memory_order_relaxed);
   Op op;
@@ -445,6 +479,7 @@ int drvStreamWaitValue64(CUstream_st* stream, unsigned long long addr, std::uint
 }
 
 int drvStreamWriteValue64(CUstream_st* stream, unsigned long long addr, std::uint64_t value, unsigned int flags) {
+  if (failNow("cuStreamWriteValue64")) return kDrvInvalidValue;
   if (special(stream) || addr == 0 || flags != 0) return kDrvInvalidValue;
   gStats.valueWrites.fetch_add(1, std::memory_order_relaxed);
   Op op;
@@ -455,19 +490,59 @@ int drvStreamWriteValue64(CUstream_st* stream, unsigned long long addr, std::uin
   return kDrvSuccess;
 }
 
+// Stand-in only (on a GPU the engine runs its %globaltimer kernel, then cuStreamWriteValue64):
+// in stream order, the stream's thread stores its CLOCK_MONOTONIC ns at `clock`, then `value` at
+// `addr`. One operation, so the time stamp costs the submitting thread nothing more. Counted and
+// failed (TACTUS_CUDA_STANDIN_FAIL) as cuStreamWriteValue64.
+int drvStreamWriteClockValue64(CUstream_st* stream, unsigned long long clock, unsigned long long addr,
+                               std::uint64_t value, unsigned int flags) {
+  if (failNow("cuStreamWriteValue64")) return kDrvInvalidValue;
+  if (special(stream) || clock == 0 || addr == 0 || flags != 0) return kDrvInvalidValue;
+  gStats.valueWrites.fetch_add(1, std::memory_order_relaxed);
+  Op op;
+  op.kind = OpKind::kWriteClock;
+  op.clock = reinterpret_cast<std::atomic<std::int64_t>*>(clock);    // NOLINT(performance-no-int-to-ptr)
+  op.counter = reinterpret_cast<std::atomic<std::uint64_t>*>(addr);  // NOLINT(performance-no-int-to-ptr)
+  op.value = value;
+  stream->push(op);
+  return kDrvSuccess;
+}
+
 int drvMemHostRegister(void* p, std::size_t bytes, unsigned int) {
+  if (failNow("cuMemHostRegister")) return kDrvInvalidValue;
   return p != nullptr && bytes > 0 ? kDrvSuccess : kDrvInvalidValue;
 }
-int drvMemHostUnregister(void* p) { return p != nullptr ? kDrvSuccess : kDrvInvalidValue; }
+int drvMemHostUnregister(void* p) {
+  if (failNow("cuMemHostUnregister")) return kDrvInvalidValue;
+  return p != nullptr ? kDrvSuccess : kDrvInvalidValue;
+}
 int drvMemHostGetDevicePointer(unsigned long long* dev, void* p, unsigned int) {
-  if (dev == nullptr || p == nullptr) return kDrvInvalidValue;
+  if (failNow("cuMemHostGetDevicePointer") || dev == nullptr || p == nullptr) return kDrvInvalidValue;
   *dev = reinterpret_cast<std::uintptr_t>(p);
   return kDrvSuccess;
 }
 int drvDeviceGetAttribute(int* value, int attribute, int device) {
-  if (value == nullptr || device < 0 || device >= deviceCount()) return kDrvInvalidValue;
+  if (failNow("cuDeviceGetAttribute") || value == nullptr || device < 0 || device >= deviceCount()) {
+    return kDrvInvalidValue;
+  }
   const char* off = std::getenv("TACTUS_CUDA_STANDIN_NO_MEMOPS");
   *value = attribute == kAttr64BitStreamMemOps && (off == nullptr || *off == '\0') ? 1 : 0;
+  return kDrvSuccess;
+}
+
+// The driver's names and texts of the two codes the stand-in returns.
+int drvGetErrorName(int rc, const char** out) {
+  if (out == nullptr) return kDrvInvalidValue;
+  if (rc == kDrvSuccess) *out = "CUDA_SUCCESS";
+  else if (rc == kDrvInvalidValue) *out = "CUDA_ERROR_INVALID_VALUE";
+  else return kDrvInvalidValue;
+  return kDrvSuccess;
+}
+int drvGetErrorString(int rc, const char** out) {
+  if (out == nullptr) return kDrvInvalidValue;
+  if (rc == kDrvSuccess) *out = "no error";
+  else if (rc == kDrvInvalidValue) *out = "invalid argument";
+  else return kDrvInvalidValue;
   return kDrvSuccess;
 }
 
@@ -482,6 +557,9 @@ extern "C" cudaError_t tactusCudaStandinDriverEntryPoint(const char* symbol, voi
   else if (s == "cuMemHostUnregister") *funcPtr = reinterpret_cast<void*>(&drvMemHostUnregister);
   else if (s == "cuMemHostGetDevicePointer") *funcPtr = reinterpret_cast<void*>(&drvMemHostGetDevicePointer);
   else if (s == "cuDeviceGetAttribute") *funcPtr = reinterpret_cast<void*>(&drvDeviceGetAttribute);
+  else if (s == "tactusStreamWriteClockValue64") *funcPtr = reinterpret_cast<void*>(&drvStreamWriteClockValue64);
+  else if (s == "cuGetErrorName") *funcPtr = reinterpret_cast<void*>(&drvGetErrorName);
+  else if (s == "cuGetErrorString") *funcPtr = reinterpret_cast<void*>(&drvGetErrorString);
   else *funcPtr = nullptr;
   return *funcPtr != nullptr ? cudaSuccess : cudaErrorInvalidValue;
 }

@@ -56,22 +56,27 @@ class ListScheduler {
       runTimed();
     } else {
       for (;;) {
+        bool forced = false;
         if (ready_.empty()) {
           if (deferred_.empty()) break;
           // Only submitters waiting for a busy stream are left: no order can keep every stream
-          // FIFO (the verifier names what breaks); place them anyway rather than lose them.
-          force_ = true;
+          // FIFO (the verifier names what breaks); place the first of them anyway rather than
+          // lose it. The others go back to waiting: placing this one may free their streams.
+          forced = true;
           for (std::uint32_t d : deferred_) ready_.push(keyOf(d));
           deferred_.clear();
         }
         const std::uint32_t n = ready_.top().node;
         ready_.pop();
-        if (!force_ && streamBlocked(n)) {
+        if (!forced && streamBlocked(n)) {
           deferred_.push_back(n);
           continue;
         }
+        // Only this placement ignores the streams' order: every later submitter keeps it.
+        force_ = forced;
         Choice c = choose(n, earliest(n));
         place(n, c);
+        force_ = false;
       }
     }
     return std::move(at_);
@@ -322,6 +327,7 @@ class ListScheduler {
           place(k.node, c);
           ++placed;
         }
+        force_ = false;  // only these placements ignore the streams' order
         available.clear();
         if (placed < pb_.nodes.size() && pending_.empty()) break;
         continue;
@@ -347,7 +353,7 @@ class ListScheduler {
   std::vector<std::int64_t> streamLast_;    // per resource: end of the last instance on a stream
   std::vector<std::uint32_t> outstanding_;  // per stream: submitters placed whose work is not yet
   std::vector<std::uint32_t> deferred_;     // submitters waiting for a stream without outstanding work
-  bool force_ = false;                      // place blocked submitters anyway (no FIFO order exists)
+  bool force_ = false;                      // while placing one stuck submitter: ignore its stream's order
   std::uint64_t seq_ = 0;
 };
 

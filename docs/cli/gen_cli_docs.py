@@ -9,7 +9,8 @@ import re
 import subprocess
 import sys
 
-OPTION = re.compile(r"^  ((?:-[A-Za-z]+, )*)--([a-z][a-z0-9-]*)(?: ([A-Z]+))?(?:\s{2,}(.*))?$")
+# An option line: short spellings, the long name, its value's name (`FILE`, `KIND[:CALL]`, `on|off`), help.
+OPTION = re.compile(r"^  ((?:-[A-Za-z]+, )*)--([a-z][a-z0-9-]*)(?: (\S+))?(?:\s{2,}(.*))?$")
 
 
 def run(binary, *args):
@@ -84,7 +85,7 @@ def man(binary, output):
         else:
             paragraph.append(line.strip())
     flush()
-    out += [".SH SEE ALSO", "tactus\\-compile(1), tactus\\-master(1), tactus\\-manager(1), tactus\\-report(1)", ""]
+    out += [".SH SEE ALSO", "tactus\\-compile(1), tactus\\-master(1), tactus\\-manager(1), tactus\\-report(1), tactus\\-check(1)", ""]
     with open(output, "w") as f:
         f.write("\n".join(out))
 
@@ -95,6 +96,7 @@ def summary(tool):
         "tactus-report": "statistics, measured WCETs, traces and pictures from a tactus event log",
         "tactus-master": "run a compiled tactus schedule across its client processes",
         "tactus-manager": "start, stop and roll over the schedules of a running tactus master",
+        "tactus-check": "run a tactus client in check mode: report what its runnables must not do",
     }.get(tool, "a tactus tool")
 
 

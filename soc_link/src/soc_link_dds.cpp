@@ -1,12 +1,15 @@
 // The link over Eclipse Cyclone DDS: topics `tactus_runnable_end` (reliable, keep last 64 per
 // instance; keyed by schedule, runnable and frame, the iteration in the sample) and
 // `tactus_master_state` (reliable, keep last; keyed by schedule and SoC; automatic liveliness
-// leased for -o, so a vanished master's instance goes not-alive). Discovery, interfaces and peers
+// leased for -o, so a vanished master's instance goes not-alive) and `tactus_frame_release`
+// (reliable, keep last 64 per hyperepoch: the primary's iteration starts). Discovery, interfaces and peers
 // come from Cyclone's configuration (CYCLONEDDS_URI).
 #include <dds/dds.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
+#include <mutex>
 #include <string>
 
 #include "soc_topics.h"
@@ -35,7 +38,29 @@ class DdsLink final : public Link {
  public:
   explicit DdsLink(const LinkOptions& o) : o_(o) {}
   ~DdsLink() override {
+    if (listener_ != nullptr) {
+      (void)dds_set_listener(endReader_, nullptr);  // waits for a call in progress
+      dds_delete_listener(listener_);
+    }
     if (participant_ > 0) dds_delete(participant_);
+  }
+
+  Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) override {
+    if (!handler) {
+      if (listener_ == nullptr) return {};
+      if (dds_return_t rc = dds_set_listener(endReader_, nullptr); rc < 0) return ddsError("remove listener", rc);
+      dds_delete_listener(listener_);
+      listener_ = nullptr;
+      handler_ = nullptr;
+      return {};
+    }
+    if (listener_ != nullptr) return fail(ErrorCode::kInvalidState, "the link already delivers runnable ends");
+    handler_ = std::move(handler);
+    listener_ = dds_create_listener(this);
+    dds_lset_data_available(listener_, &DdsLink::onEndsAvailable);
+    if (dds_return_t rc = dds_set_listener(endReader_, listener_); rc < 0) return ddsError("set listener", rc);
+    deliverTaken();  // what arrived before the listener was set
+    return {};
   }
 
   Result<void> init() {
@@ -56,6 +81,16 @@ class DdsLink final : public Link {
     // Master states: the newest per SoC, and the writer's liveliness leased for -o.
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
     dds_qset_liveliness(qos, DDS_LIVELINESS_AUTOMATIC, static_cast<dds_duration_t>(o_.livelinessNs));
+    // Frame releases: the same lease; a follower lagging 64 iterations behind would lose one.
+    dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, kEndDepth);
+    dds_entity_t releaseTopic =
+        dds_create_topic(participant_, &tactus_dds_FrameRelease_desc, "tactus_frame_release", qos, nullptr);
+    if (releaseTopic < 0) return done(qos, ddsError("create topic", releaseTopic));
+    releaseWriter_ = dds_create_writer(participant_, releaseTopic, qos, nullptr);
+    if (releaseWriter_ < 0) return done(qos, ddsError("create writer", releaseWriter_));
+    releaseReader_ = dds_create_reader(participant_, releaseTopic, qos, nullptr);
+    if (releaseReader_ < 0) return done(qos, ddsError("create reader", releaseReader_));
+    dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
     dds_entity_t stateTopic =
         dds_create_topic(participant_, &tactus_dds_MasterState_desc, "tactus_master_state", qos, nullptr);
     if (stateTopic < 0) return done(qos, ddsError("create topic", stateTopic));
@@ -69,7 +104,64 @@ class DdsLink final : public Link {
     dds_entity_t cond = dds_create_readcondition(endReader_, DDS_ANY_STATE);
     if (cond < 0) return ddsError("create read condition", cond);
     if (dds_return_t rc = dds_waitset_attach(waitset_, cond, 0); rc < 0) return ddsError("attach", rc);
+    // Releases have a waitset of their own: a follower takes them on another thread than the ends.
+    releaseWaitset_ = dds_create_waitset(participant_);
+    if (releaseWaitset_ < 0) return ddsError("create waitset", releaseWaitset_);
+    dds_entity_t releaseCond = dds_create_readcondition(releaseReader_, DDS_ANY_STATE);
+    if (releaseCond < 0) return ddsError("create read condition", releaseCond);
+    if (dds_return_t rc = dds_waitset_attach(releaseWaitset_, releaseCond, 0); rc < 0) return ddsError("attach", rc);
     return {};
+  }
+
+  Result<void> publishRelease(std::uint32_t hyperepoch, std::uint64_t iteration, std::int64_t releaseNs,
+                              std::uint64_t stopAfter) override {
+    tactus_dds_FrameRelease s{};
+    s.schedule = o_.schedule;
+    s.hyperepoch = hyperepoch;
+    s.iteration = iteration;
+    s.releaseNs = static_cast<std::uint64_t>(releaseNs);
+    s.stopAfter = static_cast<std::uint32_t>(std::min<std::uint64_t>(stopAfter, UINT32_MAX));
+    s.sentNs = static_cast<std::uint64_t>(monotonicNs());
+    if (dds_return_t rc = dds_write(releaseWriter_, &s); rc < 0) return ddsError("write frame release", rc);
+    return {};
+  }
+
+  Result<std::vector<RemoteRelease>> takeReleases(std::int64_t timeoutNs) override {
+    std::vector<RemoteRelease> out;
+    const std::int64_t until = monotonicNs() + std::max<std::int64_t>(timeoutNs, 0);
+    for (;;) {
+      tactus_dds_FrameRelease buf[16];
+      void* samples[16];
+      dds_sample_info_t info[16];
+      for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
+      dds_return_t n = dds_take(releaseReader_, samples, info, 16, 16);
+      if (n < 0) return ddsError("take frame releases", n);
+      const std::int64_t now = monotonicNs();
+      for (int k = 0; k < n; ++k) {
+        if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
+        out.push_back({buf[k].hyperepoch, buf[k].iteration, static_cast<std::int64_t>(buf[k].releaseNs),
+                       static_cast<std::int64_t>(buf[k].sentNs), now, buf[k].stopAfter});
+      }
+      if (n == 16) continue;
+      if (!out.empty()) return out;
+      const std::int64_t left = until - monotonicNs();
+      if (left <= 0) return out;
+      dds_return_t w = dds_waitset_wait(releaseWaitset_, nullptr, 0, left);
+      if (w < 0) return ddsError("wait", w);
+      if (w == 0) return out;
+    }
+  }
+
+  std::uint32_t releaseWriterMatches() override {
+    dds_publication_matched_status_t pub{};
+    if (dds_get_publication_matched_status(releaseWriter_, &pub) < 0) return 0;
+    return pub.current_count;
+  }
+
+  std::uint32_t releaseReaderMatches() override {
+    dds_subscription_matched_status_t sub{};
+    if (dds_get_subscription_matched_status(releaseReader_, &sub) < 0) return 0;
+    return sub.current_count;
   }
 
   Result<void> publishEnd(std::uint64_t iteration, std::uint32_t frame, std::uint32_t runnable,
@@ -109,11 +201,13 @@ class DdsLink final : public Link {
     }
   }
 
-  Result<void> announce(std::uint32_t state) override {
+  Result<void> announce(std::uint32_t state, std::int32_t status, const std::string& message) override {
     tactus_dds_MasterState s{};
     s.schedule = o_.schedule;
     s.soc = o_.soc;
     s.state = state;
+    s.status = status;
+    std::strncpy(s.message, message.c_str(), sizeof s.message - 1);
     s.sentNs = static_cast<std::uint64_t>(monotonicNs());
     if (dds_return_t rc = dds_write(stateWriter_, &s); rc < 0) return ddsError("write master state", rc);
     return {};
@@ -140,7 +234,34 @@ class DdsLink final : public Link {
     return lost_;
   }
 
+  std::vector<PeerState> peers() override {
+    pollStates();
+    std::vector<PeerState> out;
+    for (const PeerState& p : peers_)
+      if (p.state != 0 || p.lost) out.push_back(p);
+    return out;
+  }
+
  private:
+  static void onEndsAvailable(dds_entity_t /*reader*/, void* self) { static_cast<DdsLink*>(self)->deliverTaken(); }
+  // Takes the waiting runnable ends and hands them to handler_.
+  // Serialized (the listener and deliverEnds' first call), so the ends of one key reach the
+  // handler in the order they were taken.
+  void deliverTaken() {
+    const std::lock_guard<std::mutex> hold(deliverMutex_);
+    for (;;) {
+      tactus_dds_RunnableEnd buf[16];
+      void* samples[16];
+      dds_sample_info_t info[16];
+      for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
+      const dds_return_t n = dds_take(endReader_, samples, info, 16, 16);
+      for (int k = 0; k < n; ++k) {
+        if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
+        handler_({buf[k].iteration, buf[k].frame, buf[k].runnable, static_cast<std::int64_t>(buf[k].endNs)});
+      }
+      if (n < 16) return;
+    }
+  }
   Result<void> done(dds_qos_t* qos, Error e) {
     dds_delete_qos(qos);
     return e;
@@ -159,10 +280,25 @@ class DdsLink final : public Link {
         if (buf[k].schedule != o_.schedule || buf[k].soc == o_.soc || buf[k].soc >= 4096) continue;
         const std::uint32_t soc = buf[k].soc;
         if (alive_.size() <= soc) alive_.resize(soc + 1, false);
+        if (peers_.size() <= soc) {
+          const auto from = static_cast<std::uint32_t>(peers_.size());
+          peers_.resize(soc + 1);
+          for (std::uint32_t s = from; s <= soc; ++s) peers_[s].soc = s;
+        }
+        PeerState& peer = peers_[soc];
+        if (info[k].valid_data) {
+          peer.state = buf[k].state;
+          peer.status = buf[k].status;
+          buf[k].message[sizeof buf[k].message - 1] = '\0';
+          peer.message = buf[k].message;
+        }
         if (info[k].instance_state == DDS_IST_ALIVE) {
           if (info[k].valid_data) alive_[soc] = true;
+          peer.alive = alive_[soc];
         } else if (alive_[soc]) {
           alive_[soc] = false;
+          peer.alive = false;
+          peer.lost = true;
           if (!lost_) lost_ = soc;
         }
       }
@@ -172,7 +308,12 @@ class DdsLink final : public Link {
 
   LinkOptions o_;
   dds_entity_t participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0, waitset_ = 0;
+  dds_entity_t releaseWriter_ = 0, releaseReader_ = 0, releaseWaitset_ = 0;
+  dds_listener_t* listener_ = nullptr;             // deliverEnds: on the end reader
+  std::function<void(const RemoteEnd&)> handler_;  // deliverEnds'
+  std::mutex deliverMutex_;
   std::vector<bool> alive_;
+  std::vector<PeerState> peers_;  // by SoC; state 0: never heard of
   std::optional<std::uint32_t> lost_;
 };
 

@@ -100,6 +100,9 @@ if [ -n "$mandir" ]; then
     fi
   done
   grep -qF -- '\-wt, \-\-fusion\-threshold' "$mandir/tactus-compile.1" || fail "the compile man page lacks --fusion-threshold"
+  # tactus-check's options take values named KIND[:CALL] and on|off.
+  grep -qF -- '\fB\-\-page\-faults on|off\fR' "$mandir/tactus-check.1" || fail "the tactus-check man page lacks --page-faults"
+  grep -qF -- '\fB\-\-allow KIND[:CALL]\fR' "$mandir/tactus-check.1" || fail "the tactus-check man page lacks --allow"
 fi
 if [ -n "$completion" ]; then
   [ -s "$completion" ] || fail "no completion file"
@@ -111,5 +114,7 @@ if [ -n "$completion" ]; then
     words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-master --disc); COMP_CWORD=1; _tactus_master; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
     [ "$words" = "--discriminator" ] || fail "completing 'tactus-master --disc' gave '$words'"
   fi
+  words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-check --pag); COMP_CWORD=1; _tactus_check; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
+  [ "$words" = "--page-faults" ] || fail "completing 'tactus-check --pag' gave '$words'"
 fi
 echo "check_cli: the command lines of the tools work"

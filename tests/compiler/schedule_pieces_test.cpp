@@ -148,6 +148,61 @@ TEST_CASE("the list scheduler runs independent work side by side and chains in o
   CHECK(listSchedule(pb, Rule{0, true}, free2).lengthNs == 6 * kMs);
 }
 
+TEST_CASE("the list scheduler forces only a stuck submitter; later streams keep one outstanding submission",
+          "[schedule][gpu]") {
+  // Stream X: Sub1 goes first (its successor Long is urgent), but its work W1 waits for W2, the
+  // work of Sub2 on the same stream: no FIFO order exists, so Sub2 is forced. Stream Y, after
+  // that: Sub3 and Sub4 must still keep Y's order (Sub4 placed only after W3), which a forcing
+  // left switched on for the rest of the run broke.
+  GraphBuilder b;
+  const auto cpus = b.cpus(1);
+  const auto gpu = b.resource("GPU0", "GPU", ResourceKind::kGpu);
+  const auto x = b.stream("X", gpu);
+  const auto y = b.stream("Y", gpu);
+  const auto h = b.hyperepoch("H", 100 * kMs);
+  const auto e = b.epoch("E", h, 100 * kMs);
+  const auto sub1 = b.runnable("Sub1", e, kMs, {b.instance(cpus[0]), b.instance(x)});
+  const auto sub2 = b.runnable("Sub2", e, kMs, {b.instance(cpus[0]), b.instance(x)});
+  const auto w2 = b.runnable("W2", e, kMs, {b.instance(gpu)}, {sub2});
+  const auto w1 = b.runnable("W1", e, kMs, {b.instance(gpu)}, {sub1, w2});
+  b.runnable("Long", e, 50 * kMs, {b.instance(cpus[0])}, {sub1});
+  const auto sub3 = b.runnable("Sub3", e, kMs, {b.instance(cpus[0]), b.instance(y)}, {w1});
+  const auto w3 = b.runnable("W3", e, kMs, {b.instance(gpu)}, {sub3});
+  const auto sub4 = b.runnable("Sub4", e, kMs, {b.instance(cpus[0]), b.instance(y)}, {w1});
+  const auto w4 = b.runnable("W4", e, kMs, {b.instance(gpu)}, {sub4});
+  for (auto [s, w] : {std::pair{sub1, w1}, std::pair{sub2, w2}, std::pair{sub3, w3}, std::pair{sub4, w4}}) {
+    b[s].kind = RunnableKind::kSubmitter;
+    b[s].submits = w;
+    b[w].kind = RunnableKind::kSubmittee;
+    b[w].submittedBy = s;
+  }
+  const GraphModel model = modelGraph(b.g);
+  const Problem pb = problemOf(model);
+  auto node = [&](RunnableId r) {
+    for (std::uint32_t n = 0; n < pb.nodes.size(); ++n)
+      if (pb.nodes[n].runnable == r) return n;
+    FAIL("no node for a runnable");
+    return 0u;
+  };
+  for (const bool timed : {false, true}) {
+    CAPTURE(timed);
+    std::vector<FreeTime> free(b.g.resources.size());
+    const Attempt a = listSchedule(pb, Rule{0, timed}, free);
+    auto at = [&](RunnableId r) { return a.placements[node(r)]; };
+    if (!timed) {
+      CHECK(at(sub1).seq < at(sub2).seq);  // Sub2 was the forced one
+      CHECK(at(sub2).seq < at(w1).seq);
+    }
+    // On Y, whichever submitter comes second is placed after the first one's work.
+    const bool threeFirst = at(sub3).seq < at(sub4).seq;
+    const Placement& first = threeFirst ? at(w3) : at(w4);
+    const Placement& second = threeFirst ? at(sub4) : at(sub3);
+    const Placement& secondWork = threeFirst ? at(w4) : at(w3);
+    CHECK(first.seq < second.seq);
+    CHECK(first.endNs <= secondWork.startNs);
+  }
+}
+
 TEST_CASE("bounds: gcd, rounding, topological order, heads and tails", "[schedule]") {
   CHECK(gcd64(0, 6) == 6);
   CHECK(gcd64(12, 18) == 6);

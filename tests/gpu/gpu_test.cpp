@@ -1,6 +1,7 @@
 // GPU engine tests: the real tactus-master and real client processes (tactus-gpu-test-client)
 // whose CUDA engine runs on the CUDA stand-in (or, with TACTUS_GPU_CLIENT pointing at the real
 // client, on a GPU). Order is checked from the master's event log and from the work's own stamps.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -502,4 +503,128 @@ TEST_CASE("a device without 64-bit stream memory operations is refused with a cl
   INFO(out);
   CHECK(out.find("CUDA device 0 cannot run 64-bit stream memory operations "
                  "(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS is 0)") != std::string::npos);
+}
+
+namespace {
+
+// Reads `size` bytes at `offset` of the instance's segment (false once it is gone).
+bool readSegment(const std::string& instance, std::uint64_t offset, void* out, std::size_t size) {
+  const int fd = ::open(("/dev/shm/tactus_" + instance).c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  const bool ok = ::pread(fd, out, size, static_cast<off_t>(offset)) == static_cast<ssize_t>(size);
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("a CUDA submitter publishes its start like a CPU runnable", "[gpu][order]") {
+  // The successors' plan-guided waits read InstanceSlot::started/startedNs of their predecessor;
+  // a submitter that left them at zero made its successors wait without the plan.
+  GpuRun run("early_submit.yaml");
+  const std::uint32_t submit = instanceNamed(run.schedule, "Brain.Submit");
+  REQUIRE(submit != kNone);
+  const std::int64_t before =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const pid_t m = run.master({"-e", "400"});
+  const pid_t sensor = run.client("Sensor");
+  const pid_t brain = run.client("Brain", {"--stream", "S0"});
+  REQUIRE(waitForSegmentState(run.instance, static_cast<std::uint32_t>(shm::SegmentState::kRunning), kWaitMs));
+  std::uint64_t instanceOffset = 0;
+  REQUIRE(
+      readSegment(run.instance, offsetof(shm::SegmentHeader, instanceOffset), &instanceOffset, sizeof instanceOffset));
+  const std::uint64_t slot = instanceOffset + std::uint64_t{submit} * sizeof(shm::InstanceSlot);
+  // Once the submitter has run a few iterations, its slot says which one began last, and when.
+  std::uint32_t done = 0, started = 0;
+  std::int64_t startedNs = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+  while (done < 5 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!readSegment(run.instance, slot + offsetof(shm::InstanceSlot, done), &done, sizeof done)) break;
+  }
+  REQUIRE(done >= 5);
+  REQUIRE(readSegment(run.instance, slot + offsetof(shm::InstanceSlot, started), &started, sizeof started));
+  REQUIRE(readSegment(run.instance, slot + offsetof(shm::InstanceSlot, startedNs), &startedNs, sizeof startedNs));
+  CHECK(started >= done);  // `started` is published before `done`
+  CHECK(startedNs > before);
+  CHECK(waitFor(sensor, kWaitMs) == 0);
+  CHECK(waitFor(brain, kWaitMs) == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+}
+
+TEST_CASE("a failed stream memory operation stops the client, naming the call, submitter, stream and CUDA error",
+          "[gpu][errors]") {
+  if (clientProgram() != buildPath("tests/gpu/tactus-gpu-test-client")) return;  // stand-in only
+  struct Case {
+    const char* fail;      // $TACTUS_CUDA_STANDIN_FAIL
+    const char* expected;  // in the client's output
+  };
+  const Case cases[] = {
+      {"cuStreamWriteValue64@6",
+       "cuStreamWriteValue64 (the work's start) for CUDA submitter 'Alpha.SubA' on stream 'CUDA_STREAM0'"},
+      {"cuStreamWriteValue64@7",
+       "cuStreamWriteValue64 (the work's fence) for CUDA submitter 'Alpha.SubA' on stream 'CUDA_STREAM0'"},
+      {"cuMemHostRegister", "cuMemHostRegister of the run's shared memory"},
+      {"cuDeviceGetAttribute",
+       "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) of CUDA "
+       "device 0 failed: CUDA_ERROR_INVALID_VALUE (invalid argument)"},
+      {"cuMemHostGetDevicePointer",
+       "cuMemHostGetDevicePointer of the run's shared memory failed: "
+       "CUDA_ERROR_INVALID_VALUE (invalid argument)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.fail);
+    GpuRun run("cross.yaml");
+    const pid_t m = run.master({"-e", "50", "-t", "2000000"});
+    const pid_t b = run.client("Beta", {"--stream", "CUDA_STREAM0"});
+    // Beta in first: a client arriving after a refused run ended would wait for the next master.
+    std::uint32_t beta = 0;
+    while (beta < run.schedule.clients.size() && run.schedule.clients[beta].name != "Beta") ++beta;
+    REQUIRE(waitForClientState(run.instance, beta, static_cast<std::uint32_t>(shm::ClientState::kEntered), kWaitMs));
+    ::setenv("TACTUS_CUDA_STANDIN_FAIL", c.fail, 1);
+    const pid_t a = run.client("Alpha", {"--stream", "CUDA_STREAM0"});
+    ::unsetenv("TACTUS_CUDA_STANDIN_FAIL");
+    const int alphaExit = waitFor(a, kWaitMs);
+    CHECK(alphaExit >= 10);  // the client's exit status for a run that did not succeed: 10 + the STM code
+    CHECK(alphaExit < 128);  // not a signal: nothing crashed afterwards (a stream reading an unmapped segment)
+    const int masterExit = waitFor(m, kWaitMs);
+    CHECK(masterExit != 0);
+    CHECK(masterExit != -1);
+    CHECK(waitFor(b, kWaitMs) != -1);
+    const std::string out = readFile(run.out("Alpha"));
+    INFO(out);
+    CHECK(out.find(c.expected) != std::string::npos);
+    CHECK(out.find("status=STM_SUCCESS") == std::string::npos);
+  }
+}
+
+TEST_CASE("the event log's GPU start and end of every submittee bracket its work, stamped by the stream",
+          "[gpu][log]") {
+  if (clientProgram() != buildPath("tests/gpu/tactus-gpu-test-client")) return;  // stamps on the host clock
+  // The stream stamps its clock right before `started` (just before the work) and right before
+  // `fence` (just after it); the client's GPU worker logs those stamps. The times it saw the
+  // fences itself come later (it may sleep while it waits): they would not bracket the work.
+  GpuRun run("cross.yaml");
+  runAndCheck(run, {{"Alpha", {"--stream", "CUDA_STREAM0", "--gpu-us", "200"}}, {"Beta", {"--stream", "CUDA_STREAM0"}}},
+              100);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  const Trace alpha = readTrace(run.trace("Alpha"));
+  const std::uint32_t gpuA = instanceNamed(run.schedule, "Alpha.GpuA");
+  REQUIRE(gpuA != kNone);
+  int checked = 0;
+  for (const EventRecord& r : log->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.instance != gpuA) continue;
+    auto w = alpha.work.find({"SubA", r.iteration});
+    REQUIRE(w != alpha.work.end());
+    const Work& work = w->second.front();  // frame 0's work
+    INFO("iteration " << r.iteration << ": logged " << r.startNs << ".." << r.endNs << ", work " << work.start << ".."
+                      << work.end);
+    CHECK(r.startNs <= work.start);
+    CHECK(r.endNs >= work.end);
+    CHECK(r.endNs - r.startNs >= 200'000);
+    CHECK(r.endNs - r.startNs < 200'000 + 5'000'000);  // bounded: not a stale stamp of an older iteration
+    ++checked;
+  }
+  CHECK(checked == 100);
 }

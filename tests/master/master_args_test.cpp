@@ -210,3 +210,24 @@ TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[m
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }
+
+TEST_CASE("the master takes STM's multi-SoC timeouts -a (seconds) and -o (microseconds)", "[master][args]") {
+  auto o = parseMasterArguments({"-s", "g.tsched", "-x", "SocA", "-a", "30", "-o", "500000"});
+  REQUIRE(o.has_value());
+  CHECK(o->startSyncS == 30);
+  CHECK(o->socTimeoutUs == 500000);
+  auto longNames = parseMasterArguments({"-s", "g.tsched", "--start-timeout-s=-1", "--sync-timeout-us=1000"});
+  REQUIRE(longNames.has_value());
+  CHECK(longNames->startSyncS == -1);
+  CHECK(longNames->socTimeoutUs == 1000);
+  auto defaults = parseMasterArguments({"-s", "g.tsched"});
+  REQUIRE(defaults.has_value());
+  CHECK(defaults->startSyncS == 600);
+  CHECK(defaults->socTimeoutUs == 5'000'000);
+  auto badA = parseMasterArguments({"-s", "g.tsched", "-a", "-2"});
+  REQUIRE_FALSE(badA.has_value());
+  CHECK(badA.error().message.find("-a") != std::string::npos);
+  auto badO = parseMasterArguments({"-s", "g.tsched", "-o", "10"});
+  REQUIRE_FALSE(badO.has_value());
+  CHECK(badO.error().message.find("microseconds 1000..3600000000") != std::string::npos);
+}

@@ -77,7 +77,12 @@ const char* cudaGetErrorName(cudaError_t error);
  * (stores value at addr in stream order), cuMemHostRegister / cuMemHostUnregister (no-ops),
  * cuMemHostGetDevicePointer (the host address), cuDeviceGetAttribute (1 for
  * CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 122, unless
- * $TACTUS_CUDA_STANDIN_NO_MEMOPS is set). Their signatures are the driver's (CUresult = int,
+ * $TACTUS_CUDA_STANDIN_NO_MEMOPS is set), cuGetErrorName / cuGetErrorString, and the stand-in's
+ * own tactusStreamWriteClockValue64(stream, clock, addr, value, flags): in stream order the
+ * stream's thread stores its CLOCK_MONOTONIC ns (int64) at clock, then value at addr (the engine
+ * runs its %globaltimer kernel and cuStreamWriteValue64 on a GPU). With
+ * $TACTUS_CUDA_STANDIN_FAIL=<function>[@<n>] that function returns CUDA_ERROR_INVALID_VALUE from
+ * its (n+1)-th call on. Their signatures are the driver's (CUresult = int,
  * CUdeviceptr = unsigned long long). Others: *funcPtr = NULL and cudaErrorInvalidValue. */
 cudaError_t tactusCudaStandinDriverEntryPoint(const char* symbol, void** funcPtr);
 const char* cudaGetErrorString(cudaError_t error);

@@ -45,7 +45,11 @@ enum class EventKind : std::uint16_t {
   /// aux = RunnableId that actually ran (differs from the instance's runnable for a round-robin
   /// group; kNone for an empty round-robin step or a submittee without an engine),
   /// startNs/endNs = when it started and ended, detail = the CPU time its worker spent spinning
-  /// while waiting for it (release and predecessors) in kSpinUnitNs, saturated at 65535.
+  /// while waiting for it (release and predecessors) in kSpinUnitNs, saturated at 65535. For a
+  /// submittee a GPU engine runs, startNs/endNs are the GPU side's: stamped by its stream right
+  /// before and right after the work (a GPU's %globaltimer moved onto CLOCK_MONOTONIC; the CUDA
+  /// stand-in's stream thread), or, with the stamps off (TACTUS_GPU_STAMPS=0), when the client's
+  /// GPU worker saw the stream's start and completion words.
   kRun = 1,
   /// A frame was released. instance = EpochId, iteration = hyperepoch iteration, aux = frame
   /// within the iteration, startNs = ideal release time, endNs = actual release time.

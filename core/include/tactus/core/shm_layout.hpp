@@ -45,7 +45,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 4;
+inline constexpr std::uint32_t kLayoutVersion = 5;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -284,12 +284,20 @@ struct alignas(kCacheLine) GpuSlot {
   /// GPU (cuStreamWriteValue64 before the work); its client's GPU worker reads it for the event
   /// log's GPU-side start (no host callback).
   std::atomic<std::uint64_t> started;
-  std::uint8_t reserved2[48];
+  /// A submittee a GPU engine runs: when its work of iteration h started ([h % 2][0]) and ended
+  /// ([h % 2][1]), CLOCK_MONOTONIC ns, stamped in stream order right before the work and right
+  /// after it: on a GPU by a one-thread kernel reading %globaltimer (plus the offset the engine
+  /// measured at start), on the CUDA stand-in by the stream's thread. Written before `started`
+  /// and `fence` respectively; its client's GPU worker reads them into the event log once it
+  /// has seen the fence. 0: not stamped (the worker logs the times it saw the fences instead).
+  std::atomic<std::int64_t> gpuTimesNs[2][2];
+  std::uint8_t reserved2[16];
 };
 static_assert(sizeof(GpuSlot) == 6 * kCacheLine);
 static_assert(offsetof(GpuSlot, eventHandle) == kCacheLine);
 static_assert(offsetof(GpuSlot, fence) == 5 * kCacheLine);
 static_assert(offsetof(GpuSlot, started) == 5 * kCacheLine + 8);
+static_assert(offsetof(GpuSlot, gpuTimesNs) == 5 * kCacheLine + 16);
 
 /// Per hyperepoch: schedule switching with a schedule manager (-N). The master activates the
 /// hyperepoch (raises HyperepochSlot::stopAt, then bumps `activation`); every worker of the
@@ -387,6 +395,14 @@ static_assert(offsetof(ManagerChannel, message) == 5 * kCacheLine);
 inline std::string scheduleInstanceName(const std::string& instance, std::uint32_t index) {
   return index == 0 ? instance : instance + ".schedule" + std::to_string(index);
 }
+/// The instance name of SoC `soc`'s segment of a multi-SoC schedule (`<instance>.soc<k>`, k the
+/// SoC's index in the schedule): each SoC's master has its own, so two SoCs can share one host.
+/// A client finds its SoC's segment by its client name (client_lib/src/attach.cpp).
+inline std::string socInstanceName(const std::string& instance, std::uint32_t soc) {
+  return instance + ".soc" + std::to_string(soc);
+}
+/// The marker between an instance and its SoC index in socInstanceName.
+inline constexpr std::string_view kSocInstanceMarker = ".soc";
 /// The instance name of the manager channel's segment.
 inline std::string managerInstanceName(const std::string& instance) { return instance + ".manager"; }
 

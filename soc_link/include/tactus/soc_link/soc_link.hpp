@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,26 @@ struct RemoteEnd {
   std::int64_t endNs = 0;       ///< the sender's CLOCK_MONOTONIC at the end
 };
 
+/// A frame release of the primary master, as another SoC's master received it.
+struct RemoteRelease {
+  std::uint32_t hyperepoch = 0;  ///< HyperepochId index in the schedule
+  std::uint64_t iteration = 0;   ///< the hyperepoch iteration that starts (or, with stopAfter, does not)
+  std::int64_t releaseNs = 0;    ///< the primary's CLOCK_MONOTONIC at the iteration's start
+  std::int64_t sentNs = 0;       ///< the primary's CLOCK_MONOTONIC when it sent the sample
+  std::int64_t receivedNs = 0;   ///< this host's CLOCK_MONOTONIC when the sample was taken
+  std::uint64_t stopAfter = 0;   ///< 0: run on; else every master stops before iteration stopAfter - 1
+};
+
+/// What another SoC's master last announced, and whether it is still there.
+struct PeerState {
+  std::uint32_t soc = 0;    ///< its SoC (index into the schedule's SoCs)
+  std::uint32_t state = 0;  ///< as announced: 1 ready, 2 running, 3 stopping
+  std::int32_t status = 0;  ///< with state 3: 0 the run ended well, else it failed
+  std::string message;      ///< with state 3: the end of its run in words
+  bool alive = false;       ///< announced, and its liveliness lease not lost
+  bool lost = false;        ///< it was alive and then lost its liveliness (or closed its link)
+};
+
 /// One master's end of the link. Not copyable; closing it leaves the DDS domain.
 class Link {
  public:
@@ -53,8 +74,28 @@ class Link {
   /// Waits up to `timeoutNs` for runnable ends of other SoCs; returns those that arrived (may be
   /// none).
   virtual Result<std::vector<RemoteEnd>> takeEnds(std::int64_t timeoutNs) = 0;
-  /// Announces this master (state: 1 ready, 2 running, 3 stopping) to the others.
-  virtual Result<void> announce(std::uint32_t state) = 0;
+  /// Hands every runnable end of another SoC to `handler` as it arrives, on Cyclone's receiving
+  /// thread (no thread of ours to wake: the hand-off's path is one wake-up shorter than takeEnds'
+  /// waitset). The handler must be short and must not call the link. An empty handler stops the
+  /// delivery, waiting for a call in progress to return; so does closing the link.
+  virtual Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) = 0;
+  /// Announces this master (state: 1 ready, 2 running, 3 stopping) to the others; with state 3,
+  /// `status` (0: the run ended well) and `message` (cut to 200 bytes) say how the run ended.
+  virtual Result<void> announce(std::uint32_t state, std::int32_t status = 0, const std::string& message = "") = 0;
+  /// Every other master seen so far, by SoC (ascending).
+  virtual std::vector<PeerState> peers() = 0;
+  /// Publishes the primary's start of `iteration` of `hyperepoch` at `releaseNs` (this host's
+  /// CLOCK_MONOTONIC), or, with `stopAfter` > 0, that every master stops before iteration
+  /// stopAfter - 1 (reliable; keyed by schedule and hyperepoch, the last 64 kept until taken).
+  virtual Result<void> publishRelease(std::uint32_t hyperepoch, std::uint64_t iteration, std::int64_t releaseNs,
+                                      std::uint64_t stopAfter) = 0;
+  /// Waits up to `timeoutNs` for the primary's releases; returns those that arrived (may be none).
+  virtual Result<std::vector<RemoteRelease>> takeReleases(std::int64_t timeoutNs) = 0;
+  /// How many readers of other masters this link's release writer is matched with, and how many
+  /// writers its release reader is matched with (a release written before a match is lost).
+  virtual std::uint32_t releaseWriterMatches() = 0;
+  /// See releaseWriterMatches.
+  virtual std::uint32_t releaseReaderMatches() = 0;
   /// The SoCs whose masters have been seen alive (announced and their lease not lost).
   virtual std::vector<std::uint32_t> aliveSocs() = 0;
   /// How many other masters' links the runnable-end topic is matched with both ways (ends

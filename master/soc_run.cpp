@@ -1,0 +1,279 @@
+// One SoC's part of a multi-SoC run (see soc_run.hpp).
+#include "soc_run.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "tactus/core/text.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
+#include "tactus/soc_link/soc_link.hpp"
+
+namespace tactus::master {
+
+namespace {
+
+// The master states announced over the link (soc_link's MasterState::state).
+constexpr std::uint32_t kStateReady = 1;
+constexpr std::uint32_t kStateRunning = 2;
+constexpr std::uint32_t kStateStopping = 3;
+constexpr std::uint32_t kStateStopAsked = 4;  // a follower asks the primary to stop the run
+
+constexpr std::int64_t kReannounceNs = 100'000'000;
+constexpr std::int64_t kLinkSliceNs = 20'000'000;  // the link threads look at stop_ this often
+constexpr std::int64_t kCatchUpNs = 1'000'000'000;
+
+bool socOf(const Schedule& schedule, InstanceId i, std::uint32_t soc) {
+  return runnableSoc(schedule, schedule.instances[i].runnable) == soc;
+}
+
+}  // namespace
+
+void restrictPlanToSoc(RunPlan& plan, const Schedule& schedule, std::uint32_t soc) {
+  auto keep = [&](std::vector<InstanceId>& list) {
+    std::erase_if(list, [&](InstanceId i) { return !socOf(schedule, i, soc); });
+  };
+  for (HyperepochPlan& hp : plan.hyperepochs) keep(hp.instances);
+  for (std::vector<InstanceId>& frame : plan.frameInstances) keep(frame);
+}
+
+SocRun::SocRun(const Schedule& schedule, const RunPlan& plan, const shm::SegmentView& view, RunControl& control,
+               const SocRunOptions& options)
+    : schedule_(schedule),
+      plan_(plan),
+      view_(view),
+      control_(control),
+      o_(options),
+      exported_(schedule.hyperepochs.size()),
+      runnableFrameBase_(schedule.runnables.size(), 0),
+      exportedIterations_(std::make_unique<std::atomic<std::uint64_t>[]>(schedule.hyperepochs.size())),
+      follow_(std::make_unique<Follow[]>(schedule.hyperepochs.size())) {
+  // (runnable, frame) -> instance, for the ends that arrive keyed so.
+  std::uint32_t base = 0;
+  for (RunnableId r : schedule.runnables.ids()) {
+    runnableFrameBase_[r] = base;
+    base += std::max<std::uint32_t>(1, schedule.epochs[schedule.runnables[r].epoch].frames);
+  }
+  byRunnableFrame_.assign(base, InstanceId{kNone});
+  for (InstanceId i : schedule.instances.ids()) {
+    const InstanceInfo& info = schedule.instances[i];
+    byRunnableFrame_[runnableFrameBase_[info.runnable] + info.frame] = i;
+  }
+  // The ends to export: this SoC's instances that an instance of another SoC waits for, each
+  // hyperepoch's in planned end order (the exporter waits for them one after another).
+  std::vector<bool> wanted(schedule.instances.size(), false);
+  for (InstanceId j : schedule.instances.ids()) {
+    if (socOf(schedule, j, o_.soc)) continue;
+    for (const WaitCondition& c : plan.waits[j])
+      if (socOf(schedule, c.instance, o_.soc)) wanted[index(c.instance)] = true;
+  }
+  for (HyperepochId he : schedule.hyperepochs.ids()) {
+    for (InstanceId i : plan.hyperepochs[he].instances)
+      if (wanted[index(i)]) exported_[he].push_back(i);
+    std::stable_sort(exported_[he].begin(), exported_[he].end(), [&](InstanceId a, InstanceId b) {
+      return schedule.instances[a].endNs < schedule.instances[b].endNs;
+    });
+  }
+}
+
+SocRun::~SocRun() {
+  if (link_) (void)link_->deliverEnds(nullptr);  // the handler uses this object
+  stop_.store(true);
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
+}
+
+Result<void> SocRun::open() {
+  soc_link::LinkOptions lo;
+  lo.domain = o_.domain;
+  lo.schedule = schedule_.identifier;
+  lo.soc = o_.soc;
+  lo.livelinessNs = o_.livelinessNs;
+  auto link = soc_link::Link::open(lo);
+  if (!link) return fail(link.error().code, "the multi-SoC link: " + link.error().message);
+  link_ = std::move(*link);
+  // Ends of other SoCs go into the completion words on Cyclone's receiving thread from now on
+  // (before this master is ready: a peer may start and end a runnable before this run starts).
+  auto delivering = link_->deliverEnds([this](const soc_link::RemoteEnd& e) { mirrorEnd(e); });
+  if (!delivering) return fail(delivering.error().code, "the multi-SoC link: " + delivering.error().message);
+  return {};
+}
+
+std::string SocRun::socName(std::uint32_t soc) const {
+  return soc < schedule_.socs.size() ? quoted(schedule_.socs[soc].name) : "#" + std::to_string(soc);
+}
+
+bool SocRun::peersReady() {
+  const std::int64_t now = ipc::monotonicNs();
+  if (now - announcedNs_ >= kReannounceNs) {
+    (void)link_->announce(kStateReady);
+    announcedNs_ = now;
+  }
+  std::vector<bool> ready(schedule_.socs.size(), false);
+  for (const soc_link::PeerState& p : link_->peers())
+    if (p.soc < ready.size() && p.alive && p.state >= kStateReady) ready[p.soc] = true;
+  const auto others = static_cast<std::uint32_t>(schedule_.socs.size() - 1);
+  for (std::uint32_t s = 0; s < ready.size(); ++s)
+    if (s != o_.soc && !ready[s]) return false;
+  if (link_->matchedPeers() < others) return false;
+  return follower() ? link_->releaseReaderMatches() >= 1 : link_->releaseWriterMatches() >= others;
+}
+
+RunEnd SocRun::startTimeoutEnd(std::int64_t timeoutS) {
+  std::vector<bool> ready(schedule_.socs.size(), false);
+  for (const soc_link::PeerState& p : link_->peers())
+    if (p.soc < ready.size() && p.alive && p.state >= kStateReady) ready[p.soc] = true;
+  std::string missing;
+  for (std::uint32_t s = 0; s < ready.size(); ++s)
+    if (s != o_.soc && !ready[s]) missing += (missing.empty() ? "" : ", ") + socName(s);
+  const std::string message =
+      missing.empty()
+          ? "the link to the other SoCs' masters did not match both ways within -a " + std::to_string(timeoutS) + " s"
+          : "no master of SoC " + missing + " was ready within -a " + std::to_string(timeoutS) +
+                " s (start one with tactus-master -x SOC, same schedule, same --dds-domain)";
+  return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kTimeout, kNone, message};
+}
+
+std::optional<RunEnd> SocRun::checkPeers() {
+  for (const soc_link::PeerState& p : link_->peers()) {
+    if (p.soc == o_.soc || p.soc >= schedule_.socs.size()) continue;
+    if (p.state == kStateStopping && p.status != 0) {
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
+                    "SoC " + socName(p.soc) + " ended the run: " + p.message};
+    }
+    if (p.lost && p.state != kStateStopping) {
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
+                    "SoC " + socName(p.soc) + " is gone: its master showed no DDS liveliness within -o " +
+                        std::to_string(o_.livelinessNs / 1000) + " us"};
+    }
+    if (p.state == kStateStopAsked && !follower()) control_.requestStop(shm::StopReason::kSignal, kNone);
+    // The primary ended well: its stop reaches this follower's release threads first (they then
+    // end this run). Still running -o after it means the stop was lost with the primary's link.
+    if (follower() && p.soc == o_.primary && p.state == kStateStopping && p.status == 0) {
+      const std::int64_t now = ipc::monotonicNs();
+      if (primaryStoppedNs_ == 0) primaryStoppedNs_ = now;
+      if (now - primaryStoppedNs_ > o_.livelinessNs) {
+        return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
+                      "SoC " + socName(p.soc) + " (the primary) ended its run, but its last iteration did not " +
+                          "reach SoC " + socName(o_.soc) + " within -o " + std::to_string(o_.livelinessNs / 1000) +
+                          " us"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void SocRun::start() {
+  (void)link_->announce(kStateRunning);
+  if (follower()) threads_.emplace_back([this] { receiveReleases(); });
+  for (HyperepochId he : schedule_.hyperepochs.ids())
+    if (!exported_[he].empty()) threads_.emplace_back([this, he] { exportLoop(he); });
+}
+
+void SocRun::requestStop() {
+  if (stopAsked_ || !follower()) return;
+  stopAsked_ = true;
+  (void)link_->announce(kStateStopAsked);
+}
+
+void SocRun::finish(bool ok, const std::string& message) {
+  if (ok) {
+    // Every end of the iterations this SoC completed must reach the SoCs that wait for it.
+    const std::int64_t deadline = ipc::monotonicNs() + kCatchUpNs;
+    for (HyperepochId he : schedule_.hyperepochs.ids()) {
+      if (exported_[he].empty()) continue;
+      const std::uint64_t completed = view_.hyperepoch(he).completed.load();
+      while (exportedIterations_[index(he)].load() < completed && ipc::monotonicNs() < deadline)
+        ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
+    }
+  }
+  stop_.store(true);
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+  if (link_) (void)link_->deliverEnds(nullptr);
+  if (link_) (void)link_->announce(kStateStopping, ok ? 0 : 1, message);
+}
+
+std::string SocRun::offsetText() const {
+  if (!follower()) return "";
+  const std::uint64_t samples = offsetSamples_.load();
+  if (samples == 0) return "";
+  return "SoC " + socName(o_.soc) + ": clock offset to primary SoC " + socName(o_.primary) + " estimated at " +
+         std::to_string(offsetNs_.load() / 1000) + " us (minimum of receive - send time over " +
+         std::to_string(samples) + " release samples; it includes the one-way link latency)";
+}
+
+void SocRun::started(HyperepochId he, std::uint64_t iteration, std::int64_t startNs) {
+  (void)link_->publishRelease(index(he), iteration, startNs, 0);
+}
+
+void SocRun::stopped(HyperepochId he, std::uint64_t iteration) {
+  (void)link_->publishRelease(index(he), iteration, 0, iteration + 1);
+}
+
+std::optional<std::int64_t> SocRun::awaitStart(HyperepochId he, std::uint64_t iteration) {
+  Follow& f = follow_[index(he)];
+  for (;;) {
+    const std::uint32_t seen = f.word.load(std::memory_order_seq_cst);
+    if (control_.aborted() || iteration >= f.stopAt.load(std::memory_order_acquire)) return std::nullopt;
+    const std::uint64_t received = f.received.load(std::memory_order_acquire);
+    if (received > iteration) {
+      // A start overwritten in the ring (this SoC fell kStartRing iterations behind) starts now.
+      if (received - iteration > kStartRing) return ipc::monotonicNs();
+      return f.startNs[iteration % kStartRing].load(std::memory_order_relaxed) + offsetNs_.load();
+    }
+    ipc::futexWait(f.word, seen, kLinkSliceNs);
+  }
+}
+
+void SocRun::receiveReleases() {
+  while (!stop_.load(std::memory_order_relaxed)) {
+    auto releases = link_->takeReleases(kLinkSliceNs);
+    if (!releases) continue;
+    for (const soc_link::RemoteRelease& r : *releases) {
+      if (r.hyperepoch >= schedule_.hyperepochs.size()) continue;  // validated: it indexes follow_
+      Follow& f = follow_[r.hyperepoch];
+      if (r.stopAfter > 0) {
+        f.stopAt.store(r.stopAfter - 1, std::memory_order_release);
+      } else {
+        offsetNs_.store(std::min(offsetNs_.load(), r.receivedNs - r.sentNs));
+        offsetSamples_.fetch_add(1);
+        f.startNs[r.iteration % kStartRing].store(r.releaseNs, std::memory_order_relaxed);
+        f.received.store(std::max(f.received.load(), r.iteration + 1), std::memory_order_release);
+      }
+      f.word.fetch_add(1, std::memory_order_seq_cst);
+      ipc::futexWake(f.word);
+    }
+  }
+}
+
+void SocRun::mirrorEnd(const soc_link::RemoteEnd& e) {
+  // Validated before use as an index: another host wrote it.
+  if (e.runnable >= schedule_.runnables.size()) return;
+  const RunnableId r{e.runnable};
+  if (e.frame >= std::max<std::uint32_t>(1, schedule_.epochs[schedule_.runnables[r].epoch].frames)) return;
+  const InstanceId i = byRunnableFrame_[runnableFrameBase_[r] + e.frame];
+  if (index(i) == kNone || socOf(schedule_, i, o_.soc)) return;
+  shm::InstanceSlot& slot = view_.instance(i);
+  const auto target = static_cast<std::uint32_t>(e.iteration + 1);
+  if (!shm::sequenceReached(slot.done.load(std::memory_order_acquire), target))
+    ipc::publishSequence(slot.done, slot.waiters, target);
+}
+
+void SocRun::exportLoop(HyperepochId he) {
+  const auto aborted = [this] { return stop_.load(std::memory_order_relaxed) || control_.aborted(); };
+  for (std::uint64_t h = 0;; ++h) {
+    for (const InstanceId i : exported_[he]) {
+      shm::InstanceSlot& slot = view_.instance(i);
+      const auto target = static_cast<std::uint32_t>(h + 1);
+      if (ipc::waitForSequence(slot.done, slot.waiters, target, 0, aborted) != ipc::WaitOutcome::kReached) return;
+      const InstanceInfo& info = schedule_.instances[i];
+      (void)link_->publishEnd(h, info.frame, index(info.runnable), ipc::monotonicNs());
+    }
+    exportedIterations_[index(he)].store(h + 1);
+  }
+}
+
+}  // namespace tactus::master

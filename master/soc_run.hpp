@@ -1,0 +1,125 @@
+// One SoC's part of a multi-SoC run (one tactus-master per SoC, joined by soc_link over Cyclone
+// DDS): the start barrier across SoCs, the primary's iteration starts that the other masters
+// follow (IterationSync), the runnable ends that cross SoCs (exported by their SoC's master,
+// mirrored into the waiting SoC's completion words), and the watch over the other masters.
+//
+//   SoC A (primary)                                    SoC B
+//   worker ends X ->done[X] -> exporter --DDS end-->  (DDS listener) done[X] -> worker waiting for X
+//   release thread: start h --DDS release------------> release receiver -> follower release thread
+//   monitor loop: peers' states and liveliness <------DDS state-------> monitor loop
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "iteration_sync.hpp"
+#include "run_control.hpp"
+#include "tactus/core/run_plan.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/shm_layout.hpp"
+
+namespace tactus::soc_link {
+class Link;
+struct RemoteEnd;
+}  // namespace tactus::soc_link
+
+namespace tactus::master {
+
+/// Where one SoC's master stands in a multi-SoC run.
+struct SocRunOptions {
+  std::uint32_t soc = 0;                      ///< this master's SoC (-x), index into Schedule::socs
+  std::uint32_t primary = 0;                  ///< the primary SoC (--primary, else the first)
+  std::uint32_t domain = 0;                   ///< DDS domain id (--dds-domain)
+  std::int64_t livelinessNs = 5'000'000'000;  ///< a master silent this long is gone (-o)
+};
+
+/// Restricts the master's run plan to SoC `soc`: each hyperepoch's instances and each frame's
+/// instances keep only those this SoC runs, so the release threads wait for this SoC's work alone
+/// (another SoC's ends arrive only where a runnable here waits for them).
+void restrictPlanToSoc(RunPlan& plan, const Schedule& schedule, std::uint32_t soc);
+
+/// One SoC's part of a multi-SoC run. Not copyable.
+class SocRun final : public IterationSync {
+ public:
+  /// `view` (with its geometry), `schedule`, `plan` (the full plan, not restricted) and `control`
+  /// outlive it.
+  SocRun(const Schedule& schedule, const RunPlan& plan, const shm::SegmentView& view, RunControl& control,
+         const SocRunOptions& options);
+  ~SocRun() override;
+  SocRun(const SocRun&) = delete;
+  SocRun& operator=(const SocRun&) = delete;
+
+  /// Joins the DDS domain (soc_link); the error says what failed.
+  Result<void> open();
+
+  /// Before the run, once this SoC's clients have all entered: announces this master ready
+  /// (again every 100 ms) and says whether every other SoC's master is ready and the link matched
+  /// with each both ways (then the run may start).
+  bool peersReady();
+  /// The end of a start that did not complete within `timeoutS` seconds (-a), naming the SoCs
+  /// whose masters are missing.
+  RunEnd startTimeoutEnd(std::int64_t timeoutS);
+
+  /// The monitor loop's check of the other masters: one that vanished (no liveliness within -o)
+  /// or ended the run with a failure ends this SoC's run too, naming that SoC. A follower's
+  /// request to stop (a signal) makes the primary stop every SoC at the next iteration boundary.
+  std::optional<RunEnd> checkPeers();
+
+  /// Starts the link threads (ends out, and on a follower the releases in; ends come in on the
+  /// link's own receiving thread from open() on) and announces this master running.
+  void start();
+  /// Asks the primary to stop the run at the next iteration boundary (a follower's signal).
+  void requestStop();
+  /// Ends the run's link work: waits (at most 1 s) until every end of the completed iterations is
+  /// published when the run ended well, stops the threads, and announces how the run ended.
+  void finish(bool ok, const std::string& message);
+  /// The clock-offset estimate in words, for the master's log (a follower's; "" on the primary).
+  std::string offsetText() const;
+
+  // IterationSync
+  bool follower() const override { return o_.soc != o_.primary; }
+  void started(HyperepochId he, std::uint64_t iteration, std::int64_t startNs) override;
+  void stopped(HyperepochId he, std::uint64_t iteration) override;
+  std::optional<std::int64_t> awaitStart(HyperepochId he, std::uint64_t iteration) override;
+
+ private:
+  static constexpr std::uint32_t kStartRing = 64;  // starts kept per hyperepoch (as the DDS history)
+  // A follower's view of the primary's starts of one hyperepoch (written by the release receiver).
+  struct Follow {
+    std::atomic<std::uint64_t> received{0};           // iterations whose start arrived (latest + 1)
+    std::atomic<std::uint64_t> stopAt{UINT64_MAX};    // the iteration no SoC starts
+    std::atomic<std::int64_t> startNs[kStartRing]{};  // by iteration % kStartRing, the primary's clock
+    std::atomic<std::uint32_t> word{0};               // futex word: bumped on every update
+  };
+  void exportLoop(HyperepochId he);
+  void mirrorEnd(const soc_link::RemoteEnd& e);
+  void receiveReleases();
+  std::string socName(std::uint32_t soc) const;
+
+  const Schedule& schedule_;
+  const RunPlan& plan_;
+  const shm::SegmentView& view_;
+  RunControl& control_;
+  SocRunOptions o_;
+  std::unique_ptr<soc_link::Link> link_;
+  IdVector<HyperepochId, std::vector<InstanceId>> exported_;  // per hyperepoch: ends other SoCs wait for
+  std::vector<InstanceId> byRunnableFrame_;                   // runnableFrameBase_[r] + frame -> instance
+  IdVector<RunnableId, std::uint32_t> runnableFrameBase_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> exportedIterations_;  // per hyperepoch: fully published
+  std::unique_ptr<Follow[]> follow_;                                  // per hyperepoch
+  std::atomic<std::int64_t> offsetNs_{INT64_MAX};                     // min(receive - send) over the primary's releases
+  std::atomic<std::uint64_t> offsetSamples_{0};
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+  std::int64_t announcedNs_ = 0;
+  std::int64_t primaryStoppedNs_ = 0;  // a follower: when the primary was seen ending well
+  bool stopAsked_ = false;
+};
+
+}  // namespace tactus::master

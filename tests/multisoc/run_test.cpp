@@ -1,0 +1,310 @@
+// The run across SoCs with real processes: two tactus-masters (SocA primary, SocB) of
+// samples/multisoc/two_soc.yaml on this machine over loopback DDS (samples/multisoc/loopback.xml),
+// each with its SoC's client (tactus-test-client). The graph's dependencies cross both ways:
+//
+//   SocA: Sensor.Capture ----DDS----> SocB: Planner.Plan ----DDS----> SocA: Sensor.Fuse
+//
+// Checked: 1,000 iterations in the order of the schedule from both masters' logs merged; the start
+// in any order; a signal to either master stopping both at one iteration boundary; a master killed on one SoC, a client
+// killed on the other, and a SoC whose master never starts each end the run on every SoC with a message naming it,
+// leaving nothing in /dev/shm; tactus-report takes both logs of one run.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "runtime_harness.hpp"
+#include "tactus/core/event_log.hpp"
+#include "tactus/core/file_io.hpp"
+#include "tactus/core/limits.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/shm_layout.hpp"
+
+using namespace tactus;
+using namespace tactus::test;
+
+namespace {
+
+// Loopback only, before any child touches DDS.
+void useLoopback() {
+  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+  REQUIRE(root != nullptr);
+  setenv("CYCLONEDDS_URI", ("file://" + std::string(root) + "/samples/multisoc/loopback.xml").c_str(), 1);
+}
+
+// A scratch directory of this test program's own (not the runtime tests' prefix).
+std::string ownScratchDir(const std::string& tag) {
+  std::string dir = "/tmp/tactus-multisoc-tests-" + std::to_string(::getpid()) + "-" + tag;
+  ::mkdir(dir.c_str(), 0700);
+  return dir;
+}
+
+// The two-SoC sample compiled into `dir`; its path.
+std::string compileSample(ChildProcesses& kids, const std::string& dir) {
+  std::string out = dir + "/two.tsched";
+  const pid_t pid =
+      kids.spawn({buildPath("compiler/tactus-compile"), "-i",
+                  std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/samples/multisoc/two_soc.yaml", "-o", out},
+                 dir + "/compile.out");
+  REQUIRE(waitFor(pid, 30000) == 0);
+  return out;
+}
+
+// One test's two SoCs: masters, clients, their outputs.
+struct TwoSocs {
+  ChildProcesses kids;
+  std::string dir;
+  std::string schedule;
+  std::string instance;
+  std::string domain;
+  pid_t masterA = -1, masterB = -1, clientA = -1, clientB = -1;
+
+  TwoSocs(const std::string& tag, int ddsDomain) : dir(ownScratchDir(tag)), instance(uniqueInstance(tag)) {
+    useLoopback();
+    schedule = compileSample(kids, dir);
+    domain = std::to_string(ddsDomain);
+  }
+  pid_t master(const std::string& soc, const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {
+        buildPath("master/tactus-master"), "-s", schedule,  "-x", soc, "-D", instance, "--dds-domain", domain, "-l",
+        dir + "/" + soc + ".log",          "-t", "20000000"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return kids.spawn(argv, dir + "/master" + soc + ".out");
+  }
+  pid_t client(const std::string& name) {
+    setenv("TACTUS_INSTANCE", instance.c_str(), 1);
+    const pid_t pid =
+        kids.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", name, "--timeout-ms", "20000"},
+                   dir + "/" + name + ".out");
+    unsetenv("TACTUS_INSTANCE");
+    return pid;
+  }
+  std::string out(const std::string& who) const { return readFile(dir + "/" + who + ".out"); }
+  bool shmClean() const {
+    return !segmentPresent(instance) && !segmentPresent(shm::socInstanceName(instance, 0)) &&
+           !segmentPresent(shm::socInstanceName(instance, 1));
+  }
+};
+
+Schedule loadSchedule(const std::string& path) {
+  auto text = readRegularFile(path, "schedule file", kMaxScheduleFileBytes);
+  REQUIRE(text.has_value());
+  auto schedule = readSchedule(*text, path);
+  REQUIRE(schedule.has_value());
+  return *schedule;
+}
+
+// The executed order from both masters' logs: SocA's releases (the primary's: SocB releases each
+// frame after it) and every run of both, checked against the schedule by checkLog; plus each
+// log holds its own SoC's runnables only and SocB's releases of exactly `iterations` iterations.
+std::string checkMergedLogs(const TwoSocs& t, std::uint64_t iterations) {
+  const Schedule s = loadSchedule(t.schedule);
+  auto a = readEventLog(t.dir + "/SocA.log");
+  auto b = readEventLog(t.dir + "/SocB.log");
+  if (!a || !b) return "a log is unreadable";
+  EventLog merged = *a;
+  std::uint64_t releasesB = 0;
+  for (const EventRecord& r : b->records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease)) {
+      if (r.iteration >= iterations) return "SocB released iteration " + std::to_string(r.iteration);
+      ++releasesB;
+      continue;
+    }
+    merged.records.push_back(r);
+  }
+  if (releasesB != iterations) return "SocB released " + std::to_string(releasesB) + " frames";
+  for (const auto* log : {&*a, &*b}) {
+    const std::uint32_t soc = log == &*a ? 0 : 1;
+    for (const EventRecord& r : log->records) {
+      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
+      if (runnableSoc(s, s.instances[InstanceId{r.instance}].runnable) != soc)
+        return "the log of SoC " + std::to_string(soc) + " holds another SoC's instance";
+    }
+  }
+  return checkLog(s, merged, iterations);
+}
+
+}  // namespace
+
+TEST_CASE("two SoCs run 1,000 iterations with dependencies crossing both ways, in the schedule's order", "[multisoc]") {
+  TwoSocs t("soc_order", 31);
+  t.masterA = t.master("SocA", {"-e", "1000", "-a", "30"});
+  t.masterB = t.master("SocB", {"-e", "1000", "-a", "30"});
+  t.clientA = t.client("Sensor");
+  t.clientB = t.client("Planner");
+  const int timeoutMs = static_cast<int>(60000 * timeScale());
+  CHECK(waitFor(t.masterA, timeoutMs) == 0);
+  CHECK(waitFor(t.masterB, timeoutMs) == 0);
+  CHECK(waitFor(t.clientA, timeoutMs) == 0);
+  CHECK(waitFor(t.clientB, timeoutMs) == 0);
+  INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+  CHECK(t.out("Sensor").find("status=frame-limit") != std::string::npos);
+  CHECK(t.out("Planner").find("status=frame-limit") != std::string::npos);
+  CHECK(t.out("Sensor").find("runs=2000") != std::string::npos);  // Capture and Fuse, 1,000 times each
+  CHECK(t.out("Planner").find("runs=1000") != std::string::npos);
+  CHECK(checkMergedLogs(t, 1000) == "");
+  CHECK(t.shmClean());
+  // tactus-report LOG LOG SCHEDULE: both SoCs in one set of statistics, the primary's releases.
+  const pid_t report = t.kids.spawn(
+      {buildPath("tools/tactus-report"), t.dir + "/SocB.log", t.dir + "/SocA.log", t.schedule}, t.dir + "/report.out");
+  CHECK(waitFor(report, 30000) == 0);
+  const std::string text = t.out("report");
+  INFO(text);
+  CHECK(text.find("3000 runs, 1000 frame releases") != std::string::npos);
+  CHECK(text.find("log " + t.dir + "/SocA.log") != std::string::npos);  // the primary's header
+  CHECK(text.find("Planner.Plan    1000") != std::string::npos);
+  CHECK(text.find("Sensor.Capture  1000") != std::string::npos);
+}
+
+TEST_CASE("a multi-SoC run starts whatever order its masters and clients come in", "[multisoc]") {
+  // 0: clients first, then SocB's master, then SocA's; 1: SocB whole, then SocA whole;
+  // 2: the primary's master, its client, then SocB's client and master.
+  for (int order = 0; order < 3; ++order) {
+    DYNAMIC_SECTION("order " << order) {
+      TwoSocs t("soc_start" + std::to_string(order), 32 + order);
+      const std::vector<std::string> args = {"-e", "50", "-a", "30"};
+      if (order == 0) {
+        t.clientA = t.client("Sensor");
+        t.clientB = t.client("Planner");
+        usleep(200000);
+        t.masterB = t.master("SocB", args);
+        usleep(200000);
+        t.masterA = t.master("SocA", args);
+      } else if (order == 1) {
+        t.masterB = t.master("SocB", args);
+        t.clientB = t.client("Planner");
+        usleep(300000);
+        t.clientA = t.client("Sensor");
+        t.masterA = t.master("SocA", args);
+      } else {
+        t.masterA = t.master("SocA", args);
+        t.clientA = t.client("Sensor");
+        usleep(300000);
+        t.clientB = t.client("Planner");
+        t.masterB = t.master("SocB", args);
+      }
+      const int timeoutMs = static_cast<int>(40000 * timeScale());
+      CHECK(waitFor(t.masterA, timeoutMs) == 0);
+      CHECK(waitFor(t.masterB, timeoutMs) == 0);
+      CHECK(waitFor(t.clientA, timeoutMs) == 0);
+      CHECK(waitFor(t.clientB, timeoutMs) == 0);
+      INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+      CHECK(checkMergedLogs(t, 50) == "");
+      CHECK(t.shmClean());
+    }
+  }
+}
+
+TEST_CASE("a signal to either master stops every SoC at the same iteration boundary", "[multisoc]") {
+  // SocB (a follower) asks the primary to stop; SocA (the primary) stops and tells SocB where.
+  for (const std::string stopped : {"SocB", "SocA"}) {
+    DYNAMIC_SECTION("signal to " << stopped) {
+      TwoSocs t("soc_signal_" + stopped, stopped == "SocB" ? 39 : 40);
+      const std::vector<std::string> args = {"-a", "30"};  // until stopped
+      t.masterA = t.master("SocA", args);
+      t.masterB = t.master("SocB", args);
+      t.clientA = t.client("Sensor");
+      t.clientB = t.client("Planner");
+      REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 0),
+                                  static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+      REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
+                                  static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+      usleep(300000);
+      REQUIRE(kill(stopped == "SocA" ? t.masterA : t.masterB, SIGTERM) == 0);
+      const int timeoutMs = static_cast<int>(15000 * timeScale());
+      CHECK(waitFor(t.masterA, timeoutMs) == 0);
+      CHECK(waitFor(t.masterB, timeoutMs) == 0);
+      CHECK(waitFor(t.clientA, timeoutMs) == 0);
+      CHECK(waitFor(t.clientB, timeoutMs) == 0);
+      INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+      // The iterations SocA released are the ones both SoCs ran, each whole and in order.
+      auto a = readEventLog(t.dir + "/SocA.log");
+      REQUIRE(a.has_value());
+      std::uint64_t iterations = 0;
+      for (const EventRecord& r : a->records)
+        if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease))
+          iterations = std::max<std::uint64_t>(iterations, r.iteration + 1);
+      CHECK(iterations > 0);
+      CHECK(checkMergedLogs(t, iterations) == "");
+      CHECK(t.shmClean());
+    }
+  }
+}
+
+TEST_CASE("a master killed on one SoC ends the run on the other, naming its SoC", "[multisoc]") {
+  // Killed: the primary (SocA; SocB's release threads wait for its starts) or SocB.
+  for (const std::string killed : {"SocA", "SocB"}) {
+    DYNAMIC_SECTION("killed " << killed) {
+      TwoSocs t("soc_kill_" + killed, killed == "SocA" ? 35 : 36);
+      const std::vector<std::string> args = {"-a", "30", "-o", "500000"};  // until stopped; 0.5 s lease
+      t.masterA = t.master("SocA", args);
+      t.masterB = t.master("SocB", args);
+      t.clientA = t.client("Sensor");
+      t.clientB = t.client("Planner");
+      REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 0),
+                                  static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+      REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
+                                  static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+      usleep(300000);
+      const pid_t victim = killed == "SocA" ? t.masterA : t.masterB;
+      const pid_t survivor = killed == "SocA" ? t.masterB : t.masterA;
+      REQUIRE(kill(victim, SIGKILL) == 0);
+      CHECK(waitFor(victim, 5000) == 128 + SIGKILL);
+      const int timeoutMs = static_cast<int>(15000 * timeScale());
+      CHECK(waitFor(survivor, timeoutMs) == 1);
+      CHECK(waitFor(t.clientA, timeoutMs) != -1);
+      CHECK(waitFor(t.clientB, timeoutMs) != -1);
+      const std::string survivorOut = t.out(killed == "SocA" ? "masterSocB" : "masterSocA");
+      INFO(survivorOut);
+      CHECK(survivorOut.find("SoC '" + killed + "' is gone: its master showed no DDS liveliness within -o 500000 us") !=
+            std::string::npos);
+      CHECK(t.shmClean());
+    }
+  }
+}
+
+TEST_CASE("a client killed on one SoC ends the run on both, naming the client", "[multisoc]") {
+  TwoSocs t("soc_client", 37);
+  const std::vector<std::string> args = {"-a", "30"};
+  t.masterA = t.master("SocA", args);
+  t.masterB = t.master("SocB", args);
+  t.clientA = t.client("Sensor");
+  t.clientB = t.client("Planner");
+  REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
+                              static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+  usleep(300000);
+  REQUIRE(kill(t.clientB, SIGKILL) == 0);
+  const int timeoutMs = static_cast<int>(15000 * timeScale());
+  CHECK(waitFor(t.masterB, timeoutMs) == 1);
+  CHECK(waitFor(t.masterA, timeoutMs) == 1);
+  CHECK(waitFor(t.clientA, timeoutMs) != 0);
+  INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor"));
+  CHECK(t.out("masterSocB").find("client 'Planner'") != std::string::npos);
+  CHECK(t.out("masterSocA").find("SoC 'SocB' ended the run: client 'Planner'") != std::string::npos);
+  CHECK(t.out("Sensor").find("SoC 'SocB' ended the run") != std::string::npos);
+  CHECK(t.shmClean());
+}
+
+TEST_CASE("a SoC whose master never starts makes the start time out, naming that SoC", "[multisoc]") {
+  TwoSocs t("soc_absent", 38);
+  t.masterA = t.master("SocA", {"-a", "2"});
+  t.clientA = t.client("Sensor");
+  // SocB's client pointed at SocA's segment by hand is refused: SocA's master does not run it.
+  const pid_t astray = t.kids.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", "Planner", "--instance",
+                                     shm::socInstanceName(t.instance, 0), "--timeout-ms", "20000"},
+                                    t.dir + "/astray.out");
+  const int timeoutMs = static_cast<int>(15000 * timeScale());
+  CHECK(waitFor(astray, timeoutMs) == 3);
+  CHECK(t.out("astray").find("client 'Planner' runs on SoC 'SocB' of schedule 'TwoSoc', but") != std::string::npos);
+  CHECK(waitFor(t.masterA, timeoutMs) == 1);
+  CHECK(waitFor(t.clientA, timeoutMs) != 0);
+  INFO(t.out("masterSocA") << t.out("Sensor"));
+  CHECK(t.out("masterSocA").find("no master of SoC 'SocB' was ready within -a 2 s") != std::string::npos);
+  CHECK(t.out("Sensor").find("status=timeout") != std::string::npos);
+  CHECK(t.shmClean());
+}
