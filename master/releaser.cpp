@@ -298,6 +298,32 @@ bool Releaser::waitInstances(HyperepochId he, const std::vector<InstanceId>& ins
   return true;
 }
 
+// Releases iteration `h`'s frames from release point `from` on, each at its offset from
+// `iterStart`, gated on the previous frame of its epoch (a late one is an overrun record and sets
+// `frameLate`); false when the run was aborted meanwhile.
+bool Releaser::releaseFrames(HyperepochId he, std::uint64_t h, std::int64_t iterStart, std::size_t from,
+                             bool& frameLate) {
+  const HyperepochPlan& hp = plan_.hyperepochs[he];
+  for (std::size_t k = from; k < hp.releases.size(); ++k) {
+    const ReleasePoint& p = hp.releases[k];
+    const std::int64_t ideal = iterStart + p.offsetNs;
+    std::int64_t actual = sleepUntil(ideal);
+    if (actual == 0) return false;
+    if (p.frame > 0) {
+      const auto& previous = plan_.frameInstances[plan_.epochFrameBase[p.epoch] + p.frame - 1];
+      if (!instancesDone(previous, h)) {
+        if (!waitInstances(he, previous, h)) return false;
+        actual = ipc::monotonicNs();
+        frameLate = true;
+        rings_[he].push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, index(p.epoch),
+                         static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
+      }
+    }
+    publishRelease(he, p, h, ideal, actual);
+  }
+  return true;
+}
+
 // Releases frame `p.frame` of `p.epoch` in `iteration` and records it in the hyperepoch's ring.
 void Releaser::publishRelease(HyperepochId he, const ReleasePoint& p, std::uint64_t iteration, std::int64_t idealNs,
                               std::int64_t actualNs) {
@@ -372,24 +398,7 @@ void Releaser::releaseLoop(HyperepochId he) {
     }
     if (sync_ != nullptr) sync_->started(he, h, iterStart);  // a multi-SoC run's primary
     // startHyperepochNow published the first iteration's releases at offset 0 already.
-    const std::size_t from = h == first ? own.releasedAtStart : 0;
-    for (std::size_t k = from; k < hp.releases.size(); ++k) {
-      const ReleasePoint& p = hp.releases[k];
-      const std::int64_t ideal = iterStart + p.offsetNs;
-      std::int64_t actual = sleepUntil(ideal);
-      if (actual == 0) return leave();
-      if (p.frame > 0) {
-        const auto& previous = plan_.frameInstances[plan_.epochFrameBase[p.epoch] + p.frame - 1];
-        if (!instancesDone(previous, h)) {
-          if (!waitInstances(he, previous, h)) return leave();
-          actual = ipc::monotonicNs();
-          frameLate = true;
-          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, index(p.epoch),
-                       static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
-        }
-      }
-      publishRelease(he, p, h, ideal, actual);
-    }
+    if (!releaseFrames(he, h, iterStart, h == first ? own.releasedAtStart : 0, frameLate)) return leave();
   }
   if (sync_ != nullptr) sync_->stopped(he, h);
   // Stopping at iteration h: let iteration h - 1 finish.

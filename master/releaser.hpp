@@ -137,6 +137,7 @@ class Releaser {
   void releaseLoop(HyperepochId he);
   void followLoop(HyperepochId he);
   void launch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration, std::size_t releasedAtStart);
+  bool releaseFrames(HyperepochId he, std::uint64_t h, std::int64_t iterStart, std::size_t from, bool& frameLate);
   void publishRelease(HyperepochId he, const ReleasePoint& p, std::uint64_t iteration, std::int64_t idealNs,
                       std::int64_t actualNs);
   std::int64_t sleepUntil(std::int64_t deadlineNs);

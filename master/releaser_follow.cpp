@@ -50,22 +50,7 @@ void Releaser::followLoop(HyperepochId he) {
       frameLate = false;
     }
     // As releaseLoop: each frame at its offset, gated on the previous frame of its epoch.
-    for (const ReleasePoint& p : hp.releases) {
-      const std::int64_t ideal = iterStart + p.offsetNs;
-      std::int64_t actual = sleepUntil(ideal);
-      if (actual == 0) return leave();
-      if (p.frame > 0) {
-        const auto& previous = plan_.frameInstances[plan_.epochFrameBase[p.epoch] + p.frame - 1];
-        if (!instancesDone(previous, h)) {
-          if (!waitInstances(he, previous, h)) return leave();
-          actual = ipc::monotonicNs();
-          frameLate = true;
-          events.push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, index(p.epoch),
-                       static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
-        }
-      }
-      publishRelease(he, p, h, ideal, actual);
-    }
+    if (!releaseFrames(he, h, iterStart, 0, frameLate)) return leave();
   }
   // Stopping at iteration h: let iteration h - 1 finish.
   if (h > 0 && !waitInstances(he, hp.instances, h - 1)) return leave();
