@@ -53,7 +53,7 @@ if [ -n "$sanitize" ]; then
   common="halt_on_error=1:print_stacktrace=1"
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:log_path=$logs/asan:${ASAN_OPTIONS:-}"
   export UBSAN_OPTIONS="$common:log_path=$logs/ubsan:${UBSAN_OPTIONS:-}"
-  export TSAN_OPTIONS="$common:second_deadlock_stack=1:log_path=$logs/tsan:${TSAN_OPTIONS:-}"
+  export TSAN_OPTIONS="$common:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp:log_path=$logs/tsan:${TSAN_OPTIONS:-}"
   export LSAN_OPTIONS="print_suppressions=0:${LSAN_OPTIONS:-}"
 fi
 

@@ -54,7 +54,7 @@ using DrvStreamWriteClockValue64 = int (*)(CUstream_st*, unsigned long long, uns
 // The GPU-side time stamp: one thread stores %globaltimer + offset (CLOCK_MONOTONIC ns, the offset
 // measured when the engine starts) at `out`, which lies in the registered segment. Loaded with
 // cuModuleLoadData (the driver compiles it for the device), so libtactus needs no nvcc.
-constexpr const char* kStampPtx = R"(.version 6.0
+[[maybe_unused]] constexpr const char* kStampPtx = R"(.version 6.0
 .target sm_60
 .address_size 64
 .visible .entry tactus_stamp(.param .u64 out, .param .u64 offset)

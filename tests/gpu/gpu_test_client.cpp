@@ -209,6 +209,9 @@ int main(int argc, char** argv) {
       static_cast<long long>(st.overheadP99Ns), static_cast<unsigned long long>(st.overheadSamples),
       tactusLastErrorMessage());
   std::fflush(stdout);
+  stmClientExit();
+  for (cudaStream_t s : streams) tactus::gpuwork::destroyStream(s);
+  // The trace after the streams are gone: their threads write the slots until then.
   if (!gArgs.trace.empty()) {
     if (std::FILE* f = std::fopen(gArgs.trace.c_str(), "w")) {
       std::fprintf(f, "# clock %s\n", tactus::gpuwork::clockName());
@@ -220,7 +223,5 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   }
-  stmClientExit();
-  for (cudaStream_t s : streams) tactus::gpuwork::destroyStream(s);
   return rc == STM_SUCCESS ? 0 : 10 + static_cast<int>(rc);
 }

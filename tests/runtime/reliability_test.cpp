@@ -534,7 +534,7 @@ TEST_CASE("another user's file at the segment's name: the master names the syste
     adoptChild(probe);
     if (waitFor(probe, kWaitMs) != 0) {
       WARN("skipped: user nobody (uid 65534) cannot run " << master
-                                                        << " (a directory above it is closed to other users)");
+                                                          << " (a directory above it is closed to other users)");
       std::error_code ignored;
       std::filesystem::remove_all(shared, ignored);
       return;
