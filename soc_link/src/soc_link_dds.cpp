@@ -51,6 +51,9 @@ class DdsLink final : public Link {
       if (dds_return_t rc = dds_set_listener(endReader_, nullptr); rc < 0) return ddsError("remove listener", rc);
       dds_delete_listener(listener_);
       listener_ = nullptr;
+      // Under the delivery lock: dds_set_listener has waited for a call in progress, but inside
+      // libddsc, where TSan cannot see it; the lock says the same to TSan.
+      const std::lock_guard<std::mutex> hold(deliverMutex_);
       handler_ = nullptr;
       return {};
     }
