@@ -153,6 +153,7 @@ class ManagedRun {
   Answer rollover(const Request& r, Mode& from, Mode& to);
   bool activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r);
   void stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
+  void wakeStoppedWorkers(const Mode& mode, HyperepochId he);
   bool waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
                 std::uint32_t target);
   std::string partitionProblem(const Mode& from, const Mode& to,

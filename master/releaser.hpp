@@ -88,6 +88,14 @@ class Releaser {
   void prepareHyperepoch(HyperepochId he);
   /// Asks hyperepoch `he` to stop at its next iteration boundary (its current frame finishes).
   void requestHyperepochStop(HyperepochId he);
+  /// Stops hyperepoch `he` on the caller's thread when its release thread sleeps between two
+  /// iterations and every instance of the latest one has finished: nothing is left to wait for,
+  /// so a rollover goes on at once instead of waking the release thread (a wake-up costs tens to
+  /// hundreds of us on a loaded machine). Returns the stop iteration (its stopAt; no frame of it
+  /// was released), or nothing when the loop is busy, elsewhere, or has work left in flight; then
+  /// requestHyperepochStop stops it as before. After a stop here the caller still calls
+  /// requestHyperepochStop(he), which ends the loop's sleep.
+  std::optional<std::uint64_t> stopBetweenIterations(HyperepochId he);
   /// Like requestHyperepochStop, and runs `then` once `he`'s release loop has ended: on its
   /// release thread, so a rollover's next hyperepoch starts without a hand-off to another thread
   /// in between; on the caller's thread, at once, when `he` has no loop running.
@@ -119,6 +127,10 @@ class Releaser {
     std::size_t releasedAtStart = 0;  // the first iteration's release points startHyperepochNow published
     std::int64_t startNs = 0;
     std::atomic<std::int64_t> endNs{0};
+    // Where the release loop is: (next iteration << 2) | kPhaseIdle while it sleeps to the next
+    // iteration's start, kPhaseBusy otherwise; a requester that stops it between iterations
+    // (stopBetweenIterations) swaps idle for kPhaseTaken, and the loop then releases nothing more.
+    std::atomic<std::uint64_t> phase{0};
     // IterationHealth, written by the release thread only.
     std::atomic<std::uint64_t> judged{0};
     std::atomic<std::uint64_t> lateHistory{0};
@@ -131,6 +143,9 @@ class Releaser {
     std::mutex thenLock;
     std::function<void()> then;
   };
+  static constexpr std::uint64_t kPhaseBusy = 0;
+  static constexpr std::uint64_t kPhaseIdle = 1;
+  static constexpr std::uint64_t kPhaseTaken = 2;
   void parkedLoop(HyperepochId he);
   void pinThread(HyperepochId he) const;
   void judge(Track& track, bool late);
@@ -144,6 +159,7 @@ class Releaser {
   int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);
   bool instancesDone(const std::vector<InstanceId>& instances, std::uint64_t iteration) const;
   bool waitInstances(HyperepochId he, const std::vector<InstanceId>& instances, std::uint64_t iteration);
+  bool waitIterationByPlan(HyperepochId he, std::uint64_t iteration, std::int64_t iterStart);
 
   const shm::SegmentView& view_;
   const Schedule& schedule_;

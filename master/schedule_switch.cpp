@@ -79,17 +79,21 @@ bool ManagedRun::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std
   return true;
 }
 
-void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
-  if (mode.plan.hyperepochs[he].instances.empty()) return;
-  mode.releaser->requestHyperepochStop(he);
-  mode.releaser->joinHyperepoch(he);  // asleep: its release thread ends once the last iteration did
-  // Workers asleep on a release that will not come look at stopAt now rather than after their
-  // sleep slice, so they leave the activation promptly.
+// Workers asleep on a release that will not come look at stopAt now rather than after their
+// sleep slice, so they leave the activation promptly.
+void ManagedRun::wakeStoppedWorkers(const Mode& mode, HyperepochId he) {
   const shm::SegmentView& view = mode.owner->view();
   for (const EpochId e : mode.schedule.hyperepochs[he].epochs) {
     if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
   }
-  shm::HyperepochSlot& slot = view.hyperepoch(he);
+}
+
+void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
+  if (mode.plan.hyperepochs[he].instances.empty()) return;
+  mode.releaser->requestHyperepochStop(he);
+  mode.releaser->joinHyperepoch(he);  // asleep: its release thread ends once the last iteration did
+  wakeStoppedWorkers(mode, he);
+  shm::HyperepochSlot& slot = mode.owner->view().hyperepoch(he);
   if (mode.control.aborted() && slot.stopAt.load() == std::numeric_limits<std::uint64_t>::max()) {
     // Aborted (a client it uses died): its release thread left without a stop iteration. Workers
     // of later iterations leave; those of the unfinished one wait for the run's end.
@@ -188,13 +192,33 @@ Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
     s.count.fetch_add(1, std::memory_order_seq_cst);  // pairs report from several threads: an add, not a store
     if (s.waiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(s.count);
   };
-  for (const auto& [a, b] : pairs) {
-    if (a != kNone && !from.plan.hyperepochs[a].instances.empty()) {
+  // A pair whose A hyperepoch sleeps between iterations with its latest one finished switches on
+  // this thread: it is stopped here first (every such pair before any switches), then B starts,
+  // then A's release thread is woken to end. The others switch on A's release thread.
+  std::vector<std::pair<std::size_t, std::uint64_t>> stoppedHere;  // pair, A's stop iteration
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const auto [a, b] = pairs[k];
+    if (a == kNone || from.plan.hyperepochs[a].instances.empty()) continue;
+    if (const auto h = from.releaser->stopBetweenIterations(a)) {
+      stoppedHere.emplace_back(k, *h);
+    } else {
       from.releaser->requestHyperepochStop(
           a, [&switchPair, report, switched, a = a, b = b] { report(*switched, switchPair(a, b)); });
-    } else {
-      report(*switched, switchPair(a, b));
     }
+  }
+  for (const auto& [k, h] : stoppedHere) {
+    const auto [a, b] = pairs[k];
+    from.nextIteration[a] = h;
+    logSwitch(EventKind::kScheduleStop, from, a, h, to.schedule.identifier, r.takenNs,
+              from.releaser->hyperepochEndNs(a));
+    report(*switched, b == kNone || activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r));
+  }
+  for (const auto& [k, h] : stoppedHere) {  // after every B started: the wake-ups cost microseconds each
+    from.releaser->requestHyperepochStop(pairs[k].first);
+    wakeStoppedWorkers(from, pairs[k].first);
+  }
+  for (const auto& [a, b] : pairs) {
+    if (a == kNone || from.plan.hyperepochs[a].instances.empty()) report(*switched, switchPair(a, b));
   }
   // Every pair must have switched before this frame's references go: no early return.
   (void)ipc::waitForSequence(switched->count, switched->waiters, static_cast<std::uint32_t>(pairs.size()), 0,

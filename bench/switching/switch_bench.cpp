@@ -78,6 +78,12 @@ int waitExit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+std::int64_t monotonicNs() {  // the master's clock (CLOCK_MONOTONIC)
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 void sleepUs(long us) {
   timespec t{us / 1'000'000, (us % 1'000'000) * 1000};
   nanosleep(&t, nullptr);
@@ -165,10 +171,13 @@ int main(int argc, char** argv) try {
   };
   must(tactus::manager::startSchedule(1));
   std::uint16_t running = 1;
-  for (int k = 0; k < switches; ++k) {  // rollovers at random points of the iteration
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;  // each rollover call's start and return
+  for (int k = 0; k < switches; ++k) {                       // rollovers at random points of the iteration
     sleepUs(pause(random));
     const std::uint16_t other = running == 1 ? 2 : 1;
+    const std::int64_t called = monotonicNs();
     must(tactus::manager::rollOverSchedule(other, running));
+    calls.emplace_back(called, monotonicNs());
     running = other;
   }
   for (int k = 0; k < switches; ++k) {  // complete swaps: stop, then start the other
@@ -224,14 +233,25 @@ int main(int argc, char** argv) try {
                                      tactus::index(s.epochs[tactus::EpochId{r.instance}].hyperepoch), r.iteration);
     if (released.count(key) == 0 || r.endNs < released[key]) released[key] = r.endNs;
   }
-  std::vector<std::int64_t> rollover, rolloverActual, swap;
+  std::vector<std::int64_t> rollover, rolloverActual, swap, noticed, switching, fromCall;
   const EventRecord* lastStop = nullptr;
+  std::map<std::uint32_t, const EventRecord*> lastStopOf;  // by hyperepoch
   for (const EventRecord& r : events->records) {
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop)) lastStop = &r;
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop)) lastStop = lastStopOf[r.instance] = &r;
     if (r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) || lastStop == nullptr) continue;
     if (r.aux != 0xffffffffu) {
       const std::int64_t end = lastEndBefore(static_cast<int>(r.aux), tactus::HyperepochId{r.instance}, r.endNs);
       rollover.push_back(r.endNs - std::max(end, r.startNs));
+      // From the manager's call instead of the master's taking it: the request's way in counted.
+      for (const auto& [called, returned] : calls) {
+        if (r.endNs >= called && r.endNs <= returned) fromCall.push_back(r.endNs - std::max(end, called));
+      }
+      // The two parts: A's release thread seeing A's last end (its stop record's end time), then
+      // the switch on that thread up to B's release.
+      if (const EventRecord* stop = lastStopOf[r.instance]; stop != nullptr && stop->endNs >= end && end > 0) {
+        noticed.push_back(stop->endNs - std::max(end, r.startNs));
+        switching.push_back(r.endNs - stop->endNs);
+      }
       const auto actual = released.find(std::make_tuple(static_cast<int>(r.schedule), r.instance, r.iteration));
       if (actual != released.end()) rolloverActual.push_back(actual->second - std::max(end, r.startNs));
     } else {
@@ -251,6 +271,15 @@ int main(int argc, char** argv) try {
       "  rollover, to the actual release (the release thread's publish, kRelease):\n"
       "                %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us\n",
       ra.count, ra.p50, ra.p99, ra.max);
+  const Summary fc = summarize(fromCall);
+  std::printf(
+      "  rollover, from the manager's call (not from the master's taking the request):\n"
+      "                %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us\n",
+      fc.count, fc.p50, fc.p99, fc.max);
+  const Summary no = summarize(noticed);
+  const Summary sc = summarize(switching);
+  std::printf("    of which: A's last end seen by its release thread p50 %8.1f us  p99 %8.1f us\n", no.p50, no.p99);
+  std::printf("              the switch on that thread to B's release  p50 %8.1f us  p99 %8.1f us\n", sc.p50, sc.p99);
   std::printf(
       "  complete swap  %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods;\n"
       "                 includes the stop and start calls and the start's 500 us release lead)\n",

@@ -34,6 +34,11 @@ struct Attachment {
   ipc::Segment segment;
   shm::ManagerChannel* channel = nullptr;
   ipc::ProcessWatch masterWatch;
+  // The first schedule's segment, whose attention word the master's loop sleeps on: a request
+  // wakes it there (else the master takes it at its next wake-up, up to 2 ms later). Absent when
+  // that segment is not the master's of the channel; requests are then taken at that pace.
+  ipc::Segment primary;
+  std::atomic<std::uint32_t>* attention = nullptr;
 };
 
 std::mutex gMutex;
@@ -85,6 +90,16 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
         a.segment = std::move(*segment);
         a.channel = channel;
         a.masterWatch = ipc::ProcessWatch(static_cast<pid_t>(pid), startTime);
+        if (auto primary = ipc::Segment::open(options.instance);
+            primary && primary->bytes().size() >= sizeof(shm::SegmentHeader)) {
+          auto* header = reinterpret_cast<shm::SegmentHeader*>(primary->bytes().data());
+          if (header->magic.load(std::memory_order_acquire) == shm::kMagic &&
+              header->layoutVersion == shm::kLayoutVersion &&
+              header->masterPid.load(std::memory_order_acquire) == pid) {
+            a.attention = &header->attention;
+            a.primary = std::move(*primary);
+          }
+        }
         gManager = std::move(a);
         return {};
       }
@@ -122,6 +137,7 @@ Outcome requestLocked(ManagerOp op, std::uint32_t arg0, std::uint32_t arg1) {
   c.arg1.store(arg1);
   const std::uint32_t seq = c.requestSeq.load() + 1;
   c.requestSeq.store(seq, std::memory_order_seq_cst);
+  if (gManager->attention != nullptr) ipc::signalWord(*gManager->attention);
   for (;;) {
     const std::uint32_t result = c.resultSeq.load(std::memory_order_acquire);
     if (result == seq) break;

@@ -324,6 +324,18 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
     REQUIRE(loaded);
     modes.push_back(std::move(*loaded));
   }
+  // B's first release on a hyperepoch comes after the end of every run A started there before it
+  // (A's last iteration finished first, whichever thread switched it).
+  for (const EventRecord& start : log->records) {
+    if (start.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) || start.aux == kNoSchedule) continue;
+    const Schedule& a = start.aux == 201 ? modes[0] : modes[1];
+    for (const EventRecord& r : runsOf(*log, static_cast<std::uint16_t>(start.aux))) {
+      if (!a.instances.contains(InstanceId{r.instance}) ||
+          instanceHyperepoch(a, InstanceId{r.instance}) != HyperepochId{start.instance} || r.startNs >= start.endNs)
+        continue;
+      CHECK(r.endNs <= start.endNs);
+    }
+  }
   // Callbacks: each client, once per rollover and hyperepoch, naming the starting schedule,
   // before that hyperepoch's first release of it.
   for (const char* client : {"Client0", "Client1"}) {
