@@ -74,6 +74,13 @@ Result<void> keepEarlierLogs(const std::string& path) {
   return rotate(path, path + ".1");
 }
 
+Result<void> openEventLog(EventLogWriter& log, const std::string& path, std::uint16_t identifier,
+                          std::uint64_t contentHash) {
+  if (path.empty()) return {};
+  if (auto ok = keepEarlierLogs(path); !ok) return ok;
+  return log.open(path, identifier, contentHash);
+}
+
 Result<void> shareSegmentWithGroup(const std::string& instance) {
   const char* text = std::getenv("TACTUS_SEGMENT_GROUP");
   if (text == nullptr || *text == '\0') return {};

@@ -1,6 +1,7 @@
 // tactus-master with a schedule manager (-s a.tsched,b.tsched -N name): loading and verifying
 // the schedules, publishing their segments, the monitor loop and the end of the run (the design:
-// managed_run.hpp).
+// managed_run.hpp). What a deployment needs is shared with the run of one schedule: group mode
+// and kept event logs (deploy_env.hpp), systemd's readiness, watchdog and stopping (notify.hpp).
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,7 +13,9 @@
 #include <ostream>
 #include <set>
 
+#include "deploy_env.hpp"
 #include "managed_run.hpp"
+#include "notify.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -242,8 +245,13 @@ int ManagedRun::execute() {
     counts.clients = static_cast<std::uint32_t>(m.schedule.clients.size());
     counts.workers = static_cast<std::uint32_t>(m.plan.workers.size());
     counts.scheduleTextSize = m.text.size();
-    m.owner = std::make_unique<SegmentOwner>(shm::scheduleInstanceName(o_.instance, k), err_);
+    const std::string segmentName = shm::scheduleInstanceName(o_.instance, k);
+    m.owner = std::make_unique<SegmentOwner>(segmentName, err_);
     if (auto ok = m.owner->create(counts); !ok) {
+      err_ << "tactus-master: " << ok.error().message << "\n";
+      return kExitBadInput;
+    }
+    if (auto ok = shareSegmentWithGroup(segmentName); !ok) {  // deploy_env.cpp: TACTUS_SEGMENT_GROUP
       err_ << "tactus-master: " << ok.error().message << "\n";
       return kExitBadInput;
     }
@@ -260,18 +268,26 @@ int ManagedRun::execute() {
     err_ << "tactus-master: " << ok.error().message << "\n";
     return kExitBadInput;
   }
-  if (!o_.logPath.empty()) {
-    if (auto ok = log_.open(o_.logPath, modes_.front()->schedule.identifier, modes_.front()->contentHash); !ok) {
-      err_ << "tactus-master: " << ok.error().message << "\n";
-      return kExitBadInput;
-    }
-    log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
+  // The manager (tactus-manager, the application's) may run as another user of the group too.
+  if (auto ok = shareSegmentWithGroup(shm::managerInstanceName(o_.instance)); !ok) {
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    return kExitBadInput;
   }
+  // deploy_env.cpp: the earlier runs' logs kept (TACTUS_LOG_KEEP), then this run's opened.
+  if (auto ok = openEventLog(log_, o_.logPath, modes_.front()->schedule.identifier, modes_.front()->contentHash); !ok) {
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    return kExitBadInput;
+  }
+  if (log_.isOpen()) log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
   std::atomic<std::uint32_t>& attention = modes_.front()->owner->view().header().attention;
   gManagedAttention.store(&attention);
   for (std::size_t k = modes_.size(); k-- > 0;) modes_[k]->owner->publish();  // the primary last
   channel_->open.store(1, std::memory_order_seq_cst);
   ipc::futexWake(channel_->open);
+  // notify.cpp: systemd's Type=notify; a tactus-manager@ unit ordered After= the master starts now.
+  notifyReady("published schedules " + loadedList() + " on instance " + o_.instance +
+                  "; waiting for clients and the schedule manager " + quoted(o_.managerName),
+              err_);
   if (o_.verbose) {
     out_ << "tactus-master: published " << modes_.size() << " schedules (" << loadedList() << ") at "
          << ipc::segmentPath(o_.instance) << "; waiting for clients and the schedule manager " << quoted(o_.managerName)
@@ -283,6 +299,9 @@ int ManagedRun::execute() {
   std::optional<RunEnd> end;
   while (!end) {
     const std::uint32_t seen = attention.load(std::memory_order_acquire);
+    // The watchdog is kept here, every round (at most kSliceNs apart), whether a schedule runs
+    // (its release threads keep it too) or none does (their threads sleep on their activation).
+    keepWatchdogAlive();
     drainAll();
     if (runEnded_.load()) break;
     if (gManagedSignal.load() != 0) {
@@ -339,6 +358,7 @@ int ManagedRun::execute() {
   for (auto& m : modes_) m->releaser->join();
   drainAll();
   if (code != kExitOk) err_ << "tactus-master: " << modes_.front()->owner->view().message() << "\n";
+  notifyStopping(modes_.front()->owner->view().message());
   const std::int64_t leaveBy = ipc::monotonicNs() + kClientExitWaitNs;
   while (ipc::monotonicNs() < leaveBy &&
          !std::all_of(modes_.begin(), modes_.end(), [](const auto& m) { return m->monitor->allGone(); })) {

@@ -435,20 +435,16 @@ int MasterRun::execute() {
     releaser_->setSync(soc_.get());
   }
 
-  if (!o_.logPath.empty()) {
-    if (auto ok = keepEarlierLogs(o_.logPath); !ok) {  // deploy_env.cpp: TACTUS_LOG_KEEP
-      err_ << "tactus-master: " << ok.error().message << "\n";
-      return kExitBadInput;
-    }
-    if (auto ok = log_.open(o_.logPath, schedule_.identifier, contentHash_); !ok) {
-      err_ << "tactus-master: " << ok.error().message << "\n";
-      return kExitBadInput;
-    }
+  // deploy_env.cpp: the earlier runs' logs kept (TACTUS_LOG_KEEP), then this run's opened.
+  if (auto ok = openEventLog(log_, o_.logPath, schedule_.identifier, contentHash_); !ok) {
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    return kExitBadInput;
   }
 
   gAttention.store(&header.attention);
   owner_.publish();
-  notifyReady(instance_, schedule_.name, err_);  // notify.cpp: systemd's Type=notify
+  // notify.cpp: systemd's Type=notify
+  notifyReady("published schedule " + schedule_.name + " on instance " + instance_ + "; waiting for clients", err_);
   if (o_.verbose) {
     out_ << "tactus-master: published schedule " << quoted(schedule_.name) << " (" << schedule_.instances.size()
          << " instances, " << schedule_.clients.size() << " clients) at " << ipc::segmentPath(instance_)

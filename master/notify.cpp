@@ -19,10 +19,9 @@ std::atomic<std::int64_t> gKeepEveryNs{0};
 
 }  // namespace
 
-void notifyReady(const std::string& instance, const std::string& scheduleName, std::ostream& err) {
+void notifyReady(const std::string& status, std::ostream& err) {
   const std::int64_t interval = ipc::watchdogIntervalNs();
-  auto sent = ipc::notifySystemd("READY=1\nSTATUS=published schedule " + scheduleName + " on instance " + instance +
-                                 "; waiting for clients\nMAINPID=" + std::to_string(::getpid()));
+  auto sent = ipc::notifySystemd("READY=1\nSTATUS=" + status + "\nMAINPID=" + std::to_string(::getpid()));
   if (!sent) {
     err << "tactus-master: warning: cannot notify systemd: " << sent.error().message << "\n";
     return;

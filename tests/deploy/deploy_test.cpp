@@ -1,7 +1,7 @@
 // Deployment tests with the real master and client processes: the instance a client chooses
 // (TACTUS_INSTANCE) and what it says while it waits, real-time worker threads and locked memory
 // (and their refusals), the systemd notification protocol on a fake NOTIFY_SOCKET, and event
-// logs that keep earlier runs.
+// logs that keep earlier runs; for the run of one schedule and for the managed run (-N).
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-
+#include <fstream>
 #include <functional>
 
 #include "runtime_harness.hpp"
@@ -88,6 +88,44 @@ struct Deployment {
 };
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A managed run (-N mgr) of the deployment's schedule (identifier 7) and a second one
+// (identifier 8, the same client): the master's command line and the names of its segments.
+struct ManagedDeployment {
+  const Deployment& d;
+  std::string secondPath;
+
+  explicit ManagedDeployment(const Deployment& deployment) : d(deployment), secondPath(d.dir + "/second.tsched") {
+    Schedule second = oneClientSchedule();
+    second.identifier = 8;
+    REQUIRE(verifySchedule(second).ok());
+    REQUIRE(saveScheduleFile(second, secondPath).has_value());
+  }
+  pid_t master(const std::vector<std::string>& extra, const std::vector<std::string>& env,
+               const std::string& who = "master") const {
+    std::vector<std::string> argv{"/usr/bin/env"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.insert(argv.end(), {buildPath("master/tactus-master"), "-s", d.schedulePath + "," + secondPath, "-N", "mgr",
+                             "-D", d.instance});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return d.children.spawn(argv, d.out(who));
+  }
+  // tactus-manager with `command` (e.g. {"start", "7"}); its exit status.
+  int manager(const std::vector<std::string>& command, const std::string& who) const {
+    std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", d.instance, "-t", "10000"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    return waitFor(d.children.spawn(argv, d.out(who)), kWaitMs);
+  }
+  // Every segment of the run: the schedules' and the manager channel.
+  std::vector<std::string> segments() const { return {d.instance, d.instance + ".schedule1", d.instance + ".manager"}; }
+  ~ManagedDeployment() {
+    for (const std::string& name : segments()) {
+      if (segmentPresent(name)) ::unlink(("/dev/shm/tactus_" + name).c_str());
+    }
+  }
+  ManagedDeployment(const ManagedDeployment&) = delete;
+  ManagedDeployment& operator=(const ManagedDeployment&) = delete;
+};
 
 std::int64_t nowNs() {
   timespec t{};
@@ -366,6 +404,55 @@ TEST_CASE("master and client speak systemd's notify protocol: ready once publish
   CHECK_FALSE(received(got, 0, "READY=1\nSTATUS=client"));
 }
 
+TEST_CASE(
+    "a managed run (-N) is ready once its schedules and manager channel are published, keeps the watchdog "
+    "with and without a running schedule, and keeps the earlier event log",
+    "[deploy][systemd][managed]") {
+  Deployment d("notifymanaged");
+  const ManagedDeployment run(d);
+  const FakeNotifySocket masterSocket(d.dir + "/master.sock");
+  std::vector<Notification> got;
+  const std::string log = d.dir + "/events.tlog";
+  std::ofstream(log) << "the log of an earlier run";
+  // WatchdogSec=100ms: the master must send WATCHDOG=1 at least every 50 ms.
+  const pid_t m = run.master({"-t", "-1", "-l", log}, {"NOTIFY_SOCKET=" + masterSocket.path(), "WATCHDOG_USEC=100000"});
+  listen({&masterSocket}, got, kWaitMs, [](const auto& g) { return received(g, 0, "READY=1"); });
+  REQUIRE(received(got, 0,
+                   "READY=1\nSTATUS=published schedules 7 (" + d.schedulePath + "), 8 (" + run.secondPath +
+                       ") on instance " + d.instance + "; waiting for clients and the schedule manager 'mgr'"));
+  // Ready means every segment is there: a tactus-manager@ unit ordered after the master attaches.
+  for (const std::string& name : run.segments()) CHECK(segmentPresent(name));
+  CHECK(readFile(log + ".1") == "the log of an earlier run");
+
+  // Waiting for clients and the manager, the watchdog is kept.
+  std::int64_t from = nowNs();
+  listen({&masterSocket}, got, 400, [](const auto&) { return false; });
+  CHECK(countBetween(got, 0, "WATCHDOG=1", from, nowNs()) >= 3);
+
+  const pid_t c = d.client({"--instance", d.instance});
+  REQUIRE(run.manager({"start", "7"}, "start") == 0);  // waits for the client to enter
+  from = nowNs();
+  listen({&masterSocket}, got, 400, [](const auto&) { return false; });
+  CHECK(countBetween(got, 0, "WATCHDOG=1", from, nowNs()) >= 3);  // a schedule runs
+
+  // Stopped: every release thread sleeps on its activation; the master's loop keeps the watchdog.
+  REQUIRE(run.manager({"stop", "7"}, "stop") == 0);
+  from = nowNs();
+  listen({&masterSocket}, got, 400, [](const auto&) { return false; });
+  CHECK(countBetween(got, 0, "WATCHDOG=1", from, nowNs()) >= 3);
+
+  REQUIRE(run.manager({"exit"}, "exit") == 0);
+  listen({&masterSocket}, got, kWaitMs, [](const auto& g) { return received(g, 0, "STOPPING=1"); });
+  CHECK(received(got, 0, "STOPPING=1\nSTATUS="));
+  CHECK(waitFor(c, kWaitMs) == 0);
+  CHECK(contains(readFile(d.out("Client0")), "status=exit-requested"));
+  CHECK(waitFor(m, kWaitMs) == 0);
+  auto written = readEventLog(log);
+  REQUIRE(written.has_value());
+  CHECK(written->header.scheduleCount == 2);
+  CHECK(readFile(log + ".1") == "the log of an earlier run");
+}
+
 TEST_CASE("a watchdog meant for another process (WATCHDOG_PID) is not kept; no NOTIFY_SOCKET sends nothing",
           "[deploy][systemd]") {
   Deployment d("notifypid");
@@ -491,4 +578,36 @@ TEST_CASE("group mode: TACTUS_SEGMENT_GROUP lets a client of another user in tha
   CHECK(waitFor(bad, kWaitMs) == 2);
   CHECK(contains(readFile(d.out("bad")), "TACTUS_SEGMENT_GROUP='no-such-group-here': no such group"));
   CHECK_FALSE(segmentPresent(d.instance));
+
+  // A managed run (-N) shares every schedule's segment and the manager channel: a manager of
+  // the group's other user starts the schedule, its client runs, and it ends the run.
+  const ManagedDeployment run(d);
+  const pid_t m3 = run.master({"-t", "-1"}, {"TACTUS_SEGMENT_GROUP=nogroup"}, "managed");
+  REQUIRE(waitForPath("/dev/shm/tactus_" + d.instance + ".manager", kWaitMs));
+  REQUIRE(waitForSegmentState(d.instance, 1, kWaitMs));  // published last: the others are there
+  for (const std::string& name : run.segments()) {
+    REQUIRE(::stat(("/dev/shm/tactus_" + name).c_str(), &st) == 0);
+    INFO(name);
+    CHECK((st.st_mode & 0777) == 0660);
+    CHECK(st.st_gid == gid);
+  }
+  const pid_t client = asNobody("managed-client", "10000");
+  auto managerAsNobody = [&](const std::vector<std::string>& command, const std::string& who) {
+    std::vector<std::string> argv{"/usr/bin/setpriv",
+                                  "--reuid=nobody",
+                                  "--regid=nogroup",
+                                  "--clear-groups",
+                                  buildPath("tools/tactus-manager"),
+                                  "-D",
+                                  d.instance,
+                                  "-t",
+                                  "10000"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    return waitFor(d.children.spawn(argv, d.out(who)), kWaitMs);
+  };
+  CHECK(managerAsNobody({"start", "7"}, "managed-start") == 0);
+  CHECK(managerAsNobody({"exit"}, "managed-exit") == 0);
+  CHECK(waitFor(client, kWaitMs) == 0);
+  CHECK(contains(readFile(d.out("managed-client")), "status=exit-requested"));
+  CHECK(waitFor(m3, kWaitMs) == 0);
 }
