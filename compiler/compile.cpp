@@ -45,8 +45,10 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   if (!graphText) return graphText.error();
   auto graph = parseGraph(*graphText, options.input == kStdStream ? "stdin" : options.input);
   if (!graph) return graph.error();
-  if (!options.wcetPath.empty()) {
-    auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
+  if (!options.wcetPath.empty()) {  // `--wcet -`: from standard input (not with `-i -`: compile_args.cpp)
+    auto wcetText = readInputOperand(options.wcetPath, "WCET file", kMaxGraphFileBytes);
+    if (!wcetText) return wcetText.error();
+    auto applied = applyWcetFile(*graph, *wcetText, options.wcetPath == kStdStream ? "stdin" : options.wcetPath);
     if (!applied) return applied.error();
   }
   graph->crossSocLatencyNs = options.crossSocLatencyNs;
@@ -95,8 +97,8 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     auto written = writeOutputOperand(options.reportJsonPath, reportJson(outcome.report), "report file");
     if (!written) return written.error();
   }
-  if (!options.htmlPath.empty()) {
-    auto written = view::writeHtml(options.htmlPath, outcome.schedule);
+  if (!options.htmlPath.empty()) {  // `--html -`: standard output
+    auto written = writeOutputOperand(options.htmlPath, view::renderHtml(outcome.schedule), "html file");
     if (!written) return written.error();
   }
   endStep("write");
@@ -160,8 +162,10 @@ namespace {
 
 // Compiles and prints the report (runCompileCommand after the command line); the exit status.
 int compileAndReport(const CompileOptions& options, std::ostream& stdOut, std::ostream& err) {
-  // With the schedule on standard output (`-o -`) the report goes to standard error.
-  std::ostream& out = options.output == kStdStream ? err : stdOut;
+  // With an output on standard output (`-o -`, `-k -`, `--html -`) the report goes to standard error.
+  const bool stdoutTaken =
+      options.output == kStdStream || options.reportJsonPath == kStdStream || options.htmlPath == kStdStream;
+  std::ostream& out = stdoutTaken ? err : stdOut;
   Result<CompileOutcome> outcome = compileFile(options);
   if (!outcome) {
     err << "tactus-compile: " << outcome.error().message << "\n";

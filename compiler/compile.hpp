@@ -22,11 +22,11 @@ namespace tactus::compiler {
 inline constexpr std::int64_t kDefaultCrossSocLatencyNs = 200000;
 
 struct CompileOptions {
-  std::string input;              ///< `-i`: the YAML graph
-  std::string output;             ///< `-o`: the schedule file; empty = input name with .tsched
-  std::string reportJsonPath;     ///< `-k`: write the JSON report here when set
-  std::string wcetPath;           ///< `--wcet`: WCET side file overriding the graph's WCETs
-  std::string htmlPath;           ///< `--html`: also write the HTML view of the schedule here when set
+  std::string input;              ///< `-i`: the YAML graph (`-`: standard input)
+  std::string output;             ///< `-o`: the schedule file; empty = input with .tsched (`-`: stdout)
+  std::string reportJsonPath;     ///< `-k`: write the JSON report here when set (`-`: stdout)
+  std::string wcetPath;           ///< `--wcet`: WCET side file overriding the graph's WCETs (`-`: stdin)
+  std::string htmlPath;           ///< `--html`: also write the HTML view here when set (`-`: stdout)
   double timeBudgetSeconds = 0;   ///< `-t`: search time per hyperepoch; 0 = first schedule
   std::uint64_t searchSteps = 0;  ///< `--search-steps`: search steps per hyperepoch; 0 = none
   int workers = 1;                ///< `-j`: search workers

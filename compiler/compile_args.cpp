@@ -24,8 +24,18 @@ const std::vector<OptionSpec>& specs() {
        "- writes it to standard output, and the report to standard error",
        {}},
       {"report-json", 'k', "FILE", "also write the report as JSON to FILE (- for standard output)", {}},
-      {"wcet", 0, "FILE", "WCET side file (`Client.Runnable: ns`) overriding the graph's WCETs", {}},
-      {"html", 0, "FILE", "also write the graph and the schedule as one self-contained HTML page", {}},
+      {"wcet",
+       0,
+       "FILE",
+       "WCET side file (`Client.Runnable: ns`) overriding the graph's WCETs\n"
+       "(- reads standard input; not with -i -)",
+       {}},
+      {"html",
+       0,
+       "FILE",
+       "also write the graph and the schedule as one self-contained HTML page\n"
+       "(- for standard output)",
+       {}},
       {"time",
        't',
        "SECONDS",
@@ -77,7 +87,8 @@ std::string compileUsage() {
          "Compiles an STM-format YAML compute graph into a verified static schedule file.\n"
          "Options take --name=value or --name value; -t 5, -t5 and --time=5 are the same.\n"
          "A search (-t, --search-steps) prints its progress to standard error once a second\n"
-         "(best length, lower bound, gap) unless -q.\n"
+         "(best length, lower bound, gap) unless -q. One of -o, -k and --html may be - (standard\n"
+         "output); the report then goes to standard error.\n"
          "\n"
          "options:\n" +
          optionsHelp(specs()) +
@@ -187,6 +198,16 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
   if (sawNrf && sawWt) return fail(ErrorCode::kBadParameter, "options -wt and -nrf exclude each other");
   if (o.input == kStdStream && o.output.empty()) {
     return fail(ErrorCode::kBadParameter, "-i - (standard input) needs -o FILE or -o - (there is no name to derive)");
+  }
+  if (o.input == kStdStream && o.wcetPath == kStdStream) {
+    return fail(ErrorCode::kBadParameter,
+                "-i - and --wcet - both want standard input: give the graph or the WCET file as a file");
+  }
+  int onStdout = 0;
+  for (const std::string* out : {&o.output, &o.reportJsonPath, &o.htmlPath}) onStdout += *out == kStdStream ? 1 : 0;
+  if (onStdout > 1) {
+    return fail(ErrorCode::kBadParameter,
+                "only one output can go to standard output (-): -o, -k (--report-json) and --html each want it");
   }
   return CompileAction::kCompile;
 }

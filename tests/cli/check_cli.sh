@@ -35,6 +35,24 @@ expect_usage "option '-output' has one dash: did you mean '--output'?" "$compile
 expect_usage "unknown option '--outptu' (did you mean '--output'?)" "$compile" -i "$graph" --outptu x
 expect_usage "-i - (standard input) needs -o FILE or -o -" "$compile" -i -
 expect_usage "(the graph is given with -i: -i $graph)" "$compile" "$graph"
+# --html - writes the page to standard output (the report to standard error), never a file '-'.
+(cd "$work" && "$compile" -i "$graph" -o "$work/html.tsched" --html - -q >"$work/page.html" 2>"$work/html_err.txt") \
+  || { cat "$work/html_err.txt"; fail "--html - failed"; }
+[ -e "$work/-" ] && fail "--html - wrote a file named '-'"
+head -c 15 "$work/page.html" | grep -q "^<!DOCTYPE html>" || fail "--html - did not write the page to standard output"
+grep -q "^wrote $work/html.tsched" "$work/html_err.txt" || fail "--html - did not put the report on standard error"
+# --wcet - reads the WCET file from standard input: the same schedule as from the file, not the graph's.
+printf 'Sensing.Detect: 5ms\n' >"$work/wcet.yaml"
+"$compile" -i "$graph" -o "$work/wcet_file.tsched" --wcet "$work/wcet.yaml" -q >/dev/null || fail "--wcet FILE failed"
+(cd "$work" && "$compile" -i "$graph" -o "$work/wcet_stdin.tsched" --wcet - -q <"$work/wcet.yaml" >/dev/null 2>"$work/wcet_err.txt") \
+  || { cat "$work/wcet_err.txt"; fail "--wcet - failed"; }
+cmp -s "$work/wcet_file.tsched" "$work/wcet_stdin.tsched" || fail "--wcet - and --wcet FILE differ"
+cmp -s "$work/wcet_stdin.tsched" "$work/file.tsched" && fail "--wcet - was not applied"
+printf 'Sensing.Nothing: 5ms\n' | "$compile" -i "$graph" -o "$work/bad_wcet.tsched" --wcet - -q 2>"$work/bad_wcet.txt" \
+  && fail "a WCET file naming an unknown runnable was applied"
+grep -q "^tactus-compile: stdin:1" "$work/bad_wcet.txt" || { cat "$work/bad_wcet.txt"; fail "a --wcet - error is not named stdin:LINE"; }
+expect_usage "-i - and --wcet - both want standard input" "$compile" -i - -o - --wcet -
+expect_usage "only one output can go to standard output (-)" "$compile" -i "$graph" -o - --html -
 
 # A search prints its progress to standard error each second, unless -q.
 if [ -n "$gen_graph" ]; then
