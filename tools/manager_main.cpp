@@ -22,7 +22,7 @@ namespace {
 // On the tools' one parser (core/command_line.hpp); -D is STM's discriminator, as for the master.
 const std::vector<tactus::OptionSpec>& specs() {
   static const std::vector<tactus::OptionSpec> kSpecs = {
-      {"discriminator", 'D', "NAME", "the master's instance (default 'default')", {}},
+      {"discriminator", 'D', "NAME", "the master's instance (default: $TACTUS_INSTANCE, else 'default')", {}},
       {"manager", 'N', "NAME", "the manager name the master was started with (default: the one it expects)", {}},
       {"timeout-ms", 't', "MS", "wait at most MS milliseconds for the master (default 5000; -1 forever)", {}},
       {"version", 'V', "", "print the version and exit", {}},

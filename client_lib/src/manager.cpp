@@ -2,14 +2,18 @@
 // attaching to the master's ManagerChannel segment, claiming it, and synchronous requests.
 #include "tactus/manager.hpp"
 
+#include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "tactus/core/shm_layout.hpp"
 #include "tactus/core/text.hpp"
@@ -27,6 +31,9 @@ using shm::ManagerOp;
 using shm::ManagerResult;
 
 constexpr std::int64_t kPollNs = 10'000'000;
+// A wait longer than this is said on standard error (a master that starts along with its
+// manager, as under systemd, usually publishes within it).
+constexpr std::int64_t kWaitNoticeNs = 1'000'000'000;
 
 struct Attachment {
   std::string name;
@@ -51,20 +58,83 @@ struct Outcome {
   std::optional<Error> error;  // no answer (not initialized, master gone)
 };
 
+// The instances that have a manager channel in /dev/shm right now, other than `instance`, as a
+// hint for a manager that waits on a name nobody serves ("" when there is none). At most a few.
+std::string otherManagedInstances(const std::string& instance) {
+  const std::string prefix = ipc::segmentName("");
+  const std::string suffix = shm::managerInstanceName("");
+  std::vector<std::string> names;
+  if (DIR* dir = ::opendir("/dev/shm"); dir != nullptr) {
+    while (const dirent* entry = ::readdir(dir)) {
+      const std::string file = entry->d_name;
+      if (file.size() <= prefix.size() + suffix.size() || file.compare(0, prefix.size(), prefix) != 0 ||
+          file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      const std::string other = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+      if (other != instance && ipc::validateInstanceName(other)) names.push_back(other);
+    }
+    ::closedir(dir);
+  }
+  if (names.empty()) return "";
+  std::sort(names.begin(), names.end());
+  constexpr std::size_t kShown = 5;
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < kShown; ++i) text += (i == 0 ? "" : ", ") + quoted(names[i], 256);
+  if (names.size() > kShown) text += ", ...";
+  return "; instances with a schedule manager channel now: " + text;
+}
+
+// The instance init waits for and where its name came from: the options', else
+// $TACTUS_INSTANCE, else the default (tactus::init chooses the same way).
+struct ChosenInstance {
+  std::string name;
+  std::string source;
+};
+
+ChosenInstance chooseInstance(const ManagerOptions& options) {
+  const char* env = std::getenv("TACTUS_INSTANCE");
+  if (!options.instance.empty()) return {options.instance, "ManagerOptions::instance (tactus-manager -D)"};
+  if (env != nullptr && *env != '\0') return {env, "TACTUS_INSTANCE"};
+  return {ipc::kDefaultInstance,
+          "the default (neither ManagerOptions::instance, tactus-manager -D, nor TACTUS_INSTANCE is set)"};
+}
+
+// How the instance was chosen and how to choose another, for the waiting messages.
+std::string howToSet(const ChosenInstance& chosen) {
+  return "instance " + quoted(chosen.name, 256) + " from " + chosen.source +
+         "; it must equal the master's -D: set TACTUS_INSTANCE, ManagerOptions::instance or tactus-manager -D";
+}
+
 Result<void> attachLocked(const std::string& name, const ManagerOptions& options) {
   if (gManager)
     return fail(ErrorCode::kInvalidState, "schedule manager " + quoted(gManager->name) + " is already initialized");
-  if (auto ok = ipc::validateInstanceName(options.instance); !ok) return ok.error();
-  const std::string segmentName = shm::managerInstanceName(options.instance);
-  const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
+  const ChosenInstance chosen = chooseInstance(options);
+  const std::string& instance = chosen.name;
+  const std::string who = "schedule manager" + (name.empty() ? std::string() : " " + quoted(name));
+  if (auto ok = ipc::validateInstanceName(instance); !ok) {
+    return fail(ok.error().code, who + ": " + chosen.source + ": " + ok.error().message);
+  }
+  const std::string segmentName = shm::managerInstanceName(instance);
+  const std::int64_t startNs = ipc::monotonicNs();
+  const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : startNs + options.timeoutMs * 1'000'000;
+  std::string why;   // why it still waits
+  std::string said;  // the reason printed last: each one is printed once
   for (;;) {
     auto segment = ipc::Segment::open(segmentName);
+    why = "no master started with -N has published it";
     if (segment && segment->bytes().size() >= sizeof(shm::ManagerChannel)) {
       auto* channel = reinterpret_cast<shm::ManagerChannel*>(segment->bytes().data());
       const std::uint32_t pid = channel->masterPid.load(std::memory_order_acquire);
       const std::uint64_t startTime = channel->masterStartTime.load();
-      if (channel->magic.load(std::memory_order_acquire) == shm::kManagerMagic && pid != 0 &&
-          ipc::processAlive(static_cast<pid_t>(pid), startTime) && channel->open.load() == 1) {
+      const bool ready = channel->magic.load(std::memory_order_acquire) == shm::kManagerMagic && pid != 0;
+      const bool alive = ready && ipc::processAlive(static_cast<pid_t>(pid), startTime);
+      const std::uint32_t open = channel->open.load();
+      why = !ready      ? "its master is still setting it up"
+            : !alive    ? "its master (pid " + std::to_string(pid) + ") is gone"
+            : open == 0 ? "its master (pid " + std::to_string(pid) + ") has not opened it yet"
+            : open == 2 ? "the run of its master (pid " + std::to_string(pid) + ") has ended"
+                        : "";
+      if (alive && open == 1) {
         if (channel->layoutVersion != shm::kLayoutVersion) {
           return fail(ErrorCode::kIncompatible, ipc::segmentPath(segmentName) + ": layout version " +
                                                     std::to_string(channel->layoutVersion) + ", this build uses " +
@@ -74,7 +144,7 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
         const std::string actual = name.empty() ? expected : name;
         if (actual != expected) {
           return fail(ErrorCode::kNotFound, "schedule manager " + quoted(actual) + ": the master of instance " +
-                                                quoted(options.instance, 256) + " expects manager " + quoted(expected) +
+                                                quoted(instance, 256) + " expects manager " + quoted(expected) +
                                                 " (-N)");
         }
         std::uint32_t holder = 0;
@@ -86,11 +156,11 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
         }
         Attachment a;
         a.name = actual;
-        a.instance = options.instance;
+        a.instance = instance;
         a.segment = std::move(*segment);
         a.channel = channel;
         a.masterWatch = ipc::ProcessWatch(static_cast<pid_t>(pid), startTime);
-        if (auto primary = ipc::Segment::open(options.instance);
+        if (auto primary = ipc::Segment::open(instance);
             primary && primary->bytes().size() >= sizeof(shm::SegmentHeader)) {
           auto* header = reinterpret_cast<shm::SegmentHeader*>(primary->bytes().data());
           if (header->magic.load(std::memory_order_acquire) == shm::kMagic &&
@@ -104,10 +174,19 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
         return {};
       }
     }
-    if (ipc::monotonicNs() >= deadline) {
-      return fail(ErrorCode::kTimeout,
-                  "schedule manager " + quoted(name) + ": no master with a schedule manager for instance " +
-                      quoted(options.instance, 256) + " within " + std::to_string(options.timeoutMs) + " ms");
+    const std::int64_t now = ipc::monotonicNs();
+    if (now >= deadline) {
+      return fail(ErrorCode::kTimeout, who + ": no master with a schedule manager for instance " +
+                                           quoted(instance, 256) + " within " + std::to_string(options.timeoutMs) +
+                                           " ms (" + why + "; " + howToSet(chosen) + otherManagedInstances(instance) +
+                                           ")");
+    }
+    if (now - startNs >= kWaitNoticeNs && why != said) {
+      said = why;
+      std::fprintf(stderr, "tactus: %s: waiting for tactus-master -N of instance %s (segment %s): %s (%s%s)\n",
+                   who.c_str(), quoted(instance, 256).c_str(), ipc::segmentPath(segmentName).c_str(), why.c_str(),
+                   howToSet(chosen).c_str(), otherManagedInstances(instance).c_str());
+      std::fflush(stderr);
     }
     std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
   }
@@ -270,8 +349,7 @@ stmErrorCode_t initOn(const char* name, const std::string& instance) {
 extern "C" {
 
 stmErrorCode_t stmScheduleManagerInit(const char* name) {
-  const char* env = std::getenv("TACTUS_INSTANCE");
-  return initOn(name, (env != nullptr && *env != '\0') ? env : "default");
+  return initOn(name, "");  // init reads TACTUS_INSTANCE, else "default"
 }
 
 stmErrorCode_t stmScheduleManagerInitWithDiscriminator(const char* name, int32_t discriminator) {

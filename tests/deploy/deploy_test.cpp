@@ -251,6 +251,50 @@ TEST_CASE("a client waiting on the wrong instance says where the name came from 
   CHECK(waitFor(m, kWaitMs) == 0);
 }
 
+TEST_CASE(
+    "the schedule manager's init without an instance attaches to TACTUS_INSTANCE; waiting, it names the "
+    "instance and how to set it",
+    "[deploy][instance][managed]") {
+  Deployment d("mgrinst");
+  const ManagedDeployment run(d);
+  const pid_t m = run.master({"-t", "-1"}, {});
+  REQUIRE(waitForSegmentState(d.instance, 1, kWaitMs));
+  // tactus-manager without -D: tactus::manager::init with an empty ManagerOptions::instance.
+  auto manager = [&](const std::vector<std::string>& args, const std::string& who) {
+    std::vector<std::string> argv{"/usr/bin/env"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return waitFor(d.children.spawn(argv, d.out(who)), kWaitMs);
+  };
+  const std::string program = buildPath("tools/tactus-manager");
+  CHECK(manager({"TACTUS_INSTANCE=" + d.instance, program, "-t", "5000", "status"}, "env") == 0);
+
+  // A wrong instance: after a second the wait is said once, then the time-out says it again.
+  const std::string wrong = d.instance + "x";
+  CHECK(manager({"TACTUS_INSTANCE=" + wrong, program, "-t", "1500", "status"}, "wrong") == 1);
+  const std::string out = readFile(d.out("wrong"));
+  INFO(out);
+  CHECK(contains(out, "tactus: schedule manager: waiting for tactus-master -N of instance '" + wrong +
+                          "' (segment /dev/shm/tactus_" + wrong +
+                          ".manager): no master started with -N has published it"));
+  CHECK(contains(out, "(instance '" + wrong +
+                          "' from TACTUS_INSTANCE; it must equal the master's -D: set TACTUS_INSTANCE, "
+                          "ManagerOptions::instance or tactus-manager -D"));
+  CHECK(contains(out, "instances with a schedule manager channel now: "));
+  CHECK(contains(out, "'" + d.instance + "'"));
+  CHECK(contains(out, "no master with a schedule manager for instance '" + wrong + "' within 1500 ms"));
+  // A wait shorter than a moment says nothing but its error; without TACTUS_INSTANCE the default is named.
+  CHECK(manager({"-u", "TACTUS_INSTANCE", program, "-t", "200", "-N", "mgr", "status"}, "short") == 1);
+  const std::string shortOut = readFile(d.out("short"));
+  CHECK_FALSE(contains(shortOut, "waiting for"));
+  CHECK(contains(shortOut,
+                 "schedule manager 'mgr': no master with a schedule manager for instance 'default' within "
+                 "200 ms (no master started with -N has published it; instance 'default' from the default "
+                 "(neither ManagerOptions::instance, tactus-manager -D, nor TACTUS_INSTANCE is set)"));
+  // -D wins over TACTUS_INSTANCE.
+  CHECK(manager({"TACTUS_INSTANCE=" + wrong, program, "-D", d.instance, "-t", "5000", "exit"}, "exit") == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+}
+
 TEST_CASE("a bad TACTUS_INSTANCE is an init error naming the variable", "[deploy][instance]") {
   Deployment d("badenv");
   const pid_t c = d.client({"--timeout-ms", "100"}, {"TACTUS_INSTANCE=no/slash"});

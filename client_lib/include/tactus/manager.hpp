@@ -21,8 +21,8 @@ namespace tactus::manager {
 
 /// Options for init.
 struct ManagerOptions {
-  /// The master's instance (-D).
-  std::string instance = "default";
+  /// The master's instance (-D); empty: $TACTUS_INSTANCE, else "default" (as tactus::init).
+  std::string instance;
   /// How long init waits for a master, in milliseconds; < 0 waits forever.
   std::int64_t timeoutMs = -1;
 };
@@ -37,8 +37,11 @@ struct Status {
 };
 
 /// Attaches as the schedule manager `name` (must equal the master's -N; an empty name takes the
-/// master's). Errors: kNotFound (the master expects another name), kAlreadyExists (another live
-/// manager is attached), kTimeout, kIncompatible, kInvalidState (already initialized).
+/// master's). Waiting longer than a second for the master, it says so on standard error once per
+/// reason: the instance, where its name came from and how to set it, and the instances that have
+/// a manager channel now. Errors: kNotFound (the master expects another name), kAlreadyExists
+/// (another live manager is attached), kTimeout, kIncompatible, kBadParameter (a bad instance
+/// name, naming where it came from), kInvalidState (already initialized).
 Result<void> init(const std::string& name, const ManagerOptions& options = {});
 
 /// Starts schedule `id`: its first frames are released about 2 ms later. Errors:
