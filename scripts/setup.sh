@@ -10,8 +10,11 @@ cd "$(dirname "$0")/.."
 
 # chromium: the headless browser that tests the HTML view (about 40 s to install; its test is
 # skipped, exit 77, where it is missing). cyclonedds-dev and cyclonedds-tools (idlc): the multi-SoC
-# link (-Dmultisoc=auto builds it when they are there).
-packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium cyclonedds-dev cyclonedds-tools)
+# link (-Dmultisoc=auto builds it when they are there). libsystemd-dev: systemd notifications
+# through sd_notify (-Dsystemd=auto uses it when it is there; the deploy tests' fake notify socket
+# then exercises libsystemd's sender, which honours NOTIFY_SOCKET as the built-in one does).
+packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium cyclonedds-dev cyclonedds-tools
+  libsystemd-dev)
 [ "${CI:-}" = true ] && packages+=(ccache)
 read -r -a extra_packages <<<"${TACTUS_EXTRA_PACKAGES:-}"
 packages+=("${extra_packages[@]}")
