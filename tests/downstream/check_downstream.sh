@@ -3,7 +3,8 @@
 #   1. tactus as a Meson subproject, client-only (dependency('tactus', fallback: 'tactus')), built
 #      and run; its install holds nothing of tactus but the library, its headers and pkg-config;
 #   2. tactus as a subproject with its tools: find_program finds the overridden tactus-compile,
-#      tactus-master and tactus-report (configured only: building the compiler twice costs minutes),
+#      tactus-master, tactus-report, tactus-manager and tactus-check (configured only: building the
+#      compiler twice costs minutes),
 #      and the subproject registers no tests;
 #   3. tactus installed (client-only build, meson install to a prefix), found by pkg-config.
 # usage: check_downstream.sh TACTUS_SOURCE_ROOT
@@ -43,7 +44,7 @@ cp -r "$src/tests/downstream/project" "$p2"
 copy_tactus "$p2/subprojects/tactus"
 meson setup "$p2/build" "$p2" -Dtools=true -Dtactus:cuda=disabled >"$work/setup2.log" 2>&1 \
   || { cat "$work/setup2.log"; fail "subproject setup with tools failed"; }
-for tool in tactus-compile tactus-master tactus-report; do
+for tool in tactus-compile tactus-master tactus-report tactus-manager tactus-check; do
   grep -q "found $tool: $p2/build/subprojects/tactus/" "$work/setup2.log" \
     || { cat "$work/setup2.log"; fail "find_program('$tool') did not find the subproject's override"; }
 done
@@ -51,7 +52,7 @@ if meson test -C "$p2/build" --list 2>/dev/null | grep -q .; then
   fail "the subproject registered tests: $(meson test -C "$p2/build" --list 2>/dev/null | head -3)"
 fi
 installs=$(meson introspect "$p2/build" --installed)
-echo "$installs" | grep -q "tactus-compile\|tactus-master\|tactus-report\|share/doc/tactus" \
+echo "$installs" | grep -q "tactus-compile\|tactus-master\|tactus-report\|tactus-manager\|tactus-check\|share/doc/tactus" \
   && fail "the subproject would install its tools or docs: $installs"
 
 # 3. Installed: a client-only tactus installed to a prefix, found through pkg-config.
