@@ -176,10 +176,10 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
     }
     const std::int64_t now = ipc::monotonicNs();
     if (now >= deadline) {
-      return fail(ErrorCode::kTimeout, who + ": no master with a schedule manager for instance " +
-                                           quoted(instance, 256) + " within " + std::to_string(options.timeoutMs) +
-                                           " ms (" + why + "; " + howToSet(chosen) + otherManagedInstances(instance) +
-                                           ")");
+      std::string message = who + ": no master with a schedule manager for instance " + quoted(instance, 256);
+      message += " within " + std::to_string(options.timeoutMs) + " ms (" + why;
+      message += "; " + howToSet(chosen) + otherManagedInstances(instance) + ")";
+      return fail(ErrorCode::kTimeout, message);
     }
     if (now - startNs >= kWaitNoticeNs && why != said) {
       said = why;
