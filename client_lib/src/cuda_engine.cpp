@@ -585,8 +585,6 @@ void CudaEngine::finish(bool clean, const std::vector<GpuWorkerStats*>& workers)
   for (const GpuWorkerStats* w : workers) {
     gStats.submissions += w->submissions;
     gStats.streamWaits += w->streamWaits;
-    gStats.submissionWaits += w->submissionWaits;
-    gStats.hotPathSyncCalls += w->hotPathSyncCalls;
     const std::size_t have = std::min<std::uint64_t>(w->samples, w->overheadNs.size());
     gSamples.insert(gSamples.end(), w->overheadNs.begin(), w->overheadNs.begin() + static_cast<std::ptrdiff_t>(have));
   }

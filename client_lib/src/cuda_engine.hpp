@@ -65,7 +65,7 @@ struct GpuSetup {
 
 /// Per CPU worker: counters and overhead samples, touched only by that worker.
 struct GpuWorkerStats {
-  std::uint64_t submissions = 0, streamWaits = 0, submissionWaits = 0, hotPathSyncCalls = 0;
+  std::uint64_t submissions = 0, streamWaits = 0;
   std::vector<std::int32_t> overheadNs;  ///< ring of samples (capacity fixed at start)
   std::uint64_t samples = 0;
 };

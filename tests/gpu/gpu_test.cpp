@@ -254,7 +254,6 @@ void runAndCheck(GpuRun& run, const std::map<std::string, std::vector<std::strin
     CHECK(out.find("status=STM_SUCCESS") != std::string::npos);
     // No CPU worker called a synchronising CUDA function (the stand-in counts them; -1: real GPU).
     CHECK(field(out, "sync-on-submit-threads") <= 0);
-    CHECK(field(out, "hot-path-sync") == 0);
     traces[name] = readTrace(run.trace(name));
   }
   auto log = readEventLog(run.logPath);
@@ -470,7 +469,13 @@ TEST_CASE("a submitter runs before its work's CPU predecessor in another process
   // only a preempted submitter misses; half leaves room for a loaded machine. The work itself
   // still ran after Sense (runAndCheck checked every edge).
   CHECK(early >= 50);
-  CHECK(field(readFile(run.out("Brain")), "submission-waits") == 0);
+  // An early submitter leaves Sense's fence unreached behind it, so Brain's stream (whose only
+  // fence wait is Infer's on Sense) must have blocked in that wait: at least in most of the early
+  // iterations (a stream thread preempted until Sense ended does not block). A stream that skipped
+  // the wait would count none. The stand-in counts them; -1 on a GPU.
+  const long long blocked = field(readFile(run.out("Brain")), "value-waits-blocked");
+  INFO("early " << early << ", value waits that blocked " << blocked);
+  if (blocked != -1) CHECK(blocked >= early / 2);
 }
 
 TEST_CASE("GPU work orders across three processes and two streams", "[gpu][order]") {

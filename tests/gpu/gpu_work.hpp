@@ -37,6 +37,10 @@ void destroyStream(cudaStream_t stream);
 /// Synchronising calls made by threads that enqueued work (the stand-in counts them; -1 = unknown).
 long long syncCallsOnSubmitThreads();
 
+/// Fence waits (cuStreamWaitValue64) a stream had to block in: the counter was not reached when
+/// the stream got to the wait (the stand-in counts them; -1 = unknown).
+long long valueWaitsThatBlocked();
+
 /// Which clock the stamps use ("monotonic" or "globaltimer").
 const char* clockName();
 

@@ -57,6 +57,8 @@ void destroyStream(cudaStream_t stream) { cudaStreamDestroy(stream); }
 
 long long syncCallsOnSubmitThreads() { return -1; }
 
+long long valueWaitsThatBlocked() { return -1; }
+
 const char* clockName() { return "globaltimer"; }
 
 }  // namespace tactus::gpuwork

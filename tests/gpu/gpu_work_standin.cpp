@@ -83,6 +83,8 @@ long long syncCallsOnSubmitThreads() {
   return static_cast<long long>(tactusCudaStandinGetStats().syncCallsOnSubmitThreads);
 }
 
+long long valueWaitsThatBlocked() { return static_cast<long long>(tactusCudaStandinGetStats().valueWaitsThatBlocked); }
+
 const char* clockName() { return "monotonic"; }
 
 }  // namespace tactus::gpuwork

@@ -44,15 +44,15 @@ Result<void> registerSubmitter(const std::string& name, std::function<void(cudaS
 
 /// Counters of this process's GPU engine, for tests and benchmarks.
 struct EngineStats {
-  std::uint64_t submissions = 0;       ///< submitter calls made through the engine
-  std::uint64_t streamWaits = 0;       ///< cudaStreamWaitEvent calls (GPU predecessors)
-  std::uint64_t submissionWaits = 0;   ///< waits for a predecessor's submission that had to spin or sleep
-  std::uint64_t hotPathSyncCalls = 0;  ///< synchronising CUDA calls made by a CPU worker (must stay 0)
-  std::uint64_t gpuEnds = 0;           ///< submittee completions signalled by host functions
-  std::uint64_t overheadSamples = 0;   ///< samples behind the percentiles below
-  std::int64_t overheadP50Ns = 0;      ///< CPU worker time per submitter beyond its body, median (wall ns)
-  std::int64_t overheadP99Ns = 0;      ///< the same, 99th percentile
-  std::int64_t overheadMaxNs = 0;      ///< the same, maximum
+  std::uint64_t submissions = 0;      ///< submitter calls made through the engine
+  std::uint64_t streamWaits = 0;      ///< cuStreamWaitValue64 calls enqueued (fence waits for predecessors)
+  std::uint64_t gpuEnds = 0;          ///< submittee completions the client's GPU worker saw (their fences)
+  std::uint64_t overheadSamples = 0;  ///< samples behind the percentiles below
+  /// Wall time (CLOCK_MONOTONIC ns) on the CPU worker per submitter beyond its body, median:
+  /// submit() never waits, so this bounds its CPU time from above (a preemption counts in it).
+  std::int64_t overheadP50Ns = 0;
+  std::int64_t overheadP99Ns = 0;  ///< the same, 99th percentile
+  std::int64_t overheadMaxNs = 0;  ///< the same, maximum
 };
 
 /// The GPU engine's counters so far (all zero before a run that used CUDA submitters).
