@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -245,4 +246,45 @@ TEST_CASE("unreadable inputs and outputs give messages, never a crash", "[compil
   CHECK(runCompileCommand({"-i", graph, "-o", sched}, out, err) == 1);
   CHECK_THAT(err.str(), Catch::Contains("cannot write the report to standard output"));
   std::remove(sched.c_str());
+}
+
+TEST_CASE("a submitter whose work waits for another core runs at once and keeps its CPU busy (gpu_idle_cpu.yaml)",
+          "[compile][gpu]") {
+  // Sense (8 ms) runs on CPU1; Brain's Submit (0.5 ms, CPU0) submits Infer (3 ms, GPU0), which
+  // waits for Sense; Plan (6 ms, CPU0) follows Submit. The old rule made Submit depend on Sense
+  // (its work's CPU predecessor) and held CPU0 idle meanwhile:
+  //   Sense 0-8 ms, Submit 8-8.5, Infer 8.5-11.5, Plan 8.5-14.5: length 14.5 ms.
+  // Now the stream waits for Sense on the GPU:
+  //   Sense 0-8 ms, Submit 0-0.5, Plan 0.5-6.5, Infer 8-11: length 11 ms (Sense + Infer, the bound).
+  constexpr std::int64_t kMs = 1'000'000;
+  const std::string graph = sourceRoot() + "/schedules/gpu_idle_cpu.yaml";
+  const std::string sched = tempPath("idle.tsched");
+  Run r = compile({"-i", graph, "-o", sched});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto s = loadScheduleFile(sched);
+  std::remove(sched.c_str());
+  REQUIRE(s.has_value());
+  CHECK(verifySchedule(*s).ok());
+  auto named = [&](const std::string& qualified) -> const InstanceInfo& {
+    for (const InstanceInfo& i : s->instances)
+      if (qualifiedName(*s, i.runnable) == qualified) return i;
+    FAIL("no instance of " << qualified);
+    return s->instances[InstanceId{0}];
+  };
+  const InstanceInfo& sense = named("Sensor.Sense");
+  const InstanceInfo& submit = named("Brain.Submit");
+  const InstanceInfo& plan = named("Brain.Plan");
+  const InstanceInfo& infer = named("Brain.Infer");
+  CHECK(s->resources[sense.resources[0]].name == "CPU1");
+  CHECK(s->resources[submit.resources[0]].name == "CPU0");
+  CHECK(s->resources[plan.resources[0]].name == "CPU0");
+  CHECK(submit.dependencies.empty());  // no implicit dependency on Sense
+  CHECK(submit.startNs < sense.endNs);
+  CHECK(plan.startNs < sense.endNs);
+  CHECK(infer.startNs >= sense.endNs);  // the work itself still waits for Sense
+  std::int64_t length = 0;
+  for (const InstanceInfo& i : s->instances) length = std::max(length, i.endNs);
+  CHECK(length < 14 * kMs + kMs / 2);  // below the old rule's 14.5 ms
+  CHECK(length == 11 * kMs);
 }
