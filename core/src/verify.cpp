@@ -595,19 +595,30 @@ class Verifier {
   }
 
   // The runtime waits along dependencies and timeline order: together they must not form a cycle
-  // (possible only with zero-length instances at the same time, or with cyclic dependencies).
+  // (possible only with zero-length instances at the same time, or with cyclic dependencies; on a
+  // CUDA stream, its submission order plus a dependency is a GPU wait cycle). The message names
+  // the instances of one cycle and what orders each after the one before.
   void acyclic() {
     const std::size_t nI = s_.instances.size();
+    // An edge into an instance: its predecessor, and the timeline resource that orders them
+    // (kNone: a dependency).
+    struct Edge {
+      InstanceId from;
+      ResourceId line;
+    };
     IdVector<InstanceId, std::vector<InstanceId>> next(nI);
+    IdVector<InstanceId, std::vector<Edge>> prev(nI);
     IdVector<InstanceId, std::uint32_t> indeg(nI, 0);
     for (InstanceId i : s_.instances.ids())
       for (InstanceId d : s_.instances[i].dependencies) {
         next[d].push_back(i);
+        prev[i].push_back({d, kNone});
         ++indeg[i];
       }
     for (const TimelineInfo& t : s_.timelines)
       for (std::size_t k = 1; k < t.instances.size(); ++k) {
         next[t.instances[k - 1]].push_back(t.instances[k]);
+        prev[t.instances[k]].push_back({t.instances[k - 1], t.resource});
         ++indeg[t.instances[k]];
       }
     std::vector<InstanceId> ready;
@@ -621,13 +632,39 @@ class Verifier {
       for (InstanceId j : next[i])
         if (--indeg[j] == 0) ready.push_back(j);
     }
-    if (done != nI) {
-      for (InstanceId i : s_.instances.ids())
-        if (indeg[i]) {
-          error("dependencies and timeline order form a cycle through " + inst(i) + ": the runtime would wait forever");
-          break;
-        }
+    if (done == nI) return;
+    // Every instance left has a predecessor left: walking back along those from the first one
+    // left must come round to an instance already passed, which closes a cycle.
+    InstanceId at = kNone;
+    for (InstanceId i : s_.instances.ids())
+      if (indeg[i]) {
+        at = i;
+        break;
+      }
+    IdVector<InstanceId, std::uint32_t> step(nI, 0);  // 1 + position on the walk; 0: not passed
+    std::vector<Edge> walk;                           // walk[k]: the edge into the k-th instance passed
+    while (step[at] == 0) {
+      step[at] = static_cast<std::uint32_t>(walk.size() + 1);
+      const auto e = std::find_if(prev[at].begin(), prev[at].end(), [&](const Edge& p) { return indeg[p.from] != 0; });
+      walk.push_back(*e);  // always found: `at` was left, so one of its predecessors was too
+      at = e->from;
     }
+    // The walk went backwards: from the repeated instance, the edges into walk[k]'s instance
+    // lead forwards through the cycle.
+    std::vector<InstanceId> cycle;
+    std::vector<ResourceId> lines;
+    for (std::size_t k = walk.size(); k-- > step[at] - 1;) {
+      cycle.push_back(walk[k].from);
+      lines.push_back(walk[k].line);
+    }
+    constexpr std::size_t kShown = 12;
+    std::string msg = "dependencies and timeline order form a cycle: " + inst(cycle[0]);
+    for (std::size_t k = 0; k < cycle.size() && k < kShown; ++k) {
+      const InstanceId to = k + 1 < cycle.size() ? cycle[k + 1] : cycle[0];
+      msg += " -> " + inst(to) + (lines[k] == kNone ? " (dependency)" : " (after it on " + res(lines[k]) + ")");
+    }
+    if (cycle.size() > kShown) msg += " -> ... (" + std::to_string(cycle.size()) + " instances in all)";
+    error(msg + "; the runtime would wait forever");
   }
 
   const Schedule& s_;

@@ -5,6 +5,7 @@
 
 #include "id_list.hpp"
 #include "sample_schedule.hpp"
+#include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
 
 using tactus::test::ids;
@@ -236,4 +237,80 @@ TEST_CASE("with allowOverlength the last frame may cross the period, earlier fra
   std::string all;
   for (const std::string& e : strict.errors) all += e + "\n";
   CHECK_THAT(all, Catch::Contains("runnable 'Client0.C' frame 0 ends at 5ms, after epoch 'E' releases its next frame"));
+}
+
+namespace {
+
+// One client C on CPU0 whose submitters S1 and S2 share stream S: S2 depends on S1, so S1 submits
+// first and S runs W1 before W2, yet W1 depends on W2. `lengthNs` is every runnable's WCET; the
+// plan runs them in that order, back to back.
+//
+//   S:    S1 -> W1 -> S2 -> W2      (submission order)
+//   deps: S1 -> S2, W2 -> W1        (W1 waits for work queued behind it)
+Schedule gpuWaitCycle(std::int64_t lengthNs) {
+  Schedule s;
+  s.name = "Cycle";
+  s.identifier = 9;
+  s.clients = {{"C"}};
+  const HyperepochId h{0};
+  s.resources = {
+      {"CPU0", "CPU", ResourceKind::kCpu, kNone, h, 0, kNone, kNone},
+      {"GPU0", "GPU", ResourceKind::kGpu, kNone, h, kNone, kNone, 4},
+      {"S", "CUDA_STREAM", ResourceKind::kCudaStream, ClientId{0}, h, kNone, ResourceId{1}, kNone},
+  };
+  s.hyperepochs = {{"H", 10 * kMs, kNoDuration, ids<ResourceId>({0, 1, 2}), {EpochId{0}}}};
+  s.epochs = {{"E", h, 10 * kMs, 1}};
+  auto runnable = [&](std::string name, RunnableKind kind, std::initializer_list<std::uint32_t> deps) {
+    RunnableInfo r;
+    r.name = std::move(name);
+    r.client = ClientId{0};
+    r.epoch = EpochId{0};
+    r.kind = kind;
+    r.wcetNs = lengthNs;
+    r.dependencies = ids<RunnableId>(deps);
+    return r;
+  };
+  s.runnables = {
+      runnable("S1", RunnableKind::kSubmitter, {}),      // 0
+      runnable("W1", RunnableKind::kSubmittee, {0, 3}),  // 1
+      runnable("S2", RunnableKind::kSubmitter, {0}),     // 2
+      runnable("W2", RunnableKind::kSubmittee, {2}),     // 3
+  };
+  s.runnables[0].submits = RunnableId{1};
+  s.runnables[1].submittedBy = RunnableId{0};
+  s.runnables[2].submits = RunnableId{3};
+  s.runnables[3].submittedBy = RunnableId{2};
+  const std::initializer_list<std::uint32_t> hardware = {0, 1, 0, 1};  // CPU0 or GPU0
+  for (std::uint32_t r = 0; r < 4; ++r) {
+    std::vector<InstanceId> deps;
+    for (RunnableId d : s.runnables[RunnableId{r}].dependencies) deps.push_back(InstanceId{index(d)});
+    s.instances.push_back(
+        {RunnableId{r}, 0, r * lengthNs, (r + 1) * lengthNs, ids<ResourceId>({hardware.begin()[r], 2}), deps});
+  }
+  s.timelines = {{ResourceId{0}, ids<InstanceId>({0, 2})},
+                 {ResourceId{1}, ids<InstanceId>({1, 3})},
+                 {ResourceId{2}, ids<InstanceId>({0, 1, 2, 3})}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("verify refuses a schedule file whose stream order and dependencies form a GPU wait cycle, naming it",
+          "[verify][gpu]") {
+  // Zero-length runnables all at 0 meet every timing rule: only the cycle is left to refuse.
+  auto zero = readSchedule(writeSchedule(gpuWaitCycle(0)), "cycle.tsched");
+  REQUIRE(zero.has_value());
+  const VerifyReport report = verifySchedule(*zero);
+  REQUIRE(report.errors.size() == 1);
+  CHECK(report.errors[0] ==
+        "dependencies and timeline order form a cycle: runnable 'C.W1' frame 0 -> runnable 'C.S2' frame 0 (after it "
+        "on resource 'S') -> runnable 'C.W2' frame 0 (dependency) -> runnable 'C.W1' frame 0 (dependency); the "
+        "runtime would wait forever");
+  // With lengths no plan meets the timing rules either: W1 runs before W2, which it waits for.
+  auto timed = readSchedule(writeSchedule(gpuWaitCycle(kMs)), "cycle.tsched");
+  REQUIRE(timed.has_value());
+  const VerifyReport late = verifySchedule(*timed);
+  REQUIRE_FALSE(late.ok());
+  CHECK_THAT(late.errors[0], Catch::Contains("runnable 'C.W1' frame 0 starts at 1ms before its dependency "
+                                             "runnable 'C.W2' frame 0 ends at 4ms"));
 }
