@@ -62,17 +62,19 @@ Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const
   }
 }
 
-// Names the release thread `release-<hyperepoch>` (top -H, /proc/PID/task/TID/comm) and pins it.
+// Pins the release thread, then names it `release-<hyperepoch>` (top -H, /proc/PID/task/TID/comm):
+// the name appears once the thread is where it will run (tests read the affinity by the name).
 // Best effort, as the workers' own pinning: a cpuset that forbids the core leaves the thread where it is.
 void Releaser::pinThread(HyperepochId he) const {
+  if (releaseCore_[he] != kNone) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(releaseCore_[he] % cores, &set);  // the workers' rule for CPU<n> beyond the machine's cores
+    (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
+  }
   const std::string name = "release-" + std::to_string(index(he) % 100'000);
   (void)::pthread_setname_np(::pthread_self(), name.c_str());  // at most 15 characters
-  if (releaseCore_[he] == kNone) return;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(releaseCore_[he] % cores, &set);  // the workers' rule for CPU<n> beyond the machine's cores
-  (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
 }
 
 Releaser::~Releaser() {
