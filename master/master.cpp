@@ -187,6 +187,11 @@ Result<void> MasterRun::checkSoc() {
   // This master's release threads wait for its own SoC's instances only.
   restrictPlanToSoc(plan_, schedule_, so.soc);
   socOptions_ = so;
+  if (so.soc != so.primary && o_.iterations != 0) {
+    err_ << "tactus-master: warning: -e " << o_.iterations << " is ignored on SoC " << quoted(o_.soc)
+         << ": the -e of the primary SoC " << quoted(schedule_.socs[so.primary].name)
+         << " decides the last iteration of every SoC\n";
+  }
   return {};
 }
 
@@ -416,7 +421,11 @@ int MasterRun::execute() {
   owner_.describe((o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
                       (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u),
                   contentHash_, schedule_.identifier, text_);
-  const std::uint64_t limit = o_.iterations == 0 ? std::numeric_limits<std::uint64_t>::max() : o_.iterations;
+  // A follower's workers stop where the primary's stop sample says (SocRun, followLoop), never at
+  // its own -e: a smaller one would stop this SoC's clients while the other SoCs wait for them.
+  const bool follower = socOptions_ && socOptions_->soc != socOptions_->primary;
+  const std::uint64_t limit =
+      o_.iterations == 0 || follower ? std::numeric_limits<std::uint64_t>::max() : o_.iterations;
   for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(limit);
   monitor_ = std::make_unique<ClientMonitor>(view, schedule_);
   drain_ = std::make_unique<LogDrain>(view, schedule_, plan_, log_);

@@ -5,7 +5,8 @@
 //   SocA: Sensor.Capture ----DDS----> SocB: Planner.Plan ----DDS----> SocA: Sensor.Fuse
 //
 // Checked: 1,000 iterations in the order of the schedule from both masters' logs merged; the start
-// in any order; a signal to either master stopping both at one iteration boundary; a master killed on one SoC, a client
+// in any order; a signal to either master stopping both at one iteration boundary; the primary's
+// -e alone deciding the last iteration; a master killed on one SoC, a client
 // killed on the other, and a SoC whose master never starts each end the run on every SoC with a message naming it,
 // leaving nothing in /dev/shm; tactus-report takes both logs of one run.
 #include <signal.h>
@@ -231,6 +232,37 @@ TEST_CASE("a signal to either master stops every SoC at the same iteration bound
           iterations = std::max<std::uint64_t>(iterations, r.iteration + 1);
       CHECK(iterations > 0);
       CHECK(checkMergedLogs(t, iterations) == "");
+      CHECK(t.shmClean());
+    }
+  }
+}
+
+TEST_CASE("only the primary's -e decides the last iteration: a follower's own -e is ignored", "[multisoc]") {
+  // A follower whose -e is smaller than the primary's must not stop its clients early (the primary
+  // would wait for their ends); one whose -e is larger stops with the primary all the same.
+  struct Case {
+    std::string primary, follower;
+    std::uint64_t iterations;
+    int domain;
+  };
+  for (const Case& c : {Case{"100", "10", 100, 41}, Case{"30", "300", 30, 42}}) {
+    DYNAMIC_SECTION("SocA -e " << c.primary << ", SocB -e " << c.follower) {
+      TwoSocs t("soc_limit" + c.follower, c.domain);
+      t.masterA = t.master("SocA", {"-e", c.primary, "-a", "30"});
+      t.masterB = t.master("SocB", {"-e", c.follower, "-a", "30"});
+      t.clientA = t.client("Sensor");
+      t.clientB = t.client("Planner");
+      const int timeoutMs = static_cast<int>(30000 * timeScale());
+      CHECK(waitFor(t.masterA, timeoutMs) == 0);
+      CHECK(waitFor(t.masterB, timeoutMs) == 0);
+      CHECK(waitFor(t.clientA, timeoutMs) == 0);
+      CHECK(waitFor(t.clientB, timeoutMs) == 0);
+      INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+      CHECK(t.out("masterSocB").find("warning: -e " + c.follower + " is ignored on SoC 'SocB'") != std::string::npos);
+      CHECK(t.out("masterSocA").find("warning") == std::string::npos);
+      CHECK(t.out("Planner").find("runs=" + std::to_string(c.iterations)) != std::string::npos);
+      CHECK(t.out("Sensor").find("runs=" + std::to_string(2 * c.iterations)) != std::string::npos);
+      CHECK(checkMergedLogs(t, c.iterations) == "");
       CHECK(t.shmClean());
     }
   }
