@@ -65,8 +65,10 @@ const std::vector<OptionSpec>& specs() {
        0,
        "DURATION",
        "multi-SoC graphs: the transfer time a dependency between runnables of\n"
-       "two SoCs adds before its successor may start (default 200us: above\n"
-       "the p99 of a Cyclone DDS hand-off over loopback, see bench/multisoc)",
+       "two SoCs adds before its successor may start, for the SoC pairs the\n"
+       "graph's CrossSocLatency does not list (default 200us: above the p99\n"
+       "of a runnable end through the link over loopback, 57-78us measured\n"
+       "by bench/multisoc/link-handoff; see the README)",
        {}},
       {"allow-overlength", 0, "", "accept a schedule longer than its hyperepoch period (warning)", {}},
       {"quiet", 'q', "", "no search progress on standard error", {}},

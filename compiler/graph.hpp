@@ -65,9 +65,11 @@ struct Graph {
   IdVector<EpochId, int> epochLines;
   /// Multi-SoC graphs (the `SOC` form): the SoCs in graph order (empty for one machine); clients
   /// and global resources carry their SoC. The transfer time a dependency between runnables of
-  /// two SoCs adds before its successor may start (`--cross-soc-latency`).
+  /// two SoCs adds before its successor may start: the graph's `CrossSocLatency` entry for the
+  /// pair (socLatencies, ascending by (from, to)), else `--cross-soc-latency` (crossSocLatencyNs).
   std::vector<SocInfo> socs;
   std::int64_t crossSocLatencyNs = 0;
+  std::vector<SocLatency> socLatencies;
   std::vector<int> socLines;
 };
 

@@ -109,10 +109,12 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
   const std::vector<std::uint32_t> order = schedule::topologicalOrder(succs, std::move(indeg));
   std::vector<std::int64_t> est = schedule::longestHeads(order, preds, release, lengths);
   std::vector<std::int64_t> tail = schedule::longestTails(order, succs, lengths);
-  // Multi-SoC: a dependency across SoCs adds the transfer time on both sides.
-  const bool lagged = !s.socs.empty() && s.crossSocLatencyNs > 0;
+  // Multi-SoC: a dependency across SoCs adds its SoC pair's transfer time on both sides.
+  const bool anyPairLag =
+      std::any_of(s.socLatencies.begin(), s.socLatencies.end(), [](const SocLatency& l) { return l.latencyNs > 0; });
+  const bool lagged = !s.socs.empty() && (s.crossSocLatencyNs > 0 || anyPairLag);
   auto lag = [&](std::uint32_t d, std::uint32_t i) {
-    return lagged && crossesSocs(s, s.instances[d].runnable, s.instances[i].runnable) ? s.crossSocLatencyNs : 0;
+    return lagged ? dependencyLatencyNs(s, s.instances[d].runnable, s.instances[i].runnable) : 0;
   };
   if (lagged) {
     for (std::uint32_t i : order) {
@@ -134,7 +136,10 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     std::int64_t& gr = grain[hyperepochOf(s, inst)];
     gr = schedule::gcd64(gr, length(i));
     gr = schedule::gcd64(gr, frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs);
-    if (lagged) gr = schedule::gcd64(gr, s.crossSocLatencyNs);
+    if (lagged) {
+      gr = schedule::gcd64(gr, s.crossSocLatencyNs);
+      for (const SocLatency& l : s.socLatencies) gr = schedule::gcd64(gr, l.latencyNs);
+    }
   }
   for (HyperepochId h : s.hyperepochs.ids()) {
     const HyperepochInfo& he = s.hyperepochs[h];

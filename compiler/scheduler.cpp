@@ -128,6 +128,7 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
   out.epochs = g.epochs;
   out.socs = g.socs;
   out.crossSocLatencyNs = g.socs.empty() ? 0 : g.crossSocLatencyNs;
+  if (!g.socs.empty()) out.socLatencies = g.socLatencies;
 
   const GraphModel model = modelGraph(g);
   const IdVector<RunnableId, std::int64_t>& wcet = model.wcet;

@@ -2,6 +2,7 @@
 #include "graph/builder.hpp"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 #include <utility>
 
@@ -60,12 +61,16 @@ void Builder::check(const Result<void>& rule) const {
 
 void Builder::buildTop(u32 root) {
   u32 graphKey = kNone, graphValue = kNone, versionNode = kNone, socNode = kNone, socKey = kNone;
+  u32 latencyNode = kNone, latencyKey = kNone;
   forEachEntry(root, "the top level", [&](std::string_view key, u32 k, u32 v) {
     if (key == "Version") {
       versionNode = v;
     } else if (key == "SOC") {
       socNode = v;
       socKey = k;
+    } else if (key == "CrossSocLatency") {
+      latencyNode = v;
+      latencyKey = k;
     } else if (graphKey != kNone) {
       die(ErrorCode::kParse, line(k),
           "unexpected top-level key " + quoted(key) + ": a graph file holds Version and one graph id (already " +
@@ -102,14 +107,26 @@ void Builder::buildTop(u32 root) {
             "SOC is given twice (at the top level and under graph " + quoted(name) + ")");
       socNode = v;
       socKey = k;
+    } else if (key == "CrossSocLatency") {
+      if (latencyNode != kNone)
+        die(ErrorCode::kValidation, line(k),
+            "CrossSocLatency is given twice (at the top level and under graph " + quoted(name) + ")");
+      latencyNode = v;
+      latencyKey = k;
     } else {
-      unknownKey(key, k, where, "Identifier, Resources, Hyperepochs, Clients, SOC");
+      unknownKey(key, k, where, "Identifier, Resources, Hyperepochs, Clients, SOC, CrossSocLatency");
     }
   });
   if (socNode != kNone && resources != kNone)
     die(ErrorCode::kValidation, line(socKey),
         "graph " + quoted(name) + " has both Resources and SOC: a multi-SoC graph declares its resources per SoC");
   if (socNode != kNone) buildSocs(socNode);
+  if (latencyNode != kNone) {
+    if (socNode == kNone)
+      die(ErrorCode::kValidation, line(latencyKey),
+          "graph " + quoted(name) + " gives a CrossSocLatency, but declares no SOC list");
+    buildSocLatencies(latencyNode);
+  }
   if (resources != kNone) buildGlobalResources(resources);
   if (hyperepochs == kNone)
     die(ErrorCode::kValidation, line(graphKey), "graph " + quoted(name) + " has no Hyperepochs");
@@ -167,6 +184,51 @@ void Builder::buildSocs(u32 list) {
     if (resources == kNone) die(ErrorCode::kValidation, line(key), where + " has no Resources");
     buildGlobalResources(resources, soc);
   }
+}
+
+void Builder::buildSocLatencies(u32 list) {
+  expect(list, NodeKind::kSeq, "CrossSocLatency");
+  std::map<std::pair<u32, u32>, u32> lineOf;  // (from, to) -> the line of its entry
+  for (std::size_t i = 0; i < t_.size(list); ++i) {
+    const u32 item = t_.kid(list, i);
+    const std::string what = "a CrossSocLatency entry";
+    u32 fromNode = kNone, toNode = kNone, latencyNode = kNone;
+    forEachEntry(item, what, [&](std::string_view k, u32 kn, u32 v) {
+      if (k == "From") fromNode = v;
+      else if (k == "To") toNode = v;
+      else if (k == "Latency") latencyNode = v;
+      else unknownKey(k, kn, what, "From, To, Latency");
+    });
+    for (auto [node, key] : {std::pair{fromNode, "From"}, std::pair{toNode, "To"}, std::pair{latencyNode, "Latency"}})
+      if (node == kNone)
+        die(ErrorCode::kValidation, line(item),
+            what + " has no " + key + " (write {From: SocA, To: SocB, Latency: 150us})");
+    auto socOf = [&](u32 node, const char* key) {
+      std::string_view soc = scalar(node, std::string("the ") + key + " of " + what);
+      auto it = socByName_.find(soc);
+      if (it == socByName_.end()) {
+        std::string known;
+        for (const SocInfo& s : g_.socs) known += (known.empty() ? "" : ", ") + quoted(s.name);
+        die(ErrorCode::kValidation, line(node),
+            "CrossSocLatency " + std::string(key) + " names unknown SoC " + quoted(soc) + " (declared: " + known + ")");
+      }
+      return it->second;
+    };
+    const u32 from = socOf(fromNode, "From");
+    const u32 to = socOf(toNode, "To");
+    const std::string pair = "from SoC " + quoted(g_.socs[from].name) + " to SoC " + quoted(g_.socs[to].name);
+    if (from == to)
+      die(ErrorCode::kValidation, line(toNode),
+          "CrossSocLatency " + pair + ": a dependency within one SoC has no transfer time");
+    const auto [at, added] = lineOf.emplace(std::pair{from, to}, line(item));
+    if (!added)
+      die(ErrorCode::kValidation, line(item),
+          "CrossSocLatency " + pair + " is given twice (first at line " + std::to_string(at->second) + ")");
+    g_.socLatencies.push_back(SocLatency{from, to, duration(latencyNode, "the CrossSocLatency " + pair, true, true)});
+  }
+  std::sort(g_.socLatencies.begin(), g_.socLatencies.end(), [](const SocLatency& a, const SocLatency& b) {
+    return std::pair{a.from, a.to} < std::pair{b.from, b.to};
+  });
 }
 
 ResourceId Builder::findGlobal(std::string_view name, u32 soc) const {

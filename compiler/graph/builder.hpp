@@ -58,6 +58,8 @@ class Builder : public TreeReader {
   void buildGlobalResources(u32 map, u32 soc = kNone);
   /// The SOC form: the SoCs and their resources.
   void buildSocs(u32 list);
+  /// The SOC form's `CrossSocLatency` list: a transfer time per (From, To) pair of SoCs.
+  void buildSocLatencies(u32 list);
   /// The client's SoC from its `SOC` key (written at valueNode; kNone when absent).
   void setClientSoc(ClientId c, u32 valueNode, u32 clientNode);
   /// A global resource by its name as written (SOC form: `Soc.Name`, or `Name` of the client's

@@ -81,7 +81,8 @@ FusedProblem fuseChains(const Problem& pb, const IdVector<RunnableId, std::int64
   f.localSubmitter.assign(F, kNone);
   // A chain is one client's: its SoC is its members'.
   f.localSoc.assign(F, kNone);
-  f.crossSocLagNs = pb.crossSocLagNs;
+  f.socCount = pb.socCount;
+  f.socLagNs = pb.socLagNs;
   f.hasCrossSocLag = pb.hasCrossSocLag;
   for (std::uint32_t l = 0; l < L; ++l) {
     const std::uint32_t fl = fp.fusedOf[l];

@@ -183,7 +183,11 @@ Result<Problem> buildProblem(const GraphModel& model, HyperepochId h, IdVector<R
   pb.localSoc.assign(L, kNone);
   if (!g.socs.empty()) {
     for (std::uint32_t l = 0; l < L; ++l) pb.localSoc[l] = g.clients[g.runnables[pb.runnables[l]].client].soc;
-    pb.crossSocLagNs = g.crossSocLatencyNs;
+    // The pair's CrossSocLatency where the graph gives one, else --cross-soc-latency.
+    pb.socCount = static_cast<std::uint32_t>(g.socs.size());
+    pb.socLagNs.assign(static_cast<std::size_t>(pb.socCount) * pb.socCount, g.crossSocLatencyNs);
+    for (std::uint32_t k = 0; k < pb.socCount; ++k) pb.socLagNs[k * pb.socCount + k] = 0;
+    for (const SocLatency& l : g.socLatencies) pb.socLagNs[l.from * pb.socCount + l.to] = l.latencyNs;
     for (std::uint32_t l = 0; l < L; ++l)
       for (std::uint32_t d : pb.localDeps[l]) pb.hasCrossSocLag = pb.hasCrossSocLag || pb.lagNs(d, l) > 0;
   }

@@ -54,12 +54,14 @@ struct Problem {
   std::vector<std::int64_t> succCount;      // local: number of immediate successors
   std::vector<std::int64_t> localDeadline;  // local: Deadline from the frame release, or kNoDuration
   std::vector<std::uint32_t> localSoc;      // local: its client's SoC (multi-SoC graphs), else kNone
-  std::int64_t crossSocLagNs = 0;           // added to a dependency between two SoCs
+  std::uint32_t socCount = 0;               // the graph's SoCs (0 for one machine)
+  std::vector<std::int64_t> socLagNs;       // [from * socCount + to]: added to a dependency between two SoCs
   bool hasCrossSocLag = false;              // some dependency crosses SoCs with a lag > 0
 
   /// The time after dependency `dep`'s end at which `local` may start (both local indices).
   std::int64_t lagNs(std::uint32_t dep, std::uint32_t local) const {
-    return crossSocLagNs != 0 && localSoc[dep] != localSoc[local] ? crossSocLagNs : 0;
+    const std::uint32_t from = localSoc[dep], to = localSoc[local];
+    return from != to ? socLagNs[from * socCount + to] : 0;  // both kNone on one machine
   }
 
   std::uint32_t nodeOf(std::uint32_t local, std::uint32_t frame) const {

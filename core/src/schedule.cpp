@@ -1,6 +1,9 @@
 // Small queries on the schedule model used in messages and by every module.
 #include "tactus/core/schedule.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace tactus {
 
 std::string qualifiedName(const Schedule& schedule, RunnableId runnable) {
@@ -21,6 +24,21 @@ bool crossesSocs(const Schedule& schedule, RunnableId from, RunnableId to) {
   const std::uint32_t a = runnableSoc(schedule, from);
   const std::uint32_t b = runnableSoc(schedule, to);
   return a != kNone && b != kNone && a != b;
+}
+
+std::int64_t socLatencyNs(const Schedule& schedule, std::uint32_t from, std::uint32_t to) {
+  if (from == kNone || to == kNone || from == to) return 0;
+  // Sorted by (from, to): a binary search, as the verifier asks once per dependency.
+  auto it = std::lower_bound(schedule.socLatencies.begin(), schedule.socLatencies.end(), std::pair{from, to},
+                             [](const SocLatency& l, const std::pair<std::uint32_t, std::uint32_t>& key) {
+                               return std::pair{l.from, l.to} < key;
+                             });
+  if (it != schedule.socLatencies.end() && it->from == from && it->to == to) return it->latencyNs;
+  return schedule.crossSocLatencyNs;
+}
+
+std::int64_t dependencyLatencyNs(const Schedule& schedule, RunnableId from, RunnableId to) {
+  return socLatencyNs(schedule, runnableSoc(schedule, from), runnableSoc(schedule, to));
 }
 
 IdVector<RunnableId, std::vector<InstanceId>> instancesByRunnableFrame(const Schedule& schedule) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <new>
 #include <sstream>
+#include <utility>
 
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/hash.hpp"
@@ -102,6 +103,8 @@ std::string writeBody(const Schedule& s) {
   if (multi) {
     body.i("cross_soc_latency_ns", s.crossSocLatencyNs);
     for (std::size_t k = 0; k < s.socs.size(); ++k) body.rec("soc").u("id", k).f("name", s.socs[k].name);
+    for (const SocLatency& l : s.socLatencies)
+      body.rec("soc_latency").u("from", l.from).u("to", l.to).i("latency_ns", l.latencyNs);
   }
   for (std::size_t k = 0; k < s.clients.size(); ++k) {
     body.rec("client").u("id", k).f("name", s.clients[k].name);
@@ -399,7 +402,7 @@ void assignField(std::vector<Id>& dst, std::vector<std::uint32_t>&& values) {
   } while (0)
 
 // Record kinds in the order they must appear.
-enum class Section { kSoc, kClient, kResource, kHyperepoch, kEpoch, kRunnable, kInstance, kTimeline };
+enum class Section { kSoc, kSocLatency, kClient, kResource, kHyperepoch, kEpoch, kRunnable, kInstance, kTimeline };
 
 Result<Schedule> parse(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
   Reader reader(text, origin);
@@ -483,6 +486,31 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       TACTUS_READ(soc.name, f.name("name"));
       TACTUS_CHECK(f.done());
       s.socs.push_back(std::move(soc));
+    } else if (rec.kind == "soc_latency" && multi) {
+      // A contract with the verifier and the master: both SoCs declared above, two different
+      // ones, each pair once and in (from, to) order, a time in range.
+      TACTUS_CHECK(order(Section::kSocLatency));
+      SocLatency l;
+      TACTUS_READ(l.from, f.u32("from"));
+      TACTUS_READ(l.to, f.u32("to"));
+      TACTUS_READ(l.latencyNs, f.i64("latency_ns"));
+      TACTUS_CHECK(f.done());
+      for (const std::uint32_t soc : {l.from, l.to})
+        if (soc >= s.socs.size())
+          return reader.err("soc_latency names SoC " + std::to_string(soc) + ", but the schedule has " +
+                            std::to_string(s.socs.size()) + " SoCs");
+      if (l.from == l.to)
+        return reader.err("soc_latency from SoC " + quoted(s.socs[l.from].name) +
+                          " to itself (a dependency within one SoC has no transfer time)");
+      if (!s.socLatencies.empty()) {
+        const SocLatency& prev = s.socLatencies.back();
+        if (prev.from == l.from && prev.to == l.to)
+          return reader.err("soc_latency from SoC " + quoted(s.socs[l.from].name) + " to SoC " +
+                            quoted(s.socs[l.to].name) + " is given twice");
+        if (std::pair{prev.from, prev.to} > std::pair{l.from, l.to})
+          return reader.err("soc_latency record out of order (sorted by from, then to)");
+      }
+      s.socLatencies.push_back(l);
     } else if (rec.kind == "client") {
       TACTUS_CHECK(order(Section::kClient));
       TACTUS_CHECK(room(s.clients.size(), limits::kMaxClients, "clients"));

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
@@ -67,6 +68,7 @@ class Verifier {
     count(s_.instances.size(), limits::kMaxInstancesTotal, "runnable instances");
     count(s_.timelines.size(), limits::kMaxResources, "timelines");
     count(s_.socs.size(), limits::kMaxSocs, "SoCs");
+    count(s_.socLatencies.size(), limits::kMaxSocs * (limits::kMaxSocs - 1), "SoC pair latencies");
     if (!report_.ok()) return false;
     // Messages are built only for a value out of range: a valid schedule of millions of
     // instances must not pay for millions of strings. `what` is a callable giving the subject.
@@ -84,6 +86,11 @@ class Verifier {
     name(s_.name, [] { return std::string("the schedule"); });
     time(
         s_.crossSocLatencyNs, [] { return std::string("the schedule"); }, "cross-SoC latency", false);
+    for (const SocLatency& l : s_.socLatencies)
+      time(
+          l.latencyNs,
+          [&] { return "the latency from SoC " + std::to_string(l.from) + " to SoC " + std::to_string(l.to); },
+          "transfer time", false);
     for (std::size_t k = 0; k < s_.socs.size(); ++k) name(s_.socs[k].name, [&] { return "SoC " + std::to_string(k); });
     for (std::size_t c = 0; c < s_.clients.size(); ++c)
       name(s_.clients[c].name, [&] { return "client " + std::to_string(c); });
@@ -313,6 +320,15 @@ class Verifier {
         if (s_.socs[j].name == s_.socs[k].name) error("SoC " + quoted(s_.socs[k].name) + " is listed twice");
     }
     auto socName = [&](std::uint32_t k) { return k < nS ? quoted(s_.socs[k].name) : std::to_string(k); };
+    if (nS == 0 && !s_.socLatencies.empty()) error("a schedule without SoCs gives latencies between SoCs");
+    for (std::size_t k = 0; nS != 0 && k < s_.socLatencies.size(); ++k) {
+      const SocLatency& l = s_.socLatencies[k];
+      const std::string what = "the latency from SoC " + socName(l.from) + " to SoC " + socName(l.to);
+      if (l.from >= nS || l.to >= nS) error(what + " names a SoC that does not exist");
+      else if (l.from == l.to) error(what + " joins a SoC to itself");
+      else if (k > 0 && std::pair{s_.socLatencies[k - 1].from, s_.socLatencies[k - 1].to} >= std::pair{l.from, l.to})
+        error(what + " is out of order or given twice (ascending by from, then to, each pair once)");
+    }
     for (ClientId c : s_.clients.ids()) {
       const std::uint32_t soc = s_.clients[c].soc;
       const std::string what = "client " + quoted(s_.clients[c].name);
@@ -563,13 +579,20 @@ class Verifier {
         error(what + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " +
               humanDuration(release + r.startTimeNs));
       for (InstanceId d : in.dependencies) {
-        // A dependency across SoCs adds the transfer time of the schedule.
+        // A dependency across SoCs adds the transfer time of its pair of SoCs.
         const bool cross = !s_.socs.empty() && crossesSocs(s_, s_.instances[d].runnable, in.runnable);
-        const std::int64_t ready = s_.instances[d].endNs + (cross ? s_.crossSocLatencyNs : 0);
-        if (in.startNs < ready)
+        const std::int64_t lag = cross ? dependencyLatencyNs(s_, s_.instances[d].runnable, in.runnable) : 0;
+        const std::int64_t ready = s_.instances[d].endNs + lag;
+        if (in.startNs < ready) {
+          std::string plus;
+          if (cross) {
+            plus = " plus the cross-SoC latency " + humanDuration(lag) + " from SoC " +
+                   quoted(s_.socs[runnableSoc(s_, s_.instances[d].runnable)].name) + " to SoC " +
+                   quoted(s_.socs[runnableSoc(s_, in.runnable)].name);
+          }
           error(what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) + " ends at " +
-                humanDuration(s_.instances[d].endNs) +
-                (cross ? " plus the cross-SoC latency " + humanDuration(s_.crossSocLatencyNs) : std::string()));
+                humanDuration(s_.instances[d].endNs) + plus);
+        }
       }
       if (in.endNs > release + e.periodNs) {
         // The last frame's boundary is the next hyperepoch iteration: crossing it is overlength.

@@ -140,3 +140,88 @@ TEST_CASE("the hash continues over concatenated input and prints as 16 hex digit
   CHECK_FALSE(hashFromHex("123", back));
   CHECK_FALSE(hashFromHex("DEADBEEF01234567", back));
 }
+
+namespace {
+
+// The sample on two SoCs (every client and resource on SocA) with a default transfer time and
+// one of its own for each direction between them.
+Schedule twoSocSample() {
+  Schedule s = test::sampleSchedule();
+  s.socs = {{"SocA"}, {"SocB"}};
+  for (ClientInfo& c : s.clients) c.soc = 0;
+  for (ResourceInfo& r : s.resources) r.soc = 0;
+  s.crossSocLatencyNs = 200000;
+  s.socLatencies = {{0, 1, 150000}, {1, 0, 300000}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("format 2 carries the transfer time of each SoC pair and reads it back", "[schedule_file]") {
+  const Schedule s = twoSocSample();
+  const std::string text = writeSchedule(s);
+  CHECK(text.rfind("tactus-schedule 2\n", 0) == 0);
+  CHECK(text.find("\nsoc id=1 name=SocB\nsoc_latency from=0 to=1 latency_ns=150000\n"
+                  "soc_latency from=1 to=0 latency_ns=300000\nclient id=0 ") != std::string::npos);
+  auto back = readSchedule(text, "two.tsched");
+  REQUIRE(back.has_value());
+  CHECK(writeSchedule(*back) == text);
+  REQUIRE(back->socLatencies.size() == 2);
+  CHECK(back->socLatencies[1].from == 1);
+  CHECK(back->socLatencies[1].to == 0);
+  CHECK(back->socLatencies[1].latencyNs == 300000);
+  CHECK(socLatencyNs(*back, 0, 1) == 150000);
+  CHECK(socLatencyNs(*back, 1, 0) == 300000);
+  CHECK(socLatencyNs(*back, 1, 1) == 0);
+  CHECK(verifySchedule(*back).ok());
+  // Without pairs, the multi-SoC file is as before: no soc_latency record.
+  Schedule plain = s;
+  plain.socLatencies.clear();
+  CHECK(writeSchedule(plain).find("\nsoc_latency") == std::string::npos);
+  CHECK(socLatencyNs(plain, 1, 0) == 200000);
+}
+
+TEST_CASE("the reader refuses a bad SoC pair latency with its line and what is wrong", "[schedule_file]") {
+  const std::string text = writeSchedule(twoSocSample());
+  struct Case {
+    std::string from, to, expect;
+  };
+  const std::string first = "soc_latency from=0 to=1 latency_ns=150000";
+  const std::string second = "soc_latency from=1 to=0 latency_ns=300000";
+  const std::vector<Case> cases = {
+      {first, "soc_latency from=0 to=2 latency_ns=150000",
+       "x.tsched:5: soc_latency names SoC 2, but the schedule has 2 SoCs"},
+      {first, "soc_latency from=1 to=1 latency_ns=150000",
+       "x.tsched:5: soc_latency from SoC 'SocB' to itself (a dependency within one SoC has no transfer time)"},
+      {first, "soc_latency from=0 to=1 latency_ns=-1", "x.tsched:5: field 'latency_ns' is negative"},
+      {first, "soc_latency from=0 to=1 latency_ns=1e6", "x.tsched:5: field 'latency_ns' is not a valid number"},
+      {first, "soc_latency from=0 to=1 latency_ns=2000000000000",
+       "x.tsched:5: field 'latency_ns' is 2000000000000 ns, above the longest duration allowed"},
+      {first, "soc_latency from=0 latency_ns=150000", "has field 'latency_ns' where 'to' belongs"},
+      {first, first + " extra=1", "unexpected field 'extra'"},
+      {second, "soc_latency from=0 to=1 latency_ns=300000",
+       "x.tsched:6: soc_latency from SoC 'SocA' to SoC 'SocB' is given twice"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.from << " -> " << c.to);
+    auto r = readSchedule(rehash(replaceOnce(text, c.from, c.to)), "x.tsched");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ErrorCode::kParse);
+    CHECK_THAT(r.error().message, Catch::Contains(c.expect));
+  }
+  // The two pairs swapped.
+  const std::string swapped = replaceOnce(replaceOnce(text, first, "@"), second, first);
+  auto r = readSchedule(rehash(replaceOnce(swapped, "@", second)), "x.tsched");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message == "x.tsched:6: soc_latency record out of order (sorted by from, then to)");
+  // After the client records, or in a file of one machine (format 1): not a record there.
+  std::string late = replaceOnce(text, first + "\n", "");
+  late = replaceOnce(late, "resource id=0 ", first + "\nresource id=0 ");
+  r = readSchedule(rehash(late), "x.tsched");
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("'soc_latency' record out of order"));
+  const std::string one = writeSchedule(test::sampleSchedule());
+  r = readSchedule(rehash(replaceOnce(one, "client id=0 ", first + "\nclient id=0 ")), "x.tsched");
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("unknown record 'soc_latency'"));
+}

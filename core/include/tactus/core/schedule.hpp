@@ -114,6 +114,14 @@ struct TimelineInfo {
   std::vector<InstanceId> instances;  ///< in the order they run
 };
 
+/// A transfer time given for the dependencies from one SoC to another (the graph's
+/// `CrossSocLatency`); a pair of SoCs not given takes Schedule::crossSocLatencyNs.
+struct SocLatency {
+  std::uint32_t from = 0;      ///< the predecessor's SoC (index into Schedule::socs)
+  std::uint32_t to = 0;        ///< the successor's SoC, another than `from`
+  std::int64_t latencyNs = 0;  ///< the time after the predecessor's end before the successor may start
+};
+
 /// A compiled schedule for one graph.
 struct Schedule {
   std::string name;              ///< the graph ID
@@ -127,9 +135,11 @@ struct Schedule {
   IdVector<InstanceId, InstanceInfo> instances;  ///< grouped by hyperepoch, then sorted by (start, id)
   std::vector<TimelineInfo> timelines;           ///< one per resource that any instance holds, by resource
   /// Multi-SoC schedules: the SoCs (empty for a schedule of one machine), and the transfer time
-  /// a dependency between runnables of two SoCs adds before its successor may start.
+  /// a dependency between runnables of two SoCs adds before its successor may start: the one
+  /// given for its pair of SoCs (ascending by (from, to), each pair at most once), else the default.
   std::vector<SocInfo> socs;
   std::int64_t crossSocLatencyNs = 0;
+  std::vector<SocLatency> socLatencies;
 };
 
 /// The SoC of a runnable (its client's), kNone in a schedule of one machine.
@@ -137,6 +147,13 @@ std::uint32_t runnableSoc(const Schedule& schedule, RunnableId runnable);
 
 /// Whether the dependency `from` -> `to` (runnable indices) crosses SoCs.
 bool crossesSocs(const Schedule& schedule, RunnableId from, RunnableId to);
+
+/// The transfer time of a dependency from SoC `from` to SoC `to`: 0 within one SoC (or where
+/// either is kNone), the pair's entry of `socLatencies` if any, else `crossSocLatencyNs`.
+std::int64_t socLatencyNs(const Schedule& schedule, std::uint32_t from, std::uint32_t to);
+
+/// The transfer time of the dependency `from` -> `to` (runnable indices): socLatencyNs of their SoCs.
+std::int64_t dependencyLatencyNs(const Schedule& schedule, RunnableId from, RunnableId to);
 
 /// Name used in messages: `Client0.ReadCamera`.
 std::string qualifiedName(const Schedule& schedule, RunnableId runnable);

@@ -20,8 +20,10 @@
 //
 // Format version 2 is written for multi-SoC schedules only (a schedule of one machine is still
 // written as version 1, byte for byte as before): the schedule record ends with
-// `cross_soc_latency_ns=N`, `soc id=0 name=SocA` records follow it, and client and resource
-// records end with `soc=K` (`-` for none).
+// `cross_soc_latency_ns=N` (the default transfer time), `soc id=0 name=SocA` records follow it,
+// then one `soc_latency from=0 to=1 latency_ns=N` record per SoC pair the graph gives a transfer
+// time of its own (none when it gives none; ascending by from, then to; two different SoCs; each
+// pair once), and client and resource records end with `soc=K` (`-` for none).
 #pragma once
 
 #include <cstdint>
