@@ -7,8 +7,8 @@ Compiles sample graphs with `tactus-compile --html`, simulates logs, renders `ta
 pages (and one of 5,000 runnables), loads each in chromium (--dump-dom) and checks: no script
 errors recorded, the page finished drawing, one lane per resource of every hyperepoch and one box
 per scheduled instance of frame 0 (counted against the schedule file itself), executed runs drawn
-with overruns marked; takes a screenshot; and checks the trace file's events against the log
-(check_trace.py).
+with overruns marked, a multi-SoC plan's lanes in one group per SoC under its heading; takes a
+screenshot; and checks the trace file's events against the log (check_trace.py).
 
 Then it drives the pages through the DevTools protocol (chromium --remote-debugging-pipe, no
 library needed): steps through every iteration with the next button, checking each against the
@@ -118,6 +118,37 @@ def check_page(chromium, tmp, page, sched, executed):
             fail(f"{name}: executed view has {exec_lanes} lanes (expected {lanes}) and {len(runs)} runs")
     print(f"ok: {name}: {plan_lanes} lanes, {boxes} frame-0 boxes, {nodes} graph nodes, loaded in {seconds:.1f} s")
     return dom
+
+
+def check_soc_groups(dom, sched, name):
+    """A multi-SoC plan: one lane group per SoC under its heading, holding exactly that SoC's lanes."""
+    socs, res_soc, lanes = [], {}, []
+    for line in open(sched):
+        fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+        if line.startswith("soc "):
+            socs.append(fields["name"])
+        elif line.startswith("resource "):
+            res_soc[fields["id"]] = fields.get("soc", "-")
+        elif line.startswith("hyperepoch "):
+            lanes += [r for r in fields.get("resources", "").split(",") if r]
+    want = {}
+    for r in lanes:
+        want.setdefault(res_soc[r], set()).add(r)
+    got, heads, current = {}, 0, None
+    for t, c, a in dom.elements:
+        if t == "g" and "soc-group" in c:
+            current = a.get("data-soc")
+        elif t == "g" and "soc-head" in c:
+            heads += 1
+            if a.get("data-soc") != current:
+                fail(f"{name}: the heading of SoC {a.get('data-soc')} is outside its group")
+        elif t == "g" and "plan-lane" in c:
+            if a.get("data-soc") != current:
+                fail(f"{name}: lane of resource {a.get('data-res')} (SoC {a.get('data-soc')}) in the group of SoC {current}")
+            got.setdefault(current, set()).add(a.get("data-res"))
+    if heads != len(socs) or got != want:
+        fail(f"{name}: {heads} SoC headings and lanes {got}, expected {len(socs)} and {want}")
+    print(f"ok: {name}: {heads} SoC lane groups ({', '.join(socs)}), each with its SoC's lanes")
 
 
 class DevTools:
@@ -354,6 +385,11 @@ def main():
             if r.returncode != 0:
                 fail(f"{graph}: {r.stdout}")
             print(r.stdout.strip())
+        # A multi-SoC schedule: the plan's lanes grouped per SoC.
+        sched = os.path.join(tmp, "two_soc.tsched")
+        plan = os.path.join(tmp, "two_soc-plan.html")
+        run([compile_, "-i", os.path.join(root, "samples", "multisoc", "two_soc.yaml"), "-o", sched, "--html", plan])
+        check_soc_groups(check_page(chromium, tmp, plan, sched, executed=False), sched, "two_soc-plan.html")
         # 5,000 runnables: the page must load and draw within the test's time.
         big, biglog, bigpage = (os.path.join(tmp, n) for n in ("big.tsched", "big.tlog", "big.html"))
         run([make_log, "--synthetic", "5000", big, biglog, "3"])

@@ -423,6 +423,49 @@ TEST_CASE("tactus-report exit codes: 0 ok, 1 bad input, 2 usage", "[report][cli]
   for (const auto& p : {sched, log, otherSched, html}) std::remove(p.c_str());
 }
 
+TEST_CASE("the html view of a multi-SoC run groups the lanes per SoC", "[report][html][multisoc]") {
+  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+  if (!root) root = TACTUS_TEST_SOURCE_ROOT;
+  const std::string sched = tempPath("two.tsched"), html = tempPath("two.html");
+  std::ostringstream o, e;
+  REQUIRE(compiler::runCompileCommand({"-i", std::string(root) + "/samples/multisoc/two_soc.yaml", "-o", sched}, o,
+                                      e) == 0);
+  auto s = loadScheduleFile(sched);
+  REQUIRE(s);
+  REQUIRE(s->socs.size() == 2);
+  // One run as its two masters log it: each SoC's runs, both SoCs' releases (the merge keeps the
+  // primary's).
+  SimulationOptions sim;
+  sim.iterations = 5;
+  std::vector<EventRecord> perSoc[2];
+  for (const EventRecord& r : simulateRun(*s, sim)) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) {
+      perSoc[0].push_back(r);
+      perSoc[1].push_back(r);
+    } else {
+      perSoc[runnableSoc(*s, s->instances[InstanceId{r.instance}].runnable)].push_back(r);
+    }
+  }
+  const std::string logA = writeLogFile(*s, perSoc[0]), logB = writeLogFile(*s, perSoc[1]);
+  std::string out, err;
+  REQUIRE(runCommand({logB, logA, sched, "--html", html}, out, err) == 0);
+  const std::string page = readAll(html);
+  // The SoCs and each resource's SoC in the page's data, the grouping said in the plan's caption,
+  // and the script that draws a heading per SoC with its lanes under it.
+  CHECK(page.find("\"socs\":[\"SocA\",\"SocB\"]") != std::string::npos);
+  CHECK(page.find("[\"SocA.CPU1\",\"CPU\",0,-1,0]") != std::string::npos);
+  CHECK(page.find("[\"SocB.LOG_MUTEX\",\"MUTEX\",0,-1,1]") != std::string::npos);
+  CHECK(page.find("one lane group per SoC (<span class=\"soc\">SocA</span>, <span class=\"soc\">SocB</span>)") !=
+        std::string::npos);
+  CHECK(page.find("class=\"soc-group\"") != std::string::npos);
+  CHECK(page.find("class=\"soc-head\"") != std::string::npos);
+  // A schedule of one machine: no SoC in the data, one lane per resource as before.
+  const std::string one = view::renderHtml(twoStepSchedule());
+  CHECK(one.find("\"socs\":[]") != std::string::npos);
+  CHECK(one.find("one lane group per SoC") == std::string::npos);
+  for (const auto& p : {sched, logA, logB, html}) std::remove(p.c_str());
+}
+
 TEST_CASE("a simulated run of a synthetic schedule has the runs the schedule implies", "[report][simulate]") {
   SyntheticShape shape;
   shape.runnables = 40;

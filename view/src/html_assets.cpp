@@ -25,7 +25,7 @@ svg .run{stroke:#1b2a49;stroke-width:.5}
 svg .run.over{stroke:#d0021b;stroke-width:2}
 svg .viol{stroke:#7b1fa2;stroke-width:2.5;stroke-dasharray:4 2}
 svg .node{stroke:#33415c;stroke-width:.6}
-svg .lanebg{fill:#f3f5f8}svg .lanebg.odd{fill:#e9edf3}
+svg .lanebg{fill:#f3f5f8}svg .lanebg.odd{fill:#e9edf3}svg .sochead{fill:#d5dceb}
 svg .axis{stroke:#9aa3b2;stroke-width:.5}
 svg .period{stroke:#d0021b;stroke-width:1;stroke-dasharray:4 3}
 svg .release{stroke:#6b7a99;stroke-width:.7;stroke-dasharray:2 3}
@@ -195,7 +195,7 @@ function graphControls(){
     var g=t.getAttribute('data-g');return g!==null?groupName(+g)+': click to open':'';});
 }
 
-// ---- timelines: plan (and execution) as lanes per resource ----
+// ---- timelines: plan (and execution) as lanes per resource, grouped per SoC ----
 function timeAxis(x0,scale,span,y,h){
   var step=Math.pow(10,Math.floor(Math.log10(Math.max(1,span/8)))),s='';
   if(span/step>16)step*=5;else if(span/step>8)step*=2;
@@ -208,27 +208,41 @@ function boxLabel(x,y,w,text){return w>46?'<text x="'+(x+3).toFixed(1)+'" y="'+(
 var hypInst=D.hyp.map(function(){return [];});
 for(var i=0;i<D.inst.length;i++)hypInst[instHyp(i)].push(i);
 
+// The lanes of a hyperepoch as groups: one per SoC of a multi-SoC schedule (its resources in
+// the hyperepoch's order, under a heading), else one group without heading; [[soc, [res...]]].
+function laneGroups(lanes){
+  if(!D.socs.length)return [[-1,lanes]];
+  var groups=D.socs.map(function(_,k){return [k,[]];}),none=[];
+  lanes.forEach(function(r){var k=D.res[r][4];(k>=0&&k<groups.length?groups[k][1]:none).push(r);});
+  groups=groups.filter(function(g){return g[1].length;});
+  if(none.length)groups.push([-1,none]);
+  return groups;
+}
 function planSvg(h,zoom,exec){
-  var hy=D.hyp[h],lanes=hy[2],LW=150,LH=exec?34:22,top=16,period=hy[1],span=period;
+  var hy=D.hyp[h],groups=laneGroups(hy[2]),LW=150,LH=exec?34:22,HH=18,top=16,period=hy[1],span=period;
   if(exec)exec[3].forEach(function(_,k,a){if(k%4===3)span=Math.max(span,a[k]);});
-  var scale=(viewWidth()-LW-50)*zoom/Math.max(1,span),w=LW+span*scale+50,hgt=top+lanes.length*LH+6;
-  var laneOf={};lanes.forEach(function(r,k){laneOf[r]=k;});
-  var s='<svg class="timeline" data-hyperepoch="'+h+'" width="'+w.toFixed(0)+'" height="'+hgt+'">';
-  lanes.forEach(function(r,k){var y=top+k*LH;
-    s+='<g class="lane '+(exec?'exec-lane':'plan-lane')+'" data-res="'+r+'"><rect class="lanebg'+(k%2?' odd':'')+'" x="0" y="'+y+'" width="'+w.toFixed(0)+'" height="'+LH+'"/>'+
-       '<text class="lbl" x="4" y="'+(y+14)+'">'+esc(resName(r))+'</text></g>';});
+  var scale=(viewWidth()-LW-50)*zoom/Math.max(1,span),w=LW+span*scale+50,laneY={},y=top,k=0,rows='';
+  groups.forEach(function(g){
+    if(g[0]>=0){rows+='<g class="soc-group" data-soc="'+g[0]+'"><g class="soc-head" data-soc="'+g[0]+'"><rect class="sochead" x="0" y="'+y+'" width="'+w.toFixed(0)+'" height="'+HH+'"/>'+
+      '<text class="lbl" x="4" y="'+(y+13)+'">SoC '+esc(D.socs[g[0]])+' ('+g[1].length+' resources)</text></g>';y+=HH;}
+    g[1].forEach(function(r){laneY[r]=y;
+      rows+='<g class="lane '+(exec?'exec-lane':'plan-lane')+'" data-res="'+r+'"'+(g[0]>=0?' data-soc="'+g[0]+'"':'')+'><rect class="lanebg'+(k++%2?' odd':'')+'" x="0" y="'+y+'" width="'+w.toFixed(0)+'" height="'+LH+'"/>'+
+        '<text class="lbl" x="4" y="'+(y+14)+'">'+esc(resName(r))+'</text></g>';y+=LH;});
+    if(g[0]>=0)rows+='</g>';});
+  var hgt=y+6;
+  var s='<svg class="timeline" data-hyperepoch="'+h+'" width="'+w.toFixed(0)+'" height="'+hgt+'">'+rows;
   s+=timeAxis(LW,scale,span,0,hgt);
   D.ep.forEach(function(ep,e){if(ep[1]!==h)return;for(var f=1;f<ep[3];f++){var x=(LW+f*ep[2]*scale).toFixed(1);
     s+='<line class="release" x1="'+x+'" x2="'+x+'" y1="'+top+'" y2="'+hgt+'"/>';}});
   var px=(LW+period*scale).toFixed(1);s+='<line class="period" x1="'+px+'" x2="'+px+'" y1="0" y2="'+hgt+'"/>';
   var ph=exec?13:LH-4;
   hypInst[h].forEach(function(i){var x=D.inst[i],r=D.run[x[0]];
-    x[4].forEach(function(res,k){var y=top+laneOf[res]*LH+2,bx=LW+x[2]*scale,bw=Math.max(1,(x[3]-x[2])*scale);
+    x[4].forEach(function(res,k){var y=laneY[res]+2,bx=LW+x[2]*scale,bw=Math.max(1,(x[3]-x[2])*scale);
       s+='<rect class="box'+(k?' sw':'')+(exec?' ghost':'')+'" data-i="'+i+'" data-frame="'+x[1]+'" x="'+bx.toFixed(1)+'" y="'+y+'" width="'+bw.toFixed(1)+'" height="'+ph+'" fill="'+color(r[1])+'"/>';
       if(!exec)s+=boxLabel(bx,y,bw,r[0]+(x[1]?' f'+x[1]:''));});});
   if(exec){var a=exec[3];
     for(var k=0;k<a.length;k+=4){var i=a[k],run=a[k+1],x=D.inst[i];
-      x[4].forEach(function(res,j){var y=top+laneOf[res]*LH+17,bx=LW+a[k+2]*scale,bw=Math.max(1,(a[k+3]-a[k+2])*scale);
+      x[4].forEach(function(res,j){var y=laneY[res]+17,bx=LW+a[k+2]*scale,bw=Math.max(1,(a[k+3]-a[k+2])*scale);
         var over=run>=0&&(a[k+3]-a[k+2])>D.run[run][4];
         s+='<rect class="run'+(over?' over':'')+(run>=0&&violated(run)?' viol':'')+(j?' sw':'')+'" data-x="'+k+'" x="'+bx.toFixed(1)+'" y="'+y+'" width="'+bw.toFixed(1)+'" height="13" fill="'+(run>=0?color(D.run[run][1]):'#ccc')+'"/>';
         s+=boxLabel(bx,y-1,bw,run>=0?D.run[run][0]:'(empty)');});}

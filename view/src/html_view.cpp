@@ -64,6 +64,12 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     if (k) o += ',';
     jsonString(o, s.clients[k].name);
   }
+  // socs: the SoCs of a multi-SoC schedule (empty for one machine); res[4] is a resource's SoC.
+  o += "],\"socs\":[";
+  for (std::size_t k = 0; k < s.socs.size(); ++k) {
+    if (k) o += ',';
+    jsonString(o, s.socs[k].name);
+  }
   o += "],\"res\":[";
   for (std::size_t k = 0; k < s.resources.size(); ++k) {
     const ResourceInfo& r = s.resources[k];
@@ -76,7 +82,7 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     jsonIndex(o, r.hyperepoch);
     o += ',';
     jsonIndex(o, r.client);
-    o += ']';
+    o += ',' + (r.soc == kNone ? std::string("-1") : std::to_string(r.soc)) + ']';
   }
   o += "],\"hyp\":[";
   for (std::size_t k = 0; k < s.hyperepochs.size(); ++k) {
@@ -229,9 +235,17 @@ std::string renderHtml(const Schedule& schedule, const Execution* execution, con
       "epoch with the dependencies between them counted; click a box to open it. The filter applies to the "
       "graph, the bands and the statistics</div>\n<div class=\"ctl\" id=\"graph-ctl\"></div>\n"
       "<div id=\"graph\"></div>\n";
-  page +=
-      "<h2>Plan</h2>\n<div class=\"meta\">one lane per resource over one hyperepoch iteration; "
-      "dotted lines: frame releases, red dashed: the period</div>\n<div id=\"plan\"></div>\n";
+  // A multi-SoC schedule: the lanes of each SoC's resources under its heading.
+  std::string lanes = "one lane per resource";
+  if (!schedule.socs.empty()) {
+    lanes = "one lane group per SoC (";
+    for (std::size_t k = 0; k < schedule.socs.size(); ++k)
+      lanes += (k ? ", " : "") + std::string("<span class=\"soc\">") + htmlEscape(schedule.socs[k].name) + "</span>";
+    lanes += "), in it one lane per resource of that SoC,";
+  }
+  page += "<h2>Plan</h2>\n<div class=\"meta\" id=\"plan-meta\">" + lanes +
+          " over one hyperepoch iteration; dotted lines: frame releases, red dashed: the period</div>\n"
+          "<div id=\"plan\"></div>\n";
   page +=
       "<div id=\"exec-section\" style=\"display:none\"><h2>Executed against the plan</h2>\n<div class=\"meta\">"
       "per lane: the plan (faint, top) and what ran (bottom); times from the iteration's planned start; "

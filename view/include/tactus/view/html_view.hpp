@@ -1,6 +1,7 @@
 // The HTML view of a schedule: one self-contained file (inline CSS, JS and SVG, no network) with
-// the input graph, the plan as one lane per resource over the hyperepoch, and, when given, the
-// executed iterations drawn against the plan with overruns marked.
+// the input graph, the plan as one lane per resource over the hyperepoch (a multi-SoC schedule's
+// lanes grouped per SoC under its heading), and, when given, the executed iterations drawn against
+// the plan with overruns marked.
 //
 //   Plan      CPU0 |ReadCam|PreProc|        |ReadCam|...
 //             GPU0 |       |       |PreGpu  |       |...
