@@ -109,8 +109,9 @@ std::int64_t percentile(std::vector<std::int64_t> v, double p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Loopback only: the shipped configuration, unless the caller chose one.
-  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 0);
+  // Loopback only: the shipped configuration, whatever the environment says (nothing may leave
+  // loopback on these machines).
+  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 1);
   if (argc > 1 && std::string(argv[1]) == "pong") return pong();
   long iterations = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 10000;
   if (iterations < 100 || iterations > 10000000) {

@@ -90,8 +90,9 @@ bool barePingPong(const char* program, long iterations, double& p50, double& p99
 namespace {
 
 int run(int argc, char** argv) {
-  // Loopback only: the shipped configuration, unless the caller chose one.
-  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 0);
+  // Loopback only: the shipped configuration, whatever the environment says (nothing may leave
+  // loopback on these machines).
+  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 1);
   if (argc < 2) {
     std::fprintf(stderr, "usage: link-handoff DDS_PINGPONG [ITERATIONS]\n");
     return 2;
