@@ -143,7 +143,8 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
   }
   if (*action == CompileAction::kVersion) {
     out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersionOneSoc << "; "
-        << kScheduleFormatVersion << " for multi-SoC schedules)\n";
+        << kScheduleFormatVersionMultiSoc << " for multi-SoC schedules, " << kScheduleFormatVersion
+        << " with a transfer time per SoC pair)\n";
     return 0;
   }
   // Out of memory anywhere (reading, scheduling in any search worker, writing, the report) ends

@@ -116,7 +116,9 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
   }
   const std::string segmentName = shm::managerInstanceName(instance);
   const std::int64_t startNs = ipc::monotonicNs();
-  const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : startNs + options.timeoutMs * 1'000'000;
+  // A time-out too long to add to the clock is as good as forever.
+  const bool forever = options.timeoutMs < 0 || options.timeoutMs > (INT64_MAX - startNs) / 1'000'000;
+  const std::int64_t deadline = forever ? INT64_MAX : startNs + options.timeoutMs * 1'000'000;
   std::string why;   // why it still waits
   std::string said;  // the reason printed last: each one is printed once
   for (;;) {

@@ -96,8 +96,10 @@ class Writer {
 
 std::string writeBody(const Schedule& s) {
   const bool multi = !s.socs.empty();
-  std::string head =
-      std::string(kMagic) + " " + std::to_string(multi ? kScheduleFormatVersion : kScheduleFormatVersionOneSoc);
+  const std::uint32_t version = !multi                   ? kScheduleFormatVersionOneSoc
+                                : s.socLatencies.empty() ? kScheduleFormatVersionMultiSoc
+                                                         : kScheduleFormatVersion;
+  std::string head = std::string(kMagic) + " " + std::to_string(version);
   Writer body;
   body.rec("schedule").f("name", s.name).u("identifier", s.identifier).f("source_hash", hashToHex(s.sourceHash));
   if (multi) {
@@ -417,10 +419,10 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
     std::uint32_t v = 0;
     auto [p, ec] = std::from_chars(ver.data(), ver.data() + ver.size(), v);
     if (ec != std::errc() || p != ver.data() + ver.size()) return reader.err("bad format version " + quoted(ver, 20));
-    if (v != kScheduleFormatVersion && v != kScheduleFormatVersionOneSoc)
+    if (v < kScheduleFormatVersionOneSoc || v > kScheduleFormatVersion)
       return fail(ErrorCode::kIncompatible, origin + ": schedule file format version " + std::to_string(v) +
                                                 " is not supported (this build reads versions " +
-                                                std::to_string(kScheduleFormatVersionOneSoc) + " and " +
+                                                std::to_string(kScheduleFormatVersionOneSoc) + " to " +
                                                 std::to_string(kScheduleFormatVersion) + "); recompile the graph");
     version = v;
   }
@@ -486,7 +488,7 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       TACTUS_READ(soc.name, f.name("name"));
       TACTUS_CHECK(f.done());
       s.socs.push_back(std::move(soc));
-    } else if (rec.kind == "soc_latency" && multi) {
+    } else if (rec.kind == "soc_latency" && version >= kScheduleFormatVersion) {
       // A contract with the verifier and the master: both SoCs declared above, two different
       // ones, each pair once and in (from, to) order, a time in range.
       TACTUS_CHECK(order(Section::kSocLatency));

@@ -45,10 +45,14 @@ TEST_CASE("a changed byte is caught by the content hash", "[schedule_file]") {
 
 TEST_CASE("another format version is refused as incompatible", "[schedule_file]") {
   std::string text = writeSchedule(test::sampleSchedule());
-  auto r = readSchedule(replaceOnce(text, "tactus-schedule 1", "tactus-schedule 3"), "x.tsched");
-  REQUIRE_FALSE(r.has_value());
-  CHECK(r.error().code == ErrorCode::kIncompatible);
-  CHECK_THAT(r.error().message, Catch::Contains("format version 3"));
+  for (const char* v : {"0", "4", "4294967295"}) {
+    INFO("version " << v);
+    auto r = readSchedule(replaceOnce(text, "tactus-schedule 1", std::string("tactus-schedule ") + v), "x.tsched");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ErrorCode::kIncompatible);
+    CHECK_THAT(r.error().message, Catch::Contains(std::string("format version ") + v + " is not supported"));
+    CHECK_THAT(r.error().message, Catch::Contains("reads versions 1 to 3"));
+  }
 }
 
 TEST_CASE("malformed schedule files get messages with file and line", "[schedule_file]") {
@@ -157,10 +161,10 @@ Schedule twoSocSample() {
 
 }  // namespace
 
-TEST_CASE("format 2 carries the transfer time of each SoC pair and reads it back", "[schedule_file]") {
+TEST_CASE("format 3 carries the transfer time of each SoC pair and reads it back", "[schedule_file]") {
   const Schedule s = twoSocSample();
   const std::string text = writeSchedule(s);
-  CHECK(text.rfind("tactus-schedule 2\n", 0) == 0);
+  CHECK(text.rfind("tactus-schedule 3\n", 0) == 0);
   CHECK(text.find("\nsoc id=1 name=SocB\nsoc_latency from=0 to=1 latency_ns=150000\n"
                   "soc_latency from=1 to=0 latency_ns=300000\nclient id=0 ") != std::string::npos);
   auto back = readSchedule(text, "two.tsched");
@@ -174,10 +178,17 @@ TEST_CASE("format 2 carries the transfer time of each SoC pair and reads it back
   CHECK(socLatencyNs(*back, 1, 0) == 300000);
   CHECK(socLatencyNs(*back, 1, 1) == 0);
   CHECK(verifySchedule(*back).ok());
-  // Without pairs, the multi-SoC file is as before: no soc_latency record.
+  // Without pairs, the multi-SoC file is format 2 as before: no soc_latency record.
   Schedule plain = s;
   plain.socLatencies.clear();
-  CHECK(writeSchedule(plain).find("\nsoc_latency") == std::string::npos);
+  const std::string two = writeSchedule(plain);
+  CHECK(two.rfind("tactus-schedule 2\n", 0) == 0);
+  CHECK(two.find("\nsoc_latency") == std::string::npos);
+  // A soc_latency record in a format-2 file is not one of its records (a format-2 reader would
+  // refuse it the same way): the version, not the record, says a file has pairs.
+  auto r = readSchedule(rehash(replaceOnce(text, "tactus-schedule 3\n", "tactus-schedule 2\n")), "x.tsched");
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("unknown record 'soc_latency'"));
   CHECK(socLatencyNs(plain, 1, 0) == 200000);
 }
 

@@ -21,9 +21,11 @@
 // Format version 2 is written for multi-SoC schedules only (a schedule of one machine is still
 // written as version 1, byte for byte as before): the schedule record ends with
 // `cross_soc_latency_ns=N` (the default transfer time), `soc id=0 name=SocA` records follow it,
-// then one `soc_latency from=0 to=1 latency_ns=N` record per SoC pair the graph gives a transfer
-// time of its own (none when it gives none; ascending by from, then to; two different SoCs; each
-// pair once), and client and resource records end with `soc=K` (`-` for none).
+// and client and resource records end with `soc=K` (`-` for none). Format version 3 is version 2
+// plus one `soc_latency from=0 to=1 latency_ns=N` record per SoC pair the graph gives a transfer
+// time of its own (after the soc records; ascending by from, then to; two different SoCs; each pair
+// once); it is written only when the graph gives such a pair, so a version-2 reader refuses it by
+// its version rather than by an unknown record.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +37,11 @@
 
 namespace tactus {
 
-/// The newest format version this build writes and reads (multi-SoC schedules).
-inline constexpr std::uint32_t kScheduleFormatVersion = 2;
+/// The newest format version this build writes and reads (multi-SoC schedules with a transfer
+/// time per SoC pair).
+inline constexpr std::uint32_t kScheduleFormatVersion = 3;
+/// The version written for multi-SoC schedules whose graph gives no SoC pair a time of its own.
+inline constexpr std::uint32_t kScheduleFormatVersionMultiSoc = 2;
 /// The version written for schedules of one machine (no SoCs); read as well.
 inline constexpr std::uint32_t kScheduleFormatVersionOneSoc = 1;
 
