@@ -17,11 +17,20 @@ namespace {
 std::atomic<std::int64_t> gNextKeepNs{std::numeric_limits<std::int64_t>::max()};
 std::atomic<std::int64_t> gKeepEveryNs{0};
 
+// A STATUS= value on one line: a control character (a newline in a schedule's path, say) would
+// start another field of the message, such as WATCHDOG=trigger.
+std::string oneLine(std::string text) {
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return text;
+}
+
 }  // namespace
 
 void notifyReady(const std::string& status, std::ostream& err) {
   const std::int64_t interval = ipc::watchdogIntervalNs();
-  auto sent = ipc::notifySystemd("READY=1\nSTATUS=" + status + "\nMAINPID=" + std::to_string(::getpid()));
+  auto sent = ipc::notifySystemd("READY=1\nSTATUS=" + oneLine(status) + "\nMAINPID=" + std::to_string(::getpid()));
   if (!sent) {
     err << "tactus-master: warning: cannot notify systemd: " << sent.error().message << "\n";
     return;
@@ -49,7 +58,7 @@ void keepWatchdogAlive() noexcept {
 
 void notifyStopping(const std::string& why) noexcept {
   try {
-    (void)ipc::notifySystemd("STOPPING=1\nSTATUS=" + why);
+    (void)ipc::notifySystemd("STOPPING=1\nSTATUS=" + oneLine(why));
   } catch (...) {  // nothing to do: systemd sees the exit anyway
   }
   gNextKeepNs.store(std::numeric_limits<std::int64_t>::max(), std::memory_order_relaxed);

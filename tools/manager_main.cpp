@@ -79,7 +79,16 @@ int run(const std::vector<std::string>& args) {
     std::cout << "tactus-manager " << TACTUS_VERSION << "\n";
     return 0;
   }
-  if (const auto* o = line->find("discriminator")) options.instance = o->value;
+  if (const auto* o = line->find("discriminator")) {
+    // An empty -D (a unit's -D ${X} with X unset) would mean "not given" and attach to another
+    // instance than the one meant: refused.
+    if (o->value.empty()) {
+      std::cerr << "tactus-manager: " << o->spelled
+                << " needs an instance name (leave it out for $TACTUS_INSTANCE, else 'default')\n";
+      return 2;
+    }
+    options.instance = o->value;
+  }
   if (const auto* o = line->find("manager")) name = o->value;
   if (const auto* o = line->find("timeout-ms")) {
     long long ms = 0;

@@ -8,7 +8,6 @@
 set -euo pipefail
 units=$1 master=$2 sample=$3 manager=${4:-}
 analyze=$(command -v systemd-analyze || true)
-[ -n "$analyze" ] || { echo "check_units: systemd-analyze not found, skipped"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "check_units: $*" >&2; exit 1; }
@@ -38,6 +37,33 @@ grep -q "^PartOf=tactus-master@%j.service$" "$units/tactus-client-INSTANCE@.serv
   || fail "the client unit is not PartOf= its master (stopping the master would leave it waiting)"
 grep -q "^Environment=TACTUS_INSTANCE=%j$" "$units/tactus-client-INSTANCE@.service" \
   || fail "the client unit does not set TACTUS_INSTANCE from its name"
+# The schedules come from TACTUS_SCHEDULES (default the instance's own), so a master under a
+# schedule manager lists its schedules in the env file instead of passing a second -s (refused).
+master_unit="$units/tactus-master@.service"
+grep -q '^Environment=TACTUS_SCHEDULES=/etc/tactus/%i.tsched$' "$master_unit" \
+  || fail "the master unit does not default TACTUS_SCHEDULES to the instance's schedule"
+[ "$(grep -c '^ExecStart=' "$master_unit")" = 1 ] || fail "the master unit needs exactly one ExecStart="
+exec_start=$(grep '^ExecStart=' "$master_unit")
+case "$exec_start" in
+  *' -s ${TACTUS_SCHEDULES} '*) ;;
+  *) fail "the master unit's ExecStart does not take -s \${TACTUS_SCHEDULES}: $exec_start" ;;
+esac
+[ "$(grep -o -- ' -s ' <<<"$exec_start" | wc -l)" = 1 ] || fail "the master unit passes -s twice: $exec_start"
+# The master itself takes what the unit passes for a managed run: the unit's arguments with the
+# env file's values, expanded as systemd does (${X} one word, $X split), checked by the master's
+# own parser (a second -s is refused there): the master gets as far as reading the schedules,
+# which do not exist here.
+if [ -x "$master" ]; then
+  args=${exec_start#ExecStart=/usr/local/bin/tactus-master }
+  args=${args//%i/demo}
+  args=${args//'${TACTUS_SCHEDULES}'/$work/none-a.tsched,$work/none-b.tsched}
+  args=${args//'$TACTUS_MASTER_ARGS'/-N modes -i 2}
+  # shellcheck disable=SC2086  # split as systemd splits $TACTUS_MASTER_ARGS
+  out=$("$master" $args 2>&1) && fail "the master started without its schedules: $out"
+  grep -q "none-a.tsched" <<<"$out" \
+    || fail "the master did not take the unit's managed-run arguments as far as its schedules: $out"
+fi
+[ -n "$analyze" ] || { echo "check_units: systemd-analyze not found: the static checks passed, verify skipped"; exit 77; }
 
 # verify loads an instance of a template from the directory it is given.
 ln -s tactus@.target "$work/tactus@demo.target"

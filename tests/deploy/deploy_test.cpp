@@ -282,14 +282,22 @@ TEST_CASE(
   CHECK(contains(out, "instances with a schedule manager channel now: "));
   CHECK(contains(out, "'" + d.instance + "'"));
   CHECK(contains(out, "no master with a schedule manager for instance '" + wrong + "' within 1500 ms"));
-  // A wait shorter than a moment says nothing but its error; without TACTUS_INSTANCE the default is named.
-  CHECK(manager({"-u", "TACTUS_INSTANCE", program, "-t", "200", "-N", "mgr", "status"}, "short") == 1);
-  const std::string shortOut = readFile(d.out("short"));
-  CHECK_FALSE(contains(shortOut, "waiting for"));
-  CHECK(contains(shortOut,
-                 "schedule manager 'mgr': no master with a schedule manager for instance 'default' within "
-                 "200 ms (no master started with -N has published it; instance 'default' from the default "
-                 "(neither ManagerOptions::instance, tactus-manager -D, nor TACTUS_INSTANCE is set)"));
+  // A wait shorter than a moment says nothing but its error; without TACTUS_INSTANCE the default is named
+  // (not where a master of the default instance runs -N on this machine: it would attach).
+  if (::access("/dev/shm/tactus_default.manager", F_OK) != 0) {
+    CHECK(manager({"-u", "TACTUS_INSTANCE", program, "-t", "200", "-N", "mgr", "status"}, "short") == 1);
+    const std::string shortOut = readFile(d.out("short"));
+    CHECK_FALSE(contains(shortOut, "waiting for"));
+    CHECK(contains(shortOut,
+                   "schedule manager 'mgr': no master with a schedule manager for instance 'default' within "
+                   "200 ms (no master started with -N has published it; instance 'default' from the default "
+                   "(neither ManagerOptions::instance, tactus-manager -D, nor TACTUS_INSTANCE is set)"));
+  } else {
+    WARN("the default instance has a schedule manager channel here: its message is not checked");
+  }
+  // An empty -D (a unit's -D ${X} with X unset) is refused, not taken as "not given".
+  CHECK(manager({"TACTUS_INSTANCE=" + d.instance, program, "-D", "", "status"}, "emptyD") == 2);
+  CHECK(contains(readFile(d.out("emptyD")), "tactus-manager: -D needs an instance name"));
   // -D wins over TACTUS_INSTANCE.
   CHECK(manager({"TACTUS_INSTANCE=" + wrong, program, "-D", d.instance, "-t", "5000", "exit"}, "exit") == 0);
   CHECK(waitFor(m, kWaitMs) == 0);
