@@ -334,8 +334,11 @@ TEST_CASE("the CUDA runtime's work in submitters is information: it never fails 
   Run run("cudainfo", std::string("cuda_rules.yaml"));
   const std::string table = "tactus_cuda_standin_" + run.instance;
   ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);
+  // Page faults off: a first touch of a page inside a runnable is a real violation, and on a loaded
+  // machine (an ASan build under CI) the stand-in's stream sync met one now and then; this case is
+  // about the CUDA runtime's own work only.
   run.runWith({buildPath("check/tactus-check"), "--allow", "cuda-sync,default-stream,unified-memory,pageable-copy",
-               buildPath("tests/check/tactus-check-cuda-client"), "--instance", run.instance});
+               "--page-faults", "off", buildPath("tests/check/tactus-check-cuda-client"), "--instance", run.instance});
   ::unlink(("/dev/shm/" + table).c_str());
   const auto [code, csv] = run.report({"--violations"});
   REQUIRE(code == 0);
