@@ -584,14 +584,14 @@ class Verifier {
         const std::int64_t lag = cross ? dependencyLatencyNs(s_, s_.instances[d].runnable, in.runnable) : 0;
         const std::int64_t ready = s_.instances[d].endNs + lag;
         if (in.startNs < ready) {
-          std::string plus;
+          std::string message = what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) +
+                                " ends at " + humanDuration(s_.instances[d].endNs);
           if (cross) {
-            plus = " plus the cross-SoC latency " + humanDuration(lag) + " from SoC " +
-                   quoted(s_.socs[runnableSoc(s_, s_.instances[d].runnable)].name) + " to SoC " +
-                   quoted(s_.socs[runnableSoc(s_, in.runnable)].name);
+            message += " plus the cross-SoC latency " + humanDuration(lag) + " from SoC " +
+                       quoted(s_.socs[runnableSoc(s_, s_.instances[d].runnable)].name) + " to SoC " +
+                       quoted(s_.socs[runnableSoc(s_, in.runnable)].name);
           }
-          error(what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) + " ends at " +
-                humanDuration(s_.instances[d].endNs) + plus);
+          error(message);
         }
       }
       if (in.endNs > release + e.periodNs) {
