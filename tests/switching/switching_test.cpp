@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -447,6 +448,51 @@ TEST_CASE("tactus-manager runs a whole session from the command line, started be
   REQUIRE(log.has_value());
   CHECK(!runsOf(*log, 401).empty());
   CHECK(!runsOf(*log, 402).empty());
+}
+
+TEST_CASE("every start order of master, manager and clients runs the session", "[switching][order]") {
+  // The three parties (the master, a tactus-manager start request, the two clients), started in
+  // each of the six orders, 50 ms apart: whoever comes first waits for the others.
+  const std::vector<std::string> parties = {"master", "manager", "clients"};
+  std::vector<int> order = {0, 1, 2};
+  int orders = 0;
+  do {
+    std::string tag = "order";
+    for (int k : order) tag += "-" + parties[k];  // a section's name: each order its own
+    DYNAMIC_SECTION(tag) {
+      SwitchRun run(tag, {modeYaml(801, 2, 1000, false), modeYaml(802, 2, 1000, false)});
+      auto tool = [&](std::vector<std::string> args, const std::string& who) {
+        std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", run.instance, "-t", "15000"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run.children.spawn(argv, run.out(who));
+      };
+      pid_t m = -1, start = -1, c0 = -1, c1 = -1;
+      const std::int64_t firstNs = nowNs();
+      for (int k : order) {
+        if (k == 0) m = run.master();
+        if (k == 1) start = tool({"start", "801"}, "start");
+        if (k == 2) {
+          c0 = run.client("Client0");
+          c1 = run.client("Client1");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      INFO(readFile(run.out("start")));
+      REQUIRE(waitFor(start, kWaitMs) == 0);
+      CHECK(waitFor(tool({"rollover", "802", "801"}, "roll"), kWaitMs) == 0);
+      CHECK(waitFor(tool({"exit"}, "exit"), kWaitMs) == 0);
+      CHECK(waitFor(c0, kWaitMs) == 0);
+      CHECK(waitFor(c1, kWaitMs) == 0);
+      CHECK(waitFor(m, kWaitMs) == 0);
+      auto log = readEventLog(run.logPath);
+      REQUIRE(log.has_value());
+      CHECK_FALSE(runsOf(*log, 801).empty());
+      CHECK_FALSE(runsOf(*log, 802).empty());
+      CHECK(runsInsideWindows(*log, 801, {{firstNs, nowNs()}}) == "");
+    }
+    ++orders;
+  } while (std::next_permutation(order.begin(), order.end()));
+  CHECK(orders == 6);
 }
 
 TEST_CASE("a manager that dies while attached ends the run, named; clients return peer-died", "[switching][fault]") {
