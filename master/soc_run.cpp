@@ -89,6 +89,7 @@ Result<void> SocRun::open() {
   lo.domain = o_.domain;
   lo.schedule = schedule_.identifier;
   lo.soc = o_.soc;
+  lo.primary = o_.primary;
   lo.livelinessNs = o_.livelinessNs;
   auto link = soc_link::Link::open(lo);
   if (!link) return fail(link.error().code, "the multi-SoC link: " + link.error().message);
@@ -138,6 +139,13 @@ RunEnd SocRun::startTimeoutEnd(std::int64_t timeoutS) {
 std::optional<RunEnd> SocRun::checkPeers() {
   for (const soc_link::PeerState& p : link_->peers()) {
     if (p.soc == o_.soc || p.soc >= schedule_.socs.size()) continue;
+    if (p.state != 0 && p.primary != o_.primary) {
+      // Two primaries, or none: neither master could follow the other's frames.
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
+                    "the master of SoC " + socName(p.soc) + " takes SoC " + socName(p.primary) +
+                        " for the primary, this master of SoC " + socName(o_.soc) + " takes SoC " +
+                        socName(o_.primary) + ": give every master the same --primary (or none: the first SoC)"};
+    }
     if (p.state == kStateStopping && p.status != 0) {
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
                     "SoC " + socName(p.soc) + " ended the run: " + p.message};

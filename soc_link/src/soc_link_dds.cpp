@@ -123,7 +123,7 @@ class DdsLink final : public Link {
     s.hyperepoch = hyperepoch;
     s.iteration = iteration;
     s.releaseNs = static_cast<std::uint64_t>(releaseNs);
-    s.stopAfter = static_cast<std::uint32_t>(std::min<std::uint64_t>(stopAfter, UINT32_MAX));
+    s.stopAfter = stopAfter;
     s.sentNs = static_cast<std::uint64_t>(monotonicNs());
     if (dds_return_t rc = dds_write(releaseWriter_, &s); rc < 0) return ddsError("write frame release", rc);
     return {};
@@ -208,6 +208,7 @@ class DdsLink final : public Link {
     tactus_dds_MasterState s{};
     s.schedule = o_.schedule;
     s.soc = o_.soc;
+    s.primary = o_.primary;
     s.state = state;
     s.status = status;
     std::strncpy(s.message, message.c_str(), sizeof s.message - 1);
@@ -291,6 +292,7 @@ class DdsLink final : public Link {
         PeerState& peer = peers_[soc];
         if (info[k].valid_data) {
           peer.state = buf[k].state;
+          peer.primary = buf[k].primary;
           peer.status = buf[k].status;
           buf[k].message[sizeof buf[k].message - 1] = '\0';
           peer.message = buf[k].message;

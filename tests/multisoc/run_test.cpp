@@ -8,7 +8,8 @@
 // in any order; a signal to either master stopping both at one iteration boundary; the primary's
 // -e alone deciding the last iteration; a master killed on one SoC, a client
 // killed on the other, and a SoC whose master never starts each end the run on every SoC with a message naming it,
-// leaving nothing in /dev/shm; tactus-report takes both logs of one run.
+// leaving nothing in /dev/shm; masters that disagree on the primary refuse the run; tactus-report takes both logs
+// of one run.
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -338,5 +339,26 @@ TEST_CASE("a SoC whose master never starts makes the start time out, naming that
   INFO(t.out("masterSocA") << t.out("Sensor"));
   CHECK(t.out("masterSocA").find("no master of SoC 'SocB' was ready within -a 2 s") != std::string::npos);
   CHECK(t.out("Sensor").find("status=timeout") != std::string::npos);
+  CHECK(t.shmClean());
+}
+
+TEST_CASE("masters that disagree on the primary SoC refuse the run, naming both choices", "[multisoc]") {
+  TwoSocs t("soc_primary", 44);
+  t.masterA = t.master("SocA", {"-a", "20"});                       // the default: the first SoC
+  t.masterB = t.master("SocB", {"-a", "20", "--primary", "SocB"});  // itself
+  t.clientA = t.client("Sensor");
+  t.clientB = t.client("Planner");
+  const int timeoutMs = static_cast<int>(15000 * timeScale());
+  CHECK(waitFor(t.masterA, timeoutMs) == 1);
+  CHECK(waitFor(t.masterB, timeoutMs) == 1);
+  CHECK(waitFor(t.clientA, timeoutMs) != 0);
+  CHECK(waitFor(t.clientB, timeoutMs) != 0);
+  INFO(t.out("masterSocA") << t.out("masterSocB"));
+  CHECK(t.out("masterSocA")
+            .find("the master of SoC 'SocB' takes SoC 'SocB' for the primary, this master of SoC "
+                  "'SocA' takes SoC 'SocA': give every master the same --primary") != std::string::npos);
+  CHECK(t.out("masterSocB")
+            .find("the master of SoC 'SocA' takes SoC 'SocA' for the primary, this master of SoC "
+                  "'SocB' takes SoC 'SocB'") != std::string::npos);
   CHECK(t.shmClean());
 }

@@ -26,6 +26,7 @@ struct LinkOptions {
   std::uint32_t domain = 0;                   ///< DDS domain id (`--dds-domain`)
   std::uint16_t schedule = 0;                 ///< schedule identifier: keys every sample
   std::uint32_t soc = 0;                      ///< this master's SoC (index into the schedule's SoCs)
+  std::uint32_t primary = 0;                  ///< the primary SoC this master follows or is (announced)
   std::int64_t livelinessNs = 5'000'000'000;  ///< a peer silent this long is lost (`-o`, STM's 5 s)
 };
 
@@ -49,12 +50,13 @@ struct RemoteRelease {
 
 /// What another SoC's master last announced, and whether it is still there.
 struct PeerState {
-  std::uint32_t soc = 0;    ///< its SoC (index into the schedule's SoCs)
-  std::uint32_t state = 0;  ///< as announced: 1 ready, 2 running, 3 stopping
-  std::int32_t status = 0;  ///< with state 3: 0 the run ended well, else it failed
-  std::string message;      ///< with state 3: the end of its run in words
-  bool alive = false;       ///< announced, and its liveliness lease not lost
-  bool lost = false;        ///< it was alive and then lost its liveliness (or closed its link)
+  std::uint32_t soc = 0;      ///< its SoC (index into the schedule's SoCs)
+  std::uint32_t state = 0;    ///< as announced: 1 ready, 2 running, 3 stopping
+  std::uint32_t primary = 0;  ///< as announced: the SoC it takes for the primary
+  std::int32_t status = 0;    ///< with state 3: 0 the run ended well, else it failed
+  std::string message;        ///< with state 3: the end of its run in words
+  bool alive = false;         ///< announced, and its liveliness lease not lost
+  bool lost = false;          ///< it was alive and then lost its liveliness (or closed its link)
 };
 
 /// One master's end of the link. Not copyable; closing it leaves the DDS domain.
