@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "instance_hint.hpp"
 #include "runtime.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -157,29 +158,6 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
   return {};
 }
 
-// The other instances that have a segment in /dev/shm right now, as a hint for a client that
-// waits on a name nobody serves ("" when there is none). At most a few names.
-std::string otherInstances(const std::string& instance) {
-  const std::string prefix = "tactus_";
-  std::vector<std::string> names;
-  if (DIR* dir = ::opendir("/dev/shm"); dir != nullptr) {
-    while (const dirent* entry = ::readdir(dir)) {
-      const std::string file = entry->d_name;
-      if (file.size() <= prefix.size() || file.compare(0, prefix.size(), prefix) != 0) continue;
-      const std::string other = file.substr(prefix.size());
-      if (other != instance && ipc::validateInstanceName(other)) names.push_back(other);
-    }
-    ::closedir(dir);
-  }
-  if (names.empty()) return "";
-  std::sort(names.begin(), names.end());
-  constexpr std::size_t kShown = 5;
-  std::string text;
-  for (std::size_t i = 0; i < names.size() && i < kShown; ++i) text += (i == 0 ? "" : ", ") + quoted(names[i], 256);
-  if (names.size() > kShown) text += ", ...";
-  return "; instances with a segment now: " + text;
-}
-
 // How the instance was chosen and how to choose another, for the waiting messages.
 std::string howToSet(const Runtime& rt) {
   return "instance " + quoted(rt.instance, 256) + " from " + rt.instanceSource +
@@ -246,13 +224,15 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
       said = look->why;
       std::fprintf(stderr, "tactus: client %s: waiting for tactus-master of instance %s (segment %s): %s (%s%s)\n",
                    quoted(rt.name).c_str(), quoted(rt.instance, 256).c_str(), ipc::segmentPath(rt.instance).c_str(),
-                   said.c_str(), howToSet(rt).c_str(), otherInstances(rt.instance).c_str());
+                   said.c_str(), howToSet(rt).c_str(),
+                   otherInstancesHint(rt.instance, "", "instances with a segment now").c_str());
       std::fflush(stderr);
     }
     if (ipc::monotonicNs() >= deadline) {
       return fail(ErrorCode::kTimeout, "client " + quoted(rt.name) + ": no master for instance " +
                                            quoted(rt.instance, 256) + " within " + std::to_string(options.timeoutMs) +
-                                           " ms (" + said + "; " + howToSet(rt) + otherInstances(rt.instance) + ")");
+                                           " ms (" + said + "; " + howToSet(rt) +
+                                           otherInstancesHint(rt.instance, "", "instances with a segment now") + ")");
     }
     std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
   }

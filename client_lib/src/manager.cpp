@@ -2,10 +2,8 @@
 // attaching to the master's ManagerChannel segment, claiming it, and synchronous requests.
 #include "tactus/manager.hpp"
 
-#include <dirent.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "instance_hint.hpp"
 #include "tactus/core/shm_layout.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -57,32 +56,6 @@ struct Outcome {
   std::string message;
   std::optional<Error> error;  // no answer (not initialized, master gone)
 };
-
-// The instances that have a manager channel in /dev/shm right now, other than `instance`, as a
-// hint for a manager that waits on a name nobody serves ("" when there is none). At most a few.
-std::string otherManagedInstances(const std::string& instance) {
-  const std::string prefix = ipc::segmentName("");
-  const std::string suffix = shm::managerInstanceName("");
-  std::vector<std::string> names;
-  if (DIR* dir = ::opendir("/dev/shm"); dir != nullptr) {
-    while (const dirent* entry = ::readdir(dir)) {
-      const std::string file = entry->d_name;
-      if (file.size() <= prefix.size() + suffix.size() || file.compare(0, prefix.size(), prefix) != 0 ||
-          file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
-        continue;
-      const std::string other = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
-      if (other != instance && ipc::validateInstanceName(other)) names.push_back(other);
-    }
-    ::closedir(dir);
-  }
-  if (names.empty()) return "";
-  std::sort(names.begin(), names.end());
-  constexpr std::size_t kShown = 5;
-  std::string text;
-  for (std::size_t i = 0; i < names.size() && i < kShown; ++i) text += (i == 0 ? "" : ", ") + quoted(names[i], 256);
-  if (names.size() > kShown) text += ", ...";
-  return "; instances with a schedule manager channel now: " + text;
-}
 
 // The instance init waits for and where its name came from: the options', else
 // $TACTUS_INSTANCE, else the default (tactus::init chooses the same way).
@@ -180,14 +153,20 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
     if (now >= deadline) {
       std::string message = who + ": no master with a schedule manager for instance " + quoted(instance, 256);
       message += " within " + std::to_string(options.timeoutMs) + " ms (" + why;
-      message += "; " + howToSet(chosen) + otherManagedInstances(instance) + ")";
+      message += "; " + howToSet(chosen) +
+                 client::otherInstancesHint(instance, shm::managerInstanceName(""),
+                                            "instances with a schedule manager channel now") +
+                 ")";
       return fail(ErrorCode::kTimeout, message);
     }
     if (now - startNs >= kWaitNoticeNs && why != said) {
       said = why;
       std::fprintf(stderr, "tactus: %s: waiting for tactus-master -N of instance %s (segment %s): %s (%s%s)\n",
                    who.c_str(), quoted(instance, 256).c_str(), ipc::segmentPath(segmentName).c_str(), why.c_str(),
-                   howToSet(chosen).c_str(), otherManagedInstances(instance).c_str());
+                   howToSet(chosen).c_str(),
+                   client::otherInstancesHint(instance, shm::managerInstanceName(""),
+                                              "instances with a schedule manager channel now")
+                       .c_str());
       std::fflush(stderr);
     }
     std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
