@@ -83,7 +83,8 @@ Result<void> ManagedRun::load() {
                                               "of one machine only");
     for (const auto& other : modes_) {
       if (other->schedule.identifier == mode->schedule.identifier) {
-        return fail(ErrorCode::kValidation, "schedules " + quoted(other->path) + " and " + quoted(path) +
+        // Whole paths (a path cut at quoted's default 60 bytes named neither file in a deep directory).
+        return fail(ErrorCode::kValidation, "schedules " + quoted(other->path, 4096) + " and " + quoted(path, 4096) +
                                                 " have the same identifier " +
                                                 std::to_string(mode->schedule.identifier) +
                                                 "; every schedule of a manager needs its own (tactus-compile --id)");
