@@ -46,9 +46,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   auto graph = parseGraph(*graphText, options.input == kStdStream ? "stdin" : options.input);
   if (!graph) return graph.error();
   if (!options.wcetPath.empty()) {  // `--wcet -`: from standard input (not with `-i -`: compile_args.cpp)
-    auto wcetText = readInputOperand(options.wcetPath, "WCET file", kMaxGraphFileBytes);
-    if (!wcetText) return wcetText.error();
-    auto applied = applyWcetFile(*graph, *wcetText, options.wcetPath == kStdStream ? "stdin" : options.wcetPath);
+    auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
     if (!applied) return applied.error();
   }
   graph->crossSocLatencyNs = options.crossSocLatencyNs;

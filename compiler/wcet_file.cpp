@@ -3,6 +3,7 @@
 
 #include "graph/yaml_tree.hpp"
 #include "graph_parser.hpp"
+#include "tactus/core/command_line.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/text.hpp"
 
@@ -122,9 +123,9 @@ Result<void> applyWcetFile(Graph& graph, std::string_view text, const std::strin
 }
 
 Result<void> applyWcetFileFromPath(Graph& graph, const std::string& path) {
-  auto text = readRegularFile(path, "WCET file", kMaxGraphFileBytes);
+  auto text = readInputOperand(path, "WCET file", kMaxGraphFileBytes);
   if (!text) return text.error();
-  return applyWcetFile(graph, *text, path);
+  return applyWcetFile(graph, *text, path == kStdStream ? "stdin" : path);
 }
 
 }  // namespace tactus::compiler

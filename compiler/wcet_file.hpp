@@ -16,7 +16,8 @@ namespace tactus::compiler {
 /// success the side file's bytes are folded into graph.sourceHash.
 Result<void> applyWcetFile(Graph& graph, std::string_view text, const std::string& origin);
 
-/// Reads a side file and applies it with applyWcetFile (origin = path); unreadable is kIo.
+/// Reads a side file (`-`: standard input) and applies it with applyWcetFile (origin = path, or
+/// "stdin"); unreadable is kIo.
 Result<void> applyWcetFileFromPath(Graph& graph, const std::string& path);
 
 }  // namespace tactus::compiler
