@@ -152,6 +152,12 @@ struct SwitchRun {
     argv.insert(argv.end(), extra.begin(), extra.end());
     return children.spawn(argv, out(name));
   }
+  // tactus-manager (the command) on this instance, waiting up to 15 s for the master.
+  pid_t tool(const std::vector<std::string>& args, const std::string& who) const {
+    std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", instance, "-t", "15000"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return children.spawn(argv, out(who));
+  }
   void attachManager() const {
     tactus::manager::ManagerOptions options;
     options.instance = instance;
@@ -421,26 +427,21 @@ TEST_CASE("bad manager requests get clear errors and the running schedule goes o
 TEST_CASE("tactus-manager runs a whole session from the command line, started before the master",
           "[switching][tool][order]") {
   SwitchRun run("tool", {modeYaml(401, 2, 1000, false), modeYaml(402, 2, 1000, false)});
-  auto tool = [&](std::vector<std::string> args, const std::string& who) {
-    std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", run.instance, "-t", "15000"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run.children.spawn(argv, run.out(who));
-  };
   // Manager and clients first: they wait for the master.
-  const pid_t first = tool({"start", "401"}, "start");
+  const pid_t first = run.tool({"start", "401"}, "start");
   const pid_t c0 = run.client("Client0");
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const pid_t m = run.master();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const pid_t c1 = run.client("Client1");  // the last client after the start request: the start waits for it
   CHECK(waitFor(first, kWaitMs) == 0);
-  CHECK(waitFor(tool({"rollover", "402", "401"}, "roll"), kWaitMs) == 0);
-  const pid_t status = tool({"status"}, "status");
+  CHECK(waitFor(run.tool({"rollover", "402", "401"}, "roll"), kWaitMs) == 0);
+  const pid_t status = run.tool({"status"}, "status");
   CHECK(waitFor(status, kWaitMs) == 0);
   CHECK(readFile(run.out("status")).find("running schedule 402") != std::string::npos);
-  CHECK(waitFor(tool({"stop", "401"}, "bad"), kWaitMs) == 1);
+  CHECK(waitFor(run.tool({"stop", "401"}, "bad"), kWaitMs) == 1);
   CHECK(readFile(run.out("bad")).find("cannot stop schedule 401: it is not running") != std::string::npos);
-  CHECK(waitFor(tool({"exit"}, "exit"), kWaitMs) == 0);
+  CHECK(waitFor(run.tool({"exit"}, "exit"), kWaitMs) == 0);
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
   CHECK(waitFor(m, kWaitMs) == 0);
@@ -461,16 +462,11 @@ TEST_CASE("every start order of master, manager and clients runs the session", "
     for (int k : order) tag += "-" + parties[k];  // a section's name: each order its own
     DYNAMIC_SECTION(tag) {
       SwitchRun run(tag, {modeYaml(801, 2, 1000, false), modeYaml(802, 2, 1000, false)});
-      auto tool = [&](std::vector<std::string> args, const std::string& who) {
-        std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", run.instance, "-t", "15000"};
-        argv.insert(argv.end(), args.begin(), args.end());
-        return run.children.spawn(argv, run.out(who));
-      };
       pid_t m = -1, start = -1, c0 = -1, c1 = -1;
       const std::int64_t firstNs = nowNs();
       for (int k : order) {
         if (k == 0) m = run.master();
-        if (k == 1) start = tool({"start", "801"}, "start");
+        if (k == 1) start = run.tool({"start", "801"}, "start");
         if (k == 2) {
           c0 = run.client("Client0");
           c1 = run.client("Client1");
@@ -479,8 +475,8 @@ TEST_CASE("every start order of master, manager and clients runs the session", "
       }
       INFO(readFile(run.out("start")));
       REQUIRE(waitFor(start, kWaitMs) == 0);
-      CHECK(waitFor(tool({"rollover", "802", "801"}, "roll"), kWaitMs) == 0);
-      CHECK(waitFor(tool({"exit"}, "exit"), kWaitMs) == 0);
+      CHECK(waitFor(run.tool({"rollover", "802", "801"}, "roll"), kWaitMs) == 0);
+      CHECK(waitFor(run.tool({"exit"}, "exit"), kWaitMs) == 0);
       CHECK(waitFor(c0, kWaitMs) == 0);
       CHECK(waitFor(c1, kWaitMs) == 0);
       CHECK(waitFor(m, kWaitMs) == 0);
