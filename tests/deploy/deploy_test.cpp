@@ -596,6 +596,17 @@ TEST_CASE("group mode: TACTUS_SEGMENT_GROUP lets a client of another user in tha
   if (::geteuid() != 0 || nobody == nullptr || nogroup == nullptr || ::access("/usr/bin/setpriv", X_OK) != 0) {
     TACTUS_SKIP("needs root, user nobody, group nogroup and setpriv to run a client as another user");
   }
+  {
+    // The build may live where nobody cannot go (a mode-0700 checkout such as `mktemp -d` makes):
+    // ask, as nobody, before reading an exit status 127 as the programs' answer.
+    const std::string client = buildPath("tests/runtime/tactus-test-client");
+    const std::string manager = buildPath("tools/tactus-manager");
+    const pid_t probe = d.children.spawn({"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                          "/bin/sh", "-c", "test -x \"$0\" && test -x \"$1\"", client, manager},
+                                         d.out("probe"));
+    if (waitFor(probe, kWaitMs) != 0)
+      TACTUS_SKIP("user nobody cannot run " << client << " (a directory above it is closed to other users)");
+  }
   const gid_t gid = nogroup->gr_gid;
   // The test's scratch directory must be readable by nobody for the client's output: it writes
   // to a file the harness opened already, so only the program must be reachable.
