@@ -128,19 +128,25 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     std::atomic<std::uint32_t>* waiters;
     bool previousIteration;
     shm::GpuSlot* gpuWork;      // a submittee's slot: its fence, when a GPU engine runs it
-    std::int64_t plannedEndNs;  ///< from the iteration's start; -1: no plan to wait by
-    std::int64_t wcetNs;        ///< the predecessor's planned length
+    bool planned;                  ///< a CPU predecessor of the same iteration: waited for by the plan
+    ipc::PlannedPredecessor plan;  ///< its planned end and length
     shm::InstanceSlot* slot;    ///< the predecessor's slot (its start), with a plan
   };
   std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
   for (std::size_t k = 0; k < instances.size(); ++k) {
     const InstanceId i = instances[k];
     std::vector<WaitRef>& refs = waitRefs[k];
+    // When the plan has this instance ready to wait: its frame's release, or the planned end of
+    // the worker's instance before it, whichever is later.
+    const InstanceInfo& self = rt.schedule.instances[i];
+    std::int64_t plannedReady =
+        static_cast<std::int64_t>(self.frame) * rt.schedule.epochs[rt.plan.instanceEpoch[i]].periodNs;
+    if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
     if (gpu != nullptr && gpu->runsSubmittee(i)) continue;  // the GPU waits for its predecessors
     for (const WaitCondition& c : rt.plan.waits[i]) {
       if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
         refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration, nullptr,
-                        -1, 0, nullptr});
+                        false, {}, nullptr});
       } else {
         // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
         // submitter's end depends on its stream); a GPU one's end is the GPU's.
@@ -150,8 +156,8 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
                              rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
         refs.push_back({&view.instance(c.instance).done, &view.instance(c.instance).waiters, c.previousIteration,
-                        work ? &view.gpu(c.instance) : nullptr, planned ? pred.endNs : -1, pred.endNs - pred.startNs,
-                        &view.instance(c.instance)});
+                        work ? &view.gpu(c.instance) : nullptr, planned,
+                        {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs}, &view.instance(c.instance)});
       }
     }
   }
@@ -220,17 +226,13 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         if (!waitForGpuWork(c.gpuWork, c.previousIteration ? h : h + 1, spinNs, aborted, handled)) return h;
         if (handled) continue;
         const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
-        // When the predecessor should end: a WCET after its start once it started, else by the
-        // plan, but not before a WCET from now (it has yet to run).
+        // When the predecessor should end (ipc::expectedPredecessorEndNs); its start, written by
+        // another process, counts only once it is published for this iteration.
         auto expectedEnd = [&](std::int64_t now) -> std::int64_t {
-          if (iterationStart <= 0 || c.plannedEndNs < 0) return -1;
-          if (c.slot->started.load(std::memory_order_acquire) == target) {
-            // Written by another process: used only when it lies between the iteration's start
-            // and now (the WCET is bounded by limits::kMaxDurationNs, so the sum cannot overflow).
-            const std::int64_t startedNs = c.slot->startedNs.load(std::memory_order_relaxed);
-            if (startedNs >= iterationStart && startedNs <= now) return startedNs + c.wcetNs;
-          }
-          return std::max(iterationStart + c.plannedEndNs, now + c.wcetNs);
+          if (!c.planned) return -1;
+          const bool started = c.slot->started.load(std::memory_order_acquire) == target;
+          return ipc::expectedPredecessorEndNs(
+              c.plan, iterationStart, started ? c.slot->startedNs.load(std::memory_order_relaxed) : 0, now);
         };
         if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter) !=
             ipc::WaitOutcome::kReached) {

@@ -125,6 +125,30 @@ TEST_CASE("a plan-guided wait is woken by an early publish and follows a late on
   CHECK(waiters.load() == 0);
 }
 
+TEST_CASE("a predecessor's expected end: by its start once started, else by the plan and the gap", "[ipc][plan]") {
+  // The predecessor: planned to end 10 ms into the iteration, 4 ms long; the waiter is planned
+  // ready 1 ms into it, so the plan puts the predecessor's end 9 ms after the waiter's readiness.
+  const ipc::PlannedPredecessor p{10'000'000, 9'000'000, 4'000'000};
+  const std::int64_t iteration = 1'000'000'000;
+  // On the plan: ready 1 ms in, expected at the planned end (10 ms in).
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, 0, iteration + 1'000'000) == iteration + 10'000'000);
+  // Running 0.9 ms ahead of the plan (runnables that ended early): 9 ms from now, not at the
+  // planned end; a chain far ahead would otherwise sleep until far planned ends.
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, 0, iteration + 100'000) == iteration + 9'100'000);
+  // Behind the plan by 3 ms: the planned end is sooner than the gap, but not before a WCET from now.
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, 0, iteration + 4'000'000) == iteration + 10'000'000);
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, 0, iteration + 8'000'000) == iteration + 12'000'000);
+  // Started 2 ms in: a WCET after its start, whatever the plan says.
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, iteration + 2'000'000, iteration + 2'500'000) ==
+        iteration + 6'000'000);
+  // A start outside [iteration start, now] (written over, or of another iteration) is not used.
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, iteration - 5, iteration + 100'000) == iteration + 9'100'000);
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, iteration + 7'000'000, iteration + 100'000) ==
+        iteration + 9'100'000);
+  // No iteration start known: no plan to wait by.
+  CHECK(ipc::expectedPredecessorEndNs(p, 0, 0, iteration) <= 0);
+}
+
 TEST_CASE("futexWaitUntil returns at a deadline already passed and when the word differs", "[ipc][plan]") {
   std::atomic<std::uint32_t> word{7};
   CHECK(ipc::futexWaitUntil(word, 7, ipc::monotonicNs() - 1000) == ipc::FutexWaitResult::kTimedOut);

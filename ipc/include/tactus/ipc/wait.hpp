@@ -122,6 +122,28 @@ WaitOutcome waitForSequence(std::atomic<std::uint32_t>& word, std::atomic<std::u
   return waitForSequence(word, waiters, target, spinNs, abort, meter);
 }
 
+/// What a plan-guided wait knows of one CPU predecessor (all times CLOCK_MONOTONIC ns).
+struct PlannedPredecessor {
+  std::int64_t plannedEndNs = 0;  ///< its planned end, from the iteration's start
+  std::int64_t planGapNs = 0;     ///< its planned end - when the plan has the waiter ready to wait
+  std::int64_t wcetNs = 0;        ///< its planned length
+};
+
+/// When a CPU predecessor is expected to end, for waitForSequencePlanned: a WCET after its start
+/// once it started (`startedNs` > 0, lying between the iteration's start and now). Before that, by
+/// the plan but not before a WCET from now (it has yet to run): its planned end, or as far ahead of
+/// now as the plan puts it ahead of the waiter's readiness, whichever is sooner. The second keeps
+/// a chain that runs ahead of its plan (runnables that end before their WCET) spinning from one
+/// hand-off to the next: by the planned end alone its waiters would sleep until their
+/// predecessors' far planned ends and pay a futex wake-up each. <= 0: unknown (`iterationStartNs`
+/// <= 0). WCETs and planned times are bounded by limits::kMaxDurationNs: the sums cannot overflow.
+inline std::int64_t expectedPredecessorEndNs(const PlannedPredecessor& p, std::int64_t iterationStartNs,
+                                             std::int64_t startedNs, std::int64_t nowNs) {
+  if (iterationStartNs <= 0) return -1;
+  if (startedNs >= iterationStartNs && startedNs <= nowNs) return startedNs + p.wcetNs;
+  return std::max(std::min(iterationStartNs + p.plannedEndNs, nowNs + p.planGapNs), nowNs + p.wcetNs);
+}
+
 /// Plan-guided waitForSequence. `expectedNs(now)` says when the word is expected to reach the
 /// target (absolute CLOCK_MONOTONIC; <= 0: unknown), asked again after every sleep, so the
 /// estimate can follow what happened meanwhile (a predecessor that started late). While that lies
