@@ -8,24 +8,28 @@
 // busy-waiting runnables on a loaded machine is taken out), and the CPU time the client burns per
 // iteration beyond its runnables' measured lengths (waiting: spins, wake-ups, bookkeeping; the
 // start-up counts too), the spin time its workers logged per iteration (0 from a runtime that
-// does not log it); per unit, the
-// hand-offs' p50, p90 and p99 (a run's start - the latest end of its predecessors, graph and
-// resource order).
+// does not log it), and the plan run bare (bareMakespans: two pinned processes spinning on done
+// words, no runtime) with tactus's (median - bare median) per runnable, the runtime's own cost
+// apart from the machine's; per unit, the hand-offs' p50, p90 and p99 (a run's start - the latest end of its
+// predecessors, graph and resource order).
 //
 // usage: stg-makespan --compile TACTUS_COMPILE --master TACTUS_MASTER [DATA_DIR]
 //        [--units 1ms,100us,10us] [--graphs N] [--iterations N] [--quick]
 // The client is this program itself (a forked child that links libtactus).
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <tactus/client.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>
 #include <sstream>
 
 #include "bench_process.hpp"
@@ -139,6 +143,7 @@ void busyWait(void* arg) {
 struct GraphResult {
   std::int64_t planNs = 0;
   std::vector<std::int64_t> makespans;   // per iteration
+  std::vector<std::int64_t> bare;        // per iteration: the plan run bare (bareMakespans)
   std::vector<std::int64_t> replayGaps;  // per iteration: makespan - the plan replayed with the measured lengths
   std::vector<std::int64_t> handOffs;    // per run with a predecessor: start - latest predecessor end
   std::vector<std::int64_t> stretches;   // per run: measured length - WCET
@@ -167,6 +172,80 @@ bool compile(const Options& o, const std::string& dir, const std::string& yaml, 
   return rc == 0;
 }
 
+// The plan run without tactus, as the machine allows: two processes pinned to cores 0 and 1, each
+// running its cores' timelines in order, every instance spinning (pause) on its predecessors'
+// done words in shared memory, then busy-waiting its WCET as the tactus client's runnables do;
+// each iteration starts `periodNs` after the previous one (both sides sleep until then). Returns
+// the makespans (latest end - earliest start) per iteration, or an empty vector on failure. What
+// tactus's makespan exceeds this by is the runtime's own cost; what this exceeds the plan by is
+// the machine's (preemption, cold caches after long runnables, the clock).
+std::vector<std::int64_t> bareMakespans(const tactus::Schedule& s, int iterations, std::int64_t periodNs) {
+  struct alignas(64) Done {
+    std::atomic<std::uint32_t> iterations{0};
+  };
+  const std::size_t count = s.instances.size();
+  const std::size_t stamps = count * static_cast<std::size_t>(iterations);
+  const std::size_t bytes = sizeof(Done) * count + 2 * sizeof(std::int64_t) * stamps;
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return {};
+  auto* done = new (memory) Done[count];
+  auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(Done) * count);
+  std::int64_t* endNs = startNs + stamps;
+  const std::int64_t firstNs = tb::nowNs() + 20'000'000;  // both sides are up and pinned by then
+  pid_t children[2];
+  for (int side = 0; side < 2; ++side) {
+    children[side] = fork();
+    if (children[side] != 0) continue;
+    tb::pinToCore(side);
+    std::vector<tactus::InstanceId> mine;  // this core's instances, in plan order
+    for (const tactus::TimelineInfo& t : s.timelines) {
+      if (s.resources[t.resource].core % 2 == static_cast<std::uint32_t>(side))
+        mine.insert(mine.end(), t.instances.begin(), t.instances.end());
+    }
+    std::sort(mine.begin(), mine.end(), [&](tactus::InstanceId a, tactus::InstanceId b) {
+      return s.instances[a].startNs < s.instances[b].startNs;
+    });
+    for (int h = 0; h < iterations; ++h) {
+      const std::int64_t at = firstNs + h * periodNs;
+      const timespec t{static_cast<time_t>(at / 1'000'000'000), static_cast<long>(at % 1'000'000'000)};
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {}
+      for (const tactus::InstanceId i : mine) {
+        for (const tactus::InstanceId d : s.instances[i].dependencies) {
+          while (done[index(d)].iterations.load(std::memory_order_acquire) < static_cast<std::uint32_t>(h + 1)) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+          }
+        }
+        const std::int64_t start = tb::nowNs();
+        const std::int64_t until = start + (s.instances[i].endNs - s.instances[i].startNs);
+        std::int64_t end = start;
+        while ((end = tb::nowNs()) < until) {}
+        const std::size_t k = static_cast<std::size_t>(h) * count + index(i);
+        startNs[k] = start;
+        endNs[k] = end;
+        done[index(i)].iterations.store(static_cast<std::uint32_t>(h + 1), std::memory_order_release);
+      }
+    }
+    _exit(0);
+  }
+  bool ok = true;
+  const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
+  for (const pid_t c : children) ok = tb::waitUntil(c, deadline) == 0 && ok;
+  std::vector<std::int64_t> makespans;
+  for (int h = 0; ok && h < iterations; ++h) {
+    std::int64_t lo = INT64_MAX, hi = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t k = static_cast<std::size_t>(h) * count + i;
+      lo = std::min(lo, startNs[k]);
+      hi = std::max(hi, endNs[k]);
+    }
+    makespans.push_back(hi - lo);
+  }
+  munmap(memory, bytes);
+  return makespans;
+}
+
 GraphResult runGraph(const Options& o, const std::string& dir, const std::vector<Task>& tasks, std::int64_t unitNs) {
   GraphResult r;
   r.runnables = static_cast<int>(tasks.size()) - 2;
@@ -190,6 +269,11 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     return r;
   }
   r.planNs = planLength(*schedule);
+  r.bare = bareMakespans(*schedule, o.iterations, period);
+  if (r.bare.empty()) {
+    r.error = "the bare run of the plan failed";
+    return r;
+  }
   std::filesystem::remove(log);
   const std::string instance = "stgms_" + std::to_string(getpid());
   const pid_t master = tb::spawn({o.master, "-s", sched, "-e", std::to_string(o.iterations), "-l", log, "-D", instance},
@@ -358,9 +442,9 @@ int main(int argc, char** argv) try {
   std::printf("stg-makespan: %s, P = 2, %d iterations per graph (ns; over = (median - plan) / runnables)\n",
               o.data.c_str(), o.iterations);
   for (const auto& [unitName, unitNs] : o.units) {
-    std::printf("unit %s\n  %-9s %12s %12s %12s %10s %12s %12s %12s\n", unitName.c_str(), "graph", "plan", "median",
-                "p99", "over/run", "replay/run", "cpu/iter", "spin/iter");
-    double sumOver = 0, sumCpu = 0, sumReplay = 0;
+    std::printf("unit %s\n  %-9s %12s %12s %12s %10s %12s %12s %12s %12s %12s\n", unitName.c_str(), "graph", "plan",
+                "median", "p99", "over/run", "replay/run", "cpu/iter", "spin/iter", "bare", "bare/run");
+    double sumOver = 0, sumCpu = 0, sumReplay = 0, sumBare = 0, sumBareOver = 0;
     std::vector<std::int64_t> handOffs;
     std::vector<std::int64_t> stretches;
     int rows = 0;
@@ -380,8 +464,14 @@ int main(int argc, char** argv) try {
       const tb::Percentiles p = tb::percentiles(r.makespans);
       const double over = (p.p50 - static_cast<double>(r.planNs)) / r.runnables;
       const double replay = tb::percentiles(r.replayGaps).p50 / r.runnables;
-      std::printf("  %-9s %12lld %12.0f %12.0f %10.0f %12.0f %12.0f %12.0f\n", name, static_cast<long long>(r.planNs),
-                  p.p50, p.p99, over, replay, r.overheadCpuNs, r.spinNs);
+      // The bare run's median, and tactus's median over it per runnable: the runtime's own cost.
+      const double bare = tb::percentiles(r.bare).p50;
+      const double overBare = (p.p50 - bare) / r.runnables;
+      std::printf("  %-9s %12lld %12.0f %12.0f %10.0f %12.0f %12.0f %12.0f %12.0f %12.0f\n", name,
+                  static_cast<long long>(r.planNs), p.p50, p.p99, over, replay, r.overheadCpuNs, r.spinNs, bare,
+                  overBare);
+      sumBare += (bare - static_cast<double>(r.planNs)) / r.runnables;
+      sumBareOver += overBare;
       sumOver += over;
       sumReplay += replay;
       handOffs.insert(handOffs.end(), r.handOffs.begin(), r.handOffs.end());
@@ -393,6 +483,10 @@ int main(int argc, char** argv) try {
         "  mean (makespan - plan) per runnable %.0f ns (%.0f ns per DAG); (makespan - replay) per runnable %.0f "
         "ns; client CPU beyond its runnables %.0f ns per iteration\n",
         sumOver / rows, sumOver / rows * 50, sumReplay / rows, sumCpu / rows);
+    std::printf(
+        "  the plan run bare (no runtime, spinning): (bare - plan) per runnable %.0f ns; tactus (makespan - bare) per "
+        "runnable %.0f ns (%.0f ns per DAG)\n",
+        sumBare / rows, sumBareOver / rows, sumBareOver / rows * 50);
     const tb::Percentiles h = tb::percentiles(handOffs);
     std::printf("  hand-offs (start - latest predecessor end, %zu): p50 %.0f ns  p90 %.0f ns  p99 %.0f ns\n", h.count,
                 h.p50, at(handOffs, 0.9), h.p99);
