@@ -127,10 +127,10 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     std::atomic<std::uint32_t>* word;
     std::atomic<std::uint32_t>* waiters;
     bool previousIteration;
-    shm::GpuSlot* gpuWork;      // a submittee's slot: its fence, when a GPU engine runs it
+    shm::GpuSlot* gpuWork;         // a submittee's slot: its fence, when a GPU engine runs it
     bool planned;                  ///< a CPU predecessor of the same iteration: waited for by the plan
     ipc::PlannedPredecessor plan;  ///< its planned end and length
-    shm::InstanceSlot* slot;    ///< the predecessor's slot (its start), with a plan
+    shm::InstanceSlot* slot;       ///< the predecessor's slot (its start), with a plan
   };
   std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
   for (std::size_t k = 0; k < instances.size(); ++k) {
@@ -145,8 +145,13 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     if (gpu != nullptr && gpu->runsSubmittee(i)) continue;  // the GPU waits for its predecessors
     for (const WaitCondition& c : rt.plan.waits[i]) {
       if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
-        refs.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration, nullptr,
-                        false, {}, nullptr});
+        refs.push_back({&view.gpu(c.instance).submitted,
+                        &view.gpu(c.instance).waiters,
+                        c.previousIteration,
+                        nullptr,
+                        false,
+                        {},
+                        nullptr});
       } else {
         // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
         // submitter's end depends on its stream); a GPU one's end is the GPU's.
@@ -155,9 +160,13 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         const bool work = kind == RunnableKind::kSubmittee;
         const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
                              rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
-        refs.push_back({&view.instance(c.instance).done, &view.instance(c.instance).waiters, c.previousIteration,
-                        work ? &view.gpu(c.instance) : nullptr, planned,
-                        {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs}, &view.instance(c.instance)});
+        refs.push_back({&view.instance(c.instance).done,
+                        &view.instance(c.instance).waiters,
+                        c.previousIteration,
+                        work ? &view.gpu(c.instance) : nullptr,
+                        planned,
+                        {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs},
+                        &view.instance(c.instance)});
       }
     }
   }
@@ -191,7 +200,8 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   RuntimeInfo info;
   info.scheduleId = rt.schedule.identifier;
   const std::function<bool()> gpuAbort = aborted;
-  const CheckHooks* const check = checkHooks();  // non-null only under tactus-check
+  const CheckHooks* const check = checkHooks();           // non-null only under tactus-check
+  const RuntimeInfo** const currentInfo = &tCurrentInfo;  // this thread's, resolved once
   for (std::uint64_t h = firstIteration;; ++h) {
     for (std::size_t k = 0; k < instances.size(); ++k) {
       const InstanceId i = instances[k];
@@ -221,6 +231,16 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
           iterationStart = ideal - static_cast<std::int64_t>(inst.frame) * rt.schedule.epochs[e].periodNs;
         }
       }
+      // What the run needs that its predecessors do not decide is looked up before waiting for
+      // them: after an idle gap these lines are cold, and every miss taken after the
+      // predecessor's end would land on the hand-off.
+      const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
+      info.hyperepochIteration = h;
+      info.epochIteration = epochFrame;
+      info.frame = inst.frame;
+      info.instance = index(i);
+      const RunnableId runnable = runnableForFrame(rt.schedule, i, epochFrame);
+      const bool observed = gpu != nullptr && gpu->runsSubmittee(i);  // GPU work: no user code here
       for (const WaitRef& c : waitRefs[k]) {
         bool handled = false;
         if (!waitForGpuWork(c.gpuWork, c.previousIteration ? h : h + 1, spinNs, aborted, handled)) return h;
@@ -231,33 +251,27 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         auto expectedEnd = [&](std::int64_t now) -> std::int64_t {
           if (!c.planned) return -1;
           const bool started = c.slot->started.load(std::memory_order_acquire) == target;
-          return ipc::expectedPredecessorEndNs(
-              c.plan, iterationStart, started ? c.slot->startedNs.load(std::memory_order_relaxed) : 0, now);
+          return ipc::expectedPredecessorEndNs(c.plan, iterationStart,
+                                               started ? c.slot->startedNs.load(std::memory_order_relaxed) : 0, now);
         };
         if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter) !=
             ipc::WaitOutcome::kReached) {
           return h;
         }
       }
-      const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
-      if (startTime > 0) {
+      if (startTime > 0) [[unlikely]] {
         // The frame was released already, so its ideal release time lies in the past: a value
         // beyond now was written over, and must not put this worker to sleep for ever.
         const std::int64_t now = ipc::monotonicNs();
         const std::int64_t release = std::min(epoch.releaseNs.load(std::memory_order_relaxed), now);
         ipc::sleepUntilNs(release + startTime, kStartTimeSpinNs);
       }
-      info.hyperepochIteration = h;
-      info.epochIteration = epochFrame;
-      info.frame = inst.frame;
-      info.instance = index(i);
-      const RunnableId runnable = runnableForFrame(rt.schedule, i, epochFrame);
-      tCurrentInfo = &info;
+      *currentInfo = &info;
       std::int64_t start = 0;
       std::int64_t end = 0;
-      const bool observed = gpu != nullptr && gpu->runsSubmittee(i);  // GPU work: no user code here
-      if (check != nullptr && !observed) check->begin(index(i), index(runnable));
-      if (gpu != nullptr && gpu->runsSubmitter(i)) {
+      if (check != nullptr && !observed) [[unlikely]]
+        check->begin(index(i), index(runnable));
+      if (gpu != nullptr && gpu->runsSubmitter(i)) [[unlikely]] {
         // A submitter publishes its start like any CPU runnable (its successors' plan-guided
         // waits read it); its body's own times come back from submit().
         publishStarted(view.instance(i), ipc::monotonicNs(), h);
@@ -265,13 +279,13 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
           // A stream memory operation failed (gpu->failure() names it): the stream's order is
           // lost, so every worker of this client stops and enterScheduler reports the failure.
           if (check != nullptr) (void)check->end(nullptr, 0);
-          tCurrentInfo = nullptr;
+          *currentInfo = nullptr;
           rt.halted.store(true);
           return h;
         }
-      } else if (observed) {
+      } else if (observed) [[unlikely]] {
         if (!gpu->observe(i, h, gpuAbort, spinNs, start, end)) {
-          tCurrentInfo = nullptr;
+          *currentInfo = nullptr;
           return h;  // the run was aborted before the GPU work ended
         }
       } else {
@@ -280,7 +294,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         engine->execute({i, runnable, &info});
         end = ipc::monotonicNs();
       }
-      tCurrentInfo = nullptr;
+      *currentInfo = nullptr;
       meter.close(start);
       // The record goes into the ring before the completion is published (the master's last
       // drain follows the last completion), on lines of this worker's own (knownTail).
@@ -289,10 +303,12 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
                       static_cast<std::uint32_t>(h), index(runnable), start, end},
                      knownTail);
       meter.spunNs = 0;
-      if (check != nullptr && !observed) endCheck(*check, ringSlot, ring, capacity);
+      if (check != nullptr && !observed) [[unlikely]]
+        endCheck(*check, ringSlot, ring, capacity);
       shm::InstanceSlot& self = view.instance(i);
       ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
-      if (signalFence[i] != 0 && !observed) view.gpu(i).fence.store(h + 1, std::memory_order_release);
+      if (signalFence[i] != 0 && !observed) [[unlikely]]
+        view.gpu(i).fence.store(h + 1, std::memory_order_release);
     }
   }
 }
