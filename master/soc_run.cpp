@@ -270,13 +270,44 @@ void SocRun::mirrorEnd(const soc_link::RemoteEnd& e) {
     ipc::publishSequence(slot.done, slot.waiters, target);
 }
 
+std::int64_t SocRun::expectedEndNs(InstanceId i, std::uint64_t h, std::int64_t nowNs) const {
+  const InstanceInfo& info = schedule_.instances[i];
+  const shm::InstanceSlot& slot = view_.instance(i);
+  if (slot.started.load(std::memory_order_acquire) == static_cast<std::uint32_t>(h + 1)) {
+    const std::int64_t startedNs = slot.startedNs.load(std::memory_order_relaxed);
+    if (startedNs > 0 && startedNs <= nowNs) return startedNs + (info.endNs - info.startNs);
+  }
+  // Not started: its frame's release, extrapolated from the epoch's latest (ideal) one, plus its
+  // planned end within the frame.
+  const EpochId e = plan_.instanceEpoch[i];
+  const EpochInfo& epoch = schedule_.epochs[e];
+  const shm::EpochSlot& es = view_.epoch(e);
+  const std::uint32_t released = es.released.load(std::memory_order_acquire);
+  const std::int64_t lastIdeal = es.releaseNs.load(std::memory_order_relaxed);
+  if (released == 0 || lastIdeal <= 0 || lastIdeal > nowNs + epoch.periodNs) return -1;  // none yet, or written over
+  const std::uint64_t frames = std::max<std::uint32_t>(1, epoch.frames);
+  const std::uint64_t last = released - 1;  // the latest released frame, counted over iterations
+  const std::int64_t lastIterationStart = lastIdeal - static_cast<std::int64_t>(last % frames) * epoch.periodNs;
+  const auto iterations = static_cast<std::int64_t>(h) - static_cast<std::int64_t>(last / frames);
+  if (iterations < -1 || iterations > 1) return -1;  // far behind or ahead: no estimate worth a sleep
+  return lastIterationStart + iterations * schedule_.hyperepochs[epoch.hyperepoch].periodNs + info.endNs;
+}
+
 void SocRun::exportLoop(HyperepochId he) {
   const auto aborted = [this] { return stop_.load(std::memory_order_relaxed) || control_.aborted(); };
+  const std::int64_t leadNs = ipc::planLeadNs();
+  ipc::SpinMeter meter;  // the exporter's polling is not logged
   for (std::uint64_t h = 0;; ++h) {
     for (const InstanceId i : exported_[he]) {
       shm::InstanceSlot& slot = view_.instance(i);
       const auto target = static_cast<std::uint32_t>(h + 1);
-      if (ipc::waitForSequence(slot.done, slot.waiters, target, 0, aborted) != ipc::WaitOutcome::kReached) return;
+      // By the plan, as a worker waits for a predecessor: asleep until the lead before the
+      // instance's expected end, then polling and yielding the core (which its own worker may
+      // need), so that the end goes out without a futex wake-up of this thread on its path.
+      const auto expected = [&](std::int64_t now) { return expectedEndNs(i, h, now); };
+      if (ipc::waitForSequencePlanned(slot.done, slot.waiters, target, expected, leadNs, 0, aborted, meter,
+                                      ipc::SpinStyle::kYield) != ipc::WaitOutcome::kReached)
+        return;
       const InstanceInfo& info = schedule_.instances[i];
       (void)link_->publishEnd(h, info.frame, index(info.runnable), ipc::monotonicNs());
     }

@@ -98,6 +98,9 @@ class SocRun final : public IterationSync {
     std::atomic<std::uint32_t> word{0};               // futex word: bumped on every update
   };
   void exportLoop(HyperepochId he);
+  /// When iteration `h` of exported instance `i` is expected to end (CLOCK_MONOTONIC): a WCET after
+  /// its start once it started, else by the plan from its epoch's latest release; -1: unknown.
+  std::int64_t expectedEndNs(InstanceId i, std::uint64_t h, std::int64_t nowNs) const;
   void mirrorEnd(const soc_link::RemoteEnd& e);
   void receiveReleases();
   std::string socName(std::uint32_t soc) const;

@@ -131,7 +131,12 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     bool planned;                  ///< a CPU predecessor of the same iteration: waited for by the plan
     ipc::PlannedPredecessor plan;  ///< its planned end and length
     shm::InstanceSlot* slot;       ///< the predecessor's slot (its start), with a plan
+    ipc::SpinStyle spin;           ///< kYield for a predecessor on another SoC (the master mirrors its end)
   };
+  // The SoC of this worker's client (kNone in a single-SoC schedule): a predecessor of another
+  // client's SoC ends elsewhere, and this SoC's master writes its completion when the DDS sample
+  // comes (master/soc_run.cpp).
+  const std::uint32_t ownSoc = rt.schedule.clients[rt.clientIndex].soc;
   std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
   for (std::size_t k = 0; k < instances.size(); ++k) {
     const InstanceId i = instances[k];
@@ -151,7 +156,8 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
                         nullptr,
                         false,
                         {},
-                        nullptr});
+                        nullptr,
+                        ipc::SpinStyle::kPause});
       } else {
         // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
         // submitter's end depends on its stream); a GPU one's end is the GPU's.
@@ -160,13 +166,17 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         const bool work = kind == RunnableKind::kSubmittee;
         const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
                              rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
+        const std::uint32_t predSoc = rt.schedule.clients[rt.schedule.runnables[pred.runnable].client].soc;
+        const bool remote = predSoc != ownSoc && predSoc != kNone && ownSoc != kNone;
         refs.push_back({&view.instance(c.instance).done,
                         &view.instance(c.instance).waiters,
                         c.previousIteration,
                         work ? &view.gpu(c.instance) : nullptr,
                         planned,
-                        {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs},
-                        &view.instance(c.instance)});
+                        {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs,
+                         remote ? socLatencyNs(rt.schedule, predSoc, ownSoc) : 0},
+                        &view.instance(c.instance),
+                        remote ? ipc::SpinStyle::kYield : ipc::SpinStyle::kPause});
       }
     }
   }
@@ -254,8 +264,8 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
           return ipc::expectedPredecessorEndNs(c.plan, iterationStart,
                                                started ? c.slot->startedNs.load(std::memory_order_relaxed) : 0, now);
         };
-        if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter) !=
-            ipc::WaitOutcome::kReached) {
+        if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter,
+                                        c.spin, c.plan.linkNs) != ipc::WaitOutcome::kReached) {
           return h;
         }
       }

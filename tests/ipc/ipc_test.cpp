@@ -147,6 +147,11 @@ TEST_CASE("a predecessor's expected end: by its start once started, else by the 
         iteration + 9'100'000);
   // No iteration start known: no plan to wait by.
   CHECK(ipc::expectedPredecessorEndNs(p, 0, 0, iteration) <= 0);
+  // On another SoC with a planned transfer time of 300 us: the transfer is a bound, not the usual
+  // delay, so the expected end (which decides whether to sleep) stays the predecessor's own; the
+  // spin after it lasts that much longer (waitForSequencePlanned's lateNs).
+  const ipc::PlannedPredecessor remote{10'000'000, 9'000'000, 4'000'000, 300'000};
+  CHECK(ipc::expectedPredecessorEndNs(remote, iteration, 0, iteration + 1'000'000) == iteration + 10'000'000);
 }
 
 TEST_CASE("futexWaitUntil returns at a deadline already passed and when the word differs", "[ipc][plan]") {

@@ -9,6 +9,8 @@
 // waiter sees the new value or the publisher sees the waiter and wakes it.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -77,23 +79,38 @@ struct SpinMeter {
   }
 };
 
-/// Waits until sequenceReached(word, target). `abort` is polled while spinning (every 64 spins)
-/// and after every futex wake or time-out; it must be cheap. Spinning is counted in `meter`.
+/// How a waiter spins before it sleeps.
+enum class SpinStyle {
+  kPause,  ///< a pause-hinted busy loop: the fastest hand-off, for a word another core writes
+  /// sched_yield between polls: for a word that a thread of the master writes (a cross-SoC end
+  /// the master's DDS listener mirrors), which may need this very core to deliver it; a busy loop
+  /// would hold the core against it until the kernel preempts (on 2 cores: hundreds of us).
+  kYield,
+};
+
+/// Waits until sequenceReached(word, target). `abort` is polled while spinning (every 64 spins,
+/// every poll with kYield) and after every futex wake or time-out; it must be cheap. Spinning is
+/// counted in `meter`.
 template <typename Abort>
 WaitOutcome waitForSequence(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters, std::uint32_t target,
-                            std::int64_t spinNs, Abort&& abort, SpinMeter& meter) {
+                            std::int64_t spinNs, Abort&& abort, SpinMeter& meter, SpinStyle style = SpinStyle::kPause) {
   if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
   if (spinNs > 0) {
     const std::int64_t spinStart = monotonicNs();
     meter.close(spinStart);
     const std::int64_t spinEnd = spinStart + spinNs;
+    const bool yield = style == SpinStyle::kYield;
     for (std::uint32_t n = 1;; ++n) {
-      cpuRelax();
+      if (yield) {
+        ::sched_yield();
+      } else {
+        cpuRelax();
+      }
       if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) {
         meter.openSinceNs = spinStart;
         return WaitOutcome::kReached;
       }
-      if ((n & 63u) == 0) {
+      if ((n & 63u) == 0 || yield) {
         const bool stop = abort();
         const std::int64_t now = monotonicNs();
         if (stop || now > spinEnd) {
@@ -127,6 +144,11 @@ struct PlannedPredecessor {
   std::int64_t plannedEndNs = 0;  ///< its planned end, from the iteration's start
   std::int64_t planGapNs = 0;     ///< its planned end - when the plan has the waiter ready to wait
   std::int64_t wcetNs = 0;        ///< its planned length
+  /// How long after its end the end may be seen here: 0 for a predecessor on this SoC; the
+  /// schedule's cross-SoC latency for one on another SoC (its end comes over DDS). A bound, not the
+  /// usual delay (tens of us on loopback): the expected end does not include it, the spin window
+  /// after it does (waitForSequencePlanned's `lateNs`).
+  std::int64_t linkNs = 0;
 };
 
 /// When a CPU predecessor is expected to end, for waitForSequencePlanned: a WCET after its start
@@ -150,17 +172,19 @@ inline std::int64_t expectedPredecessorEndNs(const PlannedPredecessor& p, std::i
 /// more than `leadNs` + kMinPlanSleepNs ahead, sleeps on the futex until `leadNs` before it (in
 /// slices of kSleepSliceNs, polling `abort`); a publish before then wakes it at once (a
 /// predecessor that ended early). Then waits as waitForSequence, spinning until `leadNs` past the
-/// expected time (at least `spinNs`), so that a predecessor ending when expected, or a little
-/// later, is followed within the spin cost.
+/// expected time plus `lateNs` (at least `spinNs`), so that a predecessor ending when expected, or
+/// a little later, is followed within the spin cost; `lateNs` is how much later than expected the
+/// word may still be reached by plan (a cross-SoC end's transfer time, PlannedPredecessor::linkNs).
 template <typename Expected, typename Abort>
 WaitOutcome waitForSequencePlanned(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
                                    std::uint32_t target, Expected&& expectedNs, std::int64_t leadNs,
-                                   std::int64_t spinNs, Abort&& abort, SpinMeter& meter) {
+                                   std::int64_t spinNs, Abort&& abort, SpinMeter& meter,
+                                   SpinStyle style = SpinStyle::kPause, std::int64_t lateNs = 0) {
   if (shm::sequenceReached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
-  if (leadNs <= 0) return waitForSequence(word, waiters, target, spinNs, abort, meter);
+  if (leadNs <= 0) return waitForSequence(word, waiters, target, spinNs, abort, meter, style);
   std::int64_t now = monotonicNs();
   std::int64_t expected = expectedNs(now);
-  if (expected <= 0) return waitForSequence(word, waiters, target, spinNs, abort, meter);
+  if (expected <= 0) return waitForSequence(word, waiters, target, spinNs, abort, meter, style);
   while (expected - leadNs - now > kMinPlanSleepNs) {
     meter.close(now);
     const std::int64_t wakeAt = std::min(expected - leadNs, now + kSleepSliceNs);
@@ -173,7 +197,8 @@ WaitOutcome waitForSequencePlanned(std::atomic<std::uint32_t>& word, std::atomic
     now = monotonicNs();
     expected = expectedNs(now);
   }
-  return waitForSequence(word, waiters, target, std::max(spinNs, expected + leadNs - now), abort, meter);
+  return waitForSequence(word, waiters, target, std::max(spinNs, expected + leadNs + lateNs - now), abort, meter,
+                         style);
 }
 
 /// Publishes `value` and wakes sleepers, if any.
