@@ -1,6 +1,8 @@
 // One SoC's part of a multi-SoC run (see soc_run.hpp).
 #include "soc_run.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -78,7 +80,8 @@ SocRun::SocRun(const Schedule& schedule, const RunPlan& plan, const shm::Segment
 }
 
 SocRun::~SocRun() {
-  if (link_) (void)link_->deliverEnds(nullptr);  // the handler uses this object
+  if (link_) (void)link_->deliverEnds(nullptr);  // the handlers use this object
+  if (link_) (void)link_->deliverReleases(nullptr);
   stop_.store(true);
   for (std::thread& t : threads_)
     if (t.joinable()) t.join();
@@ -174,7 +177,12 @@ std::optional<RunEnd> SocRun::checkPeers() {
 
 void SocRun::start() {
   (void)link_->announce(kStateRunning);
-  if (follower()) threads_.emplace_back([this] { receiveReleases(); });
+  if (follower()) {
+    // The primary's releases go to the follow loops on Cyclone's receiving thread (those written
+    // before now wait in the reader, and come first).
+    auto delivering = link_->deliverReleases([this](const soc_link::RemoteRelease& r) { receiveRelease(r); });
+    if (!delivering) control_.abort();  // the release loop sees it at once, and the run ends
+  }
   for (HyperepochId he : schedule_.hyperepochs.ids())
     if (!exported_[he].empty()) threads_.emplace_back([this, he] { exportLoop(he); });
 }
@@ -201,6 +209,7 @@ void SocRun::finish(bool ok, const std::string& message) {
     if (t.joinable()) t.join();
   threads_.clear();
   if (link_) (void)link_->deliverEnds(nullptr);
+  if (link_) (void)link_->deliverReleases(nullptr);
   if (link_) (void)link_->announce(kStateStopping, ok ? 0 : 1, message);
 }
 
@@ -223,38 +232,55 @@ void SocRun::stopped(HyperepochId he, std::uint64_t iteration) {
 
 std::optional<std::int64_t> SocRun::awaitStart(HyperepochId he, std::uint64_t iteration) {
   Follow& f = follow_[index(he)];
+  // The primary's next start is expected a hyperepoch period after the previous one (both on this
+  // host's clock). Until the plan lead before it, the loop sleeps on the word; from then until the
+  // cross-SoC latency and the lead past it, it polls the word and yields the core (this SoC's
+  // workers may need it, and so may the DDS thread that delivers the start), so that no futex
+  // wake-up of this thread lies on the release's path; then it sleeps again.
+  const std::int64_t lead = ipc::planLeadNs();
+  const std::int64_t expected =
+      f.lastStartNs > 0 && iteration == f.lastIteration + 1 ? f.lastStartNs + schedule_.hyperepochs[he].periodNs : 0;
+  const std::int64_t pollFrom = expected - lead;
+  const std::int64_t pollUntil = expected + lead + socLatencyNs(schedule_, o_.primary, o_.soc);
   for (;;) {
     const std::uint32_t seen = f.word.load(std::memory_order_seq_cst);
     if (control_.aborted() || iteration >= f.stopAt.load(std::memory_order_acquire)) return std::nullopt;
     const std::uint64_t received = f.received.load(std::memory_order_acquire);
     if (received > iteration) {
       // A start overwritten in the ring (this SoC fell kStartRing iterations behind) starts now.
-      if (received - iteration > kStartRing) return ipc::monotonicNs();
-      return f.startNs[iteration % kStartRing].load(std::memory_order_relaxed) + offsetNs_.load();
+      const std::int64_t start =
+          received - iteration > kStartRing
+              ? ipc::monotonicNs()
+              : f.startNs[iteration % kStartRing].load(std::memory_order_relaxed) + offsetNs_.load();
+      f.lastStartNs = start;
+      f.lastIteration = iteration;
+      return start;
     }
-    ipc::futexWait(f.word, seen, kLinkSliceNs);
+    const std::int64_t now = ipc::monotonicNs();
+    if (expected > 0 && lead > 0 && now >= pollFrom && now < pollUntil) {
+      ::sched_yield();
+      continue;
+    }
+    f.sleeping.fetch_add(1, std::memory_order_seq_cst);
+    ipc::futexWait(f.word, seen,
+                   expected > 0 && lead > 0 && now < pollFrom ? std::min(pollFrom - now, kLinkSliceNs) : kLinkSliceNs);
+    f.sleeping.fetch_sub(1, std::memory_order_seq_cst);
   }
 }
 
-void SocRun::receiveReleases() {
-  while (!stop_.load(std::memory_order_relaxed)) {
-    auto releases = link_->takeReleases(kLinkSliceNs);
-    if (!releases) continue;
-    for (const soc_link::RemoteRelease& r : *releases) {
-      if (r.hyperepoch >= schedule_.hyperepochs.size()) continue;  // validated: it indexes follow_
-      Follow& f = follow_[r.hyperepoch];
-      if (r.stopAfter > 0) {
-        f.stopAt.store(r.stopAfter - 1, std::memory_order_release);
-      } else {
-        offsetNs_.store(std::min(offsetNs_.load(), r.receivedNs - r.sentNs));
-        offsetSamples_.fetch_add(1);
-        f.startNs[r.iteration % kStartRing].store(r.releaseNs, std::memory_order_relaxed);
-        f.received.store(std::max(f.received.load(), r.iteration + 1), std::memory_order_release);
-      }
-      f.word.fetch_add(1, std::memory_order_seq_cst);
-      ipc::futexWake(f.word);
-    }
+void SocRun::receiveRelease(const soc_link::RemoteRelease& r) {
+  if (r.hyperepoch >= schedule_.hyperepochs.size()) return;  // validated: it indexes follow_
+  Follow& f = follow_[r.hyperepoch];
+  if (r.stopAfter > 0) {
+    f.stopAt.store(r.stopAfter - 1, std::memory_order_release);
+  } else {
+    offsetNs_.store(std::min(offsetNs_.load(), r.receivedNs - r.sentNs));
+    offsetSamples_.fetch_add(1);
+    f.startNs[r.iteration % kStartRing].store(r.releaseNs, std::memory_order_relaxed);
+    f.received.store(std::max(f.received.load(), r.iteration + 1), std::memory_order_release);
   }
+  f.word.fetch_add(1, std::memory_order_seq_cst);
+  if (f.sleeping.load(std::memory_order_seq_cst) != 0) ipc::futexWake(f.word);
 }
 
 void SocRun::mirrorEnd(const soc_link::RemoteEnd& e) {

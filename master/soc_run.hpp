@@ -27,6 +27,7 @@
 namespace tactus::soc_link {
 class Link;
 struct RemoteEnd;
+struct RemoteRelease;
 }  // namespace tactus::soc_link
 
 namespace tactus::master {
@@ -96,13 +97,16 @@ class SocRun final : public IterationSync {
     std::atomic<std::uint64_t> stopAt{UINT64_MAX};    // the iteration no SoC starts
     std::atomic<std::int64_t> startNs[kStartRing]{};  // by iteration % kStartRing, the primary's clock
     std::atomic<std::uint32_t> word{0};               // futex word: bumped on every update
+    std::atomic<std::uint32_t> sleeping{0};           // follow loops asleep on `word` (0: no wake-up needed)
+    std::int64_t lastStartNs = 0;                     // the follow loop's own: the start it last returned
+    std::uint64_t lastIteration = 0;                  // ... and its iteration
   };
   void exportLoop(HyperepochId he);
   /// When iteration `h` of exported instance `i` is expected to end (CLOCK_MONOTONIC): a WCET after
   /// its start once it started, else by the plan from its epoch's latest release; -1: unknown.
   std::int64_t expectedEndNs(InstanceId i, std::uint64_t h, std::int64_t nowNs) const;
   void mirrorEnd(const soc_link::RemoteEnd& e);
-  void receiveReleases();
+  void receiveRelease(const soc_link::RemoteRelease& r);
   std::string socName(std::uint32_t soc) const;
 
   const Schedule& schedule_;

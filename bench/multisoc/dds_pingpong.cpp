@@ -1,8 +1,13 @@
 // The bare Cyclone DDS round trip between two processes (reliable keyed topic, loopback only): the
-// yardstick the cross-SoC hand-off of tactus-master is measured against. Prints p50/p99 of round
-// trip / 2.
+// yardstick the cross-SoC hand-off of tactus-master is measured against. Two measurements, one
+// after the other:
+//   back to back  each ping written as soon as the previous echo came; p50/p99 of round trip / 2
+//   paced         one ping per period (both processes sleep in between, as a run's masters and
+//                 workers do between frames), each way timed on its own: receive time - the
+//                 writer's stamp in the sample (one host, one CLOCK_MONOTONIC), as the run's
+//                 hand-off is (a successor's start - its predecessor's end); both ways pooled
 //
-//   dds-pingpong [ITERATIONS]   (default 10000; starts its own pong process)
+//   dds-pingpong [ITERATIONS] [--period-us P]   (default 10000 and 1000; starts its own pong process)
 #include <dds/dds.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -93,6 +99,10 @@ int pong() {
   waitMatched(e);
   tactus_dds_Ping p{};
   while (takeOne(e, p, DDS_SECS(5))) {
+    const std::int64_t now = nowNs();
+    // Paced pings carry their write time: echo the one-way latency, then stamp the echo.
+    p.forwardNs = p.sentNs != 0 ? static_cast<std::uint64_t>(now - static_cast<std::int64_t>(p.sentNs)) : 0;
+    if (p.sentNs != 0) p.sentNs = static_cast<std::uint64_t>(nowNs());
     dds_return_t rc = dds_write(e.writer, &p);
     if (rc < 0) die("write", rc);
     if (p.seq == UINT64_MAX) break;
@@ -113,9 +123,18 @@ int main(int argc, char** argv) {
   // loopback on these machines).
   setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 1);
   if (argc > 1 && std::string(argv[1]) == "pong") return pong();
-  long iterations = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 10000;
-  if (iterations < 100 || iterations > 10000000) {
-    std::fprintf(stderr, "usage: dds-pingpong [ITERATIONS 100..10000000]\n");
+  long iterations = 10000;
+  long periodUs = 1000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--period-us" && i + 1 < argc) {
+      periodUs = std::strtol(argv[++i], nullptr, 10);
+    } else {
+      iterations = std::strtol(argv[i], nullptr, 10);
+    }
+  }
+  if (iterations < 100 || iterations > 10000000 || periodUs < 100 || periodUs > 1000000) {
+    std::fprintf(stderr, "usage: dds-pingpong [ITERATIONS 100..10000000] [--period-us 100..1000000]\n");
     return 2;
   }
   pid_t child = fork();
@@ -145,7 +164,34 @@ int main(int argc, char** argv) {
     } while (back.seq != p.seq);
     if (i >= warmup) half.push_back((nowNs() - t0) / 2);
   }
+  // Paced: one ping per period, each way timed from the writer's stamp to the take.
+  std::vector<std::int64_t> oneWay;
+  oneWay.reserve(2 * static_cast<std::size_t>(iterations));
+  const std::int64_t periodNs = periodUs * 1000;
+  std::int64_t next = nowNs() + periodNs;
+  for (long i = 0; i < iterations + warmup; ++i, next += periodNs) {
+    const timespec at{static_cast<time_t>(next / 1000000000), static_cast<long>(next % 1000000000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {}
+    p.seq = static_cast<std::uint64_t>(iterations + warmup + i);
+    p.sentNs = static_cast<std::uint64_t>(nowNs());
+    dds_return_t rc = dds_write(e.writer, &p);
+    if (rc < 0) die("write", rc);
+    tactus_dds_Ping back{};
+    do {
+      if (!takeOne(e, back, DDS_SECS(5))) {
+        std::fprintf(stderr, "dds-pingpong: no answer to paced ping %ld within 5 s\n", i);
+        kill(child, SIGTERM);
+        return 1;
+      }
+    } while (back.seq != p.seq);
+    const std::int64_t now = nowNs();
+    if (i >= warmup) {
+      oneWay.push_back(static_cast<std::int64_t>(back.forwardNs));
+      oneWay.push_back(now - static_cast<std::int64_t>(back.sentNs));
+    }
+  }
   p.seq = UINT64_MAX;
+  p.sentNs = 0;
   dds_write(e.writer, &p);
   int status = 0;
   waitpid(child, &status, 0);
@@ -153,5 +199,9 @@ int main(int argc, char** argv) {
   std::printf("dds ping-pong (reliable keyed topic, two processes, loopback), %ld iterations\n", iterations);
   auto us = [&](double p) { return static_cast<double>(percentile(half, p)) / 1e3; };
   std::printf("  one way (round trip / 2): p50 %.1f us  p99 %.1f us  max %.1f us\n", us(0.5), us(0.99), us(1.0));
+  auto paced = [&](double q) { return static_cast<double>(percentile(oneWay, q)) / 1e3; };
+  std::printf(
+      "  one way, paced (%ld us period, write stamp to take, both ways): p50 %.1f us  p99 %.1f us  max %.1f us\n",
+      periodUs, paced(0.5), paced(0.99), paced(1.0));
   return 0;
 }

@@ -5,7 +5,8 @@
 //     of Plan to the start of Sensor.Fuse on SocA (worker end -> master's exporter -> DDS -> the
 //     other master's receiver -> completion word -> waiting worker), p50/p99;
 //   - frame-release skew: SocB's release of each iteration minus SocA's (the same host's clock);
-// then the bare Cyclone DDS ping-pong of the same run (dds-pingpong) and the ratios.
+// then the bare Cyclone DDS ping-pong of the same run (dds-pingpong, back to back and paced at the
+// run's 1 ms period) and the ratios (the target's against the paced one-way latency).
 //
 //   soc-run-handoff BUILD_ROOT DDS_PINGPONG [ITERATIONS]   (default 10000)
 #include <unistd.h>
@@ -35,18 +36,29 @@ double percentileUs(std::vector<std::int64_t> v, double p) {
   return static_cast<double>(v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))]) / 1e3;
 }
 
-// Runs dds-pingpong and reads its p50 and p99 (us) from its output.
-bool barePingPong(const std::string& program, long iterations, double& p50, double& p99) {
-  const std::string cmd = program + " " + std::to_string(iterations);
+// The bare ping-pong's figures (us): back to back (round trip / 2) and paced like the run (one
+// ping per period, each way from the writer's stamp to the take).
+struct Bare {
+  double p50 = 0, p99 = 0;            // back to back
+  double pacedP50 = 0, pacedP99 = 0;  // paced
+};
+
+// Runs dds-pingpong paced at the run's period and reads its figures from its output.
+bool barePingPong(const std::string& program, long iterations, long periodUs, Bare& bare) {
+  const std::string cmd = program + " " + std::to_string(iterations) + " --period-us " + std::to_string(periodUs);
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return false;
   char line[256];
-  bool found = false;
+  int found = 0;
   while (std::fgets(line, sizeof line, p) != nullptr) {
     std::fputs(line, stdout);
-    if (std::sscanf(line, " one way (round trip / 2): p50 %lf us p99 %lf us", &p50, &p99) == 2) found = true;
+    long period = 0;
+    if (std::sscanf(line, " one way (round trip / 2): p50 %lf us p99 %lf us", &bare.p50, &bare.p99) == 2) ++found;
+    if (std::sscanf(line, " one way, paced (%ld us period, write stamp to take, both ways): p50 %lf us p99 %lf us",
+                    &period, &bare.pacedP50, &bare.pacedP99) == 3)
+      ++found;
   }
-  return pclose(p) == 0 && found;
+  return pclose(p) == 0 && found == 2;
 }
 
 // Per iteration: the run records of instance `i` (start, end) and the release of each master.
@@ -147,13 +159,19 @@ int run(int argc, char** argv) {
               percentileUs(bToA, 0.99), bToA.size());
   std::printf("  frame-release skew SocB - SocA:  p50 %.1f us  p99 %.1f us\n", percentileUs(skew, 0.5),
               percentileUs(skew, 0.99));
-  double bareP50 = 0, bareP99 = 0;
-  if (!barePingPong(argv[2], iterations, bareP50, bareP99)) {
+  Bare bare;
+  if (!barePingPong(argv[2], iterations, 1000, bare)) {
     std::fprintf(stderr, "soc-run-handoff: the bare ping-pong failed\n");
     return 1;
   }
-  std::printf("ratio hand-off (SocA -> SocB) / bare DDS one way: p50 %.2fx  p99 %.2fx\n",
-              percentileUs(aToB, 0.5) / bareP50, percentileUs(aToB, 0.99) / bareP99);
+  // The target's yardstick is the paced one: the same pace as the run (1 ms) and the same measure
+  // (a stamp on one side to a stamp on the other, one clock). The back-to-back round trip / 2
+  // keeps both processes hot and halves one way's tail by averaging two; printed for comparison.
+  const double p50 = percentileUs(aToB, 0.5) / bare.pacedP50, p99 = percentileUs(aToB, 0.99) / bare.pacedP99;
+  std::printf("ratio hand-off (SocA -> SocB) / bare DDS one way, paced: p50 %.2fx  p99 %.2fx (target <= 1.5x: %s)\n",
+              p50, p99, p50 <= 1.5 && p99 <= 1.5 ? "met" : "missed");
+  std::printf("ratio hand-off (SocA -> SocB) / bare DDS round trip / 2, back to back: p50 %.2fx  p99 %.2fx\n",
+              percentileUs(aToB, 0.5) / bare.p50, percentileUs(aToB, 0.99) / bare.p99);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -34,36 +35,61 @@ Error ddsError(const char* what, dds_return_t rc) {
   return fail(ErrorCode::kIo, std::string("dds: ") + what + ": " + dds_strretcode(rc));
 }
 
+// Samples of one reader handed to a handler as they arrive, on Cyclone's receiving thread: a
+// data-available listener that takes them (no thread of ours to wake on the path). Serialized by
+// `mutex` (the listener and start's first take), so the samples of one key reach the handler in
+// the order they were taken.
+template <typename Sample>
+struct Delivery {
+  std::function<void(const Sample&)> handler;
+  std::function<void()> take;  // takes what waits and hands it to `handler`, under `mutex`
+  std::mutex mutex;
+  dds_entity_t reader = 0;
+  dds_listener_t* listener = nullptr;
+
+  Result<void> start(dds_entity_t from, const char* what, std::function<void()> taker) {
+    if (listener != nullptr) return fail(ErrorCode::kInvalidState, std::string("the link already delivers ") + what);
+    reader = from;
+    take = std::move(taker);
+    listener = dds_create_listener(this);
+    dds_lset_data_available(listener, [](dds_entity_t, void* self) { static_cast<Delivery*>(self)->take(); });
+    if (dds_return_t rc = dds_set_listener(reader, listener); rc < 0) return ddsError("set listener", rc);
+    take();  // what arrived before the listener was set
+    return {};
+  }
+
+  Result<void> stop() {
+    if (listener == nullptr) return {};
+    if (dds_return_t rc = dds_set_listener(reader, nullptr); rc < 0) return ddsError("remove listener", rc);
+    dds_delete_listener(listener);
+    listener = nullptr;
+    // Under the lock: dds_set_listener has waited for a call in progress, but inside libddsc,
+    // where TSan cannot see it; the lock says the same to TSan.
+    const std::lock_guard<std::mutex> hold(mutex);
+    handler = nullptr;
+    return {};
+  }
+};
+
 class DdsLink final : public Link {
  public:
   explicit DdsLink(const LinkOptions& o) : o_(o) {}
   ~DdsLink() override {
-    if (listener_ != nullptr) {
-      (void)dds_set_listener(endReader_, nullptr);  // waits for a call in progress
-      dds_delete_listener(listener_);
-    }
+    (void)ends_.stop();
+    (void)releases_.stop();
     if (participant_ > 0) dds_delete(participant_);
   }
 
   Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) override {
-    if (!handler) {
-      if (listener_ == nullptr) return {};
-      if (dds_return_t rc = dds_set_listener(endReader_, nullptr); rc < 0) return ddsError("remove listener", rc);
-      dds_delete_listener(listener_);
-      listener_ = nullptr;
-      // Under the delivery lock: dds_set_listener has waited for a call in progress, but inside
-      // libddsc, where TSan cannot see it; the lock says the same to TSan.
-      const std::lock_guard<std::mutex> hold(deliverMutex_);
-      handler_ = nullptr;
-      return {};
-    }
-    if (listener_ != nullptr) return fail(ErrorCode::kInvalidState, "the link already delivers runnable ends");
-    handler_ = std::move(handler);
-    listener_ = dds_create_listener(this);
-    dds_lset_data_available(listener_, &DdsLink::onEndsAvailable);
-    if (dds_return_t rc = dds_set_listener(endReader_, listener_); rc < 0) return ddsError("set listener", rc);
-    deliverTaken();  // what arrived before the listener was set
-    return {};
+    if (!handler) return ends_.stop();
+    ends_.handler = std::move(handler);
+    return ends_.start(endReader_, "runnable ends", [this] { deliverTakenEnds(); });
+  }
+
+  Result<void> deliverReleases(std::function<void(const RemoteRelease&)> handler) override {
+    if (!handler) return releases_.stop();
+    releases_.handler = std::move(handler);
+    return releases_.start(releaseReader_, "frame releases", [this] { deliverTakenReleases(); });
   }
 
   Result<void> init() {
@@ -107,12 +133,6 @@ class DdsLink final : public Link {
     dds_entity_t cond = dds_create_readcondition(endReader_, DDS_ANY_STATE);
     if (cond < 0) return ddsError("create read condition", cond);
     if (dds_return_t rc = dds_waitset_attach(waitset_, cond, 0); rc < 0) return ddsError("attach", rc);
-    // Releases have a waitset of their own: a follower takes them on another thread than the ends.
-    releaseWaitset_ = dds_create_waitset(participant_);
-    if (releaseWaitset_ < 0) return ddsError("create waitset", releaseWaitset_);
-    dds_entity_t releaseCond = dds_create_readcondition(releaseReader_, DDS_ANY_STATE);
-    if (releaseCond < 0) return ddsError("create read condition", releaseCond);
-    if (dds_return_t rc = dds_waitset_attach(releaseWaitset_, releaseCond, 0); rc < 0) return ddsError("attach", rc);
     return {};
   }
 
@@ -127,32 +147,6 @@ class DdsLink final : public Link {
     s.sentNs = static_cast<std::uint64_t>(monotonicNs());
     if (dds_return_t rc = dds_write(releaseWriter_, &s); rc < 0) return ddsError("write frame release", rc);
     return {};
-  }
-
-  Result<std::vector<RemoteRelease>> takeReleases(std::int64_t timeoutNs) override {
-    std::vector<RemoteRelease> out;
-    const std::int64_t until = monotonicNs() + std::max<std::int64_t>(timeoutNs, 0);
-    for (;;) {
-      tactus_dds_FrameRelease buf[16];
-      void* samples[16];
-      dds_sample_info_t info[16];
-      for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
-      dds_return_t n = dds_take(releaseReader_, samples, info, 16, 16);
-      if (n < 0) return ddsError("take frame releases", n);
-      const std::int64_t now = monotonicNs();
-      for (int k = 0; k < n; ++k) {
-        if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
-        out.push_back({buf[k].hyperepoch, buf[k].iteration, static_cast<std::int64_t>(buf[k].releaseNs),
-                       static_cast<std::int64_t>(buf[k].sentNs), now, buf[k].stopAfter});
-      }
-      if (n == 16) continue;
-      if (!out.empty()) return out;
-      const std::int64_t left = until - monotonicNs();
-      if (left <= 0) return out;
-      dds_return_t w = dds_waitset_wait(releaseWaitset_, nullptr, 0, left);
-      if (w < 0) return ddsError("wait", w);
-      if (w == 0) return out;
-    }
   }
 
   std::uint32_t releaseWriterMatches() override {
@@ -247,12 +241,9 @@ class DdsLink final : public Link {
   }
 
  private:
-  static void onEndsAvailable(dds_entity_t /*reader*/, void* self) { static_cast<DdsLink*>(self)->deliverTaken(); }
-  // Takes the waiting runnable ends and hands them to handler_.
-  // Serialized (the listener and deliverEnds' first call), so the ends of one key reach the
-  // handler in the order they were taken.
-  void deliverTaken() {
-    const std::lock_guard<std::mutex> hold(deliverMutex_);
+  // Takes the waiting runnable ends and hands them to the ends' handler.
+  void deliverTakenEnds() {
+    const std::lock_guard<std::mutex> hold(ends_.mutex);
     for (;;) {
       tactus_dds_RunnableEnd buf[16];
       void* samples[16];
@@ -261,7 +252,25 @@ class DdsLink final : public Link {
       const dds_return_t n = dds_take(endReader_, samples, info, 16, 16);
       for (int k = 0; k < n; ++k) {
         if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
-        handler_({buf[k].iteration, buf[k].frame, buf[k].runnable, static_cast<std::int64_t>(buf[k].endNs)});
+        ends_.handler({buf[k].iteration, buf[k].frame, buf[k].runnable, static_cast<std::int64_t>(buf[k].endNs)});
+      }
+      if (n < 16) return;
+    }
+  }
+  // Takes the waiting frame releases and hands them to the releases' handler.
+  void deliverTakenReleases() {
+    const std::lock_guard<std::mutex> hold(releases_.mutex);
+    for (;;) {
+      tactus_dds_FrameRelease buf[16];
+      void* samples[16];
+      dds_sample_info_t info[16];
+      for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
+      const dds_return_t n = dds_take(releaseReader_, samples, info, 16, 16);
+      const std::int64_t now = monotonicNs();
+      for (int k = 0; k < n; ++k) {
+        if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
+        releases_.handler({buf[k].hyperepoch, buf[k].iteration, static_cast<std::int64_t>(buf[k].releaseNs),
+                           static_cast<std::int64_t>(buf[k].sentNs), now, buf[k].stopAfter});
       }
       if (n < 16) return;
     }
@@ -313,10 +322,9 @@ class DdsLink final : public Link {
 
   LinkOptions o_;
   dds_entity_t participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0, waitset_ = 0;
-  dds_entity_t releaseWriter_ = 0, releaseReader_ = 0, releaseWaitset_ = 0;
-  dds_listener_t* listener_ = nullptr;             // deliverEnds: on the end reader
-  std::function<void(const RemoteEnd&)> handler_;  // deliverEnds'
-  std::mutex deliverMutex_;
+  dds_entity_t releaseWriter_ = 0, releaseReader_ = 0;
+  Delivery<RemoteEnd> ends_;          // deliverEnds: on the end reader
+  Delivery<RemoteRelease> releases_;  // deliverReleases: on the release reader
   std::vector<bool> alive_;
   std::vector<PeerState> peers_;  // by SoC; state 0: never heard of
   std::optional<std::uint32_t> lost_;

@@ -1,7 +1,7 @@
 // The multi-SoC link between two processes over Cyclone DDS on loopback (the shipped
 // samples/multisoc/loopback.xml, set before any participant exists): runnable ends handed over in
 // order in both directions, and a master that vanishes (SIGKILL) is named once its liveliness
-// lease runs out.
+// lease runs out; the primary's frame releases delivered to the follower as they come.
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -155,4 +156,63 @@ TEST_CASE("a master killed on the other SoC is named once its liveliness lease r
   INFO("loss detected after " << detectedNs / 1000000 << " ms");
   CHECK(detectedNs >= lease / 2);
   CHECK(detectedNs < 5 * lease);
+}
+
+TEST_CASE("the primary's frame releases reach the other master's delivery handler in order, the stop last",
+          "[multisoc]") {
+  REQUIRE(available());
+  useLoopback();
+  const std::uint64_t count = 200;
+  const pid_t peer = fork();
+  REQUIRE(peer >= 0);
+  if (peer == 0) {
+    // The primary (SoC 1): once it sees the follower, writes `count` iteration starts of
+    // hyperepoch 2 (release time 1000 + iteration), then a stop, and stays until told to go.
+    auto link = Link::open(options(1));
+    if (!link) _exit(10);
+    if (!waitAlive(**link, 0)) _exit(11);
+    for (int i = 0; i < 1000 && (*link)->releaseWriterMatches() == 0; ++i) usleep(10000);
+    for (std::uint64_t it = 0; it < count; ++it) {
+      if (!(*link)->publishRelease(2, it, static_cast<std::int64_t>(1000 + it), 0)) _exit(12);
+      usleep(200);
+    }
+    if (!(*link)->publishRelease(2, count, 0, count + 1)) _exit(13);
+    for (int i = 0; i < 1000; ++i) {
+      (void)(*link)->announce(2);
+      usleep(10000);
+    }
+    _exit(0);
+  }
+  auto link = Link::open(options(0));
+  REQUIRE(link.has_value());
+  std::mutex mutex;
+  std::vector<RemoteRelease> got;
+  REQUIRE((*link)->deliverReleases([&](const RemoteRelease& r) {
+    const std::lock_guard<std::mutex> hold(mutex);
+    got.push_back(r);
+  }));
+  REQUIRE(waitAlive(**link, 1));
+  const std::int64_t until = nowNs() + 20'000'000'000;
+  for (;;) {
+    {
+      const std::lock_guard<std::mutex> hold(mutex);
+      if (got.size() >= count + 1 || nowNs() > until) break;
+    }
+    usleep(5000);
+  }
+  REQUIRE((*link)->deliverReleases(nullptr));  // stops the delivery: nothing more comes
+  const std::lock_guard<std::mutex> hold(mutex);
+  REQUIRE(got.size() == count + 1);
+  for (std::uint64_t it = 0; it < count; ++it) {
+    INFO("release " << it);
+    CHECK(got[it].hyperepoch == 2);
+    CHECK(got[it].iteration == it);
+    CHECK(got[it].releaseNs == static_cast<std::int64_t>(1000 + it));
+    CHECK(got[it].stopAfter == 0);
+    CHECK(got[it].receivedNs >= got[it].sentNs);  // one host, one clock
+  }
+  CHECK(got[count].stopAfter == count + 1);
+  kill(peer, SIGKILL);
+  int status = 0;
+  REQUIRE(waitpid(peer, &status, 0) == peer);
 }

@@ -91,8 +91,10 @@ class Link {
   /// stopAfter - 1 (reliable; keyed by schedule and hyperepoch, the last 64 kept until taken).
   virtual Result<void> publishRelease(std::uint32_t hyperepoch, std::uint64_t iteration, std::int64_t releaseNs,
                                       std::uint64_t stopAfter) = 0;
-  /// Waits up to `timeoutNs` for the primary's releases; returns those that arrived (may be none).
-  virtual Result<std::vector<RemoteRelease>> takeReleases(std::int64_t timeoutNs) = 0;
+  /// Hands every release of the primary to `handler` as it arrives, on Cyclone's receiving thread
+  /// (as deliverEnds: no thread of ours to wake on a follower's release path). The same rules:
+  /// short, no calls into the link; an empty handler or closing the link stops the delivery.
+  virtual Result<void> deliverReleases(std::function<void(const RemoteRelease&)> handler) = 0;
   /// How many readers of other masters this link's release writer is matched with, and how many
   /// writers its release reader is matched with (a release written before a match is lost).
   virtual std::uint32_t releaseWriterMatches() = 0;
