@@ -80,6 +80,19 @@ bool takeOne(const Ends& e, tactus_dds_Ping& out, dds_duration_t timeout) {
   }
 }
 
+// Takes samples until the echo of ping `seq` comes (up to 5 s each); false, with the pong process
+// stopped, when none comes.
+bool awaitEcho(const Ends& e, std::uint64_t seq, tactus_dds_Ping& back, pid_t pong) {
+  do {
+    if (!takeOne(e, back, DDS_SECS(5))) {
+      std::fprintf(stderr, "dds-pingpong: no answer to ping %llu within 5 s\n", static_cast<unsigned long long>(seq));
+      kill(pong, SIGTERM);
+      return false;
+    }
+  } while (back.seq != seq);
+  return true;
+}
+
 // Waits until the writer sees its reader (discovery), up to 10 s.
 void waitMatched(const Ends& e) {
   for (int i = 0; i < 1000; ++i) {
@@ -155,13 +168,7 @@ int main(int argc, char** argv) {
     dds_return_t rc = dds_write(e.writer, &p);
     if (rc < 0) die("write", rc);
     tactus_dds_Ping back{};
-    do {
-      if (!takeOne(e, back, DDS_SECS(5))) {
-        std::fprintf(stderr, "dds-pingpong: no answer to ping %ld within 5 s\n", i);
-        kill(child, SIGTERM);
-        return 1;
-      }
-    } while (back.seq != p.seq);
+    if (!awaitEcho(e, p.seq, back, child)) return 1;
     if (i >= warmup) half.push_back((nowNs() - t0) / 2);
   }
   // Paced: one ping per period, each way timed from the writer's stamp to the take.
@@ -177,13 +184,7 @@ int main(int argc, char** argv) {
     dds_return_t rc = dds_write(e.writer, &p);
     if (rc < 0) die("write", rc);
     tactus_dds_Ping back{};
-    do {
-      if (!takeOne(e, back, DDS_SECS(5))) {
-        std::fprintf(stderr, "dds-pingpong: no answer to paced ping %ld within 5 s\n", i);
-        kill(child, SIGTERM);
-        return 1;
-      }
-    } while (back.seq != p.seq);
+    if (!awaitEcho(e, p.seq, back, child)) return 1;
     const std::int64_t now = nowNs();
     if (i >= warmup) {
       oneWay.push_back(static_cast<std::int64_t>(back.forwardNs));

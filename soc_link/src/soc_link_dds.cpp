@@ -241,39 +241,36 @@ class DdsLink final : public Link {
   }
 
  private:
-  // Takes the waiting runnable ends and hands them to the ends' handler.
-  void deliverTakenEnds() {
-    const std::lock_guard<std::mutex> hold(ends_.mutex);
+  // Takes every sample waiting in `reader`, 16 at a time, and calls `each` with those of this
+  // schedule.
+  template <typename Sample, typename Each>
+  void takeAll(dds_entity_t reader, Each&& each) {
     for (;;) {
-      tactus_dds_RunnableEnd buf[16];
+      Sample buf[16];
       void* samples[16];
       dds_sample_info_t info[16];
       for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
-      const dds_return_t n = dds_take(endReader_, samples, info, 16, 16);
+      const dds_return_t n = dds_take(reader, samples, info, 16, 16);
       for (int k = 0; k < n; ++k) {
-        if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
-        ends_.handler({buf[k].iteration, buf[k].frame, buf[k].runnable, static_cast<std::int64_t>(buf[k].endNs)});
+        if (info[k].valid_data && buf[k].schedule == o_.schedule) each(buf[k]);
       }
       if (n < 16) return;
     }
   }
+  // Takes the waiting runnable ends and hands them to the ends' handler.
+  void deliverTakenEnds() {
+    const std::lock_guard<std::mutex> hold(ends_.mutex);
+    takeAll<tactus_dds_RunnableEnd>(endReader_, [this](const tactus_dds_RunnableEnd& s) {
+      ends_.handler({s.iteration, s.frame, s.runnable, static_cast<std::int64_t>(s.endNs)});
+    });
+  }
   // Takes the waiting frame releases and hands them to the releases' handler.
   void deliverTakenReleases() {
     const std::lock_guard<std::mutex> hold(releases_.mutex);
-    for (;;) {
-      tactus_dds_FrameRelease buf[16];
-      void* samples[16];
-      dds_sample_info_t info[16];
-      for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
-      const dds_return_t n = dds_take(releaseReader_, samples, info, 16, 16);
-      const std::int64_t now = monotonicNs();
-      for (int k = 0; k < n; ++k) {
-        if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
-        releases_.handler({buf[k].hyperepoch, buf[k].iteration, static_cast<std::int64_t>(buf[k].releaseNs),
-                           static_cast<std::int64_t>(buf[k].sentNs), now, buf[k].stopAfter});
-      }
-      if (n < 16) return;
-    }
+    takeAll<tactus_dds_FrameRelease>(releaseReader_, [this](const tactus_dds_FrameRelease& s) {
+      releases_.handler({s.hyperepoch, s.iteration, static_cast<std::int64_t>(s.releaseNs),
+                         static_cast<std::int64_t>(s.sentNs), monotonicNs(), s.stopAfter});
+    });
   }
   Result<void> done(dds_qos_t* qos, Error e) {
     dds_delete_qos(qos);
