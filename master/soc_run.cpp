@@ -101,6 +101,12 @@ Result<void> SocRun::open() {
   // (before this master is ready: a peer may start and end a runnable before this run starts).
   auto delivering = link_->deliverEnds([this](const soc_link::RemoteEnd& e) { mirrorEnd(e); });
   if (!delivering) return fail(delivering.error().code, "the multi-SoC link: " + delivering.error().message);
+  if (follower()) {
+    // A follower's view of the primary's starts, kept from now on too: those written before the
+    // run starts are recorded for the follow loops as any later one (receiveRelease).
+    delivering = link_->deliverReleases([this](const soc_link::RemoteRelease& r) { receiveRelease(r); });
+    if (!delivering) return fail(delivering.error().code, "the multi-SoC link: " + delivering.error().message);
+  }
   return {};
 }
 
@@ -177,12 +183,6 @@ std::optional<RunEnd> SocRun::checkPeers() {
 
 void SocRun::start() {
   (void)link_->announce(kStateRunning);
-  if (follower()) {
-    // The primary's releases go to the follow loops on Cyclone's receiving thread (those written
-    // before now wait in the reader, and come first).
-    auto delivering = link_->deliverReleases([this](const soc_link::RemoteRelease& r) { receiveRelease(r); });
-    if (!delivering) control_.abort();  // the release loop sees it at once, and the run ends
-  }
   for (HyperepochId he : schedule_.hyperepochs.ids())
     if (!exported_[he].empty()) threads_.emplace_back([this, he] { exportLoop(he); });
 }
@@ -238,10 +238,15 @@ std::optional<std::int64_t> SocRun::awaitStart(HyperepochId he, std::uint64_t it
   // workers may need it, and so may the DDS thread that delivers the start), so that no futex
   // wake-up of this thread lies on the release's path; then it sleeps again.
   const std::int64_t lead = ipc::planLeadNs();
-  const std::int64_t expected =
-      f.lastStartNs > 0 && iteration == f.lastIteration + 1 ? f.lastStartNs + schedule_.hyperepochs[he].periodNs : 0;
+  const std::int64_t period = schedule_.hyperepochs[he].periodNs;
+  const std::int64_t now0 = ipc::monotonicNs();
+  // The last start came from the primary (plus the offset estimate): used only when it lies
+  // within a period of now, so that nothing a peer wrote can overflow the sums below.
+  const bool known =
+      f.lastStartNs > now0 - 2 * period && f.lastStartNs < now0 + period && iteration == f.lastIteration + 1;
+  const std::int64_t expected = known ? f.lastStartNs + period : 0;
   const std::int64_t pollFrom = expected - lead;
-  const std::int64_t pollUntil = expected + lead + socLatencyNs(schedule_, o_.primary, o_.soc);
+  const std::int64_t pollUntil = expected + lead + ipc::pollLateNs(socLatencyNs(schedule_, o_.primary, o_.soc), lead);
   for (;;) {
     const std::uint32_t seen = f.word.load(std::memory_order_seq_cst);
     if (control_.aborted() || iteration >= f.stopAt.load(std::memory_order_acquire)) return std::nullopt;
@@ -309,7 +314,10 @@ std::int64_t SocRun::expectedEndNs(InstanceId i, std::uint64_t h, std::int64_t n
   const EpochInfo& epoch = schedule_.epochs[e];
   const shm::EpochSlot& es = view_.epoch(e);
   const std::uint32_t released = es.released.load(std::memory_order_acquire);
-  const std::int64_t lastIdeal = es.releaseNs.load(std::memory_order_relaxed);
+  // Acquire, then `released` again: a release in between would pair a frame count with the next
+  // frame's time (as the worker reads them).
+  const std::int64_t lastIdeal = es.releaseNs.load(std::memory_order_acquire);
+  if (es.released.load(std::memory_order_relaxed) != released) return -1;
   if (released == 0 || lastIdeal <= 0 || lastIdeal > nowNs + epoch.periodNs) return -1;  // none yet, or written over
   const std::uint64_t frames = std::max<std::uint32_t>(1, epoch.frames);
   const std::uint64_t last = released - 1;  // the latest released frame, counted over iterations

@@ -5,7 +5,7 @@
 //
 //   SoC A (primary)                                    SoC B
 //   worker ends X ->done[X] -> exporter --DDS end-->  (DDS listener) done[X] -> worker waiting for X
-//   release thread: start h --DDS release------------> release receiver -> follower release thread
+//   release thread: start h --DDS release------------> (DDS listener) -> follower release thread
 //   monitor loop: peers' states and liveliness <------DDS state-------> monitor loop
 #pragma once
 
@@ -91,7 +91,8 @@ class SocRun final : public IterationSync {
 
  private:
   static constexpr std::uint32_t kStartRing = 64;  // starts kept per hyperepoch (as the DDS history)
-  // A follower's view of the primary's starts of one hyperepoch (written by the release receiver).
+  // A follower's view of the primary's starts of one hyperepoch (written by receiveRelease, on
+  // Cyclone's receiving thread).
   struct Follow {
     std::atomic<std::uint64_t> received{0};           // iterations whose start arrived (latest + 1)
     std::atomic<std::uint64_t> stopAt{UINT64_MAX};    // the iteration no SoC starts

@@ -113,6 +113,14 @@ std::vector<std::int64_t> barePingPong(std::uint32_t count, bool useFutex) {
   pid_t children[2];
   for (int side = 0; side < 2; ++side) {
     children[side] = fork();
+    if (children[side] < 0) {  // no second process: stop the first, report the failure
+      if (side == 1) {
+        kill(children[0], SIGKILL);
+        waitpid(children[0], nullptr, 0);
+      }
+      munmap(memory, bytes);
+      return {};
+    }
     if (children[side] == 0) {
       tb::pinToCore(side);
       pingPongSide(shared, startNs, endNs, count, side, useFutex);
@@ -183,6 +191,14 @@ FramedHandOffs framedPingPong(int length, int frames, std::int64_t periodNs) {
   pid_t children[2];
   for (int side = 0; side < 2; ++side) {
     children[side] = fork();
+    if (children[side] < 0) {  // no second process: stop the first, report the failure
+      if (side == 1) {
+        kill(children[0], SIGKILL);
+        waitpid(children[0], nullptr, 0);
+      }
+      munmap(memory, bytes);
+      return {};
+    }
     if (children[side] == 0) {
       tb::pinToCore(side);
       framedSide(shared, startNs, endNs, length, frames, firstNs, periodNs, side);

@@ -195,6 +195,14 @@ std::vector<std::int64_t> bareMakespans(const tactus::Schedule& s, int iteration
   pid_t children[2];
   for (int side = 0; side < 2; ++side) {
     children[side] = fork();
+    if (children[side] < 0) {  // no second process: stop the first, report the failure
+      if (side == 1) {
+        kill(children[0], SIGKILL);
+        waitpid(children[0], nullptr, 0);
+      }
+      munmap(memory, bytes);
+      return {};
+    }
     if (children[side] != 0) continue;
     tb::pinToCore(side);
     std::vector<tactus::InstanceId> mine;  // this core's instances, in plan order

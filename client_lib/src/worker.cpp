@@ -281,7 +281,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       std::int64_t end = 0;
       if (check != nullptr && !observed) [[unlikely]]
         check->begin(index(i), index(runnable));
-      if (gpu != nullptr && gpu->runsSubmitter(i)) [[unlikely]] {
+      if (gpu != nullptr && gpu->runsSubmitter(i)) {
         // A submitter publishes its start like any CPU runnable (its successors' plan-guided
         // waits read it); its body's own times come back from submit().
         publishStarted(view.instance(i), ipc::monotonicNs(), h);

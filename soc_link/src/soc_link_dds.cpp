@@ -47,13 +47,22 @@ struct Delivery {
   dds_entity_t reader = 0;
   dds_listener_t* listener = nullptr;
 
-  Result<void> start(dds_entity_t from, const char* what, std::function<void()> taker) {
+  Result<void> start(std::function<void(const Sample&)> to, dds_entity_t from, const char* what,
+                     std::function<void()> taker) {
     if (listener != nullptr) return fail(ErrorCode::kInvalidState, std::string("the link already delivers ") + what);
+    {
+      const std::lock_guard<std::mutex> hold(mutex);  // no listener yet: for TSan's sake
+      handler = std::move(to);
+    }
     reader = from;
     take = std::move(taker);
     listener = dds_create_listener(this);
     dds_lset_data_available(listener, [](dds_entity_t, void* self) { static_cast<Delivery*>(self)->take(); });
-    if (dds_return_t rc = dds_set_listener(reader, listener); rc < 0) return ddsError("set listener", rc);
+    if (dds_return_t rc = dds_set_listener(reader, listener); rc < 0) {
+      dds_delete_listener(listener);  // a later call may try again
+      listener = nullptr;
+      return ddsError("set listener", rc);
+    }
     take();  // what arrived before the listener was set
     return {};
   }
@@ -82,14 +91,12 @@ class DdsLink final : public Link {
 
   Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) override {
     if (!handler) return ends_.stop();
-    ends_.handler = std::move(handler);
-    return ends_.start(endReader_, "runnable ends", [this] { deliverTakenEnds(); });
+    return ends_.start(std::move(handler), endReader_, "runnable ends", [this] { deliverTakenEnds(); });
   }
 
   Result<void> deliverReleases(std::function<void(const RemoteRelease&)> handler) override {
     if (!handler) return releases_.stop();
-    releases_.handler = std::move(handler);
-    return releases_.start(releaseReader_, "frame releases", [this] { deliverTakenReleases(); });
+    return releases_.start(std::move(handler), releaseReader_, "frame releases", [this] { deliverTakenReleases(); });
   }
 
   Result<void> init() {

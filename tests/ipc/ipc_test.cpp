@@ -147,11 +147,36 @@ TEST_CASE("a predecessor's expected end: by its start once started, else by the 
         iteration + 9'100'000);
   // No iteration start known: no plan to wait by.
   CHECK(ipc::expectedPredecessorEndNs(p, 0, 0, iteration) <= 0);
-  // On another SoC with a planned transfer time of 300 us: the transfer is a bound, not the usual
-  // delay, so the expected end (which decides whether to sleep) stays the predecessor's own; the
-  // spin after it lasts that much longer (waitForSequencePlanned's lateNs).
-  const ipc::PlannedPredecessor remote{10'000'000, 9'000'000, 4'000'000, 300'000};
-  CHECK(ipc::expectedPredecessorEndNs(remote, iteration, 0, iteration + 1'000'000) == iteration + 10'000'000);
+}
+
+TEST_CASE("a plan-guided wait for a late word polls lateNs longer (at most 4 leads), yielding if asked",
+          "[ipc][plan]") {
+  CHECK(ipc::pollLateNs(300'000, 100'000) == 300'000);
+  CHECK(ipc::pollLateNs(5'000'000, 100'000) == 400'000);  // a slow network's bound: 4 leads
+  CHECK(ipc::pollLateNs(-1, 100'000) == 0);
+  for (const ipc::SpinStyle style : {ipc::SpinStyle::kPause, ipc::SpinStyle::kYield}) {
+    alignas(64) std::atomic<std::uint32_t> word{0};
+    alignas(64) std::atomic<std::uint32_t> waiters{0};
+    std::atomic<bool> waiting{false};
+    // Expected now, lead 1 ms, published 2 ms later: without lateNs the spin window (1 ms past
+    // the expected time) ends first and the waiter sleeps on the futex; with 3 ms of lateNs it is
+    // still polling when the word comes, so no one sleeps and the whole wait counts as spin.
+    std::thread late([&] {
+      while (!waiting.load()) std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      ipc::publishSequence(word, waiters, 1);
+    });
+    ipc::SpinMeter meter;
+    waiting.store(true);
+    const std::int64_t expected = ipc::monotonicNs();
+    CHECK(ipc::waitForSequencePlanned(
+              word, waiters, 1, [&](std::int64_t) { return expected; }, 1'000'000, 0, [] { return false; }, meter,
+              style, 3'000'000) == ipc::WaitOutcome::kReached);
+    late.join();
+    meter.close(ipc::monotonicNs());
+    CHECK(meter.spunNs >= 1'900'000);
+    CHECK(waiters.load() == 0);
+  }
 }
 
 TEST_CASE("futexWaitUntil returns at a deadline already passed and when the word differs", "[ipc][plan]") {

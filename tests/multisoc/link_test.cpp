@@ -200,7 +200,10 @@ TEST_CASE("the primary's frame releases reach the other master's delivery handle
     }
     usleep(5000);
   }
-  REQUIRE((*link)->deliverReleases(nullptr));  // stops the delivery: nothing more comes
+  REQUIRE((*link)->deliverReleases(nullptr));  // stops the delivery
+  // The primary stays (announcing) until killed below: an exit before says why it failed.
+  int early = 0;
+  if (waitpid(peer, &early, WNOHANG) == peer) FAIL("the primary's process ended early, status " << early);
   const std::lock_guard<std::mutex> hold(mutex);
   REQUIRE(got.size() == count + 1);
   for (std::uint64_t it = 0; it < count; ++it) {
@@ -215,4 +218,5 @@ TEST_CASE("the primary's frame releases reach the other master's delivery handle
   kill(peer, SIGKILL);
   int status = 0;
   REQUIRE(waitpid(peer, &status, 0) == peer);
+  CHECK(WIFSIGNALED(status));  // still there when killed: it never failed
 }

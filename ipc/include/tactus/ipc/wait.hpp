@@ -166,6 +166,13 @@ inline std::int64_t expectedPredecessorEndNs(const PlannedPredecessor& p, std::i
   return std::max(std::min(iterationStartNs + p.plannedEndNs, nowNs + p.planGapNs), nowNs + p.wcetNs);
 }
 
+/// How much longer than `leadNs` past an expected time a poll may go on for a word that may come
+/// up to `lateNs` late (a cross-SoC latency): `lateNs`, but at most 4 leads, so that a bound given
+/// for a slow network does not keep a waiter polling for most of a period.
+inline std::int64_t pollLateNs(std::int64_t lateNs, std::int64_t leadNs) {
+  return std::clamp<std::int64_t>(lateNs, 0, 4 * std::max<std::int64_t>(leadNs, 0));
+}
+
 /// Plan-guided waitForSequence. `expectedNs(now)` says when the word is expected to reach the
 /// target (absolute CLOCK_MONOTONIC; <= 0: unknown), asked again after every sleep, so the
 /// estimate can follow what happened meanwhile (a predecessor that started late). While that lies
@@ -174,7 +181,10 @@ inline std::int64_t expectedPredecessorEndNs(const PlannedPredecessor& p, std::i
 /// predecessor that ended early). Then waits as waitForSequence, spinning until `leadNs` past the
 /// expected time plus `lateNs` (at least `spinNs`), so that a predecessor ending when expected, or
 /// a little later, is followed within the spin cost; `lateNs` is how much later than expected the
-/// word may still be reached by plan (a cross-SoC end's transfer time, PlannedPredecessor::linkNs).
+/// word may still be reached by plan (a cross-SoC end's transfer time, PlannedPredecessor::linkNs;
+/// capped by pollLateNs). With SpinStyle::kYield the spin yields the core between polls; note that
+/// under a real-time policy (SCHED_FIFO/RR) sched_yield gives the core only to threads of the same
+/// priority, not to lower ones.
 template <typename Expected, typename Abort>
 WaitOutcome waitForSequencePlanned(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
                                    std::uint32_t target, Expected&& expectedNs, std::int64_t leadNs,
@@ -197,8 +207,8 @@ WaitOutcome waitForSequencePlanned(std::atomic<std::uint32_t>& word, std::atomic
     now = monotonicNs();
     expected = expectedNs(now);
   }
-  return waitForSequence(word, waiters, target, std::max(spinNs, expected + leadNs + lateNs - now), abort, meter,
-                         style);
+  return waitForSequence(word, waiters, target, std::max(spinNs, expected + leadNs + pollLateNs(lateNs, leadNs) - now),
+                         abort, meter, style);
 }
 
 /// Publishes `value` and wakes sleepers, if any.
