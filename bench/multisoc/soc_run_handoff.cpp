@@ -6,7 +6,8 @@
 //     other master's receiver -> completion word -> waiting worker), p50/p99;
 //   - frame-release skew: SocB's release of each iteration minus SocA's (the same host's clock);
 // then the bare Cyclone DDS ping-pong of the same run (dds-pingpong, back to back and paced at the
-// run's 1 ms period) and the ratios (the target's against the paced one-way latency).
+// run's 1 ms period, received by a waitset and by a listener) and the ratios (the target's against
+// the paced one-way latency received by a listener, the strictest).
 //
 //   soc-run-handoff BUILD_ROOT DDS_PINGPONG [ITERATIONS]   (default 10000)
 #include <unistd.h>
@@ -40,7 +41,8 @@ double percentileUs(std::vector<std::int64_t> v, double p) {
 // ping per period, each way from the writer's stamp to the take).
 struct Bare {
   double p50 = 0, p99 = 0;            // back to back
-  double pacedP50 = 0, pacedP99 = 0;  // paced
+  double pacedP50 = 0, pacedP99 = 0;  // paced, received by a waitset and take
+  double heardP50 = 0, heardP99 = 0;  // paced, received by a listener
 };
 
 // Runs dds-pingpong paced at the run's period and reads its figures from its output.
@@ -57,8 +59,13 @@ bool barePingPong(const std::string& program, long iterations, long periodUs, Ba
     if (std::sscanf(line, " one way, paced (%ld us period, write stamp to take, both ways): p50 %lf us p99 %lf us",
                     &period, &bare.pacedP50, &bare.pacedP99) == 3)
       ++found;
+    if (std::sscanf(line,
+                    " one way, paced, listener (%ld us period, write stamp to the listener's call, both ways): p50 %lf "
+                    "us p99 %lf us",
+                    &period, &bare.heardP50, &bare.heardP99) == 3)
+      ++found;
   }
-  return pclose(p) == 0 && found == 2;
+  return pclose(p) == 0 && found == 3;
 }
 
 // Per iteration: the run records of instance `i` (start, end) and the release of each master.
@@ -164,14 +171,20 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "soc-run-handoff: the bare ping-pong failed\n");
     return 1;
   }
-  // The target's yardstick is the paced one: the same pace as the run (1 ms) and the same measure
-  // (a stamp on one side to a stamp on the other, one clock). The back-to-back round trip / 2
-  // keeps both processes hot and halves one way's tail by averaging two; printed for comparison.
-  const double p50 = percentileUs(aToB, 0.5) / bare.pacedP50, p99 = percentileUs(aToB, 0.99) / bare.pacedP99;
-  std::printf("ratio hand-off (SocA -> SocB) / bare DDS one way, paced: p50 %.2fx  p99 %.2fx (target <= 1.5x: %s)\n",
-              p50, p99, p50 <= 1.5 && p99 <= 1.5 ? "met" : "missed");
+  // The target's yardstick is the strictest: paced like the run (1 ms), timed like the hand-off (a
+  // stamp on one side to a stamp on the other, one clock), and received as tactus-master receives
+  // ends (a listener on Cyclone's thread). The waitset-received one is a plain application's; the
+  // back-to-back round trip / 2 keeps both processes hot and halves one way's tail by averaging
+  // two. Both printed for comparison.
+  const double a50 = percentileUs(aToB, 0.5), a99 = percentileUs(aToB, 0.99);
+  const double p50 = a50 / bare.heardP50, p99 = a99 / bare.heardP99;
+  std::printf(
+      "ratio hand-off (SocA -> SocB) / bare DDS one way, paced, listener: p50 %.2fx  p99 %.2fx (target <= 1.5x: %s)\n",
+      p50, p99, p50 <= 1.5 && p99 <= 1.5 ? "met" : "missed");
+  std::printf("ratio hand-off (SocA -> SocB) / bare DDS one way, paced, waitset: p50 %.2fx  p99 %.2fx\n",
+              a50 / bare.pacedP50, a99 / bare.pacedP99);
   std::printf("ratio hand-off (SocA -> SocB) / bare DDS round trip / 2, back to back: p50 %.2fx  p99 %.2fx\n",
-              percentileUs(aToB, 0.5) / bare.p50, percentileUs(aToB, 0.99) / bare.p99);
+              a50 / bare.p50, a99 / bare.p99);
   return 0;
 }
 

@@ -80,6 +80,33 @@ inline int waitUntil(pid_t pid, std::int64_t deadlineNs) {
   }
 }
 
+/// Forks two processes pinned to cores 0 and 1 (the bare loops' two sides), each running
+/// `side(0)` or `side(1)` and exiting 0, and waits for both until `deadlineNs`. True when both ran
+/// and exited 0; false when one failed, was killed at the deadline, or could not be forked (then
+/// the other is killed).
+template <typename Side>
+bool runPinnedPair(Side&& side, std::int64_t deadlineNs) {
+  pid_t children[2] = {-1, -1};
+  for (int s = 0; s < 2; ++s) {
+    children[s] = fork();
+    if (children[s] < 0) {
+      if (s == 1) {
+        kill(children[0], SIGKILL);
+        waitpid(children[0], nullptr, 0);
+      }
+      return false;
+    }
+    if (children[s] == 0) {
+      pinToCore(s);
+      side(s);
+      _exit(0);
+    }
+  }
+  bool ok = true;
+  for (const pid_t c : children) ok = waitUntil(c, deadlineNs) == 0 && ok;
+  return ok;
+}
+
 /// Waits for all of `pids` (a master and its clients) until `deadlineNs`. When one fails
 /// (non-zero exit), the others get SIGTERM, so that a master does not wait out its timeout for a
 /// client that will never come; SIGKILL at the deadline. Returns the statuses as waitUntil does.

@@ -110,26 +110,8 @@ std::vector<std::int64_t> barePingPong(std::uint32_t count, bool useFutex) {
   auto* shared = new (memory) PingPong;
   auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(PingPong));
   std::int64_t* endNs = startNs + count;
-  pid_t children[2];
-  for (int side = 0; side < 2; ++side) {
-    children[side] = fork();
-    if (children[side] < 0) {  // no second process: stop the first, report the failure
-      if (side == 1) {
-        kill(children[0], SIGKILL);
-        waitpid(children[0], nullptr, 0);
-      }
-      munmap(memory, bytes);
-      return {};
-    }
-    if (children[side] == 0) {
-      tb::pinToCore(side);
-      pingPongSide(shared, startNs, endNs, count, side, useFutex);
-      _exit(0);
-    }
-  }
-  const std::int64_t deadline = tb::nowNs() + 120'000'000'000LL;
-  bool ok = true;
-  for (pid_t c : children) ok = tb::waitUntil(c, deadline) == 0 && ok;
+  const bool ok = tb::runPinnedPair([&](int side) { pingPongSide(shared, startNs, endNs, count, side, useFutex); },
+                                    tb::nowNs() + 120'000'000'000LL);
   std::vector<std::int64_t> latencies;
   const std::uint32_t warmUp = std::min<std::uint32_t>(1000, count / 10);
   if (ok) {
@@ -188,26 +170,9 @@ FramedHandOffs framedPingPong(int length, int frames, std::int64_t periodNs) {
   auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(PingPong));
   std::int64_t* endNs = startNs + total;
   const std::int64_t firstNs = tb::nowNs() + 20'000'000;  // both sides are up and pinned by then
-  pid_t children[2];
-  for (int side = 0; side < 2; ++side) {
-    children[side] = fork();
-    if (children[side] < 0) {  // no second process: stop the first, report the failure
-      if (side == 1) {
-        kill(children[0], SIGKILL);
-        waitpid(children[0], nullptr, 0);
-      }
-      munmap(memory, bytes);
-      return {};
-    }
-    if (children[side] == 0) {
-      tb::pinToCore(side);
-      framedSide(shared, startNs, endNs, length, frames, firstNs, periodNs, side);
-      _exit(0);
-    }
-  }
-  const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
-  bool ok = true;
-  for (pid_t c : children) ok = tb::waitUntil(c, deadline) == 0 && ok;
+  const bool ok =
+      tb::runPinnedPair([&](int side) { framedSide(shared, startNs, endNs, length, frames, firstNs, periodNs, side); },
+                        tb::nowNs() + 300'000'000'000LL);
   const int warmUp = frames > 20 ? 2 : 0;  // as the tactus run's
   for (int f = warmUp; ok && f < frames; ++f) {
     for (int k = 0; k + 1 < length; ++k) {

@@ -192,19 +192,7 @@ std::vector<std::int64_t> bareMakespans(const tactus::Schedule& s, int iteration
   auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(Done) * count);
   std::int64_t* endNs = startNs + stamps;
   const std::int64_t firstNs = tb::nowNs() + 20'000'000;  // both sides are up and pinned by then
-  pid_t children[2];
-  for (int side = 0; side < 2; ++side) {
-    children[side] = fork();
-    if (children[side] < 0) {  // no second process: stop the first, report the failure
-      if (side == 1) {
-        kill(children[0], SIGKILL);
-        waitpid(children[0], nullptr, 0);
-      }
-      munmap(memory, bytes);
-      return {};
-    }
-    if (children[side] != 0) continue;
-    tb::pinToCore(side);
+  const auto runSide = [&](int side) {
     std::vector<tactus::InstanceId> mine;  // this core's instances, in plan order
     for (const tactus::TimelineInfo& t : s.timelines) {
       if (s.resources[t.resource].core % 2 == static_cast<std::uint32_t>(side))
@@ -235,11 +223,8 @@ std::vector<std::int64_t> bareMakespans(const tactus::Schedule& s, int iteration
         done[index(i)].iterations.store(static_cast<std::uint32_t>(h + 1), std::memory_order_release);
       }
     }
-    _exit(0);
-  }
-  bool ok = true;
-  const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
-  for (const pid_t c : children) ok = tb::waitUntil(c, deadline) == 0 && ok;
+  };
+  const bool ok = tb::runPinnedPair(runSide, tb::nowNs() + 300'000'000'000LL);
   std::vector<std::int64_t> makespans;
   for (int h = 0; ok && h < iterations; ++h) {
     std::int64_t lo = INT64_MAX, hi = 0;
