@@ -36,34 +36,40 @@ Error ddsError(const char* what, dds_return_t rc) {
 }
 
 // Samples of one reader handed to a handler as they arrive, on Cyclone's receiving thread: a
-// data-available listener that takes them (no thread of ours to wake on the path). Serialized by
-// `mutex` (the listener and start's first take), so the samples of one key reach the handler in
-// the order they were taken.
+// data-available listener that takes them (no thread of ours to wake on the path). Every take runs
+// under `mutex` (the listener's and start's first), so the samples of one key reach the handler in
+// the order they were taken; the lock comes first in the listener's call, so that ThreadSanitizer,
+// which cannot see libddsc's own ordering, sees start's writes before the call's reads.
 template <typename Sample>
 struct Delivery {
   std::function<void(const Sample&)> handler;
-  std::function<void()> take;  // takes what waits and hands it to `handler`, under `mutex`
+  std::function<void()> take;  // takes what waits and hands it to `handler`; under `mutex`
   std::mutex mutex;
   dds_entity_t reader = 0;
   dds_listener_t* listener = nullptr;
+
+  void takeLocked() {
+    const std::lock_guard<std::mutex> hold(mutex);
+    if (take && handler) take();
+  }
 
   Result<void> start(std::function<void(const Sample&)> to, dds_entity_t from, const char* what,
                      std::function<void()> taker) {
     if (listener != nullptr) return fail(ErrorCode::kInvalidState, std::string("the link already delivers ") + what);
     {
-      const std::lock_guard<std::mutex> hold(mutex);  // no listener yet: for TSan's sake
+      const std::lock_guard<std::mutex> hold(mutex);
       handler = std::move(to);
+      take = std::move(taker);
     }
     reader = from;
-    take = std::move(taker);
     listener = dds_create_listener(this);
-    dds_lset_data_available(listener, [](dds_entity_t, void* self) { static_cast<Delivery*>(self)->take(); });
+    dds_lset_data_available(listener, [](dds_entity_t, void* self) { static_cast<Delivery*>(self)->takeLocked(); });
     if (dds_return_t rc = dds_set_listener(reader, listener); rc < 0) {
       dds_delete_listener(listener);  // a later call may try again
       listener = nullptr;
       return ddsError("set listener", rc);
     }
-    take();  // what arrived before the listener was set
+    takeLocked();  // what arrived before the listener was set
     return {};
   }
 
@@ -264,16 +270,14 @@ class DdsLink final : public Link {
       if (n < 16) return;
     }
   }
-  // Takes the waiting runnable ends and hands them to the ends' handler.
+  // Takes the waiting runnable ends and hands them to the ends' handler (under ends_.mutex).
   void deliverTakenEnds() {
-    const std::lock_guard<std::mutex> hold(ends_.mutex);
     takeAll<tactus_dds_RunnableEnd>(endReader_, [this](const tactus_dds_RunnableEnd& s) {
       ends_.handler({s.iteration, s.frame, s.runnable, static_cast<std::int64_t>(s.endNs)});
     });
   }
-  // Takes the waiting frame releases and hands them to the releases' handler.
+  // Takes the waiting frame releases and hands them to the releases' handler (under releases_.mutex).
   void deliverTakenReleases() {
-    const std::lock_guard<std::mutex> hold(releases_.mutex);
     takeAll<tactus_dds_FrameRelease>(releaseReader_, [this](const tactus_dds_FrameRelease& s) {
       releases_.handler({s.hyperepoch, s.iteration, static_cast<std::int64_t>(s.releaseNs),
                          static_cast<std::int64_t>(s.sentNs), monotonicNs(), s.stopAfter});
