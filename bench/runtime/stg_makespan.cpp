@@ -8,10 +8,12 @@
 // busy-waiting runnables on a loaded machine is taken out), and the CPU time the client burns per
 // iteration beyond its runnables' measured lengths (waiting: spins, wake-ups, bookkeeping; the
 // start-up counts too), the spin time its workers logged per iteration (0 from a runtime that
-// does not log it), and the plan run bare (bareMakespans: two pinned processes spinning on done
+// does not log it), and the plan run bare (bareRun: two pinned processes spinning on done
 // words, no runtime) with tactus's (median - bare median) per runnable, the runtime's own cost
-// apart from the machine's; per unit, the hand-offs' p50, p90 and p99 (a run's start - the latest end of its
-// predecessors, graph and resource order).
+// apart from the machine's; per unit, for tactus and the bare run side by side, the mean, p50, p90
+// and p99 of the hand-offs (a run's start - the latest end of its predecessors, graph and core
+// order), apart on one core and across cores, and of how much longer than their WCET runs took.
+// The means matter: a makespan adds hand-offs up, tails included.
 //
 // usage: stg-makespan --compile TACTUS_COMPILE --master TACTUS_MASTER [DATA_DIR]
 //        [--units 1ms,100us,10us] [--graphs N] [--iterations N] [--quick]
@@ -140,12 +142,49 @@ void busyWait(void* arg) {
   _exit(outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 1);
 }
 
+double mean(const std::vector<std::int64_t>& values) {
+  double sum = 0;
+  for (const std::int64_t v : values) sum += static_cast<double>(v);
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+// Per run with a predecessor: its start - the latest end of its predecessors (its dependencies and
+// the run before it on its core), apart by where that latest end was.
+struct HandOffs {
+  std::vector<std::int64_t> sameCore;   // on the run's own core (its worker's previous run, or a dependency there)
+  std::vector<std::int64_t> crossCore;  // a dependency on the other core: the cross-core hand-off
+  void add(std::int64_t handOff, bool cross) { (cross ? crossCore : sameCore).push_back(handOff); }
+};
+
+// The timeline of each instance (for same-core or cross-core hand-offs), and the instance before
+// each on its timeline (UINT32_MAX for the first).
+struct Timelines {
+  std::vector<std::uint32_t> of, previous;
+  explicit Timelines(const tactus::Schedule& s) : of(s.instances.size(), UINT32_MAX), previous(s.instances.size(), UINT32_MAX) {
+    std::uint32_t t = 0;
+    for (const tactus::TimelineInfo& timeline : s.timelines) {
+      const auto& list = timeline.instances;
+      ++t;
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        of[index(list[k])] = t;
+        if (k > 0) previous[index(list[k])] = index(list[k - 1]);
+      }
+    }
+  }
+};
+
+struct BareRun {
+  std::vector<std::int64_t> makespans;  // per iteration
+  HandOffs handOffs;
+  std::vector<std::int64_t> stretches;  // per run: measured length - WCET
+};
+
 struct GraphResult {
   std::int64_t planNs = 0;
   std::vector<std::int64_t> makespans;   // per iteration
-  std::vector<std::int64_t> bare;        // per iteration: the plan run bare (bareMakespans)
+  BareRun bare;                          // the plan run bare (bareRun)
   std::vector<std::int64_t> replayGaps;  // per iteration: makespan - the plan replayed with the measured lengths
-  std::vector<std::int64_t> handOffs;    // per run with a predecessor: start - latest predecessor end
+  HandOffs handOffs;
   std::vector<std::int64_t> stretches;   // per run: measured length - WCET
   double overheadCpuNs = 0;              // client CPU time beyond its runnables, per iteration
   double spinNs = 0;                     // spin time the workers logged, per iteration
@@ -175,11 +214,12 @@ bool compile(const Options& o, const std::string& dir, const std::string& yaml, 
 // The plan run without tactus, as the machine allows: two processes pinned to cores 0 and 1, each
 // running its cores' timelines in order, every instance spinning (pause) on its predecessors'
 // done words in shared memory, then busy-waiting its WCET as the tactus client's runnables do;
-// each iteration starts `periodNs` after the previous one (both sides sleep until then). Returns
-// the makespans (latest end - earliest start) per iteration, or an empty vector on failure. What
+// each iteration starts `periodNs` after the previous one, on both sides at once. Returns the
+// makespans (latest end - earliest start) per iteration, its hand-offs and stretches, or no
+// makespans on failure. What
 // tactus's makespan exceeds this by is the runtime's own cost; what this exceeds the plan by is
 // the machine's (preemption, cold caches after long runnables, the clock).
-std::vector<std::int64_t> bareMakespans(const tactus::Schedule& s, int iterations, std::int64_t periodNs) {
+BareRun bareRun(const tactus::Schedule& s, int iterations, std::int64_t periodNs) {
   struct alignas(64) Done {
     std::atomic<std::uint32_t> iterations{0};
   };
@@ -202,9 +242,14 @@ std::vector<std::int64_t> bareMakespans(const tactus::Schedule& s, int iteration
       return s.instances[a].startNs < s.instances[b].startNs;
     });
     for (int h = 0; h < iterations; ++h) {
+      // Both sides wake a lead before the iteration's start and spin until it, so that they
+      // start together as one release starts tactus's workers (a sleep's own wake-up varies by
+      // tens of microseconds between the two, which would count in the makespan).
       const std::int64_t at = firstNs + h * periodNs;
-      const timespec t{static_cast<time_t>(at / 1'000'000'000), static_cast<long>(at % 1'000'000'000)};
+      const std::int64_t wake = at - 200'000;
+      const timespec t{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
       while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {}
+      while (tb::nowNs() < at) {}
       for (const tactus::InstanceId i : mine) {
         for (const tactus::InstanceId d : s.instances[i].dependencies) {
           while (done[index(d)].iterations.load(std::memory_order_acquire) < static_cast<std::uint32_t>(h + 1)) {
@@ -225,18 +270,29 @@ std::vector<std::int64_t> bareMakespans(const tactus::Schedule& s, int iteration
     }
   };
   const bool ok = tb::runPinnedPair(runSide, tb::nowNs() + 300'000'000'000LL);
-  std::vector<std::int64_t> makespans;
+  BareRun out;
+  const Timelines timelines(s);
   for (int h = 0; ok && h < iterations; ++h) {
     std::int64_t lo = INT64_MAX, hi = 0;
+    const std::size_t base = static_cast<std::size_t>(h) * count;
     for (std::size_t i = 0; i < count; ++i) {
-      const std::size_t k = static_cast<std::size_t>(h) * count + i;
-      lo = std::min(lo, startNs[k]);
-      hi = std::max(hi, endNs[k]);
+      lo = std::min(lo, startNs[base + i]);
+      hi = std::max(hi, endNs[base + i]);
+      const std::uint32_t previous = timelines.previous[i];
+      std::int64_t ready = previous != UINT32_MAX ? endNs[base + previous] : 0;
+      bool cross = false;
+      for (const tactus::InstanceId d : s.instances[i].dependencies) {
+        if (endNs[base + index(d)] <= ready) continue;
+        ready = endNs[base + index(d)];
+        cross = timelines.of[index(d)] != timelines.of[i];
+      }
+      if (ready > 0) out.handOffs.add(startNs[base + i] - ready, cross);
+      out.stretches.push_back(endNs[base + i] - startNs[base + i] - (s.instances[i].endNs - s.instances[i].startNs));
     }
-    makespans.push_back(hi - lo);
+    out.makespans.push_back(hi - lo);
   }
   munmap(memory, bytes);
-  return makespans;
+  return out;
 }
 
 GraphResult runGraph(const Options& o, const std::string& dir, const std::vector<Task>& tasks, std::int64_t unitNs) {
@@ -262,8 +318,8 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     return r;
   }
   r.planNs = planLength(*schedule);
-  r.bare = bareMakespans(*schedule, o.iterations, period);
-  if (r.bare.empty()) {
+  r.bare = bareRun(*schedule, o.iterations, period);
+  if (r.bare.makespans.empty()) {
     r.error = "the bare run of the plan failed";
     return r;
   }
@@ -310,17 +366,15 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
   // have ended, and lasts as long as it was measured to, with no hand-off cost; what the measured
   // makespan exceeds it by is the runtime's (or the machine's) doing between runnables, while
   // preemption inside a runnable lengthens both.
-  std::vector<std::uint32_t> order(count), resourcePrev(count, UINT32_MAX);
+  std::vector<std::uint32_t> order(count);
   for (std::uint32_t i = 0; i < count; ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
     return schedule->instances[a].startNs != schedule->instances[b].startNs
                ? schedule->instances[a].startNs < schedule->instances[b].startNs
                : a < b;
   });
-  for (const auto& t : schedule->timelines) {
-    for (std::size_t k = 1; k < t.instances.size(); ++k)
-      resourcePrev[index(t.instances[k])] = index(t.instances[k - 1]);
-  }
+  const Timelines timelines(*schedule);
+  const std::vector<std::uint32_t>& resourcePrev = timelines.previous;
   for (const auto& [iteration, v] : runs) {
     std::int64_t lo = INT64_MAX, hi = 0;
     for (const auto& [start, end] : v) {
@@ -336,11 +390,14 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     for (const std::uint32_t i : order) {
       std::int64_t start = resourcePrev[i] != UINT32_MAX ? replayEnd[resourcePrev[i]] : 0;
       std::int64_t ready = resourcePrev[i] != UINT32_MAX ? v[resourcePrev[i]].second : 0;
+      bool cross = false;
       for (const tactus::InstanceId d : schedule->instances[i].dependencies) {
         start = std::max(start, replayEnd[index(d)]);
-        ready = std::max(ready, v[index(d)].second);
+        if (v[index(d)].second <= ready) continue;
+        ready = v[index(d)].second;
+        cross = timelines.of[index(d)] != timelines.of[i];
       }
-      if (ready > 0) r.handOffs.push_back(v[i].first - ready);
+      if (ready > 0) r.handOffs.add(v[i].first - ready, cross);
       r.stretches.push_back((v[i].second - v[i].first) -
                             (schedule->instances[i].endNs - schedule->instances[i].startNs));
       replayEnd[i] = start + (v[i].second - v[i].first);
@@ -438,8 +495,8 @@ int main(int argc, char** argv) try {
     std::printf("unit %s\n  %-9s %12s %12s %12s %10s %12s %12s %12s %12s %12s\n", unitName.c_str(), "graph", "plan",
                 "median", "p99", "over/run", "replay/run", "cpu/iter", "spin/iter", "bare", "bare/run");
     double sumOver = 0, sumCpu = 0, sumReplay = 0, sumBare = 0, sumBareOver = 0;
-    std::vector<std::int64_t> handOffs;
-    std::vector<std::int64_t> stretches;
+    HandOffs handOffs, bareHandOffs;
+    std::vector<std::int64_t> stretches, bareStretches;
     int rows = 0;
     for (int g = 0; g < o.graphs; ++g) {
       char name[32];
@@ -458,7 +515,7 @@ int main(int argc, char** argv) try {
       const double over = (p.p50 - static_cast<double>(r.planNs)) / r.runnables;
       const double replay = tb::percentiles(r.replayGaps).p50 / r.runnables;
       // The bare run's median, and tactus's median over it per runnable: the runtime's own cost.
-      const double bare = tb::percentiles(r.bare).p50;
+      const double bare = tb::percentiles(r.bare.makespans).p50;
       const double overBare = (p.p50 - bare) / r.runnables;
       std::printf("  %-9s %12lld %12.0f %12.0f %10.0f %12.0f %12.0f %12.0f %12.0f %12.0f\n", name,
                   static_cast<long long>(r.planNs), p.p50, p.p99, over, replay, r.overheadCpuNs, r.spinNs, bare,
@@ -467,8 +524,12 @@ int main(int argc, char** argv) try {
       sumBareOver += overBare;
       sumOver += over;
       sumReplay += replay;
-      handOffs.insert(handOffs.end(), r.handOffs.begin(), r.handOffs.end());
+      for (const bool cross : {false, true}) {
+        for (const std::int64_t v : cross ? r.handOffs.crossCore : r.handOffs.sameCore) handOffs.add(v, cross);
+        for (const std::int64_t v : cross ? r.bare.handOffs.crossCore : r.bare.handOffs.sameCore) bareHandOffs.add(v, cross);
+      }
       stretches.insert(stretches.end(), r.stretches.begin(), r.stretches.end());
+      bareStretches.insert(bareStretches.end(), r.bare.stretches.begin(), r.bare.stretches.end());
       sumCpu += r.overheadCpuNs;
       ++rows;
     }
@@ -480,12 +541,21 @@ int main(int argc, char** argv) try {
         "  the plan run bare (no runtime, spinning): (bare - plan) per runnable %.0f ns; tactus (makespan - bare) per "
         "runnable %.0f ns (%.0f ns per DAG)\n",
         sumBare / rows, sumBareOver / rows, sumBareOver / rows * 50);
-    const tb::Percentiles h = tb::percentiles(handOffs);
-    std::printf("  hand-offs (start - latest predecessor end, %zu): p50 %.0f ns  p90 %.0f ns  p99 %.0f ns\n", h.count,
-                h.p50, at(handOffs, 0.9), h.p99);
-    const tb::Percentiles st = tb::percentiles(stretches);
-    std::printf("  runs longer than their WCET by p50 %.0f ns, p99 %.0f ns (preemption inside a runnable)\n", st.p50,
-                st.p99);
+    // The same hand-off and stretch figures for tactus and for the bare run, side by side.
+    const auto line = [](const char* what, std::vector<std::int64_t>& tactusValues, std::vector<std::int64_t>& bareValues) {
+      const tb::Percentiles t = tb::percentiles(tactusValues);
+      const tb::Percentiles b = tb::percentiles(bareValues);
+      std::printf(
+          "  %s (%zu):\n    tactus mean %.0f ns  p50 %.0f ns  p90 %.0f ns  p99 %.0f ns\n    bare   mean %.0f ns  p50 %.0f "
+          "ns  p90 %.0f ns  p99 %.0f ns\n",
+          what, t.count, mean(tactusValues), t.p50, at(tactusValues, 0.9), t.p99, mean(bareValues), b.p50,
+          at(bareValues, 0.9), b.p99);
+    };
+    line("hand-offs on one core, start - the latest end of its predecessors there", handOffs.sameCore,
+         bareHandOffs.sameCore);
+    line("hand-offs across cores, start - the latest end of its predecessors, on the other core", handOffs.crossCore,
+         bareHandOffs.crossCore);
+    line("runs longer than their WCET (clock reads, calls, preemption inside a runnable)", stretches, bareStretches);
   }
   return 0;
 } catch (const std::exception& e) {

@@ -147,6 +147,52 @@ TEST_CASE("a predecessor's expected end: by its start once started, else by the 
         iteration + 9'100'000);
   // No iteration start known: no plan to wait by.
   CHECK(ipc::expectedPredecessorEndNs(p, 0, 0, iteration) <= 0);
+  // With the waiter's lead (100 us), a predecessor that has not started and whose WCET exceeds
+  // the lead by more than kMinPlanSleepNs is expected a WCET from now, whatever the plan says: the
+  // waiter sleeps no longer than it could take to end if it started now, then asks again.
+  const std::int64_t lead = 100'000;
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, 0, iteration + 1'000'000, lead) == iteration + 5'000'000);
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, 0, iteration + 8'000'000, lead) == iteration + 12'000'000);
+  // Started: a WCET after its start, as without the lead.
+  CHECK(ipc::expectedPredecessorEndNs(p, iteration, iteration + 2'000'000, iteration + 2'500'000, lead) ==
+        iteration + 6'000'000);
+  // A short predecessor (WCET within lead + kMinPlanSleepNs: too short a step to sleep) keeps the plan.
+  const ipc::PlannedPredecessor shortOne{10'000'000, 9'000'000, lead + ipc::kMinPlanSleepNs};
+  CHECK(ipc::expectedPredecessorEndNs(shortOne, iteration, 0, iteration + 1'000'000, lead) == iteration + 10'000'000);
+}
+
+TEST_CASE("a plan-guided waiter sleeps in WCET steps, so a predecessor that starts early is followed by spinning",
+          "[ipc][plan]") {
+  // The predecessor is planned to end 50 ms from now (far: by the plan alone the waiter would
+  // sleep until 49.9 ms); it starts after 5 ms and ends 2 ms later. Asking again after each step
+  // of (WCET - lead), the waiter sees the start and is awake, spinning, when the end comes: no
+  // futex wake-up is needed (waiters stays 0 at the publish) and the spin is counted.
+  alignas(64) std::atomic<std::uint32_t> word{0};
+  alignas(64) std::atomic<std::uint32_t> waiters{0};
+  std::atomic<std::int64_t> startedNs{0};
+  const std::int64_t wcet = 2'000'000, lead = 500'000;
+  const std::int64_t iteration = ipc::monotonicNs();
+  const ipc::PlannedPredecessor p{50'000'000, 50'000'000, wcet};
+  std::atomic<bool> wokenBySleep{false};
+  std::thread predecessor([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const std::int64_t start = ipc::monotonicNs();
+    startedNs.store(start);
+    while (ipc::monotonicNs() < start + wcet) {}
+    wokenBySleep.store(waiters.load() != 0);
+    ipc::publishSequence(word, waiters, 1);
+  });
+  ipc::SpinMeter meter;
+  const auto expected = [&](std::int64_t now) {
+    return ipc::expectedPredecessorEndNs(p, iteration, startedNs.load(), now, lead);
+  };
+  CHECK(ipc::waitForSequencePlanned(word, waiters, 1, expected, lead, 0, [] { return false; }, meter) ==
+        ipc::WaitOutcome::kReached);
+  predecessor.join();
+  meter.close(ipc::monotonicNs());
+  CHECK_FALSE(wokenBySleep.load());
+  CHECK(meter.spunNs > 0);
+  CHECK(meter.spunNs < 10'000'000);  // asleep for most of the wait
 }
 
 TEST_CASE("a plan-guided wait for a late word polls lateNs longer (at most 4 leads), yielding if asked",

@@ -152,17 +152,25 @@ struct PlannedPredecessor {
 };
 
 /// When a CPU predecessor is expected to end, for waitForSequencePlanned: a WCET after its start
-/// once it started (`startedNs` > 0, lying between the iteration's start and now). Before that, by
-/// the plan but not before a WCET from now (it has yet to run): its planned end, or as far ahead of
-/// now as the plan puts it ahead of the waiter's readiness, whichever is sooner. The second keeps
-/// a chain that runs ahead of its plan (runnables that end before their WCET) spinning from one
-/// hand-off to the next: by the planned end alone its waiters would sleep until their
-/// predecessors' far planned ends and pay a futex wake-up each. <= 0: unknown (`iterationStartNs`
-/// <= 0). WCETs and planned times are bounded by limits::kMaxDurationNs: the sums cannot overflow.
+/// once it started (`startedNs` > 0, lying between the iteration's start and now). Before that, not
+/// before a WCET from now (it has yet to run), and:
+/// - when its WCET exceeds the waiter's lead by more than kMinPlanSleepNs, exactly a WCET from now,
+///   the earliest it can end. The wait asks again after every sleep, so a waiter sleeps in steps
+///   of (WCET - lead) until the predecessor starts, then until a lead before its start + WCET: it is
+///   awake when a predecessor that starts at any moment ends, however far ahead of its plan that
+///   is (by the plan alone it would sleep through an early start and pay a futex wake-up, tens of
+///   us on a VM, on the hand-off);
+/// - otherwise (a short predecessor: a step would be too short to sleep) by the plan: its planned
+///   end, or as far ahead of now as the plan puts it ahead of the waiter's readiness, whichever is
+///   sooner. The second keeps a chain that runs ahead of its plan (runnables that end before their
+///   WCET) spinning from one hand-off to the next.
+/// <= 0: unknown (`iterationStartNs` <= 0). WCETs and planned times are bounded by
+/// limits::kMaxDurationNs: the sums cannot overflow.
 inline std::int64_t expectedPredecessorEndNs(const PlannedPredecessor& p, std::int64_t iterationStartNs,
-                                             std::int64_t startedNs, std::int64_t nowNs) {
+                                             std::int64_t startedNs, std::int64_t nowNs, std::int64_t leadNs = 0) {
   if (iterationStartNs <= 0) return -1;
   if (startedNs >= iterationStartNs && startedNs <= nowNs) return startedNs + p.wcetNs;
+  if (leadNs > 0 && p.wcetNs - leadNs > kMinPlanSleepNs) return nowNs + p.wcetNs;
   return std::max(std::min(iterationStartNs + p.plannedEndNs, nowNs + p.planGapNs), nowNs + p.wcetNs);
 }
 
