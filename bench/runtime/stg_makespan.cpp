@@ -160,7 +160,8 @@ struct HandOffs {
 // each on its timeline (UINT32_MAX for the first).
 struct Timelines {
   std::vector<std::uint32_t> of, previous;
-  explicit Timelines(const tactus::Schedule& s) : of(s.instances.size(), UINT32_MAX), previous(s.instances.size(), UINT32_MAX) {
+  explicit Timelines(const tactus::Schedule& s)
+      : of(s.instances.size(), UINT32_MAX), previous(s.instances.size(), UINT32_MAX) {
     std::uint32_t t = 0;
     for (const tactus::TimelineInfo& timeline : s.timelines) {
       const auto& list = timeline.instances;
@@ -185,9 +186,9 @@ struct GraphResult {
   BareRun bare;                          // the plan run bare (bareRun)
   std::vector<std::int64_t> replayGaps;  // per iteration: makespan - the plan replayed with the measured lengths
   HandOffs handOffs;
-  std::vector<std::int64_t> stretches;   // per run: measured length - WCET
-  double overheadCpuNs = 0;              // client CPU time beyond its runnables, per iteration
-  double spinNs = 0;                     // spin time the workers logged, per iteration
+  std::vector<std::int64_t> stretches;  // per run: measured length - WCET
+  double overheadCpuNs = 0;             // client CPU time beyond its runnables, per iteration
+  double spinNs = 0;                    // spin time the workers logged, per iteration
   int runnables = 0;
   std::string error;
 };
@@ -526,7 +527,8 @@ int main(int argc, char** argv) try {
       sumReplay += replay;
       for (const bool cross : {false, true}) {
         for (const std::int64_t v : cross ? r.handOffs.crossCore : r.handOffs.sameCore) handOffs.add(v, cross);
-        for (const std::int64_t v : cross ? r.bare.handOffs.crossCore : r.bare.handOffs.sameCore) bareHandOffs.add(v, cross);
+        for (const std::int64_t v : cross ? r.bare.handOffs.crossCore : r.bare.handOffs.sameCore)
+          bareHandOffs.add(v, cross);
       }
       stretches.insert(stretches.end(), r.stretches.begin(), r.stretches.end());
       bareStretches.insert(bareStretches.end(), r.bare.stretches.begin(), r.bare.stretches.end());
@@ -542,11 +544,13 @@ int main(int argc, char** argv) try {
         "runnable %.0f ns (%.0f ns per DAG)\n",
         sumBare / rows, sumBareOver / rows, sumBareOver / rows * 50);
     // The same hand-off and stretch figures for tactus and for the bare run, side by side.
-    const auto line = [](const char* what, std::vector<std::int64_t>& tactusValues, std::vector<std::int64_t>& bareValues) {
+    const auto line = [](const char* what, std::vector<std::int64_t>& tactusValues,
+                         std::vector<std::int64_t>& bareValues) {
       const tb::Percentiles t = tb::percentiles(tactusValues);
       const tb::Percentiles b = tb::percentiles(bareValues);
       std::printf(
-          "  %s (%zu):\n    tactus mean %.0f ns  p50 %.0f ns  p90 %.0f ns  p99 %.0f ns\n    bare   mean %.0f ns  p50 %.0f "
+          "  %s (%zu):\n    tactus mean %.0f ns  p50 %.0f ns  p90 %.0f ns  p99 %.0f ns\n    bare   mean %.0f ns  p50 "
+          "%.0f "
           "ns  p90 %.0f ns  p99 %.0f ns\n",
           what, t.count, mean(tactusValues), t.p50, at(tactusValues, 0.9), t.p99, mean(bareValues), b.p50,
           at(bareValues, 0.9), b.p99);

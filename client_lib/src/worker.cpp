@@ -261,9 +261,8 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         auto expectedEnd = [&](std::int64_t now) -> std::int64_t {
           if (!c.planned) return -1;
           const bool started = c.slot->started.load(std::memory_order_acquire) == target;
-          return ipc::expectedPredecessorEndNs(c.plan, iterationStart,
-                                               started ? c.slot->startedNs.load(std::memory_order_relaxed) : 0, now,
-                                               planLeadNs);
+          return ipc::expectedPredecessorEndNs(
+              c.plan, iterationStart, started ? c.slot->startedNs.load(std::memory_order_relaxed) : 0, now, planLeadNs);
         };
         if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter,
                                         c.spin, c.plan.linkNs) != ipc::WaitOutcome::kReached) {

@@ -186,8 +186,8 @@ TEST_CASE("a plan-guided waiter sleeps in WCET steps, so a predecessor that star
   const auto expected = [&](std::int64_t now) {
     return ipc::expectedPredecessorEndNs(p, iteration, startedNs.load(), now, lead);
   };
-  CHECK(ipc::waitForSequencePlanned(word, waiters, 1, expected, lead, 0, [] { return false; }, meter) ==
-        ipc::WaitOutcome::kReached);
+  CHECK(ipc::waitForSequencePlanned(
+            word, waiters, 1, expected, lead, 0, [] { return false; }, meter) == ipc::WaitOutcome::kReached);
   predecessor.join();
   meter.close(ipc::monotonicNs());
   CHECK_FALSE(wokenBySleep.load());
