@@ -5,8 +5,10 @@
 // start plus its WCET) is waited for by sleeping on its completion word until a lead before that
 // time, then spinning (plan-guided waiting, TACTUS_PLAN_LEAD_NS); other waits spin, then sleep on
 // the futex. The spin time before each run goes into its log record. Everything it reads besides
-// those shared words is the client's private copy (schedule, plan, geometry), resolved to
-// pointers before the loop.
+// those shared words is resolved before the loop into one table of steps (instance, epoch slot,
+// completion slot, frame, the registered function) and one flat array of waits: the path from a
+// runnable's end to the next one's start touches those and the shared words, nothing else of the
+// schedule (after a runnable of a millisecond, each further line is a miss on the hand-off).
 #include <pthread.h>
 #include <sched.h>
 
@@ -137,54 +139,106 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   // client's SoC ends elsewhere, and this SoC's master writes its completion when the DDS sample
   // comes (master/soc_run.cpp).
   const std::uint32_t ownSoc = rt.schedule.clients[rt.clientIndex].soc;
-  std::vector<std::vector<WaitRef>> waitRefs(instances.size());  // by position in `instances`
+  // Everything the hot path needs of each instance that no iteration changes, resolved here into
+  // one contiguous table (and the waits into one flat array): after a long runnable the lines
+  // and pages the path touches are cold, and every lookup through the schedule (instance, epoch,
+  // runnable, registration) was a chain of misses on the hand-off.
+  struct Step {
+    InstanceId instance;
+    std::uint32_t frame;      ///< its frame in the epoch
+    std::uint64_t frames;     ///< the epoch's frames per hyperepoch iteration (>= 1)
+    std::uint32_t firstWait;  ///< its waits: waits[firstWait, endWait)
+    std::uint32_t endWait;
+    shm::EpochSlot* epoch;    ///< its epoch's release word
+    shm::InstanceSlot* self;  ///< its completion word and start
+    EpochId epochId;
+    RunnableId runnable;         ///< its runnable (an alias group's: runnableForFrame per frame)
+    bool aliasGroup;             ///< round-robin: the runnable changes with the frame
+    bool observed;               ///< GPU work the engine runs: no user code here
+    bool submitter;              ///< a CUDA submitter the engine runs
+    bool signalFence;            ///< GPU work waits for its fence
+    std::int64_t frameOffsetNs;  ///< frame * the epoch's period: the iteration's start = release - this
+    std::int64_t startTimeNs;    ///< its runnable's StartTime (0: none)
+    RunnableFunction function;   ///< a registered plain function, called directly (else the engine)
+    void* userdata;
+  };
+  std::vector<WaitRef> waits;
+  std::vector<Step> steps(instances.size());
+  const bool cpuWorker = resource.kind == ResourceKind::kCpu;
   for (std::size_t k = 0; k < instances.size(); ++k) {
     const InstanceId i = instances[k];
-    std::vector<WaitRef>& refs = waitRefs[k];
+    Step& step = steps[k];
     // When the plan has this instance ready to wait: its frame's release, or the planned end of
     // the worker's instance before it, whichever is later.
     const InstanceInfo& self = rt.schedule.instances[i];
-    std::int64_t plannedReady =
-        static_cast<std::int64_t>(self.frame) * rt.schedule.epochs[rt.plan.instanceEpoch[i]].periodNs;
-    if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
-    if (gpu != nullptr && gpu->runsSubmittee(i)) continue;  // the GPU waits for its predecessors
-    for (const WaitCondition& c : rt.plan.waits[i]) {
-      if (gpu != nullptr && gpu->runsSubmitter(i) && gpu->submissionSuffices(i, c.instance)) {
-        refs.push_back({&view.gpu(c.instance).submitted,
-                        &view.gpu(c.instance).waiters,
-                        c.previousIteration,
-                        nullptr,
-                        false,
-                        {},
-                        nullptr,
-                        ipc::SpinStyle::kPause});
-      } else {
-        // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
-        // submitter's end depends on its stream); a GPU one's end is the GPU's.
-        const InstanceInfo& pred = rt.schedule.instances[c.instance];
-        const RunnableKind kind = rt.schedule.runnables[pred.runnable].kind;
-        const bool work = kind == RunnableKind::kSubmittee;
-        const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
-                             rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
-        const std::uint32_t predSoc = rt.schedule.clients[rt.schedule.runnables[pred.runnable].client].soc;
-        const bool remote = predSoc != ownSoc && predSoc != kNone && ownSoc != kNone;
-        refs.push_back({&view.instance(c.instance).done,
-                        &view.instance(c.instance).waiters,
-                        c.previousIteration,
-                        work ? &view.gpu(c.instance) : nullptr,
-                        planned,
-                        {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs,
-                         remote ? socLatencyNs(rt.schedule, predSoc, ownSoc) : 0},
-                        &view.instance(c.instance),
-                        remote ? ipc::SpinStyle::kYield : ipc::SpinStyle::kPause});
+    const EpochId e = rt.plan.instanceEpoch[i];
+    const EpochInfo& epochInfo = rt.schedule.epochs[e];
+    const RunnableInfo& runnableInfo = rt.schedule.runnables[self.runnable];
+    step.instance = i;
+    step.frame = self.frame;
+    step.frames = std::max<std::uint32_t>(1, epochInfo.frames);
+    step.epoch = &view.epoch(e);
+    step.self = &view.instance(i);
+    step.epochId = e;
+    step.runnable = self.runnable;
+    step.aliasGroup = runnableInfo.kind == RunnableKind::kAliasGroup;
+    step.observed = gpu != nullptr && gpu->runsSubmittee(i);
+    step.submitter = gpu != nullptr && gpu->runsSubmitter(i);
+    step.signalFence = signalFence[i] != 0;
+    step.frameOffsetNs = static_cast<std::int64_t>(self.frame) * epochInfo.periodNs;
+    step.startTimeNs = runnableInfo.startTimeNs;
+    step.function = nullptr;
+    step.userdata = nullptr;
+    if (cpuWorker && !step.aliasGroup && !step.submitter && rt.registrations.contains(self.runnable)) {
+      const Registration& r = rt.registrations[self.runnable];
+      if (r.registered && r.function != nullptr) {
+        step.function = r.function;
+        step.userdata = r.userdata;
       }
     }
+    step.firstWait = static_cast<std::uint32_t>(waits.size());
+    std::int64_t plannedReady = step.frameOffsetNs;
+    if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
+    if (!step.observed) {  // the GPU waits for a submittee's predecessors
+      for (const WaitCondition& c : rt.plan.waits[i]) {
+        if (step.submitter && gpu->submissionSuffices(i, c.instance)) {
+          waits.push_back({&view.gpu(c.instance).submitted,
+                           &view.gpu(c.instance).waiters,
+                           c.previousIteration,
+                           nullptr,
+                           false,
+                           {},
+                           nullptr,
+                           ipc::SpinStyle::kPause});
+        } else {
+          // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
+          // submitter's end depends on its stream); a GPU one's end is the GPU's.
+          const InstanceInfo& pred = rt.schedule.instances[c.instance];
+          const RunnableKind kind = rt.schedule.runnables[pred.runnable].kind;
+          const bool work = kind == RunnableKind::kSubmittee;
+          const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
+                               rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
+          const std::uint32_t predSoc = rt.schedule.clients[rt.schedule.runnables[pred.runnable].client].soc;
+          const bool remote = predSoc != ownSoc && predSoc != kNone && ownSoc != kNone;
+          waits.push_back({&view.instance(c.instance).done,
+                           &view.instance(c.instance).waiters,
+                           c.previousIteration,
+                           work ? &view.gpu(c.instance) : nullptr,
+                           planned,
+                           {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs,
+                            remote ? socLatencyNs(rt.schedule, predSoc, ownSoc) : 0},
+                           &view.instance(c.instance),
+                           remote ? ipc::SpinStyle::kYield : ipc::SpinStyle::kPause});
+        }
+      }
+    }
+    step.endWait = static_cast<std::uint32_t>(waits.size());
   }
   if (gpu != nullptr && !gpu->bindThread()) {
     rt.halted.store(true);  // enterScheduler reports gpu->failure()
     return firstIteration;
   }
-  if (resource.kind == ResourceKind::kCpu) {
+  if (cpuWorker) {
     if ((rt.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
     engine = std::make_unique<CpuEngine>(rt.registrations);
   } else {
@@ -212,79 +266,85 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   const std::function<bool()> gpuAbort = aborted;
   const CheckHooks* const check = checkHooks();           // non-null only under tactus-check
   const RuntimeInfo** const currentInfo = &tCurrentInfo;  // this thread's, resolved once
+  const std::int64_t hyperPeriodNs = rt.schedule.hyperepochs[wp.hyperepoch].periodNs;
+  const WaitRef* const waitTable = waits.data();
   for (std::uint64_t h = firstIteration;; ++h) {
-    for (std::size_t k = 0; k < instances.size(); ++k) {
-      const InstanceId i = instances[k];
+    for (const Step& step : steps) {
       if (h >= hyper.stopAt.load(std::memory_order_acquire)) return h;
-      const InstanceInfo& inst = rt.schedule.instances[i];
-      const EpochId e = rt.plan.instanceEpoch[i];
-      const std::uint64_t frames = std::max<std::uint32_t>(1, rt.schedule.epochs[e].frames);
-      const std::uint64_t epochFrame = h * frames + inst.frame;
-      shm::EpochSlot& epoch = view.epoch(e);
+      const InstanceId i = step.instance;
+      const std::uint64_t epochFrame = h * step.frames + step.frame;
+      shm::EpochSlot& epoch = *step.epoch;
       const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
-      auto stopped = [&] { return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed); };
-      awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[e], rt.schedule.hyperepochs[wp.hyperepoch].periodNs,
-                       inst.frame, releaseLeadNs, stopped, meter);
-      if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped, meter) !=
-          ipc::WaitOutcome::kReached) {
-        return h;  // stopped at this iteration, or the run was aborted
-      }
-      // The iteration's start by the plan, for plan-guided waiting: known while this frame is the
-      // epoch's latest release (a worker behind by a frame or more waits without the plan).
-      std::int64_t iterationStart = -1;
-      if (planLeadNs > 0 && !waitRefs[k].empty() && epoch.released.load(std::memory_order_acquire) == releaseTarget) {
-        // Acquire: the re-read of `released` below cannot move before this read (a fence would
-        // do the same, but ThreadSanitizer does not model fences).
-        const std::int64_t ideal = epoch.releaseNs.load(std::memory_order_acquire);
-        if (epoch.released.load(std::memory_order_relaxed) == releaseTarget && ideal > 0 &&
-            ideal < std::numeric_limits<std::int64_t>::max() / 4) {
-          iterationStart = ideal - static_cast<std::int64_t>(inst.frame) * rt.schedule.epochs[e].periodNs;
+      if (!shm::sequenceReached(epoch.released.load(std::memory_order_acquire), releaseTarget)) {
+        auto stopped = [&] { return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed); };
+        awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[step.epochId], hyperPeriodNs, step.frame,
+                         releaseLeadNs, stopped, meter);
+        if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped, meter) !=
+            ipc::WaitOutcome::kReached) {
+          return h;  // stopped at this iteration, or the run was aborted
         }
       }
-      // What the run needs that its predecessors do not decide is looked up before waiting for
-      // them: after an idle gap these lines are cold, and every miss taken after the
-      // predecessor's end would land on the hand-off.
-      const std::int64_t startTime = rt.schedule.runnables[inst.runnable].startTimeNs;
       info.hyperepochIteration = h;
       info.epochIteration = epochFrame;
-      info.frame = inst.frame;
+      info.frame = step.frame;
       info.instance = index(i);
-      const RunnableId runnable = runnableForFrame(rt.schedule, i, epochFrame);
-      const bool observed = gpu != nullptr && gpu->runsSubmittee(i);  // GPU work: no user code here
-      for (const WaitRef& c : waitRefs[k]) {
-        bool handled = false;
-        if (!waitForGpuWork(c.gpuWork, c.previousIteration ? h : h + 1, spinNs, aborted, handled)) return h;
-        if (handled) continue;
-        const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
+      const RunnableId runnable = step.aliasGroup ? runnableForFrame(rt.schedule, i, epochFrame) : step.runnable;
+      // The iteration's start by the plan, for plan-guided waiting, read when a wait first needs
+      // it (a predecessor that has ended already needs none): known while this frame is the
+      // epoch's latest release (a worker behind by a frame or more waits without the plan).
+      constexpr std::int64_t kNotRead = -2;
+      std::int64_t iterationStart = kNotRead;
+      auto readIterationStart = [&]() -> std::int64_t {
+        if (iterationStart != kNotRead) return iterationStart;
+        iterationStart = -1;
+        if (epoch.released.load(std::memory_order_acquire) == releaseTarget) {
+          // Acquire: the re-read of `released` below cannot move before this read (a fence would
+          // do the same, but ThreadSanitizer does not model fences).
+          const std::int64_t ideal = epoch.releaseNs.load(std::memory_order_acquire);
+          if (epoch.released.load(std::memory_order_relaxed) == releaseTarget && ideal > 0 &&
+              ideal < std::numeric_limits<std::int64_t>::max() / 4) {
+            iterationStart = ideal - step.frameOffsetNs;
+          }
+        }
+        return iterationStart;
+      };
+      for (const WaitRef* c = waitTable + step.firstWait; c != waitTable + step.endWait; ++c) {
+        const auto target = static_cast<std::uint32_t>(c->previousIteration ? h : h + 1);
+        if (c->gpuWork != nullptr) [[unlikely]] {
+          bool handled = false;
+          if (!waitForGpuWork(c->gpuWork, target, spinNs, aborted, handled)) return h;
+          if (handled) continue;
+        }
         // When the predecessor should end (ipc::expectedPredecessorEndNs); its start, written by
         // another process, counts only once it is published for this iteration.
         auto expectedEnd = [&](std::int64_t now) -> std::int64_t {
-          if (!c.planned) return -1;
-          const bool started = c.slot->started.load(std::memory_order_acquire) == target;
-          return ipc::expectedPredecessorEndNs(
-              c.plan, iterationStart, started ? c.slot->startedNs.load(std::memory_order_relaxed) : 0, now, planLeadNs);
+          if (!c->planned) return -1;
+          const bool started = c->slot->started.load(std::memory_order_acquire) == target;
+          return ipc::expectedPredecessorEndNs(c->plan, readIterationStart(),
+                                               started ? c->slot->startedNs.load(std::memory_order_relaxed) : 0, now,
+                                               planLeadNs);
         };
-        if (ipc::waitForSequencePlanned(*c.word, *c.waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter,
-                                        c.spin, c.plan.linkNs) != ipc::WaitOutcome::kReached) {
+        if (ipc::waitForSequencePlanned(*c->word, *c->waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter,
+                                        c->spin, c->plan.linkNs) != ipc::WaitOutcome::kReached) {
           return h;
         }
       }
-      if (startTime > 0) [[unlikely]] {
+      if (step.startTimeNs > 0) [[unlikely]] {
         // The frame was released already, so its ideal release time lies in the past: a value
         // beyond now was written over, and must not put this worker to sleep for ever.
         const std::int64_t now = ipc::monotonicNs();
         const std::int64_t release = std::min(epoch.releaseNs.load(std::memory_order_relaxed), now);
-        ipc::sleepUntilNs(release + startTime, kStartTimeSpinNs);
+        ipc::sleepUntilNs(release + step.startTimeNs, kStartTimeSpinNs);
       }
       *currentInfo = &info;
       std::int64_t start = 0;
       std::int64_t end = 0;
-      if (check != nullptr && !observed) [[unlikely]]
+      if (check != nullptr && !step.observed) [[unlikely]]
         check->begin(index(i), index(runnable));
-      if (gpu != nullptr && gpu->runsSubmitter(i)) {
+      if (step.submitter) [[unlikely]] {
         // A submitter publishes its start like any CPU runnable (its successors' plan-guided
         // waits read it); its body's own times come back from submit().
-        publishStarted(view.instance(i), ipc::monotonicNs(), h);
+        publishStarted(*step.self, ipc::monotonicNs(), h);
         if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
           // A stream memory operation failed (gpu->failure() names it): the stream's order is
           // lost, so every worker of this client stops and enterScheduler reports the failure.
@@ -293,14 +353,19 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
           rt.halted.store(true);
           return h;
         }
-      } else if (observed) [[unlikely]] {
+      } else if (step.observed) [[unlikely]] {
         if (!gpu->observe(i, h, gpuAbort, spinNs, start, end)) {
           *currentInfo = nullptr;
           return h;  // the run was aborted before the GPU work ended
         }
+      } else if (step.function != nullptr) [[likely]] {
+        start = ipc::monotonicNs();
+        publishStarted(*step.self, start, h);  // for the successors' plan-guided waits
+        step.function(step.userdata);          // a registered plain function: no lookup, no engine
+        end = ipc::monotonicNs();
       } else {
         start = ipc::monotonicNs();
-        publishStarted(view.instance(i), start, h);  // for the successors' plan-guided waits
+        publishStarted(*step.self, start, h);
         engine->execute({i, runnable, &info});
         end = ipc::monotonicNs();
       }
@@ -313,11 +378,10 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
                       static_cast<std::uint32_t>(h), index(runnable), start, end},
                      knownTail);
       meter.spunNs = 0;
-      if (check != nullptr && !observed) [[unlikely]]
+      if (check != nullptr && !step.observed) [[unlikely]]
         endCheck(*check, ringSlot, ring, capacity);
-      shm::InstanceSlot& self = view.instance(i);
-      ipc::publishSequence(self.done, self.waiters, static_cast<std::uint32_t>(h + 1));
-      if (signalFence[i] != 0 && !observed) [[unlikely]]
+      ipc::publishSequence(step.self->done, step.self->waiters, static_cast<std::uint32_t>(h + 1));
+      if (step.signalFence && !step.observed) [[unlikely]]
         view.gpu(i).fence.store(h + 1, std::memory_order_release);
     }
   }
