@@ -1,18 +1,19 @@
 // The worker threads' hot path: each worker runs its client's instances on one hardware resource
 // in the compiled timeline order, iteration after iteration. Per instance it waits for its frame's
-// release, then for what it waits on, runs the runnable, logs it into the worker's ring and
-// publishes its completion. A CPU predecessor expected to end far ahead (by the plan, or by its
-// start plus its WCET) is waited for by sleeping on its completion word until a lead before that
-// time, then spinning (plan-guided waiting, TACTUS_PLAN_LEAD_NS); other waits spin, then sleep on
-// the futex. The spin time before each run goes into its log record. Everything it reads besides
-// those shared words is resolved before the loop into one table of steps (instance, epoch slot,
-// completion slot, frame, the registered function) and one flat array of waits: the path from a
-// runnable's end to the next one's start touches those and the shared words, nothing else of the
-// schedule (after a runnable of a millisecond, each further line is a miss on the hand-off).
+// release, then for what it waits on, runs the runnable, logs it (DeferredLog: into the worker's
+// ring when it next waits, or before its iteration's last completion) and publishes its completion. A CPU predecessor
+// expected to end far ahead (by the plan, or by its start plus its WCET) is waited for by sleeping on its completion
+// word until a lead before that time, then spinning (plan-guided waiting, TACTUS_PLAN_LEAD_NS); other waits spin, then
+// sleep on the futex. The spin time before each run goes into its log record. Everything it reads besides those shared
+// words is resolved before the loop into one table of steps (instance, epoch slot, completion slot, frame, the
+// registered function) and one flat array of waits: the path from a runnable's end to the next one's start touches
+// those and the shared words, nothing else of the schedule (after a runnable of a millisecond, each further line is a
+// miss on the hand-off).
 #include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <thread>
@@ -99,6 +100,41 @@ void pinToCore(std::uint32_t core) {
   CPU_SET(core % cores, &set);
   ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);  // best effort: a cpuset may forbid it
 }
+
+// A worker's run records on their way to its event ring. A record is pushed when the worker is
+// about to wait anyway, before the last completion of each iteration it publishes (the master's
+// last drain follows the last completion, so no record of a finished iteration is left behind),
+// when the buffer is full, and when the worker leaves: a hand-off from one runnable to the next on
+// the same worker writes no ring line. Those lines are the master's to read, so after a long
+// runnable each is a miss, and the completion's fence waits for the stores to them.
+class DeferredLog {
+ public:
+  DeferredLog(shm::WorkerSlot& slot, EventRecord* ring, std::uint32_t capacity, std::uint64_t knownTail)
+      : slot_(slot), ring_(ring), capacity_(capacity), knownTail_(knownTail) {}
+  DeferredLog(const DeferredLog&) = delete;
+  DeferredLog& operator=(const DeferredLog&) = delete;
+  ~DeferredLog() { flush(); }
+
+  void add(const EventRecord& record) noexcept {
+    buffer_[count_++] = record;
+    if (count_ == kCapacity) flush();
+  }
+  /// Pushes what is buffered, in order.
+  void flush() noexcept {
+    for (std::uint32_t k = 0; k < count_; ++k) ipc::pushEvent(slot_, ring_, capacity_, buffer_[k], knownTail_);
+    count_ = 0;
+  }
+  bool empty() const noexcept { return count_ == 0; }
+
+ private:
+  static constexpr std::uint32_t kCapacity = 32;
+  shm::WorkerSlot& slot_;
+  EventRecord* ring_;
+  std::uint32_t capacity_;
+  std::uint64_t knownTail_;  // the master's tail as last read (pushEvent)
+  std::uint32_t count_ = 0;
+  std::array<EventRecord, kCapacity> buffer_{};
+};
 
 // Publishes that iteration h of an instance began at `startNs` (CLOCK_MONOTONIC): the time
 // first, then the iteration (release), as InstanceSlot describes.
@@ -253,7 +289,9 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   const std::int64_t planLeadNs = ipc::planLeadNs();
   if (planLeadNs > 0) ipc::preciseTimerSlack();  // a plan-guided sleep must not end after its lead
   ipc::SpinMeter meter;
-  std::uint64_t knownTail = ringSlot.tail.load(std::memory_order_acquire);
+  DeferredLog log(ringSlot, ring, capacity, ringSlot.tail.load(std::memory_order_acquire));
+  // A wait for a predecessor expected to end more than this ahead pushes the buffered records first.
+  constexpr std::int64_t kFlushAheadNs = 20'000;
   // A run that ended (aborted, or finished before it started, e.g. SIGTERM while waiting for
   // clients) releases nothing more: stop waiting. A normal finish comes after every worker has
   // reached stopAt, so this never cuts a running iteration short.
@@ -276,6 +314,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       shm::EpochSlot& epoch = *step.epoch;
       const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
       if (!shm::sequenceReached(epoch.released.load(std::memory_order_acquire), releaseTarget)) {
+        log.flush();  // waiting for a release: there is time
         auto stopped = [&] { return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed); };
         awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[step.epochId], hyperPeriodNs, step.frame,
                          releaseLeadNs, stopped, meter);
@@ -324,6 +363,11 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
                                                started ? c->slot->startedNs.load(std::memory_order_relaxed) : 0, now,
                                                planLeadNs);
         };
+        if (!log.empty() && !shm::sequenceReached(c->word->load(std::memory_order_acquire), target)) {
+          const std::int64_t now = ipc::monotonicNs();
+          const std::int64_t expected = expectedEnd(now);
+          if (expected <= 0 || expected > now + kFlushAheadNs) log.flush();  // there is time
+        }
         if (ipc::waitForSequencePlanned(*c->word, *c->waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter,
                                         c->spin, c->plan.linkNs) != ipc::WaitOutcome::kReached) {
           return h;
@@ -371,13 +415,13 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       }
       *currentInfo = nullptr;
       meter.close(start);
-      // The record goes into the ring before the completion is published (the master's last
-      // drain follows the last completion), on lines of this worker's own (knownTail).
-      ipc::pushEvent(ringSlot, ring, capacity,
-                     {static_cast<std::uint16_t>(EventKind::kRun), spinField(meter.spunNs), index(i),
-                      static_cast<std::uint32_t>(h), index(runnable), start, end},
-                     knownTail);
+      // The record is buffered (DeferredLog); the iteration's last one, and every one under
+      // tactus-check (whose reports follow it in the ring), goes into the ring before the
+      // completion is published.
+      log.add({static_cast<std::uint16_t>(EventKind::kRun), spinField(meter.spunNs), index(i),
+               static_cast<std::uint32_t>(h), index(runnable), start, end});
       meter.spunNs = 0;
+      if (&step == &steps.back() || check != nullptr) log.flush();
       if (check != nullptr && !step.observed) [[unlikely]]
         endCheck(*check, ringSlot, ring, capacity);
       ipc::publishSequence(step.self->done, step.self->waiters, static_cast<std::uint32_t>(h + 1));
