@@ -8,12 +8,6 @@
 
 namespace tactus::ipc {
 
-std::int64_t monotonicNs() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 bool preciseTimerSlack() noexcept { return ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) == 0; }
 
 std::int64_t sleepUntilNs(std::int64_t deadlineNs, std::int64_t spinNs) noexcept {
