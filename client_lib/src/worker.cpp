@@ -104,9 +104,11 @@ void pinToCore(std::uint32_t core) {
 // A worker's run records on their way to its event ring. A record is pushed when the worker is
 // about to wait anyway, before the last completion of each iteration it publishes (the master's
 // last drain follows the last completion, so no record of a finished iteration is left behind),
-// when the buffer is full, and when the worker leaves: a hand-off from one runnable to the next on
-// the same worker writes no ring line. Those lines are the master's to read, so after a long
-// runnable each is a miss, and the completion's fence waits for the stores to them.
+// and when the worker leaves; a hand-off from one runnable to the next on the same worker writes
+// no ring line (those lines are the master's to read, so after a long runnable each is a miss,
+// and the completion's fence waits for the stores to them). The buffer is a short queue: full, it
+// pushes its oldest record only, so a worker that never waits pays one push per run as without
+// it, never a burst of pushes on one hand-off.
 class DeferredLog {
  public:
   DeferredLog(shm::WorkerSlot& slot, EventRecord* ring, std::uint32_t capacity, std::uint64_t knownTail)
@@ -116,22 +118,28 @@ class DeferredLog {
   ~DeferredLog() { flush(); }
 
   void add(const EventRecord& record) noexcept {
-    buffer_[count_++] = record;
-    if (count_ == kCapacity) flush();
+    if (count_ == kCapacity) {
+      push(buffer_[first_]);
+      first_ = (first_ + 1) % kCapacity;
+      --count_;
+    }
+    buffer_[(first_ + count_) % kCapacity] = record;
+    ++count_;
   }
   /// Pushes what is buffered, in order.
   void flush() noexcept {
-    for (std::uint32_t k = 0; k < count_; ++k) ipc::pushEvent(slot_, ring_, capacity_, buffer_[k], knownTail_);
-    count_ = 0;
+    for (; count_ > 0; --count_, first_ = (first_ + 1) % kCapacity) push(buffer_[first_]);
   }
   bool empty() const noexcept { return count_ == 0; }
 
  private:
-  static constexpr std::uint32_t kCapacity = 32;
+  static constexpr std::uint32_t kCapacity = 8;
+  void push(const EventRecord& record) noexcept { ipc::pushEvent(slot_, ring_, capacity_, record, knownTail_); }
   shm::WorkerSlot& slot_;
   EventRecord* ring_;
   std::uint32_t capacity_;
   std::uint64_t knownTail_;  // the master's tail as last read (pushEvent)
+  std::uint32_t first_ = 0;  // the oldest record's place
   std::uint32_t count_ = 0;
   std::array<EventRecord, kCapacity> buffer_{};
 };
