@@ -365,6 +365,12 @@ int ManagedRun::execute() {
          !std::all_of(modes_.begin(), modes_.end(), [](const auto& m) { return m->monitor->allGone(); })) {
     ipc::sleepUntilNs(ipc::monotonicNs() + 2'000'000, 0);
   }
+  // What the workers pushed on their way out (their queued run records, after a run that ended early).
+  for (auto& m : modes_) {
+    log_.setScheduleTag(m->schedule.identifier);
+    (void)m->drain->drain(m->releaser->eventRings());
+  }
+  log_.setScheduleTag(-1);
   gManagedAttention.store(nullptr);
   for (auto& m : modes_) m->owner->remove();
   if (auto ok = log_.close(); !ok) {

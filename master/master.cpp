@@ -469,6 +469,10 @@ int MasterRun::execute() {
   }
   notifyStopping(view.message());
   waitForClientsToLeave();
+  // What the workers pushed on their way out: a worker queues its run records until it waits or
+  // ends its iteration (client_lib's DeferredLog), so after a run that ended early the last ones
+  // come when it leaves.
+  if (drain_ && releaser_) (void)drain_->drain(releaser_->eventRings());
   gAttention.store(nullptr);
   owner_.remove();
   if (auto ok = log_.close(); !ok) {

@@ -302,17 +302,10 @@ bool Releaser::instancesDone(const std::vector<InstanceId>& instances, std::uint
 
 // Waits until every instance finished `iteration`; false when the run was aborted meanwhile.
 // Each wait is recorded in the hyperepoch's track, so the monitor sees who makes no progress.
-// The instances are awaited latest planned end first: by the time that one ends most others have,
-// so the wait sleeps on one completion word, not on each in turn, and the workers' publishes of
-// the others find no sleeper to wake (a futex wake-up is a system call on their hand-offs).
 bool Releaser::waitInstances(HyperepochId he, const std::vector<InstanceId>& instances, std::uint64_t iteration) {
   const auto target = static_cast<std::uint32_t>(iteration + 1);
   Track& track = tracks_[index(he)];
-  std::vector<InstanceId> latestFirst = instances;
-  std::stable_sort(latestFirst.begin(), latestFirst.end(), [&](InstanceId a, InstanceId b) {
-    return schedule_.instances[a].endNs > schedule_.instances[b].endNs;
-  });
-  for (const InstanceId i : latestFirst) {
+  for (const InstanceId i : instances) {
     shm::InstanceSlot& slot = view_.instance(i);
     if (shm::sequenceReached(slot.done.load(std::memory_order_acquire), target)) continue;
     track.waitInstance.store(index(i), std::memory_order_relaxed);

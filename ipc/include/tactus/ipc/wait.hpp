@@ -154,13 +154,15 @@ struct PlannedPredecessor {
 /// When a CPU predecessor is expected to end, for waitForSequencePlanned: a WCET after its start
 /// once it started (`startedNs` > 0, lying between the iteration's start and now). Before that, not
 /// before a WCET from now (it has yet to run), and:
-/// - when its WCET exceeds the waiter's lead by more than kMinPlanSleepNs, exactly a WCET from now,
-///   the earliest it can end. The wait asks again after every sleep, so a waiter sleeps in steps
-///   of (WCET - lead) until the predecessor starts, then until a lead before its start + WCET: it is
-///   awake when a predecessor that starts at any moment ends, however far ahead of its plan that
-///   is (by the plan alone it would sleep through an early start and pay a futex wake-up, tens of
-///   us on a VM, on the hand-off);
-/// - otherwise (a short predecessor: a step would be too short to sleep) by the plan: its planned
+/// - when its WCET is at least twice the waiter's lead (`leadNs` > 0; and exceeds it by more than
+///   kMinPlanSleepNs), exactly a WCET from now, the earliest it can end. The wait asks again after
+///   every sleep, so a waiter sleeps in steps of (WCET - lead), at least a lead long, until the
+///   predecessor starts, then until a lead before its start + WCET: it is awake when a predecessor
+///   that starts at any moment ends, however far ahead of its plan that is (by the plan alone it
+///   would sleep through an early start and pay a futex wake-up, tens of us on a VM, on the
+///   hand-off). Only for a predecessor whose start this process can see (not one on another SoC,
+///   whose start is not mirrored: pass `leadNs` 0 there);
+/// - otherwise (a short predecessor: its steps would wake the waiter too often) by the plan: its planned
 ///   end, or as far ahead of now as the plan puts it ahead of the waiter's readiness, whichever is
 ///   sooner. The second keeps a chain that runs ahead of its plan (runnables that end before their
 ///   WCET) spinning from one hand-off to the next.
@@ -170,7 +172,7 @@ inline std::int64_t expectedPredecessorEndNs(const PlannedPredecessor& p, std::i
                                              std::int64_t startedNs, std::int64_t nowNs, std::int64_t leadNs = 0) {
   if (iterationStartNs <= 0) return -1;
   if (startedNs >= iterationStartNs && startedNs <= nowNs) return startedNs + p.wcetNs;
-  if (leadNs > 0 && p.wcetNs - leadNs > kMinPlanSleepNs) return nowNs + p.wcetNs;
+  if (leadNs > 0 && p.wcetNs - leadNs >= std::max(leadNs, kMinPlanSleepNs + 1)) return nowNs + p.wcetNs;
   return std::max(std::min(iterationStartNs + p.plannedEndNs, nowNs + p.planGapNs), nowNs + p.wcetNs);
 }
 
