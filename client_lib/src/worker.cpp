@@ -1,14 +1,15 @@
 // The worker threads' hot path: each worker runs its client's instances on one hardware resource
 // in the compiled timeline order, iteration after iteration. Per instance it waits for its frame's
 // release, then for what it waits on, runs the runnable, logs it (DeferredLog: into the worker's
-// ring when it next waits, or before its iteration's last completion) and publishes its completion. A CPU predecessor
-// expected to end far ahead (by the plan, or by its start plus its WCET) is waited for by sleeping on its completion
-// word until a lead before that time, then spinning (plan-guided waiting, TACTUS_PLAN_LEAD_NS); other waits spin, then
-// sleep on the futex. The spin time before each run goes into its log record. Everything it reads besides those shared
-// words is resolved before the loop into one table of steps (instance, epoch slot, completion slot, frame, the
-// registered function) and one flat array of waits: the path from a runnable's end to the next one's start touches
-// those and the shared words, nothing else of the schedule (after a runnable of a millisecond, each further line is a
-// miss on the hand-off).
+// ring when it next waits, or before its iteration's last completion) and publishes its
+// completion. A CPU predecessor expected to end far ahead (by the plan, or by its start plus its
+// WCET) is waited for by sleeping on its completion word until a lead before that time, then
+// spinning (plan-guided waiting, TACTUS_PLAN_LEAD_NS); other waits spin, then sleep on the futex.
+// The spin time before each run goes into its log record. Everything it reads besides those
+// shared words is resolved before the loop into one table of steps (instance, epoch slot,
+// completion slot, frame, the registered function) and one flat array of waits: the path from a
+// runnable's end to the next one's start touches those and the shared words, nothing else of the
+// schedule (after a runnable of a millisecond, each further line is a miss on the hand-off).
 #include <pthread.h>
 #include <sched.h>
 

@@ -162,10 +162,10 @@ struct PlannedPredecessor {
 ///   would sleep through an early start and pay a futex wake-up, tens of us on a VM, on the
 ///   hand-off). Only for a predecessor whose start this process can see (not one on another SoC,
 ///   whose start is not mirrored: pass `leadNs` 0 there);
-/// - otherwise (a short predecessor: its steps would wake the waiter too often) by the plan: its planned
-///   end, or as far ahead of now as the plan puts it ahead of the waiter's readiness, whichever is
-///   sooner. The second keeps a chain that runs ahead of its plan (runnables that end before their
-///   WCET) spinning from one hand-off to the next.
+/// - otherwise (a short predecessor: its steps would wake the waiter too often) by the plan: its
+///   planned end, or as far ahead of now as the plan puts it ahead of the waiter's readiness,
+///   whichever is sooner. The second keeps a chain that runs ahead of its plan (runnables that end
+///   before their WCET) spinning from one hand-off to the next.
 /// <= 0: unknown (`iterationStartNs` <= 0). WCETs and planned times are bounded by
 /// limits::kMaxDurationNs: the sums cannot overflow.
 inline std::int64_t expectedPredecessorEndNs(const PlannedPredecessor& p, std::int64_t iterationStartNs,
