@@ -425,15 +425,14 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
           *currentInfo = nullptr;
           return h;  // the run was aborted before the GPU work ended
         }
-      } else if (step.function != nullptr) [[likely]] {
-        start = ipc::monotonicNs();
-        publishStarted(*step.self, start, h);  // for the successors' plan-guided waits
-        step.function(step.userdata);          // a registered plain function: no lookup, no engine
-        end = ipc::monotonicNs();
       } else {
         start = ipc::monotonicNs();
-        publishStarted(*step.self, start, h);
-        engine->execute({i, runnable, &info});
+        publishStarted(*step.self, start, h);  // for the successors' plan-guided waits
+        if (step.function != nullptr) [[likely]] {
+          step.function(step.userdata);  // a registered plain function: no lookup, no engine
+        } else {
+          engine->execute({i, runnable, &info});
+        }
         end = ipc::monotonicNs();
       }
       *currentInfo = nullptr;
