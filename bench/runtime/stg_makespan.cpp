@@ -178,7 +178,16 @@ struct BareRun {
   std::vector<std::int64_t> makespans;  // per iteration
   HandOffs handOffs;
   std::vector<std::int64_t> stretches;  // per run: measured length - WCET
+  long preemptions = 0;                 // the two sides' involuntary context switches
 };
+
+// Involuntary context switches of the reaped children so far: a child's threads taken off their
+// core while runnable (preempted), counted once the child has been waited for.
+long childPreemptions() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  return usage.ru_nivcsw;
+}
 
 struct GraphResult {
   std::int64_t planNs = 0;
@@ -189,6 +198,7 @@ struct GraphResult {
   std::vector<std::int64_t> stretches;  // per run: measured length - WCET
   double overheadCpuNs = 0;             // client CPU time beyond its runnables, per iteration
   double spinNs = 0;                    // spin time the workers logged, per iteration
+  long preemptions = 0;                 // the client's involuntary context switches (its workers)
   int runnables = 0;
   std::string error;
 };
@@ -270,8 +280,10 @@ BareRun bareRun(const tactus::Schedule& s, int iterations, std::int64_t periodNs
       }
     }
   };
+  const long preemptedBefore = childPreemptions();
   const bool ok = tb::runPinnedPair(runSide, tb::nowNs() + 300'000'000'000LL);
   BareRun out;
+  out.preemptions = childPreemptions() - preemptedBefore;
   const Timelines timelines(s);
   for (int h = 0; ok && h < iterations; ++h) {
     std::int64_t lo = INT64_MAX, hi = 0;
@@ -329,19 +341,11 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
   const pid_t master = tb::spawn({o.master, "-s", sched, "-e", std::to_string(o.iterations), "-l", log, "-D", instance},
                                  dir + "/master.out");
   std::fflush(nullptr);
+  const long preemptedBefore = childPreemptions();  // the master is reaped after the client
   const pid_t client = fork();
   if (client == 0) runClient(tasks, unitNs, instance, dir + "/cpu.txt");
-  // The client is waited for here (wait4: its CPU time), the master with the harness's deadline.
-  int status = 0;
-  const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
-  pid_t got = 0;
-  while ((got = waitpid(client, &status, WNOHANG)) == 0 && tb::nowNs() < deadline) usleep(2000);
-  if (got != client) {
-    kill(client, SIGKILL);
-    waitpid(client, &status, 0);
-    status = -1;
-  }
-  const int clientRc = status == -1 ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  const int clientRc = tb::waitUntil(client, tb::nowNs() + 300'000'000'000LL);
+  r.preemptions = childPreemptions() - preemptedBefore;
   if (clientRc != 0) kill(master, SIGTERM);
   const int masterRc = tb::waitUntil(master, tb::nowNs() + 30'000'000'000LL);
   if (clientRc != 0 || masterRc != 0) {
@@ -495,7 +499,7 @@ int main(int argc, char** argv) try {
   for (const auto& [unitName, unitNs] : o.units) {
     std::printf("unit %s\n  %-9s %12s %12s %12s %10s %12s %12s %12s %12s %12s\n", unitName.c_str(), "graph", "plan",
                 "median", "p99", "over/run", "replay/run", "cpu/iter", "spin/iter", "bare", "bare/run");
-    double sumOver = 0, sumCpu = 0, sumReplay = 0, sumBare = 0, sumBareOver = 0;
+    double sumOver = 0, sumCpu = 0, sumReplay = 0, sumBare = 0, sumBareOver = 0, preemptions = 0, barePreemptions = 0;
     HandOffs handOffs, bareHandOffs;
     std::vector<std::int64_t> stretches, bareStretches;
     int rows = 0;
@@ -533,6 +537,8 @@ int main(int argc, char** argv) try {
       stretches.insert(stretches.end(), r.stretches.begin(), r.stretches.end());
       bareStretches.insert(bareStretches.end(), r.bare.stretches.begin(), r.bare.stretches.end());
       sumCpu += r.overheadCpuNs;
+      preemptions += static_cast<double>(r.preemptions) / o.iterations;
+      barePreemptions += static_cast<double>(r.bare.preemptions) / o.iterations;
       ++rows;
     }
     std::printf(
@@ -543,6 +549,10 @@ int main(int argc, char** argv) try {
         "  the plan run bare (no runtime, spinning): (bare - plan) per runnable %.0f ns; tactus (makespan - bare) per "
         "runnable %.0f ns (%.0f ns per DAG)\n",
         sumBare / rows, sumBareOver / rows, sumBareOver / rows * 50);
+    // Every time something else takes a worker's core (tactus's own threads, the harness, the
+    // machine) the worker loses its time there and its caches.
+    std::printf("  workers preempted per iteration (involuntary context switches): tactus %.1f, bare %.1f\n",
+                preemptions / rows, barePreemptions / rows);
     // The same hand-off and stretch figures for tactus and for the bare run, side by side.
     const auto line = [](const char* what, std::vector<std::int64_t>& tactusValues,
                          std::vector<std::int64_t>& bareValues) {
