@@ -35,9 +35,9 @@ class IdleWindows {
 
   /// From a verified schedule and its plan; `masterCore`: -c, or -1 (not pinned). `ringCapacity`:
   /// records per worker ring: the loop wakes often enough that no ring fills beyond half.
-  /// `enabled`: false keeps the fixed slice (the master's default; TACTUS_IDLE_WINDOWS=1 turns the
-  /// windows on, because the hand-off benchmark's p99 measured worse with them: 58x against 27x the
-  /// bare spin, one run each).
+  /// `enabled`: false keeps the fixed slice (TACTUS_IDLE_WINDOWS=0; the windows are the default:
+  /// with 1 ms runnables on two cores, a loop waking every 2 ms preempted a worker ~500 times a
+  /// second).
   IdleWindows(const Schedule& schedule, const RunPlan& plan, int masterCore, std::uint32_t ringCapacity,
               std::int64_t fallbackSliceNs, bool enabled);
 

@@ -6,10 +6,10 @@
 //   Releaser       one thread per hyperepoch releases frames on CLOCK_MONOTONIC
 //   LogDrain       empties the clients' and the release threads' event rings into the log
 //
-// The main thread runs the monitor loop: every 2 ms (with TACTUS_IDLE_WINDOWS=1, in the plan's idle
-// windows instead: idle_windows.hpp), or when a client or a release thread bumps the attention word, it
-// drains the rings, checks the segment and the clients, handles exit requests and signals, and
-// names a client that makes no progress within its budget.
+// The main thread runs the monitor loop: in the plan's idle windows (idle_windows.hpp; every 2 ms
+// where the plan has none, or with TACTUS_IDLE_WINDOWS=0), or when a client or a release thread
+// bumps the attention word, it drains the rings, checks the segment and the clients, handles exit
+// requests and signals, and names a client that makes no progress within its budget.
 #include "master.hpp"
 
 #include <sched.h>
@@ -307,7 +307,7 @@ int MasterRun::runFrames() {
   // once (exit requests, refusals).
   const char* windowsOn = std::getenv("TACTUS_IDLE_WINDOWS");
   const IdleWindows windows(schedule_, plan_, o_.core, owner_.view().ringCapacity(), kMonitorSliceNs,
-                            windowsOn != nullptr && std::string_view(windowsOn) == "1");
+                            windowsOn == nullptr || std::string_view(windowsOn) != "0");
   std::optional<RunEnd> failure;
   std::int64_t signalAt = 0;
   while (!releaser_->finished()) {

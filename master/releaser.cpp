@@ -27,10 +27,6 @@ std::int64_t releaseSpinNs() {
   return spin;
 }
 
-// A sleep longer than this is cut into slices, so an aborted run ends a release thread promptly
-// even with a long period.
-constexpr std::int64_t kSleepSliceNs = 10'000'000;
-
 }  // namespace
 
 Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, bool freeRunning,
@@ -99,7 +95,7 @@ void Releaser::join() {
   }
   shutdown_.store(true, std::memory_order_seq_cst);
   for (std::uint32_t he = 0; he < plan_.hyperepochs.size(); ++he) {
-    ipc::futexWake(tracks_[he].goWord);
+    ipc::signalWord(tracks_[he].goWord);  // a parked thread leaves (it looks at shutdown_ after each go)
   }
   for (std::thread& t : hyperepochThreads_) {
     if (t.joinable()) t.join();
@@ -118,7 +114,7 @@ void Releaser::parkedLoop(HyperepochId he) {
     std::uint32_t go = 0;
     while ((go = track.goWord.load(std::memory_order_acquire)) == started) {
       if (shutdown_.load(std::memory_order_acquire)) return;
-      ipc::futexWait(track.goWord, started, kSleepSliceNs);
+      ipc::futexWait(track.goWord, started, -1);  // join() bumps the word too: no wake-up is lost
     }
     started = go;
     if (shutdown_.load(std::memory_order_acquire)) return;
@@ -151,7 +147,6 @@ void Releaser::launch(HyperepochId he, std::int64_t startNs, std::uint64_t first
   Track& track = tracks_[index(he)];
   track.releasedAtStart = releasedAtStart;
   track.stop.store(false);
-  track.stopWord.store(0);
   track.firstIteration = firstIteration;
   track.switchable = true;
   track.startNs = startNs;
@@ -180,8 +175,7 @@ std::int64_t Releaser::startHyperepochNow(HyperepochId he, std::uint64_t firstIt
 
 void Releaser::requestHyperepochStop(HyperepochId he) {
   tracks_[index(he)].stop.store(true, std::memory_order_release);
-  tracks_[index(he)].stopWord.store(1, std::memory_order_seq_cst);
-  ipc::futexWake(tracks_[index(he)].stopWord);
+  control_.wakeSleepers();  // sleepUntilOrStopped sees the stop now
 }
 
 std::optional<std::uint64_t> Releaser::stopBetweenIterations(HyperepochId he) {
@@ -241,7 +235,7 @@ void Releaser::joinHyperepoch(HyperepochId he) {
   for (;;) {
     const std::uint32_t ended = track.endWord.load(std::memory_order_seq_cst);
     if (!track.running.load(std::memory_order_acquire)) return;
-    ipc::futexWait(track.endWord, ended, kSleepSliceNs);
+    ipc::futexWait(track.endWord, ended, ipc::kSleepSliceNs);
   }
 }
 
@@ -270,25 +264,19 @@ std::uint64_t Releaser::iterationsCompleted() const {
 std::int64_t Releaser::sleepUntil(std::int64_t deadlineNs) {
   keepWatchdogAlive();  // notify.cpp: systemd's WatchdogSec=, kept while frames are released
   const std::int64_t spin = releaseSpinNs();
-  for (std::int64_t now = ipc::monotonicNs(); deadlineNs - spin - now > kSleepSliceNs; now = ipc::monotonicNs()) {
-    if (control_.aborted()) return 0;
-    ipc::sleepUntilNs(now + kSleepSliceNs, 0);
-  }
+  if (!control_.sleepUntil(deadlineNs - spin, [] { return false; })) return 0;  // an abort wakes it
   const std::int64_t woke = ipc::sleepUntilNs(deadlineNs, spin);
   return control_.aborted() ? 0 : woke;
 }
 
-// Schedule switching: sleeps toward the next period like sleepUntil, but on the hyperepoch's stop
-// word, so a stop (or rollover) request wakes it at once instead of waiting for the period to
-// pass. 1 woke at the deadline, -1 a stop was requested, 0 the run was aborted.
+// Schedule switching: sleeps toward the next period like sleepUntil, but a stop (or rollover)
+// request of the hyperepoch wakes it at once instead of waiting for the period to pass
+// (requestHyperepochStop wakes the run's sleepers). 1 woke at the deadline, -1 a stop was
+// requested, 0 the run was aborted.
 int Releaser::sleepUntilOrStopped(Track& track, std::int64_t deadlineNs) {
-  const std::int64_t spin = releaseSpinNs();
-  for (std::int64_t now = ipc::monotonicNs(); deadlineNs - spin - now > 0; now = ipc::monotonicNs()) {
-    if (control_.aborted()) return 0;
-    if (track.stop.load(std::memory_order_acquire)) return -1;
-    ipc::futexWait(track.stopWord, 0, std::min(deadlineNs - spin - now, kSleepSliceNs));
-  }
-  if (track.stop.load(std::memory_order_acquire)) return -1;
+  const auto stopped = [&track] { return track.stop.load(std::memory_order_acquire); };
+  if (!control_.sleepUntil(deadlineNs - releaseSpinNs(), stopped)) return 0;
+  if (stopped()) return -1;
   return sleepUntil(deadlineNs) == 0 ? 0 : 1;
 }
 
@@ -465,6 +453,15 @@ void Releaser::releaseLoop(HyperepochId he) {
   if (sync_ != nullptr) sync_->stopped(he, h);
   // Stopping at iteration h: let iteration h - 1 finish (under a manager, a switch waits for it).
   if (taken) return leave();  // its stopper recorded the end
+  if (h > first && !own.switchable) {
+    // Sleep through the last iteration to its planned end before waiting on its completions:
+    // waking at each completion took a worker's core once per runnable of that iteration.
+    std::int64_t plannedEnd = 0;
+    for (const InstanceId i : hp.instances) plannedEnd = std::max(plannedEnd, schedule_.instances[i].endNs);
+    if (!control_.sleepUntil(iterStart + plannedEnd, [&] { return instancesDone(hp.instances, h - 1); })) {
+      return leave();
+    }
+  }
   if (h > first &&
       !(own.switchable ? waitIterationByPlan(he, h - 1, iterStart) : waitInstances(he, hp.instances, h - 1))) {
     return leave();

@@ -120,7 +120,6 @@ class Releaser {
     // Schedule switching: this hyperepoch's own stop request, first iteration and start time,
     // whether its thread runs, and when it stopped.
     std::atomic<bool> stop{false};
-    std::atomic<std::uint32_t> stopWord{0};  // futex word: 1 once a stop was requested (wakes the sleep)
     std::atomic<bool> running{false};
     bool switchable = false;  // started by startHyperepoch: a stop request cuts the wait for the next period
     std::uint64_t firstIteration = 0;

@@ -9,6 +9,8 @@
 
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
 
 namespace tactus::master {
 
@@ -38,15 +40,34 @@ class RunControl {
   /// The client the first stop request named (kNone if none).
   ClientId stopClient() const { return ClientId{stopClient_.load()}; }
   /// Makes every release thread leave at once (the run failed or must end now).
-  void abort() { aborted_.store(true, std::memory_order_release); }
+  void abort() {
+    aborted_.store(true, std::memory_order_release);
+    wakeSleepers();
+  }
   /// Whether the run was aborted.
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+  /// Wakes every thread in sleepUntil (abort() does; so does a hyperepoch's stop request).
+  void wakeSleepers() { ipc::signalWord(wakeWord_); }
+  /// Sleeps until `deadlineNs` (CLOCK_MONOTONIC), or until abort() or wakeSleepers(); `done()` is
+  /// asked before each sleep (true: return at once). Returns false when the run was aborted. One
+  /// sleep to the deadline, no slices: a release thread that woke every few milliseconds took a
+  /// planned core from a runnable each time.
+  template <typename Done>
+  bool sleepUntil(std::int64_t deadlineNs, Done&& done) {
+    for (;;) {
+      const std::uint32_t seen = wakeWord_.load(std::memory_order_acquire);
+      if (aborted()) return false;
+      if (done() || ipc::monotonicNs() >= deadlineNs) return true;
+      (void)ipc::futexWaitUntil(wakeWord_, seen, deadlineNs);
+    }
+  }
 
  private:
   std::atomic<bool> aborted_{false};
   std::atomic<bool> stopRequested_{false};
   std::atomic<std::uint32_t> stopReason_{static_cast<std::uint32_t>(shm::StopReason::kNone)};
   std::atomic<std::uint32_t> stopClient_{kNone};
+  std::atomic<std::uint32_t> wakeWord_{0};  // futex word: bumped by abort() and wakeSleepers()
 };
 
 }  // namespace tactus::master
