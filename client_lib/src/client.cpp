@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "registration.hpp"
+#include "run_watch.hpp"
 #include "runtime.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -54,7 +55,6 @@ using shm::SegmentState;
 using shm::StopReason;
 
 constexpr std::int64_t kPollNs = 10'000'000;       // how often a client waiting for the end looks at its master
-constexpr std::int64_t kWatchSliceNs = 5'000'000;  // how often it looks at its master and segment while it runs
 
 // Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
 std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};
@@ -164,22 +164,6 @@ RunOutcome outcomeFromSegment(const Runtime& rt) {
 
 RunOutcome masterDiedOutcome() { return {RunStatus::kPeerDied, "master", "the master died during the run"}; }
 
-// Looks at the master and the segment once: a dead master or a damaged segment halts the workers.
-void watchMasterAndSegment(Runtime& rt) {
-  if (rt.halted.load()) return;
-  if (rt.masterWatch.exited()) {
-    rt.masterDead.store(true);
-    rt.halted.store(true);
-    return;
-  }
-  std::string damage = rt.segment.damage(rt.instance, false);
-  if (damage.empty() && ipc::busFaultSeen()) damage = "truncated (this client's mapping took a SIGBUS)";
-  if (!damage.empty()) {
-    rt.damage = "segment " + ipc::segmentPath(rt.instance) + " damaged: " + damage;
-    rt.halted.store(true);
-  }
-}
-
 // Waits for the master's final state; watches the master and the segment meanwhile.
 RunOutcome awaitEnd(Runtime& rt) {
   shm::SegmentHeader& h = rt.view.header();
@@ -252,24 +236,21 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   (void)ipc::notifySystemd("READY=1\nSTATUS=client " + rt.name + " runs on instance " + rt.instance);  // Type=notify
   lock.unlock();  // exitScheduler and runtimeInfo must not wait for the run
 
+  WorkerExits exits;
   std::vector<std::thread> workers;
   for (std::uint32_t w = 0; w < rt.plan.workers.size(); ++w) {
     if (rt.plan.workers[w].client != rt.clientIndex) continue;
     rt.workersRunning.fetch_add(1);
-    workers.emplace_back([&rt, w] {
+    workers.emplace_back([&rt, &exits, w] {
       runWorker(rt, w);
       rt.workersRunning.fetch_sub(1);
       ipc::futexWake(rt.workersRunning);
+      exits.signal();
     });
   }
   // Watch the master and the segment while the workers run: a dead master or a truncated
   // segment must not leave them waiting.
-  for (;;) {
-    const std::uint32_t running = rt.workersRunning.load();
-    if (running == 0) break;
-    watchMasterAndSegment(rt);
-    ipc::futexWait(rt.workersRunning, running, kWatchSliceNs);
-  }
+  watchWhileWorkersRun(rt, {&rt}, exits);
   for (std::thread& t : workers) t.join();
   // A failed CUDA call on the GPU hot path stopped the workers: this client cannot go on, and
   // says why (the master sees it leave). Otherwise awaitEnd prefers the master's published
@@ -343,28 +324,22 @@ RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
   ipc::signalWord(primary.view.header().attention);
   lock.unlock();
 
+  WorkerExits exits;
   std::vector<std::thread> workers;
   for (Runtime* rt : all) {
     if (!rt->member) continue;
     for (std::uint32_t w = 0; w < rt->plan.workers.size(); ++w) {
       if (rt->plan.workers[w].client != rt->clientIndex) continue;
       primary.workersRunning.fetch_add(1);
-      workers.emplace_back([&primary, rt, w] {
+      workers.emplace_back([&primary, &exits, rt, w] {
         runSwitchingWorker(*rt, w, primary);
         primary.workersRunning.fetch_sub(1);
         ipc::futexWake(primary.workersRunning);
+        exits.signal();
       });
     }
   }
-  for (;;) {
-    const std::uint32_t running = primary.workersRunning.load();
-    if (running == 0) break;
-    watchMasterAndSegment(primary);
-    if (primary.halted.load()) {
-      for (Runtime* rt : all) rt->halted.store(true);
-    }
-    ipc::futexWait(primary.workersRunning, running, kWatchSliceNs);
-  }
+  watchWhileWorkersRun(primary, all, exits);
   for (std::thread& t : workers) t.join();
   RunOutcome outcome = awaitEnd(primary);
   if (outcome.peer.empty()) {  // the client the end names may be in another schedule only

@@ -31,6 +31,9 @@ class ProcessWatch {
   pid_t pid() const { return pid_; }
   /// True once the process has exited (never blocks).
   bool exited() const;
+  /// The pidfd, readable once the process has exited, for poll(2) alongside other descriptors;
+  /// -1 when watching through /proc (then only exited() tells), or when it was gone at the start.
+  int pollFd() const { return goneAtOpen_ ? -1 : fd_; }
 
  private:
   pid_t pid_ = 0;
