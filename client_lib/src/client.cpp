@@ -54,7 +54,7 @@ using shm::ClientState;
 using shm::SegmentState;
 using shm::StopReason;
 
-constexpr std::int64_t kPollNs = 10'000'000;       // how often a client waiting for the end looks at its master
+constexpr std::int64_t kPollNs = 10'000'000;  // how often a client waiting for the end looks at its master
 
 // Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
 std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};

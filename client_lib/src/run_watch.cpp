@@ -40,7 +40,7 @@ WorkerExits::~WorkerExits() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void WorkerExits::signal() noexcept {
+void WorkerExits::signal() const noexcept {
   if (fd_ < 0) return;
   const std::uint64_t one = 1;
   (void)!::write(fd_, &one, sizeof one);

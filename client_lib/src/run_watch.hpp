@@ -20,7 +20,7 @@ class WorkerExits {
   WorkerExits& operator=(const WorkerExits&) = delete;
   ~WorkerExits();
   /// Called by a worker after it has counted itself out of `workersRunning`.
-  void signal() noexcept;
+  void signal() const noexcept;
 
  private:
   friend void watchWhileWorkersRun(Runtime& primary, const std::vector<Runtime*>& all, WorkerExits& exits);

@@ -625,8 +625,7 @@ pid_t threadNamed(pid_t pid, const std::string& name) {
 // workers were preempted 160 times per 130 ms iteration by a monitor loop waking every 2 ms,
 // release threads every 10 ms and the client's main thread every 5 ms). Counted as sleeps that
 // ended, not timed: a loaded machine changes neither count.
-TEST_CASE("the master's and the client's own threads sleep through the planned chains",
-          "[runtime][release][wakeups]") {
+TEST_CASE("the master's and the client's own threads sleep through the planned chains", "[runtime][release][wakeups]") {
   // 200 ms periods of two 150 ms runnables: a 50 ms idle window at the end of each period.
   Run run("wakeups", makeSchedule({{"Client0", "A", "CPU0", 150'000'000, {}, 0, {}},
                                    {"Client0", "B", "CPU1", 150'000'000, {}, 0, {}}},
