@@ -546,18 +546,24 @@ TEST_CASE("plan-guided waiting: a predecessor that runs to its WCET is followed 
 
 namespace {
 
-// The CPUs the master's thread named `name` may run on (/proc/PID/task/TID/status), "" if none is.
-std::string threadCpus(pid_t pid, const std::string& name) {
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+// The thread of `pid` named `name` (its comm), or 0.
+pid_t threadNamed(pid_t pid, const std::string& name) {
   std::error_code ignored;
-  for (const auto& task : std::filesystem::directory_iterator(tasks, ignored)) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ignored)) {
     std::string comm = readFile(task.path().string() + "/comm");
     while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-    if (comm != name) continue;
-    std::istringstream status(readFile(task.path().string() + "/status"));
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 18));
-    }
+    if (comm == name) return static_cast<pid_t>(std::atol(task.path().filename().c_str()));
+  }
+  return 0;
+}
+
+// The CPUs the master's thread named `name` may run on (/proc/PID/task/TID/status), "" if none is.
+std::string threadCpus(pid_t pid, const std::string& name) {
+  const pid_t tid = threadNamed(pid, name);
+  if (tid == 0) return "";
+  std::istringstream status(readFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 18));
   }
   return "";
 }
@@ -605,17 +611,6 @@ long voluntarySwitches(pid_t pid, pid_t tid) {
     if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::atol(line.c_str() + 24);
   }
   return -1;
-}
-
-// The thread of `pid` named `name` (its comm), or 0.
-pid_t threadNamed(pid_t pid, const std::string& name) {
-  std::error_code ignored;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ignored)) {
-    std::string comm = readFile(task.path().string() + "/comm");
-    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-    if (comm == name) return static_cast<pid_t>(std::atol(task.path().filename().c_str()));
-  }
-  return 0;
 }
 
 }  // namespace
