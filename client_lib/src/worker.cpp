@@ -323,6 +323,9 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   const std::int64_t hyperPeriodNs = rt.schedule.hyperepochs[wp.hyperepoch].periodNs;
   const WaitRef* const waitTable = waits.data();
   for (std::uint64_t h = firstIteration;; ++h) {
+    // Once per iteration, whatever waits satisfied: a worker whose every wait is met at once (words
+    // written over far ahead, with its master gone) would otherwise never look at the run's end.
+    if (aborted()) return h;
     for (const Step& step : steps) {
       if (h >= hyper.stopAt.load(std::memory_order_acquire)) return h;
       const InstanceId i = step.instance;

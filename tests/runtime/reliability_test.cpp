@@ -567,3 +567,33 @@ TEST_CASE("another user's file at the segment's name: the master names the syste
   std::error_code ignored;
   std::filesystem::remove_all(shared, ignored);
 }
+
+// Damage that satisfies every wait of a worker (a release count and a stop iteration far ahead)
+// must not keep it running once its master has gone: with nothing to wait for, the worker looks
+// at the run's end once per iteration (it used to look only while waiting, and ran on for ever).
+TEST_CASE("a worker whose waits damage satisfies still stops when its master dies", "[reliability][damage]") {
+  // Client0's worker on CPU0 waits only for releases; Client1 only for Client0.
+  Trial t("dmg_free", makeSchedule({{"Client0", "A", "CPU0", 50'000, {}, 0, {}},
+                                    {"Client1", "C", "CPU1", 40'000, {"Client0.A"}, 0, {}}},
+                                   1'000'000, 1));
+  const pid_t master = t.master({"-t", "5000000"});
+  const pid_t client0 = t.client("Client0");
+  const pid_t client1 = t.client("Client1");
+  t.awaitRunning();
+  {
+    Mapped seg(t.segment());
+    const std::uint64_t hyperepochs = seg.u64(64), epochs = seg.u64(72);  // SegmentHeader offsets
+    REQUIRE((hyperepochs > 0 && hyperepochs + 64 <= seg.size && epochs > 0 && epochs + 64 <= seg.size));
+    seg.put64(hyperepochs, ~std::uint64_t{0});  // HyperepochSlot::stopAt: never
+    seg.put32(epochs, 0x40000000u);             // EpochSlot::released: a billion frames ahead
+    ::kill(master, SIGKILL);
+  }
+  const auto cause = Clock::now();
+  const int code0 = waitFor(client0, kWaitMs);
+  const int code1 = waitFor(client1, kWaitMs);
+  CHECK(msSince(cause) < kEndWithinMs);
+  CHECK(code0 != -1);  // not killed by waitFor: it ended on its own
+  CHECK(code1 != -1);
+  CHECK_FALSE(exitedBySignal(code0));
+  CHECK(waitFor(master, kWaitMs) == 128 + SIGKILL);
+}
