@@ -28,7 +28,7 @@
 
 namespace tactus::client {
 
-thread_local const RuntimeInfo* tCurrentInfo = nullptr;
+thread_local const RuntimeInfo* tCurrentInfo __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 
@@ -319,7 +319,6 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   info.scheduleId = rt.schedule.identifier;
   const std::function<bool()> gpuAbort = aborted;
   const CheckHooks* const check = checkHooks();           // non-null only under tactus-check
-  const RuntimeInfo** const currentInfo = &tCurrentInfo;  // this thread's, resolved once
   const std::int64_t hyperPeriodNs = rt.schedule.hyperepochs[wp.hyperepoch].periodNs;
   const WaitRef* const waitTable = waits.data();
   for (std::uint64_t h = firstIteration;; ++h) {
@@ -405,7 +404,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         const std::int64_t release = std::min(epoch.releaseNs.load(std::memory_order_relaxed), now);
         ipc::sleepUntilNs(release + step.startTimeNs, kStartTimeSpinNs);
       }
-      *currentInfo = &info;
+      tCurrentInfo = &info;
       std::int64_t start = 0;
       std::int64_t end = 0;
       if (check != nullptr && !step.observed) [[unlikely]]
@@ -418,14 +417,14 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
           // A stream memory operation failed (gpu->failure() names it): the stream's order is
           // lost, so every worker of this client stops and enterScheduler reports the failure.
           if (check != nullptr) (void)check->end(nullptr, 0);
-          *currentInfo = nullptr;
+          tCurrentInfo = nullptr;
           rt.halted.store(true);
           return h;
         }
       } else if (step.observed) [[unlikely]] {
         log.flush();  // waiting for the GPU: there is time
         if (!gpu->observe(i, h, gpuAbort, spinNs, start, end)) {
-          *currentInfo = nullptr;
+          tCurrentInfo = nullptr;
           return h;  // the run was aborted before the GPU work ended
         }
       } else {
@@ -438,7 +437,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
         }
         end = ipc::monotonicNs();
       }
-      *currentInfo = nullptr;
+      tCurrentInfo = nullptr;
       meter.close(start);
       // The record is queued (DeferredLog); it goes into the ring before the completion is
       // published when the step is the iteration's last, and under tactus-check (whose reports
