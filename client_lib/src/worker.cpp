@@ -318,7 +318,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   RuntimeInfo info;
   info.scheduleId = rt.schedule.identifier;
   const std::function<bool()> gpuAbort = aborted;
-  const CheckHooks* const check = checkHooks();           // non-null only under tactus-check
+  const CheckHooks* const check = checkHooks();  // non-null only under tactus-check
   const std::int64_t hyperPeriodNs = rt.schedule.hyperepochs[wp.hyperepoch].periodNs;
   const WaitRef* const waitTable = waits.data();
   for (std::uint64_t h = firstIteration;; ++h) {
