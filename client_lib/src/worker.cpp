@@ -149,6 +149,17 @@ class DeferredLog {
   std::array<EventRecord, kCapacity> buffer_{};
 };
 
+// Right after a runnable returns: starts fetching the lines the rest of the hand-off touches (its
+// completion word, for writing, and what the next step reads), so that their misses overlap
+// instead of following one another: after a long runnable each is a cold line, and the
+// completion's locked write lets no later load start before it. The addresses come from the step
+// itself (a line just read), so no prefetch waits for another miss.
+template <typename StepT>
+void warmHandOff(const StepT& step) {
+  __builtin_prefetch(step.self, 1);
+  for (const void* p : step.next) __builtin_prefetch(p);
+}
+
 // Publishes that iteration h of an instance began at `startNs` (CLOCK_MONOTONIC): the time
 // first, then the iteration (release), as InstanceSlot describes.
 void publishStarted(shm::InstanceSlot& slot, std::int64_t startNs, std::uint64_t h) {
@@ -211,6 +222,9 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     std::int64_t startTimeNs;    ///< its runnable's StartTime (0: none)
     RunnableFunction function;   ///< a registered plain function, called directly (else the engine)
     void* userdata;
+    /// What the hand-off after it reads next (the next step, its release word, its first wait's
+    /// word, the hyperepoch's stop word): prefetched as it returns (warmHandOff).
+    std::array<const void*, 4> next;
   };
   std::vector<WaitRef> waits;
   std::vector<Step> steps(instances.size());
@@ -285,6 +299,14 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
       }
     }
     step.endWait = static_cast<std::uint32_t>(waits.size());
+  }
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const Step& following = steps[(k + 1) % steps.size()];
+    steps[k].next = {&following, &following.epoch->released,
+                     following.firstWait != following.endWait
+                         ? static_cast<const void*>(waits[following.firstWait].word)
+                         : static_cast<const void*>(&following.self->started),
+                     &view.hyperepoch(wp.hyperepoch).stopAt};
   }
   if (gpu != nullptr && !gpu->bindThread()) {
     rt.halted.store(true);  // enterScheduler reports gpu->failure()
@@ -436,6 +458,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
           engine->execute({i, runnable, &info});
         }
         end = ipc::monotonicNs();
+        warmHandOff(step);
       }
       tCurrentInfo = nullptr;
       meter.close(start);
