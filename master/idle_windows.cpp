@@ -8,7 +8,7 @@ namespace tactus::master {
 
 IdleWindows::IdleWindows(const Schedule& schedule, const RunPlan& plan, int masterCore, std::uint32_t ringCapacity,
                          std::int64_t fallbackSliceNs, bool enabled)
-    : maxSleepNs_(fallbackSliceNs) {
+    : maxSleepNs_(fallbackSliceNs), minGapNs_(fallbackSliceNs) {
   if (!enabled) return;
   // Which hyperepochs have work, and the busy stretches on the cores the master may run on.
   std::vector<std::pair<std::int64_t, std::int64_t>> busy;
@@ -50,7 +50,10 @@ IdleWindows::IdleWindows(const Schedule& schedule, const RunPlan& plan, int mast
   for (const WorkerPlan& w : plan.workers) perWorker = std::max(perWorker, w.instances.size());
   const auto ringBound = static_cast<std::int64_t>(static_cast<__int128>(periodNs_) * (ringCapacity / 2) /
                                                    static_cast<__int128>(perWorker));
-  maxSleepNs_ = std::max<std::int64_t>(std::min({kMaxSleepNs, ringBound, periodNs_}), fallbackSliceNs);
+  // At least once per period, or a period plus the slice the loop keeps between looks
+  // (nextWakeNs); bounded by kMaxSleepNs and the ring fill.
+  const std::int64_t perPeriod = std::max(periodNs_, std::min(periodNs_ + fallbackSliceNs, kMaxSleepNs));
+  maxSleepNs_ = std::max<std::int64_t>(std::min({kMaxSleepNs, ringBound, perPeriod}), fallbackSliceNs);
   planned_ = ringBound >= fallbackSliceNs;
   if (!planned_) {
     windows_.clear();
@@ -61,11 +64,14 @@ IdleWindows::IdleWindows(const Schedule& schedule, const RunPlan& plan, int mast
 std::int64_t IdleWindows::nextWakeNs(std::int64_t runStartNs, std::int64_t afterNs) const {
   if (!planned_) return afterNs + maxSleepNs_;
   const std::int64_t bound = afterNs + maxSleepNs_;
-  if (afterNs < runStartNs) return std::min(bound, runStartNs + windows_.front().startNs);
-  const std::int64_t iteration = (afterNs - runStartNs) / periodNs_;
-  const std::int64_t offset = (afterNs - runStartNs) % periodNs_;
+  // Not sooner than the fixed slice after the last look: windows that repeat faster (a period of
+  // a millisecond) would wake the loop more often than the slice did.
+  const std::int64_t from = afterNs + minGapNs_;
+  if (from < runStartNs) return std::min(bound, runStartNs + windows_.front().startNs);
+  const std::int64_t iteration = (from - runStartNs) / periodNs_;
+  const std::int64_t offset = (from - runStartNs) % periodNs_;
   for (const IdleWindow& w : windows_) {
-    if (offset < w.startNs) return std::min(bound, runStartNs + iteration * periodNs_ + w.startNs);
+    if (offset <= w.startNs) return std::min(bound, runStartNs + iteration * periodNs_ + w.startNs);
   }
   return std::min(bound, runStartNs + (iteration + 1) * periodNs_ + windows_.front().startNs);
 }

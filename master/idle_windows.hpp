@@ -51,7 +51,8 @@ class IdleWindows {
   std::int64_t maxSleepNs() const { return maxSleepNs_; }
 
   /// The next wake after `afterNs` (when the loop last did its work): the start of the next
-  /// window, for a run whose iterations start at `runStartNs` + k * period. An overrun shifts the
+  /// window at least `fallbackSliceNs` later, for a run whose iterations start at `runStartNs` +
+  /// k * period. An overrun shifts the
   /// iterations; the wake is then early or late by that shift, never lost: maxSleepNs() bounds it.
   std::int64_t nextWakeNs(std::int64_t runStartNs, std::int64_t afterNs) const;
 
@@ -59,6 +60,7 @@ class IdleWindows {
   bool planned_ = false;
   std::int64_t periodNs_ = 0;
   std::int64_t maxSleepNs_ = 0;
+  std::int64_t minGapNs_ = 0;  // the fixed slice: the least time between two wakes by the windows
   std::vector<IdleWindow> windows_;
 };
 

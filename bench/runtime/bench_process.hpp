@@ -72,11 +72,13 @@ inline void awaitExit(const std::vector<pid_t>& pids, std::int64_t deadlineNs) {
   const std::int64_t left = deadlineNs - nowNs();
   if (left <= 0 || pids.empty()) return;
   std::vector<pollfd> fds;
+#ifdef SYS_pidfd_open
   for (const pid_t pid : pids) {
     const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
     if (fd < 0) break;
     fds.push_back({fd, POLLIN, 0});
   }
+#endif
   if (fds.size() == pids.size()) {
     (void)::poll(fds.data(), fds.size(), static_cast<int>(std::min<std::int64_t>(left / 1'000'000 + 1, 60'000)));
   } else {

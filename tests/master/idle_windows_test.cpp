@@ -51,7 +51,18 @@ TEST_CASE("the monitor loop wakes at the next window, never inside a planned cha
   CHECK(w.nextWakeNs(run, run + 5 * kMs) == run + 15 * kMs);   // just served: the next period's
   CHECK(w.nextWakeNs(run, run + 37 * kMs) == run + 45 * kMs);  // iteration 3
   CHECK(w.nextWakeNs(run, run - 3 * kMs) == run + 5 * kMs);    // before the first release
-  CHECK(w.maxSleepNs() == 10 * kMs);                           // at least once per period
+  CHECK(w.maxSleepNs() == 12 * kMs);                           // a period plus the slice between looks
+}
+
+TEST_CASE("windows that repeat faster than the fixed slice do not wake the loop more often", "[idle]") {
+  // A 1 ms period with A at 0..0.3 ms on CPU0: one window, 0.3..1 ms, every millisecond.
+  const Schedule s = test::makeSchedule({{"C0", "A", "CPU0", 300'000, {}, 0, {}}}, kMs);
+  const IdleWindows w(s, planOf(s), -1, 16384, kSlice, true);
+  REQUIRE(w.planned());
+  const std::int64_t run = 1'000 * kMs;
+  CHECK(w.nextWakeNs(run, run + 300'000) == run + 2 * kMs + 300'000);    // served: the window a slice on
+  CHECK(w.nextWakeNs(run, run + 100'000) == run + 2 * kMs + 300'000);    // inside A: not the next window either
+  CHECK(w.nextWakeNs(run, run + 1'700'000) == run + 4 * kMs + 300'000);  // a slice on is inside a window: the next one
 }
 
 TEST_CASE("without a usable window the loop keeps its fixed slice", "[idle]") {

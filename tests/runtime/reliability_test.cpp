@@ -580,6 +580,7 @@ TEST_CASE("a worker whose waits damage satisfies still stops when its master die
   const pid_t client0 = t.client("Client0");
   const pid_t client1 = t.client("Client1");
   t.awaitRunning();
+  ::kill(master, SIGSTOP);  // its release thread must not write `released` back, nor its checks end the run first
   {
     Mapped seg(t.segment());
     const std::uint64_t hyperepochs = seg.u64(64), epochs = seg.u64(72);  // SegmentHeader offsets

@@ -1,6 +1,7 @@
 // Runtime integration tests: the real tactus-master and real client processes (tactus-test-client),
 // each test on its own instance, checked through exit codes, messages and the event log.
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -648,7 +649,17 @@ TEST_CASE("the master's and the client's own threads sleep through the planned c
   // the fixed slices before woke 400, 80 and 160 times.
   CHECK(master1 - master0 <= 16);
   CHECK(release1 - release0 <= 12);
-  CHECK(client1 - client0 <= 12);
+#ifdef SYS_pidfd_open
+  const int probe = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
+#else
+  const int probe = -1;
+#endif
+  if (probe >= 0) {
+    ::close(probe);
+    CHECK(client1 - client0 <= 12);
+  } else {
+    WARN("no pidfd_open here: the client's main thread looks every 5 ms (its wake-ups are not checked)");
+  }
   CHECK(waitFor(c, kWaitMs * 2) == 0);
   CHECK(waitFor(m, kWaitMs) == 0);
 }
