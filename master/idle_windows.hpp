@@ -52,8 +52,8 @@ class IdleWindows {
 
   /// The next wake after `afterNs` (when the loop last did its work): the start of the next
   /// window at least `fallbackSliceNs` later, for a run whose iterations start at `runStartNs` +
-  /// k * period. An overrun shifts the
-  /// iterations; the wake is then early or late by that shift, never lost: maxSleepNs() bounds it.
+  /// k * period. An overrun shifts the iterations; the wake is then early or late by that shift,
+  /// never lost: maxSleepNs() bounds it.
   std::int64_t nextWakeNs(std::int64_t runStartNs, std::int64_t afterNs) const;
 
  private:

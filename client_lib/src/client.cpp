@@ -243,9 +243,7 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
     rt.workersRunning.fetch_add(1);
     workers.emplace_back([&rt, &exits, w] {
       runWorker(rt, w);
-      rt.workersRunning.fetch_sub(1);
-      ipc::futexWake(rt.workersRunning);
-      exits.signal();
+      exits.leave(rt.workersRunning);
     });
   }
   // Watch the master and the segment while the workers run: a dead master or a truncated
@@ -333,9 +331,7 @@ RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
       primary.workersRunning.fetch_add(1);
       workers.emplace_back([&primary, &exits, rt, w] {
         runSwitchingWorker(*rt, w, primary);
-        primary.workersRunning.fetch_sub(1);
-        ipc::futexWake(primary.workersRunning);
-        exits.signal();
+        exits.leave(primary.workersRunning);
       });
     }
   }

@@ -40,7 +40,9 @@ WorkerExits::~WorkerExits() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void WorkerExits::signal() const noexcept {
+void WorkerExits::leave(std::atomic<std::uint32_t>& running) const noexcept {
+  running.fetch_sub(1);
+  ipc::futexWake(running);
   if (fd_ < 0) return;
   const std::uint64_t one = 1;
   (void)!::write(fd_, &one, sizeof one);

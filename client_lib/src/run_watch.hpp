@@ -2,6 +2,8 @@
 // so that a dead master or a damaged segment halts the workers instead of leaving them waiting.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <vector>
 
 #include "runtime.hpp"
@@ -19,8 +21,9 @@ class WorkerExits {
   WorkerExits(const WorkerExits&) = delete;
   WorkerExits& operator=(const WorkerExits&) = delete;
   ~WorkerExits();
-  /// Called by a worker after it has counted itself out of `workersRunning`.
-  void signal() const noexcept;
+  /// Called by a worker as it leaves: counts it out of `running` (a runtime's `workersRunning`),
+  /// wakes a futex waiter on that word and the watching thread.
+  void leave(std::atomic<std::uint32_t>& running) const noexcept;
 
  private:
   friend void watchWhileWorkersRun(Runtime& primary, const std::vector<Runtime*>& all, WorkerExits& exits);

@@ -210,7 +210,7 @@ def trial_restart(t):
         first = {n: t.client(n, n + "1") for n in CLIENTS}
         start_all(t, [a] + list(first.values()), 0.1)
         if wait_state(t, {"running"}) is None:
-            t.fail("the first run did not start: %s" % a.tail())
+            t.fail_setup("the first run did not start: %s" % a.tail())
         t.sleep_until(now() + rng.uniform(0, 0.3))
         sig = rng.choice([signal.SIGKILL, signal.SIGKILL, signal.SIGTERM])
         a.send(sig)
@@ -339,14 +339,14 @@ def trial_damage(t):
     if timing == "before-attach":
         m.start()
         if wait_state(t, {"published"}) is None:
-            t.fail("the master did not publish: %s" % m.tail())
+            t.fail_setup("the master did not publish: %s" % m.tail())
         what = apply_damage(t, mode, field)
         t.set_cause("damage before attach: " + what)
         start_all(t, cs, 0.1)
     else:
         start_all(t, [m] + cs, 0.1)
         if wait_state(t, {"running"}) is None:
-            t.fail("the run did not start: %s" % m.tail())
+            t.fail_setup("the run did not start: %s" % m.tail())
         t.sleep_until(now() + rng.uniform(0, 0.2))
         what = apply_damage(t, mode, field)
         t.set_cause("damage in run: " + what)
@@ -498,11 +498,14 @@ def percentile(values, q):
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
-def summarize(trials, seed, elapsed):
+def summarize(trials, seed, elapsed, retried=()):
     by_kind = defaultdict(list)
     for t in trials:
         by_kind[t.kind].append(t)
     print("\nfault campaign, seed %d: %d trials in %.0f s" % (seed, len(trials), elapsed))
+    if retried:
+        print("retried once because their run never started (reports above): %s"
+              % ", ".join("%s #%d" % (t.kind, t.index) for t in retried))
     head = "%-8s %7s %7s %7s %8s %6s %10s %7s" % ("class", "trials", "passed", "failed", "crashes", "hangs",
                                                    "leftovers", "skipped")
     print(head)
@@ -582,26 +585,32 @@ def main():
         for kind in KINDS:
             if kind in only:
                 plan += [(kind, i) for i in range(counts[kind])]
-    trials = []
+    trials, retried = [], []
     begin = now()
     try:
         for kind, i in plan:
-            t = Trial(ctx, kind, i, trial_seed(args.seed, kind, i))
-            try:
-                KINDS[kind](t)
-            except Exception as e:  # a driver error fails the trial, never the campaign
-                t.fail("driver error: %r" % e)
-            finally:
-                t.cleanup()
+            for attempt in range(2):
+                t = Trial(ctx, kind, i, trial_seed(args.seed, kind, i), attempt)
+                try:
+                    KINDS[kind](t)
+                except Exception as e:  # a driver error fails the trial, never the campaign
+                    t.fail("driver error: %r" % e)
+                finally:
+                    t.cleanup()
+                if t.failures:
+                    print(t.report(), flush=True)
+                elif args.verbose:
+                    print("ok   %s #%d (seed %d): %s" % (kind, i, t.seed, t.outcome), flush=True)
+                # A run that never started is retried once (counted in the summary): the second
+                # attempt's verdict is the trial's.
+                if not (t.failures and t.setup_failed) or attempt == 1:
+                    break
+                retried.append(t)
             trials.append(t)
-            if t.failures:
-                print(t.report(), flush=True)
-            elif args.verbose:
-                print("ok   %s #%d (seed %d): %s" % (kind, i, t.seed, t.outcome), flush=True)
     finally:
         if not ctx.keep:
             shutil.rmtree(ctx.work, ignore_errors=True)
-    failed = summarize(trials, args.seed, now() - begin)
+    failed = summarize(trials, args.seed, now() - begin, retried)
     return 1 if failed else 0
 
 

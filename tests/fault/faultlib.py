@@ -245,12 +245,14 @@ class Proc:
 class Trial:
     """One trial: an instance of its own, its processes, its cause (time) and its verdict."""
 
-    def __init__(self, ctx, kind, index, seed):
+    def __init__(self, ctx, kind, index, seed, attempt=0):
         import random
-        self.ctx, self.kind, self.index, self.seed = ctx, kind, index, seed
+        self.ctx, self.kind, self.index, self.seed, self.attempt = ctx, kind, index, seed, attempt
         self.rng = random.Random(seed)
-        self.instance = "fault%d_%s%d" % (os.getpid(), kind, index)
-        self.dir = os.path.join(ctx.work, "%s%d" % (kind, index))
+        again = "r%d" % attempt if attempt else ""
+        self.instance = "fault%d_%s%d%s" % (os.getpid(), kind, index, again)
+        self.dir = os.path.join(ctx.work, "%s%d%s" % (kind, index, again))
+        self.setup_failed = False  # the fault's precondition (a running run) was never reached
         os.makedirs(self.dir, exist_ok=True)
         self.procs = []
         self.cause = None      # (time, words)
@@ -307,6 +309,13 @@ class Trial:
 
     def fail(self, words):
         self.failures.append(words)
+
+    def fail_setup(self, words):
+        """The trial could not set up the situation its fault needs (a run that started): a failure,
+        which the campaign retries once on a fresh instance (a machine that stalls for longer than
+        the master's -t makes it; a tactus fault makes it again)."""
+        self.setup_failed = True
+        self.fail(words)
 
     def check_processes(self, deadline, cause_re=None, may_wait=True, ok_zero=True, cause_by_any=False):
         """The checks every trial makes: each started process ended by `deadline` (or waits for a new
@@ -390,8 +399,10 @@ class Trial:
                 pass
 
     def report(self):
-        lines = ["FAIL %s #%d (seed %d): %s" % (self.kind, self.index, self.seed,
-                                                 self.cause[1] if self.cause else "no cause")]
+        verdict = "SETUP FAILED, RETRYING" if self.setup_failed and self.attempt == 0 else "FAIL"
+        again = " (attempt %d)" % (self.attempt + 1) if self.attempt else ""
+        lines = ["%s %s #%d%s (seed %d): %s" % (verdict, self.kind, self.index, again, self.seed,
+                                                self.cause[1] if self.cause else "no cause")]
         lines += ["  - " + f for f in self.failures]
         for p in self.procs:
             if p.popen is None:
