@@ -165,6 +165,14 @@ void SegmentOwner::publishEnd(const RunEnd& end) {
     if (view_.gpu(i).waiters.load() != 0)
       ipc::futexWake(view_.gpu(i).submitted);  // GPU successors waiting for a submission
   }
+  // Workers parked between activations (a run under a schedule manager) sleep on their slot's
+  // activation word: one more activation after the end wakes them, and a worker about to sleep
+  // finds the word changed. Each looks at the state before it runs an activation: it leaves.
+  for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) {
+    shm::SwitchSlot& sw = view_.switching(he);
+    sw.activation.fetch_add(1, std::memory_order_seq_cst);
+    ipc::futexWake(sw.activation);
+  }
 }
 
 std::optional<RunEnd> SegmentOwner::checkDamage() const {

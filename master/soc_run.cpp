@@ -111,7 +111,10 @@ Result<void> SocRun::open() {
 }
 
 std::string SocRun::socName(std::uint32_t soc) const {
-  return soc < schedule_.socs.size() ? quoted(schedule_.socs[soc].name) : "#" + std::to_string(soc);
+  if (soc < schedule_.socs.size()) return quoted(schedule_.socs[soc].name);
+  std::string name = "#";  // not "#" + std::to_string(): GCC 12 -O3 warns (-Wrestrict) on that inlined insert
+  name += std::to_string(soc);
+  return name;
 }
 
 bool SocRun::peersReady() {

@@ -4,6 +4,7 @@
 #include "tactus/client.hpp"
 #include "tactus/cuda.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +56,10 @@ using shm::SegmentState;
 using shm::StopReason;
 
 constexpr std::int64_t kPollNs = 10'000'000;  // how often a client waiting for the end looks at its master
+
+// Names the calling worker thread (at most 15 characters: `top -H`, perf and /proc show it), so
+// that a user can tell tactus's workers from the process's own threads.
+void nameWorkerThread(const std::string& name) { (void)::pthread_setname_np(::pthread_self(), name.c_str()); }
 
 // Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
 std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};
@@ -242,6 +247,7 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
     if (rt.plan.workers[w].client != rt.clientIndex) continue;
     rt.workersRunning.fetch_add(1);
     workers.emplace_back([&rt, &exits, w] {
+      nameWorkerThread("tactus-w" + std::to_string(w));
       runWorker(rt, w);
       exits.leave(rt.workersRunning);
     });
@@ -324,12 +330,14 @@ RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
 
   WorkerExits exits;
   std::vector<std::thread> workers;
-  for (Runtime* rt : all) {
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    Runtime* rt = all[k];
     if (!rt->member) continue;
     for (std::uint32_t w = 0; w < rt->plan.workers.size(); ++w) {
       if (rt->plan.workers[w].client != rt->clientIndex) continue;
       primary.workersRunning.fetch_add(1);
-      workers.emplace_back([&primary, &exits, rt, w] {
+      workers.emplace_back([&primary, &exits, rt, w, k] {
+        nameWorkerThread("tactus-s" + std::to_string(k) + "w" + std::to_string(w));
         runSwitchingWorker(*rt, w, primary);
         exits.leave(primary.workersRunning);
       });

@@ -56,7 +56,12 @@ void watchWhileWorkersRun(Runtime& primary, const std::vector<Runtime*>& all, Wo
     watchMasterAndSegment(primary);
     const bool halted = primary.halted.load();
     if (halted) {
-      for (Runtime* rt : all) rt->halted.store(true);
+      // Each round while the workers leave: a worker that was about to park when the halt came
+      // is woken by a later round.
+      for (Runtime* rt : all) {
+        rt->halted.store(true);
+        wakeParkedWorkers(*rt);
+      }
     }
     if (halted || masterFd < 0 || exits.fd_ < 0) {
       // Halted, the workers leave soon (the master's pidfd would stay readable: no poll on it).

@@ -83,6 +83,10 @@ Result<void> attachMode(Runtime& mode, const Runtime& primary, std::uint32_t ind
 /// of the hyperepoch), runs the worker while the hyperepoch is active, until the run ends.
 void runSwitchingWorker(Runtime& rt, std::uint32_t w, const Runtime& primary);
 
+/// Wakes the workers of `rt` parked between activations (runSwitchingWorker), so that they look at
+/// the run's end or the halt now rather than at their next backstop look.
+void wakeParkedWorkers(const Runtime& rt);
+
 /// Attaches to the instance's published segment: waits for a live master (saying once per reason
 /// why it waits), removes a segment whose master is dead, validates the header, takes the private
 /// copies of the geometry, flags, schedule and plan, and claims the slot of client `rt.name`.

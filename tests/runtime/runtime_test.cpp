@@ -547,17 +547,6 @@ TEST_CASE("plan-guided waiting: a predecessor that runs to its WCET is followed 
 
 namespace {
 
-// The thread of `pid` named `name` (its comm), or 0.
-pid_t threadNamed(pid_t pid, const std::string& name) {
-  std::error_code ignored;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ignored)) {
-    std::string comm = readFile(task.path().string() + "/comm");
-    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-    if (comm == name) return static_cast<pid_t>(std::atol(task.path().filename().c_str()));
-  }
-  return 0;
-}
-
 // The CPUs the master's thread named `name` may run on (/proc/PID/task/TID/status), "" if none is.
 std::string threadCpus(pid_t pid, const std::string& name) {
   const pid_t tid = threadNamed(pid, name);
@@ -602,19 +591,6 @@ TEST_CASE("the release thread runs on the core of its hyperepoch's first planned
   CHECK_FALSE(free.empty());
   CHECK(free != "1");
 }
-
-namespace {
-
-// Voluntary context switches (sleeps that ended) of thread `tid` of process `pid`; -1 if gone.
-long voluntarySwitches(pid_t pid, pid_t tid) {
-  std::istringstream status(readFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status"));
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::atol(line.c_str() + 24);
-  }
-  return -1;
-}
-
-}  // namespace
 
 // The runtime's own threads must not take a planned core in the middle of a chain: on a machine
 // whose cores the plan fills, every wake-up of theirs preempts a worker (the STG benchmark's

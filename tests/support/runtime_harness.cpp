@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -297,6 +298,24 @@ std::string readFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+pid_t threadNamed(pid_t pid, const std::string& name) {
+  std::error_code ignored;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ignored)) {
+    std::string comm = readFile(task.path().string() + "/comm");
+    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    if (comm == name) return static_cast<pid_t>(std::atol(task.path().filename().c_str()));
+  }
+  return 0;
+}
+
+long voluntarySwitches(pid_t pid, pid_t tid) {
+  std::istringstream status(readFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::atol(line.c_str() + 24);
+  }
+  return -1;
 }
 
 bool segmentPresent(const std::string& instance) {

@@ -92,6 +92,12 @@ int waitFor(pid_t pid, int timeoutMs);
 /// Reads a whole file ("" if missing).
 std::string readFile(const std::string& path);
 
+/// The thread of process `pid` named `name` (its comm), or 0.
+pid_t threadNamed(pid_t pid, const std::string& name);
+
+/// Voluntary context switches (sleeps that ended) of thread `tid` of process `pid`; -1 if gone.
+long voluntarySwitches(pid_t pid, pid_t tid);
+
 /// Whether the instance's segment is still in /dev/shm.
 bool segmentPresent(const std::string& instance);
 

@@ -787,3 +787,37 @@ TEST_CASE("a policy file that names what the schedules do not have is refused at
     CHECK(out.find(c.expected) != std::string::npos);
   }
 }
+
+TEST_CASE("workers of a stopped schedule sleep until it starts or the run ends; their threads are named",
+          "[switching][wakeups]") {
+  SwitchRun run("parked", {modeYaml(111, 2, 2000, false), modeYaml(112, 2, 2000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  timed([] { return manager::startSchedule(111); });
+  CHECK(awaitIterations(20));
+  // Every worker thread is named: tactus-s<schedule index>w<worker>.
+  pid_t running = 0, parked = 0;
+  for (int w = 0; w < 8; ++w) {
+    if (running == 0) running = threadNamed(c0, "tactus-s0w" + std::to_string(w));
+    if (parked == 0) parked = threadNamed(c0, "tactus-s1w" + std::to_string(w));
+  }
+  REQUIRE(running != 0);
+  REQUIRE(parked != 0);
+  const long before = voluntarySwitches(c0, parked);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const long after = voluntarySwitches(c0, parked);
+  REQUIRE(before >= 0);
+  REQUIRE(after >= 0);
+  // A parked worker looked at the run's end every 5 ms (160 wake-ups here), taking a core from the
+  // running schedule's workers each time; it now sleeps until an activation or the end wakes it.
+  INFO("a worker of the stopped schedule woke " << after - before << " times in 800 ms");
+  CHECK(after - before <= 12);
+  // The end wakes it: the run's end is published while schedule 112's workers are parked.
+  REQUIRE_OK(manager::exitRun());
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(readFile(run.out("Client0")).find("status=exit-requested") != std::string::npos);
+}

@@ -306,7 +306,8 @@ static_assert(offsetof(GpuSlot, gpuTimesNs) == 5 * kCacheLine + 16);
 /// client in the hyperepoch runs the client's switch callbacks and counts them in `acks`.
 struct alignas(kCacheLine) SwitchSlot {
   // --- line 0: the master writes ---
-  /// Activations of the hyperepoch so far (a futex word; only increases).
+  /// Activations of the hyperepoch so far (a futex word; only increases). The master bumps it
+  /// once more as it publishes the end, so that parked workers wake and find the end.
   std::atomic<std::uint32_t> activation;
   /// The activation that is a rollover (the switch callbacks run before its first frame); 0 = none.
   std::atomic<std::uint32_t> rolloverActivation;
