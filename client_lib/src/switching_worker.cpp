@@ -7,10 +7,12 @@
 //        callbacks(startScheduleId, hyperepoch), then acks += 1 (the master waits for it)
 //     -> runWorker(from h) until stopAt -> left += 1 (the master waits for it before the next
 //        activation, so no worker is still inside the previous one)
+#include <algorithm>
 #include <functional>
 
 #include "runtime.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
 
 namespace tactus::client {
 
@@ -19,8 +21,15 @@ namespace {
 // How often a stopped worker looks at the run's end by itself: a backstop only. The master bumps
 // `activation` when it publishes the end and the client's watching thread wakes the parked workers
 // when it halts the run, so a parked worker leaves at once; a 5 ms look took a planned core from
-// the running schedule's worker 200 times a second.
-constexpr std::int64_t kParkSliceNs = 100'000'000;
+// the running schedule's worker 200 times a second. TACTUS_PARK_LOOK_NS sets it (at least 1 ms):
+// the tests raise it to a minute, so that a lost wake shows as a client that does not end.
+constexpr std::int64_t kDefaultParkLookNs = 100'000'000;
+
+std::int64_t parkLookNs() {
+  static const std::int64_t look =
+      std::max<std::int64_t>(ipc::envDurationNs("TACTUS_PARK_LOOK_NS", kDefaultParkLookNs), 1'000'000);
+  return look;
+}
 
 // Counts the worker in `word` and wakes the master if it sleeps on the slot.
 void count(shm::SwitchSlot& slot, std::atomic<std::uint32_t>& word) {
@@ -61,7 +70,7 @@ void runSwitchingWorker(Runtime& rt, std::uint32_t w, const Runtime& primary) {
     while ((activation = slot.activation.load(std::memory_order_acquire)) == seen) {
       if (ended()) return;
       slot.activationWaiters.fetch_add(1, std::memory_order_seq_cst);
-      if (slot.activation.load(std::memory_order_seq_cst) == seen) ipc::futexWait(slot.activation, seen, kParkSliceNs);
+      if (slot.activation.load(std::memory_order_seq_cst) == seen) ipc::futexWait(slot.activation, seen, parkLookNs());
       slot.activationWaiters.fetch_sub(1, std::memory_order_seq_cst);
     }
     seen = activation;

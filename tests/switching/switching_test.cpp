@@ -788,36 +788,73 @@ TEST_CASE("a policy file that names what the schedules do not have is refused at
   }
 }
 
+namespace {
+
+// TACTUS_PARK_LOOK_NS for the clients a test starts (they inherit this process's environment):
+// a parked worker's own look at the run's end once a minute, so that only the wakes the end and
+// a halt give can end a client within kWaitMs. Restored when the test leaves.
+struct ParkLookOfAMinute {
+  ParkLookOfAMinute() { ::setenv("TACTUS_PARK_LOOK_NS", "60000000000", 1); }
+  ~ParkLookOfAMinute() { ::unsetenv("TACTUS_PARK_LOOK_NS"); }
+  ParkLookOfAMinute(const ParkLookOfAMinute&) = delete;
+  ParkLookOfAMinute& operator=(const ParkLookOfAMinute&) = delete;
+};
+
+// A run of two two-hyperepoch schedules with 111 started and 112 stopped: the worker threads of
+// Client0, found by their names (tactus-s<schedule index>w<worker>), the running one and a parked one.
+struct ParkedRun {
+  SwitchRun run{"parked", {modeYaml(111, 2, 2000, false), modeYaml(112, 2, 2000, false)}};
+  pid_t master = run.master();
+  pid_t c0 = run.client("Client0");
+  pid_t c1 = run.client("Client1");
+  pid_t running = 0;
+  pid_t parked = 0;
+
+  ParkedRun() {
+    run.attachManager();
+    timed([] { return manager::startSchedule(111); });
+    CHECK(awaitIterations(20));
+    for (int w = 0; w < 8; ++w) {
+      if (running == 0) running = threadNamed(c0, "tactus-s0w" + std::to_string(w));
+      if (parked == 0) parked = threadNamed(c0, "tactus-s1w" + std::to_string(w));
+    }
+  }
+};
+
+}  // namespace
+
 TEST_CASE("workers of a stopped schedule sleep until it starts or the run ends; their threads are named",
           "[switching][wakeups]") {
-  SwitchRun run("parked", {modeYaml(111, 2, 2000, false), modeYaml(112, 2, 2000, false)});
-  const pid_t m = run.master();
-  const pid_t c0 = run.client("Client0");
-  const pid_t c1 = run.client("Client1");
-  run.attachManager();
-  timed([] { return manager::startSchedule(111); });
-  CHECK(awaitIterations(20));
-  // Every worker thread is named: tactus-s<schedule index>w<worker>.
-  pid_t running = 0, parked = 0;
-  for (int w = 0; w < 8; ++w) {
-    if (running == 0) running = threadNamed(c0, "tactus-s0w" + std::to_string(w));
-    if (parked == 0) parked = threadNamed(c0, "tactus-s1w" + std::to_string(w));
-  }
-  REQUIRE(running != 0);
-  REQUIRE(parked != 0);
-  const long before = voluntarySwitches(c0, parked);
+  const ParkLookOfAMinute look;
+  ParkedRun p;
+  REQUIRE(p.running != 0);
+  REQUIRE(p.parked != 0);
+  const long before = voluntarySwitches(p.c0, p.parked);
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  const long after = voluntarySwitches(c0, parked);
+  const long after = voluntarySwitches(p.c0, p.parked);
   REQUIRE(before >= 0);
   REQUIRE(after >= 0);
   // A parked worker looked at the run's end every 5 ms (160 wake-ups here), taking a core from the
   // running schedule's workers each time; it now sleeps until an activation or the end wakes it.
   INFO("a worker of the stopped schedule woke " << after - before << " times in 800 ms");
   CHECK(after - before <= 12);
-  // The end wakes it: the run's end is published while schedule 112's workers are parked.
+  // The end wakes it: the master publishes the end while schedule 112's workers are parked (their
+  // own look is a minute away).
   REQUIRE_OK(manager::exitRun());
-  CHECK(waitFor(c0, kWaitMs) == 0);
-  CHECK(waitFor(c1, kWaitMs) == 0);
-  CHECK(waitFor(m, kWaitMs) == 0);
-  CHECK(readFile(run.out("Client0")).find("status=exit-requested") != std::string::npos);
+  CHECK(waitFor(p.c0, kWaitMs) == 0);
+  CHECK(waitFor(p.c1, kWaitMs) == 0);
+  CHECK(waitFor(p.master, kWaitMs) == 0);
+  CHECK(readFile(p.run.out("Client0")).find("status=exit-requested") != std::string::npos);
+}
+
+TEST_CASE("a master that dies while a schedule is stopped: the client wakes its parked workers and ends",
+          "[switching][wakeups][fault]") {
+  const ParkLookOfAMinute look;
+  ParkedRun p;
+  REQUIRE(p.parked != 0);
+  ::kill(p.master, SIGKILL);  // no end is published: only the client's own watch can wake them
+  CHECK(waitFor(p.master, kWaitMs) == 128 + SIGKILL);
+  CHECK(waitFor(p.c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(waitFor(p.c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(readFile(p.run.out("Client0")).find("peer=master") != std::string::npos);
 }
