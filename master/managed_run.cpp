@@ -127,7 +127,50 @@ std::optional<RunEnd> ManagedRun::watch(bool beforeRun) {
       return end;
     }
   }
+  // A client that makes no progress: only a running schedule's release threads wait for one.
+  const std::int64_t now = ipc::monotonicNs();
+  for (auto& m : modes_) {
+    if (auto end = m->stalls->stuck(now)) {
+      end->message = "schedule " + std::to_string(m->schedule.identifier) + ": " + end->message;
+      return end;
+    }
+  }
   return watchManager();
+}
+
+// Whether every hyperepoch of `mode` has stopped (its release threads have left their loops).
+bool ManagedRun::stopped(const Mode& mode) const {
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
+    if (!mode.releaser->hyperepochFinished(he)) return false;
+  }
+  return true;
+}
+
+// SIGTERM or SIGINT: the running schedule stops at its iteration boundary, as a run of one
+// schedule does; a client that does not finish its iteration within the grace is named and left
+// behind. The end once the schedule stopped or the grace ran out, nothing meanwhile.
+std::optional<RunEnd> ManagedRun::stopBySignal() {
+  const std::int64_t now = ipc::monotonicNs();
+  // A switch in flight owns the schedules' state until it answers (at most the grace).
+  Mode* running = switcherBusy_.load() ? nullptr : runningMode();
+  if (signalAtNs_ == 0) {
+    signalAtNs_ = now;
+    for (auto& m : modes_) m->owner->markStopping(StopReason::kSignal);
+    if (running) {
+      for (HyperepochId he : running->schedule.hyperepochs.ids()) {
+        if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
+      }
+    }
+  }
+  const std::string message = "the master was stopped by a signal";
+  if (!switcherBusy_.load() && (running == nullptr || stopped(*running)))
+    return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, message};
+  if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
+  ClientId c = kNone;
+  const std::string blocker = running != nullptr ? running->stalls->graceText(c) : "";
+  return RunEnd{SegmentState::kFinished, StopReason::kSignal, c,
+                message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs)
+                                           : blocker)};
 }
 
 // A manager that claimed the channel and died ends the run; one that detached does not.
@@ -264,6 +307,7 @@ int ManagedRun::execute() {
     m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);
     m.releaser =
         std::make_unique<Releaser>(view, m.schedule, m.plan, o_.freeRunning, m.control, o_.core < 0 && !o_.noPinning);
+    m.stalls = std::make_unique<StallWatch>(m.schedule, m.plan, view, *m.releaser, *m.monitor, o_.timeoutUs);
   }
   if (auto ok = createChannel(); !ok) {
     err_ << "tactus-master: " << ok.error().message << "\n";
@@ -305,10 +349,7 @@ int ManagedRun::execute() {
     keepWatchdogAlive();
     drainAll();
     if (runEnded_.load()) break;
-    if (gManagedSignal.load() != 0) {
-      end = RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, "the master was stopped by a signal"};
-      break;
-    }
+    if (gManagedSignal.load() != 0 && (end = stopBySignal())) break;
     if ((end = watch(!clientsEntered_.load()))) break;
     if (!clientsEntered_.load()) {
       if (allEntered()) {
@@ -347,9 +388,12 @@ int ManagedRun::execute() {
     // A finished request is answered before the end is published: a manager that sees the run
     // ended without its answer reports a failure (the exit request itself would fail).
     const bool idle = answerFinished();
-    // An exit request stops the running schedule at its iteration boundary first.
+    // An exit request stops the running schedule at its iteration boundary first; after a
+    // signal it has stopped already, unless the grace ran out (then nothing waits for it).
     if (idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
-      if (Mode* running = runningMode()) (void)stop(Request{}, *running, kNoSchedule);
+      Mode* running = runningMode();
+      if (running && (end->reason == StopReason::kExitRequested || stopped(*running)))
+        (void)stop(Request{}, *running, kNoSchedule);
     }
     code = finish(*end);
   }

@@ -54,6 +54,7 @@
 #include "releaser.hpp"
 #include "run_control.hpp"
 #include "segment_owner.hpp"
+#include "stall_watch.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"
@@ -80,6 +81,7 @@ struct Mode {
   std::unique_ptr<ClientMonitor> monitor;
   std::unique_ptr<LogDrain> drain;
   std::unique_ptr<Releaser> releaser;
+  std::unique_ptr<StallWatch> stalls;  ///< after releaser and monitor: it refers to both
   IdVector<HyperepochId, std::uint64_t> nextIteration;        ///< per hyperepoch: where its next activation starts
   IdVector<HyperepochId, std::uint32_t> activations;          ///< per hyperepoch: activations so far
   IdVector<HyperepochId, std::uint32_t> acksExpected;         ///< per hyperepoch: cumulative switch acknowledgements
@@ -124,6 +126,8 @@ class ManagedRun {
   Result<void> load();
   std::optional<RunEnd> watch(bool beforeRun);
   std::optional<RunEnd> watchManager();
+  std::optional<RunEnd> stopBySignal();
+  bool stopped(const Mode& mode) const;
   void drainAll();
   bool allEntered() const;
   int finish(const RunEnd& end);
@@ -176,6 +180,7 @@ class ManagedRun {
   std::string endMessage_;      // why the run ended, for a request it cut short
   std::atomic<bool> clientsEntered_{false};
   bool runStarted_ = false;
+  std::int64_t signalAtNs_ = 0;  // the monitor loop's: when it first saw SIGTERM or SIGINT
   std::mutex switchLock_;  // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
   std::vector<EventRecord> switchEvents_;
   // The switch thread: started with the first request and kept, parked on jobReady_, so a

@@ -39,6 +39,7 @@
 #include "run_control.hpp"
 #include "segment_owner.hpp"
 #include "soc_run.hpp"
+#include "stall_watch.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/limits.hpp"
@@ -75,9 +76,6 @@ constexpr std::int64_t kMonitorSliceNs = 2'000'000;
 constexpr std::int64_t kWaitSliceNs = 10'000'000;  // the monitor's sleep while clients come
 constexpr std::int64_t kStartLeadNs = 2'000'000;   // first release this long after all clients entered
 constexpr std::int64_t kClientExitWaitNs = 1'000'000'000;
-// After SIGTERM the run stops at the next iteration boundary; a client that does not finish its
-// iteration within this grace time is left behind and the run ends anyway.
-constexpr std::int64_t kStopGraceNs = 500'000'000;
 
 // One run of the master: the composition of its roles.
 class MasterRun {
@@ -95,9 +93,6 @@ class MasterRun {
   int waitForClients();
   int runFrames();
   std::optional<RunEnd> watch(bool beforeRun);
-  std::optional<RunEnd> stuckClient(std::int64_t now) const;
-  InstanceId blockingInstance(const Stall& stall) const;
-  std::int64_t stuckBudgetNs(HyperepochId hyperepoch) const;
   int end(const RunEnd& end);
   void waitForClientsToLeave() const;
 
@@ -117,6 +112,7 @@ class MasterRun {
   std::unique_ptr<ClientMonitor> monitor_;
   std::unique_ptr<LogDrain> drain_;
   std::unique_ptr<Releaser> releaser_;
+  std::unique_ptr<StallWatch> stalls_;
 };
 
 Result<void> MasterRun::load() {
@@ -212,56 +208,6 @@ std::optional<RunEnd> MasterRun::watch(bool beforeRun) {
   return monitor_->check(beforeRun);
 }
 
-// The Monitor budget of the hyperepoch, else -t; 0 when neither limits it.
-std::int64_t MasterRun::stuckBudgetNs(HyperepochId hyperepoch) const {
-  const std::int64_t monitor = schedule_.hyperepochs[hyperepoch].monitorNs;
-  if (monitor != kNoDuration && monitor > 0) return monitor;
-  return o_.timeoutUs >= 0 ? std::max<std::int64_t>(o_.timeoutUs * 1000, 1) : 0;
-}
-
-// The instance that holds up a stalled release thread: of the hyperepoch's instances not done with
-// the iteration, the first whose frame is released and whose own waits are all met (so it is
-// running, or its client does not run it). Instances behind it (waiting for it) are not to blame.
-InstanceId MasterRun::blockingInstance(const Stall& stall) const {
-  const shm::SegmentView& view = owner_.view();
-  const std::uint32_t target = stall.target;
-  const std::uint64_t h = target - 1u;  // the iteration (low 32 bits suffice for the release word)
-  for (const InstanceId i : plan_.hyperepochs[stall.hyperepoch].instances) {
-    if (shm::sequenceReached(view.instance(i).done.load(std::memory_order_acquire), target)) continue;
-    const EpochId e = plan_.instanceEpoch[i];
-    const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[e].frames);
-    const auto released = static_cast<std::uint32_t>(h * frames + schedule_.instances[i].frame + 1);
-    if (!shm::sequenceReached(view.epoch(e).released.load(std::memory_order_acquire), released)) continue;
-    bool ready = true;
-    for (const WaitCondition& c : plan_.waits[i]) {
-      const std::uint32_t need = c.previousIteration ? target - 1u : target;
-      if (!shm::sequenceReached(view.instance(c.instance).done.load(std::memory_order_acquire), need)) ready = false;
-    }
-    if (ready) return i;
-  }
-  return stall.instance;
-}
-
-// The client a release thread has waited on beyond its budget, as the end of the run.
-std::optional<RunEnd> MasterRun::stuckClient(std::int64_t now) const {
-  const std::optional<Stall> stall = releaser_->longestStall();
-  if (!stall) return std::nullopt;
-  const std::int64_t budget = stuckBudgetNs(stall->hyperepoch);
-  if (budget == 0 || now - stall->sinceNs <= budget) return std::nullopt;
-  const RunnableId runnable = schedule_.instances[blockingInstance(*stall)].runnable;
-  const ClientId c = schedule_.runnables[runnable].client;
-  const std::int64_t monitor = schedule_.hyperepochs[stall->hyperepoch].monitorNs;
-  const std::string limit = monitor != kNoDuration && monitor > 0
-                                ? "the Monitor budget of hyperepoch " +
-                                      quoted(schedule_.hyperepochs[stall->hyperepoch].name) + ", " +
-                                      humanDuration(monitor)
-                                : "-t " + std::to_string(o_.timeoutUs);
-  return RunEnd{SegmentState::kAborted, StopReason::kStuck, c,
-                "client " + quoted(monitor_->name(c)) + " (pid " + std::to_string(monitor_->pid(c)) +
-                    ") is stuck: runnable " + quoted(qualifiedName(schedule_, runnable)) + " made no progress for " +
-                    humanDuration(now - stall->sinceNs) + ", beyond " + limit};
-}
-
 int MasterRun::waitForClients() {
   const std::int64_t start = ipc::monotonicNs();
   const std::int64_t deadline =
@@ -316,7 +262,7 @@ int MasterRun::runFrames() {
     if (failure) break;
     const std::int64_t now = ipc::monotonicNs();
     if ((failure = watch(false))) break;
-    if ((failure = stuckClient(now))) break;
+    if ((failure = stalls_->stuck(now))) break;
     if (soc_ && (failure = soc_->checkPeers())) break;
     if (const ClientId c = monitor_->exitRequester(); c != kNone) control_.requestStop(StopReason::kExitRequested, c);
     if (gSignal.load() != 0) {
@@ -326,15 +272,8 @@ int MasterRun::runFrames() {
       if (signalAt == 0) signalAt = now;
       if (now - signalAt > kStopGraceNs) {
         // A client did not finish its iteration after the signal: end without it.
-        const std::optional<Stall> stall = releaser_->longestStall();
-        std::string message = "the master was stopped by a signal";
         ClientId c = kNone;
-        if (stall) {
-          const RunnableId runnable = schedule_.instances[blockingInstance(*stall)].runnable;
-          c = schedule_.runnables[runnable].client;
-          message += "; client " + quoted(monitor_->name(c)) + " did not finish runnable " +
-                     quoted(qualifiedName(schedule_, runnable)) + " within " + humanDuration(kStopGraceNs);
-        }
+        const std::string message = "the master was stopped by a signal" + stalls_->graceText(c);
         failure = RunEnd{SegmentState::kFinished, StopReason::kSignal, c, message};
         break;
       }
@@ -433,6 +372,7 @@ int MasterRun::execute() {
   // (the tests, the benchmark) pinning measured slower for the cross-SoC hand-off.
   const bool pinReleases = o_.core < 0 && !o_.noPinning && !socOptions_;
   releaser_ = std::make_unique<Releaser>(view, schedule_, plan_, o_.freeRunning, control_, pinReleases);
+  stalls_ = std::make_unique<StallWatch>(schedule_, plan_, view, *releaser_, *monitor_, o_.timeoutUs);
   if (socOptions_) {  // a multi-SoC run: soc_run.hpp
     for (ClientId c : schedule_.clients.ids())
       if (schedule_.clients[c].soc != socOptions_->soc) monitor_->setRemote(c);

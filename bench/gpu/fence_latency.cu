@@ -16,7 +16,16 @@
 // and its signal, then tells Y through shared memory; Y enqueues its wait and B, then spins on B's
 // start stamp in host memory. No thread calls a blocking CUDA function inside the measured loop.
 // %globaltimer is one clock for every process on the GPU; its update interval is device-dependent
-// (1 us on some GPUs), which bounds the resolution of the figures. Exit 77 without a CUDA device.
+// (1 us on some GPUs), which bounds the resolution of the figures.
+//
+// Part 3, in X alone: the host side of the same fences, the hops tactus's CPU workers and GPU
+// streams make. X enqueues on its stream a wait for a release word in registered host memory
+// (cuStreamWaitValue64), kernel B and a write of an acknowledgement word (cuStreamWriteValue64);
+// once the stream sits at the wait, X stamps CLOCK_MONOTONIC, writes the release word and spins
+// on the acknowledgement. The round trip (CPU -> GPU -> CPU) is exact on one clock; its split into
+// CPU -> GPU (release written -> B started) and GPU -> CPU (B started -> acknowledgement seen)
+// puts %globaltimer on CLOCK_MONOTONIC as NTP does, taking the fastest trip each way as equal,
+// so the split is an estimate and the round trip the measurement. Exit 77 without a CUDA device.
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -67,28 +76,33 @@ struct alignas(4096) Header {
   alignas(64) std::atomic<std::int64_t> go;      // X: sequence number of the iteration submitted
   alignas(64) std::atomic<std::int64_t> done;    // Y: sequence number of the iteration whose B started
   alignas(64) std::atomic<std::int32_t> failed;  // either side: 1 after an error
+  alignas(64) std::uint64_t release;             // part 3: written by X's CPU, waited for by X's stream
+  alignas(64) std::uint64_t ack;                 // part 3: written by X's stream, spun on by X's CPU
   std::atomic<std::int32_t> handleReady;
   cudaIpcEventHandle_t handle;
 };
 
 // The arrays after the header, each [2][total] int64: A's end, B's start (ns of globaltimer) and
-// the enqueue time of X and Y (ns of CLOCK_MONOTONIC).
+// the enqueue time of X and Y (ns of CLOCK_MONOTONIC); part 3's B starts (globaltimer, [total]).
 struct Arrays {
   std::int64_t* aEnd;
   std::int64_t* bStart;
   std::int64_t* enqX;
   std::int64_t* enqY;
+  std::int64_t* hostB;
 };
 
+constexpr std::size_t kArrays = 5;
+
 std::size_t sharedBytes(int total) {
-  const std::size_t bytes = sizeof(Header) + 4 * 2 * static_cast<std::size_t>(total) * sizeof(std::int64_t);
+  const std::size_t bytes = sizeof(Header) + kArrays * 2 * static_cast<std::size_t>(total) * sizeof(std::int64_t);
   return (bytes + 4095) / 4096 * 4096;
 }
 
 Arrays arraysOf(void* base, int total) {
   auto* p = reinterpret_cast<std::int64_t*>(static_cast<char*>(base) + sizeof(Header));
   const std::size_t each = 2 * static_cast<std::size_t>(total);
-  return {p, p + each, p + 2 * each, p + 3 * each};
+  return {p, p + each, p + 2 * each, p + 3 * each, p + 4 * each};
 }
 
 [[noreturn]] void die(const char* who, const std::string& what, Header* h = nullptr) {
@@ -169,12 +183,14 @@ struct Side {
   Arrays host;
   Arrays device;
   unsigned long long fenceDevice;
+  unsigned long long releaseDevice;
+  unsigned long long ackDevice;
   cudaStream_t stream;
   Driver driver;
 };
 
 Side attach(const char* who, void* base, std::size_t bytes, int total) {
-  Side s{who, static_cast<Header*>(base), arraysOf(base, total), {}, 0, nullptr, {}};
+  Side s{who, static_cast<Header*>(base), arraysOf(base, total), {}, 0, 0, 0, nullptr, {}};
   check(cudaSetDevice(0), "cudaSetDevice", who, s.header);
   s.driver = loadDriver(who, s.header);
   int can = 0;
@@ -185,6 +201,8 @@ Side attach(const char* who, void* base, std::size_t bytes, int total) {
   checkDrv(s.driver.memHostGetDevicePointer(&dev, base, 0), "cuMemHostGetDevicePointer", who, s.header);
   s.device = arraysOf(reinterpret_cast<void*>(static_cast<std::uintptr_t>(dev)), total);
   s.fenceDevice = dev + offsetof(Header, fence);
+  s.releaseDevice = dev + offsetof(Header, release);
+  s.ackDevice = dev + offsetof(Header, ack);
   check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", who, s.header);
   return s;
 }
@@ -245,6 +263,57 @@ Stats stats(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const auto at = [&](double q) { return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]; };
   return {at(0.5), at(0.99), v.back()};
+}
+
+// Part 3 (X alone, after the peer has gone): CPU -> GPU -> CPU through the release and
+// acknowledgement words.
+void runHostPart(Side& s, int total) {
+  Header* h = s.header;
+  std::vector<std::int64_t> released(static_cast<std::size_t>(total)), seen(static_cast<std::size_t>(total));
+  auto* release = reinterpret_cast<volatile std::uint64_t*>(&h->release);
+  auto* ack = reinterpret_cast<volatile std::uint64_t*>(&h->ack);
+  for (int i = 0; i < total; ++i) {
+    const auto v = static_cast<std::uint64_t>(i) + 1;
+    checkDrv(s.driver.waitValue64(s.stream, s.releaseDevice, v, kWaitGeq), "cuStreamWaitValue64", "X", h);
+    kernelB<<<1, 1, 0, s.stream>>>(reinterpret_cast<long long*>(s.device.hostB + i));
+    check(cudaGetLastError(), "kernelB launch", "X", h);
+    checkDrv(s.driver.writeValue64(s.stream, s.ackDevice, v, kWriteDefault), "cuStreamWriteValue64", "X", h);
+    // Let the stream reach its wait, so the figure is the fence's and not the launch's.
+    const std::int64_t settle = nowNs() + 50'000;
+    while (nowNs() < settle) {}
+    released[static_cast<std::size_t>(i)] = nowNs();
+    __atomic_store_n(release, v, __ATOMIC_RELEASE);
+    const std::int64_t deadline = nowNs() + static_cast<std::int64_t>(kTimeoutS * 1e9);
+    while (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < v) {
+      if (nowNs() > deadline) die("X", "the stream did not acknowledge the release within 20 s", h);
+    }
+    seen[static_cast<std::size_t>(i)] = nowNs();
+  }
+  check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize", "X", h);
+  std::vector<double> roundTrip, up, down;
+  // up + offset and down - offset: the offset of %globaltimer to CLOCK_MONOTONIC is what makes the
+  // fastest trip each way equal (min up = min down).
+  std::vector<std::int64_t> rawUp, rawDown;
+  for (int i = kWarmup; i < total; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    roundTrip.push_back(static_cast<double>(seen[k] - released[k]) / 1000.0);
+    rawUp.push_back(s.host.hostB[k] - released[k]);
+    rawDown.push_back(seen[k] - s.host.hostB[k]);
+  }
+  const std::int64_t minUp = *std::min_element(rawUp.begin(), rawUp.end());
+  const std::int64_t minDown = *std::min_element(rawDown.begin(), rawDown.end());
+  const std::int64_t shift = (minDown - minUp) / 2;  // added to up, taken from down
+  for (std::size_t k = 0; k < rawUp.size(); ++k) {
+    up.push_back(static_cast<double>(rawUp[k] + shift) / 1000.0);
+    down.push_back(static_cast<double>(rawDown[k] - shift) / 1000.0);
+  }
+  const Stats rt = stats(roundTrip), u = stats(up), d = stats(down);
+  std::printf("host fence    CPU -> GPU -> CPU round trip: p50 %.2f us  p99 %.2f us  max %.2f us\n", rt.p50, rt.p99,
+              rt.max);
+  std::printf("host fence    CPU -> GPU (release word -> B start): p50 %.2f us  p99 %.2f us  (split estimated)\n",
+              u.p50, u.p99);
+  std::printf("host fence    GPU -> CPU (B start -> ack seen): p50 %.2f us  p99 %.2f us  (split estimated)\n", d.p50,
+              d.p99);
 }
 
 int runMain(const char* self, int iterations) {
@@ -341,6 +410,7 @@ int runMain(const char* self, int iterations) {
     std::printf("%-12s  enqueue CPU time Y (%s + B): p50 %.2f us  p99 %.2f us  max %.2f us\n", name,
                 part == kEvent ? "cudaStreamWaitEvent" : "cuStreamWaitValue64", sy.p50, sy.p99, sy.max);
   }
+  runHostPart(s, total);
   const double r50 = latency[kFence].p50 / std::max(latency[kEvent].p50, 1e-3);
   const double r99 = latency[kFence].p99 / std::max(latency[kEvent].p99, 1e-3);
   std::printf("fence/event latency ratio: p50 %.2f  p99 %.2f (target: within 2x)\n", r50, r99);

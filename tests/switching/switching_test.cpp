@@ -858,3 +858,62 @@ TEST_CASE("a master that dies while a schedule is stopped: the client wakes its 
   CHECK(waitFor(p.c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
   CHECK(readFile(p.run.out("Client0")).find("peer=master") != std::string::npos);
 }
+
+// Each test below has a twin in tests/runtime/reliability_test.cpp for a run of one schedule: the
+// roles that find these ends (the stall watch, the stop grace) are the same in both runs.
+namespace {
+constexpr long kEndWithinMs = 2'000;  // generous: the documented waits are 1 s (-t) and 0.5 s (grace)
+long msSince(std::chrono::steady_clock::time_point t) {
+  return static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t).count());
+}
+}  // namespace
+
+TEST_CASE("a client frozen with SIGSTOP under a manager is named as stuck within -t", "[switching][fault][stuck]") {
+  SwitchRun run("mgrfrozen", {modeYaml(611, 2, 1000, false), modeYaml(612, 2, 1000, false)});
+  const pid_t m = run.master({"-t", "1000000"});
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(611));
+  REQUIRE(awaitIterations(20));
+  ::kill(c1, SIGSTOP);
+  const auto cause = std::chrono::steady_clock::now();
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(msSince(cause) < 1000 + kEndWithinMs);
+  const std::string master = readFile(run.out("master"));
+  INFO(master);
+  CHECK(master.find("schedule 611: client 'Client1' (pid " + std::to_string(c1) + ") is stuck: runnable 'Client1.R") !=
+        std::string::npos);
+  CHECK(master.find("beyond -t 1000000") != std::string::npos);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  ::kill(c1, SIGCONT);
+  CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+}
+
+TEST_CASE("SIGTERM to a managed master while a client is frozen ends within the grace and names the client",
+          "[switching][fault][signal]") {
+  SwitchRun run("mgrtermfrozen", {modeYaml(621, 2, 1000, false), modeYaml(622, 2, 1000, false)});
+  const pid_t m = run.master({"-t", "-1"});  // no budget: only the signal ends this run
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(621));
+  REQUIRE(awaitIterations(20));
+  ::kill(c1, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::kill(m, SIGTERM);
+  const auto cause = std::chrono::steady_clock::now();
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(msSince(cause) < 500 + kEndWithinMs);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  const std::string client0 = readFile(run.out("Client0"));
+  INFO(client0);
+  CHECK(client0.find("status=stopped-by-signal") != std::string::npos);
+  CHECK(client0.find("did not finish runnable 'Client1.R") != std::string::npos);
+  ::kill(c1, SIGCONT);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK_FALSE(segmentPresent(run.instance));
+  CHECK_FALSE(segmentPresent(run.instance + ".schedule1"));
+  CHECK_FALSE(segmentPresent(run.instance + ".manager"));
+}
