@@ -57,9 +57,10 @@ if [ "$mode" = prepare ]; then
   # The programs and shared libraries the check runs (not the object folders), at the same
   # relative paths: their RPATHs ($ORIGIN/...) and the tests' TACTUS_BUILD_ROOT rely on the layout.
   (cd "$bdir" && find compiler master client_lib tests/gpu tests/support samples/cuda bench/gpu bench/runtime \
-    -path '*.p' -prune -o -type f \( -perm -u+x -o -name '*.so*' \) -print) | while read -r f; do
+    -path '*.p' -prune -o \( -type f -perm -u+x -o -name '*.so*' \) -print) | while read -r f; do
     mkdir -p "$pack/build/$(dirname "$f")"
-    cp -p "$bdir/$f" "$pack/build/$f"
+    cp -P -p "$bdir/$f" "$pack/build/$f"  # -P: the soname links (libtactus.so.0) stay links
+    [ -L "$pack/build/$f" ] && continue
     case "$(head -c4 "$pack/build/$f" | od -An -c | tr -d ' ')" in
       177ELF) strip --strip-debug "$pack/build/$f" 2>/dev/null || true ;;
     esac
@@ -213,6 +214,25 @@ if want fence; then
       while read -r l; do say "fence: $l"; done < <(grep -E 'A end -> B start|host fence|ratio|enqueue call' "$work/fence.out")
     else
       fail fence "$(tail -2 "$work/fence.out" | paste -sd ' ' -)"
+    fi
+    # Two processes' kernels on one GPU take turns by context switches unless MPS serves both:
+    # the same measurement under MPS, where its control daemon is installed.
+    if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+      export CUDA_MPS_PIPE_DIRECTORY=$work/mps CUDA_MPS_LOG_DIRECTORY=$work/mps
+      mkdir -p "$work/mps"
+      if env -u LD_LIBRARY_PATH nvidia-cuda-mps-control -d >>"$log" 2>&1; then
+        if part fence-mps 60 "$build/bench/gpu/gpu-fence-latency" "$(limit 200 2000)"; then
+          while read -r l; do say "fence.mps: $l"; done < <(grep -E 'A end -> B start|ratio' "$work/fence-mps.out")
+        else
+          fail fence.mps "$(tail -2 "$work/fence-mps.out" | paste -sd ' ' -)"
+        fi
+        echo quit | env -u LD_LIBRARY_PATH nvidia-cuda-mps-control >>"$log" 2>&1
+      else
+        skip fence.mps "nvidia-cuda-mps-control -d failed (see the log)"
+      fi
+      unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    else
+      skip fence.mps "nvidia-cuda-mps-control not installed"
     fi
   else
     skip fence "${nogpu}"
