@@ -177,6 +177,9 @@ if want sample; then
       fail sample "tactus-compile: $(tail -1 "$work/sample-compile.out")"
     else
       # The master and both clients; the master ends after $frames hyperepoch iterations of 100 ms.
+    # The order check compares GPU work's stamps (%globaltimer moved onto CLOCK_MONOTONIC by an
+    # offset each client measures at start, to within half its tightest bracket) with CPU times:
+    # such an order holds to within 20 us, and the check prints how far the largest was off.
       "$build/master/tactus-master" -s "$sched" -e "$frames" -l "$slog" -D "$inst" >"$work/sample-master.out" 2>&1 &
       master=$!
       TACTUS_INSTANCE=$inst "$build/samples/cuda/tactus-sample-stm-gpu" clientGpuY >"$work/sample-y.out" 2>&1 &
@@ -194,8 +197,9 @@ if want sample; then
       for f in sample-master sample-y sample-x; do echo "== $f" >>"$log"; cat "$work/$f.out" >>"$log"; done
       if [ $mrc -ne 0 ] || [ $yrc -ne 0 ] || [ $xrc -ne 0 ]; then
         fail sample "exit statuses master $mrc, clientGpuY $yrc, clientGpuX $xrc: $(tail -1 "$work/sample-master.out")"
-      elif part sample-order 60 "$build/tests/support/tactus-check-log" "$sched" "$slog" "$frames"; then
+      elif part sample-order 60 "$build/tests/support/tactus-check-log" --gpu-slack-ns 20000 "$sched" "$slog" "$frames"; then
         say "sample: ok: $frames frames of STM's two-process GPU sample; $(tail -1 "$work/sample-order.out")"
+      cp "$sched" "$slog" "$out/" 2>/dev/null
       else
         fail sample "$(tail -1 "$work/sample-order.out")"
       fi

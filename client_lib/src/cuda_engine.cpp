@@ -114,6 +114,7 @@ std::mutex gStatsMutex;
 cuda::EngineStats gStats;            // guarded by gStatsMutex
 std::vector<std::int32_t> gSamples;  // guarded by gStatsMutex: every worker's overhead samples of the last run
 std::atomic<std::uint64_t> gGpuEnds{0};
+std::atomic<std::int64_t> gClockOffsetErrorNs{0};  // the latest engine's (EngineStats::clockOffsetErrorNs)
 
 Error cudaFailure(const std::string& what, cudaError_t e) {
   return {ErrorCode::kIo, what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")"};
@@ -166,6 +167,36 @@ Result<Driver> loadDriver() {
   if (!entryPoint("cuGetErrorString", reinterpret_cast<void**>(&d.getErrorString))) d.getErrorString = nullptr;
   return d;
 }
+
+#if !defined(TACTUS_CUDA_STANDIN)
+// CUDA's lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) loads a kernel's
+// module at its first launch, and that load may wait for the device to go idle. Under tactus a
+// stream routinely waits on the GPU for a fence that CPU work after the launch will write (a
+// submitter's kernel waits for another process's kernel, which is submitted after this client's
+// next CPU runnable): the first launch then waits for the device, the device for the fence, the
+// fence for the launch. Seen on an H100 (driver 580, CUDA 13): every submitter whose kernel
+// waits on a later fence hung in its first launch. So libtactus asks for eager loading before
+// the program's first CUDA call (the driver reads the variable once, at cuInit); a program that
+// sets CUDA_MODULE_LOADING itself keeps its choice, and a lazy one is refused by the engine.
+[[gnu::constructor]] void preferEagerModuleLoading() { ::setenv("CUDA_MODULE_LOADING", "EAGER", 0); }
+
+using DrvModuleGetLoadingMode = int (*)(int*);
+constexpr int kLazyLoading = 2;  // CU_MODULE_LAZY_LOADING
+static_assert(CU_MODULE_LAZY_LOADING == kLazyLoading);
+
+// "" when modules load eagerly, else why the engine cannot run.
+std::string lazyLoadingProblem() {
+  DrvModuleGetLoadingMode getMode = nullptr;
+  if (!entryPoint("cuModuleGetLoadingMode", reinterpret_cast<void**>(&getMode))) return "";  // older driver: eager
+  int mode = 0;
+  if (getMode(&mode) != 0 || mode != kLazyLoading) return "";
+  const char* env = std::getenv("CUDA_MODULE_LOADING");
+  return std::string("CUDA loads modules lazily here (CUDA_MODULE_LOADING=") + (env != nullptr ? env : "unset") +
+         "): a submitter's first kernel launch can then wait for the device while the device waits for a tactus "
+         "fence, which hangs the run; set CUDA_MODULE_LOADING=EAGER (libtactus sets it when the program has not, "
+         "before its first CUDA call)";
+}
+#endif
 
 }  // namespace
 
@@ -296,6 +327,7 @@ struct CudaEngine::Impl {
         clockOffsetNs = t0 + (t1 - t0) / 2 - g;
       }
     }
+    gClockOffsetErrorNs.store(clockOffsetErrorNs, std::memory_order_relaxed);
     at.store(0, std::memory_order_relaxed);
     return {};
 #endif
@@ -323,6 +355,9 @@ struct CudaEngine::Impl {
     auto d = loadDriver();
     if (!d) return d.error();
     driver = *d;
+#if !defined(TACTUS_CUDA_STANDIN)
+    if (const std::string lazy = lazyLoadingProblem(); !lazy.empty()) return fail(ErrorCode::kInvalidState, lazy);
+#endif
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cudaFailure("cudaGetDevice", e);
     // The driver calls below need the device's context current on this thread, whichever thread
     // created the streams.
@@ -598,6 +633,7 @@ EngineStats engineStats() {
   std::lock_guard<std::mutex> lock(client::gStatsMutex);
   EngineStats s = client::gStats;
   s.gpuEnds = client::gGpuEnds.load();
+  s.clockOffsetErrorNs = client::gClockOffsetErrorNs.load(std::memory_order_relaxed);
   std::vector<std::int32_t> v = client::gSamples;
   s.overheadSamples = v.size();
   if (!v.empty()) {

@@ -38,6 +38,7 @@ struct Work {
 struct Trace {
   std::string clock;
   std::map<std::pair<std::string, std::uint64_t>, std::vector<Work>> work;
+  std::int64_t clockErrorNs = 0;  // the client's engine: how far its logged GPU-side times may be off
 };
 
 Trace readTrace(const std::string& path) {
@@ -189,7 +190,18 @@ std::string checkGpuOrder(const Schedule& s, const EventLog& log, const std::map
       // checked where the GPU's own clock covers both ends (GPU -> GPU) only.
       if (t != traces.end() && t->second.clock != "monotonic") return "";
     }
-    if (run[hd * n + index(d)]->endNs > run[hi * n + index(i)]->startNs) return "out of order: " + what;
+    // CPU -> GPU on a GPU: the log's start of the GPU work is its stamp, moved onto the host's
+    // clock by an offset known to within the client's clockErrorNs, so the edge holds to within it.
+    std::int64_t slack = 0;
+    if (gi) {
+      auto t = traces.find(s.clients[s.runnables[s.instances[i].runnable].client].name);
+      if (t != traces.end() && t->second.clock != "monotonic") slack = t->second.clockErrorNs;
+    }
+    const std::int64_t gap = run[hi * n + index(i)]->startNs - run[hd * n + index(d)]->endNs;
+    if (gap < -slack) {
+      return "out of order: " + what + " (by " + std::to_string(-gap) + " ns" +
+             (slack > 0 ? ", beyond the GPU clock's uncertainty of " + std::to_string(slack) + " ns)" : ")");
+    }
     return "";
   };
   for (std::uint64_t h = 0; h < iterations; ++h) {
@@ -255,6 +267,7 @@ void runAndCheck(GpuRun& run, const std::map<std::string, std::vector<std::strin
     // No CPU worker called a synchronising CUDA function (the stand-in counts them; -1: real GPU).
     CHECK(field(out, "sync-on-submit-threads") <= 0);
     traces[name] = readTrace(run.trace(name));
+    traces[name].clockErrorNs = std::max<long long>(0, field(out, "clock-offset-error-ns"));
   }
   auto log = readEventLog(run.logPath);
   REQUIRE(log.has_value());

@@ -3,7 +3,8 @@
 // CUDA submitter (its work: gpu_work.hpp, --gpu-us long, stamped into --trace) and every other
 // runnable as a CPU runnable, runs, and prints one result line:
 //   status=<run status> submissions=N stream-waits=N gpu-ends=N sync-on-submit-threads=N
-//   value-waits-blocked=N overhead-p50-ns=N overhead-p99-ns=N overhead-samples=N message=<text>
+//   value-waits-blocked=N overhead-p50-ns=N overhead-p99-ns=N overhead-samples=N
+//   clock-offset-error-ns=N message=<text>
 // (sync-on-submit-threads and value-waits-blocked are the stand-in's counters; -1 on a GPU.)
 // --misuse first tries every registration the runtime must refuse and prints `<case>: <error>`.
 // --probe exits 77 when no device is present (0 otherwise). Built twice: against the CUDA
@@ -201,12 +202,14 @@ int main(int argc, char** argv) {
   const tactus::cuda::EngineStats st = tactus::cuda::engineStats();
   std::printf(
       "status=%s submissions=%llu stream-waits=%llu gpu-ends=%llu sync-on-submit-threads=%lld "
-      "value-waits-blocked=%lld overhead-p50-ns=%lld overhead-p99-ns=%lld overhead-samples=%llu message=%s\n",
+      "value-waits-blocked=%lld overhead-p50-ns=%lld overhead-p99-ns=%lld overhead-samples=%llu "
+      "clock-offset-error-ns=%lld message=%s\n",
       stmErrorCodeToString(rc), static_cast<unsigned long long>(st.submissions),
       static_cast<unsigned long long>(st.streamWaits), static_cast<unsigned long long>(st.gpuEnds),
       tactus::gpuwork::syncCallsOnSubmitThreads(), tactus::gpuwork::valueWaitsThatBlocked(),
       static_cast<long long>(st.overheadP50Ns), static_cast<long long>(st.overheadP99Ns),
-      static_cast<unsigned long long>(st.overheadSamples), tactusLastErrorMessage());
+      static_cast<unsigned long long>(st.overheadSamples), static_cast<long long>(st.clockOffsetErrorNs),
+      tactusLastErrorMessage());
   std::fflush(stdout);
   stmClientExit();
   for (cudaStream_t s : streams) tactus::gpuwork::destroyStream(s);

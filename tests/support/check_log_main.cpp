@@ -3,10 +3,13 @@
 // release + StartTime), over the iterations the log completed. For scripts that run real
 // programs outside the test executables (scripts/device-check.sh); never shipped.
 //
-//   tactus-check-log SCHEDULE.tsched LOG.tlog [MIN_ITERATIONS]
+//   tactus-check-log [--gpu-slack-ns N] SCHEDULE.tsched LOG.tlog [MIN_ITERATIONS]
 //
+// --gpu-slack-ns: how far an order between GPU work (its logged times are GPU stamps moved onto
+// the host's clock by a measured offset) and a CPU time may be off (default 0: exact).
 // Prints `order ok: N iterations, M runs` (exit 0), or the first problem (exit 1); exit 2 on a bad
-// command line or a file it cannot read.
+// command line or a file it cannot read. Both say how far the largest order across the two clocks
+// was off.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +20,19 @@
 #include "tactus/core/schedule_file.hpp"
 
 int main(int argc, char** argv) {
+  std::int64_t slackNs = 0;
+  if (argc >= 3 && std::string(argv[1]) == "--gpu-slack-ns") {
+    char* end = nullptr;
+    slackNs = std::strtoll(argv[2], &end, 10);
+    if (end == argv[2] || *end != '\0' || slackNs < 0) {
+      std::fprintf(stderr, "tactus-check-log: --gpu-slack-ns takes nanoseconds (0 or more), got '%s'\n", argv[2]);
+      return 2;
+    }
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 3 || argc > 4) {
-    std::fprintf(stderr, "usage: tactus-check-log SCHEDULE.tsched LOG.tlog [MIN_ITERATIONS]\n");
+    std::fprintf(stderr, "usage: tactus-check-log [--gpu-slack-ns N] SCHEDULE.tsched LOG.tlog [MIN_ITERATIONS]\n");
     return 2;
   }
   const auto schedule = tactus::loadScheduleFile(argv[1]);
@@ -58,12 +72,15 @@ int main(int argc, char** argv) {
   std::erase_if(complete.records, [&](const tactus::EventRecord& r) {
     return r.kind == static_cast<std::uint16_t>(tactus::EventKind::kRun) && r.iteration >= iterations;
   });
-  const std::string problem = tactus::test::checkLog(*schedule, complete, iterations);
+  std::int64_t skewNs = 0;
+  const std::string problem = tactus::test::checkLog(*schedule, complete, iterations, slackNs, &skewNs);
+  const std::string clocks = "; largest order across the CPU and GPU clocks off by " + std::to_string(skewNs) +
+                             " ns (allowed " + std::to_string(slackNs) + " ns)";
   if (!problem.empty()) {
-    std::printf("order violated: %s\n", problem.c_str());
+    std::printf("order violated: %s%s\n", problem.c_str(), clocks.c_str());
     return 1;
   }
-  std::printf("order ok: %llu iterations, %llu runs\n", static_cast<unsigned long long>(iterations),
-              static_cast<unsigned long long>(iterations * perIteration));
+  std::printf("order ok: %llu iterations, %llu runs%s\n", static_cast<unsigned long long>(iterations),
+              static_cast<unsigned long long>(iterations * perIteration), clocks.c_str());
   return 0;
 }

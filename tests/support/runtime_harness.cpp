@@ -376,8 +376,26 @@ bool waitForPath(const std::string& path, int timeoutMs) {
   return true;
 }
 
-std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t iterations) {
+std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t iterations, std::int64_t gpuSlackNs,
+                     std::int64_t* crossClockSkewNs) {
   const std::size_t n = s.instances.size();
+  const auto onGpu = [&](std::size_t i) {
+    return s.runnables[s.instances[InstanceId{static_cast<std::uint32_t>(i)}].runnable].kind == RunnableKind::kSubmittee;
+  };
+  // How far `later` may precede `earlier` (0, or the slack where one side is GPU work).
+  std::int64_t skew = 0;
+  const auto allowed = [&](bool gpuA, bool gpuB, std::int64_t earlier, std::int64_t later) {
+    if (gpuA == gpuB) return later >= earlier;
+    skew = std::max(skew, earlier - later);
+    return later >= earlier - gpuSlackNs;
+  };
+  struct Report {
+    std::int64_t* out;
+    const std::int64_t& skew;
+    ~Report() {
+      if (out != nullptr) *out = skew;
+    }
+  } report{crossClockSkewNs, skew};
   std::vector<const EventRecord*> run(n * iterations, nullptr);
   std::map<std::pair<EpochId, std::uint64_t>, std::int64_t> release;  // (epoch, global frame) -> ideal
   for (const EventRecord& r : log.records) {
@@ -403,7 +421,7 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
       const EventRecord* r = run[h * n + i];
       if (!r) return "instance " + std::to_string(i) + " missing in iteration " + std::to_string(h);
       for (const InstanceId d : s.instances[i].dependencies) {
-        if (run[h * n + index(d)]->endNs > r->startNs) {
+        if (!allowed(onGpu(index(d)), onGpu(i), run[h * n + index(d)]->endNs, r->startNs)) {
           return "instance " + std::to_string(i) + " started before its dependency " + std::to_string(index(d)) +
                  " ended (iteration " + std::to_string(h) + ")";
         }
@@ -413,7 +431,7 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
       const std::uint64_t frames = s.epochs[rn.epoch].frames;
       auto rel = release.find({rn.epoch, h * frames + inst.frame});
       if (rel == release.end()) return "no release record for the frame of instance " + std::to_string(i);
-      if (r->startNs < rel->second + rn.startTimeNs) {
+      if (!allowed(false, onGpu(i), rel->second + rn.startTimeNs, r->startNs)) {
         return "instance " + std::to_string(i) + " started before its release + StartTime (iteration " +
                std::to_string(h) + ")";
       }
@@ -424,7 +442,7 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
     for (std::uint64_t h = 0; h < iterations; ++h) {
       for (const InstanceId i : t.instances) {
         const EventRecord* r = run[h * n + index(i)];
-        if (previous && previous->endNs > r->startNs) {
+        if (previous && !allowed(onGpu(previous->instance), onGpu(index(i)), previous->endNs, r->startNs)) {
           return "on resource " + s.resources[t.resource].name + " instance " + std::to_string(index(i)) +
                  " started before its timeline predecessor " + std::to_string(previous->instance) +
                  " ended (iteration " + std::to_string(h) + ")";

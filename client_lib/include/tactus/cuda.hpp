@@ -53,6 +53,11 @@ struct EngineStats {
   std::int64_t overheadP50Ns = 0;
   std::int64_t overheadP99Ns = 0;  ///< the same, 99th percentile
   std::int64_t overheadMaxNs = 0;  ///< the same, maximum
+  /// A GPU: how far the logged GPU-side times (%globaltimer moved onto CLOCK_MONOTONIC) may be
+  /// off, ns: half the tightest bracket of the offset's measurement at start (0 on the stand-in,
+  /// whose stream stamps CLOCK_MONOTONIC itself). Compare a CPU time with a GPU-side time only
+  /// to within this.
+  std::int64_t clockOffsetErrorNs = 0;
 };
 
 /// The GPU engine's counters so far (all zero before a run that used CUDA submitters).
