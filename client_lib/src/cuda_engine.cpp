@@ -310,7 +310,11 @@ struct CudaEngine::Impl {
       return fail(ErrorCode::kIo, "cuModuleGetFunction(tactus_stamp) failed: " + driverError(driver, rc));
     }
     std::int64_t best = INT64_MAX;
+    // The stamp kernel adds clockOffsetNs: 0 while measuring, so every round reads the raw
+    // %globaltimer (a round stamped with an earlier round's offset measured the difference of
+    // two offsets; on an H100 that put GPU work up to 75 us before the CPU work it waited for).
     clockOffsetNs = 0;
+    std::int64_t offset = 0;
     for (int round = 0; round < 32; ++round) {
       const std::int64_t t0 = ipc::monotonicNs();
       if (const int rc = stamp(stream, out); rc != 0) {
@@ -324,9 +328,10 @@ struct CudaEngine::Impl {
       if (t1 - t0 < best) {
         best = t1 - t0;
         clockOffsetErrorNs = best / 2;
-        clockOffsetNs = t0 + (t1 - t0) / 2 - g;
+        offset = t0 + (t1 - t0) / 2 - g;
       }
     }
+    clockOffsetNs = offset;
     gClockOffsetErrorNs.store(clockOffsetErrorNs, std::memory_order_relaxed);
     at.store(0, std::memory_order_relaxed);
     return {};
