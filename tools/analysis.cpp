@@ -282,7 +282,6 @@ struct AnalysisPass {
   const Schedule& s;
   const LogFile& log;
   Analysis a;
-  std::size_t nRun, nInst, nEp, nHyp;
   // 64-bit frame offsets: the verifier bounds the sum, and a sum must never wrap.
   IdVector<EpochId, std::size_t> frameBase;
   IdVector<InstanceId, EpochId> instEpoch;
@@ -299,10 +298,6 @@ struct AnalysisPass {
   AnalysisPass(const Schedule& schedule, const LogFile& events)
       : s(schedule),
         log(events),
-        nRun(s.runnables.size()),
-        nInst(s.instances.size()),
-        nEp(s.epochs.size()),
-        nHyp(s.hyperepochs.size()),
         firstInvalid(log.records.size()) {}
 
   void invalid(std::size_t k) {
@@ -318,7 +313,8 @@ struct AnalysisPass {
   }
 
   void setUp() {
-    a.runnables.resize(nRun);
+    const std::size_t nInst = s.instances.size(), nEp = s.epochs.size(), nHyp = s.hyperepochs.size();
+    a.runnables.resize(s.runnables.size());
     a.resources.resize(s.resources.size());
     a.clients.resize(s.clients.size());
     a.hyperepochs.resize(nHyp);
@@ -372,8 +368,8 @@ struct AnalysisPass {
       a.iterationStart[h].assign(seen.size(), 0);
     }
     std::size_t denseBudget = 4 * log.records.size() + 65536;
-    release.reserve(nEp);
-    frameEnd.reserve(nEp);
+    release.reserve(s.epochs.size());
+    frameEnd.reserve(s.epochs.size());
     for (EpochId e : s.epochs.ids()) {
       const std::size_t rows = a.iterations[s.epochs[e].hyperepoch].size();
       release.emplace_back(rows, s.epochs[e].frames, 0, denseBudget);
@@ -460,8 +456,8 @@ struct AnalysisPass {
 
   // Pass 3: the runs.
   void readRuns() {
-    jitter.resize(nRun);
-    iterEnd.resize(nHyp);
+    jitter.resize(s.runnables.size());
+    iterEnd.resize(s.hyperepochs.size());
     for (HyperepochId h : s.hyperepochs.ids())
       iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
     resourceBusy.assign(s.resources.size(), 0);

@@ -92,10 +92,7 @@ std::string formatPolicyDecisions(const LogFile& log, const std::vector<Schedule
   std::string text;
   for (const EventRecord& r : log.records) {
     if (r.kind != static_cast<std::uint16_t>(EventKind::kPolicyDecision)) continue;
-    const Schedule* sc = nullptr;
-    for (const Schedule& s : schedules) {
-      if (s.identifier == r.schedule) sc = &s;
-    }
+    const Schedule* sc = scheduleOf(schedules, r.schedule);
     std::string why;
     switch (r.detail) {
       case 1:
@@ -141,15 +138,9 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const EventRecord* a, const EventRecord* b) { return a->endNs < b->endNs; });
-  auto scheduleOf = [&](std::uint32_t id) -> const Schedule* {
-    for (const Schedule& sc : schedules) {
-      if (sc.identifier == id) return &sc;
-    }
-    return nullptr;
-  };
   // The last end of a run of schedule `id`'s hyperepoch `he` at or before `beforeNs`.
   auto lastEnd = [&](std::uint32_t id, HyperepochId he, std::int64_t beforeNs) {
-    const Schedule* sc = scheduleOf(id);
+    const Schedule* sc = scheduleOf(schedules, id);
     std::int64_t last = 0;
     if (sc == nullptr) return last;
     for (const EventRecord& r : log.records) {
