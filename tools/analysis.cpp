@@ -296,9 +296,7 @@ struct AnalysisPass {
   IdVector<ResourceId, long double> resourceBusy, resourceSpin;
 
   AnalysisPass(const Schedule& schedule, const LogFile& events)
-      : s(schedule),
-        log(events),
-        firstInvalid(log.records.size()) {}
+      : s(schedule), log(events), firstInvalid(log.records.size()) {}
 
   void invalid(std::size_t k) {
     ++a.invalidRecords;

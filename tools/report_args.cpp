@@ -155,7 +155,9 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
     return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE or --schedule FILE");
   if (o.schedules.empty()) o.schedules = {o.schedule};
   if (o.logs.empty() && !o.log.empty()) o.logs = {o.log};
-  if (std::count(o.logs.begin(), o.logs.end(), kStdStream) + std::count(o.schedules.begin(), o.schedules.end(), kStdStream) > 1)
+  if (std::count(o.logs.begin(), o.logs.end(), kStdStream) +
+          std::count(o.schedules.begin(), o.schedules.end(), kStdStream) >
+      1)
     return fail(ErrorCode::kBadParameter, "the log and the schedule cannot both come from standard input (-)");
   if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
   if (o.violations && (o.json || o.csv))

@@ -220,8 +220,8 @@ struct Inputs {
   // Schedule k's records: the whole log when the run has one schedule.
   const LogFile& logOf(std::size_t k) const { return several() ? parts[k].own : log; }
   std::string title(std::size_t k) const {
-    return "schedule " + std::to_string(schedules[k].identifier) + " " + quoted(schedules[k].name) + " (" +
-           origins[k] + ")";
+    return "schedule " + std::to_string(schedules[k].identifier) + " " + quoted(schedules[k].name) + " (" + origins[k] +
+           ")";
   }
 };
 

@@ -14,9 +14,8 @@
 
 int main(int argc, char** argv) {
   if (argc == 5 && std::string(argv[1]) == "--add-violation") {  // what tactus-check would have logged
-    tactus::EventRecord r = tactus::makeViolationRecord(
-        tactus::ViolationKind::kAllocation, tactus::CheckCall::kMalloc, 0,
-        static_cast<std::uint32_t>(std::atol(argv[4])), 3, 0, 0);
+    tactus::EventRecord r = tactus::makeViolationRecord(tactus::ViolationKind::kAllocation, tactus::CheckCall::kMalloc,
+                                                        0, static_cast<std::uint32_t>(std::atol(argv[4])), 3, 0, 0);
     r.schedule = static_cast<std::uint16_t>(std::atol(argv[3]));
     std::ofstream log(argv[2], std::ios::binary | std::ios::app);
     log.write(reinterpret_cast<const char*>(&r), sizeof r);

@@ -95,10 +95,11 @@ TEST_CASE("several schedules: the text has a section per schedule with its viola
   CHECK(table > six);
   CHECK(table < switches);
   CHECK(out.find("Client0.C  allocation  malloc  3") != std::string::npos);
-  CHECK(err == "tactus-report: warning: schedule 5: the runtime lost 7 records (client rings full); statistics are of "
-               "the records kept\n"
-               "tactus-report: warning: schedule 6: the runtime lost 7 records (client rings full); statistics are of "
-               "the records kept\n");
+  CHECK(err ==
+        "tactus-report: warning: schedule 5: the runtime lost 7 records (client rings full); statistics are of "
+        "the records kept\n"
+        "tactus-report: warning: schedule 6: the runtime lost 7 records (client rings full); statistics are of "
+        "the records kept\n");
 }
 
 TEST_CASE("several schedules: --json holds each schedule's statistics as a run of one has them, and the switches",
@@ -131,11 +132,13 @@ TEST_CASE("several schedules: --csv, --violations and --fail-on-violation name t
   REQUIRE(runCommand({f.log, f.a, f.b, "--violations"}, out, err) == 0);
   CHECK(out == "runnable,kind,call,count,first_site,schedule\nClient0.C,allocation,malloc,3,,6\n");
   CHECK(runCommand({f.log, f.a, f.b, "--fail-on-violation"}, out, err) == 1);
-  const std::string failed = "tactus-report: 1 contract violations (runnable, kind, call) in " + f.log + " (schedule 6: 1)\n";
+  const std::string failed =
+      "tactus-report: 1 contract violations (runnable, kind, call) in " + f.log + " (schedule 6: 1)\n";
   CHECK(err.substr(err.size() - std::min(err.size(), failed.size())) == failed);
 }
 
-TEST_CASE("several schedules: --wcet-out writes a file per schedule that its own graph accepts", "[report][several][wcet]") {
+TEST_CASE("several schedules: --wcet-out writes a file per schedule that its own graph accepts",
+          "[report][several][wcet]") {
   ManagedFiles f;
   const std::string wcet = tempPath("w.yaml");
   const std::string other = wcet.substr(0, wcet.size() - 5) + "-6.yaml";
@@ -150,9 +153,10 @@ TEST_CASE("several schedules: --wcet-out writes a file per schedule that its own
   std::remove(other.c_str());
 }
 
-TEST_CASE("several schedules: --html writes a page per schedule with its violations and the switches, --trace-out "
-          "a process per schedule",
-          "[report][several][html]") {
+TEST_CASE(
+    "several schedules: --html writes a page per schedule with its violations and the switches, --trace-out "
+    "a process per schedule",
+    "[report][several][html]") {
   ManagedFiles f;
   const std::string html = tempPath("run.html"), trace = tempPath("trace.json");
   const std::string other = html.substr(0, html.size() - 5) + "-6.html";
