@@ -275,185 +275,214 @@ std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, cons
   return analysis.runStartNs + static_cast<std::int64_t>(iteration) * schedule.hyperepochs[hyperepoch].periodNs;
 }
 
-Analysis analyze(const Schedule& s, const LogFile& log) {
-  Analysis a;
-  const std::size_t nRun = s.runnables.size(), nInst = s.instances.size(), nEp = s.epochs.size(),
-                    nHyp = s.hyperepochs.size();
-  a.runnables.resize(nRun);
-  a.resources.resize(s.resources.size());
-  a.clients.resize(s.clients.size());
-  a.hyperepochs.resize(nHyp);
-  a.iterations.resize(nHyp);
-  a.iterationStart.resize(nHyp);
-  a.warnings = log.warnings;
-  a.originNs = findOrigin(log);
-  a.runStartNs = log.header.runStartNs != 0 && log.header.runStartNs == a.originNs ? a.originNs : 0;
-  if (log.header.runStartNs != 0 && a.runStartNs == 0)
-    a.warnings.push_back("the log header's run start " + std::to_string(log.header.runStartNs) +
-                         " ns is not a plausible CLOCK_MONOTONIC time; ignored");
+namespace {
 
+// The passes of analyze() over one log and the tables they share.
+struct AnalysisPass {
+  const Schedule& s;
+  const LogFile& log;
+  Analysis a;
   // 64-bit frame offsets: the verifier bounds the sum, and a sum must never wrap.
-  IdVector<EpochId, std::size_t> frameBase(nEp + 1, 0);
-  for (std::size_t e = 0; e < nEp; ++e) frameBase[e + 1] = frameBase[e] + s.epochs[e].frames;
-  a.frames.resize(frameBase[nEp]);
-  for (EpochId e : s.epochs.ids())
-    for (std::uint32_t f = 0; f < s.epochs[e].frames; ++f) {
-      a.frames[frameBase[e] + f].epoch = e;
-      a.frames[frameBase[e] + f].frame = f;
-    }
-  IdVector<InstanceId, EpochId> instEpoch(nInst, EpochId{0});
-  IdVector<InstanceId, HyperepochId>& instHyp = a.instanceHyperepoch;
-  instHyp.assign(nInst, HyperepochId{0});
-  for (InstanceId i : s.instances.ids()) {
-    const RunnableId r = s.instances[i].runnable;
-    instEpoch[i] = s.runnables.contains(r) ? s.runnables[r].epoch : EpochId{0};
-    instHyp[i] = s.epochs.contains(instEpoch[i]) ? s.epochs[instEpoch[i]].hyperepoch : HyperepochId{0};
+  IdVector<EpochId, std::size_t> frameBase;
+  IdVector<InstanceId, EpochId> instEpoch;
+  // Ideal release and last end per (epoch, iteration seen, frame); 0 / INT64_MIN = no record.
+  IdVector<EpochId, SlotTable> release, frameEnd;
+  std::vector<std::vector<std::int64_t>> releaseJitter;
+  std::int64_t base = std::numeric_limits<std::int64_t>::max();
+  // The first invalid record's number (from 0, in file order), for the warning.
+  std::size_t firstInvalid;
+  IdVector<RunnableId, std::vector<std::int64_t>> jitter;
+  IdVector<HyperepochId, std::vector<std::int64_t>> iterEnd;
+  IdVector<ResourceId, long double> resourceBusy, resourceSpin;
+
+  AnalysisPass(const Schedule& schedule, const LogFile& events)
+      : s(schedule), log(events), firstInvalid(log.records.size()) {}
+
+  void invalid(std::size_t k) {
+    ++a.invalidRecords;
+    firstInvalid = std::min(firstInvalid, k);
   }
-  a.lastIteration.assign(nHyp, 0);
-  for (HyperepochId h : s.hyperepochs.ids())
-    if (s.hyperepochs[h].periodNs > 0)
-      a.lastIteration[h] = static_cast<std::uint64_t>(limits::kMaxLogSpanNs / s.hyperepochs[h].periodNs);
+
   // A kRelease record names an epoch (instance) and a frame (aux).
-  auto validRelease = [&](const EventRecord& r) {
+  bool validRelease(const EventRecord& r) const {
     const EpochId e{r.instance};
     return s.epochs.contains(e) && r.aux < s.epochs[e].frames && timeValid(a, r.startNs) && timeValid(a, r.endNs) &&
            r.iteration <= a.lastIteration[s.epochs[e].hyperepoch];
-  };
+  }
+
+  void setUp() {
+    const std::size_t nInst = s.instances.size(), nEp = s.epochs.size(), nHyp = s.hyperepochs.size();
+    a.runnables.resize(s.runnables.size());
+    a.resources.resize(s.resources.size());
+    a.clients.resize(s.clients.size());
+    a.hyperepochs.resize(nHyp);
+    a.iterations.resize(nHyp);
+    a.iterationStart.resize(nHyp);
+    a.warnings = log.warnings;
+    a.originNs = findOrigin(log);
+    a.runStartNs = log.header.runStartNs != 0 && log.header.runStartNs == a.originNs ? a.originNs : 0;
+    if (log.header.runStartNs != 0 && a.runStartNs == 0)
+      a.warnings.push_back("the log header's run start " + std::to_string(log.header.runStartNs) +
+                           " ns is not a plausible CLOCK_MONOTONIC time; ignored");
+    frameBase.assign(nEp + 1, 0);
+    for (std::size_t e = 0; e < nEp; ++e) frameBase[e + 1] = frameBase[e] + s.epochs[e].frames;
+    a.frames.resize(frameBase[nEp]);
+    for (EpochId e : s.epochs.ids())
+      for (std::uint32_t f = 0; f < s.epochs[e].frames; ++f) {
+        a.frames[frameBase[e] + f].epoch = e;
+        a.frames[frameBase[e] + f].frame = f;
+      }
+    instEpoch.assign(nInst, EpochId{0});
+    a.instanceHyperepoch.assign(nInst, HyperepochId{0});
+    for (InstanceId i : s.instances.ids()) {
+      const RunnableId r = s.instances[i].runnable;
+      instEpoch[i] = s.runnables.contains(r) ? s.runnables[r].epoch : EpochId{0};
+      a.instanceHyperepoch[i] = s.epochs.contains(instEpoch[i]) ? s.epochs[instEpoch[i]].hyperepoch : HyperepochId{0};
+    }
+    a.lastIteration.assign(nHyp, 0);
+    for (HyperepochId h : s.hyperepochs.ids())
+      if (s.hyperepochs[h].periodNs > 0)
+        a.lastIteration[h] = static_cast<std::uint64_t>(limits::kMaxLogSpanNs / s.hyperepochs[h].periodNs);
+  }
 
   // Pass 1: the iterations seen per hyperepoch (every table below is sized by them, so by the
   // records, never by an iteration number a record claims). Records of one iteration come in
   // runs, so a repeat of the last number is skipped before the sort.
-  for (const EventRecord& r : log.records) {
-    HyperepochId h = kNone;
-    if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && validRun(s, a, r)) h = instHyp[InstanceId{r.instance}];
-    else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && validRelease(r))
-      h = s.epochs[EpochId{r.instance}].hyperepoch;
-    if (h == kNone) continue;
-    std::vector<std::uint64_t>& seen = a.iterations[h];
-    if (seen.empty() || seen.back() != r.iteration) seen.push_back(r.iteration);
+  void findIterations() {
+    for (const EventRecord& r : log.records) {
+      HyperepochId h = kNone;
+      if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && validRun(s, a, r))
+        h = a.instanceHyperepoch[InstanceId{r.instance}];
+      else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && validRelease(r))
+        h = s.epochs[EpochId{r.instance}].hyperepoch;
+      if (h == kNone) continue;
+      std::vector<std::uint64_t>& seen = a.iterations[h];
+      if (seen.empty() || seen.back() != r.iteration) seen.push_back(r.iteration);
+    }
+    for (HyperepochId h : s.hyperepochs.ids()) {
+      std::vector<std::uint64_t>& seen = a.iterations[h];
+      std::sort(seen.begin(), seen.end());
+      seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+      a.iterationStart[h].assign(seen.size(), 0);
+    }
+    std::size_t denseBudget = 4 * log.records.size() + 65536;
+    release.reserve(s.epochs.size());
+    frameEnd.reserve(s.epochs.size());
+    for (EpochId e : s.epochs.ids()) {
+      const std::size_t rows = a.iterations[s.epochs[e].hyperepoch].size();
+      release.emplace_back(rows, s.epochs[e].frames, 0, denseBudget);
+      frameEnd.emplace_back(rows, s.epochs[e].frames, std::numeric_limits<std::int64_t>::min(), denseBudget);
+    }
+    releaseJitter.resize(a.frames.size());
   }
-  for (HyperepochId h : s.hyperepochs.ids()) {
-    std::vector<std::uint64_t>& seen = a.iterations[h];
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    a.iterationStart[h].assign(seen.size(), 0);
-  }
-  // Ideal release and last end per (epoch, iteration seen, frame); 0 / INT64_MIN = no record.
-  std::size_t denseBudget = 4 * log.records.size() + 65536;
-  IdVector<EpochId, SlotTable> release, frameEnd;
-  release.reserve(nEp);
-  frameEnd.reserve(nEp);
-  for (EpochId e : s.epochs.ids()) {
-    const std::size_t rows = a.iterations[s.epochs[e].hyperepoch].size();
-    release.emplace_back(rows, s.epochs[e].frames, 0, denseBudget);
-    frameEnd.emplace_back(rows, s.epochs[e].frames, std::numeric_limits<std::int64_t>::min(), denseBudget);
-  }
-  std::vector<std::vector<std::int64_t>> releaseJitter(a.frames.size());
-  std::int64_t base = std::numeric_limits<std::int64_t>::max();
-  // Counts an invalid record; the first one's number (from 0, in file order) goes in the warning.
-  std::size_t firstInvalid = log.records.size();
-  auto invalid = [&](std::size_t k) {
-    ++a.invalidRecords;
-    firstInvalid = std::min(firstInvalid, k);
-  };
 
-  for (std::size_t k = 0; k < log.records.size(); ++k) {
-    const EventRecord& r = log.records[k];
-    switch (static_cast<EventKind>(r.kind)) {
-      case EventKind::kRun: ++a.runRecords; break;
-      case EventKind::kRelease: {
-        if (!validRelease(r)) {
-          invalid(k);
+  // Pass 2: every record but the runs (releases, skips, overruns, losses).
+  void readEvents() {
+    for (std::size_t k = 0; k < log.records.size(); ++k) {
+      const EventRecord& r = log.records[k];
+      switch (static_cast<EventKind>(r.kind)) {
+        case EventKind::kRun: ++a.runRecords; break;
+        case EventKind::kRelease: readRelease(r, k); break;
+        case EventKind::kSkipped: {  // instance: the hyperepoch, aux: periods skipped
+          const HyperepochId h{r.instance};
+          if (!s.hyperepochs.contains(h) || !timeValid(a, r.startNs) || !timeValid(a, r.endNs)) {
+            invalid(k);
+            break;
+          }
+          ++a.skippedRecords;
+          ++a.hyperepochs[h].skipEvents;
+          a.hyperepochs[h].skippedPeriods += r.aux;
           break;
         }
-        ++a.releaseRecords;
-        const EpochId e{r.instance};
-        const EpochInfo& ep = s.epochs[e];
-        const std::size_t row = iterationIndex(a, ep.hyperepoch, r.iteration);
-        release[e].at(row, r.aux) = r.startNs;
-        FrameStats& fs = a.frames[frameBase[e] + r.aux];
-        ++fs.releases;
-        releaseJitter[frameBase[e] + r.aux].push_back(r.endNs - r.startNs);
-        // The iteration starts at the ideal release of its frame 0 less the frame's offset.
-        std::int64_t& start = a.iterationStart[ep.hyperepoch][row];
-        const std::int64_t candidate = r.startNs - static_cast<std::int64_t>(r.aux) * ep.periodNs;
-        if (start == 0 || candidate < start) start = candidate;
-        base = std::min(base, r.startNs);
-        break;
-      }
-      case EventKind::kSkipped: {  // instance: the hyperepoch, aux: periods skipped
-        const HyperepochId h{r.instance};
-        if (!s.hyperepochs.contains(h) || !timeValid(a, r.startNs) || !timeValid(a, r.endNs)) {
-          invalid(k);
+        case EventKind::kOverrun: {  // instance: the epoch, aux: the frame
+          const EpochId e{r.instance};
+          if (!s.epochs.contains(e) || r.aux >= s.epochs[e].frames || !timeValid(a, r.startNs) ||
+              !timeValid(a, r.endNs)) {
+            invalid(k);
+            break;
+          }
+          ++a.overrunRecords;
+          ++a.frames[frameBase[e] + r.aux].overruns;
+          ++a.hyperepochs[s.epochs[e].hyperepoch].overrunRecords;
           break;
         }
-        ++a.skippedRecords;
-        ++a.hyperepochs[h].skipEvents;
-        a.hyperepochs[h].skippedPeriods += r.aux;
-        break;
-      }
-      case EventKind::kOverrun: {  // instance: the epoch, aux: the frame
-        const EpochId e{r.instance};
-        if (!s.epochs.contains(e) || r.aux >= s.epochs[e].frames || !timeValid(a, r.startNs) ||
-            !timeValid(a, r.endNs)) {
-          invalid(k);
+        case EventKind::kDropped: {  // instance: the client, iteration: records lost
+          const ClientId c{r.instance};
+          ++a.droppedRecords;
+          a.lostRecords += r.iteration;
+          if (a.clients.contains(c)) a.clients[c].droppedRecords += r.iteration;
           break;
         }
-        ++a.overrunRecords;
-        ++a.frames[frameBase[e] + r.aux].overruns;
-        ++a.hyperepochs[s.epochs[e].hyperepoch].overrunRecords;
-        break;
+        case EventKind::kViolation:
+        case EventKind::kViolationSite: break;  // tactus-check's: read by violations.cpp
+        default: invalid(k);
       }
-      case EventKind::kDropped: {  // instance: the client, iteration: records lost
-        const ClientId c{r.instance};
-        ++a.droppedRecords;
-        a.lostRecords += r.iteration;
-        if (a.clients.contains(c)) a.clients[c].droppedRecords += r.iteration;
-        break;
-      }
-      case EventKind::kViolation:
-      case EventKind::kViolationSite: break;  // tactus-check's: read by violations.cpp
-      default: invalid(k);
     }
   }
 
-  // Iterations without a release record: estimate their start from the header (or the runs).
-  std::uint64_t estimated = 0;
-  for (HyperepochId h : s.hyperepochs.ids())
-    for (std::size_t k = 0; k < a.iterationStart[h].size(); ++k)
-      if (a.iterationStart[h][k] == 0 && a.runStartNs != 0) {
-        a.iterationStart[h][k] = iterationStartNs(s, log, a, h, a.iterations[h][k]);
-        ++estimated;
-      }
-  if (estimated)
-    a.warnings.push_back(std::to_string(estimated) +
-                         " hyperepoch iterations have no release record; their start is estimated from the "
-                         "run start and the period");
+  void readRelease(const EventRecord& r, std::size_t k) {
+    if (!validRelease(r)) return invalid(k);
+    ++a.releaseRecords;
+    const EpochId e{r.instance};
+    const EpochInfo& ep = s.epochs[e];
+    const std::size_t row = iterationIndex(a, ep.hyperepoch, r.iteration);
+    release[e].at(row, r.aux) = r.startNs;
+    FrameStats& fs = a.frames[frameBase[e] + r.aux];
+    ++fs.releases;
+    releaseJitter[frameBase[e] + r.aux].push_back(r.endNs - r.startNs);
+    // The iteration starts at the ideal release of its frame 0 less the frame's offset.
+    std::int64_t& start = a.iterationStart[ep.hyperepoch][row];
+    const std::int64_t candidate = r.startNs - static_cast<std::int64_t>(r.aux) * ep.periodNs;
+    if (start == 0 || candidate < start) start = candidate;
+    base = std::min(base, r.startNs);
+  }
 
-  // Pass 2: runs.
-  IdVector<RunnableId, std::vector<std::int64_t>> jitter(nRun);
-  IdVector<HyperepochId, std::vector<std::int64_t>> iterEnd(nHyp);
-  for (HyperepochId h : s.hyperepochs.ids())
-    iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
-  IdVector<ResourceId, long double> resourceBusy(s.resources.size(), 0);
-  IdVector<ResourceId, long double> resourceSpin(s.resources.size(), 0);
-  for (std::size_t k = 0; k < log.records.size(); ++k) {
-    const EventRecord& r = log.records[k];
-    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
-    if (!validRun(s, a, r)) {
-      invalid(k);
-      continue;
+  // Iterations without a release record: their start estimated from the header (or the runs).
+  void estimateStarts() {
+    std::uint64_t estimated = 0;
+    for (HyperepochId h : s.hyperepochs.ids())
+      for (std::size_t k = 0; k < a.iterationStart[h].size(); ++k)
+        if (a.iterationStart[h][k] == 0 && a.runStartNs != 0) {
+          a.iterationStart[h][k] = iterationStartNs(s, log, a, h, a.iterations[h][k]);
+          ++estimated;
+        }
+    if (estimated)
+      a.warnings.push_back(std::to_string(estimated) +
+                           " hyperepoch iterations have no release record; their start is estimated from the "
+                           "run start and the period");
+  }
+
+  // Pass 3: the runs.
+  void readRuns() {
+    jitter.resize(s.runnables.size());
+    iterEnd.resize(s.hyperepochs.size());
+    for (HyperepochId h : s.hyperepochs.ids())
+      iterEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
+    resourceBusy.assign(s.resources.size(), 0);
+    resourceSpin.assign(s.resources.size(), 0);
+    for (std::size_t k = 0; k < log.records.size(); ++k) {
+      const EventRecord& r = log.records[k];
+      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
+      if (!validRun(s, a, r)) {
+        invalid(k);
+        continue;
+      }
+      base = std::min(base, r.startNs);
+      if (r.aux == kNone) {
+        ++a.emptyRuns;
+        continue;
+      }
+      readRun(r);
     }
+    a.baseNs = base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
+  }
+
+  void readRun(const EventRecord& r) {
     const InstanceId instance{r.instance};
     const InstanceInfo& inst = s.instances[instance];
-    const HyperepochId h = instHyp[instance];
+    const HyperepochId h = a.instanceHyperepoch[instance];
     const EpochId e = instEpoch[instance];
     const std::size_t row = iterationIndex(a, h, r.iteration);
-    base = std::min(base, r.startNs);
-    if (r.aux == kNone) {
-      ++a.emptyRuns;
-      continue;
-    }
     const RunnableId ranId{r.aux};
     const RunnableInfo& ran = s.runnables[ranId];
     RunnableStats& rs = a.runnables[ranId];
@@ -497,64 +526,81 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
     if (!inst.resources.empty() && resourceSpin.contains(inst.resources[0]))
       resourceSpin[inst.resources[0]] += static_cast<long double>(r.detail) * kSpinUnitNs;
   }
-  a.baseNs = base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
 
-  for (RunnableId r : s.runnables.ids()) {
-    a.runnables[r].duration = summarize(a.runnables[r].durations);
-    a.runnables[r].startJitter = summarize(jitter[r]);
-    jitter[r] = {};
-  }
-  for (EpochId e : s.epochs.ids()) {
-    const EpochInfo& ep = s.epochs[e];
-    std::vector<std::vector<std::int64_t>> spans(ep.frames);
-    frameEnd[e].forEach([&](std::size_t row, std::uint32_t f, std::int64_t end) {
-      std::int64_t rel = release[e].get(row, f);
-      if (rel == 0) rel = a.iterationStart[ep.hyperepoch][row] + static_cast<std::int64_t>(f) * ep.periodNs;
-      spans[f].push_back(end - rel);
-    });
-    for (std::uint32_t f = 0; f < ep.frames; ++f) {
-      a.frames[frameBase[e] + f].span = summarize(spans[f]);
-      a.frames[frameBase[e] + f].releaseJitter = summarize(releaseJitter[frameBase[e] + f]);
+  // The quantiles and totals of every table.
+  void summarizeTables() {
+    for (RunnableId r : s.runnables.ids()) {
+      a.runnables[r].duration = summarize(a.runnables[r].durations);
+      a.runnables[r].startJitter = summarize(jitter[r]);
+      jitter[r] = {};
     }
-  }
-  for (HyperepochId h : s.hyperepochs.ids()) {
-    std::vector<std::int64_t> spans;
-    HyperepochStats& hs = a.hyperepochs[h];
-    for (std::size_t k = 0; k < a.iterations[h].size(); ++k) {
-      ++hs.iterations;
-      if (iterEnd[h][k] == std::numeric_limits<std::int64_t>::min() || a.iterationStart[h][k] == 0) continue;
-      const std::int64_t span = iterEnd[h][k] - a.iterationStart[h][k];
-      spans.push_back(span);
-      if (s.hyperepochs[h].monitorNs != kNoDuration && span > s.hyperepochs[h].monitorNs) ++hs.monitorViolations;
+    for (EpochId e : s.epochs.ids()) {
+      const EpochInfo& ep = s.epochs[e];
+      std::vector<std::vector<std::int64_t>> spans(ep.frames);
+      frameEnd[e].forEach([&](std::size_t row, std::uint32_t f, std::int64_t end) {
+        std::int64_t rel = release[e].get(row, f);
+        if (rel == 0) rel = a.iterationStart[ep.hyperepoch][row] + static_cast<std::int64_t>(f) * ep.periodNs;
+        spans[f].push_back(end - rel);
+      });
+      for (std::uint32_t f = 0; f < ep.frames; ++f) {
+        a.frames[frameBase[e] + f].span = summarize(spans[f]);
+        a.frames[frameBase[e] + f].releaseJitter = summarize(releaseJitter[frameBase[e] + f]);
+      }
     }
-    hs.span = summarize(spans);
-  }
-  for (ResourceId res : s.resources.ids()) {
-    ResourceStats& rs = a.resources[res];
-    const HyperepochId h = s.resources[res].hyperepoch;
-    if (s.hyperepochs.contains(h)) {
-      rs.periodNs = s.hyperepochs[h].periodNs;
-      const std::uint64_t its = a.hyperepochs[h].iterations;
-      rs.measuredBusyNs = its ? static_cast<double>(resourceBusy[res] / its) : 0.0;
-      rs.spinNs = its ? static_cast<double>(resourceSpin[res] / its) : 0.0;
+    for (HyperepochId h : s.hyperepochs.ids()) {
+      std::vector<std::int64_t> spans;
+      HyperepochStats& hs = a.hyperepochs[h];
+      for (std::size_t k = 0; k < a.iterations[h].size(); ++k) {
+        ++hs.iterations;
+        if (iterEnd[h][k] == std::numeric_limits<std::int64_t>::min() || a.iterationStart[h][k] == 0) continue;
+        const std::int64_t span = iterEnd[h][k] - a.iterationStart[h][k];
+        spans.push_back(span);
+        if (s.hyperepochs[h].monitorNs != kNoDuration && span > s.hyperepochs[h].monitorNs) ++hs.monitorViolations;
+      }
+      hs.span = summarize(spans);
     }
+    for (ResourceId res : s.resources.ids()) {
+      ResourceStats& rs = a.resources[res];
+      const HyperepochId h = s.resources[res].hyperepoch;
+      if (s.hyperepochs.contains(h)) {
+        rs.periodNs = s.hyperepochs[h].periodNs;
+        const std::uint64_t its = a.hyperepochs[h].iterations;
+        rs.measuredBusyNs = its ? static_cast<double>(resourceBusy[res] / its) : 0.0;
+        rs.spinNs = its ? static_cast<double>(resourceSpin[res] / its) : 0.0;
+      }
+    }
+    for (const InstanceInfo& inst : s.instances)
+      for (ResourceId res : inst.resources)
+        if (a.resources.contains(res)) a.resources[res].plannedBusyNs += inst.endNs - inst.startNs;
   }
-  for (const InstanceInfo& inst : s.instances)
-    for (ResourceId res : inst.resources)
-      if (a.resources.contains(res)) a.resources[res].plannedBusyNs += inst.endNs - inst.startNs;
 
-  if (a.invalidRecords)
-    a.warnings.push_back(std::to_string(a.invalidRecords) +
-                         " records have an unknown kind, an index outside the schedule or a time further than " +
-                         humanDuration(limits::kMaxLogSpanNs) +
-                         " from the run's start, and were ignored (a corrupt log, or one from another schedule); "
-                         "the first is record " +
-                         std::to_string(firstInvalid) + " (at byte " +
-                         std::to_string(sizeof(EventLogHeader) + firstInvalid * sizeof(EventRecord)) + ")");
-  if (a.lostRecords)
-    a.warnings.push_back("the runtime lost " + std::to_string(a.lostRecords) +
-                         " records (client rings full); statistics are of the records kept");
-  return a;
+  void warn() {
+    if (a.invalidRecords)
+      a.warnings.push_back(std::to_string(a.invalidRecords) +
+                           " records have an unknown kind, an index outside the schedule or a time further than " +
+                           humanDuration(limits::kMaxLogSpanNs) +
+                           " from the run's start, and were ignored (a corrupt log, or one from another schedule); "
+                           "the first is record " +
+                           std::to_string(firstInvalid) + " (at byte " +
+                           std::to_string(sizeof(EventLogHeader) + firstInvalid * sizeof(EventRecord)) + ")");
+    if (a.lostRecords)
+      a.warnings.push_back("the runtime lost " + std::to_string(a.lostRecords) +
+                           " records (client rings full); statistics are of the records kept");
+  }
+};
+
+}  // namespace
+
+Analysis analyze(const Schedule& s, const LogFile& log) {
+  AnalysisPass pass(s, log);
+  pass.setUp();
+  pass.findIterations();
+  pass.readEvents();
+  pass.estimateStarts();
+  pass.readRuns();
+  pass.summarizeTables();
+  pass.warn();
+  return std::move(pass.a);
 }
 
 }  // namespace tactus::report

@@ -1,6 +1,7 @@
 // tactus-report's command line (see report_args.hpp), on the tools' one parser.
 #include "report_args.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -14,7 +15,12 @@ namespace {
 
 const std::vector<OptionSpec>& specs() {
   static const std::vector<OptionSpec> kSpecs = {
-      {"json", 0, "", "print the statistics as JSON (times in ns) instead of text", {}},
+      {"json",
+       0,
+       "",
+       "print the statistics as JSON (times in ns) instead of text (several schedules: {\"log\", \"schedules\": one "
+       "object each, \"switches\"})",
+       {}},
       {"csv",
        0,
        "",
@@ -28,10 +34,15 @@ const std::vector<OptionSpec>& specs() {
        0,
        "",
        "print the contract violations tactus-check logged as CSV instead:\n"
-       "runnable,kind,call,count,first_site (the header alone when none)",
+       "runnable,kind,call,count,first_site (the header alone when none; several schedules: and schedule)",
        {}},
       {"fail-on-violation", 0, "", "exit with 1 when the log holds any contract violation (for CI)", {}},
-      {"wcet-out", 0, "FILE", "write measured WCETs (`Client.Runnable: ns`) for tactus-compile --wcet", {}},
+      {"wcet-out",
+       0,
+       "FILE",
+       "write measured WCETs (`Client.Runnable: ns`) for tactus-compile --wcet (several schedules: one file each, "
+       "FILE and FILE-ID.EXT, for its graph; to - each under a `# schedule` line)",
+       {}},
       {"wcet-percentile", 0, "P", "percentile of the measured durations used for them (default 99)", {}},
       {"wcet-margin", 0, "X", "factor applied to it (default 1.2)", {}},
       {"html",
@@ -81,17 +92,17 @@ bool looksLikeSchedule(const std::string& path) { return head(path, 16).rfind("t
 std::span<const OptionSpec> reportOptionSpecs() { return specs(); }
 
 std::string reportUsage() {
-  return "usage: tactus-report LOG SCHEDULE [SCHEDULE...] [options]\n"
-         "       tactus-report LOG LOG... SCHEDULE [options]   (every SoC's log of a multi-SoC run)\n"
+  return "usage: tactus-report LOG [LOG...] SCHEDULE [SCHEDULE...] [options]\n"
          "       tactus-report --schedule SCHEDULE [--html FILE] [--trace-out FILE]   (the plan alone)\n"
          "\n"
          "Statistics of a run from the event log tactus-master wrote (-l) and the schedule file it ran:\n"
          "per runnable, epoch frame, resource, client and hyperepoch (durations, start jitter against the\n"
          "plan, overruns against WCET and Monitor/EndMonitorThreshold budgets, deadline misses, skipped\n"
-         "frames, busy and idle time against the plan). A log of a master with a schedule manager (-N)\n"
-         "takes every schedule of the run: statistics per schedule, then the starts, stops and switches\n"
-         "with their dead time (text and --csv). LOG or SCHEDULE may be - (standard input, one of\n"
-         "them); an output FILE may be - (standard output; the statistics are then not printed).\n"
+         "frames, busy and idle time against the plan). Several logs are those of every SoC's master of one\n"
+         "multi-SoC run, merged. A log of a master with a schedule manager (-N) takes every schedule of\n"
+         "the run: every output per schedule, then the starts, stops and switches with their dead time.\n"
+         "One LOG or SCHEDULE may be - (standard input); an output FILE may be - (standard output; the\n"
+         "statistics are then not printed).\n"
          "Options take --name=value or --name value.\n"
          "\n"
          "options:\n" +
@@ -131,15 +142,7 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
     o.logs.push_back(positional[1]);
     positional.erase(positional.begin() + 1);
   }
-  if (o.logs.size() > 1 && positional.size() > 2)
-    return fail(ErrorCode::kBadParameter,
-                "several logs (a multi-SoC run) take one schedule, not " + std::to_string(positional.size() - 1));
   if (positional.size() >= 2) o.schedules.assign(positional.begin() + 1, positional.end());
-  if (o.schedules.size() > 1 && (o.json || !o.wcetOut.empty() || o.violations)) {
-    return fail(ErrorCode::kBadParameter,
-                "several schedules: only the text report, --csv, --html and --trace-out are supported (not "
-                "--json, --wcet-out, --violations; give one schedule for those)");
-  }
   if (positional.size() >= 2) {
     if (!o.schedule.empty()) return fail(ErrorCode::kBadParameter, "the schedule is given twice");
     o.log = positional[0];
@@ -150,7 +153,11 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
   }
   if (o.schedule.empty())
     return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE or --schedule FILE");
-  if (o.log == kStdStream && o.schedule == kStdStream)
+  if (o.schedules.empty()) o.schedules = {o.schedule};
+  if (o.logs.empty() && !o.log.empty()) o.logs = {o.log};
+  if (std::count(o.logs.begin(), o.logs.end(), kStdStream) +
+          std::count(o.schedules.begin(), o.schedules.end(), kStdStream) >
+      1)
     return fail(ErrorCode::kBadParameter, "the log and the schedule cannot both come from standard input (-)");
   if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
   if (o.violations && (o.json || o.csv))

@@ -13,11 +13,11 @@ namespace tactus::report {
 
 /// What tactus-report was asked for.
 struct ReportOptions {
-  std::string log;  ///< the event log (`-`: standard input); empty: the plan alone
-  /// LOG LOG... SCHEDULE: the logs of every SoC's master of one multi-SoC run (more than one)
+  std::string log;  ///< the (first) event log (`-`: standard input); empty: the plan alone
+  /// Every log: one, or those of every SoC's master of one multi-SoC run (LOG LOG... SCHEDULE...)
   std::vector<std::string> logs;
-  std::string schedule;  ///< the schedule file (`-`: standard input)
-  /// LOG A B ...: every schedule of a run with a schedule manager (more than one: several)
+  std::string schedule;  ///< the (first) schedule file (`-`: standard input)
+  /// Every schedule: one, or those of a run with a schedule manager (LOG A B ...)
   std::vector<std::string> schedules;
   std::string wcetOut, html, traceOut;  ///< outputs (`-`: standard output); empty: not written
   bool json = false, csv = false, help = false, version = false;

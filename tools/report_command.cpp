@@ -1,4 +1,6 @@
-// The tactus-report command: argument parsing, loading, and dispatch to the outputs.
+// The tactus-report command: argument parsing, loading, and dispatch to the outputs. One path
+// serves every run: 1..N schedules (N > 1: a run with a schedule manager) and 1..K event logs
+// (K > 1: the masters of one multi-SoC run, merged); a run of one schedule is the case N = 1.
 #include "report_command.hpp"
 
 #include <algorithm>
@@ -55,13 +57,32 @@ Result<void> writeFile(const std::string& path, const std::string& text) {
 // Text for a switch record's schedule reference (aux).
 std::string scheduleRef(std::uint32_t id) { return id == 0xffffffffu ? std::string("-") : std::to_string(id); }
 
-// The HTML page of schedule `id` in a run of several: FILE.html -> FILE-ID.html (FILE -> FILE-ID).
-std::string htmlPathFor(const std::string& first, std::uint16_t id) {
+// Schedule k's file of a per-schedule output (--html, --wcet-out) in a run of several: the first
+// schedule's is FILE itself, another's FILE-ID.EXT (FILE-ID without an extension).
+std::string perSchedulePath(const std::string& first, std::size_t k, std::uint16_t id) {
+  if (k == 0) return first;
   const std::size_t slash = first.rfind('/');
   const std::size_t dot = first.rfind('.');
   const bool hasExtension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
   return hasExtension ? first.substr(0, dot) + "-" + std::to_string(id) + first.substr(dot)
                       : first + "-" + std::to_string(id);
+}
+
+// Writes an output FILE (`-`: `out`) as `write` produces it (a trace of millions of runs is never
+// held whole).
+template <typename Write>
+Result<void> streamOutput(const std::string& path, std::ostream& out, Write write) {
+  if (path == kStdStream) {
+    out.flush();
+    write(out);
+    return {};
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return fail(ErrorCode::kIo, path + ": cannot create file");
+  write(f);
+  f.flush();
+  if (!f) return fail(ErrorCode::kIo, path + ": cannot write file");
+  return {};
 }
 
 // The master's switching-policy decisions (kPolicyDecision records), one line each: the rule's
@@ -71,10 +92,7 @@ std::string formatPolicyDecisions(const LogFile& log, const std::vector<Schedule
   std::string text;
   for (const EventRecord& r : log.records) {
     if (r.kind != static_cast<std::uint16_t>(EventKind::kPolicyDecision)) continue;
-    const Schedule* sc = nullptr;
-    for (const Schedule& s : schedules) {
-      if (s.identifier == r.schedule) sc = &s;
-    }
+    const Schedule* sc = scheduleOf(schedules, r.schedule);
     std::string why;
     switch (r.detail) {
       case 1:
@@ -120,15 +138,9 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const EventRecord* a, const EventRecord* b) { return a->endNs < b->endNs; });
-  auto scheduleOf = [&](std::uint32_t id) -> const Schedule* {
-    for (const Schedule& sc : schedules) {
-      if (sc.identifier == id) return &sc;
-    }
-    return nullptr;
-  };
   // The last end of a run of schedule `id`'s hyperepoch `he` at or before `beforeNs`.
   auto lastEnd = [&](std::uint32_t id, HyperepochId he, std::int64_t beforeNs) {
-    const Schedule* sc = scheduleOf(id);
+    const Schedule* sc = scheduleOf(schedules, id);
     std::int64_t last = 0;
     if (sc == nullptr) return last;
     for (const EventRecord& r : log.records) {
@@ -191,197 +203,253 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
   return text;
 }
 
-// LOG A.tsched B.tsched ...: a run with a schedule manager, analyzed per schedule.
-int runSeveral(const Options& o, std::ostream& out, std::ostream& err) {
-  auto fatal = [&](const Error& e) {
-    err << "tactus-report: " << e.message << "\n";
-    return 1;
-  };
+// One schedule of the run and what the report derives from its records.
+struct Part {
+  LogFile own;  ///< several schedules: this schedule's records; one: unused (the whole log)
+  Analysis analysis;
+  std::vector<ViolationRow> violations;
+};
+
+// What a report is made from: 1..N schedules, their 1..K logs merged into one, a part per schedule.
+struct Inputs {
+  std::vector<Schedule> schedules;
+  std::vector<std::string> origins;  ///< each schedule's operand
+  LogFile log;
+  std::vector<Part> parts;
+  bool several() const { return schedules.size() > 1; }
+  // Schedule k's records: the whole log when the run has one schedule.
+  const LogFile& logOf(std::size_t k) const { return several() ? parts[k].own : log; }
+  std::string title(std::size_t k) const {
+    return "schedule " + std::to_string(schedules[k].identifier) + " " + quoted(schedules[k].name) + " (" + origins[k] +
+           ")";
+  }
+};
+
+// Loads and verifies every schedule operand; their identifiers must differ.
+Result<std::vector<Schedule>> loadSchedules(const Options& o) {
   std::vector<Schedule> schedules;
   for (const std::string& path : o.schedules) {
     auto schedule = loadScheduleOperand(path);
-    if (!schedule) return fatal(schedule.error());
+    if (!schedule)
+      return fail(schedule.error().code,
+                  schedule.error().message + (schedules.empty() ? swappedArgumentsHint(o) : std::string()));
+    // Every index the report follows must be in range: the verifier checks that (and the rest).
     VerifyOptions vo;
     vo.allowOverlength = true;
     auto verified = verifyScheduleResult(*schedule, vo);
-    if (!verified) return fatal(fail(ErrorCode::kValidation, path + ": " + verified.error().message));
+    if (!verified) return fail(ErrorCode::kValidation, path + ": " + verified.error().message);
     for (std::size_t k = 0; k < schedules.size(); ++k) {
-      if (schedules[k].identifier == schedule->identifier) {
-        return fatal(fail(ErrorCode::kValidation, o.schedules[k] + " and " + path + " have the same identifier " +
-                                                      std::to_string(schedule->identifier)));
-      }
+      if (schedules[k].identifier == schedule->identifier)
+        return fail(ErrorCode::kValidation, o.schedules[k] + " and " + path + " have the same identifier " +
+                                                std::to_string(schedule->identifier));
     }
     schedules.push_back(std::move(*schedule));
   }
-  auto log = readLogOperand(o.log);
-  if (!log) return fatal(log.error());
-  if (log->header.scheduleCount < 2 && schedules.size() > 1) {
-    return fatal(
-        fail(ErrorCode::kValidation, o.log + ": the log is of a run of one schedule; give that schedule only"));
+  return schedules;
+}
+
+// Reads the log operands (several: one multi-SoC run's, merged) and checks they are of these
+// schedules: the schedule the header names matches its content hash (one schedule: it is that
+// one), and a log of several schedules holds records of the given ones only.
+Result<LogFile> loadLog(const Options& o, const std::vector<Schedule>& schedules) {
+  std::vector<LogFile> logs;
+  for (const std::string& path : o.logs) {
+    auto log = readLogOperand(path);
+    if (!log) return log.error();
+    for (std::size_t k = 0; k < schedules.size(); ++k) {
+      if (schedules.size() > 1 && schedules[k].identifier != log->header.scheduleIdentifier) continue;
+      if (auto matches = checkLogMatches(*log, schedules[k], o.schedules[k]); !matches) return matches.error();
+    }
+    logs.push_back(std::move(*log));
   }
+  Result<LogFile> log = logs.size() > 1 ? mergeSocLogs(std::move(logs)) : Result<LogFile>(std::move(logs[0]));
+  if (!log || schedules.size() == 1) return log;
+  if (log->header.scheduleCount < 2)
+    return fail(ErrorCode::kValidation, log->path + ": the log is of a run of one schedule; give that schedule only");
   std::set<std::uint16_t> known;
   for (const Schedule& sc : schedules) known.insert(sc.identifier);
   for (const EventRecord& r : log->records) {
-    if (known.count(r.schedule) == 0) {
-      return fatal(fail(ErrorCode::kValidation, o.log + ": the log has records of schedule " +
-                                                    std::to_string(r.schedule) +
-                                                    ", which none of the given schedules is"));
-    }
+    if (known.count(r.schedule) == 0)
+      return fail(ErrorCode::kValidation, log->path + ": the log has records of schedule " +
+                                              std::to_string(r.schedule) + ", which none of the given schedules is");
   }
-  const std::vector<SwitchMark> marks = collectSwitchMarks(*log, schedules);
-  std::vector<CsvRow> rows;
-  std::vector<view::TitledPage> stdoutPages;
-  for (std::size_t k = 0; k < schedules.size(); ++k) {
-    const Schedule& sc = schedules[k];
-    LogFile part = *log;
-    part.records.clear();
-    for (const EventRecord& r : log->records) {
-      if (r.schedule == sc.identifier && r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart) &&
-          r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStop) &&
-          r.kind != static_cast<std::uint16_t>(EventKind::kPolicyDecision)) {
-        part.records.push_back(r);
-      }
-    }
-    if (sc.identifier == log->header.scheduleIdentifier) {
-      if (auto matches = checkLogMatches(*log, sc, o.schedules[k]); !matches) return fatal(matches.error());
-    }
-    const Analysis analysis = analyze(sc, part);
-    for (const std::string& w : analysis.warnings)
-      err << "tactus-report: warning: schedule " << sc.identifier << ": " << w << "\n";
-    if (!o.html.empty()) {  // one page per schedule, each marking every switch of the run
-      view::Execution execution = makeExecution(sc, part, analysis);
-      for (const SwitchMark& m : marks) {
-        execution.marks.push_back({m.atNs - log->header.runStartNs, m.text, m.schedule == sc.identifier});
-      }
-      if (o.html == kStdStream) {  // one document on standard output, every schedule's page in it
-        stdoutPages.push_back(
-            {"schedule " + std::to_string(sc.identifier) + " " + quoted(sc.name) + " (" + o.schedules[k] + ")",
-             view::renderHtml(sc, &execution)});
-      } else if (auto w = view::writeHtml(k == 0 ? o.html : htmlPathFor(o.html, sc.identifier), sc, &execution); !w) {
-        return fatal(w.error());
-      }
-    }
-    if (o.csv) {
-      appendCsvRows(rows, sc, part, analysis);
-    } else if (o.statisticsOnStdout) {
-      out << "=== schedule " << sc.identifier << " " << quoted(sc.name) << " (" << o.schedules[k] << ") ===\n";
-      out << formatText(sc, part, analysis) << "\n";
-    }
-  }
-  if (!o.traceOut.empty()) {
-    std::ostringstream t;
-    writeManagedTrace(t, *log, schedules);
-    if (o.traceOut == kStdStream) {
-      out << t.str();
-      return 0;
-    }
-    if (auto w = writeFile(o.traceOut, t.str()); !w) return fatal(w.error());
-  }
-  if (!stdoutPages.empty()) {
-    std::string title = "tactus run of schedules";
-    for (const Schedule& sc : schedules) title += " " + std::to_string(sc.identifier);
-    if (auto w = writeFile(o.html, view::renderPageSet(title, stdoutPages)); !w) return fatal(w.error());
-  }
-  if (o.csv) {
-    writeCsvRows(out, rows);
-  } else if (o.statisticsOnStdout) {
-    out << formatSwitches(*log, schedules);
-  }
-  return 0;
+  return log;
 }
 
-int run(const Options& o, std::ostream& out, std::ostream& err) {
-  if (o.schedules.size() > 1) return runSeveral(o, out, err);
+// Splits the log per schedule (several), analyzes each part and collects its contract violations;
+// warnings go to `err`, naming the schedule when there are several.
+void analyzeParts(Inputs& in, std::ostream& err) {
+  in.parts.resize(in.schedules.size());
+  for (std::size_t k = 0; k < in.schedules.size(); ++k) {
+    const Schedule& sc = in.schedules[k];
+    Part& part = in.parts[k];
+    if (in.several()) {  // the schedule's own records, under a header naming it
+      part.own = LogFile{in.log.path, in.log.header, {}, in.log.warnings};
+      part.own.header.scheduleIdentifier = sc.identifier;
+      part.own.header.scheduleContentHash = scheduleContentHash(sc);
+      for (const EventRecord& r : in.log.records) {
+        const auto kind = static_cast<EventKind>(r.kind);
+        if (r.schedule == sc.identifier && kind != EventKind::kScheduleStart && kind != EventKind::kScheduleStop &&
+            kind != EventKind::kPolicyDecision)
+          part.own.records.push_back(r);
+      }
+    }
+    const std::string warning =
+        "tactus-report: warning: " + (in.several() ? "schedule " + std::to_string(sc.identifier) + ": " : "");
+    part.analysis = analyze(sc, in.logOf(k));
+    for (const std::string& w : part.analysis.warnings) err << warning << w << "\n";
+    std::uint64_t invalid = 0;
+    part.violations = collectViolations(sc, in.logOf(k).records, &invalid);
+    if (invalid != 0)
+      err << warning << invalid << " violation records name an unknown runnable, kind, call or context (ignored)\n";
+  }
+}
+
+// --json of a run of several schedules: each schedule's statistics as a run of one has them, and
+// the switches (at_ns from the run's start).
+std::string formatSeveralJson(const Inputs& in) {
+  std::string o = "{\"log\":";
+  jsonString(o, in.log.path);
+  o += ",\"schedules\":[";
+  for (std::size_t k = 0; k < in.schedules.size(); ++k) {
+    std::string one = formatJson(in.schedules[k], in.logOf(k), in.parts[k].analysis);
+    one.pop_back();  // its newline
+    o += (k == 0 ? "" : ",") + one;
+  }
+  o += "],\"switches\":[";
+  bool first = true;
+  for (const SwitchMark& m : collectSwitchMarks(in.log, in.schedules)) {
+    o += (first ? "{\"at_ns\":" : ",{\"at_ns\":") + std::to_string(m.atNs - in.log.header.runStartNs) +
+         ",\"schedule\":" + std::to_string(m.schedule) + ",\"hyperepoch\":" + std::to_string(m.hyperepoch) +
+         ",\"text\":";
+    jsonString(o, m.text);
+    o += "}";
+    first = false;
+  }
+  return o + "]}\n";
+}
+
+// The statistics on standard output: --violations, --csv, --json or the text report.
+void writeStatistics(const Options& o, const Inputs& in, std::ostream& out) {
+  const std::size_t n = in.schedules.size();
+  if (o.violations) {  // several: one table, a schedule column last
+    for (std::size_t k = 0; k < n; ++k)
+      writeViolationsCsv(out, in.parts[k].violations, in.several() ? std::to_string(in.schedules[k].identifier) : "",
+                         k == 0);
+  } else if (o.csv) {
+    std::vector<CsvRow> rows;
+    rows.reserve(in.log.records.size());
+    for (std::size_t k = 0; k < n; ++k) appendCsvRows(rows, in.schedules[k], in.logOf(k), in.parts[k].analysis);
+    writeCsvRows(out, rows);
+  } else if (o.json) {
+    out << (in.several() ? formatSeveralJson(in) : formatJson(in.schedules[0], in.log, in.parts[0].analysis));
+  } else if (o.statisticsOnStdout) {
+    for (std::size_t k = 0; k < n; ++k) {
+      if (in.several()) out << "=== " << in.title(k) << " ===\n";
+      out << formatText(in.schedules[k], in.logOf(k), in.parts[k].analysis);
+      writeViolationsTable(out, in.parts[k].violations);
+      if (in.several()) out << "\n";
+    }
+    if (in.several()) out << formatSwitches(in.log, in.schedules);
+  }
+}
+
+// --wcet-out: a file per schedule, each for tactus-compile --wcet with that schedule's graph; to
+// standard output one after another, each under a `# schedule ...` line.
+Result<void> writeWcets(const Options& o, const Inputs& in) {
+  std::string all;
+  for (std::size_t k = 0; k < in.schedules.size(); ++k) {
+    const std::string text = formatWcetFile(in.schedules[k], in.parts[k].analysis, o.percentile, o.margin);
+    if (o.wcetOut == kStdStream) {
+      all += (in.several() ? "# " + in.title(k) + "\n" : std::string()) + text;
+    } else if (auto w = writeFile(perSchedulePath(o.wcetOut, k, in.schedules[k].identifier), text); !w) {
+      return w;
+    }
+  }
+  return o.wcetOut == kStdStream ? writeFile(o.wcetOut, all) : Result<void>();
+}
+
+// --html: a page per schedule with its violations and every switch of the run marked; to
+// standard output one document (several: every schedule's page in it).
+Result<void> writeHtmlPages(const Options& o, const Inputs& in) {
+  const std::vector<SwitchMark> marks = collectSwitchMarks(in.log, in.schedules);
+  std::vector<view::TitledPage> pages;
+  for (std::size_t k = 0; k < in.schedules.size(); ++k) {
+    const Schedule& sc = in.schedules[k];
+    view::Execution execution = makeExecution(sc, in.logOf(k), in.parts[k].analysis);
+    markViolations(execution, in.parts[k].violations);
+    for (const SwitchMark& m : marks)
+      execution.marks.push_back({m.atNs - in.log.header.runStartNs, m.text, m.schedule == sc.identifier});
+    if (o.html == kStdStream) pages.push_back({in.title(k), view::renderHtml(sc, &execution)});
+    else if (auto w = view::writeHtml(perSchedulePath(o.html, k, sc.identifier), sc, &execution); !w) return w;
+  }
+  if (pages.size() == 1) return writeFile(o.html, pages[0].html);
+  std::string title = "tactus run of schedules";
+  for (const Schedule& sc : in.schedules) title += " " + std::to_string(sc.identifier);
+  return pages.empty() ? Result<void>() : writeFile(o.html, view::renderPageSet(title, pages));
+}
+
+// --fail-on-violation: 1 with a message when any schedule's records hold a contract violation.
+int failOnViolations(const Options& o, const Inputs& in, std::ostream& err) {
+  std::size_t total = 0;
+  std::string each, logs;
+  for (std::size_t k = 0; k < in.schedules.size(); ++k) {
+    const std::size_t n = countViolations(in.parts[k].violations);
+    total += n;
+    if (n != 0 && in.several())
+      each += (each.empty() ? " (schedule " : ", schedule ") + std::to_string(in.schedules[k].identifier) + ": " +
+              std::to_string(n);
+  }
+  if (total == 0) return 0;
+  for (const std::string& path : o.logs) logs += (logs.empty() ? "" : ", ") + path;
+  err << "tactus-report: " << total << " contract violations (runnable, kind, call) in " << logs
+      << (each.empty() ? "" : each + ")") << "\n";
+  return 1;
+}
+
+// Without a log: the plan of the schedule alone, as HTML and as a trace.
+Result<void> writePlan(const Options& o, const Schedule& schedule, std::ostream& out) {
+  if (!o.html.empty()) {
+    auto w = o.html == kStdStream ? writeFile(o.html, view::renderHtml(schedule)) : view::writeHtml(o.html, schedule);
+    if (!w) return w;
+  }
+  if (o.traceOut.empty()) return {};
+  return streamOutput(o.traceOut, out, [&](std::ostream& f) { writeTrace(f, schedule, nullptr, nullptr); });
+}
+
+int report(const Options& o, std::ostream& out, std::ostream& err) {
   auto fatal = [&](const Error& e) {
     err << "tactus-report: " << e.message << "\n";
     return 1;
   };
-  auto schedule = loadScheduleOperand(o.schedule);
-  if (!schedule) return fatal(fail(schedule.error().code, schedule.error().message + swappedArgumentsHint(o)));
-  // Every index the report follows must be in range: the verifier checks that (and the rest).
-  VerifyOptions vo;
-  vo.allowOverlength = true;
-  auto verified = verifyScheduleResult(*schedule, vo);
-  if (!verified) return fatal(fail(ErrorCode::kValidation, o.schedule + ": " + verified.error().message));
-
-  if (o.log.empty()) {
-    if (!o.html.empty()) {
-      auto w =
-          o.html == kStdStream ? writeFile(o.html, view::renderHtml(*schedule)) : view::writeHtml(o.html, *schedule);
-      if (!w) return fatal(w.error());
-    }
-    if (!o.traceOut.empty()) {
-      std::ostringstream t;
-      writeTrace(t, *schedule, nullptr, nullptr);
-      auto w = writeFile(o.traceOut, t.str());
-      if (!w) return fatal(w.error());
-    }
-    return 0;
+  Inputs in;
+  auto schedules = loadSchedules(o);
+  if (!schedules) return fatal(schedules.error());
+  in.schedules = std::move(*schedules);
+  in.origins = o.schedules;
+  if (o.logs.empty()) {
+    auto w = writePlan(o, in.schedules[0], out);
+    return w ? 0 : fatal(w.error());
   }
-
-  auto log = readLogOperand(o.log);
+  auto log = loadLog(o, in.schedules);
   if (!log) return fatal(log.error());
-  if (o.logs.size() > 1) {  // a multi-SoC run: every SoC's master's log, merged (log_merge.hpp)
-    std::vector<LogFile> all;
-    for (const std::string& path : o.logs) {
-      auto one = readLogOperand(path);
-      if (!one) return fatal(one.error());
-      if (auto ok = checkLogMatches(*one, *schedule, o.schedule); !ok) return fatal(ok.error());
-      all.push_back(std::move(*one));
-    }
-    log = mergeSocLogs(std::move(all));
-    if (!log) return fatal(log.error());
-  }
-  auto matches = checkLogMatches(*log, *schedule, o.schedule);
-  if (!matches) return fatal(matches.error());
-  const Analysis analysis = analyze(*schedule, *log);
-  for (const std::string& w : analysis.warnings) err << "tactus-report: warning: " << w << "\n";
-
-  std::uint64_t invalidViolations = 0;
-  const std::vector<ViolationRow> violations = collectViolations(*schedule, log->records, &invalidViolations);
-  if (invalidViolations != 0)
-    err << "tactus-report: warning: " << invalidViolations
-        << " violation records name an unknown runnable, kind, call or context (ignored)\n";
-
-  if (o.violations) writeViolationsCsv(out, violations);
-  else if (o.csv) writeCsv(out, *schedule, *log, analysis);
-  else if (o.json) out << formatJson(*schedule, *log, analysis);
-  else if (o.statisticsOnStdout) {
-    out << formatText(*schedule, *log, analysis);
-    writeViolationsTable(out, violations);
-  }
-
+  in.log = std::move(*log);
+  analyzeParts(in, err);
+  writeStatistics(o, in, out);
   if (!o.wcetOut.empty()) {
-    auto w = writeFile(o.wcetOut, formatWcetFile(*schedule, analysis, o.percentile, o.margin));
-    if (!w) return fatal(w.error());
+    if (auto w = writeWcets(o, in); !w) return fatal(w.error());
   }
-  if (o.traceOut == kStdStream) {
-    out.flush();
-    out << [&] {
-      std::ostringstream t;
-      writeTrace(t, *schedule, &*log, &analysis);
-      return t.str();
-    }();
-  } else if (!o.traceOut.empty()) {
-    std::ofstream f(o.traceOut, std::ios::binary | std::ios::trunc);
-    if (!f) return fatal(fail(ErrorCode::kIo, o.traceOut + ": cannot create file"));
-    writeTrace(f, *schedule, &*log, &analysis);
-    f.flush();
-    if (!f) return fatal(fail(ErrorCode::kIo, o.traceOut + ": cannot write file"));
+  if (!o.traceOut.empty()) {
+    auto w = streamOutput(o.traceOut, out, [&](std::ostream& f) {
+      if (in.several()) writeManagedTrace(f, in.log, in.schedules);
+      else writeTrace(f, in.schedules[0], &in.log, &in.parts[0].analysis);
+    });
+    if (!w) return fatal(w.error());
   }
   if (!o.html.empty()) {
-    view::Execution execution = makeExecution(*schedule, *log, analysis);
-    markViolations(execution, violations);
-    auto w = o.html == kStdStream ? writeFile(o.html, view::renderHtml(*schedule, &execution))
-                                  : view::writeHtml(o.html, *schedule, &execution);
-    if (!w) return fatal(w.error());
+    if (auto w = writeHtmlPages(o, in); !w) return fatal(w.error());
   }
-  if (o.failOnViolation && countViolations(violations) != 0) {
-    err << "tactus-report: " << countViolations(violations) << " contract violations (runnable, kind, call) in "
-        << o.log << "\n";
-    return 1;
-  }
-  return 0;
+  return o.failOnViolation ? failOnViolations(o, in, err) : 0;
 }
 
 // The command without the final check of `out`.
@@ -400,7 +468,7 @@ int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return 0;
   }
   try {
-    return run(*options, out, err);
+    return report(*options, out, err);
   } catch (const std::bad_alloc&) {
     // Every table is sized by the limits and by the records; this is a machine short of memory.
     err << "tactus-report: out of memory reading " << (options->log.empty() ? "" : options->log + " with ")

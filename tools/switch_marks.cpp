@@ -13,19 +13,19 @@ namespace {
 
 constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 
-const Schedule* scheduleOf(const std::vector<Schedule>& schedules, std::uint32_t id) {
-  for (const Schedule& s : schedules) {
-    if (s.identifier == id) return &s;
-  }
-  return nullptr;
-}
-
 std::string hyperepochName(const Schedule* s, std::uint32_t he) {
   return s != nullptr && he < s->hyperepochs.size() ? quoted(s->hyperepochs[HyperepochId{he}].name)
                                                     : std::to_string(he);
 }
 
 }  // namespace
+
+const Schedule* scheduleOf(const std::vector<Schedule>& schedules, std::uint32_t id) {
+  for (const Schedule& s : schedules) {
+    if (s.identifier == id) return &s;
+  }
+  return nullptr;
+}
 
 std::vector<SwitchMark> collectSwitchMarks(const LogFile& log, const std::vector<Schedule>& schedules) {
   std::vector<SwitchMark> marks;

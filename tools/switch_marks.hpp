@@ -21,6 +21,9 @@ struct SwitchMark {
   std::string text;              ///< caption, e.g. `start 102 on 'Drive' (rollover from 101)`
 };
 
+/// The schedule with identifier `id` among `schedules` (null when none).
+const Schedule* scheduleOf(const std::vector<Schedule>& schedules, std::uint32_t id);
+
 /// The marks of `log` in time order (kScheduleStart, kScheduleStop, kPolicyDecision records),
 /// hyperepochs named from `schedules`.
 std::vector<SwitchMark> collectSwitchMarks(const LogFile& log, const std::vector<Schedule>& schedules);

@@ -80,11 +80,13 @@ std::size_t countViolations(const std::vector<ViolationRow>& rows) {
       std::count_if(rows.begin(), rows.end(), [](const ViolationRow& r) { return !r.info; }));
 }
 
-void writeViolationsCsv(std::ostream& out, const std::vector<ViolationRow>& rows) {
-  out << "runnable,kind,call,count,first_site\n";
+void writeViolationsCsv(std::ostream& out, const std::vector<ViolationRow>& rows, const std::string& schedule,
+                        bool header) {
+  const std::string last = schedule.empty() ? "\n" : "," + schedule + "\n";
+  if (header) out << "runnable,kind,call,count,first_site" << (schedule.empty() ? "\n" : ",schedule\n");
   for (const ViolationRow& r : rows)
     out << csvField(r.name) << ',' << r.kind << ',' << csvField(r.call) << ',' << r.count << ','
-        << csvField(r.firstSite) << '\n';
+        << csvField(r.firstSite) << last;
 }
 
 namespace {

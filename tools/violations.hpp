@@ -32,8 +32,11 @@ std::vector<ViolationRow> collectViolations(const Schedule& schedule, const std:
 /// How many rows are violations (not kind info).
 std::size_t countViolations(const std::vector<ViolationRow>& rows);
 
-/// `runnable,kind,call,count,first_site` and one line per row (fields CSV-quoted when needed).
-void writeViolationsCsv(std::ostream& out, const std::vector<ViolationRow>& rows);
+/// `runnable,kind,call,count,first_site` (the header unless `header` is false) and one line per row
+/// (fields CSV-quoted when needed); a `schedule` other than "" adds a last column `schedule` with it
+/// (a run of several schedules: one call per schedule, the header with the first).
+void writeViolationsCsv(std::ostream& out, const std::vector<ViolationRow>& rows, const std::string& schedule = "",
+                        bool header = true);
 
 /// The "contract violations" table of the text report (nothing when there are none), then the
 /// CUDA runtime's work in runnables (kind info) as a table of its own.

@@ -2,14 +2,25 @@
 //
 // usage: make_log SCHEDULE LOG [ITERATIONS] [OVERRUN_PROBABILITY]
 //        make_log --synthetic RUNNABLES SCHEDULE_OUT LOG [ITERATIONS]
+//        make_log --add-violation LOG SCHEDULE_ID RUNNABLE_ID   (appends one malloc violation, count 3)
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "simulate.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/violation.hpp"
 
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--add-violation") {  // what tactus-check would have logged
+    tactus::EventRecord r = tactus::makeViolationRecord(tactus::ViolationKind::kAllocation, tactus::CheckCall::kMalloc,
+                                                        0, static_cast<std::uint32_t>(std::atol(argv[4])), 3, 0, 0);
+    r.schedule = static_cast<std::uint16_t>(std::atol(argv[3]));
+    std::ofstream log(argv[2], std::ios::binary | std::ios::app);
+    log.write(reinterpret_cast<const char*>(&r), sizeof r);
+    return log.good() ? 0 : 1;
+  }
   tactus::report::SimulationOptions sim;
   sim.iterations = 20;
   if (argc >= 5 && std::string(argv[1]) == "--synthetic") {
