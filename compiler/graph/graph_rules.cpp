@@ -138,21 +138,21 @@ Result<void> orderStreams(Graph& g) {
       sub[k] = bound[lo + k].second;
       work[k] = g.runnables[sub[k]].submits;
     }
-    // before[p][q]: pair q (submitter or work) transitively depends on pair p.
+    // before[p][q]: p must submit before q. Either q's submitter transitively depends on p's
+    // submitter, or q's work on p's work (then q's work queued first would wait for work queued
+    // behind it). Work that waits for the other submitter only is no reason: the stream waits
+    // on the device for that submitter's end, whichever was queued first.
     Reach reach(g);
     std::vector<std::vector<std::uint8_t>> before(n, std::vector<std::uint8_t>(n, 0));
     std::vector<std::vector<std::string>> why(n, std::vector<std::string>(n));
     for (std::size_t p = 0; p < n; ++p)
-      for (RunnableId root : {sub[p], work[p]}) {
-        reach.from(root);
+      for (int side = 0; side < 2; ++side) {
+        reach.from(side == 0 ? sub[p] : work[p]);
         for (std::size_t q = 0; q < n; ++q) {
-          if (q == p || before[p][q]) continue;
-          for (RunnableId to : {sub[q], work[q]})
-            if (reach.reached(to)) {
-              before[p][q] = 1;
-              why[p][q] = reach.path(to);
-              break;
-            }
+          const RunnableId to = side == 0 ? sub[q] : work[q];
+          if (q == p || before[p][q] || !reach.reached(to)) continue;
+          before[p][q] = 1;
+          why[p][q] = reach.path(to);
         }
       }
     // A pair forced both ways is a GPU wait cycle: whichever submitter runs first queues its work
@@ -167,30 +167,20 @@ Result<void> orderStreams(Graph& g) {
                             " share the stream, which runs work in submission order, so one of " +
                             quoted(runnableName(g, work[p])) + " and " + quoted(runnableName(g, work[q])) +
                             " would wait for work queued behind it");
-    // One submission order per stream: forced pairs first, then declaration order (Kahn). Each
-    // submitter follows the previous one and its work follows the previous work, so the plan's
-    // order is the stream's FIFO order.
-    std::vector<u32> indeg(n, 0);
+    // A forced pair submits in the one order that works, so its submitters and its work follow
+    // each other: implied by the stream's FIFO order, and stated so that the scheduler need not
+    // find it. Other pairs keep no order: the scheduler chooses it, and keeps the work of the
+    // stream in the order it chose for the submitters.
     for (std::size_t p = 0; p < n; ++p)
-      for (std::size_t q = 0; q < n; ++q) indeg[q] += before[p][q];
-    std::vector<std::uint8_t> placed(n, 0);
-    std::size_t prev = n;
-    for (std::size_t step = 0; step < n; ++step) {
-      std::size_t next = n;
-      for (std::size_t q = 0; q < n && next == n; ++q)
-        if (!placed[q] && indeg[q] == 0) next = q;
-      placed[next] = 1;
-      for (std::size_t q = 0; q < n; ++q) indeg[q] -= before[next][q];
-      if (prev != n) {
-        auto& sd = g.runnables[sub[next]].dependencies;
-        sd.push_back(sub[prev]);
+      for (std::size_t q = 0; q < n; ++q) {
+        if (!before[p][q]) continue;
+        auto& sd = g.runnables[sub[q]].dependencies;
+        sd.push_back(sub[p]);
         sortUnique(sd);
-        auto& wd = g.runnables[work[next]].dependencies;
-        wd.push_back(work[prev]);
+        auto& wd = g.runnables[work[q]].dependencies;
+        wd.push_back(work[p]);
         sortUnique(wd);
       }
-      prev = next;
-    }
     lo = hi;
   }
   return {};

@@ -24,11 +24,12 @@ Result<void> redirectToGroups(Graph& g);
 
 /// A submitter depends only on what the graph says: it enqueues its work, and the stream waits
 /// on the GPU for the work's predecessors (wherever they run), so nothing is added for them.
-/// What is added is the order of a shared stream: submitters bound to one stream in one epoch
-/// get one submission order (forced pairs first, then declaration order), each submitter after
-/// the previous one and its work after the previous work (the stream runs its work in
-/// submission order). Refuses a GPU wait cycle (two such pairs each depending on the other:
-/// the work queued first would wait for work queued behind it), naming both paths.
+/// What is added is the order a shared stream forces: of two submitters bound to one stream in
+/// one epoch, where one's submitter depends on the other's, or one's work on the other's work,
+/// the other submits first, so each follows it and its work follows the other's work (the
+/// stream runs its work in submission order). Other pairs get no order: the scheduler chooses
+/// it. Refuses a GPU wait cycle (a pair forced both ways: the work queued first would wait for
+/// work queued behind it), naming both paths.
 Result<void> orderStreams(Graph& g);
 
 /// Refuses a dependency cycle, naming it (`'A.X' -> 'A.Y' -> 'A.X'`), with `why` appended.

@@ -206,6 +206,27 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
     std::vector<Piece> pieces;
     for (auto& path : cutPieces(sp, best)) pieces.emplace_back(sp, std::move(path));
     for (Piece& pc : pieces) pc.open(best);
+    // A piece whose root path is already a complete schedule ends at open(), holding it: merge
+    // those before the rounds (which merge only the pieces they run), or a tree that small ends
+    // "exhausted" without its best leaf and proves the first schedule optimal.
+    auto merge = [&](const std::vector<std::size_t>& which) {
+      // In piece order: the first strictly better schedule wins.
+      for (std::size_t k : which) {
+        Incumbent& loc = pieces[k].local();
+        if (loc.valid && loc.score < best) {
+          best = loc.score;
+          inc = loc;
+        }
+      }
+      for (Piece& pc : pieces) {
+        if (pc.local().valid && best < pc.local().score) pc.local().valid = false;
+      }
+    };
+    {
+      std::vector<std::size_t> all(pieces.size());
+      for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+      merge(all);
+    }
     std::atomic<bool> timeUp{false};
     while (true) {
       std::vector<std::size_t> active;
@@ -234,17 +255,7 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
       const int threads = std::min<int>(lim.workers, static_cast<int>(active.size()));
       runWorkers(threads, work);
       for (std::uint64_t u : used) res.steps += u;
-      // Merge in piece order: the first strictly better schedule wins.
-      for (std::size_t k : active) {
-        Incumbent& loc = pieces[k].local();
-        if (loc.valid && loc.score < best) {
-          best = loc.score;
-          inc = loc;
-        }
-      }
-      for (Piece& pc : pieces) {
-        if (pc.local().valid && best < pc.local().score) pc.local().valid = false;
-      }
+      merge(active);
       if (lim.onRound) lim.onRound(best.lengthNs, res.lowerBoundNs, res.steps);  // progress
     }
   }

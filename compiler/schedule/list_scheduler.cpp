@@ -34,6 +34,10 @@ class ListScheduler {
     at_.placements.resize(pb.nodes.size());
     waiting_.resize(pb.nodes.size());
     streamLast_.assign(free.size(), 0);
+    workLast_.assign(free.size(), 0);
+    pinned_.assign(free.size(), 0);
+    for (const Node& nd : pb.nodes)
+      if (const std::uint32_t bound = pinnedStream(nd.runnable); bound != kNone) ++pinned_[bound];
     outstanding_.assign(free.size(), 0);
     if (rule_.timed) {
       busyUntil_.assign(free.size(), 0);
@@ -124,12 +128,23 @@ class ListScheduler {
     }
   }
 
+  // The one stream submitter `r` is bound to, or kNone (not a submitter, or a choice of streams).
+  std::uint32_t pinnedStream(RunnableId r) const {
+    if (g_.runnables[r].kind != RunnableKind::kSubmitter) return kNone;
+    for (const auto& q : *(*pb_.requests)[r])
+      if (q.kind == ResourceKind::kCudaStream && q.candidates.size() == 1) return index(q.candidates[0]);
+    return kNone;
+  }
+
   bool isStream(std::uint32_t r) const { return g_.resources[r].kind == ResourceKind::kCudaStream; }
 
-  // A CUDA stream runs its work in submission order. The plan keeps that order by giving each
-  // stream at most one outstanding submission (a submitter placed, its work not yet) and by
-  // appending to a stream's timeline only: a submitter whose every stream has work outstanding
-  // waits (deferred) until that work is placed.
+  // A CUDA stream serialises the submissions (its submitters hold it while they run) and runs
+  // its work in submission order. The list scheduler keeps that order simply: each stream has at
+  // most one outstanding submission (a submitter placed, its work not yet), submitters are
+  // appended to a stream's timeline only, and work is appended after the stream's earlier work
+  // (on the device, whose timeline it may otherwise fill anywhere). A submitter whose every
+  // stream has work outstanding waits (deferred) until that work is placed. The search (which
+  // lets several submissions be outstanding) keeps the FIFO order by its own rule.
   bool streamBlocked(std::uint32_t n) const {
     const GraphRunnable& gr = g_.runnables[pb_.nodes[n].runnable];
     if (gr.kind != RunnableKind::kSubmitter) return false;
@@ -152,8 +167,9 @@ class ListScheduler {
     return t;
   }
 
-  // Resource choice: requests with one candidate (and a submittee's stream) are fixed first,
-  // then each open request takes the candidate giving the earliest common start.
+  // Resource choice: requests with one candidate are fixed first, then each open request takes
+  // the candidate giving the earliest common start. A submittee runs on its submitter's stream's
+  // device, after the earlier work of that stream, and does not hold the stream.
   Choice choose(std::uint32_t n, std::int64_t t) {
     const Node& nd = pb_.nodes[n];
     const GraphRunnable& gr = g_.runnables[nd.runnable];
@@ -170,11 +186,12 @@ class ListScheduler {
           break;
         }
       }
-      if (stream != kNone) fixed_.push_back(stream);
+      if (stream != kNone) t = std::max(t, workLast_[stream]);
     }
     const bool submitter = gr.kind == RunnableKind::kSubmitter;
     auto allowed = [&](std::size_t q, std::uint32_t c) {
       if (std::find(fixed_.begin(), fixed_.end(), c) != fixed_.end()) return false;
+      if (stream != kNone && isStream(c)) return false;  // a submittee holds no stream
       if (submitter && !force_ && isStream(c) && outstanding_[c] != 0) return false;
       // A submittee runs on the device its submitter's stream maps to.
       if (stream != kNone && q == 0 && g_.resources[c].kind == ResourceKind::kGpu) {
@@ -205,9 +222,15 @@ class ListScheduler {
       std::int64_t best = kInfinity;
       std::int64_t bestGap = -1;
       std::uint32_t bestC = kNone;
+      // A submitter free to choose its stream avoids one that a submitter not yet placed is
+      // bound to: work queued there first could wait for that submitter's work, queued behind it.
+      bool unpinned = false;
+      for (ResourceId id : reqs[q].candidates)
+        unpinned = unpinned || (allowed(q, index(id)) && (!isStream(index(id)) || pinned_[index(id)] == 0));
       for (ResourceId id : reqs[q].candidates) {
         const std::uint32_t c = index(id);
         if (!allowed(q, c)) continue;
+        if (unpinned && isStream(c) && pinned_[c] != 0) continue;
         fixed_.push_back(c);
         const std::int64_t sc = commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w);
         fixed_.pop_back();
@@ -232,7 +255,6 @@ class ListScheduler {
     for (std::uint32_t r : chosen_) {
       if (r != kNone) c.resources.push_back(r);
     }
-    if (stream != kNone) c.resources.push_back(stream);
     return c;
   }
 
@@ -246,13 +268,20 @@ class ListScheduler {
     pl.resources = std::move(c.resources);
     for (std::uint32_t r : pl.resources) free_[r].reserve(pl.startNs, w);
     const RunnableKind kind = g_.runnables[nd.runnable].kind;
+    if (const std::uint32_t bound = pinnedStream(nd.runnable); bound != kNone) --pinned_[bound];
     for (std::uint32_t r : pl.resources) {
-      if (!isStream(r)) continue;
+      if (!isStream(r) || kind != RunnableKind::kSubmitter) continue;
       streamLast_[r] = std::max(streamLast_[r], pl.endNs);
-      if (kind == RunnableKind::kSubmitter) ++outstanding_[r];
-      if (kind == RunnableKind::kSubmittee && outstanding_[r] != 0 && --outstanding_[r] == 0 && !rule_.timed) {
-        for (std::uint32_t d : deferred_) ready_.push(keyOf(d));
-        deferred_.clear();
+      ++outstanding_[r];
+    }
+    if (kind == RunnableKind::kSubmittee && pb_.localSubmitter[nd.local] != kNone) {
+      for (std::uint32_t r : at_.placements[pb_.nodeOf(pb_.localSubmitter[nd.local], nd.frame)].resources) {
+        if (!isStream(r)) continue;
+        workLast_[r] = std::max(workLast_[r], pl.endNs);
+        if (outstanding_[r] != 0 && --outstanding_[r] == 0 && !rule_.timed) {
+          for (std::uint32_t d : deferred_) ready_.push(keyOf(d));
+          deferred_.clear();
+        }
       }
     }
     at_.lengthNs = std::max(at_.lengthNs, pl.endNs);
@@ -350,7 +379,9 @@ class ListScheduler {
   std::vector<std::uint32_t> fixed_;
   std::vector<std::int64_t> busyUntil_;     // time-driven: end of the last instance per resource
   std::vector<std::uint32_t> hardware_;     // time-driven: every hardware candidate
-  std::vector<std::int64_t> streamLast_;    // per resource: end of the last instance on a stream
+  std::vector<std::int64_t> streamLast_;    // per stream: end of its last submitter
+  std::vector<std::int64_t> workLast_;      // per stream: end of its last work (submittee)
+  std::vector<std::uint32_t> pinned_;       // per stream: submitters bound to it not yet placed
   std::vector<std::uint32_t> outstanding_;  // per stream: submitters placed whose work is not yet
   std::vector<std::uint32_t> deferred_;     // submitters waiting for a stream without outstanding work
   bool force_ = false;                      // while placing one stuck submitter: ignore its stream's order

@@ -54,8 +54,10 @@ class SearchState {
   explicit SearchState(const SProblem& sp)
       : sp_(sp),
         maxEnd_(sp.resourceCount, 0),
-        outstanding_(sp.resourceCount, 0),
+        submitted_(sp.resourceCount, 0),
+        worksPlaced_(sp.resourceCount, 0),
         isSubmitter_(sp.n, 0),
+        submission_(sp.n, 0),
         start_(sp.n, 0),
         end_(sp.n, 0),
         placed_(sp.n, 0),
@@ -179,7 +181,15 @@ class SearchState {
       maxEnd_[res[k]] = std::max(maxEnd_[res[k]], e);
     }
     chosen_[j].assign(res, res + resCount);
-    countOutstanding(j, isSubmitter_[j] ? 1 : (sp_.submitter[j] != kNone ? -1 : 0));
+    // Stream order: a submitter takes the next submission number of its stream, a submittee
+    // (placed only in its turn, see children) moves its stream's turn on.
+    if (isSubmitter_[j]) {
+      const std::uint32_t st = streamOf(j);
+      if (st != kNone) submission_[j] = submitted_[st]++;
+    } else if (sp_.submitter[j] != kNone) {
+      const std::uint32_t st = streamOf(sp_.submitter[j]);
+      if (st != kNone) ++worksPlaced_[st];
+    }
     placed_[j] = 1;
     ++placedCount_;
     start_[j] = s;
@@ -216,7 +226,13 @@ class SearchState {
       maxEnd_[undoRes_.back().first] = undoRes_.back().second;
       undoRes_.pop_back();
     }
-    countOutstanding(j, isSubmitter_[j] ? -1 : (sp_.submitter[j] != kNone ? 1 : 0));
+    if (isSubmitter_[j]) {
+      const std::uint32_t st = streamOf(j);
+      if (st != kNone) --submitted_[st];
+    } else if (sp_.submitter[j] != kNone) {
+      const std::uint32_t st = streamOf(sp_.submitter[j]);
+      if (st != kNone) --worksPlaced_[st];
+    }
     placed_[j] = 0;
     --placedCount_;
     sLast_ = u.sLast;
@@ -236,15 +252,13 @@ class SearchState {
       std::int64_t readyT = std::max(sp_.release[j], sLast_);
       for (std::uint32_t d : sp_.preds[j]) readyT = std::max(readyT, end_[d]);
       const auto& reqs = sp_.options[j];
-      // A submittee takes its submitter's stream and that stream's device.
+      // A submittee runs on its submitter's stream's device, and in its stream's submission
+      // order (FIFO): only once the work submitted before it on that stream is placed. It does
+      // not hold the stream, which serialises the submitters only.
       std::uint32_t stream = kNone;
       if (sp_.submitter[j] != kNone) {
-        for (std::uint32_t r : chosen_[sp_.submitter[j]]) {
-          if (g.resources[r].kind == ResourceKind::kCudaStream) {
-            stream = r;
-            break;
-          }
-        }
+        stream = streamOf(sp_.submitter[j]);
+        if (stream != kNone && worksPlaced_[stream] != submission_[sp_.submitter[j]]) continue;
       }
       const std::uint32_t device = stream != kNone ? index(g.resources[stream].device) : kNone;
       // Options per request, after the stream's constraints.
@@ -274,8 +288,6 @@ class SearchState {
           for (std::uint32_t c : reqOpts_[q][odo_[q]]) {
             if (std::find(picked_.begin(), picked_.end(), c) != picked_.end()) continue;
             if (stream == c) continue;
-            // A stream runs its work in submission order: one outstanding submission per stream.
-            if (isSubmitter_[j] && outstanding_[c] != 0 && g.resources[c].kind == ResourceKind::kCudaStream) continue;
             if (best == kNone || maxEnd_[c] < maxEnd_[best]) best = c;
           }
           if (best == kNone) {
@@ -285,14 +297,13 @@ class SearchState {
           picked_.push_back(best);
           s = std::max(s, maxEnd_[best]);
         }
-        if (ok && stream != kNone) {
-          picked_.push_back(stream);
-          s = std::max(s, maxEnd_[stream]);
-        }
         if (ok) {
           const std::int64_t e = s + sp_.p[j];
-          // Canonical order: (start, end, topological index) increases along the path.
-          if (s > sLast_ || std::make_pair(e, sp_.topo[j]) > std::make_pair(eLast_, topoLast_)) {
+          // Canonical order: (start, end, topological index) increases along the path; except
+          // that work of a stream follows the work submitted before it even where both are
+          // zero-length at one time and the topological order says otherwise.
+          if (s > sLast_ || std::make_pair(e, sp_.topo[j]) > std::make_pair(eLast_, topoLast_) ||
+              (e == eLast_ && s == sLast_ && fifoFollows(j, undo_.empty() ? kNone : undo_.back().node))) {
             Child c;
             c.start = s;
             c.end = e;
@@ -343,12 +354,20 @@ class SearchState {
   std::vector<Frame>& frames() { return frames_; }
 
  private:
-  // Submitters placed on a stream whose work is not yet: +delta for j's streams.
-  void countOutstanding(std::uint32_t j, int delta) {
-    if (delta == 0) return;
+  // The CUDA stream placed submitter `j` holds, or kNone.
+  std::uint32_t streamOf(std::uint32_t j) const {
     for (std::uint32_t r : chosen_[j])
-      if (sp_.graph->resources[r].kind == ResourceKind::kCudaStream)
-        outstanding_[r] = static_cast<std::uint32_t>(static_cast<int>(outstanding_[r]) + delta);
+      if (sp_.graph->resources[r].kind == ResourceKind::kCudaStream) return r;
+    return kNone;
+  }
+
+  // Whether submittee `j` is the work submitted right after submittee `last` on their stream.
+  bool fifoFollows(std::uint32_t j, std::uint32_t last) const {
+    if (last == kNone || sp_.submitter[j] == kNone || sp_.submitter[last] == kNone) return false;
+    const std::uint32_t a = sp_.submitter[last], b = sp_.submitter[j];
+    if (!placed_[a] || !placed_[b]) return false;
+    const std::uint32_t st = streamOf(b);
+    return st != kNone && st == streamOf(a) && submission_[b] == submission_[a] + 1;
   }
 
   struct UndoRecord {
@@ -364,8 +383,10 @@ class SearchState {
 
   const SProblem& sp_;
   std::vector<std::int64_t> maxEnd_;
-  std::vector<std::uint32_t> outstanding_;  // per stream: placed submitters whose work is not placed
+  std::vector<std::uint32_t> submitted_;    // per stream: submitters placed on it
+  std::vector<std::uint32_t> worksPlaced_;  // per stream: submittees placed (the FIFO's turn)
   std::vector<std::uint8_t> isSubmitter_;   // per node
+  std::vector<std::uint32_t> submission_;   // per placed submitter: its number on its stream
   std::vector<std::int64_t> start_, end_;
   std::vector<std::uint8_t> placed_;
   std::vector<std::uint32_t> waiting_;

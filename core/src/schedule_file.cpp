@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
 #include <new>
 #include <sstream>
@@ -95,10 +96,13 @@ class Writer {
 };
 
 std::string writeBody(const Schedule& s) {
-  const bool multi = !s.socs.empty();
-  const std::uint32_t version = !multi                   ? kScheduleFormatVersionOneSoc
+  const bool gpu = std::any_of(s.runnables.begin(), s.runnables.end(),
+                               [](const RunnableInfo& r) { return r.kind == RunnableKind::kSubmitter; });
+  const std::uint32_t version = gpu                      ? kScheduleFormatVersionGpu
+                                : s.socs.empty()         ? kScheduleFormatVersionOneSoc
                                 : s.socLatencies.empty() ? kScheduleFormatVersionMultiSoc
-                                                         : kScheduleFormatVersion;
+                                                         : kScheduleFormatVersionSocLatency;
+  const bool multi = version >= kScheduleFormatVersionMultiSoc;  // the fields of version 2
   std::string head = std::string(kMagic) + " " + std::to_string(version);
   Writer body;
   body.rec("schedule").f("name", s.name).u("identifier", s.identifier).f("source_hash", hashToHex(s.sourceHash));
@@ -488,7 +492,7 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       TACTUS_READ(soc.name, f.name("name"));
       TACTUS_CHECK(f.done());
       s.socs.push_back(std::move(soc));
-    } else if (rec.kind == "soc_latency" && version >= kScheduleFormatVersion) {
+    } else if (rec.kind == "soc_latency" && version >= kScheduleFormatVersionSocLatency) {
       // A contract with the verifier and the master: both SoCs declared above, two different
       // ones, each pair once and in (from, to) order, a time in range.
       TACTUS_CHECK(order(Section::kSocLatency));
@@ -619,6 +623,14 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
     }
   }
   if (!sawHash) return reader.err("missing content_hash line: the file is truncated");
+  if (version < kScheduleFormatVersionGpu)
+    for (const RunnableInfo& r : s.runnables)
+      if (r.kind == RunnableKind::kSubmitter)
+        return fail(ErrorCode::kIncompatible,
+                    origin + ": schedule file format version " + std::to_string(version) +
+                        " plans GPU work the old way (each submittee held its CUDA stream for its whole run; "
+                        "this build reads GPU work from version " +
+                        std::to_string(kScheduleFormatVersionGpu) + " on); recompile the graph");
   return s;
 }
 

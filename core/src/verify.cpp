@@ -475,8 +475,11 @@ class Verifier {
         if (stream == kNone) {
           error(inst(i) + ": its submitter holds no CUDA stream");
         } else {
-          if (std::find(in.resources.begin(), in.resources.end(), stream) == in.resources.end())
-            error(inst(i) + " does not run on its submitter's " + res(stream));
+          // The stream serialises the submitters only; work that holds a stream holds its own
+          // (a stricter plan: the stream then waits for the work too).
+          for (ResourceId x : in.resources)
+            if (s_.resources[x].kind == ResourceKind::kCudaStream && x != stream)
+              error(inst(i) + " holds " + res(x) + ", not its submitter's " + res(stream));
           if (in.resources[0] != s_.resources[stream].device)
             error(inst(i) + " runs on " + res(in.resources[0]) + " but its submitter's " + res(stream) + " maps to " +
                   res(s_.resources[stream].device));
@@ -537,28 +540,37 @@ class Verifier {
       if (holders[r] && !seenRes[r]) error(res(r) + " is held but has no timeline");
   }
 
-  // A CUDA stream runs its work in submission order: on a stream's timeline the submittees come
-  // in the order of their submitters. Otherwise the runtime, which enqueues in submitter order,
-  // would queue work behind what the plan runs after it (a GPU wait on it could never end).
+  // A CUDA stream runs its work in submission order: the work of the submitters on a stream's
+  // timeline runs in that order on the stream's device. Otherwise the runtime, which enqueues in
+  // submitter order, would queue work behind what the plan runs after it (a GPU wait on it could
+  // never end). The submitters hold the stream while they submit; the work does not need to.
   void streamOrder() {
+    // Position of every instance on each device timeline.
+    IdVector<InstanceId, std::uint32_t> onDevice(s_.instances.size(), kNone);
+    for (const TimelineInfo& t : s_.timelines) {
+      if (s_.resources[t.resource].kind != ResourceKind::kGpu) continue;
+      for (std::size_t k = 0; k < t.instances.size(); ++k) onDevice[t.instances[k]] = static_cast<std::uint32_t>(k);
+    }
     for (const TimelineInfo& t : s_.timelines) {
       if (full()) return;
       if (s_.resources[t.resource].kind != ResourceKind::kCudaStream) continue;
-      std::vector<InstanceId> submitters, works;  // submitter instances, in timeline order
+      InstanceId previous = kNone;  // the work of the last submitter so far, in timeline order
       for (InstanceId i : t.instances) {
         const InstanceInfo& in = s_.instances[i];
         const RunnableInfo& r = s_.runnables[in.runnable];
-        if (r.kind == RunnableKind::kSubmitter) submitters.push_back(i);
-        else if (r.kind == RunnableKind::kSubmittee && slot_[r.submittedBy][in.frame] != kNone)
-          works.push_back(slot_[r.submittedBy][in.frame]);
-      }
-      for (std::size_t k = 0; k < works.size() && k < submitters.size(); ++k) {
-        if (works[k] == submitters[k]) continue;
-        const InstanceInfo& later = s_.instances[works[k]];
-        const InstanceId early = slot_[s_.runnables[later.runnable].submits][later.frame];
-        error("on " + res(t.resource) + ", " + inst(early) + " runs before the work of " + inst(submitters[k]) +
-              ", which is submitted first (a stream runs its work in submission order)");
-        break;
+        if (r.kind != RunnableKind::kSubmitter || !s_.runnables.contains(r.submits)) continue;
+        if (in.frame >= slot_[r.submits].size()) continue;
+        const InstanceId work = slot_[r.submits][in.frame];
+        if (work == kNone || onDevice[work] == kNone) continue;
+        if (previous != kNone && s_.instances[work].resources[0] == s_.instances[previous].resources[0] &&
+            onDevice[work] < onDevice[previous]) {
+          const InstanceId first = slot_[s_.runnables[s_.instances[previous].runnable].submittedBy]
+                                        [s_.instances[previous].frame];
+          error("on " + res(t.resource) + ", " + inst(work) + " runs before " + inst(previous) + ", the work of " +
+                inst(first) + ", which is submitted first (a stream runs its work in submission order)");
+          break;
+        }
+        previous = work;
       }
     }
   }

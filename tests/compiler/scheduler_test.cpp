@@ -64,7 +64,7 @@ TEST_CASE("type requests spread over the cores", "[scheduler]") {
   CHECK(s.timelines.size() == 4);
 }
 
-TEST_CASE("a submittee runs on its submitter's stream and that stream's device, after it", "[scheduler]") {
+TEST_CASE("a submittee runs on its submitter's stream's device, after it, and holds no stream", "[scheduler]") {
   GraphBuilder b;
   b.cpus(2);
   const auto gpu0 = b.resource("GPU0", "GPU", ResourceKind::kGpu);
@@ -92,9 +92,8 @@ TEST_CASE("a submittee runs on its submitter's stream and that stream's device, 
     REQUIRE(si->resources.size() == 2);
     const ResourceId stream = si->resources[1];
     CHECK(s.resources[stream].kind == ResourceKind::kCudaStream);
-    REQUIRE(gi->resources.size() == 2);
+    REQUIRE(gi->resources.size() == 1);  // the stream serialises the submitters only
     CHECK(gi->resources[0] == s.resources[stream].device);
-    CHECK(gi->resources[1] == stream);
     CHECK(gi->startNs >= si->endNs);
     streams.push_back(stream);
   }
@@ -370,12 +369,15 @@ TEST_CASE("work on a shared stream keeps its submission order; the verifier refu
   for (const auto& t : s.timelines)
     if (t.resource == st) line = &t;
   REQUIRE(line != nullptr);
-  REQUIRE(line->instances.size() == 4);
-  for (std::size_t k = 0; k < 4; k += 2) {
-    const RunnableInfo& r = s.runnables[s.instances[line->instances[k]].runnable];
-    CHECK(r.kind == RunnableKind::kSubmitter);
-    CHECK(s.instances[line->instances[k + 1]].runnable == r.submits);
-  }
+  // S holds the submitters only; their work runs on the GPU in their order.
+  REQUIRE(line->instances.size() == 2);
+  const InstanceInfo& firstSub = s.instances[line->instances[0]];
+  const InstanceInfo& secondSub = s.instances[line->instances[1]];
+  CHECK(s.runnables[firstSub.runnable].kind == RunnableKind::kSubmitter);
+  CHECK(s.runnables[secondSub.runnable].kind == RunnableKind::kSubmitter);
+  const InstanceInfo* firstWork = instancesOf(s, s.runnables[firstSub.runnable].submits)[0];
+  const InstanceInfo* secondWork = instancesOf(s, s.runnables[secondSub.runnable].submits)[0];
+  CHECK(firstWork->endNs <= secondWork->startNs);
 
   // The plan an unaware scheduler makes: Sub1, Sub2 back to back, W2 first on the GPU.
   InstanceId id[5] = {};
@@ -395,11 +397,11 @@ TEST_CASE("work on a shared stream keeps its submission order; the verifier refu
   for (auto& t : s.timelines) {
     if (t.resource == cpus[0]) t.instances = {id[1], id[3]};
     if (t.resource == gpu) t.instances = {id[4], id[2]};
-    if (t.resource == st) t.instances = {id[1], id[3], id[4], id[2]};
+    if (t.resource == st) t.instances = {id[1], id[3]};
   }
   const VerifyReport v = verifySchedule(s);
   REQUIRE(v.errors.size() == 1);
   CHECK(v.errors[0] ==
-        "on resource 'S', runnable 'Client0.W2' frame 0 runs before the work of runnable 'Client0.Sub1' frame 0, "
-        "which is submitted first (a stream runs its work in submission order)");
+        "on resource 'S', runnable 'Client0.W2' frame 0 runs before runnable 'Client0.W1' frame 0, the work of "
+        "runnable 'Client0.Sub1' frame 0, which is submitted first (a stream runs its work in submission order)");
 }

@@ -45,14 +45,48 @@ TEST_CASE("a changed byte is caught by the content hash", "[schedule_file]") {
 
 TEST_CASE("another format version is refused as incompatible", "[schedule_file]") {
   std::string text = writeSchedule(test::sampleSchedule());
-  for (const char* v : {"0", "4", "4294967295"}) {
+  for (const char* v : {"0", "5", "4294967295"}) {
     INFO("version " << v);
-    auto r = readSchedule(replaceOnce(text, "tactus-schedule 1", std::string("tactus-schedule ") + v), "x.tsched");
+    auto r = readSchedule(replaceOnce(text, "tactus-schedule 4", std::string("tactus-schedule ") + v), "x.tsched");
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == ErrorCode::kIncompatible);
     CHECK_THAT(r.error().message, Catch::Contains(std::string("format version ") + v + " is not supported"));
-    CHECK_THAT(r.error().message, Catch::Contains("reads versions 1 to 3"));
+    CHECK_THAT(r.error().message, Catch::Contains("reads versions 1 to 4"));
   }
+}
+
+namespace {
+Schedule cpuOnlySample();
+}  // namespace
+
+TEST_CASE("a schedule with GPU work is format 4; an older file with GPU work is refused by its version",
+          "[schedule_file][gpu]") {
+  // The sample has a submitter: its file is format 4 (the fields of format 3, no SoCs).
+  const std::string text = writeSchedule(test::sampleSchedule());
+  REQUIRE(text.rfind("tactus-schedule 4\n", 0) == 0);
+  auto back = readSchedule(text, "x.tsched");
+  REQUIRE(back.has_value());
+  CHECK(writeSchedule(*back) == text);
+  // The same file claiming format 1 to 3 (as an older tactus-compile wrote GPU work, each
+  // submittee holding its stream for its whole run) is refused, saying what to do.
+  for (const char* v : {"1", "2", "3"}) {
+    INFO("version " << v);
+    std::string old = replaceOnce(text, "tactus-schedule 4", std::string("tactus-schedule ") + v);
+    if (std::string(v) == "1") {
+      old = replaceOnce(old, " cross_soc_latency_ns=0", "");
+      while (old.find(" soc=-\n") != std::string::npos) old = replaceOnce(old, " soc=-\n", "\n");
+    }
+    auto r = readSchedule(rehash(old), "x.tsched");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ErrorCode::kIncompatible);
+    CHECK(r.error().message ==
+          std::string("x.tsched: schedule file format version ") + v +
+              " plans GPU work the old way (each submittee held its CUDA stream for its whole run; this build reads "
+              "GPU work from version 4 on); recompile the graph");
+  }
+  // A file without GPU work keeps its format: one machine, format 1, byte for byte as before.
+  CHECK(writeSchedule(cpuOnlySample()).rfind("tactus-schedule 1\n", 0) == 0);
+  CHECK(verifySchedule(cpuOnlySample()).ok());
 }
 
 TEST_CASE("malformed schedule files get messages with file and line", "[schedule_file]") {
@@ -149,8 +183,27 @@ namespace {
 
 // The sample on two SoCs (every client and resource on SocA) with a default transfer time and
 // one of its own for each direction between them.
-Schedule twoSocSample() {
+// The sample without GPU work (a file of format 1 to 3): its submitter B and its work G become
+// CPU runnables, G on CPU0 where it is idle.
+Schedule cpuOnlySample() {
   Schedule s = test::sampleSchedule();
+  for (RunnableId r : {RunnableId{1}, RunnableId{2}}) {
+    s.runnables[r].kind = RunnableKind::kCpu;
+    s.runnables[r].submits = kNone;
+    s.runnables[r].submittedBy = kNone;
+  }
+  for (InstanceInfo& in : s.instances) {
+    if (in.runnable == RunnableId{1}) in.resources = {ResourceId{1}};
+    if (in.runnable == RunnableId{2}) in.resources = {ResourceId{0}};
+  }
+  s.timelines = {{ResourceId{0}, {InstanceId{0}, InstanceId{2}, InstanceId{4}, InstanceId{5}, InstanceId{7}, InstanceId{9}}},
+                 {ResourceId{1}, {InstanceId{1}, InstanceId{3}, InstanceId{6}, InstanceId{8}}},
+                 {ResourceId{3}, {InstanceId{4}, InstanceId{9}}}};
+  return s;
+}
+
+Schedule twoSocSample() {
+  Schedule s = cpuOnlySample();
   s.socs = {{"SocA"}, {"SocB"}};
   for (ClientInfo& c : s.clients) c.soc = 0;
   for (ResourceInfo& r : s.resources) r.soc = 0;
@@ -231,7 +284,7 @@ TEST_CASE("the reader refuses a bad SoC pair latency with its line and what is w
   r = readSchedule(rehash(late), "x.tsched");
   REQUIRE_FALSE(r.has_value());
   CHECK_THAT(r.error().message, Catch::Contains("'soc_latency' record out of order"));
-  const std::string one = writeSchedule(test::sampleSchedule());
+  const std::string one = writeSchedule(cpuOnlySample());
   r = readSchedule(rehash(replaceOnce(one, "client id=0 ", first + "\nclient id=0 ")), "x.tsched");
   REQUIRE_FALSE(r.has_value());
   CHECK_THAT(r.error().message, Catch::Contains("unknown record 'soc_latency'"));

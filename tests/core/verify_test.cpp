@@ -132,12 +132,16 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
          s.timelines.push_back({ResourceId{5}, ids<InstanceId>({2})});
        },
        "but its submitter's resource 'STREAM0' maps to resource 'GPU0'"},
-      {"submittee off its submitter's stream",
+      {"submittee holding another stream than its submitter's",
        [](Schedule& s) {
-         s.instances[2].resources = ids<ResourceId>({2});
+         s.resources.push_back(
+             {"STREAM1", "CUDA_STREAM", ResourceKind::kCudaStream, ClientId{1}, HyperepochId{0}, kNone, ResourceId{2}, kNone});
+         s.hyperepochs[0].resources.push_back(ResourceId{5});
+         s.instances[2].resources = ids<ResourceId>({2, 5});
          s.timelines[4].instances = ids<InstanceId>({1, 6, 7});
+         s.timelines.push_back({ResourceId{5}, ids<InstanceId>({2})});
        },
-       "does not run on its submitter's resource 'STREAM0'"},
+       "holds resource 'STREAM1', not its submitter's resource 'STREAM0'"},
       {"unpaired submitter", [](Schedule& s) { s.runnables[2].submittedBy = kNone; }, "without a matching submittee"},
       {"submittee not depending on submitter", [](Schedule& s) { s.runnables[2].dependencies.clear(); },
        "does not depend on its submitter"},

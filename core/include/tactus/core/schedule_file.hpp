@@ -25,7 +25,12 @@
 // plus one `soc_latency from=0 to=1 latency_ns=N` record per SoC pair the graph gives a transfer
 // time of its own (after the soc records; ascending by from, then to; two different SoCs; each pair
 // once); it is written only when the graph gives such a pair, so a version-2 reader refuses it by
-// its version rather than by an unknown record.
+// its version rather than by an unknown record. Format version 4 is version 3 (its fields present
+// even in a schedule of one machine) for schedules with GPU work (a submitter), planned with STM's
+// stream semantics: a CUDA stream's timeline holds its submitters only (the stream serialises the
+// submissions) and a submittee holds its device, not the stream, running in its stream's
+// submission order. A file of an older version with GPU work is refused by its version: its work
+// held the stream for its whole run, a plan this build no longer makes; recompile the graph.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +42,12 @@
 
 namespace tactus {
 
-/// The newest format version this build writes and reads (multi-SoC schedules with a transfer
-/// time per SoC pair).
-inline constexpr std::uint32_t kScheduleFormatVersion = 3;
+/// The newest format version this build writes and reads (schedules with GPU work).
+inline constexpr std::uint32_t kScheduleFormatVersion = 4;
+/// The version written for schedules with GPU work: the oldest that holds GPU work.
+inline constexpr std::uint32_t kScheduleFormatVersionGpu = 4;
+/// The version written for multi-SoC schedules with a transfer time per SoC pair.
+inline constexpr std::uint32_t kScheduleFormatVersionSocLatency = 3;
 /// The version written for multi-SoC schedules whose graph gives no SoC pair a time of its own.
 inline constexpr std::uint32_t kScheduleFormatVersionMultiSoc = 2;
 /// The version written for schedules of one machine (no SoCs); read as well.
