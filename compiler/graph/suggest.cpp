@@ -58,8 +58,10 @@ std::string_view closestName(std::string_view wrong, std::span<const std::string
   for (std::string_view name : names) {
     if (name == wrong) continue;
     const std::string_view nameStem = stem(name);
-    // CPU2 for CPU1 is another instance: the list of what exists answers that, not a guess.
-    if (numbered && nameStem.size() < name.size() && sameNoCase(nameStem, wrongStem)) continue;
+    // CPU2 for CPU1 is another instance, and CPU its type: the list of what exists answers
+    // that, not a guess.
+    if (numbered && sameNoCase(nameStem, wrongStem) && name.substr(nameStem.size()) != wrong.substr(wrongStem.size()))
+      continue;
     const std::size_t d = distance(wrong, name, std::min(limit, bestDistance));
     if (d < bestDistance) {
       bestDistance = d;

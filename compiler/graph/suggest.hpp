@@ -12,7 +12,8 @@ namespace tactus::compiler {
 /// The name in `names` that `wrong` is most likely a typo of, or an empty view: at most 1 edit
 /// for a name of up to 4 characters, 2 up to 8, 3 beyond (an edit inserts, deletes or replaces
 /// a character or swaps two neighbours; letter case costs nothing). A name that differs only in
-/// its trailing number (`CPU2` and `CPU1`) is another instance, not a typo: never suggested.
+/// its trailing number (`CPU2` and `CPU1`, or `CPU`) is another instance, not a typo: never
+/// suggested.
 /// Ties go to the first name given.
 std::string_view closestName(std::string_view wrong, std::span<const std::string_view> names);
 
