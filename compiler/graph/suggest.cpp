@@ -55,6 +55,7 @@ std::string_view closestName(std::string_view wrong, std::span<const std::string
   const bool numbered = wrongStem.size() < wrong.size() && !wrongStem.empty();
   std::string_view best;
   std::size_t bestDistance = limit + 1;
+  bool tied = false;  // two names as close: no guess (SocC between SocA and SocB)
   for (std::string_view name : names) {
     if (name == wrong) continue;
     const std::string_view nameStem = stem(name);
@@ -66,9 +67,12 @@ std::string_view closestName(std::string_view wrong, std::span<const std::string
     if (d < bestDistance) {
       bestDistance = d;
       best = name;
+      tied = false;
+    } else if (d == bestDistance && d <= limit && !sameNoCase(name, best)) {
+      tied = true;
     }
   }
-  return best;
+  return tied ? std::string_view() : best;
 }
 
 std::string nameList(std::span<const std::string_view> names, std::size_t max) {

@@ -13,8 +13,7 @@ namespace tactus::compiler {
 /// for a name of up to 4 characters, 2 up to 8, 3 beyond (an edit inserts, deletes or replaces
 /// a character or swaps two neighbours; letter case costs nothing). A name that differs only in
 /// its trailing number (`CPU2` and `CPU1`, or `CPU`) is another instance, not a typo: never
-/// suggested.
-/// Ties go to the first name given.
+/// suggested. Two names as close are no guess either (`SocC` between `SocA` and `SocB`).
 std::string_view closestName(std::string_view wrong, std::span<const std::string_view> names);
 
 /// The names quoted and joined with `, ` in the order given, at most `max` of them, then

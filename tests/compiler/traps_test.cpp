@@ -73,6 +73,9 @@ TEST_CASE("closestName guesses typos but not other instances", "[compiler][traps
   const std::vector<std::string_view> cpus{"CPU", "CPU0", "CPU1", "GPU0"};
   CHECK(closestName("CPU2", cpus).empty());  // another instance, or the type: listed, not guessed
   CHECK(closestName("cpu1", cpus) == "CPU1");
+  const std::vector<std::string_view> socs{"SocA", "SocB"};
+  CHECK(closestName("SocC", socs).empty());  // as close to either: no guess
+  CHECK(closestName("SocAA", socs) == "SocA");
   const std::vector<std::string_view> keys{"WCET", "Resources", "Dependencies"};
   CHECK(closestName("Dependecies", keys) == "Dependencies");
   CHECK(closestName("wcet", keys) == "WCET");
