@@ -73,9 +73,16 @@ void Builder::buildTop(u32 root) {
       latencyNode = v;
       latencyKey = k;
     } else if (graphKey != kNone) {
+      // Two candidates for the graph id: one of them may be a misspelt top-level key.
+      const std::vector<std::string_view> topKeys{"Version", "SOC", "CrossSocLatency"};
+      std::string hint;
+      for (u32 node : {graphKey, k}) {
+        const std::string_view guess = closestName(t_.text(node), topKeys);
+        if (!guess.empty()) hint = " (did you mean " + quoted(guess) + " for " + quoted(t_.text(node)) + "?)";
+      }
       die(ErrorCode::kParse, line(k),
           "unexpected top-level key " + quoted(key) + ": a graph file holds Version and one graph id (already " +
-              quoted(t_.text(graphKey)) + ")");
+              quoted(t_.text(graphKey)) + ")" + hint);
     } else {
       graphKey = k;
       graphValue = v;

@@ -128,6 +128,25 @@ TEST_CASE("an unknown client, epoch or key gets the closest declared name and th
             ":18: unknown key 'Dependecies' in runnable 'C.A' (did you mean 'Dependencies'? allowed: WCET, "
             "Resources, Dependencies, Submits, StartTime, Deadline, Priority, EndMonitorThreshold)");
   CHECK_THAT(parseError("stream_unknown_gpu.yaml"), Catch::EndsWith("(the graph declares no GPU)"));
+
+  auto failure = [](const std::string& yaml) {
+    auto g = parseGraph(yaml, "inline.yaml");
+    REQUIRE_FALSE(g.has_value());
+    return g.error().message;
+  };
+  // A misspelt Version reads as a second graph id.
+  CHECK(failure("Verison: 3.0.0\nG:\n  Hyperepochs: []\n") ==
+        "inline.yaml:2: unexpected top-level key 'G': a graph file holds Version and one graph id (already "
+        "'Verison') (did you mean 'Version' for 'Verison'?)");
+  // A hyperepoch's resource list names global instances.
+  CHECK(failure("Version: 3.0.0\nG:\n  Resources: {CPU: [CPU0, CPU1], MUTEX: [MEM_BW]}\n  Hyperepochs:\n"
+                "    - A: {Resources: [CPU0], Epochs: [{E: {Period: 1ms}}]}\n"
+                "    - B: {Resources: [CPU1, MEMBW], Epochs: [{E: {Period: 1ms}}]}\n  Clients: []\n") ==
+        "inline.yaml:6: hyperepoch 'B' lists unknown resource 'MEMBW' (did you mean 'MEM_BW'? name global resource "
+        "instances; declared: 'CPU0', 'CPU1', 'MEM_BW')");
+  // A misspelt key under the graph id.
+  CHECK_THAT(failure("Version: 3.0.0\nG:\n  Hyperepoch: []\n"),
+             Catch::Contains("unknown key 'Hyperepoch' in graph 'G' (did you mean 'Hyperepochs'? allowed: "));
 }
 
 TEST_CASE("a WCET file naming an unknown runnable gets the closest name and the client's runnables",
