@@ -1,12 +1,16 @@
 // The compile driver and the tactus-compile command line.
 #include "compile.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "compile_args.hpp"
+#include "fit_diagnosis.hpp"
+#include "graph/warnings.hpp"
 #include "graph_parser.hpp"
 #include "scheduler.hpp"
 #include "tactus/core/command_line.hpp"
@@ -29,6 +33,50 @@ std::string defaultOutputPath(const std::string& input) {
   return stem + kScheduleFileExtension;
 }
 
+namespace {
+
+// The input as messages name it.
+std::string inputName(const CompileOptions& options) {
+  return options.input == kStdStream ? std::string("stdin") : options.input;
+}
+
+// `-k` and `--html`, when asked for.
+Result<void> writeDiagnostics(const CompileOptions& options, const CompileReport& report, const Schedule& schedule) {
+  if (!options.reportJsonPath.empty()) {
+    auto written = writeOutputOperand(options.reportJsonPath, reportJson(report), "report file");
+    if (!written) return written.error();
+  }
+  if (!options.htmlPath.empty()) {  // `--html -`: standard output
+    auto written = writeOutputOperand(options.htmlPath, view::renderHtml(schedule), "html file");
+    if (!written) return written.error();
+  }
+  return {};
+}
+
+// A graph whose schedule does not fit: the error says why, and `-k` and `--html` show the
+// schedule made anyway (the schedule file is not written).
+Error doesNotFit(const CompileOptions& options, const Graph& graph, const UnfitSchedule& unfit,
+                 const SearchInfo& searchInfo, const Error& error) {
+  const CompileReport report = buildReport(graph, unfit.schedule, &searchInfo);
+  const HyperepochReport* hr =
+      index(unfit.hyperepoch) < report.hyperepochs.size() ? &report.hyperepochs[index(unfit.hyperepoch)] : nullptr;
+  std::string msg = error.message + whyItDoesNotFit(unfit, hr ? hr->lowerBoundNs : 0, hr && hr->searched);
+  auto written = writeDiagnostics(options, report, unfit.schedule);
+  if (!written) return written.error();
+  std::vector<std::string> shown;
+  if (!options.reportJsonPath.empty()) shown.push_back(operandName(options.reportJsonPath, true) + " (-k)");
+  if (!options.htmlPath.empty()) shown.push_back(operandName(options.htmlPath, true) + " (--html)");
+  if (shown.empty()) {
+    msg += "\n  -k REPORT.json and --html VIEW.html write the schedule that does not fit, to look at";
+  } else {
+    msg += "\n  wrote the schedule that does not fit to " + shown.front() +
+           (shown.size() > 1 ? " and " + shown.back() : std::string()) + "; no schedule file";
+  }
+  return Error{error.code, msg};
+}
+
+}  // namespace
+
 Result<CompileOutcome> compileFile(const CompileOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
@@ -50,6 +98,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     if (!applied) return applied.error();
   }
   graph->crossSocLatencyNs = options.crossSocLatencyNs;
+  std::vector<std::string> warnings = graphWarnings(*graph);
   endStep("parse");
   ScheduleOptions so;
   so.timeBudgetSeconds = options.timeBudgetSeconds;
@@ -60,7 +109,9 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   so.fusionThresholdNs = options.fusionThresholdNs;
   if (options.progress != nullptr) so.progress = searchProgressPrinter(*options.progress);  // compile_args.cpp
   SearchInfo searchInfo;
-  auto schedule = scheduleGraph(*graph, so, &searchInfo);
+  std::optional<UnfitSchedule> unfit;
+  auto schedule = scheduleGraph(*graph, so, &searchInfo, &unfit);
+  if (!schedule && unfit) return doesNotFit(options, *graph, *unfit, searchInfo, schedule.error());
   if (!schedule) return schedule.error();
   endStep("schedule");
 
@@ -77,7 +128,28 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
 
   CompileOutcome outcome;
   outcome.report = buildReport(*graph, *schedule, &searchInfo);
-  outcome.warnings = std::move(verified.warnings);
+  // Under --allow-overlength, the verifier's warning on a hyperepoch too long says why.
+  for (const HyperepochReport& hr : outcome.report.hyperepochs) {
+    if (hr.scheduleLengthNs <= hr.periodNs) continue;
+    const std::string said = "hyperepoch " + quoted(hr.name) + ": schedule length " +
+                             humanDuration(hr.scheduleLengthNs) + " exceeds its period " + humanDuration(hr.periodNs);
+    const HyperepochId h{static_cast<std::uint32_t>(&hr - outcome.report.hyperepochs.data())};
+    const std::string why = whyOverlength(*schedule, h, hr.lowerBoundNs, hr.searched);
+    auto it = std::find(verified.warnings.begin(), verified.warnings.end(), said);
+    if (it != verified.warnings.end()) *it += why;
+  }
+  warnings.insert(warnings.end(), verified.warnings.begin(), verified.warnings.end());
+  if (options.warningsAreErrors && !warnings.empty()) {
+    // As for a schedule that does not fit: no schedule file, but the report and the view to look at.
+    auto written = writeDiagnostics(options, outcome.report, *schedule);
+    if (!written) return written.error();
+    std::string msg = inputName(options) + ": " + std::to_string(warnings.size()) +
+                      (warnings.size() == 1 ? " warning, an error" : " warnings, errors") +
+                      " under --werror (no schedule written):";
+    for (const std::string& w : warnings) msg += "\n  " + w;
+    return fail(ErrorCode::kValidation, msg);
+  }
+  outcome.warnings = std::move(warnings);
   outcome.outputPath = options.output.empty() ? defaultOutputPath(options.input) : options.output;
   outcome.schedule = std::move(*schedule);
   outcome.report.compileTimeMs = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
@@ -91,14 +163,8 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     if (!saved) return saved.error();
     outcome.contentHash = *saved;
   }
-  if (!options.reportJsonPath.empty()) {
-    auto written = writeOutputOperand(options.reportJsonPath, reportJson(outcome.report), "report file");
-    if (!written) return written.error();
-  }
-  if (!options.htmlPath.empty()) {  // `--html -`: standard output
-    auto written = writeOutputOperand(options.htmlPath, view::renderHtml(outcome.schedule), "html file");
-    if (!written) return written.error();
-  }
+  auto written = writeDiagnostics(options, outcome.report, outcome.schedule);
+  if (!written) return written.error();
   endStep("write");
   outcome.stepMs = std::move(steps);
   return outcome;

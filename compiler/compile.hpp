@@ -31,6 +31,8 @@ struct CompileOptions {
   std::uint64_t searchSteps = 0;  ///< `--search-steps`: search steps per hyperepoch; 0 = none
   int workers = 1;                ///< `-j`: search workers
   bool allowOverlength = false;   ///< `--allow-overlength`: a too-long schedule warns instead of failing
+  /// `--werror`: any warning fails the compilation (no schedule file; -k and --html are written)
+  bool warningsAreErrors = false;
   /// `-wt DURATION` sets Fusion::kOn with this threshold; `-nrf` sets Fusion::kOff (see Fusion).
   Fusion fusion = Fusion::kAuto;
   std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
@@ -61,7 +63,11 @@ std::string timelinesText(const Schedule& schedule, std::size_t maxPerResource);
 /// The schedule file path used when `-o` is not given: the input with its extension replaced.
 std::string defaultOutputPath(const std::string& input);
 
-/// Parses, schedules, verifies and writes. Nothing is written unless the schedule verifies.
+/// Parses, schedules, verifies and writes. The schedule file is written only when the schedule
+/// verifies and fits (and, with warningsAreErrors, nothing was warned about). When it does not
+/// fit (kInfeasible: the message says why: the busiest resource against the period, the critical
+/// path) or a warning is an error, the report (`-k`) and the HTML view (`--html`) of the
+/// schedule made are still written, for the user to look at.
 Result<CompileOutcome> compileFile(const CompileOptions& options);
 
 /// The whole tactus-compile command: parses argv, compiles, prints the report to `out` and

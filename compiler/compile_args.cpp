@@ -71,6 +71,14 @@ const std::vector<OptionSpec>& specs() {
        "by bench/multisoc/link-handoff; see the README)",
        {}},
       {"allow-overlength", 0, "", "accept a schedule longer than its hyperepoch period (warning)", {}},
+      {"werror",
+       0,
+       "",
+       "treat warnings as errors (for CI): any warning (an epoch whose frames\n"
+       "leave its hyperepoch partly empty, a missed deadline, an overlength\n"
+       "schedule) exits 1 without writing the schedule file; -k and --html\n"
+       "are still written",
+       {"Werror"}},
       {"quiet", 'q', "", "no search progress on standard error", {}},
       {"verbose", 'v', "", "verbose: time each step and print the planned timelines", {}},
       {"version", 'V', "", "print the version and exit", {}},
@@ -99,7 +107,8 @@ std::string compileUsage() {
          "  tactus-compile -i graph.yaml -o graph.tsched -t 10 -j 2\n"
          "  tactus-compile -i - -o - < graph.yaml > graph.tsched\n"
          "\n"
-         "exit status: 0 success, 1 the graph cannot be compiled, 2 bad command line\n";
+         "exit status: 0 success (warnings, if any, on standard error), 1 the graph cannot be\n"
+         "compiled (or a warning under --werror), 2 bad command line\n";
 }
 
 decltype(ScheduleOptions::progress) searchProgressPrinter(std::ostream& out) {
@@ -185,6 +194,8 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
       sawNrf = true;
     } else if (p.name == "allow-overlength") {
       o.allowOverlength = true;
+    } else if (p.name == "werror") {
+      o.warningsAreErrors = true;
     } else if (p.name == "quiet") {
       o.quiet = true;
     } else if (p.name == "verbose") {

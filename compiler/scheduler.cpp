@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -101,10 +102,6 @@ std::string at(const Graph& g, const IdVector<Id, int>& lines, Id i) {
   if (g.sourceFile.empty() || !lines.contains(i) || lines[i] <= 0) return {};
   return g.sourceFile + ":" + std::to_string(lines[i]) + ": ";
 }
-std::string at(const SourceLoc& loc) {
-  if (loc.file.empty() || loc.line <= 0) return {};
-  return loc.file + ":" + std::to_string(loc.line) + ": ";
-}
 
 std::string epochName(const Graph& g, EpochId e) {
   const EpochInfo& ep = g.epochs[e];
@@ -114,7 +111,8 @@ std::string epochName(const Graph& g, EpochId e) {
 
 }  // namespace
 
-Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info) {
+Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info,
+                               std::optional<UnfitSchedule>* unfit) {
   const Graph& g = graph;
   if (auto ok = schedule::checkGraph(g); !ok) return ok.error();
 
@@ -166,6 +164,9 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
   IdVector<RunnableId, std::uint32_t> localOf(n, kNone);
   if (info != nullptr) info->hyperepochs.assign(g.hyperepochs.size(), {});
 
+  // The first hyperepoch that does not fit; with `unfit`, the others are still scheduled.
+  std::optional<Error> doesNotFit;
+  UnfitSchedule what;
   for (HyperepochId h : g.hyperepochs.ids()) {
     const HyperepochInfo& he = g.hyperepochs[h];
     Result<Problem> built = buildProblem(model, h, localOf);
@@ -197,25 +198,34 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
     if (!fused) best = solveHyperepoch(pb, he, options, touched, free, searchInfo);
     if (info != nullptr) info->hyperepochs[h] = searchInfo;
 
-    // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame.
-    if (best.lengthNs > he.periodNs && !options.allowOverlength) {
-      return fail(ErrorCode::kInfeasible, at(g, g.hyperepochLines, h) + "hyperepoch '" + he.name +
-                                              "': schedule length " + humanDuration(best.lengthNs) +
-                                              " exceeds its period " + humanDuration(he.periodNs));
+    // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame. The
+    // frame is named, not the runnable that happens to end last: what makes it late is the
+    // frame's work and what else holds its resources (compile.cpp's diagnosis says which).
+    if (!doesNotFit && best.lengthNs > he.periodNs && !options.allowOverlength) {
+      what.hyperepoch = h;
+      doesNotFit = Error{ErrorCode::kInfeasible, at(g, g.hyperepochLines, h) + "hyperepoch '" + he.name +
+                                                     "': schedule length " + humanDuration(best.lengthNs) +
+                                                     " exceeds its period " + humanDuration(he.periodNs)};
     }
-    for (std::size_t i = 0; i < pb.nodes.size(); ++i) {
+    for (std::size_t i = 0; i < pb.nodes.size() && !doesNotFit; ++i) {
       const Node& nd = pb.nodes[i];
-      const Placement& pl = best.placements[i];
-      if (pl.endNs <= nd.boundaryNs) continue;
-      const EpochInfo& ep = g.epochs[g.runnables[nd.runnable].epoch];
+      if (best.placements[i].endNs <= nd.boundaryNs) continue;
+      const EpochId e = g.runnables[nd.runnable].epoch;
       // The last frame's boundary is the hyperepoch's end: overlength, accepted on request.
-      if (options.allowOverlength && nd.frame + 1 == ep.frames) continue;
-      return fail(ErrorCode::kInfeasible, at(g.runnables[nd.runnable].loc) + "epoch '" +
-                                              epochName(g, g.runnables[nd.runnable].epoch) + "' frame " +
-                                              std::to_string(nd.frame) + ": runnable '" +
-                                              g.runnables[nd.runnable].name + "' ends at " + humanDuration(pl.endNs) +
-                                              ", after the next frame's release at " + humanDuration(nd.boundaryNs));
+      if (options.allowOverlength && nd.frame + 1 == g.epochs[e].frames) continue;
+      std::int64_t frameEnd = 0;
+      for (std::size_t j = 0; j < pb.nodes.size(); ++j)
+        if (g.runnables[pb.nodes[j].runnable].epoch == e && pb.nodes[j].frame == nd.frame)
+          frameEnd = std::max(frameEnd, best.placements[j].endNs);
+      what.hyperepoch = h;
+      what.epoch = e;
+      what.frame = nd.frame;
+      doesNotFit =
+          Error{ErrorCode::kInfeasible, at(g, g.epochLines, e) + "epoch '" + epochName(g, e) + "' frame " +
+                                            std::to_string(nd.frame) + " ends at " + humanDuration(frameEnd) +
+                                            ", after its next frame's release at " + humanDuration(nd.boundaryNs)};
     }
+    if (doesNotFit && unfit == nullptr) return *doesNotFit;
 
     // Instances of this hyperepoch: by (start, end, placement order), which keeps zero-length
     // instances before a longer one starting at the same time and dependencies first.
@@ -255,6 +265,11 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
     tl.resource = r;
     tl.instances = std::move(perResource[r]);
     out.timelines.push_back(std::move(tl));
+  }
+  if (doesNotFit) {
+    what.schedule = std::move(out);
+    *unfit = std::move(what);
+    return *doesNotFit;
   }
   return out;
 }

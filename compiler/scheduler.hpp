@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,12 +110,26 @@ struct SearchInfo {
   IdVector<HyperepochId, HyperepochSearchInfo> hyperepochs;
 };
 
+/// A schedule made for a graph that does not fit, and the first thing that does not fit.
+struct UnfitSchedule {
+  Schedule schedule;          ///< every hyperepoch scheduled, as it came out
+  HyperepochId hyperepoch{};  ///< the first hyperepoch that does not fit
+  /// kNone: its schedule is longer than its period; else this epoch's `frame` ends after the
+  /// release of the epoch's next frame.
+  EpochId epoch = kNone;
+  std::uint32_t frame = 0;
+};
+
 /// Schedules every hyperepoch of a checked graph; with a budget in `options`, searches for a
 /// better schedule (fewer boundary misses, fits the period, fewer deadline misses, shorter, in
 /// that order) by branch and bound, and fills `info` when given. Errors: kInfeasible when a
 /// hyperepoch's schedule is longer than its period (unless allowOverlength) or a frame ends
 /// after its epoch's next frame is released; kBadParameter for a graph whose indices or
 /// durations are out of range. The result is not verified here: callers run verifySchedule on it.
-Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info = nullptr);
+/// With `unfit`, a graph whose only fault is that a hyperepoch does not fit (kInfeasible) is
+/// scheduled to the end anyway and that schedule is stored there, for the report and the HTML
+/// view to show what does not fit.
+Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info = nullptr,
+                               std::optional<UnfitSchedule>* unfit = nullptr);
 
 }  // namespace tactus::compiler

@@ -1,6 +1,7 @@
 // WCET side files: a flat YAML map `Client.Runnable: <ns or duration>` applied over a Graph.
 #include "wcet_file.hpp"
 
+#include "graph/suggest.hpp"
 #include "graph/yaml_tree.hpp"
 #include "graph_parser.hpp"
 #include "tactus/core/command_line.hpp"
@@ -62,6 +63,35 @@ Result<std::int64_t> parseWcet(std::string_view value) {
   return parseDuration(value);
 }
 
+// For an unknown `Client.Runnable`: ` (did you mean ...? client 'C' declares ...)`, or the
+// declared clients when the client part is unknown.
+std::string hint(const Graph& graph, std::string_view key) {
+  const std::size_t dot = key.find('.');
+  if (dot == std::string_view::npos) return " (write Client.Runnable)";
+  const std::string_view clientName = key.substr(0, dot), name = key.substr(dot + 1);
+  std::vector<std::string_view> clients;
+  ClientId client = kNone;
+  for (ClientId c : graph.clients.ids()) {
+    clients.push_back(graph.clients[c].name);
+    if (graph.clients[c].name == clientName) client = c;
+  }
+  if (client == kNone) {
+    const std::string_view guess = closestName(clientName, clients);
+    return " (no client " + quoted(clientName) + (guess.empty() ? "" : "; did you mean " + quoted(guess) + "?") +
+           (clients.empty() ? std::string()
+                            : (guess.empty() ? "; " : " ") + ("declared clients: " + nameList(clients))) +
+           ")";
+  }
+  std::vector<std::string_view> names;
+  for (const GraphRunnable& r : graph.runnables)
+    if (r.client == client && r.kind != RunnableKind::kAliasGroup) names.push_back(r.name);
+  const std::string_view guess = closestName(name, names);
+  return " (" +
+         (guess.empty() ? std::string()
+                        : "did you mean " + quoted(std::string(clientName) + "." + std::string(guess)) + "? ") +
+         "client " + quoted(clientName) + " declares " + nameList(names) + ")";
+}
+
 }  // namespace
 
 Result<void> applyWcetFile(Graph& graph, std::string_view text, const std::string& origin) {
@@ -97,7 +127,8 @@ Result<void> applyWcetFile(Graph& graph, std::string_view text, const std::strin
         if (it != runnables[c->second].end()) r = it->second;
       }
     }
-    if (r == kNone) return fail(ErrorCode::kValidation, where + "unknown runnable " + quoted(e.key));
+    if (r == kNone)
+      return fail(ErrorCode::kValidation, where + "unknown runnable " + quoted(e.key) + hint(graph, e.key));
     if (graph.runnables[r].kind == RunnableKind::kAliasGroup)
       return fail(ErrorCode::kValidation,
                   where + quoted(e.key) + " is a round-robin group: give the WCETs of its members");

@@ -8,6 +8,7 @@
 
 #include "duration.hpp"
 #include "graph/graph_rules.hpp"
+#include "graph/suggest.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 
@@ -72,9 +73,16 @@ void Builder::buildTop(u32 root) {
       latencyNode = v;
       latencyKey = k;
     } else if (graphKey != kNone) {
+      // Two candidates for the graph id: one of them may be a misspelt top-level key.
+      const std::vector<std::string_view> topKeys{"Version", "SOC", "CrossSocLatency"};
+      std::string hint;
+      for (u32 node : {graphKey, k}) {
+        const std::string_view guess = closestName(t_.text(node), topKeys);
+        if (!guess.empty()) hint = " (did you mean " + quoted(guess) + " for " + quoted(t_.text(node)) + "?)";
+      }
       die(ErrorCode::kParse, line(k),
           "unexpected top-level key " + quoted(key) + ": a graph file holds Version and one graph id (already " +
-              quoted(t_.text(graphKey)) + ")");
+              quoted(t_.text(graphKey)) + ")" + hint);
     } else {
       graphKey = k;
       graphValue = v;
@@ -207,10 +215,11 @@ void Builder::buildSocLatencies(u32 list) {
       std::string_view soc = scalar(node, std::string("the ") + key + " of " + what);
       auto it = socByName_.find(soc);
       if (it == socByName_.end()) {
-        std::string known;
-        for (const SocInfo& s : g_.socs) known += (known.empty() ? "" : ", ") + quoted(s.name);
+        std::vector<std::string_view> socs;
+        for (const SocInfo& s : g_.socs) socs.push_back(s.name);
         die(ErrorCode::kValidation, line(node),
-            "CrossSocLatency " + std::string(key) + " names unknown SoC " + quoted(soc) + " (declared: " + known + ")");
+            "CrossSocLatency " + std::string(key) + " names unknown SoC " + quoted(soc) +
+                didYouMean(soc, socs, "declared:"));
       }
       return it->second;
     };
@@ -310,7 +319,8 @@ void Builder::buildClientResources(u32 map, ClientId client) {
         const ResourceId device = findGlobal(gpu, soc);
         if (device == kNone || g_.resources[device].kind != ResourceKind::kGpu)
           die(ErrorCode::kValidation, line(valueNode),
-              "CUDA stream " + quoted(name) + " maps to " + quoted(gpu) + ", which is not a declared GPU");
+              "CUDA stream " + quoted(name) + " maps to " + quoted(gpu) + ", which is not a declared GPU" +
+                  gpuHint(gpu, soc));
         if (g_.resources[device].soc != soc)
           die(ErrorCode::kValidation, line(valueNode),
               "CUDA stream " + quoted(name) + " of client " + quoted(g_.clients[client].name) + " maps to GPU " +
@@ -323,6 +333,14 @@ void Builder::buildClientResources(u32 map, ClientId client) {
       }
     }
   });
+}
+
+std::string Builder::gpuHint(std::string_view wrong, u32 soc) const {
+  std::vector<std::string_view> gpus;
+  for (const ResourceInfo& r : g_.resources)
+    if (r.kind == ResourceKind::kGpu && r.soc == soc) gpus.push_back(r.name);
+  if (gpus.empty()) return " (the graph declares no GPU)";
+  return didYouMean(wrong, gpus, "declared GPUs:");
 }
 
 void Builder::checkTypeNameClashes() const {
@@ -413,10 +431,17 @@ void Builder::buildHyperepochs(u32 list) {
       u32 item = t_.kid(res, i);
       std::string_view rn = scalar(item, "a resource of hyperepoch " + quoted(g_.hyperepochs[h].name));
       auto it = globalByName_.find(rn);
-      if (it == globalByName_.end())
+      if (it == globalByName_.end()) {
+        std::vector<std::string_view> declared;
+        for (const ResourceInfo& ri : g_.resources)
+          if (ri.client == kNone) declared.push_back(ri.name);
+        const std::string_view guess = closestName(rn, declared);
         die(ErrorCode::kValidation, line(item),
-            "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists unknown resource " + quoted(rn) +
-                " (name global resource instances)");
+            "hyperepoch " + quoted(g_.hyperepochs[h].name) + " lists unknown resource " + quoted(rn) + " (" +
+                (guess.empty() ? std::string() : "did you mean " + quoted(guess) + "? ") +
+                "name global resource instances" +
+                (declared.empty() ? std::string(": none is declared") : "; declared: " + nameList(declared)) + ")");
+      }
       ResourceInfo& r = g_.resources[it->second];
       if (r.hyperepoch == h)
         die(ErrorCode::kValidation, line(item),
@@ -514,10 +539,10 @@ void Builder::setClientSoc(ClientId c, u32 valueNode, u32 clientNode) {
         who + " names SoC " + quoted(name) + ", but the graph declares no SOC list");
   auto it = socByName_.find(name);
   if (it == socByName_.end()) {
-    std::string known;
-    for (const SocInfo& s : g_.socs) known += (known.empty() ? "" : ", ") + quoted(s.name);
+    std::vector<std::string_view> socs;
+    for (const SocInfo& s : g_.socs) socs.push_back(s.name);
     die(ErrorCode::kValidation, line(valueNode),
-        who + " names unknown SoC " + quoted(name) + " (declared: " + known + ")");
+        who + " names unknown SoC " + quoted(name) + didYouMean(name, socs, "declared:"));
   }
   g_.clients[c].soc = it->second;
 }
@@ -530,9 +555,7 @@ void Builder::buildClientEpochs(u32 list, ClientId c) {
     auto [key, value] = singleEntry(t_.kid(list, i), "an epoch entry of client " + quoted(cname));
     std::string_view ref = t_.text(key);
     auto it = epochByName_.find(std::string(ref));
-    if (it == epochByName_.end())
-      die(ErrorCode::kValidation, line(key),
-          "client " + quoted(cname) + " names unknown epoch " + quoted(ref) + " (write Hyperepoch.Epoch)");
+    if (it == epochByName_.end()) die(ErrorCode::kValidation, line(key), unknownEpoch(cname, ref));
     EpochId e = it->second;
     if (!seen.insert(e).second)
       die(ErrorCode::kValidation, line(key), "client " + quoted(cname) + " lists epoch " + quoted(ref) + " twice");
@@ -543,6 +566,24 @@ void Builder::buildClientEpochs(u32 list, ClientId c) {
       else unknownKey(k, kn, where, "Runnables, AliasGroups");
     });
   }
+}
+
+std::string Builder::unknownEpoch(const std::string& client, std::string_view ref) const {
+  std::vector<std::string> owned;  // `Hyperepoch.Epoch`, in the order declared
+  for (const EpochInfo& e : g_.epochs) owned.push_back(g_.hyperepochs[e.hyperepoch].name + "." + e.name);
+  std::vector<std::string_view> names(owned.begin(), owned.end());
+  std::string_view guess = closestName(ref, names);
+  if (guess.empty() && ref.find('.') == std::string_view::npos) {
+    // `Camera` for `Perception.Camera`: the epoch without its hyperepoch.
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (g_.epochs[EpochId{static_cast<u32>(i)}].name == ref) {
+        guess = names[i];
+        break;
+      }
+  }
+  return "client " + quoted(client) + " names unknown epoch " + quoted(ref) + " (" +
+         (guess.empty() ? std::string() : "did you mean " + quoted(guess) + "? ") +
+         "write Hyperepoch.Epoch; declared: " + nameList(names) + ")";
 }
 
 void Builder::buildRunnables(u32 list, ClientId c, EpochId e) {

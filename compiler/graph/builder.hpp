@@ -75,6 +75,10 @@ class Builder : public TreeReader {
   void buildEpochs(u32 list, HyperepochId h);
   void buildClients(u32 list);
   void buildClientEpochs(u32 list, ClientId c);
+  /// `client 'C' names unknown epoch 'H.Ep' (did you mean 'H.E'? ... declared: 'H.E', ...)`.
+  std::string unknownEpoch(const std::string& client, std::string_view ref) const;
+  /// For a CUDA stream mapped to an undeclared GPU: ` (did you mean ...? declared GPUs: ...)`.
+  std::string gpuHint(std::string_view wrong, u32 soc) const;
   void buildRunnables(u32 list, ClientId c, EpochId e);
   /// Counts a runnable of epoch e (of `client`, its name at nameNode) against the
   /// limits on runnables and instances (limits.hpp), before it is added.
@@ -82,10 +86,16 @@ class Builder : public TreeReader {
 
   // resolve.cpp: names to indices, submissions, dependencies, round-robin groups
   RunnableId resolveRef(const Ref& ref, const std::string& context) const;
+  /// For an unknown runnable `Client.Name` of a known client: ` (did you mean '...'? client
+  /// 'Client' declares 'A', 'B')`.
+  std::string runnableHint(std::string_view ref) const;
   /// Marks client-local resource `res` as used from hyperepoch h by runnable r (written at
   /// atLine); refuses one already used from another hyperepoch.
   void useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine);
   void resolveRequests(RunnableId r);
+  /// For an unknown resource of a runnable of `client` in hyperepoch h: ` (did you mean '...'?
+  /// hyperepoch 'H' has 'CPU0', 'CPU1'; client 'C' has 'S0'; types: 'CPU', 'CUDA_STREAM')`.
+  std::string resourceHint(std::string_view wrong, ClientId client, HyperepochId h) const;
   void resolveRunnables();
   std::string epochName(EpochId e) const;
   void collectGroups(u32 list, EpochId e, ClientId c);

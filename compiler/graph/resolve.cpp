@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "graph/graph_rules.hpp"
+#include "graph/suggest.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 
@@ -28,13 +29,43 @@ RunnableId Builder::resolveRef(const Ref& ref, const std::string& context) const
     die(ErrorCode::kValidation, ref.line,
         context + ": " + quoted(ref.text) + " is not a runnable reference (write Client.Runnable)");
   auto c = clientByName_.find(ref.text.substr(0, dot));
-  if (c == clientByName_.end())
+  if (c == clientByName_.end()) {
+    std::vector<std::string_view> clients;
+    for (const ClientInfo& ci : g_.clients) clients.push_back(ci.name);
     die(ErrorCode::kValidation, ref.line,
-        context + ": unknown client " + quoted(ref.text.substr(0, dot)) + " in " + quoted(ref.text));
+        context + ": unknown client " + quoted(ref.text.substr(0, dot)) + " in " + quoted(ref.text) +
+            didYouMean(ref.text.substr(0, dot), clients, "declared clients:"));
+  }
   const auto& byName = runnableByName_[c->second];
   auto r = byName.find(ref.text.substr(dot + 1));
-  if (r == byName.end()) die(ErrorCode::kValidation, ref.line, context + ": unknown runnable " + quoted(ref.text));
+  if (r == byName.end())
+    die(ErrorCode::kValidation, ref.line, context + ": unknown runnable " + quoted(ref.text) + runnableHint(ref.text));
   return r->second;
+}
+
+std::string Builder::runnableHint(std::string_view ref) const {
+  const std::size_t dot = ref.find('.');
+  const std::string_view clientName = ref.substr(0, dot), name = ref.substr(dot + 1);
+  const ClientId client = clientByName_.at(clientName);
+  // The client's runnables in the order written (round-robin groups are not runnables to name).
+  std::vector<std::string_view> names;
+  for (RunnableId r : g_.runnables.ids())
+    if (g_.runnables[r].client == client && g_.runnables[r].kind != RunnableKind::kAliasGroup)
+      names.push_back(g_.runnables[r].name);
+  const std::string_view guess = closestName(name, names);
+  std::string hint = " (";
+  if (!guess.empty()) {
+    hint += "did you mean " + quoted(std::string(clientName) + "." + std::string(guess)) + "? ";
+  } else {
+    // The runnable under another client (the client part is the mistake).
+    for (ClientId other : g_.clients.ids())
+      if (other != client && runnableByName_[other].count(name) != 0) {
+        hint += "did you mean " + quoted(g_.clients[other].name + "." + std::string(name)) + "? ";
+        break;
+      }
+  }
+  if (names.empty()) return hint + "client " + quoted(clientName) + " declares no runnables)";
+  return hint + "client " + quoted(clientName) + " declares " + nameList(names) + ")";
 }
 
 void Builder::useLocal(ResourceId res, HyperepochId h, RunnableId r, u32 atLine) {
@@ -70,6 +101,36 @@ std::string_view Builder::stripClientSoc(std::string_view text, ClientId client,
         who + " uses resource " + quoted(text) + " of SoC " + quoted(socName) + ", but its client " +
             quoted(clientName) + " runs on SoC " + quoted(g_.socs[g_.clients[client].soc].name));
   return text.substr(second + 1);
+}
+
+std::string Builder::resourceHint(std::string_view wrong, ClientId client, HyperepochId h) const {
+  const u32 soc = g_.clients[client].soc;
+  std::vector<std::string_view> global, local, types, all;
+  auto addType = [&](std::string_view type) {
+    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+  };
+  for (const ResourceInfo& info : g_.resources) {
+    if (info.client == kNone && info.hyperepoch == h && info.soc == soc) {
+      global.push_back(info.name);
+      addType(info.type);
+    } else if (info.client == client && (info.hyperepoch == kNone || info.hyperepoch == h)) {
+      local.push_back(info.name);
+      addType(info.type);
+    }
+  }
+  all = global;
+  all.insert(all.end(), local.begin(), local.end());
+  all.insert(all.end(), types.begin(), types.end());
+  std::vector<std::string> parts;
+  const std::string_view guess = closestName(wrong, all);
+  if (!guess.empty()) parts.push_back("did you mean " + quoted(guess) + "?");
+  if (!global.empty()) parts.push_back("hyperepoch " + quoted(g_.hyperepochs[h].name) + " has " + nameList(global));
+  if (!local.empty()) parts.push_back("client " + quoted(g_.clients[client].name) + " has " + nameList(local));
+  if (!types.empty()) parts.push_back("types: " + nameList(types));
+  if (parts.empty()) return {};
+  std::string hint = " (" + parts.front();
+  for (std::size_t i = 1; i < parts.size(); ++i) hint += (i == 1 && !guess.empty() ? " " : "; ") + parts[i];
+  return hint + ")";
 }
 
 void Builder::resolveRequests(RunnableId r) {
@@ -140,7 +201,8 @@ void Builder::resolveRequests(RunnableId r) {
               die(ErrorCode::kValidation, ref.line,
                   who + " uses resource " + quoted(ref.text) + " of client " + quoted(g_.clients[other].name) +
                       ", which only that client sees");
-          die(ErrorCode::kValidation, ref.line, who + " uses unknown resource " + quoted(ref.text));
+          die(ErrorCode::kValidation, ref.line,
+              who + " uses unknown resource " + quoted(ref.text) + resourceHint(ref.text, gr.client, h));
         }
         res = l->second;
         useLocal(res, h, r, ref.line);

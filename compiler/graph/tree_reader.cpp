@@ -2,8 +2,10 @@
 #include "graph/tree_reader.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "duration.hpp"
+#include "graph/suggest.hpp"
 #include "tactus/core/limits.hpp"
 
 namespace tactus::compiler::parse {
@@ -42,7 +44,17 @@ void TreeReader::unknownKey(std::string_view key, u32 keyNode, const std::string
     die(ErrorCode::kParse, line(keyNode),
         "key 'SOC' does not belong in " + where +
             " (the multi-SoC form: a SOC list under the graph id, and `SOC: <name>` under each client)");
-  die(ErrorCode::kParse, line(keyNode), "unknown key " + quoted(key) + " in " + where + " (allowed: " + allowed + ")");
+  // `allowed` is a list `A, B, C`: a close one is likely what was meant (`Dependecies`, `wcet`).
+  std::vector<std::string_view> names;
+  for (std::string_view rest = allowed; !rest.empty();) {
+    const std::size_t comma = rest.find(", ");
+    names.push_back(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+  }
+  const std::string_view guess = closestName(key, names);
+  die(ErrorCode::kParse, line(keyNode),
+      "unknown key " + quoted(key) + " in " + where + " (" +
+          (guess.empty() ? std::string() : "did you mean " + quoted(guess) + "? ") + "allowed: " + allowed + ")");
 }
 
 void TreeReader::checkName(std::string_view name, u32 node, const char* what, bool dotAllowed) const {

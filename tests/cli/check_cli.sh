@@ -54,6 +54,29 @@ grep -q "^tactus-compile: stdin:1" "$work/bad_wcet.txt" || { cat "$work/bad_wcet
 expect_usage "-i - and --wcet - both want standard input" "$compile" -i - -o - --wcet -
 expect_usage "only one output can go to standard output (-)" "$compile" -i "$graph" -o - --html -
 
+# Warnings: printed, exit 0; with --werror (or GCC's spelling -Werror) exit 1 and no schedule file.
+short=$src/tests/compiler/fixtures/epoch_frames_short.yaml
+"$compile" -i "$short" -o "$work/short.tsched" -q >/dev/null 2>"$work/short.txt" || { cat "$work/short.txt"; fail "a graph with a warning failed"; }
+grep -qF "warning: $short:11: epoch 'Perception.Camera' covers 33.33ms" "$work/short.txt" || { cat "$work/short.txt"; fail "no Frames warning"; }
+grep -qF 'write `Frames: 3`' "$work/short.txt" || fail "the Frames warning names no Frames value"
+for flag in --werror -Werror; do
+  rm -f "$work/short.tsched"
+  code=0
+  "$compile" -i "$short" -o "$work/short.tsched" -q "$flag" >/dev/null 2>"$work/werror.txt" || code=$?
+  [ "$code" = 1 ] || { cat "$work/werror.txt"; fail "$flag with a warning exited $code, not 1"; }
+  [ -e "$work/short.tsched" ] && fail "$flag with a warning wrote the schedule file"
+  grep -qF "1 warning, an error under --werror" "$work/werror.txt" || { cat "$work/werror.txt"; fail "$flag did not say why it failed"; }
+done
+# A schedule that does not fit says why and still writes the report and the HTML view.
+over=$src/tests/compiler/fixtures/overloaded_resource.yaml
+code=0
+"$compile" -i "$over" -o "$work/over.tsched" -k "$work/over.json" --html "$work/over.html" -q >/dev/null 2>"$work/over.txt" || code=$?
+[ "$code" = 1 ] || { cat "$work/over.txt"; fail "a schedule that does not fit exited $code, not 1"; }
+grep -qF "overloaded resource: 'CPU0' has 120ms of work in the 100ms period (120%)" "$work/over.txt" || { cat "$work/over.txt"; fail "no overloaded resource named"; }
+grep -qF "critical path: 110ms" "$work/over.txt" || { cat "$work/over.txt"; fail "no critical path named"; }
+[ -s "$work/over.json" ] && [ -s "$work/over.html" ] || fail "a schedule that does not fit wrote no -k or --html"
+[ -e "$work/over.tsched" ] && fail "a schedule that does not fit wrote a schedule file"
+
 # A search prints its progress to standard error each second, unless -q.
 if [ -n "$gen_graph" ]; then
   "$gen_graph" 200 -s 3 -o "$work/g200.yaml"
@@ -118,6 +141,7 @@ if [ -n "$mandir" ]; then
     fi
   done
   grep -qF -- '\-wt, \-\-fusion\-threshold' "$mandir/tactus-compile.1" || fail "the compile man page lacks --fusion-threshold"
+  grep -qF -- '\-Werror, \-\-werror' "$mandir/tactus-compile.1" || fail "the compile man page lacks --werror"
   # tactus-check's options take values named KIND[:CALL] and on|off.
   grep -qF -- '\fB\-\-page\-faults on|off\fR' "$mandir/tactus-check.1" || fail "the tactus-check man page lacks --page-faults"
   grep -qF -- '\fB\-\-allow KIND[:CALL]\fR' "$mandir/tactus-check.1" || fail "the tactus-check man page lacks --allow"
@@ -126,6 +150,8 @@ if [ -n "$completion" ]; then
   [ -s "$completion" ] || fail "no completion file"
   words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-compile --fu); COMP_CWORD=1; _tactus_compile; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
   [ "$words" = "--fusion-threshold" ] || fail "completing 'tactus-compile --fu' gave '$words'"
+  words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-compile --we); COMP_CWORD=1; _tactus_compile; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
+  [ "$words" = "--werror" ] || fail "completing 'tactus-compile --we' gave '$words'"
   words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-report --tr); COMP_CWORD=1; _tactus_report; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
   [ "$words" = "--trace-out" ] || fail "completing 'tactus-report --tr' gave '$words'"
   if [ -n "$master" ]; then
