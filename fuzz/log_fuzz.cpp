@@ -19,15 +19,15 @@ namespace {
 // Two clients, CPU, GPU, a CUDA stream, a mutex, a submitter and its submittee, a round-robin
 // group with an empty step, two frames, a Deadline, a Monitor and an EndMonitorThreshold budget.
 constexpr const char* kSchedule = R"(
-tactus-schedule 1
-schedule name=Sample identifier=7 source_hash=0000000000001234
-client id=0 name=Client0
-client id=1 name=Client1
-resource id=0 name=CPU0 type=CPU kind=cpu client=- hyperepoch=0 core=0 device=- stream_limit=-
-resource id=1 name=CPU1 type=CPU kind=cpu client=- hyperepoch=0 core=1 device=- stream_limit=-
-resource id=2 name=GPU0 type=GPU kind=gpu client=- hyperepoch=0 core=- device=- stream_limit=4
-resource id=3 name=MUTEX0 type=MUTEX kind=mutex client=- hyperepoch=0 core=- device=- stream_limit=-
-resource id=4 name=STREAM0 type=CUDA_STREAM kind=cuda_stream client=1 hyperepoch=0 core=- device=2 stream_limit=-
+tactus-schedule 4
+schedule name=Sample identifier=7 source_hash=0000000000001234 cross_soc_latency_ns=0
+client id=0 name=Client0 soc=-
+client id=1 name=Client1 soc=-
+resource id=0 name=CPU0 type=CPU kind=cpu client=- hyperepoch=0 core=0 device=- stream_limit=- soc=-
+resource id=1 name=CPU1 type=CPU kind=cpu client=- hyperepoch=0 core=1 device=- stream_limit=- soc=-
+resource id=2 name=GPU0 type=GPU kind=gpu client=- hyperepoch=0 core=- device=- stream_limit=4 soc=-
+resource id=3 name=MUTEX0 type=MUTEX kind=mutex client=- hyperepoch=0 core=- device=- stream_limit=- soc=-
+resource id=4 name=STREAM0 type=CUDA_STREAM kind=cuda_stream client=1 hyperepoch=0 core=- device=2 stream_limit=- soc=-
 hyperepoch id=0 name=H period_ns=10000000 monitor_ns=9000000 resources=0,1,2,3,4 epochs=0
 epoch id=0 name=E hyperepoch=0 period_ns=5000000 frames=2
 runnable id=0 name=A client=0 epoch=0 kind=cpu wcet_ns=1000000 start_ns=0 deadline_ns=- end_monitor_ns=1500000 priority=10 deps= submits=- submitted_by=- alias_group=- steps=
@@ -38,20 +38,20 @@ runnable id=4 name=R client=1 epoch=0 kind=alias_group wcet_ns=1000000 start_ns=
 runnable id=5 name=R1 client=1 epoch=0 kind=cpu wcet_ns=1000000 start_ns=0 deadline_ns=- end_monitor_ns=- priority=10 deps= submits=- submitted_by=- alias_group=4 steps=
 instance id=0 runnable=0 frame=0 start_ns=0 end_ns=1000000 resources=0 deps=
 instance id=1 runnable=1 frame=0 start_ns=1000000 end_ns=2000000 resources=1,4 deps=0
-instance id=2 runnable=2 frame=0 start_ns=2000000 end_ns=3000000 resources=2,4 deps=1
+instance id=2 runnable=2 frame=0 start_ns=2000000 end_ns=3000000 resources=2 deps=1
 instance id=3 runnable=4 frame=0 start_ns=2000000 end_ns=3000000 resources=1 deps=
 instance id=4 runnable=3 frame=0 start_ns=3000000 end_ns=4000000 resources=0,3 deps=2
 instance id=5 runnable=0 frame=1 start_ns=5000000 end_ns=6000000 resources=0 deps=
 instance id=6 runnable=1 frame=1 start_ns=6000000 end_ns=7000000 resources=1,4 deps=5
-instance id=7 runnable=2 frame=1 start_ns=7000000 end_ns=8000000 resources=2,4 deps=6
+instance id=7 runnable=2 frame=1 start_ns=7000000 end_ns=8000000 resources=2 deps=6
 instance id=8 runnable=4 frame=1 start_ns=7000000 end_ns=8000000 resources=1 deps=
 instance id=9 runnable=3 frame=1 start_ns=8000000 end_ns=9000000 resources=0,3 deps=7
 timeline resource=0 instances=0,4,5,9
 timeline resource=1 instances=1,3,6,8
 timeline resource=2 instances=2,7
 timeline resource=3 instances=4,9
-timeline resource=4 instances=1,2,6,7
-content_hash 9bdb54da5808d891
+timeline resource=4 instances=1,6
+content_hash 0f248b7b15e00b32
 )";
 
 const tactus::Schedule& schedule() {
