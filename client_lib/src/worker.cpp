@@ -170,7 +170,6 @@ void publishStarted(shm::InstanceSlot& slot, std::int64_t startNs, std::uint64_t
 }  // namespace
 
 std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIteration) {
-  applyWorkerRealtime(rt.realtime);  // realtime.cpp: the policy init checked
   const WorkerPlan& wp = rt.plan.workers[w];
   const ResourceInfo& resource = rt.schedule.resources[wp.resource];
   const shm::SegmentView& view = rt.view;
