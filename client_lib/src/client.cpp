@@ -82,10 +82,6 @@ Result<void> attachModes(Runtime& primary, const InitOptions& options) {
   for (std::uint32_t k = 1; k < primary.scheduleCount; ++k) {
     auto mode = std::make_unique<Runtime>();
     if (auto ok = attachMode(*mode, primary, k, options); !ok) return ok.error();
-    mode->registrations.resize(mode->schedule.runnables.size());
-    mode->cudaSubmitters.resize(mode->schedule.runnables.size());
-    mode->streams.assign(mode->schedule.resources.size(), nullptr);
-    mode->phase = Phase::kAttached;
     primary.modes.push_back(std::move(mode));
   }
   std::string names;
@@ -105,13 +101,15 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   if (auto ok = chooseInstance(*rt, options); !ok) return ok.error();
   if (auto ok = setUpRealtime(clientName, options, rt->realtime); !ok) return ok.error();
   if (auto ok = attach(*rt, options); !ok) return ok.error();
-  rt->registrations.resize(rt->schedule.runnables.size());
-  rt->cudaSubmitters.resize(rt->schedule.runnables.size());
-  rt->streams.assign(rt->schedule.resources.size(), nullptr);
   if (rt->scheduleCount > 1) {
     if (auto ok = attachModes(*rt, options); !ok) return ok.error();
   }
-  rt->phase = Phase::kAttached;
+  for (Runtime* schedule : allModes(*rt)) {
+    schedule->registrations.resize(schedule->schedule.runnables.size());
+    schedule->cudaSubmitters.resize(schedule->schedule.runnables.size());
+    schedule->streams.assign(schedule->schedule.resources.size(), nullptr);
+    schedule->phase = Phase::kAttached;
+  }
   Runtime& home = firstMember(*rt);  // exit requests go through the first schedule that has the client
   gExitFlag.store(&home.view.client(home.clientIndex).exitRequested);
   gAttention.store(&home.view.header().attention);
@@ -121,38 +119,33 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
 
 // The checks every registration starts with: initialized, CUDA built in (when needed), not yet
 // entered. `what` names the call in messages: `register runnable 'X'`.
-Result<Runtime*> registrationRuntime(const std::string& what, bool needsCuda) {
+Result<void> mayRegister(const std::string& what, bool needsCuda) {
   if (!gRuntime) return fail(ErrorCode::kInvalidState, what + ": the client is not initialized");
   if (needsCuda && !cudaEngineAvailable())
     return fail(ErrorCode::kInvalidState, what + ": libtactus was built without CUDA");
   if (gRuntime->phase != Phase::kAttached)
     return fail(ErrorCode::kInvalidState, what + ": registration after enterScheduler");
-  return gRuntime.get();
+  return {};
 }
 
 Result<void> registerLocked(const std::string& name, const Registration& registration) {
-  auto target = registrationRuntime("register runnable '" + name + "'", false);
-  if (!target) return target.error();
-  return registerRunnableIn(**target, name, registration);
+  if (auto ok = mayRegister("register runnable '" + name + "'", false); !ok) return ok;
+  return registerRunnableIn(*gRuntime, name, registration);
 }
 
 Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterRegistration registration) {
-  auto target = registrationRuntime("register CUDA submitter '" + name + "'", true);
-  if (!target) return target.error();
-  return registerCudaSubmitterIn(**target, name, std::move(registration));
+  if (auto ok = mayRegister("register CUDA submitter '" + name + "'", true); !ok) return ok;
+  return registerCudaSubmitterIn(*gRuntime, name, std::move(registration));
 }
 
 Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) {
-  auto target = registrationRuntime("register CUDA stream '" + name + "'", true);
-  if (!target) return target.error();
-  return registerStreamIn(**target, name, stream);
+  if (auto ok = mayRegister("register CUDA stream '" + name + "'", true); !ok) return ok;
+  return registerStreamIn(*gRuntime, name, stream);
 }
 
 RunOutcome outcomeFromSegment(const Runtime& rt) {
   const shm::SegmentHeader& h = rt.view.header();
-  RunOutcome out;
-  const std::uint32_t peer = h.stopClient.load();
-  if (peer < rt.schedule.clients.size()) out.peer = rt.schedule.clients[peer].name;
+  RunOutcome out;  // its peer: runWorkers looks in every schedule
   out.message = rt.view.message();
   switch (static_cast<StopReason>(h.stopReason.load())) {
     case StopReason::kFrameLimit: out.status = RunStatus::kFrameLimit; break;
@@ -168,8 +161,6 @@ RunOutcome outcomeFromSegment(const Runtime& rt) {
   return out;
 }
 
-RunOutcome masterDiedOutcome() { return {RunStatus::kPeerDied, "master", "the master died during the run"}; }
-
 // Waits for the master's final state; watches the master and the segment meanwhile.
 RunOutcome awaitEnd(Runtime& rt) {
   shm::SegmentHeader& h = rt.view.header();
@@ -179,7 +170,7 @@ RunOutcome awaitEnd(Runtime& rt) {
     watchMasterAndSegment(rt);
     if (!rt.damage.empty()) return {RunStatus::kError, "", rt.damage};
     if (state >= static_cast<std::uint32_t>(SegmentState::kFinished)) return outcomeFromSegment(rt);
-    if (rt.masterDead.load()) return masterDiedOutcome();
+    if (rt.masterDead.load()) return {RunStatus::kPeerDied, "master", "the master died during the run"};
     h.stateWaiters.fetch_add(1);
     ipc::futexWait(h.state, state, kPollNs);
     h.stateWaiters.fetch_sub(1);
@@ -455,9 +446,8 @@ void exitScheduler() noexcept {
 Result<void> registerSwitchCallback(std::function<void(std::uint16_t, std::uint16_t)> callback) {
   if (!callback) return fail(ErrorCode::kBadParameter, "register switch callback: empty function");
   std::lock_guard<std::mutex> lock(gMutex);
-  auto target = client::registrationRuntime("register switch callback", false);
-  if (!target) return target.error();
-  (*target)->switchCallbacks.push_back(std::move(callback));
+  if (auto ok = client::mayRegister("register switch callback", false); !ok) return ok;
+  gRuntime->switchCallbacks.push_back(std::move(callback));
   return {};
 }
 
