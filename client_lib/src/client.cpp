@@ -58,24 +58,12 @@ using shm::StopReason;
 
 constexpr std::int64_t kPollNs = 10'000'000;  // how often a client waiting for the end looks at its master
 
-// Names the calling worker thread (at most 15 characters: `top -H`, perf and /proc show it), so
-// that a user can tell tactus's workers from the process's own threads.
-void nameWorkerThread(const std::string& name) { (void)::pthread_setname_np(::pthread_self(), name.c_str()); }
-
 // Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
 std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};
 std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
 
 std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
 std::unique_ptr<Runtime> gRuntime;
-
-// The first schedule that has the client (init refuses a client in none).
-Runtime& firstMember(Runtime& primary) {
-  for (Runtime* rt : allModes(primary)) {
-    if (rt->member) return *rt;
-  }
-  return primary;
-}
 
 // Attaches schedules 1..N-1 of a master with several schedules; the client must be in one at least.
 Result<void> attachModes(Runtime& primary, const InitOptions& options) {
@@ -104,13 +92,15 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   if (rt->scheduleCount > 1) {
     if (auto ok = attachModes(*rt, options); !ok) return ok.error();
   }
-  for (Runtime* schedule : allModes(*rt)) {
+  const std::vector<Runtime*> all = allModes(*rt);
+  for (Runtime* schedule : all) {
     schedule->registrations.resize(schedule->schedule.runnables.size());
     schedule->cudaSubmitters.resize(schedule->schedule.runnables.size());
     schedule->streams.assign(schedule->schedule.resources.size(), nullptr);
     schedule->phase = Phase::kAttached;
   }
-  Runtime& home = firstMember(*rt);  // exit requests go through the first schedule that has the client
+  // Exit requests go through the first schedule that has the client (attachModes: there is one).
+  Runtime& home = **std::find_if(all.begin(), all.end(), [](const Runtime* m) { return m->member; });
   gExitFlag.store(&home.view.client(home.clientIndex).exitRequested);
   gAttention.store(&home.view.header().attention);
   gRuntime = std::move(rt);
@@ -200,11 +190,9 @@ RunOutcome refuse(Runtime& primary, Runtime& rt, RunnableId runnable, std::strin
 // the life of the process (reachable, so neither exit nor LeakSanitizer takes it), never unmapped
 // under a waiting stream.
 void endGpuEngines(const std::vector<Runtime*>& all, bool clean) {
-  std::vector<GpuWorkerStats*> stats;
-  bool any = false;
+  std::vector<GpuWorkerStats*> stats;  // every engine's workers (none without an engine)
   for (Runtime* rt : all) {
     if (!rt->gpu) continue;
-    any = true;
     for (auto& s : rt->gpuStats) stats.push_back(s.get());
     rt->gpu->finish(clean);
     rt->gpu.reset();
@@ -214,7 +202,7 @@ void endGpuEngines(const std::vector<Runtime*>& all, bool clean) {
     const std::lock_guard<std::mutex> keep(keptMutex);
     kept->push_back(std::move(rt->segment));
   }
-  if (any) publishEngineStats(stats);
+  if (!stats.empty()) publishEngineStats(stats);
 }
 
 // Makes one schedule of the client ready to enter: every runnable the client runs there is
@@ -268,7 +256,8 @@ RunOutcome runWorkers(Runtime& primary) {
       primary.workersRunning.fetch_add(1);
       std::string name = "tactus-" + (managed ? "s" + std::to_string(k) : std::string()) + "w" + std::to_string(w);
       workers.emplace_back([&primary, &exits, rt, w, managed, name = std::move(name)] {
-        nameWorkerThread(name);
+        // At most 15 characters (`top -H`, perf and /proc show it): tactus's workers, not the process's.
+        (void)::pthread_setname_np(::pthread_self(), name.c_str());
         applyWorkerRealtime(primary.realtime);  // realtime.cpp: the policy init checked
         if (managed) {
           runSwitchingWorker(*rt, w, primary);

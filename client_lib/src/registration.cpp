@@ -2,8 +2,6 @@
 // runnables, CUDA submitters and streams in its schedules by their names in the graph.
 #include "registration.hpp"
 
-#include <algorithm>
-
 #include "tactus/core/text.hpp"
 
 namespace tactus::client {
@@ -46,6 +44,7 @@ RunnableId runnableNamed(const Runtime& rt, const std::string& name) {
   return kNone;
 }
 
+// kAlreadyExists when runnable r of this schedule is registered already (as either kind).
 Result<void> refuseTwice(const Runtime& rt, RunnableId r, const std::string& name) {
   if (!rt.registrations[r].registered && !rt.cudaSubmitters[r].registered) return {};
   return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
