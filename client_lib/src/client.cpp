@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "registration.hpp"
@@ -57,10 +58,6 @@ using shm::StopReason;
 
 constexpr std::int64_t kPollNs = 10'000'000;  // how often a client waiting for the end looks at its master
 
-// Names the calling worker thread (at most 15 characters: `top -H`, perf and /proc show it), so
-// that a user can tell tactus's workers from the process's own threads.
-void nameWorkerThread(const std::string& name) { (void)::pthread_setname_np(::pthread_self(), name.c_str()); }
-
 // Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
 std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};
 std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
@@ -68,23 +65,11 @@ std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
 std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
 std::unique_ptr<Runtime> gRuntime;
 
-// The first schedule that has the client (init refuses a client in none).
-Runtime& firstMember(Runtime& primary) {
-  for (Runtime* rt : allModes(primary)) {
-    if (rt->member) return *rt;
-  }
-  return primary;
-}
-
 // Attaches schedules 1..N-1 of a master with several schedules; the client must be in one at least.
 Result<void> attachModes(Runtime& primary, const InitOptions& options) {
   for (std::uint32_t k = 1; k < primary.scheduleCount; ++k) {
     auto mode = std::make_unique<Runtime>();
     if (auto ok = attachMode(*mode, primary, k, options); !ok) return ok.error();
-    mode->registrations.resize(mode->schedule.runnables.size());
-    mode->cudaSubmitters.resize(mode->schedule.runnables.size());
-    mode->streams.assign(mode->schedule.resources.size(), nullptr);
-    mode->phase = Phase::kAttached;
     primary.modes.push_back(std::move(mode));
   }
   std::string names;
@@ -104,14 +89,18 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   if (auto ok = chooseInstance(*rt, options); !ok) return ok.error();
   if (auto ok = setUpRealtime(clientName, options, rt->realtime); !ok) return ok.error();
   if (auto ok = attach(*rt, options); !ok) return ok.error();
-  rt->registrations.resize(rt->schedule.runnables.size());
-  rt->cudaSubmitters.resize(rt->schedule.runnables.size());
-  rt->streams.assign(rt->schedule.resources.size(), nullptr);
   if (rt->scheduleCount > 1) {
     if (auto ok = attachModes(*rt, options); !ok) return ok.error();
   }
-  rt->phase = Phase::kAttached;
-  Runtime& home = firstMember(*rt);  // exit requests go through the first schedule that has the client
+  const std::vector<Runtime*> all = allModes(*rt);
+  for (Runtime* schedule : all) {
+    schedule->registrations.resize(schedule->schedule.runnables.size());
+    schedule->cudaSubmitters.resize(schedule->schedule.runnables.size());
+    schedule->streams.assign(schedule->schedule.resources.size(), nullptr);
+    schedule->phase = Phase::kAttached;
+  }
+  // Exit requests go through the first schedule that has the client (attachModes: there is one).
+  Runtime& home = **std::find_if(all.begin(), all.end(), [](const Runtime* m) { return m->member; });
   gExitFlag.store(&home.view.client(home.clientIndex).exitRequested);
   gAttention.store(&home.view.header().attention);
   gRuntime = std::move(rt);
@@ -120,38 +109,33 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
 
 // The checks every registration starts with: initialized, CUDA built in (when needed), not yet
 // entered. `what` names the call in messages: `register runnable 'X'`.
-Result<Runtime*> registrationRuntime(const std::string& what, bool needsCuda) {
+Result<void> mayRegister(const std::string& what, bool needsCuda) {
   if (!gRuntime) return fail(ErrorCode::kInvalidState, what + ": the client is not initialized");
   if (needsCuda && !cudaEngineAvailable())
     return fail(ErrorCode::kInvalidState, what + ": libtactus was built without CUDA");
   if (gRuntime->phase != Phase::kAttached)
     return fail(ErrorCode::kInvalidState, what + ": registration after enterScheduler");
-  return gRuntime.get();
+  return {};
 }
 
 Result<void> registerLocked(const std::string& name, const Registration& registration) {
-  auto target = registrationRuntime("register runnable '" + name + "'", false);
-  if (!target) return target.error();
-  return registerRunnableIn(**target, name, registration);
+  if (auto ok = mayRegister("register runnable '" + name + "'", false); !ok) return ok;
+  return registerRunnableIn(*gRuntime, name, registration);
 }
 
 Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterRegistration registration) {
-  auto target = registrationRuntime("register CUDA submitter '" + name + "'", true);
-  if (!target) return target.error();
-  return registerCudaSubmitterIn(**target, name, std::move(registration));
+  if (auto ok = mayRegister("register CUDA submitter '" + name + "'", true); !ok) return ok;
+  return registerCudaSubmitterIn(*gRuntime, name, std::move(registration));
 }
 
 Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) {
-  auto target = registrationRuntime("register CUDA stream '" + name + "'", true);
-  if (!target) return target.error();
-  return registerStreamIn(**target, name, stream);
+  if (auto ok = mayRegister("register CUDA stream '" + name + "'", true); !ok) return ok;
+  return registerStreamIn(*gRuntime, name, stream);
 }
 
 RunOutcome outcomeFromSegment(const Runtime& rt) {
   const shm::SegmentHeader& h = rt.view.header();
-  RunOutcome out;
-  const std::uint32_t peer = h.stopClient.load();
-  if (peer < rt.schedule.clients.size()) out.peer = rt.schedule.clients[peer].name;
+  RunOutcome out;  // its peer: runWorkers looks in every schedule
   out.message = rt.view.message();
   switch (static_cast<StopReason>(h.stopReason.load())) {
     case StopReason::kFrameLimit: out.status = RunStatus::kFrameLimit; break;
@@ -167,8 +151,6 @@ RunOutcome outcomeFromSegment(const Runtime& rt) {
   return out;
 }
 
-RunOutcome masterDiedOutcome() { return {RunStatus::kPeerDied, "master", "the master died during the run"}; }
-
 // Waits for the master's final state; watches the master and the segment meanwhile.
 RunOutcome awaitEnd(Runtime& rt) {
   shm::SegmentHeader& h = rt.view.header();
@@ -178,189 +160,176 @@ RunOutcome awaitEnd(Runtime& rt) {
     watchMasterAndSegment(rt);
     if (!rt.damage.empty()) return {RunStatus::kError, "", rt.damage};
     if (state >= static_cast<std::uint32_t>(SegmentState::kFinished)) return outcomeFromSegment(rt);
-    if (rt.masterDead.load()) return masterDiedOutcome();
+    if (rt.masterDead.load()) return {RunStatus::kPeerDied, "master", "the master died during the run"};
     h.stateWaiters.fetch_add(1);
     ipc::futexWait(h.state, state, kPollNs);
     h.stateWaiters.fetch_sub(1);
   }
 }
 
-RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock);
-
-RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
-  if (!gRuntime) return {RunStatus::kError, "", "enterScheduler: the client is not initialized"};
-  Runtime& rt = *gRuntime;
-  if (rt.phase != Phase::kAttached) return {RunStatus::kError, "", "enterScheduler: the scheduler was entered already"};
-  if (rt.scheduleCount > 1) return enterManagedLocked(lock);
-  shm::SegmentHeader& h = rt.view.header();
-  shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
-  const bool allow = (rt.flags & shm::kFlagAllowUnregistered) != 0;
-  // Refuses to enter: the master ends the run and names this client and `runnable`.
-  auto refuse = [&](RunnableId runnable, std::string message) -> RunOutcome {
-    slot.missingRunnable.store(index(runnable), std::memory_order_relaxed);
-    slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
-    ipc::signalWord(h.attention);
-    rt.phase = Phase::kDone;
-    return {RunStatus::kError, "", std::move(message)};
-  };
-  for (const RunnableId r : requiredRunnables(rt)) {
-    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered || allow) continue;
-    return refuse(r, "runnable '" + qualifiedName(rt.schedule, r) + "' is scheduled for client '" + rt.name +
-                         "' but was not registered (or start the master with --allow-unregistered-runnables)");
-  }
-  rt.gpuStats.clear();
-  for (std::size_t w = 0; w < rt.plan.workers.size(); ++w) {
-    rt.gpuStats.push_back(std::make_unique<GpuWorkerStats>());
-  }
-  bool anyCuda = false;
-  for (const CudaSubmitterRegistration& c : rt.cudaSubmitters) anyCuda = anyCuda || c.registered;
-  if (anyCuda) {
-    GpuSetup setup;
-    setup.schedule = &rt.schedule;
-    setup.plan = &rt.plan;
-    setup.view = rt.view;
-    setup.clientIndex = rt.clientIndex;
-    setup.spinNs = ipc::spinBudgetNs();
-    setup.submitters = &rt.cudaSubmitters;
-    setup.streams = rt.streams;
-    rt.gpu = std::make_unique<CudaEngine>();
-    if (auto ok = rt.gpu->prepare(setup); !ok) {
-      rt.gpu.reset();
-      // Refuse like a missing registration, so the master ends the run and names this client.
-      RunnableId blame{};
-      for (RunnableId r : rt.cudaSubmitters.ids()) {
-        if (rt.cudaSubmitters[r].registered) blame = r;
-      }
-      return refuse(blame, "client '" + rt.name + "' cannot start its GPU engine: " + ok.error().message);
-    }
-    for (auto& stats : rt.gpuStats) stats->overheadNs.assign(gpuOverheadSampleCapacity(), 0);
-  }
-  rt.phase = Phase::kEntered;
-  slot.state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
-  ipc::signalWord(h.attention);
-  (void)ipc::notifySystemd("READY=1\nSTATUS=client " + rt.name + " runs on instance " + rt.instance);  // Type=notify
-  lock.unlock();  // exitScheduler and runtimeInfo must not wait for the run
-
-  WorkerExits exits;
-  std::vector<std::thread> workers;
-  for (std::uint32_t w = 0; w < rt.plan.workers.size(); ++w) {
-    if (rt.plan.workers[w].client != rt.clientIndex) continue;
-    rt.workersRunning.fetch_add(1);
-    workers.emplace_back([&rt, &exits, w] {
-      nameWorkerThread("tactus-w" + std::to_string(w));
-      runWorker(rt, w);
-      exits.leave(rt.workersRunning);
-    });
-  }
-  // Watch the master and the segment while the workers run: a dead master or a truncated
-  // segment must not leave them waiting.
-  watchWhileWorkersRun(rt, {&rt}, exits);
-  for (std::thread& t : workers) t.join();
-  // A failed CUDA call on the GPU hot path stopped the workers: this client cannot go on, and
-  // says why (the master sees it leave). Otherwise awaitEnd prefers the master's published
-  // reason, even from a master that died after it.
-  const std::string gpuFailure = rt.gpu ? rt.gpu->failure() : std::string();
-  RunOutcome outcome = gpuFailure.empty() ? awaitEnd(rt) : RunOutcome{RunStatus::kError, "", gpuFailure};
-  if (rt.masterDead.load() || rt.masterWatch.exited()) {
-    // Nothing of the instance may outlive its processes: the dead master cannot remove its
-    // segment, so a client that saw it die does, if the name still refers to the segment this
-    // client mapped (a newer master's fresh segment under the same name is left alone).
-    rt.segment.removeNameIfStillOurs(rt.instance);
-  }
-  if (rt.gpu) {
-    std::vector<GpuWorkerStats*> stats;
-    for (auto& s : rt.gpuStats) stats.push_back(s.get());
-    const bool clean = !rt.masterDead.load() && outcome.status != RunStatus::kPeerDied &&
-                       outcome.status != RunStatus::kError && outcome.status != RunStatus::kTimeout;
-    rt.gpu->finish(clean, stats);
-    rt.gpu.reset();
-    if (!clean) {
-      // Work may stay queued behind fences that will never be reached, its streams still reading
-      // and writing the segment: its mapping stays for the life of the process (reachable, so
-      // neither exit nor LeakSanitizer takes it), never unmapped under a waiting stream.
-      static std::mutex keptMutex;
-      static auto* kept = new std::vector<ipc::Segment>();
-      const std::lock_guard<std::mutex> keep(keptMutex);
-      kept->push_back(std::move(rt.segment));
-    }
-  }
-  lock.lock();
-  slot.state.store(static_cast<std::uint32_t>(ClientState::kExited), std::memory_order_release);
-  rt.phase = Phase::kDone;
-  return outcome;
+// Where a message names one of the client's schedules: nowhere when the instance has one.
+std::string ofSchedule(const Runtime& rt) {
+  return rt.scheduleCount > 1 ? " of schedule " + quoted(rt.schedule.name) : std::string();
 }
 
-// enterScheduler under a schedule manager: every schedule that has the client is entered; one
-// thread per worker of every such schedule sleeps while its hyperepoch is stopped and runs while
-// it is active (runSwitchingWorker). CUDA submitters are not supported with several schedules.
-RunOutcome enterManagedLocked(std::unique_lock<std::mutex>& lock) {
-  Runtime& primary = *gRuntime;
-  const std::vector<Runtime*> all = allModes(primary);
-  const bool allow = (primary.flags & shm::kFlagAllowUnregistered) != 0;
-  for (Runtime* rt : all) {
-    if (!rt->member) continue;
-    shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
-    for (const RunnableId r : requiredRunnables(*rt)) {
-      if (rt->registrations[r].registered || allow) continue;
-      slot.missingRunnable.store(index(r), std::memory_order_relaxed);
-      slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
-      ipc::signalWord(rt->view.header().attention);
-      ipc::signalWord(primary.view.header().attention);
-      primary.phase = Phase::kDone;
-      return {RunStatus::kError, "",
-              "runnable '" + qualifiedName(rt->schedule, r) + "' of schedule " + quoted(rt->schedule.name) +
-                  " is scheduled for client '" + rt->name +
-                  "' but was not registered (or start the master with --allow-unregistered-runnables)"};
-    }
-  }
-  for (Runtime* rt : all) {
-    rt->gpuStats.clear();
-    for (std::size_t w = 0; w < rt->plan.workers.size(); ++w) rt->gpuStats.push_back(nullptr);
-    if (!rt->member) continue;
-    rt->phase = Phase::kEntered;
-    rt->view.client(rt->clientIndex)
-        .switchCallbacks.store(static_cast<std::uint32_t>(primary.switchCallbacks.size()), std::memory_order_relaxed);
-    rt->view.client(rt->clientIndex)
-        .state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
-    ipc::signalWord(rt->view.header().attention);
-  }
-  primary.phase = Phase::kEntered;
-  ipc::signalWord(primary.view.header().attention);
-  lock.unlock();
+// Refuses to enter: the client's slot in schedule `rt` names `runnable`, so the master ends the
+// run and names this client and the runnable.
+RunOutcome refuse(Runtime& primary, Runtime& rt, RunnableId runnable, std::string message) {
+  shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
+  slot.missingRunnable.store(index(runnable), std::memory_order_relaxed);
+  slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
+  ipc::signalWord(rt.view.header().attention);
+  if (&rt != &primary) ipc::signalWord(primary.view.header().attention);
+  primary.phase = Phase::kDone;
+  return {RunStatus::kError, "", std::move(message)};
+}
 
+// Ends the GPU engines of the client's schedules and publishes their statistics (engineStats).
+// After a run that did not end cleanly, work may stay queued behind fences that will never be
+// reached, its streams still reading and writing the segment: that segment's mapping stays for
+// the life of the process (reachable, so neither exit nor LeakSanitizer takes it), never unmapped
+// under a waiting stream.
+void endGpuEngines(const std::vector<Runtime*>& all, bool clean) {
+  std::vector<GpuWorkerStats*> stats;  // every engine's workers (none without an engine)
+  for (Runtime* rt : all) {
+    if (!rt->gpu) continue;
+    for (auto& s : rt->gpuStats) stats.push_back(s.get());
+    rt->gpu->finish(clean);
+    rt->gpu.reset();
+    if (clean) continue;
+    static std::mutex keptMutex;
+    static auto* kept = new std::vector<ipc::Segment>();
+    const std::lock_guard<std::mutex> keep(keptMutex);
+    kept->push_back(std::move(rt->segment));
+  }
+  if (!stats.empty()) publishEngineStats(stats);
+}
+
+// Makes one schedule of the client ready to enter: every runnable the client runs there is
+// registered, and its GPU engine is started when it has CUDA submitters there. Returns the
+// refusal (published to the master) when it cannot enter.
+std::optional<RunOutcome> prepareSchedule(Runtime& primary, Runtime& rt) {
+  const bool allow = (primary.flags & shm::kFlagAllowUnregistered) != 0;
+  for (const RunnableId r : requiredRunnables(rt)) {
+    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered || allow) continue;
+    return refuse(primary, rt, r,
+                  "runnable '" + qualifiedName(rt.schedule, r) + "'" + ofSchedule(rt) + " is scheduled for client '" +
+                      rt.name + "' but was not registered (or start the master with --allow-unregistered-runnables)");
+  }
+  rt.gpuStats.clear();
+  for (std::size_t w = 0; w < rt.plan.workers.size(); ++w) rt.gpuStats.push_back(std::make_unique<GpuWorkerStats>());
+  RunnableId submitter = kNone;  // named by a refusal: the master ends the run naming this client
+  for (RunnableId r : rt.cudaSubmitters.ids()) {
+    if (rt.cudaSubmitters[r].registered) submitter = r;
+  }
+  if (submitter == kNone) return std::nullopt;
+  rt.gpu = std::make_unique<CudaEngine>();
+  const GpuSetup setup{.schedule = &rt.schedule,
+                       .plan = &rt.plan,
+                       .view = rt.view,
+                       .clientIndex = rt.clientIndex,
+                       .spinNs = ipc::spinBudgetNs(),
+                       .submitters = &rt.cudaSubmitters,
+                       .streams = rt.streams};
+  if (auto ok = rt.gpu->prepare(setup); !ok) {
+    rt.gpu.reset();
+    return refuse(primary, rt, submitter,
+                  "client '" + rt.name + "' cannot start its GPU engine" + ofSchedule(rt) + ": " + ok.error().message);
+  }
+  for (auto& stats : rt.gpuStats) stats->overheadNs.assign(gpuOverheadSampleCapacity(), 0);
+  return std::nullopt;
+}
+
+// Runs the client's workers of every schedule it is in until they have all left, watching the
+// master and the segments meanwhile, and says how the run ended. With one schedule a worker runs
+// at once (runWorker); with several, while the schedule manager has its hyperepoch active
+// (runSwitchingWorker).
+RunOutcome runWorkers(Runtime& primary) {
+  const std::vector<Runtime*> all = allModes(primary);
+  const bool managed = primary.scheduleCount > 1;
   WorkerExits exits;
   std::vector<std::thread> workers;
   for (std::size_t k = 0; k < all.size(); ++k) {
     Runtime* rt = all[k];
-    if (!rt->member) continue;
-    for (std::uint32_t w = 0; w < rt->plan.workers.size(); ++w) {
+    for (std::uint32_t w = 0; rt->member && w < rt->plan.workers.size(); ++w) {
       if (rt->plan.workers[w].client != rt->clientIndex) continue;
       primary.workersRunning.fetch_add(1);
-      workers.emplace_back([&primary, &exits, rt, w, k] {
-        nameWorkerThread("tactus-s" + std::to_string(k) + "w" + std::to_string(w));
-        runSwitchingWorker(*rt, w, primary);
+      std::string name = "tactus-" + (managed ? "s" + std::to_string(k) : std::string()) + "w" + std::to_string(w);
+      workers.emplace_back([&primary, &exits, rt, w, managed, name = std::move(name)] {
+        // At most 15 characters (`top -H`, perf and /proc show it): tactus's workers, not the process's.
+        (void)::pthread_setname_np(::pthread_self(), name.c_str());
+        applyWorkerRealtime(primary.realtime);  // realtime.cpp: the policy init checked
+        if (managed) {
+          runSwitchingWorker(*rt, w, primary);
+        } else {
+          runWorker(*rt, w);
+        }
         exits.leave(primary.workersRunning);
       });
     }
   }
+  // A dead master or a truncated segment must not leave the workers waiting.
   watchWhileWorkersRun(primary, all, exits);
   for (std::thread& t : workers) t.join();
-  RunOutcome outcome = awaitEnd(primary);
-  if (outcome.peer.empty()) {  // the client the end names may be in another schedule only
-    for (Runtime* rt : all) {
-      const std::uint32_t peer = rt->view.header().stopClient.load();
-      if (peer < rt->schedule.clients.size()) {
-        outcome.peer = rt->schedule.clients[peer].name;
-        break;
-      }
-    }
+  // A failed CUDA call on the GPU hot path stopped the workers: this client cannot go on, and
+  // says why (the master sees it leave). Otherwise awaitEnd prefers the master's published
+  // reason, even from a master that died after it.
+  std::string gpuFailure;
+  for (Runtime* rt : all) {
+    if (rt->gpu && gpuFailure.empty()) gpuFailure = rt->gpu->failure();
+  }
+  RunOutcome outcome = gpuFailure.empty() ? awaitEnd(primary) : RunOutcome{RunStatus::kError, "", gpuFailure};
+  for (Runtime* rt : all) {  // the client the end names may be in another schedule only
+    const std::uint32_t peer = rt->view.header().stopClient.load();
+    if (outcome.peer.empty() && peer < rt->schedule.clients.size()) outcome.peer = rt->schedule.clients[peer].name;
   }
   if (primary.masterDead.load() || primary.masterWatch.exited()) {
+    // Nothing of the instance may outlive its processes: the dead master cannot remove its
+    // segments, so a client that saw it die does, where the name still refers to the segment this
+    // client mapped (a newer master's fresh segment under the same name is left alone).
     for (Runtime* rt : all) rt->segment.removeNameIfStillOurs(rt->instance);
   }
+  const bool clean = !primary.masterDead.load() && outcome.status != RunStatus::kPeerDied &&
+                     outcome.status != RunStatus::kError && outcome.status != RunStatus::kTimeout;
+  endGpuEngines(all, clean);
+  return outcome;
+}
+
+// enterScheduler, over every schedule of the instance that has the client (one, or several under a
+// schedule manager): checks its registrations and starts its GPU engines in each, enters each,
+// tells systemd it is ready, and runs its workers until the run ends.
+RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
+  if (!gRuntime) return {RunStatus::kError, "", "enterScheduler: the client is not initialized"};
+  Runtime& primary = *gRuntime;
+  if (primary.phase != Phase::kAttached) {
+    return {RunStatus::kError, "", "enterScheduler: the scheduler was entered already"};
+  }
+  std::vector<Runtime*> mine;
+  for (Runtime* rt : allModes(primary)) {
+    if (rt->member) mine.push_back(rt);
+  }
+  for (Runtime* rt : mine) {
+    if (auto refused = prepareSchedule(primary, *rt)) {
+      endGpuEngines(mine, true);  // those started already: nothing was queued
+      return *refused;
+    }
+  }
+  const auto callbacks = static_cast<std::uint32_t>(primary.switchCallbacks.size());
+  for (Runtime* rt : mine) {
+    rt->phase = Phase::kEntered;
+    shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
+    slot.switchCallbacks.store(callbacks, std::memory_order_relaxed);  // the master waits for their acks
+    slot.state.store(static_cast<std::uint32_t>(ClientState::kEntered), std::memory_order_release);
+    ipc::signalWord(rt->view.header().attention);
+  }
+  primary.phase = Phase::kEntered;
+  if (!primary.member) ipc::signalWord(primary.view.header().attention);
+  (void)ipc::notifySystemd("READY=1\nSTATUS=client " + primary.name + " runs on instance " +
+                           primary.instance);  // Type=notify
+  lock.unlock();                               // exitScheduler and runtimeInfo must not wait for the run
+  RunOutcome outcome = runWorkers(primary);
   lock.lock();
-  for (Runtime* rt : all) {
-    if (!rt->member) continue;
+  for (Runtime* rt : mine) {
     rt->view.client(rt->clientIndex)
         .state.store(static_cast<std::uint32_t>(ClientState::kExited), std::memory_order_release);
     rt->phase = Phase::kDone;
@@ -466,9 +435,8 @@ void exitScheduler() noexcept {
 Result<void> registerSwitchCallback(std::function<void(std::uint16_t, std::uint16_t)> callback) {
   if (!callback) return fail(ErrorCode::kBadParameter, "register switch callback: empty function");
   std::lock_guard<std::mutex> lock(gMutex);
-  auto target = client::registrationRuntime("register switch callback", false);
-  if (!target) return target.error();
-  (*target)->switchCallbacks.push_back(std::move(callback));
+  if (auto ok = client::mayRegister("register switch callback", false); !ok) return ok;
+  gRuntime->switchCallbacks.push_back(std::move(callback));
   return {};
 }
 

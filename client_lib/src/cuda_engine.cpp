@@ -593,7 +593,7 @@ bool CudaEngine::observe(InstanceId i, std::uint64_t h, const std::function<bool
   return true;
 }
 
-void CudaEngine::finish(bool clean, const std::vector<GpuWorkerStats*>& workers) {
+void CudaEngine::finish(bool clean) {
   if (impl_ && clean) {
     // Cold path, on the enterScheduler thread after every worker stopped: let queued work run
     // before the registration it writes through goes away.
@@ -619,6 +619,9 @@ void CudaEngine::finish(bool clean, const std::vector<GpuWorkerStats*>& workers)
     const std::lock_guard<std::mutex> keep(abandonedMutex);
     abandoned->push_back(std::move(impl_));
   }
+}
+
+void publishEngineStats(const std::vector<GpuWorkerStats*>& workers) {
   std::lock_guard<std::mutex> lock(gStatsMutex);
   gStats = {};
   gSamples.clear();

@@ -70,7 +70,11 @@ struct GpuWorkerStats {
   std::uint64_t samples = 0;
 };
 
-/// The GPU engine of one client process for one run.
+/// Makes the statistics of these workers (every GPU engine's of the client's last run) what
+/// engineStats() returns.
+void publishEngineStats(const std::vector<GpuWorkerStats*>& workers);
+
+/// The GPU engine of one client process in one schedule for one run.
 class CudaEngine {
  public:
   CudaEngine();
@@ -111,9 +115,9 @@ class CudaEngine {
   /// Any thread; cold (it takes a lock).
   std::string failure() const;
 
-  /// After the workers stopped: waits for queued GPU work when the run ended cleanly
-  /// (`clean`), and folds the workers' statistics into engineStats().
-  void finish(bool clean, const std::vector<GpuWorkerStats*>& workers);
+  /// After the workers stopped: waits for queued GPU work when the run ended cleanly (`clean`);
+  /// otherwise keeps the engine's device state for the life of the process.
+  void finish(bool clean);
 
   struct Impl;
 

@@ -32,7 +32,8 @@ bool CudaEngine::observe(InstanceId, std::uint64_t, const std::function<bool()>&
                          std::int64_t&) {
   return false;
 }
-void CudaEngine::finish(bool, const std::vector<GpuWorkerStats*>&) {}
+void CudaEngine::finish(bool) {}
+void publishEngineStats(const std::vector<GpuWorkerStats*>&) {}
 
 }  // namespace tactus::client
 

@@ -2,8 +2,6 @@
 // runnables, CUDA submitters and streams in its schedules by their names in the graph.
 #include "registration.hpp"
 
-#include <algorithm>
-
 #include "tactus/core/text.hpp"
 
 namespace tactus::client {
@@ -15,75 +13,52 @@ bool needsRegistration(const RunnableInfo& r) {
 
 namespace {
 
-// Registers in one schedule: true when the schedule has the runnable for this client.
-Result<bool> registerInSchedule(Runtime& rt, const std::string& name, const Registration& registration) {
-  if (!rt.member) return false;
+// Where a registration looked, for kNotFound messages: the schedule, or all of them.
+std::string whereLooked(const Runtime& rt) {
+  if (rt.scheduleCount <= 1) return "in schedule '" + rt.schedule.name + "'";
+  return "in any of the instance's " + std::to_string(rt.scheduleCount) + " schedules";
+}
+
+// Registers in every schedule of the client (the union over a master's several schedules): `one`
+// registers in one schedule and says whether that schedule has the name. kNotFound, with
+// `notFound` and where it looked, when none has it.
+template <typename One>
+Result<void> registerInEach(Runtime& rt, const std::string& notFound, One&& one) {
+  bool found = false;
+  for (Runtime* schedule : allModes(rt)) {
+    if (!schedule->member) continue;
+    auto here = one(*schedule);
+    if (!here) return here.error();
+    found = found || *here;
+  }
+  if (found) return {};
+  return fail(ErrorCode::kNotFound, notFound + " of client '" + rt.name + "' " + whereLooked(rt));
+}
+
+// The runnable `name` of rt's client in its schedule (kNone: not there).
+RunnableId runnableNamed(const Runtime& rt, const std::string& name) {
   for (RunnableId r : rt.schedule.runnables.ids()) {
     const RunnableInfo& info = rt.schedule.runnables[r];
-    if (info.client != rt.clientIndex || info.name != name || !needsRegistration(info)) continue;
-    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered) {
-      return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
-    }
-    rt.registrations[r] = registration;
-    rt.registrations[r].registered = true;
-    return true;
+    if (info.client == rt.clientIndex && info.name == name) return r;
   }
-  return false;
+  return kNone;
 }
 
-}  // namespace
-
-Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration) {
-  if (rt.scheduleCount > 1) {  // the union over the schedules: registered in each that has it
-    bool found = false;
-    for (Runtime* mode : allModes(rt)) {
-      auto one = registerInSchedule(*mode, name, registration);
-      if (!one) return one.error();
-      found = found || *one;
-    }
-    if (found) return {};
-    return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a CPU runnable of client '" + rt.name +
-                                          "' in any of the instance's " + std::to_string(rt.scheduleCount) +
-                                          " schedules");
-  }
-  auto one = registerInSchedule(rt, name, registration);
-  if (!one) return one.error();
-  if (*one) return {};
-  return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a CPU runnable of client '" + rt.name +
-                                        "' in schedule '" + rt.schedule.name + "'");
+// kAlreadyExists when runnable r of this schedule is registered already (as either kind).
+Result<void> refuseTwice(const Runtime& rt, RunnableId r, const std::string& name) {
+  if (!rt.registrations[r].registered && !rt.cudaSubmitters[r].registered) return {};
+  return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
 }
 
-Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaSubmitterRegistration registration) {
-  for (RunnableId r : rt.schedule.runnables.ids()) {
-    const RunnableInfo& info = rt.schedule.runnables[r];
-    if (info.client != rt.clientIndex || info.name != name) continue;
-    if (info.kind != RunnableKind::kSubmitter) {
-      return fail(ErrorCode::kNotFound, "runnable '" + rt.name + "." + name + "' is not a submitter in schedule '" +
-                                            rt.schedule.name + "' (it has no Submits)");
-    }
-    if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered) {
-      return fail(ErrorCode::kAlreadyExists, "runnable '" + rt.name + "." + name + "' is already registered");
-    }
-    registration.registered = true;
-    rt.cudaSubmitters[r] = std::move(registration);
-    return {};
-  }
-  return fail(ErrorCode::kNotFound, "runnable '" + name + "' is not a submitter of client '" + rt.name +
-                                        "' in schedule '" + rt.schedule.name + "'");
-}
-
-Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st* stream) {
+// Registers stream `name` in one schedule: false when it has no such stream of the client.
+Result<bool> registerStreamInSchedule(Runtime& rt, const std::string& name, CUstream_st* stream,
+                                      const std::string& what) {
   ResourceId found = kNone;
   for (ResourceId r : rt.schedule.resources.ids()) {
     const ResourceInfo& info = rt.schedule.resources[r];
     if (info.kind == ResourceKind::kCudaStream && info.client == rt.clientIndex && info.name == name) found = r;
   }
-  if (found == kNone) {
-    return fail(ErrorCode::kNotFound, "CUDA stream '" + name + "' is not a CUDA_STREAM resource of client '" + rt.name +
-                                          "' in schedule '" + rt.schedule.name + "'");
-  }
-  const std::string what = "register CUDA stream '" + rt.name + "." + name + "'";
-  if (auto ok = checkCudaStream(stream, what); !ok) return ok;
+  if (found == kNone) return false;
   if (rt.streams[found] != nullptr) return fail(ErrorCode::kAlreadyExists, what + ": the name is registered already");
   for (ResourceId r : rt.streams.ids()) {
     if (rt.streams[r] == stream) {
@@ -108,7 +83,48 @@ Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st*
                 what + ": " + std::to_string(onDevice) + " streams on '" + dev + "' exceed " + why);
   }
   rt.streams[found] = stream;
-  return {};
+  return true;
+}
+
+}  // namespace
+
+Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration) {
+  return registerInEach(rt, "runnable '" + name + "' is not a CPU runnable", [&](Runtime& s) -> Result<bool> {
+    const RunnableId r = runnableNamed(s, name);
+    if (r == kNone || !needsRegistration(s.schedule.runnables[r])) return false;
+    if (auto ok = refuseTwice(s, r, name); !ok) return ok.error();
+    s.registrations[r] = registration;
+    s.registrations[r].registered = true;
+    return true;
+  });
+}
+
+Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaSubmitterRegistration registration) {
+  std::string notSubmitter;  // a schedule where the name is a runnable without Submits
+  registration.registered = true;
+  auto ok = registerInEach(rt, "runnable '" + name + "' is not a submitter", [&](Runtime& s) -> Result<bool> {
+    const RunnableId r = runnableNamed(s, name);
+    if (r == kNone) return false;
+    if (s.schedule.runnables[r].kind != RunnableKind::kSubmitter) {
+      if (notSubmitter.empty()) notSubmitter = s.schedule.name;
+      return false;
+    }
+    if (auto once = refuseTwice(s, r, name); !once) return once.error();
+    s.cudaSubmitters[r] = registration;
+    return true;
+  });
+  if (!ok && ok.error().code == ErrorCode::kNotFound && !notSubmitter.empty()) {
+    return fail(ErrorCode::kNotFound, "runnable '" + rt.name + "." + name + "' is not a submitter in schedule '" +
+                                          notSubmitter + "' (it has no Submits)");
+  }
+  return ok;
+}
+
+Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st* stream) {
+  const std::string what = "register CUDA stream '" + rt.name + "." + name + "'";
+  if (auto ok = checkCudaStream(stream, what); !ok) return ok;
+  return registerInEach(rt, "CUDA stream '" + name + "' is not a CUDA_STREAM resource",
+                        [&](Runtime& s) { return registerStreamInSchedule(s, name, stream, what); });
 }
 
 // The runnables this client must register: CPU functions and submitters its instances run

@@ -54,7 +54,8 @@ void watchWhileWorkersRun(Runtime& primary, const std::vector<Runtime*>& all, Wo
     const std::uint32_t running = primary.workersRunning.load();
     if (running == 0) return;
     watchMasterAndSegment(primary);
-    const bool halted = primary.halted.load();
+    bool halted = false;  // any schedule's: a failed GPU call halts the workers of its schedule
+    for (const Runtime* rt : all) halted = halted || rt->halted.load();
     if (halted) {
       // Each round while the workers leave: a worker that was about to park when the halt came
       // is woken by a later round.

@@ -30,11 +30,11 @@ class WorkerExits {
   int fd_ = -1;
 };
 
-/// Watches until `primary.workersRunning` is 0; a halt of the primary halts every runtime in
-/// `all`. It sleeps on the master's pidfd and on `exits`, so a dead master or a leaving worker
-/// wakes it at once, and looks at the segment every 100 ms meanwhile: it does not wake while the
-/// plan runs (a thread that woke every few milliseconds took a planned core from a runnable each
-/// time). Without a pidfd it looks every 5 ms, as it did before.
+/// Watches until `primary.workersRunning` is 0; a halt of any runtime in `all` (the
+/// primary's: a dead master or a damaged segment; any one's: a failed GPU call) halts them all. It sleeps on the
+/// master's pidfd and on `exits`, so a dead master or a leaving worker wakes it at once, and looks at the segment every
+/// 100 ms meanwhile: it does not wake while the plan runs (a thread that woke every few milliseconds took a planned
+/// core from a runnable each time). Without a pidfd it looks every 5 ms, as it did before.
 void watchWhileWorkersRun(Runtime& primary, const std::vector<Runtime*>& all, WorkerExits& exits);
 
 }  // namespace tactus::client

@@ -51,7 +51,7 @@ struct Runtime {
   std::atomic<std::uint32_t> workersRunning{0};
   Phase phase = Phase::kNone;
   std::string instanceSource;  ///< where `instance` came from, for messages ("TACTUS_INSTANCE", ...)
-  RealtimePolicy realtime;     ///< the worker threads' policy, checked at init
+  RealtimePolicy realtime;     ///< the worker threads' policy, checked at init (primary only: every schedule's)
 
   // --- Several schedules (a master with -N): this Runtime is schedule 0's; `modes` holds the
   // others' (each with its own segment, schedule, plan and registrations). ---

@@ -167,68 +167,71 @@ void publishStarted(shm::InstanceSlot& slot, std::int64_t startNs, std::uint64_t
   slot.started.store(static_cast<std::uint32_t>(h + 1), std::memory_order_release);
 }
 
-}  // namespace
+// What each instance waits for. A CUDA submitter waits for the previous submittee on its own
+// stream only until that one is SUBMITTED: the stream's FIFO order does the rest on the GPU.
+struct WaitRef {
+  std::atomic<std::uint32_t>* word;
+  std::atomic<std::uint32_t>* waiters;
+  bool previousIteration;
+  shm::GpuSlot* gpuWork = nullptr;    ///< a submittee's slot: its fence, when a GPU engine runs it
+  bool planned = false;               ///< a CPU predecessor of the same iteration: waited for by the plan
+  ipc::PlannedPredecessor plan{};     ///< its planned end and length
+  shm::InstanceSlot* slot = nullptr;  ///< the predecessor's slot (its start), with a plan
+  /// kYield for a predecessor on another SoC (the master mirrors its end)
+  ipc::SpinStyle spin = ipc::SpinStyle::kPause;
+  bool seesStart = false;  ///< its start is published here (not on another SoC: only its end is mirrored)
+};
 
-std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIteration) {
-  applyWorkerRealtime(rt.realtime);  // realtime.cpp: the policy init checked
+// Everything the hot path needs of each instance that no iteration changes, resolved here into
+// one contiguous table (and the waits into one flat array): after a long runnable the lines
+// and pages the path touches are cold, and every lookup through the schedule (instance, epoch,
+// runnable, registration) was a chain of misses on the hand-off.
+struct Step {
+  InstanceId instance;
+  std::uint32_t frame;      ///< its frame in the epoch
+  std::uint64_t frames;     ///< the epoch's frames per hyperepoch iteration (>= 1)
+  std::uint32_t firstWait;  ///< its waits: waits[firstWait, endWait)
+  std::uint32_t endWait;
+  shm::EpochSlot* epoch;    ///< its epoch's release word
+  shm::InstanceSlot* self;  ///< its completion word and start
+  EpochId epochId;
+  RunnableId runnable;                  ///< its runnable (an alias group's: runnableForFrame per frame)
+  bool aliasGroup;                      ///< round-robin: the runnable changes with the frame
+  bool observed;                        ///< GPU work the engine runs: no user code here
+  bool submitter;                       ///< a CUDA submitter the engine runs
+  bool signalFence;                     ///< GPU work waits for its fence
+  std::int64_t frameOffsetNs;           ///< frame * the epoch's period: the iteration's start = release - this
+  std::int64_t startTimeNs;             ///< its runnable's StartTime (0: none)
+  RunnableFunction function = nullptr;  ///< a registered plain function, called directly (else the engine)
+  void* userdata = nullptr;
+  /// What the hand-off after it reads next (the next step, its release word, its first wait's
+  /// word, the hyperepoch's stop word): prefetched as it returns (warmHandOff).
+  std::array<const void*, 4> next;
+};
+
+/// A worker's steps in timeline order, and the waits they index into.
+struct StepTable {
+  std::vector<Step> steps;
+  std::vector<WaitRef> waits;
+};
+
+// Builds worker w's step table (read-only on rt: its schedule, plan, segment view, registrations
+// and GPU engine).
+StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
   const WorkerPlan& wp = rt.plan.workers[w];
-  const ResourceInfo& resource = rt.schedule.resources[wp.resource];
-  const shm::SegmentView& view = rt.view;
-  shm::SegmentHeader& header = view.header();
-  std::unique_ptr<Engine> engine;
-  CudaEngine* gpu = rt.gpu.get();
-  GpuWorkerStats* gpuStats = rt.gpuStats[w].get();
-  // Submittees run by the GPU engine are ordered by the GPU; this worker only watches them
-  // (CudaEngine::observe) to log them and publish their done word.
   const std::vector<InstanceId>& instances = wp.instances;
-  if (instances.empty()) return firstIteration;
+  const shm::SegmentView& view = rt.view;
+  // Submittees run by the GPU engine are ordered by the GPU; their worker only watches them
+  // (CudaEngine::observe) to log them and publish their done word.
+  const CudaEngine* gpu = rt.gpu.get();
   const IdVector<InstanceId, char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
-  // What each instance waits for. A CUDA submitter waits for the previous submittee on its own
-  // stream only until that one is SUBMITTED: the stream's FIFO order does the rest on the GPU.
-  struct WaitRef {
-    std::atomic<std::uint32_t>* word;
-    std::atomic<std::uint32_t>* waiters;
-    bool previousIteration;
-    shm::GpuSlot* gpuWork;         // a submittee's slot: its fence, when a GPU engine runs it
-    bool planned;                  ///< a CPU predecessor of the same iteration: waited for by the plan
-    ipc::PlannedPredecessor plan;  ///< its planned end and length
-    shm::InstanceSlot* slot;       ///< the predecessor's slot (its start), with a plan
-    ipc::SpinStyle spin;           ///< kYield for a predecessor on another SoC (the master mirrors its end)
-    bool seesStart;                ///< its start is published here (not on another SoC: only its end is mirrored)
-  };
   // The SoC of this worker's client (kNone in a single-SoC schedule): a predecessor of another
   // client's SoC ends elsewhere, and this SoC's master writes its completion when the DDS sample
   // comes (master/soc_run.cpp).
   const std::uint32_t ownSoc = rt.schedule.clients[rt.clientIndex].soc;
-  // Everything the hot path needs of each instance that no iteration changes, resolved here into
-  // one contiguous table (and the waits into one flat array): after a long runnable the lines
-  // and pages the path touches are cold, and every lookup through the schedule (instance, epoch,
-  // runnable, registration) was a chain of misses on the hand-off.
-  struct Step {
-    InstanceId instance;
-    std::uint32_t frame;      ///< its frame in the epoch
-    std::uint64_t frames;     ///< the epoch's frames per hyperepoch iteration (>= 1)
-    std::uint32_t firstWait;  ///< its waits: waits[firstWait, endWait)
-    std::uint32_t endWait;
-    shm::EpochSlot* epoch;    ///< its epoch's release word
-    shm::InstanceSlot* self;  ///< its completion word and start
-    EpochId epochId;
-    RunnableId runnable;         ///< its runnable (an alias group's: runnableForFrame per frame)
-    bool aliasGroup;             ///< round-robin: the runnable changes with the frame
-    bool observed;               ///< GPU work the engine runs: no user code here
-    bool submitter;              ///< a CUDA submitter the engine runs
-    bool signalFence;            ///< GPU work waits for its fence
-    std::int64_t frameOffsetNs;  ///< frame * the epoch's period: the iteration's start = release - this
-    std::int64_t startTimeNs;    ///< its runnable's StartTime (0: none)
-    RunnableFunction function;   ///< a registered plain function, called directly (else the engine)
-    void* userdata;
-    /// What the hand-off after it reads next (the next step, its release word, its first wait's
-    /// word, the hyperepoch's stop word): prefetched as it returns (warmHandOff).
-    std::array<const void*, 4> next;
-  };
   std::vector<WaitRef> waits;
   std::vector<Step> steps(instances.size());
-  const bool cpuWorker = resource.kind == ResourceKind::kCpu;
+  const bool cpuWorker = rt.schedule.resources[wp.resource].kind == ResourceKind::kCpu;
   for (std::size_t k = 0; k < instances.size(); ++k) {
     const InstanceId i = instances[k];
     Step& step = steps[k];
@@ -251,8 +254,6 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     step.signalFence = signalFence[i] != 0;
     step.frameOffsetNs = static_cast<std::int64_t>(self.frame) * epochInfo.periodNs;
     step.startTimeNs = runnableInfo.startTimeNs;
-    step.function = nullptr;
-    step.userdata = nullptr;
     if (cpuWorker && !step.aliasGroup && !step.submitter && rt.registrations.contains(self.runnable)) {
       const Registration& r = rt.registrations[self.runnable];
       if (r.registered && r.function != nullptr) {
@@ -266,15 +267,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
     if (!step.observed) {  // the GPU waits for a submittee's predecessors
       for (const WaitCondition& c : rt.plan.waits[i]) {
         if (step.submitter && gpu->submissionSuffices(i, c.instance)) {
-          waits.push_back({&view.gpu(c.instance).submitted,
-                           &view.gpu(c.instance).waiters,
-                           c.previousIteration,
-                           nullptr,
-                           false,
-                           {},
-                           nullptr,
-                           ipc::SpinStyle::kPause,
-                           false});
+          waits.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration});
         } else {
           // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
           // submitter's end depends on its stream); a GPU one's end is the GPU's.
@@ -308,6 +301,23 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
                          : static_cast<const void*>(&following.self->started),
                      &view.hyperepoch(wp.hyperepoch).stopAt};
   }
+  return {std::move(steps), std::move(waits)};
+}
+
+}  // namespace
+
+std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIteration) {
+  const WorkerPlan& wp = rt.plan.workers[w];
+  const ResourceInfo& resource = rt.schedule.resources[wp.resource];
+  const shm::SegmentView& view = rt.view;
+  shm::SegmentHeader& header = view.header();
+  std::unique_ptr<Engine> engine;
+  CudaEngine* gpu = rt.gpu.get();
+  GpuWorkerStats* gpuStats = rt.gpuStats[w].get();
+  if (wp.instances.empty()) return firstIteration;
+  const StepTable table = buildSteps(rt, w);
+  const std::vector<Step>& steps = table.steps;
+  const bool cpuWorker = resource.kind == ResourceKind::kCpu;
   if (gpu != nullptr && !gpu->bindThread()) {
     rt.halted.store(true);  // enterScheduler reports gpu->failure()
     return firstIteration;
@@ -342,7 +352,7 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   const std::function<bool()> gpuAbort = aborted;
   const CheckHooks* const check = checkHooks();  // non-null only under tactus-check
   const std::int64_t hyperPeriodNs = rt.schedule.hyperepochs[wp.hyperepoch].periodNs;
-  const WaitRef* const waitTable = waits.data();
+  const WaitRef* const waitTable = table.waits.data();
   for (std::uint64_t h = firstIteration;; ++h) {
     // Once per iteration, whatever waits satisfied: a worker whose every wait is met at once (words
     // written over far ahead, with its master gone) would otherwise never look at the run's end.

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "runtime_harness.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
+#include "tactus/core/violation.hpp"
 
 using namespace tactus;
 using namespace tactus::test;
@@ -328,6 +330,78 @@ TEST_CASE("tactus-check names the CUDA submitters that break STM's CUDA rules on
   const auto [textCode, text] = run.report({});
   CHECK(textCode == 0);
   CHECK(text.find("information, not violations") != std::string::npos);
+}
+
+TEST_CASE(
+    "under a schedule manager (-N) tactus-check names the CUDA submitters of the running schedule that break "
+    "STM's rules",
+    "[check][cuda][managed]") {
+  Run run("cudamanaged", std::string("cuda_rules.yaml"));
+  // The second mode: the same graph with another identifier and name.
+  std::string yaml = readFile(std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/check/cuda_rules.yaml");
+  yaml.replace(yaml.find("Identifier: 61"), 14, "Identifier: 62");
+  yaml.replace(yaml.find("CudaRules:"), 10, "CudaRulesB:");
+  std::ofstream(run.dir + "/second.yaml") << yaml;
+  const std::string second = run.dir + "/second.tsched";
+  REQUIRE(
+      waitFor(run.children.spawn({buildPath("compiler/tactus-compile"), "-i", run.dir + "/second.yaml", "-o", second},
+                                 run.out("compile2")),
+              kWaitMs) == 0);
+  const std::string table = "tactus_cuda_standin_" + run.instance;
+  ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);
+  const pid_t m = run.children.spawn({buildPath("master/tactus-master"), "-s", run.schedulePath + "," + second, "-N",
+                                      "mgr", "-D", run.instance, "-l", run.logPath, "-t", "15000000"},
+                                     run.out("master"));
+  const pid_t c = run.children.spawn(
+      {buildPath("check/tactus-check"), buildPath("tests/check/tactus-check-cuda-client"), "--instance", run.instance},
+      run.out("client"));
+  auto manager = [&](const std::vector<std::string>& command, const std::string& who) {
+    std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", run.instance, "-t", "15000"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    const int code = waitFor(run.children.spawn(argv, run.out(who)), kWaitMs);
+    return std::make_pair(code, readFile(run.out(who)));
+  };
+  const auto started = manager({"start", "62"}, "start");  // the second schedule: its own GPU engine
+  INFO(started.second << "\nmaster: " << readFile(run.out("master")) << "\nclient: " << readFile(run.out("client")));
+  REQUIRE(started.first == 0);
+  // Until it has run kIterations (the manager's status: `..., N iterations, ...`).
+  for (int k = 0; k < kWaitMs / 10; ++k) {
+    const std::string status = manager({"status"}, "status").second;
+    const std::size_t at = status.find(" iterations");
+    const std::size_t from = status.rfind(' ', at - 1);
+    if (at != std::string::npos && std::atoi(status.c_str() + from + 1) >= kIterations) break;
+    ::usleep(10'000);
+  }
+  CHECK(manager({"exit"}, "exit").first == 0);
+  CHECK(waitFor(c, kWaitMs) == 11);  // the client's code for exit-requested (10 + RunStatus::kExitRequested)
+  CHECK(readFile(run.out("client")).find("status=exit-requested") != std::string::npos);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  ::unlink(("/dev/shm/" + table).c_str());
+  for (const std::string& name : {run.instance + ".schedule1", run.instance + ".manager"}) {
+    if (segmentPresent(name)) ::unlink(("/dev/shm/tactus_" + name).c_str());
+  }
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  auto schedule = loadScheduleFile(second);
+  REQUIRE(schedule.has_value());
+  // The violations of schedule 62, by runnable and kind (every one of them: 61 never ran).
+  std::map<std::string, std::uint64_t> found;
+  for (const EventRecord& r : log->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kViolation)) continue;
+    CHECK(r.schedule == 62);
+    REQUIRE(schedule->runnables.contains(RunnableId{r.aux}));
+    found[schedule->runnables[RunnableId{r.aux}].name + "|" + std::to_string(r.detail)] += r.iteration;
+  }
+  auto key = [](const char* runnable, ViolationKind kind) {
+    return std::string(runnable) + "|" + std::to_string(static_cast<int>(kind));
+  };
+  CHECK(found[key("SyncDevice", ViolationKind::kCudaSync)] >= kIterations);
+  CHECK(found[key("SyncStream", ViolationKind::kCudaSync)] >= kIterations);
+  CHECK(found[key("DefaultStream", ViolationKind::kDefaultStream)] >= kIterations);
+  CHECK(found[key("PageableCopy", ViolationKind::kPageableCopy)] >= kIterations);
+  for (const auto& [what, count] : found) {
+    if (what.rfind("Good|", 0) == 0) CHECK(what == key("Good", ViolationKind::kInfo));
+  }
 }
 
 TEST_CASE("the CUDA runtime's work in submitters is information: it never fails --fail-on-violation", "[check][cuda]") {

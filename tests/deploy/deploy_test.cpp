@@ -505,6 +505,46 @@ TEST_CASE(
   CHECK(readFile(log + ".1") == "the log of an earlier run");
 }
 
+TEST_CASE("a client under a schedule manager (-N) tells systemd READY=1 once it has entered, before any schedule runs",
+          "[deploy][systemd][managed]") {
+  Deployment d("notifyclientmanaged");
+  const ManagedDeployment run(d);
+  const FakeNotifySocket clientSocket(d.dir + "/client.sock");
+  std::vector<Notification> got;
+  const pid_t m = run.master({"-t", "-1"}, {});
+  const pid_t c = d.client({"--instance", d.instance}, {"NOTIFY_SOCKET=" + clientSocket.path()});
+  listen({&clientSocket}, got, kWaitMs, [](const auto& g) { return received(g, 0, "READY=1"); });
+  CHECK(received(got, 0, "READY=1\nSTATUS=client Client0 runs on instance " + d.instance));
+  CHECK(run.manager({"start", "8"}, "start") == 0);
+  REQUIRE(run.manager({"exit"}, "exit") == 0);
+  CHECK(waitFor(c, kWaitMs) == 0);
+  CHECK(contains(readFile(d.out("Client0")), "status=exit-requested"));
+  CHECK(waitFor(m, kWaitMs) == 0);
+}
+
+TEST_CASE("under a schedule manager (-N) the workers of every schedule take the real-time policy",
+          "[deploy][realtime][managed]") {
+  rlimit rtprio{};
+  ::getrlimit(RLIMIT_RTPRIO, &rtprio);
+  if (::geteuid() != 0 && rtprio.rlim_cur < 1) {
+    TACTUS_SKIP("needs root or RLIMIT_RTPRIO >= 1 to give worker threads a real-time policy");
+  }
+  Deployment d("rtmanaged");
+  const ManagedDeployment run(d);
+  const pid_t m = run.master({"-t", "15000000"}, {});
+  const pid_t c = d.client({"--instance", d.instance, "--worker-policy", "fifo:1", "--print-realtime"});
+  // Schedule 8 is the instance's second: the first runnable to run (and print its worker's
+  // policy) runs on a worker of that schedule.
+  REQUIRE(run.manager({"start", "8"}, "start") == 0);
+  for (int k = 0; k < kWaitMs / 10 && !contains(readFile(d.out("Client0")), "worker-policy="); ++k) {
+    ::usleep(10'000);
+  }
+  REQUIRE(run.manager({"exit"}, "exit") == 0);
+  CHECK(waitFor(c, kWaitMs) == 0);
+  CHECK(contains(readFile(d.out("Client0")), "worker-policy=fifo priority=1"));
+  CHECK(waitFor(m, kWaitMs) == 0);
+}
+
 TEST_CASE("a watchdog meant for another process (WATCHDOG_PID) is not kept; no NOTIFY_SOCKET sends nothing",
           "[deploy][systemd]") {
   Deployment d("notifypid");

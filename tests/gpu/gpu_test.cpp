@@ -17,6 +17,7 @@
 #include "runtime_harness.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/shm_layout.hpp"
+#include "tactus/manager.hpp"
 
 using namespace tactus;
 using namespace tactus::test;
@@ -41,7 +42,8 @@ struct Trace {
   std::int64_t clockErrorNs = 0;  // the client's engine: how far its logged GPU-side times may be off
 };
 
-Trace readTrace(const std::string& path) {
+// `onlySchedule`: the work of that schedule's submitters only (a managed run's trace has several).
+Trace readTrace(const std::string& path, std::uint32_t onlySchedule = kNone) {
   Trace t;
   std::ifstream in(path);
   std::string line;
@@ -54,7 +56,9 @@ Trace readTrace(const std::string& path) {
     std::string name;
     std::uint64_t it = 0;
     Work w;
-    if (ls >> name >> it >> w.start >> w.end) t.work[{name, it}].push_back(w);
+    std::uint32_t schedule = 0;
+    if (!(ls >> name >> it >> w.start >> w.end >> schedule)) continue;
+    if (onlySchedule == kNone || schedule == onlySchedule) t.work[{name, it}].push_back(w);
   }
   for (auto& [key, v] : t.work) {
     std::sort(v.begin(), v.end(), [](const Work& a, const Work& b) { return a.start < b.start; });
@@ -72,14 +76,28 @@ std::string standinTableFor(const std::string& instance) {
   return prefix + "_" + instance;
 }
 
+// The graph text as the mode `identifier` of a managed run: its Identifier replaced, its name
+// (the top-level key after Version) suffixed with the identifier.
+std::string asMode(std::string yaml, std::uint16_t identifier) {
+  const std::size_t id = yaml.find("Identifier:");
+  REQUIRE(id != std::string::npos);
+  yaml.replace(id, yaml.find('\n', id) - id, "Identifier: " + std::to_string(identifier));
+  const std::size_t name = yaml.find(":\n", yaml.find("\nVersion:") + 1);
+  REQUIRE(name != std::string::npos);
+  return yaml.insert(name, std::to_string(identifier));
+}
+
 // One run: its instance, scratch files and CUDA stand-in table (/dev/shm/<table>, named for this
-// run, handed to the clients through TACTUS_CUDA_STANDIN_TABLE and removed with the run).
+// run, handed to the clients through TACTUS_CUDA_STANDIN_TABLE and removed with the run). With
+// `modes`, the graph is compiled once per identifier and the master runs them under the schedule
+// manager 'mgr' (-N).
 struct GpuRun {
   std::string instance, dir, schedulePath, logPath, table;
   Schedule schedule;
+  std::vector<Schedule> modes;      // a managed run's schedules
   mutable ChildProcesses children;  // ended (killed and reaped) first thing in ~GpuRun, also after a failed REQUIRE
 
-  explicit GpuRun(const std::string& graph) {
+  explicit GpuRun(const std::string& graph, const std::vector<std::uint16_t>& modeIds = {}) {
     instance = uniqueInstance("gpu");
     table = standinTableFor(instance);
     ::setenv("TACTUS_CUDA_STANDIN_TABLE", table.c_str(), 1);
@@ -87,16 +105,31 @@ struct GpuRun {
     schedulePath = dir + "/schedule.tsched";
     logPath = dir + "/events.log";
     const std::string yaml = std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/gpu/graphs/" + graph;
-    const pid_t c =
-        children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath}, dir + "/compile.out");
+    if (modeIds.empty()) {
+      schedule = compile(yaml, schedulePath);
+      return;
+    }
+    schedulePath.clear();
+    for (const std::uint16_t id : modeIds) {
+      const std::string path = dir + "/mode" + std::to_string(id);
+      std::ofstream(path + ".yaml") << asMode(readFile(yaml), id);
+      modes.push_back(compile(path + ".yaml", path + ".tsched"));
+      schedulePath += (schedulePath.empty() ? "" : ",") + path + ".tsched";
+    }
+  }
+  Schedule compile(const std::string& yaml, const std::string& output) const {
+    const pid_t c = children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", output}, output + ".out");
     REQUIRE(waitFor(c, kWaitMs) == 0);
-    auto s = loadScheduleFile(schedulePath);
+    auto s = loadScheduleFile(output);
     REQUIRE(s.has_value());
-    schedule = std::move(*s);
+    return std::move(*s);
   }
   ~GpuRun() {
+    manager::shutdown();
     children.killAll();
-    if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
+    for (const std::string& name : {instance, instance + ".schedule1", instance + ".manager"}) {
+      if (segmentPresent(name)) ::unlink(("/dev/shm/tactus_" + name).c_str());
+    }
     ::unlink(tablePath().c_str());
     if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
       std::error_code ignored;
@@ -108,6 +141,7 @@ struct GpuRun {
   std::string trace(const std::string& who) const { return dir + "/" + who + ".trace"; }
   pid_t master(std::vector<std::string> extra) const {
     std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance, "-l", logPath};
+    if (!modes.empty()) argv.insert(argv.end(), {"-N", "mgr", "-t", "15000000"});
     argv.insert(argv.end(), extra.begin(), extra.end());
     return children.spawn(argv, out("master"));
   }
@@ -337,6 +371,76 @@ TEST_CASE("a chain alternating CPU and GPU across two processes runs in order", 
   GpuRun run("chain.yaml");
   runAndCheck(
       run, {{"A", {"--stream", "CUDA_STREAM0", "--busy-us", "20"}}, {"B", {"--stream", "CUDA_STREAM0", "--stm"}}}, 150);
+}
+
+// Waits until the running schedule has completed `more` iterations beyond those at the call (the
+// manager's status): a count, so a slow machine waits longer instead of failing.
+bool awaitIterations(std::uint64_t more) {
+  auto first = manager::status();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+  while (first && std::chrono::steady_clock::now() < deadline) {
+    auto now = manager::status();
+    if (now && now->iterations >= first->iterations + more) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+// The run records of schedule `id` only (a managed run's log holds every schedule's).
+EventLog recordsOf(const EventLog& log, std::uint16_t id, std::uint64_t& iterations) {
+  EventLog only = log;
+  only.records.clear();
+  iterations = 0;
+  for (const EventRecord& r : log.records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.schedule != id) continue;
+    only.records.push_back(r);
+    iterations = std::max<std::uint64_t>(iterations, r.iteration + 1);
+  }
+  return only;
+}
+
+TEST_CASE("CUDA submitters and streams under a schedule manager run both schedules in order across a rollover",
+          "[gpu][order][managed]") {
+  GpuRun run("cross.yaml", {61, 62});
+  const pid_t m = run.master({});
+  const pid_t alpha = run.client("Alpha", {"--stream", "CUDA_STREAM0"});
+  const pid_t beta = run.client("Beta", {"--stream", "CUDA_STREAM0", "--stm"});  // stmRegisterCuda* calls
+  manager::ManagerOptions options;
+  options.instance = run.instance;
+  options.timeoutMs = kWaitMs;
+  const Result<void> attached = manager::init("mgr", options);
+  const Result<void> started = attached ? manager::startSchedule(61) : attached;  // once both clients entered
+  INFO((started ? std::string() : started.error().message)
+       << "\nmaster: " << readFile(run.out("master")) << "\nAlpha: " << readFile(run.out("Alpha")));
+  REQUIRE(started);
+  CHECK(awaitIterations(40));
+  REQUIRE(manager::rollOverSchedule(62, 61));
+  CHECK(awaitIterations(40));
+  REQUIRE(manager::exitRun());
+  CHECK(waitFor(alpha, kWaitMs) == 0);
+  CHECK(waitFor(beta, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  std::uint64_t total = 0;
+  for (std::size_t k = 0; k < run.modes.size(); ++k) {
+    const std::uint16_t id = run.modes[k].identifier;
+    std::map<std::string, Trace> traces;
+    for (const char* who : {"Alpha", "Beta"}) traces[who] = readTrace(run.trace(who), id);
+    std::uint64_t iterations = 0;
+    const EventLog only = recordsOf(*log, id, iterations);
+    INFO("schedule " << id << ": " << iterations << " iterations");
+    CHECK(iterations >= 40);
+    CHECK(checkGpuOrder(run.modes[k], only, traces, iterations) == "");
+    total += iterations;
+  }
+  // Every submission of both schedules went through the GPU engines (SubA: 2 frames an iteration).
+  const std::string out = readFile(run.out("Alpha"));
+  INFO(out);
+  CHECK(out.find("status=STM_SUCCESS") != std::string::npos);
+  CHECK(field(out, "submissions") == static_cast<long long>(2 * total));
+  CHECK(field(out, "sync-on-submit-threads") <= 0);
+  CHECK(field(readFile(run.out("Beta")), "stream-waits") >= static_cast<long long>(total));
 }
 
 TEST_CASE("submitters registered as CPU runnables keep the engine-less path and its order", "[gpu][order]") {

@@ -1,7 +1,8 @@
 // tactus-gpu-test-client: a client process for the GPU tests, driven by arguments. It creates one
 // non-blocking stream per --stream and registers it, registers every scheduled submitter as a
-// CUDA submitter (its work: gpu_work.hpp, --gpu-us long, stamped into --trace) and every other
-// runnable as a CPU runnable, runs, and prints one result line:
+// CUDA submitter (its work: gpu_work.hpp, --gpu-us long, stamped into --trace: a line per piece
+// of work with its runnable, hyperepoch iteration, start, end and schedule identifier) and every
+// other runnable as a CPU runnable, runs, and prints one result line:
 //   status=<run status> submissions=N stream-waits=N gpu-ends=N sync-on-submit-threads=N
 //   value-waits-blocked=N overhead-p50-ns=N overhead-p99-ns=N overhead-samples=N
 //   clock-offset-error-ns=N message=<text>
@@ -68,6 +69,7 @@ void submitter(void* userdata, cudaStream_t stream) {
   }
   tactus::gpuwork::TraceSlot* slot = &gSlots[k];
   slot->iteration = info->hyperepochIteration;
+  slot->schedule = info->scheduleId;
   std::snprintf(slot->name, sizeof slot->name, "%s", name->c_str());
   if (!tactus::gpuwork::enqueue(stream, gArgs.gpuUs, slot)) {
     std::printf("submitter-error launch failed\n");
@@ -219,8 +221,9 @@ int main(int argc, char** argv) {
       std::fprintf(f, "# clock %s\n", tactus::gpuwork::clockName());
       const std::size_t n = std::min(gNextSlot.load(), kSlots);
       for (std::size_t k = 0; k < n; ++k) {
-        std::fprintf(f, "%s %llu %lld %lld\n", gSlots[k].name, static_cast<unsigned long long>(gSlots[k].iteration),
-                     static_cast<long long>(gSlots[k].startNs), static_cast<long long>(gSlots[k].endNs));
+        std::fprintf(f, "%s %llu %lld %lld %u\n", gSlots[k].name, static_cast<unsigned long long>(gSlots[k].iteration),
+                     static_cast<long long>(gSlots[k].startNs), static_cast<long long>(gSlots[k].endNs),
+                     gSlots[k].schedule);
       }
       std::fclose(f);
     }

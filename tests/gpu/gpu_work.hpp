@@ -17,6 +17,7 @@ struct TraceSlot {
   std::int64_t startNs;
   std::int64_t endNs;
   std::uint64_t iteration;
+  std::uint32_t schedule;  ///< the identifier of the schedule whose submitter enqueued it
   char name[40];
 };
 
