@@ -52,6 +52,19 @@ void CpuEngine::execute(const EngineTask& task) {
 
 namespace {
 
+// The manager channel of a run under a schedule manager whose master died: removed like the
+// schedules' segments, when it is still that master's (its pid and start time in the channel).
+void removeDeadMastersChannel(const Runtime& primary) {
+  const std::string name = shm::managerInstanceName(primary.instance);
+  auto channel = ipc::Segment::open(name);
+  if (!channel || channel->bytes().size() < sizeof(shm::ManagerChannel)) return;
+  const auto* c = reinterpret_cast<const shm::ManagerChannel*>(channel->bytes().data());
+  if (c->magic.load(std::memory_order_acquire) != shm::kManagerMagic || c->masterPid.load() != primary.masterPid ||
+      c->masterStartTime.load() != primary.view.header().masterStartTime.load())
+    return;
+  (void)channel->removeNameIfStillOurs(name);
+}
+
 using shm::ClientState;
 using shm::SegmentState;
 using shm::StopReason;
@@ -288,6 +301,7 @@ RunOutcome runWorkers(Runtime& primary) {
     // segments, so a client that saw it die does, where the name still refers to the segment this
     // client mapped (a newer master's fresh segment under the same name is left alone).
     for (Runtime* rt : all) rt->segment.removeNameIfStillOurs(rt->instance);
+    if (primary.scheduleCount > 1) removeDeadMastersChannel(primary);
   }
   const bool clean = !primary.masterDead.load() && outcome.status != RunStatus::kPeerDied &&
                      outcome.status != RunStatus::kError && outcome.status != RunStatus::kTimeout;

@@ -917,3 +917,23 @@ TEST_CASE("SIGTERM to a managed master while a client is frozen ends within the 
   CHECK_FALSE(segmentPresent(run.instance + ".schedule1"));
   CHECK_FALSE(segmentPresent(run.instance + ".manager"));
 }
+
+TEST_CASE("kill -9 of a managed master leaves nothing in /dev/shm: its clients remove the segments and the channel",
+          "[switching][fault]") {
+  SwitchRun run("mgrkill9", {modeYaml(631, 2, 1000, false), modeYaml(632, 2, 1000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(631));
+  REQUIRE(awaitIterations(20));
+  REQUIRE(segmentPresent(run.instance + ".manager"));
+  ::kill(m, SIGKILL);
+  CHECK(waitFor(m, kWaitMs) == 128 + SIGKILL);
+  CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kPeerDied));
+  tactus::manager::shutdown();  // the manager's own mapping goes; what is named in /dev/shm is checked
+  CHECK_FALSE(segmentPresent(run.instance));
+  CHECK_FALSE(segmentPresent(run.instance + ".schedule1"));
+  CHECK_FALSE(segmentPresent(run.instance + ".manager"));
+}
