@@ -168,9 +168,9 @@ std::optional<RunEnd> ManagedRun::stopBySignal() {
   if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
   ClientId c = kNone;
   const std::string blocker = running != nullptr ? running->stalls->graceText(c) : "";
-  return RunEnd{SegmentState::kFinished, StopReason::kSignal, c,
-                message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs)
-                                           : blocker)};
+  return RunEnd{
+      SegmentState::kFinished, StopReason::kSignal, c,
+      message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs) : blocker)};
 }
 
 // A manager that claimed the channel and died ends the run; one that detached does not.

@@ -81,7 +81,7 @@ struct Mode {
   std::unique_ptr<ClientMonitor> monitor;
   std::unique_ptr<LogDrain> drain;
   std::unique_ptr<Releaser> releaser;
-  std::unique_ptr<StallWatch> stalls;  ///< after releaser and monitor: it refers to both
+  std::unique_ptr<StallWatch> stalls;                         ///< after releaser and monitor: it refers to both
   IdVector<HyperepochId, std::uint64_t> nextIteration;        ///< per hyperepoch: where its next activation starts
   IdVector<HyperepochId, std::uint32_t> activations;          ///< per hyperepoch: activations so far
   IdVector<HyperepochId, std::uint32_t> acksExpected;         ///< per hyperepoch: cumulative switch acknowledgements
@@ -181,7 +181,7 @@ class ManagedRun {
   std::atomic<bool> clientsEntered_{false};
   bool runStarted_ = false;
   std::int64_t signalAtNs_ = 0;  // the monitor loop's: when it first saw SIGTERM or SIGINT
-  std::mutex switchLock_;  // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
+  std::mutex switchLock_;        // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
   std::vector<EventRecord> switchEvents_;
   // The switch thread: started with the first request and kept, parked on jobReady_, so a
   // request's answer does not wait for a thread to be made (measured: about 200 us per rollover).

@@ -3,9 +3,9 @@
 // is seen beside the other.)
 #include "tactus/core/schedule_file.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <algorithm>
 #include <fstream>
 #include <new>
 #include <sstream>

@@ -564,8 +564,8 @@ class Verifier {
         if (work == kNone || onDevice[work] == kNone) continue;
         if (previous != kNone && s_.instances[work].resources[0] == s_.instances[previous].resources[0] &&
             onDevice[work] < onDevice[previous]) {
-          const InstanceId first = slot_[s_.runnables[s_.instances[previous].runnable].submittedBy]
-                                        [s_.instances[previous].frame];
+          const InstanceId first =
+              slot_[s_.runnables[s_.instances[previous].runnable].submittedBy][s_.instances[previous].frame];
           error("on " + res(t.resource) + ", " + inst(work) + " runs before " + inst(previous) + ", the work of " +
                 inst(first) + ", which is submitted first (a stream runs its work in submission order)");
           break;

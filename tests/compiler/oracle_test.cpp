@@ -172,10 +172,10 @@ class Oracle {
   const Graph& g_;
   std::vector<Inst> inst_;
   std::vector<std::int64_t> end_;
-  std::vector<std::uint32_t> stream_;            // per submitter instance: the stream it took
-  std::vector<std::int64_t> busy_;               // per resource: end of its last instance
+  std::vector<std::uint32_t> stream_;              // per submitter instance: the stream it took
+  std::vector<std::int64_t> busy_;                 // per resource: end of its last instance
   std::vector<std::vector<std::uint32_t>> queue_;  // per stream: its work, in submission order
-  std::vector<std::uint32_t> next_;              // per stream: the queue's next work to run
+  std::vector<std::uint32_t> next_;                // per stream: the queue's next work to run
   std::vector<std::uint32_t> picked_;
   std::int64_t best_ = kNever;
 };
@@ -320,7 +320,8 @@ TEST_CASE("tactus never claims optimality or a lower bound above the exact oracl
   std::printf(
       "oracle: %d graphs run (%d refused as GPU wait cycles), %d claimed optimal, %d false claims, %d lower bounds "
       "above the optimum, %d invalid; length / optimum mean %.4f, worst %.4f (%s)\n",
-      run, refused, claimed, falseClaims, badBounds, invalid, judged > 0 ? ratioSum / judged : 0.0, worst, worstAt.c_str());
+      run, refused, claimed, falseClaims, badBounds, invalid, judged > 0 ? ratioSum / judged : 0.0, worst,
+      worstAt.c_str());
   CHECK(run > graphs * 9 / 10);
   CHECK(falseClaims == 0);
   CHECK(badBounds == 0);

@@ -196,9 +196,10 @@ Schedule cpuOnlySample() {
     if (in.runnable == RunnableId{1}) in.resources = {ResourceId{1}};
     if (in.runnable == RunnableId{2}) in.resources = {ResourceId{0}};
   }
-  s.timelines = {{ResourceId{0}, {InstanceId{0}, InstanceId{2}, InstanceId{4}, InstanceId{5}, InstanceId{7}, InstanceId{9}}},
-                 {ResourceId{1}, {InstanceId{1}, InstanceId{3}, InstanceId{6}, InstanceId{8}}},
-                 {ResourceId{3}, {InstanceId{4}, InstanceId{9}}}};
+  s.timelines = {
+      {ResourceId{0}, {InstanceId{0}, InstanceId{2}, InstanceId{4}, InstanceId{5}, InstanceId{7}, InstanceId{9}}},
+      {ResourceId{1}, {InstanceId{1}, InstanceId{3}, InstanceId{6}, InstanceId{8}}},
+      {ResourceId{3}, {InstanceId{4}, InstanceId{9}}}};
   return s;
 }
 

@@ -134,8 +134,8 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
        "but its submitter's resource 'STREAM0' maps to resource 'GPU0'"},
       {"submittee holding another stream than its submitter's",
        [](Schedule& s) {
-         s.resources.push_back(
-             {"STREAM1", "CUDA_STREAM", ResourceKind::kCudaStream, ClientId{1}, HyperepochId{0}, kNone, ResourceId{2}, kNone});
+         s.resources.push_back({"STREAM1", "CUDA_STREAM", ResourceKind::kCudaStream, ClientId{1}, HyperepochId{0},
+                                kNone, ResourceId{2}, kNone});
          s.hyperepochs[0].resources.push_back(ResourceId{5});
          s.instances[2].resources = ids<ResourceId>({2, 5});
          s.timelines[4].instances = ids<InstanceId>({1, 6, 7});

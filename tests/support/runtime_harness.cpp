@@ -380,7 +380,8 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
                      std::int64_t* crossClockSkewNs) {
   const std::size_t n = s.instances.size();
   const auto onGpu = [&](std::size_t i) {
-    return s.runnables[s.instances[InstanceId{static_cast<std::uint32_t>(i)}].runnable].kind == RunnableKind::kSubmittee;
+    return s.runnables[s.instances[InstanceId{static_cast<std::uint32_t>(i)}].runnable].kind ==
+           RunnableKind::kSubmittee;
   };
   // GPU work may start as soon as its submitter has enqueued it, before the submitter returns:
   // the submitter's end bounds nothing (the stand-in runs it after; a GPU often during).

@@ -132,15 +132,8 @@ struct SwitchRun {
     return list;
   }
   pid_t master(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv{buildPath("master/tactus-master"),
-                                  "-s",
-                                  scheduleList(),
-                                  "-N",
-                                  "mgr",
-                                  "-D",
-                                  instance,
-                                  "-l",
-                                  logPath};
+    std::vector<std::string> argv{
+        buildPath("master/tactus-master"), "-s", scheduleList(), "-N", "mgr", "-D", instance, "-l", logPath};
     // A generous -t unless the test gives its own.
     if (std::find(extra.begin(), extra.end(), "-t") == extra.end()) argv.insert(argv.end(), {"-t", "15000000"});
     argv.insert(argv.end(), extra.begin(), extra.end());
