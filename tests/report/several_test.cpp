@@ -55,7 +55,7 @@ std::vector<EventRecord> managedRecords() {
 }
 
 std::string writeManagedLog(const std::vector<EventRecord>& records) {
-  const std::string path = tempPath("managed.tlog");
+  std::string path = tempPath("managed.tlog");
   EventLogWriter w;
   const Schedule first = twoStepSchedule();
   REQUIRE(w.open(path, first.identifier, scheduleContentHash(first)));

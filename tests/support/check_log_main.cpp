@@ -13,13 +13,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "runtime_harness.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule_file.hpp"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   std::int64_t slackNs = 0;
   if (argc >= 3 && std::string(argv[1]) == "--gpu-slack-ns") {
     char* end = nullptr;
@@ -81,6 +82,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("order ok: %llu iterations, %llu runs%s\n", static_cast<unsigned long long>(iterations),
-              static_cast<unsigned long long>(iterations * perIteration), clocks.c_str());
+              static_cast<unsigned long long>(iterations) * perIteration, clocks.c_str());
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "tactus-check-log: %s\n", e.what());
+  return 2;
 }
