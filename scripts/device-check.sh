@@ -52,7 +52,6 @@ if [ "$mode" = prepare ]; then
   bdir=${build:-${TACTUS_BUILD_DIR:-build}}
   TACTUS_BUILD_DIR=$bdir TACTUS_SETUP_OPTIONS="-Dcuda=enabled -Dbenchmarks=true -Dtests=enabled" scripts/setup.sh
   pack=.device
-  grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >>.git/info/exclude
   rm -rf "$pack" && mkdir -p "$pack/build" "$pack/lib" "$pack/stg50/graphs"
   # The programs and shared libraries the check runs (not the object folders), at the same
   # relative paths: their RPATHs ($ORIGIN/...) and the tests' TACTUS_BUILD_ROOT rely on the layout.
