@@ -16,6 +16,7 @@
 #include "graph/suggest.hpp"
 #include "graph/warnings.hpp"
 #include "graph_parser.hpp"
+#include "runtime_harness.hpp"
 #include "wcet_file.hpp"
 
 using namespace tactus;
@@ -35,13 +36,6 @@ std::string tempPath(const std::string& name) {
 }
 
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
-
-std::string readAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Run {
   int code;
@@ -223,7 +217,7 @@ TEST_CASE("--werror turns warnings into errors: exit 1, no schedule file, the re
     CHECK(r.out.empty());
     CHECK_THAT(r.err, Catch::StartsWith(expected));
     CHECK_FALSE(exists(sched));
-    CHECK_THAT(readAll(json), Catch::Contains("\"schedule_length_ns\""));
+    CHECK_THAT(tactus::test::readFile(json), Catch::Contains("\"schedule_length_ns\""));
     std::remove(json.c_str());
   }
   // Without warnings, --werror changes nothing.
@@ -253,8 +247,8 @@ TEST_CASE("a schedule that does not fit names the overloaded resource and the cr
             "  wrote the schedule that does not fit to " +
             json + " (-k) and " + html + " (--html); no schedule file\n");
   CHECK_FALSE(exists(sched));
-  CHECK_THAT(readAll(json), Catch::Contains("\"schedule_length_ns\": 120000000"));
-  CHECK_THAT(readAll(html), Catch::StartsWith("<!DOCTYPE html>"));
+  CHECK_THAT(tactus::test::readFile(json), Catch::Contains("\"schedule_length_ns\": 120000000"));
+  CHECK_THAT(tactus::test::readFile(html), Catch::StartsWith("<!DOCTYPE html>"));
   std::remove(json.c_str());
   std::remove(html.c_str());
 
