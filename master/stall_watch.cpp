@@ -39,11 +39,15 @@ InstanceId StallWatch::blockingInstance(const Stall& stall) const {
   return stall.instance;
 }
 
+Blocker StallWatch::blockerOf(const Stall& stall) const {
+  const RunnableId runnable = schedule_.instances[blockingInstance(stall)].runnable;
+  return Blocker{schedule_.runnables[runnable].client, runnable};
+}
+
 std::optional<Blocker> StallWatch::blocker() const {
   const std::optional<Stall> stall = releaser_.longestStall();
   if (!stall) return std::nullopt;
-  const RunnableId runnable = schedule_.instances[blockingInstance(*stall)].runnable;
-  return Blocker{schedule_.runnables[runnable].client, runnable};
+  return blockerOf(*stall);
 }
 
 std::optional<RunEnd> StallWatch::stuck(std::int64_t nowNs) const {
@@ -51,8 +55,7 @@ std::optional<RunEnd> StallWatch::stuck(std::int64_t nowNs) const {
   if (!stall) return std::nullopt;
   const std::int64_t budget = budgetNs(stall->hyperepoch);
   if (budget == 0 || nowNs - stall->sinceNs <= budget) return std::nullopt;
-  const RunnableId runnable = schedule_.instances[blockingInstance(*stall)].runnable;
-  const ClientId c = schedule_.runnables[runnable].client;
+  const auto [c, runnable] = blockerOf(*stall);
   const std::int64_t monitor = schedule_.hyperepochs[stall->hyperepoch].monitorNs;
   const std::string limit = monitor != kNoDuration && monitor > 0
                                 ? "the Monitor budget of hyperepoch " +

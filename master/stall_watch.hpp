@@ -45,6 +45,7 @@ class StallWatch {
 
  private:
   InstanceId blockingInstance(const Stall& stall) const;
+  Blocker blockerOf(const Stall& stall) const;
   std::int64_t budgetNs(HyperepochId hyperepoch) const;
 
   const Schedule& schedule_;
