@@ -29,6 +29,7 @@
 #include "graph.hpp"
 #include "report.hpp"
 #include "scheduler.hpp"
+#include "tactus/core/limits.hpp"
 #include "tactus/core/verify.hpp"
 
 #ifndef TACTUS_SOURCE_ROOT
@@ -89,7 +90,9 @@ Graph stgGraph(const std::vector<Task>& tasks, int processors) {
   cpu.isType = true;
   HyperepochInfo h;
   h.name = "stg";
-  h.periodNs = std::int64_t{1} << 50;
+  // The longest period the verifier takes (1000 s: 1000 units, more than any STG-50 schedule);
+  // 2^50 ns, used before, made every graph fail verification.
+  h.periodNs = limits::kMaxDurationNs;
   h.epochs = {EpochId{0}};
   for (int p = 0; p < processors; ++p) {
     ResourceInfo r;
