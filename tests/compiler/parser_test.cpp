@@ -634,7 +634,7 @@ TEST_CASE("parseGraph handles a hundred thousand runnables in linear time", "[pa
   };
   const double small = timeOf(build(10000), 10000);
   const double large = timeOf(build(100000), 100000);
-  CHECK(large < 10.0);
-  // ten times the runnables must not cost a hundred times the time (quadratic behaviour)
+  // Ten times the runnables must not cost a hundred times the time (quadratic behaviour). A ratio
+  // measured in one run, no absolute bound: ASan at -O0 on a loaded machine takes 18 s here.
   CHECK(large < 40.0 * small + 0.5);
 }

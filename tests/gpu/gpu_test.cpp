@@ -756,7 +756,7 @@ TEST_CASE("the event log's GPU start and end of every submittee bracket its work
     // stale start is two iterations (16 ms of cross.yaml) older. Under a sanitizer on a loaded
     // machine the stand-in's stream thread is sometimes descheduled for milliseconds (5.7 ms seen
     // under ThreadSanitizer in CI): the bound is the stale stamp's age, not the work's length.
-    CHECK(r.endNs - r.startNs < 2 * 8'000'000);
+    CHECK(r.endNs - r.startNs < 16'000'000);  // two iterations of 8 ms
     ++checked;
   }
   CHECK(checked == 100);
