@@ -22,6 +22,7 @@
 #include "check_hook.hpp"
 #include "fence_wait.hpp"
 #include "runtime.hpp"
+#include "step_table.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/wait.hpp"
@@ -167,325 +168,261 @@ void publishStarted(shm::InstanceSlot& slot, std::int64_t startNs, std::uint64_t
   slot.started.store(static_cast<std::uint32_t>(h + 1), std::memory_order_release);
 }
 
-// What each instance waits for. A CUDA submitter waits for the previous submittee on its own
-// stream only until that one is SUBMITTED: the stream's FIFO order does the rest on the GPU.
-struct WaitRef {
-  std::atomic<std::uint32_t>* word;
-  std::atomic<std::uint32_t>* waiters;
-  bool previousIteration;
-  shm::GpuSlot* gpuWork = nullptr;    ///< a submittee's slot: its fence, when a GPU engine runs it
-  bool planned = false;               ///< a CPU predecessor of the same iteration: waited for by the plan
-  ipc::PlannedPredecessor plan{};     ///< its planned end and length
-  shm::InstanceSlot* slot = nullptr;  ///< the predecessor's slot (its start), with a plan
-  /// kYield for a predecessor on another SoC (the master mirrors its end)
-  ipc::SpinStyle spin = ipc::SpinStyle::kPause;
-  bool seesStart = false;  ///< its start is published here (not on another SoC: only its end is mirrored)
-};
+// One worker thread's loop over its step table, iteration after iteration: per step it waits for
+// the frame's release (awaitRelease), then for what the step waits on (awaitWaits), runs it
+// (runStep) and queues its record and publishes its completion (complete). The parts are inlined
+// into the one loop: the hand-off from one runnable to the next is the hot path.
+class WorkerLoop {
+ public:
+  WorkerLoop(Runtime& rt, std::uint32_t w)
+      : rt_(rt),
+        plan_(rt.plan.workers[w]),
+        view_(rt.view),
+        header_(view_.header()),
+        hyper_(view_.hyperepoch(plan_.hyperepoch)),
+        table_(buildSteps(rt, w)),
+        gpu_(rt.gpu.get()),
+        gpuStats_(rt.gpuStats[w].get()),
+        ringSlot_(view_.worker(w)),
+        ring_(view_.ring(w)),
+        capacity_(view_.ringCapacity()),
+        log_(ringSlot_, ring_, capacity_, ringSlot_.tail.load(std::memory_order_acquire)),
+        hyperPeriodNs_(rt.schedule.hyperepochs[plan_.hyperepoch].periodNs),
+        check_(checkHooks()) {
+    info_.scheduleId = rt.schedule.identifier;
+  }
 
-// Everything the hot path needs of each instance that no iteration changes, resolved here into
-// one contiguous table (and the waits into one flat array): after a long runnable the lines
-// and pages the path touches are cold, and every lookup through the schedule (instance, epoch,
-// runnable, registration) was a chain of misses on the hand-off.
-struct Step {
-  InstanceId instance;
-  std::uint32_t frame;      ///< its frame in the epoch
-  std::uint64_t frames;     ///< the epoch's frames per hyperepoch iteration (>= 1)
-  std::uint32_t firstWait;  ///< its waits: waits[firstWait, endWait)
-  std::uint32_t endWait;
-  shm::EpochSlot* epoch;    ///< its epoch's release word
-  shm::InstanceSlot* self;  ///< its completion word and start
-  EpochId epochId;
-  RunnableId runnable;                  ///< its runnable (an alias group's: runnableForFrame per frame)
-  bool aliasGroup;                      ///< round-robin: the runnable changes with the frame
-  bool observed;                        ///< GPU work the engine runs: no user code here
-  bool submitter;                       ///< a CUDA submitter the engine runs
-  bool signalFence;                     ///< GPU work waits for its fence
-  std::int64_t frameOffsetNs;           ///< frame * the epoch's period: the iteration's start = release - this
-  std::int64_t startTimeNs;             ///< its runnable's StartTime (0: none)
-  RunnableFunction function = nullptr;  ///< a registered plain function, called directly (else the engine)
-  void* userdata = nullptr;
-  /// What the hand-off after it reads next (the next step, its release word, its first wait's
-  /// word, the hyperepoch's stop word): prefetched as it returns (warmHandOff).
-  std::array<const void*, 4> next;
-};
+  /// Binds the GPU engine and pins the thread; false when the GPU engine cannot bind it.
+  bool prepare() {
+    if (gpu_ != nullptr && !gpu_->bindThread()) {
+      rt_.halted.store(true);  // enterScheduler reports gpu->failure()
+      return false;
+    }
+    const ResourceInfo& resource = rt_.schedule.resources[plan_.resource];
+    if (resource.kind == ResourceKind::kCpu) {
+      if ((rt_.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
+      engine_ = std::make_unique<CpuEngine>(rt_.registrations);
+    } else {
+      engine_ = std::make_unique<NullEngine>();
+    }
+    if (planLeadNs_ > 0) ipc::preciseTimerSlack();  // a plan-guided sleep must not end after its lead
+    return true;
+  }
 
-/// A worker's steps in timeline order, and the waits they index into.
-struct StepTable {
-  std::vector<Step> steps;
-  std::vector<WaitRef> waits;
-};
-
-// Builds worker w's step table (read-only on rt: its schedule, plan, segment view, registrations
-// and GPU engine).
-StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
-  const WorkerPlan& wp = rt.plan.workers[w];
-  const std::vector<InstanceId>& instances = wp.instances;
-  const shm::SegmentView& view = rt.view;
-  // Submittees run by the GPU engine are ordered by the GPU; their worker only watches them
-  // (CudaEngine::observe) to log them and publish their done word.
-  const CudaEngine* gpu = rt.gpu.get();
-  const IdVector<InstanceId, char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
-  // The SoC of this worker's client (kNone in a single-SoC schedule): a predecessor of another
-  // client's SoC ends elsewhere, and this SoC's master writes its completion when the DDS sample
-  // comes (master/soc_run.cpp).
-  const std::uint32_t ownSoc = rt.schedule.clients[rt.clientIndex].soc;
-  std::vector<WaitRef> waits;
-  std::vector<Step> steps(instances.size());
-  const bool cpuWorker = rt.schedule.resources[wp.resource].kind == ResourceKind::kCpu;
-  for (std::size_t k = 0; k < instances.size(); ++k) {
-    const InstanceId i = instances[k];
-    Step& step = steps[k];
-    // When the plan has this instance ready to wait: its frame's release, or the planned end of
-    // the worker's instance before it, whichever is later.
-    const InstanceInfo& self = rt.schedule.instances[i];
-    const EpochId e = rt.plan.instanceEpoch[i];
-    const EpochInfo& epochInfo = rt.schedule.epochs[e];
-    const RunnableInfo& runnableInfo = rt.schedule.runnables[self.runnable];
-    step.instance = i;
-    step.frame = self.frame;
-    step.frames = std::max<std::uint32_t>(1, epochInfo.frames);
-    step.epoch = &view.epoch(e);
-    step.self = &view.instance(i);
-    step.epochId = e;
-    step.runnable = self.runnable;
-    step.aliasGroup = runnableInfo.kind == RunnableKind::kAliasGroup;
-    step.observed = gpu != nullptr && gpu->runsSubmittee(i);
-    step.submitter = gpu != nullptr && gpu->runsSubmitter(i);
-    step.signalFence = signalFence[i] != 0;
-    step.frameOffsetNs = static_cast<std::int64_t>(self.frame) * epochInfo.periodNs;
-    step.startTimeNs = runnableInfo.startTimeNs;
-    if (cpuWorker && !step.aliasGroup && !step.submitter && rt.registrations.contains(self.runnable)) {
-      const Registration& r = rt.registrations[self.runnable];
-      if (r.registered && r.function != nullptr) {
-        step.function = r.function;
-        step.userdata = r.userdata;
+  /// Runs from iteration `h` until the hyperepoch's stopAt or the run's end; returns the
+  /// iteration it stopped at.
+  std::uint64_t run(std::uint64_t h) {
+    for (;; ++h) {
+      // Once per iteration, whatever waits satisfied: a worker whose every wait is met at once
+      // (words written over far ahead, with its master gone) would otherwise never look at the
+      // run's end.
+      if (aborted()) return h;
+      for (const Step& step : table_.steps) {
+        if (h >= hyper_.stopAt.load(std::memory_order_acquire)) return h;
+        const std::uint64_t epochFrame = h * step.frames + step.frame;
+        const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
+        if (!awaitRelease(step, h, releaseTarget) || !awaitWaits(step, h, releaseTarget)) return h;
+        std::int64_t start = 0;
+        std::int64_t end = 0;
+        const RunnableId runnable =
+            step.aliasGroup ? runnableForFrame(rt_.schedule, step.instance, epochFrame) : step.runnable;
+        if (!runStep(step, h, epochFrame, runnable, start, end)) return h;
+        complete(step, h, runnable, start, end);
       }
     }
-    step.firstWait = static_cast<std::uint32_t>(waits.size());
-    std::int64_t plannedReady = step.frameOffsetNs;
-    if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
-    if (!step.observed) {  // the GPU waits for a submittee's predecessors
-      for (const WaitCondition& c : rt.plan.waits[i]) {
-        if (step.submitter && gpu->submissionSuffices(i, c.instance)) {
-          waits.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration});
+  }
+
+ private:
+  // A run that ended (aborted, or finished before it started, e.g. SIGTERM while waiting for
+  // clients) releases nothing more: stop waiting. A normal finish comes after every worker has
+  // reached stopAt, so this never cuts a running iteration short.
+  bool aborted() const {
+    return header_.state.load(std::memory_order_relaxed) >= static_cast<std::uint32_t>(SegmentState::kFinished) ||
+           rt_.halted.load(std::memory_order_relaxed);
+  }
+
+  // Waits for the step's frame to be released; false when the run stopped at this iteration or
+  // was aborted.
+  [[gnu::always_inline]] bool awaitRelease(const Step& step, std::uint64_t h, std::uint32_t releaseTarget) {
+    shm::EpochSlot& epoch = *step.epoch;
+    if (shm::sequenceReached(epoch.released.load(std::memory_order_acquire), releaseTarget)) return true;
+    log_.flush();  // waiting for a release: there is time
+    auto stopped = [&] { return aborted() || h >= hyper_.stopAt.load(std::memory_order_relaxed); };
+    awaitReleaseLead(epoch, releaseTarget, rt_.schedule.epochs[step.epochId], hyperPeriodNs_, step.frame,
+                     releaseLeadNs_, stopped, meter_);
+    return ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs_, stopped, meter_) ==
+           ipc::WaitOutcome::kReached;
+  }
+
+  // The iteration's start by the plan, for plan-guided waiting: known while this frame is the
+  // epoch's latest release (a worker behind by a frame or more waits without the plan); -1 when
+  // not known.
+  static std::int64_t iterationStartNs(const Step& step, std::uint32_t releaseTarget) {
+    const shm::EpochSlot& epoch = *step.epoch;
+    if (epoch.released.load(std::memory_order_acquire) != releaseTarget) return -1;
+    // Acquire: the re-read of `released` below cannot move before this read (a fence would do
+    // the same, but ThreadSanitizer does not model fences).
+    const std::int64_t ideal = epoch.releaseNs.load(std::memory_order_acquire);
+    if (epoch.released.load(std::memory_order_relaxed) != releaseTarget || ideal <= 0 ||
+        ideal >= std::numeric_limits<std::int64_t>::max() / 4) {
+      return -1;
+    }
+    return ideal - step.frameOffsetNs;
+  }
+
+  // Waits for everything the step waits on (predecessors, GPU fences, its StartTime); false when
+  // the run was aborted.
+  [[gnu::always_inline]] bool awaitWaits(const Step& step, std::uint64_t h, std::uint32_t releaseTarget) {
+    // The iteration's start, read when a wait first needs it (a predecessor that has ended
+    // already needs none).
+    constexpr std::int64_t kNotRead = -2;
+    std::int64_t iterationStart = kNotRead;
+    const WaitRef* const waits = table_.waits.data();
+    for (const WaitRef* c = waits + step.firstWait; c != waits + step.endWait; ++c) {
+      const std::uint64_t iterationTarget = c->previousIteration ? h : h + 1;  // a fence counts in 64 bits
+      const auto target = static_cast<std::uint32_t>(iterationTarget);
+      if (c->gpuWork != nullptr) [[unlikely]] {
+        log_.flush();  // the GPU's time: there is time
+        bool handled = false;
+        if (!waitForGpuWork(
+                c->gpuWork, iterationTarget, spinNs_, [this] { return aborted(); }, handled))
+          return false;
+        if (handled) continue;
+      }
+      // When the predecessor should end (ipc::expectedPredecessorEndNs); its start, written by
+      // another process, counts only once it is published for this iteration.
+      auto expectedEnd = [&](std::int64_t now) -> std::int64_t {
+        if (!c->planned) return -1;
+        if (iterationStart == kNotRead) iterationStart = iterationStartNs(step, releaseTarget);
+        const bool started = c->slot->started.load(std::memory_order_acquire) == target;
+        return ipc::expectedPredecessorEndNs(c->plan, iterationStart,
+                                             started ? c->slot->startedNs.load(std::memory_order_relaxed) : 0, now,
+                                             c->seesStart ? planLeadNs_ : 0);
+      };
+      if (!log_.empty() && !shm::sequenceReached(c->word->load(std::memory_order_acquire), target)) {
+        const std::int64_t now = ipc::monotonicNs();
+        const std::int64_t expected = expectedEnd(now);
+        // Pushed unless the end is due within kFlushAheadNs: a predecessor with no plan, far
+        // ahead, or overdue (stalled, perhaps for good) leaves time, and a run that ends while
+        // this worker waits must not find its records still queued here.
+        if (expected <= now || expected > now + kFlushAheadNs) log_.flush();
+      }
+      if (ipc::waitForSequencePlanned(
+              *c->word, *c->waiters, target, expectedEnd, planLeadNs_, spinNs_, [this] { return aborted(); }, meter_,
+              c->spin, c->plan.linkNs) != ipc::WaitOutcome::kReached) {
+        return false;
+      }
+    }
+    if (step.startTimeNs > 0) [[unlikely]] {
+      // The frame was released already, so its ideal release time lies in the past: a value
+      // beyond now was written over, and must not put this worker to sleep for ever.
+      log_.flush();  // a StartTime wait: there is time
+      const std::int64_t now = ipc::monotonicNs();
+      const std::int64_t release = std::min(step.epoch->releaseNs.load(std::memory_order_relaxed), now);
+      ipc::sleepUntilNs(release + step.startTimeNs, kStartTimeSpinNs);
+    }
+    return true;
+  }
+
+  // Runs the step by its kind and returns its times in start and end; false when the worker must
+  // stop (the run was aborted during GPU work, or a submission failed: then the client halts).
+  [[gnu::always_inline]] bool runStep(const Step& step, std::uint64_t h, std::uint64_t epochFrame, RunnableId runnable,
+                                      std::int64_t& start, std::int64_t& end) {
+    const InstanceId i = step.instance;
+    info_.hyperepochIteration = h;
+    info_.epochIteration = epochFrame;
+    info_.frame = step.frame;
+    info_.instance = index(i);
+    tCurrentInfo = &info_;
+    if (check_ != nullptr && step.kind != StepKind::kObserve) [[unlikely]]
+      check_->begin(index(i), index(runnable));
+    bool ok = true;
+    switch (step.kind) {
+      case StepKind::kCall:
+      case StepKind::kEngine:
+        start = ipc::monotonicNs();
+        publishStarted(*step.self, start, h);  // for the successors' plan-guided waits
+        if (step.kind == StepKind::kCall) [[likely]] {
+          step.function(step.userdata);  // a registered plain function: no lookup, no engine
         } else {
-          // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
-          // submitter's end depends on its stream); a GPU one's end is the GPU's.
-          const InstanceInfo& pred = rt.schedule.instances[c.instance];
-          const RunnableKind kind = rt.schedule.runnables[pred.runnable].kind;
-          const bool work = kind == RunnableKind::kSubmittee;
-          const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
-                               rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
-          const std::uint32_t predSoc = rt.schedule.clients[rt.schedule.runnables[pred.runnable].client].soc;
-          const bool remote = predSoc != ownSoc && predSoc != kNone && ownSoc != kNone;
-          waits.push_back({&view.instance(c.instance).done,
-                           &view.instance(c.instance).waiters,
-                           c.previousIteration,
-                           work ? &view.gpu(c.instance) : nullptr,
-                           planned,
-                           {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs,
-                            remote ? socLatencyNs(rt.schedule, predSoc, ownSoc) : 0},
-                           &view.instance(c.instance),
-                           remote ? ipc::SpinStyle::kYield : ipc::SpinStyle::kPause,
-                           !remote});
+          engine_->execute({i, runnable, &info_});
         }
-      }
+        end = ipc::monotonicNs();
+        warmHandOff(step);
+        break;
+      case StepKind::kSubmit:
+        // A submitter publishes its start like any CPU runnable (its successors' plan-guided
+        // waits read it); its body's own times come back from submit().
+        publishStarted(*step.self, ipc::monotonicNs(), h);
+        if (!gpu_->submit(i, h, gpuAbort_, *gpuStats_, start, end)) {
+          // A stream memory operation failed (gpu->failure() names it): the stream's order is
+          // lost, so every worker of this client stops and enterScheduler reports the failure.
+          if (check_ != nullptr) (void)check_->end(nullptr, 0);
+          rt_.halted.store(true);
+          ok = false;
+        }
+        break;
+      case StepKind::kObserve:
+        log_.flush();                                              // waiting for the GPU: there is time
+        ok = gpu_->observe(i, h, gpuAbort_, spinNs_, start, end);  // false: aborted before the GPU work ended
+        break;
     }
-    step.endWait = static_cast<std::uint32_t>(waits.size());
+    tCurrentInfo = nullptr;
+    return ok;
   }
-  for (std::size_t k = 0; k < steps.size(); ++k) {
-    const Step& following = steps[(k + 1) % steps.size()];
-    steps[k].next = {&following, &following.epoch->released,
-                     following.firstWait != following.endWait
-                         ? static_cast<const void*>(waits[following.firstWait].word)
-                         : static_cast<const void*>(&following.self->started),
-                     &view.hyperepoch(wp.hyperepoch).stopAt};
+
+  // Queues the step's run record and publishes its completion (and its fence for GPU work).
+  [[gnu::always_inline]] void complete(const Step& step, std::uint64_t h, RunnableId runnable, std::int64_t start,
+                                       std::int64_t end) {
+    meter_.close(start);
+    // The record is queued (DeferredLog); it goes into the ring before the completion is
+    // published when the step is the iteration's last, and under tactus-check (whose reports
+    // follow it in the ring).
+    log_.add({static_cast<std::uint16_t>(EventKind::kRun), spinField(meter_.spunNs), index(step.instance),
+              static_cast<std::uint32_t>(h), index(runnable), start, end});
+    meter_.spunNs = 0;
+    if (&step == &table_.steps.back() || check_ != nullptr) log_.flush();
+    const bool observed = step.kind == StepKind::kObserve;
+    if (check_ != nullptr && !observed) [[unlikely]]
+      endCheck(*check_, ringSlot_, ring_, capacity_);
+    ipc::publishSequence(step.self->done, step.self->waiters, static_cast<std::uint32_t>(h + 1));
+    if (step.signalFence && !observed) [[unlikely]]
+      view_.gpu(step.instance).fence.store(h + 1, std::memory_order_release);
   }
-  return {std::move(steps), std::move(waits)};
-}
+
+  // A wait for a predecessor expected to end more than this ahead pushes the buffered records first.
+  static constexpr std::int64_t kFlushAheadNs = 20'000;
+
+  Runtime& rt_;
+  const WorkerPlan& plan_;
+  const shm::SegmentView& view_;
+  shm::SegmentHeader& header_;
+  shm::HyperepochSlot& hyper_;
+  const StepTable table_;
+  CudaEngine* gpu_;
+  GpuWorkerStats* gpuStats_;
+  std::unique_ptr<Engine> engine_;
+  shm::WorkerSlot& ringSlot_;
+  EventRecord* ring_;
+  std::uint32_t capacity_;
+  DeferredLog log_;
+  ipc::SpinMeter meter_;
+  const std::int64_t spinNs_ = ipc::spinBudgetNs();
+  const std::int64_t releaseLeadNs_ = ipc::releaseLeadNs();
+  const std::int64_t planLeadNs_ = ipc::planLeadNs();
+  const std::int64_t hyperPeriodNs_;
+  const CheckHooks* const check_;  // non-null only under tactus-check
+  const std::function<bool()> gpuAbort_ = [this] { return aborted(); };
+  RuntimeInfo info_;
+};
 
 }  // namespace
 
 std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIteration) {
-  const WorkerPlan& wp = rt.plan.workers[w];
-  const ResourceInfo& resource = rt.schedule.resources[wp.resource];
-  const shm::SegmentView& view = rt.view;
-  shm::SegmentHeader& header = view.header();
-  std::unique_ptr<Engine> engine;
-  CudaEngine* gpu = rt.gpu.get();
-  GpuWorkerStats* gpuStats = rt.gpuStats[w].get();
-  if (wp.instances.empty()) return firstIteration;
-  const StepTable table = buildSteps(rt, w);
-  const std::vector<Step>& steps = table.steps;
-  const bool cpuWorker = resource.kind == ResourceKind::kCpu;
-  if (gpu != nullptr && !gpu->bindThread()) {
-    rt.halted.store(true);  // enterScheduler reports gpu->failure()
-    return firstIteration;
-  }
-  if (cpuWorker) {
-    if ((rt.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
-    engine = std::make_unique<CpuEngine>(rt.registrations);
-  } else {
-    engine = std::make_unique<NullEngine>();
-  }
-  shm::WorkerSlot& ringSlot = view.worker(w);
-  EventRecord* ring = view.ring(w);
-  const std::uint32_t capacity = view.ringCapacity();
-  shm::HyperepochSlot& hyper = view.hyperepoch(wp.hyperepoch);
-  const std::int64_t spinNs = ipc::spinBudgetNs();
-  const std::int64_t releaseLeadNs = ipc::releaseLeadNs();
-  const std::int64_t planLeadNs = ipc::planLeadNs();
-  if (planLeadNs > 0) ipc::preciseTimerSlack();  // a plan-guided sleep must not end after its lead
-  ipc::SpinMeter meter;
-  DeferredLog log(ringSlot, ring, capacity, ringSlot.tail.load(std::memory_order_acquire));
-  // A wait for a predecessor expected to end more than this ahead pushes the buffered records first.
-  constexpr std::int64_t kFlushAheadNs = 20'000;
-  // A run that ended (aborted, or finished before it started, e.g. SIGTERM while waiting for
-  // clients) releases nothing more: stop waiting. A normal finish comes after every worker has
-  // reached stopAt, so this never cuts a running iteration short.
-  auto aborted = [&] {
-    return header.state.load(std::memory_order_relaxed) >= static_cast<std::uint32_t>(SegmentState::kFinished) ||
-           rt.halted.load(std::memory_order_relaxed);
-  };
-  RuntimeInfo info;
-  info.scheduleId = rt.schedule.identifier;
-  const std::function<bool()> gpuAbort = aborted;
-  const CheckHooks* const check = checkHooks();  // non-null only under tactus-check
-  const std::int64_t hyperPeriodNs = rt.schedule.hyperepochs[wp.hyperepoch].periodNs;
-  const WaitRef* const waitTable = table.waits.data();
-  for (std::uint64_t h = firstIteration;; ++h) {
-    // Once per iteration, whatever waits satisfied: a worker whose every wait is met at once (words
-    // written over far ahead, with its master gone) would otherwise never look at the run's end.
-    if (aborted()) return h;
-    for (const Step& step : steps) {
-      if (h >= hyper.stopAt.load(std::memory_order_acquire)) return h;
-      const InstanceId i = step.instance;
-      const std::uint64_t epochFrame = h * step.frames + step.frame;
-      shm::EpochSlot& epoch = *step.epoch;
-      const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
-      if (!shm::sequenceReached(epoch.released.load(std::memory_order_acquire), releaseTarget)) {
-        log.flush();  // waiting for a release: there is time
-        auto stopped = [&] { return aborted() || h >= hyper.stopAt.load(std::memory_order_relaxed); };
-        awaitReleaseLead(epoch, releaseTarget, rt.schedule.epochs[step.epochId], hyperPeriodNs, step.frame,
-                         releaseLeadNs, stopped, meter);
-        if (ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs, stopped, meter) !=
-            ipc::WaitOutcome::kReached) {
-          return h;  // stopped at this iteration, or the run was aborted
-        }
-      }
-      info.hyperepochIteration = h;
-      info.epochIteration = epochFrame;
-      info.frame = step.frame;
-      info.instance = index(i);
-      const RunnableId runnable = step.aliasGroup ? runnableForFrame(rt.schedule, i, epochFrame) : step.runnable;
-      // The iteration's start by the plan, for plan-guided waiting, read when a wait first needs
-      // it (a predecessor that has ended already needs none): known while this frame is the
-      // epoch's latest release (a worker behind by a frame or more waits without the plan).
-      constexpr std::int64_t kNotRead = -2;
-      std::int64_t iterationStart = kNotRead;
-      auto readIterationStart = [&]() -> std::int64_t {
-        if (iterationStart != kNotRead) return iterationStart;
-        iterationStart = -1;
-        if (epoch.released.load(std::memory_order_acquire) == releaseTarget) {
-          // Acquire: the re-read of `released` below cannot move before this read (a fence would
-          // do the same, but ThreadSanitizer does not model fences).
-          const std::int64_t ideal = epoch.releaseNs.load(std::memory_order_acquire);
-          if (epoch.released.load(std::memory_order_relaxed) == releaseTarget && ideal > 0 &&
-              ideal < std::numeric_limits<std::int64_t>::max() / 4) {
-            iterationStart = ideal - step.frameOffsetNs;
-          }
-        }
-        return iterationStart;
-      };
-      for (const WaitRef* c = waitTable + step.firstWait; c != waitTable + step.endWait; ++c) {
-        const std::uint64_t iterationTarget = c->previousIteration ? h : h + 1;  // a fence counts in 64 bits
-        const auto target = static_cast<std::uint32_t>(iterationTarget);
-        if (c->gpuWork != nullptr) [[unlikely]] {
-          log.flush();  // the GPU's time: there is time
-          bool handled = false;
-          if (!waitForGpuWork(c->gpuWork, iterationTarget, spinNs, aborted, handled)) return h;
-          if (handled) continue;
-        }
-        // When the predecessor should end (ipc::expectedPredecessorEndNs); its start, written by
-        // another process, counts only once it is published for this iteration.
-        auto expectedEnd = [&](std::int64_t now) -> std::int64_t {
-          if (!c->planned) return -1;
-          const bool started = c->slot->started.load(std::memory_order_acquire) == target;
-          return ipc::expectedPredecessorEndNs(c->plan, readIterationStart(),
-                                               started ? c->slot->startedNs.load(std::memory_order_relaxed) : 0, now,
-                                               c->seesStart ? planLeadNs : 0);
-        };
-        if (!log.empty() && !shm::sequenceReached(c->word->load(std::memory_order_acquire), target)) {
-          const std::int64_t now = ipc::monotonicNs();
-          const std::int64_t expected = expectedEnd(now);
-          // Pushed unless the end is due within kFlushAheadNs: a predecessor with no plan, far
-          // ahead, or overdue (stalled, perhaps for good) leaves time, and a run that ends while
-          // this worker waits must not find its records still queued here.
-          if (expected <= now || expected > now + kFlushAheadNs) log.flush();
-        }
-        if (ipc::waitForSequencePlanned(*c->word, *c->waiters, target, expectedEnd, planLeadNs, spinNs, aborted, meter,
-                                        c->spin, c->plan.linkNs) != ipc::WaitOutcome::kReached) {
-          return h;
-        }
-      }
-      if (step.startTimeNs > 0) [[unlikely]] {
-        // The frame was released already, so its ideal release time lies in the past: a value
-        // beyond now was written over, and must not put this worker to sleep for ever.
-        log.flush();  // a StartTime wait: there is time
-        const std::int64_t now = ipc::monotonicNs();
-        const std::int64_t release = std::min(epoch.releaseNs.load(std::memory_order_relaxed), now);
-        ipc::sleepUntilNs(release + step.startTimeNs, kStartTimeSpinNs);
-      }
-      tCurrentInfo = &info;
-      std::int64_t start = 0;
-      std::int64_t end = 0;
-      if (check != nullptr && !step.observed) [[unlikely]]
-        check->begin(index(i), index(runnable));
-      if (step.submitter) [[unlikely]] {
-        // A submitter publishes its start like any CPU runnable (its successors' plan-guided
-        // waits read it); its body's own times come back from submit().
-        publishStarted(*step.self, ipc::monotonicNs(), h);
-        if (!gpu->submit(i, h, gpuAbort, *gpuStats, start, end)) {
-          // A stream memory operation failed (gpu->failure() names it): the stream's order is
-          // lost, so every worker of this client stops and enterScheduler reports the failure.
-          if (check != nullptr) (void)check->end(nullptr, 0);
-          tCurrentInfo = nullptr;
-          rt.halted.store(true);
-          return h;
-        }
-      } else if (step.observed) [[unlikely]] {
-        log.flush();  // waiting for the GPU: there is time
-        if (!gpu->observe(i, h, gpuAbort, spinNs, start, end)) {
-          tCurrentInfo = nullptr;
-          return h;  // the run was aborted before the GPU work ended
-        }
-      } else {
-        start = ipc::monotonicNs();
-        publishStarted(*step.self, start, h);  // for the successors' plan-guided waits
-        if (step.function != nullptr) [[likely]] {
-          step.function(step.userdata);  // a registered plain function: no lookup, no engine
-        } else {
-          engine->execute({i, runnable, &info});
-        }
-        end = ipc::monotonicNs();
-        warmHandOff(step);
-      }
-      tCurrentInfo = nullptr;
-      meter.close(start);
-      // The record is queued (DeferredLog); it goes into the ring before the completion is
-      // published when the step is the iteration's last, and under tactus-check (whose reports
-      // follow it in the ring).
-      log.add({static_cast<std::uint16_t>(EventKind::kRun), spinField(meter.spunNs), index(i),
-               static_cast<std::uint32_t>(h), index(runnable), start, end});
-      meter.spunNs = 0;
-      if (&step == &steps.back() || check != nullptr) log.flush();
-      if (check != nullptr && !step.observed) [[unlikely]]
-        endCheck(*check, ringSlot, ring, capacity);
-      ipc::publishSequence(step.self->done, step.self->waiters, static_cast<std::uint32_t>(h + 1));
-      if (step.signalFence && !step.observed) [[unlikely]]
-        view.gpu(i).fence.store(h + 1, std::memory_order_release);
-    }
-  }
+  if (rt.plan.workers[w].instances.empty()) return firstIteration;
+  WorkerLoop loop(rt, w);
+  if (!loop.prepare()) return firstIteration;
+  return loop.run(firstIteration);
 }
 
 }  // namespace tactus::client

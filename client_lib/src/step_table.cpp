@@ -1,0 +1,99 @@
+// The worker's step table (step_table.hpp).
+#include "step_table.hpp"
+
+#include <algorithm>
+
+#include "fence_wait.hpp"
+
+namespace tactus::client {
+
+StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
+  const WorkerPlan& wp = rt.plan.workers[w];
+  const std::vector<InstanceId>& instances = wp.instances;
+  const shm::SegmentView& view = rt.view;
+  // Submittees run by the GPU engine are ordered by the GPU; their worker only watches them
+  // (CudaEngine::observe) to log them and publish their done word.
+  const CudaEngine* gpu = rt.gpu.get();
+  const IdVector<InstanceId, char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
+  // The SoC of this worker's client (kNone in a single-SoC schedule): a predecessor of another
+  // client's SoC ends elsewhere, and this SoC's master writes its completion when the DDS sample
+  // comes (master/soc_run.cpp).
+  const std::uint32_t ownSoc = rt.schedule.clients[rt.clientIndex].soc;
+  std::vector<WaitRef> waits;
+  std::vector<Step> steps(instances.size());
+  const bool cpuWorker = rt.schedule.resources[wp.resource].kind == ResourceKind::kCpu;
+  for (std::size_t k = 0; k < instances.size(); ++k) {
+    const InstanceId i = instances[k];
+    Step& step = steps[k];
+    // When the plan has this instance ready to wait: its frame's release, or the planned end of
+    // the worker's instance before it, whichever is later.
+    const InstanceInfo& self = rt.schedule.instances[i];
+    const EpochId e = rt.plan.instanceEpoch[i];
+    const EpochInfo& epochInfo = rt.schedule.epochs[e];
+    const RunnableInfo& runnableInfo = rt.schedule.runnables[self.runnable];
+    step.instance = i;
+    step.frame = self.frame;
+    step.frames = std::max<std::uint32_t>(1, epochInfo.frames);
+    step.epoch = &view.epoch(e);
+    step.self = &view.instance(i);
+    step.epochId = e;
+    step.runnable = self.runnable;
+    step.aliasGroup = runnableInfo.kind == RunnableKind::kAliasGroup;
+    step.kind = gpu != nullptr && gpu->runsSubmittee(i)   ? StepKind::kObserve
+                : gpu != nullptr && gpu->runsSubmitter(i) ? StepKind::kSubmit
+                                                          : StepKind::kEngine;
+    step.signalFence = signalFence[i] != 0;
+    step.frameOffsetNs = static_cast<std::int64_t>(self.frame) * epochInfo.periodNs;
+    step.startTimeNs = runnableInfo.startTimeNs;
+    if (cpuWorker && !step.aliasGroup && step.kind == StepKind::kEngine && rt.registrations.contains(self.runnable)) {
+      const Registration& r = rt.registrations[self.runnable];
+      if (r.registered && r.function != nullptr) {
+        step.kind = StepKind::kCall;
+        step.function = r.function;
+        step.userdata = r.userdata;
+      }
+    }
+    step.firstWait = static_cast<std::uint32_t>(waits.size());
+    std::int64_t plannedReady = step.frameOffsetNs;
+    if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
+    if (step.kind != StepKind::kObserve) {  // the GPU waits for a submittee's predecessors
+      for (const WaitCondition& c : rt.plan.waits[i]) {
+        if (step.kind == StepKind::kSubmit && gpu->submissionSuffices(i, c.instance)) {
+          waits.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration});
+        } else {
+          // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a
+          // submitter's end depends on its stream); a GPU one's end is the GPU's.
+          const InstanceInfo& pred = rt.schedule.instances[c.instance];
+          const RunnableKind kind = rt.schedule.runnables[pred.runnable].kind;
+          const bool work = kind == RunnableKind::kSubmittee;
+          const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
+                               rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
+          const std::uint32_t predSoc = rt.schedule.clients[rt.schedule.runnables[pred.runnable].client].soc;
+          const bool remote = predSoc != ownSoc && predSoc != kNone && ownSoc != kNone;
+          waits.push_back({&view.instance(c.instance).done,
+                           &view.instance(c.instance).waiters,
+                           c.previousIteration,
+                           work ? &view.gpu(c.instance) : nullptr,
+                           planned,
+                           {pred.endNs, pred.endNs - plannedReady, pred.endNs - pred.startNs,
+                            remote ? socLatencyNs(rt.schedule, predSoc, ownSoc) : 0},
+                           &view.instance(c.instance),
+                           remote ? ipc::SpinStyle::kYield : ipc::SpinStyle::kPause,
+                           !remote});
+        }
+      }
+    }
+    step.endWait = static_cast<std::uint32_t>(waits.size());
+  }
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const Step& following = steps[(k + 1) % steps.size()];
+    steps[k].next = {&following, &following.epoch->released,
+                     following.firstWait != following.endWait
+                         ? static_cast<const void*>(waits[following.firstWait].word)
+                         : static_cast<const void*>(&following.self->started),
+                     &view.hyperepoch(wp.hyperepoch).stopAt};
+  }
+  return {std::move(steps), std::move(waits)};
+}
+
+}  // namespace tactus::client

@@ -1,0 +1,264 @@
+// The worker in one process (the in-process tier): its step table (step_table.hpp) and its loop
+// (runWorker) on a segment in a heap buffer, this test playing the master's part (releases,
+// stopAt, the run's end). No master process, no client process: a case runs in milliseconds.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime.hpp"
+#include "runtime_harness.hpp"
+#include "step_table.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
+
+using namespace tactus;
+using client::Runtime;
+using client::StepKind;
+
+namespace {
+
+// A schedule's segment on the heap, as the master initializes it, in state kRunning.
+struct HeapSegment {
+  Schedule schedule;
+  RunPlan plan;
+  std::unique_ptr<std::byte, decltype(&std::free)> bytes{nullptr, &std::free};
+  shm::SegmentView view;
+
+  explicit HeapSegment(Schedule s) : schedule(std::move(s)) {
+    auto p = makeRunPlan(schedule);
+    REQUIRE(p.has_value());
+    plan = std::move(*p);
+    shm::LayoutCounts counts;
+    counts.hyperepochs = static_cast<std::uint32_t>(schedule.hyperepochs.size());
+    counts.epochs = static_cast<std::uint32_t>(schedule.epochs.size());
+    counts.instances = static_cast<std::uint32_t>(schedule.instances.size());
+    counts.clients = static_cast<std::uint32_t>(schedule.clients.size());
+    counts.workers = static_cast<std::uint32_t>(plan.workers.size());
+    const std::uint64_t size = shm::computeLayout(counts).total;
+    bytes.reset(static_cast<std::byte*>(std::aligned_alloc(4096, (size + 4095) / 4096 * 4096)));
+    REQUIRE(bytes != nullptr);
+    view = shm::SegmentView(std::span<std::byte>(bytes.get(), size));
+    REQUIRE(view.initialize(counts).has_value());
+    view.header().state.store(static_cast<std::uint32_t>(shm::SegmentState::kRunning));
+  }
+
+  /// Releases every frame of `iterations` iterations (one epoch) and lets the workers run them.
+  void releaseAndStopAt(std::uint64_t iterations) {
+    const EpochInfo& e = schedule.epochs[EpochId{0}];
+    view.epoch(EpochId{0}).released.store(static_cast<std::uint32_t>(iterations * std::max(1u, e.frames)));
+    view.hyperepoch(HyperepochId{0}).stopAt.store(iterations);
+  }
+
+  ClientId client(const std::string& name) const {
+    for (ClientId c : schedule.clients.ids())
+      if (schedule.clients[c].name == name) return c;
+    FAIL("no client " << name);
+    return {};
+  }
+
+  /// The worker of `client` on `resource`.
+  std::uint32_t worker(const std::string& clientName, const std::string& resource) const {
+    for (std::uint32_t w = 0; w < plan.workers.size(); ++w)
+      if (plan.workers[w].client == client(clientName) && schedule.resources[plan.workers[w].resource].name == resource)
+        return w;
+    FAIL("no worker of " << clientName << " on " << resource);
+    return 0;
+  }
+
+  /// A client's runtime over this segment, unpinned, with no runnable registered.
+  std::unique_ptr<Runtime> runtime(const std::string& clientName) const {
+    auto rt = std::make_unique<Runtime>();
+    rt->name = clientName;
+    rt->clientIndex = client(clientName);
+    rt->view = view;
+    rt->schedule = schedule;
+    rt->plan = plan;
+    rt->registrations.resize(schedule.runnables.size());
+    rt->cudaSubmitters.resize(schedule.runnables.size());
+    rt->gpuStats.resize(plan.workers.size());
+    rt->flags = shm::kFlagNoPinning;
+    return rt;
+  }
+
+  RunnableId runnable(const std::string& qualified) const {
+    for (RunnableId r : schedule.runnables.ids())
+      if (qualifiedName(schedule, r) == qualified) return r;
+    FAIL("no runnable " << qualified);
+    return {};
+  }
+
+  /// The run records worker w pushed into its ring.
+  std::vector<EventRecord> records(std::uint32_t w) const {
+    std::vector<EventRecord> out;
+    const std::uint64_t head = view.worker(w).head.load();
+    for (std::uint64_t k = 0; k < head; ++k) out.push_back(view.ring(w)[k & (view.ringCapacity() - 1)]);
+    return out;
+  }
+};
+
+// What the registered functions saw: (runnable, start time) in call order.
+struct Calls {
+  std::mutex lock;
+  std::vector<std::pair<std::string, std::int64_t>> seen;
+};
+struct Probe {
+  Calls* calls;
+  std::string name;
+};
+void record(void* p) {
+  auto* probe = static_cast<Probe*>(p);
+  std::lock_guard<std::mutex> guard(probe->calls->lock);
+  probe->calls->seen.emplace_back(probe->name, ipc::monotonicNs());
+}
+
+void registerProbe(Runtime& rt, const HeapSegment& seg, Probe& probe) {
+  client::Registration& r = rt.registrations[seg.runnable(probe.name)];
+  r.registered = true;
+  r.function = record;
+  r.userdata = &probe;
+}
+
+Schedule twoClients() {
+  // A.a -> A.b on CPU0 and A.a -> B.c on CPU1: one wait inside A's worker's order, one across
+  // clients.
+  return test::makeSchedule({{"A", "a", "CPU0", 100'000, {}, 0, {}},
+                             {"A", "b", "CPU0", 100'000, {"A.a"}, 0, {}},
+                             {"B", "c", "CPU1", 100'000, {"A.a"}, 0, {}}},
+                            10'000'000);
+}
+
+}  // namespace
+
+TEST_CASE("the step table: one step per instance in timeline order, its kind from the registration",
+          "[client][worker]") {
+  HeapSegment seg(twoClients());
+  auto rt = seg.runtime("A");
+  Calls calls;
+  Probe a{&calls, "A.a"};
+  registerProbe(*rt, seg, a);  // A.a: a plain function; A.b: none (the engine's)
+  const client::StepTable table = client::buildSteps(*rt, seg.worker("A", "CPU0"));
+  REQUIRE(table.steps.size() == 2);
+  CHECK(table.steps[0].runnable == seg.runnable("A.a"));
+  CHECK(table.steps[0].kind == StepKind::kCall);
+  CHECK(table.steps[0].function == &record);
+  CHECK(table.steps[1].runnable == seg.runnable("A.b"));
+  CHECK(table.steps[1].kind == StepKind::kEngine);
+  CHECK(table.steps[1].function == nullptr);
+  // Each step's next points at the following step (the last at the first), for warmHandOff.
+  CHECK(table.steps[0].next[0] == &table.steps[1]);
+  CHECK(table.steps[1].next[0] == &table.steps[0]);
+
+  // B.c waits for A.a of the same iteration, on A.a's done word, by the plan (a CPU predecessor).
+  auto rtB = seg.runtime("B");
+  const client::StepTable tableB = client::buildSteps(*rtB, seg.worker("B", "CPU1"));
+  REQUIRE(tableB.steps.size() == 1);
+  const client::Step& c = tableB.steps[0];
+  REQUIRE(c.endWait - c.firstWait == 1);
+  const client::WaitRef& wait = tableB.waits[c.firstWait];
+  const InstanceId aInstance = table.steps[0].instance;
+  CHECK(wait.word == &seg.view.instance(aInstance).done);
+  CHECK_FALSE(wait.previousIteration);
+  CHECK(wait.planned);
+  CHECK(wait.plan.plannedEndNs == seg.schedule.instances[aInstance].endNs);
+}
+
+TEST_CASE("a worker runs its steps in order for every released iteration, logs each run and publishes its end",
+          "[client][worker]") {
+  HeapSegment seg(twoClients());
+  auto rt = seg.runtime("A");
+  Calls calls;
+  Probe a{&calls, "A.a"}, b{&calls, "A.b"};
+  registerProbe(*rt, seg, a);
+  registerProbe(*rt, seg, b);
+  const std::uint32_t w = seg.worker("A", "CPU0");
+  seg.releaseAndStopAt(3);
+  CHECK(client::runWorker(*rt, w) == 3);  // stopped at stopAt
+  REQUIRE(calls.seen.size() == 6);
+  for (std::size_t k = 0; k < 6; ++k) CHECK(calls.seen[k].first == (k % 2 == 0 ? "A.a" : "A.b"));
+  const client::StepTable table = client::buildSteps(*rt, w);
+  for (const client::Step& step : table.steps) {
+    CHECK(seg.view.instance(step.instance).done.load() == 3);
+    CHECK(seg.view.instance(step.instance).started.load() == 3);
+  }
+  const std::vector<EventRecord> log = seg.records(w);
+  REQUIRE(log.size() == 6);
+  for (std::size_t k = 0; k < 6; ++k) {
+    CHECK(log[k].kind == static_cast<std::uint16_t>(EventKind::kRun));
+    CHECK(log[k].iteration == k / 2);
+    CHECK(log[k].aux == index(seg.runnable(k % 2 == 0 ? "A.a" : "A.b")));
+    CHECK(log[k].startNs <= log[k].endNs);
+    if (k > 0) CHECK(log[k - 1].endNs <= log[k].startNs);
+  }
+  // Run on from where it stopped: the next call starts at iteration 3.
+  seg.releaseAndStopAt(4);
+  CHECK(client::runWorker(*rt, w, 3) == 4);
+  CHECK(calls.seen.size() == 8);
+}
+
+TEST_CASE("a worker waits for another client's predecessor of the same iteration", "[client][worker]") {
+  HeapSegment seg(twoClients());
+  auto rtA = seg.runtime("A");
+  auto rtB = seg.runtime("B");
+  Calls calls;
+  Probe a{&calls, "A.a"}, b{&calls, "A.b"}, c{&calls, "B.c"};
+  registerProbe(*rtA, seg, a);
+  registerProbe(*rtA, seg, b);
+  registerProbe(*rtB, seg, c);
+  seg.releaseAndStopAt(5);
+  // B's worker starts first and must wait each iteration for A.a.
+  std::uint64_t stoppedB = 0;
+  std::thread workerB([&] { stoppedB = client::runWorker(*rtB, seg.worker("B", "CPU1")); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    std::lock_guard<std::mutex> guard(calls.lock);
+    CHECK(calls.seen.empty());  // nothing ran: B.c waits for A.a
+  }
+  CHECK(client::runWorker(*rtA, seg.worker("A", "CPU0")) == 5);
+  workerB.join();
+  CHECK(stoppedB == 5);
+  const std::vector<EventRecord> logA = seg.records(seg.worker("A", "CPU0"));
+  const std::vector<EventRecord> logB = seg.records(seg.worker("B", "CPU1"));
+  REQUIRE(logA.size() == 10);
+  REQUIRE(logB.size() == 5);
+  for (std::size_t h = 0; h < 5; ++h) {
+    CHECK(logB[h].iteration == h);
+    CHECK(logB[h].startNs >= logA[2 * h].endNs);  // after A.a of its iteration
+  }
+}
+
+TEST_CASE("a worker waiting for a release leaves when the run is aborted", "[client][worker]") {
+  HeapSegment seg(twoClients());
+  auto rt = seg.runtime("A");
+  Calls calls;
+  Probe a{&calls, "A.a"}, b{&calls, "A.b"};
+  registerProbe(*rt, seg, a);
+  registerProbe(*rt, seg, b);
+  seg.releaseAndStopAt(1);
+  seg.view.hyperepoch(HyperepochId{0}).stopAt.store(100);  // iteration 1 is never released
+  std::uint64_t stopped = 0;
+  std::thread worker([&] { stopped = client::runWorker(*rt, seg.worker("A", "CPU0")); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  seg.view.header().state.store(static_cast<std::uint32_t>(shm::SegmentState::kAborted));
+  ipc::futexWake(seg.view.epoch(EpochId{0}).released);
+  worker.join();
+  CHECK(stopped == 1);  // it ran iteration 0, then left while waiting for iteration 1
+  CHECK(calls.seen.size() == 2);
+  // What it ran is in its ring: records are pushed before a worker waits and when it leaves.
+  CHECK(seg.records(seg.worker("A", "CPU0")).size() == 2);
+}
+
+TEST_CASE("a halted client's workers leave at once, before running anything", "[client][worker]") {
+  HeapSegment seg(twoClients());
+  auto rt = seg.runtime("A");
+  Calls calls;
+  Probe a{&calls, "A.a"};
+  registerProbe(*rt, seg, a);
+  seg.releaseAndStopAt(3);
+  rt->halted.store(true);  // the master died, or the segment was damaged
+  CHECK(client::runWorker(*rt, seg.worker("A", "CPU0")) == 0);
+  CHECK(calls.seen.empty());
+}
