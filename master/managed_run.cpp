@@ -270,6 +270,14 @@ int ManagedRun::execute() {
     err_ << "tactus-master: " << ok.error().message << "\n";
     return kExitBadInput;
   }
+  if (const int code = publishAll(); code != kExitOk) return code;
+  return closeRun(superviseUntilEnd());
+}
+
+// Sets up the process (signals, -P, -c, -M), creates and describes every schedule's segment
+// with its roles (monitor, drain, releaser, stall watch), the manager channel and the event log,
+// then publishes them (the primary last); the exit code (kExitOk to go on).
+int ManagedRun::publishAll() {
   gManagedSignal.store(0);
   struct sigaction sa {};
   sa.sa_handler = onManagedSignal;
@@ -282,13 +290,7 @@ int ManagedRun::execute() {
                               (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
     Mode& m = *modes_[k];
-    shm::LayoutCounts counts;
-    counts.hyperepochs = static_cast<std::uint32_t>(m.schedule.hyperepochs.size());
-    counts.epochs = static_cast<std::uint32_t>(m.schedule.epochs.size());
-    counts.instances = static_cast<std::uint32_t>(m.schedule.instances.size());
-    counts.clients = static_cast<std::uint32_t>(m.schedule.clients.size());
-    counts.workers = static_cast<std::uint32_t>(m.plan.workers.size());
-    counts.scheduleTextSize = m.text.size();
+    const shm::LayoutCounts counts = layoutCounts(m.schedule, m.plan, m.text.size());
     const std::string segmentName = shm::scheduleInstanceName(o_.instance, k);
     m.owner = std::make_unique<SegmentOwner>(segmentName, err_);
     if (auto ok = m.owner->create(counts); !ok) {
@@ -324,8 +326,7 @@ int ManagedRun::execute() {
     return kExitBadInput;
   }
   if (log_.isOpen()) log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
-  std::atomic<std::uint32_t>& attention = modes_.front()->owner->view().header().attention;
-  gManagedAttention.store(&attention);
+  gManagedAttention.store(&modes_.front()->owner->view().header().attention);
   for (std::size_t k = modes_.size(); k-- > 0;) modes_[k]->owner->publish();  // the primary last
   channel_->open.store(1, std::memory_order_seq_cst);
   ipc::futexWake(channel_->open);
@@ -339,6 +340,14 @@ int ManagedRun::execute() {
          << "\n";
   }
 
+  return kExitOk;
+}
+
+// Watches the run until it ends: clients entering (then the run starts) or failing, signals,
+// exit requests, the manager's requests and the policy; the end (none when the run ended
+// without one, e.g. by the switch thread).
+std::optional<RunEnd> ManagedRun::superviseUntilEnd() {
+  std::atomic<std::uint32_t>& attention = modes_.front()->owner->view().header().attention;
   const std::int64_t deadline =
       o_.timeoutUs < 0 ? std::numeric_limits<std::int64_t>::max() : ipc::monotonicNs() + o_.timeoutUs * 1000;
   std::optional<RunEnd> end;
@@ -383,6 +392,13 @@ int ManagedRun::execute() {
     }
     ipc::futexWait(attention, seen, kSliceNs);
   }
+  return end;
+}
+
+// Ends the run: stops the running schedule where the end asks for it, publishes the end, stops
+// the threads, waits for the clients to leave, drains the last records and removes the
+// segments; the exit code.
+int ManagedRun::closeRun(const std::optional<RunEnd>& end) {
   int code = kExitRunFailed;
   if (end) {
     // A finished request is answered before the end is published: a manager that sees the run

@@ -124,6 +124,9 @@ class ManagedRun {
  private:
   // managed_run.cpp: loading, watching, the end.
   Result<void> load();
+  int publishAll();
+  std::optional<RunEnd> superviseUntilEnd();
+  int closeRun(const std::optional<RunEnd>& end);
   std::optional<RunEnd> watch(bool beforeRun);
   std::optional<RunEnd> watchManager();
   std::optional<RunEnd> stopBySignal();

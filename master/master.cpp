@@ -331,13 +331,7 @@ int MasterRun::execute() {
   }
   if (const int code = setUpMasterProcess(o_, err_); code != kExitOk) return code;
 
-  shm::LayoutCounts counts;
-  counts.hyperepochs = static_cast<std::uint32_t>(schedule_.hyperepochs.size());
-  counts.epochs = static_cast<std::uint32_t>(schedule_.epochs.size());
-  counts.instances = static_cast<std::uint32_t>(schedule_.instances.size());
-  counts.clients = static_cast<std::uint32_t>(schedule_.clients.size());
-  counts.workers = static_cast<std::uint32_t>(plan_.workers.size());
-  counts.scheduleTextSize = text_.size();
+  const shm::LayoutCounts counts = layoutCounts(schedule_, plan_, text_.size());
   // Handlers go in before the segment exists: a signal between creating and cleaning up the
   // segment must reach our handler (which ends the run cleanly), not kill us and leave it behind.
   gSignal.store(0);

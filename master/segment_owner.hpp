@@ -10,10 +10,15 @@
 
 #include "run_control.hpp"
 #include "tactus/core/result.hpp"
+#include "tactus/core/run_plan.hpp"
+#include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"
 #include "tactus/ipc/segment.hpp"
 
 namespace tactus::master {
+
+/// The segment's counts for a schedule, its plan and its text's size.
+shm::LayoutCounts layoutCounts(const Schedule& schedule, const RunPlan& plan, std::size_t textSize);
 
 /// Owns one instance's segment for the life of a run.
 class SegmentOwner {
