@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -93,6 +94,7 @@ class DdsLink final : public Link {
     (void)ends_.stop();
     (void)releases_.stop();
     if (participant_ > 0) dds_delete(participant_);
+    if (domain_ > 0) dds_delete(domain_);
   }
 
   Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) override {
@@ -106,6 +108,19 @@ class DdsLink final : public Link {
   }
 
   Result<void> init() {
+    // The domain, with tactus's default for how long a deleted writer waits for its readers'
+    // acknowledgements (Cyclone's Internal/WriterLingerDuration, 1 s by default): at the end of
+    // a run whose peer died, each writer waited that long for the dead peer (its master exited
+    // 2-3 s after naming the dead SoC; 0.2-0.6 s with this). A live peer on a link acknowledges
+    // within a round trip. The user's configuration (CYCLONEDDS_URI) comes after this fragment,
+    // so a value set there wins. Created already (another link of this process): used as it is.
+    std::string config =
+        "<CycloneDDS><Domain Id=\"any\"><Internal><WriterLingerDuration>100ms</WriterLingerDuration>"
+        "</Internal></Domain></CycloneDDS>";
+    if (const char* uri = std::getenv("CYCLONEDDS_URI"); uri != nullptr && *uri != '\0')
+      config += std::string(",") + uri;
+    domain_ = dds_create_domain(static_cast<dds_domainid_t>(o_.domain), config.c_str());
+    if (domain_ < 0 && domain_ != DDS_RETCODE_PRECONDITION_NOT_MET) return ddsError("create domain", domain_);
     participant_ = dds_create_participant(static_cast<dds_domainid_t>(o_.domain), nullptr, nullptr);
     if (participant_ < 0) return ddsError("create participant", participant_);
     dds_qos_t* qos = dds_create_qos();
@@ -329,7 +344,8 @@ class DdsLink final : public Link {
   }
 
   LinkOptions o_;
-  dds_entity_t participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0, waitset_ = 0;
+  dds_entity_t domain_ = 0, participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0,
+               waitset_ = 0;
   dds_entity_t releaseWriter_ = 0, releaseReader_ = 0;
   Delivery<RemoteEnd> ends_;          // deliverEnds: on the end reader
   Delivery<RemoteRelease> releases_;  // deliverReleases: on the release reader
