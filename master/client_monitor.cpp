@@ -12,6 +12,34 @@ namespace {
 // Linux's largest pid (PID_MAX_LIMIT on 64-bit): anything above it is no process id.
 constexpr std::uint32_t kMaxPid = 1u << 22;
 
+// A client's refusal (ClientSlot::refusal and refusalDetail) in words, with what to do about it.
+std::string refusalText(const Schedule& s, shm::Refusal refusal, std::uint32_t detail) {
+  const bool named = s.runnables.contains(RunnableId{detail});
+  switch (refusal) {
+    case shm::Refusal::kUnregistered:
+      if (!named) break;
+      return "scheduled runnable " + quoted(qualifiedName(s, RunnableId{detail})) +
+             " was not registered (start the master with --allow-unregistered-runnables to run without it)";
+    case shm::Refusal::kGpuEngine:
+      return "its GPU engine could not start" +
+             (named ? " for CUDA submitter " + quoted(qualifiedName(s, RunnableId{detail})) : std::string()) +
+             " (the client's output says why)";
+    case shm::Refusal::kCore: {
+      std::string resource = "core " + std::to_string(detail);
+      for (const ResourceInfo& r : s.resources) {
+        if (r.kind == ResourceKind::kCpu && r.core == detail) {
+          resource = r.name;
+          break;
+        }
+      }
+      return "its worker for " + resource + " would be pinned to core " + std::to_string(detail) +
+             ", which that process may not use (not online, or outside its CPU affinity): compile the graph for "
+             "this machine's cores, or start the master with -C to run without pinning";
+    }
+  }
+  return "it could not enter the scheduler";
+}
+
 }  // namespace
 
 ClientMonitor::ClientMonitor(const shm::SegmentView& view, const Schedule& schedule)
@@ -50,14 +78,12 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
     const auto state = static_cast<ClientState>(rawState);
     if (state != ClientState::kAbsent && record.pid == 0) return damaged("pid", 0);
     if (state == ClientState::kRefused) {
-      const std::uint32_t r = slot.missingRunnable.load(std::memory_order_relaxed);
-      const std::string what =
-          schedule_.runnables.contains(RunnableId{r})
-              ? "scheduled runnable " + quoted(qualifiedName(schedule_, RunnableId{r})) + " was not registered"
-              : "it could not enter the scheduler";
+      const std::uint32_t refusal = slot.refusal.load(std::memory_order_relaxed);
+      if (refusal > shm::kMaxRefusal) return damaged("refusal", refusal);
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,
-                    "client " + quoted(name(c)) + " refused to run: " + what +
-                        " (start the master with --allow-unregistered-runnables to run without it)"};
+                    "client " + quoted(name(c)) + " refused to run: " +
+                        refusalText(schedule_, static_cast<shm::Refusal>(refusal),
+                                    slot.refusalDetail.load(std::memory_order_relaxed))};
     }
     if (state == ClientState::kExited && beforeRun) {
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,

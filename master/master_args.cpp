@@ -67,7 +67,12 @@ const std::vector<OptionSpec>& specs() {
        {}},
       {"core", 'c', "CORE", "pin the master's threads to CORE", {}},
       {"priority", 'P', "PRIO", "run the release threads with SCHED_FIFO priority PRIO (1..99)", {}},
-      {"no-pinning", 'C', "", "do not pin client worker threads to their cores", {}},
+      {"no-pinning",
+       'C',
+       "",
+       "do not pin client worker threads to their cores (without it, a client refuses a CPU<n> whose core n it may not "
+       "use)",
+       {}},
       {"lock-memory", 'M', "", "lock the master's memory (mlockall)", {}},
       {"allow-unregistered-runnables", 0, "", "run even if a client did not register a scheduled runnable", {}},
       {"verbose", 'v', "", "verbose", {}},

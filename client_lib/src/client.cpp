@@ -5,6 +5,7 @@
 #include "tactus/cuda.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -185,16 +186,53 @@ std::string ofSchedule(const Runtime& rt) {
   return rt.scheduleCount > 1 ? " of schedule " + quoted(rt.schedule.name) : std::string();
 }
 
-// Refuses to enter: the client's slot in schedule `rt` names `runnable`, so the master ends the
-// run and names this client and the runnable.
-RunOutcome refuse(Runtime& primary, Runtime& rt, RunnableId runnable, std::string message) {
+// Refuses to enter: the client's slot in schedule `rt` says why (`refusal`, with `detail`: a
+// runnable or a core), so the master ends the run naming this client and the cause.
+RunOutcome refuse(Runtime& primary, Runtime& rt, shm::Refusal refusal, std::uint32_t detail, std::string message) {
   shm::ClientSlot& slot = rt.view.client(rt.clientIndex);
-  slot.missingRunnable.store(index(runnable), std::memory_order_relaxed);
+  slot.refusalDetail.store(detail, std::memory_order_relaxed);
+  slot.refusal.store(static_cast<std::uint32_t>(refusal), std::memory_order_relaxed);
   slot.state.store(static_cast<std::uint32_t>(ClientState::kRefused), std::memory_order_release);
   ipc::signalWord(rt.view.header().attention);
   if (&rt != &primary) ipc::signalWord(primary.view.header().attention);
   primary.phase = Phase::kDone;
   return {RunStatus::kError, "", std::move(message)};
+}
+
+// The cores in `set`, as ranges ("0-1", "0,2-5").
+std::string coreList(const cpu_set_t& set) {
+  std::string out;
+  for (int core = 0; core < CPU_SETSIZE; ++core) {
+    if (!CPU_ISSET(core, &set)) continue;
+    int last = core;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    out += (out.empty() ? "" : ",") + std::to_string(core) + (last > core ? "-" + std::to_string(last) : "");
+    core = last;
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The first CPU resource whose core a worker of rt's client would be pinned to while this process
+// may not run there (not online, or outside its affinity set: a cpuset, taskset). A graph written
+// for a larger machine would otherwise run two of the plan's parallel lanes on one core. None
+// when the master runs without pinning (-C).
+std::optional<RunOutcome> refuseMissingCore(Runtime& primary, Runtime& rt) {
+  if ((primary.flags & shm::kFlagNoPinning) != 0) return std::nullopt;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::nullopt;  // unknown: nothing to check against
+  for (const WorkerPlan& w : rt.plan.workers) {
+    const ResourceInfo& r = rt.schedule.resources[w.resource];
+    if (w.client != rt.clientIndex || r.kind != ResourceKind::kCpu || r.core == kNone) continue;
+    if (r.core < CPU_SETSIZE && CPU_ISSET(r.core, &allowed)) continue;
+    return refuse(primary, rt, shm::Refusal::kCore, r.core,
+                  "client '" + rt.name + "' cannot run " + r.name + ofSchedule(rt) +
+                      ": its worker would be pinned to core " + std::to_string(r.core) +
+                      ", which this process may not use (it may use cores " + coreList(allowed) +
+                      "): compile the graph for this machine's cores, or start the master with -C to run without "
+                      "pinning");
+  }
+  return std::nullopt;
 }
 
 // Ends the GPU engines of the client's schedules and publishes their statistics (engineStats).
@@ -222,10 +260,11 @@ void endGpuEngines(const std::vector<Runtime*>& all, bool clean) {
 // registered, and its GPU engine is started when it has CUDA submitters there. Returns the
 // refusal (published to the master) when it cannot enter.
 std::optional<RunOutcome> prepareSchedule(Runtime& primary, Runtime& rt) {
+  if (auto refused = refuseMissingCore(primary, rt)) return refused;
   const bool allow = (primary.flags & shm::kFlagAllowUnregistered) != 0;
   for (const RunnableId r : requiredRunnables(rt)) {
     if (rt.registrations[r].registered || rt.cudaSubmitters[r].registered || allow) continue;
-    return refuse(primary, rt, r,
+    return refuse(primary, rt, shm::Refusal::kUnregistered, index(r),
                   "runnable '" + qualifiedName(rt.schedule, r) + "'" + ofSchedule(rt) + " is scheduled for client '" +
                       rt.name + "' but was not registered (or start the master with --allow-unregistered-runnables)");
   }
@@ -246,7 +285,7 @@ std::optional<RunOutcome> prepareSchedule(Runtime& primary, Runtime& rt) {
                        .streams = rt.streams};
   if (auto ok = rt.gpu->prepare(setup); !ok) {
     rt.gpu.reset();
-    return refuse(primary, rt, submitter,
+    return refuse(primary, rt, shm::Refusal::kGpuEngine, index(submitter),
                   "client '" + rt.name + "' cannot start its GPU engine" + ofSchedule(rt) + ": " + ok.error().message);
   }
   for (auto& stats : rt.gpuStats) stats->overheadNs.assign(gpuOverheadSampleCapacity(), 0);

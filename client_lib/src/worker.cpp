@@ -95,12 +95,15 @@ std::uint16_t spinField(std::int64_t spunNs) {
   return static_cast<std::uint16_t>(std::clamp<std::int64_t>(units, 0, 0xffff));
 }
 
+// Pins the calling worker to its resource's core. enterScheduler refused the run already when the
+// process may not use that core (client.cpp, refuseMissingCore), so a failure here is a core
+// taken away since (a cpuset changed mid-run): the worker runs on, unpinned.
 void pinToCore(std::uint32_t core) {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(core % cores, &set);
-  ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);  // best effort: a cpuset may forbid it
+  if (core >= CPU_SETSIZE) return;
+  CPU_SET(core, &set);
+  (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
 }
 
 // A worker's run records on their way to its event ring. A record is pushed when the worker is

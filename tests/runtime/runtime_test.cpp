@@ -243,6 +243,43 @@ TEST_CASE("a client that never comes ends the run with a timeout naming it", "[r
   CHECK_FALSE(segmentPresent(run.instance));
 }
 
+TEST_CASE("a core the client may not use is refused on the client and the master, unless the master runs unpinned",
+          "[runtime][registration]") {
+  // CPU511: no core of any machine this runs on (the graph was written for a larger target). The
+  // worker used to be pinned to 511 % cores without a word, sharing a core with another lane.
+  const Schedule s = makeSchedule(
+      {{"Client0", "A", "CPU0", 10'000, {}, 0, {}}, {"Client1", "B", "CPU511", 10'000, {"Client0.A"}, 0, {}}},
+      1'000'000);
+  SECTION("refused") {
+    Run run("nocore", s);
+    const pid_t m = run.master({});
+    const pid_t c0 = run.client("Client0");
+    REQUIRE(waitForClientState(run.instance, 0, kEntered, kWaitMs));
+    const pid_t c1 = run.client("Client1");
+    CHECK(waitFor(c1, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+    CHECK(waitFor(m, kWaitMs) == 1);
+    CHECK(waitFor(c0, kWaitMs) == 10 + static_cast<int>(RunStatus::kError));
+    const std::string master = readFile(run.out("master"));
+    INFO(master << readFile(run.out("Client1")));
+    CHECK(master.find("client 'Client1' refused to run: its worker for CPU511 would be pinned to core 511, which that "
+                      "process may not use") != std::string::npos);
+    CHECK(master.find("-C") != std::string::npos);
+    CHECK(readFile(run.out("Client1")).find("cannot run CPU511: its worker would be pinned to core 511") !=
+          std::string::npos);
+    CHECK(readFile(run.out("Client0")).find("CPU511") != std::string::npos);  // the others see why
+    CHECK_FALSE(segmentPresent(run.instance));
+  }
+  SECTION("unpinned (-C)") {
+    Run run("nocore_c", s);
+    const pid_t m = run.master({"-e", "20", "-C"});
+    const pid_t c0 = run.client("Client0");
+    const pid_t c1 = run.client("Client1");
+    CHECK(waitFor(c0, kWaitMs) == 0);
+    CHECK(waitFor(c1, kWaitMs) == 0);
+    CHECK(waitFor(m, kWaitMs) == 0);
+  }
+}
+
 TEST_CASE("an unregistered runnable is refused naming it, unless the master allows it", "[runtime][registration]") {
   SECTION("refused") {
     Run run("unregistered");

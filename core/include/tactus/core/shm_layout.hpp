@@ -45,7 +45,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 5;
+inline constexpr std::uint32_t kLayoutVersion = 6;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -206,23 +206,33 @@ enum class ClientState : std::uint32_t {
   kAbsent = 0,    ///< no process attached
   kAttached = 1,  ///< init done, not yet in the scheduler
   kEntered = 2,   ///< in enterScheduler, ready to run
-  kRefused = 3,   ///< enterScheduler failed (missingRunnable names why)
+  kRefused = 3,   ///< enterScheduler failed (ClientSlot::refusal says why)
   kExited = 4,    ///< left the scheduler and detached
 };
 
+/// Why a client refused to enter the scheduler, in ClientSlot::refusal (with state kRefused).
+enum class Refusal : std::uint32_t {
+  kUnregistered = 0,  ///< refusalDetail: the RunnableId scheduled for it and not registered
+  kGpuEngine = 1,     ///< refusalDetail: a CUDA submitter of its GPU engine, which could not start
+  kCore = 2,          ///< refusalDetail: a core its worker would be pinned to and it may not use
+};
+inline constexpr std::uint32_t kMaxRefusal = 2;
+
 /// Per client; only that client writes (the master reads and validates).
 struct alignas(kCacheLine) ClientSlot {
-  std::atomic<std::uint32_t> pid;              ///< attached process; claimed with compare-exchange from 0
-  std::atomic<std::uint32_t> state;            ///< ClientState
-  std::atomic<std::uint32_t> exitRequested;    ///< 1 once exitScheduler was called (async-signal-safe)
-  std::atomic<std::uint32_t> missingRunnable;  ///< kRefused: RunnableId not registered
-  std::atomic<std::uint64_t> startTime;        ///< the process's start time, against pid reuse
+  std::atomic<std::uint32_t> pid;            ///< attached process; claimed with compare-exchange from 0
+  std::atomic<std::uint32_t> state;          ///< ClientState
+  std::atomic<std::uint32_t> exitRequested;  ///< 1 once exitScheduler was called (async-signal-safe)
+  std::atomic<std::uint32_t> refusalDetail;  ///< kRefused: what `refusal` names (a RunnableId or a core)
+  std::atomic<std::uint64_t> startTime;      ///< the process's start time, against pid reuse
   /// Switch callbacks the client registered (schedule manager runs): a rollover waits for the
   /// acknowledgement of each client that has any; written before state kEntered.
   std::atomic<std::uint32_t> switchCallbacks;
-  std::uint8_t reserved[36];
+  std::atomic<std::uint32_t> refusal;  ///< kRefused: a Refusal (written before the state)
+  std::uint8_t reserved[32];
 };
 static_assert(sizeof(ClientSlot) == kCacheLine);
+static_assert(offsetof(ClientSlot, refusal) == 28);
 
 /// Per worker (one per client and hardware resource it uses): the event ring's indices.
 struct alignas(kCacheLine) WorkerSlot {
