@@ -33,7 +33,7 @@ std::string refusalText(const Schedule& s, shm::Refusal refusal, std::uint32_t d
         }
       }
       return "its worker for " + resource + " would be pinned to core " + std::to_string(detail) +
-             ", which that process may not use (not online, or outside its CPU affinity): compile the graph for "
+             ", which that process cannot be pinned to (not online, or outside its cpuset): compile the graph for "
              "this machine's cores, or start the master with -C to run without pinning";
     }
   }

@@ -70,8 +70,7 @@ const std::vector<OptionSpec>& specs() {
       {"no-pinning",
        'C',
        "",
-       "do not pin client worker threads to their cores (without it, a client refuses a CPU<n> whose core n it may not "
-       "use)",
+       "do not pin client worker threads to their cores (else a CPU<n> it cannot pin to is refused)",
        {}},
       {"lock-memory", 'M', "", "lock the master's memory (mlockall)", {}},
       {"allow-unregistered-runnables", 0, "", "run even if a client did not register a scheduled runnable", {}},

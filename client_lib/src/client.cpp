@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -199,36 +200,44 @@ RunOutcome refuse(Runtime& primary, Runtime& rt, shm::Refusal refusal, std::uint
   return {RunStatus::kError, "", std::move(message)};
 }
 
-// The cores in `set`, as ranges ("0-1", "0,2-5").
-std::string coreList(const cpu_set_t& set) {
-  std::string out;
-  for (int core = 0; core < CPU_SETSIZE; ++core) {
-    if (!CPU_ISSET(core, &set)) continue;
-    int last = core;
-    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
-    out += (out.empty() ? "" : ",") + std::to_string(core) + (last > core ? "-" + std::to_string(last) : "");
-    core = last;
-  }
-  return out.empty() ? "none" : out;
+// Whether a thread of this process can be pinned to `core`: tried on a thread of its own (an
+// affinity mask from taskset does not forbid it; a core that is offline, absent or outside the
+// process's cpuset does).
+bool canPin(std::uint32_t core) {
+  if (core >= CPU_SETSIZE) return false;
+  bool pinned = false;
+  std::thread([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(core, &set);
+    pinned = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+  }).join();
+  return pinned;
 }
 
-// The first CPU resource whose core a worker of rt's client would be pinned to while this process
-// may not run there (not online, or outside its affinity set: a cpuset, taskset). A graph written
-// for a larger machine would otherwise run two of the plan's parallel lanes on one core. None
-// when the master runs without pinning (-C).
+// The machine's online cores as the kernel lists them ("0-1"), "" when unknown.
+std::string onlineCores() {
+  std::ifstream in("/sys/devices/system/cpu/online");
+  std::string list;
+  std::getline(in, list);
+  return list;
+}
+
+// Refuses when a worker of rt's client would be pinned to a core it cannot be pinned to (CPU<n>
+// of a graph written for a larger machine): that worker used to run on core n % cores, sharing
+// it with another of the plan's parallel lanes. Nothing to check when the master runs without
+// pinning (-C).
 std::optional<RunOutcome> refuseMissingCore(Runtime& primary, Runtime& rt) {
   if ((primary.flags & shm::kFlagNoPinning) != 0) return std::nullopt;
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::nullopt;  // unknown: nothing to check against
   for (const WorkerPlan& w : rt.plan.workers) {
     const ResourceInfo& r = rt.schedule.resources[w.resource];
-    if (w.client != rt.clientIndex || r.kind != ResourceKind::kCpu || r.core == kNone) continue;
-    if (r.core < CPU_SETSIZE && CPU_ISSET(r.core, &allowed)) continue;
+    if (w.client != rt.clientIndex || r.kind != ResourceKind::kCpu || r.core == kNone || canPin(r.core)) continue;
+    const std::string online = onlineCores();
     return refuse(primary, rt, shm::Refusal::kCore, r.core,
                   "client '" + rt.name + "' cannot run " + r.name + ofSchedule(rt) +
                       ": its worker would be pinned to core " + std::to_string(r.core) +
-                      ", which this process may not use (it may use cores " + coreList(allowed) +
+                      ", which this process cannot be pinned to (not online, or outside its cpuset" +
+                      (online.empty() ? "" : "; online cores: " + online) +
                       "): compile the graph for this machine's cores, or start the master with -C to run without "
                       "pinning");
   }

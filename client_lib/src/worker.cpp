@@ -96,7 +96,7 @@ std::uint16_t spinField(std::int64_t spunNs) {
 }
 
 // Pins the calling worker to its resource's core. enterScheduler refused the run already when the
-// process may not use that core (client.cpp, refuseMissingCore), so a failure here is a core
+// process cannot be pinned to that core (client.cpp, refuseMissingCore), so a failure here is a core
 // taken away since (a cpuset changed mid-run): the worker runs on, unpinned.
 void pinToCore(std::uint32_t core) {
   cpu_set_t set;

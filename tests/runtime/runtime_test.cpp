@@ -262,7 +262,7 @@ TEST_CASE("a core the client may not use is refused on the client and the master
     const std::string master = readFile(run.out("master"));
     INFO(master << readFile(run.out("Client1")));
     CHECK(master.find("client 'Client1' refused to run: its worker for CPU511 would be pinned to core 511, which that "
-                      "process may not use") != std::string::npos);
+                      "process cannot be pinned to") != std::string::npos);
     CHECK(master.find("-C") != std::string::npos);
     CHECK(readFile(run.out("Client1")).find("cannot run CPU511: its worker would be pinned to core 511") !=
           std::string::npos);
