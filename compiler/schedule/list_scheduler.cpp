@@ -42,13 +42,15 @@ class ListScheduler {
     outstanding_.assign(free.size(), 0);
     if (rule_.timed) {
       busyUntil_.assign(free.size(), 0);
+      // Marked per resource: a list of every runnable's candidates kept its size to the end.
+      std::vector<char> isHardware(free.size(), 0);
       for (RunnableId r : pb.runnables) {
         const auto& reqs = *(*pb.requests)[r];
         if (reqs.empty()) continue;
-        for (ResourceId c : reqs[0].candidates) hardware_.push_back(index(c));
+        for (ResourceId c : reqs[0].candidates) isHardware[index(c)] = 1;
       }
-      std::sort(hardware_.begin(), hardware_.end());
-      hardware_.erase(std::unique(hardware_.begin(), hardware_.end()), hardware_.end());
+      for (std::uint32_t c = 0; c < isHardware.size(); ++c)
+        if (isHardware[c] != 0) hardware_.push_back(c);
       groupByCandidates();
     }
   }
