@@ -93,7 +93,7 @@ class ListScheduler {
  private:
   struct Choice {
     std::int64_t start = 0;
-    std::vector<std::uint32_t> resources;  // hardware first, then software, then the stream
+    ResourceList resources;  // hardware first, then software, then the stream
   };
 
   ReadyKey keyOf(std::uint32_t n) const {
@@ -236,10 +236,10 @@ class ListScheduler {
         if (!allowed(q, c)) continue;
         if (unpinned && isStream(c) && pinned_[c] != 0) continue;
         fixed_.push_back(c);
-        const std::int64_t sc = commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w);
+        std::int64_t gapStart = 0;  // c's gap at sc
+        const std::int64_t sc =
+            commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w, &gapStart);
         fixed_.pop_back();
-        std::int64_t gapStart = 0;
-        free_[c].fit(sc, w, &gapStart);
         // Earliest start; on a tie the tightest fit (the gap that opened last), then the index.
         if (sc < best || (sc == best && gapStart > bestGap)) {
           best = sc;
@@ -256,9 +256,12 @@ class ListScheduler {
     for (std::uint32_t r : fixed_)
       if (isStream(r)) s = std::max(s, streamLast_[r]);
     c.start = commonFit(free_, fixed_, s, w);
+    // Collected in scratch: the placement's list is sized once.
+    picked_.clear();
     for (std::uint32_t r : chosen_) {
-      if (r != kNone) c.resources.push_back(r);
+      if (r != kNone) picked_.push_back(r);
     }
+    c.resources.assign(picked_.begin(), picked_.end());
     return c;
   }
 
@@ -440,6 +443,7 @@ class ListScheduler {
   std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
   std::vector<std::uint32_t> chosen_;
   std::vector<std::uint32_t> fixed_;
+  std::vector<std::uint32_t> picked_;       // choose(): the chosen resources, in request order
   std::vector<std::int64_t> busyUntil_;     // time-driven: end of the last instance per resource
   std::vector<std::uint32_t> hardware_;     // time-driven: every hardware candidate
   std::vector<std::uint32_t> groupOf_;      // time-driven: local runnable -> its group (same candidates)
