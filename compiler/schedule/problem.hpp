@@ -49,7 +49,11 @@ class ResourceList {
   template <typename It>
   void assign(It first, It last) {
     size_ = static_cast<std::uint32_t>(std::distance(first, last));
-    heap_.reset(size_ > kInline ? new std::uint32_t[size_] : nullptr);
+    if (size_ > kInline) {
+      heap_ = std::make_unique<std::uint32_t[]>(size_);
+    } else {
+      heap_.reset();
+    }
     std::copy(first, last, data());
   }
 
