@@ -27,6 +27,15 @@ class FreeTime {
   // Earliest s >= t with [s, s + w) inside one gap (for w = 0: s inside or at the end of a gap).
   // `gapStart` receives the start of that gap (used to prefer the tightest fit).
   std::int64_t fit(std::int64_t t, std::int64_t w, std::int64_t* gapStart = nullptr) const {
+    // At or after the start of the last gap (where much of a list schedule is placed): the
+    // answer of the search below, without walking the tree (the last node is at hand).
+    if (!gaps_.empty()) {
+      const auto last = std::prev(gaps_.end());
+      if (t >= last->first && last->second >= t + w) {
+        if (gapStart) *gapStart = last->first;
+        return t;
+      }
+    }
     auto it = gaps_.upper_bound(t);
     if (it != gaps_.begin()) {
       auto p = std::prev(it);
