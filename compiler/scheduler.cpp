@@ -236,6 +236,10 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       const Placement& pb2 = best.placements[b];
       return std::tie(pa.startNs, pa.endNs, pa.seq) < std::tie(pb2.startNs, pb2.endNs, pb2.seq);
     });
+    // Reserved per hyperepoch (exact for one, still geometric for many): grown by doubling
+    // alone, the instance list was the largest block of the compiler's peak memory.
+    const std::size_t need = out.instances.size() + idx.size();
+    if (need > out.instances.capacity()) out.instances.reserve(std::max(need, 2 * out.instances.capacity()));
     const auto first = static_cast<std::uint32_t>(out.instances.size());
     std::vector<InstanceId> globalId(pb.nodes.size());
     for (std::uint32_t i = 0; i < idx.size(); ++i) globalId[idx[i]] = InstanceId{first + i};
@@ -247,7 +251,9 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
       inst.frame = nd.frame;
       inst.startNs = pl.startNs;
       inst.endNs = pl.endNs;
+      inst.resources.reserve(pl.resources.size());
       for (std::uint32_t r : pl.resources) inst.resources.push_back(ResourceId{r});
+      inst.dependencies.reserve(pb.localDeps[nd.local].size());
       for (std::uint32_t d : pb.localDeps[nd.local]) inst.dependencies.push_back(globalId[pb.nodeOf(d, nd.frame)]);
       std::sort(inst.dependencies.begin(), inst.dependencies.end());
       out.instances.push_back(std::move(inst));

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace tactus::compiler::schedule {
@@ -26,6 +27,15 @@ class FreeTime {
   // Earliest s >= t with [s, s + w) inside one gap (for w = 0: s inside or at the end of a gap).
   // `gapStart` receives the start of that gap (used to prefer the tightest fit).
   std::int64_t fit(std::int64_t t, std::int64_t w, std::int64_t* gapStart = nullptr) const {
+    // At or after the start of the last gap (where much of a list schedule is placed): the
+    // answer of the search below, without walking the tree (the last node is at hand).
+    if (!gaps_.empty()) {
+      const auto last = std::prev(gaps_.end());
+      if (t >= last->first && last->second >= t + w) {
+        if (gapStart) *gapStart = last->first;
+        return t;
+      }
+    }
     auto it = gaps_.upper_bound(t);
     if (it != gaps_.begin()) {
       auto p = std::prev(it);
@@ -75,17 +85,27 @@ class FreeTime {
       }
       return;
     }
-    gaps_.erase(p);
-    if (gs < s) gaps_.emplace(gs, s);
-    if (s + w < ge) gaps_.emplace(s + w, ge);
+    // The gap's node is kept (shortened, or moved past the instance) rather than erased and
+    // allocated again: the same gaps, one allocation fewer per reservation.
+    if (gs < s) {
+      p->second = s;
+      if (s + w < ge) gaps_.emplace_hint(it, s + w, ge);
+    } else if (s + w < ge) {
+      auto node = gaps_.extract(p);
+      node.key() = s + w;
+      gaps_.insert(it, std::move(node));
+    } else {
+      gaps_.erase(p);
+    }
   }
 
  private:
   std::map<std::int64_t, std::int64_t> gaps_;
 };
 
-/// The earliest common start >= t of length w on every resource in `set`.
+/// The earliest common start >= t of length w on every resource in `set`; `lastGapStart`, when
+/// given and `set` is not empty, receives the start of the gap that holds it on set.back().
 std::int64_t commonFit(const std::vector<FreeTime>& free, const std::vector<std::uint32_t>& set, std::int64_t t,
-                       std::int64_t w);
+                       std::int64_t w, std::int64_t* lastGapStart = nullptr);
 
 }  // namespace tactus::compiler::schedule

@@ -101,6 +101,8 @@ FusedProblem fuseChains(const Problem& pb, const IdVector<RunnableId, std::int64
   // Nodes: the heads' instances, in the unfused order (epoch by epoch, frame-major), so each
   // fused runnable's frames are again evenly strided.
   std::vector<std::uint32_t> nodeMap(pb.nodes.size(), kNone);
+  f.nodes.reserve(static_cast<std::size_t>(
+      std::count_if(pb.nodes.begin(), pb.nodes.end(), [&](const Node& nd) { return !hasPrev[nd.local]; })));
   for (std::uint32_t i = 0; i < pb.nodes.size(); ++i) {
     const Node& nd = pb.nodes[i];
     if (hasPrev[nd.local]) continue;

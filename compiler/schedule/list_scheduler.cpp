@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -41,13 +42,16 @@ class ListScheduler {
     outstanding_.assign(free.size(), 0);
     if (rule_.timed) {
       busyUntil_.assign(free.size(), 0);
+      // Marked per resource: a list of every runnable's candidates kept its size to the end.
+      std::vector<char> isHardware(free.size(), 0);
       for (RunnableId r : pb.runnables) {
         const auto& reqs = *(*pb.requests)[r];
         if (reqs.empty()) continue;
-        for (ResourceId c : reqs[0].candidates) hardware_.push_back(index(c));
+        for (ResourceId c : reqs[0].candidates) isHardware[index(c)] = 1;
       }
-      std::sort(hardware_.begin(), hardware_.end());
-      hardware_.erase(std::unique(hardware_.begin(), hardware_.end()), hardware_.end());
+      for (std::uint32_t c = 0; c < isHardware.size(); ++c)
+        if (isHardware[c] != 0) hardware_.push_back(c);
+      groupByCandidates();
     }
   }
 
@@ -89,7 +93,7 @@ class ListScheduler {
  private:
   struct Choice {
     std::int64_t start = 0;
-    std::vector<std::uint32_t> resources;  // hardware first, then software, then the stream
+    ResourceList resources;  // hardware first, then software, then the stream
   };
 
   ReadyKey keyOf(std::uint32_t n) const {
@@ -232,10 +236,10 @@ class ListScheduler {
         if (!allowed(q, c)) continue;
         if (unpinned && isStream(c) && pinned_[c] != 0) continue;
         fixed_.push_back(c);
-        const std::int64_t sc = commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w);
+        std::int64_t gapStart = 0;  // c's gap at sc
+        const std::int64_t sc =
+            commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w, &gapStart);
         fixed_.pop_back();
-        std::int64_t gapStart = 0;
-        free_[c].fit(sc, w, &gapStart);
         // Earliest start; on a tie the tightest fit (the gap that opened last), then the index.
         if (sc < best || (sc == best && gapStart > bestGap)) {
           best = sc;
@@ -252,9 +256,12 @@ class ListScheduler {
     for (std::uint32_t r : fixed_)
       if (isStream(r)) s = std::max(s, streamLast_[r]);
     c.start = commonFit(free_, fixed_, s, w);
+    // Collected in scratch: the placement's list is sized once.
+    picked_.clear();
     for (std::uint32_t r : chosen_) {
-      if (r != kNone) c.resources.push_back(r);
+      if (r != kNone) picked_.push_back(r);
     }
+    c.resources.assign(picked_.begin(), picked_.end());
     return c;
   }
 
@@ -298,50 +305,55 @@ class ListScheduler {
     }
   }
 
+  // Time-driven: the local runnables grouped by the candidates of their requests, so that a
+  // whole group whose requests cannot all be met now is passed over at once (see runTimed).
+  void groupByCandidates() {
+    std::map<std::vector<std::vector<std::uint32_t>>, std::uint32_t> ids;
+    groupOf_.reserve(pb_.runnables.size());
+    for (RunnableId r : pb_.runnables) {
+      std::vector<std::vector<std::uint32_t>> lists;
+      for (const auto& q : *(*pb_.requests)[r]) {
+        lists.emplace_back();
+        for (ResourceId c : q.candidates) lists.back().push_back(index(c));
+      }
+      const auto [it, added] = ids.emplace(std::move(lists), static_cast<std::uint32_t>(ids.size()));
+      if (added) groupCandidates_.push_back(it->first);
+      groupOf_.push_back(it->second);
+    }
+    available_.resize(groupCandidates_.size());
+    next_.resize(groupCandidates_.size());
+    blocked_.resize(groupCandidates_.size());
+  }
+
+  // Time-driven: every request of group `grp` has a candidate free at `now`.
+  bool groupFreeNow(std::uint32_t grp, std::int64_t now) const {
+    auto freeNow = [&](std::uint32_t r) { return busyUntil_[r] <= now; };
+    return std::all_of(groupCandidates_[grp].begin(), groupCandidates_[grp].end(),
+                       [&](const auto& list) { return std::any_of(list.begin(), list.end(), freeNow); });
+  }
+
+  // Time-driven: the group whose next instance of this pass is the most urgent, or kNone.
+  std::uint32_t mostUrgentGroup() const {
+    std::uint32_t best = kNone;
+    for (std::uint32_t grp = 0; grp < available_.size(); ++grp) {
+      if (blocked_[grp] || next_[grp] == available_[grp].end()) continue;
+      if (best == kNone || *next_[grp] < *next_[best]) best = grp;
+    }
+    return best;
+  }
+
   // Time-driven: at each event time, start the available instances in priority order where
   // their resources are free now; then move to the next end or release.
   void runTimed() {
-    std::set<ReadyKey, std::less<>> available;
     std::int64_t now = 0;
     std::size_t placed = 0;
     while (placed < pb_.nodes.size()) {
       while (!pending_.empty() && pending_.top().first <= now) {
-        available.insert(keyOf(pending_.top().second));
+        const std::uint32_t n = pending_.top().second;
+        available_[groupOf_[pb_.nodes[n].local]].insert(keyOf(n));
         pending_.pop();
       }
-      bool progress = false;
-      // In time-driven mode nothing is placed after `now`, so a resource is free now exactly
-      // when its last instance has ended: a cheap filter before the exact choice, and the scan
-      // ends once every hardware resource is busy.
-      auto freeNow = [&](std::uint32_t r) { return busyUntil_[r] <= now; };
-      auto anyHardwareFree = [&] { return std::any_of(hardware_.begin(), hardware_.end(), freeNow); };
-      auto candidateFreeNow = [&](ResourceId r) { return freeNow(index(r)); };
-      for (auto it = available.begin(); it != available.end();) {
-        if (!anyHardwareFree()) break;
-        const std::uint32_t n = it->node;
-        bool possible = !streamBlocked(n);
-        for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
-          if (std::none_of(q.candidates.begin(), q.candidates.end(), candidateFreeNow)) {
-            possible = false;
-            break;
-          }
-        }
-        if (!possible) {
-          ++it;
-          continue;
-        }
-        Choice c = choose(n, now);
-        if (c.start != now) {
-          ++it;
-          continue;
-        }
-        it = available.erase(it);
-        place(n, c);
-        ++placed;
-        progress = true;
-        // Zero-length instances may make successors available at this very time.
-        if (!pending_.empty() && pending_.top().first <= now) break;
-      }
+      const bool progress = startAvailable(now, placed);
       if (progress) continue;
       std::int64_t next = kInfinity;
       while (!ends_.empty() && ends_.top() <= now) ends_.pop();
@@ -350,19 +362,73 @@ class ListScheduler {
       if (next == kInfinity) {
         // Nothing runs and nothing is pending: what is left can never start at `now`; place it
         // at its earliest (cannot happen with free resources, kept as a guard against hangs).
-        force_ = true;
-        for (const ReadyKey& k : available) {
-          Choice c = choose(k.node, now);
-          place(k.node, c);
-          ++placed;
-        }
-        force_ = false;  // only these placements ignore the streams' order
-        available.clear();
+        forceAvailable(now, placed);
         if (placed < pb_.nodes.size() && pending_.empty()) break;
         continue;
       }
       now = next;
     }
+  }
+
+  // Time-driven, one pass at `now`: the available instances in priority order (merged over the
+  // groups), each started where it can start now; true when one was. Nothing is placed after
+  // `now`, so a resource is free now exactly when its last instance has ended, and a resource
+  // busy now stays so for the pass: a group found blocked is skipped for the rest of the pass,
+  // where a scan of every instance made each event cost the whole ready list. The order and
+  // the placements are those of one scan over all instances.
+  bool startAvailable(std::int64_t now, std::size_t& placed) {
+    bool progress = false;
+    auto freeNow = [&](std::uint32_t r) { return busyUntil_[r] <= now; };
+    for (std::uint32_t grp = 0; grp < available_.size(); ++grp) {
+      next_[grp] = available_[grp].begin();
+      blocked_[grp] = false;
+    }
+    for (;;) {
+      // The scan ends once every hardware resource is busy.
+      if (std::none_of(hardware_.begin(), hardware_.end(), freeNow)) break;
+      const std::uint32_t grp = mostUrgentGroup();
+      if (grp == kNone) break;
+      if (!groupFreeNow(grp, now)) {
+        blocked_[grp] = true;
+        continue;
+      }
+      auto& it = next_[grp];
+      const std::uint32_t n = it->node;
+      if (streamBlocked(n)) {
+        ++it;
+        continue;
+      }
+      Choice c = choose(n, now);
+      if (c.start != now) {
+        ++it;
+        continue;
+      }
+      it = available_[grp].erase(it);
+      place(n, c);
+      ++placed;
+      progress = true;
+      // Zero-length instances may make successors available at this very time.
+      if (!pending_.empty() && pending_.top().first <= now) break;
+    }
+    return progress;
+  }
+
+  // Time-driven guard: places every available instance at its earliest, in priority order,
+  // ignoring the streams' order for these placements only.
+  void forceAvailable(std::int64_t now, std::size_t& placed) {
+    std::vector<ReadyKey> all;
+    for (auto& set : available_) {
+      all.insert(all.end(), set.begin(), set.end());
+      set.clear();
+    }
+    std::sort(all.begin(), all.end());
+    force_ = true;
+    for (const ReadyKey& k : all) {
+      Choice c = choose(k.node, now);
+      place(k.node, c);
+      ++placed;
+    }
+    force_ = false;
   }
 
   const Problem& pb_;
@@ -377,8 +443,14 @@ class ListScheduler {
   std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
   std::vector<std::uint32_t> chosen_;
   std::vector<std::uint32_t> fixed_;
+  std::vector<std::uint32_t> picked_;       // choose(): the chosen resources, in request order
   std::vector<std::int64_t> busyUntil_;     // time-driven: end of the last instance per resource
   std::vector<std::uint32_t> hardware_;     // time-driven: every hardware candidate
+  std::vector<std::uint32_t> groupOf_;      // time-driven: local runnable -> its group (same candidates)
+  std::vector<std::vector<std::vector<std::uint32_t>>> groupCandidates_;  // per group: per request
+  std::vector<std::set<ReadyKey, std::less<>>> available_;                // per group, most urgent first
+  std::vector<std::set<ReadyKey, std::less<>>::iterator> next_;           // per group: this pass's next
+  std::vector<char> blocked_;  // per group: a request has no candidate free in this pass
   std::vector<std::int64_t> streamLast_;    // per stream: end of its last submitter
   std::vector<std::int64_t> workLast_;      // per stream: end of its last work (submittee)
   std::vector<std::uint32_t> pinned_;       // per stream: submitters bound to it not yet placed

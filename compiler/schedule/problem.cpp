@@ -123,7 +123,11 @@ Result<Problem> buildProblem(const GraphModel& model, HyperepochId h, IdVector<R
   std::sort(epochsHere.begin(), epochsHere.end());
   epochsHere.erase(std::unique(epochsHere.begin(), epochsHere.end()), epochsHere.end());
 
-  // Local runnables and their unrolled instances: epoch by epoch, frame-major.
+  // Local runnables and their unrolled instances: epoch by epoch, frame-major. Reserved: grown
+  // by doubling, the node list of a large hyperepoch kept up to half of it unused to the end.
+  std::size_t nodeCount = 0;
+  for (EpochId e : epochsHere) nodeCount += std::size_t{g.epochs[e].frames} * model.epochRunnables[e].size();
+  pb.nodes.reserve(nodeCount);
   for (EpochId e : epochsHere) {
     const EpochInfo& ep = g.epochs[e];
     const auto& rs = model.epochRunnables[e];
@@ -244,18 +248,20 @@ Result<void> computeLevels(Problem& pb, const HyperepochInfo& he) {
 
 std::vector<std::uint32_t> touchedResources(const Problem& pb, const HyperepochInfo& he) {
   const Graph& g = *pb.graph;
-  const auto L = pb.runnables.size();
-  std::vector<std::uint32_t> touched;
-  for (std::uint32_t l = 0; l < L; ++l) {
-    for (const auto& q : *(*pb.requests)[pb.runnables[l]]) {
-      for (ResourceId c : q.candidates) touched.push_back(index(c));
+  // Marked per resource, not collected per request and deduplicated: every runnable names its
+  // candidates, and that list's capacity stayed with the result through the whole hyperepoch.
+  std::vector<char> seen(g.resources.size(), 0);
+  for (RunnableId r : pb.runnables) {
+    for (const auto& q : *(*pb.requests)[r]) {
+      for (ResourceId c : q.candidates) seen[index(c)] = 1;
     }
   }
   for (ResourceId r : he.resources) {
-    if (g.resources.contains(r)) touched.push_back(index(r));
+    if (g.resources.contains(r)) seen[index(r)] = 1;
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  std::vector<std::uint32_t> touched;
+  for (std::uint32_t r = 0; r < seen.size(); ++r)
+    if (seen[r] != 0) touched.push_back(r);
   return touched;
 }
 

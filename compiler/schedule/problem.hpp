@@ -2,7 +2,11 @@
 // for the priority rules, and the outcome of one schedule of it (Attempt) with its Score.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -21,12 +25,65 @@ struct Node {
   std::int64_t boundaryNs = 0;  // next frame's release
 };
 
+/// The resources of one placement, as resource indices. Held in place up to kInline, on the
+/// heap beyond: nearly every instance holds one to three resources, and a vector's allocation
+/// per instance and attempt was the largest part of the scheduler's heap and allocations.
+class ResourceList {
+ public:
+  static constexpr std::uint32_t kInline = 3;
+
+  ResourceList() = default;
+  ResourceList(std::initializer_list<std::uint32_t> rs) { assign(rs.begin(), rs.end()); }
+  ResourceList(const std::vector<std::uint32_t>& rs) { assign(rs.begin(), rs.end()); }  // NOLINT: implicit
+  ResourceList(const ResourceList& o) { assign(o.begin(), o.end()); }
+  ResourceList(ResourceList&& o) noexcept { take(o); }
+  ResourceList& operator=(const ResourceList& o) {
+    if (this != &o) assign(o.begin(), o.end());
+    return *this;
+  }
+  ResourceList& operator=(ResourceList&& o) noexcept {
+    if (this != &o) take(o);
+    return *this;
+  }
+
+  template <typename It>
+  void assign(It first, It last) {
+    size_ = static_cast<std::uint32_t>(std::distance(first, last));
+    if (size_ > kInline) {
+      heap_ = std::make_unique<std::uint32_t[]>(size_);
+    } else {
+      heap_.reset();
+    }
+    std::copy(first, last, data());
+  }
+
+  const std::uint32_t* data() const { return heap_ ? heap_.get() : inline_; }
+  std::uint32_t* data() { return heap_ ? heap_.get() : inline_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::uint32_t* begin() const { return data(); }
+  const std::uint32_t* end() const { return data() + size_; }
+  bool operator==(const ResourceList& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+
+ private:
+  void take(ResourceList& o) {
+    size_ = o.size_;
+    heap_ = std::move(o.heap_);
+    std::copy(o.inline_, o.inline_ + kInline, inline_);
+    o.size_ = 0;
+  }
+
+  std::uint32_t size_ = 0;
+  std::uint32_t inline_[kInline] = {};
+  std::unique_ptr<std::uint32_t[]> heap_;
+};
+
 /// Where one instance was placed.
 struct Placement {
   std::int64_t startNs = 0;
   std::int64_t endNs = 0;
-  std::uint64_t seq = 0;                 // placement order, a topological order of the instances
-  std::vector<std::uint32_t> resources;  // resource indices (index of a ResourceId)
+  std::uint64_t seq = 0;    // placement order, a topological order of the instances
+  ResourceList resources;   // resource indices (index of a ResourceId)
 };
 
 /// The outcome of one priority rule on one hyperepoch.
