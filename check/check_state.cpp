@@ -146,6 +146,17 @@ bool systemObject(const char* path) {
   return false;
 }
 
+// Whether a symbol (mangled) is the standard library's own code instantiated in the user's object
+// (std::vector's growth, std::allocator's allocate: inlined into the caller at -O1 and above,
+// frames of their own at -O0): skipped like the libraries, so the site is the user's function.
+bool standardLibraryCode(const char* symbol) {
+  if (symbol == nullptr) return false;
+  static constexpr const char* kPrefixes[] = {"_ZNSt", "_ZNKSt", "_ZSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx"};
+  for (const char* p : kPrefixes)
+    if (std::strncmp(symbol, p, std::strlen(p)) == 0) return true;
+  return false;
+}
+
 // Writes `function+0xOFF (object)` for an address, the function demangled when the object exports
 // its name (an executable linked with -rdynamic, any shared library), else `object+0xOFF`.
 void describe(const void* address, char* out, std::size_t size) {
@@ -170,8 +181,9 @@ void describe(const void* address, char* out, std::size_t size) {
                 static_cast<std::size_t>(static_cast<const char*>(address) - static_cast<const char*>(info.dli_fbase)));
 }
 
-// The first frame of the user's code that led here (skipping the check library and the system
-// libraries it went through); the direct caller when there is none.
+// The first frame of the user's code that led here (skipping the check library, the system
+// libraries and the standard library's templates it went through); the direct caller when there
+// is none.
 void captureSite(const void* caller, char* out, std::size_t size) {
   void* frames[kFrames];
   const int n = ::backtrace(frames, kFrames);
@@ -180,7 +192,7 @@ void captureSite(const void* caller, char* out, std::size_t size) {
     Dl_info info{};
     // A return address points after the call: look one byte back to name the calling function.
     const void* at = static_cast<const char*>(frames[k]) - 1;
-    if (::dladdr(at, &info) != 0 && !systemObject(info.dli_fname)) site = at;
+    if (::dladdr(at, &info) != 0 && !systemObject(info.dli_fname) && !standardLibraryCode(info.dli_sname)) site = at;
   }
   if (site == nullptr) site = static_cast<const char*>(caller) - 1;
   if (inTactus(site)) {
