@@ -237,8 +237,7 @@ class ListScheduler {
         if (unpinned && isStream(c) && pinned_[c] != 0) continue;
         fixed_.push_back(c);
         std::int64_t gapStart = 0;  // c's gap at sc
-        const std::int64_t sc =
-            commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w, &gapStart);
+        const std::int64_t sc = commonFit(free_, fixed_, isStream(c) ? std::max(s, streamLast_[c]) : s, w, &gapStart);
         fixed_.pop_back();
         // Earliest start; on a tie the tightest fit (the gap that opened last), then the index.
         if (sc < best || (sc == best && gapStart > bestGap)) {
@@ -443,14 +442,14 @@ class ListScheduler {
   std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<std::int64_t>> ends_;
   std::vector<std::uint32_t> chosen_;
   std::vector<std::uint32_t> fixed_;
-  std::vector<std::uint32_t> picked_;       // choose(): the chosen resources, in request order
-  std::vector<std::int64_t> busyUntil_;     // time-driven: end of the last instance per resource
-  std::vector<std::uint32_t> hardware_;     // time-driven: every hardware candidate
-  std::vector<std::uint32_t> groupOf_;      // time-driven: local runnable -> its group (same candidates)
+  std::vector<std::uint32_t> picked_;    // choose(): the chosen resources, in request order
+  std::vector<std::int64_t> busyUntil_;  // time-driven: end of the last instance per resource
+  std::vector<std::uint32_t> hardware_;  // time-driven: every hardware candidate
+  std::vector<std::uint32_t> groupOf_;   // time-driven: local runnable -> its group (same candidates)
   std::vector<std::vector<std::vector<std::uint32_t>>> groupCandidates_;  // per group: per request
   std::vector<std::set<ReadyKey, std::less<>>> available_;                // per group, most urgent first
   std::vector<std::set<ReadyKey, std::less<>>::iterator> next_;           // per group: this pass's next
-  std::vector<char> blocked_;  // per group: a request has no candidate free in this pass
+  std::vector<char> blocked_;               // per group: a request has no candidate free in this pass
   std::vector<std::int64_t> streamLast_;    // per stream: end of its last submitter
   std::vector<std::int64_t> workLast_;      // per stream: end of its last work (submittee)
   std::vector<std::uint32_t> pinned_;       // per stream: submitters bound to it not yet placed

@@ -82,8 +82,8 @@ class ResourceList {
 struct Placement {
   std::int64_t startNs = 0;
   std::int64_t endNs = 0;
-  std::uint64_t seq = 0;    // placement order, a topological order of the instances
-  ResourceList resources;   // resource indices (index of a ResourceId)
+  std::uint64_t seq = 0;   // placement order, a topological order of the instances
+  ResourceList resources;  // resource indices (index of a ResourceId)
 };
 
 /// The outcome of one priority rule on one hyperepoch.
