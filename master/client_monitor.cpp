@@ -1,6 +1,8 @@
 // The master's client monitor (see client_monitor.hpp).
 #include "client_monitor.hpp"
 
+#include <signal.h>
+
 #include "tactus/core/text.hpp"
 
 namespace tactus::master {
@@ -136,6 +138,14 @@ ClientId ClientMonitor::exitRequester() const {
     if (view_.client(c).exitRequested.load(std::memory_order_relaxed) != 0) return c;
   }
   return kNone;
+}
+
+std::string ClientMonitor::exitText(ClientId c) const {
+  const std::uint32_t signal = view_.client(c).exitSignal.load(std::memory_order_relaxed);
+  const char* name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : nullptr;
+  if (name == nullptr) return "client " + quoted(this->name(c)) + " requested exit";
+  return "client " + quoted(this->name(c)) + " got " + name + " and ended the run for every client (libtactus's " +
+         "handler; a second one ends that client at once)";
 }
 
 bool ClientMonitor::allGone() const {

@@ -34,6 +34,9 @@ class ClientMonitor {
 
   /// The first client that asked to exit the scheduler, or kNone.
   ClientId exitRequester() const;
+  /// The end an exit request of client c gives, in words: named with its signal when
+  /// libtactus's handler made it (SIGINT or SIGTERM in the client).
+  std::string exitText(ClientId c) const;
 
   /// Whether every client that attached has detached or exited (the master may remove the segment).
   bool allGone() const;

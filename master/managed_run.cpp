@@ -379,8 +379,7 @@ std::optional<RunEnd> ManagedRun::superviseUntilEnd() {
     }
     for (auto& m : modes_) {
       if (const ClientId c = m->monitor->exitRequester(); c != kNone) {
-        end = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c,
-                     "client " + quoted(m->monitor->name(c)) + " requested exit"};
+        end = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c, m->monitor->exitText(c)};
       }
     }
     if (end) break;

@@ -298,9 +298,7 @@ int MasterRun::runFrames() {
   const StopReason reason = control_.stopRequested() ? control_.stopReason() : StopReason::kFrameLimit;
   std::string message;
   switch (reason) {
-    case StopReason::kExitRequested:
-      message = "client " + quoted(monitor_->name(control_.stopClient())) + " requested exit";
-      break;
+    case StopReason::kExitRequested: message = monitor_->exitText(control_.stopClient()); break;
     case StopReason::kSignal: message = "the master was stopped by a signal"; break;
     default: message = "ran " + std::to_string(releaser_->iterationsCompleted()) + " hyperepoch iterations"; break;
   }

@@ -72,9 +72,20 @@ meson test -C "$builddir" --print-errorlogs --num-processes "${TACTUS_JOBS:-$(np
 status=$?
 
 if [ -n "$sanitize" ] && compgen -G "$logs/*" >/dev/null; then
-  echo "== sanitizer findings ($logs)"
-  for f in "$logs"/*; do echo "-- $f"; head -40 "$f"; done
-  status=1
+  # LeakSanitizer's exit-time check sometimes cannot stop a thread that is ending at that moment
+  # (`==N==Unable to get registers from thread M.`): no finding, the process's own status stands.
+  # A log with nothing else is shown, not counted.
+  findings=0
+  for f in "$logs"/*; do
+    if ! grep -qv -e '^==[0-9]*==Unable to get registers from thread [0-9]*\.$' -e '^$' "$f"; then
+      echo "-- $f (LeakSanitizer could not stop an ending thread; not a finding): $(head -1 "$f")"
+      continue
+    fi
+    ((findings++ == 0)) && echo "== sanitizer findings ($logs)"
+    echo "-- $f"
+    head -40 "$f"
+  done
+  ((findings > 0)) && status=1
 fi
 scripts/test_summary.py "$builddir/meson-logs/testlog.json"
 summary=$?

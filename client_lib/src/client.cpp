@@ -6,14 +6,18 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "registration.hpp"
@@ -75,6 +79,7 @@ constexpr std::int64_t kPollNs = 10'000'000;  // how often a client waiting for 
 
 // Pointers for exitScheduler, which must be async-signal-safe: no locks, just atomics.
 std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};
+std::atomic<std::atomic<std::uint32_t>*> gExitSignal{nullptr};  // the slot's exitSignal, beside gExitFlag
 std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
 
 std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
@@ -117,6 +122,7 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   // Exit requests go through the first schedule that has the client (attachModes: there is one).
   Runtime& home = **std::find_if(all.begin(), all.end(), [](const Runtime* m) { return m->member; });
   gExitFlag.store(&home.view.client(home.clientIndex).exitRequested);
+  gExitSignal.store(&home.view.client(home.clientIndex).exitSignal);
   gAttention.store(&home.view.header().attention);
   gRuntime = std::move(rt);
   return {};
@@ -360,6 +366,61 @@ RunOutcome runWorkers(Runtime& primary) {
 // enterScheduler, over every schedule of the instance that has the client (one, or several under a
 // schedule manager): checks its registrations and starts its GPU engines in each, enters each,
 // tells systemd it is ready, and runs its workers until the run ends.
+// A second stop signal during one run: the default comes back and the signal is raised again.
+std::atomic<bool> gStopSignalSeen{false};
+
+// SIGINT or SIGTERM while the workers run: the run ends for the whole instance as with
+// exitScheduler(), the signal named (async-signal-safe: atomic stores and a futex wake). A second
+// one means the run does not end: the default action (the process ends).
+void onStopSignal(int sig) {
+  if (gStopSignalSeen.exchange(true)) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  if (auto* s = gExitSignal.load()) s->store(static_cast<std::uint32_t>(sig), std::memory_order_relaxed);
+  tactus::exitScheduler();
+}
+
+// While the workers run, SIGINT and SIGTERM (Ctrl-C, kill, systemd's stop) end the run cleanly
+// for every client instead of killing this one (which the master reports as a client that died,
+// failing the run). Only where the signal's disposition is the default: an application's own
+// handler, or SIG_IGN, stays as it is. TACTUS_CLIENT_SIGNALS=0 leaves both signals alone. The
+// defaults come back when the run ends.
+class StopSignals {
+ public:
+  StopSignals() {
+    gStopSignalSeen.store(false);
+    if (const char* e = std::getenv("TACTUS_CLIENT_SIGNALS"); e != nullptr && std::string_view(e) == "0") return;
+    for (std::size_t k = 0; k < kSignals.size(); ++k) {
+      struct sigaction old {};
+      if (::sigaction(kSignals[k], nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) != 0 ||
+          old.sa_handler != SIG_DFL) {
+        continue;
+      }
+      struct sigaction sa {};
+      sa.sa_handler = onStopSignal;
+      sigemptyset(&sa.sa_mask);
+      installed_[k] = ::sigaction(kSignals[k], &sa, nullptr) == 0;
+    }
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  ~StopSignals() {
+    for (std::size_t k = 0; k < kSignals.size(); ++k) {
+      if (!installed_[k]) continue;
+      struct sigaction sa {};
+      sa.sa_handler = SIG_DFL;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(kSignals[k], &sa, nullptr);
+    }
+  }
+
+ private:
+  static constexpr std::array<int, 2> kSignals{SIGINT, SIGTERM};
+  std::array<bool, 2> installed_{false, false};
+};
+
 RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   if (!gRuntime) return {RunStatus::kError, "", "enterScheduler: the client is not initialized"};
   Runtime& primary = *gRuntime;
@@ -389,7 +450,11 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
   (void)ipc::notifySystemd("READY=1\nSTATUS=client " + primary.name + " runs on instance " +
                            primary.instance);  // Type=notify
   lock.unlock();                               // exitScheduler and runtimeInfo must not wait for the run
-  RunOutcome outcome = runWorkers(primary);
+  RunOutcome outcome;
+  {
+    const StopSignals signals;
+    outcome = runWorkers(primary);
+  }
   lock.lock();
   for (Runtime* rt : mine) {
     rt->view.client(rt->clientIndex)
@@ -519,6 +584,7 @@ void shutdown() {
     return;
   }
   client::gExitFlag.store(nullptr);
+  client::gExitSignal.store(nullptr);
   client::gAttention.store(nullptr);
   for (client::Runtime* rt : client::allModes(*gRuntime)) {
     if (!rt->member) continue;

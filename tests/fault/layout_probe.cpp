@@ -74,7 +74,8 @@ const std::vector<Field> kClientFields = {
     TACTUS_FIELD(ClientSlot, pid),           TACTUS_FIELD(ClientSlot, state),
     TACTUS_FIELD(ClientSlot, exitRequested), TACTUS_FIELD(ClientSlot, refusalDetail),
     TACTUS_FIELD(ClientSlot, startTime),     TACTUS_FIELD(ClientSlot, switchCallbacks),
-    TACTUS_FIELD(ClientSlot, refusal),       TACTUS_FIELD(ClientSlot, reserved),
+    TACTUS_FIELD(ClientSlot, refusal),       TACTUS_FIELD(ClientSlot, exitSignal),
+    TACTUS_FIELD(ClientSlot, reserved),
 };
 
 // Whether `fields` (in order) cover [0, size) without gap or overlap; prints the first mismatch.

@@ -280,6 +280,47 @@ TEST_CASE("a core the client may not use is refused on the client and the master
   }
 }
 
+TEST_CASE("Ctrl-C in one client ends the run cleanly for every client, naming the signal", "[runtime][exit]") {
+  SECTION("libtactus's default handler") {
+    Run run("sigint");
+    const pid_t m = run.master({"-t", "5000000"});  // no -e: runs until stopped
+    const pid_t c0 = run.client("Client0");
+    const pid_t c1 = run.client("Client1");
+    REQUIRE(waitForSegmentState(run.instance, kRunning, kWaitMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    REQUIRE(::kill(c1, SIGINT) == 0);
+    // Before: Client1 died of SIGINT and the master failed the run (`client 'Client1' died`).
+    CHECK(waitFor(c1, kWaitMs) == 0);
+    CHECK(waitFor(c0, kWaitMs) == 0);
+    CHECK(waitFor(m, kWaitMs) == 0);
+    const std::string out0 = readFile(run.out("Client0"));
+    INFO(out0 << readFile(run.out("master")));
+    CHECK(out0.find("status=exit-requested") != std::string::npos);
+    CHECK(out0.find("client 'Client1' got SIGINT and ended the run for every client") != std::string::npos);
+    CHECK(readFile(run.out("Client1")).find("status=exit-requested") != std::string::npos);
+    CHECK_FALSE(segmentPresent(run.instance));
+  }
+  SECTION("an application's own handler stays") {
+    Run run("ownsigint");
+    const pid_t m = run.master({"-t", "5000000"});
+    const pid_t c0 = run.client("Client0");
+    const pid_t c1 = run.client("Client1", {"--own-sigint"});
+    REQUIRE(waitForSegmentState(run.instance, kRunning, kWaitMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    REQUIRE(::kill(c1, SIGINT) == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    CHECK(waitForSegmentState(run.instance, kRunning, 0));  // the run goes on
+    REQUIRE(::kill(m, SIGTERM) == 0);
+    CHECK(waitFor(m, kWaitMs) == 0);
+    CHECK(waitFor(c0, kWaitMs) == 0);
+    CHECK(waitFor(c1, kWaitMs) == 0);
+    const std::string out1 = readFile(run.out("Client1"));
+    INFO(out1);
+    CHECK(out1.find("own-sigints=1") != std::string::npos);
+    CHECK(out1.find("status=stopped-by-signal") != std::string::npos);
+  }
+}
+
 TEST_CASE("an unregistered runnable is refused naming it, unless the master allows it", "[runtime][registration]") {
   SECTION("refused") {
     Run run("unregistered");

@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -40,6 +42,7 @@ struct Args {
   std::string workerPolicy;          // --worker-policy fifo:N | rr:N | other (InitOptions)
   bool lockMemory = false;           // --lock-memory (InitOptions::lockMemory)
   bool printRealtime = false;        // print the locked memory after init and a worker's policy
+  bool ownSigint = false;            // install its own SIGINT handler before entering (counts them)
 };
 
 Args gArgs;
@@ -105,13 +108,17 @@ void body(const std::string* name) {
 
 void stmBody(void* userdata) { body(static_cast<const std::string*>(userdata)); }
 
+// --own-sigint: the application's own SIGINT handler, which libtactus must leave in place.
+volatile std::sig_atomic_t gOwnSigints = 0;
+void onOwnSigint(int) { gOwnSigints = gOwnSigints + 1; }
+
 int usage() {
   std::fprintf(stderr,
                "usage: tactus-test-client --name CLIENT [--instance I] [--timeout-ms N] [--skip R]...\n"
                "  [--exit-at-iteration N] [--hang-runnable R --hang-at-iteration N --marker FILE]\n"
                "  [--busy-us N] [--slow-while FILE --slow-us N] [--check-registration] [--stm] [--switch-callback "
                "[--switch-callback-hangs]]\n"
-               "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime]\n");
+               "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime] [--own-sigint]\n");
   return 2;
 }
 
@@ -139,6 +146,7 @@ int runMain(int argc, char** argv) {
     else if (a == "--worker-policy") gArgs.workerPolicy = next();
     else if (a == "--lock-memory") gArgs.lockMemory = true;
     else if (a == "--print-realtime") gArgs.printRealtime = true;
+    else if (a == "--own-sigint") gArgs.ownSigint = true;
     else return usage();
   }
   if (gArgs.name.empty()) return usage();
@@ -230,6 +238,12 @@ int runMain(int argc, char** argv) {
     stmRunnableInfo_t cinfo;
     std::printf("stm-info-outside: %s\n", stmErrorCodeToString(stmGetRuntimeInfo(&cinfo)));
   }
+  if (gArgs.ownSigint) {
+    struct sigaction sa {};
+    sa.sa_handler = onOwnSigint;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+  }
   tactus::RunOutcome outcome;
   if (gArgs.useStm) {
     const stmErrorCode_t rc = stmEnterScheduler();
@@ -246,6 +260,7 @@ int runMain(int argc, char** argv) {
   }
   std::printf("status=%s peer=%s runs=%lld message=%s\n", tactus::runStatusName(outcome.status), outcome.peer.c_str(),
               gRuns.load(), outcome.message.c_str());
+  if (gArgs.ownSigint) std::printf("own-sigints=%d\n", static_cast<int>(gOwnSigints));
   if (gArgs.checkRegistration) {
     auto late = tactus::registerRunnable(kept.empty() ? "x" : kept.front(), [] {});
     std::printf("after-enter: %s: %s\n", late ? "ok" : tactus::errorCodeName(late.error().code),

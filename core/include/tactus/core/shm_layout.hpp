@@ -229,10 +229,13 @@ struct alignas(kCacheLine) ClientSlot {
   /// acknowledgement of each client that has any; written before state kEntered.
   std::atomic<std::uint32_t> switchCallbacks;
   std::atomic<std::uint32_t> refusal;  ///< kRefused: a Refusal (written before the state)
-  std::uint8_t reserved[32];
+  /// The signal (SIGINT, SIGTERM) whose default handler in libtactus asked the exit, written
+  /// before exitRequested; 0: exitScheduler was called by the application.
+  std::atomic<std::uint32_t> exitSignal;
+  std::uint8_t reserved[28];
 };
 static_assert(sizeof(ClientSlot) == kCacheLine);
-static_assert(offsetof(ClientSlot, refusal) == 28);
+static_assert(offsetof(ClientSlot, refusal) == 28 && offsetof(ClientSlot, exitSignal) == 32);
 
 /// Per worker (one per client and hardware resource it uses): the event ring's indices.
 struct alignas(kCacheLine) WorkerSlot {
