@@ -594,12 +594,13 @@ TEST_CASE("a submitter runs before its work's CPU predecessor in another process
   // still ran after Sense (runAndCheck checked every edge).
   CHECK(early >= 50);
   // An early submitter leaves Sense's fence unreached behind it, so Brain's stream (whose only
-  // fence wait is Infer's on Sense) must have blocked in that wait: at least in most of the early
-  // iterations (a stream thread preempted until Sense ended does not block). A stream that skipped
-  // the wait would count none. The stand-in counts them; -1 on a GPU.
+  // fence wait is Infer's on Sense) must have blocked in that wait in some of the early
+  // iterations. A stream that skipped the wait would count none; how many block depends on the
+  // stand-in's stream thread being scheduled before Sense ends (42 of 92 under ASan at -O0 in CI),
+  // so any is the bound. The stand-in counts them; -1 on a GPU.
   const long long blocked = field(readFile(run.out("Brain")), "value-waits-blocked");
   INFO("early " << early << ", value waits that blocked " << blocked);
-  if (blocked != -1) CHECK(blocked >= early / 2);
+  if (blocked != -1) CHECK(blocked > 0);
 }
 
 TEST_CASE("GPU work orders across three processes and two streams", "[gpu][order]") {
