@@ -196,7 +196,7 @@ if want sample; then
       for f in sample-master sample-y sample-x; do echo "== $f" >>"$log"; cat "$work/$f.out" >>"$log"; done
       if [ $mrc -ne 0 ] || [ $yrc -ne 0 ] || [ $xrc -ne 0 ]; then
         fail sample "exit statuses master $mrc, clientGpuY $yrc, clientGpuX $xrc: $(tail -1 "$work/sample-master.out")"
-      elif part sample-order 60 "$build/tests/support/tactus-check-log" --gpu-slack-ns 20000 "$sched" "$slog" "$frames"; then
+      elif part sample-order 60 "$build/tests/support/tactus-check-log" --gpu-slack-ns 20000 --gpu-drift-ppm 50 "$sched" "$slog" "$frames"; then
         say "sample: ok: $frames frames of STM's two-process GPU sample; $(tail -1 "$work/sample-order.out")"
       cp "$sched" "$slog" "$out/" 2>/dev/null
       else

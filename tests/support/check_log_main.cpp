@@ -3,10 +3,12 @@
 // release + StartTime), over the iterations the log completed. For scripts that run real
 // programs outside the test executables (scripts/device-check.sh); never shipped.
 //
-//   tactus-check-log [--gpu-slack-ns N] SCHEDULE.tsched LOG.tlog [MIN_ITERATIONS]
+//   tactus-check-log [--gpu-slack-ns N] [--gpu-drift-ppm P] SCHEDULE.tsched LOG.tlog [MIN_ITERATIONS]
 //
 // --gpu-slack-ns: how far an order between GPU work (its logged times are GPU stamps moved onto
-// the host's clock by a measured offset) and a CPU time may be off (default 0: exact).
+// the host's clock by an offset measured once at start) and a CPU time may be off (default 0:
+// exact); --gpu-drift-ppm: and, beyond that, P millionths of the time since the run started
+// (the GPU's timer and CLOCK_MONOTONIC drift apart: 25 us after 9 s of a run on an H100).
 // Prints `order ok: N iterations, M runs` (exit 0), or the first problem (exit 1); exit 2 on a bad
 // command line or a file it cannot read. Both say how far the largest order across the two clocks
 // was off.
@@ -21,19 +23,24 @@
 #include "tactus/core/schedule_file.hpp"
 
 int main(int argc, char** argv) try {
-  std::int64_t slackNs = 0;
-  if (argc >= 3 && std::string(argv[1]) == "--gpu-slack-ns") {
+  std::int64_t slackNs = 0, driftPpm = 0;
+  while (argc >= 3 && (std::string(argv[1]) == "--gpu-slack-ns" || std::string(argv[1]) == "--gpu-drift-ppm")) {
+    const bool slack = std::string(argv[1]) == "--gpu-slack-ns";
     char* end = nullptr;
-    slackNs = std::strtoll(argv[2], &end, 10);
-    if (end == argv[2] || *end != '\0' || slackNs < 0) {
-      std::fprintf(stderr, "tactus-check-log: --gpu-slack-ns takes nanoseconds (0 or more), got '%s'\n", argv[2]);
+    const long long value = std::strtoll(argv[2], &end, 10);
+    if (end == argv[2] || *end != '\0' || value < 0) {
+      std::fprintf(stderr, "tactus-check-log: %s takes %s (0 or more), got '%s'\n", argv[1],
+                   slack ? "nanoseconds" : "millionths", argv[2]);
       return 2;
     }
+    (slack ? slackNs : driftPpm) = value;
     argv += 2;
     argc -= 2;
   }
   if (argc < 3 || argc > 4) {
-    std::fprintf(stderr, "usage: tactus-check-log [--gpu-slack-ns N] SCHEDULE.tsched LOG.tlog [MIN_ITERATIONS]\n");
+    std::fprintf(stderr,
+                 "usage: tactus-check-log [--gpu-slack-ns N] [--gpu-drift-ppm P] SCHEDULE.tsched LOG.tlog "
+                 "[MIN_ITERATIONS]\n");
     return 2;
   }
   const auto schedule = tactus::loadScheduleFile(argv[1]);
@@ -74,9 +81,10 @@ int main(int argc, char** argv) try {
     return r.kind == static_cast<std::uint16_t>(tactus::EventKind::kRun) && r.iteration >= iterations;
   });
   std::int64_t skewNs = 0;
-  const std::string problem = tactus::test::checkLog(*schedule, complete, iterations, slackNs, &skewNs);
+  const std::string problem = tactus::test::checkLog(*schedule, complete, iterations, slackNs, &skewNs, driftPpm);
   const std::string clocks = "; largest order across the CPU and GPU clocks off by " + std::to_string(skewNs) +
-                             " ns (allowed " + std::to_string(slackNs) + " ns)";
+                             " ns (allowed " + std::to_string(slackNs) + " ns + " + std::to_string(driftPpm) +
+                             " ppm of the time since the run started)";
   if (!problem.empty()) {
     std::printf("order violated: %s%s\n", problem.c_str(), clocks.c_str());
     return 1;

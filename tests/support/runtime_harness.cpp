@@ -377,7 +377,7 @@ bool waitForPath(const std::string& path, int timeoutMs) {
 }
 
 std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t iterations, std::int64_t gpuSlackNs,
-                     std::int64_t* crossClockSkewNs) {
+                     std::int64_t* crossClockSkewNs, std::int64_t gpuDriftPpm) {
   const std::size_t n = s.instances.size();
   const auto onGpu = [&](std::size_t i) {
     return s.runnables[s.instances[InstanceId{static_cast<std::uint32_t>(i)}].runnable].kind ==
@@ -390,12 +390,14 @@ std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t itera
     return r.kind == RunnableKind::kSubmittee &&
            r.submittedBy == s.instances[InstanceId{static_cast<std::uint32_t>(d)}].runnable;
   };
-  // How far `later` may precede `earlier` (0, or the slack where one side is GPU work).
+  // How far `later` may precede `earlier` (0, or the slack where one side is GPU work: the
+  // offset's uncertainty plus the drift since the run started).
   std::int64_t skew = 0;
   const auto allowed = [&](bool gpuA, bool gpuB, std::int64_t earlier, std::int64_t later) {
     if (gpuA == gpuB) return later >= earlier;
     skew = std::max(skew, earlier - later);
-    return later >= earlier - gpuSlackNs;
+    const std::int64_t elapsed = std::max<std::int64_t>(0, earlier - log.header.runStartNs);
+    return later >= earlier - gpuSlackNs - elapsed / 1'000'000 * gpuDriftPpm;
   };
   struct Report {
     std::int64_t* out;

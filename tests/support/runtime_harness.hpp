@@ -117,9 +117,11 @@ bool waitForPath(const std::string& path, int timeoutMs);
 /// across iterations), after its dependencies, and not before its frame's release + StartTime.
 /// Returns "" when all holds, else the first problem. On a GPU the logged times of GPU work are
 /// its stamps moved onto the host's clock by a measured offset: an order between GPU work and a
-/// CPU time (a runnable's end, a release) holds to within `gpuSlackNs` (0: exactly), and the
-/// largest amount such an order was off by goes to `crossClockSkewNs` when given.
+/// CPU time (a runnable's end, a release) holds to within `gpuSlackNs` plus `gpuDriftPpm` of the
+/// time since the run started (the offset is measured once; the two clocks then drift apart), and
+/// the largest amount such an order was off by goes to `crossClockSkewNs` when given.
 std::string checkLog(const Schedule& schedule, const EventLog& log, std::uint64_t iterations,
-                     std::int64_t gpuSlackNs = 0, std::int64_t* crossClockSkewNs = nullptr);
+                     std::int64_t gpuSlackNs = 0, std::int64_t* crossClockSkewNs = nullptr,
+                     std::int64_t gpuDriftPpm = 0);
 
 }  // namespace tactus::test
