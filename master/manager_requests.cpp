@@ -7,7 +7,7 @@
 #include <new>
 #include <thread>
 
-#include "managed_run.hpp"
+#include "run.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
@@ -20,7 +20,7 @@ using shm::ManagerResult;
 using shm::SegmentState;
 using shm::StopReason;
 
-std::string ManagedRun::loadedList() const {
+std::string Run::loadedList() const {
   std::string list;
   for (const auto& m : modes_) {
     list += (list.empty() ? "" : ", ") + std::to_string(m->schedule.identifier) + " (" + m->path + ")";
@@ -28,14 +28,14 @@ std::string ManagedRun::loadedList() const {
   return list;
 }
 
-Mode* ManagedRun::byIdentifier(std::uint32_t id) {
+Mode* Run::byIdentifier(std::uint32_t id) {
   for (auto& m : modes_) {
     if (m->schedule.identifier == id) return m.get();
   }
   return nullptr;
 }
 
-Mode* ManagedRun::runningMode() {
+Mode* Run::runningMode() {
   for (auto& m : modes_) {
     if (m->running) return m.get();
   }
@@ -43,7 +43,7 @@ Mode* ManagedRun::runningMode() {
 }
 
 // The manager channel's segment: a stale one (its master gone) is replaced, a live master's refused.
-Result<void> ManagedRun::createChannel() {
+Result<void> Run::createChannel() {
   const std::string name = shm::managerInstanceName(o_.instance);
   auto created = ipc::Segment::create(name, sizeof(shm::ManagerChannel));
   if (!created && created.error().code == ErrorCode::kAlreadyExists) {
@@ -76,7 +76,7 @@ Result<void> ManagedRun::createChannel() {
   return {};
 }
 
-void ManagedRun::publishChannelResult(std::uint32_t seq, const Answer& answer) {
+void Run::publishChannelResult(std::uint32_t seq, const Answer& answer) {
   const std::size_t n = std::min(answer.message.size(), shm::kManagerMessageSize - 1);
   std::memcpy(channel_->message, answer.message.data(), n);
   channel_->message[n] = '\0';
@@ -85,7 +85,7 @@ void ManagedRun::publishChannelResult(std::uint32_t seq, const Answer& answer) {
   ipc::futexWake(channel_->resultSeq);
 }
 
-Answer ManagedRun::handle(const Request& r) {
+Answer Run::handle(const Request& r) {
   auto unknown = [&](std::uint32_t id) {
     return Answer{ManagerResult::kUnknownSchedule,
                   "no schedule has identifier " + std::to_string(id) + " (loaded: " + loadedList() + ")"};
@@ -146,7 +146,7 @@ Answer ManagedRun::handle(const Request& r) {
 }
 
 // Joins a switch thread that has finished and publishes its answer; false while one still works.
-bool ManagedRun::answerFinished() {
+bool Run::answerFinished() {
   if (switcherBusy_.load()) return false;
   if (answerPending_) {
     answerPending_ = false;
@@ -172,7 +172,7 @@ bool ManagedRun::answerFinished() {
 }
 
 // Takes a new request from the channel and hands it to the switch thread (one at a time).
-void ManagedRun::takeRequest() {
+void Run::takeRequest() {
   if (!answerFinished() || exitEnd_) return;
   // Status words, refreshed every round.
   if (Mode* running = runningMode()) {
@@ -203,7 +203,7 @@ void ManagedRun::takeRequest() {
 }
 
 // Hands a request (the manager's, or a policy rule's) to the switch thread; it must be idle.
-void ManagedRun::launch(const Request& r) {
+void Run::launch(const Request& r) {
   pendingRule_ = r.rule;
   answerPending_ = true;
   switcherBusy_.store(true);
@@ -217,7 +217,7 @@ void ManagedRun::launch(const Request& r) {
 
 // The switch thread: answers one request at a time until stopSwitcher (a request handed over
 // before is answered first).
-void ManagedRun::switcherLoop() {
+void Run::switcherLoop() {
   std::unique_lock<std::mutex> lock(jobLock_);
   for (;;) {
     jobReady_.wait(lock, [this] { return job_.has_value() || quitSwitcher_; });
@@ -234,7 +234,7 @@ void ManagedRun::switcherLoop() {
 }
 
 // Ends the switch thread once it has answered what it was handed.
-void ManagedRun::stopSwitcher() {
+void Run::stopSwitcher() {
   {
     std::lock_guard<std::mutex> lock(jobLock_);
     quitSwitcher_ = true;

@@ -59,15 +59,12 @@ std::span<const OptionSpec> masterOptionSpecs();
 /// The usage text for --help.
 std::string masterUsage();
 
-/// Runs several schedules under a schedule manager (-N): managed_run.cpp. Called by runMaster.
-int runManaged(const MasterOptions& options, std::ostream& out, std::ostream& err);
-
 /// Applies -P (SCHED_FIFO priority), -c (core) and -M (mlockall) to the master process, before
 /// its threads start (they inherit them); kExitOk, or kExitBadInput with the reason on `err`.
 int setUpMasterProcess(const MasterOptions& options, std::ostream& err);
 
-/// Loads, verifies and runs the schedule. Messages go to `err` (and progress to `out` with -v).
-/// Returns the exit code.
+/// Loads, verifies and runs the schedules (run.hpp: the one run of every kind). Messages go to
+/// `err` (and progress to `out` with -v). Returns the exit code.
 int runMaster(const MasterOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace tactus::master

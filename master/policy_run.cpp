@@ -13,7 +13,7 @@
 #include <bitset>
 #include <ostream>
 
-#include "managed_run.hpp"
+#include "run.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 
@@ -34,7 +34,7 @@ ClientId clientIndex(const Schedule& s, const std::string& name) {
 
 }  // namespace
 
-Result<void> ManagedRun::loadPolicy() {
+Result<void> Run::loadPolicy() {
   if (o_.policyPath.empty()) return {};
   std::vector<const Schedule*> schedules;
   for (const auto& m : modes_) schedules.push_back(&m->schedule);
@@ -63,7 +63,7 @@ Result<void> ManagedRun::loadPolicy() {
   return {};
 }
 
-std::string ManagedRun::deadClientOf(const Mode& mode) const {
+std::string Run::deadClientOf(const Mode& mode) const {
   std::lock_guard<std::mutex> lock(deadLock_);
   for (const std::string& name : deadClients_) {
     if (clientIndex(mode.schedule, name) != kNone) return name;
@@ -73,7 +73,7 @@ std::string ManagedRun::deadClientOf(const Mode& mode) const {
 
 // Called by the monitor loop with a schedule's end: a client's death that a rule covers is
 // excused (nothing returned) and its switch queued; any other end is returned unchanged.
-std::optional<RunEnd> ManagedRun::excuseDeadClient(Mode& mode, const RunEnd& end) {
+std::optional<RunEnd> Run::excuseDeadClient(Mode& mode, const RunEnd& end) {
   if (!policy_ || end.reason != shm::StopReason::kPeerDied || end.client == kNone || !clientsEntered_.load())
     return end;
   const std::string name = mode.monitor->name(end.client);
@@ -109,7 +109,7 @@ std::optional<RunEnd> ManagedRun::excuseDeadClient(Mode& mode, const RunEnd& end
 }
 
 // Fires at most one rule while the switch thread is idle and the manager has nothing pending.
-void ManagedRun::evaluatePolicy() {
+void Run::evaluatePolicy() {
   // exitEnd_ only once the switch thread is idle: it writes it.
   if (!policy_ || runEnded_.load() || !answerFinished() || exitEnd_) return;
   Mode* running = runningMode();
@@ -158,7 +158,7 @@ void ManagedRun::evaluatePolicy() {
   }
 }
 
-void ManagedRun::logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs) {
+void Run::logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs) {
   const PolicyRule& rule = policy_->rules[static_cast<std::size_t>(r.rule)];
   EventRecord rec{static_cast<std::uint16_t>(EventKind::kPolicyDecision),
                   static_cast<std::uint16_t>(rule.trigger),

@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "managed_run.hpp"
+#include "run.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
@@ -21,8 +21,8 @@ using shm::ManagerResult;
 using shm::SegmentState;
 using shm::StopReason;
 
-void ManagedRun::logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration,
-                           std::uint32_t other, std::int64_t startNs, std::int64_t endNs) {
+void Run::logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration, std::uint32_t other,
+                    std::int64_t startNs, std::int64_t endNs) {
   std::lock_guard<std::mutex> lock(switchLock_);
   EventRecord r{
       static_cast<std::uint16_t>(kind), 0, index(he), static_cast<std::uint32_t>(iteration), other, startNs, endNs};
@@ -32,8 +32,8 @@ void ManagedRun::logSwitch(EventKind kind, const Mode& mode, HyperepochId he, st
 
 // Waits for a word the clients' workers count up; false when the run ended meanwhile, or `mode` was
 // aborted (a client it uses died: its count may never come).
-bool ManagedRun::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
-                          std::uint32_t target) {
+bool Run::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
+                   std::uint32_t target) {
   // Spins longer than a worker would: a switch waits here, and a futex wake costs tens of us.
   return ipc::waitForSequence(word, waiters, target, 200'000,
                               [&] { return runEnded_.load() || mode.control.aborted(); }) == ipc::WaitOutcome::kReached;
@@ -42,7 +42,7 @@ bool ManagedRun::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, st
 // Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
 // rollover (from != kNoSchedule) waits for every client's switch callbacks, then releases the
 // first frame at once on this thread (startHyperepochNow); a start releases at `startNs`.
-bool ManagedRun::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
   const shm::SegmentView& view = mode.owner->view();
   shm::SwitchSlot& sw = view.switching(he);
   if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
@@ -81,14 +81,14 @@ bool ManagedRun::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std
 
 // Workers asleep on a release that will not come look at stopAt now rather than after their
 // sleep slice, so they leave the activation promptly.
-void ManagedRun::wakeStoppedWorkers(const Mode& mode, HyperepochId he) {
+void Run::wakeStoppedWorkers(const Mode& mode, HyperepochId he) {
   const shm::SegmentView& view = mode.owner->view();
   for (const EpochId e : mode.schedule.hyperepochs[he].epochs) {
     if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
   }
 }
 
-void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
+void Run::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
   if (mode.plan.hyperepochs[he].instances.empty()) return;
   mode.releaser->requestHyperepochStop(he);
   mode.releaser->joinHyperepoch(he);  // asleep: its release thread ends once the last iteration did
@@ -104,7 +104,7 @@ void ManagedRun::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, c
   logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, to, r.takenNs, mode.releaser->hyperepochEndNs(he));
 }
 
-Answer ManagedRun::start(const Request& r, Mode& mode) {
+Answer Run::start(const Request& r, Mode& mode) {
   // Clients may still be coming: the start waits for them (the monitor loop ends the run at -t).
   while (!clientsEntered_.load()) {
     if (runEnded_.load())
@@ -122,7 +122,7 @@ Answer ManagedRun::start(const Request& r, Mode& mode) {
   return {ManagerResult::kOk, "started schedule " + std::to_string(mode.schedule.identifier)};
 }
 
-Answer ManagedRun::stop(const Request& r, Mode& mode, std::uint32_t to) {
+Answer Run::stop(const Request& r, Mode& mode, std::uint32_t to) {
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!mode.plan.hyperepochs[he].instances.empty()) mode.releaser->requestHyperepochStop(he);
   }
@@ -134,8 +134,8 @@ Answer ManagedRun::stop(const Request& r, Mode& mode, std::uint32_t to) {
 
 // Pairs the hyperepochs of `from` and `to` that share hardware (-1: none); "" when every
 // hyperepoch shares with at most one of the other schedule's, both ways.
-std::string ManagedRun::partitionProblem(const Mode& from, const Mode& to,
-                                         std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const {
+std::string Run::partitionProblem(const Mode& from, const Mode& to,
+                                  std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const {
   auto overlaps = [](const std::set<std::string>& a, const std::set<std::string>& b) {
     return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) != 0; });
   };
@@ -161,7 +161,7 @@ std::string ManagedRun::partitionProblem(const Mode& from, const Mode& to,
   return "";
 }
 
-Answer ManagedRun::rollover(const Request& r, Mode& from, Mode& to) {
+Answer Run::rollover(const Request& r, Mode& from, Mode& to) {
   std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
   if (std::string problem = partitionProblem(from, to, pairs); !problem.empty()) {
     return {ManagerResult::kNotSupported, "rollover " + std::to_string(to.schedule.identifier) + " " +

@@ -1,9 +1,29 @@
-// The managed run's shared declarations: one loaded schedule (Mode), a manager request and its
-// answer, and the ManagedRun class, whose parts live in managed_run.cpp (loading, the monitor loop,
-// the end), manager_requests.cpp (the channel and the manager's requests) and schedule_switch.cpp
-// (starting, stopping and rolling over hyperepochs).
+// The master's one run: 1..N schedules (several only under a schedule manager, -N) on one SoC of
+// 1..K (a multi-SoC schedule: one master per SoC, -x). Its parts: run.cpp (loading, publishing,
+// the monitor loop, the end), manager_requests.cpp (the manager's channel and requests),
+// schedule_switch.cpp (starting, stopping and rolling over hyperepochs), policy_run.cpp (the
+// switching policy, --policy), soc_run.cpp (a multi-SoC run's part of one SoC).
 //
-// Design
+// Every role exists once per schedule and applies in every kind of run:
+//   SegmentOwner   creates, publishes, watches for damage and removes a schedule's segment
+//   ClientMonitor  validates and watches every client (dead, refused, exit requests)
+//   StallWatch     names a client that makes no progress within its budget (stuck), and the one a
+//                  stop's grace waited for
+//   Releaser       one thread per hyperepoch releases frames on CLOCK_MONOTONIC
+//   LogDrain       empties the clients' and the release threads' event rings into the one log
+// and once per run: the monitor loop (clients coming, failures, signals with their grace, exit
+// requests, systemd's readiness and watchdog), the end (published in every segment, every segment
+// and the manager channel removed) and the event log.
+//
+// What differs between kinds of run is plugged into that one run:
+// - Activation: without a manager the one schedule starts at once when its clients have entered
+//   (and, multi-SoC, every SoC's master is ready) and the run ends at its frame limit or a stop
+//   request; with a manager (-N) nothing runs until the manager or the policy starts a schedule,
+//   and a stop request stops the running schedule at its iteration boundary.
+// - Iteration sync (multi-SoC): the SocRun is the releaser's IterationSync; the primary's
+//   iterations lead, the other SoCs' follow; its peers are watched in the monitor loop.
+//
+// Schedule switching (-N)
 // - One segment per schedule, each a complete single-schedule layout (shm_layout.hpp): schedule 0
 //   at the instance's name, schedule k at scheduleInstanceName(instance, k); the header's
 //   scheduleCount/scheduleIndex say which. Every role of the one-schedule master works on a
@@ -48,12 +68,14 @@
 #include <vector>
 
 #include "client_monitor.hpp"
+#include "idle_windows.hpp"
 #include "log_drain.hpp"
 #include "master.hpp"
 #include "policy_file.hpp"
 #include "releaser.hpp"
 #include "run_control.hpp"
 #include "segment_owner.hpp"
+#include "soc_run.hpp"
 #include "stall_watch.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -68,6 +90,8 @@ namespace tactus::master {
 constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 /// A plain start releases its first frame this long after the request (workers wake meanwhile).
 constexpr std::int64_t kStartLeadNs = 500'000;
+/// Without a manager: the first frame is released this long after every client entered.
+constexpr std::int64_t kFirstReleaseLeadNs = 2'000'000;
 
 /// One loaded schedule and the master's roles acting on its segment.
 struct Mode {
@@ -109,29 +133,40 @@ struct Answer {
   std::string message;
 };
 
-/// One run of several schedules under a schedule manager (tactus-master -N).
-class ManagedRun {
+/// The master's run (see the top of this file).
+class Run {
  public:
   /// `o` outlives the run; `out` and `err` take the master's lines.
-  ManagedRun(const MasterOptions& o, std::ostream& out, std::ostream& err) : o_(o), out_(out), err_(err) {}
-  ManagedRun(const ManagedRun&) = delete;
-  ManagedRun& operator=(const ManagedRun&) = delete;
+  Run(const MasterOptions& o, std::ostream& out, std::ostream& err);
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
   /// Stops what still runs and removes the manager channel.
-  ~ManagedRun();
+  ~Run();
   /// Loads, publishes and runs until the manager, a signal or a fault ends the run; the exit code.
   int execute();
 
  private:
-  // managed_run.cpp: loading, watching, the end.
+  // run.cpp: loading, watching, the end.
+  bool managed() const { return !o_.managerName.empty(); }
   Result<void> load();
+  Result<std::unique_ptr<Mode>> loadMode(const std::string& path);
+  Result<void> checkSoc(Mode& mode);
   int publishAll();
+  Result<void> publishMode(std::uint32_t k, std::uint32_t flags);
   std::optional<RunEnd> superviseUntilEnd();
+  std::optional<RunEnd> awaitClients(std::int64_t deadline, std::int64_t socDeadline);
+  void startRun();
+  std::optional<RunEnd> handleExitRequests();
+  std::optional<RunEnd> endOfFrames();
+  std::int64_t sleepNs() const;
   int closeRun(const std::optional<RunEnd>& end);
+  void waitForClientsToLeave();
+  void reportTotals(const std::string& message);
   std::optional<RunEnd> watch(bool beforeRun);
   std::optional<RunEnd> watchManager();
   std::optional<RunEnd> stopBySignal();
   bool stopped(const Mode& mode) const;
-  void drainAll();
+  std::optional<RunEnd> drainAll();
   bool allEntered() const;
   int finish(const RunEnd& end);
   void endEverywhere(const RunEnd& end);
@@ -173,6 +208,11 @@ class ManagedRun {
   std::ostream& err_;
   std::vector<std::unique_ptr<Mode>> modes_;
   EventLogWriter log_;
+  std::string instance_;                     // schedule 0's segment: -D, or its SoC's (socInstanceName)
+  std::optional<SocRunOptions> socOptions_;  // a multi-SoC run's
+  std::unique_ptr<SocRun> soc_;              // after modes_: it refers to schedule 0's roles
+  std::optional<IdleWindows> windows_;       // without a manager: when the monitor loop wakes during the run
+  std::int64_t runStartNs_ = 0;              // without a manager: frame 0's release
   ipc::Segment channelSegment_;
   shm::ManagerChannel* channel_ = nullptr;
   bool channelOwned_ = false;

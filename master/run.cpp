@@ -1,0 +1,658 @@
+// tactus-master's run (run.hpp): loading and verifying the schedules, publishing their segments,
+// the monitor loop and the end of the run, for every kind of run: one schedule or several under a
+// schedule manager, on one machine or one SoC of several. What a deployment needs is the same in
+// each: group mode and kept event logs (deploy_env.hpp), systemd's readiness, watchdog and
+// stopping (notify.hpp).
+#include "run.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string_view>
+
+#include "deploy_env.hpp"
+#include "notify.hpp"
+#include "tactus/core/file_io.hpp"
+#include "tactus/core/limits.hpp"
+#include "tactus/core/schedule_file.hpp"
+#include "tactus/core/text.hpp"
+#include "tactus/core/verify.hpp"
+#include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
+#include "tactus/soc_link/soc_link.hpp"
+
+namespace tactus::master {
+
+using shm::ManagerOp;
+using shm::ManagerResult;
+using shm::SegmentState;
+using shm::StopReason;
+
+namespace {
+
+// Signal state shared with the async-signal handler: only lock-free atomics and a futex wake.
+std::atomic<int> gSignal{0};
+std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
+
+void onStopSignal(int sig) {
+  gSignal.store(sig, std::memory_order_relaxed);
+  if (auto* word = gAttention.load(std::memory_order_relaxed)) ipc::signalWord(*word);
+}
+
+constexpr std::int64_t kSliceNs = 2'000'000;       // the monitor loop's longest sleep (a manager's requests)
+constexpr std::int64_t kWaitSliceNs = 10'000'000;  // ... while the clients come, without a manager
+constexpr std::int64_t kClientExitWaitNs = 1'000'000'000;
+constexpr std::int64_t kSwitcherEndWaitNs = 2'000'000'000;  // how long an ending run waits for a request's answer
+
+}  // namespace
+
+Run::Run(const MasterOptions& o, std::ostream& out, std::ostream& err)
+    : o_(o), out_(out), err_(err), instance_(o.instance) {}
+
+Run::~Run() {
+  runEnded_.store(true);
+  for (auto& m : modes_) m->control.abort();
+  stopSwitcher();
+  gAttention.store(nullptr);
+  if (channelOwned_) ipc::removeSegment(shm::managerInstanceName(o_.instance));
+}
+
+Result<std::unique_ptr<Mode>> Run::loadMode(const std::string& path) {
+  auto mode = std::make_unique<Mode>();
+  mode->path = path;
+  auto text = readRegularFile(path, "schedule file", kMaxScheduleFileBytes);
+  if (!text) return text.error();
+  mode->text = std::move(*text);
+  auto schedule = readSchedule(mode->text, path, &mode->contentHash);
+  if (!schedule) return schedule.error();
+  mode->schedule = std::move(*schedule);
+  VerifyReport report = verifySchedule(mode->schedule);
+  if (!report.ok()) {
+    std::string message = path + ": the schedule fails verification:";
+    for (const std::string& e : report.errors) message += "\n  " + e;
+    return fail(ErrorCode::kVerification, message);
+  }
+  if (o_.verbose) {
+    for (const std::string& w : report.warnings) err_ << "tactus-master: warning: " << w << "\n";
+  }
+  auto plan = makeRunPlan(mode->schedule);
+  if (!plan) return fail(plan.error().code, path + ": " + plan.error().message);
+  mode->plan = std::move(*plan);
+  if (mode->schedule.clients.empty()) return fail(ErrorCode::kValidation, path + ": the schedule has no clients");
+  // What schedule switching needs to know of each hyperepoch.
+  const Schedule& s = mode->schedule;
+  const auto hyperepochs = static_cast<std::uint32_t>(s.hyperepochs.size());
+  mode->nextIteration.assign(hyperepochs, 0);
+  mode->activations.assign(hyperepochs, 0);
+  mode->acksExpected.assign(hyperepochs, 0);
+  mode->workersIn.assign(hyperepochs, 0);
+  mode->clientsWith.assign(hyperepochs, {});
+  mode->hardware.assign(hyperepochs, {});
+  IdVector<HyperepochId, std::set<ClientId>> clients(hyperepochs);
+  for (const WorkerPlan& w : mode->plan.workers) {
+    ++mode->workersIn[w.hyperepoch];
+    clients[w.hyperepoch].insert(w.client);
+  }
+  for (HyperepochId he : s.hyperepochs.ids()) {
+    mode->clientsWith[he].assign(clients[he].begin(), clients[he].end());
+    for (const ResourceId r : s.hyperepochs[he].resources) {
+      const ResourceInfo& res = s.resources[r];
+      if (res.kind == ResourceKind::kCpu || res.kind == ResourceKind::kGpu) mode->hardware[he].insert(res.name);
+    }
+  }
+  return mode;
+}
+
+Result<void> Run::load() {
+  for (const std::string& path : o_.schedulePaths) {
+    auto mode = loadMode(path);
+    if (!mode) return mode.error();
+    for (const auto& other : modes_) {
+      if (other->schedule.identifier == (*mode)->schedule.identifier) {
+        // Whole paths (a path cut at quoted's default 60 bytes named neither file in a deep directory).
+        return fail(ErrorCode::kValidation, "schedules " + quoted(other->path, 4096) + " and " + quoted(path, 4096) +
+                                                " have the same identifier " +
+                                                std::to_string((*mode)->schedule.identifier) +
+                                                "; every schedule of a manager needs its own (tactus-compile --id)");
+      }
+    }
+    if (auto ok = checkSoc(**mode); !ok) return ok.error();
+    modes_.push_back(std::move(*mode));
+  }
+  return {};
+}
+
+// -x, --primary against the schedule's SoCs; for a multi-SoC schedule, this SoC's segment name
+// and the plan restricted to this SoC.
+Result<void> Run::checkSoc(Mode& mode) {
+  const std::string& path = mode.path;
+  const Schedule& s = mode.schedule;
+  if (s.socs.empty()) {
+    if (!o_.soc.empty() || !o_.primarySoc.empty())
+      return fail(ErrorCode::kValidation, path + ": " + (o_.soc.empty() ? "--primary " : "-x ") +
+                                              quoted(o_.soc.empty() ? o_.primarySoc : o_.soc) +
+                                              " given, but schedule " + quoted(s.name) +
+                                              " has no SoCs (it runs on one machine)");
+    return {};
+  }
+  if (managed())
+    return fail(ErrorCode::kValidation, path + ": schedule " + quoted(s.name) +
+                                            " is a multi-SoC schedule: a schedule manager (-N) runs schedules "
+                                            "of one machine only");
+  std::string names;
+  for (const SocInfo& soc : s.socs) names += (names.empty() ? "" : ", ") + quoted(soc.name);
+  const std::string what = "schedule " + quoted(s.name) + " is a multi-SoC schedule (SoCs " + names + ")";
+  if (o_.soc.empty())
+    return fail(ErrorCode::kValidation, path + ": " + what + ": start one master per SoC with -x SOC");
+  for (const std::string* given : {&o_.soc, &o_.primarySoc}) {
+    if (given->empty()) continue;
+    const bool known =
+        std::any_of(s.socs.begin(), s.socs.end(), [&](const SocInfo& soc) { return soc.name == *given; });
+    if (!known) {
+      std::string msg = path + ": " + (given == &o_.soc ? "-x " : "--primary ") + quoted(*given);
+      msg += " names no SoC of schedule " + quoted(s.name);
+      msg += " (its SoCs: " + names + ")";
+      return fail(ErrorCode::kValidation, msg);
+    }
+  }
+  if (!soc_link::available()) return fail(ErrorCode::kValidation, path + ": " + what + ": " + soc_link::missingText());
+  SocRunOptions so;
+  for (std::uint32_t k = 0; k < s.socs.size(); ++k) {
+    if (s.socs[k].name == o_.soc) so.soc = k;
+    if (s.socs[k].name == o_.primarySoc) so.primary = k;
+  }
+  so.domain = static_cast<std::uint32_t>(o_.ddsDomain);
+  so.livelinessNs = o_.socTimeoutUs * 1000;
+  const bool hasClients =
+      std::any_of(s.clients.begin(), s.clients.end(), [&](const ClientInfo& c) { return c.soc == so.soc; });
+  if (!hasClients) return fail(ErrorCode::kValidation, path + ": SoC " + quoted(o_.soc) + " has no clients");
+  instance_ = shm::socInstanceName(o_.instance, so.soc);
+  if (auto ok = ipc::validateInstanceName(instance_); !ok)
+    return fail(ErrorCode::kValidation,
+                "-D " + quoted(o_.instance) + " is too long for SoC segment names (" + ok.error().message + ")");
+  // This master's release threads wait for its own SoC's instances only.
+  restrictPlanToSoc(mode.plan, s, so.soc);
+  socOptions_ = so;
+  if (so.soc != so.primary && o_.iterations != 0) {
+    err_ << "tactus-master: warning: -e " << o_.iterations << " is ignored on SoC " << quoted(o_.soc)
+         << ": the -e of the primary SoC " << quoted(s.socs[so.primary].name)
+         << " decides the last iteration of every SoC\n";
+  }
+  return {};
+}
+
+std::optional<RunEnd> Run::watch(bool beforeRun) {
+  for (auto& m : modes_) {
+    if (auto damage = m->owner->checkDamage()) return damage;
+  }
+  // With several schedules an end names the schedule it was found in.
+  const auto named = [&](const Mode& m, RunEnd end) {
+    if (managed()) end.message = "schedule " + std::to_string(m.schedule.identifier) + ": " + end.message;
+    return end;
+  };
+  for (auto& m : modes_) {
+    if (auto end = m->monitor->check(beforeRun)) {
+      end = excuseDeadClient(*m, *end);
+      if (!end) continue;
+      return named(*m, *end);
+    }
+  }
+  // A client that makes no progress: only a running schedule's release threads wait for one.
+  const std::int64_t now = ipc::monotonicNs();
+  for (auto& m : modes_) {
+    if (auto end = m->stalls->stuck(now)) return named(*m, *end);
+  }
+  if (soc_) {
+    if (auto end = soc_->checkPeers()) return end;
+  }
+  return managed() ? watchManager() : std::nullopt;
+}
+
+// Whether every hyperepoch of `mode` has stopped (its release threads have left their loops).
+bool Run::stopped(const Mode& mode) const {
+  if (!managed()) return mode.releaser->finished();
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
+    if (!mode.releaser->hyperepochFinished(he)) return false;
+  }
+  return true;
+}
+
+// SIGTERM or SIGINT: the running schedule stops at its iteration boundary; a client that does
+// not finish its iteration within the grace is named and left behind. The end once the schedule
+// stopped or the grace ran out, nothing meanwhile.
+std::optional<RunEnd> Run::stopBySignal() {
+  const std::int64_t now = ipc::monotonicNs();
+  if (!runStarted_)
+    return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone,
+                  "the master was stopped by a signal before the run started"};
+  // A switch in flight owns the schedules' state until it answers (at most the grace).
+  Mode* running = switcherBusy_.load() ? nullptr : runningMode();
+  if (signalAtNs_ == 0) {
+    signalAtNs_ = now;
+    for (auto& m : modes_) m->owner->markStopping(StopReason::kSignal);
+    if (!managed()) {
+      running->control.requestStop(StopReason::kSignal, kNone);
+      if (soc_) soc_->requestStop();  // a follower: the primary stops every SoC
+    } else if (running) {
+      for (HyperepochId he : running->schedule.hyperepochs.ids()) {
+        if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
+      }
+    }
+  }
+  const std::string message = "the master was stopped by a signal";
+  if (!switcherBusy_.load() && (running == nullptr || stopped(*running)))
+    return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, message};
+  if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
+  ClientId c = kNone;
+  const std::string blocker = running != nullptr ? running->stalls->graceText(c) : "";
+  return RunEnd{
+      SegmentState::kFinished, StopReason::kSignal, c,
+      message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs) : blocker)};
+}
+
+// A manager that claimed the channel and died ends the run; one that detached does not.
+std::optional<RunEnd> Run::watchManager() {
+  const std::uint32_t pid = channel_->managerPid.load(std::memory_order_acquire);
+  if (pid != managerPid_) {
+    managerPid_ = pid;
+    // The start time comes from /proc, not from the channel: a second manager that tries to
+    // attach writes the channel's copy before it loses the claim.
+    managerWatch_ = pid == 0
+                        ? ipc::ProcessWatch()
+                        : ipc::ProcessWatch(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)));
+  }
+  if (pid != 0 && managerWatch_.exited() && channel_->managerPid.load() == pid) {
+    return RunEnd{SegmentState::kAborted, StopReason::kPeerDied, kNone,
+                  "the schedule manager " + quoted(o_.managerName) + " (pid " + std::to_string(pid) + ") died"};
+  }
+  return std::nullopt;
+}
+
+bool Run::allEntered() const {
+  return std::all_of(modes_.begin(), modes_.end(), [](const auto& m) { return m->monitor->allEntered(); });
+}
+
+// Empties every schedule's rings (and the switch thread's records) into the log; an end when the
+// log cannot take them.
+std::optional<RunEnd> Run::drainAll() {
+  for (auto& m : modes_) {
+    if (managed()) log_.setScheduleTag(m->schedule.identifier);
+    if (auto failure = m->drain->drain(m->releaser->eventRings())) {
+      log_.setScheduleTag(-1);
+      return failure;
+    }
+  }
+  log_.setScheduleTag(-1);
+  std::vector<EventRecord> events;
+  {
+    std::lock_guard<std::mutex> lock(switchLock_);
+    events.swap(switchEvents_);
+  }
+  if (log_.isOpen()) log_.append(events.data(), events.size());
+  return std::nullopt;
+}
+
+// Why the run ended ("" while it runs): ": " and the end's message, for a request's answer.
+std::string Run::endedBecause() const {
+  std::lock_guard<std::mutex> lock(endLock_);
+  return endMessage_.empty() ? std::string() : ": " + endMessage_;
+}
+
+// Publishes the end in every schedule's segment, the client it names translated to each schedule.
+void Run::endEverywhere(const RunEnd& end) {
+  {
+    std::lock_guard<std::mutex> lock(endLock_);
+    if (endMessage_.empty()) endMessage_ = end.message;
+  }
+  if (runEnded_.exchange(true)) return;
+  std::string clientName;
+  for (auto& m : modes_) m->control.abort();
+  for (auto& m : modes_) {
+    if (end.client != kNone && clientName.empty() && m->schedule.clients.contains(end.client) &&
+        end.message.find(quoted(m->schedule.clients[end.client].name)) != std::string::npos) {
+      clientName = m->schedule.clients[end.client].name;
+    }
+  }
+  for (auto& m : modes_) {
+    RunEnd local = end;
+    if (modes_.size() > 1) {
+      local.client = kNone;
+      for (ClientId c : m->schedule.clients.ids()) {
+        if (!clientName.empty() && m->schedule.clients[c].name == clientName) local.client = c;
+      }
+    }
+    m->owner->publishEnd(local);
+  }
+  if (!managed()) return;
+  // A request the end cut short (its waits see the abort) is answered before the channel says
+  // the run ended, so the manager learns why (e.g. the client a rollover waited for died).
+  const std::int64_t answerBy = ipc::monotonicNs() + kSwitcherEndWaitNs;
+  while (switcherBusy_.load() && ipc::monotonicNs() < answerBy) ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
+  (void)answerFinished();
+  if (channel_ != nullptr) {
+    channel_->open.store(2, std::memory_order_seq_cst);
+    ipc::futexWake(channel_->open);
+    ipc::futexWake(channel_->resultSeq);
+  }
+}
+
+int Run::finish(const RunEnd& end) {
+  endEverywhere(end);
+  return end.reason == StopReason::kSignal || end.reason == StopReason::kExitRequested ||
+                 end.reason == StopReason::kFrameLimit
+             ? kExitOk
+             : kExitRunFailed;
+}
+
+int Run::execute() {
+  if (auto ok = load(); !ok) {
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    return kExitBadInput;
+  }
+  if (auto ok = loadPolicy(); !ok) {
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    return kExitBadInput;
+  }
+  if (const int code = publishAll(); code != kExitOk) return code;
+  return closeRun(superviseUntilEnd());
+}
+
+// Creates and describes schedule k's segment with its roles (monitor, drain, releaser, stall watch).
+Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
+  Mode& m = *modes_[k];
+  const shm::LayoutCounts counts = layoutCounts(m.schedule, m.plan, m.text.size());
+  const std::string segmentName = socOptions_ ? instance_ : shm::scheduleInstanceName(o_.instance, k);
+  m.owner = std::make_unique<SegmentOwner>(segmentName, err_);
+  if (auto ok = m.owner->create(counts); !ok) return ok;
+  if (auto ok = shareSegmentWithGroup(segmentName); !ok) return ok;  // deploy_env.cpp: TACTUS_SEGMENT_GROUP
+  const shm::SegmentView& view = m.owner->view();
+  if (managed()) m.owner->describeSchedules(static_cast<std::uint32_t>(modes_.size()), k);
+  m.owner->describe(flags, m.contentHash, m.schedule.identifier, m.text);
+  // Under a manager every hyperepoch waits for a start; without one it runs to -e. A follower
+  // SoC's workers stop where the primary's stop sample says (SocRun, followLoop), never at its own
+  // -e: a smaller one would stop this SoC's clients while the other SoCs wait for them.
+  const bool follower = socOptions_ && socOptions_->soc != socOptions_->primary;
+  const std::uint64_t limit = managed()                        ? 0
+                              : o_.iterations == 0 || follower ? std::numeric_limits<std::uint64_t>::max()
+                                                               : o_.iterations;
+  for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(limit);
+  m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
+  m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);
+  // A multi-SoC run leaves its release threads unpinned: with two SoCs' masters on one machine
+  // (the tests, the benchmark) pinning measured slower for the cross-SoC hand-off.
+  const bool pinReleases = o_.core < 0 && !o_.noPinning && !socOptions_;
+  m.releaser = std::make_unique<Releaser>(view, m.schedule, m.plan, o_.freeRunning, m.control, pinReleases);
+  m.stalls = std::make_unique<StallWatch>(m.schedule, m.plan, view, *m.releaser, *m.monitor, o_.timeoutUs);
+  if (socOptions_) {  // a multi-SoC run: soc_run.hpp
+    for (ClientId c : m.schedule.clients.ids())
+      if (m.schedule.clients[c].soc != socOptions_->soc) m.monitor->setRemote(c);
+    soc_ = std::make_unique<SocRun>(m.schedule, m.plan, view, m.control, *socOptions_);
+    if (auto ok = soc_->open(); !ok) return ok;
+    m.releaser->setSync(soc_.get());
+  }
+  return {};
+}
+
+// Sets up the process (signals, -P, -c, -M), creates every schedule's segment with its roles,
+// the manager channel and the event log, then publishes them (the primary last); the exit code
+// (kExitOk to go on).
+int Run::publishAll() {
+  // Handlers go in before a segment exists: a signal between creating and cleaning up a segment
+  // must reach our handler (which ends the run cleanly), not kill us and leave it behind.
+  gSignal.store(0);
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+  // -P, -c, -M (the release threads inherit them).
+  if (const int code = setUpMasterProcess(o_, err_); code != kExitOk) return code;
+  const std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
+                              (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
+  for (std::uint32_t k = 0; k < modes_.size(); ++k) {
+    if (auto ok = publishMode(k, flags); !ok) {
+      err_ << "tactus-master: " << ok.error().message << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (managed()) {
+    if (auto ok = createChannel(); !ok) {
+      err_ << "tactus-master: " << ok.error().message << "\n";
+      return kExitBadInput;
+    }
+    // The manager (tactus-manager, the application's) may run as another user of the group too.
+    if (auto ok = shareSegmentWithGroup(shm::managerInstanceName(o_.instance)); !ok) {
+      err_ << "tactus-master: " << ok.error().message << "\n";
+      return kExitBadInput;
+    }
+  }
+  // deploy_env.cpp: the earlier runs' logs kept (TACTUS_LOG_KEEP), then this run's opened.
+  if (auto ok = openEventLog(log_, o_.logPath, modes_.front()->schedule.identifier, modes_.front()->contentHash); !ok) {
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    return kExitBadInput;
+  }
+  if (managed() && log_.isOpen()) log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
+  gAttention.store(&modes_.front()->owner->view().header().attention);
+  for (std::size_t k = modes_.size(); k-- > 0;) modes_[k]->owner->publish();  // the primary last
+  std::string what = "schedule " + modes_.front()->schedule.name;
+  if (managed()) {
+    channel_->open.store(1, std::memory_order_seq_cst);
+    ipc::futexWake(channel_->open);
+    what = "schedules " + loadedList();
+  }
+  const std::string waiting =
+      managed() ? "clients and the schedule manager " + quoted(o_.managerName) : std::string("clients");
+  // notify.cpp: systemd's Type=notify; a tactus-manager@ unit ordered After= the master starts now.
+  notifyReady("published " + what + " on instance " + instance_ + "; waiting for " + waiting, err_);
+  if (o_.verbose) {
+    std::size_t instances = 0, clients = 0;
+    for (const auto& m : modes_) {
+      instances += m->schedule.instances.size();
+      clients = std::max(clients, m->schedule.clients.size());
+    }
+    out_ << "tactus-master: published " << (managed() ? what : "schedule " + quoted(modes_.front()->schedule.name))
+         << " (" << instances << " instances, " << clients << " clients) at " << ipc::segmentPath(instance_)
+         << "; waiting for " << waiting << "\n";
+  }
+  return kExitOk;
+}
+
+// Before the run: the end when the clients (or, multi-SoC, the other SoCs' masters) did not come
+// in time; starts the run once all are there.
+std::optional<RunEnd> Run::awaitClients(std::int64_t deadline, std::int64_t socDeadline) {
+  if (!allEntered()) {
+    if (ipc::monotonicNs() < deadline) return std::nullopt;
+    for (auto& m : modes_) {
+      if (!m->monitor->allEntered()) return m->monitor->timeoutEnd(o_.timeoutUs);
+    }
+  }
+  if (soc_ && !soc_->peersReady()) {  // a multi-SoC run: every SoC's master and clients, within -a
+    if (ipc::monotonicNs() >= socDeadline) return soc_->startTimeoutEnd(o_.startSyncS);
+    return std::nullopt;
+  }
+  startRun();
+  return std::nullopt;
+}
+
+// Every client has entered: under a manager the run starts and waits for the manager's first
+// start; without one the schedule's first frame is released shortly.
+void Run::startRun() {
+  if (managed()) {
+    runStartNs_ = ipc::monotonicNs();
+    log_.setRunStart(runStartNs_);
+    for (auto& m : modes_) m->owner->startRun(runStartNs_);
+  } else {
+    Mode& m = *modes_.front();
+    runStartNs_ = ipc::monotonicNs() + kFirstReleaseLeadNs;
+    log_.setRunStart(runStartNs_);
+    m.owner->startRun(runStartNs_);
+    if (soc_) soc_->start();
+    m.releaser->start(runStartNs_);
+    m.running = true;
+    // The loop's own work (drain, checks) runs in the plan's idle windows (idle_windows.hpp), or
+    // every kSliceNs where the plan has none to use; a client's attention signal wakes it at once.
+    const char* windowsOn = std::getenv("TACTUS_IDLE_WINDOWS");
+    windows_.emplace(m.schedule, m.plan, o_.core, m.owner->view().ringCapacity(), kSliceNs,
+                     windowsOn == nullptr || std::string_view(windowsOn) != "0");
+  }
+  runStarted_ = true;
+  clientsEntered_.store(true);
+}
+
+// A client's exit request: under a manager the run ends now (closeRun stops the running schedule
+// at its iteration boundary); without one the schedule stops at its boundary and endOfFrames ends
+// the run.
+std::optional<RunEnd> Run::handleExitRequests() {
+  for (auto& m : modes_) {
+    const ClientId c = m->monitor->exitRequester();
+    if (c == kNone) continue;
+    if (managed()) return RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c, m->monitor->exitText(c)};
+    m->control.requestStop(StopReason::kExitRequested, c);
+  }
+  return std::nullopt;
+}
+
+// Without a manager: the end once the schedule's release threads have ended (its frame limit, or
+// an exit request they stopped at).
+std::optional<RunEnd> Run::endOfFrames() {
+  Mode& m = *modes_.front();
+  if (managed() || !runStarted_ || !m.releaser->finished()) return std::nullopt;
+  m.releaser->join();
+  if (auto failure = drainAll()) return failure;
+  const StopReason reason = m.control.stopRequested() ? m.control.stopReason() : StopReason::kFrameLimit;
+  switch (reason) {
+    case StopReason::kExitRequested:
+      return RunEnd{SegmentState::kFinished, reason, m.control.stopClient(),
+                    m.monitor->exitText(m.control.stopClient())};
+    case StopReason::kSignal:
+      return RunEnd{SegmentState::kFinished, reason, kNone, "the master was stopped by a signal"};
+    default:
+      return RunEnd{SegmentState::kFinished, StopReason::kFrameLimit, kNone,
+                    "ran " + std::to_string(m.releaser->iterationsCompleted()) + " hyperepoch iterations"};
+  }
+}
+
+// How long the monitor loop may sleep: to the next idle window of a running schedule without a
+// manager; a slice otherwise, and at most a slice while the run stops.
+std::int64_t Run::sleepNs() const {
+  const std::int64_t now = ipc::monotonicNs();
+  if (!runStarted_) return managed() ? kSliceNs : kWaitSliceNs;
+  if (!windows_) return kSliceNs;
+  const std::int64_t wake = windows_->nextWakeNs(runStartNs_, now) - now;
+  const bool stopping = gSignal.load() != 0 || modes_.front()->control.stopRequested();
+  return std::max<std::int64_t>(stopping ? std::min(wake, kSliceNs) : wake, 1);
+}
+
+// Watches the run until it ends: clients entering (then the run starts) or failing, signals,
+// exit requests, the frame limit, the manager's requests and the policy; the end (none when the
+// run ended without one, e.g. by the switch thread).
+std::optional<RunEnd> Run::superviseUntilEnd() {
+  std::atomic<std::uint32_t>& attention = modes_.front()->owner->view().header().attention;
+  const std::int64_t start = ipc::monotonicNs();
+  const std::int64_t deadline =
+      o_.timeoutUs < 0 ? std::numeric_limits<std::int64_t>::max() : start + o_.timeoutUs * 1000;
+  const std::int64_t socDeadline =
+      o_.startSyncS < 0 ? std::numeric_limits<std::int64_t>::max() : start + o_.startSyncS * 1'000'000'000;
+  std::optional<RunEnd> end;
+  while (!end) {
+    const std::uint32_t seen = attention.load(std::memory_order_acquire);
+    // The watchdog is kept here, every round, whether a schedule runs (its release threads keep
+    // it too) or none does (their threads sleep on their activation).
+    keepWatchdogAlive();
+    if ((end = drainAll())) break;
+    if (runEnded_.load()) break;
+    if ((end = watch(!runStarted_))) break;
+    if (!runStarted_ && (end = awaitClients(deadline, socDeadline))) break;
+    if (runStarted_ && (end = handleExitRequests())) break;
+    if (gSignal.load() != 0 && (end = stopBySignal())) break;
+    if ((end = endOfFrames())) break;
+    if (managed()) {
+      takeRequest();
+      evaluatePolicy();
+      if (!switcherBusy_.load() && exitEnd_) {  // busy first: the switch thread writes exitEnd_ before it clears busy
+        end = exitEnd_;
+        break;
+      }
+    }
+    ipc::futexWait(attention, seen, sleepNs());
+  }
+  return end;
+}
+
+void Run::waitForClientsToLeave() {
+  const std::int64_t leaveBy = ipc::monotonicNs() + kClientExitWaitNs;
+  while (ipc::monotonicNs() < leaveBy &&
+         !std::all_of(modes_.begin(), modes_.end(), [](const auto& m) { return m->monitor->allGone(); })) {
+    ipc::sleepUntilNs(ipc::monotonicNs() + 2'000'000, 0);
+  }
+}
+
+// -v: what the run logged and skipped.
+void Run::reportTotals(const std::string& message) {
+  std::uint64_t skipped = 0, logged = 0, dropped = 0;
+  for (const auto& m : modes_) {
+    for (HyperepochId he : m->schedule.hyperepochs.ids()) skipped += m->owner->view().hyperepoch(he).skipped.load();
+    logged += m->drain->recordsDrained();
+    dropped += m->drain->droppedTotal();
+  }
+  out_ << "tactus-master: " << message << "; " << logged << " events logged, " << dropped << " dropped, " << skipped
+       << " periods skipped\n";
+}
+
+// Ends the run: stops the running schedule where the end asks for it, publishes the end, stops
+// the threads, waits for the clients to leave, drains the last records and removes the
+// segments; the exit code.
+int Run::closeRun(const std::optional<RunEnd>& end) {
+  int code = kExitRunFailed;
+  if (end) {
+    // A finished request is answered before the end is published: a manager that sees the run
+    // ended without its answer reports a failure (the exit request itself would fail).
+    const bool idle = !managed() || answerFinished();
+    // Under a manager an exit request stops the running schedule at its iteration boundary
+    // first; after a signal it has stopped already, unless the grace ran out (then nothing
+    // waits for it).
+    if (managed() && idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
+      Mode* running = runningMode();
+      if (running && (end->reason == StopReason::kExitRequested || stopped(*running)))
+        (void)stop(Request{}, *running, kNoSchedule);
+    }
+    code = finish(*end);
+  }
+  for (auto& m : modes_) m->control.abort();
+  stopSwitcher();
+  if (channel_ != nullptr && pendingSeq_ != channel_->resultSeq.load() && pendingSeq_ != 0)
+    publishChannelResult(pendingSeq_, pendingAnswer_);
+  for (auto& m : modes_) m->releaser->join();
+  (void)drainAll();
+  const std::string message = modes_.front()->owner->view().message();
+  if (code != kExitOk) err_ << "tactus-master: " << message << "\n";
+  if (code == kExitOk && o_.verbose) reportTotals(message);
+  if (soc_) {
+    soc_->finish(code == kExitOk, message);
+    if (const std::string offset = soc_->offsetText(); !offset.empty()) out_ << "tactus-master: " << offset << "\n";
+  }
+  notifyStopping(message);
+  waitForClientsToLeave();
+  // What the workers pushed on their way out: a worker queues its run records until it waits or
+  // ends its iteration (client_lib's DeferredLog), so after a run that ended early the last ones
+  // come when it leaves.
+  (void)drainAll();
+  gAttention.store(nullptr);
+  for (auto& m : modes_) m->owner->remove();
+  if (auto ok = log_.close(); !ok) {
+    err_ << "tactus-master: " << ok.error().message << "\n";
+    if (code == kExitOk) code = kExitRunFailed;
+  }
+  return code;
+}
+
+}  // namespace tactus::master
