@@ -1,0 +1,860 @@
+#!/usr/bin/env python3
+# run_matrix: the run matrix (issue 25). Every run mode (row) against every outcome (column), each
+# cell with the real tactus-master, real client processes and, under a schedule manager, the real
+# tactus-manager, on an instance of its own (-D matrix<pid>_<row>_<column>). Each cell asserts every
+# process's exit status, the message that names the cause (the client, the signal, the SoC), and
+# that nothing of the instance is left in /dev/shm afterwards.
+#
+#   rows      single (one schedule), managed (two schedules, -N mgr, tactus-manager), multi-SoC (one
+#             master per SoC over loopback DDS), managed multi-SoC (refused by the master today)
+#   columns   run (-e N, or start/rollover/exit under the manager), client kill -9, client frozen
+#             (SIGSTOP, a small -t: 'is stuck'), master SIGTERM with a client frozen (the 0.5 s
+#             grace names it), master kill -9 (the clients remove its segments), the event log
+#             (tactus-report --json, --fail-on-violation), CUDA submitters on the stand-in, check
+#             mode (clients under tactus-check)
+#
+#   meson test -C build "run matrix" -v
+#   tests/matrix/run_matrix.py --build build                  # the same, by hand
+#   tests/matrix/run_matrix.py --build build --only single,managed --keep -v
+#   tests/matrix/run_matrix.py --build build --master ./mute-master.sh   # a master that says nothing:
+#                                                  # every cell that checks a named cause must FAIL
+#
+# One line per cell, `PASS|FAIL|XFAIL|SKIP <row> x <column>: <outcome>`, then a table; exit 1 on
+# any FAIL. A cell that cannot apply is a SKIP with the reason; a cell that shows a known master bug
+# is an XFAIL (counted apart, never a pass). Time bounds are generous upper bounds.
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fault"))
+import faultlib  # noqa: E402
+from faultlib import Proc, now  # noqa: E402
+
+# Generous upper bounds (several times the documented waits), scaled for sanitized builds as the
+# other tests are (TACTUS_TEST_TIME_SCALE, set by tests/meson.build).
+SCALE = float(os.environ.get("TACTUS_TEST_TIME_SCALE") or 1)
+END_S = 5.0 * SCALE          # a process ends this long after its cause (the runtime: milliseconds)
+GRACE_S = 0.5                # the master's documented stop grace for a client that does not finish
+GRACE_BOUND_S = 3.0 * SCALE  # SIGTERM -> the master's end with a frozen client (6x the grace)
+STUCK_T_US = int(1_500_000 * SCALE)  # -t of the frozen-client cells
+RUN_WAIT_S = 30.0 * SCALE    # start-up and a whole -e run (DDS discovery included)
+ITERATIONS = 10
+SOC_ITERATIONS = 50
+
+ROWS = ["single", "managed", "multisoc", "managed-multisoc"]
+ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
+             "managed-multisoc": "managed multi-SoC"}
+COLUMNS = ["run", "client-kill", "client-stuck", "master-sigterm", "master-kill", "report", "cuda", "check"]
+COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
+                "master-sigterm": "master SIGTERM, client frozen", "master-kill": "master kill -9",
+                "report": "event log report", "cuda": "CUDA stand-in", "check": "check mode"}
+
+
+class Skip(Exception):
+    """The cell cannot apply here; the message is its reason."""
+
+
+class Context:
+    """The programs, the compiled schedules and the work folder, shared by every cell."""
+
+    def __init__(self, args):
+        b = args.build
+        self.source = args.source or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        self.prog = {
+            "master": os.path.join(b, "master", "tactus-master"),
+            "compile": os.path.join(b, "compiler", "tactus-compile"),
+            "manager": os.path.join(b, "tools", "tactus-manager"),
+            "report": os.path.join(b, "tools", "tactus-report"),
+            "check": os.path.join(b, "check", "tactus-check"),
+            "sample": os.path.join(b, "samples", "tactus-sample-two-client"),
+            "test-client": os.path.join(b, "tests", "runtime", "tactus-test-client"),
+            "gpu-client": os.path.join(b, "tests", "gpu", "tactus-gpu-test-client"),
+            "layout": os.path.join(b, "tests", "fault", "tactus-fault-layout"),
+        }
+        if args.master:
+            self.prog["master"] = args.master
+        for name in ("master", "compile", "manager", "report", "sample", "layout"):
+            if not os.access(self.prog[name], os.X_OK):
+                raise SystemExit("matrix: %s is not an executable (build it, or pass --build)" % self.prog[name])
+        self.layout = faultlib.Layout(self.prog["layout"])
+        self.keep = args.keep
+        self.verbose = args.verbose
+        self.work = tempfile.mkdtemp(prefix="tactus-matrix-", dir=args.work)
+        self.multisoc = self._multisoc_built(b)
+        # DDS traffic never leaves loopback (as every test of this repository).
+        os.environ["CYCLONEDDS_URI"] = "file://" + os.path.abspath(
+            os.path.join(self.source, "samples", "multisoc", "loopback.xml"))
+        self.ddsDomain = 100 + (os.getpid() % 16) * 6
+        self.schedules = {}
+
+    @staticmethod
+    def _multisoc_built(build):
+        """Whether the build has the multi-SoC link (meson's -Dmultisoc: the tactus_soc_link target)."""
+        try:
+            with open(os.path.join(build, "meson-info", "intro-targets.json")) as f:
+                return any(t["name"] == "tactus_soc_link" for t in json.load(f))
+        except (OSError, ValueError, KeyError):
+            return False
+
+    def schedule(self, graph, identifier=None):
+        """`graph` (relative to the source root) compiled once; with `identifier`, as a manager's mode:
+        its Identifier replaced and its name suffixed with it (as tests/gpu does)."""
+        key = (graph, identifier)
+        if key in self.schedules:
+            return self.schedules[key]
+        path = os.path.join(self.source, graph)
+        stem = os.path.splitext(os.path.basename(graph))[0] + ("_%d" % identifier if identifier else "")
+        if identifier is not None:
+            with open(path) as f:
+                text = f.read()
+            text = re.sub(r"Identifier: *\d+", "Identifier: %d" % identifier, text, count=1)
+            text = re.sub(r"^(Version:.*\n)(\w+):", lambda m: "%s%s%d:" % (m.group(1), m.group(2), identifier), text,
+                          count=1, flags=re.M)
+            path = os.path.join(self.work, stem + ".yaml")
+            with open(path, "w") as f:
+                f.write(text)
+        out = os.path.join(self.work, stem + ".tsched")
+        r = subprocess.run([self.prog["compile"], "-i", path, "-o", out], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise SystemExit("matrix: cannot compile %s: %s" % (path, r.stderr))
+        self.schedules[key] = out
+        return out
+
+
+class Cell:
+    """One cell: its instance, processes, checks and verdict (Proc from faultlib runs each process)."""
+
+    def __init__(self, ctx, row, column, index):
+        self.ctx, self.row, self.column = ctx, row, column
+        self.name = "%s x %s" % (ROW_TITLE[row], COLUMN_TITLE[column])
+        self.instance = "matrix%d_%s_%s" % (os.getpid(), row.replace("-", ""), column.replace("-", ""))
+        self.dir = os.path.join(ctx.work, "%s_%s" % (row, column))
+        os.makedirs(self.dir, exist_ok=True)
+        self.procs = []
+        self.log = []
+        self.failures = []
+        self.outcome = ""
+        self.t_begin = now()
+        self.domain = ctx.ddsDomain + index % 6
+        self.table = "tactus_cuda_standin_" + self.instance
+
+    # --- processes ---
+
+    def note(self, words):
+        self.log.append("%7.3f %s" % (now() - self.t_begin, words))
+
+    def proc(self, name, role, argv):
+        p = Proc(self, name, role, argv)
+        self.procs.append(p)
+        return p
+
+    def master(self, name="master", extra=()):
+        return self.proc(name, "master", [self.ctx.prog["master"], "-D", self.instance, "-v"] + list(extra))
+
+    def tool(self, name, args, timeout=RUN_WAIT_S):
+        """tactus-manager on this instance, run to its end; returns the Proc."""
+        p = self.proc(name, "manager", [self.ctx.prog["manager"], "-D", self.instance, "-N", "mgr", "-t", "15000"] +
+                      list(args))
+        p.start()
+        self.wait([p], now() + timeout)
+        return p
+
+    def poll(self):
+        for p in self.procs:
+            p.poll()
+
+    def wait(self, procs, deadline):
+        """Polls until every process of `procs` ended or the deadline; returns whether they did."""
+        while True:
+            self.poll()
+            if all(not p.alive() for p in procs):
+                return True
+            if now() >= deadline:
+                return False
+            time.sleep(faultlib.POLL_S)
+
+    def wait_for(self, deadline, cond):
+        while True:
+            self.poll()
+            if cond():
+                return True
+            if now() >= deadline:
+                return False
+            time.sleep(0.01)
+
+    def segments(self):
+        """What of this instance is in /dev/shm: its segments (tactus_<instance>, .soc<k>,
+        .schedule<k>, .manager)."""
+        base = faultlib.segment_path(self.instance)
+        return sorted(p for p in glob.glob(base + "*") if p == base or p.startswith(base + "."))
+
+    def state(self, suffix=""):
+        return faultlib.Segment(self.ctx.layout, self.instance + suffix).state()
+
+    def wait_state(self, suffixes, state="running", timeout=RUN_WAIT_S):
+        ok = self.wait_for(now() + timeout, lambda: all(self.state(s) == state for s in suffixes))
+        if not ok:
+            self.fail("the run never reached '%s' (segments %s: %s)" % (
+                state, ", ".join(suffixes), ", ".join(str(self.state(s)) for s in suffixes)))
+            raise CellAbort()
+        return ok
+
+    # --- checks ---
+
+    def fail(self, words):
+        self.failures.append(words)
+        self.note("FAIL " + words)
+
+    def expect_ended(self, procs, deadline, what):
+        if not self.wait(procs, deadline):
+            self.fail("%s still running %s (hang): %s" % (
+                ", ".join(p.name for p in procs if p.alive()), what,
+                "; ".join("%s: %s" % (p.name, p.tail(200)) for p in procs if p.alive())))
+            return False
+        return True
+
+    def expect_status(self, p, statuses, why=None):
+        """p ended with a status in `statuses` (an int, a set, or -SIG for a signal)."""
+        want = {statuses} if isinstance(statuses, int) else set(statuses)
+        if p.alive() or p.returncode not in want:
+            self.fail("%s: %s, expected %s%s; output: %s" % (
+                p.name, p.status(), " or ".join(describe(s) for s in sorted(want)),
+                " (%s)" % why if why else "", p.tail(500)))
+            return False
+        return True
+
+    def expect_says(self, p, pattern, what):
+        if not re.search(pattern, p.text()):
+            self.fail("%s did not %s (/%s/); output: %s" % (p.name, what, pattern, p.tail(600)))
+            return False
+        return True
+
+    def expect_clean(self, when):
+        left = self.segments()
+        if left:
+            self.fail("left in /dev/shm %s: %s" % (when, ", ".join(left)))
+            return False
+        return True
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.alive() and p.stopped:
+                try:
+                    os.kill(p.pid, signal.SIGCONT)
+                except OSError:
+                    pass
+            p.kill_for_cleanup()
+        for path in self.segments() + ["/dev/shm/" + self.table]:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    def statuses(self):
+        return " ".join("%s=%s" % (p.name, short_status(p)) for p in self.procs if p.popen and p.role != "manager")
+
+
+class CellAbort(Exception):
+    """A check failed that the rest of the cell depends on."""
+
+
+def describe(status):
+    return "exit %d" % status if status >= 0 else "killed by %s" % faultlib.signame(-status)
+
+
+def short_status(p):
+    if p.popen is None:
+        return "-"
+    if p.cleanup_kill:
+        return "hung"
+    if p.returncode is None:
+        return "running"
+    return str(p.returncode) if p.returncode >= 0 else faultlib.signame(-p.returncode)
+
+
+# --- the rows: how each mode starts its run ---
+
+class Row:
+    """A run mode: its schedule(s), master(s), clients and how its run is known to be running."""
+
+    key = ""
+    client_names = ()
+    victim = ""       # the client the fault cells kill or freeze
+    master_timeout_us = 15_000_000
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def start(self, cell, timeout_us=None, log=False, wrap=(), iterations=None):
+        raise NotImplementedError
+
+    def await_running(self, cell):
+        raise NotImplementedError
+
+    def finish(self, cell):
+        """Ends a run that the manager started (managed rows); nothing otherwise."""
+
+
+class SingleRow(Row):
+    key = "single"
+    client_names = ("Sensing", "Planning")
+    victim = "Planning"
+
+    def schedules(self):
+        return [self.ctx.schedule("schedules/two_client_multi_rate.yaml")]
+
+    def master_args(self, cell, timeout_us, log, iterations):
+        args = ["-s", ",".join(self.schedules()), "-t", str(timeout_us or self.master_timeout_us)]
+        if iterations:
+            args += ["-e", str(iterations)]
+        if log:
+            args += ["-l", os.path.join(cell.dir, "run.tlog")]
+        return args
+
+    def start(self, cell, timeout_us=None, log=False, wrap=(), iterations=None):
+        cell.masters = [cell.master("master", self.master_args(cell, timeout_us, log, iterations))]
+        sample = self.ctx.prog["sample"]
+        cell.clients = {n: cell.proc(n, "client", list(wrap) + [sample, n, "--instance", cell.instance])
+                        for n in self.client_names}
+        for p in cell.masters + list(cell.clients.values()):
+            p.start()
+
+    def await_running(self, cell):
+        cell.wait_state([""])
+
+
+class ManagedRow(SingleRow):
+    key = "managed"
+    ids = (201, 202)
+
+    def schedules(self):
+        return [self.ctx.schedule("schedules/two_client_multi_rate.yaml", i) for i in self.ids]
+
+    def master_args(self, cell, timeout_us, log, iterations):
+        return super().master_args(cell, timeout_us, log, None) + ["-N", "mgr"]
+
+    def start(self, cell, timeout_us=None, log=False, wrap=(), iterations=None):
+        super().start(cell, timeout_us, log, wrap, None)
+
+    def await_running(self, cell):
+        start = cell.tool("start", ["start", str(self.ids[0])])
+        if not cell.expect_status(start, 0, "tactus-manager start"):
+            raise CellAbort()
+        cell.wait_state([""])
+
+    def finish(self, cell, iterations=ITERATIONS):
+        """Waits for `iterations` of the first schedule, rolls over to the second, waits again, then
+        `tactus-manager exit`."""
+        for k, sid in enumerate(self.ids):
+            if k:
+                roll = cell.tool("rollover", ["rollover", str(sid), str(self.ids[k - 1])])
+                if not cell.expect_status(roll, 0, "tactus-manager rollover"):
+                    raise CellAbort()
+            self.await_iterations(cell, sid, iterations)
+        ex = cell.tool("exit", ["exit"])
+        if not cell.expect_status(ex, 0, "tactus-manager exit"):
+            raise CellAbort()
+
+    def await_iterations(self, cell, sid, n):
+        deadline = now() + RUN_WAIT_S
+        seen = ""
+        while now() < deadline:
+            st = cell.tool("status", ["status"])
+            seen = st.text()
+            m = re.search(r"running schedule (\d+), (\d+) iterations", seen)
+            cell.procs.remove(st)
+            if m and int(m.group(1)) == sid and int(m.group(2)) >= n:
+                return
+            time.sleep(0.1)
+        cell.fail("schedule %d never ran %d iterations (tactus-manager status: %s)" % (sid, n, seen.strip()))
+        raise CellAbort()
+
+
+class MultiSocRow(Row):
+    key = "multisoc"
+    client_names = ("Sensor", "Planner")
+    victim = "Planner"
+    socs = ("SocA", "SocB")
+
+    def schedules(self):
+        return [self.ctx.schedule("samples/multisoc/two_soc.yaml")]
+
+    def start(self, cell, timeout_us=None, log=False, wrap=(), iterations=None, lease_us=None):
+        cell.masters = []
+        for soc in self.socs:
+            args = ["-s", ",".join(self.schedules()), "-x", soc, "--dds-domain", str(cell.domain), "-a", "30",
+                    "-t", str(timeout_us or self.master_timeout_us)]
+            if iterations:
+                args += ["-e", str(iterations)]
+            if lease_us:
+                args += ["-o", str(lease_us)]
+            if log:
+                args += ["-l", os.path.join(cell.dir, soc + ".tlog")]
+            cell.masters.append(cell.master("master" + soc, args))
+        cell.clients = {n: cell.proc(n, "client", list(wrap) + [
+            self.ctx.prog["test-client"], "--name", n, "--instance", cell.instance, "--timeout-ms", "20000"])
+            for n in self.client_names}
+        for p in cell.masters + list(cell.clients.values()):
+            p.start()
+
+    def await_running(self, cell):
+        cell.wait_state([".soc0", ".soc1"])
+
+
+ROW_CLASSES = {"single": SingleRow, "managed": ManagedRow, "multisoc": MultiSocRow}
+
+
+# --- the columns ---
+
+def col_run(cell, row):
+    """CPU runnables run N iterations (under a manager: N of each schedule, with a rollover
+    between them); every process exits 0 and says its run ended normally."""
+    n = SOC_ITERATIONS if row.key == "multisoc" else ITERATIONS
+    row.start(cell, iterations=n)
+    if row.key == "managed":
+        row.await_running(cell)
+        row.finish(cell)
+    cell.expect_ended(cell.procs, now() + RUN_WAIT_S, "after the run")
+    for p in cell.masters + list(cell.clients.values()):
+        cell.expect_status(p, 0)
+    if row.key == "multisoc":
+        for c in cell.clients.values():
+            cell.expect_says(c, r"status=frame-limit", "end by frame limit")
+        cell.expect_says(cell.clients["Planner"], r"runs=%d\b" % n, "run Planner.Plan %d times" % n)
+        cell.expect_says(cell.clients["Sensor"], r"runs=%d\b" % (2 * n), "run Capture and Fuse %d times each" % n)
+    else:
+        done = "exit-requested" if row.key == "managed" else "frame-limit"
+        for c in cell.clients.values():
+            cell.expect_says(c, r"run ended \(%s\)" % done, "say its run ended (%s)" % done)
+        if row.key == "single":
+            cell.expect_says(cell.masters[0], r"ran %d hyperepoch iterations" % n, "say it ran %d iterations" % n)
+    cell.expect_clean("after the run")
+    cell.outcome = "%s; %d iterations%s" % (cell.statuses(), n, " of each schedule" if row.key == "managed" else "")
+
+
+def col_client_kill(cell, row):
+    """kill -9 of a client in the run: the master (each SoC's) exits 1 naming it, the other client
+    ends (non-zero) naming it, nothing is left."""
+    row.start(cell)
+    row.await_running(cell)
+    time.sleep(0.3)
+    victim = cell.clients[row.victim]
+    victim.send(signal.SIGKILL)
+    t0 = now()
+    cell.expect_ended(cell.procs, t0 + END_S, "%.0f s after the kill" % END_S)
+    named = r"client '%s'" % row.victim
+    for m in cell.masters:
+        cell.expect_status(m, 1)
+    if row.key == "multisoc":
+        cell.expect_says(cell.masters[1], named, "name the killed client")
+        cell.expect_says(cell.masters[0], r"SoC 'SocB' ended the run: client 'Planner'", "name SoC and client")
+        other = cell.clients["Sensor"]
+        cell.expect_status(other, {10 + k for k in range(1, 20)})
+        cell.expect_says(other, r"SoC 'SocB' ended the run", "name the SoC that ended the run")
+    else:
+        cell.expect_says(cell.masters[0], named + r" \(pid %d\)" % victim.pid, "name the killed client and its pid")
+        other = cell.clients["Sensing"]
+        cell.expect_status(other, 1)
+        cell.expect_says(other, r"peer-died.*%s|%s.*(died|dead)" % (row.victim, row.victim), "name the dead client")
+    cell.expect_status(victim, -signal.SIGKILL)
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; master names %s" % (cell.statuses(), named)
+
+
+def col_client_stuck(cell, row):
+    """SIGSTOP of a client with a small -t: the master exits 1 naming it as stuck within -t plus a
+    margin; once continued, the clients end; nothing is left."""
+    row.start(cell, timeout_us=STUCK_T_US)
+    row.await_running(cell)
+    time.sleep(0.2)
+    victim = cell.clients[row.victim]
+    victim.send(signal.SIGSTOP)
+    t0 = now()
+    owner = cell.masters[-1]  # the victim's SoC's master (multi-SoC: SocB)
+    bound = STUCK_T_US / 1e6 + END_S
+    if not cell.expect_ended([owner], t0 + bound, "%.1f s after the freeze (-t %.1f s)" % (bound, STUCK_T_US / 1e6)):
+        raise CellAbort()
+    took = owner.ended - t0
+    cell.expect_status(owner, 1)
+    cell.expect_says(owner, r"client '%s' \(pid %d\) is stuck" % (row.victim, victim.pid),
+                     "name the frozen client as stuck")
+    if row.key == "multisoc":
+        cell.expect_ended(cell.masters, now() + END_S, "after SocB's master ended")
+        cell.expect_status(cell.masters[0], 1)
+        cell.expect_says(cell.masters[0], r"SoC 'SocB' ended the run: client 'Planner'", "name SoC and client")
+    victim.send(signal.SIGCONT)
+    cell.expect_ended(cell.procs, now() + END_S, "%.0f s after SIGCONT" % END_S)
+    for c in cell.clients.values():
+        cell.expect_status(c, {1} if row.key != "multisoc" else {10 + k for k in range(1, 20)})
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; master names '%s' stuck %.1f s after SIGSTOP (-t %.1f s)" % (
+        cell.statuses(), row.victim, took, STUCK_T_US / 1e6)
+
+
+def col_master_sigterm(cell, row):
+    """SIGTERM to the master while a client is frozen: the master ends within a bound of the 0.5 s
+    grace, naming the client that did not finish; continued, the clients end; nothing is left."""
+    row.start(cell)
+    row.await_running(cell)
+    time.sleep(0.2)
+    victim = cell.clients[row.victim]
+    victim.send(signal.SIGSTOP)
+    time.sleep(0.05)
+    target = cell.masters[-1]
+    target.send(signal.SIGTERM)
+    t0 = now()
+    if not cell.expect_ended([target], t0 + GRACE_BOUND_S, "%.1f s after SIGTERM (grace %.1f s)" % (GRACE_BOUND_S,
+                                                                                                     GRACE_S)):
+        raise CellAbort()
+    took = target.ended - t0
+    cell.expect_status(target, 0, "a stop by a signal")
+    grace = r"client '%s' did not finish runnable '%s\.\w+' within 500ms" % (row.victim, row.victim)
+    cell.expect_says(target, grace, "name the frozen client after the grace")
+    victim.send(signal.SIGCONT)
+    cell.expect_ended(cell.procs, now() + END_S, "%.0f s after SIGCONT" % END_S)
+    for p in cell.procs:
+        if p is not target and p.role != "manager":
+            cell.expect_status(p, 0, "a stop by a signal")
+    for n, c in cell.clients.items():
+        if n != row.victim:
+            cell.expect_says(c, grace, "name the frozen client (the run's end as the master published it)")
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; master ended %.2f s after SIGTERM naming '%s'" % (cell.statuses(), took, row.victim)
+
+
+def col_master_kill(cell, row):
+    """kill -9 of the master (multi-SoC: the primary): the clients end or wait for a new master,
+    saying so; its segments are removed by the clients; nothing is left."""
+    row.start(cell, lease_us=500_000) if row.key == "multisoc" else row.start(cell)
+    row.await_running(cell)
+    time.sleep(0.3)
+    target = cell.masters[0]
+    others = [p for p in cell.procs if p is not target and p.role != "manager"]
+    said_before = {p.name: len(p.stderr()) for p in others}  # the start-up's own "waiting for" lines
+    target.send(signal.SIGKILL)
+    t0 = now()
+
+    def waits(p):
+        return p.role == "client" and faultlib.WAITING_RE.search(p.stderr()[said_before[p.name]:])
+
+    def settled():
+        return not target.alive() and all(not p.alive() or waits(p) for p in others)
+    if not cell.wait_for(t0 + END_S, settled):
+        cell.fail("still running %.0f s after the master's kill, not waiting for a new master: %s" % (
+            END_S, "; ".join("%s: %s" % (p.name, p.tail(200)) for p in others if p.alive())))
+    waiting = [p for p in others if p.alive()]
+    cell.expect_clean("after the clients ended (or began to wait)")
+    cell.expect_status(target, -signal.SIGKILL)
+    for p in others:
+        if p in waiting:
+            p.waiting = True
+            continue
+        if p.role == "master":
+            cell.expect_status(p, 1)
+            cell.expect_says(p, r"SoC 'SocA' is gone: its master showed no DDS liveliness within -o 500000 us",
+                             "name the SoC whose master is gone")
+        elif row.key == "multisoc":
+            cell.expect_status(p, {10 + k for k in range(1, 20)})
+        else:
+            cell.expect_status(p, 1)
+            cell.expect_says(p, r"master", "name the master as the cause")
+    who = ", ".join("%s waits" % p.name for p in waiting)
+    cell.outcome = "%s%s; nothing left in /dev/shm" % (cell.statuses(), "; " + who if who else "")
+
+
+def report(cell, args, name):
+    p = cell.proc(name, "report", [cell.ctx.prog["report"]] + args)
+    p.start()
+    cell.wait([p], now() + 60)
+    return p
+
+
+def col_report(cell, row):
+    """The event log of a run read by tactus-report: --json parses and counts the iterations;
+    --fail-on-violation exits 0 (no contract violation without tactus-check)."""
+    n = SOC_ITERATIONS if row.key == "multisoc" else ITERATIONS
+    row.start(cell, log=True, iterations=n)
+    if row.key == "managed":
+        row.await_running(cell)
+        row.finish(cell)
+    cell.expect_ended(cell.procs, now() + RUN_WAIT_S, "after the run")
+    for p in cell.masters + list(cell.clients.values()):
+        cell.expect_status(p, 0)
+    if row.key == "multisoc":
+        logs = [os.path.join(cell.dir, s + ".tlog") for s in row.socs]
+    else:
+        logs = [os.path.join(cell.dir, "run.tlog")]
+    args = logs + row.schedules()
+    js = report(cell, args + ["--json"], "report-json")
+    if not cell.expect_status(js, 0, "tactus-report --json"):
+        raise CellAbort()
+    try:
+        doc = json.loads(open(js.out_path).read())
+    except ValueError as e:
+        cell.fail("tactus-report --json printed no JSON (%s): %s" % (e, js.tail()))
+        raise CellAbort()
+    scheds = doc.get("schedules", [doc]) if row.key == "managed" else [doc]
+    got = []
+    for s in scheds:
+        its = [h["iterations"] for h in s.get("hyperepochs", [])]
+        got.append("schedule %s %s" % (s.get("identifier"), its))
+        if not its or min(its) < n:
+            cell.fail("tactus-report --json: schedule %s has %s iterations per hyperepoch, expected >= %d"
+                      % (s.get("identifier"), its, n))
+        if s.get("records", {}).get("run", 0) <= 0:
+            cell.fail("tactus-report --json: schedule %s has no run records" % s.get("identifier"))
+    if row.key == "managed":
+        if sorted(s.get("identifier") for s in scheds) != list(row.ids):
+            cell.fail("tactus-report --json: schedules %s, expected %s" % ([s.get("identifier") for s in scheds],
+                                                                           list(row.ids)))
+        if not doc.get("switches"):
+            cell.fail("tactus-report --json: no switches of the managed run")
+    fv = report(cell, args + ["--fail-on-violation"], "report-fov")
+    cell.expect_status(fv, 0, "--fail-on-violation without any violation")
+    cell.expect_clean("after the run")
+    cell.outcome = "%s; --json: iterations per hyperepoch %s; --fail-on-violation exit 0" % (
+        cell.statuses(), "; ".join(got))
+
+
+def col_cuda(cell, row):
+    """CUDA submitters on the stand-in (tactus-gpu-test-client, tests/gpu/graphs/cross.yaml): GPU
+    work across two processes; every process exits 0, every submission went through the engine."""
+    if row.key == "multisoc":
+        raise Skip("no multi-SoC graph with CUDA work in the repository (tests/gpu has none)")
+    if not os.access(cell.ctx.prog["gpu-client"], os.X_OK):
+        raise Skip("tactus-gpu-test-client (the stand-in client) is not built")
+    os.environ["TACTUS_CUDA_STANDIN_TABLE"] = cell.table
+    graph = "tests/gpu/graphs/cross.yaml"
+    ids = (261, 262)
+    if row.key == "managed":
+        scheds = [cell.ctx.schedule(graph, i) for i in ids]
+        args = ["-s", ",".join(scheds), "-N", "mgr", "-t", "15000000"]
+    else:
+        args = ["-s", cell.ctx.schedule(graph), "-e", str(5 * ITERATIONS), "-t", "15000000"]
+    cell.masters = [cell.master("master", args)]
+    cell.clients = {n: cell.proc(n, "client", [cell.ctx.prog["gpu-client"], "--name", n, "--instance", cell.instance,
+                                               "--stream", "CUDA_STREAM0"]) for n in ("Alpha", "Beta")}
+    for p in cell.procs:
+        p.start()
+    if row.key == "managed":
+        mr = ManagedRow(cell.ctx)
+        mr.ids = ids
+        mr.await_running(cell)
+        mr.finish(cell, 5 * ITERATIONS)
+    cell.expect_ended(cell.procs, now() + RUN_WAIT_S, "after the run")
+    for p in cell.masters + list(cell.clients.values()):
+        cell.expect_status(p, 0)
+    subs = []
+    for n, c in cell.clients.items():
+        cell.expect_says(c, r"status=STM_SUCCESS", "end its run with STM_SUCCESS")
+        m = re.search(r"submissions=(\d+)", c.text())
+        subs.append("%s %s" % (n, m.group(1) if m else "?"))
+        # SubA and SubB: one submission per frame, two frames per iteration.
+        if not m or int(m.group(1)) < 2 * 5 * ITERATIONS:
+            cell.fail("%s: %s submissions, expected >= %d" % (n, m.group(1) if m else "no", 2 * 5 * ITERATIONS))
+    cell.expect_clean("after the run")
+    cell.outcome = "%s; submissions %s" % (cell.statuses(), ", ".join(subs))
+
+
+def col_check(cell, row):
+    """The clients under tactus-check: every process exits 0; the sample's printf in its first
+    iteration is a blocking-call violation that tactus-report --violations names and for which
+    --fail-on-violation exits 1."""
+    if row.key == "multisoc":
+        raise Skip("check mode is run for single and managed only (its test client makes no call to report)")
+    if not os.access(cell.ctx.prog["check"], os.X_OK):
+        raise Skip("tactus-check is not built")
+    row.start(cell, log=True, wrap=[cell.ctx.prog["check"], "--"], iterations=ITERATIONS)
+    if row.key == "managed":
+        row.await_running(cell)
+        row.finish(cell)
+    cell.expect_ended(cell.procs, now() + RUN_WAIT_S, "after the run")
+    for p in cell.masters + list(cell.clients.values()):
+        cell.expect_status(p, 0)
+    args = [os.path.join(cell.dir, "run.tlog")] + row.schedules()
+    v = report(cell, args + ["--violations"], "report-violations")
+    cell.expect_status(v, 0, "tactus-report --violations")
+    rows = [line for line in v.text().splitlines() if ",blocking-call," in line]
+    if not any(line.startswith("Sensing.") for line in rows):
+        cell.fail("tactus-report --violations names no blocking call of a Sensing runnable (the sample's printf): %s"
+                  % v.tail(600))
+    fv = report(cell, args + ["--fail-on-violation"], "report-fov")
+    cell.expect_status(fv, 1, "--fail-on-violation with violations")
+    cell.expect_clean("after the run")
+    cell.outcome = "%s; %d blocking-call rows (%s), --fail-on-violation exit 1" % (
+        cell.statuses(), len(rows), rows[0].split(",")[0] + " " + rows[0].split(",")[2] if rows else "-")
+
+
+def col_refused(cell, row):
+    """Managed multi-SoC: each SoC's master started with two multi-SoC schedules and -N is refused
+    (exit 2, naming the schedule as multi-SoC); nothing is published."""
+    ms = MultiSocRow(cell.ctx)
+    scheds = [cell.ctx.schedule("samples/multisoc/two_soc.yaml", i) for i in (301, 302)]
+    cell.masters = [cell.master("master" + soc, ["-s", ",".join(scheds), "-N", "mgr", "-x", soc, "--dds-domain",
+                                                 str(cell.domain), "-a", "30", "-t", "15000000"])
+                    for soc in ms.socs]
+    cell.clients = {}
+    for m in cell.masters:
+        m.start()
+    cell.expect_ended(cell.masters, now() + END_S, "(a refusal is immediate)")
+    for m in cell.masters:
+        cell.expect_status(m, 2)
+        cell.expect_says(m, r"is a multi-SoC schedule: a schedule manager \(-N\) runs schedules of one machine only",
+                         "refuse the multi-SoC schedule under -N")
+    cell.expect_clean("after the refusal")
+    cell.outcome = "%s; 'is a multi-SoC schedule: a schedule manager (-N) runs schedules of one machine only'" % (
+        cell.statuses())
+
+
+COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": col_client_stuck,
+                "master-sigterm": col_master_sigterm, "master-kill": col_master_kill, "report": col_report,
+                "cuda": col_cuda, "check": col_check}
+
+# Cells that show a known master bug: (row, column) -> (a pattern every failure of the cell matches,
+# a pattern the processes' output must hold: the bug's own evidence, what happens). Such a cell is an
+# XFAIL while its failures are exactly that bug; any other failure is a FAIL. A listed cell that
+# passes is an XPASS: printed and counted, not a failure (take it off this list once it is fixed).
+SILENT_GRACE = (
+    r"^master did not name the frozen client after the grace",
+    r"run ended \(stopped-by-signal\): the master was stopped by a signal; client 'Planning' did not finish runnable",
+    "the master exits 0 after the 0.5 s grace (plus 1 s waiting for the frozen client to leave) without a word "
+    "on its own output: the message naming the client ('client 'Planning' did not finish runnable "
+    "'Planning.Estimate' within 500ms') reaches the other clients through the segment only")
+XFAILS = {
+    ("single", "master-sigterm"): SILENT_GRACE,
+    ("managed", "master-sigterm"): SILENT_GRACE,
+    ("multisoc", "client-stuck"): (
+        r"^(masterSocB did not name the frozen client as stuck|masterSocA did not name SoC and client)",
+        r"tactus-master: client 'Sensor' \(pid \d+\) is stuck: runnable 'Sensor.Fuse'",
+        "SocA's master names the wrong client: 'Sensor' (SocA) is stuck in Sensor.Fuse, which waits for "
+        "Planner.Plan on SocB, where Planner is the frozen one; SocB's master then ends with \"SoC 'SocA' ended "
+        "the run: client 'Sensor' ... is stuck\" and never names Planner"),
+    ("multisoc", "master-sigterm"): (
+        r"^(masterSocB did not name the frozen client after the grace|masterSocA, Sensor still running"
+        r"|masterSocA: running, expected|Sensor: running, expected|Sensor did not name the frozen client"
+        r"|left in /dev/shm after every process ended: \S+\.soc0$)",
+        r"status=stopped-by-signal peer= runs=\d+ message=the master was stopped by a signal\n",
+        "SIGTERM to SocB's master with its client Planner frozen: SocB exits 0 after the grace naming no one "
+        "(Planner's own message: 'the master was stopped by a signal'), and the primary SocA is not told: it and "
+        "Sensor run on until SocA's -t runs out (15 s in a run by hand), which blames 'Sensor' as stuck in "
+        "Sensor.Fuse (exit 1, Sensor 14)"),
+}
+
+
+def run_cell(ctx, row, column, index):
+    cell = Cell(ctx, row, column, index)
+    verdict = "PASS"
+    try:
+        if row == "managed-multisoc":
+            if column != "run":
+                raise Skip("refused today: the master refuses managed multi-SoC runs at start (see its run cell)")
+            cell.name += " (refused today)"
+            col_refused(cell, row)
+        elif row == "multisoc" and not ctx.multisoc:
+            raise Skip("this build has no multi-SoC support (-Dmultisoc)")
+        else:
+            COLUMN_FUNCS[column](cell, ROW_CLASSES[row](ctx))
+    except Skip as s:
+        verdict, cell.outcome = "SKIP", str(s)
+    except CellAbort:
+        pass
+    except Exception as e:  # a driver error fails the cell, never the matrix
+        cell.fail("driver error: %r" % e)
+    finally:
+        cell.cleanup()
+        os.environ.pop("TACTUS_CUDA_STANDIN_TABLE", None)
+    known = XFAILS.get((row, column))
+    if verdict != "SKIP" and cell.failures:
+        verdict = "FAIL"
+        said = "\n".join(p.text() for p in cell.procs)
+        if known and all(re.search(known[0], f) for f in cell.failures) and re.search(known[1], said):
+            verdict = "XFAIL"
+            cell.outcome = "%s; %s" % (cell.statuses(), known[2])
+    elif verdict != "SKIP" and known:
+        verdict = "XPASS"
+        cell.outcome += "; passed, but listed as an expected failure: take it off XFAILS"
+    cell.verdict = verdict
+    cell.seconds = now() - cell.t_begin
+    line = "%s %s: %s" % (verdict, cell.name,
+                          "; ".join(cell.failures) if verdict == "FAIL" else cell.outcome)
+    print(line, flush=True)
+    if verdict == "FAIL" or ctx.verbose:
+        for p in cell.procs:
+            if p.popen is None:
+                continue
+            print("    %-16s %s" % (p.name, p.status()))
+            for t in p.tail(500).splitlines()[-5:]:
+                print("        | " + t)
+        if verdict == "FAIL":
+            print("    timeline: " + "; ".join(cell.log[-12:]))
+            print("    instance %s, files %s%s" % (cell.instance, cell.dir, "" if ctx.keep else " (removed; --keep)"))
+    return cell
+
+
+def table(cells):
+    short = {"PASS": "pass", "FAIL": "FAIL", "SKIP": "skip", "XFAIL": "xfail", "XPASS": "XPASS"}
+    width = max(len(ROW_TITLE[r]) for r in ROWS)
+    cols = [c for c in COLUMNS if any(x.column == c for x in cells)]
+    head = "%-*s  " % (width, "") + "  ".join("%-14s" % c for c in cols)
+    print("\n" + head)
+    print("-" * len(head))
+    for r in ROWS:
+        row = {x.column: x for x in cells if x.row == r}
+        if row:
+            print("%-*s  " % (width, ROW_TITLE[r]) + "  ".join(
+                "%-14s" % (short[row[c].verdict] if c in row else "") for c in cols))
+
+
+def main():
+    ap = argparse.ArgumentParser(description="tactus run matrix (see the header of this file)")
+    ap.add_argument("--build", default="build", help="meson build folder with the programs (default ./build)")
+    ap.add_argument("--source", help="source root (default: two folders up from this file)")
+    ap.add_argument("--master", help="the tactus-master to run (default: the build's; a wrapper that drops its "
+                    "stderr shows the cells that check a named cause fail)")
+    ap.add_argument("--only", help="comma-separated rows: " + ",".join(ROWS))
+    ap.add_argument("--columns", help="comma-separated columns: " + ",".join(COLUMNS))
+    ap.add_argument("--work", help="folder for the cells' files (default: the system's temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the cells' files")
+    ap.add_argument("-v", "--verbose", action="store_true", help="every cell's processes and output tails")
+    args = ap.parse_args()
+    # meson's timeout (SIGTERM) ends the matrix through the `finally`s: the cell's processes are
+    # killed and its segments removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    ctx = Context(args)
+    rows = args.only.split(",") if args.only else ROWS
+    cols = args.columns.split(",") if args.columns else COLUMNS
+    for x in rows + cols:
+        if x not in ROWS + COLUMNS:
+            raise SystemExit("matrix: unknown row or column '%s'" % x)
+    print("matrix: instances matrix%d_<row>_<column>, files under %s" % (os.getpid(), ctx.work), flush=True)
+    cells = []
+    begin = now()
+    try:
+        for r in ROWS:
+            if r not in rows:
+                continue
+            for c in COLUMNS:
+                if c in cols:
+                    cells.append(run_cell(ctx, r, c, len(cells)))
+    finally:
+        if not ctx.keep:
+            shutil.rmtree(ctx.work, ignore_errors=True)
+    table(cells)
+    count = {v: sum(1 for x in cells if x.verdict == v) for v in ("PASS", "FAIL", "XFAIL", "XPASS", "SKIP")}
+    print("\nrun matrix: %d cells in %.0f s: %d passed, %d failed, %d expected failures, %d skipped%s" % (
+        len(cells), now() - begin, count["PASS"], count["FAIL"], count["XFAIL"], count["SKIP"],
+        ", %d unexpected passes" % count["XPASS"] if count["XPASS"] else ""))
+    return 1 if count["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
