@@ -148,8 +148,9 @@ std::string ClientMonitor::exitText(ClientId c) const {
          "handler; a second one ends that client at once)";
 }
 
-bool ClientMonitor::allGone() const {
+bool ClientMonitor::allGone(ClientId except) const {
   for (ClientId c : records_.ids()) {
+    if (c == except) continue;
     const auto state = static_cast<ClientState>(view_.client(c).state.load());
     if (state == ClientState::kAttached || state == ClientState::kEntered) {
       if (records_[c].pid == 0 || !records_[c].watch.exited()) return false;

@@ -39,7 +39,7 @@ class ClientMonitor {
   std::string exitText(ClientId c) const;
 
   /// Whether every client that attached has detached or exited (the master may remove the segment).
-  bool allGone() const;
+  bool allGone(ClientId except = kNone) const;
 
   /// The client's name from the schedule ("?" for an index out of range).
   std::string name(ClientId c) const;
@@ -51,6 +51,8 @@ class ClientMonitor {
   void setRemote(ClientId c) {
     if (records_.contains(c)) records_[c].excused = records_[c].remote = true;
   }
+  /// Whether client `c` runs on another SoC (setRemote).
+  bool remote(ClientId c) const { return records_.contains(c) && records_[c].remote; }
   /// The pid the monitor validated for the client (0 before it registered).
   std::uint32_t pid(ClientId c) const { return records_.contains(c) ? records_[c].pid : 0; }
 

@@ -22,18 +22,6 @@ namespace tactus::master {
 using shm::ManagerOp;
 using shm::ManagerResult;
 
-namespace {
-
-// The client index of `name` in `s`, or kNone.
-ClientId clientIndex(const Schedule& s, const std::string& name) {
-  for (const ClientId c : s.clients.ids()) {
-    if (s.clients[c].name == name) return c;
-  }
-  return kNone;
-}
-
-}  // namespace
-
 Result<void> Run::loadPolicy() {
   if (o_.policyPath.empty()) return {};
   std::vector<const Schedule*> schedules;

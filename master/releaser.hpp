@@ -157,6 +157,9 @@ class Releaser {
   std::int64_t sleepUntil(std::int64_t deadlineNs);
   int sleepUntilOrStopped(Track& track, std::int64_t deadlineNs);
   bool instancesDone(const std::vector<InstanceId>& instances, std::uint64_t iteration) const;
+  /// A follower, before it awaits the primary's next start: the first of `instances` not done
+  /// with `iteration` becomes the track's wait (for the stall watch), if any.
+  void showPending(Track& track, const std::vector<InstanceId>& instances, std::uint64_t iteration);
   bool waitInstances(HyperepochId he, const std::vector<InstanceId>& instances, std::uint64_t iteration);
   bool waitIterationByPlan(HyperepochId he, std::uint64_t iteration, std::int64_t iterStart);
 

@@ -27,7 +27,11 @@ void Releaser::followLoop(HyperepochId he) {
   bool frameLate = false;
   std::uint64_t h = 0;
   for (;; ++h) {
+    // While this SoC's part of iteration h - 1 runs, the wait for the primary's start of h is a
+    // wait for it too: shown to the stall watch, which names a client of this SoC that hangs.
+    if (h > 0) showPending(own, hp.instances, h - 1);
     const std::optional<std::int64_t> start = sync_->awaitStart(he, h);
+    own.waitSinceNs.store(0, std::memory_order_release);
     if (control_.aborted()) return leave();
     if (!start) {
       slot.stopAt.store(h, std::memory_order_seq_cst);  // no frame of h was released
@@ -57,6 +61,17 @@ void Releaser::followLoop(HyperepochId he) {
   own.endNs.store(ipc::monotonicNs(), std::memory_order_release);
   slot.completed.store(h);
   leave();
+}
+
+void Releaser::showPending(Track& track, const std::vector<InstanceId>& instances, std::uint64_t iteration) {
+  const auto target = static_cast<std::uint32_t>(iteration + 1);
+  for (const InstanceId i : instances) {
+    if (shm::sequenceReached(view_.instance(i).done.load(std::memory_order_acquire), target)) continue;
+    track.waitInstance.store(index(i), std::memory_order_relaxed);
+    track.waitTarget.store(target, std::memory_order_relaxed);
+    track.waitSinceNs.store(ipc::monotonicNs(), std::memory_order_release);
+    return;
+  }
 }
 
 }  // namespace tactus::master

@@ -55,6 +55,13 @@ constexpr std::int64_t kSwitcherEndWaitNs = 2'000'000'000;  // how long an endin
 
 }  // namespace
 
+ClientId clientIndex(const Schedule& s, const std::string& name) {
+  for (const ClientId c : s.clients.ids()) {
+    if (s.clients[c].name == name) return c;
+  }
+  return kNone;
+}
+
 Run::Run(const MasterOptions& o, std::ostream& out, std::ostream& err)
     : o_(o), out_(out), err_(err), instance_(o.instance) {}
 
@@ -254,6 +261,7 @@ std::optional<RunEnd> Run::stopBySignal() {
   if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
   ClientId c = kNone;
   const std::string blocker = running != nullptr ? running->stalls->graceText(c) : "";
+  if (c != kNone) leftBehind_ = running->schedule.clients[c].name;
   return RunEnd{
       SegmentState::kFinished, StopReason::kSignal, c,
       message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs) : blocker)};
@@ -541,6 +549,14 @@ std::optional<RunEnd> Run::endOfFrames() {
   }
 }
 
+// A signal to this master, or (multi-SoC) another SoC's master asked the primary to stop: both
+// stop the run at its iteration boundary, within the grace.
+bool Run::stoppingBySignal() const {
+  if (gSignal.load() != 0) return true;
+  const RunControl& control = modes_.front()->control;
+  return !managed() && control.stopRequested() && control.stopReason() == StopReason::kSignal;
+}
+
 // How long the monitor loop may sleep: to the next idle window of a running schedule without a
 // manager; a slice otherwise, and at most a slice while the run stops.
 std::int64_t Run::sleepNs() const {
@@ -548,7 +564,7 @@ std::int64_t Run::sleepNs() const {
   if (!runStarted_) return managed() ? kSliceNs : kWaitSliceNs;
   if (!windows_) return kSliceNs;
   const std::int64_t wake = windows_->nextWakeNs(runStartNs_, now) - now;
-  const bool stopping = gSignal.load() != 0 || modes_.front()->control.stopRequested();
+  const bool stopping = stoppingBySignal() || modes_.front()->control.stopRequested();
   return std::max<std::int64_t>(stopping ? std::min(wake, kSliceNs) : wake, 1);
 }
 
@@ -573,7 +589,7 @@ std::optional<RunEnd> Run::superviseUntilEnd() {
     if ((end = watch(!runStarted_))) break;
     if (!runStarted_ && (end = awaitClients(deadline, socDeadline))) break;
     if (runStarted_ && (end = handleExitRequests())) break;
-    if (gSignal.load() != 0 && (end = stopBySignal())) break;
+    if (stoppingBySignal() && (end = stopBySignal())) break;
     if ((end = endOfFrames())) break;
     if (managed()) {
       takeRequest();
@@ -588,10 +604,12 @@ std::optional<RunEnd> Run::superviseUntilEnd() {
   return end;
 }
 
+// Waits (at most kClientExitWaitNs) for the clients to leave, but for one a stop's grace left behind
+// (it is frozen or hangs in a runnable: nothing it does now changes the end).
 void Run::waitForClientsToLeave() {
   const std::int64_t leaveBy = ipc::monotonicNs() + kClientExitWaitNs;
-  while (ipc::monotonicNs() < leaveBy &&
-         !std::all_of(modes_.begin(), modes_.end(), [](const auto& m) { return m->monitor->allGone(); })) {
+  const auto gone = [&](const auto& m) { return m->monitor->allGone(clientIndex(m->schedule, leftBehind_)); };
+  while (ipc::monotonicNs() < leaveBy && !std::all_of(modes_.begin(), modes_.end(), gone)) {
     ipc::sleepUntilNs(ipc::monotonicNs() + 2'000'000, 0);
   }
 }
@@ -634,7 +652,8 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   for (auto& m : modes_) m->releaser->join();
   (void)drainAll();
   const std::string message = modes_.front()->owner->view().message();
-  if (code != kExitOk) err_ << "tactus-master: " << message << "\n";
+  // A failure, or a stop whose grace left a client behind, is said on stderr.
+  if (code != kExitOk || !leftBehind_.empty()) err_ << "tactus-master: " << message << "\n";
   if (code == kExitOk && o_.verbose) reportTotals(message);
   if (soc_) {
     soc_->finish(code == kExitOk, message);

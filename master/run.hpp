@@ -93,6 +93,9 @@ constexpr std::int64_t kStartLeadNs = 500'000;
 /// Without a manager: the first frame is released this long after every client entered.
 constexpr std::int64_t kFirstReleaseLeadNs = 2'000'000;
 
+/// The client index of `name` in `s`, or kNone.
+ClientId clientIndex(const Schedule& s, const std::string& name);
+
 /// One loaded schedule and the master's roles acting on its segment.
 struct Mode {
   RunControl control;  ///< first: the releaser refers to it; aborted with the run (stops are per hyperepoch)
@@ -159,6 +162,7 @@ class Run {
   std::optional<RunEnd> handleExitRequests();
   std::optional<RunEnd> endOfFrames();
   std::int64_t sleepNs() const;
+  bool stoppingBySignal() const;
   int closeRun(const std::optional<RunEnd>& end);
   void waitForClientsToLeave();
   void reportTotals(const std::string& message);
@@ -213,6 +217,7 @@ class Run {
   std::unique_ptr<SocRun> soc_;              // after modes_: it refers to schedule 0's roles
   std::optional<IdleWindows> windows_;       // without a manager: when the monitor loop wakes during the run
   std::int64_t runStartNs_ = 0;              // without a manager: frame 0's release
+  std::string leftBehind_;                   // the client a stop's grace left behind (named in the end)
   ipc::Segment channelSegment_;
   shm::ManagerChannel* channel_ = nullptr;
   bool channelOwned_ = false;

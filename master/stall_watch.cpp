@@ -20,9 +20,12 @@ std::int64_t StallWatch::budgetNs(HyperepochId hyperepoch) const {
 // The instance that holds up a stalled release thread: of the hyperepoch's instances not done with
 // the iteration, the first whose frame is released and whose own waits are all met (so it is
 // running, or its client does not run it). Instances behind it (waiting for it) are not to blame.
+// In a multi-SoC run, where none is ready and one waits for another SoC's instance, that one:
+// its SoC's master watches (and names) its client.
 InstanceId StallWatch::blockingInstance(const Stall& stall) const {
   const std::uint32_t target = stall.target;
   const std::uint64_t h = target - 1u;  // the iteration (low 32 bits suffice for the release word)
+  std::optional<InstanceId> remoteWait;
   for (const InstanceId i : plan_.hyperepochs[stall.hyperepoch].instances) {
     if (shm::sequenceReached(view_.instance(i).done.load(std::memory_order_acquire), target)) continue;
     const EpochId e = plan_.instanceEpoch[i];
@@ -32,39 +35,69 @@ InstanceId StallWatch::blockingInstance(const Stall& stall) const {
     bool ready = true;
     for (const WaitCondition& c : plan_.waits[i]) {
       const std::uint32_t need = c.previousIteration ? target - 1u : target;
-      if (!shm::sequenceReached(view_.instance(c.instance).done.load(std::memory_order_acquire), need)) ready = false;
+      if (shm::sequenceReached(view_.instance(c.instance).done.load(std::memory_order_acquire), need)) continue;
+      ready = false;
+      if (!remoteWait && monitor_.remote(schedule_.runnables[schedule_.instances[c.instance].runnable].client))
+        remoteWait = c.instance;
     }
     if (ready) return i;
   }
-  return stall.instance;
+  return remoteWait.value_or(stall.instance);
 }
 
 Blocker StallWatch::blockerOf(const Stall& stall) const {
   const RunnableId runnable = schedule_.instances[blockingInstance(stall)].runnable;
-  return Blocker{schedule_.runnables[runnable].client, runnable};
+  const ClientId client = schedule_.runnables[runnable].client;
+  return Blocker{client, runnable, monitor_.remote(client)};
+}
+
+// " (on SoC 'B')" for another SoC's client, else "".
+std::string StallWatch::socOf(const Blocker& b) const {
+  if (!b.remote) return "";
+  return " (on SoC " + quoted(schedule_.socs[schedule_.clients[b.client].soc].name) + ")";
+}
+
+// The release threads' longest wait, unless what it waits for has ended meanwhile (a follower
+// shows its SoC's pending instance while it waits for the primary: then the primary holds it up).
+std::optional<Stall> StallWatch::currentStall() const {
+  const std::optional<Stall> stall = releaser_.longestStall();
+  if (!stall || !schedule_.instances.contains(stall->instance) ||
+      shm::sequenceReached(view_.instance(stall->instance).done.load(std::memory_order_acquire), stall->target))
+    return std::nullopt;
+  return stall;
 }
 
 std::optional<Blocker> StallWatch::blocker() const {
-  const std::optional<Stall> stall = releaser_.longestStall();
+  const std::optional<Stall> stall = currentStall();
   if (!stall) return std::nullopt;
   return blockerOf(*stall);
 }
 
 std::optional<RunEnd> StallWatch::stuck(std::int64_t nowNs) const {
-  const std::optional<Stall> stall = releaser_.longestStall();
+  const std::optional<Stall> stall = currentStall();
   if (!stall) return std::nullopt;
   const std::int64_t budget = budgetNs(stall->hyperepoch);
   if (budget == 0 || nowNs - stall->sinceNs <= budget) return std::nullopt;
-  const auto [c, runnable] = blockerOf(*stall);
+  const Blocker b = blockerOf(*stall);
+  // Another SoC's client: its own master names it within the same budget and ends the run on
+  // every SoC. Only when that does not come (its ends lost on the link) does this master end it.
+  if (b.remote && nowNs - stall->sinceNs <= kRemoteBudgetFactor * budget) return std::nullopt;
   const std::int64_t monitor = schedule_.hyperepochs[stall->hyperepoch].monitorNs;
   const std::string limit = monitor != kNoDuration && monitor > 0
                                 ? "the Monitor budget of hyperepoch " +
                                       quoted(schedule_.hyperepochs[stall->hyperepoch].name) + ", " +
                                       humanDuration(monitor)
                                 : "-t " + std::to_string(timeoutUs_);
-  return RunEnd{SegmentState::kAborted, StopReason::kStuck, c,
-                "client " + quoted(monitor_.name(c)) + " (pid " + std::to_string(monitor_.pid(c)) +
-                    ") is stuck: runnable " + quoted(qualifiedName(schedule_, runnable)) + " made no progress for " +
+  if (b.remote) {
+    return RunEnd{SegmentState::kAborted, StopReason::kStuck, b.client,
+                  "client " + quoted(monitor_.name(b.client)) + socOf(b) + " is stuck: the end of runnable " +
+                      quoted(qualifiedName(schedule_, b.runnable)) + " did not arrive for " +
+                      humanDuration(nowNs - stall->sinceNs) + ", beyond " + std::to_string(kRemoteBudgetFactor) +
+                      " times " + limit + ", and its SoC's master did not end the run"};
+  }
+  return RunEnd{SegmentState::kAborted, StopReason::kStuck, b.client,
+                "client " + quoted(monitor_.name(b.client)) + " (pid " + std::to_string(monitor_.pid(b.client)) +
+                    ") is stuck: runnable " + quoted(qualifiedName(schedule_, b.runnable)) + " made no progress for " +
                     humanDuration(nowNs - stall->sinceNs) + ", beyond " + limit};
 }
 
@@ -73,7 +106,7 @@ std::string StallWatch::graceText(ClientId& client) const {
   if (!b) return "";
   client = b->client;
   return "; client " + quoted(monitor_.name(b->client)) + " did not finish runnable " +
-         quoted(qualifiedName(schedule_, b->runnable)) + " within " + humanDuration(kStopGraceNs);
+         quoted(qualifiedName(schedule_, b->runnable)) + " within " + humanDuration(kStopGraceNs) + socOf(*b);
 }
 
 }  // namespace tactus::master

@@ -21,10 +21,12 @@ namespace tactus::master {
 /// iteration within this grace is left behind, named, and the run ends anyway.
 constexpr std::int64_t kStopGraceNs = 500'000'000;
 
-/// The runnable a stalled release thread waits for, and its client.
+/// The runnable a stalled release thread waits for, and its client (remote: on another SoC,
+/// whose master watches it).
 struct Blocker {
   ClientId client = kNone;
   RunnableId runnable{};
+  bool remote = false;
 };
 
 /// Watches one schedule's release threads for waits that last too long.
@@ -44,8 +46,12 @@ class StallWatch {
   std::string graceText(ClientId& client) const;
 
  private:
+  std::optional<Stall> currentStall() const;
   InstanceId blockingInstance(const Stall& stall) const;
   Blocker blockerOf(const Stall& stall) const;
+  std::string socOf(const Blocker& b) const;
+  /// How many budgets a wait for another SoC's runnable may last before this master ends the run.
+  static constexpr std::int64_t kRemoteBudgetFactor = 2;
   std::int64_t budgetNs(HyperepochId hyperepoch) const;
 
   const Schedule& schedule_;
