@@ -126,10 +126,10 @@ Result<void> Run::load() {
     for (const auto& other : modes_) {
       if (other->schedule.identifier == (*mode)->schedule.identifier) {
         // Whole paths (a path cut at quoted's default 60 bytes named neither file in a deep directory).
-        return fail(ErrorCode::kValidation, "schedules " + quoted(other->path, 4096) + " and " + quoted(path, 4096) +
-                                                " have the same identifier " +
-                                                std::to_string((*mode)->schedule.identifier) +
-                                                "; every schedule of a manager needs its own (tactus-compile --id)");
+        return fail(ErrorCode::kValidation,
+                    "schedules " + quoted(other->path, 4096) + " and " + quoted(path, 4096) +
+                        " have the same identifier " + std::to_string((*mode)->schedule.identifier) +
+                        "; every schedule of a manager needs its own (the graph's Identifier:, 0..65535)");
       }
     }
     if (auto ok = checkSoc(**mode); !ok) return ok.error();
@@ -537,6 +537,15 @@ std::optional<RunEnd> Run::endOfFrames() {
   m.releaser->join();
   if (auto failure = drainAll()) return failure;
   const StopReason reason = m.control.stopRequested() ? m.control.stopReason() : StopReason::kFrameLimit;
+  // A follower SoC's release threads end where the primary stopped, for the primary's reason.
+  if (soc_ && soc_->follower() && !m.control.stopRequested()) {
+    if (const auto primary = soc_->primaryStopReason(); primary && *primary != StopReason::kFrameLimit) {
+      const std::string who = "the master of the primary SoC " + soc_->socName(soc_->primary());
+      return RunEnd{SegmentState::kFinished, *primary, kNone,
+                    *primary == StopReason::kSignal ? who + " was stopped by a signal"
+                                                    : who + " stopped the run at a client's exit request"};
+    }
+  }
   switch (reason) {
     case StopReason::kExitRequested:
       return RunEnd{SegmentState::kFinished, reason, m.control.stopClient(),

@@ -230,7 +230,16 @@ void SocRun::started(HyperepochId he, std::uint64_t iteration, std::int64_t star
 }
 
 void SocRun::stopped(HyperepochId he, std::uint64_t iteration) {
-  (void)link_->publishRelease(index(he), iteration, 0, iteration + 1);
+  // A stop sample carries the stop's reason where a start sample carries its time: the other SoCs
+  // end with the same reason (a follower at the primary's -e, or after the primary's signal).
+  const shm::StopReason reason = control_.stopRequested() ? control_.stopReason() : shm::StopReason::kFrameLimit;
+  (void)link_->publishRelease(index(he), iteration, static_cast<std::int64_t>(reason), iteration + 1);
+}
+
+std::optional<shm::StopReason> SocRun::primaryStopReason() const {
+  const std::uint32_t reason = primaryStop_.load(std::memory_order_acquire);
+  if (reason == 0) return std::nullopt;
+  return static_cast<shm::StopReason>(reason);
 }
 
 std::optional<std::int64_t> SocRun::awaitStart(HyperepochId he, std::uint64_t iteration) {
@@ -280,6 +289,11 @@ void SocRun::receiveRelease(const soc_link::RemoteRelease& r) {
   if (r.hyperepoch >= schedule_.hyperepochs.size()) return;  // validated: it indexes follow_
   Follow& f = follow_[r.hyperepoch];
   if (r.stopAfter > 0) {
+    // The reason as sent, where it is one a primary stops for; else unknown (an older primary sends 0).
+    const auto reason = static_cast<shm::StopReason>(r.releaseNs);
+    if (reason == shm::StopReason::kFrameLimit || reason == shm::StopReason::kExitRequested ||
+        reason == shm::StopReason::kSignal)
+      primaryStop_.store(static_cast<std::uint32_t>(reason), std::memory_order_release);
     f.stopAt.store(r.stopAfter - 1, std::memory_order_release);
   } else {
     offsetNs_.store(std::min(offsetNs_.load(), r.receivedNs - r.sentNs));

@@ -80,6 +80,12 @@ class SocRun final : public IterationSync {
   /// Ends the run's link work: waits (at most 1 s) until every end of the completed iterations is
   /// published when the run ended well, stops the threads, and announces how the run ended.
   void finish(bool ok, const std::string& message);
+  /// A follower: why the primary stopped the run (its stop samples carry it), once one came.
+  std::optional<shm::StopReason> primaryStopReason() const;
+  /// The name of SoC `soc` of the schedule, quoted.
+  std::string socName(std::uint32_t soc) const;
+  /// The primary SoC's index.
+  std::uint32_t primary() const { return o_.primary; }
   /// The clock-offset estimate in words, for the master's log (a follower's; "" on the primary).
   std::string offsetText() const;
 
@@ -108,7 +114,6 @@ class SocRun final : public IterationSync {
   std::int64_t expectedEndNs(InstanceId i, std::uint64_t h, std::int64_t nowNs) const;
   void mirrorEnd(const soc_link::RemoteEnd& e);
   void receiveRelease(const soc_link::RemoteRelease& r);
-  std::string socName(std::uint32_t soc) const;
 
   const Schedule& schedule_;
   const RunPlan& plan_;
@@ -123,6 +128,7 @@ class SocRun final : public IterationSync {
   std::unique_ptr<Follow[]> follow_;                                  // per hyperepoch
   std::atomic<std::int64_t> offsetNs_{INT64_MAX};                     // min(receive - send) over the primary's releases
   std::atomic<std::uint64_t> offsetSamples_{0};
+  std::atomic<std::uint32_t> primaryStop_{0};  // a follower: the primary's StopReason from its stop samples
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
   std::int64_t announcedNs_ = 0;

@@ -224,6 +224,13 @@ TEST_CASE("a signal to either master stops every SoC at the same iteration bound
       CHECK(waitFor(t.clientA, timeoutMs) == 0);
       CHECK(waitFor(t.clientB, timeoutMs) == 0);
       INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+      // Every SoC's clients learn the run was stopped by a signal (a follower from the primary's
+      // stop sample), not that it reached a frame limit nobody gave.
+      CHECK(t.out("Sensor").find("status=stopped-by-signal") != std::string::npos);
+      CHECK(t.out("Planner").find("status=stopped-by-signal") != std::string::npos);
+      if (stopped == "SocA")
+        CHECK(t.out("Planner").find("the master of the primary SoC 'SocA' was stopped by a signal") !=
+              std::string::npos);
       // The iterations SocA released are the ones both SoCs ran, each whole and in order.
       auto a = readEventLog(t.dir + "/SocA.log");
       REQUIRE(a.has_value());

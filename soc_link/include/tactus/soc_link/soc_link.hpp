@@ -42,7 +42,8 @@ struct RemoteEnd {
 struct RemoteRelease {
   std::uint32_t hyperepoch = 0;  ///< HyperepochId index in the schedule
   std::uint64_t iteration = 0;   ///< the hyperepoch iteration that starts (or, with stopAfter, does not)
-  std::int64_t releaseNs = 0;    ///< the primary's CLOCK_MONOTONIC at the iteration's start
+  std::int64_t releaseNs = 0;    ///< the primary's CLOCK_MONOTONIC at the iteration's start; with
+                                 ///< stopAfter (no start to carry): why the primary stopped (shm::StopReason)
   std::int64_t sentNs = 0;       ///< the primary's CLOCK_MONOTONIC when it sent the sample
   std::int64_t receivedNs = 0;   ///< this host's CLOCK_MONOTONIC when the sample was taken
   std::uint64_t stopAfter = 0;   ///< 0: run on; else every master stops before iteration stopAfter - 1
