@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "overrun_watch.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/core/violation.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -57,6 +58,7 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
     slot.tail.store(head, std::memory_order_release);
     recordsDrained_ += batch_.size();
     if (log_.isOpen()) log_.append(batch_.data(), batch_.size());
+    if (overruns_ != nullptr && !batch_.empty()) overruns_->see(batch_.data(), batch_.size(), ipc::monotonicNs());
     const std::uint64_t dropped = slot.dropped.load(std::memory_order_relaxed);
     if (dropped > droppedSeen_[w]) {
       const std::uint64_t lost = dropped - droppedSeen_[w];
@@ -78,6 +80,7 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
     batch_.clear();
     ring.popAll(batch_);
     if (log_.isOpen()) log_.append(batch_.data(), batch_.size());
+    if (overruns_ != nullptr && !batch_.empty()) overruns_->see(batch_.data(), batch_.size(), ipc::monotonicNs());
     masterDropped += ring.dropped();
   }
   // The release threads' rings cannot fill between two drains (a record per release, a drain

@@ -17,6 +17,8 @@
 
 namespace tactus::master {
 
+class OverrunWatch;
+
 /// A single-producer single-consumer ring of the master's own events (releases, overruns,
 /// skips): one release thread pushes, the drain pops. Fixed capacity, allocated once; a full ring
 /// counts a drop instead of blocking the release thread.
@@ -64,6 +66,9 @@ class LogDrain {
   /// range (a client wrote them over) ends the run: returns the end naming the client.
   std::optional<RunEnd> drain(std::vector<MasterEventRing>& masterRings);
 
+  /// Every record drained is shown to `watch` too (it outlives the drain; nullptr: none).
+  void setOverrunWatch(OverrunWatch* watch) { overruns_ = watch; }
+
   /// Records written to the log so far.
   std::uint64_t recordsDrained() const { return recordsDrained_; }
   /// Records lost so far (the clients' rings and the release threads').
@@ -78,6 +83,7 @@ class LogDrain {
   const Schedule& schedule_;
   const RunPlan& plan_;
   EventLogWriter& log_;
+  OverrunWatch* overruns_ = nullptr;
   std::vector<std::uint64_t> tail_;         // per worker: the master's own copy of the ring's tail
   std::vector<std::uint64_t> droppedSeen_;  // per worker
   std::vector<EventRecord> batch_;          // reused; capacity fixed at construction

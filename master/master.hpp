@@ -31,6 +31,7 @@ struct MasterOptions {
   bool noPinning = false;                  ///< -C: clients do not pin their workers
   bool lockMemory = false;                 ///< -M: mlockall
   bool allowUnregistered = false;          ///< --allow-unregistered-runnables
+  bool failOnOverrun = false;              ///< --fail-on-overrun: exit 1 when a run, frame or period overran
   std::string soc;                         ///< -x: this master's SoC of a multi-SoC schedule
   std::string primarySoc;                  ///< --primary: the SoC that releases frames (default: the first)
   std::int64_t ddsDomain = 0;              ///< --dds-domain: the DDS domain id of the multi-SoC link

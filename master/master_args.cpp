@@ -74,6 +74,12 @@ const std::vector<OptionSpec>& specs() {
        {}},
       {"lock-memory", 'M', "", "lock the master's memory (mlockall)", {}},
       {"allow-unregistered-runnables", 0, "", "run even if a client did not register a scheduled runnable", {}},
+      {"fail-on-overrun",
+       0,
+       "",
+       "exit with 1 when any runnable ran beyond its WCET (+ EndMonitorThreshold),\n"
+       "a frame was late or a period was skipped (for CI; every overrun is reported either way)",
+       {}},
       {"verbose", 'v', "", "verbose", {}},
       {"version", 'V', "", "print the version and exit", {}},
       {"help", 'h', "", "print this help and exit", {}},
@@ -205,6 +211,7 @@ Result<void> apply(const ParsedOption& p, MasterOptions& o) {
     o.noPinning |= n == "no-pinning";
     o.lockMemory |= n == "lock-memory";
     o.allowUnregistered |= n == "allow-unregistered-runnables";
+    o.failOnOverrun |= n == "fail-on-overrun";
     o.verbose |= n == "verbose";
     o.showVersion |= n == "version";
     o.showHelp |= n == "help";

@@ -395,6 +395,8 @@ Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(limit);
   m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
   m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);
+  m.overruns = std::make_unique<OverrunWatch>(m.schedule, err_);
+  m.drain->setOverrunWatch(m.overruns.get());
   // A multi-SoC run leaves its release threads unpinned: with two SoCs' masters on one machine
   // (the tests, the benchmark) pinning measured slower for the cross-SoC hand-off.
   const bool pinReleases = o_.core < 0 && !o_.noPinning && !socOptions_;
@@ -623,6 +625,22 @@ void Run::waitForClientsToLeave() {
   }
 }
 
+// What overran, said at the end (the first of each was said when it came); with
+// --fail-on-overrun a run that overran fails. The exit code.
+int Run::judgeOverruns(int code) {
+  for (const auto& m : modes_) {
+    const std::string summary = m->overruns->summary();
+    if (summary.empty()) continue;
+    err_ << "tactus-master: overruns" << (managed() ? " in schedule " + std::to_string(m->schedule.identifier) : "")
+         << ": " << summary << "\n";
+    if (o_.failOnOverrun && code == kExitOk) {
+      err_ << "tactus-master: the run overran (--fail-on-overrun): exit status " << kExitRunFailed << "\n";
+      code = kExitRunFailed;
+    }
+  }
+  return code;
+}
+
 // -v: what the run logged and skipped.
 void Run::reportTotals(const std::string& message) {
   std::uint64_t skipped = 0, logged = 0, dropped = 0;
@@ -652,7 +670,12 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
       if (running && (end->reason == StopReason::kExitRequested || stopped(*running)))
         (void)stop(Request{}, *running, kNoSchedule);
     }
-    code = finish(*end);
+    // The clients' outcome says what overran too (they print the end's message).
+    RunEnd said = *end;
+    for (const auto& m : modes_) {
+      if (const std::string brief = m->overruns->summary(true); !brief.empty()) said.message += "; overruns: " + brief;
+    }
+    code = finish(said);
   }
   for (auto& m : modes_) m->control.abort();
   stopSwitcher();
@@ -674,6 +697,7 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   // ends its iteration (client_lib's DeferredLog), so after a run that ended early the last ones
   // come when it leaves.
   (void)drainAll();
+  code = judgeOverruns(code);
   gAttention.store(nullptr);
   for (auto& m : modes_) m->owner->remove();
   if (auto ok = log_.close(); !ok) {

@@ -71,6 +71,7 @@
 #include "idle_windows.hpp"
 #include "log_drain.hpp"
 #include "master.hpp"
+#include "overrun_watch.hpp"
 #include "policy_file.hpp"
 #include "releaser.hpp"
 #include "run_control.hpp"
@@ -106,6 +107,7 @@ struct Mode {
   std::uint64_t contentHash = 0;
   std::unique_ptr<SegmentOwner> owner;
   std::unique_ptr<ClientMonitor> monitor;
+  std::unique_ptr<OverrunWatch> overruns;  ///< before drain: the drain shows it every record
   std::unique_ptr<LogDrain> drain;
   std::unique_ptr<Releaser> releaser;
   std::unique_ptr<StallWatch> stalls;                         ///< after releaser and monitor: it refers to both
@@ -166,6 +168,7 @@ class Run {
   int closeRun(const std::optional<RunEnd>& end);
   void waitForClientsToLeave();
   void reportTotals(const std::string& message);
+  int judgeOverruns(int code);
   std::optional<RunEnd> watch(bool beforeRun);
   std::optional<RunEnd> watchManager();
   std::optional<RunEnd> stopBySignal();

@@ -37,6 +37,12 @@ const std::vector<OptionSpec>& specs() {
        "runnable,kind,call,count,first_site (the header alone when none; several schedules: and schedule)",
        {}},
       {"fail-on-violation", 0, "", "exit with 1 when the log holds any contract violation (for CI)", {}},
+      {"fail-on-overrun",
+       0,
+       "",
+       "exit with 1 when a run took longer than its WCET + EndMonitorThreshold, a frame was late or\n"
+       "a period was skipped (for CI; the master's --fail-on-overrun judges the same)",
+       {}},
       {"wcet-out",
        0,
        "FILE",
@@ -109,7 +115,7 @@ std::string reportUsage() {
          optionsHelp(specs()) +
          "\n"
          "exit status: 0 success, 1 unreadable or mismatched input (or a violation with\n"
-         "--fail-on-violation), 2 bad command line\n";
+         "--fail-on-violation, an overrun with --fail-on-overrun), 2 bad command line\n";
 }
 
 Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
@@ -123,6 +129,7 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
     else if (p.name == "csv") o.csv = true;
     else if (p.name == "violations") o.violations = true;
     else if (p.name == "fail-on-violation") o.failOnViolation = true;
+    else if (p.name == "fail-on-overrun") o.failOnOverrun = true;
     else if (p.name == "wcet-out") o.wcetOut = p.value;
     else if (p.name == "html") o.html = p.value;
     else if (p.name == "trace-out") o.traceOut = p.value;
@@ -162,8 +169,8 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
   if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
   if (o.violations && (o.json || o.csv))
     return fail(ErrorCode::kBadParameter, "--violations excludes --json and --csv");
-  if (o.log.empty() && (o.violations || o.failOnViolation))
-    return fail(ErrorCode::kBadParameter, "--violations and --fail-on-violation need an event log");
+  if (o.log.empty() && (o.violations || o.failOnViolation || o.failOnOverrun))
+    return fail(ErrorCode::kBadParameter, "--violations, --fail-on-violation and --fail-on-overrun need an event log");
   if (o.log.empty() && (o.json || o.csv || !o.wcetOut.empty()))
     return fail(ErrorCode::kBadParameter, "--json, --csv and --wcet-out need an event log");
   if (o.log.empty() && o.html.empty() && o.traceOut.empty())

@@ -22,6 +22,7 @@ struct ReportOptions {
   std::string wcetOut, html, traceOut;  ///< outputs (`-`: standard output); empty: not written
   bool json = false, csv = false, help = false, version = false;
   bool violations = false, failOnViolation = false;  ///< tactus-check's contract violations
+  bool failOnOverrun = false;                        ///< exit 1 when a run, frame or period overran
   double percentile = 99, margin = 1.2;
   /// Whether the statistics go to standard output (not when an output file is `-`).
   bool statisticsOnStdout = true;

@@ -407,6 +407,32 @@ int failOnViolations(const Options& o, const Inputs& in, std::ostream& err) {
   return 1;
 }
 
+// --fail-on-overrun: 1 with a message when a run took longer than its WCET + EndMonitorThreshold
+// (the master's rule, overrun_watch.hpp), a frame was late or a period was skipped.
+int failOnOverruns(const Options& o, const Inputs& in, std::ostream& err) {
+  std::uint64_t runs = 0, frames = 0, skipped = 0;
+  for (std::size_t k = 0; k < in.schedules.size(); ++k) {
+    const Schedule& s = in.schedules[k];
+    const Analysis& a = in.parts[k].analysis;
+    for (RunnableId r : s.runnables.ids()) {
+      const RunnableInfo& info = s.runnables[r];
+      if (info.wcetNs <= 0) continue;
+      const std::int64_t limit =
+          info.wcetNs + (info.endMonitorThresholdNs == kNoDuration ? 0 : info.endMonitorThresholdNs);
+      const std::vector<std::int64_t>& d = a.runnables[r].durations;  // ascending
+      runs += static_cast<std::uint64_t>(d.end() - std::upper_bound(d.begin(), d.end(), limit));
+    }
+    frames += a.overrunRecords;
+    for (HyperepochId he : s.hyperepochs.ids()) skipped += a.hyperepochs[he].skippedPeriods;
+  }
+  if (runs + frames + skipped == 0) return 0;
+  std::string logs;
+  for (const std::string& path : o.logs) logs += (logs.empty() ? "" : ", ") + path;
+  err << "tactus-report: the run overran (" << logs << "): " << runs << " runs beyond WCET + EndMonitorThreshold, "
+      << frames << " frames late, " << skipped << " periods skipped\n";
+  return 1;
+}
+
 // Without a log: the plan of the schedule alone, as HTML and as a trace.
 Result<void> writePlan(const Options& o, const Schedule& schedule, std::ostream& out) {
   if (!o.html.empty()) {
@@ -449,7 +475,9 @@ int report(const Options& o, std::ostream& out, std::ostream& err) {
   if (!o.html.empty()) {
     if (auto w = writeHtmlPages(o, in); !w) return fatal(w.error());
   }
-  return o.failOnViolation ? failOnViolations(o, in, err) : 0;
+  const int violations = o.failOnViolation ? failOnViolations(o, in, err) : 0;
+  const int overruns = o.failOnOverrun ? failOnOverruns(o, in, err) : 0;
+  return std::max(violations, overruns);
 }
 
 // The command without the final check of `out`.

@@ -2,6 +2,7 @@
 // each test on its own instance, checked through exit codes, messages and the event log.
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -514,6 +515,48 @@ TEST_CASE("an overrun skips to the next period boundary by default and runs free
       CHECK(skipped >= overruns);
     }
   }
+}
+
+TEST_CASE("an overrun is said at once by the master and in every client's outcome, and fails the run on request",
+          "[runtime][overrun]") {
+  // WCET 100 us; the client's runnable takes 1.5 ms of a 1 ms period.
+  const Schedule s = makeSchedule({{"Solo", "Slow", "CPU0", 100'000, {}, 0, {}}}, 1'000'000, 1);
+  for (const bool failOnOverrun : {false, true}) {
+    Run run(failOnOverrun ? "overrun_fail" : "overrun_loud", s);
+    std::vector<std::string> args{"-e", "8", "-l", run.logPath};
+    if (failOnOverrun) args.emplace_back("--fail-on-overrun");
+    const pid_t m = run.master(args);
+    const pid_t c = run.client("Solo", {"--busy-us", "1500"});
+    CHECK(waitFor(c, kWaitMs) == 0);
+    CHECK(waitFor(m, kWaitMs) == (failOnOverrun ? 1 : 0));
+    const std::string master = readFile(run.out("master"));
+    const std::string client = readFile(run.out("Solo"));
+    INFO(master << client);
+    // The first overrun of the runnable and of the hyperepoch at once, each once; the counts at the end.
+    CHECK(master.find("overrun: runnable 'Solo.Slow' ran ") != std::string::npos);
+    CHECK(master.find("beyond its WCET 100us") != std::string::npos);
+    CHECK(master.find("overrun: runnable 'Solo.Slow'") == master.rfind("overrun: runnable 'Solo.Slow'"));
+    CHECK(master.find("overrun: hyperepoch ") != std::string::npos);
+    CHECK(master.find("overruns: 8 runs beyond WCET (most: 'Solo.Slow' 8 times") != std::string::npos);
+    CHECK(client.find("status=frame-limit") != std::string::npos);
+    CHECK(client.find("; overruns: 8 runs beyond WCET") != std::string::npos);
+    CHECK((master.find("--fail-on-overrun") != std::string::npos) == failOnOverrun);
+    // tactus-report judges the log by the same rule.
+    const std::string report = buildPath("tools/tactus-report") + " --fail-on-overrun " + run.logPath + " " +
+                               run.schedulePath + " >/dev/null 2>&1";
+    CHECK(WEXITSTATUS(std::system(report.c_str())) == 1);
+  }
+  // Within its WCET nothing is said and --fail-on-overrun passes.
+  const Schedule quiet = makeSchedule({{"Solo", "Quick", "CPU0", 800'000, {}, 0, {}}}, 10'000'000, 1);
+  Run run("overrun_none", quiet);
+  const pid_t m = run.master({"-e", "5", "-l", run.logPath, "--fail-on-overrun"});
+  const pid_t c = run.client("Solo", {"--busy-us", "100"});
+  CHECK(waitFor(c, kWaitMs) == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(readFile(run.out("master")).find("overrun") == std::string::npos);
+  const std::string report = buildPath("tools/tactus-report") + " --fail-on-overrun " + run.logPath + " " +
+                             run.schedulePath + " >/dev/null 2>&1";
+  CHECK(WEXITSTATUS(std::system(report.c_str())) == 0);
 }
 
 TEST_CASE("SIGINT to a master still waiting for clients releases the clients that came", "[runtime][exit]") {
