@@ -641,7 +641,7 @@ int Run::judgeOverruns(int code) {
   return code;
 }
 
-// -v: what the run logged and skipped.
+// The end of a run that went well: why it ended and what it logged and skipped.
 void Run::reportTotals(const std::string& message) {
   std::uint64_t skipped = 0, logged = 0, dropped = 0;
   for (const auto& m : modes_) {
@@ -649,8 +649,11 @@ void Run::reportTotals(const std::string& message) {
     logged += m->drain->recordsDrained();
     dropped += m->drain->droppedTotal();
   }
-  out_ << "tactus-master: " << message << "; " << logged << " events logged, " << dropped << " dropped, " << skipped
-       << " periods skipped\n";
+  out_ << "tactus-master: " << message << "; " << logged << " events "
+       << (log_.isOpen() ? "logged to " + o_.logPath : std::string("(not logged: no -l)")) << ", " << dropped
+       << " dropped, " << skipped << " periods skipped ("
+       << (managed() ? "schedules " + loadedList() : "schedule " + quoted(modes_.front()->schedule.name))
+       << ", instance " << quoted(instance_) << ")\n";
 }
 
 // Ends the run: stops the running schedule where the end asks for it, publishes the end, stops
@@ -686,7 +689,7 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   const std::string message = modes_.front()->owner->view().message();
   // A failure, or a stop whose grace left a client behind, is said on stderr.
   if (code != kExitOk || !leftBehind_.empty()) err_ << "tactus-master: " << message << "\n";
-  if (code == kExitOk && o_.verbose) reportTotals(message);
+  if (code == kExitOk) reportTotals(message);  // a run that went well says so, in one line
   if (soc_) {
     soc_->finish(code == kExitOk, message);
     if (const std::string offset = soc_->offsetText(); !offset.empty()) out_ << "tactus-master: " << offset << "\n";

@@ -157,6 +157,11 @@ int run(const std::vector<std::string>& args) {
     std::cerr << "tactus-manager: " << verb << ": " << result.error().message << "\n";
     return 1;
   }
+  // A request that went well says what it did (status printed its answer above).
+  if (verb == "start") std::cout << "tactus-manager: started schedule " << a << "\n";
+  else if (verb == "stop") std::cout << "tactus-manager: stopped schedule " << a << "\n";
+  else if (verb == "rollover") std::cout << "tactus-manager: rolled over from schedule " << b << " to " << a << "\n";
+  else if (verb == "exit") std::cout << "tactus-manager: the run ends\n";
   return 0;
 }
 

@@ -27,7 +27,9 @@ namespace {
 
 using shm::SegmentState;
 
-constexpr std::int64_t kPollNs = 10'000'000;  // master polling while waiting in init
+constexpr std::int64_t kPollNs = 10'000'000;             // master polling while waiting in init
+constexpr std::int64_t kExplainAfterNs = 3'000'000'000;  // a usual wait explained after this long
+constexpr const char* kNoSegmentYet = "there is no segment yet";
 // A segment that shows no complete header (or no master pid) for this long is no master's
 // work in progress (a master fills it within milliseconds): it is removed.
 constexpr std::int64_t kStaleCreatingNs = 1'000'000'000;
@@ -41,7 +43,7 @@ struct Look {
 Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   auto segment = ipc::Segment::open(rt.instance);
   if (!segment) {
-    if (segment.error().code == ErrorCode::kNotFound) return Look{false, "there is no segment yet"};
+    if (segment.error().code == ErrorCode::kNotFound) return Look{false, kNoSegmentYet};
     // A foreign file (another user's, a directory, a symbolic link): wait for someone to remove
     // it, saying so, rather than give up silently.
     return Look{false, segment.error().message + " (remove it; the master replaces what it may)"};
@@ -203,10 +205,22 @@ std::string socInstanceOf(const Runtime& rt) {
   return "";
 }
 
+// The waiting client's line of explanation: the instance, why it waits, where the name came
+// from and the other instances of this user.
+void explain(const Runtime& rt, const std::string& why, const char* still) {
+  std::fprintf(stderr, "tactus: client %s: %swaiting for tactus-master of instance %s (segment %s): %s (%s%s)\n",
+               quoted(rt.name).c_str(), still, quoted(rt.instance, 256).c_str(), ipc::segmentPath(rt.instance).c_str(),
+               why.c_str(), howToSet(rt).c_str(),
+               otherInstancesHint(rt.instance, "", "instances with a segment now").c_str());
+  std::fflush(stderr);
+}
+
 // Waits until the instance's segment is published by a live master and maps it.
 Result<void> findMaster(Runtime& rt, const InitOptions& options) {
   const std::int64_t deadline = options.timeoutMs < 0 ? INT64_MAX : ipc::monotonicNs() + options.timeoutMs * 1'000'000;
   std::string said;  // the reason printed last: each one is printed once
+  std::int64_t saidAtNs = 0;
+  bool explained = false;
   std::int64_t unfinishedSince = 0;
   bool socChosen = false;
   for (;;) {
@@ -220,13 +234,25 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
     auto look = lookOnce(rt, unfinishedSince);
     if (!look) return look.error();
     if (look->attached) return {};  // guarded since it was opened
+    // A client started before its master is the usual case: one short line; the explanation (where
+    // the instance came from, the other instances) only once it has waited kExplainAfterNs for it.
+    // Any other reason is explained at once.
+    const std::int64_t now = ipc::monotonicNs();
+    const bool usual = look->why == kNoSegmentYet;
     if (look->why != said) {
       said = look->why;
-      std::fprintf(stderr, "tactus: client %s: waiting for tactus-master of instance %s (segment %s): %s (%s%s)\n",
-                   quoted(rt.name).c_str(), quoted(rt.instance, 256).c_str(), ipc::segmentPath(rt.instance).c_str(),
-                   said.c_str(), howToSet(rt).c_str(),
-                   otherInstancesHint(rt.instance, "", "instances with a segment now").c_str());
+      saidAtNs = now;
+      explained = !usual;
+      if (usual) {
+        std::fprintf(stderr, "tactus: client %s: waiting for tactus-master of instance %s\n", quoted(rt.name).c_str(),
+                     quoted(rt.instance, 256).c_str());
+      } else {
+        explain(rt, said, "");
+      }
       std::fflush(stderr);
+    } else if (!explained && now - saidAtNs >= kExplainAfterNs) {
+      explained = true;
+      explain(rt, said, "still ");
     }
     if (ipc::monotonicNs() >= deadline) {
       return fail(ErrorCode::kTimeout, "client " + quoted(rt.name) + ": no master for instance " +
