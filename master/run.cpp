@@ -377,7 +377,7 @@ int Run::execute() {
 // Creates and describes schedule k's segment with its roles (monitor, drain, releaser, stall watch).
 Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   Mode& m = *modes_[k];
-  const shm::LayoutCounts counts = layoutCounts(m.schedule, m.plan, m.text.size());
+  const shm::LayoutCounts counts = shm::layoutCounts(m.schedule, m.plan, m.text.size());
   const std::string segmentName = socOptions_ ? instance_ : shm::scheduleInstanceName(o_.instance, k);
   m.owner = std::make_unique<SegmentOwner>(segmentName, err_);
   if (auto ok = m.owner->create(counts); !ok) return ok;

@@ -84,17 +84,6 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
                                   "; pick another instance with -D");
 }
 
-shm::LayoutCounts layoutCounts(const Schedule& schedule, const RunPlan& plan, std::size_t textSize) {
-  shm::LayoutCounts counts;
-  counts.hyperepochs = static_cast<std::uint32_t>(schedule.hyperepochs.size());
-  counts.epochs = static_cast<std::uint32_t>(schedule.epochs.size());
-  counts.instances = static_cast<std::uint32_t>(schedule.instances.size());
-  counts.clients = static_cast<std::uint32_t>(schedule.clients.size());
-  counts.workers = static_cast<std::uint32_t>(plan.workers.size());
-  counts.scheduleTextSize = textSize;
-  return counts;
-}
-
 Result<void> SegmentOwner::create(const shm::LayoutCounts& counts) {
   const shm::LayoutOffsets offsets = shm::computeLayout(counts);
   auto segment = createNamed(offsets.total);

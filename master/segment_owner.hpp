@@ -17,9 +17,6 @@
 
 namespace tactus::master {
 
-/// The segment's counts for a schedule, its plan and its text's size.
-shm::LayoutCounts layoutCounts(const Schedule& schedule, const RunPlan& plan, std::size_t textSize);
-
 /// Owns one instance's segment for the life of a run.
 class SegmentOwner {
  public:

@@ -7,6 +7,8 @@
 #include <type_traits>
 
 #include "tactus/core/limits.hpp"
+#include "tactus/core/run_plan.hpp"
+#include "tactus/core/schedule.hpp"
 
 namespace tactus::shm {
 
@@ -64,6 +66,17 @@ LayoutOffsets computeLayout(const LayoutCounts& c) {
   at = alignUp(at + std::uint64_t{c.hyperepochs} * sizeof(SwitchSlot));
   o.total = at;
   return o;
+}
+
+LayoutCounts layoutCounts(const Schedule& schedule, const RunPlan& plan, std::size_t textSize) {
+  LayoutCounts counts;
+  counts.hyperepochs = static_cast<std::uint32_t>(schedule.hyperepochs.size());
+  counts.epochs = static_cast<std::uint32_t>(schedule.epochs.size());
+  counts.instances = static_cast<std::uint32_t>(schedule.instances.size());
+  counts.clients = static_cast<std::uint32_t>(schedule.clients.size());
+  counts.workers = static_cast<std::uint32_t>(plan.workers.size());
+  counts.scheduleTextSize = textSize;
+  return counts;
 }
 
 Result<void> SegmentView::initialize(const LayoutCounts& counts) {

@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "heap_segment.hpp"
 #include "runtime.hpp"
 #include "runtime_harness.hpp"
 #include "step_table.hpp"
@@ -21,84 +23,22 @@ using client::StepKind;
 
 namespace {
 
-// A schedule's segment on the heap, as the master initializes it, in state kRunning.
-struct HeapSegment {
-  Schedule schedule;
-  RunPlan plan;
-  std::unique_ptr<std::byte, decltype(&std::free)> bytes{nullptr, &std::free};
-  shm::SegmentView view;
+using test::HeapSegment;
 
-  explicit HeapSegment(Schedule s) : schedule(std::move(s)) {
-    auto p = makeRunPlan(schedule);
-    REQUIRE(p.has_value());
-    plan = std::move(*p);
-    shm::LayoutCounts counts;
-    counts.hyperepochs = static_cast<std::uint32_t>(schedule.hyperepochs.size());
-    counts.epochs = static_cast<std::uint32_t>(schedule.epochs.size());
-    counts.instances = static_cast<std::uint32_t>(schedule.instances.size());
-    counts.clients = static_cast<std::uint32_t>(schedule.clients.size());
-    counts.workers = static_cast<std::uint32_t>(plan.workers.size());
-    const std::uint64_t size = shm::computeLayout(counts).total;
-    bytes.reset(static_cast<std::byte*>(std::aligned_alloc(4096, (size + 4095) / 4096 * 4096)));
-    REQUIRE(bytes != nullptr);
-    view = shm::SegmentView(std::span<std::byte>(bytes.get(), size));
-    REQUIRE(view.initialize(counts).has_value());
-    view.header().state.store(static_cast<std::uint32_t>(shm::SegmentState::kRunning));
-  }
-
-  /// Releases every frame of `iterations` iterations (one epoch) and lets the workers run them.
-  void releaseAndStopAt(std::uint64_t iterations) {
-    const EpochInfo& e = schedule.epochs[EpochId{0}];
-    view.epoch(EpochId{0}).released.store(static_cast<std::uint32_t>(iterations * std::max(1u, e.frames)));
-    view.hyperepoch(HyperepochId{0}).stopAt.store(iterations);
-  }
-
-  ClientId client(const std::string& name) const {
-    for (ClientId c : schedule.clients.ids())
-      if (schedule.clients[c].name == name) return c;
-    FAIL("no client " << name);
-    return {};
-  }
-
-  /// The worker of `client` on `resource`.
-  std::uint32_t worker(const std::string& clientName, const std::string& resource) const {
-    for (std::uint32_t w = 0; w < plan.workers.size(); ++w)
-      if (plan.workers[w].client == client(clientName) && schedule.resources[plan.workers[w].resource].name == resource)
-        return w;
-    FAIL("no worker of " << clientName << " on " << resource);
-    return 0;
-  }
-
-  /// A client's runtime over this segment, unpinned, with no runnable registered.
-  std::unique_ptr<Runtime> runtime(const std::string& clientName) const {
-    auto rt = std::make_unique<Runtime>();
-    rt->name = clientName;
-    rt->clientIndex = client(clientName);
-    rt->view = view;
-    rt->schedule = schedule;
-    rt->plan = plan;
-    rt->registrations.resize(schedule.runnables.size());
-    rt->cudaSubmitters.resize(schedule.runnables.size());
-    rt->gpuStats.resize(plan.workers.size());
-    rt->flags = shm::kFlagNoPinning;
-    return rt;
-  }
-
-  RunnableId runnable(const std::string& qualified) const {
-    for (RunnableId r : schedule.runnables.ids())
-      if (qualifiedName(schedule, r) == qualified) return r;
-    FAIL("no runnable " << qualified);
-    return {};
-  }
-
-  /// The run records worker w pushed into its ring.
-  std::vector<EventRecord> records(std::uint32_t w) const {
-    std::vector<EventRecord> out;
-    const std::uint64_t head = view.worker(w).head.load();
-    for (std::uint64_t k = 0; k < head; ++k) out.push_back(view.ring(w)[k & (view.ringCapacity() - 1)]);
-    return out;
-  }
-};
+/// A client's runtime over the segment, unpinned, with no runnable registered.
+std::unique_ptr<Runtime> runtimeOf(const HeapSegment& seg, const std::string& clientName) {
+  auto rt = std::make_unique<Runtime>();
+  rt->name = clientName;
+  rt->clientIndex = seg.client(clientName);
+  rt->view = seg.view;
+  rt->schedule = seg.schedule;
+  rt->plan = seg.plan;
+  rt->registrations.resize(seg.schedule.runnables.size());
+  rt->cudaSubmitters.resize(seg.schedule.runnables.size());
+  rt->gpuStats.resize(seg.plan.workers.size());
+  rt->flags = shm::kFlagNoPinning;
+  return rt;
+}
 
 // What the registered functions saw: (runnable, start time) in call order.
 struct Calls {
@@ -136,7 +76,7 @@ Schedule twoClients() {
 TEST_CASE("the step table: one step per instance in timeline order, its kind from the registration",
           "[client][worker]") {
   HeapSegment seg(twoClients());
-  auto rt = seg.runtime("A");
+  auto rt = runtimeOf(seg, "A");
   Calls calls;
   Probe a{&calls, "A.a"};
   registerProbe(*rt, seg, a);  // A.a: a plain function; A.b: none (the engine's)
@@ -153,7 +93,7 @@ TEST_CASE("the step table: one step per instance in timeline order, its kind fro
   CHECK(table.steps[1].next[0] == &table.steps[0]);
 
   // B.c waits for A.a of the same iteration, on A.a's done word, by the plan (a CPU predecessor).
-  auto rtB = seg.runtime("B");
+  auto rtB = runtimeOf(seg, "B");
   const client::StepTable tableB = client::buildSteps(*rtB, seg.worker("B", "CPU1"));
   REQUIRE(tableB.steps.size() == 1);
   const client::Step& c = tableB.steps[0];
@@ -169,7 +109,7 @@ TEST_CASE("the step table: one step per instance in timeline order, its kind fro
 TEST_CASE("a worker runs its steps in order for every released iteration, logs each run and publishes its end",
           "[client][worker]") {
   HeapSegment seg(twoClients());
-  auto rt = seg.runtime("A");
+  auto rt = runtimeOf(seg, "A");
   Calls calls;
   Probe a{&calls, "A.a"}, b{&calls, "A.b"};
   registerProbe(*rt, seg, a);
@@ -201,8 +141,8 @@ TEST_CASE("a worker runs its steps in order for every released iteration, logs e
 
 TEST_CASE("a worker waits for another client's predecessor of the same iteration", "[client][worker]") {
   HeapSegment seg(twoClients());
-  auto rtA = seg.runtime("A");
-  auto rtB = seg.runtime("B");
+  auto rtA = runtimeOf(seg, "A");
+  auto rtB = runtimeOf(seg, "B");
   Calls calls;
   Probe a{&calls, "A.a"}, b{&calls, "A.b"}, c{&calls, "B.c"};
   registerProbe(*rtA, seg, a);
@@ -232,7 +172,7 @@ TEST_CASE("a worker waits for another client's predecessor of the same iteration
 
 TEST_CASE("a worker waiting for a release leaves when the run is aborted", "[client][worker]") {
   HeapSegment seg(twoClients());
-  auto rt = seg.runtime("A");
+  auto rt = runtimeOf(seg, "A");
   Calls calls;
   Probe a{&calls, "A.a"}, b{&calls, "A.b"};
   registerProbe(*rt, seg, a);
@@ -253,7 +193,7 @@ TEST_CASE("a worker waiting for a release leaves when the run is aborted", "[cli
 
 TEST_CASE("a halted client's workers leave at once, before running anything", "[client][worker]") {
   HeapSegment seg(twoClients());
-  auto rt = seg.runtime("A");
+  auto rt = runtimeOf(seg, "A");
   Calls calls;
   Probe a{&calls, "A.a"};
   registerProbe(*rt, seg, a);

@@ -40,6 +40,11 @@
 #include "tactus/core/ids.hpp"
 #include "tactus/core/result.hpp"
 
+namespace tactus {
+struct Schedule;
+struct RunPlan;
+}  // namespace tactus
+
 namespace tactus::shm {
 
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
@@ -440,6 +445,10 @@ struct LayoutOffsets {
 
 /// Computes the geometry; the master and every client compute it the same way.
 LayoutOffsets computeLayout(const LayoutCounts& counts);
+
+/// The segment's counts for a schedule, its plan and its text's size (the master's segment, and
+/// the tests' segments on the heap).
+LayoutCounts layoutCounts(const Schedule& schedule, const RunPlan& plan, std::size_t textSize);
 
 /// Whether `a` has reached `b` on a wrapping 32-bit sequence (a - b read as signed >= 0).
 inline bool sequenceReached(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) >= 0; }
