@@ -53,8 +53,9 @@ Blocker StallWatch::blockerOf(const Stall& stall) const {
 
 // " (on SoC 'B')" for another SoC's client, else "".
 std::string StallWatch::socOf(const Blocker& b) const {
-  if (!b.remote) return "";
-  return " (on SoC " + quoted(schedule_.socs[schedule_.clients[b.client].soc].name) + ")";
+  const std::uint32_t soc = schedule_.clients[b.client].soc;
+  if (!b.remote || soc >= schedule_.socs.size()) return "";
+  return " (on SoC " + quoted(schedule_.socs[soc].name) + ")";
 }
 
 // The release threads' longest wait, unless what it waits for has ended meanwhile (a follower
