@@ -692,6 +692,10 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   if (code == kExitOk) reportTotals(message);  // a run that went well says so, in one line
   if (soc_) {
     soc_->finish(code == kExitOk, message);
+    if (log_.isOpen()) {  // the clocks, for tactus-report to merge the SoCs' logs on the primary's
+      const EventRecord offset = soc_->offsetRecord();
+      log_.append(&offset, 1);
+    }
     if (const std::string offset = soc_->offsetText(); !offset.empty()) out_ << "tactus-master: " << offset << "\n";
   }
   notifyStopping(message);

@@ -216,6 +216,18 @@ void SocRun::finish(bool ok, const std::string& message) {
   if (link_) (void)link_->announce(kStateStopping, ok ? 0 : 1, message);
 }
 
+EventRecord SocRun::offsetRecord() const {
+  EventRecord r{};
+  r.kind = static_cast<std::uint16_t>(EventKind::kClockOffset);
+  r.instance = o_.primary;
+  r.aux = o_.soc;
+  const std::uint64_t samples = follower() ? offsetSamples_.load() : 0;
+  r.iteration = static_cast<std::uint32_t>(std::min<std::uint64_t>(samples, 0xffffffffu));
+  r.startNs = samples > 0 ? offsetNs_.load() : 0;
+  r.endNs = follower() ? -1 : 0;  // a one-way estimate has no known bound
+  return r;
+}
+
 std::string SocRun::offsetText() const {
   if (!follower()) return "";
   const std::uint64_t samples = offsetSamples_.load();

@@ -86,6 +86,9 @@ class SocRun final : public IterationSync {
   std::string socName(std::uint32_t soc) const;
   /// The primary SoC's index.
   std::uint32_t primary() const { return o_.primary; }
+  /// The kClockOffset record of this SoC's log (event_log.hpp): the primary's marks it the
+  /// primary; a follower's carries its offset estimate.
+  EventRecord offsetRecord() const;
   /// The clock-offset estimate in words, for the master's log (a follower's; "" on the primary).
   std::string offsetText() const;
 

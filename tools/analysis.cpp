@@ -415,6 +415,7 @@ struct AnalysisPass {
         }
         case EventKind::kViolation:
         case EventKind::kViolationSite: break;  // tactus-check's: read by violations.cpp
+        case EventKind::kClockOffset: break;    // a multi-SoC log's clock: applied by log_merge.cpp
         default: invalid(k);
       }
     }

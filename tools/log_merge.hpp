@@ -11,8 +11,10 @@ namespace tactus::report {
 
 /// Merges the logs of one run of one schedule: each must match the schedule's identifier and
 /// content hash (else kValidation naming the file). Every log's run, overrun and skip records are
-/// kept; the frame releases are the primary's alone (the log whose first ideal release is the
-/// earliest: the others release the same frames after it), and so is the header (run start).
+/// kept, each follower's moved onto the primary's clock by the offset its master recorded
+/// (kClockOffset); the frame releases are the primary's alone (the log its kClockOffset names the
+/// primary; in logs without one, the log whose first ideal release is the earliest), and so is
+/// the header (run start).
 Result<LogFile> mergeSocLogs(std::vector<LogFile> logs);
 
 }  // namespace tactus::report

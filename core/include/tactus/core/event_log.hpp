@@ -25,8 +25,10 @@ inline constexpr char kEventLogMagic[8] = {'T', 'A', 'C', 'T', 'L', 'O', 'G', '\
 /// The event log format version this build writes; it reads kEventLogOldestVersion up to this.
 /// Version 2 added 8 bytes to every record (the schedule tag of a run with a schedule manager),
 /// the run records' spin field, the schedule start/stop records and tactus-check's violation
-/// records; version 1 logs (32-byte records, none of these) are read as well.
-inline constexpr std::uint32_t kEventLogVersion = 2;
+/// records; version 1 logs (32-byte records, none of these) are read as well. Version 3 added the
+/// clock offset record of a multi-SoC run's masters (kClockOffset); a reader of version 2 refuses
+/// a version 3 log by its version.
+inline constexpr std::uint32_t kEventLogVersion = 3;
 /// The oldest event log version this build reads.
 inline constexpr std::uint32_t kEventLogOldestVersion = 1;
 /// The size of a version 1 record.
@@ -89,6 +91,13 @@ enum class EventKind : std::uint16_t {
   /// over to (0xffffffff: nothing ran that needed a switch, or the switch failed), startNs = when
   /// the master decided, endNs = when the switch was done.
   kPolicyDecision = 12,
+  /// A multi-SoC run's clocks (version 3): written by each SoC's master at the end of its run.
+  /// instance = the primary SoC's index, aux = this log's SoC's index (equal: the primary's log),
+  /// iteration = the samples the estimate rests on, startNs = this host's CLOCK_MONOTONIC minus
+  /// the primary's (0 on the primary), endNs = the estimate's error bound in ns, or -1 when it is
+  /// not known (the minimum of receive - send time over the primary's releases: it includes the
+  /// one-way link latency). tactus-report moves a SoC's records onto the primary's clock by it.
+  kClockOffset = 13,
 };
 
 /// The file header.
