@@ -41,9 +41,11 @@ void usage(FILE* to) {
   std::fprintf(to,
                "usage: tactus-launch [OPTIONS] LAUNCH.yaml\n"
                "Starts a tactus master and its clients as LAUNCH.yaml says, prefixes their output with their\n"
-               "names, stops them all on Ctrl-C or SIGTERM (SIGTERM to the master first) and prints a summary.\n"
-               "Exit status: 0 when every process exited 0; else the master's status if it failed, else the\n"
-               "first failure's (128 + N for signal N); 2: a bad launch file or option.\n\n%s",
+               "names, stops them all on Ctrl-C or SIGTERM (SIGTERM to the master first) and prints a summary;\n"
+               "with --units it writes systemd units for the same application instead (see README.md).\n"
+               "options:\n%s"
+               "exit status: 0 when all exited 0; else the master's failure, else the first (128 + N: signal N); 2: a "
+               "bad file\n",
                optionsHelp(specs()).c_str());
 }
 
