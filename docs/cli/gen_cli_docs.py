@@ -97,6 +97,7 @@ def summary(tool):
         "tactus-master": "run a compiled tactus schedule across its client processes",
         "tactus-manager": "start, stop and roll over the schedules of a running tactus master",
         "tactus-check": "run a tactus client in check mode: report what its runnables must not do",
+        "tactus-launch": "run a tactus master and its clients from one YAML file, or write their systemd units",
     }.get(tool, "a tactus tool")
 
 
