@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/shm_layout.hpp"
+#include "test_skip.hpp"
 
 using namespace tactus;
 using namespace tactus::test;
@@ -71,18 +73,25 @@ struct TwoSocs {
     schedule = compileSample(kids, dir);
     domain = std::to_string(ddsDomain);
   }
+  // SoC B's processes start under this (e.g. `unshare -T --monotonic S`: a clock of their own).
+  std::vector<std::string> socBPrefix;
+
   pid_t master(const std::string& soc, const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {
-        buildPath("master/tactus-master"), "-s", schedule,  "-x", soc, "-D", instance, "--dds-domain", domain, "-l",
-        dir + "/" + soc + ".log",          "-t", "20000000"};
+    std::vector<std::string> argv = soc == "SocB" ? socBPrefix : std::vector<std::string>{};
+    for (const std::string& a : {buildPath("master/tactus-master"), std::string("-s"), schedule, std::string("-x"), soc,
+                                 std::string("-D"), instance, std::string("--dds-domain"), domain, std::string("-l"),
+                                 dir + "/" + soc + ".log", std::string("-t"), std::string("20000000")})
+      argv.push_back(a);
     argv.insert(argv.end(), extra.begin(), extra.end());
     return kids.spawn(argv, dir + "/master" + soc + ".out");
   }
   pid_t client(const std::string& name) {
     setenv("TACTUS_INSTANCE", instance.c_str(), 1);
-    const pid_t pid =
-        kids.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", name, "--timeout-ms", "20000"},
-                   dir + "/" + name + ".out");
+    std::vector<std::string> argv = name == "Planner" ? socBPrefix : std::vector<std::string>{};
+    for (const std::string& a : {buildPath("tests/runtime/tactus-test-client"), std::string("--name"), name,
+                                 std::string("--timeout-ms"), std::string("20000")})
+      argv.push_back(a);
+    const pid_t pid = kids.spawn(argv, dir + "/" + name + ".out");
     unsetenv("TACTUS_INSTANCE");
     return pid;
   }
@@ -109,9 +118,27 @@ std::string checkMergedLogs(const TwoSocs& t, std::uint64_t iterations) {
   auto a = readEventLog(t.dir + "/SocA.log");
   auto b = readEventLog(t.dir + "/SocB.log");
   if (!a || !b) return "a log is unreadable";
+  // Each master ends its log with its clock (kClockOffset): SocB's records move onto SocA's clock.
+  std::int64_t offsetB = 0;
+  int clocks = 0;
+  for (const auto* log : {&*a, &*b}) {
+    for (const EventRecord& r : log->records) {
+      if (r.kind != static_cast<std::uint16_t>(EventKind::kClockOffset)) continue;
+      ++clocks;
+      if (log == &*a && (r.instance != 0 || r.aux != 0)) return "SocA's log does not name SocA the primary";
+      if (log == &*b && (r.instance != 0 || r.aux != 1 || r.iteration == 0)) return "SocB's clock record is wrong";
+      if (log == &*b && (r.startNs >= kOneClockBelowNs || r.startNs <= -kOneClockBelowNs)) offsetB = r.startNs;
+    }
+  }
+  if (clocks != 2) return "expected one clock record per log, found " + std::to_string(clocks);
   EventLog merged = *a;
+  std::erase_if(merged.records,
+                [](const EventRecord& r) { return r.kind == static_cast<std::uint16_t>(EventKind::kClockOffset); });
   std::uint64_t releasesB = 0;
-  for (const EventRecord& r : b->records) {
+  for (EventRecord r : b->records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kClockOffset)) continue;
+    r.startNs -= offsetB;
+    r.endNs -= offsetB;
     if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease)) {
       if (r.iteration >= iterations) return "SocB released iteration " + std::to_string(r.iteration);
       ++releasesB;
@@ -129,6 +156,55 @@ std::string checkMergedLogs(const TwoSocs& t, std::uint64_t iterations) {
     }
   }
   return checkLog(s, merged, iterations);
+}
+
+// The logs of SoCs on different clocks: every instance ran once per iteration; each dependency
+// held, exactly within a SoC (one clock), and across SoCs to within `toleranceNs` once SoC B's
+// records are moved by the offset its master recorded (a one-way estimate: it includes the link's
+// latency, so a cross-SoC order may look that much too early or too late).
+std::string checkAcrossClocks(const TwoSocs& t, std::uint64_t iterations, std::int64_t toleranceNs) {
+  const Schedule s = loadSchedule(t.schedule);
+  auto a = readEventLog(t.dir + "/SocA.log");
+  auto b = readEventLog(t.dir + "/SocB.log");
+  if (!a || !b) return "a log is unreadable";
+  std::int64_t offsetB = 0;
+  for (const EventRecord& r : b->records)
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kClockOffset)) offsetB = r.startNs;
+  if (offsetB < 4'999'000'000'000 || offsetB > 5'001'000'000'000)
+    return "SocB's recorded clock offset is " + std::to_string(offsetB) + " ns, not about 5000 s";
+  const std::size_t n = s.instances.size();
+  std::vector<const EventRecord*> run(n * iterations, nullptr);
+  std::vector<EventRecord> moved;
+  moved.reserve(b->records.size());
+  for (const EventRecord& r : b->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kRun)) continue;
+    moved.push_back(r);
+    moved.back().startNs -= offsetB;
+    moved.back().endNs -= offsetB;
+  }
+  for (const auto* records : {&a->records, &moved}) {
+    for (const EventRecord& r : *records) {
+      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.iteration >= iterations || r.instance >= n)
+        continue;
+      run[r.iteration * n + r.instance] = &r;
+    }
+  }
+  for (std::uint64_t h = 0; h < iterations; ++h) {
+    for (InstanceId i : s.instances.ids()) {
+      const EventRecord* ri = run[h * n + index(i)];
+      if (ri == nullptr) return "instance " + std::to_string(index(i)) + " missing in iteration " + std::to_string(h);
+      for (InstanceId d : s.instances[i].dependencies) {
+        const EventRecord* rd = run[h * n + index(d)];
+        if (rd == nullptr) return "instance " + std::to_string(index(d)) + " missing in iteration " + std::to_string(h);
+        const bool across = runnableSoc(s, s.instances[i].runnable) != runnableSoc(s, s.instances[d].runnable);
+        if (ri->startNs - rd->endNs < (across ? -toleranceNs : 0))
+          return "instance " + std::to_string(index(i)) + " started " + std::to_string(rd->endNs - ri->startNs) +
+                 " ns before its dependency " + std::to_string(index(d)) + " ended (iteration " + std::to_string(h) +
+                 (across ? ", across SoCs" : "") + ")";
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -243,6 +319,43 @@ TEST_CASE("a signal to either master stops every SoC at the same iteration bound
       CHECK(t.shmClean());
     }
   }
+}
+
+TEST_CASE("SoCs on clocks 5000 s apart (their own time namespaces) run in order, and the report merges their logs",
+          "[multisoc][timens]") {
+  // As two hosts booted at different times: SoC B's master and client see CLOCK_MONOTONIC 5000 s
+  // ahead. The run keeps every cross-SoC order; each master's log ends with its clock, and
+  // tactus-report moves SoC B's records onto SoC A's clock.
+  const int probe = std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1");
+  if (probe != 0) TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
+  TwoSocs t("soc_clocks", 45);
+  t.socBPrefix = {std::filesystem::exists("/usr/bin/unshare") ? "/usr/bin/unshare" : "/bin/unshare", "-T",
+                  "--monotonic", "5000"};
+  t.masterA = t.master("SocA", {"-e", "200", "-a", "30"});
+  t.masterB = t.master("SocB", {"-a", "30"});
+  t.clientA = t.client("Sensor");
+  t.clientB = t.client("Planner");
+  const int timeoutMs = static_cast<int>(30000 * timeScale());
+  CHECK(waitFor(t.masterA, timeoutMs) == 0);
+  CHECK(waitFor(t.masterB, timeoutMs) == 0);
+  CHECK(waitFor(t.clientA, timeoutMs) == 0);
+  CHECK(waitFor(t.clientB, timeoutMs) == 0);
+  INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+  CHECK(t.out("masterSocB").find("estimated at 5000") != std::string::npos);
+  CHECK(checkAcrossClocks(t, 200, 2'000'000) == "");
+  CHECK(t.shmClean());
+  const pid_t report = t.kids.spawn(
+      {buildPath("tools/tactus-report"), t.dir + "/SocA.log", t.dir + "/SocB.log", t.schedule}, t.dir + "/report.out");
+  CHECK(waitFor(report, 30000) == 0);
+  const std::string text = t.out("report");
+  INFO(text);
+  CHECK(text.find("SocB.log: its times moved by -5000") != std::string::npos);
+  // The hyperepoch's span (last end - iteration start) is that of one run, not 5000 s.
+  const std::size_t row = text.find("\n  Main ");
+  REQUIRE(row != std::string::npos);
+  const std::string line = text.substr(row + 1, text.find('\n', row + 1) - row - 1);
+  CHECK(line.find(" s ") == std::string::npos);
+  CHECK(line.find("ms") != std::string::npos);
 }
 
 TEST_CASE("only the primary's -e decides the last iteration: a follower's own -e is ignored", "[multisoc]") {

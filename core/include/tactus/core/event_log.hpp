@@ -29,6 +29,10 @@ inline constexpr char kEventLogMagic[8] = {'T', 'A', 'C', 'T', 'L', 'O', 'G', '\
 /// clock offset record of a multi-SoC run's masters (kClockOffset); a reader of version 2 refuses
 /// a version 3 log by its version.
 inline constexpr std::uint32_t kEventLogVersion = 3;
+/// A kClockOffset estimate below this (in magnitude) is taken as one clock: the estimate is then
+/// the link's one-way latency (masters on one host, one CLOCK_MONOTONIC). Two hosts' monotonic
+/// clocks differ by the difference of their boot times, never set, so practically never this little.
+inline constexpr std::int64_t kOneClockBelowNs = 1'000'000;
 /// The oldest event log version this build reads.
 inline constexpr std::uint32_t kEventLogOldestVersion = 1;
 /// The size of a version 1 record.
