@@ -208,7 +208,8 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
   if (*action == CompileAction::kVersion) {
     out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersionOneSoc << "; "
         << kScheduleFormatVersionMultiSoc << " for multi-SoC schedules, " << kScheduleFormatVersionSocLatency
-        << " with a transfer time per SoC pair, " << kScheduleFormatVersionGpu << " with GPU work)\n";
+        << " with a transfer time per SoC pair, " << kScheduleFormatVersionGpu << " with GPU work, "
+        << kScheduleFormatVersionEngines << " with DLA or VPU engines)\n";
     return 0;
   }
   // Out of memory anywhere (reading, scheduling in any search worker, writing, the report) ends

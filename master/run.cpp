@@ -113,7 +113,7 @@ Result<std::unique_ptr<Mode>> Run::loadMode(const std::string& path) {
     mode->clientsWith[he].assign(clients[he].begin(), clients[he].end());
     for (const ResourceId r : s.hyperepochs[he].resources) {
       const ResourceInfo& res = s.resources[r];
-      if (res.kind == ResourceKind::kCpu || res.kind == ResourceKind::kGpu) mode->hardware[he].insert(res.name);
+      if (isHardware(res.kind)) mode->hardware[he].insert(res.name);  // CPUs and engines
     }
   }
   return mode;

@@ -14,13 +14,13 @@
 
 namespace tactus::compiler::parse {
 ResourceKind kindOfType(std::string_view type) {
-  if (type == "CPU") return ResourceKind::kCpu;
-  if (type == "GPU") return ResourceKind::kGpu;
-  if (type == "CUDA_STREAM") return ResourceKind::kCudaStream;
+  for (ResourceKind k : {ResourceKind::kCpu, ResourceKind::kGpu, ResourceKind::kCudaStream, ResourceKind::kDla,
+                         ResourceKind::kVpu, ResourceKind::kDlaHandle, ResourceKind::kPvaStream})
+    if (type == typeKeyOf(k)) return k;
   return ResourceKind::kMutex;
 }
 
-bool isHardware(ResourceKind kind) { return kind == ResourceKind::kCpu || kind == ResourceKind::kGpu; }
+bool isBuiltInType(std::string_view type) { return kindOfType(type) != ResourceKind::kMutex; }
 
 Graph Builder::build() {
   if (t_.root == kNone) die(ErrorCode::kParse, 1, "empty graph (expected a map with Version and the graph id)");
@@ -252,9 +252,9 @@ void Builder::buildGlobalResources(u32 map, u32 soc) {
   const std::string where = soc == kNone ? "the global Resources" : "the Resources of SoC " + quoted(g_.socs[soc].name);
   forEachEntry(map, where, [&](std::string_view type, u32 typeNode, u32 list) {
     checkName(type, typeNode, "resource type", false);
-    if (type == "CUDA_STREAM")
+    if (isEngineQueue(kindOfType(type)))
       die(ErrorCode::kValidation, line(typeNode),
-          "CUDA_STREAM resources are client-local: declare them under a client's Resources");
+          std::string(type) + " resources are client-local: declare them under a client's Resources");
     expect(list, NodeKind::kSeq, "resource type " + quoted(type));
     globalTypes_.insert(type);
     for (std::size_t i = 0; i < t_.size(list); ++i) {
@@ -272,10 +272,10 @@ void Builder::buildGlobalResources(u32 map, u32 soc) {
       g_.resources[r].name = std::string(name);
       g_.resources[r].soc = soc;
       if (valueNode != kNone) {
-        if (type != "GPU")
+        if (!isEngine(kindOfType(type)))
           die(ErrorCode::kParse, line(nameNode),
               "resource " + quoted(name) + " of type " + quoted(type) +
-                  " takes no value (only GPUs take a stream limit)");
+                  " takes no value (only GPUs, DLAs and VPUs take a stream limit)");
         g_.resources[r].streamLimit =
             static_cast<u32>(integer(valueNode, "stream limit of " + quoted(name), 0, 1000000));
       }
@@ -310,21 +310,27 @@ void Builder::buildClientResources(u32 map, ClientId client) {
             "duplicate resource " + quoted(name) + " in client " + quoted(g_.clients[client].name));
       ResourceId r = addResource(name, type, nameNode, client);
       g_.resources[r].soc = g_.clients[client].soc;
-      if (k == ResourceKind::kCudaStream) {
+      if (isEngineQueue(k)) {
+        // A CUDA stream maps to a GPU, a DLA handle to a DLA, a PVA stream to a VPU.
+        const ResourceKind engine = engineOfQueue(k);
+        const char* queue = queueWord(k);
+        const char* engineType = typeKeyOf(engine);
         if (valueNode == kNone)
           die(ErrorCode::kValidation, line(nameNode),
-              "CUDA stream " + quoted(name) + " must name its GPU (`- " + std::string(name) + ": GPU0`)");
-        std::string_view gpu = scalar(valueNode, "the GPU of CUDA stream " + quoted(name));
+              std::string(queue) + " " + quoted(name) + " must name its " + engineType + " (`- " + std::string(name) +
+                  ": " + engineType + "0`)");
+        std::string_view gpu =
+            scalar(valueNode, std::string("the ") + engineType + " of " + queue + " " + quoted(name));
         const u32 soc = g_.clients[client].soc;
         const ResourceId device = findGlobal(gpu, soc);
-        if (device == kNone || g_.resources[device].kind != ResourceKind::kGpu)
+        if (device == kNone || g_.resources[device].kind != engine)
           die(ErrorCode::kValidation, line(valueNode),
-              "CUDA stream " + quoted(name) + " maps to " + quoted(gpu) + ", which is not a declared GPU" +
-                  gpuHint(gpu, soc));
+              std::string(queue) + " " + quoted(name) + " maps to " + quoted(gpu) + ", which is not a declared " +
+                  engineType + gpuHint(gpu, soc, engine));
         if (g_.resources[device].soc != soc)
           die(ErrorCode::kValidation, line(valueNode),
-              "CUDA stream " + quoted(name) + " of client " + quoted(g_.clients[client].name) + " maps to GPU " +
-                  quoted(gpu) + " of SoC " + quoted(g_.socs[g_.resources[device].soc].name) +
+              std::string(queue) + " " + quoted(name) + " of client " + quoted(g_.clients[client].name) + " maps to " +
+                  engineType + " " + quoted(gpu) + " of SoC " + quoted(g_.socs[g_.resources[device].soc].name) +
                   ", but the client runs on SoC " + quoted(g_.socs[soc].name));
         g_.resources[r].device = device;
       } else if (valueNode != kNone) {
@@ -335,12 +341,13 @@ void Builder::buildClientResources(u32 map, ClientId client) {
   });
 }
 
-std::string Builder::gpuHint(std::string_view wrong, u32 soc) const {
+std::string Builder::gpuHint(std::string_view wrong, u32 soc, ResourceKind engine) const {
   std::vector<std::string_view> gpus;
   for (const ResourceInfo& r : g_.resources)
-    if (r.kind == ResourceKind::kGpu && r.soc == soc) gpus.push_back(r.name);
-  if (gpus.empty()) return " (the graph declares no GPU)";
-  return didYouMean(wrong, gpus, "declared GPUs:");
+    if (r.kind == engine && r.soc == soc) gpus.push_back(r.name);
+  const std::string type = typeKeyOf(engine);
+  if (gpus.empty()) return " (the graph declares no " + type + ")";
+  return didYouMean(wrong, gpus, "declared " + type + "s:");
 }
 
 void Builder::checkTypeNameClashes() const {
@@ -350,7 +357,7 @@ void Builder::checkTypeNameClashes() const {
   };
   for (ResourceId r : g_.resources.ids()) {
     const std::string& name = g_.resources[r].name;
-    if (name == "CPU" || name == "GPU" || name == "CUDA_STREAM" || globalTypes_.count(name) != 0) clash(r, name);
+    if (isBuiltInType(name) || globalTypes_.count(name) != 0) clash(r, name);
     if (g_.resources[r].client != kNone) {
       auto it = localTypes_.find(g_.resources[r].client);
       if (it != localTypes_.end() && it->second.count(name) != 0) clash(r, name);

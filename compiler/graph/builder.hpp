@@ -21,8 +21,8 @@ namespace tactus::compiler::parse {
 /// The kind that a resource type name denotes (unknown types are mutexes).
 ResourceKind kindOfType(std::string_view type);
 
-/// CPUs and GPUs (a runnable holds exactly one).
-bool isHardware(ResourceKind kind);
+/// Whether `type` is a built-in type key (CPU, GPU, CUDA_STREAM, DLA, VPU, DLA_HANDLE, PVA_STREAM).
+bool isBuiltInType(std::string_view type);
 
 /// What a runnable wrote, kept until every runnable is known.
 struct RawRunnable {
@@ -77,8 +77,9 @@ class Builder : public TreeReader {
   void buildClientEpochs(u32 list, ClientId c);
   /// `client 'C' names unknown epoch 'H.Ep' (did you mean 'H.E'? ... declared: 'H.E', ...)`.
   std::string unknownEpoch(const std::string& client, std::string_view ref) const;
-  /// For a CUDA stream mapped to an undeclared GPU: ` (did you mean ...? declared GPUs: ...)`.
-  std::string gpuHint(std::string_view wrong, u32 soc) const;
+  /// For an engine queue mapped to an undeclared engine of kind `engine` (a CUDA stream's GPU, ...):
+  /// ` (did you mean ...? declared GPUs: ...)`.
+  std::string gpuHint(std::string_view wrong, u32 soc, ResourceKind engine) const;
   void buildRunnables(u32 list, ClientId c, EpochId e);
   /// Counts a runnable of epoch e (of `client`, its name at nameNode) against the
   /// limits on runnables and instances (limits.hpp), before it is added.

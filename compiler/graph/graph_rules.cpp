@@ -64,10 +64,11 @@ Result<void> redirectToGroups(Graph& g) {
 
 namespace {
 
-// The one CUDA stream a submitter is bound to, or kNone when its request leaves a choice.
+// The one engine queue (CUDA stream, DLA handle, PVA stream) a submitter is bound to, or kNone
+// when its request leaves a choice.
 ResourceId fixedStream(const GraphRunnable& r) {
   for (const ResourceRequest& q : r.resources)
-    if (q.kind == ResourceKind::kCudaStream && q.candidates.size() == 1) return q.candidates.front();
+    if (isEngineQueue(q.kind) && q.candidates.size() == 1) return q.candidates.front();
   return kNone;
 }
 
@@ -223,13 +224,14 @@ Result<void> checkCycles(const Graph& g, const char* why) {
 Result<void> checkStreamLimits(const Graph& g, const IdVector<ResourceId, std::uint32_t>& resourceLines) {
   IdVector<ResourceId, u32> count(g.resources.size(), 0);
   for (const ResourceInfo& r : g.resources)
-    if (r.kind == ResourceKind::kCudaStream) ++count[r.device];
+    if (isEngineQueue(r.kind)) ++count[r.device];
   for (ResourceId r : g.resources.ids()) {
     const ResourceInfo& gpu = g.resources[r];
-    if (gpu.kind == ResourceKind::kGpu && gpu.streamLimit != kNone && count[r] > gpu.streamLimit)
+    if (isEngine(gpu.kind) && gpu.streamLimit != kNone && count[r] > gpu.streamLimit)
       return failAt(g, resourceLines[r],
-                    "GPU " + quoted(gpu.name) + " allows " + std::to_string(gpu.streamLimit) + " client streams but " +
-                        std::to_string(count[r]) + " map to it");
+                    std::string(typeKeyOf(gpu.kind)) + " " + quoted(gpu.name) + " allows " +
+                        std::to_string(gpu.streamLimit) + " client streams but " + std::to_string(count[r]) +
+                        " map to it");
   }
   return {};
 }

@@ -145,9 +145,10 @@ void Builder::resolveRequests(RunnableId r) {
   for (const Ref& ref : raw_[r].resources) {
     ResourceRequest req;
     req.text = std::string(ref.text);
-    bool globalType = globalTypes_.count(ref.text) != 0 || ref.text == "CPU" || ref.text == "GPU";
+    const ResourceKind builtIn = kindOfType(ref.text);  // kMutex: not a built-in type
+    bool globalType = globalTypes_.count(ref.text) != 0 || isHardware(builtIn);
     bool localType = localTypes != localTypes_.end() && localTypes->second.count(ref.text) != 0;
-    if (globalType || localType || ref.text == "CUDA_STREAM") {
+    if (globalType || localType || isEngineQueue(builtIn)) {
       req.isType = true;
       req.kind = kindOfType(ref.text);
       // globals of the type in this hyperepoch, then the client's own of the type
@@ -221,11 +222,12 @@ void Builder::resolveRequests(RunnableId r) {
           who + " requests resource " + quoted(g_.resources[taken[i].first].name) + " twice");
   if (hardware.size() != 1)
     die(ErrorCode::kValidation, gr.loc.line,
-        who + " must hold exactly one hardware resource (a CPU or a GPU), not " + std::to_string(hardware.size()));
+        who + " must hold exactly one hardware resource (a CPU, GPU, DLA or VPU), not " +
+            std::to_string(hardware.size()));
   gr.resources.clear();
   gr.resources.push_back(std::move(hardware.front()));
   for (ResourceRequest& s : software) gr.resources.push_back(std::move(s));
-  gr.kind = gr.resources.front().kind == ResourceKind::kGpu ? RunnableKind::kSubmittee : RunnableKind::kCpu;
+  gr.kind = isEngine(gr.resources.front().kind) ? RunnableKind::kSubmittee : RunnableKind::kCpu;
 }
 
 void Builder::resolveRunnables() {
@@ -240,11 +242,13 @@ void Builder::resolveRunnables() {
     RunnableId s = resolveRef(raw_[r].submits, who + " Submits");
     GraphRunnable& se = g_.runnables[s];
     u32 at = raw_[r].submits.line;
+    const ResourceKind engine = se.resources.front().kind;  // of the submittee: GPU, DLA or VPU
     if (gr.resources.front().kind != ResourceKind::kCpu)
-      die(ErrorCode::kValidation, at, who + " submits GPU work and must run on a CPU");
-    if (se.resources.front().kind != ResourceKind::kGpu)
       die(ErrorCode::kValidation, at,
-          who + " submits " + quoted(runnableName(g_, s)) + ", which does not run on a GPU");
+          who + " submits " + (isEngine(engine) ? typeKeyOf(engine) : "GPU") + " work and must run on a CPU");
+    if (!isEngine(engine))
+      die(ErrorCode::kValidation, at,
+          who + " submits " + quoted(runnableName(g_, s)) + ", which does not run on a GPU, DLA or VPU");
     if (s == r) die(ErrorCode::kValidation, at, who + " submits itself");
     if (se.client != gr.client)
       die(ErrorCode::kValidation, at, who + " submits " + quoted(runnableName(g_, s)) + " of another client");
@@ -254,13 +258,30 @@ void Builder::resolveRunnables() {
       die(ErrorCode::kValidation, at,
           quoted(runnableName(g_, s)) + " is submitted by both " + quoted(runnableName(g_, se.submittedBy)) + " and " +
               quoted(runnableName(g_, r)));
+    // The submitter holds one queue of its submittee's engine kind: a CUDA stream for GPU work,
+    // a DLA handle for DLA work, a PVA stream for VPU work.
+    const ResourceKind queueKind = queueOfEngine(engine);
+    const char* engineType = typeKeyOf(engine);
+    const char* queueType = typeKeyOf(queueKind);
     ResourceRequest* stream = nullptr;
+    ResourceRequest* other = nullptr;  // a queue of another kind
     for (ResourceRequest& req : gr.resources) {
-      if (req.kind != ResourceKind::kCudaStream) continue;
-      if (stream != nullptr) die(ErrorCode::kValidation, at, who + " holds more than one CUDA stream");
+      if (!isEngineQueue(req.kind)) continue;
+      if (req.kind != queueKind) {
+        other = &req;
+        continue;
+      }
+      if (stream != nullptr) die(ErrorCode::kValidation, at, who + " holds more than one " + queueWord(queueKind));
       stream = &req;
     }
-    if (stream == nullptr) die(ErrorCode::kValidation, at, who + " submits GPU work but holds no CUDA_STREAM resource");
+    if (other != nullptr)
+      die(ErrorCode::kValidation, at,
+          who + " submits " + quoted(runnableName(g_, s)) + ", which runs on a " + engineType + ", but holds " +
+              quoted(other->text) + " (a " + typeKeyOf(other->kind) + ", which feeds a " +
+              typeKeyOf(engineOfQueue(other->kind)) + "); a submitter of " + engineType + " work holds a " + queueType +
+              " of its client");
+    if (stream == nullptr)
+      die(ErrorCode::kValidation, at, who + " submits " + engineType + " work but holds no " + queueType + " resource");
     // The submittee runs on a device that one of the submitter's streams maps to.
     std::vector<ResourceId>& gpus = se.resources.front().candidates;
     std::vector<ResourceId> narrowed;
@@ -272,8 +293,8 @@ void Builder::resolveRunnables() {
         }
     if (narrowed.empty())
       die(ErrorCode::kValidation, at,
-          who + " submits " + quoted(runnableName(g_, s)) + ", but none of its CUDA streams maps to a GPU that " +
-              quoted(runnableName(g_, s)) + " may run on");
+          who + " submits " + quoted(runnableName(g_, s)) + ", but none of its " + queueWord(queueKind) +
+              "s maps to a " + engineType + " that " + quoted(runnableName(g_, s)) + " may run on");
     std::vector<ResourceId> streams;
     for (ResourceId st : stream->candidates)
       if (std::find(narrowed.begin(), narrowed.end(), g_.resources[st].device) != narrowed.end()) streams.push_back(st);
@@ -287,7 +308,7 @@ void Builder::resolveRunnables() {
     const GraphRunnable& gr = g_.runnables[r];
     if (gr.kind == RunnableKind::kSubmittee && gr.submittedBy == kNone)
       die(ErrorCode::kValidation, gr.loc.line,
-          "GPU runnable " + quoted(runnableName(g_, r)) +
+          std::string(typeKeyOf(gr.resources.front().kind)) + " runnable " + quoted(runnableName(g_, r)) +
               " is submitted by no runnable (a CPU runnable must name it in Submits)");
   }
   // dependencies

@@ -136,11 +136,12 @@ class ListScheduler {
   std::uint32_t pinnedStream(RunnableId r) const {
     if (g_.runnables[r].kind != RunnableKind::kSubmitter) return kNone;
     for (const auto& q : *(*pb_.requests)[r])
-      if (q.kind == ResourceKind::kCudaStream && q.candidates.size() == 1) return index(q.candidates[0]);
+      if (isEngineQueue(q.kind) && q.candidates.size() == 1) return index(q.candidates[0]);
     return kNone;
   }
 
-  bool isStream(std::uint32_t r) const { return g_.resources[r].kind == ResourceKind::kCudaStream; }
+  // An engine queue: a CUDA stream, DLA handle or PVA stream (all with a stream's semantics).
+  bool isStream(std::uint32_t r) const { return isEngineQueue(g_.resources[r].kind); }
 
   // A CUDA stream serialises the submissions (its submitters hold it while they run) and runs
   // its work in submission order. The list scheduler keeps that order simply: each stream has at
@@ -153,7 +154,7 @@ class ListScheduler {
     const GraphRunnable& gr = g_.runnables[pb_.nodes[n].runnable];
     if (gr.kind != RunnableKind::kSubmitter) return false;
     for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
-      if (q.kind != ResourceKind::kCudaStream) continue;
+      if (!isEngineQueue(q.kind)) continue;
       return std::none_of(q.candidates.begin(), q.candidates.end(),
                           [&](ResourceId c) { return outstanding_[index(c)] == 0; });
     }
@@ -185,7 +186,7 @@ class ListScheduler {
     if (gr.kind == RunnableKind::kSubmittee && pb_.localSubmitter[nd.local] != kNone) {
       const Placement& sp = at_.placements[pb_.nodeOf(pb_.localSubmitter[nd.local], nd.frame)];
       for (std::uint32_t r : sp.resources) {
-        if (g_.resources[r].kind == ResourceKind::kCudaStream) {
+        if (isStream(r)) {
           stream = r;
           break;
         }
@@ -198,7 +199,7 @@ class ListScheduler {
       if (stream != kNone && isStream(c)) return false;  // a submittee holds no stream
       if (submitter && !force_ && isStream(c) && outstanding_[c] != 0) return false;
       // A submittee runs on the device its submitter's stream maps to.
-      if (stream != kNone && q == 0 && g_.resources[c].kind == ResourceKind::kGpu) {
+      if (stream != kNone && q == 0 && isEngine(g_.resources[c].kind)) {
         return index(g_.resources[stream].device) == c;
       }
       return true;

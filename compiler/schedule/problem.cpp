@@ -48,7 +48,7 @@ Result<void> checkGraph(const Graph& g) {
     }
   }
   for (const auto& res : g.resources) {
-    if (res.kind == ResourceKind::kCudaStream && res.device != kNone && !g.resources.contains(res.device)) {
+    if (isEngineQueue(res.kind) && res.device != kNone && !g.resources.contains(res.device)) {
       return bad("stream '" + res.name + "' maps to an unknown device");
     }
   }

@@ -76,7 +76,7 @@ SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs) {
   }
   for (std::uint32_t r = 0; r < sp.resourceCount; ++r) {
     const ResourceInfo& ri = g.resources[r];
-    if (ri.kind == ResourceKind::kCudaStream) {
+    if (isEngineQueue(ri.kind)) {
       signature[r].push_back(0x80000000u | r);
       const std::uint32_t device = index(ri.device);
       if (ri.device != kNone && device < sp.resourceCount) signature[device].push_back(0x40000000u | device);

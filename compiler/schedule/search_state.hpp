@@ -270,7 +270,7 @@ class SearchState {
           mine.emplace_back();
           for (std::uint32_t c : opt) {
             if (c == stream) continue;
-            if (stream != kNone && q == 0 && g.resources[c].kind == ResourceKind::kGpu && c != device) continue;
+            if (stream != kNone && q == 0 && isEngine(g.resources[c].kind) && c != device) continue;
             mine.back().push_back(c);
           }
           if (mine.back().empty()) mine.pop_back();
@@ -354,10 +354,10 @@ class SearchState {
   std::vector<Frame>& frames() { return frames_; }
 
  private:
-  // The CUDA stream placed submitter `j` holds, or kNone.
+  // The engine queue (CUDA stream, DLA handle, PVA stream) placed submitter `j` holds, or kNone.
   std::uint32_t streamOf(std::uint32_t j) const {
     for (std::uint32_t r : chosen_[j])
-      if (sp_.graph->resources[r].kind == ResourceKind::kCudaStream) return r;
+      if (isEngineQueue(sp_.graph->resources[r].kind)) return r;
     return kNone;
   }
 

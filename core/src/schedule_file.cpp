@@ -27,6 +27,10 @@ const char* kindName(ResourceKind kind) {
     case ResourceKind::kGpu: return "gpu";
     case ResourceKind::kCudaStream: return "cuda_stream";
     case ResourceKind::kMutex: return "mutex";
+    case ResourceKind::kDla: return "dla";
+    case ResourceKind::kVpu: return "vpu";
+    case ResourceKind::kDlaHandle: return "dla_handle";
+    case ResourceKind::kPvaStream: return "pva_stream";
   }
   return "?";
 }
@@ -98,7 +102,13 @@ class Writer {
 std::string writeBody(const Schedule& s) {
   const bool gpu = std::any_of(s.runnables.begin(), s.runnables.end(),
                                [](const RunnableInfo& r) { return r.kind == RunnableKind::kSubmitter; });
-  const std::uint32_t version = gpu                      ? kScheduleFormatVersionGpu
+  // DLA and VPU engines and their queues: kinds a version-4 reader does not know.
+  const bool engines = std::any_of(s.resources.begin(), s.resources.end(), [](const ResourceInfo& r) {
+    return (isEngine(r.kind) || isEngineQueue(r.kind)) && r.kind != ResourceKind::kGpu &&
+           r.kind != ResourceKind::kCudaStream;
+  });
+  const std::uint32_t version = engines                  ? kScheduleFormatVersionEngines
+                                : gpu                    ? kScheduleFormatVersionGpu
                                 : s.socs.empty()         ? kScheduleFormatVersionOneSoc
                                 : s.socLatencies.empty() ? kScheduleFormatVersionMultiSoc
                                                          : kScheduleFormatVersionSocLatency;
@@ -358,7 +368,8 @@ bool kindFromName(std::string_view name, E& out);
 
 template <>
 bool kindFromName(std::string_view name, ResourceKind& out) {
-  for (ResourceKind k : {ResourceKind::kCpu, ResourceKind::kGpu, ResourceKind::kCudaStream, ResourceKind::kMutex})
+  for (ResourceKind k : {ResourceKind::kCpu, ResourceKind::kGpu, ResourceKind::kCudaStream, ResourceKind::kMutex,
+                         ResourceKind::kDla, ResourceKind::kVpu, ResourceKind::kDlaHandle, ResourceKind::kPvaStream})
     if (name == kindName(k)) {
       out = k;
       return true;
@@ -536,6 +547,11 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       std::string_view kind;
       TACTUS_READ(kind, f.raw("kind"));
       if (!kindFromName(kind, r.kind)) return reader.err("unknown resource kind " + quoted(kind, 40));
+      if (version < kScheduleFormatVersionEngines && (isEngine(r.kind) || isEngineQueue(r.kind)) &&
+          r.kind != ResourceKind::kGpu && r.kind != ResourceKind::kCudaStream)
+        return reader.err("resource kind " + quoted(kind, 40) + " in a file of format version " +
+                          std::to_string(version) + " (DLA and VPU engines need version " +
+                          std::to_string(kScheduleFormatVersionEngines) + ")");
       TACTUS_READ(r.client, f.opt("client"));
       TACTUS_READ(r.hyperepoch, f.opt("hyperepoch"));
       TACTUS_READ(r.core, f.opt("core"));

@@ -179,16 +179,18 @@ class Verifier {
       if (ri.hyperepoch != kNone && !s_.hyperepochs.contains(ri.hyperepoch))
         error(what + " names hyperepoch " + std::to_string(index(ri.hyperepoch)) + " which does not exist");
       if (ri.kind == ResourceKind::kCpu && ri.core == kNone) error(what + " is a CPU without a core number");
-      if (ri.kind == ResourceKind::kCudaStream) {
-        if (ri.client == kNone) error(what + " is a CUDA stream that belongs to no client");
-        if (!s_.resources.contains(ri.device) || s_.resources[ri.device].kind != ResourceKind::kGpu)
-          error(what + " is a CUDA stream that does not map to a GPU");
+      if (isEngineQueue(ri.kind)) {
+        const char* queue = queueWord(ri.kind);
+        const ResourceKind engine = engineOfQueue(ri.kind);
+        if (ri.client == kNone) error(what + " is a " + queue + " that belongs to no client");
+        if (!s_.resources.contains(ri.device) || s_.resources[ri.device].kind != engine)
+          error(what + " is a " + queue + " that does not map to a " + typeKeyOf(engine));
         else ++streamsPerDevice[ri.device];
       }
     }
     for (ResourceId r : s_.resources.ids()) {
       const ResourceInfo& ri = s_.resources[r];
-      if (ri.kind == ResourceKind::kGpu && ri.streamLimit != kNone && streamsPerDevice[r] > ri.streamLimit)
+      if (isEngine(ri.kind) && ri.streamLimit != kNone && streamsPerDevice[r] > ri.streamLimit)
         error("resource " + quoted(ri.name) + " has " + std::to_string(streamsPerDevice[r]) +
               " streams mapped to it, above its limit of " + std::to_string(ri.streamLimit));
     }
@@ -350,9 +352,9 @@ class Verifier {
       if (s_.clients.contains(ri.client) && s_.clients[ri.client].soc != ri.soc)
         error(what + " of client " + quoted(s_.clients[ri.client].name) + " is on SoC " + socName(ri.soc) +
               ", not on its client's SoC " + socName(s_.clients[ri.client].soc));
-      if (ri.kind == ResourceKind::kCudaStream && s_.resources.contains(ri.device) &&
-          s_.resources[ri.device].soc != ri.soc)
-        error(what + " maps to GPU " + quoted(s_.resources[ri.device].name) + " of another SoC");
+      if (isEngineQueue(ri.kind) && s_.resources.contains(ri.device) && s_.resources[ri.device].soc != ri.soc)
+        error(what + " maps to " + typeKeyOf(engineOfQueue(ri.kind)) + " " + quoted(s_.resources[ri.device].name) +
+              " of another SoC");
     }
   }
 
@@ -443,15 +445,14 @@ class Verifier {
           error(inst(i) + " holds " + res(x) + " of another hyperepoch");
         if (ri.client != kNone && ri.client != r.client)
           error(inst(i) + " holds " + res(x) + " which is local to client " + quoted(s_.clients[ri.client].name));
-        if (k > 0 && (ri.kind == ResourceKind::kCpu || ri.kind == ResourceKind::kGpu))
-          error(inst(i) + " holds a second hardware resource " + res(x));
+        if (k > 0 && isHardware(ri.kind)) error(inst(i) + " holds a second hardware resource " + res(x));
       }
       if (!rangeOk) continue;
       ResourceKind hw = s_.resources[in.resources[0]].kind;
-      ResourceKind want = r.kind == RunnableKind::kSubmittee ? ResourceKind::kGpu : ResourceKind::kCpu;
-      if (hw != want)
-        error(inst(i) + " runs on " + res(in.resources[0]) + " but needs a " +
-              (want == ResourceKind::kGpu ? "GPU" : "CPU") + " first");
+      const bool submittee = r.kind == RunnableKind::kSubmittee;
+      if (submittee ? !isEngine(hw) : hw != ResourceKind::kCpu)
+        error(inst(i) + " runs on " + res(in.resources[0]) + " but needs a " + (submittee ? "GPU, DLA or VPU" : "CPU") +
+              " first");
     }
     if (!report_.ok()) return;
     for (RunnableId n : s_.runnables.ids())
@@ -471,14 +472,14 @@ class Verifier {
         const InstanceInfo& sub = s_.instances[slot_[r.submittedBy][in.frame]];
         ResourceId stream = kNone;
         for (ResourceId x : sub.resources)
-          if (s_.resources[x].kind == ResourceKind::kCudaStream) stream = x;
+          if (isEngineQueue(s_.resources[x].kind)) stream = x;
         if (stream == kNone) {
-          error(inst(i) + ": its submitter holds no CUDA stream");
+          error(inst(i) + ": its submitter holds no CUDA stream, DLA handle or PVA stream");
         } else {
           // The stream serialises the submitters only; work that holds a stream holds its own
           // (a stricter plan: the stream then waits for the work too).
           for (ResourceId x : in.resources)
-            if (s_.resources[x].kind == ResourceKind::kCudaStream && x != stream)
+            if (isEngineQueue(s_.resources[x].kind) && x != stream)
               error(inst(i) + " holds " + res(x) + ", not its submitter's " + res(stream));
           if (in.resources[0] != s_.resources[stream].device)
             error(inst(i) + " runs on " + res(in.resources[0]) + " but its submitter's " + res(stream) + " maps to " +
@@ -540,7 +541,7 @@ class Verifier {
       if (holders[r] && !seenRes[r]) error(res(r) + " is held but has no timeline");
   }
 
-  // A CUDA stream runs its work in submission order: the work of the submitters on a stream's
+  // A CUDA stream (DLA handle, PVA stream) runs its work in submission order: the work of the submitters on a stream's
   // timeline runs in that order on the stream's device. Otherwise the runtime, which enqueues in
   // submitter order, would queue work behind what the plan runs after it (a GPU wait on it could
   // never end). The submitters hold the stream while they submit; the work does not need to.
@@ -548,12 +549,12 @@ class Verifier {
     // Position of every instance on each device timeline.
     IdVector<InstanceId, std::uint32_t> onDevice(s_.instances.size(), kNone);
     for (const TimelineInfo& t : s_.timelines) {
-      if (s_.resources[t.resource].kind != ResourceKind::kGpu) continue;
+      if (!isEngine(s_.resources[t.resource].kind)) continue;
       for (std::size_t k = 0; k < t.instances.size(); ++k) onDevice[t.instances[k]] = static_cast<std::uint32_t>(k);
     }
     for (const TimelineInfo& t : s_.timelines) {
       if (full()) return;
-      if (s_.resources[t.resource].kind != ResourceKind::kCudaStream) continue;
+      if (!isEngineQueue(s_.resources[t.resource].kind)) continue;
       InstanceId previous = kNone;  // the work of the last submitter so far, in timeline order
       for (InstanceId i : t.instances) {
         const InstanceInfo& in = s_.instances[i];

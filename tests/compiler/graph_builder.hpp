@@ -39,7 +39,11 @@ struct GraphBuilder {
     return out;
   }
   ResourceId stream(const std::string& name, ResourceId device) {
-    const ResourceId s = resource(name, "CUDA_STREAM", ResourceKind::kCudaStream);
+    return queue(name, device, "CUDA_STREAM", ResourceKind::kCudaStream);
+  }
+  // An engine queue of Client0 (CUDA_STREAM, DLA_HANDLE, PVA_STREAM) mapped to `device`.
+  ResourceId queue(const std::string& name, ResourceId device, const std::string& type, ResourceKind kind) {
+    const ResourceId s = resource(name, type, kind);
     g.resources[s].device = device;
     g.resources[s].client = ClientId{0};
     return s;

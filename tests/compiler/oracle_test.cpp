@@ -1,6 +1,7 @@
 // An exact oracle for small heterogeneous graphs, independent of the scheduler: an exhaustive
 // enumeration of STM's model read straight from the Graph, and a test that compiles thousands of
-// seeded random graphs (CPUs, a GPU, CUDA streams, submitters, a mutex, two rates) and checks that
+// seeded random graphs (CPUs, a GPU, CUDA streams, submitters, a mutex, two rates; a DLA and a VPU
+// with their DLA handle and PVA stream in a second set) and checks that
 // tactus never claims optimality, nor a lower bound, above the oracle's optimum.
 //
 // The oracle's model (../shared/reference/stm-model.md): every instance (runnable x frame) holds
@@ -126,8 +127,8 @@ class Oracle {
       const std::uint32_t x = index(c);
       if (std::find(picked_.begin(), picked_.end(), x) != picked_.end()) continue;
       const ResourceInfo& ri = g_.resources[c];
-      if (stream != kNone && ri.kind == ResourceKind::kCudaStream) continue;  // work holds no stream
-      if (stream != kNone && ri.kind == ResourceKind::kGpu && c != g_.resources[ResourceId{stream}].device) continue;
+      if (stream != kNone && isEngineQueue(ri.kind)) continue;  // work holds no stream
+      if (stream != kNone && isEngine(ri.kind) && c != g_.resources[ResourceId{stream}].device) continue;
       picked_.push_back(x);
       choose(i, q + 1, std::max(t, busy_[x]), stream, placed, length);
       picked_.pop_back();
@@ -148,7 +149,7 @@ class Oracle {
     std::uint32_t submittedOn = kNone;
     if (g_.runnables[in.runnable].submits != kNone) {
       for (std::uint32_t x : held)
-        if (g_.resources[ResourceId{x}].kind == ResourceKind::kCudaStream) submittedOn = x;
+        if (isEngineQueue(g_.resources[ResourceId{x}].kind)) submittedOn = x;
       stream_[i] = submittedOn;
       // Its work joins the stream's queue (the submittee instance of the same frame).
       if (submittedOn != kNone) queue_[submittedOn].push_back(workOf(i));
@@ -183,13 +184,22 @@ class Oracle {
 // A random small graph of STM's kinds: CPU0, CPU1, GPU0, GPU1, streams S0 and S1 on GPU0 and S2 on
 // GPU1, a mutex; CPU runnables (a core or the type, sometimes the mutex), submitters (a core or the
 // type, a stream or the stream type, sometimes the mutex) with their work; random dependencies and
-// StartTimes; sometimes a second rate (an epoch of two frames). At most 9 instances.
-GraphBuilder randomHeterogeneous(std::mt19937& rng) {
+// StartTimes; sometimes a second rate (an epoch of two frames). At most 9 instances. With
+// `engines`, also DLA0 with handle H0 and VPU0 with PVA stream P0, which submitters take as often
+// as the CUDA streams (a type request then names any of the three queue types).
+GraphBuilder randomHeterogeneous(std::mt19937& rng, bool engines = false) {
   GraphBuilder b;
   const auto cpus = b.cpus(2);
   const auto gpu0 = b.resource("GPU0", "GPU", ResourceKind::kGpu);
   const auto gpu1 = b.resource("GPU1", "GPU", ResourceKind::kGpu);
-  const std::vector<ResourceId> streams{b.stream("S0", gpu0), b.stream("S1", gpu0), b.stream("S2", gpu1)};
+  std::vector<ResourceId> streams{b.stream("S0", gpu0), b.stream("S1", gpu0), b.stream("S2", gpu1)};
+  if (engines) {
+    const auto dla = b.resource("DLA0", "DLA", ResourceKind::kDla);
+    const auto vpu = b.resource("VPU0", "VPU", ResourceKind::kVpu);
+    streams.push_back(b.queue("H0", dla, "DLA_HANDLE", ResourceKind::kDlaHandle));
+    streams.push_back(b.queue("P0", vpu, "PVA_STREAM", ResourceKind::kPvaStream));
+  }
+  const std::vector<std::string> queueTypes{"CUDA_STREAM", "DLA_HANDLE", "PVA_STREAM"};
   const auto mutex = b.resource("LOCK", "MUTEX", ResourceKind::kMutex);
   const auto h = b.hyperepoch("Main", 100 * kMs);
   const bool twoRates = rng() % 3 == 0;
@@ -208,11 +218,13 @@ GraphBuilder randomHeterogeneous(std::mt19937& rng) {
     instances += frames * (submitter ? 2 : 1);
     std::vector<ResourceRequest> req{pick(2) == 0 ? b.type("CPU") : b.instance(cpus[pick(2)])};
     ResourceId stream = kNone;
+    std::string queueType = "CUDA_STREAM";
     if (submitter) {
       if (pick(3) == 0) {
-        req.push_back(b.type("CUDA_STREAM"));
+        if (engines) queueType = queueTypes[pick(3)];
+        req.push_back(b.type(queueType));
       } else {
-        stream = streams[pick(3)];
+        stream = streams[pick(static_cast<unsigned>(streams.size()))];
         req.push_back(b.instance(stream));
       }
     }
@@ -224,7 +236,8 @@ GraphBuilder randomHeterogeneous(std::mt19937& rng) {
     if (pick(5) == 0) b[r].startTimeNs = ms(0, 4);
     made.push_back(r);
     if (submitter) {
-      const ResourceRequest gpu = stream != kNone ? b.instance(b.g.resources[stream].device) : b.type("GPU");
+      const ResourceRequest gpu = stream != kNone ? b.instance(b.g.resources[stream].device)
+                                                  : b.type(typeKeyOf(engineOfQueue(b.type(queueType).kind)));
       std::vector<RunnableId> workDeps{r};
       for (RunnableId d : made)
         if (d != r && b[d].epoch == e && b[d].kind != RunnableKind::kSubmitter && pick(5) == 0) workDeps.push_back(d);
@@ -267,14 +280,16 @@ TEST_CASE("the oracle finds the optimum of the issue's graph: submitting first g
   CHECK(rep.hyperepochs.at(0).lowerBoundNs == 16 * kMs / 10);
 }
 
-TEST_CASE("tactus never claims optimality or a lower bound above the exact oracle's optimum", "[oracle]") {
-  const int graphs = 3000;
+namespace {
+
+// Compiles `graphs` random graphs (randomHeterogeneous(rng, engines)) and checks each against the oracle.
+void checkAgainstOracle(int graphs, unsigned seed, bool engines) {
   int run = 0, judged = 0, falseClaims = 0, badBounds = 0, invalid = 0, claimed = 0, refused = 0;
   double ratioSum = 0, worst = 1;
   std::string worstAt;
-  std::mt19937 rng(20260426);
+  std::mt19937 rng(seed);
   for (int k = 0; k < graphs; ++k) {
-    GraphBuilder b = randomHeterogeneous(rng);
+    GraphBuilder b = randomHeterogeneous(rng, engines);
     // The graph as the parser leaves it: the order a shared stream forces, cycles refused.
     if (!parse::orderStreams(b.g) || !parse::checkCycles(b.g, "")) {
       ++refused;
@@ -326,4 +341,15 @@ TEST_CASE("tactus never claims optimality or a lower bound above the exact oracl
   CHECK(falseClaims == 0);
   CHECK(badBounds == 0);
   CHECK(invalid == 0);
+}
+
+}  // namespace
+
+TEST_CASE("tactus never claims optimality or a lower bound above the exact oracle's optimum", "[oracle]") {
+  checkAgainstOracle(3000, 20260426, false);
+}
+
+TEST_CASE("with DLA and VPU engines too, tactus stays at or above the oracle's optimum", "[oracle][engines]") {
+  // DLA handles and PVA streams follow the CUDA streams' rules; the oracle reads them the same way.
+  checkAgainstOracle(600, 20261127, true);
 }

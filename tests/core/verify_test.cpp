@@ -132,6 +132,14 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
          s.timelines.push_back({ResourceId{5}, ids<InstanceId>({2})});
        },
        "but its submitter's resource 'STREAM0' maps to resource 'GPU0'"},
+      {"DLA handle mapped to a GPU", [](Schedule& s) { s.resources[4].kind = ResourceKind::kDlaHandle; },
+       "is a DLA handle that does not map to a DLA"},
+      {"PVA stream whose VPU is a DLA",
+       [](Schedule& s) {
+         s.resources[2].kind = ResourceKind::kDla;
+         s.resources[4].kind = ResourceKind::kPvaStream;
+       },
+       "is a PVA stream that does not map to a VPU"},
       {"submittee holding another stream than its submitter's",
        [](Schedule& s) {
          s.resources.push_back({"STREAM1", "CUDA_STREAM", ResourceKind::kCudaStream, ClientId{1}, HyperepochId{0},

@@ -23,19 +23,77 @@ namespace tactus {
 /// Marks an absent optional duration (no deadline, no monitor budget).
 inline constexpr std::int64_t kNoDuration = -1;
 
-/// What a resource is.
+/// What a resource is. An engine (GPU, DLA, VPU) runs submittees; an engine queue (CUDA stream,
+/// DLA handle, PVA stream) is client-local, maps to an engine of its own kind (`device`) and
+/// serialises the submissions to it (FIFO). The values are appended, never renumbered.
 enum class ResourceKind : std::uint8_t {
   kCpu,         ///< a CPU core; a worker thread pinned to `core`
   kGpu,         ///< a GPU device; runs submittees
   kCudaStream,  ///< a client-local CUDA stream mapped to a GPU (`device`)
   kMutex,       ///< a scheduling mutex: global, or client-local when `client` is set
+  kDla,         ///< a DLA (deep learning accelerator) engine; runs submittees
+  kVpu,         ///< a VPU (PVA, programmable vision accelerator) engine; runs submittees
+  kDlaHandle,   ///< a client-local DLA handle mapped to a DLA (`device`)
+  kPvaStream,   ///< a client-local PVA stream mapped to a VPU (`device`)
 };
+
+/// Whether `kind` is an engine that runs submittees (GPU, DLA, VPU).
+constexpr bool isEngine(ResourceKind kind) {
+  return kind == ResourceKind::kGpu || kind == ResourceKind::kDla || kind == ResourceKind::kVpu;
+}
+/// Whether `kind` is a client's engine queue (CUDA stream, DLA handle, PVA stream).
+constexpr bool isEngineQueue(ResourceKind kind) {
+  return kind == ResourceKind::kCudaStream || kind == ResourceKind::kDlaHandle || kind == ResourceKind::kPvaStream;
+}
+/// Whether `kind` is hardware: a CPU core or an engine (a runnable holds exactly one, first).
+constexpr bool isHardware(ResourceKind kind) { return kind == ResourceKind::kCpu || isEngine(kind); }
+/// The engine kind an engine queue kind maps to (kGpu for kCudaStream, ...); `kind` itself otherwise.
+constexpr ResourceKind engineOfQueue(ResourceKind kind) {
+  switch (kind) {
+    case ResourceKind::kCudaStream: return ResourceKind::kGpu;
+    case ResourceKind::kDlaHandle: return ResourceKind::kDla;
+    case ResourceKind::kPvaStream: return ResourceKind::kVpu;
+    default: return kind;
+  }
+}
+/// The engine queue kind of an engine kind (kCudaStream for kGpu, ...); `kind` itself otherwise.
+constexpr ResourceKind queueOfEngine(ResourceKind kind) {
+  switch (kind) {
+    case ResourceKind::kGpu: return ResourceKind::kCudaStream;
+    case ResourceKind::kDla: return ResourceKind::kDlaHandle;
+    case ResourceKind::kVpu: return ResourceKind::kPvaStream;
+    default: return kind;
+  }
+}
+/// The words for an engine queue kind in messages: `CUDA stream`, `DLA handle`, `PVA stream`.
+constexpr const char* queueWord(ResourceKind kind) {
+  switch (kind) {
+    case ResourceKind::kDlaHandle: return "DLA handle";
+    case ResourceKind::kPvaStream: return "PVA stream";
+    default: return "CUDA stream";
+  }
+}
+/// The graph's type key of a built-in kind: `CPU`, `GPU`, `CUDA_STREAM`, `DLA`, `VPU`,
+/// `DLA_HANDLE`, `PVA_STREAM` (`MUTEX` for kMutex, whose graph types are the user's own).
+constexpr const char* typeKeyOf(ResourceKind kind) {
+  switch (kind) {
+    case ResourceKind::kCpu: return "CPU";
+    case ResourceKind::kGpu: return "GPU";
+    case ResourceKind::kCudaStream: return "CUDA_STREAM";
+    case ResourceKind::kMutex: return "MUTEX";
+    case ResourceKind::kDla: return "DLA";
+    case ResourceKind::kVpu: return "VPU";
+    case ResourceKind::kDlaHandle: return "DLA_HANDLE";
+    case ResourceKind::kPvaStream: return "PVA_STREAM";
+  }
+  return "?";
+}
 
 /// What a runnable is.
 enum class RunnableKind : std::uint8_t {
   kCpu,         ///< a CPU function
-  kSubmitter,   ///< a CPU function that enqueues its submittee on a CUDA stream
-  kSubmittee,   ///< GPU work enqueued by its submitter; not registered by clients
+  kSubmitter,   ///< a CPU function that enqueues its submittee on an engine queue (CUDA stream, ...)
+  kSubmittee,   ///< engine work (GPU, DLA, VPU) enqueued by its submitter; not registered by clients
   kAliasGroup,  ///< a round-robin slot: frame k runs steps[k mod steps.size()]
 };
 
@@ -58,8 +116,8 @@ struct ResourceInfo {
   ClientId client = kNone;            ///< owning client for client-local resources, else kNone
   HyperepochId hyperepoch = kNone;    ///< the hyperepoch owning it; kNone when no runnable uses it
   std::uint32_t core = kNone;         ///< kCpu: the core number n of `CPU<n>`
-  ResourceId device = kNone;          ///< kCudaStream: the kGpu resource it maps to
-  std::uint32_t streamLimit = kNone;  ///< kGpu: most client streams that may map to it (kNone = any)
+  ResourceId device = kNone;          ///< an engine queue: the engine it maps to (a kCudaStream's kGpu, ...)
+  std::uint32_t streamLimit = kNone;  ///< an engine: most client queues that may map to it (kNone = any)
   std::uint32_t soc = kNone;          ///< SocId index of a multi-SoC schedule, else kNone
 };
 

@@ -31,6 +31,11 @@
 // submissions) and a submittee holds its device, not the stream, running in its stream's
 // submission order. A file of an older version with GPU work is refused by its version: its work
 // held the stream for its whole run, a plan this build no longer makes; recompile the graph.
+// Format version 5 is version 4 for schedules with DLA or VPU (PVA) engines: resource kinds `dla`,
+// `vpu`, `dla_handle` and `pva_stream` (engine queues mapped to an engine of their kind with
+// `device=`), planned as version 4 plans a GPU and its CUDA streams. It is written only when a
+// schedule has such a resource (all others are written as before, byte for byte), so a version-4
+// reader refuses it by its version rather than by an unknown kind.
 #pragma once
 
 #include <cstdint>
@@ -42,8 +47,10 @@
 
 namespace tactus {
 
-/// The newest format version this build writes and reads (schedules with GPU work).
-inline constexpr std::uint32_t kScheduleFormatVersion = 4;
+/// The newest format version this build writes and reads (schedules with DLA or VPU engines).
+inline constexpr std::uint32_t kScheduleFormatVersion = 5;
+/// The version written for schedules with a DLA or VPU (PVA) engine or queue: the oldest that holds them.
+inline constexpr std::uint32_t kScheduleFormatVersionEngines = 5;
 /// The version written for schedules with GPU work: the oldest that holds GPU work.
 inline constexpr std::uint32_t kScheduleFormatVersionGpu = 4;
 /// The version written for multi-SoC schedules with a transfer time per SoC pair.
