@@ -413,9 +413,10 @@ struct AnalysisPass {
           if (a.clients.contains(c)) a.clients[c].droppedRecords += r.iteration;
           break;
         }
+        // tactus-check's (read by violations.cpp) and a multi-SoC log's clock (applied by log_merge.cpp).
         case EventKind::kViolation:
-        case EventKind::kViolationSite: break;  // tactus-check's: read by violations.cpp
-        case EventKind::kClockOffset: break;    // a multi-SoC log's clock: applied by log_merge.cpp
+        case EventKind::kViolationSite:
+        case EventKind::kClockOffset: break;
         default: invalid(k);
       }
     }
