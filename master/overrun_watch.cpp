@@ -33,8 +33,7 @@ void OverrunWatch::see(const EventRecord* records, std::size_t count, std::int64
         if (!schedule_.runnables.contains(RunnableId{r.aux})) break;
         const RunnableId runnable{r.aux};
         const RunnableInfo& info = schedule_.runnables[runnable];
-        const std::int64_t threshold = info.endMonitorThresholdNs == kNoDuration ? 0 : info.endMonitorThresholdNs;
-        const std::int64_t limit = info.wcetNs + threshold;
+        const std::int64_t limit = overrunLimitNs(info);
         const std::int64_t took = r.endNs - r.startNs;
         if (info.wcetNs <= 0 || took <= limit) break;
         if (runsOf_[index(runnable)]++ == 0) sayRun(r, runnable, limit);

@@ -37,7 +37,7 @@ Result<LogFile> mergeSocLogs(std::vector<LogFile> logs) {
     for (const EventRecord& r : logs[k].records) {
       if (r.kind != static_cast<std::uint16_t>(EventKind::kClockOffset)) continue;
       if (r.instance == r.aux) primary = k;
-      else if (r.startNs >= kOneClockBelowNs || r.startNs <= -kOneClockBelowNs) offset[k] = r.startNs;
+      else if (separateClocks(r.startNs)) offset[k] = r.startNs;
     }
   }
   if (primary == logs.size()) {

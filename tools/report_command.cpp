@@ -417,8 +417,7 @@ int failOnOverruns(const Options& o, const Inputs& in, std::ostream& err) {
     for (RunnableId r : s.runnables.ids()) {
       const RunnableInfo& info = s.runnables[r];
       if (info.wcetNs <= 0) continue;
-      const std::int64_t limit =
-          info.wcetNs + (info.endMonitorThresholdNs == kNoDuration ? 0 : info.endMonitorThresholdNs);
+      const std::int64_t limit = overrunLimitNs(info);
       const std::vector<std::int64_t>& d = a.runnables[r].durations;  // ascending
       runs += static_cast<std::uint64_t>(d.end() - std::upper_bound(d.begin(), d.end(), limit));
     }

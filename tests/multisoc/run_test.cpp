@@ -127,7 +127,7 @@ std::string checkMergedLogs(const TwoSocs& t, std::uint64_t iterations) {
       ++clocks;
       if (log == &*a && (r.instance != 0 || r.aux != 0)) return "SocA's log does not name SocA the primary";
       if (log == &*b && (r.instance != 0 || r.aux != 1 || r.iteration == 0)) return "SocB's clock record is wrong";
-      if (log == &*b && (r.startNs >= kOneClockBelowNs || r.startNs <= -kOneClockBelowNs)) offsetB = r.startNs;
+      if (log == &*b && separateClocks(r.startNs)) offsetB = r.startNs;
     }
   }
   if (clocks != 2) return "expected one clock record per log, found " + std::to_string(clocks);

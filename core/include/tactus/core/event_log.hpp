@@ -33,6 +33,10 @@ inline constexpr std::uint32_t kEventLogVersion = 3;
 /// the link's one-way latency (masters on one host, one CLOCK_MONOTONIC). Two hosts' monotonic
 /// clocks differ by the difference of their boot times, never set, so practically never this little.
 inline constexpr std::int64_t kOneClockBelowNs = 1'000'000;
+/// Whether a kClockOffset estimate says the two SoCs run on separate clocks (see kOneClockBelowNs).
+constexpr bool separateClocks(std::int64_t offsetNs) {
+  return offsetNs >= kOneClockBelowNs || offsetNs <= -kOneClockBelowNs;
+}
 /// The oldest event log version this build reads.
 inline constexpr std::uint32_t kEventLogOldestVersion = 1;
 /// The size of a version 1 record.

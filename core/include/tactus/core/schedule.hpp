@@ -213,6 +213,12 @@ std::int64_t socLatencyNs(const Schedule& schedule, std::uint32_t from, std::uin
 /// The transfer time of the dependency `from` -> `to` (runnable indices): socLatencyNs of their SoCs.
 std::int64_t dependencyLatencyNs(const Schedule& schedule, RunnableId from, RunnableId to);
 
+/// The longest run of `r` that is no overrun: its WCET plus its EndMonitorThreshold (0 when not
+/// given). The master's overrun watch and tactus-report's --fail-on-overrun judge by it.
+inline std::int64_t overrunLimitNs(const RunnableInfo& r) {
+  return r.wcetNs + (r.endMonitorThresholdNs == kNoDuration ? 0 : r.endMonitorThresholdNs);
+}
+
 /// Name used in messages: `Client0.ReadCamera`.
 std::string qualifiedName(const Schedule& schedule, RunnableId runnable);
 
