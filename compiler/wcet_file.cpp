@@ -1,7 +1,7 @@
 // WCET side files: a flat YAML map `Client.Runnable: <ns or duration>` applied over a Graph.
 #include "wcet_file.hpp"
 
-#include "graph/suggest.hpp"
+#include "tactus/core/suggest.hpp"
 #include "graph/yaml_tree.hpp"
 #include "graph_parser.hpp"
 #include "tactus/core/command_line.hpp"

@@ -51,6 +51,10 @@ std::string ClientMonitor::name(ClientId c) const {
   return schedule_.clients.contains(c) ? schedule_.clients[c].name : "?";
 }
 
+std::string ClientMonitor::said(ClientId c) const {
+  return records_[c].note.empty() ? std::string() : " (" + records_[c].note + ")";
+}
+
 std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
   const char* phase = beforeRun ? "before the run started" : "during the run";
   for (ClientId c : records_.ids()) {
@@ -100,8 +104,9 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
     }
     if (record.pid != 0 && record.watch.exited() && state != ClientState::kExited) {
       const char* when = state == ClientState::kAbsent ? "while attaching, " : "";
-      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kPeerDied, c,
-                    "client " + quoted(name(c)) + " (pid " + std::to_string(record.pid) + ") died " + when + phase};
+      return RunEnd{
+          shm::SegmentState::kAborted, shm::StopReason::kPeerDied, c,
+          "client " + quoted(name(c)) + " (pid " + std::to_string(record.pid) + ") died " + when + phase + said(c)};
     }
   }
   return std::nullopt;
@@ -126,8 +131,8 @@ RunEnd ClientMonitor::timeoutEnd(std::int64_t timeoutUs) const {
     if (first == kNone) first = c;
     if (!message.empty()) message += "; ";
     message += state == ClientState::kAbsent
-                   ? "client " + quoted(name(c)) + " did not come"
-                   : "client " + quoted(name(c)) + " attached but did not enter the scheduler";
+                   ? "client " + quoted(name(c)) + " did not come" + said(c)
+                   : "client " + quoted(name(c)) + " attached but did not enter the scheduler" + said(c);
   }
   message += " within " + std::to_string(timeoutUs / 1000) + " ms (-t " + std::to_string(timeoutUs) + ")";
   return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kTimeout, first, message};

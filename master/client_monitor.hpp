@@ -53,6 +53,11 @@ class ClientMonitor {
   }
   /// Whether client `c` runs on another SoC (setRemote).
   bool remote(ClientId c) const { return records_.contains(c) && records_[c].remote; }
+  /// What client `c` said of why it cannot take part (a note, ipc/notes.hpp): added to the end it
+  /// gives when it does not come, or dies before the run.
+  void note(ClientId c, const std::string& text) {
+    if (records_.contains(c)) records_[c].note = text;
+  }
   /// The pid the monitor validated for the client (0 before it registered).
   std::uint32_t pid(ClientId c) const { return records_.contains(c) ? records_[c].pid : 0; }
 
@@ -62,7 +67,10 @@ class ClientMonitor {
     ipc::ProcessWatch watch;
     bool excused = false;  // excuse(): never checked again
     bool remote = false;   // setRemote(): another SoC's client
+    std::string note;      // note(): what the client said of why it cannot take part
   };
+  /// "; it said: NOTE" when client `c` sent a note, else "".
+  std::string said(ClientId c) const;
   const shm::SegmentView& view_;
   const Schedule& schedule_;
   IdVector<ClientId, Record> records_;  // per client

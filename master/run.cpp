@@ -23,6 +23,7 @@
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/core/verify.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -197,7 +198,41 @@ Result<void> Run::checkSoc(Mode& mode) {
   return {};
 }
 
+// The notes of clients that cannot take part (another user's, another version, a name the
+// schedule does not have): each said once on stderr, and given to the monitors, whose end for a
+// client that does not come or dies before the run then says why. At most kMaxNotes kept: a
+// process that sends without end is not remembered without end.
+void Run::takeNotes() {
+  constexpr std::size_t kMaxNotes = 64;
+  if (!notes_) return;
+  for (const ipc::Note& n : notes_->take()) {
+    if (notesSeen_.size() >= kMaxNotes || !notesSeen_.insert(std::to_string(n.pid) + "/" + n.text).second) continue;
+    std::vector<std::string_view> names;
+    bool known = false;
+    for (auto& m : modes_) {
+      for (const ClientInfo& c : m->schedule.clients) names.emplace_back(c.name);
+      known = known || clientIndex(m->schedule, n.client) != kNone;
+    }
+    std::string who =
+        "client " + quoted(n.client) + " (pid " + std::to_string(n.pid) + ", uid " + std::to_string(n.uid) + ")";
+    if (!known) who += ", which the schedule does not have" + didYouMean(n.client, names, "its clients:");
+    std::string advice;
+    if (n.uid != ::geteuid() && n.uid != 0 && std::getenv("TACTUS_SEGMENT_GROUP") == nullptr) {
+      advice =
+          " (this master shares its segments with no group: start it with TACTUS_SEGMENT_GROUP set to a group "
+          "uid " +
+          std::to_string(n.uid) + " is in)";
+    }
+    err_ << "tactus-master: " << who << " cannot take part: " << n.text << advice << "\n";
+    if (!known) strangers_ += "; " + who + " tried: " + n.text;
+    for (auto& m : modes_) {
+      if (const ClientId c = clientIndex(m->schedule, n.client); c != kNone) m->monitor->note(c, n.text + advice);
+    }
+  }
+}
+
 std::optional<RunEnd> Run::watch(bool beforeRun) {
+  takeNotes();
   for (auto& m : modes_) {
     if (auto damage = m->owner->checkDamage()) return damage;
   }
@@ -451,6 +486,13 @@ int Run::publishAll() {
     return kExitBadInput;
   }
   if (managed() && log_.isOpen()) log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
+  // Clients that cannot take part say why through a note (best effort: a second master of the
+  // instance, refused above already, or a name held by another process leaves it out).
+  if (auto box = ipc::NoteBox::open(instance_); box) {
+    notes_ = std::move(*box);
+  } else if (o_.verbose) {
+    err_ << "tactus-master: warning: " << box.error().message << "\n";
+  }
   gAttention.store(&modes_.front()->owner->view().header().attention);
   for (std::size_t k = modes_.size(); k-- > 0;) modes_[k]->owner->publish();  // the primary last
   std::string what = "schedule " + modes_.front()->schedule.name;
@@ -482,7 +524,11 @@ std::optional<RunEnd> Run::awaitClients(std::int64_t deadline, std::int64_t socD
   if (!allEntered()) {
     if (ipc::monotonicNs() < deadline) return std::nullopt;
     for (auto& m : modes_) {
-      if (!m->monitor->allEntered()) return m->monitor->timeoutEnd(o_.timeoutUs);
+      if (!m->monitor->allEntered()) {
+        RunEnd end = m->monitor->timeoutEnd(o_.timeoutUs);
+        end.message += strangers_;
+        return end;
+      }
     }
   }
   if (soc_ && !soc_->peersReady()) {  // a multi-SoC run: every SoC's master and clients, within -a

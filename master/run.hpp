@@ -82,6 +82,7 @@
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"
+#include "tactus/ipc/notes.hpp"
 #include "tactus/ipc/process.hpp"
 #include "tactus/ipc/segment.hpp"
 
@@ -170,6 +171,7 @@ class Run {
   void reportTotals(const std::string& message);
   int judgeOverruns(int code);
   std::optional<RunEnd> watch(bool beforeRun);
+  void takeNotes();
   std::optional<RunEnd> watchManager();
   std::optional<RunEnd> stopBySignal();
   bool stopped(const Mode& mode) const;
@@ -221,6 +223,9 @@ class Run {
   std::optional<IdleWindows> windows_;       // without a manager: when the monitor loop wakes during the run
   std::int64_t runStartNs_ = 0;              // without a manager: frame 0's release
   std::string leftBehind_;                   // the client a stop's grace left behind (named in the end)
+  std::optional<ipc::NoteBox> notes_;        // what clients that cannot take part say (ipc/notes.hpp)
+  std::set<std::string> notesSeen_;          // each note (sender and text) is said once
+  std::string strangers_;                    // notes of clients no schedule has, for the timeout's end
   ipc::Segment channelSegment_;
   shm::ManagerChannel* channel_ = nullptr;
   bool channelOwned_ = false;

@@ -3,6 +3,7 @@
 // taking the validated private copies the client works from (geometry, schedule, run plan, the
 // master's pid).
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "instance_hint.hpp"
@@ -20,6 +22,7 @@
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/notes.hpp"
 
 namespace tactus::client {
 
@@ -29,6 +32,7 @@ using shm::SegmentState;
 
 constexpr std::int64_t kPollNs = 10'000'000;             // master polling while waiting in init
 constexpr std::int64_t kExplainAfterNs = 3'000'000'000;  // a usual wait explained after this long
+constexpr std::int64_t kNoteAgainNs = 1'000'000'000;     // a lasting reason is noted to the master this often
 constexpr const char* kNoSegmentYet = "there is no segment yet";
 // A segment that shows no complete header (or no master pid) for this long is no master's
 // work in progress (a master fills it within milliseconds): it is removed.
@@ -36,17 +40,41 @@ constexpr std::int64_t kStaleCreatingNs = 1'000'000'000;
 
 // What a look at the instance's name found.
 struct Look {
+  Look(bool a, std::string w, std::string n = {}) : attached(a), why(std::move(w)), note(std::move(n)) {}
   bool attached = false;  // rt.segment and rt.view are set
   std::string why;        // else: why the client keeps waiting ("" with an error)
+  std::string note;       // what the master should hear of it (ipc/notes.hpp), "" for nothing
 };
+
+// Why this client may not use the instance's file `error` (Segment::open's), what to do about it,
+// and the short note the master hears. Another user's master's segment is that master's while it
+// runs: the fix is a group both share (the master's TACTUS_SEGMENT_GROUP), never removing it.
+// Anything else (a directory, a symbolic link, a file of no master) is removed.
+Look foreignFile(const std::string& instance, const std::string& error) {
+  struct stat st {};
+  const std::string path = ipc::segmentPath(instance);
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid != ::geteuid()) {
+    const std::string owner = "uid " + std::to_string(st.st_uid);
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Look{false,
+                error + "; the master of " + owner +
+                    " shares its segments with no group this client is in: start that master with "
+                    "TACTUS_SEGMENT_GROUP set to a group both users are in (or run this client as " +
+                    owner + "); only a file no master of " + owner + " uses any more (one that crashed) may be removed",
+                "it may not open " + path + ", a file of " + owner + " (mode " + mode + "), as uid " +
+                    std::to_string(::geteuid())};
+  }
+  return Look{false, error + " (remove it; the master replaces what it may)", "it cannot open " + error};
+}
 
 Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   auto segment = ipc::Segment::open(rt.instance);
   if (!segment) {
     if (segment.error().code == ErrorCode::kNotFound) return Look{false, kNoSegmentYet};
-    // A foreign file (another user's, a directory, a symbolic link): wait for someone to remove
-    // it, saying so, rather than give up silently.
-    return Look{false, segment.error().message + " (remove it; the master replaces what it may)"};
+    // Another user's segment, or a foreign file (a directory, a symbolic link): wait, saying why,
+    // rather than give up silently; the master hears of it too (a note: it cannot see us).
+    return foreignFile(rt.instance, segment.error().message);
   }
   segment->guardAgainstTruncation();  // it may be truncated while we read it
   shm::SegmentView view(segment->bytes());
@@ -74,6 +102,8 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   }
   if (state == SegmentState::kPublished) {
     if (auto ok = view.validate(); !ok) {
+      // Another layout version (or a damaged header): the master hears why this client stays away.
+      (void)ipc::sendNote(rt.instance, rt.name, "it refused the segment: " + ok.error().message);
       return fail(ok.error().code, ipc::segmentPath(rt.instance) + ": " + ok.error().message);
     }
     rt.segment = std::move(*segment);
@@ -132,6 +162,7 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
     return {};
   }
   if (rt.clientIndex == kNone) {
+    (void)ipc::sendNote(rt.instance, rt.name, "it is not in schedule " + quoted(rt.schedule.name));
     return fail(ErrorCode::kNotFound, "client " + quoted(rt.name) + " is not in schedule " + quoted(rt.schedule.name) +
                                           " (its clients: " + names + ")");
   }
@@ -222,6 +253,7 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
   std::int64_t saidAtNs = 0;
   bool explained = false;
   std::int64_t unfinishedSince = 0;
+  std::int64_t notedAtNs = 0;
   bool socChosen = false;
   for (;;) {
     if (!socChosen && !ipc::segmentExists(rt.instance)) {
@@ -234,6 +266,11 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
     auto look = lookOnce(rt, unfinishedSince);
     if (!look) return look.error();
     if (look->attached) return {};  // guarded since it was opened
+    // Told again every second while it lasts: a note nobody received (no master yet) is lost.
+    if (!look->note.empty() && (look->why != said || ipc::monotonicNs() - notedAtNs >= kNoteAgainNs)) {
+      (void)ipc::sendNote(rt.instance, rt.name, look->note);
+      notedAtNs = ipc::monotonicNs();
+    }
     // A client started before its master is the usual case: one short line; the explanation (where
     // the instance came from, the other instances) only once it has waited kExplainAfterNs for it.
     // Any other reason is explained at once.

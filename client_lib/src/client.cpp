@@ -26,6 +26,7 @@
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/notes.hpp"
 #include "tactus/ipc/notify.hpp"
 #include "tactus/ipc/wait.hpp"
 
@@ -97,6 +98,7 @@ Result<void> attachModes(Runtime& primary, const InitOptions& options) {
     if (rt->member) return {};
     names += (names.empty() ? "" : ", ") + quoted(rt->schedule.name);
   }
+  (void)ipc::sendNote(primary.instance, primary.name, "it is in none of the instance's schedules (" + names + ")");
   return fail(ErrorCode::kNotFound,
               "client " + quoted(primary.name) + " is in none of the instance's schedules (" + names + ")");
 }

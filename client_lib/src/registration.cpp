@@ -2,7 +2,13 @@
 // runnables, CUDA submitters and streams in its schedules by their names in the graph.
 #include "registration.hpp"
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/text.hpp"
+#include "tactus/ipc/notes.hpp"
 
 namespace tactus::client {
 
@@ -22,8 +28,12 @@ std::string whereLooked(const Runtime& rt) {
 // Registers in every schedule of the client (the union over a master's several schedules): `one`
 // registers in one schedule and says whether that schedule has the name. kNotFound, with
 // `notFound` and where it looked, when none has it.
+// `name` and `names` (the client's names of that kind, over its schedules) make the "did you mean";
+// the master hears of a name no schedule has (a note, ipc/notes.hpp), since the application may
+// end without entering the scheduler.
 template <typename One>
-Result<void> registerInEach(Runtime& rt, const std::string& notFound, One&& one) {
+Result<void> registerInEach(Runtime& rt, const std::string& notFound, const std::string& name,
+                            const std::vector<std::string>& names, One&& one) {
   bool found = false;
   for (Runtime* schedule : allModes(rt)) {
     if (!schedule->member) continue;
@@ -32,7 +42,33 @@ Result<void> registerInEach(Runtime& rt, const std::string& notFound, One&& one)
     found = found || *here;
   }
   if (found) return {};
-  return fail(ErrorCode::kNotFound, notFound + " of client '" + rt.name + "' " + whereLooked(rt));
+  const std::vector<std::string_view> views(names.begin(), names.end());
+  const std::string message = notFound + " of client '" + rt.name + "' " + whereLooked(rt) +
+                              didYouMean(name, views, "client '" + rt.name + "' has:");
+  (void)ipc::sendNote(rt.instance, rt.name, "it registered a name its schedule does not have: " + message);
+  return fail(ErrorCode::kNotFound, message);
+}
+
+// The names of rt's client's runnables that are registered (`submitters`: CUDA submitters
+// only, else CPU runnables and submitters), or of its CUDA streams (`streams`), over its schedules.
+std::vector<std::string> namesOfClient(Runtime& rt, bool streams, bool submitters = false) {
+  std::vector<std::string> names;
+  for (Runtime* s : allModes(rt)) {
+    if (!s->member) continue;
+    if (streams) {
+      for (const ResourceInfo& r : s->schedule.resources) {
+        if (r.kind == ResourceKind::kCudaStream && r.client == s->clientIndex) names.push_back(r.name);
+      }
+      continue;
+    }
+    for (const RunnableInfo& r : s->schedule.runnables) {
+      if (r.client != s->clientIndex || !needsRegistration(r)) continue;
+      if (!submitters || r.kind == RunnableKind::kSubmitter) names.push_back(r.name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 // The runnable `name` of rt's client in its schedule (kNone: not there).
@@ -89,30 +125,32 @@ Result<bool> registerStreamInSchedule(Runtime& rt, const std::string& name, CUst
 }  // namespace
 
 Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration) {
-  return registerInEach(rt, "runnable '" + name + "' is not a CPU runnable", [&](Runtime& s) -> Result<bool> {
-    const RunnableId r = runnableNamed(s, name);
-    if (r == kNone || !needsRegistration(s.schedule.runnables[r])) return false;
-    if (auto ok = refuseTwice(s, r, name); !ok) return ok.error();
-    s.registrations[r] = registration;
-    s.registrations[r].registered = true;
-    return true;
-  });
+  return registerInEach(rt, "runnable '" + name + "' is not a CPU runnable", name, namesOfClient(rt, false),
+                        [&](Runtime& s) -> Result<bool> {
+                          const RunnableId r = runnableNamed(s, name);
+                          if (r == kNone || !needsRegistration(s.schedule.runnables[r])) return false;
+                          if (auto ok = refuseTwice(s, r, name); !ok) return ok.error();
+                          s.registrations[r] = registration;
+                          s.registrations[r].registered = true;
+                          return true;
+                        });
 }
 
 Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaSubmitterRegistration registration) {
   std::string notSubmitter;  // a schedule where the name is a runnable without Submits
   registration.registered = true;
-  auto ok = registerInEach(rt, "runnable '" + name + "' is not a submitter", [&](Runtime& s) -> Result<bool> {
-    const RunnableId r = runnableNamed(s, name);
-    if (r == kNone) return false;
-    if (s.schedule.runnables[r].kind != RunnableKind::kSubmitter) {
-      if (notSubmitter.empty()) notSubmitter = s.schedule.name;
-      return false;
-    }
-    if (auto once = refuseTwice(s, r, name); !once) return once.error();
-    s.cudaSubmitters[r] = registration;
-    return true;
-  });
+  auto ok = registerInEach(rt, "runnable '" + name + "' is not a submitter", name, namesOfClient(rt, false, true),
+                           [&](Runtime& s) -> Result<bool> {
+                             const RunnableId r = runnableNamed(s, name);
+                             if (r == kNone) return false;
+                             if (s.schedule.runnables[r].kind != RunnableKind::kSubmitter) {
+                               if (notSubmitter.empty()) notSubmitter = s.schedule.name;
+                               return false;
+                             }
+                             if (auto once = refuseTwice(s, r, name); !once) return once.error();
+                             s.cudaSubmitters[r] = registration;
+                             return true;
+                           });
   if (!ok && ok.error().code == ErrorCode::kNotFound && !notSubmitter.empty()) {
     return fail(ErrorCode::kNotFound, "runnable '" + rt.name + "." + name + "' is not a submitter in schedule '" +
                                           notSubmitter + "' (it has no Submits)");
@@ -123,7 +161,7 @@ Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaS
 Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st* stream) {
   const std::string what = "register CUDA stream '" + rt.name + "." + name + "'";
   if (auto ok = checkCudaStream(stream, what); !ok) return ok;
-  return registerInEach(rt, "CUDA stream '" + name + "' is not a CUDA_STREAM resource",
+  return registerInEach(rt, "CUDA stream '" + name + "' is not a CUDA_STREAM resource", name, namesOfClient(rt, true),
                         [&](Runtime& s) { return registerStreamInSchedule(s, name, stream, what); });
 }
 

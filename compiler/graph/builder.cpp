@@ -8,7 +8,7 @@
 
 #include "duration.hpp"
 #include "graph/graph_rules.hpp"
-#include "graph/suggest.hpp"
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "graph/graph_rules.hpp"
-#include "graph/suggest.hpp"
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 

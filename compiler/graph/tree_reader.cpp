@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "duration.hpp"
-#include "graph/suggest.hpp"
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/limits.hpp"
 
 namespace tactus::compiler::parse {

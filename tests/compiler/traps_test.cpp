@@ -13,7 +13,7 @@
 
 #include "compile.hpp"
 #include "compile_args.hpp"
-#include "graph/suggest.hpp"
+#include "tactus/core/suggest.hpp"
 #include "graph/warnings.hpp"
 #include "graph_parser.hpp"
 #include "runtime_harness.hpp"

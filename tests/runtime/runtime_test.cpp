@@ -17,6 +17,7 @@
 #include "tactus/client.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
+#include "test_skip.hpp"
 
 using namespace tactus;
 using namespace tactus::test;
@@ -377,6 +378,77 @@ TEST_CASE("a client name that is not in the schedule is an init error", "[runtim
   CHECK(waitFor(c, kWaitMs) == 3);
   CHECK(readFile(run.out("Nobody")).find("client 'Nobody' is not in schedule") != std::string::npos);
   CHECK(waitFor(m, kWaitMs) == 1);
+}
+
+TEST_CASE("the master names a client that cannot take part, with what it said", "[runtime][registration][notes]") {
+  SECTION("a misspelt runnable: the client's error guesses the name, the master names the client's death with it") {
+    Run run("notemisname");
+    const pid_t m = run.master({"-t", "5000000"});
+    const pid_t c0 = run.client("Client0", {"--misname", "A=AA"});
+    const pid_t c1 = run.client("Client1");
+    CHECK(waitFor(c0, kWaitMs) == 4);
+    CHECK(waitFor(m, kWaitMs) == 1);
+    CHECK(waitFor(c1, kWaitMs) != 0);
+    CHECK(readFile(run.out("Client0")).find("did you mean 'A'?") != std::string::npos);
+    const std::string master = readFile(run.out("master"));
+    INFO(master);
+    CHECK(master.find("client 'Client0' (pid " + std::to_string(c0)) != std::string::npos);
+    CHECK(master.find("died before the run started (it registered a name its schedule does not have: runnable "
+                      "'AA'") != std::string::npos);
+  }
+  SECTION("a misspelt client name: the master says so with the name it could have meant, and in its timeout end") {
+    Run run("notebadname");
+    const pid_t m = run.master({"-t", "1000000"});
+    const pid_t c0 = run.client("Client0");
+    const pid_t typo = run.client("Clinet1");
+    CHECK(waitFor(typo, kWaitMs) == 3);
+    CHECK(waitFor(m, kWaitMs) == 1);
+    CHECK(waitFor(c0, kWaitMs) != 0);
+    const std::string master = readFile(run.out("master"));
+    INFO(master);
+    CHECK(master.find("client 'Clinet1' (pid " + std::to_string(typo) + ", uid " + std::to_string(::geteuid()) +
+                      "), which the schedule does not have (did you mean "
+                      "'Client1'?") != std::string::npos);
+    CHECK(master.find("client 'Client1' did not come within 1000 ms") != std::string::npos);
+    CHECK(master.find("tried: it is not in schedule") != std::string::npos);
+  }
+}
+
+// Another user's client: as root, the client runs as uid 65534 (nobody) through setpriv. Its own
+// meson test ("runtime other users"), skipped (77) where that cannot be done: not root, no
+// setpriv, or a build tree uid 65534 may not enter (a private temporary directory).
+TEST_CASE(
+    "a client of another user is told to share by group, never to remove a live master's segment, and the "
+    "master names it",
+    "[runtime][users]") {
+  const std::string setpriv = "/usr/bin/setpriv";
+  const std::string client = buildPath("tests/runtime/tactus-test-client");
+  if (::geteuid() != 0 || ::access(setpriv.c_str(), X_OK) != 0) TACTUS_SKIP("needs root and " << setpriv);
+  {
+    ChildProcesses probe;
+    const std::string out = scratchDir("usersprobe") + "/probe.out";
+    const pid_t p =
+        probe.spawn({setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", client, "--bad-option"}, out);
+    if (waitFor(p, kWaitMs) != 2) TACTUS_SKIP("uid 65534 cannot run " << client << " (a private build directory)");
+  }
+  Run run("otheruser");
+  const pid_t m = run.master({"-t", "1500000"});
+  const pid_t c0 = run.client("Client0");
+  const pid_t other = run.children.spawn({setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", client, "--name",
+                                          "Client1", "--instance", run.instance, "--timeout-ms", "3000"},
+                                         run.out("Client1"));
+  CHECK(waitFor(m, kWaitMs) == 1);
+  CHECK(waitFor(other, kWaitMs) == 3);
+  CHECK(waitFor(c0, kWaitMs) != 0);
+  const std::string said = readFile(run.out("Client1"));
+  const std::string master = readFile(run.out("master"));
+  INFO(said << master);
+  CHECK(said.find("start that master with TACTUS_SEGMENT_GROUP set to a group both users are in") != std::string::npos);
+  CHECK(said.find("(remove it") == std::string::npos);
+  CHECK(master.find("client 'Client1' (pid " + std::to_string(other) +
+                    ", uid 65534) cannot take part: it may not open") != std::string::npos);
+  CHECK(master.find("start it with TACTUS_SEGMENT_GROUP set to a group uid 65534 is in") != std::string::npos);
+  CHECK(master.find("client 'Client1' did not come (it may not open") != std::string::npos);
 }
 
 TEST_CASE("init without a master times out when asked to", "[runtime][registration]") {

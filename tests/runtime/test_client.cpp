@@ -43,6 +43,7 @@ struct Args {
   bool lockMemory = false;           // --lock-memory (InitOptions::lockMemory)
   bool printRealtime = false;        // print the locked memory after init and a worker's policy
   bool ownSigint = false;            // install its own SIGINT handler before entering (counts them)
+  std::string misname;               // --misname NAME=WRONG: registers runnable NAME as WRONG (a typo)
 };
 
 Args gArgs;
@@ -118,7 +119,8 @@ int usage() {
                "  [--exit-at-iteration N] [--hang-runnable R --hang-at-iteration N --marker FILE]\n"
                "  [--busy-us N] [--slow-while FILE --slow-us N] [--check-registration] [--stm] [--switch-callback "
                "[--switch-callback-hangs]]\n"
-               "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime] [--own-sigint]\n");
+               "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime] [--own-sigint]\n"
+               "  [--misname RUNNABLE=WRONG]\n");
   return 2;
 }
 
@@ -147,6 +149,7 @@ int runMain(int argc, char** argv) {
     else if (a == "--lock-memory") gArgs.lockMemory = true;
     else if (a == "--print-realtime") gArgs.printRealtime = true;
     else if (a == "--own-sigint") gArgs.ownSigint = true;
+    else if (a == "--misname") gArgs.misname = next();
     else return usage();
   }
   if (gArgs.name.empty()) return usage();
@@ -189,6 +192,11 @@ int runMain(int argc, char** argv) {
   kept.reserve(names->size());
   for (const std::string& n : *names) {
     if (gArgs.skip.count(n) == 0) kept.push_back(n);
+  }
+  if (const std::size_t eq = gArgs.misname.find('='); eq != std::string::npos) {
+    for (std::string& n : kept) {
+      if (n == gArgs.misname.substr(0, eq)) n = gArgs.misname.substr(eq + 1);
+    }
   }
   for (std::string& n : kept) {
     if (gArgs.useStm) {

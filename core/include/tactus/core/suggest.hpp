@@ -1,5 +1,7 @@
 // "Did you mean": the declared name closest to one the graph does not declare, and the list of
-// the declared ones, for the messages about unknown runnables, resources, epochs, clients and keys.
+// the declared ones, for the messages about unknown runnables, resources, epochs, clients and
+// keys (the compiler), and about names a client registers or attaches with that its schedule does
+// not have (the client library and the master).
 #pragma once
 
 #include <cstddef>
@@ -7,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace tactus::compiler {
+namespace tactus {
 
 /// The name in `names` that `wrong` is most likely a typo of, or an empty view: at most 1 edit
 /// for a name of up to 4 characters, 2 up to 8, 3 beyond (an edit inserts, deletes or replaces
@@ -26,4 +28,4 @@ std::string nameList(std::span<const std::string_view> names, std::size_t max = 
 std::string didYouMean(std::string_view wrong, std::span<const std::string_view> names, std::string_view listIntro,
                        std::string_view guessPrefix = {});
 
-}  // namespace tactus::compiler
+}  // namespace tactus

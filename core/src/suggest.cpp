@@ -1,12 +1,12 @@
 // "Did you mean" for names the graph does not declare (see suggest.hpp).
-#include "graph/suggest.hpp"
+#include "tactus/core/suggest.hpp"
 
 #include <algorithm>
 #include <vector>
 
 #include "tactus/core/text.hpp"
 
-namespace tactus::compiler {
+namespace tactus {
 namespace {
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
@@ -92,4 +92,4 @@ std::string didYouMean(std::string_view wrong, std::span<const std::string_view>
   return out;
 }
 
-}  // namespace tactus::compiler
+}  // namespace tactus
