@@ -108,7 +108,11 @@ std::string compileUsage() {
          "  tactus-compile -i - -o - < graph.yaml > graph.tsched\n"
          "\n"
          "exit status: 0 success (warnings, if any, on standard error), 1 the graph cannot be\n"
-         "compiled (or a warning under --werror), 2 bad command line\n";
+         "compiled (or a warning under --werror), 2 bad command line\n"
+         "\n"
+         "graph format:\n"
+         "  every key with its type, default, unit and STM name, and what the run does with\n"
+         "  them: docs/format.md in the source tree, share/doc/tactus/format.md when installed\n";
 }
 
 decltype(ScheduleOptions::progress) searchProgressPrinter(std::ostream& out) {

@@ -74,7 +74,9 @@ void Builder::buildTop(u32 root) {
       latencyKey = k;
     } else if (graphKey != kNone) {
       // Two candidates for the graph id: one of them may be a misspelt top-level key.
-      const std::vector<std::string_view> topKeys{"Version", "SOC", "CrossSocLatency"};
+      std::vector<std::string_view> topKeys;
+      for (const KeySpec& top : kTopTable.keys)
+        if (!top.key.starts_with('<')) topKeys.push_back(top.key);
       std::string hint;
       for (u32 node : {graphKey, k}) {
         const std::string_view guess = closestName(t_.text(node), topKeys);
@@ -100,7 +102,7 @@ void Builder::buildTop(u32 root) {
 
   u32 resources = kNone, hyperepochs = kNone, clients = kNone;
   std::string where = "graph " + quoted(name);
-  forEachEntry(graphValue, where, [&](std::string_view key, u32 k, u32 v) {
+  forEachKey(graphValue, where, kGraphTable, [&](std::string_view key, u32 k, u32 v) {
     if (key == "Identifier") {
       g_.identifier = static_cast<std::uint16_t>(integer(v, "Identifier", 0, 65535));
     } else if (key == "Resources") {
@@ -122,7 +124,7 @@ void Builder::buildTop(u32 root) {
       latencyNode = v;
       latencyKey = k;
     } else {
-      unknownKey(key, k, where, "Identifier, Resources, Hyperepochs, Clients, SOC, CrossSocLatency");
+      notRead(key, k, where);
     }
   });
   if (socNode != kNone && resources != kNone)
@@ -185,9 +187,9 @@ void Builder::buildSocs(u32 list) {
     g_.socLines.push_back(static_cast<int>(line(key)));
     const std::string where = "SoC " + quoted(name);
     u32 resources = kNone;
-    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+    forEachKey(value, where, kSocTable, [&](std::string_view k, u32 kn, u32 v) {
       if (k == "Resources") resources = v;
-      else unknownKey(k, kn, where, "Resources");
+      else notRead(k, kn, where);
     });
     if (resources == kNone) die(ErrorCode::kValidation, line(key), where + " has no Resources");
     buildGlobalResources(resources, soc);
@@ -201,11 +203,11 @@ void Builder::buildSocLatencies(u32 list) {
     const u32 item = t_.kid(list, i);
     const std::string what = "a CrossSocLatency entry";
     u32 fromNode = kNone, toNode = kNone, latencyNode = kNone;
-    forEachEntry(item, what, [&](std::string_view k, u32 kn, u32 v) {
+    forEachKey(item, what, kLatencyTable, [&](std::string_view k, u32 kn, u32 v) {
       if (k == "From") fromNode = v;
       else if (k == "To") toNode = v;
       else if (k == "Latency") latencyNode = v;
-      else unknownKey(k, kn, what, "From, To, Latency");
+      else notRead(k, kn, what);
     });
     for (auto [node, key] : {std::pair{fromNode, "From"}, std::pair{toNode, "To"}, std::pair{latencyNode, "Latency"}})
       if (node == kNone)
@@ -389,12 +391,12 @@ void Builder::buildHyperepochs(u32 list) {
     g_.hyperepochLines.push_back(static_cast<int>(line(key)));
     std::string where = "hyperepoch " + quoted(name);
     u32 period = kNone, resources = kNone, epochs = kNone;
-    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+    forEachKey(value, where, kHyperepochTable, [&](std::string_view k, u32 kn, u32 v) {
       if (k == "Period") period = v;
       else if (k == "Resources") resources = v;
       else if (k == "Epochs") epochs = v;
       else if (k == "Monitor") g_.hyperepochs[h].monitorNs = duration(v, "Monitor of " + where, true, false);
-      else unknownKey(k, kn, where, "Period, Resources, Epochs, Monitor");
+      else notRead(k, kn, where);
     });
     if (epochs == kNone) die(ErrorCode::kValidation, line(key), where + " has no Epochs");
     buildEpochs(epochs, h);
@@ -484,7 +486,7 @@ void Builder::buildEpochs(u32 list, HyperepochId h) {
     bool hasPeriod = false;
     std::string where = "epoch " + quoted(full);
     if (kind(value) != NodeKind::kMap) die(ErrorCode::kParse, line(key), where + " must be a map with a Period");
-    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+    forEachKey(value, where, kEpochTable, [&](std::string_view k, u32 kn, u32 v) {
       if (k == "Period") {
         info.periodNs = duration(v, "Period of " + where, false, false);
         hasPeriod = true;
@@ -493,7 +495,7 @@ void Builder::buildEpochs(u32 list, HyperepochId h) {
       } else if (k == "AliasGroups") {
         collectGroups(v, e, kNone);
       } else {
-        unknownKey(k, kn, where, "Period, Frames, AliasGroups");
+        notRead(k, kn, where);
       }
     });
     if (!hasPeriod) die(ErrorCode::kValidation, line(key), where + " has no Period");
@@ -520,12 +522,15 @@ void Builder::buildClients(u32 list) {
     runnableByName_.emplace_back();
     std::string where = "client " + quoted(name);
     u32 resources = kNone, epochs = kNone, soc = kNone;
-    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
-      if (k == "Resources") resources = v;
-      else if (k == "Epochs") epochs = v;
-      else if (k == "SOC") soc = v;
-      else unknownKey(k, kn, where, g_.socs.empty() ? "Resources, Epochs" : "SOC, Resources, Epochs");
-    });
+    forEachKey(
+        value, where, kClientTable,
+        [&](std::string_view k, u32 kn, u32 v) {
+          if (k == "Resources") resources = v;
+          else if (k == "Epochs") epochs = v;
+          else if (k == "SOC") soc = v;
+          else notRead(k, kn, where);
+        },
+        !g_.socs.empty());
     setClientSoc(c, soc, key);
     if (resources != kNone) buildClientResources(resources, c);
     if (epochs != kNone) buildClientEpochs(epochs, c);
@@ -567,10 +572,10 @@ void Builder::buildClientEpochs(u32 list, ClientId c) {
     if (!seen.insert(e).second)
       die(ErrorCode::kValidation, line(key), "client " + quoted(cname) + " lists epoch " + quoted(ref) + " twice");
     std::string where = "epoch " + quoted(ref) + " of client " + quoted(cname);
-    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+    forEachKey(value, where, kClientEpochTable, [&](std::string_view k, u32 kn, u32 v) {
       if (k == "Runnables") buildRunnables(v, c, e);
       else if (k == "AliasGroups") collectGroups(v, e, c);
-      else unknownKey(k, kn, where, "Runnables, AliasGroups");
+      else notRead(k, kn, where);
     });
   }
 }
@@ -615,7 +620,7 @@ void Builder::buildRunnables(u32 list, ClientId c, EpochId e) {
     if (kind(value) != NodeKind::kMap)
       die(ErrorCode::kParse, line(key), where + " must be a map with WCET and Resources");
     bool hasWcet = false, hasResources = false;
-    forEachEntry(value, where, [&](std::string_view k, u32 kn, u32 v) {
+    forEachKey(value, where, kRunnableTable, [&](std::string_view k, u32 kn, u32 v) {
       if (k == "WCET") {
         gr.wcetNs = duration(v, "WCET of " + where, true, true);
         hasWcet = true;
@@ -640,8 +645,7 @@ void Builder::buildRunnables(u32 list, ClientId c, EpochId e) {
       } else if (k == "EndMonitorThreshold") {
         gr.endMonitorThresholdNs = duration(v, "EndMonitorThreshold of " + where, true, false);
       } else {
-        unknownKey(k, kn, where,
-                   "WCET, Resources, Dependencies, Submits, StartTime, Deadline, Priority, EndMonitorThreshold");
+        notRead(k, kn, where);
       }
     });
     if (!hasWcet) die(ErrorCode::kValidation, line(key), where + " has no WCET");

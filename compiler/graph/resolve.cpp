@@ -350,9 +350,9 @@ void Builder::buildGroups() {
     if (!names.insert(name).second) die(ErrorCode::kValidation, at, "duplicate alias group " + quoted(name));
     std::string where = "alias group " + quoted(name);
     u32 steps = kNone;
-    forEachEntry(raw.valueNode, where, [&](std::string_view k, u32 kn, u32 v) {
+    forEachKey(raw.valueNode, where, kAliasGroupTable, [&](std::string_view k, u32 kn, u32 v) {
       if (k == "Steps") steps = v;
-      else unknownKey(k, kn, where, "Steps");
+      else notRead(k, kn, where);
     });
     if (steps == kNone) die(ErrorCode::kValidation, at, where + " has no Steps");
     expect(steps, NodeKind::kSeq, "the Steps of " + where);

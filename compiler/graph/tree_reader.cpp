@@ -39,22 +39,29 @@ std::pair<u32, u32> TreeReader::singleEntry(u32 item, const std::string& what) c
   scalar(key, "the name of " + what);
   return {key, t_.kid(item, 1)};
 }
-void TreeReader::unknownKey(std::string_view key, u32 keyNode, const std::string& where, const char* allowed) const {
+void TreeReader::unknownKey(std::string_view key, u32 keyNode, const std::string& where, const KeyTable& table,
+                            bool multiSoc) const {
   if (key == "SOC")
     die(ErrorCode::kParse, line(keyNode),
         "key 'SOC' does not belong in " + where +
             " (the multi-SoC form: a SOC list under the graph id, and `SOC: <name>` under each client)");
-  // `allowed` is a list `A, B, C`: a close one is likely what was meant (`Dependecies`, `wcet`).
+  // A close one of the allowed keys is likely what was meant (`Dependecies`, `wcet`).
   std::vector<std::string_view> names;
-  for (std::string_view rest = allowed; !rest.empty();) {
-    const std::size_t comma = rest.find(", ");
-    names.push_back(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+  std::string allowed;
+  for (const KeySpec& k : table.keys) {
+    if (k.key.starts_with('<') || (k.multiSocOnly && !multiSoc)) continue;
+    names.push_back(k.key);
+    allowed += (allowed.empty() ? "" : ", ") + std::string(k.key);
   }
   const std::string_view guess = closestName(key, names);
   die(ErrorCode::kParse, line(keyNode),
       "unknown key " + quoted(key) + " in " + where + " (" +
           (guess.empty() ? std::string() : "did you mean " + quoted(guess) + "? ") + "allowed: " + allowed + ")");
+}
+
+void TreeReader::notRead(std::string_view key, u32 keyNode, const std::string& where) const {
+  die(ErrorCode::kInternal, line(keyNode),
+      "key " + quoted(key) + " in " + where + " is in the format's key table (graph/keys.hpp) but not read");
 }
 
 void TreeReader::checkName(std::string_view name, u32 node, const char* what, bool dotAllowed) const {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/keys.hpp"
 #include "graph/yaml_tree.hpp"
 #include "tactus/core/text.hpp"
 
@@ -63,8 +64,21 @@ class TreeReader {
 
   /// A list item of the form `- Name: value`; returns the key and value nodes.
   std::pair<u32, u32> singleEntry(u32 item, const std::string& what) const;
-  /// Refuses an unknown key, naming those allowed.
-  [[noreturn]] void unknownKey(std::string_view key, u32 keyNode, const std::string& where, const char* allowed) const;
+  /// Visits the entries of a map whose keys `table` lists; refuses any other key with unknownKey
+  /// (`multiSoc`: as there). `f` reads every key of the table and calls notRead for none.
+  template <typename F>
+  void forEachKey(u32 map, const std::string& where, const KeyTable& table, F&& f, bool multiSoc = true) const {
+    forEachEntry(map, where, [&](std::string_view name, u32 key, u32 value) {
+      if (!table.has(name)) unknownKey(name, key, where, table, multiSoc);
+      f(name, key, value);
+    });
+  }
+  /// Refuses an unknown key, naming the closest allowed one and those allowed (the table's keys;
+  /// those only of multi-SoC graphs when `multiSoc`).
+  [[noreturn]] void unknownKey(std::string_view key, u32 keyNode, const std::string& where, const KeyTable& table,
+                               bool multiSoc = true) const;
+  /// A key of the table that the reader does not read: a reader out of step with keys.hpp (kInternal).
+  [[noreturn]] void notRead(std::string_view key, u32 keyNode, const std::string& where) const;
   /// Names appear in the schedule file, which separates fields with blanks, `,`, `=` and `#`:
   /// refuses those, control characters, '.' unless allowed, and names longer than
   /// limits::kMaxNameBytes (kValidation).
