@@ -80,8 +80,11 @@ std::string findLibrary() {
     dir.resize(dir.rfind('/') + 1);
     if (::access((dir + kLibraryName).c_str(), R_OK) == 0) return dir + kLibraryName;
     const std::string_view libdir = TACTUS_CHECK_LIBDIR_FROM_BINDIR;  // absolute: not relative to us
-    std::string installed = dir + std::string(libdir) + "/" + kLibraryName;
-    if (!libdir.empty() && libdir[0] != '/' && ::access(installed.c_str(), R_OK) == 0) return installed;
+    const std::string installed = dir + std::string(libdir) + "/" + kLibraryName;
+    char real[PATH_MAX];  // without the bin/.. of the path from here, for LD_PRELOAD and messages
+    if (!libdir.empty() && libdir[0] != '/' && ::realpath(installed.c_str(), real) != nullptr &&
+        ::access(real, R_OK) == 0)
+      return real;
   }
   return TACTUS_CHECK_LIBRARY_INSTALLED;
 }
