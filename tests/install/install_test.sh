@@ -126,8 +126,10 @@ if [ -f "$graph" ] && "$mbin/tactus-compile" -i "$graph" -o "$work/minimal.tsche
   instance="install_$$"
   timeout 60 "$mbin/tactus-master" -s "$work/minimal.tsched" -e 10 -D "$instance" -t 20000000 >"$work/master.out" 2>&1 &
   master_pid=$!
-  timeout 60 "$mbin/tactus-sample-minimal" --instance "$instance" >"$work/minimal.out" 2>&1 \
-    || fail "the moved sample failed: $(cat "$work/minimal.out")"
+  if ! timeout 60 "$mbin/tactus-sample-minimal" --instance "$instance" >"$work/minimal.out" 2>&1; then
+    fail "the moved sample failed: $(cat "$work/minimal.out")"
+    kill "$master_pid" 2>/dev/null  # it would wait for its client until -t
+  fi
   wait "$master_pid" || fail "the moved master failed: $(cat "$work/master.out")"
   master_pid=
   grep -q "ran Read 10, Process 10, Publish 10 times; checksum 110; 0 out of order" "$work/minimal.out" \
