@@ -44,7 +44,8 @@ void usage(std::FILE* to) {
                "  --entries N            distinct violations kept per worker thread until reported (default 128,\n"
                "                         at most 65536); occurrences that find them all waiting are counted as\n"
                "                         call 'unitemised' of their kind\n"
-               "  --library FILE         the check library to preload (default: beside tactus-check, or installed)\n"
+               "  --library FILE         the check library to preload (default: beside tactus-check, else in the\n"
+               "                         lib folder of the installed tree tactus-check is in, else installed)\n"
                "  -V, --version          print the version and exit\n"
                "  -h, --help             print this help and exit\n");
 }
@@ -67,8 +68,9 @@ std::string checkAllow(std::string_view item) {
   return "unknown call " + tactus::quoted(std::string(call)) + " (e.g. malloc, nanosleep, pthread_create)";
 }
 
-// The check library: beside this executable (build tree, or an install with both in one folder),
-// else where `meson install` puts it.
+// The check library: beside this executable (the build tree, or an install with both in one
+// folder), else in the libdir of the installed tree this executable is in (relative to its folder,
+// so a moved tree finds its own), else where `meson install` put it.
 std::string findLibrary() {
   char self[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
@@ -77,6 +79,12 @@ std::string findLibrary() {
     std::string dir(self);
     dir.resize(dir.rfind('/') + 1);
     if (::access((dir + kLibraryName).c_str(), R_OK) == 0) return dir + kLibraryName;
+    const std::string_view libdir = TACTUS_CHECK_LIBDIR_FROM_BINDIR;  // absolute: not relative to us
+    const std::string installed = dir + std::string(libdir) + "/" + kLibraryName;
+    char real[PATH_MAX];  // without the bin/.. of the path from here, for LD_PRELOAD and messages
+    if (!libdir.empty() && libdir[0] != '/' && ::realpath(installed.c_str(), real) != nullptr &&
+        ::access(real, R_OK) == 0)
+      return real;
   }
   return TACTUS_CHECK_LIBRARY_INSTALLED;
 }
@@ -182,9 +190,14 @@ int runCheck(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  if (library.empty()) library = findLibrary();
+  const bool libraryGiven = !library.empty();
+  if (!libraryGiven) library = findLibrary();
   if (::access(library.c_str(), R_OK) != 0) {
-    std::fprintf(stderr, "tactus-check: check library %s: %s\n", tactus::quoted(library).c_str(), std::strerror(errno));
+    std::fprintf(stderr, "tactus-check: check library %s: %s%s\n", tactus::quoted(library).c_str(),
+                 std::strerror(errno),
+                 libraryGiven ? ""
+                              : " (not beside tactus-check, nor in the lib folder of its installed tree, "
+                                "nor at the configured path: pass --library FILE)");
     return 2;
   }
   // A CUDA runtime linked into the program itself cannot be interposed: say what goes unchecked.

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs `systemd-analyze verify` on the instance target and the unit templates, instantiated for
-# instance "demo" and client "sensing", with the installed paths of the programs replaced by the
-# built ones (verify checks that ExecStart's program exists), and checks what the units and the
-# programs must agree on (notify readiness, exit status 2 not restarted, the env files).
-# Exit 77 (skipped) when systemd-analyze is not installed.
-# usage: check_units.sh UNITS_DIR BUILT_TACTUS_MASTER BUILT_SAMPLE_TWO_CLIENT [BUILT_TACTUS_MANAGER]
+# instance "demo" and client "sensing", with the installed paths of the programs (BINDIR, the
+# configured one the units were generated for) replaced by the built ones (verify checks that
+# ExecStart's program exists), and checks what the units and the programs must agree on (notify
+# readiness, exit status 2 not restarted, the env files). UNITS_DIR: the units generated from the
+# *.in templates beside this script (build/samples/systemd). Exit 77 (skipped) when
+# systemd-analyze is not installed.
+# usage: check_units.sh UNITS_DIR BINDIR BUILT_TACTUS_MASTER BUILT_SAMPLE_TWO_CLIENT [BUILT_TACTUS_MANAGER]
 set -euo pipefail
-units=$1 master=$2 sample=$3 manager=${4:-}
+units=$1 bindir=$2 master=$3 sample=$4 manager=${5:-}
 analyze=$(command -v systemd-analyze || true)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -16,11 +18,11 @@ for u in tactus@.target tactus-master@.service tactus-client-INSTANCE@.service; 
   [ -f "$units/$u" ] || fail "missing $units/$u"
 done
 cp "$units/tactus@.target" "$work/"
-sed -e "s#/usr/local/bin/tactus-master#$master#g" "$units/tactus-master@.service" >"$work/tactus-master@.service"
+sed -e "s#$bindir/tactus-master#$master#g" "$units/tactus-master@.service" >"$work/tactus-master@.service"
 # The client template is installed once per instance, named for it (%j is the instance).
 cp "$units/tactus-client-INSTANCE@.service" "$work/tactus-client-demo@.service"
 for f in sensing planning; do
-  grep -q "^TACTUS_CLIENT_PROGRAM=/usr/local/bin/tactus-sample-two-client$" "$units/$f.env" \
+  grep -qx "TACTUS_CLIENT_PROGRAM=$bindir/tactus-sample-two-client" "$units/$f.env" \
     || fail "$f.env does not name the installed sample"
   ! grep -q "^TACTUS_INSTANCE=" "$units/$f.env" || fail "$f.env sets TACTUS_INSTANCE, which the unit's name sets"
 done
@@ -54,7 +56,7 @@ esac
 # own parser (a second -s is refused there): the master gets as far as reading the schedules,
 # which do not exist here.
 if [ -x "$master" ]; then
-  args=${exec_start#ExecStart=/usr/local/bin/tactus-master }
+  args=${exec_start#ExecStart="$bindir"/tactus-master }
   args=${args//%i/demo}
   args=${args//'${TACTUS_SCHEDULES}'/$work/none-a.tsched,$work/none-b.tsched}
   args=${args//'$TACTUS_MASTER_ARGS'/-N modes -i 2}
@@ -71,7 +73,7 @@ ln -s tactus-master@.service "$work/tactus-master@demo.service"
 ln -s tactus-client-demo@.service "$work/tactus-client-demo@sensing.service"
 verify_units=(./tactus@demo.target ./tactus-master@demo.service ./tactus-client-demo@sensing.service)
 if [ -n "$manager" ]; then
-  sed -e "s#/usr/local/bin/tactus-manager#$manager#g" "$units/tactus-manager@.service" >"$work/tactus-manager@.service"
+  sed -e "s#$bindir/tactus-manager#$manager#g" "$units/tactus-manager@.service" >"$work/tactus-manager@.service"
   ln -s tactus-manager@.service "$work/tactus-manager@demo.service"
   verify_units+=(./tactus-manager@demo.service)
 fi
