@@ -25,6 +25,11 @@ constexpr std::uint32_t kStateStopAsked = 4;  // a follower asks the primary to 
 constexpr std::int64_t kReannounceNs = 100'000'000;
 constexpr std::int64_t kLinkSliceNs = 20'000'000;  // the link threads look at stop_ this often
 constexpr std::int64_t kCatchUpNs = 1'000'000'000;
+// The clock exchange (a follower's questions to the primary): a follower starts once this many
+// were answered, asked this often while it waits for them, then this often during the run.
+constexpr std::uint64_t kClockAtStart = 3;
+constexpr std::int64_t kClockAtStartEveryNs = 20'000'000;
+constexpr std::int64_t kClockEveryNs = 100'000'000;
 
 bool socOf(const Schedule& schedule, InstanceId i, std::uint32_t soc) {
   return runnableSoc(schedule, schedule.instances[i].runnable) == soc;
@@ -82,6 +87,7 @@ SocRun::SocRun(const Schedule& schedule, const RunPlan& plan, const shm::Segment
 SocRun::~SocRun() {
   if (link_) (void)link_->deliverEnds(nullptr);  // the handlers use this object
   if (link_) (void)link_->deliverReleases(nullptr);
+  if (link_) (void)link_->deliverClock(nullptr);
   stop_.store(true);
   for (std::thread& t : threads_)
     if (t.joinable()) t.join();
@@ -100,6 +106,10 @@ Result<void> SocRun::open() {
   // Ends of other SoCs go into the completion words on Cyclone's receiving thread from now on
   // (before this master is ready: a peer may start and end a runnable before this run starts).
   auto delivering = link_->deliverEnds([this](const soc_link::RemoteEnd& e) { mirrorEnd(e); });
+  if (!delivering) return fail(delivering.error().code, "the multi-SoC link: " + delivering.error().message);
+  // The clock exchange: the primary's link answers the followers' questions from now on; a
+  // follower's answers go into its estimate (receiveClock).
+  delivering = link_->deliverClock([this](const soc_link::ClockAnswer& a) { receiveClock(a); });
   if (!delivering) return fail(delivering.error().code, "the multi-SoC link: " + delivering.error().message);
   if (follower()) {
     // A follower's view of the primary's starts, kept from now on too: those written before the
@@ -130,7 +140,61 @@ bool SocRun::peersReady() {
   for (std::uint32_t s = 0; s < ready.size(); ++s)
     if (s != o_.soc && !ready[s]) return false;
   if (link_->matchedPeers() < others) return false;
-  return follower() ? link_->releaseReaderMatches() >= 1 : link_->releaseWriterMatches() >= others;
+  if (!follower()) return link_->releaseWriterMatches() >= others;
+  // A follower starts with a two-way clock estimate (kClockAtStart answers; the primary answers
+  // from its open() on), so the first iteration's start maps onto this clock within its bound.
+  askClock();
+  return link_->releaseReaderMatches() >= 1 && clockAnswers_.load() >= kClockAtStart;
+}
+
+void SocRun::askClock() {
+  const std::int64_t now = ipc::monotonicNs();
+  // Often while the run starts (its start waits for answers), then every kClockEveryNs.
+  const std::int64_t every = clockAnswers_.load() < kClockAtStart ? kClockAtStartEveryNs : kClockEveryNs;
+  if (!follower() || now - clockAskedNs_ < every) return;
+  clockAskedNs_ = now;
+  (void)link_->askClock(++clockAsked_);
+}
+
+void SocRun::receiveClock(const soc_link::ClockAnswer& a) {
+  // Another host wrote two of the four times: a round trip that is negative or beyond a second is
+  // no measurement (and keeps the sums below far from overflow).
+  const std::int64_t roundTrip = (a.receivedNs - a.askedNs) - (a.answeredNs - a.heardNs);
+  if (roundTrip < 0 || roundTrip > 1'000'000'000 || a.answeredNs < a.heardNs) return;
+  const std::int64_t offset = ((a.askedNs - a.heardNs) / 2) + ((a.receivedNs - a.answeredNs) / 2);
+  const std::lock_guard<std::mutex> hold(clockLock_);
+  const std::uint64_t n = clockAnswers_.load();
+  clockWindow_[n % kClockWindow] = {offset, roundTrip};
+  const ClockSample* best = &clockWindow_[0];
+  for (std::size_t k = 1; k < std::min<std::uint64_t>(n + 1, kClockWindow); ++k)
+    if (clockWindow_[k].roundTripNs < best->roundTripNs) best = &clockWindow_[k];
+  twoWayOffsetNs_.store(best->offsetNs);
+  boundNs_.store((best->roundTripNs + 1) / 2);
+  clockAnswers_.store(n + 1, std::memory_order_release);
+}
+
+// This clock minus the primary's: the two-way estimate once there is one, else the one-way
+// minimum of receive - send (it includes the link's one-way latency).
+std::int64_t SocRun::offsetEstimateNs() const {
+  return clockAnswers_.load(std::memory_order_acquire) > 0 ? twoWayOffsetNs_.load() : offsetNs_.load();
+}
+
+// A follower on a separate clock whose offset to the primary's is known only within more than the
+// slack the schedule leaves between the SoCs (their cross-SoC latency): its iterations could start
+// further from the primary's than the plan allows. Judged on a full window of answers, so one slow
+// exchange does not end a run; one clock (masters on one host) has no mapping to be wrong.
+std::optional<RunEnd> SocRun::clockBoundEnd() const {
+  if (!follower() || clockAnswers_.load() < kClockWindow || !separateClocks(offsetEstimateNs())) return std::nullopt;
+  const std::int64_t slack = socLatencyNs(schedule_, o_.primary, o_.soc);
+  const std::int64_t bound = boundNs_.load();
+  if (slack <= 0 || bound <= slack) return std::nullopt;
+  return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
+                "SoC " + socName(o_.soc) + " knows the clock of the primary SoC " + socName(o_.primary) +
+                    " only within " + std::to_string((bound + 999) / 1000) +
+                    " us (half the shortest round trip of its last " + std::to_string(kClockWindow) +
+                    " clock exchanges), more than the " + std::to_string(slack / 1000) +
+                    " us the schedule leaves between them (CrossSocLatency): its iterations could start that far from "
+                    "the plan; give the link that latency in the graph, or a faster link"};
 }
 
 RunEnd SocRun::startTimeoutEnd(std::int64_t timeoutS) {
@@ -149,6 +213,8 @@ RunEnd SocRun::startTimeoutEnd(std::int64_t timeoutS) {
 }
 
 std::optional<RunEnd> SocRun::checkPeers() {
+  askClock();
+  if (auto end = clockBoundEnd()) return end;
   for (const soc_link::PeerState& p : link_->peers()) {
     if (p.soc == o_.soc || p.soc >= schedule_.socs.size()) continue;
     if (p.state != 0 && p.primary != o_.primary) {
@@ -221,20 +287,28 @@ EventRecord SocRun::offsetRecord() const {
   r.kind = static_cast<std::uint16_t>(EventKind::kClockOffset);
   r.instance = o_.primary;
   r.aux = o_.soc;
-  const std::uint64_t samples = follower() ? offsetSamples_.load() : 0;
+  const std::uint64_t answers = follower() ? clockAnswers_.load() : 0;
+  const std::uint64_t samples = answers > 0 ? answers : follower() ? offsetSamples_.load() : 0;
   r.iteration = static_cast<std::uint32_t>(std::min<std::uint64_t>(samples, 0xffffffffu));
-  r.startNs = samples > 0 ? offsetNs_.load() : 0;
-  r.endNs = follower() ? -1 : 0;  // a one-way estimate has no known bound
+  r.startNs = samples > 0 ? offsetEstimateNs() : 0;
+  r.endNs = answers > 0 ? boundNs_.load() : follower() ? -1 : 0;  // a one-way estimate has no known bound
   return r;
 }
 
 std::string SocRun::offsetText() const {
   if (!follower()) return "";
+  const std::string head = "SoC " + socName(o_.soc) + ": clock offset to primary SoC " + socName(o_.primary) +
+                           " estimated at " + std::to_string(offsetEstimateNs() / 1000) + " us";
+  if (const std::uint64_t answers = clockAnswers_.load(); answers > 0) {
+    return head + " within " + std::to_string((boundNs_.load() + 999) / 1000) +
+           " us (two-way: the shortest round trip of the last " +
+           std::to_string(std::min<std::uint64_t>(answers, kClockWindow)) + " of " + std::to_string(answers) +
+           " clock exchanges)";
+  }
   const std::uint64_t samples = offsetSamples_.load();
   if (samples == 0) return "";
-  return "SoC " + socName(o_.soc) + ": clock offset to primary SoC " + socName(o_.primary) + " estimated at " +
-         std::to_string(offsetNs_.load() / 1000) + " us (minimum of receive - send time over " +
-         std::to_string(samples) + " release samples; it includes the one-way link latency)";
+  return head + " (no clock exchange answered: the minimum of receive - send time over " + std::to_string(samples) +
+         " release samples; it includes the one-way link latency)";
 }
 
 void SocRun::started(HyperepochId he, std::uint64_t iteration, std::int64_t startNs) {
@@ -280,7 +354,7 @@ std::optional<std::int64_t> SocRun::awaitStart(HyperepochId he, std::uint64_t it
       const std::int64_t start =
           received - iteration > kStartRing
               ? ipc::monotonicNs()
-              : f.startNs[iteration % kStartRing].load(std::memory_order_relaxed) + offsetNs_.load();
+              : f.startNs[iteration % kStartRing].load(std::memory_order_relaxed) + offsetEstimateNs();
       f.lastStartNs = start;
       f.lastIteration = iteration;
       return start;

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -28,6 +29,7 @@ namespace tactus::soc_link {
 class Link;
 struct RemoteEnd;
 struct RemoteRelease;
+struct ClockAnswer;
 }  // namespace tactus::soc_link
 
 namespace tactus::master {
@@ -89,7 +91,8 @@ class SocRun final : public IterationSync {
   /// The kClockOffset record of this SoC's log (event_log.hpp): the primary's marks it the
   /// primary; a follower's carries its offset estimate.
   EventRecord offsetRecord() const;
-  /// The clock-offset estimate in words, for the master's log (a follower's; "" on the primary).
+  /// The clock-offset estimate in words, for the master's log (a follower's; "" on the primary):
+  /// two-way with its bound once the primary answered, else the one-way minimum of receive - send.
   std::string offsetText() const;
 
   // IterationSync
@@ -117,6 +120,11 @@ class SocRun final : public IterationSync {
   std::int64_t expectedEndNs(InstanceId i, std::uint64_t h, std::int64_t nowNs) const;
   void mirrorEnd(const soc_link::RemoteEnd& e);
   void receiveRelease(const soc_link::RemoteRelease& r);
+  // The clock (a follower's): questions to the primary, its answers into the estimate.
+  void askClock();
+  void receiveClock(const soc_link::ClockAnswer& a);
+  std::int64_t offsetEstimateNs() const;
+  std::optional<RunEnd> clockBoundEnd() const;
 
   const Schedule& schedule_;
   const RunPlan& plan_;
@@ -131,7 +139,22 @@ class SocRun final : public IterationSync {
   std::unique_ptr<Follow[]> follow_;                                  // per hyperepoch
   std::atomic<std::int64_t> offsetNs_{INT64_MAX};                     // min(receive - send) over the primary's releases
   std::atomic<std::uint64_t> offsetSamples_{0};
-  std::atomic<std::uint32_t> primaryStop_{0};  // a follower: the primary's StopReason from its stop samples
+  // The two-way estimate (a follower's), from the clock exchanges with the primary: of the last
+  // kClockWindow answers, the one with the shortest round trip gives the offset (this clock minus
+  // the primary's) and its bound (half that round trip). Written on Cyclone's receiving thread.
+  static constexpr std::size_t kClockWindow = 16;
+  struct ClockSample {
+    std::int64_t offsetNs = 0;
+    std::int64_t roundTripNs = 0;
+  };
+  std::mutex clockLock_;                         // guards clockWindow_ (the receiving thread's)
+  ClockSample clockWindow_[kClockWindow]{};      // by answer count % kClockWindow
+  std::atomic<std::uint64_t> clockAnswers_{0};   // answers taken
+  std::atomic<std::int64_t> twoWayOffsetNs_{0};  // the best of the window
+  std::atomic<std::int64_t> boundNs_{-1};        // its bound; -1 before the first answer
+  std::uint64_t clockAsked_ = 0;                 // questions asked (the monitor loop's)
+  std::int64_t clockAskedNs_ = 0;                // when the last one was
+  std::atomic<std::uint32_t> primaryStop_{0};    // a follower: the primary's StopReason from its stop samples
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
   std::int64_t announcedNs_ = 0;

@@ -506,7 +506,8 @@ struct AnalysisPass {
       ++cs.overrunsWcet;
       rs.worstOverrunNs = std::max(rs.worstOverrunNs, duration - ran.wcetNs);
     }
-    if (ran.endMonitorThresholdNs != kNoDuration && duration > ran.endMonitorThresholdNs) {
+    // The master's overrun rule (overrunLimitNs): a run beyond WCET + EndMonitorThreshold.
+    if (ran.endMonitorThresholdNs != kNoDuration && duration > overrunLimitNs(ran)) {
       ++rs.endMonitorViolations;
       ++cs.endMonitorViolations;
     }

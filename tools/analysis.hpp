@@ -7,7 +7,7 @@
 //   planned start    = S + instance.startNs          start jitter = actual start - planned start
 //   frame release R  = ideal release of (epoch, frame) in that iteration
 //   deadline miss    : end - R > Deadline
-//   WCET overrun     : end - start > WCET             end-monitor violation: end - start > EndMonitorThreshold
+//   WCET overrun     : end - start > WCET             end-monitor violation: end - start > WCET + EndMonitorThreshold
 //   monitor violation: the iteration's last end - S > the hyperepoch's Monitor budget
 #pragma once
 
@@ -61,7 +61,7 @@ struct RunnableStats {
   Quantiles startJitter;                   ///< actual start - planned start (negative: early)
   std::uint64_t overrunsWcet = 0;          ///< runs longer than the WCET
   std::int64_t worstOverrunNs = 0;         ///< largest duration - WCET among them
-  std::uint64_t endMonitorViolations = 0;  ///< runs longer than the EndMonitorThreshold budget
+  std::uint64_t endMonitorViolations = 0;  ///< runs longer than WCET + EndMonitorThreshold (the master's overrun rule)
   std::uint64_t deadlineMisses = 0;        ///< ends later than Deadline after release
   std::vector<std::int64_t> durations;     ///< every measured duration, ascending
 };

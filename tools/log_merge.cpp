@@ -33,11 +33,16 @@ Result<LogFile> mergeSocLogs(std::vector<LogFile> logs) {
   // logs) the primary is the log that released iteration 0 first, and the clocks are taken as one.
   std::size_t primary = logs.size();
   std::vector<std::int64_t> offset(logs.size(), 0);
+  std::vector<std::int64_t> bound(logs.size(), -1);  // the estimate's error bound, -1: not known (one-way)
   for (std::size_t k = 0; k < logs.size(); ++k) {
     for (const EventRecord& r : logs[k].records) {
       if (r.kind != static_cast<std::uint16_t>(EventKind::kClockOffset)) continue;
-      if (r.instance == r.aux) primary = k;
-      else if (separateClocks(r.startNs)) offset[k] = r.startNs;
+      if (r.instance == r.aux) {
+        primary = k;
+      } else if (separateClocks(r.startNs)) {
+        offset[k] = r.startNs;
+        bound[k] = r.endNs;
+      }
     }
   }
   if (primary == logs.size()) {
@@ -60,7 +65,11 @@ Result<LogFile> mergeSocLogs(std::vector<LogFile> logs) {
     for (const std::string& w : logs[k].warnings) merged.warnings.push_back(w);
     if (k != primary && offset[k] != 0) {
       merged.warnings.push_back(logs[k].path + ": its times moved by " + std::to_string(-offset[k]) +
-                                " ns onto the primary SoC's clock (the master's estimate of the offset)");
+                                " ns onto the primary SoC's clock (the master's estimate of the offset" +
+                                (bound[k] >= 0 ? ", within " + std::to_string(bound[k]) +
+                                                     " ns: times across the SoCs "
+                                                     "are known that closely)"
+                                               : "; one-way, its error not known)"));
     }
     for (EventRecord r : logs[k].records) {
       if (k != primary && r.kind == static_cast<std::uint16_t>(EventKind::kRelease)) continue;

@@ -1,9 +1,10 @@
 // The link over Eclipse Cyclone DDS: topics `tactus_runnable_end` (reliable, keep last 64 per
 // instance; keyed by schedule, runnable and frame, the iteration in the sample) and
 // `tactus_master_state` (reliable, keep last; keyed by schedule and SoC; automatic liveliness
-// leased for -o, so a vanished master's instance goes not-alive) and `tactus_frame_release`
-// (reliable, keep last 64 per hyperepoch: the primary's iteration starts). Discovery, interfaces and peers
-// come from Cyclone's configuration (CYCLONEDDS_URI).
+// leased for -o, so a vanished master's instance goes not-alive), `tactus_frame_release`
+// (reliable, keep last 64 per hyperepoch: the primary's iteration starts) and `tactus_clock_probe`
+// (best effort, keep last; keyed by schedule and asking SoC: the two-way clock exchange). Discovery, interfaces and
+// peers come from Cyclone's configuration (CYCLONEDDS_URI).
 #include <dds/dds.h>
 #include <time.h>
 
@@ -93,6 +94,7 @@ class DdsLink final : public Link {
   ~DdsLink() override {
     (void)ends_.stop();
     (void)releases_.stop();
+    (void)clock_.stop();
     if (participant_ > 0) dds_delete(participant_);
     if (domain_ > 0) dds_delete(domain_);
   }
@@ -105,6 +107,21 @@ class DdsLink final : public Link {
   Result<void> deliverReleases(std::function<void(const RemoteRelease&)> handler) override {
     if (!handler) return releases_.stop();
     return releases_.start(std::move(handler), releaseReader_, "frame releases", [this] { deliverTakenReleases(); });
+  }
+
+  Result<void> deliverClock(std::function<void(const ClockAnswer&)> handler) override {
+    if (!handler) return clock_.stop();
+    return clock_.start(std::move(handler), probeReader_, "clock answers", [this] { answerOrDeliverClock(); });
+  }
+
+  Result<void> askClock(std::uint64_t seq) override {
+    tactus_dds_ClockProbe s{};
+    s.schedule = o_.schedule;
+    s.soc = o_.soc;
+    s.seq = seq;
+    s.askedNs = static_cast<std::uint64_t>(monotonicNs());
+    if (dds_return_t rc = dds_write(probeWriter_, &s); rc < 0) return ddsError("write clock question", rc);
+    return {};
   }
 
   Result<void> init() {
@@ -155,6 +172,16 @@ class DdsLink final : public Link {
     if (stateWriter_ < 0) return done(qos, ddsError("create writer", stateWriter_));
     stateReader_ = dds_create_reader(participant_, stateTopic, qos, nullptr);
     if (stateReader_ < 0) return done(qos, ddsError("create reader", stateReader_));
+    // Clock questions and answers: best effort (a lost one is one estimate less; a resent one
+    // would carry a stale time), the newest per asking SoC.
+    dds_qset_reliability(qos, DDS_RELIABILITY_BEST_EFFORT, 0);
+    dds_entity_t probeTopic =
+        dds_create_topic(participant_, &tactus_dds_ClockProbe_desc, "tactus_clock_probe", qos, nullptr);
+    if (probeTopic < 0) return done(qos, ddsError("create topic", probeTopic));
+    probeWriter_ = dds_create_writer(participant_, probeTopic, qos, nullptr);
+    if (probeWriter_ < 0) return done(qos, ddsError("create writer", probeWriter_));
+    probeReader_ = dds_create_reader(participant_, probeTopic, qos, nullptr);
+    if (probeReader_ < 0) return done(qos, ddsError("create reader", probeReader_));
     dds_delete_qos(qos);
     waitset_ = dds_create_waitset(participant_);
     if (waitset_ < 0) return ddsError("create waitset", waitset_);
@@ -298,6 +325,24 @@ class DdsLink final : public Link {
                          static_cast<std::int64_t>(s.sentNs), monotonicNs(), s.stopAfter});
     });
   }
+  // Takes the waiting clock samples (under clock_.mutex): the primary answers every follower's
+  // question at once; a follower hands the answers to its own questions to the handler.
+  void answerOrDeliverClock() {
+    const bool primary = o_.soc == o_.primary;
+    takeAll<tactus_dds_ClockProbe>(probeReader_, [this, primary](const tactus_dds_ClockProbe& s) {
+      const std::int64_t now = monotonicNs();
+      const bool question = s.heardNs == 0 && s.answeredNs == 0;
+      if (primary && question && s.soc != o_.soc) {
+        tactus_dds_ClockProbe a = s;
+        a.heardNs = static_cast<std::uint64_t>(now);
+        a.answeredNs = static_cast<std::uint64_t>(monotonicNs());
+        (void)dds_write(probeWriter_, &a);  // best effort, as the question was
+      } else if (!primary && !question && s.soc == o_.soc) {
+        clock_.handler({s.seq, static_cast<std::int64_t>(s.askedNs), static_cast<std::int64_t>(s.heardNs),
+                        static_cast<std::int64_t>(s.answeredNs), now});
+      }
+    });
+  }
   Result<void> done(dds_qos_t* qos, Error e) {
     dds_delete_qos(qos);
     return e;
@@ -346,9 +391,10 @@ class DdsLink final : public Link {
   LinkOptions o_;
   dds_entity_t domain_ = 0, participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0,
                waitset_ = 0;
-  dds_entity_t releaseWriter_ = 0, releaseReader_ = 0;
+  dds_entity_t releaseWriter_ = 0, releaseReader_ = 0, probeWriter_ = 0, probeReader_ = 0;
   Delivery<RemoteEnd> ends_;          // deliverEnds: on the end reader
   Delivery<RemoteRelease> releases_;  // deliverReleases: on the release reader
+  Delivery<ClockAnswer> clock_;       // deliverClock: on the probe reader
   std::vector<bool> alive_;
   std::vector<PeerState> peers_;  // by SoC; state 0: never heard of
   std::optional<std::uint32_t> lost_;

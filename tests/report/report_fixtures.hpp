@@ -26,7 +26,7 @@ namespace tactus::report::test {
 inline constexpr std::int64_t kMs = 1'000'000, kUs = 1'000, kT0 = 1'000'000'000;
 
 // Two runnables on two cores: A (WCET 1 ms) then B (WCET 2 ms, Deadline 4 ms, EndMonitorThreshold
-// 2.5 ms), one 10 ms epoch.
+// 0.5 ms: a run beyond 2.5 ms is an end-monitor violation), one 10 ms epoch.
 inline Schedule twoStepSchedule() {
   Schedule s;
   s.name = "TwoStep";
@@ -55,7 +55,7 @@ inline Schedule twoStepSchedule() {
   b.name = "B";
   b.wcetNs = 2 * kMs;
   b.deadlineNs = 4 * kMs;
-  b.endMonitorThresholdNs = 2500 * kUs;
+  b.endMonitorThresholdNs = 500 * kUs;
   b.dependencies = ids<RunnableId>({0});
   s.runnables = {a, b};
   InstanceInfo ia;

@@ -49,6 +49,17 @@ struct RemoteRelease {
   std::uint64_t stopAfter = 0;   ///< 0: run on; else every master stops before iteration stopAfter - 1
 };
 
+/// One answered clock question (askClock): the four times of a two-way exchange. The primary's
+/// clock minus this host's is ((heardNs - askedNs) + (answeredNs - receivedNs)) / 2, within half
+/// the round trip (receivedNs - askedNs) - (answeredNs - heardNs) whatever the link's asymmetry.
+struct ClockAnswer {
+  std::uint64_t seq = 0;        ///< the question's number
+  std::int64_t askedNs = 0;     ///< this host's CLOCK_MONOTONIC when it asked
+  std::int64_t heardNs = 0;     ///< the primary's when the question arrived
+  std::int64_t answeredNs = 0;  ///< the primary's when it answered
+  std::int64_t receivedNs = 0;  ///< this host's when the answer was taken
+};
+
 /// What another SoC's master last announced, and whether it is still there.
 struct PeerState {
   std::uint32_t soc = 0;      ///< its SoC (index into the schedule's SoCs)
@@ -96,6 +107,13 @@ class Link {
   /// (as deliverEnds: no thread of ours to wake on a follower's release path). The same rules:
   /// short, no calls into the link; an empty handler or closing the link stops the delivery.
   virtual Result<void> deliverReleases(std::function<void(const RemoteRelease&)> handler) = 0;
+  /// A follower: asks the primary's master for its clock (answered by the primary's link on
+  /// Cyclone's receiving thread, once its clock delivery runs); `seq` numbers the question.
+  virtual Result<void> askClock(std::uint64_t seq) = 0;
+  /// Starts the clock exchange: on the primary, its link answers every follower's question from
+  /// now on (`handler` is not called); on a follower, each answer to its own questions is handed
+  /// to `handler` on Cyclone's receiving thread (the rules of deliverEnds). Empty: stops it.
+  virtual Result<void> deliverClock(std::function<void(const ClockAnswer&)> handler) = 0;
   /// How many readers of other masters this link's release writer is matched with, and how many
   /// writers its release reader is matched with (a release written before a match is lost).
   virtual std::uint32_t releaseWriterMatches() = 0;
