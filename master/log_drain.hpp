@@ -89,7 +89,7 @@ class LogDrain {
   const RunPlan& plan_;
   EventLogWriter& log_;
   OverrunWatch* overruns_ = nullptr;
-  StatsPublisher stats_;  // the segment's statistics block (tactus-top reads it)
+  StatsPublisher stats_;                    // the segment's statistics block (tactus-top reads it)
   std::vector<std::uint64_t> tail_;         // per worker: the master's own copy of the ring's tail
   std::vector<std::uint64_t> droppedSeen_;  // per worker
   std::vector<EventRecord> batch_;          // reused; capacity fixed at construction

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "tactus/core/command_line.hpp"
-#include "tactus/core/text.hpp"
 #include "tactus/core/shm_layout.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/ipc/segment.hpp"
 #include "tactus/manager.hpp"
 #include "tactus_config.h"

@@ -34,8 +34,8 @@ const char* clientStateName(std::uint32_t s) {
 }
 
 const char* stopReasonName(std::uint32_t r) {
-  static const char* const kNames[] = {"",        "frame-limit", "exit-requested", "signal", "timeout",
-                                       "peer-died", "error",     "stuck",          "damaged"};
+  static const char* const kNames[] = {"",          "frame-limit", "exit-requested", "signal", "timeout",
+                                       "peer-died", "error",       "stuck",          "damaged"};
   return r < 9 ? kNames[r] : "unknown";
 }
 
@@ -53,7 +53,8 @@ void fillRows(const Schedule& schedule, const shm::SegmentView& view, const shm:
   }
   for (ClientId c : schedule.clients.ids()) {
     const shm::ClientSlot& slot = view.client(c);
-    out.clients.push_back({schedule.clients[c].name, slot.pid.load(kRelaxed), clientStateName(slot.state.load(kRelaxed))});
+    out.clients.push_back(
+        {schedule.clients[c].name, slot.pid.load(kRelaxed), clientStateName(slot.state.load(kRelaxed))});
   }
   for (RunnableId r : schedule.runnables.ids()) {
     const RunnableInfo& info = schedule.runnables[r];
@@ -128,8 +129,8 @@ Result<Snapshot> takeSnapshot(const std::string& instance) {
   if (!first) {
     if (first.error().code == ErrorCode::kNotFound) {
       return fail(ErrorCode::kNotFound, "no master publishes instance " + quoted(instance, 256) + " (" +
-                                            first.error().message +
-                                            "); start tactus-master -D " + instance + ", or name its instance with -D");
+                                            first.error().message + "); start tactus-master -D " + instance +
+                                            ", or name its instance with -D");
     }
     return first.error();
   }
@@ -216,7 +217,8 @@ int parseTop(const std::vector<std::string>& args, TopOptions& options, std::ost
   }
   if (const auto* o = line->find("discriminator")) {
     if (o->value.empty()) {
-      err << "tactus-top: " << o->spelled << " needs an instance name (leave it out for $TACTUS_INSTANCE, else 'default')\n";
+      err << "tactus-top: " << o->spelled
+          << " needs an instance name (leave it out for $TACTUS_INSTANCE, else 'default')\n";
       return 2;
     }
     options.instance = o->value;
@@ -225,7 +227,8 @@ int parseTop(const std::vector<std::string>& args, TopOptions& options, std::ost
     char* end = nullptr;
     options.intervalMs = std::strtoll(o->value.c_str(), &end, 10);
     if (o->value.empty() || *end != '\0' || options.intervalMs < 50 || options.intervalMs > 3'600'000) {
-      err << "tactus-top: " << o->spelled << " expects milliseconds from 50 to 3600000, got " << quoted(o->value) << "\n";
+      err << "tactus-top: " << o->spelled << " expects milliseconds from 50 to 3600000, got " << quoted(o->value)
+          << "\n";
       return 2;
     }
   }

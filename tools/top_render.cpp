@@ -42,9 +42,11 @@ std::string padded(const std::string& text, std::size_t width) {
 
 std::string switchLine(const shm::StatsSnapshot::Switch& w, const ScheduleView& s) {
   std::string line = std::string(w.kind == 1 ? "start" : "stop ") + " schedule " + std::to_string(w.schedule);
-  if (w.other != 0xffffffffu) line += (w.kind == 1 ? " (rolled over from " : " (rolled over to ") + std::to_string(w.other) + ")";
+  if (w.other != 0xffffffffu)
+    line += (w.kind == 1 ? " (rolled over from " : " (rolled over to ") + std::to_string(w.other) + ")";
   line += " hyperepoch " + std::to_string(w.hyperepoch) + " at iteration " + std::to_string(w.iteration);
-  if (s.runStartNs != 0 && w.timeNs >= s.runStartNs) line += ", " + humanDuration(w.timeNs - s.runStartNs) + " into the run";
+  if (s.runStartNs != 0 && w.timeNs >= s.runStartNs)
+    line += ", " + humanDuration(w.timeNs - s.runStartNs) + " into the run";
   return line;
 }
 
@@ -61,11 +63,11 @@ void textOfSchedule(const ScheduleView& s, const Snapshot& snap, std::ostringstr
     o << "  " << padded(h.name, 20) << padded(humanDuration(h.periodNs), 10) << padded(std::to_string(h.completed), 12)
       << padded(std::to_string(h.skipped), 9) << padded(std::to_string(h.stats.lateFrames), 13)
       << padded(cell(h.stats.lastJitterNs, any), 13)
-      << padded(cell(mean(h.stats.totalJitterNs, h.stats.releases), any), 10) << cell(h.stats.maxJitterNs, any)
-      << "\n";
+      << padded(cell(mean(h.stats.totalJitterNs, h.stats.releases), any), 10) << cell(h.stats.maxJitterNs, any) << "\n";
   }
   o << "\n  " << padded("client", 20) << padded("pid", 9) << "state\n";
-  for (const ClientRow& c : s.clients) o << "  " << padded(c.name, 20) << padded(std::to_string(c.pid), 9) << c.state << "\n";
+  for (const ClientRow& c : s.clients)
+    o << "  " << padded(c.name, 20) << padded(std::to_string(c.pid), 9) << c.state << "\n";
   o << "\n  " << padded("runnable", 32) << padded("runs", 9) << padded("last", 10) << padded("median", 10)
     << padded("max", 10) << padded("WCET", 10) << "overruns\n";
   for (const RunnableRow& r : s.runnables) {
@@ -193,8 +195,8 @@ std::string plainStatus(const Snapshot& snap) {
   const ScheduleView& s = snap.schedules.front();
   std::string line = "no schedule manager (a plain run): schedule " + std::to_string(s.identifier) + " " + s.state;
   if (!s.stopReason.empty()) line += " (" + s.stopReason + ")";
-  line += ", " + std::to_string(iterations(s)) + " iterations, " + std::to_string(overruns(s)) +
-          " overruns, " + std::to_string(skipped(s)) + " periods skipped; clients:";
+  line += ", " + std::to_string(iterations(s)) + " iterations, " + std::to_string(overruns(s)) + " overruns, " +
+          std::to_string(skipped(s)) + " periods skipped; clients:";
   for (const ClientRow& c : s.clients) line += " " + c.name + " " + c.state;
   return line + "\n";
 }

@@ -173,7 +173,8 @@ Result<void> SegmentView::validate() {
   const LayoutOffsets o = computeLayout(counts);
   if (o.hyperepoch != h.hyperepochOffset || o.epoch != h.epochOffset || o.instance != h.instanceOffset ||
       o.client != h.clientOffset || o.worker != h.workerOffset || o.ring != h.ringOffset || o.gpu != h.gpuOffset ||
-      o.text != h.scheduleTextOffset || o.switching != h.switchOffset || o.stats != h.statsOffset || o.total != h.totalSize) {
+      o.text != h.scheduleTextOffset || o.switching != h.switchOffset || o.stats != h.statsOffset ||
+      o.total != h.totalSize) {
     return fail(ErrorCode::kIncompatible, "segment geometry does not match its counts");
   }
   if (o.total > bytes_.size()) {

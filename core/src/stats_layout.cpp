@@ -38,18 +38,19 @@ void StatsView::initialize(std::uint32_t runnables, std::uint32_t hyperepochs) c
 
 Result<void> StatsView::validate() const {
   if (bytes_.size() < sizeof(StatsHeader)) {
-    return fail(ErrorCode::kIncompatible, "statistics block too small for its header (" +
-                                              std::to_string(bytes_.size()) + " bytes)");
+    return fail(ErrorCode::kIncompatible,
+                "statistics block too small for its header (" + std::to_string(bytes_.size()) + " bytes)");
   }
   const StatsHeader& h = header();
   if (h.magic.load(std::memory_order_acquire) != kStatsMagic) {
-    return fail(ErrorCode::kIncompatible, "no statistics block (bad magic): the master is not a tactus master "
-                                          "of this layout, or it is still starting");
+    return fail(ErrorCode::kIncompatible,
+                "no statistics block (bad magic): the master is not a tactus master "
+                "of this layout, or it is still starting");
   }
   if (h.version != kStatsVersion) {
-    return fail(ErrorCode::kIncompatible,
-                "statistics block has version " + std::to_string(h.version) + ", this build reads version " +
-                    std::to_string(kStatsVersion) + ": use the tactus-top (or tactus-manager) of the master's build");
+    return fail(ErrorCode::kIncompatible, "statistics block has version " + std::to_string(h.version) +
+                                              ", this build reads version " + std::to_string(kStatsVersion) +
+                                              ": use the tactus-top (or tactus-manager) of the master's build");
   }
   if (h.switchCapacity != kStatsSwitchCapacity || h.blockSize != statsBlockSize(h.runnableCount, h.hyperepochCount) ||
       h.blockSize > bytes_.size()) {

@@ -43,7 +43,8 @@ TEST_CASE("tactus-top --once --json and tactus-manager status show a running pla
   const std::string schedulePath = dir + "/schedule.tsched";
   REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
   ChildProcesses children;
-  const pid_t m = children.spawn({buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance}, dir + "/m.out");
+  const pid_t m =
+      children.spawn({buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance}, dir + "/m.out");
   const pid_t c0 = children.spawn(
       {buildPath("tests/runtime/tactus-test-client"), "--name", "Client0", "--instance", instance}, dir + "/c0.out");
   const pid_t c1 = children.spawn(
@@ -51,7 +52,8 @@ TEST_CASE("tactus-top --once --json and tactus-manager status show a running pla
   REQUIRE(waitForSegmentState(instance, kRunning, kWaitMs));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a few hundred iterations drained
 
-  const pid_t top = children.spawn({buildPath("tools/tactus-top"), "-D", instance, "--once", "--json"}, dir + "/top.out");
+  const pid_t top =
+      children.spawn({buildPath("tools/tactus-top"), "-D", instance, "--once", "--json"}, dir + "/top.out");
   REQUIRE(waitFor(top, kWaitMs) == 0);
   const std::string json = readFile(dir + "/top.out");
   INFO(json);
@@ -76,8 +78,8 @@ TEST_CASE("tactus-top --once --json and tactus-manager status show a running pla
   CHECK_THAT(text, Catch::Contains("schedule 7") && Catch::Contains("Client0.A") && Catch::Contains("entered"));
 
   // tactus-manager status on a run without a manager answers from the segment.
-  const pid_t status = children.spawn({buildPath("tools/tactus-manager"), "-D", instance, "-t", "0", "status"},
-                                      dir + "/status.out");
+  const pid_t status =
+      children.spawn({buildPath("tools/tactus-manager"), "-D", instance, "-t", "0", "status"}, dir + "/status.out");
   REQUIRE(waitFor(status, kWaitMs) == 0);
   const std::string said = readFile(dir + "/status.out");
   CHECK_THAT(said, Catch::Contains("no schedule manager (a plain run): schedule 7 running") &&

@@ -53,7 +53,7 @@ TEST_CASE("the drain's statistics: runs, last, median, max and overruns per runn
   master::StatsPublisher publisher(h.schedule, h.view.stats());
   // Read (WCET 100 us): 10, 20, ..., 90 us and one of 150 us, beyond its WCET.
   std::vector<EventRecord> records;
-  for (int k = 1; k <= 9; ++k) records.push_back(run(0, k * 10'000, static_cast<std::uint32_t>(k)));
+  for (int k = 1; k <= 9; ++k) records.push_back(run(0, k * std::int64_t{10'000}, static_cast<std::uint32_t>(k)));
   records.push_back(run(0, 150'000, 10));
   records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 0, 10, 0, 5'000'000, 5'000'700});
   records.push_back({static_cast<std::uint16_t>(EventKind::kRelease), 0, 0, 11, 0, 6'000'000, 6'000'300});
@@ -99,7 +99,12 @@ TEST_CASE("the switch history keeps the latest switches, oldest first", "[top-un
   std::vector<EventRecord> records;
   for (std::uint32_t k = 0; k < shm::kStatsSwitchCapacity + 3; ++k) {
     EventRecord r{static_cast<std::uint16_t>(k % 2 ? EventKind::kScheduleStop : EventKind::kScheduleStart),
-                  0, 0, k, 0xffffffffu, 100 + k, 200 + k};
+                  0,
+                  0,
+                  k,
+                  0xffffffffu,
+                  100 + k,
+                  200 + k};
     r.schedule = static_cast<std::uint16_t>(100 + k);
     records.push_back(r);
   }
@@ -113,8 +118,7 @@ TEST_CASE("the switch history keeps the latest switches, oldest first", "[top-un
   CHECK(stats->switchHistory.back().schedule == 100 + shm::kStatsSwitchCapacity + 2);
 }
 
-TEST_CASE("a reader refuses a statistics block of another version, naming both versions and what to do",
-          "[top-unit]") {
+TEST_CASE("a reader refuses a statistics block of another version, naming both versions and what to do", "[top-unit]") {
   HeapRun h;
   REQUIRE(h.view.stats().validate().has_value());
   h.view.stats().header().version = shm::kStatsVersion + 1;

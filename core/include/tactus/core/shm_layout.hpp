@@ -516,9 +516,7 @@ class SegmentView {
   /// The switching slot of hyperepoch `i`.
   SwitchSlot& switching(HyperepochId h) const { return at<SwitchSlot>(offsets_.switching, index(h)); }
   /// The statistics block (stats_layout.hpp), as large as the counts make it.
-  StatsView stats() const {
-    return StatsView(bytes_.subspan(offsets_.stats, offsets_.total - offsets_.stats));
-  }
+  StatsView stats() const { return StatsView(bytes_.subspan(offsets_.stats, offsets_.total - offsets_.stats)); }
   /// The published schedule text.
   std::string_view scheduleText() const {
     return {reinterpret_cast<const char*>(bytes_.data() + offsets_.text),

@@ -58,23 +58,23 @@ static_assert(offsetof(StatsHeader, seq) == 64);
 
 /// Per runnable: its runs as the drain saw them (the drain writes).
 struct alignas(64) RunnableStats {
-  std::atomic<std::uint64_t> count;     ///< runs seen
-  std::atomic<std::uint64_t> overruns;  ///< runs longer than its WCET plus EndMonitorThreshold
-  std::atomic<std::int64_t> lastNs;     ///< duration of the latest run
-  std::atomic<std::int64_t> maxNs;      ///< longest run
-  std::atomic<std::int64_t> totalNs;    ///< sum of the durations (for the mean)
+  std::atomic<std::uint64_t> count;          ///< runs seen
+  std::atomic<std::uint64_t> overruns;       ///< runs longer than its WCET plus EndMonitorThreshold
+  std::atomic<std::int64_t> lastNs;          ///< duration of the latest run
+  std::atomic<std::int64_t> maxNs;           ///< longest run
+  std::atomic<std::int64_t> totalNs;         ///< sum of the durations (for the mean)
   std::atomic<std::uint32_t> lastIteration;  ///< hyperepoch iteration of the latest run (low 32 bits)
   std::uint32_t reserved0;
   std::uint8_t reserved1[16];
   std::atomic<std::int64_t> recentNs[kStatsRecent];  ///< the latest durations, at count % kStatsRecent
 };
-static_assert(sizeof(RunnableStats) == 5 * 64);
+static_assert(sizeof(RunnableStats) == std::size_t{5} * 64);
 static_assert(offsetof(RunnableStats, recentNs) == 64);
 
 /// Per hyperepoch: its releases and overruns (the drain writes).
 struct alignas(64) HyperepochStats {
-  std::atomic<std::uint64_t> releases;        ///< frames released
-  std::atomic<std::uint32_t> lastIteration;   ///< iteration of the latest release (low 32 bits)
+  std::atomic<std::uint64_t> releases;       ///< frames released
+  std::atomic<std::uint32_t> lastIteration;  ///< iteration of the latest release (low 32 bits)
   std::uint32_t reserved0;
   std::atomic<std::int64_t> lastJitterNs;     ///< actual minus ideal release time, latest release
   std::atomic<std::int64_t> maxJitterNs;      ///< the largest of them
