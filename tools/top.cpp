@@ -147,6 +147,7 @@ Result<Snapshot> takeSnapshot(const std::string& instance) {
     snap.schedules.push_back(std::move(*other));
   }
   snap.managedRunning = managerRunning(instance, snap.managed);
+  snap.switches = snap.schedules.front().switches;
   return snap;
 }
 

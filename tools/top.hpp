@@ -54,6 +54,8 @@ struct ScheduleView {
   std::vector<HyperepochRow> hyperepochs;
   std::vector<ClientRow> clients;
   std::vector<RunnableRow> runnables;
+  /// The instance's switch history: kept in the first schedule's block only (the master's switch
+  /// records are the instance's, not one schedule's); empty in the others.
   std::vector<shm::StatsSnapshot::Switch> switches;
   std::uint64_t statsBatches = 0;
 };
@@ -65,6 +67,8 @@ struct Snapshot {
   /// Under a schedule manager (-N): the identifier of the running schedule, if one runs.
   std::optional<std::uint32_t> managedRunning;
   bool managed = false;
+  /// The latest schedule switches of the instance, oldest first (under a manager).
+  std::vector<shm::StatsSnapshot::Switch> switches;
 };
 
 /// Reads one segment's bytes (a read-only mapping or a test's buffer): validates the segment and

@@ -77,10 +77,6 @@ void textOfSchedule(const ScheduleView& s, const Snapshot& snap, std::ostringstr
       << padded(humanDuration(r.wcetNs), 10) << r.stats.overruns << (r.stats.maxNs > r.wcetNs && any ? "  >WCET" : "")
       << "\n";
   }
-  if (!s.switches.empty()) {
-    o << "\n  switches (latest " << s.switches.size() << "):\n";
-    for (const auto& w : s.switches) o << "    " << switchLine(w, s) << "\n";
-  }
 }
 
 void jsonNumber(std::string& out, const char* key, std::int64_t value, bool comma = true) {
@@ -135,18 +131,6 @@ void jsonRows(std::string& out, const ScheduleView& s) {
     jsonNumber(out, "overruns", static_cast<std::int64_t>(r.stats.overruns), false);
     out += "}";
   }
-  out += "],\"switches\":[";
-  for (std::size_t k = 0; k < s.switches.size(); ++k) {
-    const auto& w = s.switches[k];
-    out += k ? ",{" : "{";
-    jsonText(out, "kind", w.kind == 1 ? "start" : "stop");
-    jsonNumber(out, "schedule", w.schedule);
-    jsonNumber(out, "other", w.other == 0xffffffffu ? -1 : std::int64_t{w.other});
-    jsonNumber(out, "hyperepoch", w.hyperepoch);
-    jsonNumber(out, "iteration", static_cast<std::int64_t>(w.iteration));
-    jsonNumber(out, "time_ns", w.timeNs, false);
-    out += "}";
-  }
   out += "]";
 }
 
@@ -163,6 +147,10 @@ std::string renderText(const Snapshot& snap) {
   for (const ScheduleView& s : snap.schedules) {
     textOfSchedule(s, snap, o);
     o << "\n";
+  }
+  if (!snap.switches.empty()) {
+    o << "switches (latest " << snap.switches.size() << "):\n";
+    for (const auto& w : snap.switches) o << "  " << switchLine(w, snap.schedules.front()) << "\n";
   }
   return o.str();
 }
@@ -185,6 +173,18 @@ std::string renderJson(const Snapshot& snap) {
     jsonNumber(out, "overruns", static_cast<std::int64_t>(overruns(s)));
     jsonNumber(out, "skipped_periods", static_cast<std::int64_t>(skipped(s)));
     jsonRows(out, s);
+    out += "}";
+  }
+  out += "],\"switches\":[";
+  for (std::size_t k = 0; k < snap.switches.size(); ++k) {
+    const auto& w = snap.switches[k];
+    out += k ? ",{" : "{";
+    jsonText(out, "kind", w.kind == 1 ? "start" : "stop");
+    jsonNumber(out, "schedule", w.schedule);
+    jsonNumber(out, "other", w.other == 0xffffffffu ? -1 : std::int64_t{w.other});
+    jsonNumber(out, "hyperepoch", w.hyperepoch);
+    jsonNumber(out, "iteration", static_cast<std::int64_t>(w.iteration));
+    jsonNumber(out, "time_ns", w.timeNs, false);
     out += "}";
   }
   out += "]}\n";
