@@ -11,7 +11,7 @@
 namespace tactus::master {
 
 LogDrain::LogDrain(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, EventLogWriter& log)
-    : view_(view), schedule_(schedule), plan_(plan), log_(log) {
+    : view_(view), schedule_(schedule), plan_(plan), log_(log), stats_(schedule, view.stats()) {
   tail_.assign(plan.workers.size(), 0);
   droppedSeen_.assign(plan.workers.size(), 0);
   batch_.reserve(std::max<std::size_t>(view.ringCapacity(), MasterEventRing::kCapacity));
@@ -25,6 +25,10 @@ bool LogDrain::violationRecordValid(const EventRecord& r, ClientId client) const
   return r.kind == static_cast<std::uint16_t>(EventKind::kViolation) &&
          schedule_.instances.contains(InstanceId{r.instance}) && schedule_.runnables.contains(RunnableId{r.aux}) &&
          schedule_.runnables[RunnableId{r.aux}].client == client && violationCodesValid(r);
+}
+
+void LogDrain::publishStats(const EventRecord* records, std::size_t count) const {
+  if (count > 0) stats_.see(records, count, ipc::monotonicNs());
 }
 
 std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings) {
@@ -59,6 +63,7 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
     recordsDrained_ += batch_.size();
     if (log_.isOpen()) log_.append(batch_.data(), batch_.size());
     if (overruns_ != nullptr && !batch_.empty()) overruns_->see(batch_.data(), batch_.size(), ipc::monotonicNs());
+    publishStats(batch_.data(), batch_.size());
     const std::uint64_t dropped = slot.dropped.load(std::memory_order_relaxed);
     if (dropped > droppedSeen_[w]) {
       const std::uint64_t lost = dropped - droppedSeen_[w];
@@ -81,6 +86,7 @@ std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings)
     ring.popAll(batch_);
     if (log_.isOpen()) log_.append(batch_.data(), batch_.size());
     if (overruns_ != nullptr && !batch_.empty()) overruns_->see(batch_.data(), batch_.size(), ipc::monotonicNs());
+    publishStats(batch_.data(), batch_.size());
     masterDropped += ring.dropped();
   }
   // The release threads' rings cannot fill between two drains (a record per release, a drain

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "run_control.hpp"
+#include "stats_publisher.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"
@@ -69,6 +70,10 @@ class LogDrain {
   /// Every record drained is shown to `watch` too (it outlives the drain; nullptr: none).
   void setOverrunWatch(OverrunWatch* watch) { overruns_ = watch; }
 
+  /// Shows records the drain did not take from a ring (the switch thread's) to the statistics
+  /// block, whose one writer the drain is.
+  void publishStats(const EventRecord* records, std::size_t count) const;
+
   /// Records written to the log so far.
   std::uint64_t recordsDrained() const { return recordsDrained_; }
   /// Records lost so far (the clients' rings and the release threads').
@@ -84,6 +89,7 @@ class LogDrain {
   const RunPlan& plan_;
   EventLogWriter& log_;
   OverrunWatch* overruns_ = nullptr;
+  StatsPublisher stats_;                    // the segment's statistics block (tactus-top reads it)
   std::vector<std::uint64_t> tail_;         // per worker: the master's own copy of the ring's tail
   std::vector<std::uint64_t> droppedSeen_;  // per worker
   std::vector<EventRecord> batch_;          // reused; capacity fixed at construction

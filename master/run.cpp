@@ -341,6 +341,8 @@ std::optional<RunEnd> Run::drainAll() {
     events.swap(switchEvents_);
   }
   if (log_.isOpen()) log_.append(events.data(), events.size());
+  // The switch history goes to the instance's own segment's statistics block (tactus-top).
+  if (!modes_.empty()) modes_.front()->drain->publishStats(events.data(), events.size());
   return std::nullopt;
 }
 

@@ -13,9 +13,12 @@
 #include <vector>
 
 #include "tactus/core/command_line.hpp"
+#include "tactus/core/shm_layout.hpp"
 #include "tactus/core/text.hpp"
+#include "tactus/ipc/segment.hpp"
 #include "tactus/manager.hpp"
 #include "tactus_config.h"
+#include "top.hpp"
 
 namespace {
 
@@ -41,7 +44,8 @@ std::string usage() {
          "  start ID            start schedule ID (nothing may be running)\n"
          "  stop ID             stop schedule ID: every hyperepoch finishes its iteration\n"
          "  rollover START STOP switch from STOP to START per hyperepoch\n"
-         "  status              the running schedule, its iterations and overruns\n"
+         "  status              the running schedule, its iterations and overruns (also on a master\n"
+         "                      without -N: its schedule, state, iterations, overruns and clients)\n"
          "  exit                end the run: every client returns, the master exits 0\n"
          "\n"
          "options:\n" +
@@ -57,6 +61,17 @@ bool parseId(const std::string& text, std::uint16_t& id) {
   if (v > 0xffff) return false;
   id = static_cast<std::uint16_t>(v);
   return true;
+}
+
+// status of a plain run: the schedule, its state, iterations, overruns and clients.
+int plainStatus(const std::string& instance) {
+  auto snapshot = tactus::top::takeSnapshot(instance);
+  if (!snapshot) {
+    std::cerr << "tactus-manager: status: " << snapshot.error().message << "\n";
+    return 1;
+  }
+  std::cout << tactus::top::plainStatus(*snapshot);
+  return 0;
 }
 
 int run(const std::vector<std::string>& args) {
@@ -125,6 +140,15 @@ int run(const std::vector<std::string>& args) {
   if (want == 3 && !parseId(command[2], b)) {
     std::cerr << "tactus-manager: '" << command[2] << "' is no schedule identifier (0..65535)\n";
     return 2;
+  }
+  // status on a run without a manager (no -N, so no channel): answered from what the master
+  // publishes in its segment, as tactus-top reads it.
+  if (verb == "status") {
+    const std::string instance = tactus::top::chooseInstance(options.instance);
+    if (tactus::ipc::validateInstanceName(instance) && tactus::ipc::segmentExists(instance) &&
+        !tactus::ipc::segmentExists(tactus::shm::managerInstanceName(instance))) {
+      return plainStatus(instance);
+    }
   }
   if (auto ok = tactus::manager::init(name, options); !ok) {
     std::cerr << "tactus-manager: " << ok.error().message << "\n";

@@ -4,11 +4,15 @@
 //   tactus     a 10 ms epoch with one empty runnable on CPU0, master pinned to core 0 (-c 0);
 //              from the event log: |actual release - ideal release| (kRelease records) and the
 //              first runnable's start - ideal release
-// A spinning load process holds core 1 during both; they alternate in blocks of frames. Prints
+//   with top   (--top TACTUS_TOP) the same tactus run with tactus-top at its default refresh
+//              attached for the whole run: does watching disturb the releases?
+// A spinning load process holds core 1 during all; they alternate in blocks of frames. Prints
 // p50, p99, max and the comparisons.
 //
 // usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER --client BENCH_CLIENT
-//        [--quick] [--frames N]
+//        [--top TACTUS_TOP] [--quick] [--frames N]
+#include <unistd.h>
+
 #include <exception>
 #include <fstream>
 #include <map>
@@ -24,7 +28,7 @@ constexpr std::int64_t kPeriodNs = 10'000'000;
 constexpr std::int64_t kSpinNs = 50'000;  // tactus-master's kReleaseSpinNs
 
 struct Options {
-  std::string compile, master, client;
+  std::string compile, master, client, top;
   bool quick = false;
   long long frames = 1000;
 };
@@ -64,7 +68,8 @@ struct TactusRelease {
 };
 
 // One tactus run of `frames` frames; appends its figures to `result` (sets result.error on failure).
-void tactusRelease(const Options& o, const std::string& dir, long long frames, int block, TactusRelease& result) {
+void tactusRelease(const Options& o, const std::string& dir, long long frames, int block, TactusRelease& result,
+                   bool withTop = false) {
   const std::string yaml = dir + "/release.yaml", sched = dir + "/release.tsched", log = dir + "/release.tlog";
   const std::size_t releasesBefore = result.release.size(), startsBefore = result.firstStart.size();
   std::ofstream(yaml) << "Version: 3.0.0\nRelease:\n  Identifier: 8\n  Resources:\n    CPU: [CPU0]\n"
@@ -76,13 +81,24 @@ void tactusRelease(const Options& o, const std::string& dir, long long frames, i
     result.error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
     return;
   }
-  const std::string instance = "release_" + std::to_string(getpid()) + "_" + std::to_string(block);
+  const std::string instance =
+      "release_" + std::to_string(getpid()) + "_" + std::to_string(block) + (withTop ? "_top" : "");
   const pid_t master = tb::spawn(
       {o.master, "-s", sched, "-e", std::to_string(frames), "-l", log, "-D", instance, "-c", "0", "-t", "30000000"},
       dir + "/master.out");
   const pid_t client = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
+  pid_t top = -1;
+  if (withTop) {  // attached once the master has published, until the run ends (it then exits 0)
+    while (::access(("/dev/shm/tactus_" + instance).c_str(), F_OK) != 0 && tb::nowNs() < deadline) usleep(2000);
+    usleep(20'000);
+    top = tb::spawn({o.top, "-D", instance}, dir + "/top.out");
+  }
   const std::vector<int> rs = tb::waitAll({master, client}, deadline);
   const int rm = rs[0], rc = rs[1];
+  if (top > 0 && tb::waitUntil(top, deadline) != 0) {
+    result.error = "tactus-top did not stay attached to the run:\n" + tb::readText(dir + "/top.out");
+    return;
+  }
   if (rm != 0 || rc != 0) {
     result.error = "the tactus run failed (master " + std::to_string(rm) + ", client " + std::to_string(rc) + "):\n" +
                    tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out");
@@ -154,6 +170,7 @@ int main(int argc, char** argv) try {
     if (a == "--compile") o.compile = value();
     else if (a == "--master") o.master = value();
     else if (a == "--client") o.client = value();
+    else if (a == "--top") o.top = value();
     else if (a == "--quick") o.quick = true;
     else if (a == "--frames") o.frames = std::atoll(value().c_str());
     else return usage();
@@ -176,13 +193,15 @@ int main(int argc, char** argv) try {
   const long long perBlock = (frames + blocks - 1) / blocks;
   const pid_t load = startLoad();
   std::vector<std::int64_t> bare;
-  TactusRelease t;
+  TactusRelease t, withTop;
   bool bareOk = true;
   std::vector<std::string> blockLines;  // per block: how the machine's load drifted
   for (int b = 0; b < blocks && t.error.empty() && bareOk; ++b) {
     const std::size_t bareFrom = bare.size(), tactusFrom = t.release.size();
     bareOk = bareBlock(dir.path(), perBlock, bare);
     if (bareOk) tactusRelease(o, dir.path(), perBlock, b, t);
+    if (bareOk && t.error.empty() && !o.top.empty()) tactusRelease(o, dir.path(), perBlock, b, withTop, true);
+    if (!withTop.error.empty()) t.error = withTop.error;
     if (bareOk && t.error.empty()) {
       std::vector<std::int64_t> vb(bare.begin() + static_cast<std::ptrdiff_t>(bareFrom), bare.end());
       std::vector<std::int64_t> vt(t.release.begin() + static_cast<std::ptrdiff_t>(tactusFrom), t.release.end());
@@ -207,6 +226,11 @@ int main(int argc, char** argv) try {
   printRow("bare loop (clock_nanosleep + spin)", pb);
   printRow("tactus release (master, kRelease)", pr);
   printRow("tactus first runnable start", pf);
+  const tb::Percentiles pt = tb::percentiles(withTop.release), ps = tb::percentiles(withTop.firstStart);
+  if (!o.top.empty()) {
+    printRow("tactus release, tactus-top attached", pt);
+    printRow("tactus first start, tactus-top attached", ps);
+  }
   if (blocks > 1) {
     std::printf("per block (us), in run order:\n");
     for (const std::string& line : blockLines) std::printf("%s\n", line.c_str());
@@ -216,6 +240,12 @@ int main(int argc, char** argv) try {
               (pr.p50 - pb.p50) / 1e3, ratio(pr.p99, pb.p99));
   std::printf("tactus first start - bare: p50 %+.1f us; p99 ratio %.2f; max ratio %.2f\n", (pf.p50 - pb.p50) / 1e3,
               ratio(pf.p99, pb.p99), ratio(pf.max, pb.max));
+  if (!o.top.empty()) {
+    std::printf(
+        "tactus-top attached / not: release p50 ratio %.2f, p99 ratio %.2f; first start p50 ratio %.2f, "
+        "p99 ratio %.2f (target: within 10%%)\n",
+        ratio(pt.p50, pr.p50), ratio(pt.p99, pr.p99), ratio(ps.p50, pf.p50), ratio(ps.p99, pf.p99));
+  }
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "release-bench: %s\n", e.what());

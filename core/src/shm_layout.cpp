@@ -38,6 +38,7 @@ std::string countOutOfRange(const LayoutCounts& c) {
     return "ringCapacity";
   }
   if (c.scheduleTextSize > kMaxTextBytes) return "scheduleTextSize";
+  if (c.runnables > limits::kMaxRunnables) return "runnableCount";
   return "";
 }
 
@@ -64,6 +65,8 @@ LayoutOffsets computeLayout(const LayoutCounts& c) {
   at = alignUp(at + c.scheduleTextSize);
   o.switching = at;
   at = alignUp(at + std::uint64_t{c.hyperepochs} * sizeof(SwitchSlot));
+  o.stats = at;
+  at += statsBlockSize(c.runnables, c.hyperepochs);
   o.total = at;
   return o;
 }
@@ -76,6 +79,7 @@ LayoutCounts layoutCounts(const Schedule& schedule, const RunPlan& plan, std::si
   counts.clients = static_cast<std::uint32_t>(schedule.clients.size());
   counts.workers = static_cast<std::uint32_t>(plan.workers.size());
   counts.scheduleTextSize = textSize;
+  counts.runnables = static_cast<std::uint32_t>(schedule.runnables.size());
   return counts;
 }
 
@@ -106,6 +110,8 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   h->scheduleTextOffset = o.text;
   h->scheduleTextSize = counts.scheduleTextSize;
   h->switchOffset = o.switching;
+  h->statsOffset = o.stats;
+  h->runnableCount = counts.runnables;
   h->scheduleCount = 1;
   h->hyperepochCount = counts.hyperepochs;
   h->epochCount = counts.epochs;
@@ -123,6 +129,7 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   for (std::uint32_t w = 0; w < counts.workers; ++w) new (&worker(w)) WorkerSlot{};
   for (InstanceId i : IdRange<InstanceId>(counts.instances)) new (&gpu(i)) GpuSlot{};
   for (HyperepochId h : IdRange<HyperepochId>(counts.hyperepochs)) new (&switching(h)) SwitchSlot{};
+  stats().initialize(counts.runnables, counts.hyperepochs);
   // The magic last: a reader that loads it (acquire) sees a complete header (state says when the
   // rest is).
   h->magic.store(kMagic, std::memory_order_release);
@@ -157,6 +164,7 @@ Result<void> SegmentView::validate() {
   counts.workers = h.workerCount;
   counts.ringCapacity = h.ringCapacity;
   counts.scheduleTextSize = h.scheduleTextSize;
+  counts.runnables = h.runnableCount;
   if (const std::string field = countOutOfRange(counts); !field.empty()) {
     return fail(ErrorCode::kIncompatible,
                 "segment header field '" + field + "' is out of range (" +
@@ -165,7 +173,8 @@ Result<void> SegmentView::validate() {
   const LayoutOffsets o = computeLayout(counts);
   if (o.hyperepoch != h.hyperepochOffset || o.epoch != h.epochOffset || o.instance != h.instanceOffset ||
       o.client != h.clientOffset || o.worker != h.workerOffset || o.ring != h.ringOffset || o.gpu != h.gpuOffset ||
-      o.text != h.scheduleTextOffset || o.switching != h.switchOffset || o.total != h.totalSize) {
+      o.text != h.scheduleTextOffset || o.switching != h.switchOffset || o.stats != h.statsOffset ||
+      o.total != h.totalSize) {
     return fail(ErrorCode::kIncompatible, "segment geometry does not match its counts");
   }
   if (o.total > bytes_.size()) {
@@ -196,6 +205,8 @@ std::string SegmentView::changedHeaderField() const {
   if (h.scheduleTextOffset != offsets_.text) return "scheduleTextOffset";
   if (h.scheduleTextSize != counts_.scheduleTextSize) return "scheduleTextSize";
   if (h.switchOffset != offsets_.switching) return "switchOffset";
+  if (h.statsOffset != offsets_.stats) return "statsOffset";
+  if (h.runnableCount != counts_.runnables) return "runnableCount";
   if (h.hyperepochCount != counts_.hyperepochs) return "hyperepochCount";
   if (h.epochCount != counts_.epochs) return "epochCount";
   if (h.instanceCount != counts_.instances) return "instanceCount";

@@ -85,7 +85,7 @@ def man(binary, output):
         else:
             paragraph.append(line.strip())
     flush()
-    out += [".SH SEE ALSO", "tactus\\-compile(1), tactus\\-master(1), tactus\\-manager(1), tactus\\-report(1), tactus\\-check(1)", ""]
+    out += [".SH SEE ALSO", "tactus\\-compile(1), tactus\\-master(1), tactus\\-manager(1), tactus\\-top(1), tactus\\-report(1), tactus\\-check(1)", ""]
     with open(output, "w") as f:
         f.write("\n".join(out))
 
@@ -96,6 +96,7 @@ def summary(tool):
         "tactus-report": "statistics, measured WCETs, traces and pictures from a tactus event log",
         "tactus-master": "run a compiled tactus schedule across its client processes",
         "tactus-manager": "start, stop and roll over the schedules of a running tactus master",
+        "tactus-top": "a live view of a running tactus instance: iterations, clients, durations against WCET",
         "tactus-check": "run a tactus client in check mode: report what its runnables must not do",
         "tactus-launch": "run a tactus master and its clients from one YAML file, or write their systemd units",
     }.get(tool, "a tactus tool")

@@ -194,17 +194,22 @@ Result<Segment> Segment::create(const std::string& instance, std::size_t size) {
   }
 }
 
-Result<Segment> Segment::open(const std::string& instance) {
+Result<Segment> Segment::open(const std::string& instance) { return openMapped(instance, false); }
+
+Result<Segment> Segment::openReadOnly(const std::string& instance) { return openMapped(instance, true); }
+
+Result<Segment> Segment::openMapped(const std::string& instance, bool readOnly) {
   if (auto ok = validateInstanceName(instance); !ok) return ok.error();
   const std::string name = segmentName(instance);
+  const bip::mode_t mode = readOnly ? bip::read_only : bip::read_write;
   try {
     auto impl = std::make_unique<Impl>();
-    impl->object = bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
+    impl->object = bip::shared_memory_object(bip::open_only, name.c_str(), mode);
     bip::offset_t size = 0;
     if (!impl->object.get_size(size) || size <= 0) {
       return fail(ErrorCode::kNotFound, segmentPath(instance) + ": segment is still empty");
     }
-    impl->region = bip::mapped_region(impl->object, bip::read_write);
+    impl->region = bip::mapped_region(impl->object, mode);
     Segment segment;
     segment.impl_ = std::move(impl);
     return segment;

@@ -143,6 +143,7 @@ if [ -n "$mandir" ]; then
   grep -qF -- '\-wt, \-\-fusion\-threshold' "$mandir/tactus-compile.1" || fail "the compile man page lacks --fusion-threshold"
   grep -qF -- '\-Werror, \-\-werror' "$mandir/tactus-compile.1" || fail "the compile man page lacks --werror"
   # tactus-check's options take values named KIND[:CALL] and on|off.
+  grep -qF -- '\-\-once' "$mandir/tactus-top.1" || fail "the tactus-top man page lacks --once"
   grep -qF -- '\fB\-\-page\-faults on|off\fR' "$mandir/tactus-check.1" || fail "the tactus-check man page lacks --page-faults"
   grep -qF -- '\fB\-\-allow KIND[:CALL]\fR' "$mandir/tactus-check.1" || fail "the tactus-check man page lacks --allow"
 fi
@@ -152,6 +153,8 @@ if [ -n "$completion" ]; then
   [ "$words" = "--fusion-threshold" ] || fail "completing 'tactus-compile --fu' gave '$words'"
   words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-compile --we); COMP_CWORD=1; _tactus_compile; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
   [ "$words" = "--werror" ] || fail "completing 'tactus-compile --we' gave '$words'"
+  words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-top --on); COMP_CWORD=1; _tactus_top; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
+  [ "$words" = "--once" ] || fail "completing 'tactus-top --on' gave '$words'"
   words=$(bash -c 'source "$1"; COMP_WORDS=(tactus-report --tr); COMP_CWORD=1; _tactus_report; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion")
   [ "$words" = "--trace-out" ] || fail "completing 'tactus-report --tr' gave '$words'"
   if [ -n "$master" ]; then

@@ -57,6 +57,8 @@ const std::vector<Field> kHeaderFields = {
     TACTUS_FIELD(SegmentHeader, scheduleIndex),
     TACTUS_FIELD(SegmentHeader, reserved1),
     TACTUS_FIELD(SegmentHeader, switchOffset),
+    TACTUS_FIELD(SegmentHeader, statsOffset),
+    TACTUS_FIELD(SegmentHeader, runnableCount),
     TACTUS_FIELD(SegmentHeader, reserved5),
     TACTUS_FIELD(SegmentHeader, state),
     TACTUS_FIELD(SegmentHeader, stateWaiters),

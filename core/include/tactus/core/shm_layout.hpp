@@ -19,6 +19,8 @@
 //   gpuOffset              GpuSlot[instanceCount]            the client submitting the instance writes
 //   scheduleTextOffset     the schedule file text (scheduleTextSize bytes), master writes once
 //   switchOffset           SwitchSlot[hyperepochCount]       schedule switching (master / clients)
+//   statsOffset            the statistics block (stats_layout.hpp)  the master's drain writes,
+//                          tactus-top and tactus-manager status read
 //
 // A master of several schedules (-s a,b -N manager) creates one such segment per schedule: the
 // first at the instance's name, schedule k > 0 at scheduleInstanceName(instance, k); the header's
@@ -39,6 +41,7 @@
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/ids.hpp"
 #include "tactus/core/result.hpp"
+#include "tactus/core/stats_layout.hpp"
 
 namespace tactus {
 struct Schedule;
@@ -50,7 +53,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 6;
+inline constexpr std::uint32_t kLayoutVersion = 7;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -137,7 +140,11 @@ struct alignas(kCacheLine) SegmentHeader {
   std::uint32_t reserved1[1];
   /// SwitchSlot array (one per hyperepoch), from the segment start.
   std::uint64_t switchOffset;
-  std::uint32_t reserved5[6];
+  /// The statistics block (stats_layout.hpp), from the segment start (layout version 7).
+  std::uint64_t statsOffset;
+  /// The schedule's runnables: entries of the statistics block (layout version 7).
+  std::uint32_t runnableCount;
+  std::uint32_t reserved5[3];
   // --- line 3: run state; master writes, clients read (state is a futex word) ---
   std::atomic<std::uint32_t> state;         ///< SegmentState
   std::atomic<std::uint32_t> stateWaiters;  ///< clients sleeping on `state`; the master wakes only if > 0
@@ -159,6 +166,7 @@ static_assert(offsetof(SegmentHeader, hyperepochCount) == 2 * kCacheLine);
 static_assert(offsetof(SegmentHeader, state) == 3 * kCacheLine);
 static_assert(offsetof(SegmentHeader, attention) == 4 * kCacheLine);
 static_assert(offsetof(SegmentHeader, message) == 5 * kCacheLine);
+static_assert(offsetof(SegmentHeader, statsOffset) == 2 * kCacheLine + 40);
 static_assert(offsetof(SegmentHeader, masterPid) == 24 && offsetof(SegmentHeader, masterStartTime) == 32);
 
 /// Per hyperepoch; the master writes, workers read.
@@ -434,12 +442,14 @@ struct LayoutCounts {
   std::uint32_t workers = 0;
   std::uint32_t ringCapacity = kRingCapacity;
   std::uint64_t scheduleTextSize = 0;
+  std::uint32_t runnables = 0;  ///< entries of the statistics block
 };
 
 /// Offsets and total size for given counts (every area cache-line aligned).
 struct LayoutOffsets {
   std::uint64_t hyperepoch = 0, epoch = 0, instance = 0, client = 0, worker = 0, ring = 0, gpu = 0, text = 0;
   std::uint64_t switching = 0;  ///< SwitchSlot array
+  std::uint64_t stats = 0;      ///< the statistics block
   std::uint64_t total = 0;
 };
 
@@ -505,6 +515,8 @@ class SegmentView {
   GpuSlot& gpu(InstanceId i) const { return at<GpuSlot>(offsets_.gpu, index(i)); }
   /// The switching slot of hyperepoch `i`.
   SwitchSlot& switching(HyperepochId h) const { return at<SwitchSlot>(offsets_.switching, index(h)); }
+  /// The statistics block (stats_layout.hpp), as large as the counts make it.
+  StatsView stats() const { return StatsView(bytes_.subspan(offsets_.stats, offsets_.total - offsets_.stats)); }
   /// The published schedule text.
   std::string_view scheduleText() const {
     return {reinterpret_cast<const char*>(bytes_.data() + offsets_.text),

@@ -36,6 +36,10 @@ class Segment {
   /// Opens and maps an existing segment (kNotFound when there is none).
   static Result<Segment> open(const std::string& instance);
 
+  /// Opens and maps an existing segment read-only: an observer (tactus-top, tactus-manager status
+  /// on a plain run) that cannot write into the run even by mistake. kNotFound when there is none.
+  static Result<Segment> openReadOnly(const std::string& instance);
+
   Segment();
   Segment(Segment&&) noexcept;
   Segment& operator=(Segment&&) noexcept;
@@ -62,6 +66,7 @@ class Segment {
 
  private:
   struct Impl;
+  static Result<Segment> openMapped(const std::string& instance, bool readOnly);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,93 @@
+// The statistics publisher (see stats_publisher.hpp).
+#include "stats_publisher.hpp"
+
+#include <algorithm>
+
+namespace tactus::master {
+
+namespace {
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+// The writer's own read-modify-write of a field only it writes (readers load it relaxed).
+template <typename T, typename V>
+void add(std::atomic<T>& field, V value) {
+  field.store(field.load(kRelaxed) + static_cast<T>(value), kRelaxed);
+}
+template <typename T>
+void raise(std::atomic<T>& field, T value) {
+  if (value > field.load(kRelaxed)) field.store(value, kRelaxed);
+}
+}  // namespace
+
+void StatsPublisher::seeRun(const EventRecord& r) const {
+  // aux: the runnable that ran (a round-robin member; kNone for an empty step).
+  if (!schedule_.runnables.contains(RunnableId{r.aux}) || r.aux >= block_.header().runnableCount) return;
+  const RunnableInfo& info = schedule_.runnables[RunnableId{r.aux}];
+  shm::RunnableStats& s = block_.runnable(r.aux);
+  const std::int64_t took = std::max<std::int64_t>(0, r.endNs - r.startNs);
+  const std::uint64_t count = s.count.load(kRelaxed);
+  s.recentNs[count % shm::kStatsRecent].store(took, kRelaxed);
+  s.lastNs.store(took, kRelaxed);
+  s.lastIteration.store(r.iteration, kRelaxed);
+  raise(s.maxNs, took);
+  add(s.totalNs, took);
+  if (info.wcetNs > 0 && took > overrunLimitNs(info)) add(s.overruns, 1);
+  s.count.store(count + 1, kRelaxed);
+}
+
+void StatsPublisher::seeRelease(const EventRecord& r) const {
+  // instance: the epoch; startNs the ideal release, endNs the actual one.
+  if (!schedule_.epochs.contains(EpochId{r.instance})) return;
+  const std::uint32_t he = index(schedule_.epochs[EpochId{r.instance}].hyperepoch);
+  if (he >= block_.header().hyperepochCount) return;
+  shm::HyperepochStats& s = block_.hyperepoch(he);
+  const std::int64_t jitter = r.endNs - r.startNs;
+  add(s.releases, 1);
+  s.lastIteration.store(r.iteration, kRelaxed);
+  s.lastJitterNs.store(jitter, kRelaxed);
+  raise(s.maxJitterNs, jitter);
+  add(s.totalJitterNs, jitter);
+}
+
+void StatsPublisher::seeSwitch(const EventRecord& r) const {
+  shm::StatsHeader& h = block_.header();
+  const std::uint64_t k = h.switches.load(kRelaxed);
+  shm::SwitchEntry& e = block_.switchEntry(static_cast<std::uint32_t>(k % shm::kStatsSwitchCapacity));
+  e.kind.store(r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) ? 1 : 2, kRelaxed);
+  e.schedule.store(r.schedule, kRelaxed);
+  e.other.store(r.aux, kRelaxed);
+  e.hyperepoch.store(r.instance, kRelaxed);
+  e.iteration.store(r.iteration, kRelaxed);
+  e.timeNs.store(r.startNs, kRelaxed);
+  h.switches.store(k + 1, kRelaxed);
+}
+
+void StatsPublisher::see(const EventRecord* records, std::size_t count, std::int64_t nowNs) const {
+  if (count == 0) return;
+  block_.beginWrite();
+  for (std::size_t k = 0; k < count; ++k) {
+    const EventRecord& r = records[k];
+    switch (static_cast<EventKind>(r.kind)) {
+      case EventKind::kRun: seeRun(r); break;
+      case EventKind::kRelease: seeRelease(r); break;
+      case EventKind::kOverrun:  // instance: the epoch
+        if (schedule_.epochs.contains(EpochId{r.instance})) {
+          const std::uint32_t he = index(schedule_.epochs[EpochId{r.instance}].hyperepoch);
+          if (he < block_.header().hyperepochCount) add(block_.hyperepoch(he).lateFrames, 1);
+        }
+        break;
+      case EventKind::kSkipped:  // instance: the hyperepoch, aux: the periods skipped
+        if (r.instance < block_.header().hyperepochCount && schedule_.hyperepochs.contains(HyperepochId{r.instance})) {
+          add(block_.hyperepoch(r.instance).lateIterations, 1);
+          add(block_.hyperepoch(r.instance).skippedPeriods, r.aux);
+        }
+        break;
+      case EventKind::kScheduleStart:
+      case EventKind::kScheduleStop: seeSwitch(r); break;
+      default: break;
+    }
+  }
+  block_.endWrite(nowNs);
+}
+
+}  // namespace tactus::master
