@@ -100,11 +100,13 @@ Result<void> QueueEngine::prepare(const QueueSetup& setup, RunnableId& refusedSu
   }
   for (const Plan& p : plans_) {
     shm::GpuSlot& slot = setup.view.gpu(p.submittee);
-    for (auto& pair : slot.gpuTimesNs)
-      for (auto& t : pair) t.store(0, std::memory_order_relaxed);  // no engine-side stamps
     slot.eventCount = 0;
     slot.ownerPid = static_cast<std::uint32_t>(::getpid());
-    slot.mode.store(static_cast<std::uint32_t>(shm::GpuMode::kFences), std::memory_order_release);
+    // kNone, not kFences: CPU successors wait for the work's done word, which the engine's worker
+    // publishes after it saw the fence and took the time it logs. The queue has no clock of its
+    // own (a GPU stamps its work), so this keeps the event log's order exact; streams and queues
+    // still wait on the fence itself.
+    slot.mode.store(static_cast<std::uint32_t>(shm::GpuMode::kNone), std::memory_order_release);
   }
   return {};
 }

@@ -12,6 +12,9 @@
 //     signalValue(queue, &gpu(s).fence, h + 1)
 //     submitted[s] = h + 1 (+ futex wake)
 //   the engine's worker (DLA0, VPU0): watches started and fence, logs s, publishes done[s].
+//   CPU successors of s wait for done[s] (GpuMode::kNone), so that the logged end, the time the
+//   engine's worker saw the fence, precedes their start: the queue has no clock of its own, unlike
+//   a GPU, which stamps its work. CUDA streams and queues that wait for s wait on its fence.
 //
 // Unlike the CUDA engine this one is in every build of libtactus (it needs no toolkit).
 #pragma once
@@ -66,7 +69,7 @@ struct QueueSetup {
 class QueueEngine {
  public:
   /// Plans the client's submitters on DLA_HANDLE / PVA_STREAM queues and publishes their
-  /// submittees' GpuMode::kFences. kInvalidState naming the queue and the submitter when a queue
+  /// submittees' GpuMode (kNone: CPU successors wait for done, see prepare()). kInvalidState naming the queue and the submitter when a queue
   /// such a submitter holds is not registered (unless setup.allowUnregistered: it then keeps
   /// the engine-less path). `refusedSubmitter` gets the submitter a refusal names.
   Result<void> prepare(const QueueSetup& setup, RunnableId& refusedSubmitter);
