@@ -213,4 +213,6 @@ TEST_CASE("an adapter that drops its signals fails the run instead of passing it
   CHECK(visionExit != -1);  // the master's watch ended it, within the test's limit
   waitFor(c, kWaitMs);
   CHECK(waitFor(m, kWaitMs) != 0);
+  // The master's watch names the work that never ended.
+  CHECK(readFile(run.out("master")).find("runnable 'Vision.Detect' made no progress") != std::string::npos);
 }
