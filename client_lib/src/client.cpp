@@ -297,8 +297,9 @@ std::optional<RunOutcome> startQueueEngine(Runtime& primary, Runtime& rt) {
                          .allowUnregistered = (primary.flags & shm::kFlagAllowUnregistered) != 0};
   if (auto ok = rt.queues->prepare(setup, submitter); !ok) {
     rt.queues.reset();
-    return refuse(primary, rt, shm::Refusal::kGpuEngine, index(submitter),
-                  "client '" + rt.name + "' cannot start its engine queues" + ofSchedule(rt) + ": " + ok.error().message);
+    return refuse(
+        primary, rt, shm::Refusal::kGpuEngine, index(submitter),
+        "client '" + rt.name + "' cannot start its engine queues" + ofSchedule(rt) + ": " + ok.error().message);
   }
   return std::nullopt;
 }

@@ -87,11 +87,10 @@ Result<void> QueueEngine::prepare(const QueueSetup& setup, RunnableId& refusedSu
       if (setup.allowUnregistered) continue;  // the engine-less path: its engine's worker marks it done
       refusedSubmitter = s.instances[i].runnable;
       const std::string kind = s.resources[queue].kind == ResourceKind::kDlaHandle ? "DLA_HANDLE" : "PVA_STREAM";
-      return fail(ErrorCode::kInvalidState,
-                  kind + " " + quoted(s.resources[queue].name) + " of submitter " +
-                      quoted(qualifiedName(s, s.instances[i].runnable)) +
-                      " is not registered (register it with tactus::registerEngineQueue or "
-                      "tactusRegisterEngineQueue before enterScheduler)");
+      return fail(ErrorCode::kInvalidState, kind + " " + quoted(s.resources[queue].name) + " of submitter " +
+                                                quoted(qualifiedName(s, s.instances[i].runnable)) +
+                                                " is not registered (register it with tactus::registerEngineQueue or "
+                                                "tactusRegisterEngineQueue before enterScheduler)");
     }
     planOf_[i] = static_cast<std::int32_t>(plans_.size());
     runsSubmittee_[work] = 1;

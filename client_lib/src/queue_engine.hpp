@@ -59,7 +59,7 @@ struct QueueSetup {
   const RunPlan* plan = nullptr;
   shm::SegmentView view;
   ClientId clientIndex{};
-  const IdVector<RunnableId, Registration>* registrations = nullptr;               ///< per runnable
+  const IdVector<RunnableId, Registration>* registrations = nullptr;                ///< per runnable
   const IdVector<RunnableId, CudaSubmitterRegistration>* cudaSubmitters = nullptr;  ///< left to the CUDA engine
   const IdVector<ResourceId, EngineQueueRegistration>* queues = nullptr;            ///< per resource
   bool allowUnregistered = false;  ///< the master's --allow-unregistered-runnables: no refusal
@@ -69,9 +69,9 @@ struct QueueSetup {
 class QueueEngine {
  public:
   /// Plans the client's submitters on DLA_HANDLE / PVA_STREAM queues and publishes their
-  /// submittees' GpuMode (kNone: CPU successors wait for done, see prepare()). kInvalidState naming the queue and the submitter when a queue
-  /// such a submitter holds is not registered (unless setup.allowUnregistered: it then keeps
-  /// the engine-less path). `refusedSubmitter` gets the submitter a refusal names.
+  /// submittees' GpuMode (kNone: CPU successors wait for done, see prepare()). kInvalidState naming the queue and the
+  /// submitter when a queue such a submitter holds is not registered (unless setup.allowUnregistered: it then keeps the
+  /// engine-less path). `refusedSubmitter` gets the submitter a refusal names.
   Result<void> prepare(const QueueSetup& setup, RunnableId& refusedSubmitter);
 
   /// Whether the engine runs anything (prepare planned a submitter).

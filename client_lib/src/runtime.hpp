@@ -44,9 +44,9 @@ struct Runtime {
   std::unique_ptr<CudaEngine> gpu;                                 ///< set in enterScheduler when CUDA submitters exist
   IdVector<ResourceId, EngineQueueRegistration> engineQueues;      ///< per resource: registered DLA/PVA queues
   std::unique_ptr<QueueEngine> queues;  ///< set in enterScheduler when DLA/VPU submitters run on queues
-  std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;           ///< per worker index
-  std::uint32_t masterPid = 0;                                     ///< validated at attach; never re-read
-  std::uint32_t flags = 0;                                         ///< shm::HeaderFlags, copied at attach
+  std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;  ///< per worker index
+  std::uint32_t masterPid = 0;                            ///< validated at attach; never re-read
+  std::uint32_t flags = 0;                                ///< shm::HeaderFlags, copied at attach
   ipc::ProcessWatch masterWatch;
   std::atomic<bool> masterDead{false};  ///< the master process is gone
   std::atomic<bool> halted{false};      ///< the workers must stop: master gone or segment damaged

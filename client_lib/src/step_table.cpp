@@ -14,7 +14,7 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
   // Submittees run by the GPU engine are ordered by the GPU; their worker only watches them
   // (CudaEngine::observe) to log them and publish their done word.
   const CudaEngine* gpu = rt.gpu.get();
-  const QueueEngine* queues = rt.queues.get();  // DLA and VPU work, the same way
+  const QueueEngine* queues = rt.queues.get();                                       // DLA and VPU work, the same way
   const IdVector<InstanceId, char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
   // The SoC of this worker's client (kNone in a single-SoC schedule): a predecessor of another
   // client's SoC ends elsewhere, and this SoC's master writes its completion when the DDS sample
@@ -61,8 +61,9 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
     if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
     if (step.kind != StepKind::kObserve) {  // the GPU waits for a submittee's predecessors
       for (const WaitCondition& c : rt.plan.waits[i]) {
-        const bool suffices = step.kind == StepKind::kSubmit && (step.onQueue ? queues->submissionSuffices(i, c.instance)
-                                                                              : gpu->submissionSuffices(i, c.instance));
+        const bool suffices =
+            step.kind == StepKind::kSubmit &&
+            (step.onQueue ? queues->submissionSuffices(i, c.instance) : gpu->submissionSuffices(i, c.instance));
         if (suffices) {
           waits.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration});
         } else {

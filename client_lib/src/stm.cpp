@@ -104,7 +104,8 @@ stmErrorCode_t stmRegisterCudaResource(const char* resourceName, cudaStream_t st
   return code;
 }
 
-stmErrorCode_t tactusRegisterEngineQueue(const char* resourceName, void* queue, const tactusEngineQueueAdapter_t* adapter) {
+stmErrorCode_t tactusRegisterEngineQueue(const char* resourceName, void* queue,
+                                         const tactusEngineQueueAdapter_t* adapter) {
   if (resourceName == nullptr || adapter == nullptr) {
     tLastMessage = "tactusRegisterEngineQueue: null resource name or adapter";
     return STM_ERROR_BAD_PARAMETER;

@@ -358,7 +358,8 @@ class WorkerLoop {
         // A submitter publishes its start like any CPU runnable (its successors' plan-guided
         // waits read it); its body's own times come back from submit().
         publishStarted(*step.self, ipc::monotonicNs(), h);
-        if (!(step.onQueue ? queues_->submit(i, h, start, end) : gpu_->submit(i, h, gpuAbort_, *gpuStats_, start, end))) {
+        if (!(step.onQueue ? queues_->submit(i, h, start, end)
+                           : gpu_->submit(i, h, gpuAbort_, *gpuStats_, start, end))) {
           // A stream memory operation failed (gpu->failure() names it): the stream's order is
           // lost, so every worker of this client stops and enterScheduler reports the failure.
           if (check_ != nullptr) (void)check_->end(nullptr, 0);
@@ -367,7 +368,7 @@ class WorkerLoop {
         }
         break;
       case StepKind::kObserve:
-        log_.flush();                                              // waiting for the GPU: there is time
+        log_.flush();  // waiting for the GPU: there is time
         // false: aborted before the work ended
         ok = step.onQueue ? queues_->observe(i, h, gpuAbort_, spinNs_, start, end)
                           : gpu_->observe(i, h, gpuAbort_, spinNs_, start, end);

@@ -32,9 +32,10 @@ struct QueueRun {
     dir = scratchDir(instance);
     schedulePath = dir + "/schedule.tsched";
     logPath = dir + "/events.log";
-    const std::string yaml = std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/engine_queue/graphs/dla_cross.yaml";
-    const pid_t c = children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath},
-                                   schedulePath + ".out");
+    const std::string yaml =
+        std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/engine_queue/graphs/dla_cross.yaml";
+    const pid_t c =
+        children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath}, schedulePath + ".out");
     REQUIRE(waitFor(c, kWaitMs) == 0);
     auto s = loadScheduleFile(schedulePath);
     REQUIRE(s.has_value());
@@ -68,8 +69,8 @@ struct QueueRun {
   }
   // Vision with its DLA queue registered, Detect and Segment as fake kernels of 1.5 and 1 ms.
   pid_t vision(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv{"--queue",  "DLA_HANDLE0", "--submit", "SubmitDetect=Detect:1500",
-                                  "--submit", "SubmitSegment=Segment:1000"};
+    std::vector<std::string> argv{
+        "--queue", "DLA_HANDLE0", "--submit", "SubmitDetect=Detect:1500", "--submit", "SubmitSegment=Segment:1000"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return client("Vision", argv);
   }

@@ -107,8 +107,8 @@ int noSignal(void*, void*, volatile std::uint64_t*, std::uint64_t) { return 0; }
 // The registration's refusals, each printed as `label: error`.
 void tryMisuse(const std::string& queueName) {
   auto show = [](const char* label, const tactus::Result<void>& r) {
-    std::printf("%s: %s\n", label, r ? "ok" : (std::string(tactus::errorCodeName(r.error().code)) + ": " +
-                                                r.error().message).c_str());
+    std::printf("%s: %s\n", label,
+                r ? "ok" : (std::string(tactus::errorCodeName(r.error().code)) + ": " + r.error().message).c_str());
   };
   int other = 0;
   show("null-queue", tactus::registerEngineQueue(queueName, nullptr, {nullptr, &noWait, &noSignal}));

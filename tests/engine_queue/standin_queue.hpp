@@ -137,7 +137,8 @@ class StandinQueue {
         return true;
       }
       case Op::kSignal:
-        std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(item.fence)).store(item.value, std::memory_order_release);
+        std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(item.fence))
+            .store(item.value, std::memory_order_release);
         return true;
       case Op::kWork: {
         Work w{item.name, item.iteration, nowNs(), 0};
@@ -153,7 +154,7 @@ class StandinQueue {
 
   std::mutex mutex_;
   std::condition_variable ready_, idle_;
-  std::deque<Item> ops_;  // guarded by mutex_
+  std::deque<Item> ops_;    // guarded by mutex_
   std::vector<Work> done_;  // guarded by mutex_
   bool stop_ = false;       // guarded by mutex_
   bool busy_ = false;       // guarded by mutex_

@@ -95,7 +95,8 @@ typedef struct tactusEngineQueueAdapter_t {
  *  a null name, queue, adapter or function, STM_ERROR_NOT_FOUND for a name the graph does not have,
  *  STM_ERROR_BAD_VALUE for a name or queue registered twice. A scheduled queue left unregistered
  *  makes stmEnterScheduler refuse, naming it. */
-stmErrorCode_t tactusRegisterEngineQueue(const char* resourceName, void* queue, const tactusEngineQueueAdapter_t* adapter);
+stmErrorCode_t tactusRegisterEngineQueue(const char* resourceName, void* queue,
+                                         const tactusEngineQueueAdapter_t* adapter);
 
 /** tactus extension: the message of the last failing call on this thread (or of the last run's end). */
 const char* tactusLastErrorMessage(void);
