@@ -169,7 +169,7 @@ bool QueueEngine::submit(InstanceId i, std::uint64_t h, std::int64_t& bodyStartN
 }
 
 bool QueueEngine::observe(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
-                          std::int64_t& startNs, std::int64_t& endNs) {
+                          std::int64_t& startNs, std::int64_t& endNs) const {
   const shm::GpuSlot& slot = setup_.view.gpu(i);
   if (!waitForFence(slot.started, h + 1, spinNs, abort)) return false;
   startNs = ipc::monotonicNs();

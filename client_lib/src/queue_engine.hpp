@@ -90,7 +90,7 @@ class QueueEngine {
   /// On the engine's worker: waits until submittee `i`'s work of iteration h has started and
   /// ended, with the times it saw them. False when `abort()` said stop first.
   bool observe(InstanceId i, std::uint64_t h, const std::function<bool()>& abort, std::int64_t spinNs,
-               std::int64_t& startNs, std::int64_t& endNs);
+               std::int64_t& startNs, std::int64_t& endNs) const;
 
   /// The first failed adapter call (call, submitter, queue, value returned), or "". Any thread.
   std::string failure() const;

@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -117,9 +118,7 @@ void tryMisuse(const std::string& queueName) {
   show("cpu-name", tactus::registerEngineQueue("CPU0", &other, {nullptr, &noWait, &noSignal}));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   const Options o = parse(argc, argv);
   gQueue = std::make_unique<tactus::test::StandinQueue>();
   const tactus::EngineQueueAdapter adapter = gQueue->adapter(o.dropSignals);
@@ -187,4 +186,15 @@ int main(int argc, char** argv) {
   if (o.cApi) stmClientExit();
   else tactus::shutdown();
   return outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 4;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::printf("error: %s\n", e.what());
+    return 3;
+  }
 }
