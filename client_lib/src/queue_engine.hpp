@@ -2,8 +2,8 @@
 // DLA or VPU engine, through a DLA_HANDLE or PVA_STREAM queue the client registered with an
 // adapter of two functions (wait for a fence, signal a fence). It mirrors the CUDA engine
 // (cuda_engine.hpp) with the adapter in place of cuStreamWaitValue64 / cuStreamWriteValue64 and
-// the same 64-bit fences of shm::GpuSlot (mode kFences), so CPU workers, CUDA streams and these
-// queues of any process order themselves through one mechanism:
+// the same 64-bit fences of shm::GpuSlot, so CUDA streams and these queues of any process order
+// themselves through one mechanism:
 //
 //   submitter instance i of iteration h, submittee s, on i's CPU worker (never waits):
 //     for each predecessor p of s outside i's queue: waitValue(queue, &gpu(p).fence, h + 1)
@@ -11,10 +11,12 @@
 //     the submitter's registered function (enqueues the work)
 //     signalValue(queue, &gpu(s).fence, h + 1)
 //     submitted[s] = h + 1 (+ futex wake)
-//   the engine's worker (DLA0, VPU0): watches started and fence, logs s, publishes done[s].
-//   CPU successors of s wait for done[s] (GpuMode::kNone), so that the logged end, the time the
-//   engine's worker saw the fence, precedes their start: the queue has no clock of its own, unlike
-//   a GPU, which stamps its work. CUDA streams and queues that wait for s wait on its fence.
+//   the engine's worker (DLA0, VPU0): waits for the done words of s's predecessors, watches
+//   started and fence, logs s with the times it saw them, publishes done[s].
+//   CPU successors of s wait for done[s] (GpuMode::kNone), not its fence. The queue has no clock
+//   of its own (a GPU stamps its work), so this keeps the event log's order exact; the queues and
+//   CUDA streams that wait for s wait on its fence, so the engine's work itself is never delayed
+//   by a CPU (a CUDA stream's stamps may then precede the logged end of queue work it waited for).
 //
 // Unlike the CUDA engine this one is in every build of libtactus (it needs no toolkit).
 #pragma once

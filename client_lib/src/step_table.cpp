@@ -59,7 +59,10 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
     step.firstWait = static_cast<std::uint32_t>(waits.size());
     std::int64_t plannedReady = step.frameOffsetNs;
     if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
-    if (step.kind != StepKind::kObserve) {  // the GPU waits for a submittee's predecessors
+    // The GPU waits for a submittee's predecessors, and its worker only watches it. The worker
+    // of queue-run work (DLA, VPU) waits for their done words before it watches: the queue has
+    // no clock, so the times that worker logs must follow its predecessors' logged ends.
+    if (step.kind != StepKind::kObserve || step.onQueue) {
       for (const WaitCondition& c : rt.plan.waits[i]) {
         const bool suffices =
             step.kind == StepKind::kSubmit &&

@@ -67,10 +67,14 @@ struct QueueRun {
     argv.insert(argv.end(), extra.begin(), extra.end());
     return children.spawn(argv, out(name));
   }
-  // Vision with its DLA queue registered, Detect and Segment as fake kernels of 1.5 and 1 ms.
+  // Vision with its DLA and PVA queues registered, Detect, Segment and Warp as fake kernels of
+  // 1.5, 1 and 1 ms.
   pid_t vision(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv{
-        "--queue", "DLA_HANDLE0", "--submit", "SubmitDetect=Detect:1500", "--submit", "SubmitSegment=Segment:1000"};
+    std::vector<std::string> argv{"--queue",  "DLA_HANDLE0",
+                                  "--queue",  "PVA_STREAM0",
+                                  "--submit", "SubmitDetect=Detect:1500@DLA_HANDLE0",
+                                  "--submit", "SubmitSegment=Segment:1000@DLA_HANDLE0",
+                                  "--submit", "SubmitWarp=Warp:1000@PVA_STREAM0"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return client("Vision", argv);
   }
@@ -102,20 +106,20 @@ void checkRun(const QueueRun& run) {
   INFO(readFile(run.out("master")));
   CHECK(vision.find("status=frame-limit") != std::string::npos);
   CHECK(field(vision, "drained") == 1);
-  // Per frame: Detect waits for Capture (another process), and each of the two submissions
-  // signals the work's start and its fence through the adapter.
-  CHECK(field(vision, "library waits") >= static_cast<long long>(kFrames));
+  // Per frame: Detect's queue waits for Capture (another process), Warp's for Detect (the other
+  // queue), and each of the three submissions signals the work's start and its fence.
+  CHECK(field(vision, "library waits") >= static_cast<long long>(2 * kFrames));
   CHECK(field(vision, "adapter waits") == field(vision, "library waits"));
-  CHECK(field(vision, "signals") == static_cast<long long>(4 * kFrames));  // the adapter's count
+  CHECK(field(vision, "signals") == static_cast<long long>(6 * kFrames));  // the adapters' count
   CHECK(field(vision, "library waits=" + std::to_string(field(vision, "library waits")) + " signals") ==
-        static_cast<long long>(4 * kFrames));
-  CHECK(field(vision, "submissions") == static_cast<long long>(2 * kFrames));
+        static_cast<long long>(6 * kFrames));
+  CHECK(field(vision, "submissions") == static_cast<long long>(3 * kFrames));
   auto log = readEventLog(run.logPath);
   REQUIRE(log.has_value());
   CHECK(checkLog(run.schedule, *log, kFrames) == "");
   // The fake kernels' own times: Detect after Capture (another process's CPU runnable, through
-  // a fence wait on the queue), Segment after Detect (the queue's order), Post after both (their
-  // fences signalled by the queue).
+  // a fence wait on the queue), Segment after Detect (the queue's order), Warp after Detect (the
+  // PVA queue waits on the fence the DLA queue signals), Post after all three.
   const auto camera = readRuns(run.trace("Camera"));
   const auto mine = readRuns(run.trace("Vision"));
   for (std::uint64_t h = 0; h < kFrames; ++h) {
@@ -123,7 +127,9 @@ void checkRun(const QueueRun& run) {
     const auto capture = camera.find({"Capture", h});
     const auto detect = mine.find({"work:Detect", h});
     const auto segment = mine.find({"work:Segment", h});
+    const auto warp = mine.find({"work:Warp", h});
     const auto post = mine.find({"Post", h});
+    REQUIRE(warp != mine.end());
     REQUIRE(capture != camera.end());
     REQUIRE(detect != mine.end());
     REQUIRE(segment != mine.end());
@@ -132,6 +138,8 @@ void checkRun(const QueueRun& run) {
     CHECK(segment->second.first >= detect->second.second);
     CHECK(post->second.first >= segment->second.second);
     CHECK(post->second.first >= detect->second.second);
+    CHECK(warp->second.first >= detect->second.second);
+    CHECK(post->second.first >= warp->second.second);
   }
 }
 
@@ -178,16 +186,30 @@ TEST_CASE("engine queue registration refuses null, unknown and duplicate queues 
                  "of client 'Vision'") != std::string::npos);
   CHECK(out.find("cpu-name: not found") != std::string::npos);
   CHECK(out.find("register DLA_HANDLE0: ok") != std::string::npos);
+  CHECK(out.find("register PVA_STREAM0: ok") != std::string::npos);
   CHECK(out.find("same-name-twice: already exists") != std::string::npos);
+  CHECK(out.find("same-queue-twice: already exists") != std::string::npos);
 }
 
-TEST_CASE("a scheduled DLA queue that was not registered is refused, named by the client and the master",
+TEST_CASE("a scheduled DLA or PVA queue that was not registered is refused, named by the client and the master",
           "[engine-queue][errors]") {
+  std::vector<std::string> argv;  // the queue registered: the other one is missing
+  std::string missing, submitter;
+  SECTION("DLA_HANDLE") {
+    argv = {"--queue", "PVA_STREAM0", "--submit", "SubmitWarp=Warp:1000"};
+    missing = "DLA_HANDLE 'DLA_HANDLE0'";
+    submitter = "'Vision.SubmitDetect'";
+  }
+  SECTION("PVA_STREAM") {
+    argv = {"--queue", "DLA_HANDLE0", "--submit", "SubmitDetect=Detect:1000", "--submit", "SubmitSegment=Segment:1000"};
+    missing = "PVA_STREAM 'PVA_STREAM0'";
+    submitter = "'Vision.SubmitWarp'";
+  }
   QueueRun run;
   const pid_t m = run.master({"-e", "5", "-t", "5000000"});
   const pid_t c = run.camera();
   REQUIRE(waitForClientState(run.instance, 0, static_cast<std::uint32_t>(shm::ClientState::kEntered), kWaitMs));
-  const pid_t v = run.client("Vision", {});  // no --queue
+  const pid_t v = run.client("Vision", argv);
   const int visionExit = waitFor(v, kWaitMs);
   CHECK(visionExit == 4);
   const int cameraExit = waitFor(c, kWaitMs);
@@ -196,12 +218,12 @@ TEST_CASE("a scheduled DLA queue that was not registered is refused, named by th
   CHECK(waitFor(m, kWaitMs) == 1);
   const std::string out = readFile(run.out("Vision"));
   INFO(out);
-  CHECK(out.find("DLA_HANDLE 'DLA_HANDLE0' of submitter 'Vision.SubmitDetect' is not registered (register it with "
-                 "tactus::registerEngineQueue") != std::string::npos);
+  CHECK(out.find(missing + " of submitter " + submitter +
+                 " is not registered (register it with tactus::registerEngineQueue") != std::string::npos);
   const std::string master = readFile(run.out("master"));
   INFO(master);
   CHECK(master.find("client 'Vision' refused to run") != std::string::npos);
-  CHECK(master.find("DLA_HANDLE 'DLA_HANDLE0'") != std::string::npos);
+  CHECK(master.find("for submitter " + submitter + " on " + missing) != std::string::npos);
 }
 
 TEST_CASE("an adapter that drops its signals fails the run instead of passing it", "[engine-queue][errors]") {

@@ -3,14 +3,15 @@
 // engine-neutral adapter, for tests/engine_queue. Every other runnable of the client sleeps.
 //
 //   --name N --instance I --trace PATH   client, instance, where the runs go ("name iteration start end")
-//   --queue NAME                          register the stand-in queue as DLA_HANDLE/PVA_STREAM NAME
-//   --submit RUNNABLE=WORK:US             RUNNABLE enqueues the fake kernel WORK of US microseconds
+//   --queue NAME                          register a stand-in queue of its own as DLA_HANDLE/PVA_STREAM NAME
+//   --submit RUNNABLE=WORK:US[@QUEUE]     RUNNABLE enqueues the fake kernel WORK of US microseconds
+//                                         on QUEUE (default: the first --queue)
 //   --sleep RUNNABLE=US                   RUNNABLE sleeps US microseconds (default 200)
 //   --c-api                               register through <tactus/stm.h> (tactusRegisterEngineQueue)
 //   --drop-signals                        the adapter drops every signal (a broken adapter)
 //   --misuse                              try the registration's refusals first, print them
-// Prints `status=...`, `message=...`, `adapter waits=W signals=S` and `library waits=W
-// signals=S submissions=N`; exits 0 when the run ended by its frame limit, else 4.
+// Prints `status=...`, `message=...`, `adapter waits=W signals=S` (all queues together) and
+// `library waits=W signals=S submissions=N`; exits 0 when the run ended by its frame limit, else 4.
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +36,12 @@ namespace {
 struct Options {
   std::string name, instance, trace;
   std::vector<std::string> queues;
-  std::map<std::string, std::pair<std::string, std::int64_t>> submits;  // submitter -> (work, us)
+  struct Submit {
+    std::string work;
+    std::int64_t us = 0;
+    std::string queue;  // "": the first
+  };
+  std::map<std::string, Submit> submits;
   std::map<std::string, std::int64_t> sleeps;
   bool cApi = false, dropSignals = false, misuse = false;
 };
@@ -47,13 +53,14 @@ std::int64_t nowNs() {
 }
 
 std::mutex gTraceMutex;
-std::vector<std::string> gTrace;  // guarded by gTraceMutex
-std::unique_ptr<tactus::test::StandinQueue> gQueue;
+std::vector<std::string> gTrace;                                             // guarded by gTraceMutex
+std::map<std::string, std::unique_ptr<tactus::test::StandinQueue>> gQueues;  // by resource name
 
 struct Runnable {
   std::string name;
   std::string work;  // non-empty: a submitter of this fake kernel
   std::int64_t us = 200;
+  tactus::test::StandinQueue* queue = nullptr;  // a submitter's
 };
 
 std::uint64_t iteration() {
@@ -66,7 +73,7 @@ void body(void* userdata) {
   const std::uint64_t h = iteration();
   const std::int64_t start = nowNs();
   if (!r->work.empty()) {
-    gQueue->enqueueWork(r->work, h, r->us);  // returns at once: the queue runs it
+    r->queue->enqueueWork(r->work, h, r->us);  // returns at once: the queue runs it
   } else {
     std::this_thread::sleep_for(std::chrono::microseconds(r->us));
   }
@@ -95,7 +102,9 @@ Options parse(int argc, char** argv) {
         o.sleeps[runnable] = std::stoll(v.substr(eq + 1));
       } else {
         const auto colon = v.find(':', eq);
-        o.submits[runnable] = {v.substr(eq + 1, colon - eq - 1), std::stoll(v.substr(colon + 1))};
+        const auto at = v.find('@', colon);
+        o.submits[runnable] = {v.substr(eq + 1, colon - eq - 1), std::stoll(v.substr(colon + 1, at - colon - 1)),
+                               at == std::string::npos ? std::string() : v.substr(at + 1)};
       }
     }
   }
@@ -120,8 +129,7 @@ void tryMisuse(const std::string& queueName) {
 
 int run(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  gQueue = std::make_unique<tactus::test::StandinQueue>();
-  const tactus::EngineQueueAdapter adapter = gQueue->adapter(o.dropSignals);
+  for (const std::string& q : o.queues) gQueues[q] = std::make_unique<tactus::test::StandinQueue>();
   std::vector<std::unique_ptr<Runnable>> runnables;
   bool registered = true;
   if (o.cApi) {
@@ -136,20 +144,27 @@ int run(int argc, char** argv) {
   }
   if (o.misuse && !o.queues.empty()) tryMisuse(o.queues.front());
   for (const std::string& q : o.queues) {
+    tactus::test::StandinQueue* queue = gQueues[q].get();
+    const tactus::EngineQueueAdapter adapter = queue->adapter(o.dropSignals);
     if (o.cApi) {
       const tactusEngineQueueAdapter_t c{adapter.context, adapter.waitValue, adapter.signalValue};
-      const stmErrorCode_t code = tactusRegisterEngineQueue(q.c_str(), gQueue.get(), &c);
+      const stmErrorCode_t code = tactusRegisterEngineQueue(q.c_str(), queue, &c);
       std::printf("register %s: %s\n", q.c_str(), stmErrorCodeToString(code));
       registered = registered && code == STM_SUCCESS;
     } else {
-      const auto ok = tactus::registerEngineQueue(q, gQueue.get(), adapter);
+      const auto ok = tactus::registerEngineQueue(q, queue, adapter);
       std::printf("register %s: %s\n", q.c_str(), ok ? "ok" : ok.error().message.c_str());
       registered = registered && static_cast<bool>(ok);
     }
   }
-  if (o.misuse && !o.queues.empty()) {
-    const auto twice = tactus::registerEngineQueue(o.queues.front(), gQueue.get(), adapter);
-    std::printf("same-name-twice: %s\n", twice ? "ok" : tactus::errorCodeName(twice.error().code));
+  if (o.misuse && o.queues.size() >= 2) {
+    tactus::test::StandinQueue* first = gQueues[o.queues[0]].get();
+    auto show = [](const char* label, const tactus::Result<void>& r) {
+      std::printf("%s: %s\n", label, r ? "ok" : tactus::errorCodeName(r.error().code));
+    };
+    tactus::test::StandinQueue spare;
+    show("same-name-twice", tactus::registerEngineQueue(o.queues[0], &spare, spare.adapter()));
+    show("same-queue-twice", tactus::registerEngineQueue(o.queues[1], first, first->adapter()));
   }
   auto names = tactus::scheduledRunnables();
   if (!names || !registered) return 3;
@@ -157,8 +172,11 @@ int run(int argc, char** argv) {
     auto r = std::make_unique<Runnable>();
     r->name = n;
     if (auto s = o.submits.find(n); s != o.submits.end()) {
-      r->work = s->second.first;
-      r->us = s->second.second;
+      r->work = s->second.work;
+      r->us = s->second.us;
+      const std::string queue = s->second.queue.empty() && !o.queues.empty() ? o.queues.front() : s->second.queue;
+      if (gQueues.count(queue) == 0) return 3;  // a submitter without a queue to put its work on
+      r->queue = gQueues[queue].get();
     } else if (auto sl = o.sleeps.find(n); sl != o.sleeps.end()) {
       r->us = sl->second;
     }
@@ -169,20 +187,28 @@ int run(int argc, char** argv) {
   }
   std::fflush(stdout);
   const tactus::RunOutcome outcome = tactus::enterScheduler();
-  const bool drained = gQueue->drain(10'000);
+  bool drained = true;
+  std::uint64_t waits = 0, signals = 0;
+  for (auto& [name, queue] : gQueues) {
+    drained = queue->drain(10'000) && drained;
+    waits += queue->waits();
+    signals += queue->signals();
+  }
   std::printf("status=%s\nmessage=%s\n", tactus::runStatusName(outcome.status), outcome.message.c_str());
   std::printf("drained=%d\n", drained ? 1 : 0);
-  std::printf("adapter waits=%llu signals=%llu\n", static_cast<unsigned long long>(gQueue->waits()),
-              static_cast<unsigned long long>(gQueue->signals()));
+  std::printf("adapter waits=%llu signals=%llu\n", static_cast<unsigned long long>(waits),
+              static_cast<unsigned long long>(signals));
   const tactus::EngineQueueStats stats = tactus::engineQueueStats();
   std::printf("library waits=%llu signals=%llu submissions=%llu\n", static_cast<unsigned long long>(stats.waits),
               static_cast<unsigned long long>(stats.signals), static_cast<unsigned long long>(stats.submissions));
   std::ofstream trace(o.trace);
   for (const std::string& line : gTrace) trace << line << "\n";
-  for (const auto& w : gQueue->done()) {
-    trace << "work:" << w.name << " " << w.iteration << " " << w.startNs << " " << w.endNs << "\n";
+  for (auto& [name, queue] : gQueues) {
+    for (const auto& w : queue->done()) {
+      trace << "work:" << w.name << " " << w.iteration << " " << w.startNs << " " << w.endNs << "\n";
+    }
   }
-  gQueue.reset();
+  gQueues.clear();
   if (o.cApi) stmClientExit();
   else tactus::shutdown();
   return outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 4;
