@@ -14,6 +14,18 @@ namespace {
 // Linux's largest pid (PID_MAX_LIMIT on 64-bit): anything above it is no process id.
 constexpr std::uint32_t kMaxPid = 1u << 22;
 
+// The DLA_HANDLE or PVA_STREAM that submitter `r` holds, or null.
+const ResourceInfo* engineQueueOfSubmitter(const Schedule& s, RunnableId r) {
+  for (const InstanceInfo& inst : s.instances) {
+    if (inst.runnable != r) continue;
+    for (const ResourceId res : inst.resources) {
+      const ResourceKind k = s.resources[res].kind;
+      if (k == ResourceKind::kDlaHandle || k == ResourceKind::kPvaStream) return &s.resources[res];
+    }
+  }
+  return nullptr;
+}
+
 // A client's refusal (ClientSlot::refusal and refusalDetail) in words, with what to do about it.
 std::string refusalText(const Schedule& s, shm::Refusal refusal, std::uint32_t detail) {
   const bool named = s.runnables.contains(RunnableId{detail});
@@ -22,10 +34,21 @@ std::string refusalText(const Schedule& s, shm::Refusal refusal, std::uint32_t d
       if (!named) break;
       return "scheduled runnable " + quoted(qualifiedName(s, RunnableId{detail})) +
              " was not registered (start the master with --allow-unregistered-runnables to run without it)";
-    case shm::Refusal::kGpuEngine:
+    case shm::Refusal::kGpuEngine: {
+      // A submitter on a DLA_HANDLE or PVA_STREAM: the client's queue engine refused (most often
+      // an engine queue that was not registered).
+      const ResourceInfo* queue = named ? engineQueueOfSubmitter(s, RunnableId{detail}) : nullptr;
+      if (queue != nullptr) {
+        return "its engine queues could not start for submitter " + quoted(qualifiedName(s, RunnableId{detail})) +
+               " on " + (queue->kind == ResourceKind::kDlaHandle ? "DLA_HANDLE " : "PVA_STREAM ") +
+               quoted(queue->name) +
+               " (is it registered with tactus::registerEngineQueue or tactusRegisterEngineQueue? the client's output "
+               "says why)";
+      }
       return "its GPU engine could not start" +
              (named ? " for CUDA submitter " + quoted(qualifiedName(s, RunnableId{detail})) : std::string()) +
              " (the client's output says why)";
+    }
     case shm::Refusal::kCore: {
       std::string resource = "core " + std::to_string(detail);
       for (const ResourceInfo& r : s.resources) {

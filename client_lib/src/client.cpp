@@ -3,6 +3,7 @@
 // runs the workers), and the end of the run as the client sees it.
 #include "tactus/client.hpp"
 #include "tactus/cuda.hpp"
+#include "tactus/engine_queue.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -119,6 +120,7 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
     schedule->registrations.resize(schedule->schedule.runnables.size());
     schedule->cudaSubmitters.resize(schedule->schedule.runnables.size());
     schedule->streams.assign(schedule->schedule.resources.size(), nullptr);
+    schedule->engineQueues.assign(schedule->schedule.resources.size(), EngineQueueRegistration{});
     schedule->phase = Phase::kAttached;
   }
   // Exit requests go through the first schedule that has the client (attachModes: there is one).
@@ -154,6 +156,11 @@ Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterR
 Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) {
   if (auto ok = mayRegister("register CUDA stream '" + name + "'", true); !ok) return ok;
   return registerStreamIn(*gRuntime, name, stream);
+}
+
+Result<void> registerEngineQueueLocked(const std::string& name, const EngineQueueRegistration& queue) {
+  if (auto ok = mayRegister("register engine queue '" + name + "'", false); !ok) return ok;
+  return registerEngineQueueIn(*gRuntime, name, queue);
 }
 
 RunOutcome outcomeFromSegment(const Runtime& rt) {
@@ -260,10 +267,14 @@ std::optional<RunOutcome> refuseMissingCore(Runtime& primary, Runtime& rt) {
 void endGpuEngines(const std::vector<Runtime*>& all, bool clean) {
   std::vector<GpuWorkerStats*> stats;  // every engine's workers (none without an engine)
   for (Runtime* rt : all) {
-    if (!rt->gpu) continue;
-    for (auto& s : rt->gpuStats) stats.push_back(s.get());
-    rt->gpu->finish(clean);
-    rt->gpu.reset();
+    const bool queued = rt->queues && rt->queues->active();  // its queues may still write the segment
+    rt->queues.reset();
+    if (!rt->gpu && !queued) continue;
+    if (rt->gpu) {
+      for (auto& s : rt->gpuStats) stats.push_back(s.get());
+      rt->gpu->finish(clean);
+      rt->gpu.reset();
+    }
     if (clean) continue;
     static std::mutex keptMutex;
     static auto* kept = new std::vector<ipc::Segment>();
@@ -271,6 +282,28 @@ void endGpuEngines(const std::vector<Runtime*>& all, bool clean) {
     kept->push_back(std::move(rt->segment));
   }
   if (!stats.empty()) publishEngineStats(stats);
+}
+
+// Starts the queue engine of one schedule (DLA and VPU submitters on registered engine queues);
+// the refusal when a queue such a submitter holds is not registered.
+std::optional<RunOutcome> startQueueEngine(Runtime& primary, Runtime& rt) {
+  rt.queues = std::make_unique<QueueEngine>();
+  RunnableId submitter = kNone;
+  const QueueSetup setup{.schedule = &rt.schedule,
+                         .plan = &rt.plan,
+                         .view = rt.view,
+                         .clientIndex = rt.clientIndex,
+                         .registrations = &rt.registrations,
+                         .cudaSubmitters = &rt.cudaSubmitters,
+                         .queues = &rt.engineQueues,
+                         .allowUnregistered = (primary.flags & shm::kFlagAllowUnregistered) != 0};
+  if (auto ok = rt.queues->prepare(setup, submitter); !ok) {
+    rt.queues.reset();
+    return refuse(
+        primary, rt, shm::Refusal::kGpuEngine, index(submitter),
+        "client '" + rt.name + "' cannot start its engine queues" + ofSchedule(rt) + ": " + ok.error().message);
+  }
+  return std::nullopt;
 }
 
 // Makes one schedule of the client ready to enter: every runnable the client runs there is
@@ -285,6 +318,7 @@ std::optional<RunOutcome> prepareSchedule(Runtime& primary, Runtime& rt) {
                   "runnable '" + qualifiedName(rt.schedule, r) + "'" + ofSchedule(rt) + " is scheduled for client '" +
                       rt.name + "' but was not registered (or start the master with --allow-unregistered-runnables)");
   }
+  if (auto refused = startQueueEngine(primary, rt)) return refused;
   rt.gpuStats.clear();
   for (std::size_t w = 0; w < rt.plan.workers.size(); ++w) rt.gpuStats.push_back(std::make_unique<GpuWorkerStats>());
   RunnableId submitter = kNone;  // named by a refusal: the master ends the run naming this client
@@ -346,6 +380,7 @@ RunOutcome runWorkers(Runtime& primary) {
   std::string gpuFailure;
   for (Runtime* rt : all) {
     if (rt->gpu && gpuFailure.empty()) gpuFailure = rt->gpu->failure();
+    if (rt->queues && gpuFailure.empty()) gpuFailure = rt->queues->failure();
   }
   RunOutcome outcome = gpuFailure.empty() ? awaitEnd(primary) : RunOutcome{RunStatus::kError, "", gpuFailure};
   for (Runtime* rt : all) {  // the client the end names may be in another schedule only
@@ -497,6 +532,20 @@ Result<void> registerRunnable(const std::string& name, std::function<void()> fun
   client::Registration r;
   r.callable = std::move(function);
   return client::registerLocked(name, r);
+}
+
+Result<void> registerEngineQueue(const std::string& name, void* queue, const EngineQueueAdapter& adapter) {
+  if (queue == nullptr || adapter.waitValue == nullptr || adapter.signalValue == nullptr) {
+    return fail(ErrorCode::kBadParameter, "register engine queue '" + name +
+                                              "': null queue or adapter function (both waitValue and signalValue "
+                                              "are needed)");
+  }
+  try {
+    std::lock_guard<std::mutex> lock(gMutex);
+    return client::registerEngineQueueLocked(name, {queue, adapter});
+  } catch (const std::exception& e) {
+    return fail(ErrorCode::kInternal, std::string("registerEngineQueue: ") + e.what());
+  }
 }
 
 namespace cuda {

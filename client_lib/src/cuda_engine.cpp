@@ -23,6 +23,7 @@
 #endif
 
 #include "fence_wait.hpp"
+#include "queue_engine.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/cuda.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -443,20 +444,7 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
     }
     p.stream = setup.streams[streamResource];
     p.streamResource = streamResource;
-    const auto& declared = s.instances[p.submittee].dependencies;
-    for (const WaitCondition& c : plan.waits[p.submittee]) {
-      if (c.instance == i) continue;  // the submitter itself: we are it
-      const InstanceInfo& other = s.instances[c.instance];
-      const RunnableKind kind = s.runnables[other.runnable].kind;
-      const bool isDeclared = std::find(declared.begin(), declared.end(), c.instance) != declared.end();
-      // Another submitter before us on our stream (not a declared dependency): its work is ahead
-      // of ours in the stream's FIFO order, and the worker enqueues after it (its `submitted`).
-      if (kind == RunnableKind::kSubmitter && !isDeclared && streamOf(c.instance) == streamResource) continue;
-      // Work submitted on our own stream is ahead of ours already.
-      if (kind == RunnableKind::kSubmittee) {
-        const InstanceId j = instanceOf(s.runnables[other.runnable].submittedBy, other.frame);
-        if (j != kNone && streamOf(j) == streamResource) continue;
-      }
+    for (const WaitCondition& c : queueWaits(s, plan, byRunnableFrame, i, p.submittee, streamResource)) {
       p.waits.push_back({c.instance, c.previousIteration, 0});
     }
     m.runsSubmittee[p.submittee] = 1;

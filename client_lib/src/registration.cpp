@@ -122,6 +122,29 @@ Result<bool> registerStreamInSchedule(Runtime& rt, const std::string& name, CUst
   return true;
 }
 
+// Registers engine queue `name` (a DLA_HANDLE or PVA_STREAM of the client) in one schedule: false
+// when it has no such queue.
+Result<bool> registerQueueInSchedule(Runtime& rt, const std::string& name, const EngineQueueRegistration& queue,
+                                     const std::string& what) {
+  ResourceId found = kNone;
+  for (ResourceId r : rt.schedule.resources.ids()) {
+    const ResourceInfo& info = rt.schedule.resources[r];
+    const bool queueKind = info.kind == ResourceKind::kDlaHandle || info.kind == ResourceKind::kPvaStream;
+    if (queueKind && info.client == rt.clientIndex && info.name == name) found = r;
+  }
+  if (found == kNone) return false;
+  if (rt.engineQueues[found].queue != nullptr)
+    return fail(ErrorCode::kAlreadyExists, what + ": the name is registered already");
+  for (ResourceId r : rt.engineQueues.ids()) {
+    if (rt.engineQueues[r].queue == queue.queue) {
+      return fail(ErrorCode::kAlreadyExists,
+                  what + ": this queue is registered already as '" + rt.schedule.resources[r].name + "'");
+    }
+  }
+  rt.engineQueues[found] = queue;
+  return true;
+}
+
 }  // namespace
 
 Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration) {
@@ -163,6 +186,12 @@ Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st*
   if (auto ok = checkCudaStream(stream, what); !ok) return ok;
   return registerInEach(rt, "CUDA stream '" + name + "' is not a CUDA_STREAM resource", name, namesOfClient(rt, true),
                         [&](Runtime& s) { return registerStreamInSchedule(s, name, stream, what); });
+}
+
+Result<void> registerEngineQueueIn(Runtime& rt, const std::string& name, const EngineQueueRegistration& queue) {
+  const std::string what = "register engine queue '" + rt.name + "." + name + "'";
+  return registerInEach(rt, "engine queue '" + name + "' is not a DLA_HANDLE or PVA_STREAM resource",
+                        [&](Runtime& s) { return registerQueueInSchedule(s, name, queue, what); });
 }
 
 // The runnables this client must register: CPU functions and submitters its instances run

@@ -20,6 +20,9 @@ Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaS
 /// Registers the client-local CUDA stream `name` (checked: non-blocking, not twice, within its
 /// GPU's stream limit).
 Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st* stream);
+/// Registers the client-local DLA_HANDLE or PVA_STREAM `name` as an engine queue (not twice,
+/// not one queue under two names).
+Result<void> registerEngineQueueIn(Runtime& rt, const std::string& name, const EngineQueueRegistration& queue);
 /// The runnables rt's client must register before it enters: the CPU functions and submitters its
 /// instances run (round-robin steps included), ascending.
 std::vector<RunnableId> requiredRunnables(const Runtime& rt);

@@ -12,6 +12,7 @@
 
 #include "cuda_engine.hpp"
 #include "engine.hpp"
+#include "queue_engine.hpp"
 #include "realtime.hpp"
 #include "tactus/client.hpp"
 #include "tactus/core/result.hpp"
@@ -41,9 +42,11 @@ struct Runtime {
   IdVector<RunnableId, CudaSubmitterRegistration> cudaSubmitters;  ///< per runnable
   IdVector<ResourceId, CUstream_st*> streams;                      ///< per resource: registered CUDA streams
   std::unique_ptr<CudaEngine> gpu;                                 ///< set in enterScheduler when CUDA submitters exist
-  std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;           ///< per worker index
-  std::uint32_t masterPid = 0;                                     ///< validated at attach; never re-read
-  std::uint32_t flags = 0;                                         ///< shm::HeaderFlags, copied at attach
+  IdVector<ResourceId, EngineQueueRegistration> engineQueues;      ///< per resource: registered DLA/PVA queues
+  std::unique_ptr<QueueEngine> queues;  ///< set in enterScheduler when DLA/VPU submitters run on queues
+  std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;  ///< per worker index
+  std::uint32_t masterPid = 0;                            ///< validated at attach; never re-read
+  std::uint32_t flags = 0;                                ///< shm::HeaderFlags, copied at attach
   ipc::ProcessWatch masterWatch;
   std::atomic<bool> masterDead{false};  ///< the master process is gone
   std::atomic<bool> halted{false};      ///< the workers must stop: master gone or segment damaged

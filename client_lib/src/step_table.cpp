@@ -14,6 +14,7 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
   // Submittees run by the GPU engine are ordered by the GPU; their worker only watches them
   // (CudaEngine::observe) to log them and publish their done word.
   const CudaEngine* gpu = rt.gpu.get();
+  const QueueEngine* queues = rt.queues.get();                                       // DLA and VPU work, the same way
   const IdVector<InstanceId, char> signalFence = fenceWanted(rt.schedule, rt.plan);  // GPU work waits for it
   // The SoC of this worker's client (kNone in a single-SoC schedule): a predecessor of another
   // client's SoC ends elsewhere, and this SoC's master writes its completion when the DDS sample
@@ -39,9 +40,11 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
     step.epochId = e;
     step.runnable = self.runnable;
     step.aliasGroup = runnableInfo.kind == RunnableKind::kAliasGroup;
+    step.onQueue = queues != nullptr && (queues->runsSubmittee(i) || queues->runsSubmitter(i));
     step.kind = gpu != nullptr && gpu->runsSubmittee(i)   ? StepKind::kObserve
                 : gpu != nullptr && gpu->runsSubmitter(i) ? StepKind::kSubmit
                                                           : StepKind::kEngine;
+    if (step.onQueue) step.kind = queues->runsSubmittee(i) ? StepKind::kObserve : StepKind::kSubmit;
     step.signalFence = signalFence[i] != 0;
     step.frameOffsetNs = static_cast<std::int64_t>(self.frame) * epochInfo.periodNs;
     step.startTimeNs = runnableInfo.startTimeNs;
@@ -56,9 +59,15 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
     step.firstWait = static_cast<std::uint32_t>(waits.size());
     std::int64_t plannedReady = step.frameOffsetNs;
     if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
-    if (step.kind != StepKind::kObserve) {  // the GPU waits for a submittee's predecessors
+    // The GPU waits for a submittee's predecessors, and its worker only watches it. The worker
+    // of queue-run work (DLA, VPU) waits for their done words before it watches: the queue has
+    // no clock, so the times that worker logs must follow its predecessors' logged ends.
+    if (step.kind != StepKind::kObserve || step.onQueue) {
       for (const WaitCondition& c : rt.plan.waits[i]) {
-        if (step.kind == StepKind::kSubmit && gpu->submissionSuffices(i, c.instance)) {
+        const bool suffices =
+            step.kind == StepKind::kSubmit &&
+            (step.onQueue ? queues->submissionSuffices(i, c.instance) : gpu->submissionSuffices(i, c.instance));
+        if (suffices) {
           waits.push_back({&view.gpu(c.instance).submitted, &view.gpu(c.instance).waiters, c.previousIteration});
         } else {
           // A CPU predecessor of the same iteration ends by its plan (a plain CPU runnable: a

@@ -18,8 +18,8 @@ namespace tactus::client {
 enum class StepKind : std::uint8_t {
   kCall,     ///< a registered plain function, called directly: no lookup, no engine
   kEngine,   ///< through the worker's engine (alias groups, STM-style registrations; nothing on a non-CPU worker)
-  kSubmit,   ///< a CUDA submitter: the GPU engine calls it and returns its times
-  kObserve,  ///< GPU work the engine runs: the worker only watches its end, to log it and publish it
+  kSubmit,   ///< a submitter on a CUDA stream (GPU engine) or a DLA/PVA queue (queue engine, Step::onQueue)
+  kObserve,  ///< work an engine runs (GPU, DLA, VPU): the worker only watches its end, to log it and publish it
 };
 
 // What each instance waits for. A CUDA submitter waits for the previous submittee on its own
@@ -54,6 +54,7 @@ struct Step {
   RunnableId runnable;                  ///< its runnable (an alias group's: runnableForFrame per frame)
   bool aliasGroup;                      ///< round-robin: the runnable changes with the frame
   bool signalFence;                     ///< GPU work waits for its fence
+  bool onQueue;                         ///< kSubmit / kObserve of the queue engine (DLA, VPU), not the GPU's
   std::int64_t frameOffsetNs;           ///< frame * the epoch's period: the iteration's start = release - this
   std::int64_t startTimeNs;             ///< its runnable's StartTime (0: none)
   RunnableFunction function = nullptr;  ///< kCall: the registered plain function

@@ -5,6 +5,7 @@
 
 #include "tactus/client.hpp"
 #include "tactus/cuda.hpp"
+#include "tactus/engine_queue.hpp"
 
 namespace {
 
@@ -101,6 +102,20 @@ stmErrorCode_t stmRegisterCudaResource(const char* resourceName, cudaStream_t st
     return STM_ERROR_NOT_SUPPORTED;
   }
   return code;
+}
+
+stmErrorCode_t tactusRegisterEngineQueue(const char* resourceName, void* queue,
+                                         const tactusEngineQueueAdapter_t* adapter) {
+  if (resourceName == nullptr || adapter == nullptr) {
+    tLastMessage = "tactusRegisterEngineQueue: null resource name or adapter";
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  if (!gInitialized) {
+    tLastMessage = "tactusRegisterEngineQueue: stmClientInit was not called";
+    return STM_ERROR_NOT_INITIALIZED;
+  }
+  const tactus::EngineQueueAdapter a{adapter->context, adapter->waitValue, adapter->signalValue};
+  return toStm(tactus::registerEngineQueue(resourceName, queue, a));
 }
 
 stmErrorCode_t stmRegisterCallBack(stmScheduleSwitchCallback_t func, void* userdata) {

@@ -185,6 +185,7 @@ class WorkerLoop {
         hyper_(view_.hyperepoch(plan_.hyperepoch)),
         table_(buildSteps(rt, w)),
         gpu_(rt.gpu.get()),
+        queues_(rt.queues.get()),
         gpuStats_(rt.gpuStats[w].get()),
         ringSlot_(view_.worker(w)),
         ring_(view_.ring(w)),
@@ -357,7 +358,8 @@ class WorkerLoop {
         // A submitter publishes its start like any CPU runnable (its successors' plan-guided
         // waits read it); its body's own times come back from submit().
         publishStarted(*step.self, ipc::monotonicNs(), h);
-        if (!gpu_->submit(i, h, gpuAbort_, *gpuStats_, start, end)) {
+        if (!(step.onQueue ? queues_->submit(i, h, start, end)
+                           : gpu_->submit(i, h, gpuAbort_, *gpuStats_, start, end))) {
           // A stream memory operation failed (gpu->failure() names it): the stream's order is
           // lost, so every worker of this client stops and enterScheduler reports the failure.
           if (check_ != nullptr) (void)check_->end(nullptr, 0);
@@ -366,8 +368,10 @@ class WorkerLoop {
         }
         break;
       case StepKind::kObserve:
-        log_.flush();                                              // waiting for the GPU: there is time
-        ok = gpu_->observe(i, h, gpuAbort_, spinNs_, start, end);  // false: aborted before the GPU work ended
+        log_.flush();  // waiting for the GPU: there is time
+        // false: aborted before the work ended
+        ok = step.onQueue ? queues_->observe(i, h, gpuAbort_, spinNs_, start, end)
+                          : gpu_->observe(i, h, gpuAbort_, spinNs_, start, end);
         break;
     }
     tCurrentInfo = nullptr;
@@ -403,6 +407,7 @@ class WorkerLoop {
   shm::HyperepochSlot& hyper_;
   const StepTable table_;
   CudaEngine* gpu_;
+  QueueEngine* queues_;  ///< DLA and VPU submitters and work (Step::onQueue)
   GpuWorkerStats* gpuStats_;
   std::unique_ptr<Engine> engine_;
   shm::WorkerSlot& ringSlot_;

@@ -78,6 +78,26 @@ void stmClientExit(void);
 /** The name of an error code ("STM_ERROR_TIMEOUT"). */
 const char* stmErrorCodeToString(stmErrorCode_t code);
 
+/** tactus extension (STM has no such call): an engine's in-order queue (a DLA handle, a PVA stream)
+ *  driven through two functions, as tactus drives a CUDA stream with cuStreamWaitValue64 and
+ *  cuStreamWriteValue64. Both only enqueue and return 0 on success (anything else stops the run):
+ *  waitValue: the queue runs nothing after it until *fence >= value (unsigned 64-bit);
+ *  signalValue: the queue stores *fence = value once the work queued before it has ended.
+ *  The fences are 64-bit words in the run's shared memory that tactus chooses; see
+ *  <tactus/engine_queue.hpp> for the order of the calls around a submitter. */
+typedef struct tactusEngineQueueAdapter_t {
+  void* context; /**< passed back to both functions */
+  int (*waitValue)(void* context, void* queue, const volatile uint64_t* fence, uint64_t value);
+  int (*signalValue)(void* context, void* queue, volatile uint64_t* fence, uint64_t value);
+} tactusEngineQueueAdapter_t;
+/** tactus extension: registers `queue` as the client's DLA_HANDLE or PVA_STREAM resource
+ *  `resourceName`; its submitters register with stmRegisterCpuRunnable. STM_ERROR_BAD_PARAMETER for
+ *  a null name, queue, adapter or function, STM_ERROR_NOT_FOUND for a name the graph does not have,
+ *  STM_ERROR_BAD_VALUE for a name or queue registered twice. A scheduled queue left unregistered
+ *  makes stmEnterScheduler refuse, naming it. */
+stmErrorCode_t tactusRegisterEngineQueue(const char* resourceName, void* queue,
+                                         const tactusEngineQueueAdapter_t* adapter);
+
 /** tactus extension: the message of the last failing call on this thread (or of the last run's end). */
 const char* tactusLastErrorMessage(void);
 
