@@ -488,6 +488,9 @@ int Run::publishAll() {
     return kExitBadInput;
   }
   if (managed() && log_.isOpen()) log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
+  // How this run differs from the plan, for whoever reads the log (tactus-report says it).
+  log_.setRunFlags((o_.noPinning ? kRunUnpinned : 0u) | (o_.freeRunning ? kRunFreeRunning : 0u) |
+                   (o_.allowUnregistered ? kRunAllowUnregistered : 0u));
   // Clients that cannot take part say why through a note (best effort: a second master of the
   // instance, refused above already, or a name held by another process leaves it out).
   if (auto box = ipc::NoteBox::open(instance_); box) {

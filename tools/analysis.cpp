@@ -324,6 +324,15 @@ struct AnalysisPass {
     if (log.header.runStartNs != 0 && a.runStartNs == 0)
       a.warnings.push_back("the log header's run start " + std::to_string(log.header.runStartNs) +
                            " ns is not a plausible CLOCK_MONOTONIC time; ignored");
+    // How the master ran, where it differs from the plan (event log version 4).
+    if ((log.header.runFlags & kRunUnpinned) != 0)
+      a.warnings.push_back(
+          "the master ran with -C: no worker was pinned to its planned core, so the plan's core "
+          "assignment did not hold (runnables the plan runs in parallel may have shared a core)");
+    if ((log.header.runFlags & kRunAllowUnregistered) != 0)
+      a.warnings.push_back(
+          "the master ran with --allow-unregistered-runnables: a runnable no client registered "
+          "ran as an empty step");
     frameBase.assign(nEp + 1, 0);
     for (std::size_t e = 0; e < nEp; ++e) frameBase[e + 1] = frameBase[e] + s.epochs[e].frames;
     a.frames.resize(frameBase[nEp]);

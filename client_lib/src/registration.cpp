@@ -49,21 +49,25 @@ Result<void> registerInEach(Runtime& rt, const std::string& notFound, const std:
   return fail(ErrorCode::kNotFound, message);
 }
 
-// The names of rt's client's runnables that are registered (`submitters`: CUDA submitters
-// only, else CPU runnables and submitters), or of its CUDA streams (`streams`), over its schedules.
-std::vector<std::string> namesOfClient(Runtime& rt, bool streams, bool submitters = false) {
+// What a name that is not found could have meant: the client's names of that kind.
+enum class NameKind { kRunnables, kSubmitters, kStreams, kQueues };
+
+// The names of rt's client's things of `kind` over its schedules: runnables it registers (CPU
+// runnables and submitters), CUDA submitters, CUDA streams, or DLA/PVA engine queues.
+std::vector<std::string> namesOfClient(Runtime& rt, NameKind kind) {
   std::vector<std::string> names;
   for (Runtime* s : allModes(rt)) {
     if (!s->member) continue;
-    if (streams) {
-      for (const ResourceInfo& r : s->schedule.resources) {
-        if (r.kind == ResourceKind::kCudaStream && r.client == s->clientIndex) names.push_back(r.name);
-      }
-      continue;
+    for (const ResourceInfo& r : s->schedule.resources) {
+      if (r.client != s->clientIndex) continue;
+      const bool queue = r.kind == ResourceKind::kDlaHandle || r.kind == ResourceKind::kPvaStream;
+      if ((kind == NameKind::kStreams && r.kind == ResourceKind::kCudaStream) || (kind == NameKind::kQueues && queue))
+        names.push_back(r.name);
     }
+    if (kind != NameKind::kRunnables && kind != NameKind::kSubmitters) continue;
     for (const RunnableInfo& r : s->schedule.runnables) {
       if (r.client != s->clientIndex || !needsRegistration(r)) continue;
-      if (!submitters || r.kind == RunnableKind::kSubmitter) names.push_back(r.name);
+      if (kind == NameKind::kRunnables || r.kind == RunnableKind::kSubmitter) names.push_back(r.name);
     }
   }
   std::sort(names.begin(), names.end());
@@ -148,8 +152,8 @@ Result<bool> registerQueueInSchedule(Runtime& rt, const std::string& name, const
 }  // namespace
 
 Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration) {
-  return registerInEach(rt, "runnable '" + name + "' is not a CPU runnable", name, namesOfClient(rt, false),
-                        [&](Runtime& s) -> Result<bool> {
+  return registerInEach(rt, "runnable '" + name + "' is not a CPU runnable", name,
+                        namesOfClient(rt, NameKind::kRunnables), [&](Runtime& s) -> Result<bool> {
                           const RunnableId r = runnableNamed(s, name);
                           if (r == kNone || !needsRegistration(s.schedule.runnables[r])) return false;
                           if (auto ok = refuseTwice(s, r, name); !ok) return ok.error();
@@ -162,8 +166,8 @@ Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Regi
 Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaSubmitterRegistration registration) {
   std::string notSubmitter;  // a schedule where the name is a runnable without Submits
   registration.registered = true;
-  auto ok = registerInEach(rt, "runnable '" + name + "' is not a submitter", name, namesOfClient(rt, false, true),
-                           [&](Runtime& s) -> Result<bool> {
+  auto ok = registerInEach(rt, "runnable '" + name + "' is not a submitter", name,
+                           namesOfClient(rt, NameKind::kSubmitters), [&](Runtime& s) -> Result<bool> {
                              const RunnableId r = runnableNamed(s, name);
                              if (r == kNone) return false;
                              if (s.schedule.runnables[r].kind != RunnableKind::kSubmitter) {
@@ -184,13 +188,15 @@ Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaS
 Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st* stream) {
   const std::string what = "register CUDA stream '" + rt.name + "." + name + "'";
   if (auto ok = checkCudaStream(stream, what); !ok) return ok;
-  return registerInEach(rt, "CUDA stream '" + name + "' is not a CUDA_STREAM resource", name, namesOfClient(rt, true),
+  return registerInEach(rt, "CUDA stream '" + name + "' is not a CUDA_STREAM resource", name,
+                        namesOfClient(rt, NameKind::kStreams),
                         [&](Runtime& s) { return registerStreamInSchedule(s, name, stream, what); });
 }
 
 Result<void> registerEngineQueueIn(Runtime& rt, const std::string& name, const EngineQueueRegistration& queue) {
   const std::string what = "register engine queue '" + rt.name + "." + name + "'";
-  return registerInEach(rt, "engine queue '" + name + "' is not a DLA_HANDLE or PVA_STREAM resource",
+  return registerInEach(rt, "engine queue '" + name + "' is not a DLA_HANDLE or PVA_STREAM resource", name,
+                        namesOfClient(rt, NameKind::kQueues),
                         [&](Runtime& s) { return registerQueueInSchedule(s, name, queue, what); });
 }
 

@@ -82,14 +82,18 @@ Result<void> EventLogWriter::open(const std::string& path, std::uint16_t schedul
   return {};
 }
 
-void EventLogWriter::setRunStart(std::int64_t runStartNs) {
+void EventLogWriter::rewriteHeader() {
   if (!file_) return;
-  header_.runStartNs = runStartNs;
-  const long pos = std::ftell(file_);
+  const long at = std::ftell(file_);
   if (std::fseek(file_, 0, SEEK_SET) != 0 || std::fwrite(&header_, sizeof header_, 1, file_) != 1 ||
-      std::fseek(file_, pos, SEEK_SET) != 0) {
+      std::fseek(file_, at, SEEK_SET) != 0) {
     failed_ = true;
   }
+}
+
+void EventLogWriter::setRunStart(std::int64_t runStartNs) {
+  header_.runStartNs = runStartNs;
+  rewriteHeader();
 }
 
 void EventLogWriter::append(const EventRecord* records, std::size_t count) {
@@ -103,13 +107,13 @@ void EventLogWriter::append(const EventRecord* records, std::size_t count) {
 }
 
 void EventLogWriter::setScheduleCount(std::uint16_t count) {
-  if (!file_) return;
   header_.scheduleCount = count;
-  const long at = std::ftell(file_);
-  if (std::fseek(file_, 0, SEEK_SET) != 0 || std::fwrite(&header_, sizeof header_, 1, file_) != 1 ||
-      std::fseek(file_, at, SEEK_SET) != 0) {
-    failed_ = true;
-  }
+  rewriteHeader();
+}
+
+void EventLogWriter::setRunFlags(std::uint32_t flags) {
+  header_.runFlags = flags;
+  rewriteHeader();
 }
 
 Result<void> EventLogWriter::close() {

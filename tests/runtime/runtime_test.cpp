@@ -1,6 +1,9 @@
 // Runtime integration tests: the real tactus-master and real client processes (tactus-test-client),
 // each test on its own instance, checked through exit codes, messages and the event log.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +19,10 @@
 #include "runtime_harness.hpp"
 #include "tactus/client.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/shm_layout.hpp"
 #include "tactus/core/verify.hpp"
+#include "tactus/ipc/notes.hpp"
+#include "tactus/ipc/process.hpp"
 #include "test_skip.hpp"
 
 using namespace tactus;
@@ -271,14 +277,20 @@ TEST_CASE("a core the client may not use is refused on the client and the master
     CHECK(readFile(run.out("Client0")).find("CPU511") != std::string::npos);  // the others see why
     CHECK_FALSE(segmentPresent(run.instance));
   }
-  SECTION("unpinned (-C)") {
+  SECTION("unpinned (-C), and tactus-report says so") {
     Run run("nocore_c", s);
-    const pid_t m = run.master({"-e", "20", "-C"});
+    const pid_t m = run.master({"-e", "20", "-C", "-l", run.logPath});
     const pid_t c0 = run.client("Client0");
     const pid_t c1 = run.client("Client1");
     CHECK(waitFor(c0, kWaitMs) == 0);
     CHECK(waitFor(c1, kWaitMs) == 0);
     CHECK(waitFor(m, kWaitMs) == 0);
+    const pid_t report =
+        run.children.spawn({buildPath("tools/tactus-report"), run.logPath, run.schedulePath}, run.out("report"));
+    CHECK(waitFor(report, kWaitMs) == 0);
+    const std::string text = readFile(run.out("report"));
+    INFO(text);
+    CHECK(text.find("warning: the master ran with -C: no worker was pinned to its planned core") != std::string::npos);
   }
 }
 
@@ -415,22 +427,46 @@ TEST_CASE("the master names a client that cannot take part, with what it said", 
 }
 
 // Another user's client: as root, the client runs as uid 65534 (nobody) through setpriv. Its own
-// meson test ("runtime other users"), skipped (77) where that cannot be done: not root, no
-// setpriv, or a build tree uid 65534 may not enter (a private temporary directory).
+// meson test ("runtime other users"), skipped (77) where that cannot be done: not root, or no
+// setpriv.
 TEST_CASE(
     "a client of another user is told to share by group, never to remove a live master's segment, and the "
     "master names it",
     "[runtime][users]") {
   const std::string setpriv = "/usr/bin/setpriv";
-  const std::string client = buildPath("tests/runtime/tactus-test-client");
+  std::string client = buildPath("tests/runtime/tactus-test-client");
   if (::geteuid() != 0 || ::access(setpriv.c_str(), X_OK) != 0) TACTUS_SKIP("needs root and " << setpriv);
-  {
+  const auto runsAsNobody = [&](const std::string& path) {
     ChildProcesses probe;
     const std::string out = scratchDir("usersprobe") + "/probe.out";
-    const pid_t p =
-        probe.spawn({setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", client, "--bad-option"}, out);
-    if (waitFor(p, kWaitMs) != 2) TACTUS_SKIP("uid 65534 cannot run " << client << " (a private build directory)");
+    return waitFor(
+               probe.spawn({setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", path, "--bad-option"}, out),
+               kWaitMs) == 2;
+  };
+  // A build tree uid 65534 may not enter (CI's private temporary directory): the client and the
+  // library it finds by its RUNPATH ($ORIGIN/../../client_lib) copied where it may.
+  std::string shared;
+  if (!runsAsNobody(client)) {
+    shared = "/tmp/tactus-users-" + std::to_string(::getpid());
+    std::error_code e;
+    std::filesystem::create_directories(shared + "/tests/runtime", e);
+    std::filesystem::create_directories(shared + "/client_lib", e);
+    std::filesystem::copy_file(client, shared + "/tests/runtime/tactus-test-client", e);
+    std::filesystem::copy_file(buildPath("client_lib/libtactus.so.0"), shared + "/client_lib/libtactus.so.0", e);
+    for (const char* dir : {"", "/tests", "/tests/runtime", "/client_lib"}) ::chmod((shared + dir).c_str(), 0755);
+    client = shared + "/tests/runtime/tactus-test-client";
+    if (!runsAsNobody(client)) {
+      std::filesystem::remove_all(shared, e);
+      TACTUS_SKIP("uid 65534 cannot run the test client, nor a copy of it in /tmp");
+    }
   }
+  struct RemoveAfter {
+    std::string dir;
+    ~RemoveAfter() {
+      std::error_code e;
+      if (!dir.empty()) std::filesystem::remove_all(dir, e);
+    }
+  } removeAfter{shared};
   Run run("otheruser");
   const pid_t m = run.master({"-t", "1500000"});
   const pid_t c0 = run.client("Client0");
@@ -449,6 +485,45 @@ TEST_CASE(
                     ", uid 65534) cannot take part: it may not open") != std::string::npos);
   CHECK(master.find("start it with TACTUS_SEGMENT_GROUP set to a group uid 65534 is in") != std::string::npos);
   CHECK(master.find("client 'Client1' did not come (it may not open") != std::string::npos);
+}
+
+TEST_CASE("a client that finds a master of another layout version tells it why it stays away", "[runtime][notes]") {
+  // The master's side of a version mismatch is this build's note box; the master is this test,
+  // alive, with a published header of the next layout version (all a client reads before it
+  // refuses).
+  const std::string instance = uniqueInstance("noteversion");
+  auto box = ipc::NoteBox::open(instance);
+  REQUIRE(box.has_value());
+  const std::string path = "/dev/shm/tactus_" + instance;
+  {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(::ftruncate(fd, 4096) == 0);
+    void* at = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    REQUIRE(at != MAP_FAILED);
+    auto& h = *static_cast<shm::SegmentHeader*>(at);
+    h.layoutVersion = shm::kLayoutVersion + 1;
+    h.headerSize = sizeof(shm::SegmentHeader);
+    h.masterStartTime.store(ipc::processStartTime(::getpid()));
+    h.state.store(static_cast<std::uint32_t>(shm::SegmentState::kPublished));
+    h.magic.store(shm::kMagic);
+    h.masterPid.store(static_cast<std::uint32_t>(::getpid()));
+    ::munmap(at, 4096);
+  }
+  ChildProcesses kids;
+  const std::string out = scratchDir(instance) + "/client.out";
+  const pid_t c =
+      kids.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", "Client0", "--instance", instance}, out);
+  CHECK(waitFor(c, kWaitMs) == 3);
+  ::unlink(path.c_str());
+  const auto notes = box->take();
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].client == "Client0");
+  CHECK(notes[0].pid == static_cast<std::uint32_t>(c));
+  CHECK(notes[0].text == "it refused the segment: segment has layout version " +
+                             std::to_string(shm::kLayoutVersion + 1) + ", this build uses version " +
+                             std::to_string(shm::kLayoutVersion) + " (master and client from different builds?)");
 }
 
 TEST_CASE("init without a master times out when asked to", "[runtime][registration]") {

@@ -27,8 +27,16 @@ inline constexpr char kEventLogMagic[8] = {'T', 'A', 'C', 'T', 'L', 'O', 'G', '\
 /// the run records' spin field, the schedule start/stop records and tactus-check's violation
 /// records; version 1 logs (32-byte records, none of these) are read as well. Version 3 added the
 /// clock offset record of a multi-SoC run's masters (kClockOffset); a reader of version 2 refuses
-/// a version 3 log by its version.
-inline constexpr std::uint32_t kEventLogVersion = 3;
+/// a version 3 log by its version. Version 4 added the header's runFlags (how the master ran:
+/// unpinned, free running, with unregistered runnables allowed), which older logs read as 0.
+inline constexpr std::uint32_t kEventLogVersion = 4;
+/// EventLogHeader::runFlags: the master ran with -C, no worker pinned to its planned core (the
+/// plan's core assignment did not hold: cores the machine lacks, allowed knowingly).
+inline constexpr std::uint32_t kRunUnpinned = 1u;
+/// EventLogHeader::runFlags: the master ran with -m (a late iteration starts at once, no period skipped).
+inline constexpr std::uint32_t kRunFreeRunning = 2u;
+/// EventLogHeader::runFlags: the master ran with --allow-unregistered-runnables.
+inline constexpr std::uint32_t kRunAllowUnregistered = 4u;
 /// A kClockOffset estimate below this (in magnitude) is taken as one clock: the estimate is then
 /// the link's one-way latency (masters on one host, one CLOCK_MONOTONIC). Two hosts' monotonic
 /// clocks differ by the difference of their boot times, never set, so practically never this little.
@@ -120,7 +128,8 @@ struct EventLogHeader {
   std::uint16_t scheduleCount;
   std::uint64_t scheduleContentHash;  ///< content hash of the schedule file that ran
   std::int64_t runStartNs;            ///< CLOCK_MONOTONIC ns of the first release
-  std::uint8_t reserved[24];          ///< zero
+  std::uint32_t runFlags;             ///< kRunUnpinned, kRunFreeRunning, kRunAllowUnregistered (version 4; else 0)
+  std::uint8_t reserved[20];          ///< zero
 };
 static_assert(sizeof(EventLogHeader) == 64, "event log header layout is frozen");
 
@@ -184,12 +193,15 @@ class EventLogWriter {
   void setScheduleTag(std::int32_t identifier) { tag_ = identifier; }
   /// Sets the header's scheduleCount (call right after open).
   void setScheduleCount(std::uint16_t count);
+  /// Sets the header's runFlags (call right after open).
+  void setRunFlags(std::uint32_t flags);
   /// Flushes and closes; reports a write error if one happened.
   Result<void> close();
   /// Whether a file is open.
   bool isOpen() const { return file_ != nullptr; }
 
  private:
+  void rewriteHeader();  // the header written again over the file's first bytes (a failure is kept)
   std::FILE* file_ = nullptr;
   std::string path_;
   EventLogHeader header_{};
