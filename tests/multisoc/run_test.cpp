@@ -81,11 +81,13 @@ struct TwoSocs {
     schedule = compileSample(kids, dir, crossSocLatency);
     domain = std::to_string(ddsDomain);
   }
-  // SoC B's processes start under this (e.g. `unshare -T --monotonic S`: a clock of their own).
+  // SoC B's processes start under this (e.g. `unshare -T --monotonic S`: a clock of their own),
+  // SoC A's under socAPrefix (e.g. `ip netns exec NS`: a network stack of their own).
   std::vector<std::string> socBPrefix;
+  std::vector<std::string> socAPrefix;
 
   pid_t master(const std::string& soc, const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = soc == "SocB" ? socBPrefix : std::vector<std::string>{};
+    std::vector<std::string> argv = soc == "SocB" ? socBPrefix : socAPrefix;
     for (const std::string& a : {buildPath("master/tactus-master"), std::string("-s"), schedule, std::string("-x"), soc,
                                  std::string("-D"), instance, std::string("--dds-domain"), domain, std::string("-l"),
                                  dir + "/" + soc + ".log", std::string("-t"), std::string("20000000")})
@@ -95,7 +97,7 @@ struct TwoSocs {
   }
   pid_t client(const std::string& name) {
     setenv("TACTUS_INSTANCE", instance.c_str(), 1);
-    std::vector<std::string> argv = name == "Planner" ? socBPrefix : std::vector<std::string>{};
+    std::vector<std::string> argv = name == "Planner" ? socBPrefix : socAPrefix;
     for (const std::string& a : {buildPath("tests/runtime/tactus-test-client"), std::string("--name"), name,
                                  std::string("--timeout-ms"), std::string("20000")})
       argv.push_back(a);
@@ -395,6 +397,129 @@ TEST_CASE("SoCs on separate clocks known less closely than the schedule's cross-
         std::string::npos);
   CHECK(t.out("masterSocA").find("SoC 'SocB' ended the run: ") != std::string::npos);
   CHECK(t.shmClean());
+}
+
+namespace {
+
+// Two emulated hosts (root only): each SoC's master and clients in a network namespace of its own
+// (`ip netns`), joined by one veth pair whose two addresses are the only ones either has besides
+// its own loopback, and a Cyclone DDS configuration per side for that interface (multicast off,
+// the other side the only peer). SoC B also gets a clock of its own (`unshare -T`, 5000 s ahead).
+// The shared memory between a master and its clients is the host's /dev/shm, as on one machine.
+struct TwoHosts {
+  std::string nsA, nsB, dir;
+  bool up = false;
+
+  explicit TwoHosts(const std::string& dirIn) : dir(dirIn) {
+    const std::string tag = std::to_string(::getpid() % 100000);
+    nsA = "tactusA" + tag;
+    nsB = "tactusB" + tag;
+  }
+  ~TwoHosts() {
+    (void)std::system(("ip netns del " + nsA + " 2>/dev/null; ip netns del " + nsB + " 2>/dev/null").c_str());
+  }
+  // Creates the namespaces and the link; "" when done, else what failed.
+  std::string create() {
+    const std::string script = "set -e; ip netns add " + nsA + "; ip netns add " + nsB + "; ip link add vA netns " +
+                               nsA + " type veth peer name vB netns " + nsB + "; ip -n " + nsA +
+                               " addr add 10.77.0.1/30 dev vA; ip -n " + nsB + " addr add 10.77.0.2/30 dev vB; ip -n " +
+                               nsA + " link set vA up; ip -n " + nsB + " link set vB up; ip -n " + nsA +
+                               " link set lo up; ip -n " + nsB + " link set lo up";
+    if (std::system(("(" + script + ") >" + dir + "/netns.out 2>&1").c_str()) != 0) return readFile(dir + "/netns.out");
+    up = true;
+    return "";
+  }
+  // The Cyclone DDS configuration of one side: its veth address, the other's as the only peer.
+  std::string ddsConfig(const std::string& side, const std::string& own, const std::string& peer) const {
+    const std::string path = dir + "/dds_" + side + ".xml";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fprintf(f,
+                 "<CycloneDDS xmlns=\"https://cdds.io/config\"><Domain Id=\"any\"><General><Interfaces>"
+                 "<NetworkInterface address=\"%s\"/></Interfaces><AllowMulticast>false</AllowMulticast>"
+                 "</General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>40"
+                 "</MaxAutoParticipantIndex><Peers><Peer address=\"%s\"/></Peers></Discovery></Domain>"
+                 "</CycloneDDS>\n",
+                 own.c_str(), peer.c_str());
+    std::fclose(f);
+    return "file://" + path;
+  }
+  // What SoC A's and SoC B's processes start under.
+  std::vector<std::string> prefixA() const {
+    return {"/usr/sbin/ip", "netns", "exec", nsA, "env", "CYCLONEDDS_URI=" + ddsConfig("A", "10.77.0.1", "10.77.0.2")};
+  }
+  std::vector<std::string> prefixB() const {
+    return {"/usr/sbin/ip",
+            "netns",
+            "exec",
+            nsB,
+            "env",
+            "CYCLONEDDS_URI=" + ddsConfig("B", "10.77.0.2", "10.77.0.1"),
+            std::filesystem::exists("/usr/bin/unshare") ? "/usr/bin/unshare" : "/bin/unshare",
+            "-T",
+            "--monotonic",
+            "5000"};
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "SoCs on two emulated hosts (network and time namespaces, one veth link) run in order; a link cut ends "
+    "the run on both, named",
+    "[multisoc][netns]") {
+  if (::geteuid() != 0 || !std::filesystem::exists("/usr/sbin/ip")) TACTUS_SKIP("needs root and ip(8)");
+  if (std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1") != 0)
+    TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
+  SECTION("a run of 200 iterations") {
+    TwoSocs t("soc_hosts", 47);
+    TwoHosts hosts(t.dir);
+    if (const std::string why = hosts.create(); !why.empty()) TACTUS_SKIP("ip netns: " << why);
+    t.socAPrefix = hosts.prefixA();
+    t.socBPrefix = hosts.prefixB();
+    t.masterA = t.master("SocA", {"-e", "200", "-a", "30"});
+    t.masterB = t.master("SocB", {"-a", "30"});
+    t.clientA = t.client("Sensor");
+    t.clientB = t.client("Planner");
+    const int timeoutMs = static_cast<int>(30000 * timeScale());
+    CHECK(waitFor(t.masterA, timeoutMs) == 0);
+    CHECK(waitFor(t.masterB, timeoutMs) == 0);
+    CHECK(waitFor(t.clientA, timeoutMs) == 0);
+    CHECK(waitFor(t.clientB, timeoutMs) == 0);
+    INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+    CHECK(std::llabs(numberAfter(t.out("masterSocB"), "estimated at ") - 5'000'000'000LL) < 2000);
+    CHECK(checkAcrossClocks(t, 200, 2'000'000) == "");
+    CHECK(t.shmClean());
+  }
+  SECTION("the link cut while it runs") {
+    TwoSocs t("soc_hosts_cut", 48);
+    TwoHosts hosts(t.dir);
+    if (const std::string why = hosts.create(); !why.empty()) TACTUS_SKIP("ip netns: " << why);
+    t.socAPrefix = hosts.prefixA();
+    t.socBPrefix = hosts.prefixB();
+    const std::vector<std::string> args = {"-a", "30", "-o", "500000"};  // until stopped; 0.5 s lease
+    t.masterA = t.master("SocA", args);
+    t.masterB = t.master("SocB", args);
+    t.clientA = t.client("Sensor");
+    t.clientB = t.client("Planner");
+    REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 0),
+                                static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+    REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
+                                static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+    usleep(300000);
+    REQUIRE(std::system(("ip -n " + hosts.nsA + " link set vA down").c_str()) == 0);
+    const int timeoutMs = static_cast<int>(15000 * timeScale());
+    CHECK(waitFor(t.masterA, timeoutMs) == 1);
+    CHECK(waitFor(t.masterB, timeoutMs) == 1);
+    CHECK(waitFor(t.clientA, timeoutMs) != 0);
+    CHECK(waitFor(t.clientB, timeoutMs) != 0);
+    INFO(t.out("masterSocA") << t.out("masterSocB"));
+    CHECK(t.out("masterSocA").find("SoC 'SocB' is gone: its master showed no DDS liveliness within -o 500000 us") !=
+          std::string::npos);
+    CHECK(t.out("masterSocB").find("SoC 'SocA' is gone: its master showed no DDS liveliness within -o 500000 us") !=
+          std::string::npos);
+    CHECK(t.shmClean());
+  }
 }
 
 TEST_CASE("only the primary's -e decides the last iteration: a follower's own -e is ignored", "[multisoc]") {
