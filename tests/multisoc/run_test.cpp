@@ -522,6 +522,62 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "with DDS Security only trusted masters join: a run between two, and none with a master whose "
+    "certificate another authority signed",
+    "[multisoc][security]") {
+  const std::string plugins = "/usr/lib/x86_64-linux-gnu/libddsc0debian/libdds_security_auth.so";
+  if (!std::filesystem::exists("/usr/bin/openssl") || !std::filesystem::exists(plugins))
+    TACTUS_SKIP("needs openssl(1) and Cyclone DDS's security plugins (" << plugins << ")");
+  const std::string script = std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/samples/multisoc/security/make_pki.sh";
+  // Each side: the loopback network part, then its SoC's security fragment from a PKI.
+  const auto secured = [](const std::string& pki, const std::string& soc) {
+    const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+    return std::vector<std::string>{"/usr/bin/env", "CYCLONEDDS_URI=file://" + std::string(root) +
+                                                        "/samples/multisoc/loopback.xml,file://" + pki + "/" + soc +
+                                                        ".xml"};
+  };
+  SECTION("both masters trusted: the run goes on encrypted") {
+    TwoSocs t("soc_trusted", 49);
+    REQUIRE(std::system((script + " " + t.dir + "/pki SocA SocB >" + t.dir + "/pki.out 2>&1").c_str()) == 0);
+    t.socAPrefix = secured(t.dir + "/pki", "SocA");
+    t.socBPrefix = secured(t.dir + "/pki", "SocB");
+    t.masterA = t.master("SocA", {"-e", "50", "-a", "30"});
+    t.masterB = t.master("SocB", {"-a", "30"});
+    t.clientA = t.client("Sensor");
+    t.clientB = t.client("Planner");
+    const int timeoutMs = static_cast<int>(30000 * timeScale());
+    CHECK(waitFor(t.masterA, timeoutMs) == 0);
+    CHECK(waitFor(t.masterB, timeoutMs) == 0);
+    CHECK(waitFor(t.clientA, timeoutMs) == 0);
+    CHECK(waitFor(t.clientB, timeoutMs) == 0);
+    INFO(t.out("masterSocA") << t.out("masterSocB"));
+    CHECK(checkMergedLogs(t, 50) == "");
+    CHECK(t.shmClean());
+  }
+  SECTION("SocB's master holds a certificate of another authority: neither sees the other") {
+    TwoSocs t("soc_untrusted", 50);
+    REQUIRE(std::system((script + " " + t.dir + "/pki SocA SocB >" + t.dir + "/pki.out 2>&1").c_str()) == 0);
+    REQUIRE(std::system((script + " " + t.dir + "/other SocA SocB >" + t.dir + "/other.out 2>&1").c_str()) == 0);
+    t.socAPrefix = secured(t.dir + "/pki", "SocA");
+    t.socBPrefix = secured(t.dir + "/other", "SocB");
+    t.masterA = t.master("SocA", {"-e", "50", "-a", "3"});
+    t.masterB = t.master("SocB", {"-a", "3"});
+    t.clientA = t.client("Sensor");
+    t.clientB = t.client("Planner");
+    const int timeoutMs = static_cast<int>(30000 * timeScale());
+    CHECK(waitFor(t.masterA, timeoutMs) == 1);
+    CHECK(waitFor(t.masterB, timeoutMs) == 1);
+    CHECK(waitFor(t.clientA, timeoutMs) != 0);
+    CHECK(waitFor(t.clientB, timeoutMs) != 0);
+    INFO(t.out("masterSocA") << t.out("masterSocB"));
+    CHECK(t.out("masterSocA").find("no master of SoC 'SocB' was ready within -a 3 s") != std::string::npos);
+    CHECK(t.out("masterSocB").find("no master of SoC 'SocA' was ready within -a 3 s") != std::string::npos);
+    CHECK(t.out("masterSocA").find("certificate signature failure") != std::string::npos);  // Cyclone says why
+    CHECK(t.shmClean());
+  }
+}
+
 TEST_CASE("only the primary's -e decides the last iteration: a follower's own -e is ignored", "[multisoc]") {
   // A follower whose -e is smaller than the primary's must not stop its clients early (the primary
   // would wait for their ends); one whose -e is larger stops with the primary all the same.
