@@ -227,7 +227,13 @@ void SegmentView::setMessage(std::string_view text) const {
 
 std::string SegmentView::message() const {
   const char* m = header().message;
-  return std::string(m, strnlen(m, kMessageSize));
+  std::string text(m, strnlen(m, kMessageSize));
+  // Others can write the segment: bytes that are not printable ASCII (the master writes none) are
+  // shown as '?', so a damaged header cannot move a terminal's cursor or forge a line.
+  for (char& c : text) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  return text;
 }
 
 }  // namespace tactus::shm

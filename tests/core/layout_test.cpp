@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -57,6 +58,21 @@ TEST_CASE("the segment layout puts every area on its own cache lines and validat
   view.header().layoutVersion = shm::kLayoutVersion;
   view.header().instanceOffset += 64;
   CHECK_FALSE(view.validate().has_value());
+}
+
+TEST_CASE("the stop message reads as printable text whatever bytes the segment holds", "[layout]") {
+  shm::LayoutCounts counts{1, 2, 5, 2, 2, 64, 100};
+  AlignedBuffer buffer(shm::computeLayout(counts).total);
+  shm::SegmentView view(buffer.span());
+  REQUIRE(view.initialize(counts).has_value());
+  view.setMessage("client 'A' died");
+  CHECK(view.message() == "client 'A' died");
+  // Bytes written over it (damage, or a process of the same user): escapes and a forged line.
+  const char written[] = "\x1b[2J\rclient 'B'\n\xff";
+  std::memcpy(view.header().message, written, sizeof written);
+  CHECK(view.message() == "?[2J?client 'B'??");
+  std::memset(view.header().message, 'x', sizeof view.header().message);  // no terminating NUL
+  CHECK(view.message().size() == shm::kMessageSize);
 }
 
 TEST_CASE("the view keeps its own copy of the geometry and names a header field written over", "[layout]") {

@@ -526,7 +526,8 @@ class SegmentView {
   void writeScheduleText(std::string_view text) const;
   /// Writes the stop message (truncated to fit).
   void setMessage(std::string_view text) const;
-  /// Reads the stop message (at most kMessageSize - 1 bytes, whatever the segment holds).
+  /// Reads the stop message (at most kMessageSize bytes, whatever the segment holds; a byte
+  /// that is not printable ASCII reads as '?').
   std::string message() const;
 
   std::span<std::byte> bytes() const { return bytes_; }
