@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -302,9 +303,44 @@ std::optional<RunEnd> Run::stopBySignal() {
       message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs) : blocker)};
 }
 
-// A manager that claimed the channel and died ends the run; one that detached does not.
+namespace {
+
+// Why `pid`, claimed as the schedule manager in the channel at `channelPath`, is no manager ("" when
+// it may be one): a process that does not exist, or one that has not mapped the channel (a genuine
+// manager maps it before it claims). A process of another user, whose maps this master may not
+// read, is taken at its word (a manager of the segment group).
+std::string noManager(std::uint32_t pid, const std::string& channelPath) {
+  if (!ipc::processAlive(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid))))
+    return "a process that does not exist";
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return "";
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() >= channelPath.size() &&
+        line.compare(line.size() - channelPath.size(), channelPath.size(), channelPath) == 0)
+      return "";
+  }
+  return "a process that has not mapped the channel";
+}
+
+}  // namespace
+
+// A manager that claimed the channel and died ends the run; one that detached does not. A claim no
+// manager made (the channel written over by another process of the user: a dead pid, pid 1) is
+// cleared, said once, so it neither ends the run nor locks out the real manager.
 std::optional<RunEnd> Run::watchManager() {
   const std::uint32_t pid = channel_->managerPid.load(std::memory_order_acquire);
+  if (pid != managerPid_ && pid != 0) {
+    if (const std::string why = noManager(pid, ipc::segmentPath(shm::managerInstanceName(o_.instance))); !why.empty()) {
+      std::uint32_t claimed = pid;
+      if (channel_->managerPid.compare_exchange_strong(claimed, 0, std::memory_order_acq_rel)) {
+        err_ << "tactus-master: warning: the manager channel named pid " << pid << ", " << why
+             << ", as its schedule manager (written over by another process of this user?); cleared, so the "
+                "manager "
+             << quoted(o_.managerName) << " may attach\n";
+      }
+      return std::nullopt;
+    }
+  }
   if (pid != managerPid_) {
     managerPid_ = pid;
     // The start time comes from /proc, not from the channel: a second manager that tries to

@@ -4,8 +4,11 @@
 // check of what ran comes from the master's event log.
 // (Above 600 lines: the scenarios share the process harness (SwitchRun) and the log checks defined
 // at the top; a second file would need them in a header of their own.)
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +29,7 @@
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/shm_layout.hpp"
 #include "tactus/manager.hpp"
 
 using namespace tactus;
@@ -496,6 +500,59 @@ TEST_CASE("every start order of master, manager and clients runs the session", "
     ++orders;
   } while (std::next_permutation(order.begin(), order.end()));
   CHECK(orders == 6);
+}
+
+TEST_CASE(
+    "a manager claim no manager made (the channel written over: a dead pid, pid 1) is cleared, said, and the "
+    "real manager attaches",
+    "[switching][fault]") {
+  SwitchRun run("mgrclaim", {modeYaml(511, 2, 1000, false), modeYaml(512, 2, 1000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  const std::string channel = "/dev/shm/tactus_" + run.instance + ".manager";
+  REQUIRE(waitForPath(channel, kWaitMs));
+  // A pid that is gone: a child that has exited and been reaped.
+  const pid_t gone = ::fork();
+  REQUIRE(gone >= 0);
+  if (gone == 0) std::_Exit(0);
+  REQUIRE(::waitpid(gone, nullptr, 0) == gone);
+  const auto claim = [&](std::uint32_t pid) {
+    const int fd = ::open(channel.c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    void* at = ::mmap(nullptr, sizeof(shm::ManagerChannel), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    REQUIRE(at != MAP_FAILED);
+    auto* ch = static_cast<shm::ManagerChannel*>(at);
+    // Once the channel is open (the master fills it before), written over as another process would.
+    for (int k = 0; k < 1000 && ch->open.load() == 0; ++k) usleep(10'000);
+    ch->managerPid.store(pid);
+    bool cleared = false;
+    for (int k = 0; k < 500 && !cleared; ++k) {
+      usleep(10'000);
+      cleared = ch->managerPid.load() == 0;
+    }
+    ::munmap(at, sizeof(shm::ManagerChannel));
+    return cleared;
+  };
+  CHECK(claim(static_cast<std::uint32_t>(gone)));
+  // pid 1's maps are readable to root only, and not in every container: where they are not, the
+  // master cannot tell a claim of pid 1 from a manager of another user's (it takes it at its word).
+  const bool pid1Readable = static_cast<bool>(std::ifstream("/proc/1/maps"));
+  if (pid1Readable) CHECK(claim(1));
+  CHECK(waitFor(run.tool({"start", "511"}, "start"), kWaitMs) == 0);
+  CHECK(waitFor(run.tool({"exit"}, "exit"), kWaitMs) == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  const std::string master = readFile(run.out("master"));
+  INFO(master << readFile(run.out("start")));
+  CHECK(master.find("the manager channel named pid " + std::to_string(gone) + ", a process that does not exist") !=
+        std::string::npos);
+  if (pid1Readable)
+    CHECK(master.find("the manager channel named pid 1, a process that has not mapped the channel") !=
+          std::string::npos);
+  CHECK(master.find("died") == std::string::npos);
 }
 
 TEST_CASE("a manager that dies while attached ends the run, named; clients return peer-died", "[switching][fault]") {
