@@ -1,11 +1,11 @@
 // WCET side files: a flat YAML map `Client.Runnable: <ns or duration>` applied over a Graph.
 #include "wcet_file.hpp"
 
-#include "tactus/core/suggest.hpp"
 #include "graph/yaml_tree.hpp"
 #include "graph_parser.hpp"
 #include "tactus/core/command_line.hpp"
 #include "tactus/core/file_io.hpp"
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/text.hpp"
 
 #include <algorithm>

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -312,14 +311,9 @@ namespace {
 std::string noManager(std::uint32_t pid, const std::string& channelPath) {
   if (!ipc::processAlive(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid))))
     return "a process that does not exist";
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  if (!maps) return "";
-  for (std::string line; std::getline(maps, line);) {
-    if (line.size() >= channelPath.size() &&
-        line.compare(line.size() - channelPath.size(), channelPath.size(), channelPath) == 0)
-      return "";
-  }
-  return "a process that has not mapped the channel";
+  if (ipc::processMaps(static_cast<pid_t>(pid), channelPath) == false)
+    return "a process that has not mapped the channel";
+  return "";
 }
 
 }  // namespace

@@ -100,6 +100,15 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
     const bool removed = segment->removeNameIfStillOurs(rt.instance);
     return Look{false, "its " + master + " is gone" + (removed ? "; removed the segment it left" : "")};
   }
+  if (ipc::processMaps(static_cast<pid_t>(pid), ipc::segmentPath(rt.instance)) == false) {
+    // A live process that has not mapped it is not its master: a byte copy of another instance's
+    // segment, or a header written to name some other process. Never attached to; removed.
+    const bool removed = segment->removeNameIfStillOurs(rt.instance);
+    return Look{false, "it names " + master +
+                           ", which has not mapped it (a copy of another segment, or a forged "
+                           "header)" +
+                           (removed ? "; removed it" : "")};
+  }
   if (state == SegmentState::kPublished) {
     if (auto ok = view.validate(); !ok) {
       // Another layout version (or a damaged header): the master hears why this client stays away.

@@ -8,8 +8,8 @@
 
 #include "duration.hpp"
 #include "graph/graph_rules.hpp"
-#include "tactus/core/suggest.hpp"
 #include "tactus/core/limits.hpp"
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::compiler::parse {

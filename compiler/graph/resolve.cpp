@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "graph/graph_rules.hpp"
-#include "tactus/core/suggest.hpp"
 #include "tactus/core/limits.hpp"
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::compiler::parse {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "duration.hpp"
-#include "tactus/core/suggest.hpp"
 #include "tactus/core/limits.hpp"
+#include "tactus/core/suggest.hpp"
 
 namespace tactus::compiler::parse {
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 namespace tactus::ipc {
@@ -55,6 +56,17 @@ bool processAlive(pid_t pid, std::uint64_t startTime) {
   if (!readStat(pid, state, start)) return false;
   if (state == 'Z' || state == 'X') return false;
   return startTime == 0 || start == startTime;
+}
+
+std::optional<bool> processMaps(pid_t pid, const std::string& path) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return std::nullopt;
+  std::string line;
+  if (!std::getline(maps, line)) return std::nullopt;  // opened, but not ours to read (or no process)
+  do {
+    if (line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0) return true;
+  } while (std::getline(maps, line));
+  return false;
 }
 
 ProcessWatch::ProcessWatch(pid_t pid, std::uint64_t startTime) : pid_(pid), startTime_(startTime) {

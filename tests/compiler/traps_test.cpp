@@ -13,10 +13,10 @@
 
 #include "compile.hpp"
 #include "compile_args.hpp"
-#include "tactus/core/suggest.hpp"
 #include "graph/warnings.hpp"
 #include "graph_parser.hpp"
 #include "runtime_harness.hpp"
+#include "tactus/core/suggest.hpp"
 #include "wcet_file.hpp"
 
 using namespace tactus;

@@ -495,6 +495,7 @@ TEST_CASE("a client that finds a master of another layout version tells it why i
   auto box = ipc::NoteBox::open(instance);
   REQUIRE(box.has_value());
   const std::string path = "/dev/shm/tactus_" + instance;
+  void* mapped = nullptr;
   {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     REQUIRE(fd >= 0);
@@ -509,13 +510,14 @@ TEST_CASE("a client that finds a master of another layout version tells it why i
     h.state.store(static_cast<std::uint32_t>(shm::SegmentState::kPublished));
     h.magic.store(shm::kMagic);
     h.masterPid.store(static_cast<std::uint32_t>(::getpid()));
-    ::munmap(at, 4096);
+    mapped = at;  // kept mapped while the client looks: a master maps its segment
   }
   ChildProcesses kids;
   const std::string out = scratchDir(instance) + "/client.out";
   const pid_t c =
       kids.spawn({buildPath("tests/runtime/tactus-test-client"), "--name", "Client0", "--instance", instance}, out);
   CHECK(waitFor(c, kWaitMs) == 3);
+  ::munmap(mapped, 4096);
   ::unlink(path.c_str());
   const auto notes = box->take();
   REQUIRE(notes.size() == 1);
@@ -524,6 +526,40 @@ TEST_CASE("a client that finds a master of another layout version tells it why i
   CHECK(notes[0].text == "it refused the segment: segment has layout version " +
                              std::to_string(shm::kLayoutVersion + 1) + ", this build uses version " +
                              std::to_string(shm::kLayoutVersion) + " (master and client from different builds?)");
+}
+
+TEST_CASE("a byte copy of a live master's segment under another name captures no client, and no master refuses it",
+          "[runtime][notes]") {
+  Run run("copied");
+  const pid_t m = run.master({"-t", "5000000"});
+  REQUIRE(waitForPath("/dev/shm/tactus_" + run.instance, kWaitMs));
+  REQUIRE(waitForSegmentState(run.instance, static_cast<std::uint32_t>(shm::SegmentState::kPublished), kWaitMs));
+  const std::string copy = run.instance + "_copy";
+  std::error_code e;
+  std::filesystem::copy_file("/dev/shm/tactus_" + run.instance, "/dev/shm/tactus_" + copy, e);
+  REQUIRE_FALSE(e);
+  // A client of the copy's name: the copy names a live master that has not mapped it.
+  ChildProcesses kids;
+  const std::string out = scratchDir(copy) + "/client.out";
+  const pid_t c = kids.spawn(
+      {buildPath("tests/runtime/tactus-test-client"), "--name", "Client0", "--instance", copy, "--timeout-ms", "1000"},
+      out);
+  CHECK(waitFor(c, kWaitMs) == 3);
+  INFO(readFile(out));
+  CHECK(readFile(out).find("which has not mapped it (a copy of another segment, or a forged header); removed it") !=
+        std::string::npos);
+  CHECK_FALSE(segmentPresent(copy));
+  // A master of the copy's name replaces a copy rather than refuse to start.
+  std::filesystem::copy_file("/dev/shm/tactus_" + run.instance, "/dev/shm/tactus_" + copy, e);
+  REQUIRE_FALSE(e);
+  const pid_t second = run.children.spawn(
+      {buildPath("master/tactus-master"), "-s", run.schedulePath, "-D", copy, "-t", "300000"}, run.out("second"));
+  CHECK(waitFor(second, kWaitMs) == 1);  // its clients never come: -t
+  CHECK(readFile(run.out("second"))
+            .find("replacing segment /dev/shm/tactus_" + copy + ": it names master pid " + std::to_string(m) +
+                  ", which has not mapped it") != std::string::npos);
+  CHECK(readFile(run.out("second")).find("did not come") != std::string::npos);
+  CHECK_FALSE(segmentPresent(copy));
 }
 
 TEST_CASE("init without a master times out when asked to", "[runtime][registration]") {

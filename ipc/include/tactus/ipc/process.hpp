@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace tactus::ipc {
 
@@ -13,6 +15,12 @@ std::uint64_t processStartTime(pid_t pid);
 
 /// Whether the process `pid` with start time `startTime` (0: any) is alive; a zombie counts as dead.
 bool processAlive(pid_t pid, std::uint64_t startTime = 0);
+
+/// Whether process `pid` has the file `path` mapped (/proc/<pid>/maps); nothing when that cannot
+/// be read (another user's process, a container's limits). A segment's master and a manager map
+/// theirs for as long as they use it: a live pid that has not is no owner of it (a forged or
+/// copied header, a claim written over).
+std::optional<bool> processMaps(pid_t pid, const std::string& path);
 
 /// Watches one process for exit. Uses pidfd_open + poll (readable once the process has exited,
 /// zombie included); falls back to /proc when pidfds are unavailable.
