@@ -228,7 +228,9 @@ std::optional<RunEnd> SocRun::checkPeers() {
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
                     "SoC " + socName(p.soc) + " ended the run: " + p.message};
     }
-    if (p.lost && p.state != kStateStopping) {
+    // A peer that leaves after this primary published the run's stop is ending with it (its
+    // stopping state may reach us after its liveliness ends); only a loss before is a failure.
+    if (p.lost && p.state != kStateStopping && !stopSent_.load(std::memory_order_acquire)) {
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
                     "SoC " + socName(p.soc) + " is gone: its master showed no DDS liveliness within -o " +
                         std::to_string(o_.livelinessNs / 1000) + " us"};
@@ -319,6 +321,7 @@ void SocRun::stopped(HyperepochId he, std::uint64_t iteration) {
   // A stop sample carries the stop's reason where a start sample carries its time: the other SoCs
   // end with the same reason (a follower at the primary's -e, or after the primary's signal).
   const shm::StopReason reason = control_.stopRequested() ? control_.stopReason() : shm::StopReason::kFrameLimit;
+  stopSent_.store(true, std::memory_order_release);
   (void)link_->publishRelease(index(he), iteration, static_cast<std::int64_t>(reason), iteration + 1);
 }
 

@@ -156,6 +156,7 @@ class SocRun final : public IterationSync {
   std::int64_t clockAskedNs_ = 0;                // when the last one was
   std::atomic<std::uint32_t> primaryStop_{0};    // a follower: the primary's StopReason from its stop samples
   std::atomic<bool> stop_{false};
+  std::atomic<bool> stopSent_{false};  // the primary: a release thread published the run's stop
   std::vector<std::thread> threads_;
   std::int64_t announcedNs_ = 0;
   std::int64_t primaryStoppedNs_ = 0;  // a follower: when the primary was seen ending well
