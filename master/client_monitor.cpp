@@ -127,9 +127,9 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
     }
     if (record.pid != 0 && record.watch.exited() && state != ClientState::kExited) {
       const char* when = state == ClientState::kAbsent ? "while attaching, " : "";
-      return RunEnd{
-          shm::SegmentState::kAborted, shm::StopReason::kPeerDied, c,
-          "client " + quoted(name(c)) + " (pid " + std::to_string(record.pid) + ") died " + when + phase + said(c)};
+      return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kPeerDied, c,
+                    "client " + quoted(name(c)) + " (pid " + std::to_string(record.pid) + ") died " + when + phase +
+                        (beforeRun ? said(c) : std::string())};
     }
   }
   return std::nullopt;

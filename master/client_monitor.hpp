@@ -53,8 +53,8 @@ class ClientMonitor {
   }
   /// Whether client `c` runs on another SoC (setRemote).
   bool remote(ClientId c) const { return records_.contains(c) && records_[c].remote; }
-  /// What client `c` said of why it cannot take part (a note, ipc/notes.hpp): added to the end it
-  /// gives when it does not come, or dies before the run.
+  /// What a process naming itself client `c` said of why it cannot take part (a note,
+  /// ipc/notes.hpp): added to the end given when `c` does not come, or dies before the run.
   void note(ClientId c, const std::string& text) {
     if (records_.contains(c)) records_[c].note = text;
   }
@@ -69,7 +69,7 @@ class ClientMonitor {
     bool remote = false;   // setRemote(): another SoC's client
     std::string note;      // note(): what the client said of why it cannot take part
   };
-  /// "; it said: NOTE" when client `c` sent a note, else "".
+  /// " (NOTE)" when client `c` sent a note, else "".
   std::string said(ClientId c) const;
   const shm::SegmentView& view_;
   const Schedule& schedule_;

@@ -310,9 +310,9 @@ namespace {
 // read, is taken at its word (a manager of the segment group).
 std::string noManager(std::uint32_t pid, const std::string& channelPath) {
   if (!ipc::processAlive(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid))))
-    return "a process that does not exist";
+    return "a process that is gone (a manager that died at once, or a claim written over)";
   if (ipc::processMaps(static_cast<pid_t>(pid), channelPath) == false)
-    return "a process that has not mapped the channel";
+    return "a process that has not mapped the channel (a claim written over)";
   return "";
 }
 
@@ -328,9 +328,7 @@ std::optional<RunEnd> Run::watchManager() {
       std::uint32_t claimed = pid;
       if (channel_->managerPid.compare_exchange_strong(claimed, 0, std::memory_order_acq_rel)) {
         err_ << "tactus-master: warning: the manager channel named pid " << pid << ", " << why
-             << ", as its schedule manager (written over by another process of this user?); cleared, so the "
-                "manager "
-             << quoted(o_.managerName) << " may attach\n";
+             << ", as its schedule manager; cleared, so the manager " << quoted(o_.managerName) << " may attach\n";
       }
       return std::nullopt;
     }

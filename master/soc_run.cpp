@@ -157,10 +157,13 @@ void SocRun::askClock() {
 }
 
 void SocRun::receiveClock(const soc_link::ClockAnswer& a) {
-  // Another host wrote two of the four times: a round trip that is negative or beyond a second is
-  // no measurement (and keeps the sums below far from overflow).
+  // Another host wrote two of the four times (our own clock the other two): each checked before
+  // any sum, so none can overflow; a turnaround or a round trip beyond a second is no measurement.
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  if (a.heardNs <= 0 || a.answeredNs < a.heardNs || a.answeredNs - a.heardNs > kSecond) return;
+  if (a.askedNs <= 0 || a.receivedNs < a.askedNs || a.receivedNs - a.askedNs > kSecond) return;
   const std::int64_t roundTrip = (a.receivedNs - a.askedNs) - (a.answeredNs - a.heardNs);
-  if (roundTrip < 0 || roundTrip > 1'000'000'000 || a.answeredNs < a.heardNs) return;
+  if (roundTrip < 0) return;
   const std::int64_t offset = ((a.askedNs - a.heardNs) / 2) + ((a.receivedNs - a.answeredNs) / 2);
   const std::lock_guard<std::mutex> hold(clockLock_);
   const std::uint64_t n = clockAnswers_.load();

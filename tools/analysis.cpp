@@ -329,6 +329,10 @@ struct AnalysisPass {
       a.warnings.push_back(
           "the master ran with -C: no worker was pinned to its planned core, so the plan's core "
           "assignment did not hold (runnables the plan runs in parallel may have shared a core)");
+    if ((log.header.runFlags & kRunFreeRunning) != 0)
+      a.warnings.push_back(
+          "the master ran with -m: a late iteration started at once instead of at the next "
+          "period boundary (no period skipped; later releases moved)");
     if ((log.header.runFlags & kRunAllowUnregistered) != 0)
       a.warnings.push_back(
           "the master ran with --allow-unregistered-runnables: a runnable no client registered "

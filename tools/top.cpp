@@ -75,7 +75,11 @@ void fillRows(const Schedule& schedule, const shm::SegmentView& view, const shm:
 Result<ScheduleView> readNamed(const std::string& segment) {
   auto mapped = ipc::Segment::openReadOnly(segment);
   if (!mapped) return mapped.error();
-  return readSegment(mapped->bytes(), segment);
+  mapped->guardAgainstTruncation();  // a segment truncated underneath reads as zeros, not SIGBUS
+  auto view = readSegment(mapped->bytes(), segment);
+  if (ipc::busFaultSeen())
+    return fail(ErrorCode::kIncompatible, ipc::segmentPath(segment) + " was truncated while tactus-top read it");
+  return view;
 }
 
 // The manager channel's running schedule, when the instance has one.
@@ -83,6 +87,7 @@ std::optional<std::uint32_t> managerRunning(const std::string& instance, bool& m
   managed = false;
   auto mapped = ipc::Segment::openReadOnly(shm::managerInstanceName(instance));
   if (!mapped || mapped->bytes().size() < sizeof(shm::ManagerChannel)) return std::nullopt;
+  mapped->guardAgainstTruncation();
   const auto* channel = reinterpret_cast<const shm::ManagerChannel*>(mapped->bytes().data());
   if (channel->magic.load(std::memory_order_acquire) != shm::kManagerMagic) return std::nullopt;
   managed = true;

@@ -3,7 +3,9 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,8 +65,17 @@ std::optional<bool> processMaps(pid_t pid, const std::string& path) {
   if (!maps) return std::nullopt;
   std::string line;
   if (!std::getline(maps, line)) return std::nullopt;  // opened, but not ours to read (or no process)
+  // The file by its device and inode as well as by its name: /dev/shm may be shown under another
+  // path (a symbolic link to /run/shm, a container's mount), and a live owner must never be missed.
+  struct stat st {};
+  const bool known = ::stat(path.c_str(), &st) == 0;
   do {
     if (line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0) return true;
+    unsigned devMajor = 0, devMinor = 0;
+    unsigned long long inode = 0;
+    if (known && std::sscanf(line.c_str(), "%*s %*s %*s %x:%x %llu", &devMajor, &devMinor, &inode) == 3 &&
+        inode == st.st_ino && devMajor == major(st.st_dev) && devMinor == minor(st.st_dev))
+      return true;
   } while (std::getline(maps, line));
   return false;
 }

@@ -5,7 +5,9 @@
 // for the instance, which any process of the same network namespace may reach whatever its user
 // and whatever layout version it was built with. The kernel attaches the sender's pid and uid
 // (SO_PASSCRED), so a note names its sender truly; its text is the sender's word and is shown,
-// never acted on. Best effort: a note nobody receives is lost, and nothing waits for one.
+// never acted on. Best effort: a note nobody receives is lost, and nothing waits for one. The
+// abstract namespace is per network namespace (a master under systemd's PrivateNetwork hears only
+// clients in its namespace), and any local process may bind the name before the master does.
 //
 // The wire format is frozen across layout versions: "tactus-note 1\n" CLIENT "\n" TEXT, at most
 // kMaxNoteBytes in one datagram.
