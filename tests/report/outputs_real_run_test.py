@@ -122,7 +122,10 @@ def check_outputs(tmp, log, schedules, yamls, ids):
         names = [line.split(":")[0] for line in open(path) if not line.startswith("#")]
         if names != sorted(r["name"] for r in parts[k]["runnables"]):
             fail(f"--wcet-out {path}: {names}")
-        check_ok(run([COMPILE, "-i", yamls[k], "--wcet", path, "-o", os.path.join(tmp, "w.tsched")]),
+        # Accepted is what is checked, not that it fits: the durations a run measured on a loaded
+        # machine (a sanitizer build beside other tests) can exceed the period.
+        check_ok(run([COMPILE, "-i", yamls[k], "--wcet", path, "--allow-overlength", "-o",
+                      os.path.join(tmp, "w.tsched")]),
                  f"tactus-compile --wcet {path} of schedule {ids[k]}")
     if several:  # schedule 102's file names a runnable schedule 101's graph does not have
         r = run([COMPILE, "-i", yamls[0], "--wcet", files[1], "-o", os.path.join(tmp, "w.tsched")])
