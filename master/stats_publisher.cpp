@@ -7,15 +7,18 @@ namespace tactus::master {
 
 namespace {
 constexpr auto kRelaxed = std::memory_order_relaxed;
+// Stores release: a reader that sees one also sees the write's odd sequence before it (the seqlock
+// without fences, which ThreadSanitizer does not support).
+constexpr auto kStore = std::memory_order_release;
 
 // The writer's own read-modify-write of a field only it writes (readers load it relaxed).
 template <typename T, typename V>
 void add(std::atomic<T>& field, V value) {
-  field.store(field.load(kRelaxed) + static_cast<T>(value), kRelaxed);
+  field.store(field.load(kRelaxed) + static_cast<T>(value), kStore);
 }
 template <typename T>
 void raise(std::atomic<T>& field, T value) {
-  if (value > field.load(kRelaxed)) field.store(value, kRelaxed);
+  if (value > field.load(kRelaxed)) field.store(value, kStore);
 }
 }  // namespace
 
@@ -26,13 +29,13 @@ void StatsPublisher::seeRun(const EventRecord& r) const {
   shm::RunnableStats& s = block_.runnable(r.aux);
   const std::int64_t took = std::max<std::int64_t>(0, r.endNs - r.startNs);
   const std::uint64_t count = s.count.load(kRelaxed);
-  s.recentNs[count % shm::kStatsRecent].store(took, kRelaxed);
-  s.lastNs.store(took, kRelaxed);
-  s.lastIteration.store(r.iteration, kRelaxed);
+  s.recentNs[count % shm::kStatsRecent].store(took, kStore);
+  s.lastNs.store(took, kStore);
+  s.lastIteration.store(r.iteration, kStore);
   raise(s.maxNs, took);
   add(s.totalNs, took);
   if (info.wcetNs > 0 && took > overrunLimitNs(info)) add(s.overruns, 1);
-  s.count.store(count + 1, kRelaxed);
+  s.count.store(count + 1, kStore);
 }
 
 void StatsPublisher::seeRelease(const EventRecord& r) const {
@@ -43,8 +46,8 @@ void StatsPublisher::seeRelease(const EventRecord& r) const {
   shm::HyperepochStats& s = block_.hyperepoch(he);
   const std::int64_t jitter = r.endNs - r.startNs;
   add(s.releases, 1);
-  s.lastIteration.store(r.iteration, kRelaxed);
-  s.lastJitterNs.store(jitter, kRelaxed);
+  s.lastIteration.store(r.iteration, kStore);
+  s.lastJitterNs.store(jitter, kStore);
   raise(s.maxJitterNs, jitter);
   add(s.totalJitterNs, jitter);
 }
@@ -53,13 +56,13 @@ void StatsPublisher::seeSwitch(const EventRecord& r) const {
   shm::StatsHeader& h = block_.header();
   const std::uint64_t k = h.switches.load(kRelaxed);
   shm::SwitchEntry& e = block_.switchEntry(static_cast<std::uint32_t>(k % shm::kStatsSwitchCapacity));
-  e.kind.store(r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) ? 1 : 2, kRelaxed);
-  e.schedule.store(r.schedule, kRelaxed);
-  e.other.store(r.aux, kRelaxed);
-  e.hyperepoch.store(r.instance, kRelaxed);
-  e.iteration.store(r.iteration, kRelaxed);
-  e.timeNs.store(r.startNs, kRelaxed);
-  h.switches.store(k + 1, kRelaxed);
+  e.kind.store(r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) ? 1 : 2, kStore);
+  e.schedule.store(r.schedule, kStore);
+  e.other.store(r.aux, kStore);
+  e.hyperepoch.store(r.instance, kStore);
+  e.iteration.store(r.iteration, kStore);
+  e.timeNs.store(r.startNs, kStore);
+  h.switches.store(k + 1, kStore);
 }
 
 void StatsPublisher::see(const EventRecord* records, std::size_t count, std::int64_t nowNs) const {

@@ -63,38 +63,41 @@ Result<void> StatsView::validate() const {
 
 void StatsView::beginWrite() const {
   StatsHeader& h = header();
-  h.seq.store(h.seq.load(kRelaxed) + 1, kRelaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  // Odd: a write in progress. An acquire read-modify-write keeps the block's stores after it.
+  h.seq.fetch_add(1, std::memory_order_acquire);
 }
 
 void StatsView::endWrite(std::int64_t nowNs) const {
   StatsHeader& h = header();
-  h.batches.store(h.batches.load(kRelaxed) + 1, kRelaxed);
-  h.updateNs.store(nowNs, kRelaxed);
+  h.batches.store(h.batches.load(kRelaxed) + 1, std::memory_order_release);
+  h.updateNs.store(nowNs, std::memory_order_release);
   h.seq.store(h.seq.load(kRelaxed) + 1, std::memory_order_release);
 }
 
 namespace {
 
+// Loads acquire: the sequence read after them cannot move before them (no fence needed).
+constexpr auto kRead = std::memory_order_acquire;
+
 // One copy of the block, consistent or not (readStats checks the sequence around it).
 void copyBlock(const StatsView& view, std::uint32_t runnables, std::uint32_t hyperepochs, StatsSnapshot& s) {
   const StatsHeader& h = view.header();
-  s.batches = h.batches.load(kRelaxed);
-  s.updateNs = h.updateNs.load(kRelaxed);
-  s.switches = h.switches.load(kRelaxed);
+  s.batches = h.batches.load(kRead);
+  s.updateNs = h.updateNs.load(kRead);
+  s.switches = h.switches.load(kRead);
   s.runnables.assign(runnables, {});
   for (std::uint32_t r = 0; r < runnables; ++r) {
     const RunnableStats& in = view.runnable(r);
     StatsSnapshot::Runnable& out = s.runnables[r];
-    out.count = in.count.load(kRelaxed);
-    out.overruns = in.overruns.load(kRelaxed);
-    out.lastNs = in.lastNs.load(kRelaxed);
-    out.maxNs = in.maxNs.load(kRelaxed);
-    out.totalNs = in.totalNs.load(kRelaxed);
-    out.lastIteration = in.lastIteration.load(kRelaxed);
+    out.count = in.count.load(kRead);
+    out.overruns = in.overruns.load(kRead);
+    out.lastNs = in.lastNs.load(kRead);
+    out.maxNs = in.maxNs.load(kRead);
+    out.totalNs = in.totalNs.load(kRead);
+    out.lastIteration = in.lastIteration.load(kRead);
     std::int64_t recent[kStatsRecent];
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(out.count, kStatsRecent));
-    for (std::uint32_t k = 0; k < n; ++k) recent[k] = in.recentNs[k].load(kRelaxed);
+    for (std::uint32_t k = 0; k < n; ++k) recent[k] = in.recentNs[k].load(kRead);
     if (n > 0) {
       std::nth_element(recent, recent + n / 2, recent + n);
       out.medianNs = recent[n / 2];
@@ -104,21 +107,21 @@ void copyBlock(const StatsView& view, std::uint32_t runnables, std::uint32_t hyp
   for (std::uint32_t e = 0; e < hyperepochs; ++e) {
     const HyperepochStats& in = view.hyperepoch(e);
     StatsSnapshot::Hyperepoch& out = s.hyperepochs[e];
-    out.releases = in.releases.load(kRelaxed);
-    out.lastIteration = in.lastIteration.load(kRelaxed);
-    out.lastJitterNs = in.lastJitterNs.load(kRelaxed);
-    out.maxJitterNs = in.maxJitterNs.load(kRelaxed);
-    out.totalJitterNs = in.totalJitterNs.load(kRelaxed);
-    out.skippedPeriods = in.skippedPeriods.load(kRelaxed);
-    out.lateIterations = in.lateIterations.load(kRelaxed);
-    out.lateFrames = in.lateFrames.load(kRelaxed);
+    out.releases = in.releases.load(kRead);
+    out.lastIteration = in.lastIteration.load(kRead);
+    out.lastJitterNs = in.lastJitterNs.load(kRead);
+    out.maxJitterNs = in.maxJitterNs.load(kRead);
+    out.totalJitterNs = in.totalJitterNs.load(kRead);
+    out.skippedPeriods = in.skippedPeriods.load(kRead);
+    out.lateIterations = in.lateIterations.load(kRead);
+    out.lateFrames = in.lateFrames.load(kRead);
   }
   s.switchHistory.clear();
   const std::uint64_t kept = std::min<std::uint64_t>(s.switches, kStatsSwitchCapacity);
   for (std::uint64_t k = s.switches - kept; k < s.switches; ++k) {
     const SwitchEntry& in = view.switchEntry(static_cast<std::uint32_t>(k % kStatsSwitchCapacity));
-    s.switchHistory.push_back({in.kind.load(kRelaxed), in.schedule.load(kRelaxed), in.other.load(kRelaxed),
-                               in.hyperepoch.load(kRelaxed), in.iteration.load(kRelaxed), in.timeNs.load(kRelaxed)});
+    s.switchHistory.push_back({in.kind.load(kRead), in.schedule.load(kRead), in.other.load(kRead),
+                               in.hyperepoch.load(kRead), in.iteration.load(kRead), in.timeNs.load(kRead)});
   }
 }
 
@@ -132,7 +135,6 @@ Result<StatsSnapshot> readStats(const StatsView& view, int tries) {
     const std::uint64_t before = h.seq.load(std::memory_order_acquire);
     if (before % 2 == 0) {
       copyBlock(view, h.runnableCount, h.hyperepochCount, s);
-      std::atomic_thread_fence(std::memory_order_acquire);
       if (h.seq.load(kRelaxed) == before) return s;
     }
     std::this_thread::yield();
