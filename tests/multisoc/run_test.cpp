@@ -66,6 +66,17 @@ long long numberAfter(const std::string& text, const std::string& marker) {
   return at == std::string::npos ? 0 : std::atoll(text.c_str() + at + marker.size());
 }
 
+// SoC B's clock in the tests with clocks apart: CLOCK_MONOTONIC 5000 s ahead, as a host booted
+// that much earlier (a time namespace of its own; root only).
+const std::vector<std::string>& clockAhead() {
+  static const std::vector<std::string> prefix{
+      std::filesystem::exists("/usr/bin/unshare") ? "/usr/bin/unshare" : "/bin/unshare", "-T", "--monotonic", "5000"};
+  return prefix;
+}
+
+// Whether this process may make time namespaces (the tests that need one skip, named, where not).
+bool timeNamespacesPermitted() { return std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1") == 0; }
+
 // One test's two SoCs: masters, clients, their outputs.
 struct TwoSocs {
   ChildProcesses kids;
@@ -336,11 +347,9 @@ TEST_CASE("SoCs on clocks 5000 s apart (their own time namespaces) run in order,
   // As two hosts booted at different times: SoC B's master and client see CLOCK_MONOTONIC 5000 s
   // ahead. The run keeps every cross-SoC order; each master's log ends with its clock, and
   // tactus-report moves SoC B's records onto SoC A's clock.
-  const int probe = std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1");
-  if (probe != 0) TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
+  if (!timeNamespacesPermitted()) TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
   TwoSocs t("soc_clocks", 45);
-  t.socBPrefix = {std::filesystem::exists("/usr/bin/unshare") ? "/usr/bin/unshare" : "/bin/unshare", "-T",
-                  "--monotonic", "5000"};
+  t.socBPrefix = clockAhead();
   t.masterA = t.master("SocA", {"-e", "200", "-a", "30"});
   t.masterB = t.master("SocB", {"-a", "30"});
   t.clientA = t.client("Sensor");
@@ -376,11 +385,9 @@ TEST_CASE("SoCs on separate clocks known less closely than the schedule's cross-
   // A cross-SoC latency of 1 us leaves no room for any clock estimate over DDS: once SoC B's last
   // 16 clock exchanges (about 1.6 s) all had round trips above 2 us, SoC B ends the run, naming
   // the bound and the latency, and SoC A ends with it.
-  const int probe = std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1");
-  if (probe != 0) TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
+  if (!timeNamespacesPermitted()) TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
   TwoSocs t("soc_bound", 46, "1us");
-  t.socBPrefix = {std::filesystem::exists("/usr/bin/unshare") ? "/usr/bin/unshare" : "/bin/unshare", "-T",
-                  "--monotonic", "5000"};
+  t.socBPrefix = clockAhead();
   t.masterA = t.master("SocA", {"-a", "30"});  // until stopped: the bound ends it
   t.masterB = t.master("SocB", {"-a", "30"});
   t.clientA = t.client("Sensor");
@@ -449,16 +456,10 @@ struct TwoHosts {
     return {"/usr/sbin/ip", "netns", "exec", nsA, "env", "CYCLONEDDS_URI=" + ddsConfig("A", "10.77.0.1", "10.77.0.2")};
   }
   std::vector<std::string> prefixB() const {
-    return {"/usr/sbin/ip",
-            "netns",
-            "exec",
-            nsB,
-            "env",
-            "CYCLONEDDS_URI=" + ddsConfig("B", "10.77.0.2", "10.77.0.1"),
-            std::filesystem::exists("/usr/bin/unshare") ? "/usr/bin/unshare" : "/bin/unshare",
-            "-T",
-            "--monotonic",
-            "5000"};
+    std::vector<std::string> prefix{
+        "/usr/sbin/ip", "netns", "exec", nsB, "env", "CYCLONEDDS_URI=" + ddsConfig("B", "10.77.0.2", "10.77.0.1")};
+    prefix.insert(prefix.end(), clockAhead().begin(), clockAhead().end());
+    return prefix;
   }
 };
 
@@ -469,8 +470,7 @@ TEST_CASE(
     "the run on both, named",
     "[multisoc][netns]") {
   if (::geteuid() != 0 || !std::filesystem::exists("/usr/sbin/ip")) TACTUS_SKIP("needs root and ip(8)");
-  if (std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1") != 0)
-    TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
+  if (!timeNamespacesPermitted()) TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
   SECTION("a run of 200 iterations") {
     TwoSocs t("soc_hosts", 47);
     TwoHosts hosts(t.dir);
