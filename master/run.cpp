@@ -203,19 +203,37 @@ Result<void> Run::checkSoc(Mode& mode) {
 // client that does not come or dies before the run then says why. At most kMaxNotes kept: a
 // process that sends without end is not remembered without end.
 void Run::takeNotes() {
-  constexpr std::size_t kMaxNotes = 64;
+  // Each sender (its pid, from the kernel) is heard kNotesPerSender times at most, and the master
+  // remembers kMaxSenders senders: a process that floods the box cannot crowd out a client's note.
+  constexpr std::size_t kNotesPerSender = 8;
+  constexpr std::size_t kMaxSenders = 256;
   if (!notes_) return;
   for (const ipc::Note& n : notes_->take()) {
-    if (notesSeen_.size() >= kMaxNotes || !notesSeen_.insert(std::to_string(n.pid) + "/" + n.text).second) continue;
+    const std::string key = std::to_string(n.pid) + "/" + n.text;
+    if (notesSeen_.contains(key)) continue;
+    auto sender = notesBySender_.find(n.pid);
+    if (sender == notesBySender_.end()) {
+      if (notesBySender_.size() >= kMaxSenders) continue;  // said once, when the last one came in
+      sender = notesBySender_.emplace(n.pid, 0).first;
+      if (notesBySender_.size() == kMaxSenders)
+        err_ << "tactus-master: warning: notes from " << kMaxSenders << " processes: notes of others are not shown\n";
+    }
+    if (sender->second >= kNotesPerSender) {
+      if (sender->second++ == kNotesPerSender)
+        err_ << "tactus-master: warning: further notes of pid " << n.pid << " are not shown\n";
+      continue;
+    }
+    ++sender->second;
+    notesSeen_.insert(key);
     std::vector<std::string_view> names;
-    bool known = false;
+    std::vector<std::pair<Mode*, ClientId>> in;  // the schedules that have the client
     for (auto& m : modes_) {
       for (const ClientInfo& c : m->schedule.clients) names.emplace_back(c.name);
-      known = known || clientIndex(m->schedule, n.client) != kNone;
+      if (const ClientId c = clientIndex(m->schedule, n.client); c != kNone) in.emplace_back(m.get(), c);
     }
     std::string who =
         "client " + quoted(n.client) + " (pid " + std::to_string(n.pid) + ", uid " + std::to_string(n.uid) + ")";
-    if (!known) who += ", which the schedule does not have" + didYouMean(n.client, names, "its clients:");
+    if (in.empty()) who += ", which the schedule does not have" + didYouMean(n.client, names, "its clients:");
     std::string advice;
     if (n.uid != ::geteuid() && n.uid != 0 && std::getenv("TACTUS_SEGMENT_GROUP") == nullptr) {
       advice =
@@ -223,11 +241,15 @@ void Run::takeNotes() {
           "uid " +
           std::to_string(n.uid) + " is in)";
     }
-    err_ << "tactus-master: " << who << " cannot take part: " << n.text << advice << "\n";
-    if (!known) strangers_ += "; " + who + " tried: " + n.text;
-    for (auto& m : modes_) {
-      if (const ClientId c = clientIndex(m->schedule, n.client); c != kNone) m->monitor->note(c, n.text + advice);
+    // A warning (a name the schedule lacks) leaves the client free to go on and take part.
+    const std::string text = n.warning() ? n.text.substr(std::string_view(ipc::kNoteWarning).size()) : n.text;
+    if (n.warning()) {
+      err_ << "tactus-master: warning: " << who << ": " << text << advice << "\n";
+    } else {
+      err_ << "tactus-master: " << who << " cannot take part: " << text << advice << "\n";
     }
+    if (in.empty()) strangers_.append("; ").append(who).append(" tried: ").append(text);
+    for (auto& [m, c] : in) m->monitor->note(c, text + advice);
   }
 }
 

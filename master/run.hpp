@@ -57,6 +57,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -217,15 +218,16 @@ class Run {
   std::ostream& err_;
   std::vector<std::unique_ptr<Mode>> modes_;
   EventLogWriter log_;
-  std::string instance_;                     // schedule 0's segment: -D, or its SoC's (socInstanceName)
-  std::optional<SocRunOptions> socOptions_;  // a multi-SoC run's
-  std::unique_ptr<SocRun> soc_;              // after modes_: it refers to schedule 0's roles
-  std::optional<IdleWindows> windows_;       // without a manager: when the monitor loop wakes during the run
-  std::int64_t runStartNs_ = 0;              // without a manager: frame 0's release
-  std::string leftBehind_;                   // the client a stop's grace left behind (named in the end)
-  std::optional<ipc::NoteBox> notes_;        // what clients that cannot take part say (ipc/notes.hpp)
-  std::set<std::string> notesSeen_;          // each note (sender and text) is said once
-  std::string strangers_;                    // notes of clients no schedule has, for the timeout's end
+  std::string instance_;                                // schedule 0's segment: -D, or its SoC's (socInstanceName)
+  std::optional<SocRunOptions> socOptions_;             // a multi-SoC run's
+  std::unique_ptr<SocRun> soc_;                         // after modes_: it refers to schedule 0's roles
+  std::optional<IdleWindows> windows_;                  // without a manager: when the monitor loop wakes during the run
+  std::int64_t runStartNs_ = 0;                         // without a manager: frame 0's release
+  std::string leftBehind_;                              // the client a stop's grace left behind (named in the end)
+  std::optional<ipc::NoteBox> notes_;                   // what clients that cannot take part say (ipc/notes.hpp)
+  std::set<std::string> notesSeen_;                     // each note (sender and text) is said once
+  std::map<std::uint32_t, std::size_t> notesBySender_;  // notes said, by the sender's pid
+  std::string strangers_;                               // notes of clients no schedule has, for the timeout's end
   ipc::Segment channelSegment_;
   shm::ManagerChannel* channel_ = nullptr;
   bool channelOwned_ = false;

@@ -171,9 +171,14 @@ void SocRun::receiveClock(const soc_link::ClockAnswer& a) {
   const ClockSample* best = &clockWindow_[0];
   for (std::size_t k = 1; k < std::min<std::uint64_t>(n + 1, kClockWindow); ++k)
     if (clockWindow_[k].roundTripNs < best->roundTripNs) best = &clockWindow_[k];
+  clockBest_ = {n + 1, best->offsetNs, (best->roundTripNs + 1) / 2};
   twoWayOffsetNs_.store(best->offsetNs);
-  boundNs_.store((best->roundTripNs + 1) / 2);
   clockAnswers_.store(n + 1, std::memory_order_release);
+}
+
+SocRun::ClockEstimate SocRun::clockEstimate() const {
+  const std::lock_guard<std::mutex> hold(clockLock_);
+  return clockBest_;
 }
 
 // This clock minus the primary's: the two-way estimate once there is one, else the one-way
@@ -187,9 +192,11 @@ std::int64_t SocRun::offsetEstimateNs() const {
 // further from the primary's than the plan allows. Judged on a full window of answers, so one slow
 // exchange does not end a run; one clock (masters on one host) has no mapping to be wrong.
 std::optional<RunEnd> SocRun::clockBoundEnd() const {
-  if (!follower() || clockAnswers_.load() < kClockWindow || !separateClocks(offsetEstimateNs())) return std::nullopt;
+  if (!follower()) return std::nullopt;
+  const ClockEstimate clock = clockEstimate();
+  if (clock.answers < kClockWindow || !separateClocks(clock.offsetNs)) return std::nullopt;
   const std::int64_t slack = socLatencyNs(schedule_, o_.primary, o_.soc);
-  const std::int64_t bound = boundNs_.load();
+  const std::int64_t bound = clock.boundNs;
   if (slack <= 0 || bound <= slack) return std::nullopt;
   return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, kNone,
                 "SoC " + socName(o_.soc) + " knows the clock of the primary SoC " + socName(o_.primary) +
@@ -207,11 +214,20 @@ RunEnd SocRun::startTimeoutEnd(std::int64_t timeoutS) {
   std::string missing;
   for (std::uint32_t s = 0; s < ready.size(); ++s)
     if (s != o_.soc && !ready[s]) missing += (missing.empty() ? "" : ", ") + socName(s);
-  const std::string message =
-      missing.empty()
-          ? "the link to the other SoCs' masters did not match both ways within -a " + std::to_string(timeoutS) + " s"
-          : "no master of SoC " + missing + " was ready within -a " + std::to_string(timeoutS) +
-                " s (start one with tactus-master -x SOC, same schedule, same --dds-domain)";
+  const std::string within = " within -a " + std::to_string(timeoutS) + " s";
+  std::string message = "no master of SoC " + missing + " was ready" + within +
+                        " (start one with tactus-master -x SOC, same schedule, same --dds-domain)";
+  if (missing.empty() && follower() && link_->matchedPeers() >= schedule_.socs.size() - 1 &&
+      link_->releaseReaderMatches() >= 1) {
+    // Everything matched: what is missing is the clock the first iteration's start is mapped by.
+    message = "the master of the primary SoC " + socName(o_.primary) + " answered " +
+              std::to_string(clockAnswers_.load()) + " of the " + std::to_string(kClockAtStart) +
+              " clock exchanges this SoC needs before it starts (" + std::to_string(clockAsked_) + " asked)" + within +
+              ": its answers are lost on the way (a link that passes only one direction, or a primary of another "
+              "tactus version)";
+  } else if (missing.empty()) {
+    message = "the link to the other SoCs' masters did not match both ways" + within;
+  }
   return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kTimeout, kNone, message};
 }
 
@@ -292,20 +308,23 @@ EventRecord SocRun::offsetRecord() const {
   r.kind = static_cast<std::uint16_t>(EventKind::kClockOffset);
   r.instance = o_.primary;
   r.aux = o_.soc;
-  const std::uint64_t answers = follower() ? clockAnswers_.load() : 0;
-  const std::uint64_t samples = answers > 0 ? answers : follower() ? offsetSamples_.load() : 0;
+  const ClockEstimate clock = follower() ? clockEstimate() : ClockEstimate{};
+  const std::uint64_t samples = clock.answers > 0 ? clock.answers : follower() ? offsetSamples_.load() : 0;
   r.iteration = static_cast<std::uint32_t>(std::min<std::uint64_t>(samples, 0xffffffffu));
-  r.startNs = samples > 0 ? offsetEstimateNs() : 0;
-  r.endNs = answers > 0 ? boundNs_.load() : follower() ? -1 : 0;  // a one-way estimate has no known bound
+  r.startNs = clock.answers > 0 ? clock.offsetNs : samples > 0 ? offsetNs_.load() : 0;
+  r.endNs = clock.answers > 0 ? clock.boundNs : follower() ? -1 : 0;  // a one-way estimate has no known bound
   return r;
 }
 
 std::string SocRun::offsetText() const {
   if (!follower()) return "";
+  const ClockEstimate clock = clockEstimate();
+  const std::uint64_t answers = clock.answers;
   const std::string head = "SoC " + socName(o_.soc) + ": clock offset to primary SoC " + socName(o_.primary) +
-                           " estimated at " + std::to_string(offsetEstimateNs() / 1000) + " us";
-  if (const std::uint64_t answers = clockAnswers_.load(); answers > 0) {
-    return head + " within " + std::to_string((boundNs_.load() + 999) / 1000) +
+                           " estimated at " + std::to_string((answers > 0 ? clock.offsetNs : offsetNs_.load()) / 1000) +
+                           " us";
+  if (answers > 0) {
+    return head + " within " + std::to_string((clock.boundNs + 999) / 1000) +
            " us (two-way: the shortest round trip of the last " +
            std::to_string(std::min<std::uint64_t>(answers, kClockWindow)) + " of " + std::to_string(answers) +
            " clock exchanges)";

@@ -147,11 +147,19 @@ class SocRun final : public IterationSync {
     std::int64_t offsetNs = 0;
     std::int64_t roundTripNs = 0;
   };
-  std::mutex clockLock_;                         // guards clockWindow_ (the receiving thread's)
+  // The estimate as one value: the answers taken, the best offset of the window and its bound.
+  struct ClockEstimate {
+    std::uint64_t answers = 0;
+    std::int64_t offsetNs = 0;
+    std::int64_t boundNs = -1;  // -1 before the first answer
+  };
+  /// The estimate, read whole (offset and bound of the same exchange).
+  ClockEstimate clockEstimate() const;
+  mutable std::mutex clockLock_;                 // guards clockWindow_ and clockBest_ (the receiving thread's)
   ClockSample clockWindow_[kClockWindow]{};      // by answer count % kClockWindow
+  ClockEstimate clockBest_;                      // the best of the window
   std::atomic<std::uint64_t> clockAnswers_{0};   // answers taken
-  std::atomic<std::int64_t> twoWayOffsetNs_{0};  // the best of the window
-  std::atomic<std::int64_t> boundNs_{-1};        // its bound; -1 before the first answer
+  std::atomic<std::int64_t> twoWayOffsetNs_{0};  // clockBest_'s offset, for the release path (no lock)
   std::uint64_t clockAsked_ = 0;                 // questions asked (the monitor loop's)
   std::int64_t clockAskedNs_ = 0;                // when the last one was
   std::atomic<std::uint32_t> primaryStop_{0};    // a follower: the primary's StopReason from its stop samples

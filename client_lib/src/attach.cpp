@@ -112,7 +112,7 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   if (state == SegmentState::kPublished) {
     if (auto ok = view.validate(); !ok) {
       // Another layout version (or a damaged header): the master hears why this client stays away.
-      (void)ipc::sendNote(rt.instance, rt.name, "it refused the segment: " + ok.error().message);
+      (void)ipc::sendNote(noteBoxOf(rt), rt.name, "it refused the segment: " + ok.error().message);
       return fail(ok.error().code, ipc::segmentPath(rt.instance) + ": " + ok.error().message);
     }
     rt.segment = std::move(*segment);
@@ -171,7 +171,7 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
     return {};
   }
   if (rt.clientIndex == kNone) {
-    (void)ipc::sendNote(rt.instance, rt.name, "it is not in schedule " + quoted(rt.schedule.name));
+    (void)ipc::sendNote(noteBoxOf(rt), rt.name, "it is not in schedule " + quoted(rt.schedule.name));
     return fail(ErrorCode::kNotFound, "client " + quoted(rt.name) + " is not in schedule " + quoted(rt.schedule.name) +
                                           " (its clients: " + names + ")");
   }
@@ -277,7 +277,7 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
     if (look->attached) return {};  // guarded since it was opened
     // Told again every second while it lasts: a note nobody received (no master yet) is lost.
     if (!look->note.empty() && (look->why != said || ipc::monotonicNs() - notedAtNs >= kNoteAgainNs)) {
-      (void)ipc::sendNote(rt.instance, rt.name, look->note);
+      (void)ipc::sendNote(noteBoxOf(rt), rt.name, look->note);
       notedAtNs = ipc::monotonicNs();
     }
     // A client started before its master is the usual case: one short line; the explanation (where
@@ -338,6 +338,7 @@ Result<void> attach(Runtime& rt, const InitOptions& options) {
 Result<void> attachMode(Runtime& mode, const Runtime& primary, std::uint32_t index, const InitOptions& options) {
   mode.name = primary.name;
   mode.instance = shm::scheduleInstanceName(primary.instance, index);
+  mode.noteTo = noteBoxOf(primary);  // the master hears notes at its first schedule's name only
   // The master publishes the other schedules before the first: they are there, or never will be.
   InitOptions bounded = options;
   bounded.timeoutMs = 1000;

@@ -99,7 +99,7 @@ Result<void> attachModes(Runtime& primary, const InitOptions& options) {
     if (rt->member) return {};
     names += (names.empty() ? "" : ", ") + quoted(rt->schedule.name);
   }
-  (void)ipc::sendNote(primary.instance, primary.name, "it is in none of the instance's schedules (" + names + ")");
+  (void)ipc::sendNote(noteBoxOf(primary), primary.name, "it is in none of the instance's schedules (" + names + ")");
   return fail(ErrorCode::kNotFound,
               "client " + quoted(primary.name) + " is in none of the instance's schedules (" + names + ")");
 }

@@ -29,8 +29,8 @@ std::string whereLooked(const Runtime& rt) {
 // registers in one schedule and says whether that schedule has the name. kNotFound, with
 // `notFound` and where it looked, when none has it.
 // `name` and `names` (the client's names of that kind, over its schedules) make the "did you mean";
-// the master hears of a name no schedule has (a note, ipc/notes.hpp), since the application may
-// end without entering the scheduler.
+// the master hears of a name no schedule has (a warning note, ipc/notes.hpp), since the
+// application may end without entering the scheduler (or go on without that name, and take part).
 template <typename One>
 Result<void> registerInEach(Runtime& rt, const std::string& notFound, const std::string& name,
                             const std::vector<std::string>& names, One&& one) {
@@ -45,7 +45,8 @@ Result<void> registerInEach(Runtime& rt, const std::string& notFound, const std:
   const std::vector<std::string_view> views(names.begin(), names.end());
   const std::string message = notFound + " of client '" + rt.name + "' " + whereLooked(rt) +
                               didYouMean(name, views, "client '" + rt.name + "' has:");
-  (void)ipc::sendNote(rt.instance, rt.name, "it registered a name its schedule does not have: " + message);
+  (void)ipc::sendNote(noteBoxOf(rt), rt.name,
+                      std::string(ipc::kNoteWarning) + "it registered a name its schedule does not have: " + message);
   return fail(ErrorCode::kNotFound, message);
 }
 

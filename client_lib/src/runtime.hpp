@@ -54,6 +54,7 @@ struct Runtime {
   std::atomic<std::uint32_t> workersRunning{0};
   Phase phase = Phase::kNone;
   std::string instanceSource;  ///< where `instance` came from, for messages ("TACTUS_INSTANCE", ...)
+  std::string noteTo;          ///< schedule k > 0: the instance its master hears notes at (noteBoxOf)
   RealtimePolicy realtime;     ///< the worker threads' policy, checked at init (primary only: every schedule's)
 
   // --- Several schedules (a master with -N): this Runtime is schedule 0's; `modes` holds the
@@ -65,6 +66,10 @@ struct Runtime {
   /// the hyperepoch's index before a rollover's first frame.
   std::vector<std::function<void(std::uint16_t, std::uint16_t)>> switchCallbacks;
 };
+
+/// Where `rt`'s notes to its master go (ipc/notes.hpp): the master's box has the name of its first
+/// schedule's segment, also for a client's attachment to schedule k > 0.
+inline const std::string& noteBoxOf(const Runtime& rt) { return rt.noteTo.empty() ? rt.instance : rt.noteTo; }
 
 /// Every schedule's runtime of a client: the primary, then its modes.
 inline std::vector<Runtime*> allModes(Runtime& primary) {

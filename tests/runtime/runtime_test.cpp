@@ -407,6 +407,27 @@ TEST_CASE("the master names a client that cannot take part, with what it said", 
     CHECK(master.find("client 'Client0' (pid " + std::to_string(c0)) != std::string::npos);
     CHECK(master.find("died before the run started (it registered a name its schedule does not have: runnable "
                       "'AA'") != std::string::npos);
+    // A name the schedule lacks is a warning when it comes (the client may go on without it).
+    CHECK(master.find("tactus-master: warning: client 'Client0' (pid " + std::to_string(c0)) != std::string::npos);
+    CHECK(master.find("cannot take part: it registered") == std::string::npos);
+  }
+  SECTION("a process that floods the master with notes is cut off and does not crowd out a client's note") {
+    Run run("noteflood");
+    const pid_t m = run.master({"-t", "3000000"});
+    REQUIRE(waitForSegmentState(run.instance, static_cast<std::uint32_t>(shm::SegmentState::kPublished), kWaitMs));
+    for (int k = 0; k < 300; ++k) ipc::sendNote(run.instance, "Client1", "flood " + std::to_string(k));
+    const pid_t c0 = run.client("Client0", {"--misname", "A=AA"});
+    CHECK(waitFor(c0, kWaitMs) == 4);
+    CHECK(waitFor(m, kWaitMs) == 1);
+    const std::string master = readFile(run.out("master"));
+    INFO(master);
+    std::size_t said = 0;
+    for (std::size_t at = master.find("cannot take part: flood "); at != std::string::npos;
+         at = master.find("cannot take part: flood ", at + 1))
+      ++said;
+    CHECK(said == 8);  // kNotesPerSender
+    CHECK(master.find("further notes of pid " + std::to_string(::getpid()) + " are not shown") != std::string::npos);
+    CHECK(master.find("warning: client 'Client0' (pid " + std::to_string(c0)) != std::string::npos);
   }
   SECTION("a misspelt client name: the master says so with the name it could have meant, and in its timeout end") {
     Run run("notebadname");

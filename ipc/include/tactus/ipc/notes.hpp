@@ -10,7 +10,8 @@
 // clients in its namespace), and any local process may bind the name before the master does.
 //
 // The wire format is frozen across layout versions: "tactus-note 1\n" CLIENT "\n" TEXT, at most
-// kMaxNoteBytes in one datagram.
+// kMaxNoteBytes in one datagram. A TEXT that starts with kNoteWarning is a warning: the client may
+// still take part (it registered a name its schedule lacks and may go on without it).
 #pragma once
 
 #include <cstdint>
@@ -24,12 +25,17 @@ namespace tactus::ipc {
 /// The largest note (one datagram); longer texts are cut.
 inline constexpr std::size_t kMaxNoteBytes = 1024;
 
+/// The start of a note's text that makes it a warning (the client may still take part).
+inline constexpr const char* kNoteWarning = "warning: ";
+
 /// One note as the master received it.
 struct Note {
   std::uint32_t pid = 0;  ///< the sender's pid (from the kernel)
   std::uint32_t uid = 0;  ///< the sender's uid (from the kernel)
   std::string client;     ///< the client name it gave (printable ASCII only)
   std::string text;       ///< what it says (printable ASCII only)
+  /// Whether the text starts with kNoteWarning.
+  bool warning() const { return text.rfind(kNoteWarning, 0) == 0; }
 };
 
 /// The master's end: receives the notes sent to one instance. Move-only; closing unbinds the name.
