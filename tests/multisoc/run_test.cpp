@@ -590,6 +590,55 @@ TEST_CASE(
     CHECK(checkMergedLogs(t, 50) == "");
     CHECK(t.shmClean());
   }
+  // A rogue participant (tests/multisoc/rogue_peer.cpp) on the run's domain without certificates:
+  // it publishes, as SoC B, the end of Planner.Plan in iterations 0..200 (so Sensor.Fuse, which
+  // waits for it, could start before the real one ended) and the primary's stop before iteration 20
+  // (so SoC B would stop early). Unsecured it is believed (the check that this test can fail);
+  // with DDS Security it matches no master and the run is untouched.
+  for (const bool withSecurity : {false, true}) {
+    DYNAMIC_SECTION("a rogue participant publishes forged ends and a forged stop, "
+                    << (withSecurity ? "with security: none is accepted" : "without security: they take effect")) {
+      TwoSocs t(withSecurity ? "soc_rogue_secured" : "soc_rogue_open", withSecurity ? 53 : 54);
+      if (withSecurity) {
+        REQUIRE(std::system((script + " " + t.dir + "/pki SocA SocB >" + t.dir + "/pki.out 2>&1").c_str()) == 0);
+        t.socAPrefix = secured(t.dir + "/pki", "SocA");
+        t.socBPrefix = secured(t.dir + "/pki", "SocB");
+      }
+      const Schedule s = loadSchedule(t.schedule);
+      RunnableId plan = kNone;
+      for (RunnableId r : s.runnables.ids())
+        if (s.runnables[r].name == "Plan") plan = r;
+      REQUIRE(plan != kNone);
+      const pid_t rogue =
+          t.kids.spawn({buildPath("tests/multisoc/tactus-rogue-peer"), "--domain", t.domain, "--schedule",
+                        std::to_string(s.identifier), "--soc", "1", "--runnable", std::to_string(index(plan)), "--from",
+                        "0", "--to", "200", "--stop-at", "20", "--seconds", std::to_string(6 * timeScale())},
+                       t.dir + "/rogue.out");
+      t.masterA = t.master("SocA", {"-e", "50", "-a", "30"});
+      t.masterB = t.master("SocB", {"-a", "30"});
+      t.clientA = t.client("Sensor");
+      t.clientB = t.client("Planner");
+      const int timeoutMs = static_cast<int>(40000 * timeScale());
+      const int codeA = waitFor(t.masterA, timeoutMs);
+      const int codeB = waitFor(t.masterB, timeoutMs);
+      CHECK(waitFor(t.clientA, timeoutMs) >= 0);
+      CHECK(waitFor(t.clientB, timeoutMs) >= 0);
+      REQUIRE(waitFor(rogue, timeoutMs) == 0);
+      const std::string rogueSaid = t.out("rogue");
+      INFO(t.out("masterSocA") << t.out("masterSocB") << rogueSaid);
+      CHECK(numberAfter(rogueSaid, "published ") > 0);
+      if (withSecurity) {
+        CHECK(codeA == 0);
+        CHECK(codeB == 0);
+        CHECK(numberAfter(rogueSaid, "matched ") == 0);  // no master took a sample of it
+        CHECK(checkMergedLogs(t, 50) == "");
+      } else {
+        CHECK(numberAfter(rogueSaid, "matched ") > 0);
+        CHECK((codeA != 0 || codeB != 0 || checkMergedLogs(t, 50) != ""));
+      }
+      CHECK(t.shmClean());
+    }
+  }
   SECTION("SocB's master holds a certificate of another authority: neither sees the other") {
     TwoSocs t("soc_untrusted", 50);
     REQUIRE(std::system((script + " " + t.dir + "/pki SocA SocB >" + t.dir + "/pki.out 2>&1").c_str()) == 0);
