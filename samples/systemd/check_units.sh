@@ -14,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "check_units: $*" >&2; exit 1; }
 
-for u in tactus@.target tactus-master@.service tactus-client-INSTANCE@.service; do
+for u in tactus@.target tactus-master@.service tactus-client-INSTANCE@.service tactus-master-multisoc.conf; do
   [ -f "$units/$u" ] || fail "missing $units/$u"
 done
 cp "$units/tactus@.target" "$work/"
@@ -65,11 +65,22 @@ if [ -x "$master" ]; then
   grep -q "none-a.tsched" <<<"$out" \
     || fail "the master did not take the unit's managed-run arguments as far as its schedules: $out"
 fi
+# The multi-SoC drop-in: the network its DDS link needs (no private network, IP families), only to
+# the addresses it allows, and AF_UNIX kept (the notify socket, the clients' notes).
+dropin="$units/tactus-master-multisoc.conf"
+for line in "PrivateNetwork=no" "IPAddressDeny=any" "IPAddressAllow=localhost" \
+    "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK" \
+    "Environment=CYCLONEDDS_URI=file:///etc/tactus/%i.dds.xml"; do
+  grep -qx "$line" "$dropin" || fail "the multi-SoC drop-in lacks $line"
+done
 [ -n "$analyze" ] || { echo "check_units: systemd-analyze not found: the static checks passed, verify skipped"; exit 77; }
 
 # verify loads an instance of a template from the directory it is given.
 ln -s tactus@.target "$work/tactus@demo.target"
 ln -s tactus-master@.service "$work/tactus-master@demo.service"
+# The master of instance demo verified with the multi-SoC drop-in installed as the guide says.
+mkdir "$work/tactus-master@demo.service.d"
+cp "$dropin" "$work/tactus-master@demo.service.d/multisoc.conf"
 ln -s tactus-client-demo@.service "$work/tactus-client-demo@sensing.service"
 verify_units=(./tactus@demo.target ./tactus-master@demo.service ./tactus-client-demo@sensing.service)
 if [ -n "$manager" ]; then
@@ -92,4 +103,11 @@ if (cd "$work" && "$analyze" verify --man=no ./broken@demo.service) >"$work/brok
     && ! grep -q "no-such-tactus-master" "$work/broken.out"; then
   fail "systemd-analyze verify did not notice a missing program; the check proves nothing here"
 fi
-echo "check_units: the target and both unit templates pass systemd-analyze verify"
+# ... and a bad line in a drop-in is reported too (verify reads the instance's drop-ins here).
+mkdir "$work/broken@demo.service.d"
+{ cat "$dropin"; echo "IPAddressAllow=no-such-address"; } >"$work/broken@demo.service.d/multisoc.conf"
+sed -i "s#$work/no-such-tactus-master#$master#" "$work/broken@.service"
+(cd "$work" && "$analyze" verify --man=no ./broken@demo.service) >"$work/broken.out" 2>&1 || true
+grep -q "no-such-address" "$work/broken.out" \
+  || fail "systemd-analyze verify did not read the instance's drop-in; the drop-in's check proves nothing here"
+echo "check_units: the target, the unit templates and the multi-SoC drop-in pass systemd-analyze verify"
