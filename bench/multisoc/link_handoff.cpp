@@ -4,7 +4,17 @@
 // and p99 over N iterations; then the bare Cyclone DDS ping-pong of the same run (dds-pingpong)
 // and the ratios.
 //
-//   link-handoff DDS_PINGPONG [ITERATIONS]   (default 10000)
+//   link-handoff DDS_PINGPONG [ITERATIONS] [--uri-a URI --uri-b URI] [--netns-a NS --netns-b NS]
+//                [--no-bare]
+//
+// ITERATIONS defaults to 10000. By default both sides use samples/multisoc/loopback.xml. With
+// --uri-a/--uri-b each side joins with its own Cyclone DDS configuration (a DDS Security fragment
+// after the network part, say), and with --netns-a/--netns-b each side first enters a network
+// namespace of `ip netns` (root; two emulated hosts joined by a veth pair): then, as with
+// --no-bare, the bare ping-pong (loopback) is not run, as it would measure another path
+// (link_variants.sh compares the variants with each other instead).
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,7 +59,28 @@ bool waitAlive(Link& link, std::uint32_t soc) {
   return false;
 }
 
-[[noreturn]] void echo(long total) {
+// One side's network: its Cyclone DDS configuration and, if named, the network namespace it
+// enters first (before any DDS participant exists in this process).
+struct Side {
+  std::string uri = "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml";
+  std::string netns;
+};
+
+bool enter(const Side& side) {
+  if (!side.netns.empty()) {
+    const int fd = ::open(("/var/run/netns/" + side.netns).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) {
+      std::fprintf(stderr, "link-handoff: cannot enter network namespace %s\n", side.netns.c_str());
+      if (fd >= 0) ::close(fd);
+      return false;
+    }
+    ::close(fd);
+  }
+  return setenv("CYCLONEDDS_URI", side.uri.c_str(), 1) == 0;
+}
+
+[[noreturn]] void echo(long total, const Side& side) {
+  if (!enter(side)) _exit(9);
   auto link = Link::open(options(1));
   if (!link || !waitAlive(**link, 0)) _exit(10);
   long seen = 0;
@@ -90,21 +121,50 @@ bool barePingPong(const char* program, long iterations, double& p50, double& p99
 namespace {
 
 int run(int argc, char** argv) {
-  // Loopback only: the shipped configuration, whatever the environment says (nothing may leave
-  // loopback on these machines).
-  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 1);
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: link-handoff DDS_PINGPONG [ITERATIONS]\n");
+  // Loopback by default: the shipped configuration, whatever the environment says (nothing may
+  // leave loopback or the tests' own veth pairs on these machines).
+  Side a, b;
+  std::vector<std::string> positional;
+  bool bare = true;
+  for (int k = 1; k < argc; ++k) {
+    const std::string arg = argv[k];
+    if (arg == "--no-bare") {
+      bare = false;
+      continue;
+    }
+    std::string* value = arg == "--uri-a"     ? &a.uri
+                         : arg == "--uri-b"   ? &b.uri
+                         : arg == "--netns-a" ? &a.netns
+                         : arg == "--netns-b" ? &b.netns
+                                              : nullptr;
+    if (value == nullptr) {
+      positional.push_back(arg);
+    } else if (k + 1 < argc) {
+      *value = argv[++k];
+    } else {
+      positional.clear();
+      break;
+    }
+  }
+  if (positional.empty() || positional.size() > 2) {
+    std::fprintf(stderr,
+                 "usage: link-handoff DDS_PINGPONG [ITERATIONS] [--uri-a URI --uri-b URI] [--netns-a NS --netns-b "
+                 "NS] [--no-bare]\n");
     return 2;
   }
-  const long iterations = argc > 2 ? std::strtol(argv[2], nullptr, 10) : 10000;
+  const bool loopback = a.netns.empty() && b.netns.empty();
+  const long iterations = positional.size() > 1 ? std::strtol(positional[1].c_str(), nullptr, 10) : 10000;
   if (iterations < 100 || iterations > 10000000) {
     std::fprintf(stderr, "link-handoff: ITERATIONS must be 100..10000000\n");
     return 2;
   }
   const long warmup = 200;
   const pid_t child = fork();
-  if (child == 0) echo(iterations + warmup);
+  if (child == 0) echo(iterations + warmup, b);
+  if (!enter(a)) {
+    kill(child, SIGKILL);
+    return 1;
+  }
   auto link = Link::open(options(0));
   if (!link || !waitAlive(**link, 1)) {
     std::fprintf(stderr, "link-handoff: the other link did not come\n");
@@ -135,11 +195,17 @@ int run(int argc, char** argv) {
   const double p99 = static_cast<double>(percentile(half, 0.99)) / 1e3;
   std::printf(
       "soc_link hand-off (runnable end keyed by schedule, runnable, frame; two processes, "
-      "loopback), %ld iterations\n",
-      iterations);
+      "%s), %ld iterations\n",
+      loopback ? "loopback" : "network namespaces", iterations);
   std::printf("  one way (round trip / 2): p50 %.1f us  p99 %.1f us\n", p50, p99);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "link-handoff: the echoing side failed (status %d)\n", status);
+    return 1;
+  }
+  if (!loopback || !bare) return 0;
   double bareP50 = 0, bareP99 = 0;
-  if (!barePingPong(argv[1], iterations, bareP50, bareP99)) {
+  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 1);
+  if (!barePingPong(positional[0].c_str(), iterations, bareP50, bareP99)) {
     std::fprintf(stderr, "link-handoff: the bare ping-pong failed\n");
     return 1;
   }
