@@ -277,6 +277,9 @@ std::optional<RunEnd> Run::watch(bool beforeRun) {
   }
   if (soc_) {
     if (auto end = soc_->checkPeers()) return end;
+    // A follower's log keeps its clock estimate's history (tactus-report merges on the last).
+    if (const auto offset = runStarted_ && log_.isOpen() ? soc_->offsetUpdate(now) : std::nullopt)
+      log_.append(&*offset, 1);
   }
   return managed() ? watchManager() : std::nullopt;
 }

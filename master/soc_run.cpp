@@ -316,6 +316,17 @@ EventRecord SocRun::offsetRecord() const {
   return r;
 }
 
+std::optional<EventRecord> SocRun::offsetUpdate(std::int64_t nowNs) {
+  constexpr std::int64_t kEveryNs = 1'000'000'000;
+  if (!follower() || nowNs - offsetRecordedNs_ < kEveryNs) return std::nullopt;
+  const ClockEstimate clock = clockEstimate();
+  if (clock.answers == 0 || (clock.offsetNs == offsetRecorded_.offsetNs && clock.boundNs == offsetRecorded_.boundNs))
+    return std::nullopt;
+  offsetRecordedNs_ = nowNs;
+  offsetRecorded_ = clock;
+  return offsetRecord();
+}
+
 std::string SocRun::offsetText() const {
   if (!follower()) return "";
   const ClockEstimate clock = clockEstimate();

@@ -91,6 +91,10 @@ class SocRun final : public IterationSync {
   /// The kClockOffset record of this SoC's log (event_log.hpp): the primary's marks it the
   /// primary; a follower's carries its offset estimate.
   EventRecord offsetRecord() const;
+  /// A follower during the run: the kClockOffset record of its estimate when the estimate changed
+  /// since the one last recorded, at most once a second (nothing else, and nothing on the
+  /// primary): the log keeps the estimate's history; a reader merging logs takes the last.
+  std::optional<EventRecord> offsetUpdate(std::int64_t nowNs);
   /// The clock-offset estimate in words, for the master's log (a follower's; "" on the primary):
   /// two-way with its bound once the primary answered, else the one-way minimum of receive - send.
   std::string offsetText() const;
@@ -167,6 +171,8 @@ class SocRun final : public IterationSync {
   std::atomic<bool> stopSent_{false};  // the primary: a release thread published the run's stop
   std::vector<std::thread> threads_;
   std::int64_t announcedNs_ = 0;
+  std::int64_t offsetRecordedNs_ = 0;  // offsetUpdate's: when it last gave a record
+  ClockEstimate offsetRecorded_;       // ... and the estimate it held
   std::int64_t primaryStoppedNs_ = 0;  // a follower: when the primary was seen ending well
   bool stopAsked_ = false;
 };

@@ -9,10 +9,20 @@
 // run's 1 ms period, received by a waitset and by a listener) and the ratios (the target's against
 // the paced one-way latency received by a listener, the strictest).
 //
-//   soc-run-handoff BUILD_ROOT DDS_PINGPONG [ITERATIONS]   (default 10000)
+//   soc-run-handoff BUILD_ROOT DDS_PINGPONG [ITERATIONS] [--hosts]   (default 10000)
+//
+// --hosts (root; exit 77 where not permitted): the two SoCs on emulated hosts, each master and
+// client in a network namespace of its own (one veth pair between, 10.79.0.1/2, Cyclone DDS with
+// multicast off and the other side its only peer) and SoC B on a clock 5000 s ahead (a time
+// namespace): SoC B's times move onto SoC A's clock by its master's last recorded estimate, and
+// the benchmark prints the estimate's error over the run (every estimate SoC B's log recorded,
+// against the 5000 s the harness set), its bound, and the dependency violations and resource
+// overlaps of the merged run once that bound is allowed for (must be 0). The bare ping-pong
+// (loopback) is not run then.
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -68,18 +78,110 @@ bool barePingPong(const std::string& program, long iterations, long periodUs, Ba
   return pclose(p) == 0 && found == 3;
 }
 
+// --hosts: SoC B's clock is this far ahead of SoC A's (its time namespace's monotonic offset).
+constexpr std::int64_t kClockAheadNs = 5000LL * 1'000'000'000;
+
 // Per iteration: the run records of instance `i` (start, end) and the release of each master.
 struct Runs {
   std::vector<std::int64_t> start, end;
 };
 
+// --hosts: SoC B's clock estimates against the offset the harness set, and the merged run's
+// dependency violations (across the SoCs beyond the estimate's bound; on one SoC, any) and
+// resource overlaps (Capture and Fuse share SocA.CPU0, Plan has SocB.CPU1; one clock each). The
+// exit status: 0 when there are none.
+int reportAcrossHosts(const std::vector<Runs>& runs, const std::array<std::uint32_t, 3>& which, std::size_t n,
+                      const std::vector<std::pair<std::int64_t, std::int64_t>>& estimates, std::int64_t bound) {
+  const auto [capture, plan, fuse] = which;
+  std::vector<std::int64_t> error;
+  std::size_t within = 0;
+  for (const auto& [e, b] : estimates) {
+    error.push_back(std::llabs(e - kClockAheadNs));
+    if (error.back() <= b) ++within;
+  }
+  std::printf(
+      "  SoC B's clock offset estimate: %zu recorded; error against the 5000 s set: p50 %.1f us  max %.1f us; "
+      "within its stated bound: %zu of %zu; last bound %.1f us\n",
+      estimates.size(), percentileUs(error, 0.5), percentileUs(error, 1.0), within, estimates.size(),
+      static_cast<double>(bound) / 1e3);
+  std::size_t violations = 0, overlaps = 0, missing = 0;
+  for (std::size_t h = 0; h < n; ++h) {
+    const Runs &c = runs[capture], &p = runs[plan], &f = runs[fuse];
+    if (c.end[h] == 0 || p.start[h] == 0 || f.start[h] == 0) {
+      ++missing;
+      continue;
+    }
+    if (p.start[h] < c.end[h] - bound) ++violations;                                // across: Capture (A) -> Plan (B)
+    if (f.start[h] < p.end[h] - bound) ++violations;                                // across: Plan (B) -> Fuse (A)
+    if (h + 1 < n && c.start[h + 1] != 0 && c.start[h + 1] < f.end[h]) ++overlaps;  // SocA.CPU0
+    if (h + 1 < n && p.start[h + 1] != 0 && p.start[h + 1] < p.end[h]) ++overlaps;  // SocB.CPU1
+  }
+  std::printf(
+      "  merged run, SoC B's times moved by its last estimate: %zu dependency violations beyond the bound, "
+      "%zu resource overlaps, %zu iterations missing a run\n",
+      violations, overlaps, missing);
+  return violations == 0 && overlaps == 0 && missing == 0 && !estimates.empty() ? 0 : 1;
+}
+
+// Two emulated hosts (root): network namespaces joined by a veth pair; the prefixes their
+// processes start under (SoC B's also in a time namespace 5000 s ahead). Removed when it goes.
+struct Hosts {
+  std::string nsA, nsB, dir;
+  std::vector<std::string> prefixA, prefixB;
+  ~Hosts() {
+    if (!nsA.empty())
+      (void)std::system(("ip netns del " + nsA + " 2>/dev/null; ip netns del " + nsB + " 2>/dev/null").c_str());
+  }
+  // "" when made, else why not.
+  std::string make(const std::string& scratch) {
+    if (::geteuid() != 0) return "needs root (ip netns, unshare -T)";
+    if (std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1") != 0) return "unshare -T is not permitted here";
+    dir = scratch;
+    const std::string tag = std::to_string(::getpid() % 100000);
+    nsA = "tactusHA" + tag;
+    nsB = "tactusHB" + tag;
+    const std::string script = "set -e; ip netns add " + nsA + "; ip netns add " + nsB + "; ip link add hA netns " +
+                               nsA + " type veth peer name hB netns " + nsB + "; ip -n " + nsA +
+                               " addr add 10.79.0.1/30 dev hA; ip -n " + nsB + " addr add 10.79.0.2/30 dev hB; ip -n " +
+                               nsA + " link set hA up; ip -n " + nsB + " link set hB up; ip -n " + nsA +
+                               " link set lo up; ip -n " + nsB + " link set lo up";
+    if (std::system(("(" + script + ") >" + dir + "/netns.out 2>&1").c_str()) != 0) return readFile(dir + "/netns.out");
+    prefixA = {"/usr/sbin/ip", "netns", "exec", nsA, "env", "CYCLONEDDS_URI=" + config("A", "10.79.0.1", "10.79.0.2")};
+    prefixB = {
+        "/usr/sbin/ip", "netns", "exec",        nsB,   "env", "CYCLONEDDS_URI=" + config("B", "10.79.0.2", "10.79.0.1"),
+        "unshare",      "-T",    "--monotonic", "5000"};
+    return "";
+  }
+  std::string config(const std::string& side, const std::string& own, const std::string& peer) const {
+    const std::string path = dir + "/dds_" + side + ".xml";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) return "";
+    std::fprintf(f,
+                 "<CycloneDDS xmlns=\"https://cdds.io/config\"><Domain Id=\"any\"><General><Interfaces>"
+                 "<NetworkInterface address=\"%s\"/></Interfaces><AllowMulticast>false</AllowMulticast>"
+                 "</General><Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"%s\"/>"
+                 "</Peers></Discovery></Domain></CycloneDDS>\n",
+                 own.c_str(), peer.c_str());
+    std::fclose(f);
+    return "file://" + path;
+  }
+};
+
+// `argv` with `prefix` before it.
+std::vector<std::string> under(const std::vector<std::string>& prefix, std::vector<std::string> argv) {
+  argv.insert(argv.begin(), prefix.begin(), prefix.end());
+  return argv;
+}
+
 int run(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: soc-run-handoff BUILD_ROOT DDS_PINGPONG [ITERATIONS]\n");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const bool hostsMode = std::erase(args, std::string("--hosts")) > 0;
+  if (args.size() < 2 || args.size() > 3) {
+    std::fprintf(stderr, "usage: soc-run-handoff BUILD_ROOT DDS_PINGPONG [ITERATIONS] [--hosts]\n");
     return 2;
   }
-  const std::string build = argv[1];
-  const long iterations = argc > 3 ? std::atol(argv[3]) : 10000;
+  const std::string build = args[0];
+  const long iterations = args.size() > 2 ? std::atol(args[2].c_str()) : 10000;
   if (iterations < 100 || iterations > 1'000'000) {
     std::fprintf(stderr, "soc-run-handoff: ITERATIONS must be 100..1000000\n");
     return 2;
@@ -96,17 +198,27 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "soc-run-handoff: the graph does not compile:\n%s", readFile(dir + "/compile.out").c_str());
     return 1;
   }
+  Hosts hosts;
+  if (hostsMode) {
+    if (const std::string why = hosts.make(dir); !why.empty()) {
+      std::printf("soc-run-handoff --hosts: skipped: %s\n", why.c_str());
+      return 77;
+    }
+  }
   const std::string e = std::to_string(iterations);
-  const pid_t a = kids.spawn({build + "/master/tactus-master", "-s", schedule, "-x", "SocA", "-D", instance, "-e", e,
-                              "-l", dir + "/a.log", "--dds-domain", "41", "-a", "60"},
-                             dir + "/a.out");
+  const pid_t a =
+      kids.spawn(under(hosts.prefixA, {build + "/master/tactus-master", "-s", schedule, "-x", "SocA", "-D", instance,
+                                       "-e", e, "-l", dir + "/a.log", "--dds-domain", "41", "-a", "60"}),
+                 dir + "/a.out");
   // The follower takes its last iteration from the primary (its own -e would be ignored, warned).
-  const pid_t b = kids.spawn({build + "/master/tactus-master", "-s", schedule, "-x", "SocB", "-D", instance, "-l",
-                              dir + "/b.log", "--dds-domain", "41", "-a", "60"},
+  const pid_t b = kids.spawn(under(hosts.prefixB, {build + "/master/tactus-master", "-s", schedule, "-x", "SocB", "-D",
+                                                   instance, "-l", dir + "/b.log", "--dds-domain", "41", "-a", "60"}),
                              dir + "/b.out");
   setenv("TACTUS_INSTANCE", instance.c_str(), 1);
-  const pid_t ca = kids.spawn({build + "/tests/runtime/tactus-test-client", "--name", "Sensor"}, dir + "/ca.out");
-  const pid_t cb = kids.spawn({build + "/tests/runtime/tactus-test-client", "--name", "Planner"}, dir + "/cb.out");
+  const pid_t ca = kids.spawn(under(hosts.prefixA, {build + "/tests/runtime/tactus-test-client", "--name", "Sensor"}),
+                              dir + "/ca.out");
+  const pid_t cb = kids.spawn(under(hosts.prefixB, {build + "/tests/runtime/tactus-test-client", "--name", "Planner"}),
+                              dir + "/cb.out");
   const int limitMs = static_cast<int>(iterations) * 20 + 60000;
   const int codes[] = {waitFor(a, limitMs), waitFor(b, limitMs), waitFor(ca, limitMs), waitFor(cb, limitMs)};
   for (const int code : codes) {
@@ -138,14 +250,24 @@ int run(int argc, char** argv) {
   const auto n = static_cast<std::size_t>(iterations);
   std::vector<Runs> runs(3, Runs{std::vector<std::int64_t>(n, 0), std::vector<std::int64_t>(n, 0)});
   std::vector<std::int64_t> releaseA(n, 0), releaseB(n, 0);
+  // SoC B's clock estimates (each a kClockOffset record of its log; the last moves its times).
+  std::vector<std::pair<std::int64_t, std::int64_t>> estimates;  // estimate, its bound
+  std::int64_t offsetB = 0, boundB = 0;
+  for (const EventRecord& r : logB->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kClockOffset)) continue;
+    estimates.emplace_back(r.startNs, r.endNs);
+    offsetB = hostsMode ? r.startNs : 0;
+    boundB = hostsMode ? r.endNs : 0;
+  }
   for (const auto* log : {&*logA, &*logB}) {
+    const std::int64_t shift = log == &*logB ? offsetB : 0;
     for (const EventRecord& r : log->records) {
       if (r.iteration >= n) continue;
       if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease)) {
-        (log == &*logA ? releaseA : releaseB)[r.iteration] = r.endNs;  // the actual release time
+        (log == &*logA ? releaseA : releaseB)[r.iteration] = r.endNs - shift;  // the actual release time
       } else if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && r.instance < 3) {
-        runs[r.instance].start[r.iteration] = r.startNs;
-        runs[r.instance].end[r.iteration] = r.endNs;
+        runs[r.instance].start[r.iteration] = r.startNs - shift;
+        runs[r.instance].end[r.iteration] = r.endNs - shift;
       }
     }
   }
@@ -158,16 +280,19 @@ int run(int argc, char** argv) {
     if (runs[plan].end[h] != 0 && runs[fuse].start[h] != 0) bToA.push_back(runs[fuse].start[h] - runs[plan].end[h]);
     if (releaseA[h] != 0 && releaseB[h] != 0) skew.push_back(releaseB[h] - releaseA[h]);
   }
-  std::printf("multi-SoC run (two masters, loopback DDS, 1 ms period), %ld iterations (%zu warm-up left out)\n",
-              iterations, warmup);
+  std::printf(
+      "multi-SoC run (two masters, %s, 1 ms period), %ld iterations (%zu warm-up left out)\n",
+      hostsMode ? "two emulated hosts: network namespaces, a veth link, SoC B's clock 5000 s ahead" : "loopback DDS",
+      iterations, warmup);
   std::printf("  hand-off SocA end -> SocB start: p50 %.1f us  p99 %.1f us  (%zu)\n", percentileUs(aToB, 0.5),
               percentileUs(aToB, 0.99), aToB.size());
   std::printf("  hand-off SocB end -> SocA start: p50 %.1f us  p99 %.1f us  (%zu)\n", percentileUs(bToA, 0.5),
               percentileUs(bToA, 0.99), bToA.size());
   std::printf("  frame-release skew SocB - SocA:  p50 %.1f us  p99 %.1f us\n", percentileUs(skew, 0.5),
               percentileUs(skew, 0.99));
+  if (hostsMode) return reportAcrossHosts(runs, {capture, plan, fuse}, n, estimates, boundB);
   Bare bare;
-  if (!barePingPong(argv[2], iterations, 1000, bare)) {
+  if (!barePingPong(args[1], iterations, 1000, bare)) {
     std::fprintf(stderr, "soc-run-handoff: the bare ping-pong failed\n");
     return 1;
   }
