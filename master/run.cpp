@@ -790,7 +790,14 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
     publishChannelResult(pendingSeq_, pendingAnswer_);
   for (auto& m : modes_) m->releaser->join();
   (void)drainAll();
-  const std::string message = modes_.front()->owner->view().message();
+  // The end in full (the segment's copy is cut to its 255 bytes: a timeout's end with the notes of
+  // strangers, say), else the segment's.
+  std::string message;
+  {
+    const std::lock_guard<std::mutex> lock(endLock_);
+    message = endMessage_;
+  }
+  if (message.empty()) message = modes_.front()->owner->view().message();
   // A failure, or a stop whose grace left a client behind, is said on stderr.
   if (code != kExitOk || !leftBehind_.empty()) err_ << "tactus-master: " << message << "\n";
   if (code == kExitOk) reportTotals(message);  // a run that went well says so, in one line
