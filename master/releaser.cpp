@@ -377,98 +377,159 @@ void Releaser::publishRelease(HyperepochId he, const ReleasePoint& p, std::uint6
                    static_cast<std::uint32_t>(iteration), p.frame, idealNs, actualNs});
 }
 
+// A hyperepoch's release loop on this master's own clock: the phases of release_phases.hpp, from
+// iteration `firstIteration` (0 unless started by startHyperepoch) at its start.
 void Releaser::releaseLoop(HyperepochId he) {
-  const HyperepochPlan& hp = plan_.hyperepochs[he];
-  const std::int64_t period = schedule_.hyperepochs[he].periodNs;
   shm::HyperepochSlot& slot = view_.hyperepoch(he);
-  MasterEventRing& events = rings_[he];
   const std::uint64_t limit = slot.stopAt.load();
   Track& own = tracks_[index(he)];
-  const std::uint64_t first = own.firstIteration;  // 0 unless started by startHyperepoch
-  std::int64_t iterStart = first == 0 && own.startNs == 0 ? runStartNs_ : own.startNs;
-  std::uint64_t h = first;
-  auto stopHere = [&](std::uint64_t iteration) {
-    if (iteration >= limit) return true;
-    if (control_.stopRequested() || control_.aborted() || own.stop.load(std::memory_order_acquire)) {
-      slot.stopAt.store(iteration, std::memory_order_seq_cst);  // no frame of `iteration` was released
-      return true;
-    }
-    return false;
-  };
-  auto leave = [&] {
-    own.phase.store(kPhaseBusy, std::memory_order_seq_cst);
-    finished_.fetch_add(1);
-    ipc::signalWord(view_.header().attention);
-  };
-  bool frameLate = false;  // a frame of iteration h (then h - 1, at the boundary) overran
-  bool taken = false;      // stopped by stopBetweenIterations: iteration h - 1 ended, all recorded
-  for (;; ++h) {
-    if (h > first) {
-      if (stopHere(h)) break;
-      const std::int64_t nextStart = iterStart + period;
-      if (own.switchable) {
-        own.phase.store((h << 2) | kPhaseIdle, std::memory_order_seq_cst);
-        const int woke = sleepUntilOrStopped(own, nextStart);
-        std::uint64_t idle = (h << 2) | kPhaseIdle;
-        if (!own.phase.compare_exchange_strong(idle, kPhaseBusy, std::memory_order_seq_cst)) {
-          taken = true;
-          break;
-        }
-        if (woke == 0) return leave();
-        if (woke < 0 && stopHere(h)) break;
-      } else if (sleepUntil(nextStart) == 0) {
-        return leave();
-      }
-      if (stopHere(h)) break;
-      if (instancesDone(hp.instances, h - 1)) {
-        judge(own, frameLate);
-        iterStart = nextStart;
-      } else {
-        judge(own, true);
-        // Overrun: iteration h - 1 did not finish within its period.
-        if (!waitInstances(he, hp.instances, h - 1)) return leave();
-        const std::int64_t now = ipc::monotonicNs();
-        std::uint64_t skipped = 0;
-        if (freeRunning_) {
-          iterStart = now;
-        } else {
-          const std::int64_t periods = (now - iterStart + period - 1) / period;  // >= 1 period boundaries passed
-          iterStart += periods * period;
-          skipped = static_cast<std::uint64_t>(periods - 1);
-          slot.skipped.fetch_add(skipped);
-        }
-        events.push({static_cast<std::uint16_t>(EventKind::kSkipped), 0, index(he), static_cast<std::uint32_t>(h),
-                     static_cast<std::uint32_t>(skipped), nextStart, iterStart});
-        if (stopHere(h)) break;
-      }
-      slot.completed.store(h);
-      frameLate = false;
-    } else if (own.releasedAtStart == 0 && stopHere(h)) {  // a first frame already released runs
-      break;
-    }
-    if (sync_ != nullptr) sync_->started(he, h, iterStart);  // a multi-SoC run's primary
-    // startHyperepochNow published the first iteration's releases at offset 0 already.
-    if (!releaseFrames(he, h, iterStart, h == first ? own.releasedAtStart : 0, frameLate)) return leave();
+  const std::uint64_t first = own.firstIteration;
+  const std::int64_t start = first == 0 && own.startNs == 0 ? runStartNs_ : own.startNs;
+  Loop loop{.he = he,
+            .own = own,
+            .slot = slot,
+            .plan = plan_.hyperepochs[he],
+            .follower = false,
+            .limit = limit,
+            .first = first,
+            .periodNs = schedule_.hyperepochs[he].periodNs,
+            .iterStartNs = start,
+            .h = first};
+  runLoop(loop);
+}
+
+// Runs the loop's phases until it is done, then leaves. Each phase is one function below (and
+// awaitPrimary in releaser_follow.cpp); nextPhase decides what follows it.
+void Releaser::runLoop(Loop& loop) {
+  ReleasePhase phase = ReleasePhase::kStartIteration;
+  while (phase != ReleasePhase::kDone) phase = nextPhase(phase, runPhase(loop, phase));
+  leave(loop);
+}
+
+PhaseResult Releaser::runPhase(Loop& loop, ReleasePhase phase) {
+  switch (phase) {
+    case ReleasePhase::kStartIteration: return loop.follower ? awaitPrimary(loop) : startFirst(loop);
+    case ReleasePhase::kAwaitBoundary: return loop.follower ? awaitPrimary(loop) : awaitBoundary(loop);
+    case ReleasePhase::kClosePrevious: return closePrevious(loop);
+    case ReleasePhase::kOverrun: return overrun(loop);
+    case ReleasePhase::kReleaseFrames: return releaseIteration(loop);
+    case ReleasePhase::kStopping: return stopping(loop);
+    case ReleasePhase::kDrainLast: return drainLast(loop);
+    case ReleasePhase::kDone: break;
   }
-  if (sync_ != nullptr) sync_->stopped(he, h);
-  // Stopping at iteration h: let iteration h - 1 finish (under a manager, a switch waits for it).
-  if (taken) return leave();  // its stopper recorded the end
-  if (h > first && !own.switchable) {
+  return PhaseResult::kAborted;
+}
+
+// Whether the loop stops at iteration h's boundary (a stop request is recorded as its stopAt: no
+// frame of h was released).
+bool Releaser::stopAtBoundary(Loop& loop) {
+  const BoundaryStop stop = boundaryStop(loop.h, loop.limit, [&] {
+    return control_.stopRequested() || control_.aborted() || loop.own.stop.load(std::memory_order_acquire);
+  });
+  if (stop == BoundaryStop::kRequested) loop.slot.stopAt.store(loop.h, std::memory_order_seq_cst);
+  return stop != BoundaryStop::kGoOn;
+}
+
+// kStartIteration on the own clock: a first frame startHyperepochNow released already runs.
+PhaseResult Releaser::startFirst(Loop& loop) {
+  return loop.own.releasedAtStart == 0 && stopAtBoundary(loop) ? PhaseResult::kStop : PhaseResult::kNext;
+}
+
+// kAwaitBoundary on the own clock: sleeps to iteration h's period boundary. A switchable
+// hyperepoch sleeps idle (stopBetweenIterations may take it meanwhile), and a stop request cuts
+// the sleep short.
+PhaseResult Releaser::awaitBoundary(Loop& loop) {
+  if (stopAtBoundary(loop)) return PhaseResult::kStop;
+  Track& own = loop.own;
+  loop.boundaryNs = loop.iterStartNs + loop.periodNs;
+  if (own.switchable) {
+    own.phase.store((loop.h << 2) | kPhaseIdle, std::memory_order_seq_cst);
+    const int woke = sleepUntilOrStopped(own, loop.boundaryNs);
+    std::uint64_t idle = (loop.h << 2) | kPhaseIdle;
+    if (!own.phase.compare_exchange_strong(idle, kPhaseBusy, std::memory_order_seq_cst)) {
+      loop.taken = true;
+      return PhaseResult::kTaken;
+    }
+    if (woke == 0) return PhaseResult::kAborted;
+    if (woke < 0 && stopAtBoundary(loop)) return PhaseResult::kStop;
+  } else if (sleepUntil(loop.boundaryNs) == 0) {
+    return PhaseResult::kAborted;
+  }
+  return stopAtBoundary(loop) ? PhaseResult::kStop : PhaseResult::kNext;
+}
+
+// kClosePrevious (both loops): judges iteration h - 1; done in time, h starts at its boundary.
+PhaseResult Releaser::closePrevious(Loop& loop) {
+  const CloseVerdict verdict = closeVerdict(instancesDone(loop.plan.instances, loop.h - 1), loop.frameLate);
+  judge(loop.own, verdict.late);
+  if (verdict.overran) return PhaseResult::kOverran;
+  loop.iterStartNs = loop.boundaryNs;
+  loop.slot.completed.store(loop.h);
+  loop.frameLate = false;
+  return PhaseResult::kNext;
+}
+
+// kOverrun (both loops): iteration h - 1 did not finish by h's start. h starts once it has
+// (restartOwn, restartFollowing), recorded as a kSkipped event.
+PhaseResult Releaser::overrun(Loop& loop) {
+  if (!waitInstances(loop.he, loop.plan.instances, loop.h - 1)) return PhaseResult::kAborted;
+  const std::int64_t now = ipc::monotonicNs();
+  const Restart restart = loop.follower ? restartFollowing(loop.boundaryNs, now)
+                                        : restartOwn(loop.iterStartNs, loop.periodNs, now, freeRunning_);
+  loop.iterStartNs = restart.startNs;
+  if (restart.countSkipped) loop.slot.skipped.fetch_add(restart.skipped);
+  rings_[loop.he].push({static_cast<std::uint16_t>(EventKind::kSkipped), 0, index(loop.he),
+                        static_cast<std::uint32_t>(loop.h), static_cast<std::uint32_t>(restart.skipped),
+                        restart.missedNs, restart.recordedNs});
+  if (!loop.follower && stopAtBoundary(loop)) return PhaseResult::kStop;  // a follower's stop is the primary's
+  loop.slot.completed.store(loop.h);
+  loop.frameLate = false;
+  return PhaseResult::kNext;
+}
+
+// kReleaseFrames (both loops): a primary reports h's start first. startHyperepochNow published
+// the first iteration's releases at offset 0 already.
+PhaseResult Releaser::releaseIteration(Loop& loop) {
+  if (!loop.follower && sync_ != nullptr) sync_->started(loop.he, loop.h, loop.iterStartNs);
+  const std::size_t from = loop.h == loop.first ? loop.own.releasedAtStart : 0;
+  if (!releaseFrames(loop.he, loop.h, loop.iterStartNs, from, loop.frameLate)) return PhaseResult::kAborted;
+  ++loop.h;
+  return PhaseResult::kNext;
+}
+
+// kStopping: no frame of h was released; a primary reports it. Taken, its stopper recorded the end.
+PhaseResult Releaser::stopping(Loop& loop) {
+  if (!loop.follower && sync_ != nullptr) sync_->stopped(loop.he, loop.h);
+  return loop.taken ? PhaseResult::kTaken : PhaseResult::kNext;
+}
+
+// kDrainLast: lets iteration h - 1 finish (under a manager, a switch waits for it), then records
+// the end.
+PhaseResult Releaser::drainLast(Loop& loop) {
+  const std::uint64_t h = loop.h;
+  const bool ran = h > loop.first;
+  if (ran && !loop.follower && !loop.own.switchable) {
     // Sleep through the last iteration to its planned end before waiting on its completions:
     // waking at each completion took a worker's core once per runnable of that iteration.
     std::int64_t plannedEnd = 0;
-    for (const InstanceId i : hp.instances) plannedEnd = std::max(plannedEnd, schedule_.instances[i].endNs);
-    if (!control_.sleepUntil(iterStart + plannedEnd, [&] { return instancesDone(hp.instances, h - 1); })) {
-      return leave();
-    }
+    for (const InstanceId i : loop.plan.instances) plannedEnd = std::max(plannedEnd, schedule_.instances[i].endNs);
+    const auto done = [&] { return instancesDone(loop.plan.instances, h - 1); };
+    if (!control_.sleepUntil(loop.iterStartNs + plannedEnd, done)) return PhaseResult::kAborted;
   }
-  if (h > first &&
-      !(own.switchable ? waitIterationByPlan(he, h - 1, iterStart) : waitInstances(he, hp.instances, h - 1))) {
-    return leave();
+  if (ran && !(loop.own.switchable ? waitIterationByPlan(loop.he, h - 1, loop.iterStartNs)
+                                   : waitInstances(loop.he, loop.plan.instances, h - 1))) {
+    return PhaseResult::kAborted;
   }
-  own.endNs.store(ipc::monotonicNs(), std::memory_order_release);
-  slot.completed.store(h);
-  leave();
+  loop.own.endNs.store(ipc::monotonicNs(), std::memory_order_release);
+  loop.slot.completed.store(h);
+  return PhaseResult::kNext;
+}
+
+// kDone: the thread leaves (a follower's phase word is never used).
+void Releaser::leave(Loop& loop) {
+  if (!loop.follower) loop.own.phase.store(kPhaseBusy, std::memory_order_seq_cst);
+  finished_.fetch_add(1);
+  ipc::signalWord(view_.header().attention);
 }
 
 }  // namespace tactus::master

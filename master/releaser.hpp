@@ -7,6 +7,7 @@
 //                 ^ sleepUntil(iterStart + offset), gate: previous frame of the epoch done,
 //                   publish EpochSlot::released, wake sleepers
 //   at each period boundary: stop requested? iteration h complete? (overrun: skip or run free)
+// The loop's phases and the decisions between them are release_phases.hpp's.
 #pragma once
 
 #include <atomic>
@@ -20,6 +21,7 @@
 
 #include "iteration_sync.hpp"
 #include "log_drain.hpp"
+#include "release_phases.hpp"
 #include "run_control.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"
@@ -145,11 +147,40 @@ class Releaser {
   static constexpr std::uint64_t kPhaseBusy = 0;
   static constexpr std::uint64_t kPhaseIdle = 1;
   static constexpr std::uint64_t kPhaseTaken = 2;
+  // One run of a hyperepoch's release loop: what its phases (release_phases.hpp) carry from one
+  // to the next, on the release thread's stack.
+  struct Loop {
+    HyperepochId he;
+    Track& own;
+    shm::HyperepochSlot& slot;
+    const HyperepochPlan& plan;
+    bool follower;                // a multi-SoC follower's (followLoop), else on the own clock (releaseLoop)
+    std::uint64_t limit;          // the frame limit (the slot's stopAt at the start; a follower's: none)
+    std::uint64_t first;          // the first iteration
+    std::int64_t periodNs;        // the hyperepoch's period
+    std::int64_t iterStartNs;     // iteration h's start (h - 1's until h's start is decided)
+    std::uint64_t h;              // the iteration
+    std::int64_t boundaryNs = 0;  // h's start if h - 1 is done in time (a follower's: the primary's start)
+    bool frameLate = false;       // a frame of iteration h (then h - 1, at the boundary) overran
+    bool taken = false;           // stopped by stopBetweenIterations: iteration h - 1 ended, all recorded
+  };
   void parkedLoop(HyperepochId he);
   void pinThread(HyperepochId he) const;
   void judge(Track& track, bool late);
   void releaseLoop(HyperepochId he);
   void followLoop(HyperepochId he);
+  void runLoop(Loop& loop);
+  PhaseResult runPhase(Loop& loop, ReleasePhase phase);
+  bool stopAtBoundary(Loop& loop);
+  PhaseResult startFirst(Loop& loop);
+  PhaseResult awaitBoundary(Loop& loop);
+  PhaseResult awaitPrimary(Loop& loop);
+  PhaseResult closePrevious(Loop& loop);
+  PhaseResult overrun(Loop& loop);
+  PhaseResult releaseIteration(Loop& loop);
+  PhaseResult stopping(Loop& loop);
+  PhaseResult drainLast(Loop& loop);
+  void leave(Loop& loop);
   void launch(HyperepochId he, std::int64_t startNs, std::uint64_t firstIteration, std::size_t releasedAtStart);
   bool releaseFrames(HyperepochId he, std::uint64_t h, std::int64_t iterStart, std::size_t from, bool& frameLate);
   void publishRelease(HyperepochId he, const ReleasePoint& p, std::uint64_t iteration, std::int64_t idealNs,
