@@ -45,6 +45,13 @@ PhaseResult Releaser::awaitPrimary(Loop& loop) {
     loop.slot.stopAt.store(loop.h, std::memory_order_seq_cst);
     return PhaseResult::kStop;
   }
+  // The primary skipped periods (its h - 1 overran, say while a link outage held up an end): h
+  // starts whole periods after h - 1 did. Counted here too, so every SoC's master says them
+  // (logged by the primary alone: a merged report counts each once).
+  if (loop.h > 0 && !freeRunning_ && loop.periodNs > 0) {
+    const std::int64_t periods = (*start - loop.boundaryNs + loop.periodNs / 2) / loop.periodNs;
+    if (periods > 1) loop.slot.skipped.fetch_add(static_cast<std::uint64_t>(periods - 1));
+  }
   // Done with h - 1 by then, h starts here (closePrevious); else once it is (overrun, restartFollowing).
   loop.boundaryNs = *start;
   loop.iterStartNs = *start;
