@@ -235,7 +235,8 @@ std::string checkAcrossClocks(const TwoSocs& t, std::uint64_t iterations, std::i
 
 }  // namespace
 
-TEST_CASE("two SoCs run 1,000 iterations with dependencies crossing both ways, in the schedule's order", "[multisoc]") {
+TEST_CASE("two SoCs run 1,000 iterations with dependencies crossing both ways, in the schedule's order",
+          "[multisoc][order]") {
   TwoSocs t("soc_order", 31);
   t.masterA = t.master("SocA", {"-e", "1000", "-a", "30"});
   t.masterB = t.master("SocB", {"-e", "1000", "-a", "30"});
@@ -265,7 +266,7 @@ TEST_CASE("two SoCs run 1,000 iterations with dependencies crossing both ways, i
   CHECK(text.find("Sensor.Capture  1000") != std::string::npos);
 }
 
-TEST_CASE("a multi-SoC run starts whatever order its masters and clients come in", "[multisoc]") {
+TEST_CASE("a multi-SoC run starts whatever order its masters and clients come in", "[multisoc][order]") {
   // 0: clients first, then SocB's master, then SocA's; 1: SocB whole, then SocA whole;
   // 2: the primary's master, its client, then SocB's client and master.
   for (int order = 0; order < 3; ++order) {
@@ -304,7 +305,7 @@ TEST_CASE("a multi-SoC run starts whatever order its masters and clients come in
   }
 }
 
-TEST_CASE("a signal to either master stops every SoC at the same iteration boundary", "[multisoc]") {
+TEST_CASE("a signal to either master stops every SoC at the same iteration boundary", "[multisoc][exit]") {
   // SocB (a follower) asks the primary to stop; SocA (the primary) stops and tells SocB where.
   for (const std::string stopped : {"SocB", "SocA"}) {
     DYNAMIC_SECTION("signal to " << stopped) {
@@ -680,7 +681,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("only the primary's -e decides the last iteration: a follower's own -e is ignored", "[multisoc]") {
+TEST_CASE("only the primary's -e decides the last iteration: a follower's own -e is ignored", "[multisoc][exit]") {
   // A follower whose -e is smaller than the primary's must not stop its clients early (the primary
   // would wait for their ends); one whose -e is larger stops with the primary all the same.
   struct Case {
@@ -711,7 +712,7 @@ TEST_CASE("only the primary's -e decides the last iteration: a follower's own -e
   }
 }
 
-TEST_CASE("a master killed on one SoC ends the run on the other, naming its SoC", "[multisoc]") {
+TEST_CASE("a master killed on one SoC ends the run on the other, naming its SoC", "[multisoc][failure]") {
   // Killed: the primary (SocA; SocB's release threads wait for its starts) or SocB.
   for (const std::string killed : {"SocA", "SocB"}) {
     DYNAMIC_SECTION("killed " << killed) {
@@ -743,7 +744,7 @@ TEST_CASE("a master killed on one SoC ends the run on the other, naming its SoC"
   }
 }
 
-TEST_CASE("a client killed on one SoC ends the run on both, naming the client", "[multisoc]") {
+TEST_CASE("a client killed on one SoC ends the run on both, naming the client", "[multisoc][failure]") {
   TwoSocs t("soc_client", 37);
   const std::vector<std::string> args = {"-a", "30"};
   t.masterA = t.master("SocA", args);
@@ -765,7 +766,7 @@ TEST_CASE("a client killed on one SoC ends the run on both, naming the client", 
   CHECK(t.shmClean());
 }
 
-TEST_CASE("a SoC whose master never starts makes the start time out, naming that SoC", "[multisoc]") {
+TEST_CASE("a SoC whose master never starts makes the start time out, naming that SoC", "[multisoc][failure]") {
   TwoSocs t("soc_absent", 38);
   t.masterA = t.master("SocA", {"-a", "2"});
   t.clientA = t.client("Sensor");
@@ -784,7 +785,7 @@ TEST_CASE("a SoC whose master never starts makes the start time out, naming that
   CHECK(t.shmClean());
 }
 
-TEST_CASE("masters that disagree on the primary SoC refuse the run, naming both choices", "[multisoc]") {
+TEST_CASE("masters that disagree on the primary SoC refuse the run, naming both choices", "[multisoc][failure]") {
   TwoSocs t("soc_primary", 44);
   t.masterA = t.master("SocA", {"-a", "20"});                       // the default: the first SoC
   t.masterB = t.master("SocB", {"-a", "20", "--primary", "SocB"});  // itself

@@ -21,6 +21,7 @@
 #include "tactus/client.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
+#include "test_skip.hpp"
 
 using namespace tactus;
 using namespace tactus::test;
@@ -508,11 +509,8 @@ TEST_CASE("a symbolic link at the segment's name: a client waits saying why, the
 }
 
 TEST_CASE("another user's file at the segment's name: the master names the system's reasons and what to do",
-          "[reliability][foreign]") {
-  if (::geteuid() != 0) {
-    WARN("needs root to play two users (a file of root's, a master of nobody's)");
-    return;
-  }
+          "[reliability][foreign][users]") {
+  if (::geteuid() != 0) TACTUS_SKIP("needs root to play two users (a file of root's, a master of nobody's)");
   constexpr uid_t kNobody = 65534;
   Trial t("foreign_user");
   // A schedule the unprivileged master can read.
@@ -537,11 +535,10 @@ TEST_CASE("another user's file at the segment's name: the master names the syste
     }
     adoptChild(probe);
     if (waitFor(probe, kWaitMs) != 0) {
-      WARN("skipped: user nobody (uid 65534) cannot run " << master
-                                                          << " (a directory above it is closed to other users)");
       std::error_code ignored;
       std::filesystem::remove_all(shared, ignored);
-      return;
+      TACTUS_SKIP("user nobody (uid 65534) cannot run " << master
+                                                        << " (a directory above it is closed to other users)");
     }
   }
   const std::string output = t.out("master");

@@ -912,10 +912,7 @@ std::string releaseThreadCpus(const std::string& tag, std::vector<std::string> e
 
 TEST_CASE("the release thread runs on the core of its hyperepoch's first planned runnable, unless told otherwise",
           "[runtime][release][pinning]") {
-  if (std::thread::hardware_concurrency() < 2) {
-    WARN("skipped: needs two cores");
-    return;
-  }
+  if (std::thread::hardware_concurrency() < 2) TACTUS_SKIP("needs two cores");
   CHECK(releaseThreadCpus("relpin", {}) == "1");
   // -C (clients do not pin) leaves the release thread where the system puts it too.
   const std::string free = releaseThreadCpus("relfree", {"-C"});
