@@ -498,14 +498,14 @@ TEST_CASE(
     CHECK(t.shmClean());
   }
   for (const int outageMs : {50, 1000}) {
-    DYNAMIC_SECTION("the link down for " << outageMs << " ms, shorter than -o 2 s: the run rides through") {
+    DYNAMIC_SECTION("the link down for " << outageMs << " ms, shorter than -o 3 s: the run rides through") {
       TwoSocs t("soc_hosts_outage" + std::to_string(outageMs), outageMs == 50 ? 51 : 52);
       TwoHosts hosts(t.dir);
       if (const std::string why = hosts.create(); !why.empty()) TACTUS_SKIP("ip netns: " << why);
       t.socAPrefix = hosts.prefixA();
       t.socBPrefix = hosts.prefixB();
-      t.masterA = t.master("SocA", {"-e", "300", "-a", "30", "-o", "2000000"});
-      t.masterB = t.master("SocB", {"-a", "30", "-o", "2000000"});
+      t.masterA = t.master("SocA", {"-e", "300", "-a", "30", "-o", "3000000"});
+      t.masterB = t.master("SocB", {"-a", "30", "-o", "3000000"});
       t.clientA = t.client("Sensor");
       t.clientB = t.client("Planner");
       REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
