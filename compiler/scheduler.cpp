@@ -27,9 +27,25 @@ namespace {
 
 using namespace schedule;
 
+// Whether two submitters of the hyperepoch may submit to the same engine queue (stream).
+bool streamShared(const Problem& pb) {
+  const Graph& g = *pb.graph;
+  std::vector<std::uint8_t> seen(g.resources.size(), 0);
+  for (RunnableId r : pb.runnables) {
+    if (g.runnables[r].kind != RunnableKind::kSubmitter) continue;
+    for (const ResourceRequest& q : *(*pb.requests)[r]) {
+      if (!isEngineQueue(q.kind)) continue;
+      for (ResourceId c : q.candidates)
+        if (seen[index(c)]++ != 0) return true;
+    }
+  }
+  return false;
+}
+
 // The first schedules and, with a budget, the search, for one hyperepoch's problem: tries the
 // priority rules (insertion with each key, and the time-driven variants too where the graph is
-// small enough for their per-event scan of the available instances), keeps the best (fewest
+// small enough for their per-event scan of the available instances; the stream-order key where
+// submitters share a stream), keeps the best (fewest
 // boundary misses, fits the period, fewest deadline misses, shortest, then the first rule),
 // then improves it under the budget. A schedule as short as the critical path cannot be beaten.
 Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const ScheduleOptions& options,
@@ -45,6 +61,9 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
     rules.push_back({0, true});
     rules.push_back({1, true});
     rules.push_back({2, true});
+    // Where two submitters may share a stream, the order of their submissions is the order of
+    // their work: also try submitting first the work that can start first.
+    if (streamShared(pb)) rules.push_back({3, false});
   }
   Attempt best;
   bool haveBest = false;
