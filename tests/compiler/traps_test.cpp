@@ -108,6 +108,26 @@ TEST_CASE("an unknown resource lists what the runnable may use, without guessing
              Catch::EndsWith("uses unknown resource 'NO_SUCH_LOCK' (hyperepoch 'H' has 'CPU0', 'CPU1'; types: 'CPU')"));
 }
 
+TEST_CASE("a misspelt hardware type, taken for a mutex type, is named when a runnable has no hardware",
+          "[compiler][traps]") {
+  // `CPUS:` is a legal type (any other type is a scheduling mutex), so CPU0 is a mutex here.
+  const std::string yaml =
+      "Version: 3.0.0\nG:\n  Resources: {CPUS: [CPU0]}\n  Hyperepochs:\n    - H:\n"
+      "        Epochs: [{E: {Period: 10ms}}]\n  Clients:\n    - C:\n        Epochs: [{H.E: {Runnables: [\n"
+      "          {A: {WCET: 1ms, Resources: [CPU0]}}]}}]\n";
+  auto g = parseGraph(yaml, "g.yaml");
+  REQUIRE_FALSE(g.has_value());
+  CHECK_THAT(g.error().message, Catch::EndsWith("runnable 'C.A' must hold exactly one hardware resource (a CPU, GPU, "
+                                                "DLA or VPU), not 0 ('CPU0' is of type 'CPUS', a scheduling mutex: did "
+                                                "you mean type 'CPU'?)"));
+  // A mutex type far from every hardware type gets no guess.
+  std::string far = yaml;
+  far.replace(far.find("CPUS"), 4, "MAP_LOCK");
+  auto h = parseGraph(far, "g.yaml");
+  REQUIRE_FALSE(h.has_value());
+  CHECK_THAT(h.error().message, Catch::EndsWith("hardware resource (a CPU, GPU, DLA or VPU), not 0"));
+}
+
 TEST_CASE("an unknown client, epoch or key gets the closest declared name and the list", "[compiler][traps]") {
   CHECK(parseError("unknown_client_typo.yaml") ==
         fixture("unknown_client_typo.yaml") +
