@@ -27,11 +27,36 @@ namespace {
 
 using namespace schedule;
 
+// Whether the order of submissions to one engine queue (stream) can hold work back: two
+// submitters may submit to the same queue, and some queue work waits for more than its submitter
+// (its top level is later than its submitter's end), so that work queued behind it waits too.
+bool queuedWorkMayWait(const Problem& pb) {
+  const Graph& g = *pb.graph;
+  const IdVector<RunnableId, std::int64_t>& wcet = *pb.wcet;
+  bool waits = false;
+  for (std::uint32_t l = 0; l < pb.localSubmitter.size() && !waits; ++l) {
+    const std::uint32_t by = pb.localSubmitter[l];
+    waits = by != kNone && pb.topLevel[l] > pb.topLevel[by] + wcet[pb.runnables[by]];
+  }
+  if (!waits) return false;
+  std::vector<std::uint8_t> seen(g.resources.size(), 0);
+  for (RunnableId r : pb.runnables) {
+    if (g.runnables[r].kind != RunnableKind::kSubmitter) continue;
+    for (const ResourceRequest& q : *(*pb.requests)[r]) {
+      if (!isEngineQueue(q.kind)) continue;
+      for (ResourceId c : q.candidates)
+        if (seen[index(c)]++ != 0) return true;
+    }
+  }
+  return false;
+}
+
 // The first schedules and, with a budget, the search, for one hyperepoch's problem: tries the
 // priority rules (insertion with each key, and the time-driven variants too where the graph is
-// small enough for their per-event scan of the available instances), keeps the best (fewest
-// boundary misses, fits the period, fewest deadline misses, shortest, then the first rule),
-// then improves it under the budget. A schedule as short as the critical path cannot be beaten.
+// small enough for their per-event scan of the available instances; the queue-order key where
+// queued work may wait, see queuedWorkMayWait), keeps the best (fewest boundary misses, fits the
+// period, fewest deadline misses, shortest, then the first rule), then improves it under the
+// budget. A schedule as short as the critical path cannot be beaten.
 Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const ScheduleOptions& options,
                         const std::vector<std::uint32_t>& touched, std::vector<FreeTime>& free,
                         HyperepochSearchInfo& searchInfo) {
@@ -45,6 +70,9 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
     rules.push_back({0, true});
     rules.push_back({1, true});
     rules.push_back({2, true});
+    // A queue runs its work in submission order: where queued work may wait for more than its
+    // submitter, also try submitting first the work that can start first.
+    if (queuedWorkMayWait(pb)) rules.push_back({3, false});
   }
   Attempt best;
   bool haveBest = false;

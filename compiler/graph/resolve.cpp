@@ -220,10 +220,24 @@ void Builder::resolveRequests(RunnableId r) {
     if (taken[i].first == taken[i - 1].first)
       die(ErrorCode::kValidation, taken[i].second,
           who + " requests resource " + quoted(g_.resources[taken[i].first].name) + " twice");
-  if (hardware.size() != 1)
+  if (hardware.size() != 1) {
+    // None, with a resource of a type one typo from a hardware type (`CPUS:`): that type was taken
+    // for a scheduling mutex (any other type is one), so the typo is the likely cause.
+    std::string hint;
+    static constexpr std::string_view kHardwareTypes[] = {"CPU", "GPU", "DLA", "VPU"};
+    for (const ResourceRequest& q : software) {
+      if (q.candidates.empty()) continue;
+      const ResourceInfo& held = g_.resources[q.candidates.front()];
+      const std::string_view guess = closestName(held.type, kHardwareTypes);
+      if (guess.empty()) continue;
+      hint = " (" + quoted(held.name) + " is of type " + quoted(held.type) +
+             ", a scheduling mutex: did you mean type " + quoted(guess) + "?)";
+      break;
+    }
     die(ErrorCode::kValidation, gr.loc.line,
         who + " must hold exactly one hardware resource (a CPU, GPU, DLA or VPU), not " +
-            std::to_string(hardware.size()));
+            std::to_string(hardware.size()) + hint);
+  }
   gr.resources.clear();
   gr.resources.push_back(std::move(hardware.front()));
   for (ResourceRequest& s : software) gr.resources.push_back(std::move(s));

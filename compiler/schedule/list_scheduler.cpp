@@ -40,6 +40,11 @@ class ListScheduler {
     for (const Node& nd : pb.nodes)
       if (const std::uint32_t bound = pinnedStream(nd.runnable); bound != kNone) ++pinned_[bound];
     outstanding_.assign(free.size(), 0);
+    if (rule_.key == 3 && rule_.keyOverride == nullptr) {
+      submitteeOf_.assign(pb.runnables.size(), kNone);
+      for (std::uint32_t l = 0; l < pb.localSubmitter.size(); ++l)
+        if (pb.localSubmitter[l] != kNone) submitteeOf_[pb.localSubmitter[l]] = l;
+    }
     if (rule_.timed) {
       busyUntil_.assign(free.size(), 0);
       // Marked per resource: a list of every runnable's candidates kept its size to the end.
@@ -112,6 +117,12 @@ class ListScheduler {
           k.key1 = ls;
           k.key2 = -pb_.succCount[nd.local];
           break;
+        case 3: {
+          const std::uint32_t work = submitteeOf_[nd.local];
+          k.key1 = work != kNone ? nd.frameNs + pb_.topLevel[work] : ls;
+          k.key2 = ls;
+          break;
+        }
         default:
           k.key1 = ls;
           k.key2 = 0;
@@ -456,6 +467,7 @@ class ListScheduler {
   std::vector<std::uint32_t> pinned_;       // per stream: submitters bound to it not yet placed
   std::vector<std::uint32_t> outstanding_;  // per stream: submitters placed whose work is not yet
   std::vector<std::uint32_t> deferred_;     // submitters waiting for a stream without outstanding work
+  std::vector<std::uint32_t> submitteeOf_;  // key 3: local submitter -> its local submittee, or kNone
   bool force_ = false;                      // while placing one stuck submitter: ignore its stream's order
   std::uint64_t seq_ = 0;
 };

@@ -19,7 +19,10 @@ inline constexpr std::size_t kTimedRuleLimit = 20000;
 /// scheduling: at each event time the most urgent instance that can start now starts).
 struct Rule {
   int key = 0;         // 0 latest start (b-level); 1 minus top level (longest path through);
-                       // 2 latest start, then most successors
+                       // 2 latest start, then most successors; 3 latest start, but a
+                       // submitter by the earliest start of its work (its submittee's top
+                       // level): a stream runs its work in submission order, so work that
+                       // can start early is submitted before work still waiting on others
   bool timed = false;  // false: insertion; true: time-driven
   // When set, replaces the first key per instance (perturbed priorities of the improvement
   // search for large hyperepochs); the latest start stays the second key.

@@ -243,9 +243,6 @@ Result<void> computeLevels(Problem& pb, const HyperepochInfo& he) {
   return {};
 }
 
-// The first schedules and, with a budget, the search, for one hyperepoch's problem: tries the
-// priority rules (insertion with each key, and the time-driven variants too where the graph is
-
 std::vector<std::uint32_t> touchedResources(const Problem& pb, const HyperepochInfo& he) {
   const Graph& g = *pb.graph;
   // Marked per resource, not collected per request and deduplicated: every runnable names its

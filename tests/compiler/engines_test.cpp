@@ -221,3 +221,41 @@ TEST_CASE("the schedule file records DLA and VPU kinds in format version 5 only"
   std::string gpu = engineGraph("GPU", "CUDA_STREAM");
   CHECK_THAT(writeSchedule(scheduleOk(parsed(gpu))), Catch::StartsWith("tactus-schedule 4\n"));
 }
+
+TEST_CASE("the first schedule submits first the queue's work that can start first", "[compiler][engines]") {
+  // tests/engine_queue's dla_cross graph: Detect waits for Capture (3 ms on CPU1), Segment for
+  // nothing but its submitter, both on one DLA handle (FIFO). Submitting Detect first (the more
+  // urgent by latest start) queues Segment behind it: 8.5 ms. Submitting Segment first runs it
+  // while Capture runs: 8 ms, the critical path Capture -> Detect -> Warp -> Post, without a search.
+  const Graph g = parsed(
+      "Version: 3.0.0\n"
+      "g:\n"
+      "  Resources: {CPU: [CPU0, CPU1], DLA: [DLA0], VPU: [VPU0]}\n"
+      "  Hyperepochs:\n"
+      "    - Main:\n"
+      "        Epochs: [{Frame: {Period: 20ms}}]\n"
+      "  Clients:\n"
+      "    - Camera:\n"
+      "        Epochs: [{Main.Frame: {Runnables: [{Capture: {WCET: 3ms, Resources: [CPU1]}}]}}]\n"
+      "    - Vision:\n"
+      "        Resources: {DLA_HANDLE: [{H: DLA0}], PVA_STREAM: [{P: VPU0}]}\n"
+      "        Epochs:\n"
+      "          - Main.Frame:\n"
+      "              Runnables:\n"
+      "                - SubmitDetect: {WCET: 300us, Resources: [CPU0, H], Submits: Vision.Detect}\n"
+      "                - Detect: {WCET: 3ms, Resources: [DLA], Dependencies: [Camera.Capture]}\n"
+      "                - SubmitSegment: {WCET: 300us, Resources: [CPU0, H], Submits: Vision.Segment}\n"
+      "                - Segment: {WCET: 2ms, Resources: [DLA]}\n"
+      "                - SubmitWarp: {WCET: 300us, Resources: [CPU0, P], Submits: Vision.Warp}\n"
+      "                - Warp: {WCET: 1500us, Resources: [VPU0], Dependencies: [Vision.Detect]}\n"
+      "                - Post:\n"
+      "                    WCET: 500us\n"
+      "                    Resources: [CPU0]\n"
+      "                    Dependencies: [Vision.Detect, Vision.Segment, Vision.Warp]\n");
+  const Schedule s = scheduleOk(g);
+  CHECK(lengthOf(s) == 8 * kMs);
+  const InstanceInfo& segment = instanceNamed(s, "Segment");
+  const InstanceInfo& detect = instanceNamed(s, "Detect");
+  CHECK(segment.endNs <= detect.startNs);
+  CHECK((detect.startNs == 3 * kMs && detect.endNs == 6 * kMs));
+}

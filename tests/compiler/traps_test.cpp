@@ -108,6 +108,26 @@ TEST_CASE("an unknown resource lists what the runnable may use, without guessing
              Catch::EndsWith("uses unknown resource 'NO_SUCH_LOCK' (hyperepoch 'H' has 'CPU0', 'CPU1'; types: 'CPU')"));
 }
 
+TEST_CASE("a misspelt hardware type, taken for a mutex type, is named when a runnable has no hardware",
+          "[compiler][traps]") {
+  // `CPUS:` is a legal type (any other type is a scheduling mutex), so CPU0 is a mutex here.
+  const std::string yaml =
+      "Version: 3.0.0\nG:\n  Resources: {CPUS: [CPU0]}\n  Hyperepochs:\n    - H:\n"
+      "        Epochs: [{E: {Period: 10ms}}]\n  Clients:\n    - C:\n        Epochs: [{H.E: {Runnables: [\n"
+      "          {A: {WCET: 1ms, Resources: [CPU0]}}]}}]\n";
+  auto g = parseGraph(yaml, "g.yaml");
+  REQUIRE_FALSE(g.has_value());
+  CHECK_THAT(g.error().message, Catch::EndsWith("runnable 'C.A' must hold exactly one hardware resource (a CPU, GPU, "
+                                                "DLA or VPU), not 0 ('CPU0' is of type 'CPUS', a scheduling mutex: did "
+                                                "you mean type 'CPU'?)"));
+  // A mutex type far from every hardware type gets no guess.
+  std::string far = yaml;
+  far.replace(far.find("CPUS"), 4, "MAP_LOCK");
+  auto h = parseGraph(far, "g.yaml");
+  REQUIRE_FALSE(h.has_value());
+  CHECK_THAT(h.error().message, Catch::EndsWith("hardware resource (a CPU, GPU, DLA or VPU), not 0"));
+}
+
 TEST_CASE("an unknown client, epoch or key gets the closest declared name and the list", "[compiler][traps]") {
   CHECK(parseError("unknown_client_typo.yaml") ==
         fixture("unknown_client_typo.yaml") +
@@ -303,6 +323,9 @@ TEST_CASE("an overlength schedule accepted with --allow-overlength is warned abo
   const std::string sched = tempPath("allowed.tsched");
   const Run r = compile({"-i", yaml, "-o", sched, "--allow-overlength"});
   CHECK(r.code == 0);
+  // The one warning is the hyperepoch's: no runnable (B, placed last) is blamed for running late.
+  CHECK_THAT(r.err, Catch::StartsWith("tactus-compile: warning: hyperepoch 'H'"));
+  CHECK_THAT(r.err, !Catch::Contains("runnable 'C."));
   CHECK_THAT(r.err, Catch::Contains("tactus-compile: warning: hyperepoch 'H': schedule length 120ms exceeds its "
                                     "period 100ms\n  overloaded resource: 'CPU0' has 120ms of work in the 100ms "
                                     "period (120%): 'C.A' 70ms, 'C.B' 50ms\n"));
@@ -311,6 +334,7 @@ TEST_CASE("an overlength schedule accepted with --allow-overlength is warned abo
   std::remove(sched.c_str());
   const Run strict = compile({"-i", yaml, "-o", sched, "--allow-overlength", "--werror"});
   CHECK(strict.code == 1);
+  CHECK_THAT(strict.err, Catch::Contains(": 1 warning, an error under --werror"));
   CHECK_FALSE(exists(sched));
   std::remove(yaml.c_str());
 }
