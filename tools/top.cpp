@@ -1,6 +1,8 @@
 // tactus-top's logic (see top.hpp).
 #include "top.hpp"
 
+#include <sched.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <iomanip>
@@ -183,7 +185,8 @@ std::string usage() {
          "runnable's last, median (of its latest 32 runs) and longest duration against its WCET,\n"
          "overruns and skipped periods, release jitter per hyperepoch and the schedule switches of a\n"
          "run under a schedule manager. It reads what the master publishes in shared memory through a\n"
-         "read-only mapping: the run is not disturbed and the workers do no extra work. A master of\n"
+         "read-only mapping, at the idle scheduling class (SCHED_IDLE): the run is not disturbed and the\n"
+         "workers do no extra work. A master of\n"
          "several schedules (-N) shows each; on a multi-SoC run each SoC's master is an instance of\n"
          "its own (INSTANCE.soc<k>): name the one to show. Ends when the run ends, or on Ctrl-C.\n"
          "Options take --name=value or --name value.\n"
@@ -249,6 +252,12 @@ int parseTop(const std::vector<std::string>& args, TopOptions& options, std::ost
 int topMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   TopOptions options;
   if (const int code = parseTop(args, options, out, err); code >= 0) return code;
+  // A viewer takes only CPU time nothing else wants: at SCHED_IDLE the scheduler preempts it at
+  // once for the master's release thread or a worker sharing its core, where a normal process's
+  // refresh could delay a release by up to the scheduler's wake-up granularity (issue 28: the
+  // release benchmark's p99 rose with tactus-top attached on a 2-core machine).
+  const sched_param idle{};
+  (void)::sched_setscheduler(0, SCHED_IDLE, &idle);
   bool shown = false;
   for (;;) {
     auto snap = takeSnapshot(options.instance);

@@ -1,5 +1,6 @@
 // tactus-top and tactus-manager status against a real master and real clients on a plain run
 // (no schedule manager): what they show while it runs, and nothing left behind once it ended.
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -92,6 +93,12 @@ TEST_CASE("tactus-top --once --json and tactus-manager status show a running pla
   const std::string text = readFile(dir + "/screen.out");
   CHECK_THAT(text, Catch::Contains("schedule 7") && Catch::Contains("Client0.A") && Catch::Contains("entered"));
 
+  // The live view runs at the idle scheduling class, so it never delays a release or a worker.
+  const pid_t live = children.spawn({buildPath("tools/tactus-top"), "-D", instance, "-n", "50"}, dir + "/live.out");
+  REQUIRE(waitForPath(dir + "/live.out", kWaitMs));
+  for (int k = 0; k < 200 && readFile(dir + "/live.out").find("Client0.A") == std::string::npos; ++k) ::usleep(10'000);
+  CHECK(::sched_getscheduler(live) == SCHED_IDLE);
+
   // tactus-manager status on a run without a manager answers from the segment.
   const pid_t status =
       children.spawn({buildPath("tools/tactus-manager"), "-D", instance, "-t", "0", "status"}, dir + "/status.out");
@@ -104,6 +111,8 @@ TEST_CASE("tactus-top --once --json and tactus-manager status show a running pla
   CHECK(waitFor(m, kWaitMs) == 0);
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK(waitFor(live, kWaitMs) == 0);  // the live view ends with the run
+  CHECK_THAT(readFile(dir + "/live.out"), Catch::Contains("ended"));
   CHECK_FALSE(segmentPresent(instance));
   CHECK_FALSE(std::filesystem::exists("/dev/shm/tactus_" + instance + ".manager"));
 
