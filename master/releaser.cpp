@@ -460,7 +460,15 @@ PhaseResult Releaser::awaitBoundary(Loop& loop) {
 
 // kClosePrevious (both loops): judges iteration h - 1; done in time, h starts at its boundary.
 PhaseResult Releaser::closePrevious(Loop& loop) {
-  const CloseVerdict verdict = closeVerdict(instancesDone(loop.plan.instances, loop.h - 1), loop.frameLate);
+  bool done = instancesDone(loop.plan.instances, loop.h - 1);
+  // A follower hears of h's start when the primary decides it, which after the primary's own
+  // overrun is a boundary still ahead: its part of h - 1 has until then (h's first frame is
+  // released at that start anyway), and is late only if it is not done by then.
+  if (!done && loop.follower && ipc::monotonicNs() < loop.boundaryNs) {
+    if (!control_.sleepUntil(loop.boundaryNs, [] { return false; })) return PhaseResult::kAborted;
+    done = instancesDone(loop.plan.instances, loop.h - 1);
+  }
+  const CloseVerdict verdict = closeVerdict(done, loop.frameLate);
   judge(loop.own, verdict.late);
   if (verdict.overran) return PhaseResult::kOverran;
   loop.iterStartNs = loop.boundaryNs;

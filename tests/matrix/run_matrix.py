@@ -628,21 +628,24 @@ def col_report(cell, row):
 
 
 def col_cuda(cell, row):
-    """CUDA submitters on the stand-in (tactus-gpu-test-client, tests/gpu/graphs/cross.yaml): GPU
-    work across two processes; every process exits 0, every submission went through the engine."""
-    if row.key == "multisoc":
-        raise Skip("no multi-SoC graph with CUDA work in the repository (tests/gpu has none)")
+    """CUDA submitters on the stand-in (tactus-gpu-test-client, tests/gpu/graphs/cross.yaml; multi-SoC:
+    cross_soc.yaml, each SoC's client on its SoC's GPU, a GPU end on one SoC waited for on the other):
+    GPU work across two processes; every process exits 0, every submission went through the engine."""
     if not os.access(cell.ctx.prog["gpu-client"], os.X_OK):
         raise Skip("tactus-gpu-test-client (the stand-in client) is not built")
     os.environ["TACTUS_CUDA_STANDIN_TABLE"] = cell.table
-    graph = "tests/gpu/graphs/cross.yaml"
+    graph = "tests/gpu/graphs/cross_soc.yaml" if row.key == "multisoc" else "tests/gpu/graphs/cross.yaml"
     ids = (261, 262)
     if row.key == "managed":
         scheds = [cell.ctx.schedule(graph, i) for i in ids]
         args = ["-s", ",".join(scheds), "-N", "mgr", "-t", "15000000"]
     else:
         args = ["-s", cell.ctx.schedule(graph), "-e", str(5 * ITERATIONS), "-t", "15000000"]
-    cell.masters = [cell.master("master", args)]
+    if row.key == "multisoc":
+        cell.masters = [cell.master("master" + soc, args + ["-x", soc, "--dds-domain", str(cell.domain), "-a", "30"])
+                        for soc in row.socs]
+    else:
+        cell.masters = [cell.master("master", args)]
     cell.clients = {n: cell.proc(n, "client", [cell.ctx.prog["gpu-client"], "--name", n, "--instance", cell.instance,
                                                "--stream", "CUDA_STREAM0"]) for n in ("Alpha", "Beta")}
     for p in cell.procs:
