@@ -28,6 +28,7 @@
 #include "tactus/core/verify.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/process.hpp"
 #include "tactus/ipc/wait.hpp"
 #include "tactus/soc_link/soc_link.hpp"
 
@@ -334,10 +335,12 @@ namespace {
 // manager maps it before it claims). A process of another user, whose maps this master may not
 // read, is taken at its word (a manager of the segment group).
 std::string noManager(std::uint32_t pid, const std::string& channelPath) {
-  if (!ipc::processAlive(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid))))
-    return "a process that is gone (a manager that died at once, or a claim written over)";
-  if (ipc::processMaps(static_cast<pid_t>(pid), channelPath) == false)
-    return "a process that has not mapped the channel (a claim written over)";
+  switch (ipc::processOwns(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)), channelPath)) {
+    case ipc::Ownership::kGone: return "a process that is gone (a manager that died at once, or a claim written over)";
+    case ipc::Ownership::kNotMapped: return "a process that has not mapped the channel (a claim written over)";
+    case ipc::Ownership::kMaps:
+    case ipc::Ownership::kUnknown: break;
+  }
   return "";
 }
 

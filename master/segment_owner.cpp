@@ -63,15 +63,16 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
       if (!ipc::processAlive(static_cast<pid_t>(pid), startTime)) continue;
     }
     // A live pid that has not mapped the segment is not its master (a copy, a forged header).
-    const bool unmapped = !foreign && pid != 0 && ipc::processMaps(static_cast<pid_t>(pid), path) == false;
-    if (!foreign && pid != 0 && !unmapped && ipc::processAlive(static_cast<pid_t>(pid), startTime)) {
+    const ipc::Ownership owner =
+        foreign || pid == 0 ? ipc::Ownership::kGone : ipc::processOwns(static_cast<pid_t>(pid), startTime, path);
+    if (owner == ipc::Ownership::kMaps || owner == ipc::Ownership::kUnknown) {
       return fail(ErrorCode::kAlreadyExists, "instance " + quoted(instance_, 256) +
                                                  " already has a running master (pid " + std::to_string(pid) +
                                                  "); stop it first or pick another instance with -D");
     }
     if (foreign) {
       err_ << "tactus-master: " << path << " is no usable segment (" << lastProblem << "); removing it\n";
-    } else if (unmapped && ipc::processAlive(static_cast<pid_t>(pid), startTime)) {
+    } else if (owner == ipc::Ownership::kNotMapped) {
       err_ << "tactus-master: replacing segment " << path << ": it names master pid " << pid
            << ", which has not mapped it (a copy of another segment, or a forged header)\n";
     } else {

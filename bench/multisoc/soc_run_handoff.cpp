@@ -27,9 +27,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "emulated_hosts.hpp"
 #include "runtime_harness.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/file_io.hpp"
@@ -123,49 +125,8 @@ int reportAcrossHosts(const std::vector<Runs>& runs, const std::array<std::uint3
   return violations == 0 && overlaps == 0 && missing == 0 && !estimates.empty() ? 0 : 1;
 }
 
-// Two emulated hosts (root): network namespaces joined by a veth pair; the prefixes their
-// processes start under (SoC B's also in a time namespace 5000 s ahead). Removed when it goes.
-struct Hosts {
-  std::string nsA, nsB, dir;
-  std::vector<std::string> prefixA, prefixB;
-  ~Hosts() {
-    if (!nsA.empty())
-      (void)std::system(("ip netns del " + nsA + " 2>/dev/null; ip netns del " + nsB + " 2>/dev/null").c_str());
-  }
-  // "" when made, else why not.
-  std::string make(const std::string& scratch) {
-    if (::geteuid() != 0) return "needs root (ip netns, unshare -T)";
-    if (std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1") != 0) return "unshare -T is not permitted here";
-    dir = scratch;
-    const std::string tag = std::to_string(::getpid() % 100000);
-    nsA = "tactusHA" + tag;
-    nsB = "tactusHB" + tag;
-    const std::string script = "set -e; ip netns add " + nsA + "; ip netns add " + nsB + "; ip link add hA netns " +
-                               nsA + " type veth peer name hB netns " + nsB + "; ip -n " + nsA +
-                               " addr add 10.79.0.1/30 dev hA; ip -n " + nsB + " addr add 10.79.0.2/30 dev hB; ip -n " +
-                               nsA + " link set hA up; ip -n " + nsB + " link set hB up; ip -n " + nsA +
-                               " link set lo up; ip -n " + nsB + " link set lo up";
-    if (std::system(("(" + script + ") >" + dir + "/netns.out 2>&1").c_str()) != 0) return readFile(dir + "/netns.out");
-    prefixA = {"/usr/sbin/ip", "netns", "exec", nsA, "env", "CYCLONEDDS_URI=" + config("A", "10.79.0.1", "10.79.0.2")};
-    prefixB = {
-        "/usr/sbin/ip", "netns", "exec",        nsB,   "env", "CYCLONEDDS_URI=" + config("B", "10.79.0.2", "10.79.0.1"),
-        "unshare",      "-T",    "--monotonic", "5000"};
-    return "";
-  }
-  std::string config(const std::string& side, const std::string& own, const std::string& peer) const {
-    const std::string path = dir + "/dds_" + side + ".xml";
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr) return "";
-    std::fprintf(f,
-                 "<CycloneDDS xmlns=\"https://cdds.io/config\"><Domain Id=\"any\"><General><Interfaces>"
-                 "<NetworkInterface address=\"%s\"/></Interfaces><AllowMulticast>false</AllowMulticast>"
-                 "</General><Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"%s\"/>"
-                 "</Peers></Discovery></Domain></CycloneDDS>\n",
-                 own.c_str(), peer.c_str());
-    std::fclose(f);
-    return "file://" + path;
-  }
-};
+// --hosts: the emulated hosts (the multi-SoC test's are 10.77.0.x).
+const EmulatedHostsLayout kHosts{"tactusHA", "tactusHB", "hA", "hB", "10.79.0"};
 
 // `argv` with `prefix` before it.
 std::vector<std::string> under(const std::vector<std::string>& prefix, std::vector<std::string> argv) {
@@ -198,27 +159,35 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "soc-run-handoff: the graph does not compile:\n%s", readFile(dir + "/compile.out").c_str());
     return 1;
   }
-  Hosts hosts;
+  std::optional<EmulatedHosts> hosts;
+  std::vector<std::string> prefixA, prefixB;  // what each SoC's processes start under
   if (hostsMode) {
-    if (const std::string why = hosts.make(dir); !why.empty()) {
+    std::string why = ::geteuid() != 0             ? "needs root (ip netns, unshare -T)"
+                      : !timeNamespacesPermitted() ? "unshare -T is not permitted here"
+                                                   : hosts.emplace(dir, kHosts).create();
+    if (!why.empty()) {
       std::printf("soc-run-handoff --hosts: skipped: %s\n", why.c_str());
       return 77;
+    }
+    if (why = hosts->prefixes(prefixA, prefixB); !why.empty()) {
+      std::fprintf(stderr, "soc-run-handoff: %s\n", why.c_str());
+      return 1;
     }
   }
   const std::string e = std::to_string(iterations);
   const pid_t a =
-      kids.spawn(under(hosts.prefixA, {build + "/master/tactus-master", "-s", schedule, "-x", "SocA", "-D", instance,
-                                       "-e", e, "-l", dir + "/a.log", "--dds-domain", "41", "-a", "60"}),
+      kids.spawn(under(prefixA, {build + "/master/tactus-master", "-s", schedule, "-x", "SocA", "-D", instance, "-e", e,
+                                 "-l", dir + "/a.log", "--dds-domain", "41", "-a", "60"}),
                  dir + "/a.out");
   // The follower takes its last iteration from the primary (its own -e would be ignored, warned).
-  const pid_t b = kids.spawn(under(hosts.prefixB, {build + "/master/tactus-master", "-s", schedule, "-x", "SocB", "-D",
-                                                   instance, "-l", dir + "/b.log", "--dds-domain", "41", "-a", "60"}),
+  const pid_t b = kids.spawn(under(prefixB, {build + "/master/tactus-master", "-s", schedule, "-x", "SocB", "-D",
+                                             instance, "-l", dir + "/b.log", "--dds-domain", "41", "-a", "60"}),
                              dir + "/b.out");
   setenv("TACTUS_INSTANCE", instance.c_str(), 1);
-  const pid_t ca = kids.spawn(under(hosts.prefixA, {build + "/tests/runtime/tactus-test-client", "--name", "Sensor"}),
-                              dir + "/ca.out");
-  const pid_t cb = kids.spawn(under(hosts.prefixB, {build + "/tests/runtime/tactus-test-client", "--name", "Planner"}),
-                              dir + "/cb.out");
+  const pid_t ca =
+      kids.spawn(under(prefixA, {build + "/tests/runtime/tactus-test-client", "--name", "Sensor"}), dir + "/ca.out");
+  const pid_t cb =
+      kids.spawn(under(prefixB, {build + "/tests/runtime/tactus-test-client", "--name", "Planner"}), dir + "/cb.out");
   const int limitMs = static_cast<int>(iterations) * 20 + 60000;
   const int codes[] = {waitFor(a, limitMs), waitFor(b, limitMs), waitFor(ca, limitMs), waitFor(cb, limitMs)};
   for (const int code : codes) {

@@ -23,6 +23,7 @@
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/notes.hpp"
+#include "tactus/ipc/process.hpp"
 
 namespace tactus::client {
 
@@ -94,13 +95,14 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   const std::uint64_t startTime = h.masterStartTime.load(std::memory_order_relaxed);  // written before the pid
   const auto state = static_cast<SegmentState>(h.state.load(std::memory_order_acquire));
   const std::string master = "master pid " + std::to_string(pid);
-  if (!ipc::processAlive(static_cast<pid_t>(pid), startTime)) {
+  const ipc::Ownership owner = ipc::processOwns(static_cast<pid_t>(pid), startTime, ipc::segmentPath(rt.instance));
+  if (owner == ipc::Ownership::kGone) {
     // Nothing of the instance may outlive its processes: whoever finds a dead master's segment
     // removes it (only if the name still refers to it: a newer master's is left alone).
     const bool removed = segment->removeNameIfStillOurs(rt.instance);
     return Look{false, "its " + master + " is gone" + (removed ? "; removed the segment it left" : "")};
   }
-  if (ipc::processMaps(static_cast<pid_t>(pid), ipc::segmentPath(rt.instance)) == false) {
+  if (owner == ipc::Ownership::kNotMapped) {
     // A live process that has not mapped it is not its master: a byte copy of another instance's
     // segment, or a header written to name some other process. Never attached to; removed.
     const bool removed = segment->removeNameIfStillOurs(rt.instance);

@@ -80,6 +80,13 @@ std::optional<bool> processMaps(pid_t pid, const std::string& path) {
   return false;
 }
 
+Ownership processOwns(pid_t pid, std::uint64_t startTime, const std::string& path) {
+  if (!processAlive(pid, startTime)) return Ownership::kGone;
+  const std::optional<bool> maps = processMaps(pid, path);
+  if (!maps) return Ownership::kUnknown;
+  return *maps ? Ownership::kMaps : Ownership::kNotMapped;
+}
+
 ProcessWatch::ProcessWatch(pid_t pid, std::uint64_t startTime) : pid_(pid), startTime_(startTime) {
 #ifdef SYS_pidfd_open
   fd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));

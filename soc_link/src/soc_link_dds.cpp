@@ -145,43 +145,24 @@ class DdsLink final : public Link {
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, kEndDepth);
     // Readers take what other participants (the other SoCs' masters) wrote, not their own.
     dds_qset_ignorelocal(qos, DDS_IGNORELOCAL_PARTICIPANT);
-    dds_entity_t endTopic =
-        dds_create_topic(participant_, &tactus_dds_RunnableEnd_desc, "tactus_runnable_end", qos, nullptr);
-    if (endTopic < 0) return done(qos, ddsError("create topic", endTopic));
-    endWriter_ = dds_create_writer(participant_, endTopic, qos, nullptr);
-    if (endWriter_ < 0) return done(qos, ddsError("create writer", endWriter_));
-    endReader_ = dds_create_reader(participant_, endTopic, qos, nullptr);
-    if (endReader_ < 0) return done(qos, ddsError("create reader", endReader_));
+    if (auto ok = topicPair(&tactus_dds_RunnableEnd_desc, "tactus_runnable_end", qos, endWriter_, endReader_); !ok)
+      return done(qos, ok.error());
     // Master states: the newest per SoC, and the writer's liveliness leased for -o.
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
     dds_qset_liveliness(qos, DDS_LIVELINESS_AUTOMATIC, static_cast<dds_duration_t>(o_.livelinessNs));
     // Frame releases: the same lease; a follower lagging 64 iterations behind would lose one.
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, kEndDepth);
-    dds_entity_t releaseTopic =
-        dds_create_topic(participant_, &tactus_dds_FrameRelease_desc, "tactus_frame_release", qos, nullptr);
-    if (releaseTopic < 0) return done(qos, ddsError("create topic", releaseTopic));
-    releaseWriter_ = dds_create_writer(participant_, releaseTopic, qos, nullptr);
-    if (releaseWriter_ < 0) return done(qos, ddsError("create writer", releaseWriter_));
-    releaseReader_ = dds_create_reader(participant_, releaseTopic, qos, nullptr);
-    if (releaseReader_ < 0) return done(qos, ddsError("create reader", releaseReader_));
+    if (auto ok = topicPair(&tactus_dds_FrameRelease_desc, "tactus_frame_release", qos, releaseWriter_, releaseReader_);
+        !ok)
+      return done(qos, ok.error());
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
-    dds_entity_t stateTopic =
-        dds_create_topic(participant_, &tactus_dds_MasterState_desc, "tactus_master_state", qos, nullptr);
-    if (stateTopic < 0) return done(qos, ddsError("create topic", stateTopic));
-    stateWriter_ = dds_create_writer(participant_, stateTopic, qos, nullptr);
-    if (stateWriter_ < 0) return done(qos, ddsError("create writer", stateWriter_));
-    stateReader_ = dds_create_reader(participant_, stateTopic, qos, nullptr);
-    if (stateReader_ < 0) return done(qos, ddsError("create reader", stateReader_));
+    if (auto ok = topicPair(&tactus_dds_MasterState_desc, "tactus_master_state", qos, stateWriter_, stateReader_); !ok)
+      return done(qos, ok.error());
     // Clock questions and answers: best effort (a lost one is one estimate less; a resent one
     // would carry a stale time), the newest per asking SoC.
     dds_qset_reliability(qos, DDS_RELIABILITY_BEST_EFFORT, 0);
-    dds_entity_t probeTopic =
-        dds_create_topic(participant_, &tactus_dds_ClockProbe_desc, "tactus_clock_probe", qos, nullptr);
-    if (probeTopic < 0) return done(qos, ddsError("create topic", probeTopic));
-    probeWriter_ = dds_create_writer(participant_, probeTopic, qos, nullptr);
-    if (probeWriter_ < 0) return done(qos, ddsError("create writer", probeWriter_));
-    probeReader_ = dds_create_reader(participant_, probeTopic, qos, nullptr);
-    if (probeReader_ < 0) return done(qos, ddsError("create reader", probeReader_));
+    if (auto ok = topicPair(&tactus_dds_ClockProbe_desc, "tactus_clock_probe", qos, probeWriter_, probeReader_); !ok)
+      return done(qos, ok.error());
     dds_delete_qos(qos);
     waitset_ = dds_create_waitset(participant_);
     if (waitset_ < 0) return ddsError("create waitset", waitset_);
@@ -342,6 +323,17 @@ class DdsLink final : public Link {
                         static_cast<std::int64_t>(s.answeredNs), now});
       }
     });
+  }
+  // One topic of the participant and this link's writer and reader of it, all three with `qos`.
+  Result<void> topicPair(const dds_topic_descriptor_t* descriptor, const char* name, const dds_qos_t* qos,
+                         dds_entity_t& writer, dds_entity_t& reader) const {
+    const dds_entity_t topic = dds_create_topic(participant_, descriptor, name, qos, nullptr);
+    if (topic < 0) return ddsError("create topic", topic);
+    writer = dds_create_writer(participant_, topic, qos, nullptr);
+    if (writer < 0) return ddsError("create writer", writer);
+    reader = dds_create_reader(participant_, topic, qos, nullptr);
+    if (reader < 0) return ddsError("create reader", reader);
+    return {};
   }
   Result<void> done(dds_qos_t* qos, Error e) {
     dds_delete_qos(qos);

@@ -39,33 +39,15 @@ Schedule stmSchedule() {
                       2'000'000);
 }
 
-struct Run {
-  std::string instance, dir, schedulePath, logPath;
+struct Run : TestRun {
   Schedule schedule;
-  ChildProcesses children;
 
-  Run(const std::string& tag, Schedule s) : schedule(std::move(s)) {
-    instance = uniqueInstance(tag);
-    dir = scratchDir(instance);
-    schedulePath = dir + "/schedule.tsched";
-    logPath = dir + "/events.log";
+  Run(const std::string& tag, Schedule s) : TestRun(tag), schedule(std::move(s)) {
     REQUIRE(verifySchedule(schedule).ok());
     REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
   }
-  ~Run() {
-    children.killAll();
-    if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
-    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  }
   // A schedule compiled from a graph of tests/check.
-  explicit Run(const std::string& tag, const std::string& graph) {
-    instance = uniqueInstance(tag);
-    dir = scratchDir(instance);
-    schedulePath = dir + "/schedule.tsched";
-    logPath = dir + "/events.log";
+  explicit Run(const std::string& tag, const std::string& graph) : TestRun(tag) {
     const std::string yaml = std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/check/" + graph;
     const pid_t c =
         children.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", schedulePath}, dir + "/compile.out");
@@ -74,9 +56,6 @@ struct Run {
     REQUIRE(s.has_value());
     schedule = std::move(*s);
   }
-  Run(const Run&) = delete;
-  Run& operator=(const Run&) = delete;
-  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
 
   // Runs the master for kIterations and the client command; both must end normally.
   void runWith(const std::vector<std::string>& client) {

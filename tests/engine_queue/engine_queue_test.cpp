@@ -6,7 +6,6 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -22,16 +21,10 @@ namespace {
 constexpr int kWaitMs = 30'000;
 constexpr std::uint64_t kFrames = 20;
 
-struct QueueRun {
-  std::string instance, dir, schedulePath, logPath;
+struct QueueRun : TestRun {
   Schedule schedule;
-  mutable ChildProcesses children;
 
-  QueueRun() {
-    instance = uniqueInstance("eq");
-    dir = scratchDir(instance);
-    schedulePath = dir + "/schedule.tsched";
-    logPath = dir + "/events.log";
+  QueueRun() : TestRun("eq") {
     const std::string yaml =
         std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/tests/engine_queue/graphs/dla_cross.yaml";
     const pid_t c =
@@ -41,15 +34,6 @@ struct QueueRun {
     REQUIRE(s.has_value());
     schedule = std::move(*s);
   }
-  ~QueueRun() {
-    children.killAll();
-    if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
-    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  }
-  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
   std::string trace(const std::string& who) const { return dir + "/" + who + ".trace"; }
   pid_t master(const std::vector<std::string>& extra) const {
     std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance, "-l", logPath};

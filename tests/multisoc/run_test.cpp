@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "emulated_hosts.hpp"
 #include "runtime_harness.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/file_io.hpp"
@@ -68,16 +69,8 @@ long long numberAfter(const std::string& text, const std::string& marker) {
   return at == std::string::npos ? 0 : std::atoll(text.c_str() + at + marker.size());
 }
 
-// SoC B's clock in the tests with clocks apart: CLOCK_MONOTONIC 5000 s ahead, as a host booted
-// that much earlier (a time namespace of its own; root only).
-const std::vector<std::string>& clockAhead() {
-  static const std::vector<std::string> prefix{
-      std::filesystem::exists("/usr/bin/unshare") ? "/usr/bin/unshare" : "/bin/unshare", "-T", "--monotonic", "5000"};
-  return prefix;
-}
-
-// Whether this process may make time namespaces (the tests that need one skip, named, where not).
-bool timeNamespacesPermitted() { return std::system("unshare -T --monotonic 5000 true >/dev/null 2>&1") == 0; }
+// The emulated hosts of the tests on two hosts (the benchmark's are 10.79.0.x).
+const EmulatedHostsLayout kHosts{"tactusA", "tactusB", "vA", "vB", "10.77.0"};
 
 // One test's two SoCs: masters, clients, their outputs.
 struct TwoSocs {
@@ -412,65 +405,6 @@ TEST_CASE("SoCs on separate clocks known less closely than the schedule's cross-
   CHECK(t.shmClean());
 }
 
-namespace {
-
-// Two emulated hosts (root only): each SoC's master and clients in a network namespace of its own
-// (`ip netns`), joined by one veth pair whose two addresses are the only ones either has besides
-// its own loopback, and a Cyclone DDS configuration per side for that interface (multicast off,
-// the other side the only peer). SoC B also gets a clock of its own (`unshare -T`, 5000 s ahead).
-// The shared memory between a master and its clients is the host's /dev/shm, as on one machine.
-struct TwoHosts {
-  std::string nsA, nsB, dir;
-  bool up = false;
-
-  explicit TwoHosts(const std::string& dirIn) : dir(dirIn) {
-    const std::string tag = std::to_string(::getpid() % 100000);
-    nsA = "tactusA" + tag;
-    nsB = "tactusB" + tag;
-  }
-  ~TwoHosts() {
-    (void)std::system(("ip netns del " + nsA + " 2>/dev/null; ip netns del " + nsB + " 2>/dev/null").c_str());
-  }
-  // Creates the namespaces and the link; "" when done, else what failed.
-  std::string create() {
-    const std::string script = "set -e; ip netns add " + nsA + "; ip netns add " + nsB + "; ip link add vA netns " +
-                               nsA + " type veth peer name vB netns " + nsB + "; ip -n " + nsA +
-                               " addr add 10.77.0.1/30 dev vA; ip -n " + nsB + " addr add 10.77.0.2/30 dev vB; ip -n " +
-                               nsA + " link set vA up; ip -n " + nsB + " link set vB up; ip -n " + nsA +
-                               " link set lo up; ip -n " + nsB + " link set lo up";
-    if (std::system(("(" + script + ") >" + dir + "/netns.out 2>&1").c_str()) != 0) return readFile(dir + "/netns.out");
-    up = true;
-    return "";
-  }
-  // The Cyclone DDS configuration of one side: its veth address, the other's as the only peer.
-  std::string ddsConfig(const std::string& side, const std::string& own, const std::string& peer) const {
-    const std::string path = dir + "/dds_" + side + ".xml";
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    REQUIRE(f != nullptr);
-    std::fprintf(f,
-                 "<CycloneDDS xmlns=\"https://cdds.io/config\"><Domain Id=\"any\"><General><Interfaces>"
-                 "<NetworkInterface address=\"%s\"/></Interfaces><AllowMulticast>false</AllowMulticast>"
-                 "</General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>40"
-                 "</MaxAutoParticipantIndex><Peers><Peer address=\"%s\"/></Peers></Discovery></Domain>"
-                 "</CycloneDDS>\n",
-                 own.c_str(), peer.c_str());
-    std::fclose(f);
-    return "file://" + path;
-  }
-  // What SoC A's and SoC B's processes start under.
-  std::vector<std::string> prefixA() const {
-    return {"/usr/sbin/ip", "netns", "exec", nsA, "env", "CYCLONEDDS_URI=" + ddsConfig("A", "10.77.0.1", "10.77.0.2")};
-  }
-  std::vector<std::string> prefixB() const {
-    std::vector<std::string> prefix{
-        "/usr/sbin/ip", "netns", "exec", nsB, "env", "CYCLONEDDS_URI=" + ddsConfig("B", "10.77.0.2", "10.77.0.1")};
-    prefix.insert(prefix.end(), clockAhead().begin(), clockAhead().end());
-    return prefix;
-  }
-};
-
-}  // namespace
-
 TEST_CASE(
     "SoCs on two emulated hosts (network and time namespaces, one veth link) run in order; a link cut ends "
     "the run on both, named",
@@ -479,10 +413,9 @@ TEST_CASE(
   if (!timeNamespacesPermitted()) TACTUS_SKIP("unshare -T (a time namespace) is not permitted here");
   SECTION("a run of 200 iterations") {
     TwoSocs t("soc_hosts", 47);
-    TwoHosts hosts(t.dir);
+    EmulatedHosts hosts(t.dir, kHosts);
     if (const std::string why = hosts.create(); !why.empty()) TACTUS_SKIP("ip netns: " << why);
-    t.socAPrefix = hosts.prefixA();
-    t.socBPrefix = hosts.prefixB();
+    REQUIRE(hosts.prefixes(t.socAPrefix, t.socBPrefix) == "");
     t.masterA = t.master("SocA", {"-e", "200", "-a", "30"});
     t.masterB = t.master("SocB", {"-a", "30"});
     t.clientA = t.client("Sensor");
@@ -500,10 +433,9 @@ TEST_CASE(
   for (const int outageMs : {50, 1000}) {
     DYNAMIC_SECTION("the link down for " << outageMs << " ms, shorter than -o 3 s: the run rides through") {
       TwoSocs t("soc_hosts_outage" + std::to_string(outageMs), outageMs == 50 ? 51 : 52);
-      TwoHosts hosts(t.dir);
+      EmulatedHosts hosts(t.dir, kHosts);
       if (const std::string why = hosts.create(); !why.empty()) TACTUS_SKIP("ip netns: " << why);
-      t.socAPrefix = hosts.prefixA();
-      t.socBPrefix = hosts.prefixB();
+      REQUIRE(hosts.prefixes(t.socAPrefix, t.socBPrefix) == "");
       t.masterA = t.master("SocA", {"-e", "300", "-a", "30", "-o", "3000000"});
       t.masterB = t.master("SocB", {"-a", "30", "-o", "3000000"});
       t.clientA = t.client("Sensor");
@@ -512,9 +444,9 @@ TEST_CASE(
                                   static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
       usleep(500000);  // about 50 of the 300 iterations (10 ms each) have run
       const auto down = std::chrono::steady_clock::now();
-      REQUIRE(std::system(("ip -n " + hosts.nsA + " link set vA down").c_str()) == 0);
+      REQUIRE(std::system(("ip -n " + hosts.nsA() + " link set " + hosts.ifA() + " down").c_str()) == 0);
       usleep(static_cast<useconds_t>(outageMs) * 1000);
-      REQUIRE(std::system(("ip -n " + hosts.nsA + " link set vA up").c_str()) == 0);
+      REQUIRE(std::system(("ip -n " + hosts.nsA() + " link set " + hosts.ifA() + " up").c_str()) == 0);
       const auto up = std::chrono::steady_clock::now();
       const int timeoutMs = static_cast<int>(30000 * timeScale());
       CHECK(waitFor(t.masterA, timeoutMs) == 0);
@@ -536,10 +468,9 @@ TEST_CASE(
   }
   SECTION("the link cut while it runs") {
     TwoSocs t("soc_hosts_cut", 48);
-    TwoHosts hosts(t.dir);
+    EmulatedHosts hosts(t.dir, kHosts);
     if (const std::string why = hosts.create(); !why.empty()) TACTUS_SKIP("ip netns: " << why);
-    t.socAPrefix = hosts.prefixA();
-    t.socBPrefix = hosts.prefixB();
+    REQUIRE(hosts.prefixes(t.socAPrefix, t.socBPrefix) == "");
     const std::vector<std::string> args = {"-a", "30", "-o", "500000"};  // until stopped; 0.5 s lease
     t.masterA = t.master("SocA", args);
     t.masterB = t.master("SocB", args);
@@ -550,7 +481,7 @@ TEST_CASE(
     REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
                                 static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
     usleep(300000);
-    REQUIRE(std::system(("ip -n " + hosts.nsA + " link set vA down").c_str()) == 0);
+    REQUIRE(std::system(("ip -n " + hosts.nsA() + " link set " + hosts.ifA() + " down").c_str()) == 0);
     const auto down = std::chrono::steady_clock::now();
     const int timeoutMs = static_cast<int>(15000 * timeScale());
     // Each master ends within -o (0.5 s) and the monitor loop's margin; the time each took is

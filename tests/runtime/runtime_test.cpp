@@ -49,31 +49,13 @@ Schedule twoClientSchedule() {
       1'000'000, 2);
 }
 
-struct Run {
-  std::string instance;
-  std::string dir;
-  std::string schedulePath;
-  std::string logPath;
+struct Run : TestRun {
   Schedule schedule;
-  mutable ChildProcesses children;  // ended (killed and reaped) first thing in ~Run, also after a failed REQUIRE
 
-  explicit Run(const std::string& tag, Schedule s = twoClientSchedule()) : schedule(std::move(s)) {
-    instance = uniqueInstance(tag);
-    dir = scratchDir(instance);
-    schedulePath = dir + "/schedule.tsched";
-    logPath = dir + "/events.log";
+  explicit Run(const std::string& tag, Schedule s = twoClientSchedule()) : TestRun(tag), schedule(std::move(s)) {
     REQUIRE(verifySchedule(schedule).ok());
     REQUIRE(saveScheduleFile(schedule, schedulePath).has_value());
   }
-  ~Run() {
-    children.killAll();
-    if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
-    if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  }
-  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
   pid_t master(std::vector<std::string> extra, const std::string& who = "master") const {
     std::vector<std::string> argv{buildPath("master/tactus-master"), "-s", schedulePath, "-D", instance};
     argv.insert(argv.end(), extra.begin(), extra.end());

@@ -203,6 +203,20 @@ std::string buildPath(const std::string& relative) {
 
 ChildProcesses::~ChildProcesses() { killAll(); }
 
+TestRun::TestRun(const std::string& tag) : instance(uniqueInstance(tag)), dir(scratchDir(instance)) {
+  schedulePath = dir + "/schedule.tsched";
+  logPath = dir + "/events.log";
+}
+
+TestRun::~TestRun() {
+  children.killAll();
+  if (segmentPresent(instance)) ::unlink(("/dev/shm/tactus_" + instance).c_str());
+  if (std::getenv("TACTUS_KEEP_TEST_FILES") == nullptr) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+}
+
 pid_t ChildProcesses::spawn(const std::vector<std::string>& argv, const std::string& outputPath) {
   std::vector<char*> args;
   args.reserve(argv.size() + 1);

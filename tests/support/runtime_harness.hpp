@@ -72,6 +72,24 @@ class ChildProcesses {
   std::vector<pid_t> pids_;
 };
 
+/// One test's run of real processes: a unique instance (uniqueInstance(tag)), its scratch
+/// directory with the paths of the schedule file and the event log in it, and the owner of the
+/// run's processes. Its destructor ends the processes first (also after a failed REQUIRE), removes
+/// the instance's segment where one was left, and the scratch directory unless
+/// TACTUS_KEEP_TEST_FILES is set. Tests derive their run fixtures from it.
+struct TestRun {
+  std::string instance, dir, schedulePath, logPath;
+  mutable ChildProcesses children;
+
+  explicit TestRun(const std::string& tag);
+  TestRun(const TestRun&) = delete;
+  TestRun& operator=(const TestRun&) = delete;
+  ~TestRun();
+
+  /// Where the output of `who` (a process the test started) goes: `dir/who.out`.
+  std::string out(const std::string& who) const { return dir + "/" + who + ".out"; }
+};
+
 /// Starts a program owned by one process-wide ChildProcesses, which ends what is left of its
 /// children when the test program exits. Prefer a ChildProcesses of the test case: it ends them
 /// when the case ends, failed or not.

@@ -22,6 +22,19 @@ bool processAlive(pid_t pid, std::uint64_t startTime = 0);
 /// copied header, a claim written over).
 std::optional<bool> processMaps(pid_t pid, const std::string& path);
 
+/// What process `pid` is to the file `path` that names it as its owner (a segment's master, a
+/// channel's manager): see processOwns.
+enum class Ownership {
+  kGone,       ///< not alive (with start time `startTime` where given): it owns nothing
+  kNotMapped,  ///< alive, but it has not mapped the file: no owner of it (a forged or copied claim)
+  kMaps,       ///< alive, and it has the file mapped
+  kUnknown,    ///< alive, its maps unreadable (another user's process): taken at its word
+};
+
+/// Whether live process `pid` (start time `startTime`, 0: any) is the owner of `path`:
+/// processAlive, then processMaps.
+Ownership processOwns(pid_t pid, std::uint64_t startTime, const std::string& path);
+
 /// Watches one process for exit. Uses pidfd_open + poll (readable once the process has exited,
 /// zombie included); falls back to /proc when pidfds are unavailable.
 class ProcessWatch {
