@@ -152,7 +152,8 @@ class FastReader {
   void read() {
     static const auto kPlain = [] {
       std::array<bool, 256> ok{};
-      for (unsigned char c : std::string_view("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.- :,[]{}\n"))
+      for (unsigned char c :
+           std::string_view("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.- :,[]{}\n"))
         ok[c] = true;
       return ok;
     }();
@@ -232,10 +233,8 @@ class FastReader {
   /// A block collection whose first line's content starts at pos_, in column `indent`.
   void block(std::size_t indent, std::size_t depth) {
     if (depth > kMaxDepth) throw NotPlain{};
-    if (peek() == '-')
-      blockSeq(indent, depth);
-    else
-      blockMap(indent, depth);
+    if (peek() == '-') blockSeq(indent, depth);
+    else blockMap(indent, depth);
   }
   void blockMap(std::size_t indent, std::size_t depth) {
     builder_.OnMapStart(mark(), std::string(), YAML::NullAnchor, YAML::EmitterStyle::Block);
@@ -358,8 +357,7 @@ Result<YTree> readYamlTree(std::string_view text, const std::string& origin, con
         TreeBuilder builder(tree, origin, options.aliases);
         FastReader(text, builder).read();
         return tree;
-      } catch (const NotPlain&) {
-      }
+      } catch (const NotPlain&) {}
     }
     YTree tree;
     ViewBuf buf(text);
