@@ -72,8 +72,18 @@ class Writer {
     out_ += v;
     return *this;
   }
-  Writer& u(const char* key, std::uint64_t v) { return f(key, std::to_string(v)); }
-  Writer& i(const char* key, std::int64_t v) { return f(key, std::to_string(v)); }
+  // Numbers go straight into the text (no std::to_string temporaries: a large schedule has
+  // millions of them).
+  Writer& u(const char* key, std::uint64_t v) {
+    field(key);
+    number(v);
+    return *this;
+  }
+  Writer& i(const char* key, std::int64_t v) {
+    field(key);
+    number(v);
+    return *this;
+  }
   template <StrongId Id>
   Writer& u(const char* key, Id v) {
     return u(key, index(v));
@@ -85,19 +95,24 @@ class Writer {
   }
   Writer& dur(const char* key, std::int64_t v) { return v == kNoDuration ? f(key, "-") : i(key, v); }
   Writer& list(const char* key, const std::vector<std::uint32_t>& v) {
-    std::string s;
+    field(key);
     for (std::size_t k = 0; k < v.size(); ++k) {
-      if (k) s += ',';
-      s += v[k] == kNone ? std::string("-") : std::to_string(v[k]);
+      if (k) out_ += ',';
+      if (v[k] == kNone) out_ += '-';
+      else number(v[k]);
     }
-    return f(key, s);
+    return *this;
   }
   template <StrongId Id>
   Writer& list(const char* key, const std::vector<Id>& v) {
-    std::vector<std::uint32_t> plain;
-    plain.reserve(v.size());
-    for (Id id : v) plain.push_back(index(id));
-    return list(key, plain);
+    field(key);
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      if (k) out_ += ',';
+      const std::uint32_t n = index(v[k]);
+      if (n == kNone) out_ += '-';
+      else number(n);
+    }
+    return *this;
   }
   /// Ends the text: the rest goes to the sink (returning nothing), or the whole text is returned.
   std::string take() {
@@ -110,6 +125,18 @@ class Writer {
   }
 
  private:
+  void field(const char* key) {
+    out_ += ' ';
+    out_ += key;
+    out_ += '=';
+  }
+  template <typename T>
+  void number(T v) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    out_.append(digits, end);
+  }
+
   static constexpr std::size_t kPiece = std::size_t{1} << 20;
   std::string out_;
   std::function<void(std::string_view)> sink_;
