@@ -94,6 +94,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   auto graphText = readInputOperand(options.input, "graph file", kMaxGraphFileBytes);
   if (!graphText) return graphText.error();
   auto graph = parseGraph(*graphText, options.input == kStdStream ? "stdin" : options.input);
+  std::string().swap(*graphText);  // the text is not needed past the parse: its memory back for the schedule
   if (!graph) return graph.error();
   if (!options.wcetPath.empty()) {  // `--wcet -`: from standard input (not with `-i -`: compile_args.cpp)
     auto applied = applyWcetFileFromPath(*graph, options.wcetPath);

@@ -9,6 +9,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <istream>
 #include <new>
 #include <streambuf>
@@ -132,6 +134,207 @@ class TreeBuilder : public YAML::EventHandler {
   u32 documentLine_ = 1;
 };
 
+/// Thrown by FastReader where the text leaves the plain subset it reads; yaml-cpp then reads it.
+struct NotPlain {};
+
+/// Reads the plain subset of YAML that generated and most hand-written graphs use, far faster
+/// than yaml-cpp's scanner, and drives the same TreeBuilder with the events yaml-cpp would send:
+/// block maps and sequences indented with spaces (a sequence entry may open a map on its own line,
+/// `- Key: ...`), one-line flow maps and sequences, and plain scalars of letters, digits and
+/// `_ . -` (not starting with `-` or `.`, and not a null word). Anything else (comments, quotes,
+/// anchors, tags, tabs, a value on a later line at its key's indentation, an empty value, a
+/// multi-line scalar or flow collection, a second document) throws NotPlain before the tree is
+/// used, so the result never depends on which reader read it.
+class FastReader {
+ public:
+  FastReader(std::string_view text, TreeBuilder& builder) : text_(text), builder_(builder) {}
+
+  void read() {
+    static const auto kPlain = [] {
+      std::array<bool, 256> ok{};
+      for (unsigned char c :
+           std::string_view("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.- :,[]{}\n"))
+        ok[c] = true;
+      return ok;
+    }();
+    for (char c : text_)
+      if (!kPlain[static_cast<unsigned char>(c)]) throw NotPlain{};
+    nextLine();
+    if (atEnd() || indent_ != 0) throw NotPlain{};
+    builder_.OnDocumentStart(mark());
+    block(0, 0);
+    if (!atEnd()) throw NotPlain{};
+    builder_.OnDocumentEnd();
+  }
+
+ private:
+  static constexpr std::size_t kMaxDepth = 64;
+
+  bool atEnd() const { return pos_ >= text_.size(); }
+  char peek() const { return atEnd() ? '\n' : text_[pos_]; }
+  YAML::Mark mark() const {
+    YAML::Mark m;
+    m.line = static_cast<int>(line_);
+    return m;
+  }
+  void skipSpaces() {
+    while (!atEnd() && text_[pos_] == ' ') ++pos_;
+  }
+  /// From the end of a line's content: past its newline and any blank lines, to the next line's
+  /// first non-space character (indent_ its column), or to the end.
+  void endLine() {
+    skipSpaces();
+    if (atEnd()) return;
+    if (text_[pos_] != '\n') throw NotPlain{};
+    ++pos_;
+    ++line_;
+    nextLine();
+  }
+  void nextLine() {
+    for (;;) {
+      std::size_t start = pos_;
+      skipSpaces();
+      if (atEnd()) return;
+      if (text_[pos_] != '\n') {
+        lineStart_ = start;
+        indent_ = pos_ - start;
+        return;
+      }
+      ++pos_;
+      ++line_;
+    }
+  }
+  /// The plain scalar at pos_ (empty where none starts there).
+  std::string_view token() const {
+    std::size_t end = pos_;
+    while (end < text_.size()) {
+      char c = text_[end];
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-')) break;
+      ++end;
+    }
+    std::string_view t = text_.substr(pos_, end - pos_);
+    if (!t.empty() && (t[0] == '-' || t[0] == '.')) return {};
+    return t;
+  }
+  void scalar() {
+    std::string_view t = token();
+    if (t.empty() || t == "null" || t == "Null" || t == "NULL") throw NotPlain{};
+    builder_.OnScalar(mark(), std::string(), YAML::NullAnchor, std::string(t));
+    pos_ += t.size();
+  }
+  /// Whether a block map's key starts at pos_: a token, then `:` and a space or the line's end.
+  bool keyAhead() const {
+    std::string_view t = token();
+    if (t.empty()) return false;
+    std::size_t after = pos_ + t.size();
+    if (after >= text_.size() || text_[after] != ':') return false;
+    return after + 1 >= text_.size() || text_[after + 1] == ' ' || text_[after + 1] == '\n';
+  }
+  /// A block collection whose first line's content starts at pos_, in column `indent`.
+  void block(std::size_t indent, std::size_t depth) {
+    if (depth > kMaxDepth) throw NotPlain{};
+    if (peek() == '-') blockSeq(indent, depth);
+    else blockMap(indent, depth);
+  }
+  void blockMap(std::size_t indent, std::size_t depth) {
+    builder_.OnMapStart(mark(), std::string(), YAML::NullAnchor, YAML::EmitterStyle::Block);
+    for (;;) {
+      if (!keyAhead()) throw NotPlain{};
+      scalar();
+      ++pos_;  // ':'
+      skipSpaces();
+      if (peek() == '\n') {
+        endLine();
+        if (atEnd() || indent_ <= indent) throw NotPlain{};
+        block(indent_, depth + 1);
+      } else {
+        inlineValue(depth);
+        endLine();
+      }
+      if (atEnd() || indent_ < indent) break;
+      if (indent_ > indent) throw NotPlain{};
+    }
+    builder_.OnMapEnd();
+  }
+  void blockSeq(std::size_t indent, std::size_t depth) {
+    builder_.OnSequenceStart(mark(), std::string(), YAML::NullAnchor, YAML::EmitterStyle::Block);
+    for (;;) {
+      if (peek() != '-' || pos_ + 1 >= text_.size() || text_[pos_ + 1] != ' ') throw NotPlain{};
+      pos_ += 2;
+      skipSpaces();
+      if (keyAhead()) {
+        blockMap(pos_ - lineStart_, depth + 1);
+      } else {
+        inlineValue(depth);
+        endLine();
+      }
+      if (atEnd() || indent_ < indent) break;
+      if (indent_ > indent) throw NotPlain{};
+    }
+    builder_.OnSequenceEnd();
+  }
+  /// A value on its key's or entry's line: a flow collection or a scalar.
+  void inlineValue(std::size_t depth) { flowNode(depth + 1); }
+  void flowNode(std::size_t depth) {
+    if (depth > kMaxDepth) throw NotPlain{};
+    char c = peek();
+    if (c == '[') {
+      builder_.OnSequenceStart(mark(), std::string(), YAML::NullAnchor, YAML::EmitterStyle::Flow);
+      ++pos_;
+      skipSpaces();
+      if (peek() == ']') {
+        ++pos_;
+      } else {
+        for (;;) {
+          flowNode(depth + 1);
+          skipSpaces();
+          if (peek() == ']') {
+            ++pos_;
+            break;
+          }
+          if (peek() != ',') throw NotPlain{};
+          ++pos_;
+          skipSpaces();
+        }
+      }
+      builder_.OnSequenceEnd();
+    } else if (c == '{') {
+      builder_.OnMapStart(mark(), std::string(), YAML::NullAnchor, YAML::EmitterStyle::Flow);
+      ++pos_;
+      skipSpaces();
+      if (peek() == '}') {
+        ++pos_;
+      } else {
+        for (;;) {
+          scalar();
+          if (peek() != ':' || pos_ + 1 >= text_.size() || text_[pos_ + 1] != ' ') throw NotPlain{};
+          pos_ += 2;
+          skipSpaces();
+          flowNode(depth + 1);
+          skipSpaces();
+          if (peek() == '}') {
+            ++pos_;
+            break;
+          }
+          if (peek() != ',') throw NotPlain{};
+          ++pos_;
+          skipSpaces();
+        }
+      }
+      builder_.OnMapEnd();
+    } else {
+      scalar();
+    }
+  }
+
+  std::string_view text_;
+  TreeBuilder& builder_;
+  std::size_t pos_ = 0;
+  std::size_t line_ = 0;
+  std::size_t lineStart_ = 0;
+  std::size_t indent_ = 0;
+};
+
 /// A read-only streambuf over a string_view, so yaml-cpp reads the text without a copy.
 class ViewBuf : public std::streambuf {
  public:
@@ -148,6 +351,14 @@ Result<YTree> readYamlTree(std::string_view text, const std::string& origin, con
     return fail(ErrorCode::kParse, origin + ":" + std::to_string(nulLine) + ": the " + std::string(options.what) +
                                        " contains a NUL byte (binary data, not YAML)");
   try {
+    if (!options.yamlCppOnly) {
+      try {
+        YTree tree;
+        TreeBuilder builder(tree, origin, options.aliases);
+        FastReader(text, builder).read();
+        return tree;
+      } catch (const NotPlain&) {}
+    }
     YTree tree;
     ViewBuf buf(text);
     std::istream in(&buf);

@@ -60,6 +60,8 @@ struct TreeOptions {
   std::string_view holds = "a graph file holds one";
   /// What the bytes are, for the NUL-byte message (`graph`, `WCET file`).
   std::string_view what = "graph";
+  /// Read with yaml-cpp alone, never with the fast reader of the plain subset (tests compare the two).
+  bool yamlCppOnly = false;
 };
 
 /// Reads the first YAML document of `text` into a tree. Errors (kParse, each `origin:line: ...`):

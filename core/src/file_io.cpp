@@ -41,6 +41,17 @@ Result<std::string> readRegularFile(const std::string& path, const char* what, s
 }
 
 Result<void> writeFileAtomically(const std::string& path, std::string_view text, const char* what) {
+  return writeFileAtomically(
+      path,
+      [text](std::ostream& out) {
+        out.write(text.data(), static_cast<std::streamsize>(text.size()));
+        return true;
+      },
+      what);
+}
+
+Result<void> writeFileAtomically(const std::string& path, const std::function<bool(std::ostream&)>& write,
+                                 const char* what) {
   const std::string name = std::string(what) + " '" + path + "'";
   try {
     std::error_code ec;
@@ -55,9 +66,9 @@ Result<void> writeFileAtomically(const std::string& path, std::string_view text,
       // A device or a pipe (`-o /dev/stdout`): write through it, never rename over it.
       std::ofstream out(target, std::ios::binary);
       if (!out) return fail(ErrorCode::kIo, "cannot open " + name);
-      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      const bool made = write(out);
       out.flush();
-      if (!out) return fail(ErrorCode::kIo, "cannot write " + name);
+      if (!made || !out) return fail(ErrorCode::kIo, "cannot write " + name);
       return {};
     }
     // A name no other writer uses at the same time: time, thread and a counter, hashed.
@@ -70,9 +81,9 @@ Result<void> writeFileAtomically(const std::string& path, std::string_view text,
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       if (!out) return fail(ErrorCode::kIo, "cannot create " + name);
-      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      const bool made = write(out);
       out.flush();
-      if (!out) {
+      if (!made || !out) {
         fs::remove(tmp, ec);
         return fail(ErrorCode::kIo, "cannot write " + name);
       }

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <new>
 #include <sstream>
 #include <utility>
@@ -49,7 +50,16 @@ const char* kindName(RunnableKind kind) {
 
 class Writer {
  public:
+  /// `head`: the text before the first record. `sink`: where the text goes in pieces of about
+  /// kPiece bytes as it is made (none: take() returns it whole).
+  explicit Writer(std::string head, std::function<void(std::string_view)> sink = {})
+      : out_(std::move(head)), sink_(std::move(sink)) {}
+
   Writer& rec(const char* kind) {
+    if (sink_ && out_.size() >= kPiece) {
+      sink_(out_);
+      out_.clear();
+    }
     if (!first_) out_ += '\n';
     first_ = false;
     out_ += kind;
@@ -62,8 +72,18 @@ class Writer {
     out_ += v;
     return *this;
   }
-  Writer& u(const char* key, std::uint64_t v) { return f(key, std::to_string(v)); }
-  Writer& i(const char* key, std::int64_t v) { return f(key, std::to_string(v)); }
+  // Numbers go straight into the text (no std::to_string temporaries: a large schedule has
+  // millions of them).
+  Writer& u(const char* key, std::uint64_t v) {
+    field(key);
+    number(v);
+    return *this;
+  }
+  Writer& i(const char* key, std::int64_t v) {
+    field(key);
+    number(v);
+    return *this;
+  }
   template <StrongId Id>
   Writer& u(const char* key, Id v) {
     return u(key, index(v));
@@ -75,31 +95,57 @@ class Writer {
   }
   Writer& dur(const char* key, std::int64_t v) { return v == kNoDuration ? f(key, "-") : i(key, v); }
   Writer& list(const char* key, const std::vector<std::uint32_t>& v) {
-    std::string s;
+    field(key);
     for (std::size_t k = 0; k < v.size(); ++k) {
-      if (k) s += ',';
-      s += v[k] == kNone ? std::string("-") : std::to_string(v[k]);
+      if (k) out_ += ',';
+      if (v[k] == kNone) out_ += '-';
+      else number(v[k]);
     }
-    return f(key, s);
+    return *this;
   }
   template <StrongId Id>
   Writer& list(const char* key, const std::vector<Id>& v) {
-    std::vector<std::uint32_t> plain;
-    plain.reserve(v.size());
-    for (Id id : v) plain.push_back(index(id));
-    return list(key, plain);
+    field(key);
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      if (k) out_ += ',';
+      const std::uint32_t n = index(v[k]);
+      if (n == kNone) out_ += '-';
+      else number(n);
+    }
+    return *this;
   }
+  /// Ends the text: the rest goes to the sink (returning nothing), or the whole text is returned.
   std::string take() {
     out_ += '\n';
+    if (sink_) {
+      sink_(out_);
+      out_.clear();
+    }
     return std::move(out_);
   }
 
  private:
+  void field(const char* key) {
+    out_ += ' ';
+    out_ += key;
+    out_ += '=';
+  }
+  template <typename T>
+  void number(T v) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    out_.append(digits, end);
+  }
+
+  static constexpr std::size_t kPiece = std::size_t{1} << 20;
   std::string out_;
+  std::function<void(std::string_view)> sink_;
   bool first_ = true;
 };
 
-std::string writeBody(const Schedule& s) {
+/// The file's text up to its content_hash line: returned whole, or (with a sink) given to the
+/// sink in pieces, so that a large schedule is never held twice (nor once) as text.
+std::string writeBody(const Schedule& s, std::function<void(std::string_view)> sink = {}) {
   const bool gpu = std::any_of(s.runnables.begin(), s.runnables.end(),
                                [](const RunnableInfo& r) { return r.kind == RunnableKind::kSubmitter; });
   // DLA and VPU engines and their queues: kinds a version-4 reader does not know.
@@ -113,8 +159,7 @@ std::string writeBody(const Schedule& s) {
                                 : s.socLatencies.empty() ? kScheduleFormatVersionMultiSoc
                                                          : kScheduleFormatVersionSocLatency;
   const bool multi = version >= kScheduleFormatVersionMultiSoc;  // the fields of version 2
-  std::string head = std::string(kMagic) + " " + std::to_string(version);
-  Writer body;
+  Writer body(std::string(kMagic) + " " + std::to_string(version) + "\n", std::move(sink));
   body.rec("schedule").f("name", s.name).u("identifier", s.identifier).f("source_hash", hashToHex(s.sourceHash));
   if (multi) {
     body.i("cross_soc_latency_ns", s.crossSocLatencyNs);
@@ -191,7 +236,7 @@ std::string writeBody(const Schedule& s) {
   }
   for (const TimelineInfo& t : s.timelines)
     body.rec("timeline").u("resource", t.resource).list("instances", t.instances);
-  return head + "\n" + body.take();
+  return body.take();
 }
 
 // --- reading -------------------------------------------------------------------------------
@@ -659,9 +704,11 @@ namespace {
 
 // The whole file text; `hash` receives its content hash.
 std::string writeWithHash(const Schedule& schedule, std::uint64_t& hash) {
-  std::string body = writeBody(schedule);
-  hash = hashBytes(kHashSeed, body);
-  return body + "content_hash " + hashToHex(hash) + "\n";
+  std::string text = writeBody(schedule);
+  hash = hashBytes(kHashSeed, text);
+  // Appended in place: a copy of the body would hold the file twice at the compiler's peak.
+  text.append("content_hash ").append(hashToHex(hash)).append("\n");
+  return text;
 }
 
 }  // namespace
@@ -692,9 +739,19 @@ Result<Schedule> loadScheduleFile(const std::string& path) {
 }
 
 Result<std::uint64_t> saveScheduleFile(const Schedule& schedule, const std::string& path) {
-  std::uint64_t hash = 0;
-  const std::string text = writeWithHash(schedule, hash);
-  auto written = writeFileAtomically(path, text, "schedule file");
+  // Streamed: the text of a schedule of 100,000 instances is tens of MB, the compiler's peak.
+  std::uint64_t hash = kHashSeed;
+  auto written = writeFileAtomically(
+      path,
+      [&](std::ostream& out) {
+        writeBody(schedule, [&](std::string_view piece) {
+          hash = hashBytes(hash, piece);
+          out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+        });
+        out << "content_hash " << hashToHex(hash) << "\n";
+        return true;
+      },
+      "schedule file");
   if (!written) return written.error();
   return hash;
 }

@@ -587,9 +587,10 @@ class Verifier {
       const RunnableInfo& r = s_.runnables[in.runnable];
       const EpochInfo& e = s_.epochs[r.epoch];
       std::int64_t release = e.periodNs * in.frame;
-      std::string what = inst(i);
+      // Named only where a message needs it (a large schedule has 100,000s of instances).
+      auto what = [&] { return inst(i); };
       if (in.startNs < release + r.startTimeNs)
-        error(what + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " +
+        error(what() + " starts at " + humanDuration(in.startNs) + ", before its release + StartTime " +
               humanDuration(release + r.startTimeNs));
       for (InstanceId d : in.dependencies) {
         // A dependency across SoCs adds the transfer time of its pair of SoCs.
@@ -597,8 +598,8 @@ class Verifier {
         const std::int64_t lag = cross ? dependencyLatencyNs(s_, s_.instances[d].runnable, in.runnable) : 0;
         const std::int64_t ready = s_.instances[d].endNs + lag;
         if (in.startNs < ready) {
-          std::string message = what + " starts at " + humanDuration(in.startNs) + " before its dependency " + inst(d) +
-                                " ends at " + humanDuration(s_.instances[d].endNs);
+          std::string message = what() + " starts at " + humanDuration(in.startNs) + " before its dependency " +
+                                inst(d) + " ends at " + humanDuration(s_.instances[d].endNs);
           if (cross) {
             message += " plus the cross-SoC latency " + humanDuration(lag) + " from SoC " +
                        quoted(s_.socs[runnableSoc(s_, s_.instances[d].runnable)].name) + " to SoC " +
@@ -609,13 +610,13 @@ class Verifier {
       }
       if (in.endNs > release + e.periodNs) {
         // The last frame's boundary is the next hyperepoch iteration: crossing it is overlength.
-        std::string msg = what + " ends at " + humanDuration(in.endNs) + ", after epoch " + quoted(e.name) +
+        std::string msg = what() + " ends at " + humanDuration(in.endNs) + ", after epoch " + quoted(e.name) +
                           " releases its next frame at " + humanDuration(release + e.periodNs);
         if (opt_.allowOverlength && in.frame + 1 == e.frames) warning(msg);
         else error(msg);
       }
       if (r.deadlineNs != kNoDuration && in.endNs > release + r.deadlineNs)
-        warning(what + " misses its deadline: ends at " + humanDuration(in.endNs - release) +
+        warning(what() + " misses its deadline: ends at " + humanDuration(in.endNs - release) +
                 " after its release, deadline " + humanDuration(r.deadlineNs));
       length[e.hyperepoch] = std::max(length[e.hyperepoch], in.endNs);
     }

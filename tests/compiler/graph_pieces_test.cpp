@@ -4,6 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -79,6 +83,129 @@ TEST_CASE("readYamlTree: nodes with lines, aliases shared, a second document loc
   CHECK(readYamlTree("a: [1\n", "t.yaml").error().message.rfind("t.yaml:", 0) == 0);
   CHECK(readYamlTree(std::string("a: 1\nb: \0\n", 10), "t.yaml").error().message ==
         "t.yaml:2: the graph contains a NUL byte (binary data, not YAML)");
+}
+
+namespace {
+
+// Both readers' results as text: every node (kind, line, a, b), the children, the arena and the
+// root, or the error message.
+std::string treeDump(const Result<YTree>& t) {
+  if (!t.has_value()) return "error: " + t.error().message;
+  std::string out = "root " + std::to_string(t->root) + "\n";
+  for (const YNode& n : t->nodes)
+    out += std::to_string(static_cast<int>(n.kind)) + " " + std::to_string(n.line) + " " + std::to_string(n.a) + " " +
+           std::to_string(n.b) + "\n";
+  for (u32 k : t->kids) out += std::to_string(k) + ",";
+  return out + "\n" + t->arena;
+}
+
+std::string sameTreeBothReaders(const std::string& text) {
+  TreeOptions yamlCpp;
+  yamlCpp.yamlCppOnly = true;
+  const std::string fast = treeDump(readYamlTree(text, "t.yaml"));
+  const std::string slow = treeDump(readYamlTree(text, "t.yaml", yamlCpp));
+  return fast == slow ? std::string("same") : "fast:\n" + fast + "\nyaml-cpp:\n" + slow;
+}
+
+}  // namespace
+
+TEST_CASE("readYamlTree: the plain-subset reader builds yaml-cpp's tree, or leaves the text to it", "[graph]") {
+  const char* snippets[] = {
+      "Version: 3.0.0\nG:\n  Identifier: 1\n  Resources:\n    CPU: [CPU0, CPU1]\n    GPU: [GPU0]\n"
+      "  Hyperepochs:\n    - Main:\n        Period: 100000us\n        Epochs:\n          - Fast: {Period: 25000us, "
+      "Frames: 4}\n"
+      "  Clients:\n    - C0:\n        Resources:\n          CUDA_STREAM:\n            - S0: GPU0\n        Epochs:\n"
+      "          - Main.Fast:\n              Runnables:\n                - R0: {WCET: 382us, Resources: [CPU]}\n"
+      "                - R5: {WCET: 1us, Resources: [CPU, CUDA_STREAM], Submits: C0.R5Gpu}\n"
+      "                - R6: {WCET: 1us, Resources: [], Dependencies: [C0.R0,C0.R5], X: {}}\n",
+      "a: 1",
+      "a: 1\n\n\n  \nb: 2\n   \n",
+      "a:\n  - x\n  - y\nb: z",
+      "a:\n- x\n- y\n",
+      "a:\nb: 1\n",
+      "a: \n",
+      "a: b c\n",
+      "a: b\n  c\n",
+      "a: 'q'\n",
+      "a: \"q\"\n",
+      "a: 1 # c\n",
+      "# c\na: 1\n",
+      "a: null\n",
+      "a: ~\n",
+      "a: -1\n",
+      "a: .5\n",
+      "a: [1, 2,]\n",
+      "a: [1,\n  2]\n",
+      "a: {b: 1,\n  c: 2}\n",
+      "a: {b:1}\n",
+      "a: {b: }\n",
+      "a: [b: 1]\n",
+      "a: [[1, 2], {c: [d]}]\n",
+      "a b: 1\n",
+      "a: b: c\n",
+      "a:b\n",
+      "a: b:c\n",
+      "---\na: 1\n",
+      "a: 1\n---\nb: 2\n",
+      "a: 1\n...\n",
+      "- a\n- b: c\n  d: e\n- [f]\n",
+      "- - a\n",
+      "-\n  a: 1\n",
+      "a:\n  b: 1\n c: 2\n",
+      "a:\n    b: 1\n  c: 2\n",
+      "a:\n  b: 1\n    c: 2\n",
+      "a: 1\n  b: 2\n",
+      "  a: 1\n  b: 2\n",
+      "a:\tb\n",
+      "a: 1\r\nb: 2\r\n",
+      "a: &x 1\nb: *x\n",
+      "a: !!str 1\n",
+      "a: |\n  x\n",
+      "a: >\n  x\n",
+      "? a\n: b\n",
+      "a: 1\na: 2\n",
+      "a: [1, 2] x\n",
+      "a: {b: 1}}\n",
+      "a: [1, 2\n",
+      "",
+      "\n\n",
+      "- x\n-\n",
+      "a:  [ 1 ,2 ]  \n",
+      "-  a: 1\n   b: 2\n-   c: 3\n",
+      "a:\n  - b:\n      - c\n    d: [e]\n  - f\n",
+      "x: y\n\xef\xbb\xbf",
+      "a: 1\nb:\n",
+      "a:\n  b:\n    c:\n      d: [[[[[x]]]]]\n",
+      "A_b-c.d: E-f_g.h\n",
+      "a: 1e5\n",
+      "a: 0x1F\n",
+      "a: true\n"};
+  for (const char* snippet : snippets) {
+    INFO(snippet);
+    CHECK(sameTreeBothReaders(snippet) == "same");
+  }
+  std::string deep;
+  for (int i = 0; i < 300; ++i) deep += "[";
+  CHECK(sameTreeBothReaders("a: " + deep + "\n") == "same");
+  std::string deepBlock;
+  for (int i = 0; i < 100; ++i) deepBlock += std::string(static_cast<std::size_t>(2 * i), ' ') + "k:\n";
+  CHECK(sameTreeBothReaders(deepBlock + std::string(200, ' ') + "k: v\n") == "same");
+
+  // Every graph and WCET file of the repository.
+  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+  const std::filesystem::path top = root ? root : "../..";
+  int files = 0;
+  for (const char* dir : {"schedules", "samples", "tests", "fuzz", "bench"})
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(top / dir)) {
+      if (!entry.is_regular_file() || entry.path().extension() != ".yaml") continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      INFO(entry.path().string());
+      CHECK(sameTreeBothReaders(text.str()) == "same");
+      ++files;
+    }
+  CHECK(files > 50);
 }
 
 TEST_CASE("TreeReader: typed values refused with file and line", "[graph]") {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -18,5 +20,10 @@ Result<std::string> readRegularFile(const std::string& path, const char* what, s
 /// through, never replaced (`-o /dev/stdout` works, a write error is reported); a directory is
 /// refused.
 Result<void> writeFileAtomically(const std::string& path, std::string_view text, const char* what);
+
+/// The same, with the bytes from `write`, which puts them into the stream it is given (in pieces,
+/// so a large file need not be held whole) and returns false where it cannot make them.
+Result<void> writeFileAtomically(const std::string& path, const std::function<bool(std::ostream&)>& write,
+                                 const char* what);
 
 }  // namespace tactus
