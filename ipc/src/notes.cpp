@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <ctime>
 #include <string_view>
 #include <utility>
 
@@ -122,8 +123,17 @@ bool sendNote(const std::string& instance, const std::string& client, const std:
     const socklen_t length = boxAddress(instance, address);
     std::string datagram = std::string(kMagic) + client.substr(0, kMaxClientName) + "\n" + text;
     if (datagram.size() > kMaxNoteBytes) datagram.resize(kMaxNoteBytes);
-    const ssize_t n = ::sendto(fd, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
-                               reinterpret_cast<const sockaddr*>(&address), length);
+    // A full box (the kernel queues net.unix.max_dgram_qlen datagrams, 10 by default: another
+    // process may be flooding it) is tried again for up to kFullBoxWaitNs, then given up.
+    constexpr int kTries = 50;
+    ssize_t n = -1;
+    for (int k = 0; k < kTries; ++k) {
+      n = ::sendto(fd, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                   reinterpret_cast<const sockaddr*>(&address), length);
+      if (n >= 0 || errno != EAGAIN) break;
+      const timespec pause{0, 1'000'000};  // 1 ms: the master drains its box every round of its loop
+      ::nanosleep(&pause, nullptr);
+    }
     ::close(fd);
     return n == static_cast<ssize_t>(datagram.size());
   } catch (...) {  // out of memory building the datagram: a note is best effort

@@ -58,8 +58,9 @@ class NoteBox {
   int fd_ = -1;
 };
 
-/// Sends a note for `instance` from client `client`: never blocks, never fails loudly (false when
-/// no master receives notes for the instance).
+/// Sends a note for `instance` from client `client`: never fails loudly (false when no master
+/// receives notes for the instance), and waits at most about 50 ms, only while the master's box is
+/// full (another process flooding it).
 bool sendNote(const std::string& instance, const std::string& client, const std::string& text) noexcept;
 
 /// Parses one datagram of the note format into `note` (client and text; pid and uid untouched);
