@@ -118,7 +118,7 @@ void Releaser::parkedLoop(HyperepochId he) {
     }
     started = go;
     if (shutdown_.load(std::memory_order_acquire)) return;
-    releaseLoop(he);
+    sync_ != nullptr && sync_->follower() ? followLoop(he) : releaseLoop(he);
     std::function<void()> then;
     {
       std::lock_guard<std::mutex> lock(track.thenLock);

@@ -17,18 +17,21 @@
 namespace tactus::master {
 
 // A follower's loop: releaseLoop's phases, with each boundary at the primary's start (awaitPrimary)
-// and no stop decided here.
+// and no stop decided here. Under a manager it follows one activation, from the iteration the
+// primary's starts with (startHyperepoch's).
 void Releaser::followLoop(HyperepochId he) {
+  Track& own = tracks_[index(he)];
+  const std::uint64_t first = own.switchable ? own.firstIteration : 0;
   Loop loop{.he = he,
-            .own = tracks_[index(he)],
+            .own = own,
             .slot = view_.hyperepoch(he),
             .plan = plan_.hyperepochs[he],
             .follower = true,
             .limit = std::numeric_limits<std::uint64_t>::max(),  // none: the primary decides the stop
-            .first = 0,
+            .first = first,
             .periodNs = schedule_.hyperepochs[he].periodNs,
             .iterStartNs = 0,
-            .h = 0};
+            .h = first};
   runLoop(loop);
 }
 
@@ -37,7 +40,7 @@ void Releaser::followLoop(HyperepochId he) {
 PhaseResult Releaser::awaitPrimary(Loop& loop) {
   // While this SoC's part of iteration h - 1 runs, the wait for the primary's start of h is a
   // wait for it too: shown to the stall watch, which names a client of this SoC that hangs.
-  if (loop.h > 0) showPending(loop.own, loop.plan.instances, loop.h - 1);
+  if (loop.h > loop.first) showPending(loop.own, loop.plan.instances, loop.h - 1);
   const std::optional<std::int64_t> start = sync_->awaitStart(loop.he, loop.h);
   loop.own.waitSinceNs.store(0, std::memory_order_release);
   if (control_.aborted()) return PhaseResult::kAborted;
@@ -48,7 +51,7 @@ PhaseResult Releaser::awaitPrimary(Loop& loop) {
   // The primary skipped periods (its h - 1 overran, say while a link outage held up an end): h
   // starts whole periods after h - 1 did. Counted here too, so every SoC's master says them
   // (logged by the primary alone: a merged report counts each once).
-  if (loop.h > 0 && !freeRunning_ && loop.periodNs > 0) {
+  if (loop.h > loop.first && !freeRunning_ && loop.periodNs > 0) {
     const std::int64_t periods = (*start - loop.boundaryNs + loop.periodNs / 2) / loop.periodNs;
     if (periods > 1) loop.slot.skipped.fetch_add(static_cast<std::uint64_t>(periods - 1));
   }

@@ -106,6 +106,9 @@ Result<std::unique_ptr<Mode>> Run::loadMode(const std::string& path) {
   mode->workersIn.assign(hyperepochs, 0);
   mode->clientsWith.assign(hyperepochs, {});
   mode->hardware.assign(hyperepochs, {});
+  mode->follow.assign(hyperepochs, FollowStep::kParked);
+  mode->followFrom.assign(hyperepochs, kNoSchedule);
+  mode->switchedAway.assign(hyperepochs, 0);
   IdVector<HyperepochId, std::set<ClientId>> clients(hyperepochs);
   for (const WorkerPlan& w : mode->plan.workers) {
     ++mode->workersIn[w.hyperepoch];
@@ -153,12 +156,19 @@ Result<void> Run::checkSoc(Mode& mode) {
                                               " has no SoCs (it runs on one machine)");
     return {};
   }
-  if (managed())
-    return fail(ErrorCode::kValidation, path + ": schedule " + quoted(s.name) +
-                                            " is a multi-SoC schedule: a schedule manager (-N) runs schedules "
-                                            "of one machine only");
   std::string names;
   for (const SocInfo& soc : s.socs) names += (names.empty() ? "" : ", ") + quoted(soc.name);
+  // Under a manager every schedule runs on the same SoCs: the primary's switches are every SoC's.
+  if (!modes_.empty()) {
+    const Schedule& first = modes_.front()->schedule;
+    const bool same = first.socs.size() == s.socs.size() &&
+                      std::equal(s.socs.begin(), s.socs.end(), first.socs.begin(),
+                                 [](const SocInfo& a, const SocInfo& b) { return a.name == b.name; });
+    if (!same)
+      return fail(ErrorCode::kValidation, path + ": schedule " + quoted(s.name) + " runs on SoCs " + names +
+                                              ", schedule " + quoted(first.name) +
+                                              " on others: every schedule of a manager needs the same SoCs");
+  }
   const std::string what = "schedule " + quoted(s.name) + " is a multi-SoC schedule (SoCs " + names + ")";
   if (o_.soc.empty())
     return fail(ErrorCode::kValidation, path + ": " + what + ": start one master per SoC with -x SOC");
@@ -181,11 +191,17 @@ Result<void> Run::checkSoc(Mode& mode) {
   }
   so.domain = static_cast<std::uint32_t>(o_.ddsDomain);
   so.livelinessNs = o_.socTimeoutUs * 1000;
+  so.managed = managed();
+  if (so.managed && so.soc != so.primary && !o_.policyPath.empty())
+    return fail(ErrorCode::kValidation, "--policy is given to the master of the primary SoC " +
+                                            quoted(s.socs[so.primary].name) + " only: SoC " + quoted(o_.soc) +
+                                            " follows its switches");
   const bool hasClients =
       std::any_of(s.clients.begin(), s.clients.end(), [&](const ClientInfo& c) { return c.soc == so.soc; });
   if (!hasClients) return fail(ErrorCode::kValidation, path + ": SoC " + quoted(o_.soc) + " has no clients");
   instance_ = shm::socInstanceName(o_.instance, so.soc);
-  if (auto ok = ipc::validateInstanceName(instance_); !ok)
+  const auto last = static_cast<std::uint32_t>(o_.schedulePaths.size() - 1);
+  if (auto ok = ipc::validateInstanceName(shm::scheduleInstanceName(instance_, last)); !ok)
     return fail(ErrorCode::kValidation,
                 "-D " + quoted(o_.instance) + " is too long for SoC segment names (" + ok.error().message + ")");
   // This master's release threads wait for its own SoC's instances only.
@@ -276,13 +292,16 @@ std::optional<RunEnd> Run::watch(bool beforeRun) {
   for (auto& m : modes_) {
     if (auto end = m->stalls->stuck(now)) return named(*m, *end);
   }
+  for (auto& m : modes_) {
+    if (!m->soc) continue;
+    if (auto end = m->soc->checkPeers()) return end;
+  }
   if (soc_) {
-    if (auto end = soc_->checkPeers()) return end;
     // A follower's log keeps its clock estimate's history (tactus-report merges on the last).
     if (const auto offset = runStarted_ && log_.isOpen() ? soc_->offsetUpdate(now) : std::nullopt)
       log_.append(&*offset, 1);
   }
-  return managed() ? watchManager() : std::nullopt;
+  return takesRequests() ? watchManager() : std::nullopt;
 }
 
 // Whether every hyperepoch of `mode` has stopped (its release threads have left their loops).
@@ -294,9 +313,9 @@ bool Run::stopped(const Mode& mode) const {
   return true;
 }
 
-// SIGTERM or SIGINT: the running schedule stops at its iteration boundary; a client that does
-// not finish its iteration within the grace is named and left behind. The end once the schedule
-// stopped or the grace ran out, nothing meanwhile.
+// SIGTERM or SIGINT (or, multi-SoC, another SoC's master asked the primary to stop): the running schedule stops at its
+// iteration boundary; a client that does not finish its iteration within the grace is named and left behind. The end
+// once the schedule stopped or the grace ran out, nothing meanwhile.
 std::optional<RunEnd> Run::stopBySignal() {
   const std::int64_t now = ipc::monotonicNs();
   if (!runStarted_)
@@ -310,13 +329,21 @@ std::optional<RunEnd> Run::stopBySignal() {
     if (!managed()) {
       running->control.requestStop(StopReason::kSignal, kNone);
       if (soc_) soc_->requestStop();  // a follower: the primary stops every SoC
+    } else if (follower()) {
+      soc_->requestStop();  // the primary stops the running schedule on every SoC
     } else if (running) {
+      for (auto& m : modes_) {
+        if (m->soc) m->soc->ending();
+      }
       for (HyperepochId he : running->schedule.hyperepochs.ids()) {
         if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
       }
     }
   }
-  const std::string message = "the master was stopped by a signal";
+  const std::string message =
+      managed() && gSignal.load() == 0 && soc_ != nullptr && soc_->peerAskedStop()
+          ? "another SoC's master asked to stop the run (its signal, or a client's exit request)"
+          : "the master was stopped by a signal";
   if (!switcherBusy_.load() && (running == nullptr || stopped(*running)))
     return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, message};
   if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
@@ -433,7 +460,7 @@ void Run::endEverywhere(const RunEnd& end) {
     }
     m->owner->publishEnd(local);
   }
-  if (!managed()) return;
+  if (!takesRequests()) return;
   // A request the end cut short (its waits see the abort) is answered before the channel says
   // the run ended, so the manager learns why (e.g. the client a rollover waited for died).
   const std::int64_t answerBy = ipc::monotonicNs() + kSwitcherEndWaitNs;
@@ -471,7 +498,7 @@ int Run::execute() {
 Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   Mode& m = *modes_[k];
   const shm::LayoutCounts counts = shm::layoutCounts(m.schedule, m.plan, m.text.size());
-  const std::string segmentName = socOptions_ ? instance_ : shm::scheduleInstanceName(o_.instance, k);
+  const std::string segmentName = shm::scheduleInstanceName(instance_, k);
   m.owner = std::make_unique<SegmentOwner>(segmentName, err_);
   if (auto ok = m.owner->create(counts); !ok) return ok;
   if (auto ok = shareSegmentWithGroup(segmentName); !ok) return ok;  // deploy_env.cpp: TACTUS_SEGMENT_GROUP
@@ -481,10 +508,9 @@ Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   // Under a manager every hyperepoch waits for a start; without one it runs to -e. A follower
   // SoC's workers stop where the primary's stop sample says (SocRun, followLoop), never at its own
   // -e: a smaller one would stop this SoC's clients while the other SoCs wait for them.
-  const bool follower = socOptions_ && socOptions_->soc != socOptions_->primary;
-  const std::uint64_t limit = managed()                        ? 0
-                              : o_.iterations == 0 || follower ? std::numeric_limits<std::uint64_t>::max()
-                                                               : o_.iterations;
+  const std::uint64_t limit = managed()                          ? 0
+                              : o_.iterations == 0 || follower() ? std::numeric_limits<std::uint64_t>::max()
+                                                                 : o_.iterations;
   for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(limit);
   m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
   m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);
@@ -498,9 +524,10 @@ Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   if (socOptions_) {  // a multi-SoC run: soc_run.hpp
     for (ClientId c : m.schedule.clients.ids())
       if (m.schedule.clients[c].soc != socOptions_->soc) m.monitor->setRemote(c);
-    soc_ = std::make_unique<SocRun>(m.schedule, m.plan, view, m.control, *socOptions_);
-    if (auto ok = soc_->open(); !ok) return ok;
-    m.releaser->setSync(soc_.get());
+    m.soc = std::make_unique<SocRun>(m.schedule, m.plan, view, m.control, *socOptions_);
+    if (auto ok = m.soc->open(); !ok) return ok;
+    m.releaser->setSync(m.soc.get());
+    if (k == 0) soc_ = m.soc.get();
   }
   return {};
 }
@@ -527,7 +554,7 @@ int Run::publishAll() {
       return kExitBadInput;
     }
   }
-  if (managed()) {
+  if (takesRequests()) {
     if (auto ok = createChannel(); !ok) {
       err_ << "tactus-master: " << ok.error().message << "\n";
       return kExitBadInput;
@@ -557,13 +584,14 @@ int Run::publishAll() {
   gAttention.store(&modes_.front()->owner->view().header().attention);
   for (std::size_t k = modes_.size(); k-- > 0;) modes_[k]->owner->publish();  // the primary last
   std::string what = "schedule " + modes_.front()->schedule.name;
-  if (managed()) {
+  if (managed()) what = "schedules " + loadedList();
+  if (takesRequests()) {
     channel_->open.store(1, std::memory_order_seq_cst);
     ipc::futexWake(channel_->open);
-    what = "schedules " + loadedList();
   }
-  const std::string waiting =
-      managed() ? "clients and the schedule manager " + quoted(o_.managerName) : std::string("clients");
+  const std::string waiting = takesRequests() ? "clients and the schedule manager " + quoted(o_.managerName)
+                              : managed()     ? "clients and the switches of the primary SoC's master"
+                                              : std::string("clients");
   // notify.cpp: systemd's Type=notify; a tactus-manager@ unit ordered After= the master starts now.
   notifyReady("published " + what + " on instance " + instance_ + "; waiting for " + waiting, err_);
   if (o_.verbose) {
@@ -592,8 +620,13 @@ std::optional<RunEnd> Run::awaitClients(std::int64_t deadline, std::int64_t socD
       }
     }
   }
-  if (soc_ && !soc_->peersReady()) {  // a multi-SoC run: every SoC's master and clients, within -a
-    if (ipc::monotonicNs() >= socDeadline) return soc_->startTimeoutEnd(o_.startSyncS);
+  // A multi-SoC run: every SoC's master and clients, within -a (each schedule's link asked every round).
+  SocRun* waiting = nullptr;
+  for (auto& m : modes_) {
+    if (m->soc && !m->soc->peersReady() && waiting == nullptr) waiting = m->soc.get();
+  }
+  if (waiting != nullptr) {
+    if (ipc::monotonicNs() >= socDeadline) return waiting->startTimeoutEnd(o_.startSyncS);
     return std::nullopt;
   }
   startRun();
@@ -606,7 +639,13 @@ void Run::startRun() {
   if (managed()) {
     runStartNs_ = ipc::monotonicNs();
     log_.setRunStart(runStartNs_);
-    for (auto& m : modes_) m->owner->startRun(runStartNs_);
+    for (auto& m : modes_) {
+      m->owner->startRun(runStartNs_);
+      if (!m->soc) continue;
+      m->soc->start();
+      for (HyperepochId he : m->schedule.hyperepochs.ids())  // a follower: the primary's starts wake the loop
+        m->soc->setFollowing(he, false, &modes_.front()->owner->view().header().attention);
+    }
   } else {
     Mode& m = *modes_.front();
     runStartNs_ = ipc::monotonicNs() + kFirstReleaseLeadNs;
@@ -632,6 +671,10 @@ std::optional<RunEnd> Run::handleExitRequests() {
   for (auto& m : modes_) {
     const ClientId c = m->monitor->exitRequester();
     if (c == kNone) continue;
+    if (managed() && follower()) {  // the primary stops the running schedule on every SoC, then ends
+      soc_->requestStop();
+      continue;
+    }
     if (managed()) return RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c, m->monitor->exitText(c)};
     m->control.requestStop(StopReason::kExitRequested, c);
   }
@@ -670,7 +713,7 @@ std::optional<RunEnd> Run::endOfFrames() {
 // A signal to this master, or (multi-SoC) another SoC's master asked the primary to stop: both
 // stop the run at its iteration boundary, within the grace.
 bool Run::stoppingBySignal() const {
-  if (gSignal.load() != 0) return true;
+  if (gSignal.load() != 0 || (soc_ && soc_->peerAskedStop())) return true;
   const RunControl& control = modes_.front()->control;
   return !managed() && control.stopRequested() && control.stopReason() == StopReason::kSignal;
 }
@@ -709,7 +752,8 @@ std::optional<RunEnd> Run::superviseUntilEnd() {
     if (runStarted_ && (end = handleExitRequests())) break;
     if (stoppingBySignal() && (end = stopBySignal())) break;
     if ((end = endOfFrames())) break;
-    if (managed()) {
+    if (runStarted_ && managed() && follower() && (end = followSwitches())) break;
+    if (takesRequests()) {
       takeRequest();
       evaluatePolicy();
       if (!switcherBusy_.load() && exitEnd_) {  // busy first: the switch thread writes exitEnd_ before it clears busy
@@ -771,11 +815,14 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   if (end) {
     // A finished request is answered before the end is published: a manager that sees the run
     // ended without its answer reports a failure (the exit request itself would fail).
-    const bool idle = !managed() || answerFinished();
+    const bool idle = !takesRequests() || answerFinished();
+    for (auto& m : modes_) {
+      if (m->soc && managed()) m->soc->ending();
+    }
     // Under a manager an exit request stops the running schedule at its iteration boundary
     // first; after a signal it has stopped already, unless the grace ran out (then nothing
     // waits for it).
-    if (managed() && idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
+    if (takesRequests() && idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
       Mode* running = runningMode();
       if (running && (end->reason == StopReason::kExitRequested || stopped(*running)))
         (void)stop(Request{}, *running, kNoSchedule);
@@ -804,8 +851,10 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   // A failure, or a stop whose grace left a client behind, is said on stderr.
   if (code != kExitOk || !leftBehind_.empty()) err_ << "tactus-master: " << message << "\n";
   if (code == kExitOk) reportTotals(message);  // a run that went well says so, in one line
+  for (auto& m : modes_) {
+    if (m->soc) m->soc->finish(code == kExitOk, message);
+  }
   if (soc_) {
-    soc_->finish(code == kExitOk, message);
     if (log_.isOpen()) {  // the clocks, for tactus-report to merge the SoCs' logs on the primary's
       const EventRecord offset = soc_->offsetRecord();
       log_.append(&offset, 1);

@@ -96,6 +96,11 @@ constexpr std::int64_t kStartLeadNs = 500'000;
 /// Without a manager: the first frame is released this long after every client entered.
 constexpr std::int64_t kFirstReleaseLeadNs = 2'000'000;
 
+/// A hyperepoch of a follower SoC under a manager (Run::followSwitches): parked until the primary
+/// starts it, then (a rollover with switch callbacks) awaiting the clients' acknowledgements, then
+/// following the primary's iterations until its stop.
+enum class FollowStep : std::uint8_t { kParked, kAwaitingAcks, kFollowing };
+
 /// The client index of `name` in `s`, or kNone.
 ClientId clientIndex(const Schedule& s, const std::string& name);
 
@@ -111,6 +116,7 @@ struct Mode {
   std::unique_ptr<ClientMonitor> monitor;
   std::unique_ptr<OverrunWatch> overruns;  ///< before drain: the drain shows it every record
   std::unique_ptr<LogDrain> drain;
+  std::unique_ptr<SocRun> soc;  ///< a multi-SoC run's link for this schedule; before releaser: its threads call it
   std::unique_ptr<Releaser> releaser;
   std::unique_ptr<StallWatch> stalls;                         ///< after releaser and monitor: it refers to both
   IdVector<HyperepochId, std::uint64_t> nextIteration;        ///< per hyperepoch: where its next activation starts
@@ -119,6 +125,10 @@ struct Mode {
   IdVector<HyperepochId, std::uint32_t> workersIn;            ///< per hyperepoch: workers of the plan
   IdVector<HyperepochId, std::vector<ClientId>> clientsWith;  ///< per hyperepoch: the clients with a worker in it
   IdVector<HyperepochId, std::set<std::string>> hardware;     ///< per hyperepoch: its hardware resources by name
+  /// Per hyperepoch, on a follower SoC under a manager: where it stands in following the primary's switches.
+  IdVector<HyperepochId, FollowStep> follow;
+  IdVector<HyperepochId, std::uint32_t> followFrom;   ///< per hyperepoch: the schedule a followed rollover came from
+  IdVector<HyperepochId, std::uint8_t> switchedAway;  ///< per hyperepoch: its last stop was a rollover's
   bool running = false;
 };
 
@@ -155,6 +165,12 @@ class Run {
  private:
   // run.cpp: loading, watching, the end.
   bool managed() const { return !o_.managerName.empty(); }
+  /// A multi-SoC run's SoC other than the primary: it follows the primary's iterations (and,
+  /// managed, its switches) and decides no start or stop itself.
+  bool follower() const { return socOptions_ && socOptions_->soc != socOptions_->primary; }
+  /// Whether this master takes a schedule manager's requests: managed, and not a follower (the
+  /// manager and the policy talk to the primary SoC's master).
+  bool takesRequests() const { return managed() && !follower(); }
   Result<void> load();
   Result<std::unique_ptr<Mode>> loadMode(const std::string& path);
   Result<void> checkSoc(Mode& mode);
@@ -199,10 +215,18 @@ class Run {
   void stopSwitcher();
   void logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs);
   std::string deadClientOf(const Mode& mode) const;
+  // schedule_switch.cpp: a follower SoC's part of the primary's switches.
+  std::optional<RunEnd> followSwitches();
+  bool followStart(Mode& mode, HyperepochId he);
+  void followLaunch(Mode& mode, HyperepochId he);
+  void followStopped(Mode& mode, HyperepochId he);
+  bool sharedHardwareBusy(const Mode& mode, HyperepochId he, std::uint32_t& from);
   // schedule_switch.cpp: starting, stopping and rolling over hyperepochs.
   Answer start(const Request& r, Mode& mode);
   Answer stop(const Request& r, Mode& mode, std::uint32_t to);
   Answer rollover(const Request& r, Mode& from, Mode& to);
+  std::uint32_t armActivation(Mode& mode, HyperepochId he, std::uint32_t from);
+  void wakeActivated(const Mode& mode, HyperepochId he);
   bool activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r);
   void stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
   void wakeStoppedWorkers(const Mode& mode, HyperepochId he);
@@ -220,7 +244,7 @@ class Run {
   EventLogWriter log_;
   std::string instance_;                                // schedule 0's segment: -D, or its SoC's (socInstanceName)
   std::optional<SocRunOptions> socOptions_;             // a multi-SoC run's
-  std::unique_ptr<SocRun> soc_;                         // after modes_: it refers to schedule 0's roles
+  SocRun* soc_ = nullptr;                               // a multi-SoC run: schedule 0's link (Mode::soc)
   std::optional<IdleWindows> windows_;                  // without a manager: when the monitor loop wakes during the run
   std::int64_t runStartNs_ = 0;                         // without a manager: frame 0's release
   std::string leftBehind_;                              // the client a stop's grace left behind (named in the end)

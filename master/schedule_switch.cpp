@@ -1,6 +1,7 @@
 // The managed run's switching, hyperepoch by hyperepoch: activating a hyperepoch (after its
 // workers left the previous activation and, in a rollover, ran their switch callbacks), stopping
-// one at its iteration boundary, and the manager's start, stop and rollover built on them.
+// one at its iteration boundary, and the manager's start, stop and rollover built on them; on a
+// follower SoC of a multi-SoC run, the same activations made as the primary's switches arrive.
 #include <algorithm>
 #include <atomic>
 #include <limits>
@@ -39,13 +40,12 @@ bool Run::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atom
                               [&] { return runEnded_.load() || mode.control.aborted(); }) == ipc::WaitOutcome::kReached;
 }
 
-// Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
-// rollover (from != kNoSchedule) waits for every client's switch callbacks, then releases the
-// first frame at once on this thread (startHyperepochNow); a start releases at `startNs`.
-bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+// Opens activation `activations + 1` of hyperepoch `he` (its workers have left the previous one):
+// the slot runs on, and a rollover (from != kNoSchedule) asks the workers for their switch
+// callbacks. The number of clients whose acknowledgement the rollover waits for.
+std::uint32_t Run::armActivation(Mode& mode, HyperepochId he, std::uint32_t from) {
   const shm::SegmentView& view = mode.owner->view();
   shm::SwitchSlot& sw = view.switching(he);
-  if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
   view.hyperepoch(he).stopAt.store(std::numeric_limits<std::uint64_t>::max(), std::memory_order_seq_cst);
   const std::uint32_t activation = ++mode.activations[he];
   sw.rolloverActivation.store(from != kNoSchedule ? activation : 0, std::memory_order_seq_cst);
@@ -58,14 +58,27 @@ bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint3
     }
     mode.acksExpected[he] += waitFor;
   }
-  auto wakeWorkers = [&] {
-    if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
-  };
+  return waitFor;
+}
+
+// Wakes hyperepoch `he`'s workers asleep on its activation word.
+void Run::wakeActivated(const Mode& mode, HyperepochId he) {
+  shm::SwitchSlot& sw = mode.owner->view().switching(he);
+  if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
+}
+
+// Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
+// rollover (from != kNoSchedule) waits for every client's switch callbacks, then releases the
+// first frame at once on this thread (startHyperepochNow); a start releases at `startNs`.
+bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+  shm::SwitchSlot& sw = mode.owner->view().switching(he);
+  if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
+  const std::uint32_t waitFor = armActivation(mode, he, from);
   // A rollover releases at once. With callbacks to wait for, the workers wake first to run them.
   // Without, the release is handed to the release thread before the workers wake: a woken worker
   // on this thread's core would otherwise delay the release (measured: about 30 us per switch on
   // a 2-core machine), and the workers then find their first frame released.
-  if (from == kNoSchedule || waitFor != 0) wakeWorkers();
+  if (from == kNoSchedule || waitFor != 0) wakeActivated(mode, he);
   if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
   if (!mode.plan.hyperepochs[he].instances.empty()) {
     if (from != kNoSchedule) {
@@ -75,8 +88,104 @@ bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint3
     }
     logSwitch(EventKind::kScheduleStart, mode, he, mode.nextIteration[he], from, r.takenNs, startNs);
   }
-  if (from != kNoSchedule && waitFor == 0) wakeWorkers();
+  if (from != kNoSchedule && waitFor == 0) wakeActivated(mode, he);
   return true;
+}
+
+// A follower SoC under a manager, each round of the monitor loop: every hyperepoch the primary
+// started is activated here (without waiting: a frozen worker must not hold up the monitor loop),
+// followed until the primary's stop, then parked again. A rollover on the primary is a stop of A
+// and a start of B there; here B starts once A's hyperepoch on the same hardware has stopped. The
+// end once the primary's master ended its run well and nothing here follows it any more.
+std::optional<RunEnd> Run::followSwitches() {
+  for (auto& m : modes_) {
+    for (HyperepochId he : m->schedule.hyperepochs.ids()) {
+      if (m->follow[he] == FollowStep::kFollowing && m->releaser->hyperepochFinished(he)) followStopped(*m, he);
+    }
+  }
+  bool following = false;
+  for (auto& m : modes_) {
+    m->running = false;
+    for (HyperepochId he : m->schedule.hyperepochs.ids()) {
+      if (m->plan.hyperepochs[he].instances.empty()) continue;
+      if (m->follow[he] == FollowStep::kParked) (void)followStart(*m, he);
+      if (m->follow[he] == FollowStep::kAwaitingAcks &&
+          shm::sequenceReached(m->owner->view().switching(he).acks.load(std::memory_order_acquire),
+                               m->acksExpected[he]))
+        followLaunch(*m, he);
+      if (m->follow[he] != FollowStep::kParked) m->running = true;
+    }
+    following = following || m->running;
+  }
+  const std::optional<std::string> primaryEnd = soc_->primaryEnded();
+  if (!primaryEnd || following) return std::nullopt;  // still following: checkPeers bounds the wait by -o
+  return RunEnd{SegmentState::kFinished, StopReason::kExitRequested, kNone,
+                "the master of the primary SoC " + soc_->socName(soc_->primary()) + " ended the run: " + *primaryEnd};
+}
+
+// Whether another schedule's hyperepoch on hardware `he` uses still runs here; `from` becomes the
+// schedule whose hyperepoch there stopped for a rollover (kNoSchedule: none, a plain start).
+bool Run::sharedHardwareBusy(const Mode& mode, HyperepochId he, std::uint32_t& from) {
+  from = kNoSchedule;
+  for (auto& o : modes_) {
+    if (o.get() == &mode) continue;
+    for (HyperepochId oh : o->schedule.hyperepochs.ids()) {
+      const bool shared = std::any_of(mode.hardware[he].begin(), mode.hardware[he].end(),
+                                      [&](const std::string& r) { return o->hardware[oh].contains(r); });
+      if (!shared) continue;
+      if (o->follow[oh] != FollowStep::kParked) return true;
+      if (o->switchedAway[oh]) from = o->schedule.identifier;
+    }
+  }
+  return false;
+}
+
+// Activates hyperepoch `he` when the primary has started it, its hardware is free here and its
+// workers have left their previous activation; whether it did.
+bool Run::followStart(Mode& mode, HyperepochId he) {
+  if (!mode.soc->startedSince(he, mode.nextIteration[he])) return false;
+  std::uint32_t from = kNoSchedule;
+  if (sharedHardwareBusy(mode, he, from)) return false;
+  const shm::SwitchSlot& sw = mode.owner->view().switching(he);
+  if (!shm::sequenceReached(sw.left.load(std::memory_order_acquire), mode.workersIn[he] * mode.activations[he]))
+    return false;
+  for (auto& o : modes_) {  // the rollover, if any, is this start's
+    for (HyperepochId oh : o->schedule.hyperepochs.ids()) {
+      if (o.get() != &mode && o->schedule.identifier == from) o->switchedAway[oh] = 0;
+    }
+  }
+  const std::uint32_t waitFor = armActivation(mode, he, from);
+  mode.followFrom[he] = from;
+  if (from == kNoSchedule || waitFor != 0) wakeActivated(mode, he);
+  mode.follow[he] = FollowStep::kAwaitingAcks;
+  if (waitFor == 0) followLaunch(mode, he);
+  return true;
+}
+
+// Starts hyperepoch `he`'s release loop following the primary from its next iteration.
+void Run::followLaunch(Mode& mode, HyperepochId he) {
+  const std::int64_t now = ipc::monotonicNs();
+  mode.soc->setFollowing(he, true, &modes_.front()->owner->view().header().attention);
+  mode.releaser->startHyperepoch(he, now, mode.nextIteration[he]);
+  logSwitch(EventKind::kScheduleStart, mode, he, mode.nextIteration[he], mode.followFrom[he], now, now);
+  if (mode.followFrom[he] != kNoSchedule) wakeActivated(mode, he);
+  mode.follow[he] = FollowStep::kFollowing;
+}
+
+// Hyperepoch `he`'s release loop ended at the primary's stop (or an abort): parked again, its
+// next activation starting where this one stopped.
+void Run::followStopped(Mode& mode, HyperepochId he) {
+  shm::HyperepochSlot& slot = mode.owner->view().hyperepoch(he);
+  if (mode.control.aborted() && slot.stopAt.load() == std::numeric_limits<std::uint64_t>::max())
+    slot.stopAt.store(slot.completed.load() + 1, std::memory_order_seq_cst);
+  const std::uint64_t stoppedAt = slot.stopAt.load();
+  mode.nextIteration[he] = stoppedAt;
+  wakeStoppedWorkers(mode, he);
+  mode.switchedAway[he] = mode.soc->stopWasSwitch(he) ? 1 : 0;
+  mode.soc->setFollowing(he, false, &modes_.front()->owner->view().header().attention);
+  logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, kNoSchedule, ipc::monotonicNs(),
+            mode.releaser->hyperepochEndNs(he));
+  mode.follow[he] = FollowStep::kParked;
 }
 
 // Workers asleep on a release that will not come look at stopAt now rather than after their
@@ -170,6 +279,7 @@ Answer Run::rollover(const Request& r, Mode& from, Mode& to) {
   for (const auto& [a, b] : pairs) {
     // B's release threads exist before A ends (started once, parked between activations).
     if (b != kNone && !to.plan.hyperepochs[b].instances.empty()) to.releaser->prepareHyperepoch(b);
+    if (a != kNone && from.soc) from.soc->markSwitch(a);  // a multi-SoC run: the followers' stop says it
   }
   // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once, on
   // A's release thread as its loop ends (no thread is woken or made between the two). A pair

@@ -21,6 +21,10 @@ constexpr std::uint32_t kStateReady = 1;
 constexpr std::uint32_t kStateRunning = 2;
 constexpr std::uint32_t kStateStopping = 3;
 constexpr std::uint32_t kStateStopAsked = 4;  // a follower asks the primary to stop the run
+// A stop sample's code (its releaseNs) for a rollover's stop under a schedule manager: beside the
+// StopReason values a primary sends, none of which it equals (a follower of an older version
+// takes it for no reason it knows, as it does any other).
+constexpr std::int64_t kStopForSwitch = 100;
 
 constexpr std::int64_t kReannounceNs = 100'000'000;
 constexpr std::int64_t kLinkSliceNs = 20'000'000;  // the link threads look at stop_ this often
@@ -254,7 +258,11 @@ std::optional<RunEnd> SocRun::checkPeers() {
                     "SoC " + socName(p.soc) + " is gone: its master showed no DDS liveliness within -o " +
                         std::to_string(o_.livelinessNs / 1000) + " us"};
     }
-    if (p.state == kStateStopAsked && !follower()) control_.requestStop(shm::StopReason::kSignal, kNone);
+    if (p.state == kStateStopAsked && !follower()) {
+      peerAskedStop_.store(true, std::memory_order_release);
+      if (!o_.managed)
+        control_.requestStop(shm::StopReason::kSignal, kNone);  // managed: Run stops the running schedule
+    }
     // The primary ended well: its stop reaches this follower's release threads first (they then
     // end this run). Still running -o after it means the stop was lost with the primary's link.
     if (follower() && p.soc == o_.primary && p.state == kStateStopping && p.status == 0) {
@@ -353,9 +361,34 @@ void SocRun::started(HyperepochId he, std::uint64_t iteration, std::int64_t star
 void SocRun::stopped(HyperepochId he, std::uint64_t iteration) {
   // A stop sample carries the stop's reason where a start sample carries its time: the other SoCs
   // end with the same reason (a follower at the primary's -e, or after the primary's signal).
+  // Under a manager a hyperepoch stops at every switch: the run's stop is ending()'s.
   const shm::StopReason reason = control_.stopRequested() ? control_.stopReason() : shm::StopReason::kFrameLimit;
-  stopSent_.store(true, std::memory_order_release);
-  (void)link_->publishRelease(index(he), iteration, static_cast<std::int64_t>(reason), iteration + 1);
+  if (!o_.managed) stopSent_.store(true, std::memory_order_release);
+  const bool forSwitch = o_.managed && follow_[index(he)].switchStop.exchange(false, std::memory_order_acq_rel);
+  (void)link_->publishRelease(index(he), iteration, forSwitch ? kStopForSwitch : static_cast<std::int64_t>(reason),
+                              iteration + 1);
+}
+
+bool SocRun::startedSince(HyperepochId he, std::uint64_t iteration) {
+  Follow& f = follow_[index(he)];
+  if (f.received.load(std::memory_order_acquire) <= iteration) return false;
+  // A start of `iteration` came: a stop at or before it is the previous activation's (this one
+  // released `iteration`, so its own stop lies beyond it).
+  std::uint64_t stopAt = f.stopAt.load(std::memory_order_acquire);
+  if (stopAt <= iteration) (void)f.stopAt.compare_exchange_strong(stopAt, UINT64_MAX, std::memory_order_acq_rel);
+  return true;
+}
+
+void SocRun::setFollowing(HyperepochId he, bool following, std::atomic<std::uint32_t>* attention) {
+  attention_.store(attention, std::memory_order_release);
+  follow_[index(he)].parked.store(!following, std::memory_order_seq_cst);
+}
+
+std::optional<std::string> SocRun::primaryEnded() const {
+  for (const soc_link::PeerState& p : link_->peers()) {
+    if (p.soc == o_.primary && p.soc != o_.soc && p.state == kStateStopping && p.status == 0) return p.message;
+  }
+  return std::nullopt;
 }
 
 std::optional<shm::StopReason> SocRun::primaryStopReason() const {
@@ -413,9 +446,10 @@ void SocRun::receiveRelease(const soc_link::RemoteRelease& r) {
   if (r.stopAfter > 0) {
     // The reason as sent, where it is one a primary stops for; else unknown (an older primary sends 0).
     const auto reason = static_cast<shm::StopReason>(r.releaseNs);
-    if (reason == shm::StopReason::kFrameLimit || reason == shm::StopReason::kExitRequested ||
-        reason == shm::StopReason::kSignal)
+    if (!o_.managed && (reason == shm::StopReason::kFrameLimit || reason == shm::StopReason::kExitRequested ||
+                        reason == shm::StopReason::kSignal))
       primaryStop_.store(static_cast<std::uint32_t>(reason), std::memory_order_release);
+    f.switchStop.store(r.releaseNs == kStopForSwitch, std::memory_order_release);
     f.stopAt.store(r.stopAfter - 1, std::memory_order_release);
   } else {
     offsetNs_.store(std::min(offsetNs_.load(), r.receivedNs - r.sentNs));
@@ -425,6 +459,10 @@ void SocRun::receiveRelease(const soc_link::RemoteRelease& r) {
   }
   f.word.fetch_add(1, std::memory_order_seq_cst);
   if (f.sleeping.load(std::memory_order_seq_cst) != 0) ipc::futexWake(f.word);
+  // Managed: a start no loop follows yet is an activation for the monitor loop to make.
+  if (r.stopAfter == 0 && f.parked.load(std::memory_order_seq_cst)) {
+    if (auto* word = attention_.load(std::memory_order_acquire)) ipc::signalWord(*word);
+  }
 }
 
 void SocRun::mirrorEnd(const soc_link::RemoteEnd& e) {

@@ -40,6 +40,7 @@ struct SocRunOptions {
   std::uint32_t primary = 0;                  ///< the primary SoC (--primary, else the first)
   std::uint32_t domain = 0;                   ///< DDS domain id (--dds-domain)
   std::int64_t livelinessNs = 5'000'000'000;  ///< a master silent this long is gone (-o)
+  bool managed = false;  ///< under a schedule manager (-N): hyperepochs start and stop at the primary's switches
 };
 
 /// Restricts the master's run plan to SoC `soc`: each hyperepoch's instances and each frame's
@@ -84,6 +85,26 @@ class SocRun final : public IterationSync {
   void finish(bool ok, const std::string& message);
   /// A follower: why the primary stopped the run (its stop samples carry it), once one came.
   std::optional<shm::StopReason> primaryStopReason() const;
+  /// The primary: another SoC's master asked to stop the run (its signal, or a client's exit request there).
+  bool peerAskedStop() const { return peerAskedStop_.load(std::memory_order_acquire); }
+
+  // --- Under a schedule manager (SocRunOptions::managed): the primary's switches, followed. ---
+
+  /// The primary: the run ends (a peer that leaves from now on is ending with it).
+  void ending() { stopSent_.store(true, std::memory_order_release); }
+  /// The primary, before a rollover stops hyperepoch `he`: its stop sample says it was a switch,
+  /// so a follower runs its clients' switch callbacks when the next schedule starts there.
+  void markSwitch(HyperepochId he) { follow_[index(he)].switchStop.store(true, std::memory_order_release); }
+  /// A follower: whether the primary started iteration `iteration` of `he` (an activation that
+  /// begins there). A stop at or before `iteration` left from the previous activation is cleared.
+  bool startedSince(HyperepochId he, std::uint64_t iteration);
+  /// A follower: whether the primary's latest stop of `he` was a rollover's (markSwitch).
+  bool stopWasSwitch(HyperepochId he) const { return follow_[index(he)].switchStop.load(std::memory_order_acquire); }
+  /// A follower: whether a release loop follows `he` now (else a start sample wakes `attention`,
+  /// the monitor loop's word, which activates the hyperepoch).
+  void setFollowing(HyperepochId he, bool following, std::atomic<std::uint32_t>* attention);
+  /// A follower: the primary's end in words once its master announced that its run ended well.
+  std::optional<std::string> primaryEnded() const;
   /// The name of SoC `soc` of the schedule, quoted.
   std::string socName(std::uint32_t soc) const;
   /// The primary SoC's index.
@@ -115,6 +136,8 @@ class SocRun final : public IterationSync {
     std::atomic<std::int64_t> startNs[kStartRing]{};  // by iteration % kStartRing, the primary's clock
     std::atomic<std::uint32_t> word{0};               // futex word: bumped on every update
     std::atomic<std::uint32_t> sleeping{0};           // follow loops asleep on `word` (0: no wake-up needed)
+    std::atomic<bool> switchStop{false};              // the latest stop was a rollover's (the primary's mark)
+    std::atomic<bool> parked{true};                   // managed: no release loop follows it now
     std::int64_t lastStartNs = 0;                     // the follow loop's own: the start it last returned
     std::uint64_t lastIteration = 0;                  // ... and its iteration
   };
@@ -168,7 +191,9 @@ class SocRun final : public IterationSync {
   std::int64_t clockAskedNs_ = 0;                // when the last one was
   std::atomic<std::uint32_t> primaryStop_{0};    // a follower: the primary's StopReason from its stop samples
   std::atomic<bool> stop_{false};
-  std::atomic<bool> stopSent_{false};  // the primary: a release thread published the run's stop
+  std::atomic<bool> stopSent_{false};       // the primary: a release thread published the run's stop
+  std::atomic<bool> peerAskedStop_{false};  // the primary: a follower asked to stop the run
+  std::atomic<std::atomic<std::uint32_t>*> attention_{nullptr};  // managed follower: the monitor loop's word
   std::vector<std::thread> threads_;
   std::int64_t announcedNs_ = 0;
   std::int64_t offsetRecordedNs_ = 0;  // offsetUpdate's: when it last gave a record

@@ -181,8 +181,10 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
       soc != kNone && soc < rt.schedule.socs.size()) {
     // A multi-SoC schedule: only the client's own SoC's master runs it (another SoC's would run its
     // runnables a second time).
+    // Schedule k > 0 of a managed run sits at `<SoC's segment>.schedule<k>`: judged by schedule 0's name.
     const std::string own = shm::socInstanceName("", soc);
-    if (rt.instance.size() < own.size() || rt.instance.compare(rt.instance.size() - own.size(), own.size(), own) != 0) {
+    const std::string& segment = noteBoxOf(rt);
+    if (segment.size() < own.size() || segment.compare(segment.size() - own.size(), own.size(), own) != 0) {
       return fail(ErrorCode::kInvalidState,
                   "client " + quoted(rt.name) + " runs on SoC " + quoted(rt.schedule.socs[soc].name) + " of schedule " +
                       quoted(rt.schedule.name) + ", but " + ipc::segmentPath(rt.instance) +

@@ -63,7 +63,13 @@ namespace {
 // The manager channel of a run under a schedule manager whose master died: removed like the
 // schedules' segments, when it is still that master's (its pid and start time in the channel).
 void removeDeadMastersChannel(const Runtime& primary) {
-  const std::string name = shm::managerInstanceName(primary.instance);
+  // A multi-SoC run's channel is the instance's, not its SoC segment's (`<instance>.soc<k>`).
+  std::string instance = primary.instance;
+  if (const std::size_t soc = instance.rfind(shm::kSocInstanceMarker);
+      soc != std::string::npos && soc + shm::kSocInstanceMarker.size() < instance.size() &&
+      instance.find_first_not_of("0123456789", soc + shm::kSocInstanceMarker.size()) == std::string::npos)
+    instance.resize(soc);
+  const std::string name = shm::managerInstanceName(instance);
   auto channel = ipc::Segment::open(name);
   if (!channel || channel->bytes().size() < sizeof(shm::ManagerChannel)) return;
   const auto* c = reinterpret_cast<const shm::ManagerChannel*>(channel->bytes().data());

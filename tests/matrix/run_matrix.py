@@ -6,7 +6,8 @@
 # that nothing of the instance is left in /dev/shm afterwards.
 #
 #   rows      single (one schedule), managed (two schedules, -N mgr, tactus-manager), multi-SoC (one
-#             master per SoC over loopback DDS), managed multi-SoC (refused by the master today)
+#             master per SoC over loopback DDS), managed multi-SoC (two multi-SoC schedules, -N on every
+#             SoC's master, the manager talking to the primary's)
 #   columns   run (-e N, or start/rollover/exit under the manager), client kill -9, client frozen
 #             (SIGSTOP, a small -t: 'is stuck'), master SIGTERM with a client frozen (the 0.5 s
 #             grace names it), master kill -9 (the clients remove its segments), the event log
@@ -287,6 +288,8 @@ class Row:
     """A run mode: its schedule(s), master(s), clients and how its run is known to be running."""
 
     key = ""
+    managed = False   # under a schedule manager: tactus-manager starts, rolls over and ends the run
+    multisoc = False  # one master per SoC over loopback DDS
     client_names = ()
     victim = ""       # the client the fault cells kill or freeze
     master_timeout_us = 15_000_000
@@ -334,6 +337,7 @@ class SingleRow(Row):
 
 class ManagedRow(SingleRow):
     key = "managed"
+    managed = True
     ids = (201, 202)
 
     def schedules(self):
@@ -346,41 +350,52 @@ class ManagedRow(SingleRow):
         super().start(cell, timeout_us, log, wrap, None)
 
     def await_running(self, cell):
-        start = cell.tool("start", ["start", str(self.ids[0])])
-        if not cell.expect_status(start, 0, "tactus-manager start"):
-            raise CellAbort()
-        cell.wait_state([""])
+        start_first(self, cell, [""])
 
     def finish(self, cell, iterations=ITERATIONS):
-        """Waits for `iterations` of the first schedule, rolls over to the second, waits again, then
-        `tactus-manager exit`."""
-        for k, sid in enumerate(self.ids):
-            if k:
-                roll = cell.tool("rollover", ["rollover", str(sid), str(self.ids[k - 1])])
-                if not cell.expect_status(roll, 0, "tactus-manager rollover"):
-                    raise CellAbort()
-            self.await_iterations(cell, sid, iterations)
-        ex = cell.tool("exit", ["exit"])
-        if not cell.expect_status(ex, 0, "tactus-manager exit"):
-            raise CellAbort()
+        return manage(self, cell, iterations)
 
-    def await_iterations(self, cell, sid, n):
-        deadline = now() + RUN_WAIT_S
-        seen = ""
-        while now() < deadline:
-            st = cell.tool("status", ["status"])
-            seen = st.text()
-            m = re.search(r"running schedule (\d+), (\d+) iterations", seen)
-            cell.procs.remove(st)
-            if m and int(m.group(1)) == sid and int(m.group(2)) >= n:
-                return
-            time.sleep(0.1)
-        cell.fail("schedule %d never ran %d iterations (tactus-manager status: %s)" % (sid, n, seen.strip()))
+
+def start_first(row, cell, suffixes):
+    """A managed row's run: tactus-manager starts its first schedule; then every segment runs."""
+    start = cell.tool("start", ["start", str(row.ids[0])])
+    if not cell.expect_status(start, 0, "tactus-manager start"):
         raise CellAbort()
+    cell.wait_state(suffixes)
+
+
+def manage(row, cell, iterations=ITERATIONS):
+    """Waits for `iterations` of the first schedule, rolls over to the second, waits again, then
+    `tactus-manager exit`."""
+    for k, sid in enumerate(row.ids):
+        if k:
+            roll = cell.tool("rollover", ["rollover", str(sid), str(row.ids[k - 1])])
+            if not cell.expect_status(roll, 0, "tactus-manager rollover"):
+                raise CellAbort()
+        await_iterations(cell, sid, iterations)
+    ex = cell.tool("exit", ["exit"])
+    if not cell.expect_status(ex, 0, "tactus-manager exit"):
+        raise CellAbort()
+
+
+def await_iterations(cell, sid, n):
+    deadline = now() + RUN_WAIT_S
+    seen = ""
+    while now() < deadline:
+        st = cell.tool("status", ["status"])
+        seen = st.text()
+        m = re.search(r"running schedule (\d+), (\d+) iterations", seen)
+        cell.procs.remove(st)
+        if m and int(m.group(1)) == sid and int(m.group(2)) >= n:
+            return
+        time.sleep(0.1)
+    cell.fail("schedule %d never ran %d iterations (tactus-manager status: %s)" % (sid, n, seen.strip()))
+    raise CellAbort()
 
 
 class MultiSocRow(Row):
     key = "multisoc"
+    multisoc = True
     client_names = ("Sensor", "Planner")
     victim = "Planner"
     socs = ("SocA", "SocB")
@@ -391,9 +406,9 @@ class MultiSocRow(Row):
     def start(self, cell, timeout_us=None, log=False, wrap=(), iterations=None, lease_us=None):
         cell.masters = []
         for soc in self.socs:
-            args = ["-s", ",".join(self.schedules()), "-x", soc, "--dds-domain", str(cell.domain), "-a", "30",
+            args = ["-s", ",".join(self.schedules())] + (["-N", "mgr"] if self.managed else []) + ["-x", soc, "--dds-domain", str(cell.domain), "-a", "30",
                     "-t", str(timeout_us or self.master_timeout_us)]
-            if iterations:
+            if iterations and not self.managed:
                 args += ["-e", str(iterations)]
             if lease_us:
                 args += ["-o", str(lease_us)]
@@ -410,7 +425,25 @@ class MultiSocRow(Row):
         cell.wait_state([".soc0", ".soc1"])
 
 
-ROW_CLASSES = {"single": SingleRow, "managed": ManagedRow, "multisoc": MultiSocRow}
+class ManagedMultiSocRow(MultiSocRow):
+    """Two multi-SoC schedules under a manager: every SoC's master has both and -N; the manager
+    talks to the primary's (SocA), the follower (SocB) follows its switches over the link."""
+    key = "managed-multisoc"
+    managed = True
+    ids = (301, 302)
+
+    def schedules(self):
+        return [self.ctx.schedule("samples/multisoc/two_soc.yaml", i) for i in self.ids]
+
+    def await_running(self, cell):
+        start_first(self, cell, [".soc0", ".soc1"])
+
+    def finish(self, cell, iterations=SOC_ITERATIONS):
+        return manage(self, cell, iterations)
+
+
+ROW_CLASSES = {"single": SingleRow, "managed": ManagedRow, "multisoc": MultiSocRow,
+               "managed-multisoc": ManagedMultiSocRow}
 
 
 # --- the columns ---
@@ -418,27 +451,38 @@ ROW_CLASSES = {"single": SingleRow, "managed": ManagedRow, "multisoc": MultiSocR
 def col_run(cell, row):
     """CPU runnables run N iterations (under a manager: N of each schedule, with a rollover
     between them); every process exits 0 and says its run ended normally."""
-    n = SOC_ITERATIONS if row.key == "multisoc" else ITERATIONS
+    n = SOC_ITERATIONS if row.multisoc else ITERATIONS
     row.start(cell, iterations=n)
-    if row.key == "managed":
+    if row.managed:
         row.await_running(cell)
-        row.finish(cell)
+        row.finish(cell, n)
     cell.expect_ended(cell.procs, now() + RUN_WAIT_S, "after the run")
     for p in cell.masters + list(cell.clients.values()):
         cell.expect_status(p, 0)
-    if row.key == "multisoc":
+    if row.multisoc and row.managed:
+        # n or more iterations of each schedule (the manager looks every 0.1 s), then its exit.
+        for c in cell.clients.values():
+            cell.expect_says(c, r"status=exit-requested", "end at the manager's exit")
+        for name, per in (("Planner", 1), ("Sensor", 2)):
+            m = re.search(r"runs=(\d+)", cell.clients[name].text())
+            if not m or int(m.group(1)) < 2 * per * n:
+                cell.fail("%s ran %s runnables, expected >= %d (%d iterations of each schedule)" % (
+                    name, m.group(1) if m else "no", 2 * per * n, n))
+        cell.expect_says(cell.masters[1], r"the master of the primary SoC 'SocA' ended the run",
+                         "end with the primary")
+    elif row.multisoc:
         for c in cell.clients.values():
             cell.expect_says(c, r"status=frame-limit", "end by frame limit")
         cell.expect_says(cell.clients["Planner"], r"runs=%d\b" % n, "run Planner.Plan %d times" % n)
         cell.expect_says(cell.clients["Sensor"], r"runs=%d\b" % (2 * n), "run Capture and Fuse %d times each" % n)
     else:
-        done = "exit-requested" if row.key == "managed" else "frame-limit"
+        done = "exit-requested" if row.managed else "frame-limit"
         for c in cell.clients.values():
             cell.expect_says(c, r"run ended \(%s\)" % done, "say its run ended (%s)" % done)
         if row.key == "single":
             cell.expect_says(cell.masters[0], r"ran %d hyperepoch iterations" % n, "say it ran %d iterations" % n)
     cell.expect_clean("after the run")
-    cell.outcome = "%s; %d iterations%s" % (cell.statuses(), n, " of each schedule" if row.key == "managed" else "")
+    cell.outcome = "%s; %d iterations%s" % (cell.statuses(), n, " of each schedule" if row.managed else "")
 
 
 def col_client_kill(cell, row):
@@ -454,9 +498,10 @@ def col_client_kill(cell, row):
     named = r"client '%s'" % row.victim
     for m in cell.masters:
         cell.expect_status(m, 1)
-    if row.key == "multisoc":
+    if row.multisoc:
         cell.expect_says(cell.masters[1], named, "name the killed client")
-        cell.expect_says(cell.masters[0], r"SoC 'SocB' ended the run: client 'Planner'", "name SoC and client")
+        cell.expect_says(cell.masters[0], r"SoC 'SocB' ended the run: (schedule \d+: )?client 'Planner'",
+                         "name SoC and client")
         other = cell.clients["Sensor"]
         cell.expect_status(other, {10 + k for k in range(1, 20)})
         cell.expect_says(other, r"SoC 'SocB' ended the run", "name the SoC that ended the run")
@@ -487,14 +532,15 @@ def col_client_stuck(cell, row):
     cell.expect_status(owner, 1)
     cell.expect_says(owner, r"client '%s' \(pid %d\) is stuck" % (row.victim, victim.pid),
                      "name the frozen client as stuck")
-    if row.key == "multisoc":
+    if row.multisoc:
         cell.expect_ended(cell.masters, now() + END_S, "after SocB's master ended")
         cell.expect_status(cell.masters[0], 1)
-        cell.expect_says(cell.masters[0], r"SoC 'SocB' ended the run: client 'Planner'", "name SoC and client")
+        cell.expect_says(cell.masters[0], r"SoC 'SocB' ended the run: (schedule \d+: )?client 'Planner'",
+                         "name SoC and client")
     victim.send(signal.SIGCONT)
     cell.expect_ended(cell.procs, now() + END_S, "%.0f s after SIGCONT" % END_S)
     for c in cell.clients.values():
-        cell.expect_status(c, {1} if row.key != "multisoc" else {10 + k for k in range(1, 20)})
+        cell.expect_status(c, {1} if not row.multisoc else {10 + k for k in range(1, 20)})
     cell.expect_clean("after every process ended")
     cell.outcome = "%s; master names '%s' stuck %.1f s after SIGSTOP (-t %.1f s)" % (
         cell.statuses(), row.victim, took, STUCK_T_US / 1e6)
@@ -536,7 +582,7 @@ def col_master_sigterm(cell, row):
 def col_master_kill(cell, row):
     """kill -9 of the master (multi-SoC: the primary): the clients end or wait for a new master,
     saying so; its segments are removed by the clients; nothing is left."""
-    row.start(cell, lease_us=500_000) if row.key == "multisoc" else row.start(cell)
+    row.start(cell, lease_us=500_000) if row.multisoc else row.start(cell)
     row.await_running(cell)
     time.sleep(0.3)
     target = cell.masters[0]
@@ -564,7 +610,7 @@ def col_master_kill(cell, row):
             cell.expect_status(p, 1)
             cell.expect_says(p, r"SoC 'SocA' is gone: its master showed no DDS liveliness within -o 500000 us",
                              "name the SoC whose master is gone")
-        elif row.key == "multisoc":
+        elif row.multisoc:
             cell.expect_status(p, {10 + k for k in range(1, 20)})
         else:
             cell.expect_status(p, 1)
@@ -583,15 +629,15 @@ def report(cell, args, name):
 def col_report(cell, row):
     """The event log of a run read by tactus-report: --json parses and counts the iterations;
     --fail-on-violation exits 0 (no contract violation without tactus-check)."""
-    n = SOC_ITERATIONS if row.key == "multisoc" else ITERATIONS
+    n = SOC_ITERATIONS if row.multisoc else ITERATIONS
     row.start(cell, log=True, iterations=n)
-    if row.key == "managed":
+    if row.managed:
         row.await_running(cell)
-        row.finish(cell)
+        row.finish(cell, n)
     cell.expect_ended(cell.procs, now() + RUN_WAIT_S, "after the run")
     for p in cell.masters + list(cell.clients.values()):
         cell.expect_status(p, 0)
-    if row.key == "multisoc":
+    if row.multisoc:
         logs = [os.path.join(cell.dir, s + ".tlog") for s in row.socs]
     else:
         logs = [os.path.join(cell.dir, "run.tlog")]
@@ -604,7 +650,7 @@ def col_report(cell, row):
     except ValueError as e:
         cell.fail("tactus-report --json printed no JSON (%s): %s" % (e, js.tail()))
         raise CellAbort()
-    scheds = doc.get("schedules", [doc]) if row.key == "managed" else [doc]
+    scheds = doc.get("schedules", [doc]) if row.managed else [doc]
     got = []
     for s in scheds:
         its = [h["iterations"] for h in s.get("hyperepochs", [])]
@@ -614,7 +660,7 @@ def col_report(cell, row):
                       % (s.get("identifier"), its, n))
         if s.get("records", {}).get("run", 0) <= 0:
             cell.fail("tactus-report --json: schedule %s has no run records" % s.get("identifier"))
-    if row.key == "managed":
+    if row.managed:
         if sorted(s.get("identifier") for s in scheds) != list(row.ids):
             cell.fail("tactus-report --json: schedules %s, expected %s" % ([s.get("identifier") for s in scheds],
                                                                            list(row.ids)))
@@ -634,14 +680,14 @@ def col_cuda(cell, row):
     if not os.access(cell.ctx.prog["gpu-client"], os.X_OK):
         raise Skip("tactus-gpu-test-client (the stand-in client) is not built")
     os.environ["TACTUS_CUDA_STANDIN_TABLE"] = cell.table
-    graph = "tests/gpu/graphs/cross_soc.yaml" if row.key == "multisoc" else "tests/gpu/graphs/cross.yaml"
+    graph = "tests/gpu/graphs/cross_soc.yaml" if row.multisoc else "tests/gpu/graphs/cross.yaml"
     ids = (261, 262)
-    if row.key == "managed":
+    if row.managed:
         scheds = [cell.ctx.schedule(graph, i) for i in ids]
         args = ["-s", ",".join(scheds), "-N", "mgr", "-t", "15000000"]
     else:
         args = ["-s", cell.ctx.schedule(graph), "-e", str(5 * ITERATIONS), "-t", "15000000"]
-    if row.key == "multisoc":
+    if row.multisoc:
         cell.masters = [cell.master("master" + soc, args + ["-x", soc, "--dds-domain", str(cell.domain), "-a", "30"])
                         for soc in row.socs]
     else:
@@ -650,8 +696,8 @@ def col_cuda(cell, row):
                                                "--stream", "CUDA_STREAM0"]) for n in ("Alpha", "Beta")}
     for p in cell.procs:
         p.start()
-    if row.key == "managed":
-        mr = ManagedRow(cell.ctx)
+    if row.managed:
+        mr = type(row)(cell.ctx)
         mr.ids = ids
         mr.await_running(cell)
         mr.finish(cell, 5 * ITERATIONS)
@@ -674,12 +720,12 @@ def col_check(cell, row):
     """The clients under tactus-check: every process exits 0; the sample's printf in its first
     iteration is a blocking-call violation that tactus-report --violations names and for which
     --fail-on-violation exits 1."""
-    if row.key == "multisoc":
-        raise Skip("check mode is run for single and managed only (its test client makes no call to report)")
+    if row.multisoc:
+        raise Skip("check mode is run for single and managed only (the multi-SoC test client makes no call to report)")
     if not os.access(cell.ctx.prog["check"], os.X_OK):
         raise Skip("tactus-check is not built")
     row.start(cell, log=True, wrap=[cell.ctx.prog["check"], "--"], iterations=ITERATIONS)
-    if row.key == "managed":
+    if row.managed:
         row.await_running(cell)
         row.finish(cell)
     cell.expect_ended(cell.procs, now() + RUN_WAIT_S, "after the run")
@@ -699,27 +745,6 @@ def col_check(cell, row):
         cell.statuses(), len(rows), rows[0].split(",")[0] + " " + rows[0].split(",")[2] if rows else "-")
 
 
-def col_refused(cell, row):
-    """Managed multi-SoC: each SoC's master started with two multi-SoC schedules and -N is refused
-    (exit 2, naming the schedule as multi-SoC); nothing is published."""
-    ms = MultiSocRow(cell.ctx)
-    scheds = [cell.ctx.schedule("samples/multisoc/two_soc.yaml", i) for i in (301, 302)]
-    cell.masters = [cell.master("master" + soc, ["-s", ",".join(scheds), "-N", "mgr", "-x", soc, "--dds-domain",
-                                                 str(cell.domain), "-a", "30", "-t", "15000000"])
-                    for soc in ms.socs]
-    cell.clients = {}
-    for m in cell.masters:
-        m.start()
-    cell.expect_ended(cell.masters, now() + END_S, "(a refusal is immediate)")
-    for m in cell.masters:
-        cell.expect_status(m, 2)
-        cell.expect_says(m, r"is a multi-SoC schedule: a schedule manager \(-N\) runs schedules of one machine only",
-                         "refuse the multi-SoC schedule under -N")
-    cell.expect_clean("after the refusal")
-    cell.outcome = "%s; 'is a multi-SoC schedule: a schedule manager (-N) runs schedules of one machine only'" % (
-        cell.statuses())
-
-
 COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": col_client_stuck,
                 "master-sigterm": col_master_sigterm, "master-kill": col_master_kill, "report": col_report,
                 "cuda": col_cuda, "check": col_check}
@@ -735,12 +760,7 @@ def run_cell(ctx, row, column, index):
     cell = Cell(ctx, row, column, index)
     verdict = "PASS"
     try:
-        if row == "managed-multisoc":
-            if column != "run":
-                raise Skip("refused today: the master refuses managed multi-SoC runs at start (see its run cell)")
-            cell.name += " (refused today)"
-            col_refused(cell, row)
-        elif row == "multisoc" and not ctx.multisoc:
+        if ROW_CLASSES[row].multisoc and not ctx.multisoc:
             raise Skip("this build has no multi-SoC support (-Dmultisoc)")
         else:
             COLUMN_FUNCS[column](cell, ROW_CLASSES[row](ctx))

@@ -20,7 +20,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emulated_hosts.hpp"
@@ -735,4 +739,141 @@ TEST_CASE("masters that disagree on the primary SoC refuse the run, naming both 
             .find("the master of SoC 'SocA' takes SoC 'SocA' for the primary, this master of SoC "
                   "'SocB' takes SoC 'SocB'") != std::string::npos);
   CHECK(t.shmClean());
+}
+
+namespace {
+
+// The sample compiled as schedule `identifier` (its Identifier and name changed), for a manager's run.
+std::string compileAsMode(ChildProcesses& kids, const std::string& dir, int identifier) {
+  std::string text = readFile(std::string(std::getenv("TACTUS_SOURCE_ROOT")) + "/samples/multisoc/two_soc.yaml");
+  const std::string id = std::to_string(identifier);
+  text.replace(text.find("Identifier: 12"), 14, "Identifier: " + id);
+  text.replace(text.find("TwoSoc:"), 7, "TwoSoc" + id + ":");
+  const std::string yaml = dir + "/two" + id + ".yaml";
+  const std::string out = dir + "/two" + id + ".tsched";
+  std::ofstream(yaml) << text;
+  const pid_t pid = kids.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", out}, dir + "/compile.out");
+  REQUIRE(waitFor(pid, 30000) == 0);
+  return out;
+}
+
+// tactus-manager on the run's instance; its exit status, its output in `said`.
+int manager(TwoSocs& t, const std::vector<std::string>& args, std::string* said = nullptr) {
+  std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", t.instance, "-N", "mgr", "-t", "15000"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = t.kids.spawn(argv, t.dir + "/manager.out");
+  const int status = waitFor(pid, static_cast<int>(30000 * timeScale()));
+  if (said != nullptr) *said = t.out("manager");
+  return status;
+}
+
+// Waits until the primary runs schedule `id` for `n` iterations or more (tactus-manager status).
+bool awaitSchedule(TwoSocs& t, int id, std::uint64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<int>(30 * timeScale()));
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string said;
+    if (manager(t, {"status"}, &said) == 0 &&
+        said.find("running schedule " + std::to_string(id) + ", ") != std::string::npos &&
+        numberAfter(said, "running schedule " + std::to_string(id) + ", ") >= static_cast<long long>(n))
+      return true;
+    usleep(50000);
+  }
+  return false;
+}
+
+// Both SoCs' logs of a managed run, schedule by schedule: every iteration the primary released of
+// a schedule ran whole on both SoCs (each instance once, by its own SoC) with every dependency
+// ended before its dependant started (one host: one clock), and the follower released exactly
+// those iterations. The iterations of each schedule in `ran`.
+std::string checkManagedLogs(const TwoSocs& t, const std::vector<std::string>& paths, std::vector<std::uint64_t>& ran) {
+  auto a = readEventLog(t.dir + "/SocA.log");
+  auto b = readEventLog(t.dir + "/SocB.log");
+  if (!a || !b) return "a log is unreadable";
+  for (const std::string& path : paths) {
+    const Schedule s = loadSchedule(path);
+    const auto id = static_cast<std::uint16_t>(s.identifier);
+    const auto kRun = static_cast<std::uint16_t>(EventKind::kRun);
+    const auto kRelease = static_cast<std::uint16_t>(EventKind::kRelease);
+    std::set<std::uint32_t> releasedA, releasedB;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<EventRecord>> runs;  // (iteration, instance)
+    for (const auto* log : {&*a, &*b}) {
+      const std::uint32_t soc = log == &*a ? 0 : 1;
+      for (const EventRecord& r : log->records) {
+        if (r.schedule != id) continue;
+        if (r.kind == kRelease) (soc == 0 ? releasedA : releasedB).insert(r.iteration);
+        if (r.kind != kRun || r.instance >= s.instances.size()) continue;
+        if (runnableSoc(s, s.instances[InstanceId{r.instance}].runnable) != soc)
+          return "the log of SoC " + std::to_string(soc) + " holds another SoC's run";
+        runs[{r.iteration, r.instance}].push_back(r);
+      }
+    }
+    if (releasedA != releasedB)
+      return "schedule " + std::to_string(id) + ": SocA released " + std::to_string(releasedA.size()) +
+             " iterations, SocB " + std::to_string(releasedB.size()) + " (or others)";
+    for (const std::uint32_t h : releasedA) {
+      for (InstanceId i : s.instances.ids()) {
+        const auto it = runs.find({h, index(i)});
+        if (it == runs.end() || it->second.size() != 1)
+          return "schedule " + std::to_string(id) + ", iteration " + std::to_string(h) + ": instance " +
+                 std::to_string(index(i)) + " ran " + std::to_string(it == runs.end() ? 0 : it->second.size()) +
+                 " times";
+        for (InstanceId d : s.instances[i].dependencies) {
+          const auto dep = runs.find({h, index(d)});
+          if (dep == runs.end() || dep->second.front().endNs > it->second.front().startNs)
+            return "schedule " + std::to_string(id) + ", iteration " + std::to_string(h) + ": instance " +
+                   std::to_string(index(i)) + " started before its dependency " + std::to_string(index(d)) + " ended";
+        }
+      }
+    }
+    ran.push_back(releasedA.size());
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a multi-SoC run under a schedule manager: every SoC follows the primary's start, rollover and exit",
+          "[multisoc][order][managed]") {
+  // Both masters get both schedules and -N; the manager talks to the primary (SocA): start 301,
+  // rollover to 302, exit. SocB starts, switches and ends where SocA does, its clients' switch
+  // callbacks run at the rollover, and each schedule's iterations run whole, in order, on both.
+  TwoSocs t("soc_managed", 45);
+  const std::vector<std::string> paths = {compileAsMode(t.kids, t.dir, 301), compileAsMode(t.kids, t.dir, 302)};
+  t.schedule = paths[0] + "," + paths[1];
+  t.masterA = t.master("SocA", {"-N", "mgr", "-a", "30"});
+  t.masterB = t.master("SocB", {"-N", "mgr", "-a", "30"});
+  t.clientA = t.client("Sensor");
+  t.clientB = t.client("Planner");
+  std::string said;
+  REQUIRE(manager(t, {"start", "301"}, &said) == 0);
+  INFO(said << t.out("masterSocA") << t.out("masterSocB"));
+  REQUIRE(awaitSchedule(t, 301, 30));
+  REQUIRE(manager(t, {"rollover", "302", "301"}, &said) == 0);
+  REQUIRE(awaitSchedule(t, 302, 30));
+  REQUIRE(manager(t, {"exit"}, &said) == 0);
+  const int timeoutMs = static_cast<int>(20000 * timeScale());
+  CHECK(waitFor(t.masterA, timeoutMs) == 0);
+  CHECK(waitFor(t.masterB, timeoutMs) == 0);
+  CHECK(waitFor(t.clientA, timeoutMs) == 0);
+  CHECK(waitFor(t.clientB, timeoutMs) == 0);
+  INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+  CHECK(t.out("masterSocB").find("the master of the primary SoC 'SocA' ended the run") != std::string::npos);
+  CHECK(t.out("Sensor").find("status=exit-requested") != std::string::npos);
+  CHECK(t.out("Planner").find("status=exit-requested") != std::string::npos);
+  std::vector<std::uint64_t> ran;
+  CHECK(checkManagedLogs(t, paths, ran) == "");
+  REQUIRE(ran.size() == 2);
+  CHECK(ran[0] >= 30);
+  CHECK(ran[1] >= 30);
+  // SocB's log: 302 started as a rollover from 301 (its start names 301), as on SocA.
+  auto b = readEventLog(t.dir + "/SocB.log");
+  REQUIRE(b.has_value());
+  bool rolled = false;
+  for (const EventRecord& r : b->records)
+    rolled = rolled ||
+             (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == 302 && r.aux == 301);
+  CHECK(rolled);
+  CHECK(t.shmClean());
+  CHECK_FALSE(segmentPresent(shm::managerInstanceName(t.instance)));
+  CHECK_FALSE(segmentPresent(shm::scheduleInstanceName(shm::socInstanceName(t.instance, 1), 1)));
 }
