@@ -37,9 +37,10 @@ struct MasterOptions {
   std::int64_t ddsDomain = 0;              ///< --dds-domain: the DDS domain id of the multi-SoC link
   std::int64_t startSyncS = 600;           ///< -a: multi-SoC: wait this long for every SoC's master, in s; -1 forever
   std::int64_t socTimeoutUs = 5'000'000;   ///< -o: multi-SoC: a master silent this long is gone, in us
-  bool verbose = false;                    ///< -v
-  bool showVersion = false;                ///< -V
-  bool showHelp = false;                   ///< --help
+  std::int64_t switchLeadUs = 20'000;  ///< --switch-lead-us: multi-SoC under -N: a start's or rollover's lead, in us
+  bool verbose = false;                ///< -v
+  bool showVersion = false;            ///< -V
+  bool showHelp = false;               ///< --help
 };
 
 /// Exit codes of tactus-master.

@@ -65,6 +65,13 @@ const std::vector<OptionSpec>& specs() {
        "multi-SoC: a master with no DDS liveliness for US microseconds is gone,\n"
        "and the run ends on every SoC (default 5000000)",
        {}},
+      {"switch-lead-us",
+       0,
+       "US",
+       "multi-SoC with -N: a schedule starts (or takes over in a rollover)\n"
+       "US microseconds after the primary decided it, so every SoC's master\n"
+       "has activated it by its first frame (default 20000)",
+       {}},
       {"core", 'c', "CORE", "pin the master's threads to CORE", {}},
       {"priority", 'P', "PRIO", "run the release threads with SCHED_FIFO priority PRIO (1..99)", {}},
       {"no-pinning",
@@ -179,6 +186,10 @@ Result<void> apply(const ParsedOption& p, MasterOptions& o) {
     auto v = integer(p, 1000, 3'600'000'000LL, "microseconds 1000..3600000000");
     if (!v) return v.error();
     o.socTimeoutUs = *v;
+  } else if (n == "switch-lead-us") {
+    auto v = integer(p, 0, 10'000'000, "microseconds 0..10000000");
+    if (!v) return v.error();
+    o.switchLeadUs = *v;
   } else if (n == "manager") {
     if (p.value.empty() || p.value.size() >= 128)
       return fail(ErrorCode::kParse, p.spelled + " expects a manager name of 1..127 bytes");

@@ -335,6 +335,8 @@ std::optional<RunEnd> Run::stopBySignal() {
       for (auto& m : modes_) {
         if (m->soc) m->soc->ending();
       }
+      // Multi-SoC: the stop samples carry the reason, so the followers' clients see the signal.
+      if (running->soc) running->control.requestStop(StopReason::kSignal, kNone);
       for (HyperepochId he : running->schedule.hyperepochs.ids()) {
         if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
       }
@@ -824,8 +826,10 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
     // waits for it).
     if (takesRequests() && idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
       Mode* running = runningMode();
-      if (running && (end->reason == StopReason::kExitRequested || stopped(*running)))
+      if (running && (end->reason == StopReason::kExitRequested || stopped(*running))) {
+        if (running->soc) running->control.requestStop(end->reason, kNone);  // the followers' reason
         (void)stop(Request{}, *running, kNoSchedule);
+      }
     }
     // The clients' outcome says what overran too (they print the end's message).
     RunEnd said = *end;

@@ -81,7 +81,13 @@ bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint3
   if (from == kNoSchedule || waitFor != 0) wakeActivated(mode, he);
   if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
   if (!mode.plan.hyperepochs[he].instances.empty()) {
-    if (from != kNoSchedule) {
+    if (from != kNoSchedule && mode.soc) {
+      // A multi-SoC rollover: B starts --switch-lead-us ahead, time for the other SoCs' masters to
+      // activate it when its start sample arrives (released at once, B's first iteration would
+      // wait for their workers: an overrun at every switch).
+      startNs = ipc::monotonicNs() + o_.switchLeadUs * 1000;
+      mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
+    } else if (from != kNoSchedule) {
       startNs = mode.releaser->startHyperepochNow(he, mode.nextIteration[he]);
     } else {
       mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
@@ -119,7 +125,10 @@ std::optional<RunEnd> Run::followSwitches() {
   }
   const std::optional<std::string> primaryEnd = soc_->primaryEnded();
   if (!primaryEnd || following) return std::nullopt;  // still following: checkPeers bounds the wait by -o
-  return RunEnd{SegmentState::kFinished, StopReason::kExitRequested, kNone,
+  // The reason of the primary's last stop (its signal, or an exit), as its clients see it.
+  const std::optional<StopReason> why = soc_->primaryStopReason();
+  return RunEnd{SegmentState::kFinished, why == StopReason::kSignal ? StopReason::kSignal : StopReason::kExitRequested,
+                kNone,
                 "the master of the primary SoC " + soc_->socName(soc_->primary()) + " ended the run: " + *primaryEnd};
 }
 
@@ -220,7 +229,8 @@ Answer Run::start(const Request& r, Mode& mode) {
       return {ManagerResult::kRunEnded, "the run ended before the schedule started" + endedBecause()};
     ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
   }
-  const std::int64_t startNs = ipc::monotonicNs() + kStartLeadNs;
+  // Multi-SoC: the other SoCs' masters activate the schedule when its start sample arrives.
+  const std::int64_t startNs = ipc::monotonicNs() + (mode.soc ? o_.switchLeadUs * 1000 : kStartLeadNs);
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!activate(mode, he, startNs, kNoSchedule, r)) {
       return {ManagerResult::kRunEnded, "the run ended during the start" + endedBecause()};

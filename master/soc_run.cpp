@@ -446,8 +446,8 @@ void SocRun::receiveRelease(const soc_link::RemoteRelease& r) {
   if (r.stopAfter > 0) {
     // The reason as sent, where it is one a primary stops for; else unknown (an older primary sends 0).
     const auto reason = static_cast<shm::StopReason>(r.releaseNs);
-    if (!o_.managed && (reason == shm::StopReason::kFrameLimit || reason == shm::StopReason::kExitRequested ||
-                        reason == shm::StopReason::kSignal))
+    if (reason == shm::StopReason::kFrameLimit || reason == shm::StopReason::kExitRequested ||
+        reason == shm::StopReason::kSignal)
       primaryStop_.store(static_cast<std::uint32_t>(reason), std::memory_order_release);
     f.switchStop.store(r.releaseNs == kStopForSwitch, std::memory_order_release);
     f.stopAt.store(r.stopAfter - 1, std::memory_order_release);

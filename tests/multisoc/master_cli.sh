@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tactus-compile and tactus-master on a multi-SoC graph, as a user types them: the schedule file
 # (format 2) with its SoCs and cross-SoC latency, the report's cross-SoC edges, and the master's
-# refusals (no -x, an unknown SoC, -x on a schedule of one machine, in a build without Cyclone DDS
-# what to install) and one SoC's master waiting for its own clients only, leaving nothing in /dev/shm.
+# refusals (no -x, an unknown SoC, -x on a schedule of one machine, under -N schedules on other SoCs
+# and --policy on a follower, in a build without Cyclone DDS what to install) and one SoC's master waiting for its own clients only, leaving nothing in /dev/shm.
 # usage: master_cli.sh TACTUS_COMPILE TACTUS_MASTER SOURCE_ROOT
 set -euo pipefail
 compile=$1 master=$2 src=$3
@@ -35,7 +35,27 @@ refused "-x 'SocC' names no SoC of schedule 'TwoSoc' (its SoCs: 'SocA', 'SocB')"
 refused "--primary 'Nope' names no SoC of schedule 'TwoSoc'" -s "$work/two.tsched" -x SocA --primary Nope
 refused "-x 'SocA' given, but schedule 'MinimalCpu' has no SoCs" -s "$work/one.tsched" -x SocA
 refused "--dds-domain expects a domain id 0..230" -s "$work/two.tsched" -x SocA --dds-domain 231
+# Under a schedule manager (-N, no -e): the schedules must run on the same SoCs, and --policy is the
+# primary's alone (a follower follows its switches).
+refused_managed() {  # refused_managed TEXT ARGS...: as refused, without -e (which -N refuses)
+  local text=$1; shift
+  local code=0
+  "$master" -D "$instance" -N mgr -t 1000000 "$@" >/dev/null 2>"$work/err.txt" || code=$?
+  [ "$code" = 2 ] || { cat "$work/err.txt"; fail "tactus-master -N mgr $* exited $code, not 2"; }
+  grep -qF -- "$text" "$work/err.txt" || { cat "$work/err.txt"; fail "tactus-master -N mgr $*: no '$text'"; }
+}
+sed -e 's/Identifier: 12/Identifier: 13/' -e 's/^TwoSoc:/TwoSoc13:/' -e 's/SocB/SocC/g' \
+  "$src/samples/multisoc/two_soc.yaml" >"$work/two_c.yaml"
+"$compile" -i "$work/two_c.yaml" -o "$work/two_c.tsched" >/dev/null
+refused_managed "schedule 'TwoSoc13' runs on SoCs 'SocA', 'SocC', schedule 'TwoSoc' on others" \
+  -s "$work/two.tsched,$work/two_c.tsched" -x SocA
+sed -e 's/Identifier: 12/Identifier: 14/' -e 's/^TwoSoc:/TwoSoc14:/' "$src/samples/multisoc/two_soc.yaml" >"$work/two14.yaml"
+"$compile" -i "$work/two14.yaml" -o "$work/two14.tsched" >/dev/null
+refused_managed "--policy is given to the master of the primary SoC 'SocA' only: SoC 'SocB' follows its switches" \
+  -s "$work/two.tsched,$work/two14.tsched" -x SocB --policy "$work/none.yaml"
+if ls /dev/shm | grep -q "$instance"; then fail "a refused managed master left /dev/shm entries"; fi
 if "$master" --help | grep -q -- "--dds-domain"; then :; else fail "--help does not show --dds-domain"; fi
+if "$master" --help | grep -q -- "--switch-lead-us"; then :; else fail "--help does not show --switch-lead-us"; fi
 # The run itself: a build without Cyclone DDS says what to install (exit 2); one with it runs SoC
 # SocA's part on its own segment (`<instance>.soc0`) and, with no client, ends at -t naming them.
 code=0
