@@ -20,8 +20,11 @@
 //   (and, multi-SoC, every SoC's master is ready) and the run ends at its frame limit or a stop
 //   request; with a manager (-N) nothing runs until the manager or the policy starts a schedule,
 //   and a stop request stops the running schedule at its iteration boundary.
-// - Iteration sync (multi-SoC): the SocRun is the releaser's IterationSync; the primary's
-//   iterations lead, the other SoCs' follow; its peers are watched in the monitor loop.
+// - Iteration sync (multi-SoC): each schedule's SocRun (its own link) is its releaser's
+//   IterationSync; the primary's iterations lead, the other SoCs' follow; the peers are watched in
+//   the monitor loop. Under a manager the manager and the policy talk to the primary alone; a
+//   follower has no channel and activates, follows and parks each hyperepoch as the primary's
+//   switches arrive (followSwitches, schedule_switch.cpp).
 //
 // Schedule switching (-N)
 // - One segment per schedule, each a complete single-schedule layout (shm_layout.hpp): schedule 0
