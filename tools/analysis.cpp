@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 
 #include <sys/stat.h>
@@ -35,6 +36,11 @@ Result<void> checkHeader(const EventLogHeader& h, const std::string& origin) {
   return {};
 }
 
+Error tooShort(const std::string& origin, std::size_t bytes) {
+  return fail(ErrorCode::kParse, origin + ": too short for an event log header (" + std::to_string(bytes) +
+                                     " bytes, need " + std::to_string(sizeof(EventLogHeader)) + ")");
+}
+
 std::string truncationWarning(const std::string& origin, std::size_t tail, std::size_t recordSize,
                               std::size_t complete) {
   return origin + ": the log ends inside a record (" + std::to_string(tail) + " of " + std::to_string(recordSize) +
@@ -46,9 +52,7 @@ std::string truncationWarning(const std::string& origin, std::size_t tail, std::
 Result<LogFile> parseLog(const std::string& bytes, const std::string& origin) {
   LogFile log;
   log.path = origin;
-  if (bytes.size() < sizeof(EventLogHeader))
-    return fail(ErrorCode::kParse, origin + ": too short for an event log header (" + std::to_string(bytes.size()) +
-                                       " bytes, need " + std::to_string(sizeof(EventLogHeader)) + ")");
+  if (bytes.size() < sizeof(EventLogHeader)) return tooShort(origin, bytes.size());
   std::memcpy(&log.header, bytes.data(), sizeof log.header);
   auto ok = checkHeader(log.header, origin);
   if (!ok) return ok.error();
@@ -65,34 +69,24 @@ Result<LogFile> parseLog(const std::string& bytes, const std::string& origin) {
 }
 
 Result<LogFile> readLogFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
+  const auto close = [](std::FILE* file) { std::fclose(file); };
+  const std::unique_ptr<std::FILE, decltype(close)> file(std::fopen(path.c_str(), "rb"), close);
+  std::FILE* f = file.get();
   if (!f) return fail(ErrorCode::kIo, path + ": cannot open: " + std::strerror(errno));
   // A pipe or a device has no size to read up to (/dev/zero would never end).
   struct stat st {};
-  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::fclose(f);
+  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(ErrorCode::kIo, path + ": not a regular file");
-  }
   LogFile log;
   log.path = path;
-  std::size_t got = std::fread(&log.header, 1, sizeof log.header, f);
-  if (got != sizeof log.header) {
-    std::fclose(f);
-    return fail(ErrorCode::kParse, path + ": too short for an event log header (" + std::to_string(got) +
-                                       " bytes, need " + std::to_string(sizeof(EventLogHeader)) + ")");
-  }
-  auto ok = checkHeader(log.header, path);
-  if (!ok) {
-    std::fclose(f);
-    return ok.error();
-  }
+  const std::size_t got = std::fread(&log.header, 1, sizeof log.header, f);
+  if (got != sizeof log.header) return tooShort(path, got);
+  if (auto ok = checkHeader(log.header, path); !ok) return ok.error();
   // Read the body straight into the record vector: one allocation, no copy.
   long size = -1;
   if (std::fseek(f, 0, SEEK_END) == 0) size = std::ftell(f);
-  if (size < static_cast<long>(sizeof(EventLogHeader)) || std::fseek(f, sizeof(EventLogHeader), SEEK_SET) != 0) {
-    std::fclose(f);
+  if (size < static_cast<long>(sizeof(EventLogHeader)) || std::fseek(f, sizeof(EventLogHeader), SEEK_SET) != 0)
     return fail(ErrorCode::kIo, path + ": cannot seek in the log");
-  }
   const std::size_t body = static_cast<std::size_t>(size) - sizeof(EventLogHeader);
   const std::size_t recordSize = log.header.recordSize;
   const std::size_t n = body / recordSize;
@@ -101,7 +95,6 @@ Result<LogFile> readLogFile(const std::string& path) {
     log.records.resize(n);
     if (recordSize != sizeof(EventRecord)) older.resize(n * recordSize);
   } catch (const std::bad_alloc&) {
-    std::fclose(f);
     return fail(ErrorCode::kIo, path + ": too large to read (" + std::to_string(n) + " records)");
   }
   std::size_t read = 0;
@@ -111,9 +104,7 @@ Result<LogFile> readLogFile(const std::string& path) {
     read = std::fread(older.data(), recordSize, n, f);
     decodeEventRecords(older.data(), read, log.header.recordSize, log.records.data());
   }
-  const bool error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (error) return fail(ErrorCode::kIo, path + ": read error");
+  if (std::ferror(f) != 0) return fail(ErrorCode::kIo, path + ": read error");
   if (read < n) {
     log.records.resize(read);
     log.warnings.push_back(path + ": the file shrank while being read; reporting the " + std::to_string(read) +

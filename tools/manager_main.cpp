@@ -77,35 +77,14 @@ int plainStatus(const std::string& instance) {
 int run(const std::vector<std::string>& args) {
   tactus::manager::ManagerOptions options;
   options.timeoutMs = 5000;
+  tactus::CommandLine line;
+  if (const int code = tactus::top::startCommandLine("tactus-manager", specs(), usage(), true, args, std::cout,
+                                                     std::cerr, line, options.instance);
+      code >= 0)
+    return code;
   std::string name;
-  auto line = tactus::parseCommandLine(specs(), args);
-  if (!line) {
-    std::string message = line.error().message;
-    // The common slip: the instance by its tactus name; STM calls it the discriminator.
-    if (message.rfind("unknown option '--instance'", 0) == 0) message += " (the instance is -D, --discriminator)";
-    std::cerr << "tactus-manager: " << message << "\ntry 'tactus-manager --help'\n";
-    return 2;
-  }
-  if (line->has("help")) {
-    std::cout << usage();
-    return 0;
-  }
-  if (line->has("version")) {
-    std::cout << "tactus-manager " << TACTUS_VERSION << "\n";
-    return 0;
-  }
-  if (const auto* o = line->find("discriminator")) {
-    // An empty -D (a unit's -D ${X} with X unset) would mean "not given" and attach to another
-    // instance than the one meant: refused.
-    if (o->value.empty()) {
-      std::cerr << "tactus-manager: " << o->spelled
-                << " needs an instance name (leave it out for $TACTUS_INSTANCE, else 'default')\n";
-      return 2;
-    }
-    options.instance = o->value;
-  }
-  if (const auto* o = line->find("manager")) name = o->value;
-  if (const auto* o = line->find("timeout-ms")) {
+  if (const auto* o = line.find("manager")) name = o->value;
+  if (const auto* o = line.find("timeout-ms")) {
     long long ms = 0;
     const char* end = o->value.data() + o->value.size();
     auto [p, ec] = std::from_chars(o->value.data(), end, ms);
@@ -116,7 +95,7 @@ int run(const std::vector<std::string>& args) {
     }
     options.timeoutMs = ms;
   }
-  const std::vector<std::string>& command = line->operands;
+  const std::vector<std::string>& command = line.operands;
   if (command.empty()) {
     std::cerr << "tactus-manager: missing command (start, stop, rollover, status or exit)\n"
               << "try 'tactus-manager --help'\n";
@@ -131,15 +110,12 @@ int run(const std::vector<std::string>& args) {
     std::cerr << "'\ntry 'tactus-manager --help'\n";
     return 2;
   }
-  std::uint16_t a = 0;
-  std::uint16_t b = 0;
-  if (want >= 2 && !parseId(command[1], a)) {
-    std::cerr << "tactus-manager: '" << command[1] << "' is no schedule identifier (0..65535)\n";
-    return 2;
-  }
-  if (want == 3 && !parseId(command[2], b)) {
-    std::cerr << "tactus-manager: '" << command[2] << "' is no schedule identifier (0..65535)\n";
-    return 2;
+  std::uint16_t a = 0, b = 0;
+  for (std::size_t k = 1; k < want; ++k) {
+    if (!parseId(command[k], k == 1 ? a : b)) {
+      std::cerr << "tactus-manager: '" << command[k] << "' is no schedule identifier (0..65535)\n";
+      return 2;
+    }
   }
   // status on a run without a manager (no -N, so no channel): answered from what the master
   // publishes in its segment, as tactus-top reads it.

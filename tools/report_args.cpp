@@ -95,8 +95,6 @@ bool looksLikeSchedule(const std::string& path) { return head(path, 16).rfind("t
 
 }  // namespace
 
-std::span<const OptionSpec> reportOptionSpecs() { return specs(); }
-
 std::string reportUsage() {
   return "usage: tactus-report LOG [LOG...] SCHEDULE [SCHEDULE...] [options]\n"
          "       tactus-report --schedule SCHEDULE [--html FILE] [--trace-out FILE]   (the plan alone)\n"
@@ -122,6 +120,7 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
   auto line = parseCommandLine(specs(), args);
   if (!line) return line.error();
   ReportOptions o;
+  std::string scheduleOption;  // --schedule
   for (const ParsedOption& p : line->options) {
     if (p.name == "help") o.help = true;
     else if (p.name == "version") o.version = true;
@@ -133,7 +132,7 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
     else if (p.name == "wcet-out") o.wcetOut = p.value;
     else if (p.name == "html") o.html = p.value;
     else if (p.name == "trace-out") o.traceOut = p.value;
-    else if (p.name == "schedule") o.schedule = p.value;
+    else if (p.name == "schedule") scheduleOption = p.value;
     else if (p.name == "wcet-percentile" || p.name == "wcet-margin") {
       const bool percentile = p.name == "wcet-percentile";
       auto x = percentile ? parseNumber(p.spelled, p.value, 1, 100) : parseNumber(p.spelled, p.value, 0.1, 100);
@@ -149,19 +148,15 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
     o.logs.push_back(positional[1]);
     positional.erase(positional.begin() + 1);
   }
-  if (positional.size() >= 2) o.schedules.assign(positional.begin() + 1, positional.end());
-  if (positional.size() >= 2) {
-    if (!o.schedule.empty()) return fail(ErrorCode::kBadParameter, "the schedule is given twice");
-    o.log = positional[0];
-    o.schedule = positional[1];
-  } else if (positional.size() == 1) {
-    if (o.schedule.empty()) return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE");
-    o.log = positional[0];
-  }
-  if (o.schedule.empty())
+  if (positional.size() >= 2 && !scheduleOption.empty())
+    return fail(ErrorCode::kBadParameter, "the schedule is given twice");
+  if (positional.size() == 1 && scheduleOption.empty())
+    return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE");
+  if (positional.empty() && scheduleOption.empty())
     return fail(ErrorCode::kBadParameter, "no schedule file: give LOG SCHEDULE or --schedule FILE");
-  if (o.schedules.empty()) o.schedules = {o.schedule};
-  if (o.logs.empty() && !o.log.empty()) o.logs = {o.log};
+  if (positional.size() >= 2) o.schedules.assign(positional.begin() + 1, positional.end());
+  else o.schedules = {scheduleOption};
+  if (o.logs.empty() && !positional.empty()) o.logs = {positional[0]};
   if (std::count(o.logs.begin(), o.logs.end(), kStdStream) +
           std::count(o.schedules.begin(), o.schedules.end(), kStdStream) >
       1)
@@ -169,11 +164,11 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
   if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
   if (o.violations && (o.json || o.csv))
     return fail(ErrorCode::kBadParameter, "--violations excludes --json and --csv");
-  if (o.log.empty() && (o.violations || o.failOnViolation || o.failOnOverrun))
+  if (o.logs.empty() && (o.violations || o.failOnViolation || o.failOnOverrun))
     return fail(ErrorCode::kBadParameter, "--violations, --fail-on-violation and --fail-on-overrun need an event log");
-  if (o.log.empty() && (o.json || o.csv || !o.wcetOut.empty()))
+  if (o.logs.empty() && (o.json || o.csv || !o.wcetOut.empty()))
     return fail(ErrorCode::kBadParameter, "--json, --csv and --wcet-out need an event log");
-  if (o.log.empty() && o.html.empty() && o.traceOut.empty())
+  if (o.logs.empty() && o.html.empty() && o.traceOut.empty())
     return fail(ErrorCode::kBadParameter, "without a log, give --html FILE or --trace-out FILE");
   int onStdout = 0;
   for (const std::string* out : {&o.wcetOut, &o.html, &o.traceOut}) onStdout += *out == kStdStream ? 1 : 0;
@@ -187,12 +182,14 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
 }
 
 std::string swappedArgumentsHint(const ReportOptions& o) {
-  const bool scheduleIsLog = looksLikeLog(o.schedule);
-  const bool logIsSchedule = looksLikeSchedule(o.log);
+  const std::string& schedule = o.schedules.front();
+  const std::string log = o.logs.empty() ? "" : o.logs.front();
+  const bool scheduleIsLog = looksLikeLog(schedule);
+  const bool logIsSchedule = looksLikeSchedule(log);
   if (!scheduleIsLog && !logIsSchedule) return "";
   std::string what;
-  if (scheduleIsLog) what = o.schedule + " is an event log";
-  if (logIsSchedule) what += (what.empty() ? "" : " and ") + o.log + " a schedule";
+  if (scheduleIsLog) what = schedule + " is an event log";
+  if (logIsSchedule) what += (what.empty() ? "" : " and ") + log + " a schedule";
   return " (the arguments look swapped: " + what + "; the order is tactus-report LOG SCHEDULE)";
 }
 

@@ -13,11 +13,11 @@ namespace tactus::report {
 
 /// What tactus-report was asked for.
 struct ReportOptions {
-  std::string log;  ///< the (first) event log (`-`: standard input); empty: the plan alone
-  /// Every log: one, or those of every SoC's master of one multi-SoC run (LOG LOG... SCHEDULE...)
+  /// Every log (`-`: standard input): one, or those of every SoC's master of one multi-SoC run
+  /// (LOG LOG... SCHEDULE...); none: the plan alone
   std::vector<std::string> logs;
-  std::string schedule;  ///< the (first) schedule file (`-`: standard input)
-  /// Every schedule: one, or those of a run with a schedule manager (LOG A B ...)
+  /// Every schedule file (`-`: standard input): one, or those of a run with a schedule manager
+  /// (LOG A B ...); never empty once parsed
   std::vector<std::string> schedules;
   std::string wcetOut, html, traceOut;  ///< outputs (`-`: standard output); empty: not written
   bool json = false, csv = false, help = false, version = false;
@@ -27,9 +27,6 @@ struct ReportOptions {
   /// Whether the statistics go to standard output (not when an output file is `-`).
   bool statisticsOnStdout = true;
 };
-
-/// The options tactus-report accepts (also for the man page and the bash completion).
-std::span<const OptionSpec> reportOptionSpecs();
 
 /// Parses the arguments. Errors (kBadParameter) name the option and the value.
 Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args);

@@ -498,8 +498,8 @@ int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return report(*options, out, err);
   } catch (const std::bad_alloc&) {
     // Every table is sized by the limits and by the records; this is a machine short of memory.
-    err << "tactus-report: out of memory reading " << (options->log.empty() ? "" : options->log + " with ")
-        << options->schedule << "\n";
+    err << "tactus-report: out of memory reading " << (options->logs.empty() ? "" : options->logs[0] + " with ")
+        << options->schedules[0] << "\n";
     return 1;
   } catch (const std::exception& e) {
     // Allocation failure on a huge input, or a stream error: report, never crash.

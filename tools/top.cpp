@@ -205,34 +205,11 @@ struct TopOptions {
 };
 
 int parseTop(const std::vector<std::string>& args, TopOptions& options, std::ostream& out, std::ostream& err) {
-  auto line = parseCommandLine(specs(), args);
-  if (!line) {
-    std::string message = line.error().message;
-    if (message.rfind("unknown option '--instance'", 0) == 0) message += " (the instance is -D, --discriminator)";
-    err << "tactus-top: " << message << "\ntry 'tactus-top --help'\n";
-    return 2;
-  }
-  if (line->has("help")) {
-    out << usage();
-    return 0;
-  }
-  if (line->has("version")) {
-    out << "tactus-top " << TACTUS_VERSION << "\n";
-    return 0;
-  }
-  if (!line->operands.empty()) {
-    err << "tactus-top: unexpected argument " << quoted(line->operands.front()) << "\ntry 'tactus-top --help'\n";
-    return 2;
-  }
-  if (const auto* o = line->find("discriminator")) {
-    if (o->value.empty()) {
-      err << "tactus-top: " << o->spelled
-          << " needs an instance name (leave it out for $TACTUS_INSTANCE, else 'default')\n";
-      return 2;
-    }
-    options.instance = o->value;
-  }
-  if (const auto* o = line->find("interval")) {
+  CommandLine line;
+  if (const int code = startCommandLine("tactus-top", specs(), usage(), false, args, out, err, line, options.instance);
+      code >= 0)
+    return code;
+  if (const auto* o = line.find("interval")) {
     char* end = nullptr;
     options.intervalMs = std::strtoll(o->value.c_str(), &end, 10);
     if (o->value.empty() || *end != '\0' || options.intervalMs < 50 || options.intervalMs > 3'600'000) {
@@ -241,13 +218,49 @@ int parseTop(const std::vector<std::string>& args, TopOptions& options, std::ost
       return 2;
     }
   }
-  options.once = line->has("once");
-  options.json = line->has("json");
+  options.once = line.has("once");
+  options.json = line.has("json");
   options.instance = chooseInstance(options.instance);
   return -1;
 }
 
 }  // namespace
+
+int startCommandLine(const char* program, std::span<const OptionSpec> specs, const std::string& usage, bool operands,
+                     const std::vector<std::string>& args, std::ostream& out, std::ostream& err, CommandLine& line,
+                     std::string& instance) {
+  auto parsed = parseCommandLine(specs, args);
+  const std::string tryHelp = std::string("try '") + program + " --help'\n";
+  if (!parsed) {
+    std::string message = parsed.error().message;
+    // The common slip: the instance by its tactus name; STM calls it the discriminator.
+    if (message.rfind("unknown option '--instance'", 0) == 0) message += " (the instance is -D, --discriminator)";
+    err << program << ": " << message << "\n" << tryHelp;
+    return 2;
+  }
+  line = std::move(*parsed);
+  if (line.has("help")) {
+    out << usage;
+    return 0;
+  }
+  if (line.has("version")) {
+    out << program << " " << TACTUS_VERSION << "\n";
+    return 0;
+  }
+  if (!operands && !line.operands.empty()) {
+    err << program << ": unexpected argument " << quoted(line.operands.front()) << "\n" << tryHelp;
+    return 2;
+  }
+  if (const auto* o = line.find("discriminator")) {
+    if (o->value.empty()) {
+      err << program << ": " << o->spelled
+          << " needs an instance name (leave it out for $TACTUS_INSTANCE, else 'default')\n";
+      return 2;
+    }
+    instance = o->value;
+  }
+  return -1;
+}
 
 int topMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   TopOptions options;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tactus/core/command_line.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/stats_layout.hpp"
 
@@ -90,6 +91,15 @@ std::string plainStatus(const Snapshot& snapshot);
 
 /// The instance to read: `given`, else $TACTUS_INSTANCE, else 'default' (as tactus-manager).
 std::string chooseInstance(const std::string& given);
+
+/// The start of tactus-top's and tactus-manager's command lines (`program`): parses `args` on
+/// `specs`, answers --help (`usage`) and --version on `out`, and refuses on `err` a bad line, an
+/// operand where `operands` is false, and an empty -D (a unit's `-D ${X}` with X unset would
+/// read another instance than the one meant). Returns the exit status when that is all (0 or 2),
+/// else -1 with `line` and `instance` (-D's value; "" when not given).
+int startCommandLine(const char* program, std::span<const OptionSpec> specs, const std::string& usage, bool operands,
+                     const std::vector<std::string>& args, std::ostream& out, std::ostream& err, CommandLine& line,
+                     std::string& instance);
 
 /// tactus-top's command line, run: the exit status (0, 1 nothing to read, 2 bad arguments).
 int topMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -91,11 +91,19 @@ void jsonText(std::string& out, const char* key, const std::string& value, bool 
   out += "\":" + jsonString(value) + (comma ? "," : "");
 }
 
+// Appends `items` as JSON objects, comma-separated, each `{` what `members` writes of it `}`.
+template <typename T, typename Members>
+void jsonObjects(std::string& out, const std::vector<T>& items, Members members) {
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    out += k ? ",{" : "{";
+    members(items[k]);
+    out += "}";
+  }
+}
+
 void jsonRows(std::string& out, const ScheduleView& s) {
   out += "\"hyperepochs\":[";
-  for (std::size_t k = 0; k < s.hyperepochs.size(); ++k) {
-    const HyperepochRow& h = s.hyperepochs[k];
-    out += k ? ",{" : "{";
+  jsonObjects(out, s.hyperepochs, [&](const HyperepochRow& h) {
     jsonText(out, "name", h.name);
     jsonNumber(out, "period_ns", h.periodNs);
     jsonNumber(out, "iterations", static_cast<std::int64_t>(h.completed));
@@ -106,20 +114,15 @@ void jsonRows(std::string& out, const ScheduleView& s) {
     jsonNumber(out, "jitter_last_ns", h.stats.lastJitterNs);
     jsonNumber(out, "jitter_mean_ns", mean(h.stats.totalJitterNs, h.stats.releases));
     jsonNumber(out, "jitter_max_ns", h.stats.maxJitterNs, false);
-    out += "}";
-  }
+  });
   out += "],\"clients\":[";
-  for (std::size_t k = 0; k < s.clients.size(); ++k) {
-    out += k ? ",{" : "{";
-    jsonText(out, "name", s.clients[k].name);
-    jsonNumber(out, "pid", s.clients[k].pid);
-    jsonText(out, "state", s.clients[k].state, false);
-    out += "}";
-  }
+  jsonObjects(out, s.clients, [&](const ClientRow& c) {
+    jsonText(out, "name", c.name);
+    jsonNumber(out, "pid", c.pid);
+    jsonText(out, "state", c.state, false);
+  });
   out += "],\"runnables\":[";
-  for (std::size_t k = 0; k < s.runnables.size(); ++k) {
-    const RunnableRow& r = s.runnables[k];
-    out += k ? ",{" : "{";
+  jsonObjects(out, s.runnables, [&](const RunnableRow& r) {
     jsonText(out, "name", r.name);
     jsonText(out, "client", r.client);
     jsonNumber(out, "wcet_ns", r.wcetNs);
@@ -129,8 +132,7 @@ void jsonRows(std::string& out, const ScheduleView& s) {
     jsonNumber(out, "mean_ns", mean(r.stats.totalNs, r.stats.count));
     jsonNumber(out, "max_ns", r.stats.maxNs);
     jsonNumber(out, "overruns", static_cast<std::int64_t>(r.stats.overruns), false);
-    out += "}";
-  }
+  });
   out += "]";
 }
 
@@ -161,9 +163,7 @@ std::string renderJson(const Snapshot& snap) {
   out += "\"managed\":" + std::string(snap.managed ? "true" : "false") + ",";
   out += "\"running_schedule\":" + (snap.managedRunning ? std::to_string(*snap.managedRunning) : std::string("null"));
   out += ",\"schedules\":[";
-  for (std::size_t k = 0; k < snap.schedules.size(); ++k) {
-    const ScheduleView& s = snap.schedules[k];
-    out += k ? ",{" : "{";
+  jsonObjects(out, snap.schedules, [&](const ScheduleView& s) {
     jsonNumber(out, "identifier", s.identifier);
     jsonText(out, "segment", s.segment);
     jsonNumber(out, "master_pid", s.masterPid);
@@ -173,20 +173,16 @@ std::string renderJson(const Snapshot& snap) {
     jsonNumber(out, "overruns", static_cast<std::int64_t>(overruns(s)));
     jsonNumber(out, "skipped_periods", static_cast<std::int64_t>(skipped(s)));
     jsonRows(out, s);
-    out += "}";
-  }
+  });
   out += "],\"switches\":[";
-  for (std::size_t k = 0; k < snap.switches.size(); ++k) {
-    const auto& w = snap.switches[k];
-    out += k ? ",{" : "{";
+  jsonObjects(out, snap.switches, [&](const auto& w) {
     jsonText(out, "kind", w.kind == 1 ? "start" : "stop");
     jsonNumber(out, "schedule", w.schedule);
     jsonNumber(out, "other", w.other == 0xffffffffu ? -1 : std::int64_t{w.other});
     jsonNumber(out, "hyperepoch", w.hyperepoch);
     jsonNumber(out, "iteration", static_cast<std::int64_t>(w.iteration));
     jsonNumber(out, "time_ns", w.timeNs, false);
-    out += "}";
-  }
+  });
   out += "]}\n";
   return out;
 }

@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "tactus/core/violation.hpp"
 
 namespace {
@@ -32,11 +32,7 @@ namespace {
 constexpr int kBatches = 201;
 constexpr int kPerBatch = 2000;
 
-std::int64_t nowNs() {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
+using tactus::bench::monotonicNs;
 
 // Median over batches of `body` run kPerBatch times, in ns per run.
 template <typename Body>
@@ -44,9 +40,9 @@ double medianNs(Body&& body, int perBatch = kPerBatch) {
   std::vector<double> v;
   v.reserve(kBatches);
   for (int b = 0; b < kBatches; ++b) {
-    const std::int64_t t0 = nowNs();
+    const std::int64_t t0 = monotonicNs();
     for (int k = 0; k < perBatch; ++k) body();
-    v.push_back(static_cast<double>(nowNs() - t0) / perBatch);
+    v.push_back(static_cast<double>(monotonicNs() - t0) / perBatch);
   }
   std::nth_element(v.begin(), v.begin() + kBatches / 2, v.end());
   return v[kBatches / 2];

@@ -15,14 +15,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.hpp"
+
 namespace {
 
 using MemOp = int (*)(CUstream_st*, unsigned long long, std::uint64_t, unsigned int);
 
-std::int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using tactus::bench::monotonicNs;
 
 void print(const char* what, std::vector<std::int64_t>& v) {
   std::sort(v.begin(), v.end());
@@ -54,12 +53,12 @@ int main(int argc, char** argv) {
   writes.reserve(static_cast<std::size_t>(pairs));
   for (int i = 0; i < pairs; ++i) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));  // the stream thread goes to sleep
-    const std::int64_t t0 = nowNs();
+    const std::int64_t t0 = monotonicNs();
     reinterpret_cast<MemOp>(wait)(stream, reinterpret_cast<std::uintptr_t>(&predecessor), 1, 0);
-    const std::int64_t t1 = nowNs();
+    const std::int64_t t1 = monotonicNs();
     reinterpret_cast<MemOp>(write)(stream, reinterpret_cast<std::uintptr_t>(&own), static_cast<std::uint64_t>(i) + 1,
                                    0);
-    const std::int64_t t2 = nowNs();
+    const std::int64_t t2 = monotonicNs();
     waits.push_back(t1 - t0);
     writes.push_back(t2 - t1);
   }

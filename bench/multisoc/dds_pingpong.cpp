@@ -27,15 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "soc_topics.h"
 
-namespace {
+using tactus::bench::monotonicNs;
+using tactus::bench::percentileUs;
 
-std::int64_t nowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+namespace {
 
 [[noreturn]] void die(const char* what, dds_return_t rc) {
   std::fprintf(stderr, "dds-pingpong: %s: %s\n", what, dds_strretcode(rc));
@@ -139,7 +137,7 @@ void takeAllPings(dds_entity_t reader, Each&& each) {
     dds_sample_info_t info[16];
     for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
     const dds_return_t n = dds_take(reader, samples, info, 16, 16);
-    const std::int64_t now = nowNs();
+    const std::int64_t now = monotonicNs();
     for (int k = 0; k < n; ++k)
       if (info[k].valid_data) each(buf[k], now);
     if (n < 16) return;
@@ -157,7 +155,7 @@ void echoFromListener(dds_entity_t reader, void* arg) {
   auto* pong = static_cast<ListenerPong*>(arg);
   takeAllPings(reader, [&](tactus_dds_Ping p, std::int64_t now) {
     p.forwardNs = static_cast<std::uint64_t>(now - static_cast<std::int64_t>(p.sentNs));
-    p.sentNs = static_cast<std::uint64_t>(nowNs());
+    p.sentNs = static_cast<std::uint64_t>(monotonicNs());
     (void)dds_write(pong->ends.writer, &p);
     pong->lastNs.store(now);
   });
@@ -174,13 +172,13 @@ int pong() {
   tactus_dds_Ping p{};
   for (;;) {
     if (!takeOne(e, p, DDS_SECS(5))) {
-      if (nowNs() - listened.lastNs.load() < 5'000'000'000) continue;  // the listener phase runs
+      if (monotonicNs() - listened.lastNs.load() < 5'000'000'000) continue;  // the listener phase runs
       break;
     }
-    const std::int64_t now = nowNs();
+    const std::int64_t now = monotonicNs();
     // Paced pings carry their write time: echo the one-way latency, then stamp the echo.
     p.forwardNs = p.sentNs != 0 ? static_cast<std::uint64_t>(now - static_cast<std::int64_t>(p.sentNs)) : 0;
-    if (p.sentNs != 0) p.sentNs = static_cast<std::uint64_t>(nowNs());
+    if (p.sentNs != 0) p.sentNs = static_cast<std::uint64_t>(monotonicNs());
     dds_return_t rc = dds_write(e.writer, &p);
     if (rc < 0) die("write", rc);
     if (p.seq == UINT64_MAX) break;
@@ -211,17 +209,12 @@ void recordFromListener(dds_entity_t reader, void* arg) {
 // Writes one ping per period from now on, `count` of them, stamping each; `write` sends it.
 template <typename Write>
 void pacedPings(long count, std::int64_t periodNs, Write&& write) {
-  std::int64_t next = nowNs() + periodNs;
+  std::int64_t next = monotonicNs() + periodNs;
   for (long i = 0; i < count; ++i, next += periodNs) {
     const timespec at{static_cast<time_t>(next / 1000000000), static_cast<long>(next % 1000000000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {}
     if (!write(i)) return;
   }
-}
-
-std::int64_t percentile(std::vector<std::int64_t> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
 }
 
 }  // namespace
@@ -259,12 +252,12 @@ int main(int argc, char** argv) {
   const long warmup = 200;
   for (long i = 0; i < iterations + warmup; ++i) {
     p.seq = static_cast<std::uint64_t>(i);
-    std::int64_t t0 = nowNs();
+    std::int64_t t0 = monotonicNs();
     dds_return_t rc = dds_write(e.writer, &p);
     if (rc < 0) die("write", rc);
     tactus_dds_Ping back{};
     if (!awaitEcho(e, p.seq, back, child)) return 1;
-    if (i >= warmup) half.push_back((nowNs() - t0) / 2);
+    if (i >= warmup) half.push_back((monotonicNs() - t0) / 2);
   }
   // Paced: one ping per period, each way timed from the writer's stamp to the take.
   std::vector<std::int64_t> oneWay;
@@ -273,12 +266,12 @@ int main(int argc, char** argv) {
   bool answered = true;
   pacedPings(iterations + warmup, periodNs, [&](long i) {
     p.seq = static_cast<std::uint64_t>(iterations + warmup + i);
-    p.sentNs = static_cast<std::uint64_t>(nowNs());
+    p.sentNs = static_cast<std::uint64_t>(monotonicNs());
     dds_return_t rc = dds_write(e.writer, &p);
     if (rc < 0) die("write", rc);
     tactus_dds_Ping back{};
     if (!awaitEcho(e, p.seq, back, child)) return answered = false;
-    const std::int64_t now = nowNs();
+    const std::int64_t now = monotonicNs();
     if (i >= warmup) {
       oneWay.push_back(static_cast<std::int64_t>(back.forwardNs));
       oneWay.push_back(now - static_cast<std::int64_t>(back.sentNs));
@@ -306,7 +299,7 @@ int main(int argc, char** argv) {
     tactus_dds_Ping lp{};
     lp.id = 2;
     lp.seq = static_cast<std::uint64_t>(i);
-    lp.sentNs = static_cast<std::uint64_t>(nowNs());
+    lp.sentNs = static_cast<std::uint64_t>(monotonicNs());
     dds_return_t rc = dds_write(listened.ends.writer, &lp);
     if (rc < 0) die("write", rc);
     return true;
@@ -329,9 +322,9 @@ int main(int argc, char** argv) {
   waitpid(child, &status, 0);
   dds_delete(e.participant);
   std::printf("dds ping-pong (reliable keyed topic, two processes, loopback), %ld iterations\n", iterations);
-  auto us = [&](double p) { return static_cast<double>(percentile(half, p)) / 1e3; };
+  auto us = [&](double p) { return percentileUs(half, p); };
   std::printf("  one way (round trip / 2): p50 %.1f us  p99 %.1f us  max %.1f us\n", us(0.5), us(0.99), us(1.0));
-  auto paced = [&](double q) { return static_cast<double>(percentile(oneWay, q)) / 1e3; };
+  auto paced = [&](double q) { return percentileUs(oneWay, q); };
   std::printf(
       "  one way, paced (%ld us period, write stamp to take, both ways): p50 %.1f us  p99 %.1f us  max %.1f us\n",
       periodUs, paced(0.5), paced(0.99), paced(1.0));
@@ -339,7 +332,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dds-pingpong: %ld of %zu listener pings got no echo\n", lost, total);
     return 1;
   }
-  auto heard = [&](double q) { return static_cast<double>(percentile(viaListener, q)) / 1e3; };
+  auto heard = [&](double q) { return percentileUs(viaListener, q); };
   std::printf(
       "  one way, paced, listener (%ld us period, write stamp to the listener's call, both ways): p50 %.1f us  p99 "
       "%.1f us  max %.1f us\n",

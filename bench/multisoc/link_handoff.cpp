@@ -24,22 +24,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
+#include "soc_run.hpp"
 #include "tactus/soc_link/soc_link.hpp"
 
 using namespace tactus;
 using namespace tactus::soc_link;
+using namespace tactus::bench;
 
 namespace {
-
-std::int64_t nowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 LinkOptions options(std::uint32_t soc) {
   LinkOptions o;
@@ -84,36 +80,17 @@ bool enter(const Side& side) {
   auto link = Link::open(options(1));
   if (!link || !waitAlive(**link, 0)) _exit(10);
   long seen = 0;
-  const std::int64_t until = nowNs() + 300'000'000'000;
-  while (seen < total && nowNs() < until) {
+  const std::int64_t until = monotonicNs() + 300'000'000'000;
+  while (seen < total && monotonicNs() < until) {
     auto ends = (*link)->takeEnds(1'000'000'000);
     if (!ends) _exit(11);
     for (const RemoteEnd& e : *ends) {
-      if (!(*link)->publishEnd(e.iteration, e.frame, 8, nowNs())) _exit(12);
+      if (!(*link)->publishEnd(e.iteration, e.frame, 8, monotonicNs())) _exit(12);
       ++seen;
     }
   }
   usleep(200000);
   _exit(seen == total ? 0 : 13);
-}
-
-std::int64_t percentile(std::vector<std::int64_t> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
-}
-
-// Runs dds-pingpong and reads its p50 and p99 (us) from its output.
-bool barePingPong(const char* program, long iterations, double& p50, double& p99) {
-  const std::string cmd = std::string(program) + " " + std::to_string(iterations);
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return false;
-  char line[256];
-  bool found = false;
-  while (std::fgets(line, sizeof line, p) != nullptr) {
-    std::fputs(line, stdout);
-    if (std::sscanf(line, " one way (round trip / 2): p50 %lf us p99 %lf us", &p50, &p99) == 2) found = true;
-  }
-  return pclose(p) == 0 && found;
 }
 
 }  // namespace
@@ -174,7 +151,7 @@ int run(int argc, char** argv) {
   std::vector<std::int64_t> half;
   half.reserve(static_cast<std::size_t>(iterations));
   for (long i = 0; i < iterations + warmup; ++i) {
-    const std::int64_t t0 = nowNs();
+    const std::int64_t t0 = monotonicNs();
     if (!(*link)->publishEnd(static_cast<std::uint64_t>(i), 0, 7, t0)) return 1;
     bool back = false;
     while (!back) {
@@ -186,13 +163,12 @@ int run(int argc, char** argv) {
       }
       for (const RemoteEnd& e : *ends) back = back || e.iteration == static_cast<std::uint64_t>(i);
     }
-    if (i >= warmup) half.push_back((nowNs() - t0) / 2);
+    if (i >= warmup) half.push_back((monotonicNs() - t0) / 2);
   }
   int status = 0;
   waitpid(child, &status, 0);
   link->reset();
-  const double p50 = static_cast<double>(percentile(half, 0.5)) / 1e3;
-  const double p99 = static_cast<double>(percentile(half, 0.99)) / 1e3;
+  const double p50 = percentileUs(half, 0.5), p99 = percentileUs(half, 0.99);
   std::printf(
       "soc_link hand-off (runnable end keyed by schedule, runnable, frame; two processes, "
       "%s), %ld iterations\n",
@@ -203,23 +179,16 @@ int run(int argc, char** argv) {
     return 1;
   }
   if (!loopback || !bare) return 0;
-  double bareP50 = 0, bareP99 = 0;
   setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 1);
-  if (!barePingPong(positional[0].c_str(), iterations, bareP50, bareP99)) {
+  BarePingPong bareDds;
+  if (!barePingPong(positional[0], iterations, 1000, bareDds)) {
     std::fprintf(stderr, "link-handoff: the bare ping-pong failed\n");
     return 1;
   }
-  std::printf("ratio soc_link / bare DDS: p50 %.2fx  p99 %.2fx\n", p50 / bareP50, p99 / bareP99);
+  std::printf("ratio soc_link / bare DDS: p50 %.2fx  p99 %.2fx\n", p50 / bareDds.p50, p99 / bareDds.p99);
   return 0;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "link-handoff: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return guardedMain("link-handoff", run, argc, argv); }

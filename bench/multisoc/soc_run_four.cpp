@@ -16,18 +16,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <string>
 #include <vector>
 
-#include "runtime_harness.hpp"
-#include "tactus/core/event_log.hpp"
-#include "tactus/core/file_io.hpp"
-#include "tactus/core/limits.hpp"
+#include "bench_support.hpp"
+#include "soc_run.hpp"
 #include "tactus/core/schedule_file.hpp"
 
 using namespace tactus;
-using namespace tactus::test;
+using namespace tactus::bench;
 
 namespace {
 
@@ -35,70 +32,25 @@ constexpr int kSocs = 4;
 const std::array<const char*, kSocs> kSocNames{"SocA", "SocB", "SocC", "SocD"};
 const std::array<const char*, kSocs> kClients{"Head", "B", "C", "D"};
 
-double percentileUs(std::vector<std::int64_t> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return static_cast<double>(v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))]) / 1e3;
-}
-
-// One run record per iteration of one instance, on SoC A's clock.
-struct Runs {
-  std::vector<std::int64_t> start, end;
-};
-
 int run(int argc, char** argv) {
   if (argc < 2 || argc > 3) {
     std::fprintf(stderr, "usage: soc-run-four BUILD_ROOT [ITERATIONS]\n");
     return 2;
   }
-  const std::string build = argv[1];
-  const long iterations = argc > 2 ? std::atol(argv[2]) : 10000;
-  if (iterations < 100 || iterations > 1'000'000) {
-    std::fprintf(stderr, "soc-run-four: ITERATIONS must be 100..1000000\n");
-    return 2;
-  }
-  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 1);
-  setenv("TACTUS_BUILD_ROOT", build.c_str(), 1);
+  const long iterations = socRunIterations("soc-run-four", argc > 2 ? argv[2] : nullptr);
+  if (iterations == 0) return 2;
   const bool clocksApart =
       ::geteuid() == 0 && std::system("unshare -T --monotonic 1000 true >/dev/null 2>&1") == 0;  // NOLINT
-  const std::string dir = scratchDir("soc_run_four");
-  const std::string instance = uniqueInstance("four");
-  const std::string schedule = dir + "/four.tsched";
-  ChildProcesses kids;
-  const std::string graph = std::string(TACTUS_SOURCE_ROOT) + "/bench/multisoc/four_soc.yaml";
-  if (waitFor(kids.spawn({build + "/compiler/tactus-compile", "-i", graph, "-o", schedule}, dir + "/compile.out"),
-              60000) != 0) {
-    std::fprintf(stderr, "soc-run-four: the graph does not compile:\n%s", readFile(dir + "/compile.out").c_str());
-    return 1;
-  }
-  std::vector<pid_t> pids;
-  setenv("TACTUS_INSTANCE", instance.c_str(), 1);
+  SocRun soc("soc-run-four", "four", argv[1], iterations, "42");
+  if (!soc.compile("four_soc.yaml")) return 1;
   for (int k = 0; k < kSocs; ++k) {
-    std::vector<std::string> prefix;
+    std::vector<std::string> prefix, extra;
     if (clocksApart && k > 0) prefix = {"/usr/bin/unshare", "-T", "--monotonic", std::to_string(1000 * k)};
-    std::vector<std::string> master = prefix;
-    for (const std::string& a :
-         {build + "/master/tactus-master", std::string("-s"), schedule, std::string("-x"), std::string(kSocNames[k]),
-          std::string("-D"), instance, std::string("-l"), dir + "/" + kSocNames[k] + ".log",
-          std::string("--dds-domain"), std::string("42"), std::string("-a"), std::string("60")})
-      master.push_back(a);
-    if (k == 0) master.insert(master.end(), {"-e", std::to_string(iterations)});
-    pids.push_back(kids.spawn(master, dir + "/master" + kSocNames[k] + ".out"));
-    std::vector<std::string> client = prefix;
-    client.insert(client.end(), {build + "/tests/runtime/tactus-test-client", "--name", kClients[k]});
-    pids.push_back(kids.spawn(client, dir + "/client" + kSocNames[k] + ".out"));
+    if (k == 0) extra = {"-e", std::to_string(iterations)};
+    soc.start(kSocNames[k], kClients[k], prefix, extra);
   }
-  const int limitMs = static_cast<int>(iterations) * 20 + 60000;
-  for (std::size_t p = 0; p < pids.size(); ++p) {
-    if (waitFor(pids[p], limitMs) != 0) {
-      std::fprintf(stderr, "soc-run-four: the run failed (%s of %s):\n", p % 2 == 0 ? "master" : "client",
-                   kSocNames[p / 2]);
-      for (const char* soc : kSocNames) std::fputs(readFile(dir + "/master" + soc + ".out").c_str(), stderr);
-      return 1;
-    }
-  }
-  auto text = readRegularFile(schedule, "schedule file", kMaxScheduleFileBytes);
-  auto parsed = text ? readSchedule(*text, schedule) : Result<Schedule>(text.error());
+  if (!soc.wait()) return 1;
+  auto parsed = loadScheduleFile(soc.schedule());
   if (!parsed) {
     std::fprintf(stderr, "soc-run-four: %s\n", parsed.error().message.c_str());
     return 1;
@@ -116,42 +68,28 @@ int run(int argc, char** argv) {
     ring[at] = index(i);
   }
   const auto n = static_cast<std::size_t>(iterations);
-  std::vector<Runs> runs(parsed->instances.size(),
-                         Runs{std::vector<std::int64_t>(n, 0), std::vector<std::int64_t>(n, 0)});
+  std::vector<Runs> runs = soc.emptyRuns(parsed->instances.size());
   std::array<std::int64_t, kSocs> bound{};
   std::printf("four SoCs in a ring (four masters, loopback DDS, %s, 5 ms period), %ld iterations\n",
               clocksApart ? "SoC k's clock k * 1000 s ahead (time namespaces)" : "one clock", iterations);
   for (int k = 0; k < kSocs; ++k) {
-    auto log = readEventLog(dir + "/" + kSocNames[k] + ".log");
-    if (!log) {
-      std::fprintf(stderr, "soc-run-four: the log of %s is unreadable\n", kSocNames[k]);
-      return 1;
-    }
+    auto log = soc.log(kSocNames[k]);
+    if (!log) return 1;
     std::int64_t offset = 0;
-    std::vector<std::int64_t> error;
-    std::size_t within = 0;
-    const std::int64_t set = clocksApart ? 1000LL * k * 1'000'000'000 : 0;
-    for (const EventRecord& r : log->records) {
-      if (r.kind != static_cast<std::uint16_t>(EventKind::kClockOffset) || k == 0) continue;
-      offset = clocksApart ? r.startNs : 0;
-      bound[k] = r.endNs;
-      error.push_back(std::llabs(r.startNs - set));
-      if (error.back() <= r.endNs) ++within;
-    }
     if (k > 0) {
+      const std::vector<ClockEstimate> estimates = clockEstimates(*log);
+      const auto [error, within] = estimateErrors(estimates, clocksApart ? 1000LL * k * 1'000'000'000 : 0);
+      if (!estimates.empty()) {
+        offset = clocksApart ? estimates.back().first : 0;
+        bound[k] = estimates.back().second;
+      }
       std::printf(
           "  %s clock estimate: %zu recorded; error against the offset set: p50 %.1f us  max %.1f us; within "
           "its bound %zu of %zu; last bound %.1f us\n",
           kSocNames[k], error.size(), percentileUs(error, 0.5), percentileUs(error, 1.0), within, error.size(),
           static_cast<double>(bound[k]) / 1e3);
     }
-    for (const EventRecord& r : log->records) {
-      if (r.kind != static_cast<std::uint16_t>(EventKind::kRun) || r.iteration >= n ||
-          r.instance >= parsed->instances.size())
-        continue;
-      runs[r.instance].start[r.iteration] = r.startNs - offset;
-      runs[r.instance].end[r.iteration] = r.endNs - offset;
-    }
+    collectRuns(*log, offset, runs);
   }
   std::size_t violations = 0, missing = 0;
   const std::size_t warmup = n / 100;
@@ -174,17 +112,10 @@ int run(int argc, char** argv) {
   }
   std::printf("  merged run: %zu dependency violations beyond the bounds, %zu hops missing a run\n", violations,
               missing);
-  std::fputs(readFile(dir + "/masterSocA.out").c_str(), stdout);
+  std::fputs(soc.masterOutput("SocA").c_str(), stdout);
   return violations == 0 && missing == 0 ? 0 : 1;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "soc-run-four: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return guardedMain("soc-run-four", run, argc, argv); }

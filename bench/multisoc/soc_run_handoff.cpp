@@ -21,86 +21,36 @@
 // (loopback) is not run then.
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "emulated_hosts.hpp"
-#include "runtime_harness.hpp"
-#include "tactus/core/event_log.hpp"
-#include "tactus/core/file_io.hpp"
-#include "tactus/core/limits.hpp"
+#include "soc_run.hpp"
 #include "tactus/core/schedule_file.hpp"
 
 using namespace tactus;
+using namespace tactus::bench;
 using namespace tactus::test;
 
 namespace {
 
-double percentileUs(std::vector<std::int64_t> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return static_cast<double>(v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))]) / 1e3;
-}
-
-// The bare ping-pong's figures (us): back to back (round trip / 2) and paced like the run (one
-// ping per period, each way from the writer's stamp to the take).
-struct Bare {
-  double p50 = 0, p99 = 0;            // back to back
-  double pacedP50 = 0, pacedP99 = 0;  // paced, received by a waitset and take
-  double heardP50 = 0, heardP99 = 0;  // paced, received by a listener
-};
-
-// Runs dds-pingpong paced at the run's period and reads its figures from its output.
-bool barePingPong(const std::string& program, long iterations, long periodUs, Bare& bare) {
-  const std::string cmd = program + " " + std::to_string(iterations) + " --period-us " + std::to_string(periodUs);
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return false;
-  char line[256];
-  int found = 0;
-  while (std::fgets(line, sizeof line, p) != nullptr) {
-    std::fputs(line, stdout);
-    long period = 0;
-    if (std::sscanf(line, " one way (round trip / 2): p50 %lf us p99 %lf us", &bare.p50, &bare.p99) == 2) ++found;
-    if (std::sscanf(line, " one way, paced (%ld us period, write stamp to take, both ways): p50 %lf us p99 %lf us",
-                    &period, &bare.pacedP50, &bare.pacedP99) == 3)
-      ++found;
-    if (std::sscanf(line,
-                    " one way, paced, listener (%ld us period, write stamp to the listener's call, both ways): p50 %lf "
-                    "us p99 %lf us",
-                    &period, &bare.heardP50, &bare.heardP99) == 3)
-      ++found;
-  }
-  return pclose(p) == 0 && found == 3;
-}
-
 // --hosts: SoC B's clock is this far ahead of SoC A's (its time namespace's monotonic offset).
 constexpr std::int64_t kClockAheadNs = 5000LL * 1'000'000'000;
-
-// Per iteration: the run records of instance `i` (start, end) and the release of each master.
-struct Runs {
-  std::vector<std::int64_t> start, end;
-};
 
 // --hosts: SoC B's clock estimates against the offset the harness set, and the merged run's
 // dependency violations (across the SoCs beyond the estimate's bound; on one SoC, any) and
 // resource overlaps (Capture and Fuse share SocA.CPU0, Plan has SocB.CPU1; one clock each). The
 // exit status: 0 when there are none.
 int reportAcrossHosts(const std::vector<Runs>& runs, const std::array<std::uint32_t, 3>& which, std::size_t n,
-                      const std::vector<std::pair<std::int64_t, std::int64_t>>& estimates, std::int64_t bound) {
+                      const std::vector<ClockEstimate>& estimates, std::int64_t bound) {
   const auto [capture, plan, fuse] = which;
-  std::vector<std::int64_t> error;
-  std::size_t within = 0;
-  for (const auto& [e, b] : estimates) {
-    error.push_back(std::llabs(e - kClockAheadNs));
-    if (error.back() <= b) ++within;
-  }
+  const auto [error, within] = estimateErrors(estimates, kClockAheadNs);
   std::printf(
       "  SoC B's clock offset estimate: %zu recorded; error against the 5000 s set: p50 %.1f us  max %.1f us; "
       "within its stated bound: %zu of %zu; last bound %.1f us\n",
@@ -128,12 +78,6 @@ int reportAcrossHosts(const std::vector<Runs>& runs, const std::array<std::uint3
 // --hosts: the emulated hosts (the multi-SoC test's are 10.77.0.x).
 const EmulatedHostsLayout kHosts{"tactusHA", "tactusHB", "hA", "hB", "10.79.0"};
 
-// `argv` with `prefix` before it.
-std::vector<std::string> under(const std::vector<std::string>& prefix, std::vector<std::string> argv) {
-  argv.insert(argv.begin(), prefix.begin(), prefix.end());
-  return argv;
-}
-
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool hostsMode = std::erase(args, std::string("--hosts")) > 0;
@@ -141,30 +85,16 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "usage: soc-run-handoff BUILD_ROOT DDS_PINGPONG [ITERATIONS] [--hosts]\n");
     return 2;
   }
-  const std::string build = args[0];
-  const long iterations = args.size() > 2 ? std::atol(args[2].c_str()) : 10000;
-  if (iterations < 100 || iterations > 1'000'000) {
-    std::fprintf(stderr, "soc-run-handoff: ITERATIONS must be 100..1000000\n");
-    return 2;
-  }
-  setenv("CYCLONEDDS_URI", "file://" TACTUS_SOURCE_ROOT "/samples/multisoc/loopback.xml", 1);
-  setenv("TACTUS_BUILD_ROOT", build.c_str(), 1);
-  const std::string dir = scratchDir("soc_run_handoff");
-  const std::string instance = uniqueInstance("handoff");
-  const std::string schedule = dir + "/handoff.tsched";
-  ChildProcesses kids;
-  const std::string graph = std::string(TACTUS_SOURCE_ROOT) + "/bench/multisoc/handoff.yaml";
-  if (waitFor(kids.spawn({build + "/compiler/tactus-compile", "-i", graph, "-o", schedule}, dir + "/compile.out"),
-              60000) != 0) {
-    std::fprintf(stderr, "soc-run-handoff: the graph does not compile:\n%s", readFile(dir + "/compile.out").c_str());
-    return 1;
-  }
+  const long iterations = socRunIterations("soc-run-handoff", args.size() > 2 ? args[2].c_str() : nullptr);
+  if (iterations == 0) return 2;
+  SocRun soc("soc-run-handoff", "handoff", args[0], iterations, "41");
+  if (!soc.compile("handoff.yaml")) return 1;
   std::optional<EmulatedHosts> hosts;
   std::vector<std::string> prefixA, prefixB;  // what each SoC's processes start under
   if (hostsMode) {
     std::string why = ::geteuid() != 0             ? "needs root (ip netns, unshare -T)"
                       : !timeNamespacesPermitted() ? "unshare -T is not permitted here"
-                                                   : hosts.emplace(dir, kHosts).create();
+                                                   : hosts.emplace(soc.dir(), kHosts).create();
     if (!why.empty()) {
       std::printf("soc-run-handoff --hosts: skipped: %s\n", why.c_str());
       return 77;
@@ -174,39 +104,16 @@ int run(int argc, char** argv) {
       return 1;
     }
   }
-  const std::string e = std::to_string(iterations);
-  const pid_t a =
-      kids.spawn(under(prefixA, {build + "/master/tactus-master", "-s", schedule, "-x", "SocA", "-D", instance, "-e", e,
-                                 "-l", dir + "/a.log", "--dds-domain", "41", "-a", "60"}),
-                 dir + "/a.out");
+  soc.start("SocA", "Sensor", prefixA, {"-e", std::to_string(iterations)});
   // The follower takes its last iteration from the primary (its own -e would be ignored, warned).
-  const pid_t b = kids.spawn(under(prefixB, {build + "/master/tactus-master", "-s", schedule, "-x", "SocB", "-D",
-                                             instance, "-l", dir + "/b.log", "--dds-domain", "41", "-a", "60"}),
-                             dir + "/b.out");
-  setenv("TACTUS_INSTANCE", instance.c_str(), 1);
-  const pid_t ca =
-      kids.spawn(under(prefixA, {build + "/tests/runtime/tactus-test-client", "--name", "Sensor"}), dir + "/ca.out");
-  const pid_t cb =
-      kids.spawn(under(prefixB, {build + "/tests/runtime/tactus-test-client", "--name", "Planner"}), dir + "/cb.out");
-  const int limitMs = static_cast<int>(iterations) * 20 + 60000;
-  const int codes[] = {waitFor(a, limitMs), waitFor(b, limitMs), waitFor(ca, limitMs), waitFor(cb, limitMs)};
-  for (const int code : codes) {
-    if (code != 0) {
-      std::fprintf(stderr, "soc-run-handoff: the run failed:\n%s%s", readFile(dir + "/a.out").c_str(),
-                   readFile(dir + "/b.out").c_str());
-      return 1;
-    }
-  }
-  std::fputs(readFile(dir + "/b.out").c_str(), stdout);  // SocB's clock-offset estimate
-  auto logA = readEventLog(dir + "/a.log");
-  auto logB = readEventLog(dir + "/b.log");
-  if (!logA || !logB) {
-    std::fprintf(stderr, "soc-run-handoff: a log is unreadable\n");
-    return 1;
-  }
+  soc.start("SocB", "Planner", prefixB);
+  if (!soc.wait()) return 1;
+  std::fputs(soc.masterOutput("SocB").c_str(), stdout);  // SocB's clock-offset estimate
+  auto logA = soc.log("SocA");
+  auto logB = soc.log("SocB");
+  if (!logA || !logB) return 1;
   // The instances of Capture, Plan and Fuse, by runnable name from the schedule file.
-  auto text = readRegularFile(schedule, "schedule file", kMaxScheduleFileBytes);
-  auto parsed = text ? readSchedule(*text, schedule) : Result<Schedule>(text.error());
+  auto parsed = loadScheduleFile(soc.schedule());
   if (!parsed) {
     std::fprintf(stderr, "soc-run-handoff: %s\n", parsed.error().message.c_str());
     return 1;
@@ -217,29 +124,13 @@ int run(int argc, char** argv) {
     (name == "Capture" ? capture : name == "Plan" ? plan : fuse) = index(i);
   }
   const auto n = static_cast<std::size_t>(iterations);
-  std::vector<Runs> runs(3, Runs{std::vector<std::int64_t>(n, 0), std::vector<std::int64_t>(n, 0)});
+  std::vector<Runs> runs = soc.emptyRuns(3);
   std::vector<std::int64_t> releaseA(n, 0), releaseB(n, 0);
-  // SoC B's clock estimates (each a kClockOffset record of its log; the last moves its times).
-  std::vector<std::pair<std::int64_t, std::int64_t>> estimates;  // estimate, its bound
-  std::int64_t offsetB = 0, boundB = 0;
-  for (const EventRecord& r : logB->records) {
-    if (r.kind != static_cast<std::uint16_t>(EventKind::kClockOffset)) continue;
-    estimates.emplace_back(r.startNs, r.endNs);
-    offsetB = hostsMode ? r.startNs : 0;
-    boundB = hostsMode ? r.endNs : 0;
-  }
-  for (const auto* log : {&*logA, &*logB}) {
-    const std::int64_t shift = log == &*logB ? offsetB : 0;
-    for (const EventRecord& r : log->records) {
-      if (r.iteration >= n) continue;
-      if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease)) {
-        (log == &*logA ? releaseA : releaseB)[r.iteration] = r.endNs - shift;  // the actual release time
-      } else if (r.kind == static_cast<std::uint16_t>(EventKind::kRun) && r.instance < 3) {
-        runs[r.instance].start[r.iteration] = r.startNs - shift;
-        runs[r.instance].end[r.iteration] = r.endNs - shift;
-      }
-    }
-  }
+  // SoC B's clock estimates (the last moves its times, with --hosts).
+  const std::vector<ClockEstimate> estimates = clockEstimates(*logB);
+  const ClockEstimate last = hostsMode && !estimates.empty() ? estimates.back() : ClockEstimate{0, 0};
+  collectRuns(*logA, 0, runs, &releaseA);
+  collectRuns(*logB, last.first, runs, &releaseB);
   std::vector<std::int64_t> aToB, bToA, skew;
   const std::size_t warmup = n / 100;
   for (std::size_t h = warmup; h < n; ++h) {
@@ -259,8 +150,8 @@ int run(int argc, char** argv) {
               percentileUs(bToA, 0.99), bToA.size());
   std::printf("  frame-release skew SocB - SocA:  p50 %.1f us  p99 %.1f us\n", percentileUs(skew, 0.5),
               percentileUs(skew, 0.99));
-  if (hostsMode) return reportAcrossHosts(runs, {capture, plan, fuse}, n, estimates, boundB);
-  Bare bare;
+  if (hostsMode) return reportAcrossHosts(runs, {capture, plan, fuse}, n, estimates, last.second);
+  BarePingPong bare;
   if (!barePingPong(args[1], iterations, 1000, bare)) {
     std::fprintf(stderr, "soc-run-handoff: the bare ping-pong failed\n");
     return 1;
@@ -284,11 +175,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "soc-run-handoff: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return guardedMain("soc-run-handoff", run, argc, argv); }

@@ -31,7 +31,7 @@
 #include <map>
 #include <new>
 
-#include "bench_process.hpp"
+#include "bench_support.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -90,8 +90,8 @@ void pingPongSide(PingPong* shared, std::int64_t* startNs, std::int64_t* endNs, 
         cpuRelax();
       }
     }
-    starts[i] = tb::nowNs();
-    ends[i] = tb::nowNs();
+    starts[i] = tb::monotonicNs();
+    ends[i] = tb::monotonicNs();
     mine.store(i + 1, std::memory_order_release);
     if (useFutex) futexCall(&mine, FUTEX_WAKE, 1);
   }
@@ -111,7 +111,7 @@ std::vector<std::int64_t> barePingPong(std::uint32_t count, bool useFutex) {
   auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(PingPong));
   std::int64_t* endNs = startNs + count;
   const bool ok = tb::runPinnedPair([&](int side) { pingPongSide(shared, startNs, endNs, count, side, useFutex); },
-                                    tb::nowNs() + 120'000'000'000LL);
+                                    tb::monotonicNs() + 120'000'000'000LL);
   std::vector<std::int64_t> latencies;
   const std::uint32_t warmUp = std::min<std::uint32_t>(1000, count / 10);
   if (ok) {
@@ -148,8 +148,8 @@ void framedSide(PingPong* shared, std::int64_t* startNs, std::int64_t* endNs, in
       if (k > 0 && k % 2 == 0) {
         while (theirs.load(std::memory_order_acquire) < turn) cpuRelax();
       }
-      starts[turn] = tb::nowNs();
-      ends[turn] = tb::nowNs();
+      starts[turn] = tb::monotonicNs();
+      ends[turn] = tb::monotonicNs();
       mine.store(turn + 1, std::memory_order_release);
     }
   }
@@ -169,10 +169,10 @@ FramedHandOffs framedPingPong(int length, int frames, std::int64_t periodNs) {
   auto* shared = new (memory) PingPong;
   auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(PingPong));
   std::int64_t* endNs = startNs + total;
-  const std::int64_t firstNs = tb::nowNs() + 20'000'000;  // both sides are up and pinned by then
+  const std::int64_t firstNs = tb::monotonicNs() + 20'000'000;  // both sides are up and pinned by then
   const bool ok =
       tb::runPinnedPair([&](int side) { framedSide(shared, startNs, endNs, length, frames, firstNs, periodNs, side); },
-                        tb::nowNs() + 300'000'000'000LL);
+                        tb::monotonicNs() + 300'000'000'000LL);
   const int warmUp = frames > 20 ? 2 : 0;  // as the tactus run's
   for (int f = warmUp; ok && f < frames; ++f) {
     for (int k = 0; k + 1 < length; ++k) {
@@ -220,7 +220,7 @@ TactusHandOffs tactusChain(const Options& o, const std::string& dir, int length,
   TactusHandOffs result;
   const std::string yaml = dir + "/chain.yaml", sched = dir + "/chain.tsched", log = dir + "/chain.tlog";
   std::ofstream(yaml) << chainGraph(length, chainPeriodUs(length));
-  const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
+  const std::int64_t deadline = tb::monotonicNs() + 300'000'000'000LL;
   if (tb::waitUntil(tb::spawn({o.compile, "-i", yaml, "-o", sched}, dir + "/compile.out"), deadline) != 0) {
     result.error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
     return result;

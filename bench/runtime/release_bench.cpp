@@ -17,7 +17,7 @@
 #include <fstream>
 #include <map>
 
-#include "bench_process.hpp"
+#include "bench_support.hpp"
 #include "tactus/core/event_log.hpp"
 
 namespace tb = tactus::bench;
@@ -37,14 +37,14 @@ struct Options {
 std::vector<std::int64_t> bareReleaseLoop(long long frames) {
   tb::pinToCore(0);
   std::vector<std::int64_t> lateness;
-  const std::int64_t first = tb::nowNs() + 2 * kPeriodNs;
+  const std::int64_t first = tb::monotonicNs() + 2 * kPeriodNs;
   for (long long f = 0; f < frames; ++f) {
     const std::int64_t ideal = first + f * kPeriodNs;
     const std::int64_t wake = ideal - kSpinNs;
     const timespec t{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {}
-    std::int64_t now = tb::nowNs();
-    while (now < ideal) now = tb::nowNs();
+    std::int64_t now = tb::monotonicNs();
+    while (now < ideal) now = tb::monotonicNs();
     lateness.push_back(now - ideal);
   }
   return lateness;
@@ -76,7 +76,7 @@ void tactusRelease(const Options& o, const std::string& dir, long long frames, i
                          "  Hyperepochs:\n    - Main:\n        Epochs:\n          - Tick: {Period: 10ms}\n"
                          "  Clients:\n    - A:\n        Epochs:\n          - Main.Tick:\n"
                          "              Runnables:\n                - Tick: {WCET: 100us, Resources: [CPU0]}\n";
-  const std::int64_t deadline = tb::nowNs() + 300'000'000'000LL;
+  const std::int64_t deadline = tb::monotonicNs() + 300'000'000'000LL;
   if (tb::waitUntil(tb::spawn({o.compile, "-i", yaml, "-o", sched}, dir + "/compile.out"), deadline) != 0) {
     result.error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
     return;
@@ -89,7 +89,7 @@ void tactusRelease(const Options& o, const std::string& dir, long long frames, i
   const pid_t client = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
   pid_t top = -1;
   if (withTop) {  // attached once the master has published, until the run ends (it then exits 0)
-    while (::access(("/dev/shm/tactus_" + instance).c_str(), F_OK) != 0 && tb::nowNs() < deadline) usleep(2000);
+    while (::access(("/dev/shm/tactus_" + instance).c_str(), F_OK) != 0 && tb::monotonicNs() < deadline) usleep(2000);
     usleep(20'000);
     top = tb::spawn({o.top, "-D", instance}, dir + "/top.out");
   }
@@ -138,7 +138,7 @@ bool bareBlock(const std::string& dir, long long frames, std::vector<std::int64_
         .write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(std::int64_t)));
     _exit(0);
   }
-  if (tb::waitUntil(child, tb::nowNs() + 600'000'000'000LL) != 0) return false;
+  if (tb::waitUntil(child, tb::monotonicNs() + 600'000'000'000LL) != 0) return false;
   std::ifstream in(out, std::ios::binary);
   std::int64_t x = 0;
   long long n = 0;

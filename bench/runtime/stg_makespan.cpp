@@ -34,7 +34,7 @@
 #include <new>
 #include <sstream>
 
-#include "bench_process.hpp"
+#include "bench_support.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -114,8 +114,8 @@ std::string stgYaml(const std::vector<Task>& tasks, std::int64_t unitNs, std::in
 
 // A runnable that keeps its core busy for its WCET, as a real computation would.
 void busyWait(void* arg) {
-  const std::int64_t until = tb::nowNs() + *static_cast<const std::int64_t*>(arg);
-  while (tb::nowNs() < until) {}
+  const std::int64_t until = tb::monotonicNs() + *static_cast<const std::int64_t*>(arg);
+  while (tb::monotonicNs() < until) {}
 }
 
 // The client process: registers T<i> busy-waiting time x unit and runs; writes its CPU time (ns)
@@ -217,7 +217,7 @@ bool compile(const Options& o, const std::string& dir, const std::string& yaml, 
              std::string& error) {
   std::ofstream(dir + "/g.yaml") << yaml;
   const int rc = tb::waitUntil(tb::spawn({o.compile, "-i", dir + "/g.yaml", "-o", sched}, dir + "/compile.out"),
-                               tb::nowNs() + 120'000'000'000LL);
+                               tb::monotonicNs() + 120'000'000'000LL);
   if (rc != 0) error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
   return rc == 0;
 }
@@ -242,7 +242,7 @@ BareRun bareRun(const tactus::Schedule& s, int iterations, std::int64_t periodNs
   auto* done = new (memory) Done[count];
   auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(Done) * count);
   std::int64_t* endNs = startNs + stamps;
-  const std::int64_t firstNs = tb::nowNs() + 20'000'000;  // both sides are up and pinned by then
+  const std::int64_t firstNs = tb::monotonicNs() + 20'000'000;  // both sides are up and pinned by then
   const auto runSide = [&](int side) {
     std::vector<tactus::InstanceId> mine;  // this core's instances, in plan order
     for (const tactus::TimelineInfo& t : s.timelines) {
@@ -260,7 +260,7 @@ BareRun bareRun(const tactus::Schedule& s, int iterations, std::int64_t periodNs
       const std::int64_t wake = at - 200'000;
       const timespec t{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
       while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {}
-      while (tb::nowNs() < at) {}
+      while (tb::monotonicNs() < at) {}
       for (const tactus::InstanceId i : mine) {
         for (const tactus::InstanceId d : s.instances[i].dependencies) {
           while (done[index(d)].iterations.load(std::memory_order_acquire) < static_cast<std::uint32_t>(h + 1)) {
@@ -269,10 +269,10 @@ BareRun bareRun(const tactus::Schedule& s, int iterations, std::int64_t periodNs
 #endif
           }
         }
-        const std::int64_t start = tb::nowNs();
+        const std::int64_t start = tb::monotonicNs();
         const std::int64_t until = start + (s.instances[i].endNs - s.instances[i].startNs);
         std::int64_t end = start;
-        while ((end = tb::nowNs()) < until) {}
+        while ((end = tb::monotonicNs()) < until) {}
         const std::size_t k = static_cast<std::size_t>(h) * count + index(i);
         startNs[k] = start;
         endNs[k] = end;
@@ -281,7 +281,7 @@ BareRun bareRun(const tactus::Schedule& s, int iterations, std::int64_t periodNs
     }
   };
   const long preemptedBefore = childPreemptions();
-  const bool ok = tb::runPinnedPair(runSide, tb::nowNs() + 300'000'000'000LL);
+  const bool ok = tb::runPinnedPair(runSide, tb::monotonicNs() + 300'000'000'000LL);
   BareRun out;
   out.preemptions = childPreemptions() - preemptedBefore;
   const Timelines timelines(s);
@@ -344,10 +344,10 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
   const long preemptedBefore = childPreemptions();  // the master is reaped after the client
   const pid_t client = fork();
   if (client == 0) runClient(tasks, unitNs, instance, dir + "/cpu.txt");
-  const int clientRc = tb::waitUntil(client, tb::nowNs() + 300'000'000'000LL);
+  const int clientRc = tb::waitUntil(client, tb::monotonicNs() + 300'000'000'000LL);
   r.preemptions = childPreemptions() - preemptedBefore;
   if (clientRc != 0) kill(master, SIGTERM);
-  const int masterRc = tb::waitUntil(master, tb::nowNs() + 30'000'000'000LL);
+  const int masterRc = tb::waitUntil(master, tb::monotonicNs() + 30'000'000'000LL);
   if (clientRc != 0 || masterRc != 0) {
     r.error = "the run failed (master " + std::to_string(masterRc) + ", client " + std::to_string(clientRc) + "):\n" +
               tb::readText(dir + "/master.out");
@@ -443,13 +443,6 @@ std::vector<std::pair<std::string, std::int64_t>> parseUnits(const std::string& 
     out.emplace_back(cell, v * scale);
   }
   return out;
-}
-
-// The q-quantile (nearest rank) of sorted `values`.
-double at(const std::vector<std::int64_t>& values, double q) {
-  if (values.empty()) return 0;
-  const auto rank = static_cast<std::size_t>(q * static_cast<double>(values.size()));
-  return static_cast<double>(values[std::min(values.size() - 1, rank)]);
 }
 
 int usage() {
@@ -562,8 +555,8 @@ int main(int argc, char** argv) try {
           "  %s (%zu):\n    tactus mean %.0f ns  p50 %.0f ns  p90 %.0f ns  p99 %.0f ns\n    bare   mean %.0f ns  p50 "
           "%.0f "
           "ns  p90 %.0f ns  p99 %.0f ns\n",
-          what, t.count, mean(tactusValues), t.p50, at(tactusValues, 0.9), t.p99, mean(bareValues), b.p50,
-          at(bareValues, 0.9), b.p99);
+          what, t.count, mean(tactusValues), t.p50, tb::percentileOfSorted(tactusValues, 0.9), t.p99, mean(bareValues),
+          b.p50, tb::percentileOfSorted(bareValues, 0.9), b.p99);
     };
     line("hand-offs on one core, start - the latest end of its predecessors there", handOffs.sameCore,
          bareHandOffs.sameCore);

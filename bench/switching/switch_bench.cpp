@@ -25,6 +25,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -98,13 +99,9 @@ Summary summarize(std::vector<std::int64_t> v) {
   Summary s;
   if (v.empty()) return s;
   std::sort(v.begin(), v.end());
-  auto at = [&](double p) {
-    const auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size()) + 0.999999);
-    return static_cast<double>(v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)]) / 1e3;
-  };
   s.count = v.size();
-  s.p50 = at(50);
-  s.p99 = at(99);
+  s.p50 = tactus::bench::percentileOfSorted(v, 0.50) / 1e3;
+  s.p99 = tactus::bench::percentileOfSorted(v, 0.99) / 1e3;
   s.max = static_cast<double>(v.back()) / 1e3;
   return s;
 }

@@ -50,12 +50,7 @@ namespace client {
 void CpuEngine::execute(const EngineTask& task) {
   if (!registrations_.contains(task.runnable)) return;  // an empty round-robin step
   const Registration& r = registrations_[task.runnable];
-  if (!r.registered) return;  // allowed by --allow-unregistered-runnables
-  if (r.function != nullptr) {
-    r.function(r.userdata);
-  } else if (r.callable) {
-    r.callable();
-  }
+  if (r.registered) r.call();  // unregistered: allowed by --allow-unregistered-runnables
 }
 
 namespace {

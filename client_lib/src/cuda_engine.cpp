@@ -533,12 +533,7 @@ bool CudaEngine::submit(InstanceId i, std::uint64_t h, const std::function<bool(
   }
   // 2. The user's submitter enqueues the submittee's work.
   bodyStartNs = ipc::monotonicNs();
-  const CudaSubmitterRegistration& reg = (*m.setup.submitters)[p.runnable];
-  if (reg.function != nullptr) {
-    reg.function(reg.userdata, p.stream);
-  } else if (reg.callable) {
-    reg.callable(p.stream);
-  }
+  (*m.setup.submitters)[p.runnable].call(p.stream);
   bodyEndNs = ipc::monotonicNs();
   // 3. Completion: the GPU writes the fence after the work; `submitted` lets the next submitter
   //    of this stream enqueue behind it.

@@ -24,6 +24,11 @@ struct Registration {
   RunnableFunction function = nullptr;
   void* userdata = nullptr;
   std::function<void()> callable;
+  /// Runs it: the function, else the callable (nothing when neither is set).
+  void call() const {
+    if (function != nullptr) function(userdata);
+    else if (callable) callable();
+  }
 };
 
 /// A registered CUDA submitter (cuda_engine.hpp runs it); the stream type stays opaque here.
@@ -32,6 +37,11 @@ struct CudaSubmitterRegistration {
   void (*function)(void* userdata, CUstream_st* stream) = nullptr;
   void* userdata = nullptr;
   std::function<void(CUstream_st*)> callable;
+  /// Runs it on `stream`: the function, else the callable (nothing when neither is set).
+  void call(CUstream_st* stream) const {
+    if (function != nullptr) function(userdata, stream);
+    else if (callable) callable(stream);
+  }
 };
 
 /// One execution request.

@@ -149,12 +149,7 @@ bool QueueEngine::submit(InstanceId i, std::uint64_t h, std::int64_t& bodyStartN
   }
   // 2. The user's submitter enqueues the work.
   bodyStartNs = ipc::monotonicNs();
-  const Registration& reg = (*setup_.registrations)[p.runnable];
-  if (reg.function != nullptr) {
-    reg.function(reg.userdata);
-  } else if (reg.callable) {
-    reg.callable();
-  }
+  (*setup_.registrations)[p.runnable].call();
   bodyEndNs = ipc::monotonicNs();
   // 3. Completion: the queue stores the fence after the work; `submitted` lets the next
   //    submitter of this queue enqueue behind it.

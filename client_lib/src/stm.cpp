@@ -43,6 +43,27 @@ stmErrorCode_t initOn(const char* clientName, const std::string& instance) {
   return code;
 }
 
+// The checks every registration call makes: its arguments (`nullArgument`: one is null, `what`
+// says which) and that stmClientInit was called. STM_SUCCESS (0, false) when they pass.
+stmErrorCode_t refuse(const char* call, bool nullArgument, const char* what) {
+  if (nullArgument) {
+    tLastMessage = std::string(call) + ": null " + what;
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  if (!gInitialized) {
+    tLastMessage = std::string(call) + ": stmClientInit was not called";
+    return STM_ERROR_NOT_INITIALIZED;
+  }
+  return STM_SUCCESS;
+}
+
+// A registration refused because the library was built without CUDA is STM's NOT_SUPPORTED.
+stmErrorCode_t cudaCall(stmErrorCode_t code) {
+  return code == STM_ERROR_INVALID_STATE && tLastMessage.find("built without CUDA") != std::string::npos
+             ? STM_ERROR_NOT_SUPPORTED
+             : code;
+}
+
 }  // namespace
 
 extern "C" {
@@ -56,86 +77,47 @@ stmErrorCode_t stmClientInitWithDiscriminator(const char* clientName, int32_t di
 }
 
 stmErrorCode_t stmRegisterCpuRunnable(stmRunnable_t func, const char* runnableId, void* userdata) {
-  if (func == nullptr || runnableId == nullptr) {
-    tLastMessage = "stmRegisterCpuRunnable: null function or runnable id";
-    return STM_ERROR_BAD_PARAMETER;
-  }
-  if (!gInitialized) {
-    tLastMessage = "stmRegisterCpuRunnable: stmClientInit was not called";
-    return STM_ERROR_NOT_INITIALIZED;
-  }
+  if (const stmErrorCode_t code =
+          refuse("stmRegisterCpuRunnable", func == nullptr || runnableId == nullptr, "function or runnable id"))
+    return code;
   return toStm(tactus::registerRunnable(runnableId, func, userdata));
 }
 
 stmErrorCode_t stmRegisterCudaSubmitter(stmCudaSubmitter_t func, const char* runnableId, void* userdata) {
-  if (func == nullptr || runnableId == nullptr) {
-    tLastMessage = "stmRegisterCudaSubmitter: null function or runnable id";
-    return STM_ERROR_BAD_PARAMETER;
-  }
-  if (!gInitialized) {
-    tLastMessage = "stmRegisterCudaSubmitter: stmClientInit was not called";
-    return STM_ERROR_NOT_INITIALIZED;
-  }
-  const stmErrorCode_t code = toStm(tactus::cuda::registerSubmitter(runnableId, func, userdata));
-  if (code == STM_ERROR_INVALID_STATE && tLastMessage.find("built without CUDA") != std::string::npos) {
-    return STM_ERROR_NOT_SUPPORTED;
-  }
-  return code;
+  if (const stmErrorCode_t code =
+          refuse("stmRegisterCudaSubmitter", func == nullptr || runnableId == nullptr, "function or runnable id"))
+    return code;
+  return cudaCall(toStm(tactus::cuda::registerSubmitter(runnableId, func, userdata)));
 }
 
 stmErrorCode_t stmRegisterCudaResource(const char* resourceName, cudaStream_t stream) {
-  if (resourceName == nullptr) {
-    tLastMessage = "stmRegisterCudaResource: null resource name";
-    return STM_ERROR_BAD_PARAMETER;
-  }
-  if (!gInitialized) {
-    tLastMessage = "stmRegisterCudaResource: stmClientInit was not called";
-    return STM_ERROR_NOT_INITIALIZED;
-  }
+  if (const stmErrorCode_t code = refuse("stmRegisterCudaResource", resourceName == nullptr, "resource name"))
+    return code;
   const tactus::Result<void> result = tactus::cuda::registerStream(resourceName, stream);
   if (!result && result.error().code == tactus::ErrorCode::kIo) {  // a CUDA call failed
     tLastMessage = result.error().message;
     return STM_ERROR_CUDA;
   }
-  const stmErrorCode_t code = toStm(result);
-  if (code == STM_ERROR_INVALID_STATE && tLastMessage.find("built without CUDA") != std::string::npos) {
-    return STM_ERROR_NOT_SUPPORTED;
-  }
-  return code;
+  return cudaCall(toStm(result));
 }
 
 stmErrorCode_t tactusRegisterEngineQueue(const char* resourceName, void* queue,
                                          const tactusEngineQueueAdapter_t* adapter) {
-  if (resourceName == nullptr || adapter == nullptr) {
-    tLastMessage = "tactusRegisterEngineQueue: null resource name or adapter";
-    return STM_ERROR_BAD_PARAMETER;
-  }
-  if (!gInitialized) {
-    tLastMessage = "tactusRegisterEngineQueue: stmClientInit was not called";
-    return STM_ERROR_NOT_INITIALIZED;
-  }
+  if (const stmErrorCode_t code = refuse("tactusRegisterEngineQueue", resourceName == nullptr || adapter == nullptr,
+                                         "resource name or adapter"))
+    return code;
   const tactus::EngineQueueAdapter a{adapter->context, adapter->waitValue, adapter->signalValue};
   return toStm(tactus::registerEngineQueue(resourceName, queue, a));
 }
 
 stmErrorCode_t stmRegisterCallBack(stmScheduleSwitchCallback_t func, void* userdata) {
-  if (func == nullptr) {
-    tLastMessage = "stmRegisterCallBack: null function";
-    return STM_ERROR_BAD_PARAMETER;
-  }
-  if (!gInitialized) {
-    tLastMessage = "stmRegisterCallBack: stmClientInit was not called";
-    return STM_ERROR_NOT_INITIALIZED;
-  }
+  if (const stmErrorCode_t code = refuse("stmRegisterCallBack", func == nullptr, "function")) return code;
   return toStm(tactus::registerSwitchCallback(
       [func, userdata](std::uint16_t schedule, std::uint16_t hyperepoch) { func(schedule, hyperepoch, userdata); }));
 }
 
 stmErrorCode_t stmEnterScheduler(void) {
-  if (!gInitialized) {
-    tLastMessage = "stmEnterScheduler: stmClientInit was not called";
-    return STM_ERROR_NOT_INITIALIZED;
-  }
+  if (const stmErrorCode_t code = refuse("stmEnterScheduler", false, "")) return code;
   const tactus::RunOutcome outcome = tactus::enterScheduler();
   tLastMessage = outcome.message;
   switch (outcome.status) {

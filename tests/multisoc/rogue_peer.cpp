@@ -8,7 +8,6 @@
 //
 // tactus-rogue-peer --domain D --schedule ID --soc S --runnable R --from A --to B
 //                   [--stop-at N] [--seconds S]
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,15 +16,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "tactus/ipc/clock.hpp"
 #include "tactus/soc_link/soc_link.hpp"
 
 namespace {
-
-std::int64_t nowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 struct Options {
   tactus::soc_link::LinkOptions link;
@@ -71,10 +65,10 @@ int main(int argc, char** argv) {
   }
   std::uint64_t ends = 0, stops = 0;
   std::uint32_t matched = 0;
-  const std::int64_t until = nowNs() + static_cast<std::int64_t>(o.seconds * 1e9);
-  while (nowNs() < until) {
+  const std::int64_t until = tactus::ipc::monotonicNs() + static_cast<std::int64_t>(o.seconds * 1e9);
+  while (tactus::ipc::monotonicNs() < until) {
     for (std::uint64_t it = o.from; it <= o.to; ++it) {
-      if ((*link)->publishEnd(it, 0, o.runnable, nowNs())) ++ends;
+      if ((*link)->publishEnd(it, 0, o.runnable, tactus::ipc::monotonicNs())) ++ends;
     }
     if (o.stopAt > 0 && (*link)->publishRelease(0, o.stopAt, 0, o.stopAt + 1)) ++stops;
     matched = std::max({matched, (*link)->matchedPeers(), (*link)->releaseWriterMatches()});

@@ -1,5 +1,6 @@
-// Helpers shared by the runtime benchmarks: child processes (spawn, pin, wait with a deadline),
-// percentiles, and a temporary directory; header-only, for bench/runtime's programs.
+// Helpers every benchmark may share: child processes (spawn, pin, wait with a deadline),
+// percentiles, and a temporary directory; header-only (bench_support_dep). The clock is
+// ipc::monotonicNs, the one the runtime stamps its event log with.
 #pragma once
 
 #include <fcntl.h>
@@ -8,7 +9,6 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,14 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "tactus/ipc/clock.hpp"
+
 namespace tactus::bench {
 
-/// CLOCK_MONOTONIC in nanoseconds (the clock the runtime stamps its event log with).
-inline std::int64_t nowNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
+using ipc::monotonicNs;
 
 /// Pins the calling thread to one core; false when that fails (fewer cores, a cpuset).
 inline bool pinToCore(int core) {
@@ -69,7 +66,7 @@ inline pid_t spawn(const std::vector<std::string>& argv, const std::string& outp
 /// their pidfds, so that the harness does not wake during a measured run (a poll every 2 ms took a
 /// core from the run and cooled its caches); a 2 ms sleep where pidfd_open fails.
 inline void awaitExit(const std::vector<pid_t>& pids, std::int64_t deadlineNs) {
-  const std::int64_t left = deadlineNs - nowNs();
+  const std::int64_t left = deadlineNs - monotonicNs();
   if (left <= 0 || pids.empty()) return;
   std::vector<pollfd> fds;
 #ifdef SYS_pidfd_open
@@ -95,7 +92,7 @@ inline int waitUntil(pid_t pid, std::int64_t deadlineNs) {
     const pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (r < 0) return -1;
-    if (nowNs() > deadlineNs) {
+    if (monotonicNs() > deadlineNs) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       return -1;
@@ -143,7 +140,7 @@ inline std::vector<int> waitAll(const std::vector<pid_t>& pids, std::int64_t dea
       if (done[i]) continue;
       int st = 0;
       const pid_t r = waitpid(pids[i], &st, WNOHANG);
-      if (r == 0 && nowNs() <= deadlineNs) continue;
+      if (r == 0 && monotonicNs() <= deadlineNs) continue;
       if (r == pids[i]) {
         status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
       } else {
@@ -158,7 +155,7 @@ inline std::vector<int> waitAll(const std::vector<pid_t>& pids, std::int64_t dea
         for (std::size_t j = 0; j < pids.size(); ++j) {
           if (!done[j]) kill(pids[j], SIGTERM);
         }
-        deadlineNs = std::min<std::int64_t>(deadlineNs, nowNs() + 5'000'000'000);
+        deadlineNs = std::min<std::int64_t>(deadlineNs, monotonicNs() + 5'000'000'000);
       }
     }
     std::vector<pid_t> running;
@@ -182,6 +179,19 @@ inline std::string readText(const std::string& path) {
   return text;
 }
 
+/// The q-quantile (0 < q <= 1; nearest rank) of `values`, already sorted; 0 when empty.
+inline double percentileOfSorted(const std::vector<std::int64_t>& values, double q) {
+  if (values.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return static_cast<double>(values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)]);
+}
+
+/// The q-quantile (nearest rank) of `values` in microseconds, the values in nanoseconds.
+inline double percentileUs(std::vector<std::int64_t> values, double q) {
+  std::sort(values.begin(), values.end());
+  return percentileOfSorted(values, q) / 1e3;
+}
+
 /// p50, p99, p99.9 and max of a sample, in nanoseconds.
 struct Percentiles {
   std::size_t count = 0;
@@ -194,13 +204,9 @@ inline Percentiles percentiles(std::vector<std::int64_t>& values) {
   p.count = values.size();
   if (values.empty()) return p;
   std::sort(values.begin(), values.end());
-  auto at = [&](double q) {
-    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
-    return static_cast<double>(values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)]);
-  };
-  p.p50 = at(0.50);
-  p.p99 = at(0.99);
-  p.p999 = at(0.999);
+  p.p50 = percentileOfSorted(values, 0.50);
+  p.p99 = percentileOfSorted(values, 0.99);
+  p.p999 = percentileOfSorted(values, 0.999);
   p.max = static_cast<double>(values.back());
   return p;
 }
