@@ -109,13 +109,7 @@ Result<std::unique_ptr<Mode>> Run::loadMode(const std::string& path) {
   mode->follow.assign(hyperepochs, FollowStep::kParked);
   mode->followFrom.assign(hyperepochs, kNoSchedule);
   mode->switchedAway.assign(hyperepochs, 0);
-  IdVector<HyperepochId, std::set<ClientId>> clients(hyperepochs);
-  for (const WorkerPlan& w : mode->plan.workers) {
-    ++mode->workersIn[w.hyperepoch];
-    clients[w.hyperepoch].insert(w.client);
-  }
   for (HyperepochId he : s.hyperepochs.ids()) {
-    mode->clientsWith[he].assign(clients[he].begin(), clients[he].end());
     for (const ResourceId r : s.hyperepochs[he].resources) {
       const ResourceInfo& res = s.resources[r];
       if (isHardware(res.kind)) mode->hardware[he].insert(res.name);  // CPUs and engines
@@ -138,9 +132,23 @@ Result<void> Run::load() {
       }
     }
     if (auto ok = checkSoc(**mode); !ok) return ok.error();
+    countWorkers(**mode);
     modes_.push_back(std::move(*mode));
   }
   return {};
+}
+
+// What switching waits for in each hyperepoch: the workers and clients of the plan that attach to
+// this master's segment (a multi-SoC schedule's other SoCs' clients count in their own SoC's).
+void Run::countWorkers(Mode& mode) {
+  const Schedule& s = mode.schedule;
+  IdVector<HyperepochId, std::set<ClientId>> clients(s.hyperepochs.size());
+  for (const WorkerPlan& w : mode.plan.workers) {
+    if (socOptions_ && s.clients[w.client].soc != socOptions_->soc) continue;
+    ++mode.workersIn[w.hyperepoch];
+    clients[w.hyperepoch].insert(w.client);
+  }
+  for (HyperepochId he : s.hyperepochs.ids()) mode.clientsWith[he].assign(clients[he].begin(), clients[he].end());
 }
 
 // -x, --primary against the schedule's SoCs; for a multi-SoC schedule, this SoC's segment name
@@ -645,8 +653,10 @@ void Run::startRun() {
       m->owner->startRun(runStartNs_);
       if (!m->soc) continue;
       m->soc->start();
-      for (HyperepochId he : m->schedule.hyperepochs.ids())  // a follower: the primary's starts wake the loop
-        m->soc->setFollowing(he, false, &modes_.front()->owner->view().header().attention);
+      // A follower: the primary's starts wake the loop (but of a hyperepoch with nothing on this SoC).
+      for (HyperepochId he : m->schedule.hyperepochs.ids())
+        m->soc->setFollowing(he, m->plan.hyperepochs[he].instances.empty(),
+                             &modes_.front()->owner->view().header().attention);
     }
   } else {
     Mode& m = *modes_.front();

@@ -177,6 +177,7 @@ class Run {
   Result<void> load();
   Result<std::unique_ptr<Mode>> loadMode(const std::string& path);
   Result<void> checkSoc(Mode& mode);
+  void countWorkers(Mode& mode);
   int publishAll();
   Result<void> publishMode(std::uint32_t k, std::uint32_t flags);
   std::optional<RunEnd> superviseUntilEnd();
@@ -223,7 +224,8 @@ class Run {
   bool followStart(Mode& mode, HyperepochId he);
   void followLaunch(Mode& mode, HyperepochId he);
   void followStopped(Mode& mode, HyperepochId he);
-  bool sharedHardwareBusy(const Mode& mode, HyperepochId he, std::uint32_t& from);
+  bool sharedHardwareBusy(const Mode& mode, HyperepochId he, std::int64_t startNs,
+                          std::pair<Mode*, HyperepochId>& partner);
   // schedule_switch.cpp: starting, stopping and rolling over hyperepochs.
   Answer start(const Request& r, Mode& mode);
   Answer stop(const Request& r, Mode& mode, std::uint32_t to);

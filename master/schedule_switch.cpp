@@ -132,18 +132,24 @@ std::optional<RunEnd> Run::followSwitches() {
                 "the master of the primary SoC " + soc_->socName(soc_->primary()) + " ended the run: " + *primaryEnd};
 }
 
-// Whether another schedule's hyperepoch on hardware `he` uses still runs here; `from` becomes the
-// schedule whose hyperepoch there stopped for a rollover (kNoSchedule: none, a plain start).
-bool Run::sharedHardwareBusy(const Mode& mode, HyperepochId he, std::uint32_t& from) {
-  from = kNoSchedule;
+// Whether hyperepoch `he` of `mode`, whose activation the primary started at `startNs` (its
+// clock), must wait: another schedule's hyperepoch on its hardware still runs here, or the primary
+// started one there earlier that is not activated here yet (the primary's order of switches).
+// `partner` becomes the hyperepoch there whose last stop was a rollover's, if any (this start is
+// that rollover's).
+bool Run::sharedHardwareBusy(const Mode& mode, HyperepochId he, std::int64_t startNs,
+                             std::pair<Mode*, HyperepochId>& partner) {
+  partner = {nullptr, kNone};
   for (auto& o : modes_) {
     if (o.get() == &mode) continue;
     for (HyperepochId oh : o->schedule.hyperepochs.ids()) {
       const bool shared = std::any_of(mode.hardware[he].begin(), mode.hardware[he].end(),
                                       [&](const std::string& r) { return o->hardware[oh].contains(r); });
-      if (!shared) continue;
+      if (!shared || o->plan.hyperepochs[oh].instances.empty()) continue;
       if (o->follow[oh] != FollowStep::kParked) return true;
-      if (o->switchedAway[oh]) from = o->schedule.identifier;
+      if (const auto earlier = o->soc->startedSince(oh, o->nextIteration[oh]); earlier && *earlier < startNs)
+        return true;
+      if (o->switchedAway[oh] && partner.first == nullptr) partner = {o.get(), oh};
     }
   }
   return false;
@@ -152,16 +158,20 @@ bool Run::sharedHardwareBusy(const Mode& mode, HyperepochId he, std::uint32_t& f
 // Activates hyperepoch `he` when the primary has started it, its hardware is free here and its
 // workers have left their previous activation; whether it did.
 bool Run::followStart(Mode& mode, HyperepochId he) {
-  if (!mode.soc->startedSince(he, mode.nextIteration[he])) return false;
-  std::uint32_t from = kNoSchedule;
-  if (sharedHardwareBusy(mode, he, from)) return false;
+  // A stop at the activation's first iteration is of one that released nothing: it never ran here.
+  for (auto stop = mode.soc->pendingStop(he); stop && *stop <= mode.nextIteration[he]; stop = mode.soc->pendingStop(he))
+    mode.switchedAway[he] = mode.soc->consumeStop(he) ? 1 : 0;
+  const std::optional<std::int64_t> startNs = mode.soc->startedSince(he, mode.nextIteration[he]);
+  if (!startNs) return false;
+  std::pair<Mode*, HyperepochId> partner;
+  if (sharedHardwareBusy(mode, he, *startNs, partner)) return false;
   const shm::SwitchSlot& sw = mode.owner->view().switching(he);
   if (!shm::sequenceReached(sw.left.load(std::memory_order_acquire), mode.workersIn[he] * mode.activations[he]))
     return false;
-  for (auto& o : modes_) {  // the rollover, if any, is this start's
-    for (HyperepochId oh : o->schedule.hyperepochs.ids()) {
-      if (o.get() != &mode && o->schedule.identifier == from) o->switchedAway[oh] = 0;
-    }
+  std::uint32_t from = kNoSchedule;
+  if (partner.first != nullptr) {  // the rollover is this start's
+    from = partner.first->schedule.identifier;
+    partner.first->switchedAway[partner.second] = 0;
   }
   const std::uint32_t waitFor = armActivation(mode, he, from);
   mode.followFrom[he] = from;
@@ -190,7 +200,7 @@ void Run::followStopped(Mode& mode, HyperepochId he) {
   const std::uint64_t stoppedAt = slot.stopAt.load();
   mode.nextIteration[he] = stoppedAt;
   wakeStoppedWorkers(mode, he);
-  mode.switchedAway[he] = mode.soc->stopWasSwitch(he) ? 1 : 0;
+  mode.switchedAway[he] = mode.soc->consumeStop(he) ? 1 : 0;  // none after an abort: the run ends
   mode.soc->setFollowing(he, false, &modes_.front()->owner->view().header().attention);
   logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, kNoSchedule, ipc::monotonicNs(),
             mode.releaser->hyperepochEndNs(he));
@@ -216,6 +226,7 @@ void Run::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Re
     // Aborted (a client it uses died): its release thread left without a stop iteration. Workers
     // of later iterations leave; those of the unfinished one wait for the run's end.
     slot.stopAt.store(slot.completed.load() + 1, std::memory_order_seq_cst);
+    if (mode.soc) mode.soc->stopped(he, slot.stopAt.load());  // the followers stop there too (a policy goes on)
   }
   const std::uint64_t stoppedAt = slot.stopAt.load();
   mode.nextIteration[he] = stoppedAt;

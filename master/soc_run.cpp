@@ -258,7 +258,10 @@ std::optional<RunEnd> SocRun::checkPeers() {
                     "SoC " + socName(p.soc) + " is gone: its master showed no DDS liveliness within -o " +
                         std::to_string(o_.livelinessNs / 1000) + " us"};
     }
-    if (p.state == kStateStopAsked && !follower()) {
+    // A peer that ended well before this primary stopped the run asked to stop it (its stop-asked
+    // state may have been written over by its stopping state before it reached us).
+    const bool endedFirst = p.state == kStateStopping && p.status == 0 && !stopSent_.load(std::memory_order_acquire);
+    if ((p.state == kStateStopAsked || endedFirst) && !follower()) {
       peerAskedStop_.store(true, std::memory_order_release);
       if (!o_.managed)
         control_.requestStop(shm::StopReason::kSignal, kNone);  // managed: Run stops the running schedule
@@ -369,14 +372,29 @@ void SocRun::stopped(HyperepochId he, std::uint64_t iteration) {
                               iteration + 1);
 }
 
-bool SocRun::startedSince(HyperepochId he, std::uint64_t iteration) {
+std::optional<std::int64_t> SocRun::startedSince(HyperepochId he, std::uint64_t iteration) const {
+  const Follow& f = follow_[index(he)];
+  const std::uint64_t received = f.received.load(std::memory_order_acquire);
+  if (received <= iteration) return std::nullopt;
+  // Written over in the ring (this SoC is kStartRing iterations behind): the earliest there is.
+  if (received - iteration > kStartRing) return INT64_MIN;
+  return f.startNs[iteration % kStartRing].load(std::memory_order_relaxed);
+}
+
+std::optional<std::uint64_t> SocRun::pendingStop(HyperepochId he) const {
+  const Follow& f = follow_[index(he)];
+  const std::uint64_t out = f.stopsOut.load(std::memory_order_acquire);
+  if (out >= f.stopsIn.load(std::memory_order_acquire)) return std::nullopt;
+  return f.stopIteration[out % kStopRing].load(std::memory_order_relaxed);
+}
+
+bool SocRun::consumeStop(HyperepochId he) {
   Follow& f = follow_[index(he)];
-  if (f.received.load(std::memory_order_acquire) <= iteration) return false;
-  // A start of `iteration` came: a stop at or before it is the previous activation's (this one
-  // released `iteration`, so its own stop lies beyond it).
-  std::uint64_t stopAt = f.stopAt.load(std::memory_order_acquire);
-  if (stopAt <= iteration) (void)f.stopAt.compare_exchange_strong(stopAt, UINT64_MAX, std::memory_order_acq_rel);
-  return true;
+  const std::uint64_t out = f.stopsOut.load(std::memory_order_acquire);
+  if (out >= f.stopsIn.load(std::memory_order_acquire)) return false;
+  const bool forSwitch = f.stopForSwitch[out % kStopRing].load(std::memory_order_relaxed);
+  f.stopsOut.store(out + 1, std::memory_order_release);
+  return forSwitch;
 }
 
 void SocRun::setFollowing(HyperepochId he, bool following, std::atomic<std::uint32_t>* attention) {
@@ -416,7 +434,7 @@ std::optional<std::int64_t> SocRun::awaitStart(HyperepochId he, std::uint64_t it
   const std::int64_t pollUntil = expected + lead + ipc::pollLateNs(socLatencyNs(schedule_, o_.primary, o_.soc), lead);
   for (;;) {
     const std::uint32_t seen = f.word.load(std::memory_order_seq_cst);
-    if (control_.aborted() || iteration >= f.stopAt.load(std::memory_order_acquire)) return std::nullopt;
+    if (control_.aborted() || iteration >= pendingStop(he).value_or(UINT64_MAX)) return std::nullopt;
     const std::uint64_t received = f.received.load(std::memory_order_acquire);
     if (received > iteration) {
       // A start overwritten in the ring (this SoC fell kStartRing iterations behind) starts now.
@@ -449,8 +467,16 @@ void SocRun::receiveRelease(const soc_link::RemoteRelease& r) {
     if (reason == shm::StopReason::kFrameLimit || reason == shm::StopReason::kExitRequested ||
         reason == shm::StopReason::kSignal)
       primaryStop_.store(static_cast<std::uint32_t>(reason), std::memory_order_release);
-    f.switchStop.store(r.releaseNs == kStopForSwitch, std::memory_order_release);
-    f.stopAt.store(r.stopAfter - 1, std::memory_order_release);
+    // Queued: one stop per activation (the same stop twice, as after an abort, once). A full queue
+    // (a follower kStopRing activations behind) drops the stop: its run ends at -o anyway.
+    const std::uint64_t in = f.stopsIn.load(std::memory_order_relaxed);
+    const bool again =
+        in > 0 && f.stopIteration[(in - 1) % kStopRing].load(std::memory_order_relaxed) == r.stopAfter - 1;
+    if (!again && in - f.stopsOut.load(std::memory_order_acquire) < kStopRing) {
+      f.stopIteration[in % kStopRing].store(r.stopAfter - 1, std::memory_order_relaxed);
+      f.stopForSwitch[in % kStopRing].store(r.releaseNs == kStopForSwitch, std::memory_order_relaxed);
+      f.stopsIn.store(in + 1, std::memory_order_release);
+    }
   } else {
     offsetNs_.store(std::min(offsetNs_.load(), r.receivedNs - r.sentNs));
     offsetSamples_.fetch_add(1);

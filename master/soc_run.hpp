@@ -95,11 +95,16 @@ class SocRun final : public IterationSync {
   /// The primary, before a rollover stops hyperepoch `he`: its stop sample says it was a switch,
   /// so a follower runs its clients' switch callbacks when the next schedule starts there.
   void markSwitch(HyperepochId he) { follow_[index(he)].switchStop.store(true, std::memory_order_release); }
-  /// A follower: whether the primary started iteration `iteration` of `he` (an activation that
-  /// begins there). A stop at or before `iteration` left from the previous activation is cleared.
-  bool startedSince(HyperepochId he, std::uint64_t iteration);
-  /// A follower: whether the primary's latest stop of `he` was a rollover's (markSwitch).
-  bool stopWasSwitch(HyperepochId he) const { return follow_[index(he)].switchStop.load(std::memory_order_acquire); }
+  /// A follower: when (the primary's clock) the primary started iteration `iteration` of `he`,
+  /// once its start arrived (an activation that begins there); nothing before.
+  std::optional<std::int64_t> startedSince(HyperepochId he, std::uint64_t iteration) const;
+  /// A follower: the iteration of the primary's earliest stop of `he` not consumed yet (the stop of
+  /// the activation followed now, or of one not followed yet), if one came.
+  std::optional<std::uint64_t> pendingStop(HyperepochId he) const;
+  /// A follower: consumes that stop (its activation has ended here); whether it was a rollover's
+  /// (markSwitch). Stops queue, one per activation, so a follower behind by whole activations
+  /// still stops each where the primary did.
+  bool consumeStop(HyperepochId he);
   /// A follower: whether a release loop follows `he` now (else a start sample wakes `attention`,
   /// the monitor loop's word, which activates the hyperepoch).
   void setFollowing(HyperepochId he, bool following, std::atomic<std::uint32_t>* attention);
@@ -128,18 +133,24 @@ class SocRun final : public IterationSync {
 
  private:
   static constexpr std::uint32_t kStartRing = 64;  // starts kept per hyperepoch (as the DDS history)
+  static constexpr std::uint32_t kStopRing = 16;   // stops kept per hyperepoch (activations a follower may lag)
   // A follower's view of the primary's starts of one hyperepoch (written by receiveRelease, on
   // Cyclone's receiving thread).
   struct Follow {
     std::atomic<std::uint64_t> received{0};           // iterations whose start arrived (latest + 1)
-    std::atomic<std::uint64_t> stopAt{UINT64_MAX};    // the iteration no SoC starts
     std::atomic<std::int64_t> startNs[kStartRing]{};  // by iteration % kStartRing, the primary's clock
     std::atomic<std::uint32_t> word{0};               // futex word: bumped on every update
     std::atomic<std::uint32_t> sleeping{0};           // follow loops asleep on `word` (0: no wake-up needed)
-    std::atomic<bool> switchStop{false};              // the latest stop was a rollover's (the primary's mark)
-    std::atomic<bool> parked{true};                   // managed: no release loop follows it now
-    std::int64_t lastStartNs = 0;                     // the follow loop's own: the start it last returned
-    std::uint64_t lastIteration = 0;                  // ... and its iteration
+    std::atomic<bool> switchStop{false};              // the primary: its next stop is a rollover's (markSwitch)
+    // A follower's queue of the primary's stops (written on Cyclone's receiving thread; consumed by
+    // the monitor loop under a manager, never without one): one per activation, in order.
+    std::atomic<std::uint64_t> stopIteration[kStopRing]{};  // by stop count % kStopRing
+    std::atomic<bool> stopForSwitch[kStopRing]{};           // ... whether it was a rollover's
+    std::atomic<std::uint64_t> stopsIn{0};                  // stops received
+    std::atomic<std::uint64_t> stopsOut{0};                 // stops consumed
+    std::atomic<bool> parked{true};                         // managed: no release loop follows it now
+    std::int64_t lastStartNs = 0;                           // the follow loop's own: the start it last returned
+    std::uint64_t lastIteration = 0;                        // ... and its iteration
   };
   void exportLoop(HyperepochId he);
   /// When iteration `h` of exported instance `i` is expected to end (CLOCK_MONOTONIC): a WCET after

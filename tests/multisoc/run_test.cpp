@@ -850,6 +850,10 @@ TEST_CASE("a multi-SoC run under a schedule manager: every SoC follows the prima
   REQUIRE(awaitSchedule(t, 301, 30));
   REQUIRE(manager(t, {"rollover", "302", "301"}, &said) == 0);
   REQUIRE(awaitSchedule(t, 302, 30));
+  // Back and forth: each SoC keeps every activation's stop apart (a queue of stops per hyperepoch).
+  REQUIRE(manager(t, {"rollover", "301", "302"}, &said) == 0);
+  REQUIRE(manager(t, {"rollover", "302", "301"}, &said) == 0);
+  REQUIRE(awaitSchedule(t, 302, 70));
   REQUIRE(manager(t, {"exit"}, &said) == 0);
   const int timeoutMs = static_cast<int>(20000 * timeScale());
   CHECK(waitFor(t.masterA, timeoutMs) == 0);
@@ -865,15 +869,46 @@ TEST_CASE("a multi-SoC run under a schedule manager: every SoC follows the prima
   REQUIRE(ran.size() == 2);
   CHECK(ran[0] >= 30);
   CHECK(ran[1] >= 30);
-  // SocB's log: 302 started as a rollover from 301 (its start names 301), as on SocA.
+  // SocB's log: 302 started twice as a rollover from 301 and 301 once from 302 (their starts name
+  // the schedule they took over from), as on SocA.
   auto b = readEventLog(t.dir + "/SocB.log");
   REQUIRE(b.has_value());
-  bool rolled = false;
-  for (const EventRecord& r : b->records)
-    rolled = rolled ||
-             (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.schedule == 302 && r.aux == 301);
-  CHECK(rolled);
+  int to302 = 0, to301 = 0;
+  for (const EventRecord& r : b->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStart)) continue;
+    to302 += r.schedule == 302 && r.aux == 301 ? 1 : 0;
+    to301 += r.schedule == 301 && r.aux == 302 ? 1 : 0;
+  }
+  CHECK(to302 == 2);
+  CHECK(to301 == 1);
   CHECK(t.shmClean());
   CHECK_FALSE(segmentPresent(shm::managerInstanceName(t.instance)));
   CHECK_FALSE(segmentPresent(shm::scheduleInstanceName(shm::socInstanceName(t.instance, 1), 1)));
+}
+
+TEST_CASE("under a schedule manager a signal to a follower SoC's master ends the run on every SoC",
+          "[multisoc][exit][managed]") {
+  // Nothing runs yet (the manager started nothing): SocB's master stops at once and SocA's, told
+  // by SocB's stop request (or, were that lost, by SocB ending first), ends its run too.
+  TwoSocs t("soc_managed_signal", 46);
+  const std::vector<std::string> paths = {compileAsMode(t.kids, t.dir, 301), compileAsMode(t.kids, t.dir, 302)};
+  t.schedule = paths[0] + "," + paths[1];
+  t.masterA = t.master("SocA", {"-N", "mgr", "-a", "30"});
+  t.masterB = t.master("SocB", {"-N", "mgr", "-a", "30"});
+  t.clientA = t.client("Sensor");
+  t.clientB = t.client("Planner");
+  REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 0),
+                              static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+  REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
+                              static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
+  REQUIRE(kill(t.masterB, SIGTERM) == 0);
+  const int timeoutMs = static_cast<int>(15000 * timeScale());
+  CHECK(waitFor(t.masterB, timeoutMs) == 0);
+  CHECK(waitFor(t.masterA, timeoutMs) == 0);
+  CHECK(waitFor(t.clientA, timeoutMs) == 0);
+  CHECK(waitFor(t.clientB, timeoutMs) == 0);
+  INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("Sensor") << t.out("Planner"));
+  CHECK(t.out("masterSocA").find("another SoC's master asked to stop the run") != std::string::npos);
+  CHECK(t.shmClean());
+  CHECK_FALSE(segmentPresent(shm::managerInstanceName(t.instance)));
 }
