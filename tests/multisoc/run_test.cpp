@@ -750,7 +750,7 @@ std::string compileAsMode(ChildProcesses& kids, const std::string& dir, int iden
   text.replace(text.find("Identifier: 12"), 14, "Identifier: " + id);
   text.replace(text.find("TwoSoc:"), 7, "TwoSoc" + id + ":");
   const std::string yaml = dir + "/two" + id + ".yaml";
-  const std::string out = dir + "/two" + id + ".tsched";
+  std::string out = dir + "/two" + id + ".tsched";
   std::ofstream(yaml) << text;
   const pid_t pid = kids.spawn({buildPath("compiler/tactus-compile"), "-i", yaml, "-o", out}, dir + "/compile.out");
   REQUIRE(waitFor(pid, 30000) == 0);
