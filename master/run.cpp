@@ -339,15 +339,20 @@ std::optional<RunEnd> Run::stopBySignal() {
       if (soc_) soc_->requestStop();  // a follower: the primary stops every SoC
     } else if (follower()) {
       soc_->requestStop();  // the primary stops the running schedule on every SoC
-    } else if (running) {
+    } else {
       for (auto& m : modes_) {
         if (m->soc) m->soc->ending();
       }
-      // Multi-SoC: the stop samples carry the reason, so the followers' clients see the signal.
-      if (running->soc) running->control.requestStop(StopReason::kSignal, kNone);
-      for (HyperepochId he : running->schedule.hyperepochs.ids()) {
-        if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
-      }
+    }
+  }
+  // Under a manager the running schedule stops at its boundary: asked once it is known (a switch
+  // in flight at the signal answers first, within the grace).
+  if (takesRequests() && running != nullptr && running != signalStopped_) {
+    signalStopped_ = running;
+    // Multi-SoC: the stop samples carry the reason, so the followers' clients see the signal.
+    if (running->soc) running->control.requestStop(StopReason::kSignal, kNone);
+    for (HyperepochId he : running->schedule.hyperepochs.ids()) {
+      if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
     }
   }
   const std::string message =

@@ -267,8 +267,9 @@ class Run {
   std::string endMessage_;      // why the run ended, for a request it cut short
   std::atomic<bool> clientsEntered_{false};
   bool runStarted_ = false;
-  std::int64_t signalAtNs_ = 0;  // the monitor loop's: when it first saw SIGTERM or SIGINT
-  std::mutex switchLock_;        // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
+  std::int64_t signalAtNs_ = 0;    // the monitor loop's: when it first saw SIGTERM or SIGINT
+  Mode* signalStopped_ = nullptr;  // the monitor loop's: the schedule a signal stopped (under a manager)
+  std::mutex switchLock_;          // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
   std::vector<EventRecord> switchEvents_;
   // The switch thread: started with the first request and kept, parked on jobReady_, so a
   // request's answer does not wait for a thread to be made (measured: about 200 us per rollover).
