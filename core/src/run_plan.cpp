@@ -170,6 +170,31 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
     }
   }
 
+  // Channels (channels.hpp): a reader run waits for the writer run of its iteration whose
+  // version it reads, and a writer run for the reader runs of its iteration that read the version
+  // its buffer holds, as for dependencies. Runs of the previous iteration need no wait: the
+  // master releases an iteration only once every instance of the one before has ended.
+  auto channelWait = [&](InstanceId waiter, InstanceId waited) -> Result<void> {
+    if (!s.instances.contains(waiter) || !s.instances.contains(waited))
+      return fail(ErrorCode::kValidation, "a channel record names an unknown instance");
+    std::vector<WaitCondition>& waits = plan.waits[waiter];
+    const auto same =
+        std::find_if(waits.begin(), waits.end(), [&](const WaitCondition& w) { return w.instance == waited; });
+    if (same == waits.end()) waits.push_back({waited, false});
+    else same->previousIteration = false;
+    return {};
+  };
+  for (const ChannelRead& r : s.channelReads)
+    if (!r.previousIteration) {
+      auto added = channelWait(r.instance, r.writer);
+      if (!added) return added.error();
+    }
+  for (const ChannelWrite& w : s.channelWrites)
+    for (const InstanceId reader : w.waits) {
+      auto added = channelWait(w.instance, reader);
+      if (!added) return added.error();
+    }
+
   // Frames and release points (checkPlanLimits bounds the sum far below 2^32).
   plan.epochFrameBase.resize(s.epochs.size());
   std::uint32_t base = 0;
