@@ -53,6 +53,14 @@ Result<void> planOne(const Schedule& s, const IdVector<RunnableId, std::vector<I
     bool previous;
   };
   std::vector<Read> reads;
+  // The writer's runs end in frame order (each frame ends before the next is released): the
+  // latest run ending no later than t is found by a binary search.
+  std::vector<std::int64_t> ends(n);
+  for (std::uint32_t v = 0; v < n; ++v) ends[v] = s.instances[w[v]].endNs;
+  auto latest = [&](std::int64_t t) -> std::uint32_t {
+    const auto after = std::upper_bound(ends.begin(), ends.end(), t);
+    return after == ends.begin() ? std::uint32_t{kNone} : static_cast<std::uint32_t>(after - ends.begin() - 1);
+  };
   for (std::size_t k = 0; k < ch.readers.size(); ++k) {
     const RunnableId r = ch.readers[k];
     if (!s.runnables.contains(r)) return invalid(who + ": a reader is not a runnable of the schedule");
@@ -70,19 +78,10 @@ Result<void> planOne(const Schedule& s, const IdVector<RunnableId, std::vector<I
     if (!readerRuns) return readerRuns.error();
     for (const InstanceId i : *readerRuns) {
       const std::int64_t t = s.instances[i].startNs;
-      Read read{i, kNone, false};
-      for (std::uint32_t v = n; v-- > 0;)
-        if (s.instances[w[v]].endNs <= t) {
-          read.version = v;
-          break;
-        }
+      Read read{i, latest(t), false};
       if (read.version == kNone) {
-        for (std::uint32_t v = n; v-- > 0;)
-          if (s.instances[w[v]].endNs - period <= t) {
-            read.version = v;
-            read.previous = true;
-            break;
-          }
+        read.version = latest(t + period);
+        read.previous = true;
       }
       if (read.version == kNone)
         return invalid(who + ": reader " + quoted(qualifiedName(s, r)) + " frame " +
@@ -113,15 +112,26 @@ Result<void> planOne(const Schedule& s, const IdVector<RunnableId, std::vector<I
     }
     return true;
   };
-  std::uint32_t depth = 1;
-  const std::uint64_t most = 4ULL * n + 4;  // beyond two iterations back every version is dead in a plan that fits
-  while (depth <= most && !fits(depth)) ++depth;
-  if (depth > most)
+  // A ring that fits stays fitting one buffer deeper (the version it would then overwrite is
+  // older than one that was already dead before an earlier writer run): the smallest is found
+  // by a binary search.
+  const auto most = static_cast<std::uint32_t>(4ULL * n + 4);  // in a plan that fits, 2n + 1 always does
+  if (!fits(most))
     return invalid(who + ": no ring of up to " + std::to_string(most) +
                    " buffers holds its versions (the hyperepoch is longer than its period)");
+  std::uint32_t depth = most;
+  for (std::uint32_t lo = 1; lo < depth;) {
+    const std::uint32_t mid = lo + (depth - lo) / 2;
+    if (fits(mid)) depth = mid;
+    else lo = mid + 1;
+  }
   out.writes.push_back(n);
   out.depth.push_back(depth);
 
+  // The reader runs of each version: [0] of the same iteration, [1] of the next.
+  std::vector<std::vector<InstanceId>> readersOf[2] = {std::vector<std::vector<InstanceId>>(n),
+                                                       std::vector<std::vector<InstanceId>>(n)};
+  for (const Read& r : reads) readersOf[r.previous ? 1 : 0][r.version].push_back(r.instance);
   // Writer runs: buffer, and the reader runs of the same iteration that read the version it
   // overwrites (of this iteration, or of the previous one read early in this one).
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -135,10 +145,7 @@ Result<void> planOne(const Schedule& s, const IdVector<RunnableId, std::vector<I
       j += n;
       ++back;
     }
-    if (back <= 1)
-      for (const Read& r : reads)
-        if (r.version == static_cast<std::uint32_t>(j) && static_cast<std::int64_t>(r.previous) == back)
-          cw.waits.push_back(r.instance);
+    if (back <= 1) cw.waits = readersOf[static_cast<std::size_t>(back)][static_cast<std::size_t>(j)];
     std::sort(cw.waits.begin(), cw.waits.end());
     out.channelWrites.push_back(std::move(cw));
   }
@@ -232,6 +239,22 @@ class ChainWalk {
       out_.links.push_back(dependency ? ChainLink::kDependency : ChainLink::kChannel);
       out_.linkChannel.push_back(channel);
     }
+    // Per channel hop: the reader's runs in start order, each with the version it reads in
+    // iteration 0 (writer frame, less writes for the previous iteration's).
+    readerRuns_.resize(out_.links.size());
+    for (std::size_t k = 0; k < out_.links.size(); ++k) {
+      if (out_.links[k] != ChainLink::kChannel) continue;
+      const auto n = static_cast<std::int64_t>(s_.channels[out_.linkChannel[k]].writes);
+      for (const InstanceId r : sortedRuns(rs[k + 1])) {
+        const auto read = readOf_.find({out_.linkChannel[k], r});
+        if (read == readOf_.end())
+          return invalid(who + ": the channel plan has no version for " + quoted(qualifiedName(s_, rs[k + 1])) +
+                         " frame " + std::to_string(s_.instances[r].frame));
+        readerRuns_[k].runs.push_back(r);
+        readerRuns_[k].offsets.push_back((read->second->previousIteration ? -n : 0) +
+                                         s_.instances[read->second->writer].frame);
+      }
+    }
     if (auto a = age(); !a) return a.error();
     if (auto r = reaction(); !r) return r.error();
     return out_;
@@ -302,22 +325,18 @@ class ChainWalk {
         const std::uint32_t c = out_.linkChannel[k];
         const auto n = static_cast<std::int64_t>(s_.channels[c].writes);
         const std::int64_t version = prev.iteration * n + s_.instances[prev.instance].frame;
+        // The first reader run, in time order from the writer run's iteration on, whose
+        // version is this one or newer (within two iterations every reader run reads a newer
+        // one). Along a runnable's runs in start order the versions never decrease: a binary
+        // search per iteration.
+        const ReaderRuns& readers = readerRuns_[k];
         bool found = false;
-        // The reader runs in time order, from the writer run's iteration on: the first whose
-        // version is this one or newer. Within two iterations every reader run has read a newer one.
-        const std::vector<InstanceId> readers = sortedRuns(rs[k + 1]);
-        for (std::int64_t it = prev.iteration; it <= prev.iteration + 2 && !found; ++it)
-          for (const InstanceId r : readers) {
-            const auto read = readOf_.find({c, r});
-            if (read == readOf_.end()) continue;
-            const std::int64_t seen =
-                (it - (read->second->previousIteration ? 1 : 0)) * n + s_.instances[read->second->writer].frame;
-            if (seen >= version) {
-              path[k + 1] = {r, it};
-              found = true;
-              break;
-            }
-          }
+        for (std::int64_t it = prev.iteration; it <= prev.iteration + 2 && !found; ++it) {
+          const auto at = std::lower_bound(readers.offsets.begin(), readers.offsets.end(), version - it * n);
+          if (at == readers.offsets.end()) continue;
+          path[k + 1] = {readers.runs[static_cast<std::size_t>(at - readers.offsets.begin())], it};
+          found = true;
+        }
         if (!found)
           return invalid("chain " + quoted(chain_.name) + ": no run of " + quoted(qualifiedName(s_, rs[k + 1])) +
                          " reads the version of " + quoted(qualifiedName(s_, rs[k])) + " frame " +
@@ -347,6 +366,11 @@ class ChainWalk {
   std::int64_t period_ = 0;
   IdVector<RunnableId, std::vector<InstanceId>> byFrame_;
   std::map<std::pair<std::uint32_t, InstanceId>, const ChannelRead*> readOf_;
+  struct ReaderRuns {
+    std::vector<InstanceId> runs;       // in start order
+    std::vector<std::int64_t> offsets;  // the version each reads in iteration 0
+  };
+  std::vector<ReaderRuns> readerRuns_;  // per hop (empty for a dependency)
   ChainBounds out_;
 };
 
