@@ -2,7 +2,8 @@
 // messages, the version every reader run sees on hand-computed plans (same rate, a faster
 // writer, a faster reader, the hyperepoch wrap, a reader before the first write), the ring
 // depth, the waits that make the mapping hold at run time, chain bounds computed by hand, a
-// chain over its requirement refused, and the schedule file and verifier of version 6.
+// chain over its requirement refused, the report and HTML view, and the schedule file and
+// verifier of version 6.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
+#include "tactus/view/html_view.hpp"
 
 using namespace tactus;
 using namespace tactus::compiler;
@@ -360,6 +362,9 @@ TEST_CASE("chain bounds through a dependency and a channel, computed by hand", "
   CHECK(report.chains[0].links == std::vector<std::string>{"dependency", "channel 'Track'"});
   CHECK_THAT(reportText(report), Catch::Contains("chain 'Loop'  reaction 25.3ms"));
   CHECK_THAT(reportJson(report), Catch::Contains("\"reaction_ns\": 25300000"));
+  const std::string html = view::renderHtml(withAllowance.schedule);
+  CHECK_THAT(html, Catch::Contains("<h2>Channels and chains</h2>"));
+  CHECK_THAT(html, Catch::Contains("<tr><td>Loop</td><td>25.3ms</td><td>15.3ms</td>"));
   // C reads B frame 0 until 15 ms while B frame 1 writes from 11 ms: two buffers.
   CHECK(withAllowance.schedule.channels[0].depth == 2);
   CHECK_THAT(reportJson(report), Catch::Contains("\"depth\": 2"));
@@ -427,4 +432,5 @@ TEST_CASE("a graph without channels or chains compiles as before", "[channels]")
   const CompileReport report = buildReport(c.graph, c.schedule);
   CHECK_THAT(reportJson(report), !Catch::Contains("channels"));
   CHECK_THAT(reportText(report), !Catch::Contains("chain '"));
+  CHECK_THAT(view::renderHtml(c.schedule), !Catch::Contains("Channels and chains"));
 }
