@@ -6,11 +6,18 @@
 // verifier of version 6.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "channel_analysis.hpp"
+#include "compile.hpp"
 #include "graph_parser.hpp"
 #include "report.hpp"
 #include "scheduler.hpp"
@@ -433,4 +440,31 @@ TEST_CASE("a graph without channels or chains compiles as before", "[channels]")
   CHECK_THAT(reportJson(report), !Catch::Contains("channels"));
   CHECK_THAT(reportText(report), !Catch::Contains("chain '"));
   CHECK_THAT(view::renderHtml(c.schedule), !Catch::Contains("Channels and chains"));
+}
+
+TEST_CASE("tactus-compile states chain bounds with --chain-allowance and refuses a chain over them", "[chains]") {
+  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+  const std::string graphPath = std::string(root ? root : "../..") + "/schedules/camera_pipeline_chain.yaml";
+  const std::string out = "/tmp/tactus_channels_test_" + std::to_string(::getpid()) + ".tsched";
+  auto run = [&](const std::vector<std::string>& extra, std::string& text) {
+    std::vector<std::string> args{"-q", "-i", graphPath, "-o", out};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::ostringstream o, e;
+    const int code = runCompileCommand(args, o, e);
+    text = o.str() + e.str();
+    return code;
+  };
+  std::string text;
+  // Reaction: camera frame 1 (released at 25 ms) is detected by 37 ms, read by Plan at 65 ms,
+  // acted on by 76 ms: 51 ms. Age: Plan at 15 ms reads frame 0 (released at 0), Actuate ends at 26 ms.
+  REQUIRE(run({"--chain-allowance", "0"}, text) == 0);
+  CHECK_THAT(text, Catch::Contains("chain 'CameraToActuate'  reaction 51ms (max 60ms), data age 26ms (max 30ms)"));
+  // 5 runnables x 1.5ms: the reaction 58.5 ms still meets MaxReaction 60 ms, the age 33.5 ms
+  // exceeds MaxAge 30 ms.
+  CHECK(run({"--chain-allowance", "1500us"}, text) == 1);
+  CHECK_THAT(text, Catch::Contains("chain 'CameraToActuate': its data age 33.5ms (planned 26ms + allowance 7.5ms) "
+                                   "exceeds its MaxAge 30ms; costliest on it: 'Planning.Plan'"));
+  CHECK(run({"--chain-allowance", "soon"}, text) == 2);
+  CHECK_THAT(text, Catch::Contains("'soon' is not a duration"));
+  std::remove(out.c_str());
 }
