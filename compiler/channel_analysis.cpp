@@ -1,6 +1,8 @@
 // Channels and chains on the finished schedule (channel_analysis.hpp).
 #include "channel_analysis.hpp"
 
+#include <optional>
+
 #include "tactus/core/channels.hpp"
 #include "tactus/core/text.hpp"
 
@@ -36,6 +38,7 @@ Result<void> analyseChannels(const Graph& graph, Schedule& schedule, std::int64_
   if (auto planned = planChannels(schedule); !planned)
     return Error{planned.error().code, graph.sourceFile + ": " + planned.error().message};
   schedule.chains.clear();
+  std::optional<Error> over;
   for (const GraphChain& c : graph.chains) {
     ChainInfo chain;
     chain.name = c.name;
@@ -48,21 +51,24 @@ Result<void> analyseChannels(const Graph& graph, Schedule& schedule, std::int64_
     const std::int64_t allowance = chainAllowanceNs(chain);
     chain.reactionNs = bounds->reactionNs + allowance;
     chain.ageNs = bounds->ageNs + allowance;
+    // The first chain over its requirement is the error; every chain stays in the schedule, for
+    // the report and the view of the schedule made.
     const std::string plus = " (planned ";
-    if (chain.maxReactionNs != kNoDuration && chain.reactionNs > chain.maxReactionNs)
-      return fail(ErrorCode::kInfeasible,
-                  where(c.loc) + "chain " + quoted(c.name) + ": its reaction " + humanDuration(chain.reactionNs) +
-                      plus + humanDuration(bounds->reactionNs) + " + allowance " + humanDuration(allowance) +
-                      ") exceeds its MaxReaction " + humanDuration(chain.maxReactionNs) + "; costliest on it: " +
-                      costliest(schedule, chain, bounds->reactionCostliest, bounds->reactionCostliestNs));
-    if (chain.maxAgeNs != kNoDuration && chain.ageNs > chain.maxAgeNs)
-      return fail(ErrorCode::kInfeasible,
-                  where(c.loc) + "chain " + quoted(c.name) + ": its data age " + humanDuration(chain.ageNs) + plus +
-                      humanDuration(bounds->ageNs) + " + allowance " + humanDuration(allowance) +
-                      ") exceeds its MaxAge " + humanDuration(chain.maxAgeNs) +
-                      "; costliest on it: " + costliest(schedule, chain, bounds->ageCostliest, bounds->ageCostliestNs));
+    if (!over && chain.maxReactionNs != kNoDuration && chain.reactionNs > chain.maxReactionNs)
+      over = Error{ErrorCode::kInfeasible,
+                   where(c.loc) + "chain " + quoted(c.name) + ": its reaction " + humanDuration(chain.reactionNs) +
+                       plus + humanDuration(bounds->reactionNs) + " + allowance " + humanDuration(allowance) +
+                       ") exceeds its MaxReaction " + humanDuration(chain.maxReactionNs) + "; costliest on it: " +
+                       costliest(schedule, chain, bounds->reactionCostliest, bounds->reactionCostliestNs)};
+    if (!over && chain.maxAgeNs != kNoDuration && chain.ageNs > chain.maxAgeNs)
+      over = Error{ErrorCode::kInfeasible,
+                   where(c.loc) + "chain " + quoted(c.name) + ": its data age " + humanDuration(chain.ageNs) + plus +
+                       humanDuration(bounds->ageNs) + " + allowance " + humanDuration(allowance) +
+                       ") exceeds its MaxAge " + humanDuration(chain.maxAgeNs) + "; costliest on it: " +
+                       costliest(schedule, chain, bounds->ageCostliest, bounds->ageCostliestNs)};
     schedule.chains.push_back(std::move(chain));
   }
+  if (over) return *over;
   return {};
 }
 

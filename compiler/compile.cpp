@@ -121,7 +121,17 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
 
   // Channels and chains (tactus extension): versions planned and bounds computed on the finished
   // schedule; a chain over its requirement is refused here (a check after the search).
-  if (auto analysed = analyseChannels(*graph, *schedule, options.chainAllowanceNs); !analysed) return analysed.error();
+  if (auto analysed = analyseChannels(*graph, *schedule, options.chainAllowanceNs); !analysed) {
+    if (analysed.error().code != ErrorCode::kInfeasible) return analysed.error();
+    // A chain over its requirement: as for a schedule that does not fit, `-k` and `--html` show
+    // the schedule made and every chain's bounds (no schedule file).
+    auto written = writeDiagnostics(options, buildReport(*graph, *schedule, &searchInfo), *schedule);
+    if (!written) return written.error();
+    std::string msg = analysed.error().message;
+    if (!options.reportJsonPath.empty() || !options.htmlPath.empty())
+      msg += "\n  wrote the schedule and its chains' bounds to the report (-k) and the view (--html); no schedule file";
+    return Error{ErrorCode::kInfeasible, msg};
+  }
   if (!graph->channels.empty() || !graph->chains.empty()) endStep("channels");
 
   VerifyOptions vo;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -464,6 +465,17 @@ TEST_CASE("tactus-compile states chain bounds with --chain-allowance and refuses
   CHECK(run({"--chain-allowance", "1500us"}, text) == 1);
   CHECK_THAT(text, Catch::Contains("chain 'CameraToActuate': its data age 33.5ms (planned 26ms + allowance 7.5ms) "
                                    "exceeds its MaxAge 30ms; costliest on it: 'Planning.Plan'"));
+  // The report (-k) still shows the schedule made and every chain's bounds; no schedule file.
+  const std::string json = out + ".json";
+  std::remove(out.c_str());
+  CHECK(run({"--chain-allowance", "1500us", "-k", json}, text) == 1);
+  CHECK_THAT(text, Catch::Contains("wrote the schedule and its chains' bounds to the report (-k)"));
+  std::ifstream in(json);
+  std::stringstream report;
+  report << in.rdbuf();
+  CHECK_THAT(report.str(), Catch::Contains("\"age_ns\": 33500000, \"max_age_ns\": 30000000"));
+  CHECK_FALSE(std::ifstream(out).good());
+  std::remove(json.c_str());
   CHECK(run({"--chain-allowance", "soon"}, text) == 2);
   CHECK_THAT(text, Catch::Contains("'soon' is not a duration"));
   std::remove(out.c_str());
