@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "channel_analysis.hpp"
 #include "compile_args.hpp"
 #include "fit_diagnosis.hpp"
 #include "graph/warnings.hpp"
@@ -118,6 +119,21 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   if (!schedule) return schedule.error();
   endStep("schedule");
 
+  // Channels and chains (tactus extension): versions planned and bounds computed on the finished
+  // schedule; a chain over its requirement is refused here (a check after the search).
+  if (auto analysed = analyseChannels(*graph, *schedule, options.chainAllowanceNs); !analysed) {
+    if (analysed.error().code != ErrorCode::kInfeasible) return analysed.error();
+    // A chain over its requirement: as for a schedule that does not fit, `-k` and `--html` show
+    // the schedule made and every chain's bounds (no schedule file).
+    auto written = writeDiagnostics(options, buildReport(*graph, *schedule, &searchInfo), *schedule);
+    if (!written) return written.error();
+    std::string msg = analysed.error().message;
+    if (!options.reportJsonPath.empty() || !options.htmlPath.empty())
+      msg += "\n  wrote the schedule and its chains' bounds to the report (-k) and the view (--html); no schedule file";
+    return Error{ErrorCode::kInfeasible, msg};
+  }
+  if (!graph->channels.empty() || !graph->chains.empty()) endStep("channels");
+
   VerifyOptions vo;
   vo.allowOverlength = options.allowOverlength;
   VerifyReport verified = verifySchedule(*schedule, vo);
@@ -225,7 +241,8 @@ int runCompileCommand(const std::vector<std::string>& args, std::ostream& out, s
     out << "tactus-compile " << TACTUS_VERSION << " (schedule file format " << kScheduleFormatVersionOneSoc << "; "
         << kScheduleFormatVersionMultiSoc << " for multi-SoC schedules, " << kScheduleFormatVersionSocLatency
         << " with a transfer time per SoC pair, " << kScheduleFormatVersionGpu << " with GPU work, "
-        << kScheduleFormatVersionEngines << " with DLA or VPU engines)\n";
+        << kScheduleFormatVersionEngines << " with DLA or VPU engines, " << kScheduleFormatVersionChannels
+        << " with channels or chains)\n";
     return 0;
   }
   // Out of memory anywhere (reading, scheduling in any search worker, writing, the report) ends

@@ -11,6 +11,7 @@
 #include "graph.hpp"
 #include "report.hpp"
 #include "scheduler.hpp"
+#include "tactus/core/channels.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/schedule.hpp"
 
@@ -38,6 +39,8 @@ struct CompileOptions {
   std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
   /// `--cross-soc-latency`: transfer time of a dependency between two SoCs (multi-SoC graphs)
   std::int64_t crossSocLatencyNs = kDefaultCrossSocLatencyNs;
+  /// `--chain-allowance`: allowance per runnable of a chain for the runtime's hand-off
+  std::int64_t chainAllowanceNs = kDefaultChainHopAllowanceNs;
   bool verbose = false;  ///< `-v`
   bool quiet = false;    ///< `-q`: no search progress on standard error
   /// Where a search prints its progress once a second (runCompileCommand: standard error unless

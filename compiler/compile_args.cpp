@@ -70,6 +70,14 @@ const std::vector<OptionSpec>& specs() {
        "of a runnable end through the link over loopback, 57-78us measured\n"
        "by bench/multisoc/link-handoff; see the README)",
        {}},
+      {"chain-allowance",
+       0,
+       "DURATION",
+       "graphs with Chains: the allowance per runnable of a chain for the\n"
+       "runtime's own hand-off and release, added to the planned reaction and\n"
+       "age bounds (default 100us: above the hand-off p99 and release error of\n"
+       "the runtime-handoff and runtime-release benchmarks; see the README)",
+       {}},
       {"allow-overlength", 0, "", "accept a schedule longer than its hyperepoch period (warning)", {}},
       {"werror",
        0,
@@ -193,6 +201,12 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
         return fail(ErrorCode::kBadParameter,
                     "option " + p.spelled + ": '" + v + "' is not a duration (e.g. 200us, or 0)");
       o.crossSocLatencyNs = *d;
+    } else if (p.name == "chain-allowance") {
+      auto d = parseDuration(v);
+      if (!d || *d < 0 || *d > limits::kMaxDurationNs)
+        return fail(ErrorCode::kBadParameter,
+                    "option " + p.spelled + ": '" + v + "' is not a duration (e.g. 100us, or 0)");
+      o.chainAllowanceNs = *d;
     } else if (p.name == "no-fusion") {
       o.fusion = Fusion::kOff;
       sawNrf = true;

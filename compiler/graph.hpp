@@ -45,6 +45,24 @@ struct GraphRunnable {
   SourceLoc loc;
 };
 
+/// A channel of the graph (tactus extension): one writer, its readers, the size of a buffer.
+struct GraphChannel {
+  std::string name;
+  std::uint64_t sizeBytes = 0;
+  RunnableId writer{};
+  std::vector<RunnableId> readers;  ///< ascending, no duplicates
+  SourceLoc loc;
+};
+
+/// A cause-effect chain of the graph (tactus extension) and its requirements.
+struct GraphChain {
+  std::string name;
+  std::vector<RunnableId> runnables;  ///< source first
+  std::int64_t maxReactionNs = kNoDuration;
+  std::int64_t maxAgeNs = kNoDuration;
+  SourceLoc loc;
+};
+
 /// A checked graph: resources, hyperepochs, epochs and clients as in the schedule model, plus
 /// runnables with their requests still open. Dependencies on round-robin members are already
 /// redirected to their group, and members are not scheduled on their own.
@@ -71,6 +89,10 @@ struct Graph {
   std::int64_t crossSocLatencyNs = 0;
   std::vector<SocLatency> socLatencies;
   std::vector<int> socLines;
+  /// Channels and chains (tactus extension), in graph order; links are checked by the builder,
+  /// the versions and bounds computed on the schedule (compiler/channel_analysis.cpp).
+  std::vector<GraphChannel> channels;
+  std::vector<GraphChain> chains;
 };
 
 }  // namespace tactus::compiler

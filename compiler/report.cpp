@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 #include "schedule/bounds.hpp"
+#include "tactus/core/channels.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::compiler {
@@ -81,6 +82,47 @@ std::string pad(const std::string& s, std::size_t width, bool right = false) {
 }
 
 }  // namespace
+
+// The channels and chains of a schedule (tactus extension) into the report.
+void addChannelReport(const Schedule& s, CompileReport& report) {
+  for (std::size_t c = 0; c < s.channels.size(); ++c) {
+    const ChannelInfo& ch = s.channels[c];
+    ChannelReport r;
+    r.name = ch.name;
+    r.sizeBytes = ch.sizeBytes;
+    r.depth = ch.depth;
+    r.writer = qualifiedName(s, ch.writer);
+    r.writes = ch.writes;
+    for (const RunnableId reader : ch.readers) r.readers.push_back(qualifiedName(s, reader));
+    for (const ChannelRead& read : s.channelReads)
+      if (read.channel == c) {
+        ++r.readerRuns;
+        if (read.previousIteration) ++r.previousIterationReads;
+      }
+    report.channels.push_back(std::move(r));
+  }
+  for (const ChainInfo& chain : s.chains) {
+    ChainReport r;
+    r.name = chain.name;
+    for (const RunnableId run : chain.runnables) r.runnables.push_back(qualifiedName(s, run));
+    r.reactionNs = chain.reactionNs;
+    r.ageNs = chain.ageNs;
+    r.allowanceNs = chainAllowanceNs(chain);
+    r.maxReactionNs = chain.maxReactionNs;
+    r.maxAgeNs = chain.maxAgeNs;
+    if (auto bounds = computeChainBounds(s, chain)) {
+      for (std::size_t k = 0; k < bounds->links.size(); ++k)
+        r.links.push_back(bounds->links[k] == ChainLink::kChannel
+                              ? "channel '" + s.channels[bounds->linkChannel[k]].name + "'"
+                              : std::string("dependency"));
+      r.reactionCostliest = qualifiedName(s, bounds->reactionCostliest);
+      r.reactionCostliestNs = bounds->reactionCostliestNs;
+      r.ageCostliest = qualifiedName(s, bounds->ageCostliest);
+      r.ageCostliestNs = bounds->ageCostliestNs;
+    }
+    report.chains.push_back(std::move(r));
+  }
+}
 
 CompileReport buildReport(const Graph& graph, const Schedule& schedule, const SearchInfo* search) {
   const Schedule& s = schedule;
@@ -286,6 +328,7 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     hr.provenOptimal = hr.scheduleLengthNs == hr.lowerBoundNs;
     report.hyperepochs.push_back(std::move(hr));
   }
+  addChannelReport(s, report);
   return report;
 }
 
@@ -338,6 +381,28 @@ std::string reportText(const CompileReport& report) {
              pad(std::to_string(r.idleGaps), 8, true) + pad(humanDuration(r.largestGapNs), 13, true) +
              pad(fixed(r.fragmentation, 3), 15, true) + "\n";
     }
+  }
+  auto count = [](std::uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  for (const ChannelReport& c : report.channels)
+    out += "channel '" + c.name + "'  " + count(c.sizeBytes, "byte", "bytes") + " x " +
+           count(c.depth, "buffer", "buffers") + ", writer " + c.writer + " (" + count(c.writes, "run", "runs") +
+           " per iteration), " + count(c.readers.size(), "reader", "readers") + " (" +
+           count(c.readerRuns, "run", "runs") + ", " + std::to_string(c.previousIterationReads) +
+           " of them reading the previous iteration's version)\n";
+  for (const ChainReport& c : report.chains) {
+    auto bound = [](std::int64_t planned, std::int64_t limit) {
+      return humanDuration(planned) + (limit == kNoDuration ? std::string() : " (max " + humanDuration(limit) + ")");
+    };
+    out += "chain '" + c.name + "'  reaction " + bound(c.reactionNs, c.maxReactionNs) + ", data age " +
+           bound(c.ageNs, c.maxAgeNs) + ", allowance " + humanDuration(c.allowanceNs) + " included\n";
+    std::string path = "    ";
+    for (std::size_t k = 0; k < c.runnables.size(); ++k)
+      path += (k ? " -(" + c.links[k - 1] + ")-> " : std::string()) + c.runnables[k];
+    out += path + "\n    costliest: " + c.reactionCostliest + " " + humanDuration(c.reactionCostliestNs) +
+           " on the worst reaction, " + c.ageCostliest + " " + humanDuration(c.ageCostliestNs) +
+           " on the oldest data\n";
   }
   out += "compile time        " + fixed(report.compileTimeMs, 3) + "ms\n";
   return out;
@@ -392,7 +457,43 @@ std::string reportJson(const CompileReport& report) {
     o += h.deadlinesMissed.empty() ? "]" : "\n      ]";
     o += "\n    }";
   }
-  o += report.hyperepochs.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  o += report.hyperepochs.empty() ? "]" : "\n  ]";
+  // Channels and chains only where the graph has them: an STM graph's report is as before.
+  if (!report.channels.empty()) {
+    o += ",\n  \"channels\": [";
+    for (std::size_t k = 0; k < report.channels.size(); ++k) {
+      const ChannelReport& c = report.channels[k];
+      o += k ? ",\n    {" : "\n    {";
+      o += "\"name\": " + jsonString(c.name) + ", \"size_bytes\": " + std::to_string(c.sizeBytes) +
+           ", \"depth\": " + std::to_string(c.depth) + ", \"writer\": " + jsonString(c.writer) +
+           ", \"writes_per_iteration\": " + std::to_string(c.writes) + ", \"readers\": [";
+      for (std::size_t r = 0; r < c.readers.size(); ++r) o += (r ? ", " : "") + jsonString(c.readers[r]);
+      o += "], \"reader_runs\": " + std::to_string(c.readerRuns) +
+           ", \"previous_iteration_reads\": " + std::to_string(c.previousIterationReads) + "}";
+    }
+    o += "\n  ]";
+  }
+  if (!report.chains.empty()) {
+    auto optional = [](std::int64_t v) { return v == kNoDuration ? std::string("null") : std::to_string(v); };
+    o += ",\n  \"chains\": [";
+    for (std::size_t k = 0; k < report.chains.size(); ++k) {
+      const ChainReport& c = report.chains[k];
+      o += k ? ",\n    {" : "\n    {";
+      o += "\"name\": " + jsonString(c.name) + ", \"runnables\": [";
+      for (std::size_t r = 0; r < c.runnables.size(); ++r) o += (r ? ", " : "") + jsonString(c.runnables[r]);
+      o += "], \"links\": [";
+      for (std::size_t r = 0; r < c.links.size(); ++r) o += (r ? ", " : "") + jsonString(c.links[r]);
+      o += "], \"reaction_ns\": " + std::to_string(c.reactionNs) +
+           ", \"max_reaction_ns\": " + optional(c.maxReactionNs) + ", \"age_ns\": " + std::to_string(c.ageNs) +
+           ", \"max_age_ns\": " + optional(c.maxAgeNs) + ", \"allowance_ns\": " + std::to_string(c.allowanceNs) +
+           ", \"reaction_costliest\": " + jsonString(c.reactionCostliest) +
+           ", \"reaction_costliest_ns\": " + std::to_string(c.reactionCostliestNs) +
+           ", \"age_costliest\": " + jsonString(c.ageCostliest) +
+           ", \"age_costliest_ns\": " + std::to_string(c.ageCostliestNs) + "}";
+    }
+    o += "\n  ]";
+  }
+  o += "\n}\n";
   return o;
 }
 

@@ -59,11 +59,41 @@ struct HyperepochReport {
   std::int64_t crossSocCriticalNs = 0;
 };
 
+/// A channel (tactus extension): its ring and its ends.
+struct ChannelReport {
+  std::string name;
+  std::uint64_t sizeBytes = 0;  ///< one buffer
+  std::uint32_t depth = 0;      ///< buffers in the ring
+  std::string writer;           ///< qualified name
+  std::uint32_t writes = 0;     ///< writer runs per hyperepoch iteration
+  std::vector<std::string> readers;
+  std::uint64_t readerRuns = 0;              ///< reader runs per iteration
+  std::uint64_t previousIterationReads = 0;  ///< of those, runs reading the previous iteration's version
+};
+
+/// A cause-effect chain (tactus extension): its planned bounds against its requirements.
+struct ChainReport {
+  std::string name;
+  std::vector<std::string> runnables;        ///< qualified names, source first
+  std::vector<std::string> links;            ///< per hop: `dependency` or `channel 'Name'`
+  std::int64_t reactionNs = 0;               ///< planned worst reaction, allowance included
+  std::int64_t ageNs = 0;                    ///< planned worst data age, allowance included
+  std::int64_t allowanceNs = 0;              ///< the allowance included in both
+  std::int64_t maxReactionNs = kNoDuration;  ///< the requirement, if given
+  std::int64_t maxAgeNs = kNoDuration;
+  std::string reactionCostliest;  ///< the runnable costing most on the worst reaction
+  std::int64_t reactionCostliestNs = 0;
+  std::string ageCostliest;  ///< the runnable costing most on the oldest data
+  std::int64_t ageCostliestNs = 0;
+};
+
 /// The whole report.
 struct CompileReport {
   std::vector<HyperepochReport> hyperepochs;
-  bool multiSoc = false;     ///< the schedule has SoCs: the cross-SoC figures are shown
-  double compileTimeMs = 0;  ///< filled by the caller
+  std::vector<ChannelReport> channels;  ///< tactus extension; empty for an STM graph
+  std::vector<ChainReport> chains;      ///< tactus extension; empty for an STM graph
+  bool multiSoc = false;                ///< the schedule has SoCs: the cross-SoC figures are shown
+  double compileTimeMs = 0;             ///< filled by the caller
 };
 
 /// Computes the report of a schedule made from `graph`. The graph supplies the requests'

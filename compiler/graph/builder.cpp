@@ -32,6 +32,8 @@ Graph Builder::build() {
   check(orderStreams(g_));
   check(checkCycles(g_, " (through the order of a shared CUDA stream)"));
   finishHyperepochs(g_);
+  if (channelsNode_ != kNone) buildChannels(channelsNode_);
+  if (chainsNode_ != kNone) buildChains(chainsNode_);
   return std::move(g_);
 }
 
@@ -117,6 +119,10 @@ void Builder::buildTop(u32 root) {
             "SOC is given twice (at the top level and under graph " + quoted(name) + ")");
       socNode = v;
       socKey = k;
+    } else if (key == "Channels") {
+      channelsNode_ = v;
+    } else if (key == "Chains") {
+      chainsNode_ = v;
     } else if (key == "CrossSocLatency") {
       if (latencyNode != kNone)
         die(ErrorCode::kValidation, line(k),

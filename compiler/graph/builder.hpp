@@ -102,7 +102,15 @@ class Builder : public TreeReader {
   void collectGroups(u32 list, EpochId e, ClientId c);
   void buildGroups();
 
+  // channels.cpp: channels and chains (tactus extension), once every runnable is resolved
+  void buildChannels(u32 list);
+  void buildChains(u32 list);
+  /// Refuses a round-robin runnable (group or member) as a channel end or chain place.
+  void refuseRoundRobin(RunnableId r, u32 atLine, const std::string& who) const;
+
   Graph g_;
+  u32 channelsNode_ = kNone;  ///< the graph's `Channels` list, read once runnables are resolved
+  u32 chainsNode_ = kNone;    ///< the graph's `Chains` list
   IdVector<ResourceId, u32> resourceLine_;
   IdVector<EpochId, u32> epochLine_;
   IdVector<HyperepochId, u32> hyperFirstEpoch_;  ///< position of its first epoch in g_.epochs

@@ -60,6 +60,26 @@ inline constexpr KeySpec kGraphKeys[] = {
     {"CrossSocLatency", "list of `{From, To, Latency}` (CrossSocLatency entry)",
      "`--cross-soc-latency` (200us) for the pairs not listed", "-", kExtension,
      "the time a dependency between two SoCs adds before its successor may start"},
+    {"Channels", "list of `- Name: {...}` (Channel)", "none", "-", kExtension,
+     "buffers one runnable writes and others read, each reader run seeing a version the plan fixes"},
+    {"Chains", "list of `- Name: {...}` (Chain)", "none", "-", kExtension,
+     "cause-effect chains whose reaction time and data age the compiler bounds"},
+};
+
+inline constexpr KeySpec kChannelKeys[] = {
+    {"Writer", "`Client.Runnable`", "required", "-", kExtension, "the one runnable that writes the channel"},
+    {"Readers", "list of `Client.Runnable`", "required", "-", kExtension,
+     "the runnables that read it: any client and epoch of the writer's hyperepoch and SoC"},
+    {"Size", "whole number 1..4294967296", "required", "bytes", kExtension, "the size of one buffer of the ring"},
+};
+
+inline constexpr KeySpec kChainKeys[] = {
+    {"Runnables", "list of `Client.Runnable`", "required", "-", kExtension,
+     "the path, source first: each linked to the next by a dependency, submission or channel"},
+    {"MaxReaction", kDuration, "none", kTimeUnit, kExtension,
+     "the longest time allowed from the source's frame release to the end of the last runnable"},
+    {"MaxAge", kDuration, "none", kTimeUnit, kExtension,
+     "the oldest source data allowed at the end of the last runnable (from the source's release)"},
 };
 
 inline constexpr KeySpec kSocKeys[] = {
@@ -140,10 +160,12 @@ inline constexpr KeyTable kAliasGroupTable{"Alias group", kAliasGroupKeys};
 inline constexpr KeyTable kClientTable{"Client", kClientKeys};
 inline constexpr KeyTable kClientEpochTable{"Client epoch", kClientEpochKeys};
 inline constexpr KeyTable kRunnableTable{"Runnable", kRunnableKeys};
+inline constexpr KeyTable kChannelTable{"Channel", kChannelKeys};
+inline constexpr KeyTable kChainTable{"Chain", kChainKeys};
 
 /// Every table, in the order of docs/format.md.
-inline constexpr KeyTable kKeyTables[] = {kTopTable,         kGraphTable,   kSocTable,        kLatencyTable,
-                                          kHyperepochTable,  kEpochTable,   kAliasGroupTable, kClientTable,
-                                          kClientEpochTable, kRunnableTable};
+inline constexpr KeyTable kKeyTables[] = {kTopTable,         kGraphTable,    kSocTable,        kLatencyTable,
+                                          kHyperepochTable,  kEpochTable,    kAliasGroupTable, kClientTable,
+                                          kClientEpochTable, kRunnableTable, kChannelTable,    kChainTable};
 
 }  // namespace tactus::compiler::parse

@@ -132,9 +132,33 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
     }
   }
 
-  // Wait conditions: timeline predecessors on every resource and graph dependencies (which hold
-  // a submittee's submitter: the verifier insists on it). addedFor/addedAt find a condition
-  // already added for this instance in O(1) (a search of the list would be quadratic in it).
+  // Channels (channels.hpp): a reader run waits for the writer run of its iteration whose
+  // version it reads, and a writer run for the reader runs of its iteration that read the version
+  // its buffer holds, as for dependencies. Runs of the previous iteration need no wait: the
+  // master releases an iteration only once every instance of the one before has ended.
+  IdVector<InstanceId, std::vector<InstanceId>> channelWaits(
+      s.channelReads.empty() && s.channelWrites.empty() ? 0 : instanceCount);
+  auto channelWait = [&](InstanceId waiter, InstanceId waited) -> Result<void> {
+    if (!s.instances.contains(waiter) || !s.instances.contains(waited))
+      return fail(ErrorCode::kValidation, "a channel record names an unknown instance");
+    channelWaits[waiter].push_back(waited);
+    return {};
+  };
+  for (const ChannelRead& r : s.channelReads)
+    if (!r.previousIteration) {
+      auto added = channelWait(r.instance, r.writer);
+      if (!added) return added.error();
+    }
+  for (const ChannelWrite& w : s.channelWrites)
+    for (const InstanceId reader : w.waits) {
+      auto added = channelWait(w.instance, reader);
+      if (!added) return added.error();
+    }
+
+  // Wait conditions: timeline predecessors on every resource, graph dependencies (which hold a
+  // submittee's submitter: the verifier insists on it) and the channel waits above.
+  // addedFor/addedAt find a condition already added for this instance in O(1) (a search of the
+  // list would be quadratic in it).
   IdVector<InstanceId, InstanceId> addedFor(instanceCount, kNone);
   IdVector<InstanceId, std::uint32_t> addedAt(instanceCount, 0);
   for (InstanceId i : s.instances.ids()) {
@@ -168,6 +192,8 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
         return fail(ErrorCode::kValidation, "instance " + std::to_string(index(i)) + " depends on an unknown instance");
       add(d, false);
     }
+    if (!channelWaits.empty())
+      for (const InstanceId d : channelWaits[i]) add(d, false);
   }
 
   // Frames and release points (checkPlanLimits bounds the sum far below 2^32).

@@ -153,7 +153,9 @@ std::string writeBody(const Schedule& s, std::function<void(std::string_view)> s
     return (isEngine(r.kind) || isEngineQueue(r.kind)) && r.kind != ResourceKind::kGpu &&
            r.kind != ResourceKind::kCudaStream;
   });
-  const std::uint32_t version = engines                  ? kScheduleFormatVersionEngines
+  const bool channels = !s.channels.empty() || !s.chains.empty();
+  const std::uint32_t version = channels                 ? kScheduleFormatVersionChannels
+                                : engines                ? kScheduleFormatVersionEngines
                                 : gpu                    ? kScheduleFormatVersionGpu
                                 : s.socs.empty()         ? kScheduleFormatVersionOneSoc
                                 : s.socLatencies.empty() ? kScheduleFormatVersionMultiSoc
@@ -236,6 +238,44 @@ std::string writeBody(const Schedule& s, std::function<void(std::string_view)> s
   }
   for (const TimelineInfo& t : s.timelines)
     body.rec("timeline").u("resource", t.resource).list("instances", t.instances);
+  if (channels) {
+    for (std::size_t k = 0; k < s.channels.size(); ++k) {
+      const ChannelInfo& c = s.channels[k];
+      body.rec("channel")
+          .u("id", k)
+          .f("name", c.name)
+          .u("size", c.sizeBytes)
+          .u("writer", c.writer)
+          .list("readers", c.readers)
+          .u("writes", c.writes)
+          .u("depth", c.depth);
+    }
+    for (const ChannelWrite& w : s.channelWrites)
+      body.rec("channel_write")
+          .u("channel", w.channel)
+          .u("instance", w.instance)
+          .u("slot", w.slot)
+          .list("waits", w.waits);
+    for (const ChannelRead& r : s.channelReads)
+      body.rec("channel_read")
+          .u("channel", r.channel)
+          .u("instance", r.instance)
+          .u("writer", r.writer)
+          .u("previous", r.previousIteration ? 1 : 0)
+          .u("slot", r.slot);
+    for (std::size_t k = 0; k < s.chains.size(); ++k) {
+      const ChainInfo& c = s.chains[k];
+      body.rec("chain")
+          .u("id", k)
+          .f("name", c.name)
+          .list("runnables", c.runnables)
+          .dur("max_reaction_ns", c.maxReactionNs)
+          .dur("max_age_ns", c.maxAgeNs)
+          .i("hop_allowance_ns", c.hopAllowanceNs)
+          .i("reaction_ns", c.reactionNs)
+          .i("age_ns", c.ageNs);
+    }
+  }
   return body.take();
 }
 
@@ -464,7 +504,92 @@ void assignField(std::vector<Id>& dst, std::vector<std::uint32_t>&& values) {
   } while (0)
 
 // Record kinds in the order they must appear.
-enum class Section { kSoc, kSocLatency, kClient, kResource, kHyperepoch, kEpoch, kRunnable, kInstance, kTimeline };
+enum class Section {
+  kSoc,
+  kSocLatency,
+  kClient,
+  kResource,
+  kHyperepoch,
+  kEpoch,
+  kRunnable,
+  kInstance,
+  kTimeline,
+  kChannel,
+  kChannelWrite,
+  kChannelRead,
+  kChain
+};
+
+// The records of version 6: channels, their writer and reader runs, chains (tactus extension).
+// Index ranges and consistency with the plan are the verifier's (channelErrors).
+template <typename Order>
+Result<void> readChannelRecord(Record& rec, Fields& f, Reader& reader, Schedule& s, Order& order) {
+  auto room = [&](std::size_t have, std::uint32_t limit, const char* what) -> Result<void> {
+    if (have >= limit)
+      return reader.err("more than " + std::to_string(limit) + " " + what + " (the limit per schedule)");
+    return {};
+  };
+  if (rec.kind == "channel") {
+    TACTUS_CHECK(order(Section::kChannel));
+    TACTUS_CHECK(room(s.channels.size(), limits::kMaxChannels, "channels"));
+    TACTUS_CHECK(f.id(s.channels.size()));
+    ChannelInfo c;
+    TACTUS_READ(c.name, f.name("name"));
+    auto size = f.raw("size");
+    if (!size) return size.error();
+    auto bytes = f.number<std::uint64_t>("size", *size);
+    if (!bytes) return bytes.error();
+    if (*bytes == 0 || *bytes > limits::kMaxChannelBytes)
+      return reader.err("channel " + quoted(c.name) + " has size " + std::to_string(*bytes) + ", outside 1.." +
+                        std::to_string(limits::kMaxChannelBytes) + " bytes");
+    c.sizeBytes = *bytes;
+    TACTUS_READ(c.writer, f.u32("writer"));
+    TACTUS_READ(c.readers, f.list("readers", limits::kMaxRunnables));
+    TACTUS_READ(c.writes, f.u32("writes"));
+    TACTUS_READ(c.depth, f.u32("depth"));
+    TACTUS_CHECK(f.done());
+    s.channels.push_back(std::move(c));
+  } else if (rec.kind == "channel_write") {
+    TACTUS_CHECK(order(Section::kChannelWrite));
+    TACTUS_CHECK(room(s.channelWrites.size(), limits::kMaxInstancesTotal, "channel writer runs"));
+    ChannelWrite w;
+    TACTUS_READ(w.channel, f.u32("channel"));
+    TACTUS_READ(w.instance, f.u32("instance"));
+    TACTUS_READ(w.slot, f.u32("slot"));
+    TACTUS_READ(w.waits, f.list("waits", limits::kMaxInstancesTotal));
+    TACTUS_CHECK(f.done());
+    s.channelWrites.push_back(std::move(w));
+  } else if (rec.kind == "channel_read") {
+    TACTUS_CHECK(order(Section::kChannelRead));
+    TACTUS_CHECK(room(s.channelReads.size(), limits::kMaxInstancesTotal, "channel reader runs"));
+    ChannelRead r;
+    TACTUS_READ(r.channel, f.u32("channel"));
+    TACTUS_READ(r.instance, f.u32("instance"));
+    TACTUS_READ(r.writer, f.u32("writer"));
+    std::uint32_t previous = 0;
+    TACTUS_READ(previous, f.u32("previous"));
+    if (previous > 1) return reader.err("field 'previous' is " + std::to_string(previous) + " (0 or 1)");
+    r.previousIteration = previous == 1;
+    TACTUS_READ(r.slot, f.u32("slot"));
+    TACTUS_CHECK(f.done());
+    s.channelReads.push_back(r);
+  } else {
+    TACTUS_CHECK(order(Section::kChain));
+    TACTUS_CHECK(room(s.chains.size(), limits::kMaxChains, "chains"));
+    TACTUS_CHECK(f.id(s.chains.size()));
+    ChainInfo c;
+    TACTUS_READ(c.name, f.name("name"));
+    TACTUS_READ(c.runnables, f.list("runnables", limits::kMaxRunnables));
+    TACTUS_READ(c.maxReactionNs, f.dur("max_reaction_ns"));
+    TACTUS_READ(c.maxAgeNs, f.dur("max_age_ns"));
+    TACTUS_READ(c.hopAllowanceNs, f.i64("hop_allowance_ns"));
+    TACTUS_READ(c.reactionNs, f.i64("reaction_ns"));
+    TACTUS_READ(c.ageNs, f.i64("age_ns"));
+    TACTUS_CHECK(f.done());
+    s.chains.push_back(std::move(c));
+  }
+  return {};
+}
 
 Result<Schedule> parse(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
   Reader reader(text, origin);
@@ -679,6 +804,14 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
       TACTUS_READ(t.instances, f.list("instances", limits::kMaxInstancesTotal));
       TACTUS_CHECK(f.done());
       s.timelines.push_back(std::move(t));
+    } else if (rec.kind == "channel" || rec.kind == "channel_write" || rec.kind == "channel_read" ||
+               rec.kind == "chain") {
+      if (version < kScheduleFormatVersionChannels)
+        return fail(ErrorCode::kIncompatible,
+                    origin + ": '" + std::string(rec.kind) + "' record in a file of format version " +
+                        std::to_string(version) + " (channels and chains need version " +
+                        std::to_string(kScheduleFormatVersionChannels) + "); recompile the graph");
+      TACTUS_CHECK(readChannelRecord(rec, f, reader, s, order));
     } else {
       return reader.err("unknown record " + quoted(rec.kind, 40));
     }

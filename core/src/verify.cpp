@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "tactus/core/channels.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 
@@ -32,6 +33,9 @@ class Verifier {
       if (report_.ok()) streamOrder();
       if (report_.ok()) timing();
       if (report_.ok()) acyclic();
+      // Channels and chains: the mapping stored is the one the plan gives (channels.hpp).
+      if (report_.ok())
+        for (std::string& e : channelErrors(s_)) error(std::move(e));
     }
     return std::move(report_);
   }

@@ -114,6 +114,8 @@ constexpr Child kChildren[] = {
     {"Client", "Epochs", "Client epoch", true},
     {"Client epoch", "Runnables", "Runnable", true},
     {"Client epoch", "AliasGroups", "Alias group", true},
+    {"Graph", "Channels", "Channel", true},
+    {"Graph", "Chains", "Chain", true},
 };
 
 using Used = std::set<std::pair<std::string, std::string>>;  // (table title, key)

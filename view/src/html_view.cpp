@@ -207,6 +207,35 @@ std::string switchesSection(const Execution& x) {
   return o;
 }
 
+// Channels and chains (tactus extension): each channel's ring and ends, each chain's path and its
+// planned bounds against its requirements. Nothing for a schedule without them.
+std::string channelsSection(const Schedule& s) {
+  if (s.channels.empty() && s.chains.empty()) return {};
+  auto name = [&](RunnableId r) { return htmlEscape(qualifiedName(s, r)); };
+  std::string o =
+      "<h2>Channels and chains</h2>\n<div class=\"meta\">the buffers of each channel's ring; each chain's "
+      "planned worst reaction (source release to the last runnable's end) and data age, allowance "
+      "included, against its requirement</div>\n<table class=\"switches\"><tr><th>channel</th><th>size</th>"
+      "<th>buffers</th><th>writer</th><th>readers</th></tr>\n";
+  for (const ChannelInfo& c : s.channels) {
+    o += "<tr><td>" + htmlEscape(c.name) + "</td><td>" + std::to_string(c.sizeBytes) + " B</td><td>" +
+         std::to_string(c.depth) + "</td><td>" + name(c.writer) + "</td><td>";
+    for (std::size_t k = 0; k < c.readers.size(); ++k) o += (k ? ", " : "") + name(c.readers[k]);
+    o += "</td></tr>\n";
+  }
+  o += "</table>\n<table class=\"switches\"><tr><th>chain</th><th>reaction</th><th>data age</th><th>path</th></tr>\n";
+  auto bound = [](std::int64_t planned, std::int64_t limit) {
+    return humanDuration(planned) + (limit == kNoDuration ? std::string() : " (max " + humanDuration(limit) + ")");
+  };
+  for (const ChainInfo& c : s.chains) {
+    o += "<tr><td>" + htmlEscape(c.name) + "</td><td>" + bound(c.reactionNs, c.maxReactionNs) + "</td><td>" +
+         bound(c.ageNs, c.maxAgeNs) + "</td><td>";
+    for (std::size_t k = 0; k < c.runnables.size(); ++k) o += (k ? " &rarr; " : "") + name(c.runnables[k]);
+    o += "</td></tr>\n";
+  }
+  return o + "</table>\n";
+}
+
 }  // namespace
 
 std::string renderHtml(const Schedule& schedule, const Execution* execution, const HtmlOptions& options) {
@@ -256,6 +285,7 @@ std::string renderHtml(const Schedule& schedule, const Execution* execution, con
       "to show its iteration</div>\n<div id=\"bands\"></div>\n<h2>Statistics</h2>\n<div class=\"meta\">per "
       "runnable over the whole log (start jitter = actual - planned start); click a column to sort</div>\n"
       "<div id=\"stats\"></div></div>\n";
+  page += channelsSection(schedule);
   if (execution != nullptr && !execution->marks.empty()) page += switchesSection(*execution);
   page += "<div id=\"tip\"></div>\n<script type=\"application/json\" id=\"data\">";
   page += dataJson(schedule, execution, title);

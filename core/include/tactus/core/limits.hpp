@@ -36,6 +36,11 @@ inline constexpr std::uint32_t kMaxSocs = 64;
 inline constexpr std::uint32_t kMaxDependenciesPerRunnable = 1u << 16;
 /// Longest name (client, runnable, resource, hyperepoch, epoch, graph) in bytes.
 inline constexpr std::uint32_t kMaxNameBytes = 1024;
+/// Most channels and most chains in one graph or schedule (each; tactus extension).
+inline constexpr std::uint32_t kMaxChannels = 1u << 16;
+inline constexpr std::uint32_t kMaxChains = 1u << 16;
+/// Largest buffer of one channel in bytes (its ring holds several).
+inline constexpr std::uint64_t kMaxChannelBytes = 1ULL << 32;
 /// Most schedules one master loads (-s a,b,... with a schedule manager).
 inline constexpr std::uint32_t kMaxSchedules = 16;
 /// Earlier event logs the master keeps beside the current one (TACTUS_LOG_KEEP).

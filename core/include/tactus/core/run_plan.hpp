@@ -7,6 +7,8 @@
 //   - on every resource it holds, its predecessor in that resource's timeline has finished
 //     (the first of a timeline waits for the last one of iteration h - 1),
 //   - its graph dependencies (and a submittee's submitter) have finished in iteration h,
+//   - a channel's reader run: the writer run of iteration h whose version it reads; a channel's
+//     writer run: the reader runs of iteration h of the version it overwrites (channels.hpp),
 //   - and release time + StartTime has passed.
 #pragma once
 

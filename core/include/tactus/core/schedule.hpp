@@ -180,6 +180,53 @@ struct SocLatency {
   std::int64_t latencyNs = 0;  ///< the time after the predecessor's end before the successor may start
 };
 
+/// A channel (tactus extension): a named buffer of `sizeBytes` that one runnable writes and
+/// others read, held as a ring of `depth` buffers (versions). The compiler decides from the plan
+/// which writer run every reader run sees (ChannelRead) and which buffer every writer run fills
+/// (ChannelWrite); see channels.hpp.
+struct ChannelInfo {
+  std::string name;                 ///< as in the graph's `Channels` list
+  std::uint64_t sizeBytes = 0;      ///< bytes of one buffer (> 0)
+  RunnableId writer{};              ///< the one runnable that writes it
+  std::vector<RunnableId> readers;  ///< the runnables that read it, ascending, not the writer
+  std::uint32_t writes = 1;         ///< writer runs per hyperepoch iteration (its epoch's frames)
+  std::uint32_t depth = 1;          ///< buffers in the ring: versions live at once, at most
+};
+
+/// A writer run of a channel: the buffer it fills and the reader runs it waits for first (those
+/// of the same iteration still reading the version that buffer holds). In iteration h the run
+/// fills buffer (slot + h * writes) mod depth, which is `slot` when depth divides writes.
+struct ChannelWrite {
+  std::uint32_t channel = 0;      ///< index into Schedule::channels
+  InstanceId instance{};          ///< the writer's instance (one per frame)
+  std::uint32_t slot = 0;         ///< its buffer in iteration 0
+  std::vector<InstanceId> waits;  ///< reader instances of the same iteration it starts after, ascending
+};
+
+/// A reader run of a channel: the writer run whose version it reads. A reader before any write
+/// in the plan reads the writer run of the previous iteration (`previousIteration`): in the
+/// first iteration it has no version yet. In iteration h it reads buffer
+/// (slot + (h - previousIteration) * writes) mod depth.
+struct ChannelRead {
+  std::uint32_t channel = 0;       ///< index into Schedule::channels
+  InstanceId instance{};           ///< the reader's instance
+  InstanceId writer{};             ///< the writer instance whose version it reads
+  bool previousIteration = false;  ///< that writer run is of iteration h - 1 (none in iteration 0)
+  std::uint32_t slot = 0;          ///< the writer instance's slot (ChannelWrite::slot)
+};
+
+/// A cause-effect chain (tactus extension): a path of runnables, each linked to the next by a
+/// dependency (or submission) or a channel, with its bounds computed from the plan.
+struct ChainInfo {
+  std::string name;                          ///< as in the graph's `Chains` list
+  std::vector<RunnableId> runnables;         ///< source first, in path order (2 or more)
+  std::int64_t maxReactionNs = kNoDuration;  ///< the graph's `MaxReaction`, if given
+  std::int64_t maxAgeNs = kNoDuration;       ///< the graph's `MaxAge`, if given
+  std::int64_t hopAllowanceNs = 0;           ///< allowance per runnable for the runtime's hand-off
+  std::int64_t reactionNs = 0;               ///< the planned worst reaction, allowance included
+  std::int64_t ageNs = 0;                    ///< the planned worst data age, allowance included
+};
+
 /// A compiled schedule for one graph.
 struct Schedule {
   std::string name;              ///< the graph ID
@@ -198,6 +245,13 @@ struct Schedule {
   std::vector<SocInfo> socs;
   std::int64_t crossSocLatencyNs = 0;
   std::vector<SocLatency> socLatencies;
+  /// Channels and chains (tactus extension; empty for an STM graph): the channels, every writer
+  /// run's buffer and waits (by channel, then instance), every reader run's version (by channel,
+  /// then instance) and the chains with their planned bounds.
+  std::vector<ChannelInfo> channels;
+  std::vector<ChannelWrite> channelWrites;
+  std::vector<ChannelRead> channelReads;
+  std::vector<ChainInfo> chains;
 };
 
 /// The SoC of a runnable (its client's), kNone in a schedule of one machine.

@@ -36,6 +36,26 @@
 // `device=`), planned as version 4 plans a GPU and its CUDA streams. It is written only when a
 // schedule has such a resource (all others are written as before, byte for byte), so a version-4
 // reader refuses it by its version rather than by an unknown kind.
+// Format version 6 is version 5 (the fields of version 2 present even in a schedule of one
+// machine) for schedules with channels or chains (tactus extension), which end, after the
+// timelines, with their records:
+//
+//   channel id=0 name=Frame size=4096 writer=3 readers=5,7 writes=2 depth=2
+//   channel_write channel=0 instance=12 slot=0 waits=15,18
+//   channel_read channel=0 instance=20 writer=12 previous=0 slot=0
+//   chain id=0 name=CamToBrake runnables=3,5,9 max_reaction_ns=- max_age_ns=50000000
+//         hop_allowance_ns=100000 reaction_ns=41300000 age_ns=47200000
+//
+// A channel: its buffer's size in bytes, its writer and readers (runnable ids, readers
+// ascending), the writer's runs per hyperepoch iteration and its ring depth. A channel_write per
+// writer instance (by channel, then instance): the buffer it fills in iteration 0 (in iteration
+// h: (slot + h * writes) mod depth) and the reader instances of the same iteration it waits for.
+// A channel_read per reader instance (by channel, then instance): the writer instance whose
+// version it reads, of the previous iteration when previous=1 (none in the first iteration),
+// and that version's buffer in the writer's iteration 0. A chain: its runnables, its
+// requirements and its planned bounds (allowance included). It is written only when a graph has
+// channels or chains (every other schedule is written as before, byte for byte), so a version-5
+// reader refuses it by its version; a file of an older version holding these records is refused.
 #pragma once
 
 #include <cstdint>
@@ -47,8 +67,10 @@
 
 namespace tactus {
 
-/// The newest format version this build writes and reads (schedules with DLA or VPU engines).
-inline constexpr std::uint32_t kScheduleFormatVersion = 5;
+/// The newest format version this build writes and reads (schedules with channels or chains).
+inline constexpr std::uint32_t kScheduleFormatVersion = 6;
+/// The version written for schedules with channels or chains: the oldest that holds them.
+inline constexpr std::uint32_t kScheduleFormatVersionChannels = 6;
 /// The version written for schedules with a DLA or VPU (PVA) engine or queue: the oldest that holds them.
 inline constexpr std::uint32_t kScheduleFormatVersionEngines = 5;
 /// The version written for schedules with GPU work: the oldest that holds GPU work.
