@@ -8,6 +8,7 @@
 #include <cctype>
 #include <set>
 #include <string_view>
+#include <vector>
 
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/segment.hpp"
@@ -18,13 +19,14 @@ namespace {
 
 // The instance a segment's name belongs to: `<instance>.manager`, `<instance>.schedule<k>` and
 // `<instance>.soc<k>` are parts of the instance `<instance>` (the name a user gives with -D).
+// A managed multi-SoC run's `<instance>.soc<k>.schedule<j>` is stripped of both.
 std::string instanceOf(std::string name) {
   for (const std::string_view part : {std::string_view(".schedule"), std::string_view(".soc")}) {
     const std::size_t at = name.rfind(part);
     if (at == std::string::npos || at == 0 || at + part.size() == name.size()) continue;
     const std::string_view digits = std::string_view(name).substr(at + part.size());
     if (std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      return name.substr(0, at);
+      name.resize(at);
   }
   const std::string manager = ".manager";
   if (name.size() > manager.size() && name.compare(name.size() - manager.size(), manager.size(), manager) == 0)
@@ -53,10 +55,18 @@ std::string otherInstancesHint(const std::string& instance, const std::string& s
     ::closedir(dir);
   }
   if (names.empty()) return "";
+  // The names most like the one asked for first (the longest common start), then by name: a typo's
+  // instance is among those shown however many others this user has.
+  std::vector<std::string> ordered(names.begin(), names.end());
+  const auto common = [&](const std::string& name) {
+    return std::mismatch(name.begin(), name.end(), instance.begin(), instance.end()).first - name.begin();
+  };
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [&](const std::string& a, const std::string& b) { return common(a) > common(b); });
   constexpr std::size_t kShown = 5;
   std::string text;
   std::size_t shown = 0;
-  for (const std::string& name : names) {
+  for (const std::string& name : ordered) {
     if (shown == kShown) {
       text += ", ...";
       break;
