@@ -80,7 +80,7 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
     return std::make_tuple(a.boundaryMisses, a.lengthNs > he.periodNs ? 1 : 0, a.deadlineMisses, a.lengthNs);
   };
   for (const Rule& rule : rules) {
-    for (std::uint32_t r : touched) free[r] = FreeTime();
+    for (std::uint32_t r : touched) free[r].clear();
     Attempt a = listSchedule(pb, rule, free);
     if (!haveBest || score(a) < score(best)) {
       best = std::move(a);
