@@ -79,10 +79,13 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
   auto score = [&](const Attempt& a) {
     return std::make_tuple(a.boundaryMisses, a.lengthNs > he.periodNs ? 1 : 0, a.deadlineMisses, a.lengthNs);
   };
-  for (const Rule& rule : rules) {
+  for (Rule& rule : rules) {
     for (std::uint32_t r : touched) free[r].clear();
+    // A rule stops once it cannot beat the best so far (ties keep the earlier rule).
+    rule.cutoff = haveBest ? &best : nullptr;
+    rule.periodNs = he.periodNs;
     Attempt a = listSchedule(pb, rule, free);
-    if (!haveBest || score(a) < score(best)) {
+    if (!a.abandoned && (!haveBest || score(a) < score(best))) {
       best = std::move(a);
       haveBest = true;
     }

@@ -34,12 +34,28 @@ class ListScheduler {
       : pb_(pb), g_(*pb.graph), rule_(rule), free_(free) {
     at_.placements.resize(pb.nodes.size());
     waiting_.resize(pb.nodes.size());
+    // What the placement of every instance reads of its runnable and resources, gathered once:
+    // a graph runnable is a large record, read in scattered order otherwise.
+    local_.resize(pb.runnables.size());
+    for (std::uint32_t l = 0; l < pb.runnables.size(); ++l) {
+      const RunnableId r = pb.runnables[l];
+      const GraphRunnable& gr = g_.runnables[r];
+      Local& lo = local_[l];
+      lo.wcet = (*pb.wcet)[r];
+      lo.requests = (*pb.requests)[r];
+      lo.priority = gr.priority;
+      lo.kind = gr.kind;
+      lo.pinned = pinnedStream(r);
+    }
+    stream_.resize(free.size());
+    for (std::uint32_t c = 0; c < free.size(); ++c) stream_[c] = isEngineQueue(g_.resources[c].kind) ? 1 : 0;
     streamLast_.assign(free.size(), 0);
     workLast_.assign(free.size(), 0);
     pinned_.assign(free.size(), 0);
     for (const Node& nd : pb.nodes)
-      if (const std::uint32_t bound = pinnedStream(nd.runnable); bound != kNone) ++pinned_[bound];
+      if (const std::uint32_t bound = local_[nd.local].pinned; bound != kNone) ++pinned_[bound];
     outstanding_.assign(free.size(), 0);
+    if (rule_.cutoff != nullptr) cutoff_ = scoreOf(*rule_.cutoff, rule_.periodNs);
     if (rule_.key == 3 && rule_.keyOverride == nullptr) {
       submitteeOf_.assign(pb.runnables.size(), kNone);
       for (std::uint32_t l = 0; l < pb.localSubmitter.size(); ++l)
@@ -68,7 +84,7 @@ class ListScheduler {
     if (rule_.timed) {
       runTimed();
     } else {
-      for (;;) {
+      while (!at_.abandoned) {
         bool forced = false;
         if (ready_.empty()) {
           if (deferred_.empty()) break;
@@ -128,7 +144,7 @@ class ListScheduler {
           k.key2 = 0;
           break;
       }
-    k.priority = g_.runnables[nd.runnable].priority;
+    k.priority = local_[nd.local].priority;
     k.frame = nd.frame;
     k.runnable = nd.runnable;
     k.node = n;
@@ -152,7 +168,7 @@ class ListScheduler {
   }
 
   // An engine queue: a CUDA stream, DLA handle or PVA stream (all with a stream's semantics).
-  bool isStream(std::uint32_t r) const { return isEngineQueue(g_.resources[r].kind); }
+  bool isStream(std::uint32_t r) const { return stream_[r] != 0; }
 
   // A CUDA stream serialises the submissions (its submitters hold it while they run) and runs
   // its work in submission order. The list scheduler keeps that order simply: each stream has at
@@ -162,9 +178,9 @@ class ListScheduler {
   // stream has work outstanding waits (deferred) until that work is placed. The search (which
   // lets several submissions be outstanding) keeps the FIFO order by its own rule.
   bool streamBlocked(std::uint32_t n) const {
-    const GraphRunnable& gr = g_.runnables[pb_.nodes[n].runnable];
-    if (gr.kind != RunnableKind::kSubmitter) return false;
-    for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
+    const Local& lo = local_[pb_.nodes[n].local];
+    if (lo.kind != RunnableKind::kSubmitter) return false;
+    for (const auto& q : *lo.requests) {
       if (!isEngineQueue(q.kind)) continue;
       return std::none_of(q.candidates.begin(), q.candidates.end(),
                           [&](ResourceId c) { return outstanding_[index(c)] == 0; });
@@ -188,9 +204,9 @@ class ListScheduler {
   // device, after the earlier work of that stream, and does not hold the stream.
   Choice choose(std::uint32_t n, std::int64_t t) {
     const Node& nd = pb_.nodes[n];
-    const GraphRunnable& gr = g_.runnables[nd.runnable];
-    const std::int64_t w = (*pb_.wcet)[nd.runnable];
-    const auto& reqs = *(*pb_.requests)[nd.runnable];
+    const Local& gr = local_[nd.local];
+    const std::int64_t w = gr.wcet;
+    const auto& reqs = *gr.requests;
     chosen_.assign(reqs.size(), kNone);
     fixed_.clear();
     std::uint32_t stream = kNone;
@@ -278,15 +294,16 @@ class ListScheduler {
 
   void place(std::uint32_t n, Choice& c) {
     const Node& nd = pb_.nodes[n];
-    const std::int64_t w = (*pb_.wcet)[nd.runnable];
+    const Local& lo = local_[nd.local];
+    const std::int64_t w = lo.wcet;
     Placement& pl = at_.placements[n];
     pl.startNs = c.start;
     pl.endNs = c.start + w;
     pl.seq = seq_++;
     pl.resources = std::move(c.resources);
     for (std::uint32_t r : pl.resources) free_[r].reserve(pl.startNs, w);
-    const RunnableKind kind = g_.runnables[nd.runnable].kind;
-    if (const std::uint32_t bound = pinnedStream(nd.runnable); bound != kNone) --pinned_[bound];
+    const RunnableKind kind = lo.kind;
+    if (lo.pinned != kNone) --pinned_[lo.pinned];
     for (std::uint32_t r : pl.resources) {
       if (!isStream(r) || kind != RunnableKind::kSubmitter) continue;
       streamLast_[r] = std::max(streamLast_[r], pl.endNs);
@@ -306,6 +323,7 @@ class ListScheduler {
     if (pl.endNs > nd.boundaryNs) ++at_.boundaryMisses;
     const std::int64_t dl = pb_.localDeadline[nd.local];
     if (dl != kNoDuration && pl.endNs > nd.frameNs + dl) ++at_.deadlineMisses;
+    if (rule_.cutoff != nullptr && scoreOf(at_, rule_.periodNs) >= cutoff_) at_.abandoned = true;
     if (rule_.timed) {
       ends_.push(pl.endNs);
       for (std::uint32_t r : pl.resources) busyUntil_[r] = std::max(busyUntil_[r], pl.endNs);
@@ -358,7 +376,7 @@ class ListScheduler {
   void runTimed() {
     std::int64_t now = 0;
     std::size_t placed = 0;
-    while (placed < pb_.nodes.size()) {
+    while (placed < pb_.nodes.size() && !at_.abandoned) {
       while (!pending_.empty() && pending_.top().first <= now) {
         const std::uint32_t n = pending_.top().second;
         available_[groupOf_[pb_.nodes[n].local]].insert(keyOf(n));
@@ -418,6 +436,7 @@ class ListScheduler {
       place(n, c);
       ++placed;
       progress = true;
+      if (at_.abandoned) break;
       // Zero-length instances may make successors available at this very time.
       if (!pending_.empty() && pending_.top().first <= now) break;
     }
@@ -435,6 +454,7 @@ class ListScheduler {
     std::sort(all.begin(), all.end());
     force_ = true;
     for (const ReadyKey& k : all) {
+      if (at_.abandoned) break;
       Choice c = choose(k.node, now);
       place(k.node, c);
       ++placed;
@@ -442,8 +462,19 @@ class ListScheduler {
     force_ = false;
   }
 
+  // Per local runnable: what placing its instances reads.
+  struct Local {
+    std::int64_t wcet = 0;
+    const std::vector<ResourceRequest>* requests = nullptr;
+    std::uint32_t priority = 0;
+    std::uint32_t pinned = kNone;  // the one stream a submitter is bound to (pinnedStream)
+    RunnableKind kind = RunnableKind::kCpu;
+  };
+
   const Problem& pb_;
   const Graph& g_;
+  std::vector<Local> local_;
+  std::vector<std::uint8_t> stream_;  // per resource: an engine queue
   Rule rule_;
   std::vector<FreeTime>& free_;
   Attempt at_;
@@ -468,6 +499,7 @@ class ListScheduler {
   std::vector<std::uint32_t> outstanding_;  // per stream: submitters placed whose work is not yet
   std::vector<std::uint32_t> deferred_;     // submitters waiting for a stream without outstanding work
   std::vector<std::uint32_t> submitteeOf_;  // key 3: local submitter -> its local submittee, or kNone
+  Score cutoff_;                            // the score of rule_.cutoff, when set
   bool force_ = false;                      // while placing one stuck submitter: ignore its stream's order
   std::uint64_t seq_ = 0;
 };
