@@ -148,10 +148,16 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     hr.periodNs = he.periodNs;
     IdVector<RunnableId, std::uint8_t> runnableSeen(s.runnables.size(), 0);
     // Per resource: its instances' intervals; per type: (earliest start, length, tail) holdings.
-    std::map<ResourceId, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals;
+    IdVector<ResourceId, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals(s.resources.size());
     // Holdings per candidate set: an instance needs one resource out of each of its requests'
     // candidate sets for its whole WCET.
     std::map<std::vector<ResourceId>, std::vector<std::uint32_t>> holdings;
+    // Where the graph matches the schedule, an instance's candidate sets are its runnable's:
+    // looked up once per runnable (its holdings' lists, in request order), not per instance.
+    const bool setsByRunnable = graph.runnables.size() == s.runnables.size();
+    std::vector<std::vector<std::uint32_t>*> setLists;
+    IdVector<RunnableId, std::pair<std::uint32_t, std::uint32_t>> setsOf(setsByRunnable ? s.runnables.size() : 0,
+                                                                         {kNone, 0});  // (first, count)
     std::uint32_t critical = kNone;                          // an instance on the critical path
     std::set<std::pair<RunnableId, RunnableId>> crossEdges;  // runnable pairs across SoCs
     for (std::uint32_t i = 0; i < ni; ++i) {
@@ -173,7 +179,17 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
       for (ResourceId r : inst.resources) {
         if (s.resources.contains(r)) intervals[r].emplace_back(inst.startNs, inst.endNs);
       }
-      for (auto& set : candidateSets(graph, s, inst, h)) holdings[std::move(set)].push_back(i);
+      if (setsByRunnable && graph.runnables.contains(inst.runnable)) {
+        auto& [first, count] = setsOf[inst.runnable];
+        if (first == kNone) {
+          first = static_cast<std::uint32_t>(setLists.size());
+          for (auto& set : candidateSets(graph, s, inst, h)) setLists.push_back(&holdings[std::move(set)]);
+          count = static_cast<std::uint32_t>(setLists.size()) - first;
+        }
+        for (std::uint32_t k = 0; k < count; ++k) setLists[first + k]->push_back(i);
+      } else {
+        for (auto& set : candidateSets(graph, s, inst, h)) holdings[std::move(set)].push_back(i);
+      }
       const RunnableInfo& ri = s.runnables[inst.runnable];
       if (ri.deadlineNs != kNoDuration && inst.endNs > frameRelease(s, inst) + ri.deadlineNs) {
         hr.deadlinesMissed.push_back(
@@ -209,7 +225,9 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     }
 
     std::int64_t bound = hr.criticalPathNs;
-    for (auto& [r, iv] : intervals) {
+    for (ResourceId r : intervals.ids()) {
+      std::vector<std::pair<std::int64_t, std::int64_t>>& iv = intervals[r];
+      if (iv.empty()) continue;
       std::sort(iv.begin(), iv.end());
       ResourceReport rr;
       rr.name = s.resources[r].name;
