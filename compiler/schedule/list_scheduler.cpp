@@ -36,6 +36,8 @@ class ListScheduler {
     waiting_.resize(pb.nodes.size());
     // What the placement of every instance reads of its runnable and resources, gathered once:
     // a graph runnable is a large record, read in scattered order otherwise.
+    stream_.resize(free.size());
+    for (std::uint32_t c = 0; c < free.size(); ++c) stream_[c] = isEngineQueue(g_.resources[c].kind) ? 1 : 0;
     local_.resize(pb.runnables.size());
     for (std::uint32_t l = 0; l < pb.runnables.size(); ++l) {
       const RunnableId r = pb.runnables[l];
@@ -46,9 +48,11 @@ class ListScheduler {
       lo.priority = gr.priority;
       lo.kind = gr.kind;
       lo.pinned = pinnedStream(r);
+      lo.plain = gr.kind != RunnableKind::kSubmitter && gr.kind != RunnableKind::kSubmittee &&
+                 lo.requests->size() == 1 && !(*lo.requests)[0].candidates.empty() &&
+                 std::none_of((*lo.requests)[0].candidates.begin(), (*lo.requests)[0].candidates.end(),
+                              [&](ResourceId c) { return stream_[index(c)] != 0; });
     }
-    stream_.resize(free.size());
-    for (std::uint32_t c = 0; c < free.size(); ++c) stream_[c] = isEngineQueue(g_.resources[c].kind) ? 1 : 0;
     streamLast_.assign(free.size(), 0);
     workLast_.assign(free.size(), 0);
     pinned_.assign(free.size(), 0);
@@ -207,6 +211,7 @@ class ListScheduler {
     const Local& gr = local_[nd.local];
     const std::int64_t w = gr.wcet;
     const auto& reqs = *gr.requests;
+    if (gr.plain) return choosePlain(reqs[0].candidates, t, w);
     chosen_.assign(reqs.size(), kNone);
     fixed_.clear();
     std::uint32_t stream = kNone;
@@ -289,6 +294,36 @@ class ListScheduler {
       if (r != kNone) picked_.push_back(r);
     }
     c.resources.assign(picked_.begin(), picked_.end());
+    return c;
+  }
+
+  // choose() for a runnable with one request among resources that are no engine queue, and no
+  // submitter or submittee: every candidate is allowed, none fixed before, so the choice is the
+  // candidate whose own free time fits earliest (on a tie the gap that opened last, then the
+  // first), at that start. What choose()'s general steps give, without them.
+  Choice choosePlain(const std::vector<ResourceId>& candidates, std::int64_t t, std::int64_t w) const {
+    Choice c;
+    if (candidates.size() == 1) {
+      const std::uint32_t only = index(candidates[0]);
+      c.start = free_[only].fit(t, w);
+      c.resources.assign(&only, &only + 1);
+      return c;
+    }
+    std::int64_t best = kInfinity;
+    std::int64_t bestGap = -1;
+    std::uint32_t bestC = kNone;
+    for (ResourceId id : candidates) {
+      const std::uint32_t r = index(id);
+      std::int64_t gapStart = 0;
+      const std::int64_t sc = free_[r].fit(t, w, &gapStart);
+      if (sc < best || (sc == best && gapStart > bestGap)) {
+        best = sc;
+        bestGap = gapStart;
+        bestC = r;
+      }
+    }
+    c.start = best;
+    c.resources.assign(&bestC, &bestC + 1);
     return c;
   }
 
@@ -469,6 +504,7 @@ class ListScheduler {
     std::uint32_t priority = 0;
     std::uint32_t pinned = kNone;  // the one stream a submitter is bound to (pinnedStream)
     RunnableKind kind = RunnableKind::kCpu;
+    bool plain = false;  // one request with candidates, no engine queue among them, no submission (choosePlain)
   };
 
   const Problem& pb_;
