@@ -2,6 +2,7 @@
 #include "schedule/list_scheduler.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <queue>
@@ -39,6 +40,8 @@ class ListScheduler {
     stream_.resize(free.size());
     for (std::uint32_t c = 0; c < free.size(); ++c) stream_[c] = isEngineQueue(g_.resources[c].kind) ? 1 : 0;
     local_.resize(pb.runnables.size());
+    std::map<std::vector<std::uint32_t>, std::uint32_t> interned;  // candidate list -> its place in plainCands_
+    std::vector<std::uint32_t> key;
     for (std::uint32_t l = 0; l < pb.runnables.size(); ++l) {
       const RunnableId r = pb.runnables[l];
       const GraphRunnable& gr = g_.runnables[r];
@@ -50,8 +53,20 @@ class ListScheduler {
       lo.pinned = pinnedStream(r);
       lo.plain = gr.kind != RunnableKind::kSubmitter && gr.kind != RunnableKind::kSubmittee &&
                  lo.requests->size() == 1 && !(*lo.requests)[0].candidates.empty() &&
+                 (*lo.requests)[0].candidates.size() <= UINT16_MAX &&
                  std::none_of((*lo.requests)[0].candidates.begin(), (*lo.requests)[0].candidates.end(),
                               [&](ResourceId c) { return stream_[index(c)] != 0; });
+      if (lo.plain) {
+        // Interned: the few distinct candidate lists (every `CPU` request has the same) stay in
+        // cache, where each request's own list was a cache miss per instance.
+        const auto& cands = (*lo.requests)[0].candidates;
+        key.clear();
+        for (ResourceId c : cands) key.push_back(index(c));
+        const auto [it, added] = interned.emplace(key, static_cast<std::uint32_t>(plainCands_.size()));
+        if (added) plainCands_.insert(plainCands_.end(), key.begin(), key.end());
+        lo.candFirst = it->second;
+        lo.candCount = static_cast<std::uint16_t>(cands.size());
+      }
     }
     streamLast_.assign(free.size(), 0);
     workLast_.assign(free.size(), 0);
@@ -211,7 +226,7 @@ class ListScheduler {
     const Local& gr = local_[nd.local];
     const std::int64_t w = gr.wcet;
     const auto& reqs = *gr.requests;
-    if (gr.plain) return choosePlain(reqs[0].candidates, t, w);
+    if (gr.plain) return choosePlain(plainCands_.data() + gr.candFirst, gr.candCount, t, w);
     chosen_.assign(reqs.size(), kNone);
     fixed_.clear();
     std::uint32_t stream = kNone;
@@ -301,10 +316,10 @@ class ListScheduler {
   // submitter or submittee: every candidate is allowed, none fixed before, so the choice is the
   // candidate whose own free time fits earliest (on a tie the gap that opened last, then the
   // first), at that start. What choose()'s general steps give, without them.
-  Choice choosePlain(const std::vector<ResourceId>& candidates, std::int64_t t, std::int64_t w) const {
+  Choice choosePlain(const std::uint32_t* candidates, std::size_t count, std::int64_t t, std::int64_t w) const {
     Choice c;
-    if (candidates.size() == 1) {
-      const std::uint32_t only = index(candidates[0]);
+    if (count == 1) {
+      const std::uint32_t only = candidates[0];
       c.start = free_[only].fit(t, w);
       c.resources.assign(&only, &only + 1);
       return c;
@@ -312,8 +327,8 @@ class ListScheduler {
     std::int64_t best = kInfinity;
     std::int64_t bestGap = -1;
     std::uint32_t bestC = kNone;
-    for (ResourceId id : candidates) {
-      const std::uint32_t r = index(id);
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::uint32_t r = candidates[k];
       std::int64_t gapStart = 0;
       const std::int64_t sc = free_[r].fit(t, w, &gapStart);
       if (sc < best || (sc == best && gapStart > bestGap)) {
@@ -503,6 +518,8 @@ class ListScheduler {
     const std::vector<ResourceRequest>* requests = nullptr;
     std::uint32_t priority = 0;
     std::uint32_t pinned = kNone;  // the one stream a submitter is bound to (pinnedStream)
+    std::uint32_t candFirst = 0;   // plain: its candidates, plainCands_[candFirst, + candCount)
+    std::uint16_t candCount = 0;
     RunnableKind kind = RunnableKind::kCpu;
     bool plain = false;  // one request with candidates, no engine queue among them, no submission (choosePlain)
   };
@@ -510,7 +527,8 @@ class ListScheduler {
   const Problem& pb_;
   const Graph& g_;
   std::vector<Local> local_;
-  std::vector<std::uint8_t> stream_;  // per resource: an engine queue
+  std::vector<std::uint8_t> stream_;       // per resource: an engine queue
+  std::vector<std::uint32_t> plainCands_;  // the distinct candidate lists of plain runnables
   Rule rule_;
   std::vector<FreeTime>& free_;
   Attempt at_;
