@@ -23,17 +23,6 @@ std::string qualified(const Schedule& s, RunnableId r) {
   return ri.name;
 }
 
-HyperepochId hyperepochOf(const Schedule& s, const InstanceInfo& inst) {
-  if (!s.runnables.contains(inst.runnable)) return kNone;
-  const EpochId e = s.runnables[inst.runnable].epoch;
-  if (!s.epochs.contains(e)) return kNone;
-  return s.epochs[e].hyperepoch;
-}
-
-std::int64_t frameRelease(const Schedule& s, const InstanceInfo& inst) {
-  return static_cast<std::int64_t>(inst.frame) * s.epochs[s.runnables[inst.runnable].epoch].periodNs;
-}
-
 // The candidate sets of an instance's requests, from the graph when it matches the schedule;
 // otherwise each held resource stands for every resource of its type in the hyperepoch.
 std::vector<std::vector<ResourceId>> candidateSets(const Graph& g, const Schedule& s, const InstanceInfo& inst,
@@ -133,7 +122,29 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
   // Earliest start (critical path with releases) and tail (longest chain after the end) per
   // instance, over the instance dependency graph in topological order (schedule/bounds.hpp).
   auto length = [&](std::uint32_t i) { return s.instances[i].endNs - s.instances[i].startNs; };
-  auto valid = [&](const InstanceInfo& inst) { return hyperepochOf(s, inst) != kNone; };
+  // Per runnable, read once in order (instances in time order reach their runnables' large
+  // records at random): its hyperepoch (kNone for an unknown epoch), its epoch's period,
+  // StartTime and Deadline.
+  const std::size_t nr = s.runnables.size();
+  std::vector<HyperepochId> heOfRunnable(nr, kNone);
+  std::vector<std::int64_t> periodOf(nr, 0), startTimeOf(nr, 0), deadlineOf(nr, kNoDuration);
+  for (RunnableId r : s.runnables.ids()) {
+    const RunnableInfo& ri = s.runnables[r];
+    if (s.epochs.contains(ri.epoch)) {
+      heOfRunnable[index(r)] = s.epochs[ri.epoch].hyperepoch;
+      periodOf[index(r)] = s.epochs[ri.epoch].periodNs;
+    }
+    startTimeOf[index(r)] = ri.startTimeNs;
+    deadlineOf[index(r)] = ri.deadlineNs;
+  }
+  auto heOf = [&](const InstanceInfo& inst) {
+    return s.runnables.contains(inst.runnable) ? heOfRunnable[index(inst.runnable)] : HyperepochId{kNone};
+  };
+  // The release of a valid instance's frame.
+  auto releaseOf = [&](const InstanceInfo& inst) {
+    return static_cast<std::int64_t>(inst.frame) * periodOf[index(inst.runnable)];
+  };
+  auto valid = [&](const InstanceInfo& inst) { return heOf(inst) != kNone; };
   std::vector<std::vector<std::uint32_t>> succs(ni), preds(ni);
   std::vector<std::uint32_t> indeg(ni, 0);
   std::vector<std::int64_t> release(ni, 0), lengths(ni, 0);
@@ -146,7 +157,7 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
       ++indeg[i];
       if (valid(inst)) preds[i].push_back(index(d));  // an invalid instance keeps est 0
     }
-    if (valid(inst)) release[i] = frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs;
+    if (valid(inst)) release[i] = releaseOf(inst) + startTimeOf[index(inst.runnable)];
   }
   const std::vector<std::uint32_t> order = schedule::topologicalOrder(succs, std::move(indeg));
   std::vector<std::int64_t> est = schedule::longestHeads(order, preds, release, lengths);
@@ -174,10 +185,10 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
   IdVector<HyperepochId, std::int64_t> grain(s.hyperepochs.size(), 0);
   for (std::uint32_t i = 0; i < ni; ++i) {
     const InstanceInfo& inst = s.instances[i];
-    if (!valid(inst) || !grain.contains(hyperepochOf(s, inst))) continue;
-    std::int64_t& gr = grain[hyperepochOf(s, inst)];
+    if (!valid(inst) || !grain.contains(heOf(inst))) continue;
+    std::int64_t& gr = grain[heOf(inst)];
     gr = schedule::gcd64(gr, length(i));
-    gr = schedule::gcd64(gr, frameRelease(s, inst) + s.runnables[inst.runnable].startTimeNs);
+    gr = schedule::gcd64(gr, releaseOf(inst) + startTimeOf[index(inst.runnable)]);
     if (lagged) {
       gr = schedule::gcd64(gr, s.crossSocLatencyNs);
       for (const SocLatency& l : s.socLatencies) gr = schedule::gcd64(gr, l.latencyNs);
@@ -190,15 +201,21 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     hr.periodNs = he.periodNs;
     IdVector<RunnableId, std::uint8_t> runnableSeen(s.runnables.size(), 0);
     // Per resource: its instances' intervals; per type: (earliest start, length, tail) holdings.
-    std::map<ResourceId, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals;
+    IdVector<ResourceId, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals(s.resources.size());
     // Holdings per candidate set: an instance needs one resource out of each of its requests'
     // candidate sets for its whole WCET.
     std::map<std::vector<ResourceId>, std::vector<std::uint32_t>> holdings;
+    // Where the graph matches the schedule, an instance's candidate sets are its runnable's:
+    // looked up once per runnable (its holdings' lists, in request order), not per instance.
+    const bool setsByRunnable = graph.runnables.size() == s.runnables.size();
+    std::vector<std::vector<std::uint32_t>*> setLists;
+    IdVector<RunnableId, std::pair<std::uint32_t, std::uint32_t>> setsOf(setsByRunnable ? s.runnables.size() : 0,
+                                                                         {kNone, 0});  // (first, count)
     std::uint32_t critical = kNone;                          // an instance on the critical path
     std::set<std::pair<RunnableId, RunnableId>> crossEdges;  // runnable pairs across SoCs
     for (std::uint32_t i = 0; i < ni; ++i) {
       const InstanceInfo& inst = s.instances[i];
-      if (!valid(inst) || hyperepochOf(s, inst) != h) continue;
+      if (!valid(inst) || heOf(inst) != h) continue;
       ++hr.instances;
       if (runnableSeen[inst.runnable] == 0) {
         runnableSeen[inst.runnable] = 1;
@@ -215,11 +232,20 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
       for (ResourceId r : inst.resources) {
         if (s.resources.contains(r)) intervals[r].emplace_back(inst.startNs, inst.endNs);
       }
-      for (auto& set : candidateSets(graph, s, inst, h)) holdings[std::move(set)].push_back(i);
-      const RunnableInfo& ri = s.runnables[inst.runnable];
-      if (ri.deadlineNs != kNoDuration && inst.endNs > frameRelease(s, inst) + ri.deadlineNs) {
-        hr.deadlinesMissed.push_back(
-            {qualified(s, inst.runnable), inst.frame, inst.endNs, frameRelease(s, inst) + ri.deadlineNs});
+      if (setsByRunnable && graph.runnables.contains(inst.runnable)) {
+        auto& [first, count] = setsOf[inst.runnable];
+        if (first == kNone) {
+          first = static_cast<std::uint32_t>(setLists.size());
+          for (auto& set : candidateSets(graph, s, inst, h)) setLists.push_back(&holdings[std::move(set)]);
+          count = static_cast<std::uint32_t>(setLists.size()) - first;
+        }
+        for (std::uint32_t k = 0; k < count; ++k) setLists[first + k]->push_back(i);
+      } else {
+        for (auto& set : candidateSets(graph, s, inst, h)) holdings[std::move(set)].push_back(i);
+      }
+      const std::int64_t deadline = deadlineOf[index(inst.runnable)];
+      if (deadline != kNoDuration && inst.endNs > releaseOf(inst) + deadline) {
+        hr.deadlinesMissed.push_back({qualified(s, inst.runnable), inst.frame, inst.endNs, releaseOf(inst) + deadline});
       }
     }
 
@@ -251,7 +277,9 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     }
 
     std::int64_t bound = hr.criticalPathNs;
-    for (auto& [r, iv] : intervals) {
+    for (ResourceId r : intervals.ids()) {
+      std::vector<std::pair<std::int64_t, std::int64_t>>& iv = intervals[r];
+      if (iv.empty()) continue;
       std::sort(iv.begin(), iv.end());
       ResourceReport rr;
       rr.name = s.resources[r].name;
@@ -288,7 +316,9 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
     // m resources (all free from 0: t + ceil(work(t) / m)), plus the shortest tail among them,
     // maximised over t: the search's load bound at its root (schedule/bounds.hpp). A pinned
     // request is a set of one, so this covers each resource's load.
-    std::vector<std::uint32_t> confined;
+    // (earliest start, instance), sorted as such: contiguous, where sorting instance numbers by
+    // their earliest starts read those at random.
+    std::vector<std::pair<std::int64_t, std::uint32_t>> confined;
     std::vector<std::int64_t> avail;
     schedule::WaterLevel water;
     for (const auto& [set, unused] : holdings) {
@@ -296,21 +326,20 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
       confined.clear();
       for (const auto& [other, list] : holdings) {
         if (std::includes(set.begin(), set.end(), other.begin(), other.end())) {
-          confined.insert(confined.end(), list.begin(), list.end());
+          for (std::uint32_t i : list) confined.emplace_back(est[i], i);
         }
       }
-      std::sort(confined.begin(), confined.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return std::make_pair(est[a], a) < std::make_pair(est[b], b);
-      });
+      std::sort(confined.begin(), confined.end());
       avail.assign(std::max<std::size_t>(set.size(), 1), 0);
       water.reset(avail);
       std::int64_t work = 0;
       std::int64_t minTail = INT64_MAX;
       for (auto it = confined.rbegin(); it != confined.rend(); ++it) {
-        work += length(*it);
-        minTail = std::min(minTail, tail[*it]);
-        water.lowerTo(est[*it]);
-        bound = std::max(bound, water.level(est[*it], work) + minTail);
+        const auto [e, i] = *it;
+        work += lengths[i];
+        minTail = std::min(minTail, tail[i]);
+        water.lowerTo(e);
+        bound = std::max(bound, water.level(e, work) + minTail);
       }
     }
     // Every left-shifted schedule starts each instance at a release or at another's end, so

@@ -79,10 +79,13 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
   auto score = [&](const Attempt& a) {
     return std::make_tuple(a.boundaryMisses, a.lengthNs > he.periodNs ? 1 : 0, a.deadlineMisses, a.lengthNs);
   };
-  for (const Rule& rule : rules) {
-    for (std::uint32_t r : touched) free[r] = FreeTime();
+  for (Rule& rule : rules) {
+    for (std::uint32_t r : touched) free[r].clear();
+    // A rule stops once it cannot beat the best so far (ties keep the earlier rule).
+    rule.cutoff = haveBest ? &best : nullptr;
+    rule.periodNs = he.periodNs;
     Attempt a = listSchedule(pb, rule, free);
-    if (!haveBest || score(a) < score(best)) {
+    if (!a.abandoned && (!haveBest || score(a) < score(best))) {
       best = std::move(a);
       haveBest = true;
     }
@@ -257,13 +260,25 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
 
     // Instances of this hyperepoch: by (start, end, placement order), which keeps zero-length
     // instances before a longer one starting at the same time and dependencies first.
+    // Sorted as contiguous keys (the placement order makes them unique), not as indices whose
+    // comparisons read the placements at random.
     std::vector<std::uint32_t> idx(pb.nodes.size());
-    for (std::uint32_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const Placement& pa = best.placements[a];
-      const Placement& pb2 = best.placements[b];
-      return std::tie(pa.startNs, pa.endNs, pa.seq) < std::tie(pb2.startNs, pb2.endNs, pb2.seq);
-    });
+    {
+      struct Key {
+        std::int64_t start, end;
+        std::uint64_t seq;
+        std::uint32_t node;
+      };
+      std::vector<Key> keys(pb.nodes.size());
+      for (std::uint32_t i = 0; i < keys.size(); ++i) {
+        const Placement& pl = best.placements[i];
+        keys[i] = {pl.startNs, pl.endNs, pl.seq, i};
+      }
+      std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+        return std::tie(a.start, a.end, a.seq, a.node) < std::tie(b.start, b.end, b.seq, b.node);
+      });
+      for (std::uint32_t i = 0; i < keys.size(); ++i) idx[i] = keys[i].node;
+    }
     // Reserved per hyperepoch (exact for one, still geometric for many): grown by doubling
     // alone, the instance list was the largest block of the compiler's peak memory.
     const std::size_t need = out.instances.size() + idx.size();

@@ -2,6 +2,7 @@
 #include "schedule/list_scheduler.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <queue>
@@ -34,12 +35,46 @@ class ListScheduler {
       : pb_(pb), g_(*pb.graph), rule_(rule), free_(free) {
     at_.placements.resize(pb.nodes.size());
     waiting_.resize(pb.nodes.size());
+    // What the placement of every instance reads of its runnable and resources, gathered once:
+    // a graph runnable is a large record, read in scattered order otherwise.
+    stream_.resize(free.size());
+    for (std::uint32_t c = 0; c < free.size(); ++c) stream_[c] = isEngineQueue(g_.resources[c].kind) ? 1 : 0;
+    local_.resize(pb.runnables.size());
+    std::map<std::vector<std::uint32_t>, std::uint32_t> interned;  // candidate list -> its place in plainCands_
+    std::vector<std::uint32_t> key;
+    for (std::uint32_t l = 0; l < pb.runnables.size(); ++l) {
+      const RunnableId r = pb.runnables[l];
+      const GraphRunnable& gr = g_.runnables[r];
+      Local& lo = local_[l];
+      lo.wcet = (*pb.wcet)[r];
+      lo.requests = (*pb.requests)[r];
+      lo.priority = gr.priority;
+      lo.kind = gr.kind;
+      lo.pinned = pinnedStream(r);
+      lo.plain = gr.kind != RunnableKind::kSubmitter && gr.kind != RunnableKind::kSubmittee &&
+                 lo.requests->size() == 1 && !(*lo.requests)[0].candidates.empty() &&
+                 (*lo.requests)[0].candidates.size() <= UINT16_MAX &&
+                 std::none_of((*lo.requests)[0].candidates.begin(), (*lo.requests)[0].candidates.end(),
+                              [&](ResourceId c) { return stream_[index(c)] != 0; });
+      if (lo.plain) {
+        // Interned: the few distinct candidate lists (every `CPU` request has the same) stay in
+        // cache, where each request's own list was a cache miss per instance.
+        const auto& cands = (*lo.requests)[0].candidates;
+        key.clear();
+        for (ResourceId c : cands) key.push_back(index(c));
+        const auto [it, added] = interned.emplace(key, static_cast<std::uint32_t>(plainCands_.size()));
+        if (added) plainCands_.insert(plainCands_.end(), key.begin(), key.end());
+        lo.candFirst = it->second;
+        lo.candCount = static_cast<std::uint16_t>(cands.size());
+      }
+    }
     streamLast_.assign(free.size(), 0);
     workLast_.assign(free.size(), 0);
     pinned_.assign(free.size(), 0);
     for (const Node& nd : pb.nodes)
-      if (const std::uint32_t bound = pinnedStream(nd.runnable); bound != kNone) ++pinned_[bound];
+      if (const std::uint32_t bound = local_[nd.local].pinned; bound != kNone) ++pinned_[bound];
     outstanding_.assign(free.size(), 0);
+    if (rule_.cutoff != nullptr) cutoff_ = scoreOf(*rule_.cutoff, rule_.periodNs);
     if (rule_.key == 3 && rule_.keyOverride == nullptr) {
       submitteeOf_.assign(pb.runnables.size(), kNone);
       for (std::uint32_t l = 0; l < pb.localSubmitter.size(); ++l)
@@ -68,7 +103,7 @@ class ListScheduler {
     if (rule_.timed) {
       runTimed();
     } else {
-      for (;;) {
+      while (!at_.abandoned) {
         bool forced = false;
         if (ready_.empty()) {
           if (deferred_.empty()) break;
@@ -128,7 +163,7 @@ class ListScheduler {
           k.key2 = 0;
           break;
       }
-    k.priority = g_.runnables[nd.runnable].priority;
+    k.priority = local_[nd.local].priority;
     k.frame = nd.frame;
     k.runnable = nd.runnable;
     k.node = n;
@@ -152,7 +187,7 @@ class ListScheduler {
   }
 
   // An engine queue: a CUDA stream, DLA handle or PVA stream (all with a stream's semantics).
-  bool isStream(std::uint32_t r) const { return isEngineQueue(g_.resources[r].kind); }
+  bool isStream(std::uint32_t r) const { return stream_[r] != 0; }
 
   // A CUDA stream serialises the submissions (its submitters hold it while they run) and runs
   // its work in submission order. The list scheduler keeps that order simply: each stream has at
@@ -162,9 +197,9 @@ class ListScheduler {
   // stream has work outstanding waits (deferred) until that work is placed. The search (which
   // lets several submissions be outstanding) keeps the FIFO order by its own rule.
   bool streamBlocked(std::uint32_t n) const {
-    const GraphRunnable& gr = g_.runnables[pb_.nodes[n].runnable];
-    if (gr.kind != RunnableKind::kSubmitter) return false;
-    for (const auto& q : *(*pb_.requests)[pb_.nodes[n].runnable]) {
+    const Local& lo = local_[pb_.nodes[n].local];
+    if (lo.kind != RunnableKind::kSubmitter) return false;
+    for (const auto& q : *lo.requests) {
       if (!isEngineQueue(q.kind)) continue;
       return std::none_of(q.candidates.begin(), q.candidates.end(),
                           [&](ResourceId c) { return outstanding_[index(c)] == 0; });
@@ -188,9 +223,10 @@ class ListScheduler {
   // device, after the earlier work of that stream, and does not hold the stream.
   Choice choose(std::uint32_t n, std::int64_t t) {
     const Node& nd = pb_.nodes[n];
-    const GraphRunnable& gr = g_.runnables[nd.runnable];
-    const std::int64_t w = (*pb_.wcet)[nd.runnable];
-    const auto& reqs = *(*pb_.requests)[nd.runnable];
+    const Local& gr = local_[nd.local];
+    const std::int64_t w = gr.wcet;
+    const auto& reqs = *gr.requests;
+    if (gr.plain) return choosePlain(plainCands_.data() + gr.candFirst, gr.candCount, t, w);
     chosen_.assign(reqs.size(), kNone);
     fixed_.clear();
     std::uint32_t stream = kNone;
@@ -276,17 +312,48 @@ class ListScheduler {
     return c;
   }
 
+  // choose() for a runnable with one request among resources that are no engine queue, and no
+  // submitter or submittee: every candidate is allowed, none fixed before, so the choice is the
+  // candidate whose own free time fits earliest (on a tie the gap that opened last, then the
+  // first), at that start. What choose()'s general steps give, without them.
+  Choice choosePlain(const std::uint32_t* candidates, std::size_t count, std::int64_t t, std::int64_t w) const {
+    Choice c;
+    if (count == 1) {
+      const std::uint32_t only = candidates[0];
+      c.start = free_[only].fit(t, w);
+      c.resources.assign(&only, &only + 1);
+      return c;
+    }
+    std::int64_t best = kInfinity;
+    std::int64_t bestGap = -1;
+    std::uint32_t bestC = kNone;
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::uint32_t r = candidates[k];
+      std::int64_t gapStart = 0;
+      const std::int64_t sc = free_[r].fit(t, w, &gapStart);
+      if (sc < best || (sc == best && gapStart > bestGap)) {
+        best = sc;
+        bestGap = gapStart;
+        bestC = r;
+      }
+    }
+    c.start = best;
+    c.resources.assign(&bestC, &bestC + 1);
+    return c;
+  }
+
   void place(std::uint32_t n, Choice& c) {
     const Node& nd = pb_.nodes[n];
-    const std::int64_t w = (*pb_.wcet)[nd.runnable];
+    const Local& lo = local_[nd.local];
+    const std::int64_t w = lo.wcet;
     Placement& pl = at_.placements[n];
     pl.startNs = c.start;
     pl.endNs = c.start + w;
     pl.seq = seq_++;
     pl.resources = std::move(c.resources);
     for (std::uint32_t r : pl.resources) free_[r].reserve(pl.startNs, w);
-    const RunnableKind kind = g_.runnables[nd.runnable].kind;
-    if (const std::uint32_t bound = pinnedStream(nd.runnable); bound != kNone) --pinned_[bound];
+    const RunnableKind kind = lo.kind;
+    if (lo.pinned != kNone) --pinned_[lo.pinned];
     for (std::uint32_t r : pl.resources) {
       if (!isStream(r) || kind != RunnableKind::kSubmitter) continue;
       streamLast_[r] = std::max(streamLast_[r], pl.endNs);
@@ -306,6 +373,7 @@ class ListScheduler {
     if (pl.endNs > nd.boundaryNs) ++at_.boundaryMisses;
     const std::int64_t dl = pb_.localDeadline[nd.local];
     if (dl != kNoDuration && pl.endNs > nd.frameNs + dl) ++at_.deadlineMisses;
+    if (rule_.cutoff != nullptr && scoreOf(at_, rule_.periodNs) >= cutoff_) at_.abandoned = true;
     if (rule_.timed) {
       ends_.push(pl.endNs);
       for (std::uint32_t r : pl.resources) busyUntil_[r] = std::max(busyUntil_[r], pl.endNs);
@@ -358,7 +426,7 @@ class ListScheduler {
   void runTimed() {
     std::int64_t now = 0;
     std::size_t placed = 0;
-    while (placed < pb_.nodes.size()) {
+    while (placed < pb_.nodes.size() && !at_.abandoned) {
       while (!pending_.empty() && pending_.top().first <= now) {
         const std::uint32_t n = pending_.top().second;
         available_[groupOf_[pb_.nodes[n].local]].insert(keyOf(n));
@@ -418,6 +486,7 @@ class ListScheduler {
       place(n, c);
       ++placed;
       progress = true;
+      if (at_.abandoned) break;
       // Zero-length instances may make successors available at this very time.
       if (!pending_.empty() && pending_.top().first <= now) break;
     }
@@ -435,6 +504,7 @@ class ListScheduler {
     std::sort(all.begin(), all.end());
     force_ = true;
     for (const ReadyKey& k : all) {
+      if (at_.abandoned) break;
       Choice c = choose(k.node, now);
       place(k.node, c);
       ++placed;
@@ -442,8 +512,23 @@ class ListScheduler {
     force_ = false;
   }
 
+  // Per local runnable: what placing its instances reads.
+  struct Local {
+    std::int64_t wcet = 0;
+    const std::vector<ResourceRequest>* requests = nullptr;
+    std::uint32_t priority = 0;
+    std::uint32_t pinned = kNone;  // the one stream a submitter is bound to (pinnedStream)
+    std::uint32_t candFirst = 0;   // plain: its candidates, plainCands_[candFirst, + candCount)
+    std::uint16_t candCount = 0;
+    RunnableKind kind = RunnableKind::kCpu;
+    bool plain = false;  // one request with candidates, no engine queue among them, no submission (choosePlain)
+  };
+
   const Problem& pb_;
   const Graph& g_;
+  std::vector<Local> local_;
+  std::vector<std::uint8_t> stream_;       // per resource: an engine queue
+  std::vector<std::uint32_t> plainCands_;  // the distinct candidate lists of plain runnables
   Rule rule_;
   std::vector<FreeTime>& free_;
   Attempt at_;
@@ -468,6 +553,7 @@ class ListScheduler {
   std::vector<std::uint32_t> outstanding_;  // per stream: submitters placed whose work is not yet
   std::vector<std::uint32_t> deferred_;     // submitters waiting for a stream without outstanding work
   std::vector<std::uint32_t> submitteeOf_;  // key 3: local submitter -> its local submittee, or kNone
+  Score cutoff_;                            // the score of rule_.cutoff, when set
   bool force_ = false;                      // while placing one stuck submitter: ignore its stream's order
   std::uint64_t seq_ = 0;
 };

@@ -27,6 +27,11 @@ struct Rule {
   // When set, replaces the first key per instance (perturbed priorities of the improvement
   // search for large hyperepochs); the latest start stays the second key.
   const std::vector<std::int64_t>* keyOverride = nullptr;
+  // When set, the schedule is abandoned (Attempt::abandoned) as soon as its score so far
+  // (scoreOf with `periodNs`) is no better than this one's: every part of a score only grows as
+  // instances are placed, so it could not end better, and the caller keeps the earlier one.
+  const Attempt* cutoff = nullptr;
+  std::int64_t periodNs = 0;
 };
 
 /// Runs the list scheduler with `rule` over the instances of `pb`. `free` holds the free time

@@ -66,7 +66,7 @@ SearchResult perturbedLists(const Problem& pb, const SProblem& sp, const Attempt
           const std::int64_t noise = static_cast<std::int64_t>(rng % static_cast<std::uint64_t>(amp));
           keys[i] = ((it & 1) != 0 ? ref.placements[i].startNs : sp.key[i]) + noise;
         }
-        for (std::uint32_t r : touched) free[r] = FreeTime();
+        for (std::uint32_t r : touched) free[r].clear();
         Rule rule;
         rule.keyOverride = &keys;
         out[k] = listSchedule(pb, rule, free);

@@ -92,6 +92,7 @@ struct Attempt {
   std::int64_t lengthNs = 0;
   std::uint64_t boundaryMisses = 0;
   std::uint64_t deadlineMisses = 0;
+  bool abandoned = false;  // stopped before every instance was placed (Rule::cutoff)
 };
 
 /// The per-hyperepoch problem, shared by the priority rules.

@@ -463,11 +463,12 @@ class Verifier {
       for (std::size_t f = 0; f < slot_[n].size() && !full(); ++f)
         if (slot_[n][f] == kNone) error(run(n) + " frame " + std::to_string(f) + " is not scheduled");
     if (!report_.ok()) return;
+    std::vector<InstanceId> want;  // scratch, sized once for the most dependencies
     for (InstanceId i : s_.instances.ids()) {
       if (full()) break;
       const InstanceInfo& in = s_.instances[i];
       const RunnableInfo& r = s_.runnables[in.runnable];
-      std::vector<InstanceId> want;
+      want.clear();
       for (RunnableId d : r.dependencies) want.push_back(slot_[d][in.frame]);
       std::sort(want.begin(), want.end());
       if (in.dependencies != want)
@@ -647,21 +648,30 @@ class Verifier {
       InstanceId from;
       ResourceId line;
     };
-    IdVector<InstanceId, std::vector<InstanceId>> next(nI);
-    IdVector<InstanceId, std::vector<Edge>> prev(nI);
+    // The edges out of each instance in one array (offsets per instance), not a list per
+    // instance: a large schedule has 100,000s of instances. Which instances Kahn's pass leaves,
+    // and their in-degrees left, do not depend on the order it takes them in.
     IdVector<InstanceId, std::uint32_t> indeg(nI, 0);
+    std::vector<std::uint32_t> first(nI + 1, 0);  // edges out of i: out[first[i], first[i + 1])
     for (InstanceId i : s_.instances.ids())
       for (InstanceId d : s_.instances[i].dependencies) {
-        next[d].push_back(i);
-        prev[i].push_back({d, kNone});
+        ++first[index(d) + 1];
         ++indeg[i];
       }
     for (const TimelineInfo& t : s_.timelines)
       for (std::size_t k = 1; k < t.instances.size(); ++k) {
-        next[t.instances[k - 1]].push_back(t.instances[k]);
-        prev[t.instances[k]].push_back({t.instances[k - 1], t.resource});
+        ++first[index(t.instances[k - 1]) + 1];
         ++indeg[t.instances[k]];
       }
+    for (std::size_t i = 0; i < nI; ++i) first[i + 1] += first[i];
+    std::vector<InstanceId> out(first[nI]);
+    {
+      std::vector<std::uint32_t> at(first.begin(), first.end() - 1);
+      for (InstanceId i : s_.instances.ids())
+        for (InstanceId d : s_.instances[i].dependencies) out[at[index(d)]++] = i;
+      for (const TimelineInfo& t : s_.timelines)
+        for (std::size_t k = 1; k < t.instances.size(); ++k) out[at[index(t.instances[k - 1])]++] = t.instances[k];
+    }
     std::vector<InstanceId> ready;
     for (InstanceId i : s_.instances.ids())
       if (!indeg[i]) ready.push_back(i);
@@ -670,10 +680,17 @@ class Verifier {
       const InstanceId i = ready.back();
       ready.pop_back();
       ++done;
-      for (InstanceId j : next[i])
-        if (--indeg[j] == 0) ready.push_back(j);
+      for (std::uint32_t e = first[index(i)]; e < first[index(i) + 1]; ++e)
+        if (--indeg[out[e]] == 0) ready.push_back(out[e]);
     }
     if (done == nI) return;
+    // A cycle (rare): the edges into each instance, to walk it back.
+    IdVector<InstanceId, std::vector<Edge>> prev(nI);
+    for (InstanceId i : s_.instances.ids())
+      for (InstanceId d : s_.instances[i].dependencies) prev[i].push_back({d, kNone});
+    for (const TimelineInfo& t : s_.timelines)
+      for (std::size_t k = 1; k < t.instances.size(); ++k)
+        prev[t.instances[k]].push_back({t.instances[k - 1], t.resource});
     // Every instance left has a predecessor left: walking back along those from the first one
     // left must come round to an instance already passed, which closes a cycle.
     InstanceId at = kNone;
