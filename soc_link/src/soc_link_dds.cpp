@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -88,6 +89,17 @@ struct Delivery {
   }
 };
 
+// The domains this process created, by id, with the links that use each: a process with several
+// links (a managed multi-SoC master has one per schedule) creates a domain once and deletes it with
+// its last link (Cyclone refuses a second dds_create_domain of an id, and deleting the domain
+// deletes every participant in it, another link's too).
+struct DomainUse {
+  dds_entity_t entity = 0;  // 0: not created here (made implicitly by the first participant)
+  int links = 0;
+};
+std::mutex gDomainLock;
+std::map<dds_domainid_t, DomainUse> gDomains;
+
 class DdsLink final : public Link {
  public:
   explicit DdsLink(const LinkOptions& o) : o_(o) {}
@@ -96,7 +108,7 @@ class DdsLink final : public Link {
     (void)releases_.stop();
     (void)clock_.stop();
     if (participant_ > 0) dds_delete(participant_);
-    if (domain_ > 0) dds_delete(domain_);
+    releaseDomain();
   }
 
   Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) override {
@@ -124,6 +136,16 @@ class DdsLink final : public Link {
     return {};
   }
 
+  void releaseDomain() {
+    if (!domainHeld_) return;
+    domainHeld_ = false;
+    const std::lock_guard<std::mutex> hold(gDomainLock);
+    const auto at = gDomains.find(static_cast<dds_domainid_t>(o_.domain));
+    if (at == gDomains.end() || --at->second.links > 0) return;
+    if (at->second.entity > 0) dds_delete(at->second.entity);
+    gDomains.erase(at);
+  }
+
   Result<void> init() {
     // The domain, with tactus's default for how long a deleted writer waits for its readers'
     // acknowledgements (Cyclone's Internal/WriterLingerDuration, 1 s by default): at the end of
@@ -136,8 +158,20 @@ class DdsLink final : public Link {
         "</Internal></Domain></CycloneDDS>";
     if (const char* uri = std::getenv("CYCLONEDDS_URI"); uri != nullptr && *uri != '\0')
       config += std::string(",") + uri;
-    domain_ = dds_create_domain(static_cast<dds_domainid_t>(o_.domain), config.c_str());
-    if (domain_ < 0 && domain_ != DDS_RETCODE_PRECONDITION_NOT_MET) return ddsError("create domain", domain_);
+    {
+      const std::lock_guard<std::mutex> hold(gDomainLock);
+      DomainUse& use = gDomains[static_cast<dds_domainid_t>(o_.domain)];
+      if (use.links == 0) {
+        const dds_entity_t domain = dds_create_domain(static_cast<dds_domainid_t>(o_.domain), config.c_str());
+        if (domain < 0 && domain != DDS_RETCODE_PRECONDITION_NOT_MET) {
+          gDomains.erase(static_cast<dds_domainid_t>(o_.domain));
+          return ddsError("create domain", domain);
+        }
+        use.entity = domain > 0 ? domain : 0;
+      }
+      ++use.links;
+      domainHeld_ = true;
+    }
     participant_ = dds_create_participant(static_cast<dds_domainid_t>(o_.domain), nullptr, nullptr);
     if (participant_ < 0) return ddsError("create participant", participant_);
     dds_qos_t* qos = dds_create_qos();
@@ -381,8 +415,8 @@ class DdsLink final : public Link {
   }
 
   LinkOptions o_;
-  dds_entity_t domain_ = 0, participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0,
-               waitset_ = 0;
+  bool domainHeld_ = false;  // counted in gDomains
+  dds_entity_t participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0, waitset_ = 0;
   dds_entity_t releaseWriter_ = 0, releaseReader_ = 0, probeWriter_ = 0, probeReader_ = 0;
   Delivery<RemoteEnd> ends_;          // deliverEnds: on the end reader
   Delivery<RemoteRelease> releases_;  // deliverReleases: on the release reader
