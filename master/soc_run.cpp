@@ -311,7 +311,12 @@ void SocRun::finish(bool ok, const std::string& message) {
   threads_.clear();
   if (link_) (void)link_->deliverEnds(nullptr);
   if (link_) (void)link_->deliverReleases(nullptr);
-  if (link_) (void)link_->announce(kStateStopping, ok ? 0 : 1, message);
+  if (!link_) return;
+  // The last word: how this master ended must reach the others (a peer that discovered this link
+  // only just before, as when two masters refuse each other at the start, would otherwise never
+  // hear it and wait out its -a). A peer that died is no longer alive, so nothing waits for it.
+  (void)link_->announce(kStateStopping, ok ? 0 : 1, message);
+  (void)link_->awaitStateAcks(kCatchUpNs);
 }
 
 EventRecord SocRun::offsetRecord() const {

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "soc_topics.h"
 #include "tactus/soc_link/soc_link.hpp"
@@ -42,22 +43,30 @@ Error ddsError(const char* what, dds_return_t rc) {
 // data-available listener that takes them (no thread of ours to wake on the path). Every take runs
 // under `mutex` (the listener's and start's first), so the samples of one key reach the handler in
 // the order they were taken; the lock comes first in the listener's call, so that ThreadSanitizer,
-// which cannot see libddsc's own ordering, sees start's writes before the call's reads.
+// which cannot see libddsc's own ordering, sees start's writes before the call's reads. What a take
+// writes to the link (the primary's clock answers) it returns, to be written after the lock is
+// released: Cyclone delivers a write to the other links of this process (a managed multi-SoC master
+// has one per schedule) on the writing thread, into their callbacks and their locks.
 template <typename Sample>
 struct Delivery {
+  using Then = std::function<void()>;
   std::function<void(const Sample&)> handler;
-  std::function<void()> take;  // takes what waits and hands it to `handler`; under `mutex`
+  std::function<Then()> take;  // takes what waits and hands it to `handler`; under `mutex`
   std::mutex mutex;
   dds_entity_t reader = 0;
   dds_listener_t* listener = nullptr;
 
   void takeLocked() {
-    const std::lock_guard<std::mutex> hold(mutex);
-    if (take && handler) take();
+    Then then;
+    {
+      const std::lock_guard<std::mutex> hold(mutex);
+      if (take && handler) then = take();
+    }
+    if (then) then();
   }
 
   Result<void> start(std::function<void(const Sample&)> to, dds_entity_t from, const char* what,
-                     std::function<void()> taker) {
+                     std::function<Then()> taker) {
     if (listener != nullptr) return fail(ErrorCode::kInvalidState, std::string("the link already delivers ") + what);
     {
       const std::lock_guard<std::mutex> hold(mutex);
@@ -113,17 +122,23 @@ class DdsLink final : public Link {
 
   Result<void> deliverEnds(std::function<void(const RemoteEnd&)> handler) override {
     if (!handler) return ends_.stop();
-    return ends_.start(std::move(handler), endReader_, "runnable ends", [this] { deliverTakenEnds(); });
+    return ends_.start(std::move(handler), endReader_, "runnable ends", [this] {
+      deliverTakenEnds();
+      return Delivery<RemoteEnd>::Then{};
+    });
   }
 
   Result<void> deliverReleases(std::function<void(const RemoteRelease&)> handler) override {
     if (!handler) return releases_.stop();
-    return releases_.start(std::move(handler), releaseReader_, "frame releases", [this] { deliverTakenReleases(); });
+    return releases_.start(std::move(handler), releaseReader_, "frame releases", [this] {
+      deliverTakenReleases();
+      return Delivery<RemoteRelease>::Then{};
+    });
   }
 
   Result<void> deliverClock(std::function<void(const ClockAnswer&)> handler) override {
     if (!handler) return clock_.stop();
-    return clock_.start(std::move(handler), probeReader_, "clock answers", [this] { answerOrDeliverClock(); });
+    return clock_.start(std::move(handler), probeReader_, "clock answers", [this] { return answerOrDeliverClock(); });
   }
 
   Result<void> askClock(std::uint64_t seq) override {
@@ -281,6 +296,21 @@ class DdsLink final : public Link {
     return {};
   }
 
+  bool awaitStateAcks(std::int64_t timeoutNs) override {
+    const std::int64_t until = monotonicNs() + std::max<std::int64_t>(timeoutNs, 0);
+    const auto alive = static_cast<std::uint32_t>(aliveSocs().size());
+    for (;;) {
+      dds_publication_matched_status_t pub{};
+      if (dds_get_publication_matched_status(stateWriter_, &pub) < 0) return false;
+      if (pub.current_count >= alive) break;
+      if (monotonicNs() >= until) return false;
+      timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+    }
+    const std::int64_t left = until - monotonicNs();
+    return left > 0 && dds_wait_for_acks(stateWriter_, left) == DDS_RETCODE_OK;
+  }
+
   std::vector<std::uint32_t> aliveSocs() override {
     pollStates();
     std::vector<std::uint32_t> out;
@@ -340,23 +370,31 @@ class DdsLink final : public Link {
                          static_cast<std::int64_t>(s.sentNs), monotonicNs(), s.stopAfter});
     });
   }
-  // Takes the waiting clock samples (under clock_.mutex): the primary answers every follower's
-  // question at once; a follower hands the answers to its own questions to the handler.
-  void answerOrDeliverClock() {
+  // Takes the waiting clock samples (under clock_.mutex): a follower hands the answers to its own
+  // questions to the handler; the primary answers every follower's question at once, in the
+  // writing it returns (run after the lock is released, see Delivery).
+  Delivery<ClockAnswer>::Then answerOrDeliverClock() {
     const bool primary = o_.soc == o_.primary;
-    takeAll<tactus_dds_ClockProbe>(probeReader_, [this, primary](const tactus_dds_ClockProbe& s) {
+    std::vector<tactus_dds_ClockProbe> answers;
+    takeAll<tactus_dds_ClockProbe>(probeReader_, [&](const tactus_dds_ClockProbe& s) {
       const std::int64_t now = monotonicNs();
       const bool question = s.heardNs == 0 && s.answeredNs == 0;
       if (primary && question && s.soc != o_.soc) {
         tactus_dds_ClockProbe a = s;
         a.heardNs = static_cast<std::uint64_t>(now);
-        a.answeredNs = static_cast<std::uint64_t>(monotonicNs());
-        (void)dds_write(probeWriter_, &a);  // best effort, as the question was
+        answers.push_back(a);
       } else if (!primary && !question && s.soc == o_.soc) {
         clock_.handler({s.seq, static_cast<std::int64_t>(s.askedNs), static_cast<std::int64_t>(s.heardNs),
                         static_cast<std::int64_t>(s.answeredNs), now});
       }
     });
+    if (answers.empty()) return {};
+    return [this, answers = std::move(answers)]() mutable {
+      for (tactus_dds_ClockProbe& a : answers) {
+        a.answeredNs = static_cast<std::uint64_t>(monotonicNs());
+        (void)dds_write(probeWriter_, &a);  // best effort, as the question was
+      }
+    };
   }
   // One topic of the participant and this link's writer and reader of it, all three with `qos`.
   Result<void> topicPair(const dds_topic_descriptor_t* descriptor, const char* name, const dds_qos_t* qos,

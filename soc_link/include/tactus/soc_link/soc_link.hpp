@@ -96,6 +96,11 @@ class Link {
   /// Announces this master (state: 1 ready, 2 running, 3 stopping) to the others; with state 3,
   /// `status` (0: the run ended well) and `message` (cut to 200 bytes) say how the run ended.
   virtual Result<void> announce(std::uint32_t state, std::int32_t status = 0, const std::string& message = "") = 0;
+  /// Waits at most `timeoutNs` until every other master seen alive has a reader matched with this
+  /// link's state writer and has acknowledged the last announce: a master's last word (its stopping
+  /// state, then closing the link) reaches a peer that discovered this link only just before. False
+  /// when the time ran out first.
+  virtual bool awaitStateAcks(std::int64_t timeoutNs) = 0;
   /// Every other master seen so far, by SoC (ascending).
   virtual std::vector<PeerState> peers() = 0;
   /// Publishes the primary's start of `iteration` of `hyperepoch` at `releaseNs` (this host's
