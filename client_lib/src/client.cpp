@@ -124,6 +124,10 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
     schedule->engineQueues.assign(schedule->schedule.resources.size(), EngineQueueRegistration{});
     schedule->phase = Phase::kAttached;
   }
+  auto channels = buildChannelDirectory(all);
+  if (!channels) return channels.error();
+  rt->channels = std::move(*channels);
+  publishChannelDirectory(rt->channels.get());
   // Exit requests go through the first schedule that has the client (attachModes: there is one).
   Runtime& home = **std::find_if(all.begin(), all.end(), [](const Runtime* m) { return m->member; });
   gExitFlag.store(&home.view.client(home.clientIndex).exitRequested);
@@ -649,6 +653,7 @@ void shutdown() {
     }
   }
   ipc::signalWord(gRuntime->view.header().attention);
+  client::publishChannelDirectory(nullptr);
   gRuntime.reset();
 }
 

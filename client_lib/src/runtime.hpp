@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "channels.hpp"
 #include "cuda_engine.hpp"
 #include "engine.hpp"
 #include "queue_engine.hpp"
@@ -65,6 +66,8 @@ struct Runtime {
   /// The switch callbacks (primary only): called with the starting schedule's identifier and
   /// the hyperepoch's index before a rollover's first frame.
   std::vector<std::function<void(std::uint16_t, std::uint16_t)>> switchCallbacks;
+  /// Every schedule's channels (primary only; tactus/channel.hpp), built at init.
+  std::unique_ptr<ChannelDirectory> channels;
 };
 
 /// Where `rt`'s notes to its master go (ipc/notes.hpp): the master's box has the name of its first

@@ -1,8 +1,10 @@
 // The STM C API (tactus/stm.h) implemented over the C++ API (tactus/client.hpp).
 #include "tactus/stm.h"
 
+#include <new>
 #include <string>
 
+#include "tactus/channel.hpp"
 #include "tactus/client.hpp"
 #include "tactus/cuda.hpp"
 #include "tactus/engine_queue.hpp"
@@ -172,5 +174,39 @@ const char* stmErrorCodeToString(stmErrorCode_t code) {
 }
 
 const char* tactusLastErrorMessage(void) { return tLastMessage.c_str(); }
+
+struct tactusChannel {
+  tactus::Channel channel;
+};
+
+stmErrorCode_t tactusChannelFind(const char* name, tactusChannel** channel) {
+  if (const stmErrorCode_t code = refuse("tactusChannelFind", name == nullptr || channel == nullptr, "name or channel"))
+    return code;
+  auto found = tactus::Channel::find(name);
+  if (!found) return toStm(found.error());
+  *channel = new (std::nothrow) tactusChannel{std::move(*found)};
+  return *channel != nullptr ? STM_SUCCESS : STM_ERROR_INSUFFICIENT_MEMORY;
+}
+
+stmErrorCode_t tactusChannelWrite(const tactusChannel* channel, void** data, uint64_t* size) {
+  if (channel == nullptr || data == nullptr) return STM_ERROR_BAD_PARAMETER;
+  auto buffer = channel->channel.write();
+  if (!buffer) return toStm(buffer.error());
+  *data = buffer->data();
+  if (size != nullptr) *size = buffer->size();
+  return STM_SUCCESS;
+}
+
+stmErrorCode_t tactusChannelRead(const tactusChannel* channel, tactusVersion_t* version) {
+  if (channel == nullptr || version == nullptr) return STM_ERROR_BAD_PARAMETER;
+  auto v = channel->channel.read();
+  if (!v) return toStm(v.error());
+  *version = tactusVersion_t{
+      v->data,      v->size,    static_cast<tactusVersionStatus_t>(v->status), v->writerInstance, v->writerIteration,
+      v->writtenNs, v->sourceNs};
+  return STM_SUCCESS;
+}
+
+void tactusChannelFree(tactusChannel* channel) { delete channel; }
 
 }  // extern "C"

@@ -26,6 +26,7 @@ std::uint64_t alignUp(std::uint64_t value) { return (value + kCacheLine - 1) / k
 constexpr std::uint64_t kMaxWorkers = std::uint64_t{limits::kMaxClients} * limits::kMaxResources;
 constexpr std::uint32_t kMaxRingCapacity = 1u << 24;
 constexpr std::uint64_t kMaxTextBytes = 1ULL << 40;
+constexpr std::uint64_t kMaxChannelBytes = 1ULL << 40;
 
 // The first count out of range, "" when all are in range.
 std::string countOutOfRange(const LayoutCounts& c) {
@@ -39,6 +40,7 @@ std::string countOutOfRange(const LayoutCounts& c) {
   }
   if (c.scheduleTextSize > kMaxTextBytes) return "scheduleTextSize";
   if (c.runnables > limits::kMaxRunnables) return "runnableCount";
+  if (c.channelBytes > kMaxChannelBytes || c.channelBytes % kCacheLine != 0) return "channelBytes";
   return "";
 }
 
@@ -66,7 +68,9 @@ LayoutOffsets computeLayout(const LayoutCounts& c) {
   o.switching = at;
   at = alignUp(at + std::uint64_t{c.hyperepochs} * sizeof(SwitchSlot));
   o.stats = at;
-  at += statsBlockSize(c.runnables, c.hyperepochs);
+  at = alignUp(at + statsBlockSize(c.runnables, c.hyperepochs));
+  o.channels = at;
+  at += c.channelBytes;
   o.total = at;
   return o;
 }
@@ -80,7 +84,26 @@ LayoutCounts layoutCounts(const Schedule& schedule, const RunPlan& plan, std::si
   counts.workers = static_cast<std::uint32_t>(plan.workers.size());
   counts.scheduleTextSize = textSize;
   counts.runnables = static_cast<std::uint32_t>(schedule.runnables.size());
+  (void)channelRings(schedule, &counts.channelBytes);
   return counts;
+}
+
+std::vector<ChannelRing> channelRings(const Schedule& schedule, std::uint64_t* totalBytes) {
+  std::vector<ChannelRing> rings;
+  rings.reserve(schedule.channels.size());
+  std::uint64_t at = 0;
+  for (const ChannelInfo& c : schedule.channels) {
+    ChannelRing r;
+    r.offset = at;
+    r.size = c.sizeBytes;
+    r.stride = sizeof(ChannelVersion) + alignUp(c.sizeBytes);
+    r.depth = c.depth;
+    r.writes = c.writes;
+    at += r.stride * r.depth;
+    rings.push_back(r);
+  }
+  if (totalBytes != nullptr) *totalBytes = at;
+  return rings;
 }
 
 Result<void> SegmentView::initialize(const LayoutCounts& counts) {
@@ -112,6 +135,8 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   h->switchOffset = o.switching;
   h->statsOffset = o.stats;
   h->runnableCount = counts.runnables;
+  h->channelOffset = o.channels;
+  h->channelBytes = counts.channelBytes;
   h->scheduleCount = 1;
   h->hyperepochCount = counts.hyperepochs;
   h->epochCount = counts.epochs;
@@ -130,6 +155,7 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   for (InstanceId i : IdRange<InstanceId>(counts.instances)) new (&gpu(i)) GpuSlot{};
   for (HyperepochId h : IdRange<HyperepochId>(counts.hyperepochs)) new (&switching(h)) SwitchSlot{};
   stats().initialize(counts.runnables, counts.hyperepochs);
+  std::memset(channelArea().data(), 0, channelArea().size());  // no version in any buffer
   // The magic last: a reader that loads it (acquire) sees a complete header (state says when the
   // rest is).
   h->magic.store(kMagic, std::memory_order_release);
@@ -165,6 +191,7 @@ Result<void> SegmentView::validate() {
   counts.ringCapacity = h.ringCapacity;
   counts.scheduleTextSize = h.scheduleTextSize;
   counts.runnables = h.runnableCount;
+  counts.channelBytes = h.channelBytes;
   if (const std::string field = countOutOfRange(counts); !field.empty()) {
     return fail(ErrorCode::kIncompatible,
                 "segment header field '" + field + "' is out of range (" +
@@ -174,7 +201,7 @@ Result<void> SegmentView::validate() {
   if (o.hyperepoch != h.hyperepochOffset || o.epoch != h.epochOffset || o.instance != h.instanceOffset ||
       o.client != h.clientOffset || o.worker != h.workerOffset || o.ring != h.ringOffset || o.gpu != h.gpuOffset ||
       o.text != h.scheduleTextOffset || o.switching != h.switchOffset || o.stats != h.statsOffset ||
-      o.total != h.totalSize) {
+      o.channels != h.channelOffset || o.total != h.totalSize) {
     return fail(ErrorCode::kIncompatible, "segment geometry does not match its counts");
   }
   if (o.total > bytes_.size()) {
@@ -201,6 +228,8 @@ std::string SegmentView::changedHeaderField() const {
   if (h.clientOffset != offsets_.client) return "clientOffset";
   if (h.workerOffset != offsets_.worker) return "workerOffset";
   if (h.ringOffset != offsets_.ring) return "ringOffset";
+  if (h.channelOffset != offsets_.channels) return "channelOffset";
+  if (h.channelBytes != counts_.channelBytes) return "channelBytes";
   if (h.gpuOffset != offsets_.gpu) return "gpuOffset";
   if (h.scheduleTextOffset != offsets_.text) return "scheduleTextOffset";
   if (h.scheduleTextSize != counts_.scheduleTextSize) return "scheduleTextSize";

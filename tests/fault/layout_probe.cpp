@@ -60,6 +60,7 @@ const std::vector<Field> kHeaderFields = {
     TACTUS_FIELD(SegmentHeader, statsOffset),
     TACTUS_FIELD(SegmentHeader, runnableCount),
     TACTUS_FIELD(SegmentHeader, reserved5),
+    TACTUS_FIELD(SegmentHeader, channelOffset),
     TACTUS_FIELD(SegmentHeader, state),
     TACTUS_FIELD(SegmentHeader, stateWaiters),
     TACTUS_FIELD(SegmentHeader, stopReason),
@@ -69,6 +70,7 @@ const std::vector<Field> kHeaderFields = {
     TACTUS_FIELD(SegmentHeader, attention),
     TACTUS_FIELD(SegmentHeader, reserved3),
     TACTUS_FIELD(SegmentHeader, message),
+    TACTUS_FIELD(SegmentHeader, channelBytes),
     TACTUS_FIELD(SegmentHeader, reserved4),
 };
 

@@ -14,10 +14,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "tactus/channel.hpp"
 #include "tactus/client.hpp"
 #include "tactus/stm.h"
 
@@ -35,18 +38,25 @@ struct Args {
   long long busyUs = 0;   // each runnable spins this long
   std::string slowWhile;  // --slow-while FILE: while FILE exists, each runnable spins --slow-us more
   long long slowUs = 0;
-  bool checkRegistration = false;    // exercise the registration errors and report them
-  bool useStm = false;               // go through the STM C API
-  bool switchCallback = false;       // register a schedule-switch callback that prints when it ran
-  bool switchCallbackHangs = false;  // --switch-callback-hangs: that callback then never returns
-  std::string workerPolicy;          // --worker-policy fifo:N | rr:N | other (InitOptions)
-  bool lockMemory = false;           // --lock-memory (InitOptions::lockMemory)
-  bool printRealtime = false;        // print the locked memory after init and a worker's policy
-  bool ownSigint = false;            // install its own SIGINT handler before entering (counts them)
-  std::string misname;               // --misname NAME=WRONG: registers runnable NAME as WRONG (a typo)
+  bool checkRegistration = false;     // exercise the registration errors and report them
+  bool useStm = false;                // go through the STM C API
+  bool switchCallback = false;        // register a schedule-switch callback that prints when it ran
+  bool switchCallbackHangs = false;   // --switch-callback-hangs: that callback then never returns
+  std::string workerPolicy;           // --worker-policy fifo:N | rr:N | other (InitOptions)
+  bool lockMemory = false;            // --lock-memory (InitOptions::lockMemory)
+  bool printRealtime = false;         // print the locked memory after init and a worker's policy
+  bool ownSigint = false;             // install its own SIGINT handler before entering (counts them)
+  std::string misname;                // --misname NAME=WRONG: registers runnable NAME as WRONG (a typo)
+  std::vector<std::string> channels;  // --channel NAME: write it in its writer, read and check it in its readers
+  bool channelLog = false;            // --channel-log: print every read (for check_channel_runs.py)
+  bool checkChannels = false;         // --check-channels: exercise the channel API's refusals, print them
 };
 
 Args gArgs;
+std::vector<tactus::Channel> gChannels;  // found after init (--channel)
+// Channel reads: ok, no version yet, not written, payload other than the version's writer run,
+// payload changed while the run read it (a writer filled the buffer during the read).
+std::atomic<long long> gReadOk{0}, gReadNone{0}, gReadNotWritten{0}, gReadWrong{0}, gReadOverwritten{0};
 std::atomic<long long> gRuns{0};
 std::atomic<bool> gPolicyPrinted{false};
 
@@ -72,6 +82,72 @@ void spinUs(long long us) {
     clock_gettime(CLOCK_MONOTONIC, &t);
     if ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) >= us * 1000) return;
   }
+}
+
+// The payload a writer run puts in every 8-byte word of its buffer: its iteration and instance.
+std::uint64_t payloadWord(std::uint64_t iteration, std::uint32_t instance, std::size_t k) {
+  return (iteration << 24) ^ (std::uint64_t{instance} << 4) ^ (k * 0x9e3779b97f4a7c15ULL);
+}
+
+bool payloadIs(const std::byte* data, std::size_t size, std::uint64_t iteration, std::uint32_t instance) {
+  for (std::size_t k = 0; k < size / 8; ++k) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, data + 8 * k, 8);
+    if (word != payloadWord(iteration, instance, k)) return false;
+  }
+  return true;
+}
+
+// --channel: the writer fills its buffer; a reader checks its version's payload before and after
+// the run's busy time. Returns the versions read with kOk, to check again at the run's end.
+// --check-channels: prints the refusal of `result` once per label (`channel-<label>: CODE: message`).
+template <typename R>
+void printRefusal(const char* label, const R& result) {
+  static std::mutex lock;
+  static std::set<std::string> printed;
+  const std::lock_guard<std::mutex> hold(lock);
+  if (!printed.insert(label).second) return;
+  std::printf("channel-%s: %s: %s\n", label, result ? "ok" : tactus::errorCodeName(result.error().code),
+              result ? "" : result.error().message.c_str());
+  std::fflush(stdout);
+}
+
+std::vector<tactus::Version<std::byte>> touchChannels(const tactus::RuntimeInfo& info, const std::string& runnable) {
+  std::vector<tactus::Version<std::byte>> read;
+  if (gArgs.checkChannels) {
+    struct Huge {
+      char bytes[1 << 20];
+    };
+    for (const tactus::Channel& c : gChannels) {
+      auto w = c.write();
+      if (!w) printRefusal("write-by-reader", w);
+      if (auto r = c.read(); !r) printRefusal("read-by-writer", r);
+      if (w) printRefusal("write-too-big", c.writeAs<Huge>());
+    }
+  }
+  for (const tactus::Channel& c : gChannels) {
+    if (auto buffer = c.write(); buffer) {
+      for (std::size_t k = 0; k < buffer->size() / 8; ++k) {
+        const std::uint64_t word = payloadWord(info.hyperepochIteration, info.instance, k);
+        std::memcpy(buffer->data() + 8 * k, &word, 8);
+      }
+    }
+    auto v = c.read();
+    if (!v) continue;  // not a reader of this channel
+    if (gArgs.channelLog)
+      std::printf(
+          "channel-read channel=%s runnable=%s instance=%u iteration=%llu status=%s writer=%u "
+          "writer-iteration=%llu\n",
+          c.name().c_str(), runnable.c_str(), info.instance, static_cast<unsigned long long>(info.hyperepochIteration),
+          tactus::versionStatusName(v->status), v->writerInstance, static_cast<unsigned long long>(v->writerIteration));
+    if (v->status == tactus::VersionStatus::kNoVersionYet) gReadNone.fetch_add(1);
+    if (v->status == tactus::VersionStatus::kNotWritten) gReadNotWritten.fetch_add(1);
+    if (v->status != tactus::VersionStatus::kOk) continue;
+    gReadOk.fetch_add(1);
+    if (!payloadIs(v->data, v->size, v->writerIteration, v->writerInstance)) gReadWrong.fetch_add(1);
+    read.push_back(*v);
+  }
+  return read;
 }
 
 void body(const std::string* name) {
@@ -102,8 +178,12 @@ void body(const std::string* name) {
     }
     for (;;) ::pause();
   }
+  const std::vector<tactus::Version<std::byte>> read =
+      gChannels.empty() ? std::vector<tactus::Version<std::byte>>{} : touchChannels(*info, *name);
   spinUs(gArgs.busyUs);
   if (!gArgs.slowWhile.empty() && ::access(gArgs.slowWhile.c_str(), F_OK) == 0) spinUs(gArgs.slowUs);
+  for (const tactus::Version<std::byte>& v : read)
+    if (!payloadIs(v.data, v.size, v.writerIteration, v.writerInstance)) gReadOverwritten.fetch_add(1);
   if (gArgs.exitAtIteration >= 0 && h == gArgs.exitAtIteration) tactus::exitScheduler();
 }
 
@@ -120,7 +200,7 @@ int usage() {
                "  [--busy-us N] [--slow-while FILE --slow-us N] [--check-registration] [--stm] [--switch-callback "
                "[--switch-callback-hangs]]\n"
                "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime] [--own-sigint]\n"
-               "  [--misname RUNNABLE=WRONG]\n");
+               "  [--misname RUNNABLE=WRONG] [--channel NAME]... [--channel-log]\n");
   return 2;
 }
 
@@ -150,6 +230,9 @@ int runMain(int argc, char** argv) {
     else if (a == "--print-realtime") gArgs.printRealtime = true;
     else if (a == "--own-sigint") gArgs.ownSigint = true;
     else if (a == "--misname") gArgs.misname = next();
+    else if (a == "--channel") gArgs.channels.push_back(next());
+    else if (a == "--channel-log") gArgs.channelLog = true;
+    else if (a == "--check-channels") gArgs.checkChannels = true;
     else return usage();
   }
   if (gArgs.name.empty()) return usage();
@@ -185,6 +268,20 @@ int runMain(int argc, char** argv) {
   if (gArgs.printRealtime) {
     std::printf("locked-kb=%lld\n", lockedKb());
     std::fflush(stdout);
+  }
+  for (const std::string& c : gArgs.channels) {
+    auto found = tactus::Channel::find(c);
+    if (!found) {
+      std::printf("channel-error code=%s message=%s\n", tactus::errorCodeName(found.error().code),
+                  found.error().message.c_str());
+      return 3;
+    }
+    gChannels.push_back(*found);
+  }
+  if (gArgs.checkChannels && !gChannels.empty()) {
+    printRefusal("find-misspelt", tactus::Channel::find(gChannels.front().name() + "x"));
+    printRefusal("write-outside", gChannels.front().write());
+    printRefusal("read-outside", gChannels.front().read());
   }
   auto names = tactus::scheduledRunnables();
   if (!names) return 3;
@@ -269,6 +366,9 @@ int runMain(int argc, char** argv) {
   std::printf("status=%s peer=%s runs=%lld message=%s\n", tactus::runStatusName(outcome.status), outcome.peer.c_str(),
               gRuns.load(), outcome.message.c_str());
   if (gArgs.ownSigint) std::printf("own-sigints=%d\n", static_cast<int>(gOwnSigints));
+  if (!gChannels.empty())
+    std::printf("channel-reads ok=%lld no-version-yet=%lld not-written=%lld wrong=%lld overwritten=%lld\n",
+                gReadOk.load(), gReadNone.load(), gReadNotWritten.load(), gReadWrong.load(), gReadOverwritten.load());
   if (gArgs.checkRegistration) {
     auto late = tactus::registerRunnable(kept.empty() ? "x" : kept.front(), [] {});
     std::printf("after-enter: %s: %s\n", late ? "ok" : tactus::errorCodeName(late.error().code),

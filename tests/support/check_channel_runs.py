@@ -3,7 +3,11 @@
 # started after the writer run whose version the schedule maps it to ended, and the writer run
 # that next fills the same buffer started after the reader run ended. Prints the reader runs
 # checked and the deviations; exits 1 on any.
-# usage: check_channel_runs.py SCHEDULE.tsched RUNS.csv   (RUNS.csv: tactus-report LOG SCHEDULE --csv)
+# With the readers' outputs (tactus-test-client --channel NAME --channel-log), also checks what each
+# reader run got from libtactus: the writer run the schedule names (instance and iteration), "no
+# version yet" only before the first, and "not written" only where that writer run did not run.
+# usage: check_channel_runs.py SCHEDULE.tsched RUNS.csv [CLIENT.out...]
+#        (RUNS.csv: tactus-report LOG SCHEDULE --csv)
 import csv, sys
 from collections import defaultdict
 recs = [l.split() for l in open(sys.argv[1]) if l.strip()]
@@ -51,4 +55,23 @@ for rd in reads:
         if nxt is not None and nxt[0] < r[1]:
             bad += 1; print('buffer overwritten while read', rd, it)
 print(f'{checked} reader runs checked, {bad} deviations')
+if len(sys.argv) > 3:
+    channelId = {c['name']: i for i, c in channels.items()}
+    readOf = {(rd['channel'], rd['instance']): rd for rd in reads}
+    seen = mismatched = 0
+    for path in sys.argv[3:]:
+        for line in open(path):
+            if not line.startswith('channel-read '): continue
+            d = f(line.split()); seen += 1
+            rd = readOf.get((channelId.get(d['channel']), d['instance']))
+            it = int(d['iteration'])
+            wit = it - int(rd['previous']) if rd else -2
+            if rd is None: why = 'no such read in the schedule'
+            elif wit < 0: why = '' if d['status'] == 'no-version-yet' else 'expected no version yet'
+            elif d['status'] == 'ok': why = '' if (d['writer'], int(d['writer-iteration'])) == (rd['writer'], wit) else 'another writer run'
+            elif d['status'] == 'not-written': why = '' if run(rd['writer'], wit) is None else 'not written, but its writer run ran'
+            else: why = 'status ' + d['status']
+            if why: mismatched += 1; print('reader got', line.strip(), '->', why)
+    print(f'{seen} reads by libtactus checked, {mismatched} deviations')
+    bad += mismatched
 sys.exit(1 if bad else 0)

@@ -98,6 +98,38 @@ typedef struct tactusEngineQueueAdapter_t {
 stmErrorCode_t tactusRegisterEngineQueue(const char* resourceName, void* queue,
                                          const tactusEngineQueueAdapter_t* adapter);
 
+/** tactus extension: a channel of the schedule (the graph's `Channels`; <tactus/channel.hpp> is the
+ *  C++ API): zero-copy buffers in the run's shared memory, each reader run seeing the writer run
+ *  the schedule names. Opaque; found once by name after stmClientInit, freed with tactusChannelFree. */
+typedef struct tactusChannel tactusChannel;
+/** What a reader run's version of a channel holds. */
+typedef enum tactusVersionStatus_t {
+  TACTUS_VERSION_OK = 0,             /**< the version the schedule names; `data` points at it */
+  TACTUS_VERSION_NO_VERSION_YET = 1, /**< its writer run comes before the run's first iteration */
+  TACTUS_VERSION_NOT_WRITTEN = 2     /**< its writer run was skipped or did not take its buffer; `data` is NULL */
+} tactusVersionStatus_t;
+/** A reader run's version of a channel (see tactus::Version in <tactus/channel.hpp>). */
+typedef struct tactusVersion_t {
+  const void* data;             /**< read-only until the run ends; NULL unless TACTUS_VERSION_OK */
+  uint64_t size;                /**< bytes of the channel's buffers */
+  tactusVersionStatus_t status; /**< see tactusVersionStatus_t */
+  uint32_t writerInstance;      /**< the writer run the schedule names: its instance */
+  uint64_t writerIteration;     /**< and its hyperepoch iteration */
+  int64_t writtenNs;            /**< CLOCK_MONOTONIC ns at which it took its buffer */
+  int64_t sourceNs;             /**< frame release (CLOCK_MONOTONIC ns) of the oldest source data in it */
+} tactusVersion_t;
+/** tactus extension: finds channel `name` (after stmClientInit). STM_ERROR_NOT_FOUND for a name the
+ *  schedule does not declare (tactusLastErrorMessage guesses the intended one). */
+stmErrorCode_t tactusChannelFind(const char* name, tactusChannel** channel);
+/** tactus extension: inside the channel's writer runnable, its buffer for this run, to fill before
+ *  the run ends. STM_ERROR_INVALID_STATE outside a runnable, STM_ERROR_BAD_PARAMETER in a runnable
+ *  that does not write the channel. */
+stmErrorCode_t tactusChannelWrite(const tactusChannel* channel, void** data, uint64_t* size);
+/** tactus extension: inside a reader runnable of the channel, the version the schedule names for
+ *  this run; check `status` before `data`. Errors as tactusChannelWrite. */
+stmErrorCode_t tactusChannelRead(const tactusChannel* channel, tactusVersion_t* version);
+/** tactus extension: frees what tactusChannelFind returned (NULL: nothing). */
+void tactusChannelFree(tactusChannel* channel);
 /** tactus extension: the message of the last failing call on this thread (or of the last run's end). */
 const char* tactusLastErrorMessage(void);
 

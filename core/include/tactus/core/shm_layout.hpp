@@ -21,6 +21,9 @@
 //   switchOffset           SwitchSlot[hyperepochCount]       schedule switching (master / clients)
 //   statsOffset            the statistics block (stats_layout.hpp)  the master's drain writes,
 //                          tactus-top and tactus-manager status read
+//   channelOffset          the channels' rings (channelBytes bytes; none without channels): per
+//                          channel, depth x (ChannelVersion + the buffer), the writer run fills
+//                          its version, reader runs read it (zero-copy; channels.hpp maps them)
 //
 // A master of several schedules (-s a,b -N manager) creates one such segment per schedule: the
 // first at the instance's name, schedule k > 0 at scheduleInstanceName(instance, k); the header's
@@ -37,6 +40,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/ids.hpp"
@@ -53,7 +57,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 7;
+inline constexpr std::uint32_t kLayoutVersion = 8;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -144,7 +148,9 @@ struct alignas(kCacheLine) SegmentHeader {
   std::uint64_t statsOffset;
   /// The schedule's runnables: entries of the statistics block (layout version 7).
   std::uint32_t runnableCount;
-  std::uint32_t reserved5[3];
+  std::uint32_t reserved5;
+  /// The channels' rings (ChannelVersion headers and buffers), from the segment start (layout version 8).
+  std::uint64_t channelOffset;
   // --- line 3: run state; master writes, clients read (state is a futex word) ---
   std::atomic<std::uint32_t> state;         ///< SegmentState
   std::atomic<std::uint32_t> stateWaiters;  ///< clients sleeping on `state`; the master wakes only if > 0
@@ -157,8 +163,9 @@ struct alignas(kCacheLine) SegmentHeader {
   std::uint8_t reserved3[60];
   // --- lines 5-8: stop message; master writes before state >= kFinished ---
   char message[kMessageSize];  ///< NUL-terminated reason in words
-  // --- line 9: pad to 10 lines ---
-  std::uint8_t reserved4[64];
+  // --- line 9: the channel area's size; pad to 10 lines ---
+  std::uint64_t channelBytes;  ///< bytes of the channels' rings (0: the schedule has no channels)
+  std::uint8_t reserved4[56];
 };
 static_assert(sizeof(SegmentHeader) == 10 * kCacheLine);
 static_assert(offsetof(SegmentHeader, hyperepochOffset) == 1 * kCacheLine);
@@ -167,6 +174,8 @@ static_assert(offsetof(SegmentHeader, state) == 3 * kCacheLine);
 static_assert(offsetof(SegmentHeader, attention) == 4 * kCacheLine);
 static_assert(offsetof(SegmentHeader, message) == 5 * kCacheLine);
 static_assert(offsetof(SegmentHeader, statsOffset) == 2 * kCacheLine + 40);
+static_assert(offsetof(SegmentHeader, channelOffset) == 2 * kCacheLine + 56);
+static_assert(offsetof(SegmentHeader, channelBytes) == 9 * kCacheLine);
 static_assert(offsetof(SegmentHeader, masterPid) == 24 && offsetof(SegmentHeader, masterStartTime) == 32);
 
 /// Per hyperepoch; the master writes, workers read.
@@ -352,6 +361,25 @@ struct alignas(kCacheLine) SwitchSlot {
 static_assert(sizeof(SwitchSlot) == 2 * kCacheLine);
 static_assert(offsetof(SwitchSlot, left) == kCacheLine);
 
+/// The header of one buffer of a channel's ring, followed by the buffer (the channel's size,
+/// rounded up to whole cache lines). The writer run that takes the buffer writes every field, then
+/// `iteration` (release); a reader run reads them after its wait for that writer run (which
+/// orders them), and sees from `iteration` and `writerInstance` whether the buffer holds the
+/// version the schedule names. Zero-filled when the master creates the segment: no version.
+struct alignas(kCacheLine) ChannelVersion {
+  /// The hyperepoch iteration + 1 of the writer run whose data the buffer holds (0: none yet).
+  std::atomic<std::uint64_t> iteration;
+  std::uint32_t writerInstance;  ///< that run's InstanceId
+  std::uint32_t reserved0;
+  std::int64_t writtenNs;  ///< CLOCK_MONOTONIC ns at which that run took the buffer
+  /// CLOCK_MONOTONIC ns of the frame release of the oldest source data the version derives from:
+  /// the writer run's own release, or an older one of a version that run read (chains).
+  std::atomic<std::int64_t> sourceNs;
+  std::uint8_t reserved[32];
+};
+static_assert(sizeof(ChannelVersion) == kCacheLine);
+static_assert(offsetof(ChannelVersion, writtenNs) == 16 && offsetof(ChannelVersion, sourceNs) == 24);
+
 /// The manager's request to the master, in ManagerChannel::op.
 enum class ManagerOp : std::uint32_t {
   kNone = 0,
@@ -442,7 +470,8 @@ struct LayoutCounts {
   std::uint32_t workers = 0;
   std::uint32_t ringCapacity = kRingCapacity;
   std::uint64_t scheduleTextSize = 0;
-  std::uint32_t runnables = 0;  ///< entries of the statistics block
+  std::uint32_t runnables = 0;     ///< entries of the statistics block
+  std::uint64_t channelBytes = 0;  ///< the channels' rings (channelRings)
 };
 
 /// Offsets and total size for given counts (every area cache-line aligned).
@@ -450,8 +479,23 @@ struct LayoutOffsets {
   std::uint64_t hyperepoch = 0, epoch = 0, instance = 0, client = 0, worker = 0, ring = 0, gpu = 0, text = 0;
   std::uint64_t switching = 0;  ///< SwitchSlot array
   std::uint64_t stats = 0;      ///< the statistics block
+  std::uint64_t channels = 0;   ///< the channels' rings
   std::uint64_t total = 0;
 };
+
+/// Where one channel's ring lies in the channel area (from its start): `depth` buffers of
+/// `stride` bytes each, a ChannelVersion and then `size` bytes of data.
+struct ChannelRing {
+  std::uint64_t offset = 0;
+  std::uint64_t stride = 0;
+  std::uint64_t size = 0;
+  std::uint32_t depth = 0;
+  std::uint32_t writes = 0;  ///< writer runs per hyperepoch iteration
+};
+
+/// The rings of a schedule's channels, in the order of Schedule::channels, and the area's size
+/// (the last entry's end). The master and every client compute it the same way.
+std::vector<ChannelRing> channelRings(const Schedule& schedule, std::uint64_t* totalBytes);
 
 /// Computes the geometry; the master and every client compute it the same way.
 LayoutOffsets computeLayout(const LayoutCounts& counts);
@@ -515,8 +559,10 @@ class SegmentView {
   GpuSlot& gpu(InstanceId i) const { return at<GpuSlot>(offsets_.gpu, index(i)); }
   /// The switching slot of hyperepoch `i`.
   SwitchSlot& switching(HyperepochId h) const { return at<SwitchSlot>(offsets_.switching, index(h)); }
+  /// The channels' rings (channelBytes bytes; empty without channels).
+  std::span<std::byte> channelArea() const { return bytes_.subspan(offsets_.channels, counts_.channelBytes); }
   /// The statistics block (stats_layout.hpp), as large as the counts make it.
-  StatsView stats() const { return StatsView(bytes_.subspan(offsets_.stats, offsets_.total - offsets_.stats)); }
+  StatsView stats() const { return StatsView(bytes_.subspan(offsets_.stats, offsets_.channels - offsets_.stats)); }
   /// The published schedule text.
   std::string_view scheduleText() const {
     return {reinterpret_cast<const char*>(bytes_.data() + offsets_.text),
