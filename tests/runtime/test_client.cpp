@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -50,6 +51,8 @@ struct Args {
   std::vector<std::string> channels;  // --channel NAME: write it in its writer, read and check it in its readers
   bool channelLog = false;            // --channel-log: print every read (for check_channel_runs.py)
   bool checkChannels = false;         // --check-channels: exercise the channel API's refusals, print them
+  long long randomBusyUs = 0;         // --random-busy-us N: each runnable spins a random 0..N us more
+  bool timeChannelAccess = false;     // --time-channel-access: time Channel::read against a pointer read, once
 };
 
 Args gArgs;
@@ -100,6 +103,35 @@ bool payloadIs(const std::byte* data, std::size_t size, std::uint64_t iteration,
 
 // --channel: the writer fills its buffer; a reader checks its version's payload before and after
 // the run's busy time. Returns the versions read with kOk, to check again at the run's end.
+// --time-channel-access: once, in a reader run, the time of a Channel::read (what a reader does
+// to reach its version) against a read through a plain pointer to it, both averaged over many.
+void timeChannelAccess(const tactus::Channel& c, const tactus::Version<std::byte>& v) {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return;
+  constexpr int kCalls = 200000;
+  auto nowNs = [] {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
+  };
+  std::uint64_t sum = 0;
+  long long t0 = nowNs();
+  for (int k = 0; k < kCalls; ++k) {
+    auto again = c.read();
+    sum += static_cast<std::uint64_t>(std::to_integer<unsigned>(again->data[k & 7]));
+  }
+  const long long readNs = nowNs() - t0;
+  const volatile std::byte* const* plain = &v.data;  // the pointer itself re-read each time
+  t0 = nowNs();
+  for (int k = 0; k < kCalls; ++k) sum += static_cast<std::uint64_t>(std::to_integer<unsigned>((*plain)[k & 7]));
+  const long long pointerNs = nowNs() - t0;
+  std::printf("channel-access read-ns=%.2f pointer-ns=%.2f ratio=%.1f (sum %llu)\n",
+              static_cast<double>(readNs) / kCalls, static_cast<double>(pointerNs) / kCalls,
+              static_cast<double>(readNs) / static_cast<double>(std::max(pointerNs, 1LL)),
+              static_cast<unsigned long long>(sum));
+  std::fflush(stdout);
+}
+
 // --check-channels: prints the refusal of `result` once per label (`channel-<label>: CODE: message`).
 template <typename R>
 void printRefusal(const char* label, const R& result) {
@@ -144,6 +176,7 @@ std::vector<tactus::Version<std::byte>> touchChannels(const tactus::RuntimeInfo&
     if (v->status == tactus::VersionStatus::kNotWritten) gReadNotWritten.fetch_add(1);
     if (v->status != tactus::VersionStatus::kOk) continue;
     gReadOk.fetch_add(1);
+    if (gArgs.timeChannelAccess) timeChannelAccess(c, *v);
     if (!payloadIs(v->data, v->size, v->writerIteration, v->writerInstance)) gReadWrong.fetch_add(1);
     read.push_back(*v);
   }
@@ -181,6 +214,11 @@ void body(const std::string* name) {
   const std::vector<tactus::Version<std::byte>> read =
       gChannels.empty() ? std::vector<tactus::Version<std::byte>>{} : touchChannels(*info, *name);
   spinUs(gArgs.busyUs);
+  if (gArgs.randomBusyUs > 0) {
+    thread_local std::uint64_t state = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(::getpid());
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
+    spinUs(static_cast<long long>(state % static_cast<std::uint64_t>(gArgs.randomBusyUs + 1)));
+  }
   if (!gArgs.slowWhile.empty() && ::access(gArgs.slowWhile.c_str(), F_OK) == 0) spinUs(gArgs.slowUs);
   for (const tactus::Version<std::byte>& v : read)
     if (!payloadIs(v.data, v.size, v.writerIteration, v.writerInstance)) gReadOverwritten.fetch_add(1);
@@ -200,7 +238,8 @@ int usage() {
                "  [--busy-us N] [--slow-while FILE --slow-us N] [--check-registration] [--stm] [--switch-callback "
                "[--switch-callback-hangs]]\n"
                "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime] [--own-sigint]\n"
-               "  [--misname RUNNABLE=WRONG] [--channel NAME]... [--channel-log]\n");
+               "  [--misname RUNNABLE=WRONG] [--channel NAME]... [--channel-log] [--check-channels]\n"
+               "  [--random-busy-us N] [--time-channel-access]\n");
   return 2;
 }
 
@@ -233,6 +272,8 @@ int runMain(int argc, char** argv) {
     else if (a == "--channel") gArgs.channels.push_back(next());
     else if (a == "--channel-log") gArgs.channelLog = true;
     else if (a == "--check-channels") gArgs.checkChannels = true;
+    else if (a == "--random-busy-us") gArgs.randomBusyUs = std::atoll(next().c_str());
+    else if (a == "--time-channel-access") gArgs.timeChannelAccess = true;
     else return usage();
   }
   if (gArgs.name.empty()) return usage();
