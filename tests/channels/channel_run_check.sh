@@ -49,4 +49,17 @@ expect Reader.txt "channel-read-outside: invalid state: Channel::read of channel
 expect Reader.txt "channel-write-by-reader: bad parameter: runnable 'Reader.X' does not write channel 'D' (its writer is 'Writer.W')"
 expect Writer.txt "channel-read-by-writer: bad parameter: runnable 'Writer.A' does not read channel 'D' (its readers are 'Reader.R')"
 expect Writer.txt "channel-write-too-big: bad parameter: a type of 1048576 bytes does not fit channel 'D''s buffers of 64 bytes"
+# A writer run that takes no buffer (iteration 5): its reader run gets "not written", never the
+# version before; the runs around it read theirs.
+"$master" -C -s "$work/g.tsched" -e 10 -D "${instance}_skip" > "$work/master_skip.txt" 2>&1 &
+master_pid=$!
+"$client" --name Writer --instance "${instance}_skip" --timeout-ms 20000 --channel D --skip-write-at-iteration 5 \
+  > "$work/Writer_skip.txt" 2>&1 &
+writer_pid=$!
+"$client" --name Reader --instance "${instance}_skip" --timeout-ms 20000 --channel D --channel-log > "$work/Reader_skip.txt" 2>&1 \
+  || { cat "$work/Reader_skip.txt"; echo "FAIL: the skip run's reader"; exit 1; }
+wait "$writer_pid" && wait "$master_pid" || { cat "$work/master_skip.txt" "$work/Writer_skip.txt"; echo "FAIL: the skip run"; exit 1; }
+expect Reader_skip.txt "channel-read channel=D runnable=R instance=3 iteration=5 status=not-written writer=2 writer-iteration=5"
+expect Reader_skip.txt "channel-read channel=D runnable=R instance=3 iteration=6 status=ok writer=2 writer-iteration=6"
+expect Reader_skip.txt "channel-reads ok=9 no-version-yet=0 not-written=1 wrong=0 overwritten=0"
 echo "PASS"

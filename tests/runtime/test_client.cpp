@@ -53,6 +53,7 @@ struct Args {
   bool checkChannels = false;         // --check-channels: exercise the channel API's refusals, print them
   long long randomBusyUs = 0;         // --random-busy-us N: each runnable spins a random 0..N us more
   bool timeChannelAccess = false;     // --time-channel-access: time Channel::read against a pointer read, once
+  long long skipWriteAt = -1;         // --skip-write-at-iteration N: writers take no buffer in iteration N
 };
 
 Args gArgs;
@@ -157,8 +158,12 @@ std::vector<tactus::Version<std::byte>> touchChannels(const tactus::RuntimeInfo&
       if (w) printRefusal("write-too-big", c.writeAs<Huge>());
     }
   }
+  const bool skipWrite = static_cast<long long>(info.hyperepochIteration) == gArgs.skipWriteAt;
   for (const tactus::Channel& c : gChannels) {
-    if (auto buffer = c.write(); buffer) {
+    if (auto buffer =
+            skipWrite ? tactus::Result<std::span<std::byte>>(tactus::fail(tactus::ErrorCode::kBadParameter, "skipped"))
+                      : c.write();
+        buffer) {
       for (std::size_t k = 0; k < buffer->size() / 8; ++k) {
         const std::uint64_t word = payloadWord(info.hyperepochIteration, info.instance, k);
         std::memcpy(buffer->data() + 8 * k, &word, 8);
@@ -239,7 +244,7 @@ int usage() {
                "[--switch-callback-hangs]]\n"
                "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime] [--own-sigint]\n"
                "  [--misname RUNNABLE=WRONG] [--channel NAME]... [--channel-log] [--check-channels]\n"
-               "  [--random-busy-us N] [--time-channel-access]\n");
+               "  [--random-busy-us N] [--time-channel-access] [--skip-write-at-iteration N]\n");
   return 2;
 }
 
@@ -274,6 +279,7 @@ int runMain(int argc, char** argv) {
     else if (a == "--check-channels") gArgs.checkChannels = true;
     else if (a == "--random-busy-us") gArgs.randomBusyUs = std::atoll(next().c_str());
     else if (a == "--time-channel-access") gArgs.timeChannelAccess = true;
+    else if (a == "--skip-write-at-iteration") gArgs.skipWriteAt = std::atoll(next().c_str());
     else return usage();
   }
   if (gArgs.name.empty()) return usage();
