@@ -772,6 +772,18 @@ int manager(TwoSocs& t, const std::vector<std::string>& args, std::string* said 
   return status;
 }
 
+// The managed multi-SoC run both [managed] cases start: the sample compiled as schedules 301 and
+// 302, both masters with both and -N mgr, both clients. Returns the two schedules' paths.
+std::vector<std::string> startManaged(TwoSocs& t) {
+  const std::vector<std::string> paths = {compileAsMode(t.kids, t.dir, 301), compileAsMode(t.kids, t.dir, 302)};
+  t.schedule = paths[0] + "," + paths[1];
+  t.masterA = t.master("SocA", {"-N", "mgr", "-a", "30"});
+  t.masterB = t.master("SocB", {"-N", "mgr", "-a", "30"});
+  t.clientA = t.client("Sensor");
+  t.clientB = t.client("Planner");
+  return paths;
+}
+
 // Waits until the primary runs schedule `id` for `n` iterations or more (tactus-manager status).
 bool awaitSchedule(TwoSocs& t, int id, std::uint64_t n) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<int>(30 * timeScale()));
@@ -843,12 +855,7 @@ TEST_CASE("a multi-SoC run under a schedule manager: every SoC follows the prima
   // rollover to 302, exit. SocB starts, switches and ends where SocA does, its clients' switch
   // callbacks run at the rollover, and each schedule's iterations run whole, in order, on both.
   TwoSocs t("soc_managed", 45);
-  const std::vector<std::string> paths = {compileAsMode(t.kids, t.dir, 301), compileAsMode(t.kids, t.dir, 302)};
-  t.schedule = paths[0] + "," + paths[1];
-  t.masterA = t.master("SocA", {"-N", "mgr", "-a", "30"});
-  t.masterB = t.master("SocB", {"-N", "mgr", "-a", "30"});
-  t.clientA = t.client("Sensor");
-  t.clientB = t.client("Planner");
+  const std::vector<std::string> paths = startManaged(t);
   std::string said;
   REQUIRE(manager(t, {"start", "301"}, &said) == 0);
   INFO(said << t.out("masterSocA") << t.out("masterSocB"));
@@ -896,12 +903,7 @@ TEST_CASE("under a schedule manager a signal to a follower SoC's master ends the
   // Nothing runs yet (the manager started nothing): SocB's master stops at once and SocA's, told
   // by SocB's stop request (or, were that lost, by SocB ending first), ends its run too.
   TwoSocs t("soc_managed_signal", 46);
-  const std::vector<std::string> paths = {compileAsMode(t.kids, t.dir, 301), compileAsMode(t.kids, t.dir, 302)};
-  t.schedule = paths[0] + "," + paths[1];
-  t.masterA = t.master("SocA", {"-N", "mgr", "-a", "30"});
-  t.masterB = t.master("SocB", {"-N", "mgr", "-a", "30"});
-  t.clientA = t.client("Sensor");
-  t.clientB = t.client("Planner");
+  const std::vector<std::string> paths = startManaged(t);
   REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 0),
                               static_cast<std::uint32_t>(shm::SegmentState::kRunning), 20000));
   REQUIRE(waitForSegmentState(shm::socInstanceName(t.instance, 1),
