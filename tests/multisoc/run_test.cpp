@@ -775,7 +775,7 @@ int manager(TwoSocs& t, const std::vector<std::string>& args, std::string* said 
 // The managed multi-SoC run both [managed] cases start: the sample compiled as schedules 301 and
 // 302, both masters with both and -N mgr, both clients. Returns the two schedules' paths.
 std::vector<std::string> startManaged(TwoSocs& t) {
-  const std::vector<std::string> paths = {compileAsMode(t.kids, t.dir, 301), compileAsMode(t.kids, t.dir, 302)};
+  std::vector<std::string> paths = {compileAsMode(t.kids, t.dir, 301), compileAsMode(t.kids, t.dir, 302)};
   t.schedule = paths[0] + "," + paths[1];
   t.masterA = t.master("SocA", {"-N", "mgr", "-a", "30"});
   t.masterB = t.master("SocB", {"-N", "mgr", "-a", "30"});
