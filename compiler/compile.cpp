@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "chain_search.hpp"
 #include "channel_analysis.hpp"
 #include "compile_args.hpp"
 #include "fit_diagnosis.hpp"
@@ -119,15 +120,29 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   if (!schedule) return schedule.error();
   endStep("schedule");
 
+  // Chains (tactus extension) over their requirements, or all of them with --favour-chains: the
+  // scheduler runs again guided by them (chain_search.hpp).
+  std::string chainSearch;
+  if (chainsToShorten(*graph, *schedule, options.chainAllowanceNs, options.favourChains)) {
+    ChainSearchNote note;
+    *schedule =
+        chainGuidedSchedule(*graph, so, options.chainAllowanceNs, options.favourChains, std::move(*schedule), note);
+    chainSearch = note.text();
+    endStep("chains");
+  }
+
   // Channels and chains (tactus extension): versions planned and bounds computed on the finished
-  // schedule; a chain over its requirement is refused here (a check after the search).
+  // schedule; a chain still over its requirement is refused here.
   if (auto analysed = analyseChannels(*graph, *schedule, options.chainAllowanceNs); !analysed) {
     if (analysed.error().code != ErrorCode::kInfeasible) return analysed.error();
     // A chain over its requirement: as for a schedule that does not fit, `-k` and `--html` show
     // the schedule made and every chain's bounds (no schedule file).
-    auto written = writeDiagnostics(options, buildReport(*graph, *schedule, &searchInfo), *schedule);
+    CompileReport report = buildReport(*graph, *schedule, &searchInfo);
+    report.chainSearch = chainSearch;
+    auto written = writeDiagnostics(options, report, *schedule);
     if (!written) return written.error();
     std::string msg = analysed.error().message;
+    if (!chainSearch.empty()) msg += "\n  " + chainSearch;
     if (!options.reportJsonPath.empty() || !options.htmlPath.empty())
       msg += "\n  wrote the schedule and its chains' bounds to the report (-k) and the view (--html); no schedule file";
     return Error{ErrorCode::kInfeasible, msg};
@@ -147,6 +162,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
 
   CompileOutcome outcome;
   outcome.report = buildReport(*graph, *schedule, &searchInfo);
+  outcome.report.chainSearch = chainSearch;
   // Under --allow-overlength, the verifier's warning on a hyperepoch too long says why.
   for (const HyperepochReport& hr : outcome.report.hyperepochs) {
     if (hr.scheduleLengthNs <= hr.periodNs) continue;

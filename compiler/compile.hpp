@@ -41,6 +41,9 @@ struct CompileOptions {
   std::int64_t crossSocLatencyNs = kDefaultCrossSocLatencyNs;
   /// `--chain-allowance`: allowance per runnable of a chain for the runtime's hand-off
   std::int64_t chainAllowanceNs = kDefaultChainHopAllowanceNs;
+  /// `--favour-chains`: chain-guided scheduling shortens every chain, not only those over their
+  /// requirements (chain_search.hpp)
+  bool favourChains = false;
   bool verbose = false;  ///< `-v`
   bool quiet = false;    ///< `-q`: no search progress on standard error
   /// Where a search prints its progress once a second (runCompileCommand: standard error unless

@@ -78,6 +78,14 @@ const std::vector<OptionSpec>& specs() {
        "age bounds (default 100us: above the hand-off p99 and release error of\n"
        "the runtime-handoff and runtime-release benchmarks; see the README)",
        {}},
+      {"favour-chains",
+       0,
+       "",
+       "graphs with Chains: reschedule to shorten every chain's planned\n"
+       "reaction and age, not only those over their MaxReaction or MaxAge\n"
+       "(chain-guided scheduling, up to 8 rounds; kept only where the\n"
+       "schedule fits as well: see the README)",
+       {}},
       {"allow-overlength", 0, "", "accept a schedule longer than its hyperepoch period (warning)", {}},
       {"werror",
        0,
@@ -207,6 +215,8 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
         return fail(ErrorCode::kBadParameter,
                     "option " + p.spelled + ": '" + v + "' is not a duration (e.g. 100us, or 0)");
       o.chainAllowanceNs = *d;
+    } else if (p.name == "favour-chains") {
+      o.favourChains = true;
     } else if (p.name == "no-fusion") {
       o.fusion = Fusion::kOff;
       sawNrf = true;

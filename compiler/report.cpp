@@ -433,6 +433,7 @@ std::string reportText(const CompileReport& report) {
            " on the worst reaction, " + c.ageCostliest + " " + humanDuration(c.ageCostliestNs) +
            " on the oldest data\n";
   }
+  if (!report.chainSearch.empty()) out += report.chainSearch + "\n";
   out += "compile time        " + fixed(report.compileTimeMs, 3) + "ms\n";
   return out;
 }
@@ -521,6 +522,7 @@ std::string reportJson(const CompileReport& report) {
            ", \"age_costliest_ns\": " + std::to_string(c.ageCostliestNs) + "}";
     }
     o += "\n  ]";
+    if (!report.chainSearch.empty()) o += ",\n  \"chain_search\": " + jsonString(report.chainSearch);
   }
   o += "\n}\n";
   return o;

@@ -92,6 +92,7 @@ struct CompileReport {
   std::vector<HyperepochReport> hyperepochs;
   std::vector<ChannelReport> channels;  ///< tactus extension; empty for an STM graph
   std::vector<ChainReport> chains;      ///< tactus extension; empty for an STM graph
+  std::string chainSearch;              ///< what chain-guided scheduling did (chain_search.hpp), if it ran
   bool multiSoc = false;                ///< the schedule has SoCs: the cross-SoC figures are shown
   double compileTimeMs = 0;             ///< filled by the caller
 };

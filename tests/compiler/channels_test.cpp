@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "chain_search.hpp"
 #include "channel_analysis.hpp"
 #include "compile.hpp"
 #include "graph_parser.hpp"
@@ -479,4 +480,89 @@ TEST_CASE("tactus-compile states chain bounds with --chain-allowance and refuses
   CHECK(run({"--chain-allowance", "soon"}, text) == 2);
   CHECK_THAT(text, Catch::Contains("'soon' is not a duration"));
   std::remove(out.c_str());
+}
+
+namespace {
+
+// One core, one 50 ms epoch: Background (20 ms, no dependencies) is the list scheduler's most
+// urgent (latest start 30 ms, against Src's 48 and Sink's 49), so it runs first and the chain
+// Src -> Sink ends at 22 ms.
+std::string backgroundFirst(const std::string& requirement) {
+  return "Version: 3.0.0\n"
+         "Toy:\n"
+         "  Resources:\n"
+         "    CPU: [CPU0]\n"
+         "  Hyperepochs:\n"
+         "    - H:\n"
+         "        Epochs:\n"
+         "          - E: {Period: 50ms}\n"
+         "  Clients:\n"
+         "    - C:\n"
+         "        Epochs:\n"
+         "          - H.E:\n"
+         "              Runnables:\n"
+         "                - Background: {WCET: 20ms, Resources: [CPU0]}\n"
+         "                - Src: {WCET: 1ms, Resources: [CPU0]}\n"
+         "                - Sink: {WCET: 1ms, Resources: [CPU0], Dependencies: [C.Src]}\n"
+         "  Chains:\n"
+         "    - Loop:\n"
+         "        Runnables: [C.Src, C.Sink]\n" +
+         requirement;
+}
+
+}  // namespace
+
+TEST_CASE("a chain over its requirement on the first schedule is met by chain-guided scheduling", "[chains]") {
+  auto g = parseGraph(backgroundFirst("        MaxReaction: 10ms\n"), "g.yaml");
+  REQUIRE(g.has_value());
+  auto first = scheduleGraph(*g, ScheduleOptions{});
+  REQUIRE(first.has_value());
+  {
+    Schedule copy = *first;
+    REQUIRE_FALSE(analyseChannels(*g, copy, 100000).has_value());  // 22.2 ms against 10 ms
+  }
+  REQUIRE(chainsToShorten(*g, *first, 100000, false));
+  ChainSearchNote note;
+  Schedule s = chainGuidedSchedule(*g, ScheduleOptions{}, 100000, false, std::move(*first), note);
+  REQUIRE(analyseChannels(*g, s, 100000).has_value());
+  CHECK(s.chains[0].reactionNs == 2 * kMs + 200000);  // Src, then Sink, then Background
+  CHECK(note.overBeforeNs == 12 * kMs + 200000);
+  CHECK(note.overAfterNs == 0);
+  CHECK(note.improvements >= 1);
+  // The schedule keeps the graph's own deadlines (none): the scheduler's are not written.
+  for (const RunnableInfo& r : s.runnables) CHECK(r.deadlineNs == kNoDuration);
+  CHECK(verifySchedule(s).ok());
+  CHECK_THAT(note.text(), Catch::Contains("chains over their requirements by 12.2ms -> 0ns"));
+
+  // A requirement no schedule meets (Src and Sink take 2 ms) is still refused, with what was tried.
+  const std::string path = "/tmp/tactus_chain_search_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << backgroundFirst("        MaxReaction: 1ms\n");
+  std::ostringstream o, e;
+  CHECK(runCompileCommand({"-q", "-i", path, "-o", path + ".tsched"}, o, e) == 1);
+  CHECK_THAT(e.str(), Catch::Contains("chain 'Loop': its reaction 2.2ms"));
+  CHECK_THAT(e.str(), Catch::Contains("chain-guided scheduling:"));
+  // Met with chain-guided scheduling: the compile succeeds and says so.
+  std::ofstream(path) << backgroundFirst("        MaxReaction: 10ms\n");
+  std::ostringstream o2, e2;
+  CHECK(runCompileCommand({"-q", "-i", path, "-o", path + ".tsched"}, o2, e2) == 0);
+  CHECK_THAT(o2.str() + e2.str(), Catch::Contains("chain 'Loop'  reaction 2.2ms (max 10ms)"));
+  CHECK_THAT(o2.str() + e2.str(), Catch::Contains("chain-guided scheduling: 2 rounds, 1 kept"));
+  std::remove(path.c_str());
+  std::remove((path + ".tsched").c_str());
+}
+
+TEST_CASE("without chains over their requirements the schedule is the first one, unless favouring", "[chains]") {
+  auto g = parseGraph(backgroundFirst("        MaxReaction: 30ms\n"), "g.yaml");
+  REQUIRE(g.has_value());
+  auto first = scheduleGraph(*g, ScheduleOptions{});
+  REQUIRE(first.has_value());
+  CHECK_FALSE(chainsToShorten(*g, *first, 100000, false));
+  // --favour-chains: the chain's waiting (Background before Src) is cut, the chain shortened.
+  REQUIRE(chainsToShorten(*g, *first, 100000, true));
+  ChainSearchNote note;
+  Schedule s = chainGuidedSchedule(*g, ScheduleOptions{}, 100000, true, *first, note);
+  REQUIRE(analyseChannels(*g, s, 100000).has_value());
+  CHECK(s.chains[0].reactionNs < 22 * kMs + 200000);
+  CHECK(note.sumAfterNs < note.sumBeforeNs);
+  CHECK(verifySchedule(s).ok());
 }
