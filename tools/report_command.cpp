@@ -451,8 +451,8 @@ int failOnChainMisses(const Options& o, const Inputs& in, std::ostream& err) {
       for (const ChainMiss& m : misses)
         if (m.chain == c) ++(m.reaction ? reactions : ages);
       if (reactions + ages != 0)
-        counts += (counts.empty() ? "" : ", ") + where + quoted(s.chains[c].name) + " " + std::to_string(reactions) +
-                  " reactions and " + std::to_string(ages) + " data ages";
+        counts += (counts.empty() ? "" : ", ") + where + quoted(s.chains[c].name) + ": reactions " +
+                  std::to_string(reactions) + ", data ages " + std::to_string(ages);
     }
   }
   if (total == 0) return 0;

@@ -198,7 +198,7 @@ TEST_CASE("a late run makes its chain occurrences misses, naming the iterations 
   CHECK(err.find("tactus-report: chain 'CameraToActuate' reaction from Sensing.Capture frame 1 of iteration 4") !=
         std::string::npos);
   CHECK(err.find("2 chain occurrences over their planned bound or requirement in " + lateLog +
-                 " ('CameraToActuate' 1 reactions and 1 data ages)") != std::string::npos);
+                 " ('CameraToActuate': reactions 1, data ages 1)") != std::string::npos);
   CHECK(runCommand({lateLog, path}, out, err) == 0);  // without the flag: reported, not failed
   CHECK(runCommand({onTime, path, "--fail-on-chain-miss"}, out, err) == 0);
   CHECK(err.empty());
