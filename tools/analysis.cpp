@@ -12,6 +12,7 @@
 
 #include <sys/stat.h>
 
+#include "chains.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -607,6 +608,7 @@ Analysis analyze(const Schedule& s, const LogFile& log) {
   pass.readRuns();
   pass.summarizeTables();
   pass.warn();
+  pass.a.chains = measureChains(s, log, pass.a);
   return std::move(pass.a);
 }
 

@@ -1,5 +1,5 @@
 // tactus-report's logic: reading an event log tolerantly and turning schedule + log into
-// statistics per runnable, per epoch frame, per resource, per client and per hyperepoch.
+// statistics per runnable, per epoch frame, per resource, per client, per hyperepoch and per chain.
 //
 // Times of a run are judged against the plan of its hyperepoch iteration:
 //
@@ -9,12 +9,14 @@
 //   deadline miss    : end - R > Deadline
 //   WCET overrun     : end - start > WCET             end-monitor violation: end - start > WCET + EndMonitorThreshold
 //   monitor violation: the iteration's last end - S > the hyperepoch's Monitor budget
+//   chains           : each occurrence's reaction and data age on measured times (chains.hpp)
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tactus/core/channels.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/schedule.hpp"
@@ -108,6 +110,34 @@ struct HyperepochStats {
   std::uint64_t overrunRecords = 0;     ///< kOverrun records of its epochs
 };
 
+/// One measured occurrence of a chain (chains.hpp): from the source run's frame release to the
+/// end of a run of the last runnable, along the schedule's ChainMap.
+struct ChainOccurrence {
+  ChainRun source;             ///< the source run (instance, iteration)
+  ChainRun last;               ///< the last runnable's run
+  std::int64_t releaseNs = 0;  ///< the source frame's ideal release, as logged
+  std::int64_t endNs = 0;      ///< the last run's measured end
+  /// The measured reaction or data age.
+  std::int64_t ns() const { return endNs - releaseNs; }
+};
+
+/// Per chain: its measured reactions and data ages, against its planned bounds (ChainInfo's
+/// reactionNs and ageNs, allowance included) and its requirements (MaxReaction, MaxAge).
+struct ChainStats {
+  /// Reactions: per logged source run, to the end of the first last-runnable run that sees its data
+  /// or newer, when the log holds that run; by iteration, then planned start.
+  std::vector<ChainOccurrence> reactions;
+  /// Data ages: per logged last-runnable run, from the release of the source run whose data it
+  /// decides on, when the log holds that run (none in iteration 0 for a previous iteration's).
+  std::vector<ChainOccurrence> ages;
+  Quantiles reaction, age;                  ///< of the measured values
+  std::uint64_t reactionsOverPlanned = 0;   ///< reactions longer than the planned bound
+  std::uint64_t reactionsOverRequired = 0;  ///< reactions longer than MaxReaction (0 without one)
+  std::uint64_t agesOverPlanned = 0;        ///< data ages older than the planned bound
+  std::uint64_t agesOverRequired = 0;       ///< data ages older than MaxAge (0 without one)
+  std::string error;  ///< why the chain could not be followed on this schedule (no occurrences), else empty
+};
+
 /// Everything tactus-report derives from a schedule and a log.
 struct Analysis {
   std::uint64_t runRecords = 0, releaseRecords = 0, skippedRecords = 0, overrunRecords = 0, droppedRecords = 0;
@@ -133,6 +163,7 @@ struct Analysis {
   /// per-iteration table is sized by these (so by the records), never by a claimed number.
   IdVector<HyperepochId, std::vector<std::uint64_t>> iterations;
   IdVector<HyperepochId, std::vector<std::int64_t>> iterationStart;  ///< parallel to `iterations` (ns; 0 unknown)
+  std::vector<ChainStats> chains;  ///< per chain of the schedule (measureChains, chains.hpp)
   std::vector<std::string> warnings;
 };
 

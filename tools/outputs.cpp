@@ -10,6 +10,7 @@
 #include <numeric>
 #include <ostream>
 
+#include "tactus/core/channels.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
@@ -75,6 +76,63 @@ std::string jsonQuantiles(const Quantiles& q) {
 }
 
 std::string optDuration(std::int64_t v) { return v == kNoDuration ? "null" : std::to_string(v); }
+
+// The measured chains, each beside its planned bound (allowance included) and its requirement;
+// nothing for a schedule without chains.
+std::string chainsText(const Schedule& s, const Analysis& a) {
+  if (s.chains.empty()) return {};
+  std::string out =
+      "\nchains (reaction: the source frame's release to the end of the first last-runnable run that sees it;\n"
+      "data age: the release of the source data at a last-runnable run's end; planned: the compiler's bound,\n"
+      "allowance included; required: MaxReaction / MaxAge)\n";
+  Table t(
+      {"chain", "measure", "count", "median", "p99", "max", "planned", "required", "over planned", "over required"});
+  for (std::size_t c = 0; c < s.chains.size() && c < a.chains.size(); ++c) {
+    const ChainInfo& chain = s.chains[c];
+    const ChainStats& x = a.chains[c];
+    if (!x.error.empty()) {
+      t.add({chain.name, "not measured: " + x.error});
+      continue;
+    }
+    auto row = [&](const std::string& name, const char* what, const Quantiles& q, std::int64_t planned,
+                   std::int64_t required, std::uint64_t overPlanned, std::uint64_t overRequired) {
+      const bool any = q.count != 0;
+      t.add({name, what, std::to_string(q.count), any ? human(q.medianNs) : "-", any ? human(q.p99Ns) : "-",
+             any ? human(q.maxNs) : "-", human(planned), required == kNoDuration ? "-" : human(required),
+             std::to_string(overPlanned), required == kNoDuration ? "-" : std::to_string(overRequired)});
+    };
+    row(chain.name, "reaction", x.reaction, chain.reactionNs, chain.maxReactionNs, x.reactionsOverPlanned,
+        x.reactionsOverRequired);
+    row("", "data age", x.age, chain.ageNs, chain.maxAgeNs, x.agesOverPlanned, x.agesOverRequired);
+  }
+  return out + t.str();
+}
+
+// The measured chains as JSON: per chain its reaction and data age figures, bounds and misses.
+std::string chainsJson(const Schedule& s, const Analysis& a) {
+  std::string o = "[";
+  for (std::size_t c = 0; c < s.chains.size() && c < a.chains.size(); ++c) {
+    const ChainInfo& chain = s.chains[c];
+    const ChainStats& x = a.chains[c];
+    if (c) o += ',';
+    o += "{\"name\":";
+    jsonString(o, chain.name);
+    if (!x.error.empty()) {
+      o += ",\"error\":";
+      jsonString(o, x.error);
+    }
+    o += ",\"reaction\":" + jsonQuantiles(x.reaction) + ",\"planned_reaction_ns\":" + std::to_string(chain.reactionNs) +
+         ",\"max_reaction_ns\":" + optDuration(chain.maxReactionNs) +
+         ",\"reactions_over_planned\":" + std::to_string(x.reactionsOverPlanned) +
+         ",\"reactions_over_required\":" + std::to_string(x.reactionsOverRequired) +
+         ",\"age\":" + jsonQuantiles(x.age) + ",\"planned_age_ns\":" + std::to_string(chain.ageNs) +
+         ",\"max_age_ns\":" + optDuration(chain.maxAgeNs) +
+         ",\"ages_over_planned\":" + std::to_string(x.agesOverPlanned) +
+         ",\"ages_over_required\":" + std::to_string(x.agesOverRequired) +
+         ",\"allowance_ns\":" + std::to_string(chainAllowanceNs(chain)) + "}";
+  }
+  return o + "]";
+}
 
 }  // namespace
 
@@ -158,6 +216,7 @@ std::string formatText(const Schedule& s, const LogFile& log, const Analysis& a)
             std::to_string(x.droppedRecords)});
   }
   out += ct.str();
+  out += chainsText(s, a);
   return out;
 }
 
@@ -251,7 +310,7 @@ std::string formatJson(const Schedule& s, const LogFile& log, const Analysis& a)
          ",\"end_monitor_violations\":" + std::to_string(x.endMonitorViolations) +
          ",\"records_lost\":" + std::to_string(x.droppedRecords) + "}";
   }
-  o += "]}\n";
+  o += "],\"chains\":" + chainsJson(s, a) + "}\n";
   return o;
 }
 
@@ -344,6 +403,13 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
     v.jitterMedianNs = st.startJitter.medianNs;
     v.jitterP99Ns = st.startJitter.p99Ns;
     v.jitterMaxNs = st.startJitter.maxNs;
+  }
+  for (const ChainStats& c : a.chains) {
+    auto measure = [](const Quantiles& q, std::uint64_t overPlanned, std::uint64_t overRequired) {
+      return view::ChainMeasure{q.count, q.medianNs, q.p99Ns, q.maxNs, overPlanned, overRequired};
+    };
+    x.chains.push_back({measure(c.reaction, c.reactionsOverPlanned, c.reactionsOverRequired),
+                        measure(c.age, c.agesOverPlanned, c.agesOverRequired)});
   }
   // Per hyperepoch and iteration (row of Analysis::iterations): runs, overruns and span.
   const std::size_t nHyp = s.hyperepochs.size();

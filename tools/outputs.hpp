@@ -44,8 +44,11 @@ std::string formatWcetFile(const Schedule& schedule, const Analysis& analysis, d
 /// iteration the log names, and "CPU0", one complete event per valid kRun record (args: iteration,
 /// frame, instance, planned_start_us, wcet_us, jitter_us; a run longer than its WCET is named
 /// "OVERRUN Client.Runnable", with over_wcet_us); flow events ("s"/"f", cat "dependency") from a run
-/// to each run of another client that depends on it. `log` may be null: the plan of one
-/// iteration from time 0.
+/// to each run of another client that depends on it; process 2 "chains" (a schedule with chains)
+/// with an async slice ("b"/"e", cat "chain") per measured chain occurrence from the source frame's
+/// release to the last run's end, named "Chain reaction" or "Chain data age", "MISS ..." (cat
+/// "chain,miss") over its planned bound or requirement (args: iteration, frame, measured_us,
+/// planned_us, required_us). `log` may be null: the plan of one iteration from time 0.
 void writeTrace(std::ostream& out, const Schedule& schedule, const LogFile* log, const Analysis* analysis);
 
 /// The most runs the HTML view's page carries (about 40 bytes each): a log of more draws the

@@ -43,6 +43,12 @@ const std::vector<OptionSpec>& specs() {
        "exit with 1 when a run took longer than its WCET + EndMonitorThreshold, a frame was late or\n"
        "a period was skipped (for CI; the master's --fail-on-overrun judges the same)",
        {}},
+      {"fail-on-chain-miss",
+       0,
+       "",
+       "exit with 1 when a chain's measured reaction or data age exceeded its planned bound\n"
+       "(allowance included) or its MaxReaction / MaxAge, naming each (for CI)",
+       {}},
       {"wcet-out",
        0,
        "FILE",
@@ -113,7 +119,8 @@ std::string reportUsage() {
          optionsHelp(specs()) +
          "\n"
          "exit status: 0 success, 1 unreadable or mismatched input (or a violation with\n"
-         "--fail-on-violation, an overrun with --fail-on-overrun), 2 bad command line\n";
+         "--fail-on-violation, an overrun with --fail-on-overrun, a chain over its bound with\n"
+         "--fail-on-chain-miss), 2 bad command line\n";
 }
 
 Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
@@ -129,6 +136,7 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
     else if (p.name == "violations") o.violations = true;
     else if (p.name == "fail-on-violation") o.failOnViolation = true;
     else if (p.name == "fail-on-overrun") o.failOnOverrun = true;
+    else if (p.name == "fail-on-chain-miss") o.failOnChainMiss = true;
     else if (p.name == "wcet-out") o.wcetOut = p.value;
     else if (p.name == "html") o.html = p.value;
     else if (p.name == "trace-out") o.traceOut = p.value;
@@ -164,8 +172,9 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
   if (o.json && o.csv) return fail(ErrorCode::kBadParameter, "--json and --csv exclude each other");
   if (o.violations && (o.json || o.csv))
     return fail(ErrorCode::kBadParameter, "--violations excludes --json and --csv");
-  if (o.logs.empty() && (o.violations || o.failOnViolation || o.failOnOverrun))
-    return fail(ErrorCode::kBadParameter, "--violations, --fail-on-violation and --fail-on-overrun need an event log");
+  if (o.logs.empty() && (o.violations || o.failOnViolation || o.failOnOverrun || o.failOnChainMiss))
+    return fail(ErrorCode::kBadParameter,
+                "--violations, --fail-on-violation, --fail-on-overrun and --fail-on-chain-miss need an event log");
   if (o.logs.empty() && (o.json || o.csv || !o.wcetOut.empty()))
     return fail(ErrorCode::kBadParameter, "--json, --csv and --wcet-out need an event log");
   if (o.logs.empty() && o.html.empty() && o.traceOut.empty())

@@ -23,6 +23,7 @@ struct ReportOptions {
   bool json = false, csv = false, help = false, version = false;
   bool violations = false, failOnViolation = false;  ///< tactus-check's contract violations
   bool failOnOverrun = false;                        ///< exit 1 when a run, frame or period overran
+  bool failOnChainMiss = false;  ///< exit 1 when a chain occurrence exceeded its planned bound or requirement
   double percentile = 99, margin = 1.2;
   /// Whether the statistics go to standard output (not when an output file is `-`).
   bool statisticsOnStdout = true;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "analysis.hpp"
+#include "chains.hpp"
 #include "log_merge.hpp"
 #include "outputs.hpp"
 #include "report_args.hpp"
@@ -432,6 +433,37 @@ int failOnOverruns(const Options& o, const Inputs& in, std::ostream& err) {
   return 1;
 }
 
+// --fail-on-chain-miss: 1 when a chain occurrence of any schedule exceeded its planned bound or its
+// requirement; names the first kMaxNamed of them (chain, iterations, measured against the bound),
+// then a count per chain.
+int failOnChainMisses(const Options& o, const Inputs& in, std::ostream& err) {
+  constexpr std::size_t kMaxNamed = 20;
+  std::size_t total = 0;
+  std::string counts;
+  for (std::size_t k = 0; k < in.schedules.size(); ++k) {
+    const Schedule& s = in.schedules[k];
+    const std::string where = in.several() ? "schedule " + std::to_string(s.identifier) + ": " : "";
+    const std::vector<ChainMiss> misses = chainMisses(s, in.parts[k].analysis);
+    for (const ChainMiss& m : misses)
+      if (total++ < kMaxNamed) err << "tactus-report: " << where << describeChainMiss(s, m) << "\n";
+    for (std::size_t c = 0; c < s.chains.size(); ++c) {
+      std::size_t reactions = 0, ages = 0;
+      for (const ChainMiss& m : misses)
+        if (m.chain == c) ++(m.reaction ? reactions : ages);
+      if (reactions + ages != 0)
+        counts += (counts.empty() ? "" : ", ") + where + quoted(s.chains[c].name) + ": reactions " +
+                  std::to_string(reactions) + ", data ages " + std::to_string(ages);
+    }
+  }
+  if (total == 0) return 0;
+  if (total > kMaxNamed) err << "tactus-report: ... and " << total - kMaxNamed << " more\n";
+  std::string logs;
+  for (const std::string& path : o.logs) logs += (logs.empty() ? "" : ", ") + path;
+  err << "tactus-report: " << total << " chain occurrences over their planned bound or requirement in " << logs << " ("
+      << counts << ")\n";
+  return 1;
+}
+
 // Without a log: the plan of the schedule alone, as HTML and as a trace.
 Result<void> writePlan(const Options& o, const Schedule& schedule, std::ostream& out) {
   if (!o.html.empty()) {
@@ -476,7 +508,8 @@ int report(const Options& o, std::ostream& out, std::ostream& err) {
   }
   const int violations = o.failOnViolation ? failOnViolations(o, in, err) : 0;
   const int overruns = o.failOnOverrun ? failOnOverruns(o, in, err) : 0;
-  return std::max(violations, overruns);
+  const int chains = o.failOnChainMiss ? failOnChainMisses(o, in, err) : 0;
+  return std::max({violations, overruns, chains});
 }
 
 // The command without the final check of `out`.

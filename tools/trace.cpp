@@ -1,7 +1,8 @@
 // tactus-report's Chrome trace (Perfetto, chrome://tracing): the plan of every iteration beside
 // what ran, one process per client with two threads per worker (plan above, executed below),
-// frame releases and overruns as instant events in the master's process, and flow arrows for the
-// dependencies that cross clients.
+// frame releases and overruns as instant events in the master's process, flow arrows for the
+// dependencies that cross clients, and each measured chain occurrence as an async slice in a
+// process of its own ("chains").
 //
 //   master             |rel Fast#0      |rel Fast#1 ... (instant events, global scope)
 //   client 'Sensing'   CPU0 plan      [ReadImu][Capture   ][Detect     ]
@@ -21,6 +22,7 @@ namespace tactus::report {
 namespace {
 
 constexpr int kMasterPid = 1;        // frame releases, overruns, skips
+constexpr int kChainPid = 2;         // measured chain occurrences (async slices)
 constexpr int kFirstClientPid = 10;  // client c is process kFirstClientPid + c
 
 int clientPid(ClientId c) { return kFirstClientPid + static_cast<int>(index(c)); }
@@ -69,6 +71,7 @@ class TraceWriter {
     if (log_ != nullptr && a_ != nullptr) {
       executed();
       flows();
+      chains();
     }
     buf_ += "\n]}\n";
     out_ << buf_;
@@ -109,6 +112,10 @@ class TraceWriter {
   void metadata() {
     meta("process", kMasterPid, 0, jsonString("master"), 0);
     meta("thread", kMasterPid, 0, jsonString("frame releases, overruns"), 0);
+    if (log_ != nullptr && a_ != nullptr && !s_.chains.empty()) {
+      meta("process", kChainPid, 0, jsonString("chains"), 0);
+      meta("thread", kChainPid, 0, jsonString("reactions, data ages"), 0);
+    }
     // The workers of a client: the hardware resources its instances run on.
     std::vector<std::vector<bool>> used(s_.clients.size(), std::vector<bool>(s_.resources.size(), false));
     for (const InstanceInfo& inst : s_.instances) {
@@ -345,6 +352,56 @@ class TraceWriter {
     appendMicros(buf_, atNs - base_);
     if (ph[0] == 'f') buf_ += R"(,"bp":"e")";  // binds to the slice that starts there
     buf_ += "}";
+  }
+
+  // Every measured chain occurrence as an async slice from the source frame's release to the last
+  // run's end, named "Chain reaction" or "Chain data age" ("MISS ..." over its planned bound or
+  // requirement); args: the source's iteration and frame, measured, planned and required time.
+  void chains() {
+    std::uint64_t id = 0;
+    for (std::size_t c = 0; c < s_.chains.size() && c < a_->chains.size(); ++c) {
+      const ChainInfo& chain = s_.chains[c];
+      for (const bool reaction : {true, false}) {
+        const std::int64_t planned = reaction ? chain.reactionNs : chain.ageNs;
+        const std::int64_t required = reaction ? chain.maxReactionNs : chain.maxAgeNs;
+        const std::string name = chain.name + (reaction ? " reaction" : " data age");
+        const std::string plain = jsonString(name), missed = jsonString("MISS " + name);
+        for (const ChainOccurrence& o : reaction ? a_->chains[c].reactions : a_->chains[c].ages) {
+          const bool miss = o.ns() > planned || (required != kNoDuration && o.ns() > required);
+          ++id;
+          for (const char* ph : {"b", "e"}) {
+            event();
+            buf_ += R"({"ph":")";
+            buf_ += ph;
+            buf_ += miss ? R"(","cat":"chain,miss","name":)" : R"(","cat":"chain","name":)";
+            buf_ += miss ? missed : plain;
+            buf_ += R"(,"id":)";
+            appendInt(buf_, static_cast<std::int64_t>(id));
+            buf_ += R"(,"pid":)";
+            appendInt(buf_, kChainPid);
+            buf_ += R"(,"tid":0,"ts":)";
+            appendMicros(buf_, (ph[0] == 'b' ? o.releaseNs : o.endNs) - base_);
+            if (ph[0] == 'e') {
+              buf_ += "}";
+              continue;
+            }
+            buf_ += R"(,"args":{"iteration":)";
+            appendInt(buf_, o.source.iteration);
+            buf_ += R"(,"frame":)";
+            appendInt(buf_, s_.instances[o.source.instance].frame);
+            buf_ += R"(,"measured_us":)";
+            appendMicros(buf_, o.ns());
+            buf_ += R"(,"planned_us":)";
+            appendMicros(buf_, planned);
+            if (required != kNoDuration) {
+              buf_ += R"(,"required_us":)";
+              appendMicros(buf_, required);
+            }
+            buf_ += "}}";
+          }
+        }
+      }
+    }
   }
 
   std::string epochName(EpochId e) const {

@@ -185,93 +185,171 @@ Result<void> planChannels(Schedule& s) {
   return {};
 }
 
+Result<ChainMap> ChainMap::make(const Schedule& s, const ChainInfo& chain) {
+  ChainMap map(s, chain);
+  if (auto ok = map.resolve(); !ok) return ok.error();
+  return map;
+}
+
+Result<void> ChainMap::resolve() {
+  const Schedule& s = *s_;
+  const std::string who = "chain " + quoted(chain_->name);
+  const auto& rs = chain_->runnables;
+  if (rs.size() < 2) return invalid(who + ": a chain names two runnables or more");
+  for (const RunnableId r : rs) {
+    if (!s.runnables.contains(r)) return invalid(who + ": a runnable is not one of the schedule");
+    if (!plainRunnable(s.runnables[r]))
+      return invalid(who + ": runnable " + quoted(qualifiedName(s, r)) +
+                     " is round robin (a chain follows one runnable's runs)");
+  }
+  const HyperepochId h = hyperepochOf(s, rs[0]);
+  for (const RunnableId r : rs)
+    if (hyperepochOf(s, r) != h)
+      return invalid(who + ": runnable " + quoted(qualifiedName(s, r)) + " runs in hyperepoch " +
+                     quoted(s.hyperepochs[hyperepochOf(s, r)].name) + ", the chain's source in " +
+                     quoted(s.hyperepochs[h].name) + " (a chain stays within one hyperepoch)");
+  const auto all = instancesByRunnableFrame(s);
+  for (const RunnableId r : rs) {
+    auto runs = runsOf(s, all, r, who);
+    if (!runs) return runs.error();
+    byFrame_.push_back(*runs);
+    std::vector<InstanceId> sorted = std::move(*runs);
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [&](InstanceId a, InstanceId b) { return s.instances[a].startNs < s.instances[b].startNs; });
+    byStart_.push_back(std::move(sorted));
+  }
+  for (std::size_t k = 0; k + 1 < rs.size(); ++k) {
+    const RunnableInfo& a = s.runnables[rs[k]];
+    const RunnableInfo& b = s.runnables[rs[k + 1]];
+    const bool dependency =
+        a.epoch == b.epoch && (std::find(b.dependencies.begin(), b.dependencies.end(), rs[k]) != b.dependencies.end() ||
+                               a.submits == rs[k + 1]);
+    std::uint32_t channel = kNone;
+    if (!dependency)
+      for (std::uint32_t c = 0; c < s.channels.size() && channel == kNone; ++c)
+        if (s.channels[c].writer == rs[k] && std::find(s.channels[c].readers.begin(), s.channels[c].readers.end(),
+                                                       rs[k + 1]) != s.channels[c].readers.end())
+          channel = c;
+    if (!dependency && channel == kNone)
+      return invalid(who + ": " + quoted(qualifiedName(s, rs[k + 1])) + " neither depends on " +
+                     quoted(qualifiedName(s, rs[k])) + " nor reads a channel it writes");
+    links_.push_back(dependency ? ChainLink::kDependency : ChainLink::kChannel);
+    linkChannel_.push_back(channel);
+  }
+  // Per channel hop: the version each reader run reads, by frame and in start order.
+  std::map<std::pair<std::uint32_t, InstanceId>, const ChannelRead*> readOf;
+  for (const ChannelRead& read : s.channelReads) readOf[{read.channel, read.instance}] = &read;
+  readers_.resize(links_.size());
+  for (std::size_t k = 0; k < links_.size(); ++k) {
+    if (links_[k] != ChainLink::kChannel) continue;
+    const auto n = static_cast<std::int64_t>(s.channels[linkChannel_[k]].writes);
+    ReaderRuns& readers = readers_[k];
+    readers.byFrame.resize(byFrame_[k + 1].size());
+    for (const InstanceId r : byStart_[k + 1]) {
+      const auto read = readOf.find({linkChannel_[k], r});
+      if (read == readOf.end())
+        return invalid(who + ": the channel plan has no version for " + quoted(qualifiedName(s, rs[k + 1])) +
+                       " frame " + std::to_string(s.instances[r].frame));
+      readers.runs.push_back(r);
+      readers.offsets.push_back((read->second->previousIteration ? -n : 0) + s.instances[read->second->writer].frame);
+      readers.byFrame[s.instances[r].frame] = {read->second->writer, read->second->previousIteration};
+    }
+  }
+  return {};
+}
+
+void ChainMap::dataPath(ChainRun last, std::vector<ChainRun>& path) const {
+  const std::size_t n = byFrame_.size();
+  path.resize(n);
+  path.back() = last;
+  for (std::size_t k = n - 1; k-- > 0;) {
+    const ChainRun next = path[k + 1];
+    const std::uint32_t frame = s_->instances[next.instance].frame;
+    if (links_[k] == ChainLink::kDependency) {
+      path[k] = {byFrame_[k][frame], next.iteration};
+    } else {
+      const Read& read = readers_[k].byFrame[frame];
+      path[k] = {read.writer, next.iteration - (read.previous ? 1 : 0)};
+    }
+  }
+}
+
+Result<void> ChainMap::reactionPath(ChainRun source, std::vector<ChainRun>& path) const {
+  const Schedule& s = *s_;
+  path.resize(byFrame_.size());
+  path.front() = source;
+  for (std::size_t k = 0; k + 1 < path.size(); ++k) {
+    const ChainRun prev = path[k];
+    if (links_[k] == ChainLink::kDependency) {
+      path[k + 1] = {byFrame_[k + 1][s.instances[prev.instance].frame], prev.iteration};
+      continue;
+    }
+    const auto n = static_cast<std::int64_t>(s.channels[linkChannel_[k]].writes);
+    const std::int64_t version = prev.iteration * n + s.instances[prev.instance].frame;
+    // The first reader run, in time order from the writer run's iteration on, whose version is
+    // this one or newer (within two iterations every reader run reads a newer one). Along a
+    // runnable's runs in start order the versions never decrease: a binary search per iteration.
+    const ReaderRuns& readers = readers_[k];
+    bool found = false;
+    for (std::int64_t it = prev.iteration; it <= prev.iteration + 2 && !found; ++it) {
+      const auto at = std::lower_bound(readers.offsets.begin(), readers.offsets.end(), version - it * n);
+      if (at == readers.offsets.end()) continue;
+      path[k + 1] = {readers.runs[static_cast<std::size_t>(at - readers.offsets.begin())], it};
+      found = true;
+    }
+    if (!found)
+      return invalid("chain " + quoted(chain_->name) + ": no run of " +
+                     quoted(qualifiedName(s, chain_->runnables[k + 1])) + " reads the version of " +
+                     quoted(qualifiedName(s, chain_->runnables[k])) + " frame " +
+                     std::to_string(s.instances[prev.instance].frame) + " or a newer one");
+  }
+  return {};
+}
+
 namespace {
 
-// A run of an instance in hyperepoch iteration `iteration` (negative: before the first).
-struct Run {
-  InstanceId instance;
-  std::int64_t iteration;
-};
-
-// The chain's walk over the plan: links resolved once, runs followed forwards and backwards.
-class ChainWalk {
+// The planned bounds: the chain's paths over the plan's times, iteration 0 and its neighbours.
+class PlannedChain {
  public:
-  ChainWalk(const Schedule& s, const ChainInfo& chain) : s_(s), chain_(chain) {}
+  PlannedChain(const Schedule& s, const ChainInfo& chain, const ChainMap& map)
+      : s_(s), chain_(chain), map_(map), period_(s.hyperepochs[hyperepochOf(s, chain.runnables[0])].periodNs) {}
 
   Result<ChainBounds> run() {
-    const std::string who = "chain " + quoted(chain_.name);
-    const auto& rs = chain_.runnables;
-    if (rs.size() < 2) return invalid(who + ": a chain names two runnables or more");
-    for (const RunnableId r : rs) {
-      if (!s_.runnables.contains(r)) return invalid(who + ": a runnable is not one of the schedule");
-      if (!plainRunnable(s_.runnables[r]))
-        return invalid(who + ": runnable " + quoted(qualifiedName(s_, r)) +
-                       " is round robin (a chain follows one runnable's runs)");
-    }
-    h_ = hyperepochOf(s_, rs[0]);
-    period_ = s_.hyperepochs[h_].periodNs;
-    for (const RunnableId r : rs)
-      if (hyperepochOf(s_, r) != h_)
-        return invalid(who + ": runnable " + quoted(qualifiedName(s_, r)) + " runs in hyperepoch " +
-                       quoted(s_.hyperepochs[hyperepochOf(s_, r)].name) + ", the chain's source in " +
-                       quoted(s_.hyperepochs[h_].name) + " (a chain stays within one hyperepoch)");
-    byFrame_ = instancesByRunnableFrame(s_);
-    for (const RunnableId r : rs) {
-      auto runs = runsOf(s_, byFrame_, r, who);
-      if (!runs) return runs.error();
-    }
-    for (const ChannelRead& read : s_.channelReads) readOf_[{read.channel, read.instance}] = &read;
-    for (std::size_t k = 0; k + 1 < rs.size(); ++k) {
-      const RunnableInfo& a = s_.runnables[rs[k]];
-      const RunnableInfo& b = s_.runnables[rs[k + 1]];
-      const bool dependency = a.epoch == b.epoch &&
-                              (std::find(b.dependencies.begin(), b.dependencies.end(), rs[k]) != b.dependencies.end() ||
-                               a.submits == rs[k + 1]);
-      std::uint32_t channel = kNone;
-      if (!dependency)
-        for (std::uint32_t c = 0; c < s_.channels.size() && channel == kNone; ++c)
-          if (s_.channels[c].writer == rs[k] && std::find(s_.channels[c].readers.begin(), s_.channels[c].readers.end(),
-                                                          rs[k + 1]) != s_.channels[c].readers.end())
-            channel = c;
-      if (!dependency && channel == kNone)
-        return invalid(who + ": " + quoted(qualifiedName(s_, rs[k + 1])) + " neither depends on " +
-                       quoted(qualifiedName(s_, rs[k])) + " nor reads a channel it writes");
-      out_.links.push_back(dependency ? ChainLink::kDependency : ChainLink::kChannel);
-      out_.linkChannel.push_back(channel);
-    }
-    // Per channel hop: the reader's runs in start order, each with the version it reads in
-    // iteration 0 (writer frame, less writes for the previous iteration's).
-    readerRuns_.resize(out_.links.size());
-    for (std::size_t k = 0; k < out_.links.size(); ++k) {
-      if (out_.links[k] != ChainLink::kChannel) continue;
-      const auto n = static_cast<std::int64_t>(s_.channels[out_.linkChannel[k]].writes);
-      for (const InstanceId r : sortedRuns(rs[k + 1])) {
-        const auto read = readOf_.find({out_.linkChannel[k], r});
-        if (read == readOf_.end())
-          return invalid(who + ": the channel plan has no version for " + quoted(qualifiedName(s_, rs[k + 1])) +
-                         " frame " + std::to_string(s_.instances[r].frame));
-        readerRuns_[k].runs.push_back(r);
-        readerRuns_[k].offsets.push_back((read->second->previousIteration ? -n : 0) +
-                                         s_.instances[read->second->writer].frame);
+    out_.links = map_.links();
+    out_.linkChannel = map_.linkChannels();
+    std::vector<ChainRun> path;
+    // Age: from every run of the last runnable, back to the source run whose data it decides on.
+    for (const InstanceId last : map_.runs(chain_.runnables.size() - 1)) {
+      map_.dataPath({last, 0}, path);
+      const std::int64_t a = end(path.back()) - release(path.front());
+      if (out_.ageCostliest == kNone || a > out_.ageNs) {
+        out_.ageNs = a;
+        std::tie(out_.ageCostliest, out_.ageCostliestNs) = costliest(path);
       }
     }
-    if (auto a = age(); !a) return a.error();
-    if (auto r = reaction(); !r) return r.error();
+    // Reaction: from every run of the source, forwards to the first last-runnable run that sees it.
+    for (const InstanceId first : map_.runs(0)) {
+      if (auto ok = map_.reactionPath({first, 0}, path); !ok) return ok.error();
+      const std::int64_t r = end(path.back()) - release(path.front());
+      if (out_.reactionCostliest == kNone || r > out_.reactionNs) {
+        out_.reactionNs = r;
+        std::tie(out_.reactionCostliest, out_.reactionCostliestNs) = costliest(path);
+      }
+    }
     return out_;
   }
 
  private:
-  std::int64_t start(Run r) const { return s_.instances[r.instance].startNs + r.iteration * period_; }
-  std::int64_t end(Run r) const { return s_.instances[r.instance].endNs + r.iteration * period_; }
+  std::int64_t end(ChainRun r) const { return s_.instances[r.instance].endNs + r.iteration * period_; }
   // The release of the run's frame.
-  std::int64_t release(Run r) const {
+  std::int64_t release(ChainRun r) const {
     const InstanceInfo& in = s_.instances[r.instance];
     return static_cast<std::int64_t>(in.frame) * s_.epochs[s_.runnables[in.runnable].epoch].periodNs +
            r.iteration * period_;
   }
   // The runnable of a path that costs most: the time from the end of the run before it (the
   // source: from its release) to its own end.
-  std::pair<RunnableId, std::int64_t> costliest(const std::vector<Run>& path) const {
+  std::pair<RunnableId, std::int64_t> costliest(const std::vector<ChainRun>& path) const {
     std::pair<RunnableId, std::int64_t> best{kNone, -1};
     for (std::size_t k = 0; k < path.size(); ++k) {
       const std::int64_t cost = end(path[k]) - (k == 0 ? release(path[0]) : end(path[k - 1]));
@@ -280,97 +358,10 @@ class ChainWalk {
     return best;
   }
 
-  // Age: from every run of the last runnable, back along the chain to the source run whose data
-  // it decides on.
-  Result<void> age() {
-    const auto& rs = chain_.runnables;
-    for (const InstanceId last : sortedRuns(rs.back())) {
-      std::vector<Run> path(rs.size());
-      path.back() = {last, 0};
-      for (std::size_t k = rs.size() - 1; k-- > 0;) {
-        const Run next = path[k + 1];
-        if (out_.links[k] == ChainLink::kDependency) {
-          path[k] = {byFrame_[rs[k]][s_.instances[next.instance].frame], next.iteration};
-        } else {
-          const auto found = readOf_.find({out_.linkChannel[k], next.instance});
-          if (found == readOf_.end())
-            return invalid("chain " + quoted(chain_.name) + ": the channel plan has no version for " +
-                           quoted(qualifiedName(s_, rs[k + 1])) + " frame " +
-                           std::to_string(s_.instances[next.instance].frame));
-          path[k] = {found->second->writer, next.iteration - (found->second->previousIteration ? 1 : 0)};
-        }
-      }
-      const std::int64_t a = end(path.back()) - release(path.front());
-      if (out_.ageCostliest == kNone || a > out_.ageNs) {
-        out_.ageNs = a;
-        std::tie(out_.ageCostliest, out_.ageCostliestNs) = costliest(path);
-      }
-    }
-    return {};
-  }
-
-  // Reaction: from every run of the source, forwards to the first run of each next runnable that
-  // sees its data or newer.
-  Result<void> reaction() {
-    const auto& rs = chain_.runnables;
-    for (const InstanceId first : sortedRuns(rs.front())) {
-      std::vector<Run> path(rs.size());
-      path.front() = {first, 0};
-      for (std::size_t k = 0; k + 1 < rs.size(); ++k) {
-        const Run prev = path[k];
-        if (out_.links[k] == ChainLink::kDependency) {
-          path[k + 1] = {byFrame_[rs[k + 1]][s_.instances[prev.instance].frame], prev.iteration};
-          continue;
-        }
-        const std::uint32_t c = out_.linkChannel[k];
-        const auto n = static_cast<std::int64_t>(s_.channels[c].writes);
-        const std::int64_t version = prev.iteration * n + s_.instances[prev.instance].frame;
-        // The first reader run, in time order from the writer run's iteration on, whose
-        // version is this one or newer (within two iterations every reader run reads a newer
-        // one). Along a runnable's runs in start order the versions never decrease: a binary
-        // search per iteration.
-        const ReaderRuns& readers = readerRuns_[k];
-        bool found = false;
-        for (std::int64_t it = prev.iteration; it <= prev.iteration + 2 && !found; ++it) {
-          const auto at = std::lower_bound(readers.offsets.begin(), readers.offsets.end(), version - it * n);
-          if (at == readers.offsets.end()) continue;
-          path[k + 1] = {readers.runs[static_cast<std::size_t>(at - readers.offsets.begin())], it};
-          found = true;
-        }
-        if (!found)
-          return invalid("chain " + quoted(chain_.name) + ": no run of " + quoted(qualifiedName(s_, rs[k + 1])) +
-                         " reads the version of " + quoted(qualifiedName(s_, rs[k])) + " frame " +
-                         std::to_string(s_.instances[prev.instance].frame) + " or a newer one");
-      }
-      const std::int64_t r = end(path.back()) - release(path.front());
-      if (out_.reactionCostliest == kNone || r > out_.reactionNs) {
-        out_.reactionNs = r;
-        std::tie(out_.reactionCostliest, out_.reactionCostliestNs) = costliest(path);
-      }
-    }
-    return {};
-  }
-
-  // A runnable's instances in planned start order.
-  std::vector<InstanceId> sortedRuns(RunnableId r) const {
-    const std::uint32_t frames = std::max<std::uint32_t>(1, s_.epochs[s_.runnables[r].epoch].frames);
-    std::vector<InstanceId> runs(byFrame_[r].begin(), byFrame_[r].begin() + frames);
-    std::stable_sort(runs.begin(), runs.end(),
-                     [&](InstanceId a, InstanceId b) { return s_.instances[a].startNs < s_.instances[b].startNs; });
-    return runs;
-  }
-
   const Schedule& s_;
   const ChainInfo& chain_;
-  HyperepochId h_{};
-  std::int64_t period_ = 0;
-  IdVector<RunnableId, std::vector<InstanceId>> byFrame_;
-  std::map<std::pair<std::uint32_t, InstanceId>, const ChannelRead*> readOf_;
-  struct ReaderRuns {
-    std::vector<InstanceId> runs;       // in start order
-    std::vector<std::int64_t> offsets;  // the version each reads in iteration 0
-  };
-  std::vector<ReaderRuns> readerRuns_;  // per hop (empty for a dependency)
+  const ChainMap& map_;
+  std::int64_t period_;
   ChainBounds out_;
 };
 
@@ -378,7 +369,9 @@ class ChainWalk {
 
 Result<ChainBounds> computeChainBounds(const Schedule& s, const ChainInfo& chain) {
   try {
-    return ChainWalk(s, chain).run();
+    auto map = ChainMap::make(s, chain);
+    if (!map) return map.error();
+    return PlannedChain(s, chain, *map).run();
   } catch (const std::bad_alloc&) {
     return invalid("out of memory computing the bounds of chain " + quoted(chain.name));
   }

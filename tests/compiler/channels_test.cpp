@@ -2,8 +2,8 @@
 // messages, the version every reader run sees on hand-computed plans (same rate, a faster
 // writer, a faster reader, the hyperepoch wrap, a reader before the first write), the ring
 // depth, the waits that make the mapping hold at run time, chain bounds computed by hand, a
-// chain over its requirement refused, the report and HTML view, and the schedule file and
-// verifier of version 6.
+// chain's runs followed back and forwards (ChainMap), a chain over its requirement refused, the
+// report and HTML view, and the schedule file and verifier of version 6.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -442,6 +442,37 @@ TEST_CASE("a graph without channels or chains compiles as before", "[channels]")
   CHECK_THAT(reportJson(report), !Catch::Contains("channels"));
   CHECK_THAT(reportText(report), !Catch::Contains("chain '"));
   CHECK_THAT(view::renderHtml(c.schedule), !Catch::Contains("Channels and chains"));
+}
+
+TEST_CASE("a chain's map follows its runs back to their data and forwards to their first reaction", "[chains]") {
+  // threeHop: A then B in frames 0 (0 ms) and 1 (10 ms); C (12-15 ms) reads B frame 0.
+  const Compiled c = compile(threeHop(""));
+  const Schedule& s = c.schedule;
+  auto map = ChainMap::make(s, s.chains[0]);
+  REQUIRE(map.has_value());
+  CHECK(map->links() == std::vector<ChainLink>{ChainLink::kDependency, ChainLink::kChannel});
+  CHECK(map->runs(0) == std::vector<InstanceId>{instanceOf(s, "A", 0), instanceOf(s, "A", 1)});
+  std::vector<ChainRun> path;
+  // C of iteration 7 decides on A frame 0 of iteration 7, through B frame 0.
+  map->dataPath({instanceOf(s, "C", 0), 7}, path);
+  REQUIRE(path.size() == 3);
+  CHECK(path[0].instance == instanceOf(s, "A", 0));
+  CHECK(path[0].iteration == 7);
+  CHECK(path[1].instance == instanceOf(s, "B", 0));
+  // A frame 0 of iteration 3 is first seen by C of iteration 3; A frame 1 by C of iteration 4.
+  REQUIRE(map->reactionPath({instanceOf(s, "A", 0), 3}, path));
+  CHECK(path[2].instance == instanceOf(s, "C", 0));
+  CHECK(path[2].iteration == 3);
+  REQUIRE(map->reactionPath({instanceOf(s, "A", 1), 3}, path));
+  CHECK(path[1].instance == instanceOf(s, "B", 1));
+  CHECK(path[1].iteration == 3);
+  CHECK(path[2].iteration == 4);
+  // A chain the plan cannot follow is refused as computeChainBounds refuses it.
+  ChainInfo reversed = s.chains[0];
+  std::reverse(reversed.runnables.begin(), reversed.runnables.end());
+  auto bad = ChainMap::make(s, reversed);
+  REQUIRE_FALSE(bad.has_value());
+  CHECK_THAT(bad.error().message, Catch::Contains("neither depends on"));
 }
 
 TEST_CASE("tactus-compile states chain bounds with --chain-allowance and refuses a chain over them", "[chains]") {

@@ -7,7 +7,8 @@ usage: check_trace.py TRACE.json SCHEDULE.tsched LOG.tlog
 Format: a JSON object with traceEvents; every event has a known phase, a name, integer pid/tid;
 timed events a numeric ts; complete events a dur >= 0; instant events a scope g/p/t; metadata
 events name processes and threads (every pid/tid used is named); flow events pair up by id, the
-start not after the finish, the finish binding to the enclosing slice.
+start not after the finish, the finish binding to the enclosing slice; async events ("b"/"e") pair
+up by cat, id and name, the begin not after the end.
 
 Log and schedule (read here from their bytes and text, not through tactus): one executed event per
 kRun record, at the record's start and with its length (one constant offset for all times); named
@@ -15,8 +16,10 @@ kRun record, at the record's start and with its length (one constant offset for 
 and jitter_us = ts - planned_start_us; in the process of its client, on the thread of its
 resource, with the plan event of the same instance and iteration on the thread beside it; the plan
 of every iteration the log names; one release instant per kRelease record with its jitter; one
-flow arrow per dependency between runs of two clients in the same iteration. Exit 0 when all
-hold, 1 with the first difference.
+flow arrow per dependency between runs of two clients in the same iteration; each chain occurrence
+(cat "chain") from a logged ideal frame release to a logged run end, its measured_us its length,
+named "MISS ..." exactly when over its planned_us or required_us. Exit 0 when all hold, 1 with the
+first difference.
 """
 import collections
 import json
@@ -85,6 +88,7 @@ def check_format(doc):
         fail("displayTimeUnit is neither ms nor ns")
     named_p, named_t, used = set(), set(), set()
     flows = collections.defaultdict(list)
+    asyncs = collections.defaultdict(list)
     for e in doc["traceEvents"]:
         ph = e.get("ph")
         if ph not in PHASES:
@@ -120,6 +124,10 @@ def check_format(doc):
             if ph == "f" and e.get("bp", "e") != "e":
                 fail(f"flow finish with binding point {e.get('bp')!r}")
             flows[(e["cat"], e["id"])].append(e)
+        if ph in ("b", "e"):
+            if "id" not in e or not isinstance(e.get("cat"), str):
+                fail(f"async event without id or cat: {e}")
+            asyncs[(e["cat"], e["id"], e["name"])].append(e)
     for pid, tid in used:
         if pid not in named_p:
             fail(f"process {pid} has no process_name")
@@ -132,7 +140,13 @@ def check_format(doc):
         s, f = (next(x for x in evs if x["ph"] == p) for p in ("s", "f"))
         if s["ts"] > f["ts"] + 1e-9:
             fail(f"flow {key} finishes before it starts")
-    return flows
+    for key, evs in asyncs.items():
+        if sorted(x["ph"] for x in evs) != ["b", "e"]:
+            fail(f"async slice {key} has phases {sorted(x['ph'] for x in evs)}, not one b and one e")
+        b, e = (next(x for x in evs if x["ph"] == p) for p in ("b", "e"))
+        if b["ts"] > e["ts"] + 1e-9:
+            fail(f"async slice {key} ends before it begins")
+    return flows, asyncs
 
 
 def main():
@@ -141,7 +155,7 @@ def main():
         return 2
     trace, sched, log = sys.argv[1:4]
     doc = json.load(open(trace))
-    flows = check_format(doc)
+    flows, asyncs = check_format(doc)
     events = doc["traceEvents"]
     clients, runnables, epochs, instances, resources = read_schedule(sched)
     records = read_log(log)
@@ -234,8 +248,21 @@ def main():
                     fail(f"no flow arrow from instance {d} to instance {inst} in iteration {it}")
     if len(flows) != expected:
         fail(f"{len(flows)} flow arrows, expected {expected} (dependencies between runs of two clients)")
+    # Chain occurrences: each from a logged ideal frame release to a logged run end.
+    ideal_at = {round(us(r[4]) * 1000) for r in release_records}
+    end_at = {round(us(r[5]) * 1000) for r in run_records}
+    chains = [evs for (cat, _, _), evs in asyncs.items() if cat.split(",")[0] == "chain"]
+    for evs in chains:
+        b, e = (next(x for x in evs if x["ph"] == p) for p in ("b", "e"))
+        if round((b["ts"] - offset) * 1000) not in ideal_at or round((e["ts"] - offset) * 1000) not in end_at:
+            fail(f"chain slice {b['name']!r} from {b['ts']} to {e['ts']} is not from a frame release to a run's end")
+        if not close(b["args"]["measured_us"], e["ts"] - b["ts"]):
+            fail(f"chain slice {b['name']!r}: measured_us {b['args']['measured_us']} is not its length")
+        if b["name"].startswith("MISS ") != (b["args"]["measured_us"] > b["args"]["planned_us"] or
+                                              b["args"]["measured_us"] > b["args"].get("required_us", float("inf"))):
+            fail(f"chain slice {b['name']!r}: named a miss or not against its bounds {b['args']}")
     print(f"check_trace: ok: {len(runs)} runs ({overruns} overruns), {len(plans)} plan events, {len(releases)} "
-          f"releases, {len(flows)} cross-client flows, {len(clients)} client processes")
+          f"releases, {len(flows)} cross-client flows, {len(clients)} client processes, {len(chains)} chain slices")
     return 0
 
 

@@ -39,6 +39,9 @@ struct Args {
   long long busyUs = 0;   // each runnable spins this long
   std::string slowWhile;  // --slow-while FILE: while FILE exists, each runnable spins --slow-us more
   long long slowUs = 0;
+  std::string overrunRunnable;      // --overrun R:ITERATION:US: runnable R spins US more in that hyperepoch
+  long long overrunIteration = -1;  // iteration (-1: in every one), to overrun its WCET on purpose
+  long long overrunUs = 0;
   bool checkRegistration = false;     // exercise the registration errors and report them
   bool useStm = false;                // go through the STM C API
   bool switchCallback = false;        // register a schedule-switch callback that prints when it ran
@@ -224,6 +227,8 @@ void body(const std::string* name) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
     spinUs(static_cast<long long>(state % static_cast<std::uint64_t>(gArgs.randomBusyUs + 1)));
   }
+  if (*name == gArgs.overrunRunnable && (gArgs.overrunIteration < 0 || h == gArgs.overrunIteration))
+    spinUs(gArgs.overrunUs);
   if (!gArgs.slowWhile.empty() && ::access(gArgs.slowWhile.c_str(), F_OK) == 0) spinUs(gArgs.slowUs);
   for (const tactus::Version<std::byte>& v : read)
     if (!payloadIs(v.data, v.size, v.writerIteration, v.writerInstance)) gReadOverwritten.fetch_add(1);
@@ -240,8 +245,9 @@ int usage() {
   std::fprintf(stderr,
                "usage: tactus-test-client --name CLIENT [--instance I] [--timeout-ms N] [--skip R]...\n"
                "  [--exit-at-iteration N] [--hang-runnable R --hang-at-iteration N --marker FILE]\n"
-               "  [--busy-us N] [--slow-while FILE --slow-us N] [--check-registration] [--stm] [--switch-callback "
-               "[--switch-callback-hangs]]\n"
+               "  [--busy-us N] [--slow-while FILE --slow-us N] [--overrun RUNNABLE:ITERATION:US] "
+               "[--check-registration]\n"
+               "  [--stm] [--switch-callback [--switch-callback-hangs]]\n"
                "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime] [--own-sigint]\n"
                "  [--misname RUNNABLE=WRONG] [--channel NAME]... [--channel-log] [--check-channels]\n"
                "  [--random-busy-us N] [--time-channel-access] [--skip-write-at-iteration N]\n");
@@ -265,7 +271,14 @@ int runMain(int argc, char** argv) {
     else if (a == "--busy-us") gArgs.busyUs = std::atoll(next().c_str());
     else if (a == "--slow-while") gArgs.slowWhile = next();
     else if (a == "--slow-us") gArgs.slowUs = std::atoll(next().c_str());
-    else if (a == "--check-registration") gArgs.checkRegistration = true;
+    else if (a == "--overrun") {
+      const std::string v = next();
+      const std::size_t c1 = v.find(':'), c2 = c1 == std::string::npos ? c1 : v.find(':', c1 + 1);
+      if (c2 == std::string::npos) return usage();
+      gArgs.overrunRunnable = v.substr(0, c1);
+      gArgs.overrunIteration = std::atoll(v.substr(c1 + 1, c2 - c1 - 1).c_str());
+      gArgs.overrunUs = std::atoll(v.c_str() + c2 + 1);
+    } else if (a == "--check-registration") gArgs.checkRegistration = true;
     else if (a == "--stm") gArgs.useStm = true;
     else if (a == "--switch-callback") gArgs.switchCallback = true;
     else if (a == "--switch-callback-hangs") gArgs.switchCallback = gArgs.switchCallbackHangs = true;

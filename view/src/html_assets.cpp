@@ -36,6 +36,7 @@ table.stats{border-collapse:collapse;background:#fff;font-variant-numeric:tabula
 table.stats th,table.stats td{border:1px solid #d7dbe3;padding:2px 6px;text-align:right}
 table.stats th{cursor:pointer;background:#eef1f6}table.stats td:first-child,table.stats th:first-child{text-align:left}
 table.stats tr.over td{color:#d0021b}
+table.switches tr.miss td{color:#d0021b}
 .ctl input[type=text]{width:16em}.ctl button{margin-right:4px}
 #tip{position:fixed;display:none;pointer-events:none;background:#1d2330;color:#fff;padding:6px 8px;border-radius:4px;font-size:12px;white-space:pre;z-index:10;max-width:520px}
 )CSS";

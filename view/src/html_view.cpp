@@ -207,9 +207,38 @@ std::string switchesSection(const Execution& x) {
   return o;
 }
 
+// The measured chains (a run's log): per chain and measure the count, median, p99 and max beside
+// the planned bound and the requirement, and the occurrences over each (class "miss" when any).
+std::string measuredChainsTable(const Schedule& s, const Execution& x) {
+  std::string o =
+      "<div class=\"meta\">measured in " + htmlEscape(x.source) +
+      ": every occurrence of each chain (a reaction per source run, a data age per last-runnable run)</div>\n"
+      "<table class=\"switches\" id=\"chains-measured\"><tr><th>chain</th><th>measure</th><th>count</th>"
+      "<th>median</th><th>p99</th><th>max</th><th>planned</th><th>required</th><th>over planned</th>"
+      "<th>over required</th></tr>\n";
+  auto row = [&](const std::string& name, const char* what, const ChainMeasure& m, std::int64_t planned,
+                 std::int64_t required) {
+    const bool any = m.count != 0;
+    auto time = [&](std::int64_t ns) { return any ? humanDuration(ns) : std::string("-"); };
+    o += std::string("<tr") + (m.overPlanned + m.overRequired != 0 ? " class=\"miss\"" : "") + "><td>" +
+         htmlEscape(name) + "</td><td>" + what + "</td><td>" + std::to_string(m.count) + "</td><td>" +
+         time(m.medianNs) + "</td><td>" + time(m.p99Ns) + "</td><td>" + time(m.maxNs) + "</td><td>" +
+         humanDuration(planned) + "</td><td>" + (required == kNoDuration ? "-" : humanDuration(required)) +
+         "</td><td>" + std::to_string(m.overPlanned) + "</td><td>" +
+         (required == kNoDuration ? "-" : std::to_string(m.overRequired)) + "</td></tr>\n";
+  };
+  for (std::size_t c = 0; c < s.chains.size(); ++c) {
+    const ChainInfo& chain = s.chains[c];
+    row(chain.name, "reaction", x.chains[c].reaction, chain.reactionNs, chain.maxReactionNs);
+    row(chain.name, "data age", x.chains[c].age, chain.ageNs, chain.maxAgeNs);
+  }
+  return o + "</table>\n";
+}
+
 // Channels and chains (tactus extension): each channel's ring and ends, each chain's path and its
-// planned bounds against its requirements. Nothing for a schedule without them.
-std::string channelsSection(const Schedule& s) {
+// planned bounds against its requirements, and how each chain ran when measured. Nothing for a
+// schedule without them.
+std::string channelsSection(const Schedule& s, const Execution* execution) {
   if (s.channels.empty() && s.chains.empty()) return {};
   auto name = [&](RunnableId r) { return htmlEscape(qualifiedName(s, r)); };
   std::string o =
@@ -233,7 +262,9 @@ std::string channelsSection(const Schedule& s) {
     for (std::size_t k = 0; k < c.runnables.size(); ++k) o += (k ? " &rarr; " : "") + name(c.runnables[k]);
     o += "</td></tr>\n";
   }
-  return o + "</table>\n";
+  o += "</table>\n";
+  if (execution != nullptr && execution->chains.size() == s.chains.size()) o += measuredChainsTable(s, *execution);
+  return o;
 }
 
 }  // namespace
@@ -285,7 +316,7 @@ std::string renderHtml(const Schedule& schedule, const Execution* execution, con
       "to show its iteration</div>\n<div id=\"bands\"></div>\n<h2>Statistics</h2>\n<div class=\"meta\">per "
       "runnable over the whole log (start jitter = actual - planned start); click a column to sort</div>\n"
       "<div id=\"stats\"></div></div>\n";
-  page += channelsSection(schedule);
+  page += channelsSection(schedule, execution);
   if (execution != nullptr && !execution->marks.empty()) page += switchesSection(*execution);
   page += "<div id=\"tip\"></div>\n<script type=\"application/json\" id=\"data\">";
   page += dataJson(schedule, execution, title);

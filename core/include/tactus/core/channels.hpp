@@ -59,6 +59,71 @@ enum class ChainLink : std::uint8_t {
   kChannel,     ///< a channel: the reader run's version (ChannelRead)
 };
 
+/// A run of an instance in hyperepoch iteration `iteration` (negative: before the first).
+struct ChainRun {
+  InstanceId instance{};
+  std::int64_t iteration = 0;
+};
+
+/// A chain's links and how its data moves from run to run, resolved once from a schedule's plan
+/// (its instances and channel plan). Runs are (instance, iteration), without times, so the same
+/// paths give the planned bounds (computeChainBounds, on the plan's times) and the measured ones
+/// (tactus-report, on an event log's times):
+///
+///   source run S (iteration h)  --dataPath-->   the run of each runnable whose data a run of the
+///   last runnable decides on, going back (a channel hop: the writer run the reader's ChannelRead
+///   names, of iteration h or h - 1; a dependency: the same frame's run)
+///   --reactionPath-->  from S forwards, the first run of each next runnable that sees S's data or
+///   newer (a channel hop: the first reader run, in time order, whose version is S's or newer)
+///
+/// Keeps a reference to the schedule, which must outlive it.
+class ChainMap {
+ public:
+  /// Resolves the chain's links and runs. Fails (kValidation) on a chain whose runnables are out of
+  /// range, fewer than two, round-robin, of several hyperepochs, or two consecutive ones linked by
+  /// neither a dependency (submission) nor a channel, or on a channel plan without a version for a
+  /// reader run of the chain.
+  static Result<ChainMap> make(const Schedule& schedule, const ChainInfo& chain);
+
+  /// Per hop (runnables - 1): how the next runnable gets the data.
+  const std::vector<ChainLink>& links() const { return links_; }
+  /// Per hop: the channel of a kChannel link, else kNone.
+  const std::vector<std::uint32_t>& linkChannels() const { return linkChannel_; }
+  /// The instances of the chain's k-th runnable (one per frame), in planned start order.
+  const std::vector<InstanceId>& runs(std::size_t k) const { return byStart_[k]; }
+  /// path (resized to the chain's length): from `last`, a run of the last runnable, back to the
+  /// source; path[k] is the run of the chain's k-th runnable whose data `last` decides on.
+  void dataPath(ChainRun last, std::vector<ChainRun>& path) const;
+  /// path (resized to the chain's length): from `source`, a run of the source, forwards; path[k] is
+  /// the first run of the chain's k-th runnable that sees its data or newer. Fails (kValidation)
+  /// when a hop has no such run within two iterations (a channel plan that cannot be).
+  Result<void> reactionPath(ChainRun source, std::vector<ChainRun>& path) const;
+
+ private:
+  ChainMap(const Schedule& schedule, const ChainInfo& chain) : s_(&schedule), chain_(&chain) {}
+  Result<void> resolve();
+
+  // A channel hop's reader: per frame, the writer instance it reads and whether of iteration h - 1.
+  struct Read {
+    InstanceId writer{};
+    bool previous = false;
+  };
+  // A channel hop's reader runs in start order, each with the version it reads in iteration 0
+  // (writer frame, less the writer's runs per iteration for the previous iteration's).
+  struct ReaderRuns {
+    std::vector<InstanceId> runs;
+    std::vector<std::int64_t> offsets;
+    std::vector<Read> byFrame;
+  };
+  const Schedule* s_;
+  const ChainInfo* chain_;
+  std::vector<ChainLink> links_;
+  std::vector<std::uint32_t> linkChannel_;
+  std::vector<std::vector<InstanceId>> byFrame_;  // per chain position: its instance per frame
+  std::vector<std::vector<InstanceId>> byStart_;  // per chain position: its instances in start order
+  std::vector<ReaderRuns> readers_;               // per hop (empty for a dependency)
+};
+
 /// The planned bounds of one chain, allowance not included.
 struct ChainBounds {
   std::vector<ChainLink> links;            ///< per hop (runnables.size() - 1)

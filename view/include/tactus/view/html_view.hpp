@@ -49,6 +49,22 @@ struct RunnableSummary {
   std::int64_t jitterMaxNs = 0;     ///< largest start jitter
 };
 
+/// Measured figures of a chain's reactions or data ages (tactus-report), shown beside its bounds.
+struct ChainMeasure {
+  std::uint64_t count = 0;         ///< occurrences measured
+  std::int64_t medianNs = 0;       ///< median
+  std::int64_t p99Ns = 0;          ///< 99th percentile
+  std::int64_t maxNs = 0;          ///< longest
+  std::uint64_t overPlanned = 0;   ///< occurrences over the planned bound (allowance included)
+  std::uint64_t overRequired = 0;  ///< occurrences over MaxReaction / MaxAge (0 without one)
+};
+
+/// A chain as measured: its reactions and its data ages.
+struct ChainSummary {
+  ChainMeasure reaction;  ///< from a source frame's release to the first last-runnable run that sees it
+  ChainMeasure age;       ///< the age of the source data at a last-runnable run's end
+};
+
 /// A moment of the run worth marking: a schedule switch or a switching-policy decision.
 struct TimeMark {
   std::int64_t atNs = 0;  ///< from the run's start
@@ -64,6 +80,7 @@ struct Execution {
   std::uint64_t iterationsInLog = 0;                ///< iterations the log has (more than drawn: the run budget)
   IdVector<RunnableId, RunnableSummary> runnables;  ///< per runnable; empty when not measured
   std::vector<TimeMark> marks;                      ///< a run of several schedules: every switch, in time order
+  std::vector<ChainSummary> chains;                 ///< per chain of the schedule; empty when not measured
 };
 
 /// Options of the rendering.
