@@ -12,7 +12,13 @@ the first run (the later lidar's driver and points transformer, the point cloud 
 ground filter and the euclidean cluster detector), since machines differ.
 
   autoware_run.py --compile C --master M --client A --graph G [--seconds S | --iterations N]
-                  [--runs idle,stress] [--check] [--keep] [--no-pin] [--policy fifo:PRIO|other]
+                  [--runs idle,stress,stress/other] [--check] [--keep] [--no-pin]
+                  [--policy fifo:PRIO|rr:PRIO|other]
+
+Each run is idle or stress, with its workers' policy after a slash where it is not --policy's
+(default: fifo:50 where the process may, else other; the master's release threads then take
+SCHED_FIFO 10 above). --seconds defaults to $AUTOWARE_BENCH_SECONDS, else 120 (the published
+runs' length). Workers are pinned to their cores unless --no-pin (the master's -C).
 
 --check (the integration test) asserts that every process ended well and printed its figures,
 that the hot path ran with no dropped, stale, unwritten or incomplete sample, and that its
@@ -129,32 +135,42 @@ def wait_all(procs, deadline):
     return done
 
 
+def stop_load(load):
+    """Stops stress-ng; returns the CPU it used, in % of one core (wait4: its workers included)."""
+    proc, started = load
+    proc.send_signal(signal.SIGINT)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return 100.0 * (usage.ru_utime + usage.ru_stime) / (time.monotonic() - started)
+
+
 def run_once(args, work, schedule, iterations, kind):
-    """One run (kind: idle or stress) of the master and the five clients; returns its figures."""
-    stress = kind == "stress"
-    label = "stress-ng 60%" if stress else "idle"
-    instance = f"aw{os.getpid()}_{kind}"
-    env, master_opts, policy = policy_env(args.policy)
+    """One run (kind: idle or stress, /POLICY for another worker policy) of the master and the
+    five clients; returns its figures."""
+    base, _, run_policy = kind.partition("/")
+    stress = base == "stress"
+    label = ("stress-ng 60%" if stress else "idle") + (f", {run_policy}" if run_policy else "")
+    instance = f"aw{os.getpid()}_{base}{run_policy.replace(':', '')}"
+    env, master_opts, policy = policy_env(run_policy or args.policy)
     master_cmd = [args.master, "-s", schedule, "-e", str(iterations), "-D", instance] + master_opts
     if not args.pin:
         master_cmd.append("-C")
-    load = None
+    load, load_pct = None, None
     if stress:
-        load = subprocess.Popen(["stress-ng", "--cpu", str(os.cpu_count()), "--cpu-load", "60", "--timeout", "0"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        load = (subprocess.Popen(["stress-ng", "--cpu", str(os.cpu_count()), "--cpu-load", "60", "--timeout", "0"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), time.monotonic())
         time.sleep(1)
     procs, files = {}, {}
     started = time.monotonic()
     try:
         for name, cmd in [("master", master_cmd)] + [
                 (c, [args.client, c, "--instance", instance, "--timeout-ms", "60000"]) for c in CLIENTS]:
-            files[name] = open(os.path.join(work, f"{kind}_{name}.out"), "w+")
+            files[name] = open(os.path.join(work, f"{instance}_{name}.out"), "w+")
             procs[name] = subprocess.Popen(cmd, stdout=files[name], stderr=subprocess.STDOUT, env=env)
         status = wait_all(procs, started + iterations * HYPEREPOCH_S + 60)
     finally:
         if load:
-            load.send_signal(signal.SIGINT)
-            load.wait()
+            load_pct = stop_load(load)
     wall = time.monotonic() - started
     texts = {}
     for name, f in files.items():
@@ -167,7 +183,7 @@ def run_once(args, work, schedule, iterations, kind):
             print(f"--- {n} (exit {status[n][0]})\n" + texts[n][-3000:])
         fail(f"{label}: {', '.join(bad)} did not end well")
     figures = {"label": label, "policy": policy, "wall": wall, "iterations": iterations, "nodes": {},
-               "cpu_s": sum(cpu for _, cpu in status.values()), "master": texts["master"]}
+               "cpu_s": sum(cpu for _, cpu in status.values()), "master": texts["master"], "load_pct": load_pct}
     for c in CLIENTS:
         parsed = parse_client(texts[c])
         if parsed["ended"] is None or "cpu" not in parsed:
@@ -235,30 +251,32 @@ def ratio(value, floor, at_least=False):
     return (">=" if at_least else "") + f"{value / floor:.2f}"
 
 
-def print_table(runs, floor, seconds):
+def print_table(runs, floor, seconds, pinned):
     first = runs[0]
     print(f"\nAutoware reference system on tactus: {len(CLIENTS)} client processes, 25 runnables, "
           f"{first['iterations']} hyperepoch iterations of 600 ms (about {seconds:.0f} s) per run, "
-          f"workers {first['policy']}, {os.cpu_count()} CPUs")
+          f"workers {first['policy']} (unless a row names another), {'pinned' if pinned else 'not pinned (-C)'}, "
+          f"{os.cpu_count()} CPUs")
     n = first["nodes"]
     print(f"hot path floor (its callbacks' mean durations, first run): {floor:.2f} ms "
           f"(cruncher callbacks {n['PointsTransformerFront']['duration_ms.mean']:.2f}, "
           f"{n['PointCloudFusion']['duration_ms.mean']:.2f}, {n['RayGroundFilter']['duration_ms.mean']:.2f}, "
           f"{n['EuclideanClusterDetector']['duration_ms.mean']:.2f} ms)")
     head = (f"{'run':<30}{'mean':>8}{'min':>8}{'max':>8}{'std':>7}{'mean/fl':>9}{'max/fl':>8}"
-            f"{'BP min':>9}{'BP max':>9}{'hp drop':>8}{'drops':>7}{'CPU %':>7}{'overruns':>10}")
+            f"{'BP min':>9}{'BP max':>9}{'hp drop':>8}{'drops':>7}{'CPU %':>7}{'load %':>7}{'overruns':>10}")
     print("hot path latency in ms (later lidar stamp to ObjectCollisionEstimator entry), behaviour planner (BP) "
           "period in ms, dropped samples (hot path; all nodes, by design where rates differ), CPU % of one core "
-          "(master and clients), master's overruns (runs beyond WCET/late frames/skipped periods)")
+          "(master and clients; load: stress-ng's), master's overruns (runs beyond WCET/late frames/skipped periods)")
     print(head)
     for r in runs:
         hp, pl = r["hot_path"], r["planner"]
         all_drops = int(sum(v["dropped"] for v in r["nodes"].values()))
         o = master_overruns(r["master"])
         cpu = 100.0 * r["cpu_s"] / r["wall"]
+        load = f"{r['load_pct']:.1f}" if r["load_pct"] is not None else "-"
         print(f"{'tactus ' + r['label']:<30}{hp['mean']:>8.2f}{hp['min']:>8.2f}{hp['max']:>8.2f}{hp['std']:>7.2f}"
               f"{ratio(hp['mean'], floor):>9}{ratio(hp['max'], floor):>8}{pl['min']:>9.2f}{pl['max']:>9.2f}"
-              f"{hot_path_drops(r):>8}{all_drops:>7}{cpu:>7.1f}{o['runs']:>4}/{o['frames']}/{o['skipped']}")
+              f"{hot_path_drops(r):>8}{all_drops:>7}{cpu:>7.1f}{load:>7}{o['runs']:>6}/{o['frames']}/{o['skipped']}")
     # A published run's floor is at most its prioritized mean (no sample beats the work on its
     # path), so its ratios are at least these.
     ros_floor = PUBLISHED[0][1]
@@ -266,7 +284,7 @@ def print_table(runs, floor, seconds):
         fmt = lambda v: f"{v:.2f}" if v is not None else "-"
         print(f"{label:<30}{fmt(mean):>8}{'-':>8}{fmt(high):>8}{'-':>7}{ratio(mean, ros_floor, True):>9}"
               f"{ratio(high, ros_floor, True):>8}{PUBLISHED_PLANNER[0]:>9.2f}{PUBLISHED_PLANNER[1]:>9.2f}"
-              f"{'-':>8}{'-':>7}{'-':>7}{'-':>10}")
+              f"{'-':>8}{'-':>7}{'-':>7}{'-':>7}{'-':>10}")
     print("ROS 2 rows: Galactic on a Raspberry Pi 4, 120 s runs, as published; their floor is not published, "
           f"but is at most the prioritized mean ({ros_floor} ms), so their ratios are lower bounds; the planner "
           "period is the best published")
@@ -280,7 +298,8 @@ def main():
     p.add_argument("--graph", required=True)
     p.add_argument("--seconds", type=float, default=float(os.environ.get("AUTOWARE_BENCH_SECONDS", "120")))
     p.add_argument("--iterations", type=int, help="hyperepoch iterations per run (instead of --seconds)")
-    p.add_argument("--runs", default="idle", help="comma-separated: idle, stress")
+    p.add_argument("--runs", default="idle", help="comma-separated: idle, stress, each with an optional "
+                   "/POLICY for its workers (stress/other)")
     p.add_argument("--check", action="store_true")
     p.add_argument("--keep", action="store_true", help="keep the processes' output (the folder is printed)")
     p.add_argument("--no-pin", dest="pin", action="store_false", help="the master's -C: workers not pinned")
@@ -288,7 +307,7 @@ def main():
                    "(default: fifo:50 where allowed, else other)")
     args = p.parse_args()
     runs = args.runs.split(",")
-    if "stress" in runs and shutil.which("stress-ng") is None:
+    if any(r.startswith("stress") for r in runs) and shutil.which("stress-ng") is None:
         print("autoware-run: stress-ng is not installed (scripts/setup.sh installs it)")
         sys.exit(77)
     iterations = args.iterations or max(2, round(args.seconds / HYPEREPOCH_S))
@@ -301,13 +320,13 @@ def main():
             fail("tactus-compile: " + compiled.stderr)
         results = []
         for label in runs:
-            if label not in ("idle", "stress"):
-                fail(f"unknown run '{label}' (idle, stress)")
+            if label.partition("/")[0] not in ("idle", "stress"):
+                fail(f"unknown run '{label}' (idle or stress, each with an optional /POLICY)")
             print(f"autoware-run: {label}: {iterations} iterations", flush=True)
             results.append(run_once(args, work, schedule, iterations, label))
         if args.check:
             check(results[0])
-        print_table(results, floor_ms(results[0]), iterations * HYPEREPOCH_S)
+        print_table(results, floor_ms(results[0]), iterations * HYPEREPOCH_S, args.pin)
     finally:
         if args.keep:
             print(f"autoware-run: output kept in {work}")
