@@ -7,9 +7,10 @@ tactus-sample-autoware (FrontLidar, RearLidar, Fusion, Planning, Other), optiona
 hot path's latency at the collision estimator, the behaviour planner's period, each node's
 dropped samples and callback durations) and each process's CPU time (wait4). Then prints a table
 in the shape of the reference system's report, beside the published ROS 2 figures, each figure
-also as a ratio to the hot path's floor: the sum of its callbacks' mean durations measured in
-the first run (the later lidar's driver and points transformer, the point cloud fusion, the ray
-ground filter and the euclidean cluster detector), since machines differ.
+also as a ratio to the hot path's floor, since machines differ: the sum of its callbacks' mean
+durations (the later lidar's driver and points transformer, the point cloud fusion, the ray
+ground filter and the euclidean cluster detector), the smallest of the runs' (a run whose workers
+are preempted times its callbacks longer than their work).
 
   autoware_run.py --compile C --master M --client A --graph G [--seconds S | --iterations N]
                   [--runs idle,stress,stress/other] [--check] [--keep] [--no-pin]
@@ -251,17 +252,16 @@ def ratio(value, floor, at_least=False):
     return (">=" if at_least else "") + f"{value / floor:.2f}"
 
 
-def print_table(runs, floor, seconds, pinned):
-    first = runs[0]
+def print_table(runs, seconds, pinned):
+    first = min(runs, key=floor_ms)
+    floor = floor_ms(first)
     print(f"\nAutoware reference system on tactus: {len(CLIENTS)} client processes, 25 runnables, "
-          f"{first['iterations']} hyperepoch iterations of 600 ms (about {seconds:.0f} s) per run, "
-          f"workers {first['policy']} (unless a row names another), {'pinned' if pinned else 'not pinned (-C)'}, "
+          f"{runs[0]['iterations']} hyperepoch iterations of 600 ms (about {seconds:.0f} s) per run, "
+          f"workers {runs[0]['policy']} (unless a row names another), {'pinned' if pinned else 'not pinned (-C)'}, "
           f"{os.cpu_count()} CPUs")
     n = first["nodes"]
-    print(f"hot path floor (its callbacks' mean durations, first run): {floor:.2f} ms "
-          f"(cruncher callbacks {n['PointsTransformerFront']['duration_ms.mean']:.2f}, "
-          f"{n['PointCloudFusion']['duration_ms.mean']:.2f}, {n['RayGroundFilter']['duration_ms.mean']:.2f}, "
-          f"{n['EuclideanClusterDetector']['duration_ms.mean']:.2f} ms)")
+    print(f"hot path floor (its callbacks' mean durations, run '{first['label']}'): {floor:.2f} ms "
+          "(" + ", ".join(f"{name} {n[name]['duration_ms.mean']:.2f}" for name in HOT_PATH[2:7]) + ")")
     head = (f"{'run':<30}{'mean':>8}{'min':>8}{'max':>8}{'std':>7}{'mean/fl':>9}{'max/fl':>8}"
             f"{'BP min':>9}{'BP max':>9}{'hp drop':>8}{'drops':>7}{'CPU %':>7}{'load %':>7}{'overruns':>10}")
     print("hot path latency in ms (later lidar stamp to ObjectCollisionEstimator entry), behaviour planner (BP) "
@@ -326,7 +326,7 @@ def main():
             results.append(run_once(args, work, schedule, iterations, label))
         if args.check:
             check(results[0])
-        print_table(results, floor_ms(results[0]), iterations * HYPEREPOCH_S, args.pin)
+        print_table(results, iterations * HYPEREPOCH_S, args.pin)
     finally:
         if args.keep:
             print(f"autoware-run: output kept in {work}")
