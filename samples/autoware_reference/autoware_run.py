@@ -22,8 +22,9 @@ SCHED_FIFO 10 above). --seconds defaults to $AUTOWARE_BENCH_SECONDS, else 120 (t
 runs' length). Workers are pinned to their cores unless --no-pin (the master's -C).
 
 --check (the integration test) asserts that every process ended well and printed its figures,
-that the hot path ran with no dropped, stale, unwritten or incomplete sample, and that its
-latency and the planner's period are sane. Exit 77 when a stressed run is asked for and
+that the hot path ran with no dropped, stale, unwritten or incomplete sample, that no latency
+was shorter than the work on the path, and that the planner ran once per 100 ms frame (its
+period's mean; one run may start late on a loaded machine). Exit 77 when a stressed run is asked for and
 stress-ng is missing (scripts/setup.sh installs it).
 """
 import argparse
@@ -233,17 +234,22 @@ def check(fig):
     if hot_path_drops(fig) != 0 or any(n[h]["stale"] for h in HOT_PATH):
         fail(f"the hot path dropped samples: {hot_path_drops(fig)}, stale "
              f"{sum(n[h]['stale'] for h in HOT_PATH)}")
-    floor = floor_ms(fig)
-    if not (0.5 * floor <= hp["min"] and hp["max"] < 100):
-        fail(f"hot path latency min {hp['min']:.2f} max {hp['max']:.2f} ms against a floor of {floor:.2f} ms")
-    if pl["n"] == 0 or pl["min"] < 80 or (pl["mean"] > 110 and skipped == 0):
+    # No sample can beat the work on its path: each callback took at least its shortest run. On a
+    # loaded machine (the suite runs tests side by side, SCHED_OTHER, -C) a run may wait long.
+    work = min(n[t]["duration_ms.min"] for t in ("PointsTransformerFront", "PointsTransformerRear")) + sum(
+        n[c]["duration_ms.min"] for c in ("PointCloudFusion", "RayGroundFilter", "EuclideanClusterDetector"))
+    if not (0.95 * work <= hp["min"] and hp["max"] < 1000 * HYPEREPOCH_S):
+        fail(f"hot path latency {hp['min']:.2f}..{hp['max']:.2f} ms, the work on it {work:.2f} ms")
+    # Runs start late on a loaded machine, but the planner runs once per 100 ms frame: its period's
+    # mean is the span of its runs over their number, about 100 ms unless the master skipped periods.
+    if pl["n"] == 0 or (not 90 <= pl["mean"] <= 110 and skipped == 0):
         fail(f"behaviour planner period {pl['min']:.2f}..{pl['max']:.2f} ms, mean {pl['mean']:.2f} ms "
              f"({skipped} periods skipped)")
     for name, v in n.items():
         if v["errors"] or v["runs"] == 0:
             fail(f"node {name}: {int(v['runs'])} runs, {int(v['errors'])} errors")
     print(f"autoware-run: PASS: hot path {int(hp['n'])} samples, latency {hp['min']:.2f}..{hp['max']:.2f} ms "
-          f"(floor {floor:.2f} ms), 0 dropped; planner period {pl['min']:.2f}..{pl['max']:.2f} ms")
+          f"(its work {work:.2f} ms), 0 dropped; planner period {pl['min']:.2f}..{pl['max']:.2f} ms")
 
 
 def ratio(value, floor, at_least=False):
