@@ -13,8 +13,10 @@ cd "$(dirname "$0")/.."
 # link (-Dmultisoc=auto builds it when they are there). libsystemd-dev: systemd notifications
 # through sd_notify (-Dsystemd=auto uses it when it is there; the deploy tests' fake notify socket
 # then exercises libsystemd's sender, which honours NOTIFY_SOCKET as the built-in one does).
+# stress-ng: the load beside the benchmarks' stressed runs (channel-soak-stress,
+# autoware-reference; skipped, exit 77, where it is missing).
 packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium cyclonedds-dev cyclonedds-tools
-  libsystemd-dev)
+  libsystemd-dev stress-ng)
 [ "${CI:-}" = true ] && packages+=(ccache)
 read -r -a extra_packages <<<"${TACTUS_EXTRA_PACKAGES:-}"
 packages+=("${extra_packages[@]}")
