@@ -50,14 +50,31 @@ RunChannels& currentRun(const RuntimeInfo& info) {
   return run;
 }
 
-// The calling run's schedule tables and the channel's index there, or what is wrong.
+// The runnables of `s` that write (`write`) or read channel `local`, for a refusal's message.
+std::string usersOf(const ScheduleChannels& s, std::uint32_t local, bool write) {
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i + 1 < s.useBegin.size(); ++i)
+    for (std::uint32_t k = s.useBegin[i]; k < s.useBegin[i + 1]; ++k)
+      if (s.uses[k].channel == local && s.uses[k].write == write) names.push_back(s.runnableOf[i]);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + quoted(n);
+  return out.empty() ? "none" : out;
+}
+
+// The calling run's schedule tables, the channel's index and ring there and the run's use of it,
+// or what is wrong.
 struct Found {
   const ScheduleChannels* schedule = nullptr;
   std::uint32_t local = kNone;
   const RuntimeInfo* info = nullptr;
+  const ChannelUse* use = nullptr;
+  const shm::ChannelRing* ring = nullptr;
 };
 
-Result<Found> locate(std::uint32_t id, const std::string& name, const char* call) {
+Result<Found> locate(std::uint32_t id, const std::string& name, bool write) {
+  const char* call = write ? "write" : "read";
   Found f;
   f.info = tCurrentInfo;
   if (f.info == nullptr)
@@ -70,20 +87,14 @@ Result<Found> locate(std::uint32_t id, const std::string& name, const char* call
     return fail(ErrorCode::kBadParameter, "channel " + quoted(name) + " is not in the running schedule" +
                                               (f.schedule ? " " + quoted(f.schedule->scheduleName) : std::string()));
   f.local = f.schedule->localOf[id];
+  f.use = f.schedule->use(f.info->instance, f.local, write);
+  if (f.use == nullptr)
+    return fail(ErrorCode::kBadParameter, "runnable " + quoted(f.schedule->runnableOf[f.info->instance]) +
+                                              " does not " + call + " channel " + quoted(name) +
+                                              (write ? " (its writer is " : " (its readers are ") +
+                                              usersOf(*f.schedule, f.local, write) + ")");
+  f.ring = &f.schedule->rings[f.local];
   return f;
-}
-
-// The runnables of `s` that write (`write`) or read channel `local`, for a refusal's message.
-std::string usersOf(const ScheduleChannels& s, std::uint32_t local, bool write) {
-  std::vector<std::string> names;
-  for (std::uint32_t i = 0; i + 1 < s.useBegin.size(); ++i)
-    for (std::uint32_t k = s.useBegin[i]; k < s.useBegin[i + 1]; ++k)
-      if (s.uses[k].channel == local && s.uses[k].write == write) names.push_back(s.runnableOf[i]);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + quoted(n);
-  return out.empty() ? "none" : out;
 }
 
 // The tables of one schedule: its rings checked against its segment's channel area, then its
@@ -182,16 +193,12 @@ Result<void> Channel::fitsType(std::size_t size, std::size_t align, std::size_t 
 }
 
 Result<std::span<std::byte>> Channel::write() const {
-  auto found = client::locate(id_, name_, "write");
+  auto found = client::locate(id_, name_, true);
   if (!found) return found.error();
   const client::ScheduleChannels& s = *found->schedule;
   const RuntimeInfo& info = *found->info;
-  const client::ChannelUse* use = s.use(info.instance, found->local, true);
-  if (use == nullptr)
-    return fail(ErrorCode::kBadParameter, "runnable " + quoted(s.runnableOf[info.instance]) +
-                                              " does not write channel " + quoted(name_) + " (its writer is " +
-                                              client::usersOf(s, found->local, true) + ")");
-  const shm::ChannelRing& ring = s.rings[found->local];
+  const client::ChannelUse* use = found->use;
+  const shm::ChannelRing& ring = *found->ring;
   const std::uint64_t h = info.hyperepochIteration;
   shm::ChannelVersion* v = s.version(found->local, (use->slot + h * ring.writes) % ring.depth);
   auto* data = reinterpret_cast<std::byte*>(v + 1);
@@ -209,16 +216,12 @@ Result<std::span<std::byte>> Channel::write() const {
 }
 
 Result<Version<std::byte>> Channel::read() const {
-  auto found = client::locate(id_, name_, "read");
+  auto found = client::locate(id_, name_, false);
   if (!found) return found.error();
   const client::ScheduleChannels& s = *found->schedule;
   const RuntimeInfo& info = *found->info;
-  const client::ChannelUse* use = s.use(info.instance, found->local, false);
-  if (use == nullptr)
-    return fail(ErrorCode::kBadParameter, "runnable " + quoted(s.runnableOf[info.instance]) +
-                                              " does not read channel " + quoted(name_) + " (its readers are " +
-                                              client::usersOf(s, found->local, false) + ")");
-  const shm::ChannelRing& ring = s.rings[found->local];
+  const client::ChannelUse* use = found->use;
+  const shm::ChannelRing& ring = *found->ring;
   const std::uint64_t h = info.hyperepochIteration;
   Version<std::byte> out;
   out.size = ring.size;
