@@ -50,13 +50,22 @@ std::int64_t monotonicNs() {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
-// Within Sensing, Capture -> Preprocess -> Detect run one after the other (dependencies) in one
-// process, so they share the frame in plain memory; only Detect's result crosses to Planning.
+// Within Sensing, Capture -> Preprocess -> Detect of one camera frame run one after the other
+// (dependencies) in one process, so they share the frame in plain memory; only Detect's result
+// crosses to Planning. One slot per frame of the hyperepoch: Capture of the next frame runs on
+// another core and may start before Detect of this one has ended (nothing orders them), but not
+// before the same frame of the next iteration, which starts once this iteration has ended.
 struct CameraFrame {
   std::uint64_t number = 0;
   std::int64_t capturedNs = 0;
   std::uint32_t features = 0;
-} gFrame;
+};
+CameraFrame gFrames[4];  // the Camera epoch's frames per hyperepoch iteration
+
+CameraFrame& thisFrame() {
+  auto info = tactus::runtimeInfo();
+  return gFrames[info ? info->frame % 4 : 0];
+}
 
 tactus::Channel* gObjects = nullptr;
 std::atomic<std::uint64_t> gWritten{0}, gFresh{0}, gNoneYet{0}, gNotWritten{0};
@@ -64,11 +73,15 @@ std::atomic<std::int64_t> gMaxAgeNs{0};
 
 void capture() {
   auto info = tactus::runtimeInfo();
-  gFrame.number = info ? info->epochIteration : 0;
-  gFrame.capturedNs = monotonicNs();
+  CameraFrame& frame = thisFrame();
+  frame.number = info ? info->epochIteration : 0;
+  frame.capturedNs = monotonicNs();
 }
 
-void preprocess() { gFrame.features = static_cast<std::uint32_t>(gFrame.number % 7 + 3); }
+void preprocess() {
+  CameraFrame& frame = thisFrame();
+  frame.features = static_cast<std::uint32_t>(frame.number % 7 + 3);
+}
 
 void detect() {
   auto out = gObjects->writeAs<Objects>();  // this run's buffer in the ring: filled in place
@@ -77,9 +90,10 @@ void detect() {
     return;
   }
   Objects& o = **out;
-  o.cameraFrame = gFrame.number;
-  o.capturedNs = gFrame.capturedNs;
-  o.count = gFrame.features;
+  const CameraFrame& frame = thisFrame();
+  o.cameraFrame = frame.number;
+  o.capturedNs = frame.capturedNs;
+  o.count = frame.features;
   for (std::uint32_t k = 0; k < o.count; ++k) {
     const auto at = static_cast<float>(k);
     o.objects[k] = {at, 2.0f * at, 0.5f, 0.5f, k % 3};
