@@ -51,14 +51,16 @@ std::int64_t monotonicNs() {
 }
 
 // Within Sensing, Capture -> Preprocess -> Detect of one camera frame run one after the other
-// (dependencies) in one process, so they share the frame in plain memory; only Detect's result
+// (dependencies) in one process, so they share the frame in process memory; only Detect's result
 // crosses to Planning. One slot per frame of the hyperepoch: Capture of the next frame runs on
 // another core and may start before Detect of this one has ended (nothing orders them), but not
-// before the same frame of the next iteration, which starts once this iteration has ended.
+// before the same frame of the next iteration, which the master releases once this iteration has
+// ended. That order passes through the master's process, where ThreadSanitizer cannot follow it:
+// relaxed atomics (plain loads and stores on x86 and ARM) keep its view of this sample clean.
 struct CameraFrame {
-  std::uint64_t number = 0;
-  std::int64_t capturedNs = 0;
-  std::uint32_t features = 0;
+  std::atomic<std::uint64_t> number{0};
+  std::atomic<std::int64_t> capturedNs{0};
+  std::atomic<std::uint32_t> features{0};
 };
 CameraFrame gFrames[4];  // the Camera epoch's frames per hyperepoch iteration
 
@@ -74,13 +76,14 @@ std::atomic<std::int64_t> gMaxAgeNs{0};
 void capture() {
   auto info = tactus::runtimeInfo();
   CameraFrame& frame = thisFrame();
-  frame.number = info ? info->epochIteration : 0;
-  frame.capturedNs = monotonicNs();
+  frame.number.store(info ? info->epochIteration : 0, std::memory_order_relaxed);
+  frame.capturedNs.store(monotonicNs(), std::memory_order_relaxed);
 }
 
 void preprocess() {
   CameraFrame& frame = thisFrame();
-  frame.features = static_cast<std::uint32_t>(frame.number % 7 + 3);
+  frame.features.store(static_cast<std::uint32_t>(frame.number.load(std::memory_order_relaxed) % 7 + 3),
+                       std::memory_order_relaxed);
 }
 
 void detect() {
@@ -91,9 +94,9 @@ void detect() {
   }
   Objects& o = **out;
   const CameraFrame& frame = thisFrame();
-  o.cameraFrame = frame.number;
-  o.capturedNs = frame.capturedNs;
-  o.count = frame.features;
+  o.cameraFrame = frame.number.load(std::memory_order_relaxed);
+  o.capturedNs = frame.capturedNs.load(std::memory_order_relaxed);
+  o.count = frame.features.load(std::memory_order_relaxed);
   for (std::uint32_t k = 0; k < o.count; ++k) {
     const auto at = static_cast<float>(k);
     o.objects[k] = {at, 2.0f * at, 0.5f, 0.5f, k % 3};
