@@ -51,12 +51,17 @@ Measure measure(const Graph& graph, const Schedule& schedule, std::int64_t hopAl
   return m;
 }
 
-// Whether `b` is better than `a`: no more real deadline misses, then less over the requirements,
-// then (favouring) shorter chains.
+// Whether `b` is no worse than `a`: analysed, no more real deadline misses, no more over the
+// requirements.
+bool noWorse(const Measure& b, const Measure& a) {
+  return b.ok && b.deadlineMisses <= a.deadlineMisses && b.overNs <= a.overNs;
+}
+
+// Whether `b` is better than `a`: no worse, and less over the requirements or (favouring) shorter
+// chains.
 bool better(const Measure& b, const Measure& a, bool favour) {
-  if (!b.ok || b.deadlineMisses > a.deadlineMisses) return false;
-  if (b.overNs != a.overNs) return b.overNs < a.overNs;
-  return favour && b.sumNs < a.sumNs;
+  if (!noWorse(b, a)) return false;
+  return b.overNs < a.overNs || (favour && b.sumNs < a.sumNs);
 }
 
 // Gives `r` a scheduler's deadline `cutNs` before its latest planned end within a frame (never
@@ -129,7 +134,7 @@ Schedule chainGuidedSchedule(const Graph& graph, const ScheduleOptions& options,
     if (!candidate) continue;  // these deadlines do not fit: the next round tightens others
     for (RunnableId r : candidate->runnables.ids()) candidate->runnables[r].deadlineNs = graph.runnables[r].deadlineNs;
     Measure m = measure(graph, *candidate, hopAllowanceNs);
-    if (!m.ok || m.deadlineMisses > bestMeasure.deadlineMisses || m.overNs > bestMeasure.overNs) continue;
+    if (!noWorse(m, bestMeasure)) continue;
     if (better(m, bestMeasure, favour)) {
       ++note.improvements;
       best = *candidate;

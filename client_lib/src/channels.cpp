@@ -71,6 +71,11 @@ struct Found {
   const RuntimeInfo* info = nullptr;
   const ChannelUse* use = nullptr;
   const shm::ChannelRing* ring = nullptr;
+
+  /// The buffer that the use's writer instance fills in hyperepoch iteration `writerIteration`.
+  shm::ChannelVersion* version(std::uint64_t writerIteration) const {
+    return schedule->version(local, (use->slot + writerIteration * ring->writes) % ring->depth);
+  }
 };
 
 Result<Found> locate(std::uint32_t id, const std::string& name, bool write) {
@@ -115,7 +120,6 @@ Result<ScheduleChannels> scheduleTables(const Runtime& rt, const std::vector<std
   t.area = area.data();
   t.localOf.assign(allNames.size(), kNone);
   for (std::uint32_t c = 0; c < s.channels.size(); ++c) {
-    t.names.push_back(s.channels[c].name);
     const auto at = std::lower_bound(allNames.begin(), allNames.end(), s.channels[c].name);
     t.localOf[static_cast<std::size_t>(at - allNames.begin())] = c;
   }
@@ -197,10 +201,9 @@ Result<std::span<std::byte>> Channel::write() const {
   if (!found) return found.error();
   const client::ScheduleChannels& s = *found->schedule;
   const RuntimeInfo& info = *found->info;
-  const client::ChannelUse* use = found->use;
   const shm::ChannelRing& ring = *found->ring;
   const std::uint64_t h = info.hyperepochIteration;
-  shm::ChannelVersion* v = s.version(found->local, (use->slot + h * ring.writes) % ring.depth);
+  shm::ChannelVersion* v = found->version(h);
   auto* data = reinterpret_cast<std::byte*>(v + 1);
   if (v->iteration.load(std::memory_order_relaxed) == h + 1 && v->writerInstance == info.instance)
     return std::span<std::byte>(data, ring.size);  // taken already in this run
@@ -218,7 +221,6 @@ Result<std::span<std::byte>> Channel::write() const {
 Result<Version<std::byte>> Channel::read() const {
   auto found = client::locate(id_, name_, false);
   if (!found) return found.error();
-  const client::ScheduleChannels& s = *found->schedule;
   const RuntimeInfo& info = *found->info;
   const client::ChannelUse* use = found->use;
   const shm::ChannelRing& ring = *found->ring;
@@ -232,7 +234,7 @@ Result<Version<std::byte>> Channel::read() const {
   }
   const std::uint64_t w = use->previousIteration ? h - 1 : h;
   out.writerIteration = w;
-  const shm::ChannelVersion* v = s.version(found->local, (use->slot + w * ring.writes) % ring.depth);
+  const shm::ChannelVersion* v = found->version(w);
   if (v->iteration.load(std::memory_order_acquire) != w + 1 || v->writerInstance != use->writer) {
     out.status = VersionStatus::kNotWritten;
     return out;

@@ -32,7 +32,6 @@ struct ScheduleChannels {
   const shm::SegmentView* view = nullptr;
   std::byte* area = nullptr;            ///< the segment's channel area
   std::vector<shm::ChannelRing> rings;  ///< per channel of the schedule
-  std::vector<std::string> names;       ///< per channel of the schedule
   std::vector<std::uint32_t> localOf;   ///< per channel id of the client: its index here, or kNone
   std::vector<std::uint32_t> useBegin;  ///< per instance + 1: its uses are uses[useBegin[i], useBegin[i+1])
   std::vector<ChannelUse> uses;         ///< by instance
