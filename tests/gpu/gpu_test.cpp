@@ -705,7 +705,10 @@ TEST_CASE("a failed stream memory operation stops the client, naming the call, s
   for (const Case& c : cases) {
     CAPTURE(c.fail);
     GpuRun run("cross.yaml");
-    const pid_t m = run.master({"-e", "50", "-t", "2000000"});
+    // -t only bounds a run that went wrong otherwise: the failed call ends Alpha, and the master
+    // ends the run when it leaves. At 2 s, CI's ASan build once named Alpha stuck before its first
+    // Pre (0 submissions), while a switching test beside it lagged on the same core.
+    const pid_t m = run.master({"-e", "50", "-t", "10000000"});
     const pid_t b = run.client("Beta", {"--stream", "CUDA_STREAM0"});
     // Beta in first: a client arriving after a refused run ended would wait for the next master.
     std::uint32_t beta = 0;
