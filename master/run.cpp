@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -372,16 +373,21 @@ std::optional<RunEnd> Run::stopBySignal() {
 
 namespace {
 
-// Why `pid`, claimed as the schedule manager in the channel at `channelPath`, is no manager ("" when
-// it may be one): a process that does not exist, or one that has not mapped the channel (a genuine
-// manager maps it before it claims). A process of another user, whose maps this master may not
-// read, is taken at its word (a manager of the segment group).
-std::string noManager(std::uint32_t pid, const std::string& channelPath) {
+// Why `pid`, claimed as the schedule manager in `channel` (at `channelPath`), is no manager (""
+// when it may be one): a process that does not exist, or one that has not mapped the channel (a
+// genuine manager maps it before it claims). A process of another user, whose maps this master may
+// not read (a manager of the segment group, or pid 1 written in), is believed only while an open of
+// the channel holds its lock (a genuine manager takes it before it claims).
+std::string noManager(std::uint32_t pid, const ipc::Segment& channel, const std::string& channelPath) {
   switch (ipc::processOwns(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)), channelPath)) {
     case ipc::Ownership::kGone: return "a process that is gone (a manager that died at once, or a claim written over)";
     case ipc::Ownership::kNotMapped: return "a process that has not mapped the channel (a claim written over)";
-    case ipc::Ownership::kMaps:
-    case ipc::Ownership::kUnknown: break;
+    case ipc::Ownership::kUnknown:
+      if (!channel.lockHeldElsewhere(offsetof(shm::ManagerChannel, managerPid)))
+        return "a process whose memory maps this master may not read, while no manager holds the channel's lock (a "
+               "claim written over)";
+      break;
+    case ipc::Ownership::kMaps: break;
   }
   return "";
 }
@@ -394,7 +400,9 @@ std::string noManager(std::uint32_t pid, const std::string& channelPath) {
 std::optional<RunEnd> Run::watchManager() {
   const std::uint32_t pid = channel_->managerPid.load(std::memory_order_acquire);
   if (pid != managerPid_ && pid != 0) {
-    if (const std::string why = noManager(pid, ipc::segmentPath(shm::managerInstanceName(o_.instance))); !why.empty()) {
+    if (const std::string why =
+            noManager(pid, channelSegment_, ipc::segmentPath(shm::managerInstanceName(o_.instance)));
+        !why.empty()) {
       std::uint32_t claimed = pid;
       if (channel_->managerPid.compare_exchange_strong(claimed, 0, std::memory_order_acq_rel)) {
         err_ << "tactus-master: warning: the manager channel named pid " << pid << ", " << why

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -124,6 +126,16 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
         }
         std::uint32_t holder = 0;
         const auto self = static_cast<std::uint32_t>(::getpid());
+        // The channel's lock before the claim: a master that cannot read this process's memory
+        // maps (another user's) believes a claim only while an open of the channel holds it.
+        if (const int e = segment->holdLock(offsetof(shm::ManagerChannel, managerPid)); e != 0) {
+          if (e == EAGAIN || e == EACCES) {
+            return fail(ErrorCode::kAlreadyExists, "schedule manager " + quoted(actual) + " is already attached (pid " +
+                                                       std::to_string(channel->managerPid.load()) + ")");
+          }
+          return fail(ErrorCode::kIo, "schedule manager " + quoted(actual) + ": cannot lock the manager channel " +
+                                          ipc::segmentPath(segmentName) + ": " + std::strerror(e));
+        }
         channel->managerStartTime.store(ipc::processStartTime(::getpid()));
         if (!channel->managerPid.compare_exchange_strong(holder, self)) {
           return fail(ErrorCode::kAlreadyExists, "schedule manager " + quoted(actual) + " is already attached (pid " +

@@ -3,6 +3,7 @@
 // and a SIGBUS guard over the mapping.
 #include "tactus/ipc/segment.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -119,6 +120,32 @@ bool Segment::removeNameIfStillOurs(const std::string& instance) const {
   // stale segments anyway (it finds this one, removes it and creates its own); only a master that
   // does all of that inside this few-microsecond window would lose its fresh name.
   return removeSegment(instance);
+}
+
+namespace {
+
+// A write lock on byte `offset` as an open-file-description lock (F_OFD_*: l_pid must be 0).
+struct flock byteLock(std::size_t offset) {
+  struct flock l {};
+  l.l_type = F_WRLCK;
+  l.l_whence = SEEK_SET;
+  l.l_start = static_cast<off_t>(offset);
+  l.l_len = 1;
+  return l;
+}
+
+}  // namespace
+
+int Segment::holdLock(std::size_t offset) const {
+  if (!impl_) return EBADF;
+  struct flock l = byteLock(offset);
+  return ::fcntl(impl_->object.get_mapping_handle().handle, F_OFD_SETLK, &l) == 0 ? 0 : errno;
+}
+
+bool Segment::lockHeldElsewhere(std::size_t offset) const {
+  if (!impl_) return false;
+  struct flock l = byteLock(offset);
+  return ::fcntl(impl_->object.get_mapping_handle().handle, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
 }
 
 std::string Segment::damage(const std::string& instance, bool checkName) const {

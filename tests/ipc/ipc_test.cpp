@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -58,6 +59,32 @@ TEST_CASE("a segment removes its name only while the name still refers to it", "
   CHECK_FALSE(ipc::segmentExists(instance));
   CHECK_FALSE(fresh->removeNameIfStillOurs(instance));  // no name left: nothing to remove
   CHECK_FALSE(ipc::Segment().removeNameIfStillOurs(instance));
+}
+
+TEST_CASE("a segment's byte lock is held by one open at a time, seen by the others, and ends with its holder",
+          "[ipc]") {
+  const std::string instance = test::uniqueInstance("lock");
+  auto master = ipc::Segment::create(instance, 4096);
+  REQUIRE(master.has_value());
+  CHECK_FALSE(master->lockHeldElsewhere(192));
+  {
+    auto manager = ipc::Segment::open(instance);
+    REQUIRE(manager.has_value());
+    CHECK(manager->holdLock(192) == 0);
+    CHECK(master->lockHeldElsewhere(192));
+    CHECK_FALSE(master->lockHeldElsewhere(193));   // one byte
+    CHECK_FALSE(manager->lockHeldElsewhere(192));  // its own
+    CHECK(master->holdLock(192) == EAGAIN);        // a second claimant
+    {
+      // Another open and close of the object in the holder's process leaves its lock alone (an
+      // open-file-description lock, not a process's POSIX lock).
+      auto again = ipc::Segment::open(instance);
+      REQUIRE(again.has_value());
+    }
+    CHECK(master->lockHeldElsewhere(192));
+  }
+  CHECK_FALSE(master->lockHeldElsewhere(192));  // the holder closed the object
+  CHECK(ipc::removeSegment(instance));
 }
 
 TEST_CASE("a sleeping waiter is woken by a publisher and an aborted wait returns", "[ipc]") {

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/shm_layout.hpp"
 #include "tactus/manager.hpp"
+#include "test_skip.hpp"
 
 using namespace tactus;
 using namespace tactus::test;
@@ -553,6 +555,77 @@ TEST_CASE(
     CHECK(master.find("the manager channel named pid 1, a process that has not mapped the channel") !=
           std::string::npos);
   CHECK(master.find("the schedule manager 'mgr' (pid") == std::string::npos);  // no "... died" end
+}
+
+TEST_CASE(
+    "a master of another user than its manager believes a claim only while the channel's lock is held (pid 1 "
+    "written in is cleared, a real manager of root's is not)",
+    "[switching][user]") {
+  // The master as user nobody, which may not read root's memory maps (pid 1's, this process's):
+  // where it cannot, the lock tells a manager's claim from one written over.
+  if (::geteuid() != 0) TACTUS_SKIP("needs root, to run the master as user nobody");
+  SwitchRun run("mgrlock", {modeYaml(521, 2, 1000, false), modeYaml(522, 2, 1000, false)});
+  // nobody may not enter this test's folders (CI's clone is private): the master is a copy, and
+  // the run's folder is open to it.
+  const std::string master = run.dir + "/tactus-master";
+  std::filesystem::copy_file(buildPath("master/tactus-master"), master);
+  REQUIRE(::chmod(master.c_str(), 0755) == 0);
+  REQUIRE(::chmod(run.dir.c_str(), 0777) == 0);
+  std::vector<std::string> argv{"/usr/bin/setpriv",
+                                "--reuid=65534",
+                                "--regid=65534",
+                                "--clear-groups",
+                                master,
+                                "-s",
+                                run.scheduleList(),
+                                "-N",
+                                "mgr",
+                                "-D",
+                                run.instance,
+                                "-l",
+                                run.logPath,
+                                "-t",
+                                "15000000"};
+  if (run.unpinned) argv.push_back("-C");
+  const pid_t m = run.children.spawn(argv, run.out("master"));
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  const std::string channel = "/dev/shm/tactus_" + run.instance + ".manager";
+  REQUIRE(waitForPath(channel, kWaitMs));
+  const int fd = ::open(channel.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  void* at = ::mmap(nullptr, sizeof(shm::ManagerChannel), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  REQUIRE(at != MAP_FAILED);
+  auto* ch = static_cast<shm::ManagerChannel*>(at);
+  for (int k = 0; k < 1000 && ch->open.load() == 0; ++k) usleep(10'000);
+  ch->managerPid.store(1);
+  bool cleared = false;
+  for (int k = 0; k < 500 && !cleared; ++k) {
+    usleep(10'000);
+    cleared = ch->managerPid.load() == 0;
+  }
+  CHECK(cleared);
+  // This process (root's) attaches for real, and keeps its claim for 100 of the master's checks.
+  run.attachManager();
+  const auto self = static_cast<std::uint32_t>(::getpid());
+  bool kept = true;
+  for (int k = 0; k < 100 && kept; ++k) {
+    usleep(10'000);
+    kept = ch->managerPid.load() == self;
+  }
+  CHECK(kept);
+  ::munmap(at, sizeof(shm::ManagerChannel));
+  REQUIRE_OK(manager::startSchedule(521));
+  REQUIRE_OK(manager::exitRun());
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  const std::string out = readFile(run.out("master"));
+  INFO(out);
+  CHECK(out.find("the manager channel named pid 1, a process whose memory maps this master may not read, while no "
+                 "manager holds the channel's lock") != std::string::npos);
+  CHECK(out.find("named pid " + std::to_string(self)) == std::string::npos);
 }
 
 TEST_CASE("a manager that dies while attached ends the run, named; clients return peer-died", "[switching][fault]") {

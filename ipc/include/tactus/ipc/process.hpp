@@ -28,7 +28,7 @@ enum class Ownership {
   kGone,       ///< not alive (with start time `startTime` where given): it owns nothing
   kNotMapped,  ///< alive, but it has not mapped the file: no owner of it (a forged or copied claim)
   kMaps,       ///< alive, and it has the file mapped
-  kUnknown,    ///< alive, its maps unreadable (another user's process): taken at its word
+  kUnknown,    ///< alive, its maps unreadable (another user's process): the caller decides
 };
 
 /// Whether live process `pid` (start time `startTime`, 0: any) is the owner of `path`:

@@ -58,6 +58,17 @@ class Segment {
   /// "" when it is, else what happened, in words ("truncated to 4096 of 81920 bytes").
   std::string damage(const std::string& instance, bool checkName) const;
 
+  /// Takes an advisory write lock on byte `offset` of the segment's object for as long as this
+  /// Segment lives: an open-file-description lock, so that another open and close of the same
+  /// object in this process leaves it alone, and a process that dies drops it. 0, or the errno
+  /// (EAGAIN: another open of the object holds it). Proves a claim to readers who cannot read the
+  /// claimant's memory maps (lockHeldElsewhere).
+  int holdLock(std::size_t offset) const;
+
+  /// Whether another open of the object holds the lock on byte `offset` (holdLock); false also
+  /// when the kernel cannot say.
+  bool lockHeldElsewhere(std::size_t offset) const;
+
   /// Makes a SIGBUS on this mapping (its object truncated under it) an orderly event: the faulting
   /// page is replaced by a private zero page and busFaultSeen() turns true, instead of the process
   /// dying. One mapping per process is guarded (the latest call wins); the guard ends with the
