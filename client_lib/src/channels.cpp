@@ -205,13 +205,14 @@ Result<std::span<std::byte>> Channel::write() const {
   const std::uint64_t h = info.hyperepochIteration;
   shm::ChannelVersion* v = found->version(h);
   auto* data = reinterpret_cast<std::byte*>(v + 1);
-  if (v->iteration.load(std::memory_order_relaxed) == h + 1 && v->writerInstance == info.instance)
+  if (v->iteration.load(std::memory_order_relaxed) == h + 1 &&
+      v->writerInstance.load(std::memory_order_relaxed) == info.instance)
     return std::span<std::byte>(data, ring.size);  // taken already in this run
   client::RunChannels& run = client::currentRun(info);
   const std::int64_t ownRelease =
       s.view->epoch(EpochId{s.epochOf[info.instance]}).releaseNs.load(std::memory_order_relaxed);
-  v->writerInstance = info.instance;
-  v->writtenNs = ipc::monotonicNs();
+  v->writerInstance.store(info.instance, std::memory_order_relaxed);
+  v->writtenNs.store(ipc::monotonicNs(), std::memory_order_relaxed);
   v->sourceNs.store(std::min(run.oldestSourceNs, ownRelease), std::memory_order_relaxed);
   v->iteration.store(h + 1, std::memory_order_release);
   if (run.writtenCount < run.written.size()) run.written[run.writtenCount++] = v;
@@ -235,13 +236,14 @@ Result<Version<std::byte>> Channel::read() const {
   const std::uint64_t w = use->previousIteration ? h - 1 : h;
   out.writerIteration = w;
   const shm::ChannelVersion* v = found->version(w);
-  if (v->iteration.load(std::memory_order_acquire) != w + 1 || v->writerInstance != use->writer) {
+  if (v->iteration.load(std::memory_order_acquire) != w + 1 ||
+      v->writerInstance.load(std::memory_order_relaxed) != use->writer) {
     out.status = VersionStatus::kNotWritten;
     return out;
   }
   out.status = VersionStatus::kOk;
   out.data = reinterpret_cast<const std::byte*>(v + 1);
-  out.writtenNs = v->writtenNs;
+  out.writtenNs = v->writtenNs.load(std::memory_order_relaxed);
   out.sourceNs = v->sourceNs.load(std::memory_order_relaxed);
   // The versions this run wrote derive from this one too.
   client::RunChannels& run = client::currentRun(info);

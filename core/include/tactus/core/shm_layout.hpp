@@ -365,13 +365,15 @@ static_assert(offsetof(SwitchSlot, left) == kCacheLine);
 /// rounded up to whole cache lines). The writer run that takes the buffer writes every field, then
 /// `iteration` (release); a reader run reads them after its wait for that writer run (which
 /// orders them), and sees from `iteration` and `writerInstance` whether the buffer holds the
-/// version the schedule names. Zero-filled when the master creates the segment: no version.
+/// version the schedule names. Zero-filled when the master creates the segment: no version. The
+/// stamps are atomics (relaxed): the schedule orders a writer and its readers, but a reader may
+/// look at a buffer's stamp while a run beyond the schedule's (a late one) rewrites it.
 struct alignas(kCacheLine) ChannelVersion {
   /// The hyperepoch iteration + 1 of the writer run whose data the buffer holds (0: none yet).
   std::atomic<std::uint64_t> iteration;
-  std::uint32_t writerInstance;  ///< that run's InstanceId
+  std::atomic<std::uint32_t> writerInstance;  ///< that run's InstanceId
   std::uint32_t reserved0;
-  std::int64_t writtenNs;  ///< CLOCK_MONOTONIC ns at which that run took the buffer
+  std::atomic<std::int64_t> writtenNs;  ///< CLOCK_MONOTONIC ns at which that run took the buffer
   /// CLOCK_MONOTONIC ns of the frame release of the oldest source data the version derives from:
   /// the writer run's own release, or an older one of a version that run read (chains).
   std::atomic<std::int64_t> sourceNs;
