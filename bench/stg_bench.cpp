@@ -14,6 +14,7 @@
 // get a lower bound above LOW, the time spent in the scheduler, and the mean and largest time
 // from the start of the search to its best schedule. --wt UNITS fuses chains of tasks shorter
 // than UNITS processing-time units everywhere (runnable fusion, -wt), --nrf turns fusion off.
+// A last line per P compares with the reference: the optimum, or HIGH of an open row.
 // A lower bound above a known optimum (or above HIGH, or above the schedule found) is a bug of
 // the bound: it is printed as a BOUND VIOLATION and the exit status is 3.
 #include <algorithm>
@@ -217,6 +218,11 @@ int main(int argc, char** argv) {
       int solved = 0, solvedOptimal = 0, open = 0, openReachLow = 0, openProvenAbove = 0;
       double solvedSum = 0, solvedWorst = 0, openBoundSum = 0;
       std::int64_t openAboveSum = 0;
+      // Against the reference: the optimum of a solved row, the best length published (HIGH) of
+      // an open one.
+      int atReference = 0;
+      double referenceSum = 0, referenceWorst = 0;
+      std::string referenceWorstName;
       double sum = 0, worst = 0, bestAtSum = 0, bestAtMax = 0;
       std::string worstName;
       double seconds = 0;
@@ -298,6 +304,13 @@ int main(int argc, char** argv) {
           }
         }
         if (opt.high != 0 && len < opt.high) ++beatHigh;
+        const double toReference = static_cast<double>(len) / static_cast<double>(known);
+        if (len <= known) ++atReference;
+        referenceSum += toReference;
+        if (toReference > referenceWorst) {
+          referenceWorst = toReference;
+          referenceWorstName = name;
+        }
         if (ratio > worst) {
           worst = ratio;
           worstName = name;
@@ -322,6 +335,11 @@ int main(int argc, char** argv) {
           solvedOptimal, solved, solved ? solvedSum / solved : 0.0, solvedWorst, open, openReachLow, openProvenAbove,
           static_cast<long long>(openAboveSum), open - openReachLow - openProvenAbove,
           open ? openBoundSum / open : 0.0);
+      std::printf(
+          "    against the reference (the optimum, or HIGH of an open row): %d/%d at or below (%.1f%%), mean %.4f, "
+          "worst %.4f (%s)\n",
+          atReference, graphs, graphs ? 100.0 * atReference / graphs : 0.0, graphs ? referenceSum / graphs : 0.0,
+          referenceWorst, referenceWorstName.empty() ? "-" : referenceWorstName.c_str());
       std::fflush(stdout);
     }
   }

@@ -3,7 +3,6 @@
 // and prints wall time and peak resident memory of each run against the targets (2 s, 200 MiB).
 //
 // usage: report_bench TACTUS_REPORT [EVENTS] [KEEP_DIR]
-#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "simulate.hpp"
 #include "tactus/core/schedule_file.hpp"
 
@@ -25,21 +25,12 @@ struct Measured {
   double peakMiB = 0;
 };
 
-// Runs the program with stdout to /dev/null; wall time and the child's peak RSS via wait4.
-Measured runTimed(const std::vector<std::string>& argv) {
+// Runs the program (bench::spawn: its output to `outputPath`); wall time and the child's peak
+// RSS via wait4.
+Measured runTimed(const std::vector<std::string>& argv, const std::string& outputPath) {
   Measured m;
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    if (devnull >= 0) dup2(devnull, 1);
-    std::vector<char*> args;
-    args.reserve(argv.size() + 1);
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = tactus::bench::spawn(argv, outputPath);
   int status = 0;
   struct rusage ru {};
   if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) return m;
@@ -59,6 +50,7 @@ int main(int argc, char** argv) {
   const std::string tool = argv[1];
   const long events = argc > 2 ? std::atol(argv[2]) : 1'000'000;
   std::string dir;
+  bool keep = argc > 3;  // a folder given, or a failed run's output to read
   if (argc > 3) {
     dir = argv[3];
   } else {
@@ -105,14 +97,20 @@ int main(int argc, char** argv) {
   for (const Case& c : cases) {
     std::vector<std::string> argvv = {tool, log, sched};
     argvv.insert(argvv.end(), c.extra.begin(), c.extra.end());
-    const Measured m = runTimed(argvv);
+    const std::string output = dir + "/output.txt";
+    std::remove(output.c_str());
+    const Measured m = runTimed(argvv, output);
     const bool ok = m.status == 0 && m.seconds < 2.0 && m.peakMiB < 200.0;
     if (m.status != 0) ++failures;
-    std::printf("%-18s %10.3f %12.1f %s%s\n", c.what, m.seconds, m.peakMiB, ok ? "met" : "MISSED",
-                m.status == 0 ? "" : " (tactus-report failed)");
+    std::printf(
+        "%-18s %10.3f %12.1f %s%s\n", c.what, m.seconds, m.peakMiB, ok ? "met" : "MISSED",
+        m.status == 0
+            ? ""
+            : (" (tactus-report failed with " + std::to_string(m.status) + "; its output: " + output + ")").c_str());
+    if (m.status != 0) keep = true;
   }
-  if (argc <= 3) {
-    for (const char* f : {"/bench.tsched", "/bench.tlog", "/wcet.yaml", "/trace.json", "/run.html"})
+  if (!keep) {
+    for (const char* f : {"/bench.tsched", "/bench.tlog", "/wcet.yaml", "/trace.json", "/run.html", "/output.txt"})
       std::remove((dir + f).c_str());
     rmdir(dir.c_str());
   }
