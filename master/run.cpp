@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstddef>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -383,7 +382,7 @@ std::string noManager(std::uint32_t pid, const ipc::Segment& channel, const std:
     case ipc::Ownership::kGone: return "a process that is gone (a manager that died at once, or a claim written over)";
     case ipc::Ownership::kNotMapped: return "a process that has not mapped the channel (a claim written over)";
     case ipc::Ownership::kUnknown:
-      if (!channel.lockHeldElsewhere(offsetof(shm::ManagerChannel, managerPid)))
+      if (!channel.lockHeldElsewhere(shm::kManagerLockByte))
         return "a process whose memory maps this master may not read, while no manager holds the channel's lock (a "
                "claim written over)";
       break;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "tactus/core/text.hpp"
@@ -27,7 +28,13 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
   std::string lastProblem;
   for (int attempt = 0; attempt < kCreateAttempts; ++attempt) {
     auto created = ipc::Segment::create(instance_, size);
-    if (created) return created;
+    if (created) {
+      // The lock shows this master as the segment's owner to those who may not read its memory
+      // maps (another user's client or master): a header alone may be forged or copied.
+      if (const int e = created->holdLock(shm::kOwnerLockByte); e != 0)
+        return fail(ErrorCode::kIo, path + ": cannot lock it: " + std::strerror(e));
+      return created;
+    }
     if (created.error().code != ErrorCode::kAlreadyExists) return created.error();
     // Something is at the name: a live master's segment (refuse), a stale one (replace), or a
     // file that is no segment of ours (replace it if we may, else say what it is).
@@ -35,6 +42,7 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
     std::uint64_t startTime = 0;
     bool foreign = false;
     bool stopping = false;
+    bool locked = false;                                            // another open of it holds the owner's lock
     for (int wait = 0; wait < kCreatorWaits && pid == 0; ++wait) {  // a master may be creating it right now
       auto existing = ipc::Segment::open(instance_);
       if (existing) {
@@ -45,6 +53,7 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
           startTime = v.header().masterStartTime.load(std::memory_order_relaxed);
           stopping = v.header().stopReason.load(std::memory_order_relaxed) !=
                      static_cast<std::uint32_t>(shm::StopReason::kNone);
+          locked = existing->lockHeldElsewhere(shm::kOwnerLockByte);
         }
       } else if (existing.error().code == ErrorCode::kNotFound) {
         if (!ipc::segmentExists(instance_)) break;  // it went away: try again
@@ -65,7 +74,9 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
     // A live pid that has not mapped the segment is not its master (a copy, a forged header).
     const ipc::Ownership owner =
         foreign || pid == 0 ? ipc::Ownership::kGone : ipc::processOwns(static_cast<pid_t>(pid), startTime, path);
-    if (owner == ipc::Ownership::kMaps || owner == ipc::Ownership::kUnknown) {
+    // A process whose maps this master may not read owns it only while the owner's lock is held.
+    const bool unproven = owner == ipc::Ownership::kUnknown && !locked;
+    if (owner == ipc::Ownership::kMaps || (owner == ipc::Ownership::kUnknown && locked)) {
       return fail(ErrorCode::kAlreadyExists, "instance " + quoted(instance_, 256) +
                                                  " already has a running master (pid " + std::to_string(pid) +
                                                  "); stop it first or pick another instance with -D");
@@ -75,6 +86,10 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
     } else if (owner == ipc::Ownership::kNotMapped) {
       err_ << "tactus-master: replacing segment " << path << ": it names master pid " << pid
            << ", which has not mapped it (a copy of another segment, or a forged header)\n";
+    } else if (unproven) {
+      err_ << "tactus-master: replacing segment " << path << ": it names master pid " << pid
+           << ", whose memory maps this master may not read, while no master holds the segment's lock (a copy of "
+              "another segment, or a forged header)\n";
     } else {
       err_ << "tactus-master: replacing stale segment " << path
            << (pid != 0 ? " left by master pid " + std::to_string(pid) + ", which is gone" : " that no master owns")

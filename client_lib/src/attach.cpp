@@ -111,6 +111,15 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
                            "header)" +
                            (removed ? "; removed it" : "")};
   }
+  if (owner == ipc::Ownership::kUnknown && !segment->lockHeldElsewhere(shm::kOwnerLockByte)) {
+    // A process whose maps this client may not read (another user's) is the master only while it
+    // holds the segment's owner lock, which a master takes as it creates the segment.
+    const bool removed = segment->removeNameIfStillOurs(rt.instance);
+    return Look{false, "it names " + master +
+                           ", whose memory maps this client may not read, while no master holds the segment's lock "
+                           "(a copy of another segment, or a forged header)" +
+                           (removed ? "; removed it" : "")};
+  }
   if (state == SegmentState::kPublished) {
     if (auto ok = view.validate(); !ok) {
       // Another layout version (or a damaged header): the master hears why this client stays away.

@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -128,7 +127,7 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
         const auto self = static_cast<std::uint32_t>(::getpid());
         // The channel's lock before the claim: a master that cannot read this process's memory
         // maps (another user's) believes a claim only while an open of the channel holds it.
-        if (const int e = segment->holdLock(offsetof(shm::ManagerChannel, managerPid)); e != 0) {
+        if (const int e = segment->holdLock(shm::kManagerLockByte); e != 0) {
           if (e == EAGAIN || e == EACCES) {
             return fail(ErrorCode::kAlreadyExists, "schedule manager " + quoted(actual) + " is already attached (pid " +
                                                        std::to_string(channel->managerPid.load()) + ")");

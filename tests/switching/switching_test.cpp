@@ -557,6 +557,31 @@ TEST_CASE(
   CHECK(master.find("the schedule manager 'mgr' (pid") == std::string::npos);  // no "... died" end
 }
 
+namespace {
+
+// Writes a segment at the instance's name whose header names pid 1 (alive, any start time) as its
+// master, published, in a file user nobody owns (so that a process of nobody's may remove it).
+void forgeHeaderNamingPid1(const std::string& instance) {
+  const std::string path = "/dev/shm/tactus_" + instance;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  REQUIRE(fd >= 0);
+  REQUIRE(::ftruncate(fd, 4096) == 0);
+  REQUIRE(::fchown(fd, 65534, 65534) == 0);
+  void* at = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  REQUIRE(at != MAP_FAILED);
+  auto& h = *static_cast<shm::SegmentHeader*>(at);
+  h.layoutVersion = shm::kLayoutVersion;
+  h.headerSize = sizeof(shm::SegmentHeader);
+  h.masterStartTime.store(0);
+  h.state.store(static_cast<std::uint32_t>(shm::SegmentState::kPublished));
+  h.magic.store(shm::kMagic);
+  h.masterPid.store(1);
+  ::munmap(at, 4096);
+}
+
+}  // namespace
+
 TEST_CASE(
     "a master of another user than its manager believes a claim only while the channel's lock is held (pid 1 "
     "written in is cleared, a real manager of root's is not)",
@@ -587,7 +612,17 @@ TEST_CASE(
                                 "-t",
                                 "15000000"};
   if (run.unpinned) argv.push_back("-C");
+  // A header naming pid 1 at the name: this master may not read pid 1's maps, and no master holds
+  // the segment's lock, so it replaces it.
+  forgeHeaderNamingPid1(run.instance);
   const pid_t m = run.children.spawn(argv, run.out("master"));
+  // The clients after that (root's would remove the header themselves: they read pid 1's maps).
+  bool replaced = false;
+  for (int k = 0; k < kWaitMs / 10 && !replaced; ++k) {
+    usleep(10'000);
+    replaced = readFile(run.out("master")).find("replacing segment") != std::string::npos;
+  }
+  CHECK(replaced);
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
   const std::string channel = "/dev/shm/tactus_" + run.instance + ".manager";
@@ -626,6 +661,55 @@ TEST_CASE(
   CHECK(out.find("the manager channel named pid 1, a process whose memory maps this master may not read, while no "
                  "manager holds the channel's lock") != std::string::npos);
   CHECK(out.find("named pid " + std::to_string(self)) == std::string::npos);
+  CHECK(out.find("replacing segment /dev/shm/tactus_" + run.instance +
+                 ": it names master pid 1, whose memory maps this master may not read, while no master holds the "
+                 "segment's lock") != std::string::npos);
+}
+
+TEST_CASE(
+    "a client of another user than its master believes a segment header only while the master's lock is held (one "
+    "naming pid 1 is removed, root's master is attached to)",
+    "[switching][user]") {
+  if (::geteuid() != 0) TACTUS_SKIP("needs root, to run a client as user nobody");
+  SwitchRun run("seglock", {modeYaml(531, 2, 1000, false), modeYaml(532, 2, 1000, false)});
+  // Client0 as nobody, from a copy nobody may enter (its library where its RUNPATH, $ORIGIN/../../
+  // client_lib, finds it); the master gives the segment group nogroup, nobody's.
+  REQUIRE(::chmod(run.dir.c_str(), 0777) == 0);
+  std::filesystem::create_directories(run.dir + "/bin/x");
+  std::filesystem::create_directories(run.dir + "/client_lib");
+  const std::string client = run.dir + "/bin/x/tactus-test-client";
+  std::filesystem::copy_file(buildPath("tests/runtime/tactus-test-client"), client);
+  std::filesystem::copy_file(std::filesystem::canonical(buildPath("client_lib/libtactus.so.0")),
+                             run.dir + "/client_lib/libtactus.so.0");
+  for (const std::string& p :
+       {run.dir + "/bin", run.dir + "/bin/x", run.dir + "/client_lib", client, run.dir + "/client_lib/libtactus.so.0"})
+    REQUIRE(::chmod(p.c_str(), 0755) == 0);
+  forgeHeaderNamingPid1(run.instance);
+  const pid_t c0 = run.children.spawn({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", client,
+                                       "--name", "Client0", "--instance", run.instance},
+                                      run.out("Client0"));
+  bool removed = false;
+  for (int k = 0; k < kWaitMs / 10 && !removed; ++k) {
+    usleep(10'000);
+    removed = !segmentPresent(run.instance);
+  }
+  CHECK(removed);
+  ::setenv("TACTUS_SEGMENT_GROUP", "nogroup", 1);
+  const pid_t m = run.master();
+  ::unsetenv("TACTUS_SEGMENT_GROUP");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(531));
+  CHECK(awaitIterations(5));
+  REQUIRE_OK(manager::exitRun());
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  const std::string out = readFile(run.out("Client0"));
+  INFO(out << readFile(run.out("master")));
+  CHECK(out.find("it names master pid 1, whose memory maps this client may not read, while no master holds the "
+                 "segment's lock (a copy of another segment, or a forged header); removed it") != std::string::npos);
+  CHECK(out.find("status=exit-requested") != std::string::npos);
 }
 
 TEST_CASE("a manager that dies while attached ends the run, named; clients return peer-died", "[switching][fault]") {

@@ -177,6 +177,10 @@ static_assert(offsetof(SegmentHeader, statsOffset) == 2 * kCacheLine + 40);
 static_assert(offsetof(SegmentHeader, channelOffset) == 2 * kCacheLine + 56);
 static_assert(offsetof(SegmentHeader, channelBytes) == 9 * kCacheLine);
 static_assert(offsetof(SegmentHeader, masterPid) == 24 && offsetof(SegmentHeader, masterStartTime) == 32);
+/// The byte of its segment a master holds an open-file-description write lock on while it runs
+/// (taken right after it creates the segment): the proof of ownership for readers that may not
+/// read the master's memory maps (another user's), where a header alone may be forged or copied.
+inline constexpr std::size_t kOwnerLockByte = offsetof(SegmentHeader, masterPid);
 
 /// Per hyperepoch; the master writes, workers read.
 struct alignas(kCacheLine) HyperepochSlot {
@@ -445,6 +449,9 @@ struct alignas(kCacheLine) ManagerChannel {
 static_assert(sizeof(ManagerChannel) == 9 * kCacheLine);
 static_assert(offsetof(ManagerChannel, expectedName) == kCacheLine);
 static_assert(offsetof(ManagerChannel, managerPid) == 3 * kCacheLine);
+/// The byte of the channel a manager holds an open-file-description write lock on from before it
+/// claims the channel until it detaches (kOwnerLockByte's counterpart for `managerPid`).
+inline constexpr std::size_t kManagerLockByte = offsetof(ManagerChannel, managerPid);
 static_assert(offsetof(ManagerChannel, resultSeq) == 4 * kCacheLine);
 static_assert(offsetof(ManagerChannel, message) == 5 * kCacheLine);
 
