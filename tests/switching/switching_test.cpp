@@ -580,15 +580,18 @@ void forgeHeaderNamingPid1(const std::string& instance) {
   ::munmap(at, 4096);
 }
 
+// `argv` run as user nobody (uid and gid 65534, no supplementary groups), through setpriv.
+std::vector<std::string> asNobody(std::vector<std::string> argv) {
+  argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+  return argv;
+}
+
 // Whether user nobody can run `path` (a copy nobody may enter): its answer to a bad option, 2. Not
 // under ThreadSanitizer, whose runtime reads its suppressions from the checkout at start.
 bool runsAsNobody(const std::string& path) {
   ChildProcesses probe;
   const std::string out = scratchDir("nobodyprobe") + "/probe.out";
-  return waitFor(
-             probe.spawn({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", path, "--bad-option"},
-                         out),
-             kWaitMs) == 2;
+  return waitFor(probe.spawn(asNobody({path, "--bad-option"}), out), kWaitMs) == 2;
 }
 
 }  // namespace
@@ -608,21 +611,8 @@ TEST_CASE(
   REQUIRE(::chmod(master.c_str(), 0755) == 0);
   REQUIRE(::chmod(run.dir.c_str(), 0777) == 0);
   if (!runsAsNobody(master)) TACTUS_SKIP("user nobody cannot run " << master << " (a sanitizer's files closed to it?)");
-  std::vector<std::string> argv{"/usr/bin/setpriv",
-                                "--reuid=65534",
-                                "--regid=65534",
-                                "--clear-groups",
-                                master,
-                                "-s",
-                                run.scheduleList(),
-                                "-N",
-                                "mgr",
-                                "-D",
-                                run.instance,
-                                "-l",
-                                run.logPath,
-                                "-t",
-                                "15000000"};
+  std::vector<std::string> argv = asNobody(
+      {master, "-s", run.scheduleList(), "-N", "mgr", "-D", run.instance, "-l", run.logPath, "-t", "15000000"});
   if (run.unpinned) argv.push_back("-C");
   // A header naming pid 1 at the name: this master may not read pid 1's maps, and no master holds
   // the segment's lock, so it replaces it.
@@ -698,9 +688,8 @@ TEST_CASE(
     REQUIRE(::chmod(p.c_str(), 0755) == 0);
   if (!runsAsNobody(client)) TACTUS_SKIP("user nobody cannot run " << client << " (a sanitizer's files closed to it?)");
   forgeHeaderNamingPid1(run.instance);
-  const pid_t c0 = run.children.spawn({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", client,
-                                       "--name", "Client0", "--instance", run.instance},
-                                      run.out("Client0"));
+  const pid_t c0 =
+      run.children.spawn(asNobody({client, "--name", "Client0", "--instance", run.instance}), run.out("Client0"));
   bool removed = false;
   for (int k = 0; k < kWaitMs / 10 && !removed; ++k) {
     usleep(10'000);
