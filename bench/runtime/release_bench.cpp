@@ -4,13 +4,20 @@
 //   tactus     a 10 ms epoch with one empty runnable on CPU0, master pinned to core 0 (-c 0);
 //              from the event log: |actual release - ideal release| (kRelease records) and the
 //              first runnable's start - ideal release
-//   with top   (--top TACTUS_TOP) the same tactus run with tactus-top at its default refresh
-//              attached for the whole run: does watching disturb the releases?
-// A spinning load process holds core 1 during all; they alternate in blocks of frames. Prints
-// p50, p99, max and the comparisons.
+//   with top   (--top TACTUS_TOP) tactus-top at its default refresh attached to each tactus run,
+//              refreshing in alternate 2 s windows and stopped (SIGSTOP) between them: does
+//              watching disturb the releases? Frames whose ideal release falls in a window it
+//              refreshed in (the first one includes its start) are compared with the others of
+//              the same runs; the frames without it, split by alternate windows into two halves,
+//              give the comparison's noise floor.
+// A spinning load process holds core 1 during all; bare and tactus alternate in blocks of frames
+// (with --top: tactus runs only, the comparison being within them).
+// Prints p50, p99, max and the comparisons.
 //
 // usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER --client BENCH_CLIENT
-//        [--top TACTUS_TOP] [--quick] [--frames N]
+//        [--top TACTUS_TOP [--top-interval MS]] [--quick] [--frames N]
+//   --top-interval MS  tactus-top's refresh (-n); 50 refreshes 10 times as often as the default,
+//                      to see whether a refresh costs the run anything at all
 #include <unistd.h>
 
 #include <exception>
@@ -29,9 +36,12 @@ constexpr std::int64_t kSpinNs = 50'000;  // tactus-master's kReleaseSpinNs
 
 struct Options {
   std::string compile, master, client, top;
+  std::string topInterval;  // tactus-top's -n (ms); empty: its default refresh
   bool quick = false;
-  long long frames = 1000;
+  long long frames = 0;  // 0: 1000, or 60000 with --top (150 windows a side: see main)
 };
+
+constexpr std::int64_t kTopWindowNs = 2'000'000'000;  // attached 2 s, then 2 s not, in turn
 
 // The bare release loop: returns |actual - ideal| per frame.
 std::vector<std::int64_t> bareReleaseLoop(long long frames) {
@@ -64,14 +74,77 @@ pid_t startLoad() {
 struct TactusRelease {
   std::vector<std::int64_t> release;     // |actual release - ideal release|
   std::vector<std::int64_t> firstStart;  // first runnable's start - ideal release
+  std::vector<std::int64_t> windowP99;   // release p99 of each window or stretch (top comparison)
   std::string error;
 };
 
+// A window the viewer refreshed in: from its start or SIGCONT to its SIGSTOP (CLOCK_MONOTONIC).
+struct Window {
+  std::int64_t from = 0, to = 0;
+};
+
+// The frames of one run, sorted into the arms of the top comparison.
+struct Arms {
+  TactusRelease* plain = nullptr;                 // no viewer attached
+  TactusRelease* top = nullptr;                   // viewer attached (null: every frame is plain)
+  TactusRelease* halves[2] = {nullptr, nullptr};  // plain frames by alternate stretches (noise floor)
+  std::size_t stretches = 0;                      // plain stretches so far, over all runs
+};
+
+// Whether `pid` (a child) has not exited yet; leaves it to be reaped.
+bool running(pid_t pid) {
+  siginfo_t info{};
+  return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
+}
+
+// Attaches tactus-top to `instance` for the rest of the run and lets it refresh in alternate
+// windows (stopped with SIGSTOP between them, so that it stays attached and only the watching
+// differs, not a process start per window); returns the windows it refreshed in. Sets `error`
+// when the viewer did not stay attached: it exited before the run ended, did not then end by
+// itself ("the run ... ended", exit 0), or never rendered a screen.
+std::vector<Window> attachInWindows(const Options& o, const std::string& dir, const std::string& instance, pid_t master,
+                                    std::int64_t deadline, std::string& error) {
+  std::vector<Window> windows;
+  const std::string out = dir + "/top.out";
+  ::unlink(out.c_str());
+  pid_t top = -1;
+  auto masterRunning = [&] { return running(master) && tb::monotonicNs() < deadline; };
+  // The first window is a plain one: the run's start is in neither arm's favour.
+  for (bool attach = false; masterRunning(); attach = !attach) {
+    if (!attach) {
+      tb::awaitExit({master}, tb::monotonicNs() + kTopWindowNs);
+      continue;
+    }
+    Window w;
+    w.from = tb::monotonicNs();
+    if (top < 0) {  // attaches in its first window
+      std::vector<std::string> argv{o.top, "-D", instance};
+      if (!o.topInterval.empty()) argv.insert(argv.end(), {"-n", o.topInterval});
+      top = tb::spawn(argv, out);
+    } else kill(top, SIGCONT);
+    tb::awaitExit({master}, w.from + kTopWindowNs);
+    if (running(master)) kill(top, SIGSTOP);
+    w.to = tb::monotonicNs();
+    windows.push_back(w);
+    if (!running(top)) break;
+  }
+  if (top < 0) return windows;
+  const bool stayed = running(top);
+  kill(top, SIGCONT);
+  tb::awaitExit({master}, deadline);
+  const int status = tb::waitUntil(top, tb::monotonicNs() + 5'000'000'000LL);
+  const std::string shown = tb::readText(out);
+  if (!stayed || status != 0 || shown.find("tactus-top: instance") == std::string::npos ||
+      shown.find("ended") == std::string::npos) {
+    error = "tactus-top did not stay attached to the run (status " + std::to_string(status) + "):\n" + shown;
+  }
+  return windows;
+}
+
 // One tactus run of `frames` frames; appends its figures to `result` (sets result.error on failure).
-void tactusRelease(const Options& o, const std::string& dir, long long frames, int block, TactusRelease& result,
-                   bool withTop = false) {
+void tactusRelease(const Options& o, const std::string& dir, long long frames, int block, Arms& arms) {
+  TactusRelease& result = *arms.plain;
   const std::string yaml = dir + "/release.yaml", sched = dir + "/release.tsched", log = dir + "/release.tlog";
-  const std::size_t releasesBefore = result.release.size(), startsBefore = result.firstStart.size();
   std::ofstream(yaml) << "Version: 3.0.0\nRelease:\n  Identifier: 8\n  Resources:\n    CPU: [CPU0]\n"
                          "  Hyperepochs:\n    - Main:\n        Epochs:\n          - Tick: {Period: 10ms}\n"
                          "  Clients:\n    - A:\n        Epochs:\n          - Main.Tick:\n"
@@ -81,24 +154,19 @@ void tactusRelease(const Options& o, const std::string& dir, long long frames, i
     result.error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
     return;
   }
-  const std::string instance =
-      "release_" + std::to_string(getpid()) + "_" + std::to_string(block) + (withTop ? "_top" : "");
+  const std::string instance = "release_" + std::to_string(getpid()) + "_" + std::to_string(block);
   const pid_t master = tb::spawn(
       {o.master, "-s", sched, "-e", std::to_string(frames), "-l", log, "-D", instance, "-c", "0", "-t", "30000000"},
       dir + "/master.out");
   const pid_t client = tb::spawn({o.client, "A", "--instance", instance}, dir + "/a.out");
-  pid_t top = -1;
-  if (withTop) {  // attached once the master has published, until the run ends (it then exits 0)
+  std::vector<Window> windows;
+  if (arms.top != nullptr) {  // attached in windows once the master has published, until the run ends
     while (::access(("/dev/shm/tactus_" + instance).c_str(), F_OK) != 0 && tb::monotonicNs() < deadline) usleep(2000);
-    usleep(20'000);
-    top = tb::spawn({o.top, "-D", instance}, dir + "/top.out");
+    windows = attachInWindows(o, dir, instance, master, deadline, result.error);
   }
   const std::vector<int> rs = tb::waitAll({master, client}, deadline);
   const int rm = rs[0], rc = rs[1];
-  if (top > 0 && tb::waitUntil(top, deadline) != 0) {
-    result.error = "tactus-top did not stay attached to the run:\n" + tb::readText(dir + "/top.out");
-    return;
-  }
+  if (!result.error.empty()) return;
   if (rm != 0 || rc != 0) {
     result.error = "the tactus run failed (master " + std::to_string(rm) + ", client " + std::to_string(rc) + "):\n" +
                    tb::readText(dir + "/master.out") + tb::readText(dir + "/a.out");
@@ -109,19 +177,54 @@ void tactusRelease(const Options& o, const std::string& dir, long long frames, i
     result.error = events.error().message;
     return;
   }
+  // A frame's arm by its ideal release: in a viewer's window, or in the plain stretch before
+  // window k (the plain stretches, counted over all runs, alternate between the two halves).
   std::map<std::uint32_t, std::int64_t> idealByIteration;
+  std::size_t releases = 0, starts = 0, plainStretches = 0;
+  // Releases by stretch (2k: the plain stretch before window k, 2k + 1: window k) and its arm.
+  std::map<std::size_t, std::pair<TactusRelease*, std::vector<std::int64_t>>> byStretch;
+  auto add = [&](std::int64_t idealNs, std::int64_t value, bool isRelease) {
+    std::size_t k = 0;
+    while (k < windows.size() && windows[k].to <= idealNs) ++k;
+    auto put = [&](TactusRelease* arm) {
+      if (arm != nullptr) (isRelease ? arm->release : arm->firstStart).push_back(value);
+    };
+    const bool attached = k < windows.size() && windows[k].from <= idealNs;
+    if (isRelease && arms.top != nullptr) {
+      auto& [arm, values] = byStretch[2 * k + (attached ? 1 : 0)];
+      arm = attached ? arms.top : arms.plain;
+      values.push_back(value);
+    }
+    if (attached) {
+      put(arms.top);
+      return;
+    }
+    put(arms.plain);
+    put(arms.halves[(arms.stretches + k) % 2]);
+    plainStretches = std::max(plainStretches, k + 1);
+  };
   for (const tactus::EventRecord& r : events->records) {
     if (r.kind == static_cast<std::uint16_t>(tactus::EventKind::kRelease)) {
       idealByIteration[r.iteration] = r.startNs;
-      result.release.push_back(std::llabs(r.endNs - r.startNs));
+      add(r.startNs, std::llabs(r.endNs - r.startNs), true);
+      ++releases;
     }
   }
   for (const tactus::EventRecord& r : events->records) {
     if (r.kind != static_cast<std::uint16_t>(tactus::EventKind::kRun)) continue;
     auto ideal = idealByIteration.find(r.iteration);
-    if (ideal != idealByIteration.end()) result.firstStart.push_back(r.startNs - ideal->second);
+    if (ideal == idealByIteration.end()) continue;
+    add(ideal->second, r.startNs - ideal->second, false);
+    ++starts;
   }
-  const std::size_t releases = result.release.size() - releasesBefore, starts = result.firstStart.size() - startsBefore;
+  for (auto& [stretch, armValues] : byStretch) {
+    auto& [arm, values] = armValues;
+    if (values.size() < 100) continue;  // a run's short last stretch
+    const auto p99 = static_cast<std::int64_t>(tb::percentiles(values).p99);
+    arm->windowP99.push_back(p99);
+    if (stretch % 2 == 0) arms.halves[(arms.stretches + stretch / 2) % 2]->windowP99.push_back(p99);
+  }
+  arms.stretches += plainStretches;
   if (releases != static_cast<std::size_t>(frames) || starts != static_cast<std::size_t>(frames)) {
     result.error = "the event log has " + std::to_string(releases) + " releases and " + std::to_string(starts) +
                    " runs, expected " + std::to_string(frames) + " each";
@@ -156,7 +259,7 @@ void printRow(const char* name, tb::Percentiles p) {
 int usage() {
   std::fprintf(stderr,
                "usage: runtime-release-bench --compile TACTUS_COMPILE --master TACTUS_MASTER "
-               "--client BENCH_CLIENT [--quick] [--frames N]\n");
+               "--client BENCH_CLIENT [--top TACTUS_TOP [--top-interval MS]] [--quick] [--frames N]\n");
   return 2;
 }
 
@@ -173,8 +276,12 @@ int main(int argc, char** argv) try {
     else if (a == "--top") o.top = value();
     else if (a == "--quick") o.quick = true;
     else if (a == "--frames") o.frames = std::atoll(value().c_str());
+    else if (a == "--top-interval") o.topInterval = value();
     else return usage();
   }
+  // With --top, 10 minutes: the p99 of 2 s windows moves by a third between runs here, the
+  // median of 150 of them by a few percent.
+  if (o.frames == 0) o.frames = o.top.empty() ? 1000 : 60000;
   if (o.compile.empty() || o.master.empty() || o.client.empty() || o.frames < 10) return usage();
   if (!tb::haveCores01()) {
     std::printf("runtime-release-bench: needs cores 0 and 1, skipped\n");
@@ -188,21 +295,22 @@ int main(int argc, char** argv) try {
   }
 
   // Bare and tactus alternate in blocks, so that a change in the machine's other load during the
-  // run (these machines are shared) falls on both alike.
-  const int blocks = o.quick ? 1 : 10;
+  // run (these machines are shared) falls on both alike. With --top the comparison is within the
+  // tactus runs, and the bare loop is left out (its time goes to more windows).
+  const bool withBare = o.top.empty();
+  const int blocks = o.quick ? 1 : o.top.empty() ? 10 : 5;
   const long long perBlock = (frames + blocks - 1) / blocks;
   const pid_t load = startLoad();
   std::vector<std::int64_t> bare;
-  TactusRelease t, withTop;
+  TactusRelease t, withTop, halves[2];
+  Arms arms = o.top.empty() ? Arms{&t} : Arms{&t, &withTop, {&halves[0], &halves[1]}};
   bool bareOk = true;
   std::vector<std::string> blockLines;  // per block: how the machine's load drifted
   for (int b = 0; b < blocks && t.error.empty() && bareOk; ++b) {
     const std::size_t bareFrom = bare.size(), tactusFrom = t.release.size();
-    bareOk = bareBlock(dir.path(), perBlock, bare);
-    if (bareOk) tactusRelease(o, dir.path(), perBlock, b, t);
-    if (bareOk && t.error.empty() && !o.top.empty()) tactusRelease(o, dir.path(), perBlock, b, withTop, true);
-    if (!withTop.error.empty()) t.error = withTop.error;
-    if (bareOk && t.error.empty()) {
+    if (withBare) bareOk = bareBlock(dir.path(), perBlock, bare);
+    if (bareOk) tactusRelease(o, dir.path(), perBlock, b, arms);
+    if (bareOk && t.error.empty() && withBare) {
       std::vector<std::int64_t> vb(bare.begin() + static_cast<std::ptrdiff_t>(bareFrom), bare.end());
       std::vector<std::int64_t> vt(t.release.begin() + static_cast<std::ptrdiff_t>(tactusFrom), t.release.end());
       const tb::Percentiles qb = tb::percentiles(vb), qt = tb::percentiles(vt);
@@ -220,31 +328,48 @@ int main(int argc, char** argv) try {
     return 1;
   }
   const tb::Percentiles pb = tb::percentiles(bare), pr = tb::percentiles(t.release), pf = tb::percentiles(t.firstStart);
-  std::printf("frame release, %lld frames of 10 ms in %d alternating blocks, core 1 busy; |actual - ideal| in us%s\n",
-              perBlock * blocks, blocks, o.quick ? " [quick]" : "");
+  std::printf("frame release, %lld frames of 10 ms in %d %s, core 1 busy; |actual - ideal| in us%s\n",
+              perBlock * blocks, blocks, withBare ? "alternating blocks" : "runs", o.quick ? " [quick]" : "");
   std::printf("  %-40s %7s %9s %9s %9s\n", "", "frames", "p50", "p99", "max");
-  printRow("bare loop (clock_nanosleep + spin)", pb);
+  if (withBare) printRow("bare loop (clock_nanosleep + spin)", pb);
   printRow("tactus release (master, kRelease)", pr);
   printRow("tactus first runnable start", pf);
   const tb::Percentiles pt = tb::percentiles(withTop.release), ps = tb::percentiles(withTop.firstStart);
+  const tb::Percentiles h0 = tb::percentiles(halves[0].release), h1 = tb::percentiles(halves[1].release);
   if (!o.top.empty()) {
     printRow("tactus release, tactus-top attached", pt);
     printRow("tactus first start, tactus-top attached", ps);
+    printRow("tactus release, no viewer, even windows", h0);
+    printRow("tactus release, no viewer, odd windows", h1);
   }
-  if (blocks > 1) {
+  if (blocks > 1 && withBare) {
     std::printf("per block (us), in run order:\n");
     for (const std::string& line : blockLines) std::printf("%s\n", line.c_str());
   }
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-  std::printf("tactus release - bare: p50 %+.1f us (target: within 5 us); p99 ratio %.2f (target: <= 1.2)\n",
-              (pr.p50 - pb.p50) / 1e3, ratio(pr.p99, pb.p99));
-  std::printf("tactus first start - bare: p50 %+.1f us; p99 ratio %.2f; max ratio %.2f\n", (pf.p50 - pb.p50) / 1e3,
-              ratio(pf.p99, pb.p99), ratio(pf.max, pb.max));
+  if (withBare) {
+    std::printf("tactus release - bare: p50 %+.1f us (target: within 5 us); p99 ratio %.2f (target: <= 1.2)\n",
+                (pr.p50 - pb.p50) / 1e3, ratio(pr.p99, pb.p99));
+    std::printf("tactus first start - bare: p50 %+.1f us; p99 ratio %.2f; max ratio %.2f\n", (pf.p50 - pb.p50) / 1e3,
+                ratio(pf.p99, pb.p99), ratio(pf.max, pb.max));
+  }
   if (!o.top.empty()) {
     std::printf(
-        "tactus-top attached / not: release p50 ratio %.2f, p99 ratio %.2f; first start p50 ratio %.2f, "
-        "p99 ratio %.2f (target: within 10%%)\n",
+        "tactus-top attached / not (the same runs, 2 s windows in turn): release p50 ratio %.2f, p99 ratio %.2f; "
+        "first start p50 ratio %.2f, p99 ratio %.2f (target: within 10%%)\n",
         ratio(pt.p50, pr.p50), ratio(pt.p99, pr.p99), ratio(ps.p50, pf.p50), ratio(ps.p99, pf.p99));
+    std::printf("noise floor, no viewer in either (even / odd windows): release p50 ratio %.2f, p99 ratio %.2f\n",
+                ratio(h0.p50, h1.p50), ratio(h0.p99, h1.p99));
+    // The pooled p99 is the 1% worst frames of the whole run, which the machine's stalls of
+    // several ms decide here; the median over windows of each window's p99 is not moved by a few.
+    const tb::Percentiles wt = tb::percentiles(withTop.windowP99), wp = tb::percentiles(t.windowP99);
+    std::printf(
+        "median over 2 s windows of their release p99: attached %.1f us (%zu windows), not %.1f us (%zu); "
+        "ratio %.2f (target: within 10%%)\n",
+        wt.p50 / 1e3, wt.count, wp.p50 / 1e3, wp.count, ratio(wt.p50, wp.p50));
+    const tb::Percentiles w0 = tb::percentiles(halves[0].windowP99), w1 = tb::percentiles(halves[1].windowP99);
+    std::printf("  its noise floor (even / odd windows without the viewer): %.1f / %.1f us, ratio %.2f\n", w0.p50 / 1e3,
+                w1.p50 / 1e3, ratio(w0.p50, w1.p50));
   }
   return 0;
 } catch (const std::exception& e) {
