@@ -12,6 +12,10 @@
 // schedule. The tree is cut into pieces (subtrees near the root) that run in rounds of a fixed
 // number of steps; after each round the best schedule of all pieces becomes everyone's bound.
 // Pieces and rounds do not depend on -j, so a step budget gives the same schedule for any -j.
+// Where time runs both ways (reversedProblem), the same tree of the problem backwards is cut into
+// pieces too, and both run in every round, sharing the best length: a schedule tight at its end
+// is tight at the start backwards, where the time-ordered tree decides it early. Either tree
+// exhausted proves the best optimal.
 //
 //   round 1: piece0 |#####|  piece1 |#####|  piece2 |#####|   -> merge best (piece order)
 //   round 2: piece0 |#####|  piece1 |##| done  piece2 |#####| -> merge best ...
@@ -20,6 +24,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -43,7 +48,8 @@ constexpr std::array<std::uint32_t, 2> kDiscrepancyLimits{1, 2};
 // One subtree of the search, resumable: a root path and a depth-first stack under it.
 class Piece {
  public:
-  Piece(const SProblem& sp, std::vector<Decision> path) : sp_(sp), path_(std::move(path)), state_(sp) {}
+  Piece(const SProblem& sp, std::vector<Decision> path, bool backwards)
+      : sp_(sp), path_(std::move(path)), state_(sp), backwards_(backwards) {}
 
   // Replays the root path and opens its children; false when the subtree is cut at once.
   void open(const Score& best) {
@@ -125,6 +131,7 @@ class Piece {
   }
 
   bool done() const { return done_; }
+  bool backwards() const { return backwards_; }
   Incumbent& local() { return local_; }
 
  private:
@@ -142,6 +149,7 @@ class Piece {
   std::vector<Decision> path_;
   SearchState state_;
   std::size_t rootDepth_ = 0;
+  bool backwards_ = false;  // a piece of the problem backwards in time
   bool done_ = false;
   std::size_t limitIndex_ = 0;  // into kDiscrepancyLimits; past its end: no limit
   bool limitHit_ = false;       // this pass cut a child for the limit
@@ -196,15 +204,24 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
   SearchState root(sp);
   const Score rootBound = root.bound();
   res.lowerBoundNs = rootLowerBound(sp, best.lengthNs);
+  // Backwards too, from a schedule within its period (where the two problems score alike): its
+  // root bound holds for the same optimum.
+  std::optional<SProblem> back;
+  if (best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0) back = reversedProblem(sp);
+  if (back) res.lowerBoundNs = std::max(res.lowerBoundNs, rootLowerBound(*back, best.lengthNs));
   auto provenNow = [&] {
     return best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0 && best.lengthNs <= res.lowerBoundNs;
   };
   Incumbent inc;
+  bool incBackwards = false;
   if (provenNow() || rootBound >= best) {
     res.exhausted = true;
   } else {
     std::vector<Piece> pieces;
-    for (auto& path : cutPieces(sp, best)) pieces.emplace_back(sp, std::move(path));
+    for (auto& path : cutPieces(sp, best)) pieces.emplace_back(sp, std::move(path), false);
+    if (back) {
+      for (auto& path : cutPieces(*back, best)) pieces.emplace_back(*back, std::move(path), true);
+    }
     for (Piece& pc : pieces) pc.open(best);
     // A piece whose root path is already a complete schedule ends at open(), holding it: merge
     // those before the rounds (which merge only the pieces they run), or a tree that small ends
@@ -216,6 +233,7 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
         if (loc.valid && loc.score < best) {
           best = loc.score;
           inc = loc;
+          incBackwards = pieces[k].backwards();
         }
       }
       for (Piece& pc : pieces) {
@@ -230,10 +248,13 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
     std::atomic<bool> timeUp{false};
     while (true) {
       std::vector<std::size_t> active;
+      bool forwardLeft = false, backLeft = false;
       for (std::size_t k = 0; k < pieces.size(); ++k) {
-        if (!pieces[k].done()) active.push_back(k);
+        if (pieces[k].done()) continue;
+        active.push_back(k);
+        (pieces[k].backwards() ? backLeft : forwardLeft) = true;
       }
-      if (active.empty()) {
+      if (!forwardLeft || (back && !backLeft)) {  // one whole tree searched
         res.exhausted = true;
         break;
       }
@@ -264,11 +285,15 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
     res.secondsToBest = inc.foundAtSeconds;
     Attempt& a = res.attempt;
     a.placements.resize(sp.n);
+    // A schedule found backwards, of length C, runs forwards with start = C - end and its
+    // placements in the reverse order.
+    std::int64_t backLength = 0;
+    for (std::uint32_t i = 0; i < sp.n; ++i) backLength = std::max(backLength, inc.start[i] + sp.p[i]);
     for (std::uint32_t i = 0; i < sp.n; ++i) {
       Placement& pl = a.placements[i];
-      pl.startNs = inc.start[i];
-      pl.endNs = inc.start[i] + sp.p[i];
-      pl.seq = inc.seq[i];
+      pl.startNs = incBackwards ? backLength - inc.start[i] - sp.p[i] : inc.start[i];
+      pl.endNs = pl.startNs + sp.p[i];
+      pl.seq = incBackwards ? sp.n - 1 - inc.seq[i] : inc.seq[i];
       pl.resources = inc.resources[i];
       a.lengthNs = std::max(a.lengthNs, pl.endNs);
       if (pl.endNs > sp.boundary[i]) ++a.boundaryMisses;

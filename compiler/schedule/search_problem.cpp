@@ -125,4 +125,30 @@ SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs) {
   return sp;
 }
 
+std::optional<SProblem> reversedProblem(const SProblem& sp) {
+  if (sp.n == 0 || sp.anyDeadline) return std::nullopt;
+  for (std::uint32_t i = 0; i < sp.n; ++i) {
+    if (sp.release[i] != 0 || sp.boundary[i] != sp.boundary[0] || sp.submitter[i] != kNone) return std::nullopt;
+    for (const auto& request : sp.options[i]) {
+      for (const auto& option : request) {
+        for (std::uint32_t r : option) {
+          if (isEngineQueue(sp.graph->resources[r].kind)) return std::nullopt;
+        }
+      }
+    }
+  }
+  SProblem rev = sp;
+  std::swap(rev.preds, rev.succs);
+  rev.order.assign(sp.order.rbegin(), sp.order.rend());
+  for (std::uint32_t k = 0; k < rev.order.size(); ++k) rev.topo[rev.order[k]] = k;
+  rev.tail = longestTails(rev.order, rev.succs, rev.p);
+  // The children's order: latest start backwards, from the heads of the forward problem.
+  const std::vector<std::int64_t> heads = longestHeads(sp.order, sp.preds, sp.release, sp.p);
+  std::int64_t length = 0;
+  for (std::uint32_t i = 0; i < sp.n; ++i) length = std::max(length, heads[i] + sp.p[i]);
+  for (std::uint32_t i = 0; i < sp.n; ++i) rev.key[i] = length - heads[i] - sp.p[i];
+  strengthenHeadsTails(rev);
+  return rev;
+}
+
 }  // namespace tactus::compiler::schedule

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "graph.hpp"
@@ -62,5 +63,14 @@ struct SProblem {
 
 /// The search problem of `pb` (a hyperepoch of period `periodNs`), heads and tails strengthened.
 SProblem buildSearchProblem(const Problem& pb, std::int64_t periodNs);
+
+/// The same problem backwards in time, where that is one: every edge turned round, so that a
+/// schedule of length C of either gives one of the other (start' = C - end, the placement order
+/// reversed) and both have the same optimum. Empty where time does not run both ways: releases,
+/// deadlines, frames with boundaries of their own, or submitters and their queues (a queue runs
+/// its work in submission order). A search that is stuck at the end of a tight schedule may be
+/// quick at its start: on STG-50, rand0050 at P = 8 (36 with 2 units idle in all) is found in
+/// 30 ms backwards and not in 3 s forwards.
+std::optional<SProblem> reversedProblem(const SProblem& sp);
 
 }  // namespace tactus::compiler::schedule

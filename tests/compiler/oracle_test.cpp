@@ -186,8 +186,10 @@ class Oracle {
 // type, a stream or the stream type, sometimes the mutex) with their work; random dependencies and
 // StartTimes; sometimes a second rate (an epoch of two frames). At most 9 instances. With
 // `engines`, also DLA0 with handle H0 and VPU0 with PVA stream P0, which submitters take as often
-// as the CUDA streams (a type request then names any of the three queue types).
-GraphBuilder randomHeterogeneous(std::mt19937& rng, bool engines = false) {
+// as the CUDA streams (a type request then names any of the three queue types). With `reversible`,
+// only what the search also runs backwards in time: no submitters, StartTimes or second rate (the
+// same draws are made, so the other tests' graphs stay what they were).
+GraphBuilder randomHeterogeneous(std::mt19937& rng, bool engines = false, bool reversible = false) {
   GraphBuilder b;
   const auto cpus = b.cpus(2);
   const auto gpu0 = b.resource("GPU0", "GPU", ResourceKind::kGpu);
@@ -202,7 +204,7 @@ GraphBuilder randomHeterogeneous(std::mt19937& rng, bool engines = false) {
   const std::vector<std::string> queueTypes{"CUDA_STREAM", "DLA_HANDLE", "PVA_STREAM"};
   const auto mutex = b.resource("LOCK", "MUTEX", ResourceKind::kMutex);
   const auto h = b.hyperepoch("Main", 100 * kMs);
-  const bool twoRates = rng() % 3 == 0;
+  const bool twoRates = rng() % 3 == 0 && !reversible;
   const auto slow = b.epoch("Slow", h, 100 * kMs);
   const auto fast = twoRates ? b.epoch("Fast", h, 50 * kMs, 2) : slow;
   auto pick = [&](unsigned n) { return static_cast<unsigned>(rng() % n); };
@@ -211,7 +213,7 @@ GraphBuilder randomHeterogeneous(std::mt19937& rng, bool engines = false) {
   const int limit = 6 + static_cast<int>(pick(4));
   std::vector<RunnableId> made;
   while (true) {
-    const bool submitter = pick(5) < 2;
+    const bool submitter = pick(5) < 2 && !reversible;
     const EpochId e = twoRates && pick(3) == 0 ? fast : slow;
     const int frames = e == fast && twoRates ? 2 : 1;
     if (instances + frames * (submitter ? 2 : 1) > limit) break;
@@ -233,7 +235,7 @@ GraphBuilder randomHeterogeneous(std::mt19937& rng, bool engines = false) {
     for (RunnableId d : made)
       if (b[d].epoch == e && b[d].kind != RunnableKind::kSubmitter && pick(4) == 0) deps.push_back(d);
     const auto r = b.runnable("R" + std::to_string(made.size()), e, ms(1, 8), req, deps);
-    if (pick(5) == 0) b[r].startTimeNs = ms(0, 4);
+    if (pick(5) == 0 && !reversible) b[r].startTimeNs = ms(0, 4);
     made.push_back(r);
     if (submitter) {
       const ResourceRequest gpu = stream != kNone ? b.instance(b.g.resources[stream].device)
@@ -282,14 +284,15 @@ TEST_CASE("the oracle finds the optimum of the issue's graph: submitting first g
 
 namespace {
 
-// Compiles `graphs` random graphs (randomHeterogeneous(rng, engines)) and checks each against the oracle.
-void checkAgainstOracle(int graphs, unsigned seed, bool engines) {
+// Compiles `graphs` random graphs (randomHeterogeneous(rng, engines, reversible)) and checks each
+// against the oracle.
+void checkAgainstOracle(int graphs, unsigned seed, bool engines, bool reversible = false) {
   int run = 0, judged = 0, falseClaims = 0, badBounds = 0, invalid = 0, claimed = 0, refused = 0;
   double ratioSum = 0, worst = 1;
   std::string worstAt;
   std::mt19937 rng(seed);
   for (int k = 0; k < graphs; ++k) {
-    GraphBuilder b = randomHeterogeneous(rng, engines);
+    GraphBuilder b = randomHeterogeneous(rng, engines, reversible);
     // The graph as the parser leaves it: the order a shared stream forces, cycles refused.
     if (!parse::orderStreams(b.g) || !parse::checkCycles(b.g, "")) {
       ++refused;
@@ -352,4 +355,11 @@ TEST_CASE("tactus never claims optimality or a lower bound above the exact oracl
 TEST_CASE("with DLA and VPU engines too, tactus stays at or above the oracle's optimum", "[oracle][engines]") {
   // DLA handles and PVA streams follow the CUDA streams' rules; the oracle reads them the same way.
   checkAgainstOracle(600, 20261127, true);
+}
+
+TEST_CASE("where time runs both ways tactus stays at or above the oracle's optimum searching backwards too",
+          "[oracle][backwards]") {
+  // CPUs and the mutex only, one rate, no StartTimes: the branch and bound searches the graph
+  // backwards as well (reversedProblem), and a schedule found backwards is turned round.
+  checkAgainstOracle(1000, 20261129, false, true);
 }

@@ -1,0 +1,80 @@
+#!/bin/bash
+# ab_runtime.sh: the runtime benchmarks of two builds, interleaved, and the medians side by side.
+#
+# usage: bench/ab_runtime.sh BUILD_A BUILD_B STG_DATA [RUNS]      (RUNS: default 5)
+# Each build's own benchmark programs run against its own master, client library and compiler
+# (the event log and the segment layout may differ between them). A round runs every benchmark
+# once for each build, A first in odd rounds and B first in even ones, so that a drift of the
+# machine's load falls on both alike. Prints per figure both medians over the rounds, B / A
+# (lower is better for every figure here) and every round's value. The figures:
+#   hand-off   runtime-handoff-bench: tactus's p50 and p99 hand-off (ns, mean over its
+#              repetitions), and its median ratio to the bare spin loop framed like the chain
+#              (measured in the same run)
+#   release    runtime-release-bench (1000 frames): tactus release p50 and p99, first runnable start
+#              p50 and p99 (us)
+#   makespan   stg-makespan (10 graphs, unit 100us): mean over-plan per runnable and mean over the
+#              bare run per runnable (ns)
+#   switch     switch-bench: rollover p50 and p99, complete swap p50 (us)
+set -euo pipefail
+a=${1:?usage: ab_runtime.sh BUILD_A BUILD_B STG_DATA [RUNS]}
+b=${2:?usage: ab_runtime.sh BUILD_A BUILD_B STG_DATA [RUNS]}
+stg=${3:?usage: ab_runtime.sh BUILD_A BUILD_B STG_DATA [RUNS]}
+runs=${4:-5}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# One run of every benchmark for build $1, its figures appended to $out/$2 as "name value" lines.
+bench_once() {
+  local build=$1 tag=$2 log
+  local args=(--compile "$build/compiler/tactus-compile" --master "$build/master/tactus-master")
+  export LD_LIBRARY_PATH=$build/client_lib
+  log=$out/$tag.handoff
+  "$build/bench/runtime/runtime-handoff-bench" "${args[@]}" --client "$build/bench/runtime/tactus-bench-client" >"$log" 2>&1 ||
+    { echo "ab_runtime: $tag hand-off failed:"; cat "$log"; exit 1; } >&2
+  awk '/^  tactus, 2 clients, 2 cores/ {p50+=$(NF-3); p99+=$(NF-2); n++}
+       /over .* repetitions, medians/ {for (i=1;i<=NF;i++) if ($i=="p50" && $(i+1)=="ratio") {r=$(i+2); sub(",","",r)}}
+       END {if (n) printf "handoff.p50_ns %.0f\nhandoff.p99_ns %.0f\n", p50/n, p99/n; printf "handoff.framed_p50_ratio %s\n", r}' \
+    "$log" >>"$out/$tag"
+  log=$out/$tag.release
+  "$build/bench/runtime/runtime-release-bench" "${args[@]}" --client "$build/bench/runtime/tactus-bench-client" >"$log" 2>&1 ||
+    { echo "ab_runtime: $tag release failed:"; cat "$log"; exit 1; } >&2
+  awk '/tactus release \(master/ {print "release.p50_us", $(NF-2); print "release.p99_us", $(NF-1)}
+       /tactus first runnable start/ {print "first_start.p50_us", $(NF-2); print "first_start.p99_us", $(NF-1)}' \
+    "$log" >>"$out/$tag"
+  log=$out/$tag.makespan
+  "$build/bench/runtime/stg-makespan" "${args[@]}" "$stg" --units 100us --graphs 10 >"$log" 2>&1 ||
+    { echo "ab_runtime: $tag stg-makespan failed:"; cat "$log"; exit 1; } >&2
+  awk '/^  rand[0-9]/ {over+=$5; bare+=$NF; n++}
+       END {if (n) printf "makespan.over_plan_ns_per_run %.0f\nmakespan.over_bare_ns_per_run %.0f\n", over/n, bare/n}' \
+    "$log" >>"$out/$tag"
+  log=$out/$tag.switch
+  "$build/bench/switching/switch-bench" "${args[@]}" --client "$build/bench/runtime/tactus-bench-client" >"$log" 2>&1 ||
+    { echo "ab_runtime: $tag switch-bench failed:"; cat "$log"; exit 1; } >&2
+  awk '/^  rollover  / {for (i=1;i<=NF;i++) {if ($i=="p50" && !a++) print "switch.rollover_p50_us", $(i+1); if ($i=="p99" && !b++) print "switch.rollover_p99_us", $(i+1)}}
+       /^  complete swap/ {for (i=1;i<=NF;i++) if ($i=="p50") {print "switch.swap_p50_us", $(i+1); break}}' \
+    "$log" >>"$out/$tag"
+}
+
+for ((r = 1; r <= runs; r++)); do
+  if ((r % 2 == 1)); then order="A B"; else order="B A"; fi
+  for side in $order; do
+    if [ "$side" = A ]; then bench_once "$a" A; else bench_once "$b" B; fi
+  done
+  echo "ab_runtime: round $r of $runs done" >&2
+done
+
+printf '%-34s %12s %12s %8s   %s\n' "figure (median of $runs)" A B "B / A" "every round, A | B"
+awk '
+  FNR == 1 {side = (FILENAME ~ /\/A$/) ? "A" : "B"}
+  {v[side, $1] = v[side, $1] " " $2; if (!($1 in seen)) {seen[$1] = 1; order[++n] = $1}}
+  function median(s,   a, k, i, j, t) {
+    k = split(s, a, " ")
+    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) {t = a[i]; a[i] = a[j]; a[j] = t}
+    return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+  }
+  END {
+    for (i = 1; i <= n; i++) {
+      ma = median(v["A", order[i]]); mb = median(v["B", order[i]])
+      printf "%-34s %12.2f %12.2f %8.2f  %s |%s\n", order[i], ma, mb, (ma != 0 ? mb / ma : 0), v["A", order[i]], v["B", order[i]]
+    }
+  }' "$out/A" "$out/B"
