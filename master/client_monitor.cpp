@@ -94,14 +94,26 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
                         (record.pid != 0 ? " (pid " + std::to_string(record.pid) + ")" : std::string()) + ": field '" +
                         field + "' holds " + std::to_string(value) + ", out of range"};
     };
+    // The client writes its start time after it claimed the pid and publishes both with its
+    // state: before the state says so the slot may still hold what was there (zero, or words
+    // written over), which must not make a live client look like another process.
+    const bool published = rawState != static_cast<std::uint32_t>(ClientState::kAbsent);
     if (record.pid == 0 && pid != 0) {
       if (pid > kMaxPid) return damaged("pid", pid);
       // A client that claimed its slot and died before it finished attaching: the watch opens on
       // a gone (or zombie) process and reports the death at once.
       record.pid = pid;
-      record.watch = ipc::ProcessWatch(static_cast<pid_t>(pid), slot.startTime.load(std::memory_order_relaxed));
+      record.startTimeRead = published;
+      record.watch =
+          ipc::ProcessWatch(static_cast<pid_t>(pid), published ? slot.startTime.load(std::memory_order_relaxed) : 0);
     } else if (record.pid != 0 && pid != record.pid) {
       return damaged("pid", pid);  // a pid never changes after attach: someone wrote the slot over
+    } else if (record.pid != 0 && published && !record.startTimeRead) {
+      // First seen while attaching: the start time it then wrote is the live process's own.
+      record.startTimeRead = true;
+      const std::uint64_t written = slot.startTime.load(std::memory_order_relaxed);
+      const std::uint64_t actual = ipc::processStartTime(static_cast<pid_t>(record.pid));
+      if (actual != 0 && written != actual) return damaged("startTime", written);
     }
     if (rawState > static_cast<std::uint32_t>(ClientState::kExited)) return damaged("state", rawState);
     const auto state = static_cast<ClientState>(rawState);

@@ -65,9 +65,10 @@ class ClientMonitor {
   struct Record {
     std::uint32_t pid = 0;  // validated when first seen; never re-read from the slot
     ipc::ProcessWatch watch;
-    bool excused = false;  // excuse(): never checked again
-    bool remote = false;   // setRemote(): another SoC's client
-    std::string note;      // note(): what the client said of why it cannot take part
+    bool startTimeRead = false;  // the slot's startTime, published with the client's state, was checked
+    bool excused = false;        // excuse(): never checked again
+    bool remote = false;         // setRemote(): another SoC's client
+    std::string note;            // note(): what the client said of why it cannot take part
   };
   /// " (NOTE)" when client `c` sent a note, else "".
   std::string said(ClientId c) const;

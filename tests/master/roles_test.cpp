@@ -473,6 +473,43 @@ TEST_CASE("the client monitor reports a slot claimed by a pid that is no process
   CHECK_THAT(end->message, Catch::Contains("client 'B'") && Catch::EndsWith("died before the run started"));
 }
 
+TEST_CASE("the client monitor reads a client's start time only once its state publishes it",
+          "[master][roles][monitor]") {
+  HeapSegment seg(chain());
+  Child child;
+  shm::ClientSlot& slot = seg.view.client(seg.client("A"));
+  const std::uint64_t own = ipc::processStartTime(child.pid);
+  REQUIRE(own != 0);
+  // Claimed, not yet attached, over a start time written there before (the fault campaign's
+  // "damage before attach"): the live client is not taken for another process.
+  {
+    ClientMonitor monitor(seg.view, seg.schedule);
+    slot.startTime.store(own + 12345);
+    slot.pid.store(static_cast<std::uint32_t>(child.pid));
+    CHECK_FALSE(monitor.check(true));
+    slot.startTime.store(own);  // the client writes its own, then its state
+    slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kAttached));
+    CHECK_FALSE(monitor.check(true));
+    CHECK_FALSE(monitor.check(true));
+  }
+  // Attached with a start time that is not the process's own: words written over, named.
+  {
+    ClientMonitor monitor(seg.view, seg.schedule);
+    slot.pid.store(0);
+    slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kAbsent));
+    CHECK_FALSE(monitor.check(true));
+    slot.pid.store(static_cast<std::uint32_t>(child.pid));
+    CHECK_FALSE(monitor.check(true));
+    slot.startTime.store(own + 1);
+    slot.state.store(static_cast<std::uint32_t>(shm::ClientState::kAttached));
+    const std::optional<RunEnd> end = monitor.check(true);
+    REQUIRE(end);
+    CHECK(end->reason == StopReason::kDamaged);
+    CHECK_THAT(end->message, Catch::Contains("field 'startTime' holds " + std::to_string(own + 1)));
+  }
+  CHECK(child.end() == 0);
+}
+
 TEST_CASE("the client monitor reports slots written out of range, refusals and early exits",
           "[master][roles][monitor]") {
   HeapSegment seg(chain());
