@@ -67,13 +67,13 @@ std::int64_t IdleWindows::nextWakeNs(std::int64_t runStartNs, std::int64_t after
   // Not sooner than the fixed slice after the last look: windows that repeat faster (a period of
   // a millisecond) would wake the loop more often than the slice did.
   const std::int64_t from = afterNs + minGapNs_;
-  if (from < runStartNs) return std::min(bound, runStartNs + windows_.front().startNs);
+  if (from < runStartNs) return std::min(bound, runStartNs + windows_.front().wakeNs());
   const std::int64_t iteration = (from - runStartNs) / periodNs_;
   const std::int64_t offset = (from - runStartNs) % periodNs_;
   for (const IdleWindow& w : windows_) {
-    if (offset <= w.startNs) return std::min(bound, runStartNs + iteration * periodNs_ + w.startNs);
+    if (offset <= w.wakeNs()) return std::min(bound, runStartNs + iteration * periodNs_ + w.wakeNs());
   }
-  return std::min(bound, runStartNs + (iteration + 1) * periodNs_ + windows_.front().startNs);
+  return std::min(bound, runStartNs + (iteration + 1) * periodNs_ + windows_.front().wakeNs());
 }
 
 }  // namespace tactus::master

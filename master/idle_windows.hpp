@@ -3,7 +3,13 @@
 //
 //   period  |A0 A1 ....... B0 ....|        idle        |A0 A1 ...
 //           0                     lastEnd              period
-//                                 ^ the master wakes here (plus any other planned gap on its cores)
+//                                            ^ the master wakes here, in the middle (and in any
+//                                              other planned gap on its cores)
+//
+// The middle, not the start: work runs late by the release's lateness and its own jitter, so a
+// wake at the planned end lands on the late work. On a 2-core VM (releases ~80 us late, p50) it
+// did: every one of the slowest starts of a 10 ms period's runnable waited behind the monitor loop,
+// whose wake at the runnable's planned end had preempted the worker.
 //
 // A window is a stretch of the hyperepoch period in which no CPU instance is planned on any core
 // the master may run on: its own core with -c, else every core the plan uses. The release threads
@@ -22,6 +28,8 @@ namespace tactus::master {
 struct IdleWindow {
   std::int64_t startNs = 0;  ///< offset in the period
   std::int64_t endNs = 0;    ///< offset in the period (> startNs)
+  /// Where the loop wakes in it: the middle, as far as can be from the planned work on either side.
+  std::int64_t wakeNs() const { return startNs + (endNs - startNs) / 2; }
 };
 
 /// When the monitor loop wakes next: idle windows of the plan, or a fixed slice where the plan
@@ -50,7 +58,7 @@ class IdleWindows {
   /// The longest sleep before the next look (bounded by kMaxSleepNs and by the ring fill).
   std::int64_t maxSleepNs() const { return maxSleepNs_; }
 
-  /// The next wake after `afterNs` (when the loop last did its work): the start of the next
+  /// The next wake after `afterNs` (when the loop last did its work): the middle of the next
   /// window at least `fallbackSliceNs` later, for a run whose iterations start at `runStartNs` +
   /// k * period. An overrun shifts the iterations; the wake is then early or late by that shift,
   /// never lost: maxSleepNs() bounds it.

@@ -298,12 +298,12 @@ int main(int argc, char** argv) try {
   // run (these machines are shared) falls on both alike. With --top the comparison is within the
   // tactus runs, and the bare loop is left out (its time goes to more windows).
   const bool withBare = o.top.empty();
-  const int blocks = o.quick ? 1 : o.top.empty() ? 10 : 5;
+  const int blocks = o.quick ? 1 : withBare ? 10 : 5;
   const long long perBlock = (frames + blocks - 1) / blocks;
   const pid_t load = startLoad();
   std::vector<std::int64_t> bare;
   TactusRelease t, withTop, halves[2];
-  Arms arms = o.top.empty() ? Arms{&t} : Arms{&t, &withTop, {&halves[0], &halves[1]}};
+  Arms arms = withBare ? Arms{&t} : Arms{&t, &withTop, {&halves[0], &halves[1]}};
   bool bareOk = true;
   std::vector<std::string> blockLines;  // per block: how the machine's load drifted
   for (int b = 0; b < blocks && t.error.empty() && bareOk; ++b) {
@@ -336,7 +336,7 @@ int main(int argc, char** argv) try {
   printRow("tactus first runnable start", pf);
   const tb::Percentiles pt = tb::percentiles(withTop.release), ps = tb::percentiles(withTop.firstStart);
   const tb::Percentiles h0 = tb::percentiles(halves[0].release), h1 = tb::percentiles(halves[1].release);
-  if (!o.top.empty()) {
+  if (!withBare) {
     printRow("tactus release, tactus-top attached", pt);
     printRow("tactus first start, tactus-top attached", ps);
     printRow("tactus release, no viewer, even windows", h0);

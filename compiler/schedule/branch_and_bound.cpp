@@ -107,7 +107,7 @@ class Piece {
       const std::uint32_t discrepancies = f.discrepancies + (f.next > 0 ? 1 : 0);
       const Child c = f.children[f.next++];
       const Score best = bestOf(globalBest);
-      if (best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0 &&
+      if (best.clean() &&
           roundUp(std::max(state_.makespan(), c.end + state_.tailOf(c.node)), sp_.grain) >= best.lengthNs) {
         continue;
       }
@@ -207,11 +207,9 @@ SearchResult branchAndBound(const SProblem& sp, const Attempt& first, const Sear
   // Backwards too, from a schedule within its period (where the two problems score alike): its
   // root bound holds for the same optimum.
   std::optional<SProblem> back;
-  if (best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0) back = reversedProblem(sp);
+  if (best.clean()) back = reversedProblem(sp);
   if (back) res.lowerBoundNs = std::max(res.lowerBoundNs, rootLowerBound(*back, best.lengthNs));
-  auto provenNow = [&] {
-    return best.boundaryMisses == 0 && best.over == 0 && best.deadlineMisses == 0 && best.lengthNs <= res.lowerBoundNs;
-  };
+  auto provenNow = [&] { return best.clean() && best.lengthNs <= res.lowerBoundNs; };
   Incumbent inc;
   bool incBackwards = false;
   if (provenNow() || rootBound >= best) {

@@ -38,8 +38,7 @@ SearchResult perturbedLists(const Problem& pb, const SProblem& sp, const Attempt
   constexpr std::uint64_t kRunsPerRound = 8;
   std::uint64_t runIndex = 0;
   while (true) {
-    if (bestScore.boundaryMisses == 0 && bestScore.over == 0 && bestScore.deadlineMisses == 0 &&
-        bestScore.lengthNs <= res.lowerBoundNs) {
+    if (bestScore.clean() && bestScore.lengthNs <= res.lowerBoundNs) {
       res.exhausted = true;
       break;
     }

@@ -134,6 +134,8 @@ struct Score {
   std::uint64_t deadlineMisses = 0;
   std::int64_t lengthNs = 0;
   auto tie() const { return std::make_tuple(boundaryMisses, over, deadlineMisses, lengthNs); }
+  /// Every frame in its boundary and period and every deadline met: only the length is left to improve.
+  bool clean() const { return boundaryMisses == 0 && over == 0 && deadlineMisses == 0; }
   bool operator<(const Score& o) const { return tie() < o.tie(); }
   bool operator>=(const Score& o) const { return !(*this < o); }
 };

@@ -536,9 +536,7 @@ TEST_CASE("under a schedule manager (-N) the workers of every schedule take the 
   // Schedule 8 is the instance's second: the first runnable to run (and print its worker's
   // policy) runs on a worker of that schedule.
   REQUIRE(run.manager({"start", "8"}, "start") == 0);
-  for (int k = 0; k < kWaitMs / 10 && !contains(readFile(d.out("Client0")), "worker-policy="); ++k) {
-    ::usleep(10'000);
-  }
+  waitUntil([&] { return contains(readFile(d.out("Client0")), "worker-policy="); }, kWaitMs);
   REQUIRE(run.manager({"exit"}, "exit") == 0);
   CHECK(waitFor(c, kWaitMs) == 0);
   CHECK(contains(readFile(d.out("Client0")), "worker-policy=fifo priority=1"));

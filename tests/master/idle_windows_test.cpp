@@ -43,15 +43,18 @@ TEST_CASE("the master's idle windows are the gaps the plan leaves on every core 
   CHECK(core1.windows()[1].startNs == 2 * kMs);
 }
 
-TEST_CASE("the monitor loop wakes at the next window, never inside a planned chain", "[idle]") {
+TEST_CASE("the monitor loop wakes in the middle of the next window, never inside a planned chain", "[idle]") {
   const Schedule s = chain();
   const IdleWindows w(s, planOf(s), -1, 16384, kSlice, true);
   const std::int64_t run = 1'000 * kMs;
-  CHECK(w.nextWakeNs(run, run + kMs) == run + 5 * kMs);        // during the chain: its end
-  CHECK(w.nextWakeNs(run, run + 5 * kMs) == run + 15 * kMs);   // just served: the next period's
-  CHECK(w.nextWakeNs(run, run + 37 * kMs) == run + 45 * kMs);  // iteration 3
-  CHECK(w.nextWakeNs(run, run - 3 * kMs) == run + 5 * kMs);    // before the first release
-  CHECK(w.maxSleepNs() == 12 * kMs);                           // a period plus the slice between looks
+  const std::int64_t mid = 7'500'000;                    // the window 5..10 ms: 2.5 ms from the chain's end either way
+  CHECK(w.nextWakeNs(run, run + kMs) == run + mid);      // during the chain: the window after it
+  CHECK(w.nextWakeNs(run, run + 5 * kMs) == run + mid);  // its planned end: not there, where a late
+                                                         // chain still runs
+  CHECK(w.nextWakeNs(run, run + mid) == run + 10 * kMs + mid);       // just served: the next period's
+  CHECK(w.nextWakeNs(run, run + 37 * kMs) == run + 40 * kMs + mid);  // a slice on is past iteration 3's
+  CHECK(w.nextWakeNs(run, run - 3 * kMs) == run + mid);              // before the first release
+  CHECK(w.maxSleepNs() == 12 * kMs);                                 // a period plus the slice between looks
 }
 
 TEST_CASE("windows that repeat faster than the fixed slice do not wake the loop more often", "[idle]") {
@@ -60,9 +63,10 @@ TEST_CASE("windows that repeat faster than the fixed slice do not wake the loop 
   const IdleWindows w(s, planOf(s), -1, 16384, kSlice, true);
   REQUIRE(w.planned());
   const std::int64_t run = 1'000 * kMs;
-  CHECK(w.nextWakeNs(run, run + 300'000) == run + 2 * kMs + 300'000);    // served: the window a slice on
-  CHECK(w.nextWakeNs(run, run + 100'000) == run + 2 * kMs + 300'000);    // inside A: not the next window either
-  CHECK(w.nextWakeNs(run, run + 1'700'000) == run + 4 * kMs + 300'000);  // a slice on is inside a window: the next one
+  // The window's middle: 0.65 ms.
+  CHECK(w.nextWakeNs(run, run + 650'000) == run + 2 * kMs + 650'000);    // served: the window a slice on
+  CHECK(w.nextWakeNs(run, run + 100'000) == run + 2 * kMs + 650'000);    // inside A: not the next window either
+  CHECK(w.nextWakeNs(run, run + 1'700'000) == run + 4 * kMs + 650'000);  // a slice on is past a middle: the next one
 }
 
 TEST_CASE("without a usable window the loop keeps its fixed slice", "[idle]") {

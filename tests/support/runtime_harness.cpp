@@ -349,16 +349,24 @@ bool readSegmentWord(const std::string& instance, std::uint64_t offset, std::uin
 }
 
 bool waitForWord(const std::function<bool(std::uint32_t&)>& read, std::uint32_t want, int timeoutMs) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-  for (;;) {
-    std::uint32_t value = 0;
-    if (read(value) && value == want) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  return waitUntil(
+      [&] {
+        std::uint32_t value = 0;
+        return read(value) && value == want;
+      },
+      timeoutMs);
 }
 
 }  // namespace
+
+bool waitUntil(const std::function<bool()>& holds, int timeoutMs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (!holds()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
 
 bool waitForSegmentState(const std::string& instance, std::uint32_t state, int timeoutMs) {
   return waitForWord(
@@ -381,13 +389,8 @@ bool waitForClientState(const std::string& instance, std::uint32_t client, std::
 }
 
 bool waitForPath(const std::string& path, int timeoutMs) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   struct stat st {};
-  while (::stat(path.c_str(), &st) != 0) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
+  return waitUntil([&] { return ::stat(path.c_str(), &st) == 0; }, timeoutMs);
 }
 
 std::string checkLog(const Schedule& s, const EventLog& log, std::uint64_t iterations, std::int64_t gpuSlackNs,

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,10 @@ bool waitForSegmentState(const std::string& instance, std::uint32_t state, int t
 /// Waits until client `client` (ClientId) of the instance's segment is in `state` (a
 /// shm::ClientState) (true), or the time is up (false).
 bool waitForClientState(const std::string& instance, std::uint32_t client, std::uint32_t state, int timeoutMs);
+
+/// Polls `holds` every 2 ms until it is true (true) or the time is up (false). Tests wait for
+/// what they need to see instead of sleeping a guessed time.
+bool waitUntil(const std::function<bool()>& holds, int timeoutMs);
 
 /// Waits until a path exists (true) or the time is up (false).
 bool waitForPath(const std::string& path, int timeoutMs);

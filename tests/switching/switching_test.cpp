@@ -504,6 +504,34 @@ TEST_CASE("every start order of master, manager and clients runs the session", "
   CHECK(orders == 6);
 }
 
+namespace {
+
+// The instance's manager channel mapped read and write, as any process of the user's may.
+struct MappedChannel {
+  shm::ManagerChannel* ch = nullptr;
+  explicit MappedChannel(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    void* at = ::mmap(nullptr, sizeof(shm::ManagerChannel), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    REQUIRE(at != MAP_FAILED);
+    ch = static_cast<shm::ManagerChannel*>(at);
+  }
+  ~MappedChannel() { ::munmap(ch, sizeof(shm::ManagerChannel)); }
+  MappedChannel(const MappedChannel&) = delete;
+  MappedChannel& operator=(const MappedChannel&) = delete;
+};
+
+// Writes `pid` over the channel's manager claim once the master has opened it (it fills the
+// channel before), as another process would; whether the master cleared the claim within 5 s.
+bool claimCleared(shm::ManagerChannel& ch, std::uint32_t pid) {
+  waitUntil([&] { return ch.open.load() != 0; }, kWaitMs);
+  ch.managerPid.store(pid);
+  return waitUntil([&] { return ch.managerPid.load() == 0; }, 5000);
+}
+
+}  // namespace
+
 TEST_CASE(
     "a manager claim no manager made (the channel written over: a dead pid, pid 1) is cleared, said, and the "
     "real manager attaches",
@@ -519,29 +547,17 @@ TEST_CASE(
   REQUIRE(gone >= 0);
   if (gone == 0) std::_Exit(0);
   REQUIRE(::waitpid(gone, nullptr, 0) == gone);
-  const auto claim = [&](std::uint32_t pid) {
-    const int fd = ::open(channel.c_str(), O_RDWR);
-    REQUIRE(fd >= 0);
-    void* at = ::mmap(nullptr, sizeof(shm::ManagerChannel), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    ::close(fd);
-    REQUIRE(at != MAP_FAILED);
-    auto* ch = static_cast<shm::ManagerChannel*>(at);
-    // Once the channel is open (the master fills it before), written over as another process would.
-    for (int k = 0; k < 1000 && ch->open.load() == 0; ++k) usleep(10'000);
-    ch->managerPid.store(pid);
-    bool cleared = false;
-    for (int k = 0; k < 500 && !cleared; ++k) {
-      usleep(10'000);
-      cleared = ch->managerPid.load() == 0;
-    }
-    ::munmap(at, sizeof(shm::ManagerChannel));
-    return cleared;
-  };
-  CHECK(claim(static_cast<std::uint32_t>(gone)));
+  {
+    MappedChannel mapped(channel);
+    CHECK(claimCleared(*mapped.ch, static_cast<std::uint32_t>(gone)));
+  }
   // pid 1's maps are readable to root only, and not in every container: where they are not, the
   // master cannot tell a claim of pid 1 from a manager of another user's (it takes it at its word).
   const bool pid1Readable = static_cast<bool>(std::ifstream("/proc/1/maps"));
-  if (pid1Readable) CHECK(claim(1));
+  if (pid1Readable) {
+    MappedChannel mapped(channel);
+    CHECK(claimCleared(*mapped.ch, 1));
+  }
   CHECK(waitFor(run.tool({"start", "511"}, "start"), kWaitMs) == 0);
   CHECK(waitFor(run.tool({"exit"}, "exit"), kWaitMs) == 0);
   CHECK(waitFor(m, kWaitMs) == 0);
@@ -619,40 +635,20 @@ TEST_CASE(
   forgeHeaderNamingPid1(run.instance);
   const pid_t m = run.children.spawn(argv, run.out("master"));
   // The clients after that (root's would remove the header themselves: they read pid 1's maps).
-  bool replaced = false;
-  for (int k = 0; k < kWaitMs / 10 && !replaced; ++k) {
-    usleep(10'000);
-    replaced = readFile(run.out("master")).find("replacing segment") != std::string::npos;
-  }
-  CHECK(replaced);
+  CHECK(waitUntil([&] { return readFile(run.out("master")).find("replacing segment") != std::string::npos; }, kWaitMs));
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
   const std::string channel = "/dev/shm/tactus_" + run.instance + ".manager";
   REQUIRE(waitForPath(channel, kWaitMs));
-  const int fd = ::open(channel.c_str(), O_RDWR);
-  REQUIRE(fd >= 0);
-  void* at = ::mmap(nullptr, sizeof(shm::ManagerChannel), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  REQUIRE(at != MAP_FAILED);
-  auto* ch = static_cast<shm::ManagerChannel*>(at);
-  for (int k = 0; k < 1000 && ch->open.load() == 0; ++k) usleep(10'000);
-  ch->managerPid.store(1);
-  bool cleared = false;
-  for (int k = 0; k < 500 && !cleared; ++k) {
-    usleep(10'000);
-    cleared = ch->managerPid.load() == 0;
-  }
-  CHECK(cleared);
-  // This process (root's) attaches for real, and keeps its claim for 100 of the master's checks.
-  run.attachManager();
   const auto self = static_cast<std::uint32_t>(::getpid());
-  bool kept = true;
-  for (int k = 0; k < 100 && kept; ++k) {
-    usleep(10'000);
-    kept = ch->managerPid.load() == self;
+  {
+    MappedChannel mapped(channel);
+    CHECK(claimCleared(*mapped.ch, 1));
+    // This process (root's) attaches for real, and keeps its claim through a second of the
+    // master's checks.
+    run.attachManager();
+    CHECK_FALSE(waitUntil([&] { return mapped.ch->managerPid.load() != self; }, 1000));
   }
-  CHECK(kept);
-  ::munmap(at, sizeof(shm::ManagerChannel));
   REQUIRE_OK(manager::startSchedule(521));
   REQUIRE_OK(manager::exitRun());
   CHECK(waitFor(m, kWaitMs) == 0);
@@ -690,12 +686,7 @@ TEST_CASE(
   forgeHeaderNamingPid1(run.instance);
   const pid_t c0 =
       run.children.spawn(asNobody({client, "--name", "Client0", "--instance", run.instance}), run.out("Client0"));
-  bool removed = false;
-  for (int k = 0; k < kWaitMs / 10 && !removed; ++k) {
-    usleep(10'000);
-    removed = !segmentPresent(run.instance);
-  }
-  CHECK(removed);
+  CHECK(waitUntil([&] { return !segmentPresent(run.instance); }, kWaitMs));
   ::setenv("TACTUS_SEGMENT_GROUP", "nogroup", 1);
   const pid_t m = run.master();
   ::unsetenv("TACTUS_SEGMENT_GROUP");
