@@ -3,9 +3,11 @@
 # `N passed, N failed, N skipped`, counted from meson's test log.
 #
 #   scripts/test.sh                      the whole suite in ./build (the README's test command)
-#   scripts/test.sh --sanitize=address   ASan + UBSan build in ./build-asan, the whole suite
+#   scripts/test.sh --sanitize=address   ASan + UBSan build in ./build-asan, the whole suite but
+#                                        the packaging check (it runs nothing of this build)
 #   scripts/test.sh --sanitize=thread    TSan build in ./build-tsan, the integration suite (the
 #                                        real master and clients: runtime, gpu, report, samples)
+#                                        but the packaging check and the browser test
 #   scripts/test.sh --werror             warnings are errors (what CI builds with)
 #   scripts/test.sh [options] ARGS...    other arguments go to `meson test` (names, --suite unit)
 #
@@ -36,7 +38,10 @@ case "$sanitize" in
     # -O0 and line tables only (-g1): ASan + UBSan at -O1 -g compile 4-5 times slower (CPU seconds
     # for tests/switching/switching_test.cpp: 54 at -O1 -g, 29 at -O1 -g1, 11 at -O0 -g1), and this
     # build was the bulk of CI's time; reports still name file and line.
-    setup_options+=(-Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled -Doptimization=0 "${line_tables[@]}") ;;
+    setup_options+=(-Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled -Doptimization=0 "${line_tables[@]}")
+    # Without test names: every test but suite 'packaging' (tests/downstream builds its own copies
+    # of tactus with default options: a sanitized stage would repeat the plain run, two minutes).
+    ((${#test_args[@]})) || test_args=(--no-suite packaging) ;;
   thread)
     default_dir=build-tsan
     # -O1 (TSan at -O0 runs the real-time runs too slowly), line tables only as above.
@@ -45,8 +50,10 @@ case "$sanitize" in
     # the runs across SoCs over DDS included (scripts/tsan.supp: Debian's Cyclone DDS is not built
     # with TSan, so the calls libddsc makes itself are not checked; tactus's are).
     # DDS Security ('security'): its plugins are dlopened and unloaded, which TSan's library
-    # suppressions cannot follow; it runs in the plain and ASan builds.
-    ((${#test_args[@]})) || test_args=(--suite integration --no-suite security) ;;
+    # suppressions cannot follow; it runs in the plain and ASan builds. Not 'packaging' (as for
+    # ASan) nor 'browser': the HTML view's test spends its time in chromium, and the tools it runs
+    # (tactus-compile, tactus-report) run in the other report tests of this stage too.
+    ((${#test_args[@]})) || test_args=(--suite integration --no-suite security --no-suite packaging --no-suite browser) ;;
   *) echo "test: --sanitize takes address or thread, not '$sanitize'"; echo "0 passed, 1 failed, 0 skipped"; exit 1 ;;
 esac
 ((werror)) && setup_options+=(--werror)
