@@ -26,8 +26,6 @@ class SegmentOwner {
   SegmentOwner& operator=(const SegmentOwner&) = delete;
   /// Removes the segment's name if it still names this segment.
   ~SegmentOwner() { remove(); }
-  /// Names the segment after another instance (before create): a multi-SoC run's SoC segment.
-  void setInstance(std::string instance) { instance_ = std::move(instance); }
 
   /// Creates and maps the segment for `counts`, writes its header and slots (state kCreating)
   /// and this process's identity, and guards the mapping against truncation. kAlreadyExists when

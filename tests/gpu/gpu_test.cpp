@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "manager_waits.hpp"
 #include "runtime_harness.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/shm_layout.hpp"
@@ -380,19 +381,6 @@ TEST_CASE("a chain alternating CPU and GPU across two processes runs in order", 
       run, {{"A", {"--stream", "CUDA_STREAM0", "--busy-us", "20"}}, {"B", {"--stream", "CUDA_STREAM0", "--stm"}}}, 150);
 }
 
-// Waits until the running schedule has completed `more` iterations beyond those at the call (the
-// manager's status): a count, so a slow machine waits longer instead of failing.
-bool awaitIterations(std::uint64_t more) {
-  auto first = manager::status();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
-  while (first && std::chrono::steady_clock::now() < deadline) {
-    auto now = manager::status();
-    if (now && now->iterations >= first->iterations + more) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return false;
-}
-
 // The run records of schedule `id` only (a managed run's log holds every schedule's).
 EventLog recordsOf(const EventLog& log, std::uint16_t id, std::uint64_t& iterations) {
   EventLog only = log;
@@ -420,9 +408,9 @@ TEST_CASE("CUDA submitters and streams under a schedule manager run both schedul
   INFO((started ? std::string() : started.error().message)
        << "\nmaster: " << readFile(run.out("master")) << "\nAlpha: " << readFile(run.out("Alpha")));
   REQUIRE(started);
-  CHECK(awaitIterations(40));
+  CHECK(test::awaitIterations(40, kWaitMs));
   REQUIRE(manager::rollOverSchedule(62, 61));
-  CHECK(awaitIterations(40));
+  CHECK(test::awaitIterations(40, kWaitMs));
   REQUIRE(manager::exitRun());
   CHECK(waitFor(alpha, kWaitMs) == 0);
   CHECK(waitFor(beta, kWaitMs) == 0);

@@ -20,6 +20,7 @@
 #include "runtime_harness.hpp"
 #include "tactus/client.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/shm_layout.hpp"
 #include "tactus/core/verify.hpp"
 #include "test_skip.hpp"
 
@@ -113,19 +114,7 @@ struct Mapped {
 };
 
 void Trial::awaitRunning() const {
-  REQUIRE(waitForPath(segment(), kWaitMs));
-  const auto deadline = Clock::now() + std::chrono::milliseconds(kWaitMs);
-  for (;;) {
-    std::uint32_t state = 0;
-    if (std::FILE* f = std::fopen(segment().c_str(), "rb")) {
-      if (std::fseek(f, 192, SEEK_SET) == 0 && std::fread(&state, sizeof state, 1, f) != 1)
-        state = 0;  // SegmentHeader::state
-      std::fclose(f);
-    }
-    if (state == 2) break;  // SegmentState::kRunning
-    REQUIRE(Clock::now() < deadline);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  REQUIRE(waitForSegmentState(instance, static_cast<std::uint32_t>(shm::SegmentState::kRunning), kWaitMs));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 

@@ -400,8 +400,7 @@ TEST_CASE("the master names a client that cannot take part, with what it said", 
     for (int k = 0; k < 60; ++k) ipc::sendNote(run.instance, "Client1", "flood " + std::to_string(k));
     // The master has cut the flood off before the client comes (its note then finds room).
     const std::string cutOff = "further notes of pid " + std::to_string(::getpid()) + " are not shown";
-    for (int k = 0; k < kWaitMs / 10 && readFile(run.out("master")).find(cutOff) == std::string::npos; ++k)
-      ::usleep(10'000);
+    waitUntil([&] { return readFile(run.out("master")).find(cutOff) != std::string::npos; }, kWaitMs);
     const pid_t c0 = run.client("Client0", {"--misname", "A=AA"});
     CHECK(waitFor(c0, kWaitMs) == 4);
     CHECK(waitFor(m, kWaitMs) == 1);
@@ -622,11 +621,7 @@ TEST_CASE("a stale segment left by a killed master is replaced on the next start
   const pid_t m2 = run.master({"-e", "20", "-l", run.logPath}, "master2");
   // Clients only once master2 has replaced it (a slow start, e.g. under a sanitizer, must not let
   // them find the dead master's segment first).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
-  while (readFile(run.out("master2")).find("replacing stale segment") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  waitUntil([&] { return readFile(run.out("master2")).find("replacing stale segment") != std::string::npos; }, kWaitMs);
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
   CHECK(waitFor(m2, kWaitMs) == 0);

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <thread>
 
+#include "manager_waits.hpp"
 #include "runtime_harness.hpp"
 #include "tactus/client.hpp"
 #include "tactus/core/event_log.hpp"
@@ -220,20 +221,8 @@ std::string runsInsideWindows(const EventLog& log, std::uint16_t id,
   return "";
 }
 
-// Waits until the running schedule has completed `more` iterations beyond those at the call (the
-// manager's status), for at most 10 s: a count, not a time window, so a slow machine waits longer
-// instead of failing.
-bool awaitIterations(std::uint64_t more) {
-  auto first = manager::status();
-  if (!first) return false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    auto now = manager::status();
-    if (now && now->iterations >= first->iterations + more) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
+// The manager's status: `more` iterations beyond those at the call, within 10 s.
+bool awaitIterations(std::uint64_t more) { return test::awaitIterations(more, 10'000); }
 
 int countOf(const std::string& text, const std::string& what) {
   int n = 0;
@@ -813,16 +802,8 @@ TEST_CASE("a client in one schedule only waits through the others and runs in it
 
 namespace {
 
-// Waits until the running schedule is `id` (the manager's status), for at most 20 s.
-bool awaitRunning(std::uint16_t id) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  for (;;) {
-    auto s = manager::status();
-    if (s && s->running && s->schedule == id) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
+// The manager's status: the running schedule is `id`, within 20 s.
+bool awaitRunning(std::uint16_t id) { return test::awaitRunning(id, 20'000); }
 
 std::vector<EventRecord> decisionsOf(const EventLog& log) {
   std::vector<EventRecord> out;

@@ -96,7 +96,7 @@ TEST_CASE("tactus-top --once --json and tactus-manager status show a running pla
   // The live view runs at the idle scheduling class, so it never delays a release or a worker.
   const pid_t live = children.spawn({buildPath("tools/tactus-top"), "-D", instance, "-n", "50"}, dir + "/live.out");
   REQUIRE(waitForPath(dir + "/live.out", kWaitMs));
-  for (int k = 0; k < 200 && readFile(dir + "/live.out").find("Client0.A") == std::string::npos; ++k) ::usleep(10'000);
+  waitUntil([&] { return readFile(dir + "/live.out").find("Client0.A") != std::string::npos; }, 2000);
   CHECK(::sched_getscheduler(live) == SCHED_IDLE);
 
   // tactus-manager status on a run without a manager answers from the segment.
