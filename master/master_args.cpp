@@ -206,7 +206,8 @@ Result<void> apply(const ParsedOption& p, MasterOptions& o) {
     if (!v) return v.error();
     o.iterations = static_cast<std::uint64_t>(*v);
   } else if (n == "timeout-us") {
-    auto v = integer(p, -1, std::numeric_limits<long long>::max(), "microseconds >= 0 or -1 (forever)");
+    // At most a year, as -a: the run's deadlines and the stuck budget are this in ns, times two.
+    auto v = integer(p, -1, 31'536'000'000'000LL, "microseconds 0..31536000000000 (a year) or -1 (forever)");
     if (!v) return v.error();
     o.timeoutUs = *v;
   } else if (n == "core") {

@@ -329,8 +329,10 @@ std::optional<RunEnd> Run::stopBySignal() {
   if (!runStarted_)
     return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone,
                   "the master was stopped by a signal before the run started"};
-  // A switch in flight owns the schedules' state until it answers (at most the grace).
-  Mode* running = switcherBusy_.load() ? nullptr : runningMode();
+  // A switch in flight owns the schedules' state until it answers (at most the grace). Read once:
+  // a switch that ends between two reads would leave the schedule it started unstopped.
+  const bool switching = switcherBusy_.load();
+  Mode* running = switching ? nullptr : runningMode();
   if (signalAtNs_ == 0) {
     signalAtNs_ = now;
     for (auto& m : modes_) m->owner->markStopping(StopReason::kSignal);
@@ -359,7 +361,7 @@ std::optional<RunEnd> Run::stopBySignal() {
       managed() && gSignal.load() == 0 && soc_ != nullptr && soc_->peerAskedStop()
           ? "another SoC's master asked to stop the run (its signal, or a client's exit request)"
           : "the master was stopped by a signal";
-  if (!switcherBusy_.load() && (running == nullptr || stopped(*running)))
+  if (!switching && (running == nullptr || stopped(*running)))
     return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, message};
   if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
   ClientId c = kNone;
@@ -688,19 +690,44 @@ void Run::startRun() {
   clientsEntered_.store(true);
 }
 
-// A client's exit request: under a manager the run ends now (closeRun stops the running schedule
-// at its iteration boundary); without one the schedule stops at its boundary and endOfFrames ends
-// the run.
+// A client's exit request: the running schedule stops at its iteration boundary while the monitor
+// loop goes on watching (a client that does not finish its iteration is named stuck within -t, one
+// that dies is named); then the run ends. Without a manager endOfFrames ends it; under one
+// stopForExit does.
 std::optional<RunEnd> Run::handleExitRequests() {
   for (auto& m : modes_) {
     const ClientId c = m->monitor->exitRequester();
     if (c == kNone) continue;
-    if (managed() && follower()) {  // the primary stops the running schedule on every SoC, then ends
+    if (managed() && follower()) {  // the primary stops the running schedule on every SoC
       soc_->requestStop();
-      continue;
+    } else if (!managed()) {
+      m->control.requestStop(StopReason::kExitRequested, c);
+    } else if (!clientExit_) {
+      clientExit_ = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c, m->monitor->exitText(c)};
     }
-    if (managed()) return RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c, m->monitor->exitText(c)};
-    m->control.requestStop(StopReason::kExitRequested, c);
+  }
+  return clientExit_ ? stopForExit() : std::nullopt;
+}
+
+// Under a manager, after a client's exit request: the running schedule is asked to stop at its
+// boundary (once no switch is in flight: a switch answers first), and the end comes once it has
+// stopped. (closeRun used to stop it on this thread: a frozen or dead client in its last iteration
+// then held the master for good, nothing watching the clients any more.)
+std::optional<RunEnd> Run::stopForExit() {
+  if (switcherBusy_.load()) return std::nullopt;
+  Mode* running = runningMode();
+  if (running == nullptr || stopped(*running)) return clientExit_;
+  if (running != exitStopped_) {
+    if (exitStopped_ == nullptr) {
+      for (auto& m : modes_) {
+        if (m->soc) m->soc->ending();  // the other SoCs end with this one: no failure of theirs
+      }
+    }
+    exitStopped_ = running;
+    if (running->soc) running->control.requestStop(StopReason::kExitRequested, kNone);  // the followers' reason
+    for (HyperepochId he : running->schedule.hyperepochs.ids()) {
+      if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
+    }
   }
   return std::nullopt;
 }
@@ -843,12 +870,12 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
     for (auto& m : modes_) {
       if (m->soc && managed()) m->soc->ending();
     }
-    // Under a manager an exit request stops the running schedule at its iteration boundary
-    // first; after a signal it has stopped already, unless the grace ran out (then nothing
-    // waits for it).
+    // Under a manager, after an exit request or a signal the running schedule has stopped at its
+    // iteration boundary already (stopForExit, stopBySignal): its stop is recorded here. One that
+    // has not (the grace ran out) is not waited for: the abort ends it.
     if (takesRequests() && idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
       Mode* running = runningMode();
-      if (running && (end->reason == StopReason::kExitRequested || stopped(*running))) {
+      if (running && stopped(*running)) {
         if (running->soc) running->control.requestStop(end->reason, kNone);  // the followers' reason
         (void)stop(Request{}, *running, kNoSchedule);
       }

@@ -184,6 +184,7 @@ class Run {
   std::optional<RunEnd> awaitClients(std::int64_t deadline, std::int64_t socDeadline);
   void startRun();
   std::optional<RunEnd> handleExitRequests();
+  std::optional<RunEnd> stopForExit();
   std::optional<RunEnd> endOfFrames();
   std::int64_t sleepNs() const;
   bool stoppingBySignal() const;
@@ -267,9 +268,11 @@ class Run {
   std::string endMessage_;      // why the run ended, for a request it cut short
   std::atomic<bool> clientsEntered_{false};
   bool runStarted_ = false;
-  std::int64_t signalAtNs_ = 0;    // the monitor loop's: when it first saw SIGTERM or SIGINT
-  Mode* signalStopped_ = nullptr;  // the monitor loop's: the schedule a signal stopped (under a manager)
-  std::mutex switchLock_;          // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
+  std::int64_t signalAtNs_ = 0;       // the monitor loop's: when it first saw SIGTERM or SIGINT
+  Mode* signalStopped_ = nullptr;     // the monitor loop's: the schedule a signal stopped (under a manager)
+  std::optional<RunEnd> clientExit_;  // the monitor loop's: a client's exit request, under a manager
+  Mode* exitStopped_ = nullptr;       // the monitor loop's: the schedule that request stopped
+  std::mutex switchLock_;             // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
   std::vector<EventRecord> switchEvents_;
   // The switch thread: started with the first request and kept, parked on jobReady_, so a
   // request's answer does not wait for a thread to be made (measured: about 200 us per rollover).

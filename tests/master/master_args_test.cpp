@@ -113,6 +113,8 @@ TEST_CASE("the master's command line rejects bad input with a message naming it"
       {{"-s", "g", "-e", "ten"}, "expects an integer, got 'ten'"},
       {{"-s", "g", "-e", "-3"}, "-e expects a count"},
       {{"-s", "g", "-t", "-7"}, "-t expects"},
+      // More than a year: its deadlines in ns (times two) would overflow and end the run at once.
+      {{"-s", "g", "-t", "10000000000000000"}, "-t expects microseconds 0..31536000000000 (a year) or -1 (forever)"},
       {{"-s", "g", "-P", "200"}, "-P expects a priority"},
       {{"-s", "g", "--bogus"}, "unknown option '--bogus'"},
       {{"-s", "g", "--epoch", "3", "--epo=4"}, "option '--epochs' given twice"},

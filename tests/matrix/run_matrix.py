@@ -54,8 +54,10 @@ SOC_ITERATIONS = 50
 ROWS = ["single", "managed", "multisoc", "managed-multisoc"]
 ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
              "managed-multisoc": "managed multi-SoC"}
-COLUMNS = ["run", "client-kill", "client-stuck", "master-sigterm", "master-kill", "report", "cuda", "check"]
+COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "master-kill", "report",
+           "cuda", "check"]
 COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
+                "client-exit-stuck": "exit request, a client frozen",
                 "master-sigterm": "master SIGTERM, client frozen", "master-kill": "master kill -9",
                 "report": "event log report", "cuda": "CUDA stand-in", "check": "check mode"}
 
@@ -546,6 +548,41 @@ def col_client_stuck(cell, row):
         cell.statuses(), row.victim, took, STUCK_T_US / 1e6)
 
 
+def col_client_exit_stuck(cell, row):
+    """A client asks to end the run (SIGTERM: libtactus's handler makes it an exit request) while
+    another is frozen: the running schedule stops at its iteration boundary, which the frozen client
+    never reaches, so its master names it stuck within -t plus a margin and exits 1; continued, the
+    clients end; nothing is left. (Under a manager the master used to stop the schedule on its
+    monitor thread and hang there, watching nothing.)"""
+    row.start(cell, timeout_us=STUCK_T_US)
+    row.await_running(cell)
+    time.sleep(0.2)
+    victim = cell.clients[row.victim]
+    asker = next(c for n, c in cell.clients.items() if n != row.victim)
+    victim.send(signal.SIGSTOP)
+    time.sleep(0.05)
+    asker.send(signal.SIGTERM)
+    t0 = now()
+    owner = cell.masters[-1]  # the victim's SoC's master (multi-SoC: SocB)
+    bound = STUCK_T_US / 1e6 + END_S
+    if not cell.expect_ended(cell.masters, t0 + bound, "%.1f s after the exit request with '%s' frozen (-t %.1f s)" % (
+            bound, row.victim, STUCK_T_US / 1e6)):
+        raise CellAbort()
+    took = max(m.ended for m in cell.masters) - t0
+    cell.expect_status(owner, 1)
+    cell.expect_says(owner, r"client '%s' \(pid %d\) is stuck" % (row.victim, victim.pid),
+                     "name the frozen client as stuck")
+    if row.multisoc:
+        cell.expect_status(cell.masters[0], 1)
+        cell.expect_says(cell.masters[0], r"SoC 'SocB' ended the run: (schedule \d+: )?client 'Planner'",
+                         "name SoC and client")
+    victim.send(signal.SIGCONT)
+    cell.expect_ended(cell.procs, now() + END_S, "%.0f s after SIGCONT" % END_S)
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; the masters ended %.1f s after the exit request, naming '%s' stuck (-t %.1f s)" % (
+        cell.statuses(), took, row.victim, STUCK_T_US / 1e6)
+
+
 def col_master_sigterm(cell, row):
     """SIGTERM to the master while a client is frozen: the master ends within a bound of the 0.5 s
     grace, naming the client that did not finish; continued, the clients end; nothing is left."""
@@ -746,6 +783,7 @@ def col_check(cell, row):
 
 
 COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": col_client_stuck,
+                "client-exit-stuck": col_client_exit_stuck,
                 "master-sigterm": col_master_sigterm, "master-kill": col_master_kill, "report": col_report,
                 "cuda": col_cuda, "check": col_check}
 
