@@ -131,8 +131,14 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
                     "client " + quoted(name(c)) + " detached before the run started"};
     }
     if (state == ClientState::kExited) {
-      // A client leaves the scheduler only after the master published the end: one that left
-      // while the run goes on was told to by words written over (its slot, stopAt, the state).
+      // A client leaves the scheduler only after the master published the end, unless it cannot go
+      // on (no thread for a worker: it says why in a note); else it was told to by words written
+      // over (its slot, stopAt, the state).
+      if (!record.note.empty()) {
+        return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,
+                      "client " + quoted(name(c)) + " (pid " + std::to_string(record.pid) +
+                          ") left the scheduler while the run went on: " + record.note};
+      }
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kDamaged, c,
                     "client " + quoted(name(c)) + " (pid " + std::to_string(record.pid) +
                         ") left the scheduler while the run went on (the segment was written over?)"};

@@ -62,6 +62,7 @@ Result<void> Run::createChannel() {
   }
   if (!created) return created.error();
   channelSegment_ = std::move(*created);
+  channelSegment_.guardAgainstTruncation();  // a manager may truncate it: the run ends, named (watchManager)
   channelOwned_ = true;
   channel_ = new (channelSegment_.bytes().data()) shm::ManagerChannel{};
   channel_->layoutVersion = shm::kLayoutVersion;

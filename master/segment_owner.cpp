@@ -199,7 +199,7 @@ void SegmentOwner::publishEnd(const RunEnd& end) {
 std::optional<RunEnd> SegmentOwner::checkDamage() const {
   const std::string path = ipc::segmentPath(instance_);
   std::string what = segment_.damage(instance_, owned_);  // once removed on purpose, the name is not ours
-  if (what.empty() && ipc::busFaultSeen()) what = "truncated (the master's mapping took a SIGBUS)";
+  if (what.empty() && segment_.busFault()) what = "truncated (the master's mapping took a SIGBUS)";
   if (what.empty()) {
     const shm::SegmentHeader& h = view_.header();
     std::string field = view_.changedHeaderField();

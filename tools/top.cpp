@@ -79,7 +79,7 @@ Result<ScheduleView> readNamed(const std::string& segment) {
   if (!mapped) return mapped.error();
   mapped->guardAgainstTruncation();  // a segment truncated underneath reads as zeros, not SIGBUS
   auto view = readSegment(mapped->bytes(), segment);
-  if (ipc::busFaultSeen())
+  if (mapped->busFault())
     return fail(ErrorCode::kIncompatible, ipc::segmentPath(segment) + " was truncated while tactus-top read it");
   return view;
 }

@@ -19,7 +19,9 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <thread>
+#include <utility>
 
 #include "registration.hpp"
 #include "run_watch.hpp"
@@ -348,6 +350,19 @@ std::optional<RunOutcome> prepareSchedule(Runtime& primary, Runtime& rt) {
   return std::nullopt;
 }
 
+// Starts a worker thread; std::system_error when the system will not, and then nothing joinable is
+// left in `workers` (a joinable std::thread destroyed would terminate the process).
+template <typename Body>
+void startWorker(std::vector<std::thread>& workers, Body&& body) {
+  workers.emplace_back();  // its place first: a thread that started is always kept
+  try {
+    workers.back() = std::thread(std::forward<Body>(body));
+  } catch (...) {
+    workers.pop_back();
+    throw;
+  }
+}
+
 // Runs the client's workers of every schedule it is in until they have all left, watching the
 // master and the segments meanwhile, and says how the run ended. With one schedule a worker runs
 // at once (runWorker); with several, while the schedule manager has its hyperepoch active
@@ -357,24 +372,40 @@ RunOutcome runWorkers(Runtime& primary) {
   const bool managed = primary.scheduleCount > 1;
   WorkerExits exits;
   std::vector<std::thread> workers;
-  for (std::size_t k = 0; k < all.size(); ++k) {
+  std::string startFailure;  // a worker thread the system would not start (a pids limit, memory)
+  for (std::size_t k = 0; k < all.size() && startFailure.empty(); ++k) {
     Runtime* rt = all[k];
-    for (std::uint32_t w = 0; rt->member && w < rt->plan.workers.size(); ++w) {
+    for (std::uint32_t w = 0; rt->member && w < rt->plan.workers.size() && startFailure.empty(); ++w) {
       if (rt->plan.workers[w].client != rt->clientIndex) continue;
       primary.workersRunning.fetch_add(1);
-      std::string name = "tactus-" + (managed ? "s" + std::to_string(k) : std::string()) + "w" + std::to_string(w);
-      workers.emplace_back([&primary, &exits, rt, w, managed, name = std::move(name)] {
-        // At most 15 characters (`top -H`, perf and /proc show it): tactus's workers, not the process's.
-        (void)::pthread_setname_np(::pthread_self(), name.c_str());
-        applyWorkerRealtime(primary.realtime);  // realtime.cpp: the policy init checked
-        if (managed) {
-          runSwitchingWorker(*rt, w, primary);
-        } else {
-          runWorker(*rt, w);
-        }
-        exits.leave(primary.workersRunning);
-      });
+      const std::string name =
+          "tactus-" + (managed ? "s" + std::to_string(k) : std::string()) + "w" + std::to_string(w);
+      try {
+        startWorker(workers, [&primary, &exits, rt, w, managed, name] {
+          // At most 15 characters (`top -H`, perf and /proc show it): tactus's workers, not the process's.
+          (void)::pthread_setname_np(::pthread_self(), name.c_str());
+          applyWorkerRealtime(primary.realtime);  // realtime.cpp: the policy init checked
+          if (managed) {
+            runSwitchingWorker(*rt, w, primary);
+          } else {
+            runWorker(*rt, w);
+          }
+          exits.leave(primary.workersRunning);
+        });
+      } catch (const std::system_error& e) {
+        primary.workersRunning.fetch_sub(1);
+        startFailure = "cannot start its worker thread " + name + " (" + e.what() +
+                       "): the system allows this process no more threads (a pids limit, systemd's TasksMax, "
+                       "RLIMIT_NPROC) or no memory for one";
+      }
     }
+  }
+  // The workers that did start leave (the run cannot go on without this client's others), and the
+  // master hears why (a note: it names this client leaving with it).
+  if (!startFailure.empty()) {
+    for (Runtime* rt : all) rt->halted.store(true);
+    (void)ipc::sendNote(primary.instance, primary.name, startFailure);
+    startFailure = "client '" + primary.name + "' " + startFailure;
   }
   // A dead master or a truncated segment must not leave the workers waiting.
   watchWhileWorkersRun(primary, all, exits);
@@ -387,6 +418,7 @@ RunOutcome runWorkers(Runtime& primary) {
     if (rt->gpu && gpuFailure.empty()) gpuFailure = rt->gpu->failure();
     if (rt->queues && gpuFailure.empty()) gpuFailure = rt->queues->failure();
   }
+  if (gpuFailure.empty()) gpuFailure = startFailure;
   RunOutcome outcome = gpuFailure.empty() ? awaitEnd(primary) : RunOutcome{RunStatus::kError, "", gpuFailure};
   for (Runtime* rt : all) {  // the client the end names may be in another schedule only
     const std::uint32_t peer = rt->view.header().stopClient.load();

@@ -26,8 +26,13 @@ void watchMasterAndSegment(Runtime& rt) {
     rt.halted.store(true);
     return;
   }
+  watchSegment(rt);
+}
+
+void watchSegment(Runtime& rt) {
+  if (rt.halted.load()) return;
   std::string damage = rt.segment.damage(rt.instance, false);
-  if (damage.empty() && ipc::busFaultSeen()) damage = "truncated (this client's mapping took a SIGBUS)";
+  if (damage.empty() && rt.segment.busFault()) damage = "truncated (this client's mapping took a SIGBUS)";
   if (!damage.empty()) {
     rt.damage = "segment " + ipc::segmentPath(rt.instance) + " damaged: " + damage;
     rt.halted.store(true);
@@ -54,6 +59,9 @@ void watchWhileWorkersRun(Runtime& primary, const std::vector<Runtime*>& all, Wo
     const std::uint32_t running = primary.workersRunning.load();
     if (running == 0) return;
     watchMasterAndSegment(primary);
+    for (Runtime* rt : all) {
+      if (rt != &primary) watchSegment(*rt);  // under a manager: every schedule's segment
+    }
     bool halted = false;  // any schedule's: a failed GPU call halts the workers of its schedule
     for (const Runtime* rt : all) halted = halted || rt->halted.load();
     if (halted) {

@@ -13,6 +13,8 @@ namespace tactus::client {
 /// Looks at the master and the segment once: a dead master or a damaged segment halts the workers
 /// (sets `halted`, and `masterDead` or `damage`).
 void watchMasterAndSegment(Runtime& rt);
+/// Looks at the segment once: a damaged one (removed, truncated) halts the workers (`damage`).
+void watchSegment(Runtime& rt);
 
 /// The workers' way to tell the watching thread that one has left: an eventfd it polls.
 class WorkerExits {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <boost/interprocess/exceptions.hpp>
 #include <boost/interprocess/mapped_region.hpp>
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tactus/core/limits.hpp"
 #include "tactus/core/text.hpp"
 
 namespace bip = boost::interprocess;
@@ -26,28 +28,35 @@ namespace tactus::ipc {
 
 namespace {
 
-// The guarded mapping, for the SIGBUS handler (async-signal-safe: plain atomics only).
-std::atomic<std::uintptr_t> gGuardBegin{0};
-std::atomic<std::uintptr_t> gGuardEnd{0};
-std::atomic<bool> gBusFault{false};
+// The guarded mappings, for the SIGBUS handler (async-signal-safe: plain atomics only). A master or
+// a client maps one segment per schedule (at most kMaxSchedules), a master the manager channel too,
+// a master taking over a stale segment that one for a moment: every one of them is guarded.
+struct Guard {
+  std::atomic<std::uintptr_t> begin{0};  ///< 0: a free slot
+  std::atomic<std::uintptr_t> end{0};
+  std::atomic<bool> fault{false};  ///< the mapping took a SIGBUS
+};
+constexpr std::size_t kGuards = 2 * limits::kMaxSchedules + 8;
+std::array<Guard, kGuards> gGuards;
 struct sigaction gPreviousBus {};
 std::atomic<bool> gBusHandlerInstalled{false};
 
 void onBus(int sig, siginfo_t* info, void* context) {
   const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
-  const std::uintptr_t begin = gGuardBegin.load(std::memory_order_relaxed);
-  const std::uintptr_t end = gGuardEnd.load(std::memory_order_relaxed);
-  if (begin != 0 && address >= begin && address < end) {
+  for (Guard& g : gGuards) {
+    const std::uintptr_t begin = g.begin.load(std::memory_order_relaxed);
+    if (begin == 0 || address < begin || address >= g.end.load(std::memory_order_relaxed)) continue;
     // The object was truncated under the mapping: put a private zero page where the shared one
     // was, so the faulting access completes (reading zeros, writing nowhere) and the process
-    // notices busFaultSeen() at its next check instead of dying.
+    // notices busFault() at its next check instead of dying.
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
     // The faulting address comes as an integer (siginfo); the page start must become a pointer.
     void* at = reinterpret_cast<void*>(address & ~(page - 1));  // NOLINT(performance-no-int-to-ptr)
     if (::mmap(at, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
-      gBusFault.store(true, std::memory_order_relaxed);
+      g.fault.store(true, std::memory_order_relaxed);
       return;
     }
+    break;
   }
   // Not ours: what would have happened without us.
   if ((gPreviousBus.sa_flags & SA_SIGINFO) != 0 && gPreviousBus.sa_sigaction != nullptr) {
@@ -91,10 +100,11 @@ std::string segmentPath(const std::string& instance) { return "/dev/shm/" + segm
 struct Segment::Impl {
   bip::shared_memory_object object;
   bip::mapped_region region;
+  Guard* guard = nullptr;  ///< its slot in gGuards once guarded
   ~Impl() {
-    const auto begin = reinterpret_cast<std::uintptr_t>(region.get_address());
-    std::uintptr_t expected = begin;
-    if (begin != 0 && gGuardBegin.compare_exchange_strong(expected, 0)) gGuardEnd.store(0);
+    if (guard == nullptr) return;
+    guard->end.store(0);  // first: the handler no longer takes the range for a guarded one
+    guard->begin.store(0);
   }
 };
 
@@ -167,12 +177,16 @@ std::string Segment::damage(const std::string& instance, bool checkName) const {
 }
 
 void Segment::guardAgainstTruncation() const {
-  if (!impl_) return;
+  if (!impl_ || impl_->guard != nullptr) return;
   const auto begin = reinterpret_cast<std::uintptr_t>(impl_->region.get_address());
-  gGuardEnd.store(0);
-  gBusFault.store(false);  // a fault on an earlier mapping says nothing about this one
-  gGuardBegin.store(begin);
-  gGuardEnd.store(begin + impl_->region.get_size());
+  for (Guard& g : gGuards) {
+    std::uintptr_t free = 0;
+    if (!g.begin.compare_exchange_strong(free, begin)) continue;
+    g.fault.store(false);
+    g.end.store(begin + impl_->region.get_size());
+    impl_->guard = &g;
+    break;
+  }
   if (!gBusHandlerInstalled.exchange(true)) {
     struct sigaction sa {};
     sa.sa_sigaction = onBus;
@@ -182,7 +196,9 @@ void Segment::guardAgainstTruncation() const {
   }
 }
 
-bool busFaultSeen() noexcept { return gBusFault.load(std::memory_order_relaxed); }
+bool Segment::busFault() const noexcept {
+  return impl_ && impl_->guard != nullptr && impl_->guard->fault.load(std::memory_order_relaxed);
+}
 
 std::string describeForeignFile(const std::string& instance) {
   const std::string path = segmentPath(instance);

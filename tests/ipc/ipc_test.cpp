@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <span>
 #include <thread>
 
 #include "runtime_harness.hpp"
@@ -59,6 +60,32 @@ TEST_CASE("a segment removes its name only while the name still refers to it", "
   CHECK_FALSE(ipc::segmentExists(instance));
   CHECK_FALSE(fresh->removeNameIfStillOurs(instance));  // no name left: nothing to remove
   CHECK_FALSE(ipc::Segment().removeNameIfStillOurs(instance));
+}
+
+TEST_CASE("every guarded mapping survives its object's truncation and says so; the others stay clean", "[ipc]") {
+  // A master or client under a manager maps one segment per schedule: the first one mapped, not
+  // only the last, must survive a truncation (only the last was guarded before).
+  const std::string a = test::uniqueInstance("guard_a");
+  const std::string b = test::uniqueInstance("guard_b");
+  constexpr std::size_t kPage = 4096;
+  auto first = ipc::Segment::create(a, 3 * kPage);
+  auto second = ipc::Segment::create(b, 3 * kPage);
+  REQUIRE(first.has_value());
+  REQUIRE(second.has_value());
+  first->guardAgainstTruncation();
+  second->guardAgainstTruncation();
+  REQUIRE(::truncate(ipc::segmentPath(a).c_str(), kPage) == 0);
+  std::span<std::byte> bytes = first->bytes();
+  volatile std::byte* beyond = bytes.data() + 2 * kPage;  // past the new end: SIGBUS, taken by the guard
+  *beyond = std::byte{1};
+  CHECK(*beyond == std::byte{1});  // a private page now: the write lands there, the process lives
+  CHECK(first->busFault());
+  CHECK_FALSE(second->busFault());
+  second->bytes()[2 * kPage] = std::byte{2};  // the other mapping is still shared and whole
+  CHECK_FALSE(second->busFault());
+  CHECK(ipc::removeSegment(a));
+  CHECK(ipc::removeSegment(b));
+  CHECK_FALSE(ipc::Segment().busFault());
 }
 
 TEST_CASE("a segment's byte lock is held by one open at a time, seen by the others, and ends with its holder",

@@ -54,11 +54,12 @@ SOC_ITERATIONS = 50
 ROWS = ["single", "managed", "multisoc", "managed-multisoc"]
 ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
              "managed-multisoc": "managed multi-SoC"}
-COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "master-kill", "report",
-           "cuda", "check"]
+COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "master-kill", "truncated",
+           "report", "cuda", "check"]
 COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
                 "client-exit-stuck": "exit request, a client frozen",
                 "master-sigterm": "master SIGTERM, client frozen", "master-kill": "master kill -9",
+                "truncated": "segment truncated",
                 "report": "event log report", "cuda": "CUDA stand-in", "check": "check mode"}
 
 
@@ -656,6 +657,33 @@ def col_master_kill(cell, row):
     cell.outcome = "%s%s; nothing left in /dev/shm" % (cell.statuses(), "; " + who if who else "")
 
 
+def col_truncated(cell, row):
+    """The first segment of the run (schedule 0's; multi-SoC: SocA's) truncated to its header while
+    the run goes: its master ends the run (exit 1) naming the segment truncated, no process dies
+    of SIGBUS, nothing is left. Under a manager every schedule's mapping is guarded (it used to be
+    the last one mapped only: the master and the clients died of SIGBUS on schedule 0's)."""
+    row.start(cell)
+    row.await_running(cell)
+    time.sleep(0.2)
+    path = faultlib.segment_path(cell.instance + (".soc0" if row.multisoc else ""))
+    os.truncate(path, 4096)  # the header stays, every slot goes
+    t0 = now()
+    if not cell.expect_ended(cell.masters, t0 + END_S, "%.0f s after the truncation" % END_S):
+        raise CellAbort()
+    took = max(m.ended for m in cell.masters) - t0
+    for m in cell.masters:
+        cell.expect_status(m, 1)
+    cell.expect_says(cell.masters[0], r"segment %s damaged: truncated" % re.escape(path), "name the truncated segment")
+    if row.multisoc:
+        cell.expect_says(cell.masters[1], r"SoC 'SocA' ended the run: .*truncated", "name SoC and segment")
+    cell.expect_ended(cell.procs, now() + END_S, "%.0f s after the masters" % END_S)
+    for c in cell.clients.values():
+        if c.returncode is not None and c.returncode < 0:
+            cell.fail("%s: %s (a truncated segment must end a client in order)" % (c.name, c.status()))
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; the masters ended %.2f s after the truncation, naming it" % (cell.statuses(), took)
+
+
 def report(cell, args, name):
     p = cell.proc(name, "report", [cell.ctx.prog["report"]] + args)
     p.start()
@@ -784,6 +812,7 @@ def col_check(cell, row):
 
 COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": col_client_stuck,
                 "client-exit-stuck": col_client_exit_stuck,
+                "truncated": col_truncated,
                 "master-sigterm": col_master_sigterm, "master-kill": col_master_kill, "report": col_report,
                 "cuda": col_cuda, "check": col_check}
 

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "runtime_harness.hpp"
@@ -587,4 +588,47 @@ TEST_CASE("a worker whose waits damage satisfies still stops when its master die
   CHECK(code1 != -1);
   CHECK_FALSE(exitedBySignal(code0));
   CHECK(waitFor(master, kWaitMs) == 128 + SIGKILL);
+}
+
+// A client the system allows no thread for its second worker (a pids cgroup of two tasks: the main
+// thread and one worker) ends its part with the cause said, and the master names it: it used to
+// abort ('terminate called without an active exception': the started worker's std::thread was
+// destroyed joinable) and the master reported a death.
+TEST_CASE("a client the system allows no thread for a worker says so and the master names it, no abort",
+          "[reliability][threads]") {
+  const std::string pids = "/sys/fs/cgroup/pids";
+  if (::access((pids + "/cgroup.procs").c_str(), W_OK) != 0)
+    TACTUS_SKIP("needs a writable cgroup v1 pids controller at " << pids << " (root)");
+  // Client0 has a worker on each core; Client1 none (it would not be needed: Client0 alone).
+  Trial t("threads",
+          makeSchedule({{"Client0", "A", "CPU0", 50'000, {}, 0, {}}, {"Client0", "B", "CPU1", 50'000, {}, 0, {}}},
+                       1'000'000, 2));
+  const std::string group = pids + "/tactus_" + t.instance;
+  REQUIRE(::mkdir(group.c_str(), 0755) == 0);
+  struct RemoveGroup {
+    std::string path;
+    ~RemoveGroup() { ::rmdir(path.c_str()); }
+  } removeGroup{group};
+  {
+    std::ofstream max(group + "/pids.max");
+    max << 2;
+  }
+  const pid_t m = t.master({"-t", "5000000", "-e", "200"});
+  const pid_t c =
+      spawn({"/bin/bash", "-c",
+             "echo $$ > " + group + "/cgroup.procs && exec " + buildPath("tests/runtime/tactus-test-client") +
+                 " --name Client0 --instance " + t.instance},
+            t.out("Client0"));
+  const int client = waitFor(c, kWaitMs);
+  CHECK_FALSE(exitedBySignal(client));
+  CHECK(client == 10 + static_cast<int>(RunStatus::kError));
+  // tactus-w1 here; tactus-w0 under TSan, whose runtime has a thread of its own in the group.
+  const std::string said = "cannot start its worker thread tactus-w";
+  CHECK(readFile(t.out("Client0")).find(said) != std::string::npos);
+  CHECK(waitFor(m, kWaitMs) == 1);
+  const std::string master = readFile(t.out("master"));
+  INFO(master);
+  CHECK(master.find("client 'Client0' (pid " + std::to_string(c) +
+                    ") left the scheduler while the run went on: " + said) != std::string::npos);
+  CHECK_FALSE(segmentPresent(t.instance));
 }

@@ -70,19 +70,18 @@ class Segment {
   bool lockHeldElsewhere(std::size_t offset) const;
 
   /// Makes a SIGBUS on this mapping (its object truncated under it) an orderly event: the faulting
-  /// page is replaced by a private zero page and busFaultSeen() turns true, instead of the process
-  /// dying. One mapping per process is guarded (the latest call wins); the guard ends with the
-  /// Segment.
+  /// page is replaced by a private zero page and busFault() turns true, instead of the process
+  /// dying. Every segment a master or client maps can be guarded at once (2 * kMaxSchedules + 8
+  /// mappings per process); the guard ends with the Segment.
   void guardAgainstTruncation() const;
+  /// Whether this guarded mapping took a SIGBUS (its object was truncated under it).
+  bool busFault() const noexcept;
 
  private:
   struct Impl;
   static Result<Segment> openMapped(const std::string& instance, bool readOnly);
   std::unique_ptr<Impl> impl_;
 };
-
-/// Whether the mapping guarded last took a SIGBUS (see Segment::guardAgainstTruncation).
-bool busFaultSeen() noexcept;
 
 /// What is at the instance's name when it is not a segment this user can use: type, owner and
 /// mode of the file (lstat), and what to do about it; "" when nothing is there.
