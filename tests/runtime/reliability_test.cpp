@@ -599,6 +599,11 @@ TEST_CASE("a client the system allows no thread for a worker says so and the mas
   const std::string pids = "/sys/fs/cgroup/pids";
   if (::access((pids + "/cgroup.procs").c_str(), W_OK) != 0)
     TACTUS_SKIP("needs a writable cgroup v1 pids controller at " << pids << " (root)");
+#if defined(__SANITIZE_THREAD__)
+  // TSan's runtime starts a thread of its own in the client, inside the group: the limit then
+  // refuses a thread before the workers, and cannot single out the second worker.
+  TACTUS_SKIP("under TSan the runtime's own thread takes the group's second task");
+#endif
   // Client0 has a worker on each core; Client1 none (it would not be needed: Client0 alone).
   Trial t("threads",
           makeSchedule({{"Client0", "A", "CPU0", 50'000, {}, 0, {}}, {"Client0", "B", "CPU1", 50'000, {}, 0, {}}},
@@ -622,8 +627,7 @@ TEST_CASE("a client the system allows no thread for a worker says so and the mas
   const int client = waitFor(c, kWaitMs);
   CHECK_FALSE(exitedBySignal(client));
   CHECK(client == 10 + static_cast<int>(RunStatus::kError));
-  // tactus-w1 here; tactus-w0 under TSan, whose runtime has a thread of its own in the group.
-  const std::string said = "cannot start its worker thread tactus-w";
+  const std::string said = "cannot start its worker thread tactus-w1";
   CHECK(readFile(t.out("Client0")).find(said) != std::string::npos);
   CHECK(waitFor(m, kWaitMs) == 1);
   const std::string master = readFile(t.out("master"));
