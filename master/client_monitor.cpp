@@ -128,7 +128,7 @@ std::optional<RunEnd> ClientMonitor::check(bool beforeRun) {
     }
     if (state == ClientState::kExited && beforeRun) {
       return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kError, c,
-                    "client " + quoted(name(c)) + " detached before the run started"};
+                    "client " + quoted(name(c)) + " detached before the run started" + said(c)};
     }
     if (state == ClientState::kExited) {
       // A client leaves the scheduler only after the master published the end, unless it cannot go

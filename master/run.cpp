@@ -353,9 +353,7 @@ std::optional<RunEnd> Run::stopBySignal() {
     signalStopped_ = running;
     // Multi-SoC: the stop samples carry the reason, so the followers' clients see the signal.
     if (running->soc) running->control.requestStop(StopReason::kSignal, kNone);
-    for (HyperepochId he : running->schedule.hyperepochs.ids()) {
-      if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
-    }
+    askBoundaryStop(*running);
   }
   const std::string message =
       managed() && gSignal.load() == 0 && soc_ != nullptr && soc_->peerAskedStop()
@@ -730,9 +728,7 @@ std::optional<RunEnd> Run::stopForExit() {
     }
     exitStopped_ = running;
     if (running->soc) running->control.requestStop(StopReason::kExitRequested, kNone);  // the followers' reason
-    for (HyperepochId he : running->schedule.hyperepochs.ids()) {
-      if (!running->plan.hyperepochs[he].instances.empty()) running->releaser->requestHyperepochStop(he);
-    }
+    askBoundaryStop(*running);
   }
   return std::nullopt;
 }

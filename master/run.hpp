@@ -230,6 +230,7 @@ class Run {
   // schedule_switch.cpp: starting, stopping and rolling over hyperepochs.
   Answer start(const Request& r, Mode& mode);
   Answer stop(const Request& r, Mode& mode, std::uint32_t to);
+  void askBoundaryStop(Mode& mode);
   Answer rollover(const Request& r, Mode& from, Mode& to);
   std::uint32_t armActivation(Mode& mode, HyperepochId he, std::uint32_t from);
   void wakeActivated(const Mode& mode, HyperepochId he);

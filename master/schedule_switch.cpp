@@ -252,10 +252,16 @@ Answer Run::start(const Request& r, Mode& mode) {
   return {ManagerResult::kOk, "started schedule " + std::to_string(mode.schedule.identifier)};
 }
 
-Answer Run::stop(const Request& r, Mode& mode, std::uint32_t to) {
+// Asks every hyperepoch of `mode` that runs something on this SoC to stop at its iteration
+// boundary (a manager's stop, a signal, a client's exit request).
+void Run::askBoundaryStop(Mode& mode) {
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!mode.plan.hyperepochs[he].instances.empty()) mode.releaser->requestHyperepochStop(he);
   }
+}
+
+Answer Run::stop(const Request& r, Mode& mode, std::uint32_t to) {
+  askBoundaryStop(mode);
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) stopHyperepoch(mode, he, to, r);
   mode.running = false;
   channel_->running.store(kNoSchedule);

@@ -270,10 +270,7 @@ void explain(const Runtime& rt, const std::string& why, const char* still) {
 
 // Waits until the instance's segment is published by a live master and maps it.
 Result<void> findMaster(Runtime& rt, const InitOptions& options) {
-  // A time-out too long to add to the clock is as good as forever (as the manager's).
-  const std::int64_t startNs = ipc::monotonicNs();
-  const bool forever = options.timeoutMs < 0 || options.timeoutMs > (INT64_MAX - startNs) / 1'000'000;
-  const std::int64_t deadline = forever ? INT64_MAX : startNs + options.timeoutMs * 1'000'000;
+  const std::int64_t deadline = ipc::deadlineAfterMs(ipc::monotonicNs(), options.timeoutMs);
   std::string said;  // the reason printed last: each one is printed once
   std::int64_t saidAtNs = 0;
   bool explained = false;

@@ -86,6 +86,10 @@ constexpr std::int64_t kPollNs = 10'000'000;  // how often a client waiting for 
 std::atomic<std::atomic<std::uint32_t>*> gExitFlag{nullptr};
 std::atomic<std::atomic<std::uint32_t>*> gExitSignal{nullptr};  // the slot's exitSignal, beside gExitFlag
 std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
+// exitScheduler calls between reading the pointers above and their last store: shutdown clears the
+// pointers, then waits for these before it unmaps what they point to (all seq_cst: either a call
+// counts itself before shutdown looks, or it reads the cleared pointers).
+std::atomic<int> gExitCallsInFlight{0};
 
 std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
 std::unique_ptr<Runtime> gRuntime;
@@ -452,7 +456,9 @@ void onStopSignal(int sig) {
     ::raise(sig);
     return;
   }
+  gExitCallsInFlight.fetch_add(1);  // as exitScheduler's own store: shutdown waits for this one
   if (auto* s = gExitSignal.load()) s->store(static_cast<std::uint32_t>(sig), std::memory_order_relaxed);
+  gExitCallsInFlight.fetch_sub(1);
   tactus::exitScheduler();
 }
 
@@ -640,11 +646,14 @@ RunOutcome enterScheduler() {
 }
 
 void exitScheduler() noexcept {
+  client::gExitCallsInFlight.fetch_add(1);
   auto* flag = client::gExitFlag.load();
   auto* attention = client::gAttention.load();
-  if (flag == nullptr || attention == nullptr) return;
-  flag->store(1, std::memory_order_relaxed);
-  ipc::signalWord(*attention);
+  if (flag != nullptr && attention != nullptr) {
+    flag->store(1, std::memory_order_relaxed);
+    ipc::signalWord(*attention);
+  }
+  client::gExitCallsInFlight.fetch_sub(1);
 }
 
 Result<void> registerSwitchCallback(std::function<void(std::uint16_t, std::uint16_t)> callback) {
@@ -674,6 +683,9 @@ void shutdown() {
   client::gExitFlag.store(nullptr);
   client::gExitSignal.store(nullptr);
   client::gAttention.store(nullptr);
+  // An exitScheduler on another thread (or a signal handler there) that read the pointers before
+  // they were cleared stores through them: the segment stays mapped until it has.
+  while (client::gExitCallsInFlight.load() != 0) ipc::cpuRelax();
   for (client::Runtime* rt : client::allModes(*gRuntime)) {
     if (!rt->member) continue;
     shm::ClientSlot& slot = rt->view.client(rt->clientIndex);

@@ -90,14 +90,13 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
   }
   const std::string segmentName = shm::managerInstanceName(instance);
   const std::int64_t startNs = ipc::monotonicNs();
-  // A time-out too long to add to the clock is as good as forever.
-  const bool forever = options.timeoutMs < 0 || options.timeoutMs > (INT64_MAX - startNs) / 1'000'000;
-  const std::int64_t deadline = forever ? INT64_MAX : startNs + options.timeoutMs * 1'000'000;
+  const std::int64_t deadline = ipc::deadlineAfterMs(startNs, options.timeoutMs);
   std::string why;   // why it still waits
   std::string said;  // the reason printed last: each one is printed once
   for (;;) {
     auto segment = ipc::Segment::open(segmentName);
     why = "no master started with -N has published it";
+    if (segment) segment->guardAgainstTruncation();  // truncated under us: zeros and busFault(), not SIGBUS
     if (segment && segment->bytes().size() >= sizeof(shm::ManagerChannel)) {
       auto* channel = reinterpret_cast<shm::ManagerChannel*>(segment->bytes().data());
       const std::uint32_t pid = channel->masterPid.load(std::memory_order_acquire);
@@ -152,6 +151,7 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
           if (header->magic.load(std::memory_order_acquire) == shm::kMagic &&
               header->layoutVersion == shm::kLayoutVersion &&
               header->masterPid.load(std::memory_order_acquire) == pid) {
+            primary->guardAgainstTruncation();
             a.attention = &header->attention;
             a.primary = std::move(*primary);
           }
@@ -192,6 +192,19 @@ void detachLocked() {
   gManager.reset();
 }
 
+// The manager channel (or the first schedule's segment) truncated under this process: its words
+// read as zeros from then on, so no answer read there means anything.
+std::optional<Error> channelDamage() {
+  const ipc::Segment* hit = gManager->segment.busFault()   ? &gManager->segment
+                            : gManager->primary.busFault() ? &gManager->primary
+                                                           : nullptr;
+  if (hit == nullptr) return std::nullopt;
+  const std::string path =
+      ipc::segmentPath(hit == &gManager->segment ? shm::managerInstanceName(gManager->instance) : gManager->instance);
+  return fail(ErrorCode::kIo, "segment " + path + " was truncated under the schedule manager (removed or damaged " +
+                                  "by another process): the master's answers cannot be read");
+}
+
 Outcome requestLocked(ManagerOp op, std::uint32_t arg0, std::uint32_t arg1) {
   Outcome out;
   if (!gManager) {
@@ -199,7 +212,12 @@ Outcome requestLocked(ManagerOp op, std::uint32_t arg0, std::uint32_t arg1) {
     return out;
   }
   shm::ManagerChannel& c = *gManager->channel;
-  if (c.open.load() != 1) {
+  const std::uint32_t open = c.open.load();
+  if (auto damaged = channelDamage()) {  // after the read: a truncation shows once a read hit it
+    out.error = std::move(damaged);
+    return out;
+  }
+  if (open != 1) {
     out.error = fail(ErrorCode::kInvalidState, "the run of instance " + quoted(gManager->instance, 256) + " has ended");
     return out;
   }
@@ -211,6 +229,10 @@ Outcome requestLocked(ManagerOp op, std::uint32_t arg0, std::uint32_t arg1) {
   if (gManager->attention != nullptr) ipc::signalWord(*gManager->attention);
   for (;;) {
     const std::uint32_t result = c.resultSeq.load(std::memory_order_acquire);
+    if (auto damaged = channelDamage()) {
+      out.error = std::move(damaged);
+      return out;
+    }
     if (result == seq) break;
     if (c.open.load() == 2 && c.resultSeq.load() != seq) {
       out.error = fail(ErrorCode::kInvalidState, "the run ended before the master answered");
@@ -226,6 +248,7 @@ Outcome requestLocked(ManagerOp op, std::uint32_t arg0, std::uint32_t arg1) {
   }
   out.code = static_cast<ManagerResult>(c.resultCode.load());
   out.message = std::string(c.message, strnlen(c.message, shm::kManagerMessageSize));
+  if (auto damaged = channelDamage()) out = Outcome{ManagerResult::kOk, "", std::move(damaged)};
   return out;
 }
 
@@ -281,6 +304,7 @@ Result<Status> status() {
   s.iterations = c.iterations.load();
   s.overruns = c.overruns.load();
   s.scheduleCount = c.scheduleCount;
+  if (auto damaged = channelDamage()) return *damaged;
   return s;
 }
 

@@ -18,6 +18,18 @@
 
 using namespace tactus;
 
+TEST_CASE("a time-out becomes a deadline, or never where the clock cannot hold it", "[ipc]") {
+  CHECK(ipc::deadlineAfterMs(1'000, 5) == 5'001'000);
+  CHECK(ipc::deadlineAfterMs(1'000, 0) == 1'000);
+  CHECK(ipc::deadlineAfterMs(1'000, -1) == INT64_MAX);  // a negative time-out waits for ever
+  // Too long to add: for ever, not a deadline in the past (the client's init and the manager
+  // failed at once on such a time-out when the sum overflowed).
+  CHECK(ipc::deadlineAfterMs(ipc::monotonicNs(), INT64_MAX) == INT64_MAX);
+  CHECK(ipc::deadlineAfterMs(INT64_MAX - 10, 1) == INT64_MAX);
+  const std::int64_t justFits = (INT64_MAX - 7) / 1'000'000;
+  CHECK(ipc::deadlineAfterMs(7, justFits) == 7 + justFits * 1'000'000);
+}
+
 TEST_CASE("segments are exclusive, named from the instance, and removed by name", "[ipc]") {
   const std::string instance = test::uniqueInstance("segment");
   auto missing = ipc::Segment::open(instance);

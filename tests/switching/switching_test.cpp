@@ -722,6 +722,49 @@ TEST_CASE("a manager that dies while attached ends the run, named; clients retur
   CHECK(readFile(run.out("Client0")).find("schedule manager 'mgr'") != std::string::npos);
 }
 
+TEST_CASE("a manager channel truncated under an attached manager: its request fails naming it, the run ends, named",
+          "[switching][fault]") {
+  // Another process of the user truncates the channel while a manager is attached: the manager's
+  // next request returns an error naming the segment (it was killed by SIGBUS), the master ends
+  // the run naming the channel, and the clients end with it.
+  SwitchRun run("mgrtrunc", {modeYaml(531, 2, 1000, false), modeYaml(532, 2, 1000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    tactus::manager::ManagerOptions options;
+    options.instance = run.instance;
+    options.timeoutMs = kWaitMs;
+    if (!tactus::manager::init("mgr", options) || !tactus::manager::startSchedule(531)) std::_Exit(3);
+    std::ofstream(run.dir + "/started") << "";
+    if (!waitForPath(run.dir + "/truncated", kWaitMs)) std::_Exit(4);
+    const Result<void> r = tactus::manager::stopSchedule(531);
+    std::ofstream(run.dir + "/answer") << (r ? std::string("ok") : r.error().message);
+    tactus::manager::shutdown();
+    std::_Exit(r ? 5 : 0);
+  }
+  run.children.adopt(child);
+  REQUIRE(waitForPath(run.dir + "/started", kWaitMs));
+  const std::string channel = "/dev/shm/tactus_" + run.instance + ".manager";
+  REQUIRE(::truncate(channel.c_str(), 0) == 0);
+  std::ofstream(run.dir + "/truncated") << "";
+  CHECK(waitFor(child, kWaitMs) == 0);  // not 128 + SIGBUS
+  const std::string answer = readFile(run.dir + "/answer");
+  INFO(answer);
+  CHECK(answer.find("segment " + channel + " was truncated under the schedule manager") != std::string::npos);
+  CHECK(waitFor(m, kWaitMs) == 1);
+  const int s0 = waitFor(c0, kWaitMs);
+  const int s1 = waitFor(c1, kWaitMs);
+  CHECK((s0 > 10 && s0 < 128));  // a run status, not a signal
+  CHECK((s1 > 10 && s1 < 128));
+  const std::string master = readFile(run.out("master"));
+  INFO(master);
+  CHECK(master.find("manager channel " + channel + " damaged: truncated") != std::string::npos);
+  CHECK(!segmentPresent(run.instance));
+}
+
 TEST_CASE("a client that dies while a rollover waits for its switch callback: the answer names it",
           "[switching][fault]") {
   SwitchRun run("cbdeath", {modeYaml(511, 2, 1000, false), modeYaml(512, 2, 1000, false)});

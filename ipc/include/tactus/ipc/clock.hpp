@@ -16,6 +16,14 @@ inline std::int64_t monotonicNs() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+/// The CLOCK_MONOTONIC time `timeoutMs` after `startNs`: INT64_MAX (never) for a negative
+/// time-out or one too long to add to the clock without overflowing.
+constexpr std::int64_t deadlineAfterMs(std::int64_t startNs, std::int64_t timeoutMs) noexcept {
+  constexpr std::int64_t kNever = INT64_MAX;
+  if (timeoutMs < 0 || timeoutMs > (kNever - startNs) / 1'000'000) return kNever;
+  return startNs + timeoutMs * 1'000'000;
+}
+
 /// Sleeps until the absolute CLOCK_MONOTONIC time `deadlineNs`: clock_nanosleep(TIMER_ABSTIME) to
 /// `deadlineNs - spinNs`, then spins to the deadline (the kernel's wake-up latency is tens of
 /// microseconds; the spin removes most of it). Returns the time it actually woke.
