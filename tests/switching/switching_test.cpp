@@ -694,24 +694,34 @@ TEST_CASE(
   CHECK(out.find("status=exit-requested") != std::string::npos);
 }
 
-TEST_CASE("a manager that dies while attached ends the run, named; clients return peer-died", "[switching][fault]") {
-  SwitchRun run("mgrdeath", {modeYaml(501, 2, 1000, false), modeYaml(502, 2, 1000, false)});
-  const pid_t m = run.master();
-  const pid_t c0 = run.client("Client0");
-  const pid_t c1 = run.client("Client1");
+// A manager in a child process: it attaches as 'mgr', starts schedule `first`, says so (the file
+// `started`, waited for here), then exits with what `then` returns (3: the attach or start failed).
+template <typename F>
+pid_t forkManager(const SwitchRun& run, std::uint16_t first, F&& then) {
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
     tactus::manager::ManagerOptions options;
     options.instance = run.instance;
     options.timeoutMs = kWaitMs;
-    if (!tactus::manager::init("mgr", options) || !tactus::manager::startSchedule(501)) std::_Exit(3);
-    std::FILE* f = std::fopen((run.dir + "/started").c_str(), "w");
-    if (f != nullptr) std::fclose(f);
-    for (;;) ::pause();
+    if (!tactus::manager::init("mgr", options) || !tactus::manager::startSchedule(first)) std::_Exit(3);
+    std::ofstream(run.dir + "/started") << "";
+    std::_Exit(then());
   }
   run.children.adopt(child);
   REQUIRE(waitForPath(run.dir + "/started", kWaitMs));
+  return child;
+}
+
+TEST_CASE("a manager that dies while attached ends the run, named; clients return peer-died", "[switching][fault]") {
+  SwitchRun run("mgrdeath", {modeYaml(501, 2, 1000, false), modeYaml(502, 2, 1000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  const pid_t child = forkManager(run, 501, [] {
+    for (;;) ::pause();
+    return 0;
+  });
   ::kill(child, SIGKILL);
   CHECK(waitFor(child, kWaitMs) == 128 + SIGKILL);
   CHECK(waitFor(m, kWaitMs) == 1);
@@ -731,22 +741,13 @@ TEST_CASE("a manager channel truncated under an attached manager: its request fa
   const pid_t m = run.master();
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    tactus::manager::ManagerOptions options;
-    options.instance = run.instance;
-    options.timeoutMs = kWaitMs;
-    if (!tactus::manager::init("mgr", options) || !tactus::manager::startSchedule(531)) std::_Exit(3);
-    std::ofstream(run.dir + "/started") << "";
-    if (!waitForPath(run.dir + "/truncated", kWaitMs)) std::_Exit(4);
+  const pid_t child = forkManager(run, 531, [&run] {
+    if (!waitForPath(run.dir + "/truncated", kWaitMs)) return 4;
     const Result<void> r = tactus::manager::stopSchedule(531);
     std::ofstream(run.dir + "/answer") << (r ? std::string("ok") : r.error().message);
     tactus::manager::shutdown();
-    std::_Exit(r ? 5 : 0);
-  }
-  run.children.adopt(child);
-  REQUIRE(waitForPath(run.dir + "/started", kWaitMs));
+    return r ? 5 : 0;
+  });
   const std::string channel = "/dev/shm/tactus_" + run.instance + ".manager";
   REQUIRE(::truncate(channel.c_str(), 0) == 0);
   std::ofstream(run.dir + "/truncated") << "";
