@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 # autoware-reference; skipped, exit 77, where it is missing).
 packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium cyclonedds-dev cyclonedds-tools
   libsystemd-dev stress-ng)
-[ "${CI:-}" = true ] && packages+=(ccache)
+# CI: ccache, and gdb for the run matrix's stacks of a master whose run never started.
+[ "${CI:-}" = true ] && packages+=(ccache gdb)
 read -r -a extra_packages <<<"${TACTUS_EXTRA_PACKAGES:-}"
 packages+=("${extra_packages[@]}")
 missing=()

@@ -207,10 +207,27 @@ class Cell:
     def wait_state(self, suffixes, state="running", timeout=RUN_WAIT_S):
         ok = self.wait_for(now() + timeout, lambda: all(self.state(s) == state for s in suffixes))
         if not ok:
-            self.fail("the run never reached '%s' (segments %s: %s)" % (
-                state, ", ".join(suffixes), ", ".join(str(self.state(s)) for s in suffixes)))
+            self.fail("the run never reached '%s' (segments %s: %s)%s" % (
+                state, ", ".join(suffixes), ", ".join(str(self.state(s)) for s in suffixes), self.master_stacks()))
             raise CellAbort()
         return ok
+
+    def master_stacks(self):
+        """The threads' stacks of every master still running (gdb, where there is one): what a run
+        that never started waits on (a multi-SoC start-up once hung, SocA still creating)."""
+        gdb = shutil.which("gdb")
+        said = ""
+        for p in self.procs:
+            if p.role != "master" or not p.alive() or gdb is None:
+                continue
+            try:
+                out = subprocess.run([gdb, "-p", str(p.pid()), "-batch", "-ex", "thread apply all bt 12"],
+                                     capture_output=True, text=True, timeout=60).stdout
+            except (OSError, subprocess.SubprocessError) as e:
+                out = "gdb failed: %r" % e
+            frames = [l for l in out.splitlines() if l.startswith(("Thread ", "#"))]
+            said += "\n    stacks of %s (pid %s):\n        %s" % (p.name, p.pid(), "\n        ".join(frames[:200]))
+        return said
 
     # --- checks ---
 
