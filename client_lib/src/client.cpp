@@ -684,8 +684,16 @@ void shutdown() {
   client::gExitSignal.store(nullptr);
   client::gAttention.store(nullptr);
   // An exitScheduler on another thread (or a signal handler there) that read the pointers before
-  // they were cleared stores through them: the segment stays mapped until it has.
-  while (client::gExitCallsInFlight.load() != 0) ipc::cpuRelax();
+  // they were cleared stores through them: the segment stays mapped until it has (a few
+  // instructions; yielding after a while lets a preempted caller of lower priority finish).
+  // shutdown is not for a signal handler: one that interrupted exitScheduler would wait for itself.
+  for (int spins = 0; client::gExitCallsInFlight.load() != 0; ++spins) {
+    if (spins < 1000) {
+      ipc::cpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
   for (client::Runtime* rt : client::allModes(*gRuntime)) {
     if (!rt->member) continue;
     shm::ClientSlot& slot = rt->view.client(rt->clientIndex);

@@ -93,6 +93,31 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
   const std::int64_t deadline = ipc::deadlineAfterMs(startNs, options.timeoutMs);
   std::string why;   // why it still waits
   std::string said;  // the reason printed last: each one is printed once
+  // Between two looks: the time-out (an error), the reason said once it changed, a pause.
+  auto waitMore = [&]() -> std::optional<Error> {
+    const std::int64_t now = ipc::monotonicNs();
+    if (now >= deadline) {
+      std::string message = who + ": no master with a schedule manager for instance " + quoted(instance, 256);
+      message += " within " + std::to_string(options.timeoutMs) + " ms (" + why;
+      message += "; " + howToSet(chosen) +
+                 client::otherInstancesHint(instance, shm::managerInstanceName(""),
+                                            "instances with a schedule manager channel now") +
+                 ")";
+      return fail(ErrorCode::kTimeout, message);
+    }
+    if (now - startNs >= kWaitNoticeNs && why != said) {
+      said = why;
+      std::fprintf(stderr, "tactus: %s: waiting for tactus-master -N of instance %s (segment %s): %s (%s%s)\n",
+                   who.c_str(), quoted(instance, 256).c_str(), ipc::segmentPath(segmentName).c_str(), why.c_str(),
+                   howToSet(chosen).c_str(),
+                   client::otherInstancesHint(instance, shm::managerInstanceName(""),
+                                              "instances with a schedule manager channel now")
+                       .c_str());
+      std::fflush(stderr);
+    }
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
+    return std::nullopt;
+  };
   for (;;) {
     auto segment = ipc::Segment::open(segmentName);
     why = "no master started with -N has published it";
@@ -110,12 +135,18 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
             : open == 2 ? "the run of its master (pid " + std::to_string(pid) + ") has ended"
                         : "";
       if (alive && open == 1) {
-        if (channel->layoutVersion != shm::kLayoutVersion) {
+        const std::uint32_t layout = channel->layoutVersion;
+        const std::string expected(channel->expectedName, strnlen(channel->expectedName, shm::kManagerNameSize));
+        if (segment->busFault()) {  // truncated while read (zeros): the next look sees what is there now
+          why = "it was truncated while this process read it";
+          if (auto timedOut = waitMore()) return *timedOut;
+          continue;
+        }
+        if (layout != shm::kLayoutVersion) {
           return fail(ErrorCode::kIncompatible, ipc::segmentPath(segmentName) + ": layout version " +
-                                                    std::to_string(channel->layoutVersion) + ", this build uses " +
+                                                    std::to_string(layout) + ", this build uses " +
                                                     std::to_string(shm::kLayoutVersion));
         }
-        const std::string expected(channel->expectedName, strnlen(channel->expectedName, shm::kManagerNameSize));
         const std::string actual = name.empty() ? expected : name;
         if (actual != expected) {
           return fail(ErrorCode::kNotFound, "schedule manager " + quoted(actual) + ": the master of instance " +
@@ -139,19 +170,24 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
           return fail(ErrorCode::kAlreadyExists, "schedule manager " + quoted(actual) + " is already attached (pid " +
                                                      std::to_string(holder) + ")");
         }
+        if (segment->busFault()) {  // the claim went to zeros: there is no channel to claim
+          why = "it was truncated while this process claimed it";
+          if (auto timedOut = waitMore()) return *timedOut;
+          continue;
+        }
         Attachment a;
         a.name = actual;
         a.instance = instance;
         a.segment = std::move(*segment);
         a.channel = channel;
         a.masterWatch = ipc::ProcessWatch(static_cast<pid_t>(pid), startTime);
-        if (auto primary = ipc::Segment::open(instance);
-            primary && primary->bytes().size() >= sizeof(shm::SegmentHeader)) {
+        auto primary = ipc::Segment::open(instance);
+        if (primary) primary->guardAgainstTruncation();  // before its first read
+        if (primary && primary->bytes().size() >= sizeof(shm::SegmentHeader)) {
           auto* header = reinterpret_cast<shm::SegmentHeader*>(primary->bytes().data());
           if (header->magic.load(std::memory_order_acquire) == shm::kMagic &&
               header->layoutVersion == shm::kLayoutVersion &&
-              header->masterPid.load(std::memory_order_acquire) == pid) {
-            primary->guardAgainstTruncation();
+              header->masterPid.load(std::memory_order_acquire) == pid && !primary->busFault()) {
             a.attention = &header->attention;
             a.primary = std::move(*primary);
           }
@@ -160,27 +196,7 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
         return {};
       }
     }
-    const std::int64_t now = ipc::monotonicNs();
-    if (now >= deadline) {
-      std::string message = who + ": no master with a schedule manager for instance " + quoted(instance, 256);
-      message += " within " + std::to_string(options.timeoutMs) + " ms (" + why;
-      message += "; " + howToSet(chosen) +
-                 client::otherInstancesHint(instance, shm::managerInstanceName(""),
-                                            "instances with a schedule manager channel now") +
-                 ")";
-      return fail(ErrorCode::kTimeout, message);
-    }
-    if (now - startNs >= kWaitNoticeNs && why != said) {
-      said = why;
-      std::fprintf(stderr, "tactus: %s: waiting for tactus-master -N of instance %s (segment %s): %s (%s%s)\n",
-                   who.c_str(), quoted(instance, 256).c_str(), ipc::segmentPath(segmentName).c_str(), why.c_str(),
-                   howToSet(chosen).c_str(),
-                   client::otherInstancesHint(instance, shm::managerInstanceName(""),
-                                              "instances with a schedule manager channel now")
-                       .c_str());
-      std::fflush(stderr);
-    }
-    std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
+    if (auto timedOut = waitMore()) return *timedOut;
   }
 }
 

@@ -221,12 +221,14 @@ class Cell:
             if p.role != "master" or not p.alive() or gdb is None:
                 continue
             try:
-                out = subprocess.run([gdb, "-p", str(p.pid()), "-batch", "-ex", "thread apply all bt 12"],
-                                     capture_output=True, text=True, timeout=60).stdout
+                r = subprocess.run([gdb, "-p", str(p.pid), "-batch", "-ex", "thread apply all bt 12"],
+                                   capture_output=True, text=True, timeout=20)
+                frames = [l for l in r.stdout.splitlines() if l.startswith(("Thread ", "#"))]
+                if not frames:  # gdb could not attach (ptrace not permitted): say why
+                    frames = ["gdb: " + l for l in r.stderr.splitlines()[-3:]]
             except (OSError, subprocess.SubprocessError) as e:
-                out = "gdb failed: %r" % e
-            frames = [l for l in out.splitlines() if l.startswith(("Thread ", "#"))]
-            said += "\n    stacks of %s (pid %s):\n        %s" % (p.name, p.pid(), "\n        ".join(frames[:200]))
+                frames = ["gdb failed: %r" % e]
+            said += "\n    stacks of %s (pid %s):\n        %s" % (p.name, p.pid, "\n        ".join(frames[:200]))
         return said
 
     # --- checks ---

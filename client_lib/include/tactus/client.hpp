@@ -116,6 +116,7 @@ Result<RuntimeInfo> runtimeInfo();
 
 /// Detaches from the master and forgets the registrations; init may be called again. While
 /// enterScheduler runs in another thread it only requests exit (call it again after it returned).
+/// Not for a signal handler: call exitScheduler there (async-signal-safe).
 void shutdown();
 
 }  // namespace tactus
