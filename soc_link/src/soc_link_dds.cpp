@@ -45,8 +45,8 @@ Error ddsError(const char* what, dds_return_t rc) {
 // the order they were taken; the lock comes first in the listener's call, so that ThreadSanitizer,
 // which cannot see libddsc's own ordering, sees start's writes before the call's reads. What a take
 // writes to the link (the primary's clock answers) it returns, to be written after the lock is
-// released: Cyclone delivers a write to the other links of this process (a managed multi-SoC master
-// has one per schedule) on the writing thread, into their callbacks and their locks.
+// released: a write is delivered to the readers that match it on the writing thread, so no write
+// happens under a lock a listener takes (the links of one process ignore each other: init).
 template <typename Sample>
 struct Delivery {
   using Then = std::function<void()>;
@@ -192,8 +192,12 @@ class DdsLink final : public Link {
     dds_qos_t* qos = dds_create_qos();
     dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, kEndDepth);
-    // Readers take what other participants (the other SoCs' masters) wrote, not their own.
-    dds_qset_ignorelocal(qos, DDS_IGNORELOCAL_PARTICIPANT);
+    // Readers take what other processes (the other SoCs' masters) wrote: not their own, nor that
+    // of the other links of this process (a managed multi-SoC master has one per schedule), whose
+    // samples are another schedule's. Cyclone would deliver those on the writing thread, into this
+    // link's listeners: a primary's clock answer written from one link's listener could reach the
+    // other link's listener, whose answer came back into the first one's, waiting for itself.
+    dds_qset_ignorelocal(qos, DDS_IGNORELOCAL_PROCESS);
     if (auto ok = topicPair(&tactus_dds_RunnableEnd_desc, "tactus_runnable_end", qos, endWriter_, endReader_); !ok)
       return done(qos, ok.error());
     // Master states: the newest per SoC, and the writer's liveliness leased for -o.
