@@ -20,7 +20,7 @@ const ResourceInfo* engineQueueOfSubmitter(const Schedule& s, RunnableId r) {
     if (inst.runnable != r) continue;
     for (const ResourceId res : inst.resources) {
       const ResourceKind k = s.resources[res].kind;
-      if (k == ResourceKind::kDlaHandle || k == ResourceKind::kPvaStream) return &s.resources[res];
+      if (isDlaOrPvaQueue(k)) return &s.resources[res];
     }
   }
   return nullptr;

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "run_control.hpp"
 #include "tactus/core/schedule.hpp"

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "run_control.hpp"

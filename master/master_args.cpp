@@ -3,7 +3,6 @@
 #include <charconv>
 #include <limits>
 #include <string>
-#include <string_view>
 
 #include "master.hpp"
 #include "tactus/core/command_line.hpp"

@@ -3,7 +3,6 @@
 // Every call does nothing (one load and compare) when systemd did not ask for it.
 #pragma once
 
-#include <cstdint>
 #include <ostream>
 #include <string>
 

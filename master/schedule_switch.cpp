@@ -7,7 +7,6 @@
 #include <limits>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "run.hpp"
 #include "tactus/core/text.hpp"

@@ -4,7 +4,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -57,20 +56,9 @@ SocRun::SocRun(const Schedule& schedule, const RunPlan& plan, const shm::Segment
       control_(control),
       o_(options),
       exported_(schedule.hyperepochs.size()),
-      runnableFrameBase_(schedule.runnables.size(), 0),
+      byRunnableFrame_(instancesByRunnableFrame(schedule)),  // for the ends that arrive keyed so
       exportedIterations_(std::make_unique<std::atomic<std::uint64_t>[]>(schedule.hyperepochs.size())),
       follow_(std::make_unique<Follow[]>(schedule.hyperepochs.size())) {
-  // (runnable, frame) -> instance, for the ends that arrive keyed so.
-  std::uint32_t base = 0;
-  for (RunnableId r : schedule.runnables.ids()) {
-    runnableFrameBase_[r] = base;
-    base += std::max<std::uint32_t>(1, schedule.epochs[schedule.runnables[r].epoch].frames);
-  }
-  byRunnableFrame_.assign(base, InstanceId{kNone});
-  for (InstanceId i : schedule.instances.ids()) {
-    const InstanceInfo& info = schedule.instances[i];
-    byRunnableFrame_[runnableFrameBase_[info.runnable] + info.frame] = i;
-  }
   // The ends to export: this SoC's instances that an instance of another SoC waits for, each
   // hyperepoch's in planned end order (the exporter waits for them one after another).
   std::vector<bool> wanted(schedule.instances.size(), false);
@@ -504,8 +492,8 @@ void SocRun::mirrorEnd(const soc_link::RemoteEnd& e) {
   // Validated before use as an index: another host wrote it.
   if (e.runnable >= schedule_.runnables.size()) return;
   const RunnableId r{e.runnable};
-  if (e.frame >= std::max<std::uint32_t>(1, schedule_.epochs[schedule_.runnables[r].epoch].frames)) return;
-  const InstanceId i = byRunnableFrame_[runnableFrameBase_[r] + e.frame];
+  if (e.frame >= byRunnableFrame_[r].size()) return;
+  const InstanceId i = byRunnableFrame_[r][e.frame];
   if (index(i) == kNone || socOf(schedule_, i, o_.soc)) return;
   shm::InstanceSlot& slot = view_.instance(i);
   const auto target = static_cast<std::uint32_t>(e.iteration + 1);

@@ -14,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -170,9 +169,8 @@ class SocRun final : public IterationSync {
   RunControl& control_;
   SocRunOptions o_;
   std::unique_ptr<soc_link::Link> link_;
-  IdVector<HyperepochId, std::vector<InstanceId>> exported_;  // per hyperepoch: ends other SoCs wait for
-  std::vector<InstanceId> byRunnableFrame_;                   // runnableFrameBase_[r] + frame -> instance
-  IdVector<RunnableId, std::uint32_t> runnableFrameBase_;
+  IdVector<HyperepochId, std::vector<InstanceId>> exported_;          // per hyperepoch: ends other SoCs wait for
+  IdVector<RunnableId, std::vector<InstanceId>> byRunnableFrame_;     // [runnable][frame] -> instance
   std::unique_ptr<std::atomic<std::uint64_t>[]> exportedIterations_;  // per hyperepoch: fully published
   std::unique_ptr<Follow[]> follow_;                                  // per hyperepoch
   std::atomic<std::int64_t> offsetNs_{INT64_MAX};                     // min(receive - send) over the primary's releases

@@ -257,6 +257,10 @@ std::size_t iterationIndex(const Analysis& a, HyperepochId hyperepoch, std::uint
   return static_cast<std::size_t>(it - seen.begin());
 }
 
+std::string epochName(const Schedule& schedule, EpochId epoch) {
+  return schedule.hyperepochs[schedule.epochs[epoch].hyperepoch].name + "." + schedule.epochs[epoch].name;
+}
+
 std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
                               HyperepochId hyperepoch, std::uint64_t iteration) {
   (void)log;

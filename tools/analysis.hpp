@@ -192,4 +192,7 @@ bool validRun(const Schedule& schedule, const Analysis& analysis, const EventRec
 std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
                               HyperepochId hyperepoch, std::uint64_t iteration);
 
+/// An epoch as the outputs name it: "<hyperepoch>.<epoch>".
+std::string epochName(const Schedule& schedule, EpochId epoch);
+
 }  // namespace tactus::report

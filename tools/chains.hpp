@@ -13,7 +13,6 @@
 // holds both its source run and its last run.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -2,12 +2,10 @@
 #include "outputs.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <numeric>
 #include <ostream>
 
 #include "tactus/core/channels.hpp"
@@ -61,10 +59,6 @@ class Table {
  private:
   std::vector<std::vector<std::string>> rows_;
 };
-
-std::string epochName(const Schedule& s, EpochId e) {
-  return s.hyperepochs[s.epochs[e].hyperepoch].name + "." + s.epochs[e].name;
-}
 
 std::string jsonQuantiles(const Quantiles& q) {
   char buf[200];
@@ -422,13 +416,9 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
     lastEnd[h].assign(a.iterations[h].size(), std::numeric_limits<std::int64_t>::min());
     x.iterationsInLog += a.iterations[h].size();
   }
-  // The hyperepoch of a valid kRun record's instance.
-  auto hypOf = [&](const EventRecord& r) {
-    return s.epochs[s.runnables[s.instances[InstanceId{r.instance}].runnable].epoch].hyperepoch;
-  };
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
-    const HyperepochId h = hypOf(r);
+    const HyperepochId h = a.instanceHyperepoch[InstanceId{r.instance}];
     const std::size_t row = iterationIndex(a, h, r.iteration);
     if (row == kNoIteration) continue;
     if (r.aux != kNone && r.endNs - r.startNs > s.runnables[RunnableId{r.aux}].wcetNs) ++overruns[h][row];
@@ -486,7 +476,7 @@ view::Execution makeExecution(const Schedule& s, const LogFile& log, const Analy
   }
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
-    const HyperepochId h = hypOf(r);
+    const HyperepochId h = a.instanceHyperepoch[InstanceId{r.instance}];
     const std::size_t row = iterationIndex(a, h, r.iteration);
     if (row == kNoIteration || slot[h][row] < 0) continue;
     const auto k = static_cast<std::size_t>(slot[h][row]);

@@ -2,7 +2,6 @@
 // common mistakes (the log and the schedule swapped), apart from what the report computes.
 #pragma once
 
-#include <span>
 #include <string>
 #include <vector>
 

@@ -11,7 +11,6 @@
 #include <new>
 #include <ostream>
 #include <set>
-#include <sstream>
 
 #include <unistd.h>
 

@@ -5,8 +5,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <iomanip>
-#include <sstream>
 #include <thread>
 
 #include "tactus/core/command_line.hpp"
@@ -70,7 +68,6 @@ void fillRows(const Schedule& schedule, const shm::SegmentView& view, const shm:
     out.runnables.push_back(row);
   }
   out.switches = stats.switchHistory;
-  out.statsBatches = stats.batches;
 }
 
 // Opens one segment read-only and reads it; a message that says what to do when it cannot.

@@ -58,7 +58,6 @@ struct ScheduleView {
   /// The instance's switch history: kept in the first schedule's block only (the master's switch
   /// records are the instance's, not one schedule's); empty in the others.
   std::vector<shm::StatsSnapshot::Switch> switches;
-  std::uint64_t statsBatches = 0;
 };
 
 /// What tactus-top shows of an instance: every schedule's segment.

@@ -1,7 +1,6 @@
 // tactus-top's outputs: the terminal screen, the --json object and tactus-manager status's line
 // for a plain run (see top.hpp).
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 #include "tactus/core/text.hpp"

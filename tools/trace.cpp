@@ -9,7 +9,6 @@
 //                      CPU0           [ReadImu] [Capture    ][Detect]-----+  (flow arrow)
 //   client 'Planning'  CPU1 plan                                          v
 //                      CPU1                                          [PlanPath]
-#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <ostream>
@@ -212,7 +211,7 @@ class TraceWriter {
         if (validRun(s_, *a_, r)) run(r);
       } else if (r.kind == static_cast<std::uint16_t>(EventKind::kRelease) && s_.epochs.contains(EpochId{r.instance}) &&
                  timeValid(*a_, r.startNs) && timeValid(*a_, r.endNs)) {
-        const std::string epoch = epochName(EpochId{r.instance});
+        const std::string epoch = epochName(s_, EpochId{r.instance});
         std::string args = "\"epoch\":" + jsonString(epoch) + ",\"iteration\":" + std::to_string(r.iteration) +
                            ",\"frame\":" + std::to_string(r.aux) + ",\"ideal_us\":";
         appendMicros(args, r.startNs - base_);
@@ -223,7 +222,7 @@ class TraceWriter {
       } else if (r.kind == static_cast<std::uint16_t>(EventKind::kOverrun) && s_.epochs.contains(EpochId{r.instance}) &&
                  timeValid(*a_, r.startNs)) {
         std::snprintf(text, sizeof text, " #%u", r.aux);
-        instant(jsonString("frame overrun " + epochName(EpochId{r.instance}) + text), "overrun", r.startNs,
+        instant(jsonString("frame overrun " + epochName(s_, EpochId{r.instance}) + text), "overrun", r.startNs,
                 "\"iteration\":" + std::to_string(r.iteration));
       } else if (r.kind == static_cast<std::uint16_t>(EventKind::kSkipped) &&
                  s_.hyperepochs.contains(HyperepochId{r.instance}) && timeValid(*a_, r.startNs)) {
@@ -402,10 +401,6 @@ class TraceWriter {
         }
       }
     }
-  }
-
-  std::string epochName(EpochId e) const {
-    return s_.hyperepochs[s_.epochs[e].hyperepoch].name + "." + s_.epochs[e].name;
   }
 
   std::ostream& out_;

@@ -7,9 +7,7 @@
 // NullEngine and marks it done, so dependents still wait for the submitter and GPU-timeline order.
 #pragma once
 
-#include <cstdint>
 #include <functional>
-#include <vector>
 
 #include "tactus/client.hpp"
 #include "tactus/core/ids.hpp"

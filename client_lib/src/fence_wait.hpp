@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <vector>
 
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"

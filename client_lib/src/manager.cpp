@@ -12,7 +12,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <vector>
 
 #include "instance_hint.hpp"
 #include "tactus/core/shm_layout.hpp"

@@ -27,8 +27,6 @@ volatile std::uint64_t* word(std::atomic<std::uint64_t>& fence) {
   return reinterpret_cast<volatile std::uint64_t*>(&fence);
 }
 
-bool isDlaOrVpuQueue(ResourceKind k) { return k == ResourceKind::kDlaHandle || k == ResourceKind::kPvaStream; }
-
 }  // namespace
 
 ResourceId engineQueueOf(const Schedule& s, InstanceId i) {
@@ -77,7 +75,7 @@ Result<void> QueueEngine::prepare(const QueueSetup& setup, RunnableId& refusedSu
     const RunnableInfo& r = s.runnables[s.instances[i].runnable];
     if (r.client != setup.clientIndex || r.kind != RunnableKind::kSubmitter) continue;
     const ResourceId queue = engineQueueOf(s, i);
-    if (queue == kNone || !isDlaOrVpuQueue(s.resources[queue].kind)) continue;
+    if (queue == kNone || !isDlaOrPvaQueue(s.resources[queue].kind)) continue;
     if ((*setup.cudaSubmitters)[s.instances[i].runnable].registered) continue;  // the CUDA engine refuses it
     const auto& frames = byRunnableFrame[r.submits];
     const InstanceId work = s.instances[i].frame < frames.size() ? frames[s.instances[i].frame] : kNone;

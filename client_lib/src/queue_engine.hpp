@@ -21,10 +21,8 @@
 // Unlike the CUDA engine this one is in every build of libtactus (it needs no toolkit).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>

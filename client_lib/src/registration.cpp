@@ -61,8 +61,8 @@ std::vector<std::string> namesOfClient(Runtime& rt, NameKind kind) {
     if (!s->member) continue;
     for (const ResourceInfo& r : s->schedule.resources) {
       if (r.client != s->clientIndex) continue;
-      const bool queue = r.kind == ResourceKind::kDlaHandle || r.kind == ResourceKind::kPvaStream;
-      if ((kind == NameKind::kStreams && r.kind == ResourceKind::kCudaStream) || (kind == NameKind::kQueues && queue))
+      if ((kind == NameKind::kStreams && r.kind == ResourceKind::kCudaStream) ||
+          (kind == NameKind::kQueues && isDlaOrPvaQueue(r.kind)))
         names.push_back(r.name);
     }
     if (kind != NameKind::kRunnables && kind != NameKind::kSubmitters) continue;
@@ -134,8 +134,7 @@ Result<bool> registerQueueInSchedule(Runtime& rt, const std::string& name, const
   ResourceId found = kNone;
   for (ResourceId r : rt.schedule.resources.ids()) {
     const ResourceInfo& info = rt.schedule.resources[r];
-    const bool queueKind = info.kind == ResourceKind::kDlaHandle || info.kind == ResourceKind::kPvaStream;
-    if (queueKind && info.client == rt.clientIndex && info.name == name) found = r;
+    if (isDlaOrPvaQueue(info.kind) && info.client == rt.clientIndex && info.name == name) found = r;
   }
   if (found == kNone) return false;
   if (rt.engineQueues[found].queue != nullptr)

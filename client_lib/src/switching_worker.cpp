@@ -8,7 +8,6 @@
 //     -> runWorker(from h) until stopAt -> left += 1 (the master waits for it before the next
 //        activation, so no worker is still inside the previous one)
 #include <algorithm>
-#include <functional>
 
 #include "runtime.hpp"
 #include "tactus/ipc/futex.hpp"

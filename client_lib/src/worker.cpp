@@ -17,7 +17,6 @@
 #include <array>
 #include <functional>
 #include <limits>
-#include <thread>
 
 #include "check_hook.hpp"
 #include "fence_wait.hpp"

@@ -45,6 +45,10 @@ constexpr bool isEngine(ResourceKind kind) {
 constexpr bool isEngineQueue(ResourceKind kind) {
   return kind == ResourceKind::kCudaStream || kind == ResourceKind::kDlaHandle || kind == ResourceKind::kPvaStream;
 }
+/// Whether `kind` is an engine queue of the non-CUDA engines (a DLA handle, a PVA stream).
+constexpr bool isDlaOrPvaQueue(ResourceKind kind) {
+  return kind == ResourceKind::kDlaHandle || kind == ResourceKind::kPvaStream;
+}
 /// Whether `kind` is hardware: a CPU core or an engine (a runnable holds exactly one, first).
 constexpr bool isHardware(ResourceKind kind) { return kind == ResourceKind::kCpu || isEngine(kind); }
 /// The engine kind an engine queue kind maps to (kGpu for kCudaStream, ...); `kind` itself otherwise.
