@@ -568,23 +568,12 @@ def col_client_stuck(cell, row):
         cell.statuses(), row.victim, took, STUCK_T_US / 1e6)
 
 
-def multisoc_left_out(row):
-    """The multi-SoC rows of the two newest columns are left out for now: twice in about ten full
-    matrix runs a multi-SoC cell never started (SocA's master still creating its segment, SocB
-    'no master of SoC SocA was ready within -a'), an open start-up problem more cells would hit
-    more often. Both columns' faults lie in code the managed row runs too (and passed there)."""
-    if row.multisoc:
-        raise Skip("multi-SoC rows left out of this column while a multi-SoC start-up hang is open "
-                   "(SocA's master still creating its segment; see multisoc_left_out)")
-
-
 def col_client_exit_stuck(cell, row):
     """A client asks to end the run (SIGTERM: libtactus's handler makes it an exit request) while
     another is frozen: the running schedule stops at its iteration boundary, which the frozen client
     never reaches, so its master names it stuck within -t plus a margin and exits 1; continued, the
     clients end; nothing is left. (Under a manager the master used to stop the schedule on its
     monitor thread and hang there, watching nothing.)"""
-    multisoc_left_out(row)
     row.start(cell, timeout_us=STUCK_T_US)
     row.await_running(cell)
     time.sleep(0.2)
@@ -692,7 +681,6 @@ def col_truncated(cell, row):
     the run goes: its master ends the run (exit 1) naming the segment truncated, no process dies
     of SIGBUS, nothing is left. Under a manager every schedule's mapping is guarded (it used to be
     the last one mapped only: the master and the clients died of SIGBUS on schedule 0's)."""
-    multisoc_left_out(row)
     row.start(cell)
     row.await_running(cell)
     time.sleep(0.2)
