@@ -83,9 +83,7 @@ class Reader {
     bad(node, "no loaded schedule has identifier " + std::to_string(id) + " (loaded: " + loaded + ")");
   }
 
-  static bool usesClient(const Schedule& s, const std::string& client) {
-    return std::any_of(s.clients.begin(), s.clients.end(), [&](const ClientInfo& c) { return c.name == client; });
-  }
+  static bool usesClient(const Schedule& s, const std::string& client) { return clientIndex(s, client) != kNone; }
 
   PolicyRule readRule(const YAML::Node& node) {
     if (!node.IsMap()) bad(node, "a rule must be a mapping with 'Name', 'When' and 'RollOver'");

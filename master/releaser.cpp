@@ -13,6 +13,7 @@
 #include "notify.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/process.hpp"
 #include "tactus/ipc/wait.hpp"
 
 namespace tactus::master {
@@ -64,10 +65,7 @@ Releaser::Releaser(const shm::SegmentView& view, const Schedule& schedule, const
 void Releaser::pinThread(HyperepochId he) const {
   if (releaseCore_[he] != kNone) {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(releaseCore_[he] % cores, &set);  // the workers' rule for CPU<n> beyond the machine's cores
-    (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
+    (void)ipc::pinThisThread(releaseCore_[he] % cores);  // the workers' rule for CPU<n> beyond the machine's cores
   }
   const std::string name = "release-" + std::to_string(index(he) % 100'000);
   (void)::pthread_setname_np(::pthread_self(), name.c_str());  // at most 15 characters

@@ -57,13 +57,6 @@ constexpr std::int64_t kSwitcherEndWaitNs = 2'000'000'000;  // how long an endin
 
 }  // namespace
 
-ClientId clientIndex(const Schedule& s, const std::string& name) {
-  for (const ClientId c : s.clients.ids()) {
-    if (s.clients[c].name == name) return c;
-  }
-  return kNone;
-}
-
 Run::Run(const MasterOptions& o, std::ostream& out, std::ostream& err)
     : o_(o), out_(out), err_(err), instance_(o.instance) {}
 
@@ -480,10 +473,7 @@ void Run::endEverywhere(const RunEnd& end) {
   for (auto& m : modes_) {
     RunEnd local = end;
     if (modes_.size() > 1) {
-      local.client = kNone;
-      for (ClientId c : m->schedule.clients.ids()) {
-        if (!clientName.empty() && m->schedule.clients[c].name == clientName) local.client = c;
-      }
+      local.client = clientName.empty() ? kNone : clientIndex(m->schedule, clientName);
     }
     m->owner->publishEnd(local);
   }
@@ -508,15 +498,14 @@ int Run::finish(const RunEnd& end) {
              : kExitRunFailed;
 }
 
+int Run::badInput(const Error& error) {
+  err_ << "tactus-master: " << error.message << "\n";
+  return kExitBadInput;
+}
+
 int Run::execute() {
-  if (auto ok = load(); !ok) {
-    err_ << "tactus-master: " << ok.error().message << "\n";
-    return kExitBadInput;
-  }
-  if (auto ok = loadPolicy(); !ok) {
-    err_ << "tactus-master: " << ok.error().message << "\n";
-    return kExitBadInput;
-  }
+  if (auto ok = load(); !ok) return badInput(ok.error());
+  if (auto ok = loadPolicy(); !ok) return badInput(ok.error());
   if (const int code = publishAll(); code != kExitOk) return code;
   return closeRun(superviseUntilEnd());
 }
@@ -576,27 +565,16 @@ int Run::publishAll() {
   const std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
                               (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
-    if (auto ok = publishMode(k, flags); !ok) {
-      err_ << "tactus-master: " << ok.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (auto ok = publishMode(k, flags); !ok) return badInput(ok.error());
   }
   if (takesRequests()) {
-    if (auto ok = createChannel(); !ok) {
-      err_ << "tactus-master: " << ok.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (auto ok = createChannel(); !ok) return badInput(ok.error());
     // The manager (tactus-manager, the application's) may run as another user of the group too.
-    if (auto ok = shareSegmentWithGroup(shm::managerInstanceName(o_.instance)); !ok) {
-      err_ << "tactus-master: " << ok.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (auto ok = shareSegmentWithGroup(shm::managerInstanceName(o_.instance)); !ok) return badInput(ok.error());
   }
   // deploy_env.cpp: the earlier runs' logs kept (TACTUS_LOG_KEEP), then this run's opened.
-  if (auto ok = openEventLog(log_, o_.logPath, modes_.front()->schedule.identifier, modes_.front()->contentHash); !ok) {
-    err_ << "tactus-master: " << ok.error().message << "\n";
-    return kExitBadInput;
-  }
+  if (auto ok = openEventLog(log_, o_.logPath, modes_.front()->schedule.identifier, modes_.front()->contentHash); !ok)
+    return badInput(ok.error());
   if (managed() && log_.isOpen()) log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
   // How this run differs from the plan, for whoever reads the log (tactus-report says it).
   log_.setRunFlags((o_.noPinning ? kRunUnpinned : 0u) | (o_.freeRunning ? kRunFreeRunning : 0u) |

@@ -104,9 +104,6 @@ constexpr std::int64_t kFirstReleaseLeadNs = 2'000'000;
 /// following the primary's iterations until its stop.
 enum class FollowStep : std::uint8_t { kParked, kAwaitingAcks, kFollowing };
 
-/// The client index of `name` in `s`, or kNone.
-ClientId clientIndex(const Schedule& s, const std::string& name);
-
 /// One loaded schedule and the master's roles acting on its segment.
 struct Mode {
   RunControl control;  ///< first: the releaser refers to it; aborted with the run (stops are per hyperepoch)
@@ -200,6 +197,7 @@ class Run {
   std::optional<RunEnd> drainAll();
   bool allEntered() const;
   int finish(const RunEnd& end);
+  int badInput(const Error& error);  // says it on stderr; kExitBadInput
   void endEverywhere(const RunEnd& end);
   std::string endedBecause() const;
   // manager_requests.cpp: the channel and the requests.

@@ -83,13 +83,11 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
     }
     if (foreign) {
       err_ << "tactus-master: " << path << " is no usable segment (" << lastProblem << "); removing it\n";
-    } else if (owner == ipc::Ownership::kNotMapped) {
+    } else if (owner == ipc::Ownership::kNotMapped || unproven) {
       err_ << "tactus-master: replacing segment " << path << ": it names master pid " << pid
-           << ", which has not mapped it (a copy of another segment, or a forged header)\n";
-    } else if (unproven) {
-      err_ << "tactus-master: replacing segment " << path << ": it names master pid " << pid
-           << ", whose memory maps this master may not read, while no master holds the segment's lock (a copy of "
-              "another segment, or a forged header)\n";
+           << (unproven ? ", whose memory maps this master may not read, while no master holds the segment's lock"
+                        : ", which has not mapped it")
+           << " (a copy of another segment, or a forged header)\n";
     } else {
       err_ << "tactus-master: replacing stale segment " << path
            << (pid != 0 ? " left by master pid " + std::to_string(pid) + ", which is gone" : " that no master owns")

@@ -492,8 +492,7 @@ void SocRun::mirrorEnd(const soc_link::RemoteEnd& e) {
   // Validated before use as an index: another host wrote it.
   if (e.runnable >= schedule_.runnables.size()) return;
   const RunnableId r{e.runnable};
-  if (e.frame >= byRunnableFrame_[r].size()) return;
-  const InstanceId i = byRunnableFrame_[r][e.frame];
+  const InstanceId i = instanceAt(byRunnableFrame_, r, e.frame);
   if (index(i) == kNone || socOf(schedule_, i, o_.soc)) return;
   shm::InstanceSlot& slot = view_.instance(i);
   const auto target = static_cast<std::uint32_t>(e.iteration + 1);

@@ -120,7 +120,7 @@ int run(const std::vector<std::string>& args) {
   // status on a run without a manager (no -N, so no channel): answered from what the master
   // publishes in its segment, as tactus-top reads it.
   if (verb == "status") {
-    const std::string instance = tactus::top::chooseInstance(options.instance);
+    const std::string instance = tactus::ipc::chooseInstance(options.instance).name;
     if (tactus::ipc::validateInstanceName(instance) && tactus::ipc::segmentExists(instance) &&
         !tactus::ipc::segmentExists(tactus::shm::managerInstanceName(instance))) {
       return plainStatus(instance);

@@ -155,12 +155,6 @@ Result<Snapshot> takeSnapshot(const std::string& instance) {
   return snap;
 }
 
-std::string chooseInstance(const std::string& given) {
-  if (!given.empty()) return given;
-  const char* env = std::getenv("TACTUS_INSTANCE");
-  return env != nullptr && *env != '\0' ? std::string(env) : std::string(ipc::kDefaultInstance);
-}
-
 namespace {
 
 const std::vector<OptionSpec>& specs() {
@@ -217,7 +211,7 @@ int parseTop(const std::vector<std::string>& args, TopOptions& options, std::ost
   }
   options.once = line.has("once");
   options.json = line.has("json");
-  options.instance = chooseInstance(options.instance);
+  options.instance = ipc::chooseInstance(options.instance).name;
   return -1;
 }
 

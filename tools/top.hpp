@@ -88,9 +88,6 @@ std::string renderJson(const Snapshot& snapshot);
 /// overruns and clients.
 std::string plainStatus(const Snapshot& snapshot);
 
-/// The instance to read: `given`, else $TACTUS_INSTANCE, else 'default' (as tactus-manager).
-std::string chooseInstance(const std::string& given);
-
 /// The start of tactus-top's and tactus-manager's command lines (`program`): parses `args` on
 /// `specs`, answers --help (`usage`) and --version on `out`, and refuses on `err` a bad line, an
 /// operand where `operands` is false, and an empty -D (a unit's `-D ${X}` with X unset would

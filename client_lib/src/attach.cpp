@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -102,23 +101,18 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
     const bool removed = segment->removeNameIfStillOurs(rt.instance);
     return Look{false, "its " + master + " is gone" + (removed ? "; removed the segment it left" : "")};
   }
-  if (owner == ipc::Ownership::kNotMapped) {
-    // A live process that has not mapped it is not its master: a byte copy of another instance's
-    // segment, or a header written to name some other process. Never attached to; removed.
+  // A live process that has not mapped it is not its master: a byte copy of another instance's
+  // segment, or a header written to name some other process. One whose maps this client may not
+  // read (another user's) is the master only while it holds the segment's owner lock, which a
+  // master takes as it creates the segment. Never attached to; removed.
+  const bool unproven = owner == ipc::Ownership::kUnknown && !segment->lockHeldElsewhere(shm::kOwnerLockByte);
+  if (owner == ipc::Ownership::kNotMapped || unproven) {
     const bool removed = segment->removeNameIfStillOurs(rt.instance);
     return Look{false, "it names " + master +
-                           ", which has not mapped it (a copy of another segment, or a forged "
-                           "header)" +
-                           (removed ? "; removed it" : "")};
-  }
-  if (owner == ipc::Ownership::kUnknown && !segment->lockHeldElsewhere(shm::kOwnerLockByte)) {
-    // A process whose maps this client may not read (another user's) is the master only while it
-    // holds the segment's owner lock, which a master takes as it creates the segment.
-    const bool removed = segment->removeNameIfStillOurs(rt.instance);
-    return Look{false, "it names " + master +
-                           ", whose memory maps this client may not read, while no master holds the segment's lock "
-                           "(a copy of another segment, or a forged header)" +
-                           (removed ? "; removed it" : "")};
+                           (unproven ? ", whose memory maps this client may not read, while no master holds the "
+                                       "segment's lock"
+                                     : ", which has not mapped it") +
+                           " (a copy of another segment, or a forged header)" + (removed ? "; removed it" : "")};
   }
   if (state == SegmentState::kPublished) {
     if (auto ok = view.validate(); !ok) {
@@ -171,18 +165,15 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
       rt.schedule.hyperepochs.size() != counts.hyperepochs) {
     return fail(ErrorCode::kIncompatible, origin + ": the segment's geometry does not match its schedule");
   }
-  rt.clientIndex = kNone;
-  std::string names;
-  for (ClientId c : rt.schedule.clients.ids()) {
-    if (rt.schedule.clients[c].name == rt.name) rt.clientIndex = c;
-    names += (names.empty() ? "" : ", ") + quoted(rt.schedule.clients[c].name);
-  }
+  rt.clientIndex = clientIndex(rt.schedule, rt.name);
   if (rt.clientIndex == kNone && (mayBeAbsent || rt.scheduleCount > 1)) {
     rt.member = false;  // in another schedule of the instance, perhaps (init checks the union)
     return {};
   }
   if (rt.clientIndex == kNone) {
     (void)ipc::sendNote(noteBoxOf(rt), rt.name, "it is not in schedule " + quoted(rt.schedule.name));
+    std::string names;
+    for (const ClientInfo& c : rt.schedule.clients) names += (names.empty() ? "" : ", ") + quoted(c.name);
     return fail(ErrorCode::kNotFound, "client " + quoted(rt.name) + " is not in schedule " + quoted(rt.schedule.name) +
                                           " (its clients: " + names + ")");
   }
@@ -326,17 +317,11 @@ Result<void> findMaster(Runtime& rt, const InitOptions& options) {
 }  // namespace
 
 Result<void> chooseInstance(Runtime& rt, const InitOptions& options) {
-  const char* env = std::getenv("TACTUS_INSTANCE");
-  if (!options.instance.empty()) {
-    rt.instance = options.instance;
-    rt.instanceSource = "InitOptions::instance";
-  } else if (env != nullptr && *env != '\0') {
-    rt.instance = env;
-    rt.instanceSource = "TACTUS_INSTANCE";
-  } else {
-    rt.instance = ipc::kDefaultInstance;
-    rt.instanceSource = "the default (neither InitOptions::instance nor TACTUS_INSTANCE is set)";
-  }
+  ipc::ChosenInstance chosen =
+      ipc::chooseInstance(options.instance, "InitOptions::instance",
+                          "the default (neither InitOptions::instance nor TACTUS_INSTANCE is set)");
+  rt.instance = std::move(chosen.name);
+  rt.instanceSource = std::move(chosen.source);
   if (auto ok = ipc::validateInstanceName(rt.instance); !ok) {
     return fail(ok.error().code, "client " + quoted(rt.name) + ": " + rt.instanceSource + ": " + ok.error().message);
   }

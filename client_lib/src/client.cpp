@@ -6,7 +6,6 @@
 #include "tactus/engine_queue.hpp"
 
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -31,6 +30,7 @@
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/notes.hpp"
 #include "tactus/ipc/notify.hpp"
+#include "tactus/ipc/process.hpp"
 #include "tactus/ipc/wait.hpp"
 
 namespace tactus {
@@ -230,14 +230,8 @@ RunOutcome refuse(Runtime& primary, Runtime& rt, shm::Refusal refusal, std::uint
 // affinity mask from taskset does not forbid it; a core that is offline, absent or outside the
 // process's cpuset does).
 bool canPin(std::uint32_t core) {
-  if (core >= CPU_SETSIZE) return false;
   bool pinned = false;
-  std::thread([&] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(core, &set);
-    pinned = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
-  }).join();
+  std::thread([&] { pinned = ipc::pinThisThread(core); }).join();
   return pinned;
 }
 

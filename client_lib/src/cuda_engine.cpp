@@ -415,10 +415,6 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
   for (ResourceId r : s.resources.ids()) m.streamNames[r] = s.resources[r].name;
 
   const auto byRunnableFrame = instancesByRunnableFrame(s);
-  auto instanceOf = [&](RunnableId runnable, std::uint32_t frame) -> InstanceId {
-    if (!byRunnableFrame.contains(runnable) || frame >= byRunnableFrame[runnable].size()) return kNone;
-    return byRunnableFrame[runnable][frame];
-  };
   auto streamOf = [&](InstanceId instance) -> ResourceId {
     for (const ResourceId res : s.instances[instance].resources) {
       if (s.resources[res].kind == ResourceKind::kCudaStream) return res;
@@ -432,7 +428,7 @@ Result<void> CudaEngine::prepare(const GpuSetup& setup) {
     SubmitPlan p;
     p.submitter = i;
     p.runnable = s.instances[i].runnable;
-    p.submittee = instanceOf(r.submits, s.instances[i].frame);
+    p.submittee = instanceAt(byRunnableFrame, r.submits, s.instances[i].frame);
     if (p.submittee == kNone) continue;  // a submitter without a scheduled submittee runs as a plain call
     const ResourceId streamResource = streamOf(i);
     if (streamResource == kNone || setup.streams[streamResource] == nullptr) {

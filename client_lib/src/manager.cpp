@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -57,20 +56,12 @@ struct Outcome {
   std::optional<Error> error;  // no answer (not initialized, master gone)
 };
 
-// The instance init waits for and where its name came from: the options', else
-// $TACTUS_INSTANCE, else the default (tactus::init chooses the same way).
-struct ChosenInstance {
-  std::string name;
-  std::string source;
-};
+using ipc::ChosenInstance;
 
-ChosenInstance chooseInstance(const ManagerOptions& options) {
-  const char* env = std::getenv("TACTUS_INSTANCE");
-  if (!options.instance.empty()) return {options.instance, "ManagerOptions::instance (tactus-manager -D)"};
-  if (env != nullptr && *env != '\0') return {env, "TACTUS_INSTANCE"};
-  return {ipc::kDefaultInstance,
-          "the default (neither ManagerOptions::instance, tactus-manager -D, nor TACTUS_INSTANCE is set)"};
-}
+// Where the instance's name came from (ipc::chooseInstance), for the messages.
+constexpr const char* kGivenSource = "ManagerOptions::instance (tactus-manager -D)";
+constexpr const char* kDefaultSource =
+    "the default (neither ManagerOptions::instance, tactus-manager -D, nor TACTUS_INSTANCE is set)";
 
 // How the instance was chosen and how to choose another, for the waiting messages.
 std::string howToSet(const ChosenInstance& chosen) {
@@ -81,7 +72,7 @@ std::string howToSet(const ChosenInstance& chosen) {
 Result<void> attachLocked(const std::string& name, const ManagerOptions& options) {
   if (gManager)
     return fail(ErrorCode::kInvalidState, "schedule manager " + quoted(gManager->name) + " is already initialized");
-  const ChosenInstance chosen = chooseInstance(options);
+  const ChosenInstance chosen = ipc::chooseInstance(options.instance, kGivenSource, kDefaultSource);
   const std::string& instance = chosen.name;
   const std::string who = "schedule manager" + (name.empty() ? std::string() : " " + quoted(name));
   if (auto ok = ipc::validateInstanceName(instance); !ok) {

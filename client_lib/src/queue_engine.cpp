@@ -39,10 +39,6 @@ ResourceId engineQueueOf(const Schedule& s, InstanceId i) {
 std::vector<WaitCondition> queueWaits(const Schedule& s, const RunPlan& plan,
                                       const IdVector<RunnableId, std::vector<InstanceId>>& byRunnableFrame,
                                       InstanceId submitter, InstanceId work, ResourceId queue) {
-  auto instanceOf = [&](RunnableId runnable, std::uint32_t frame) -> InstanceId {
-    if (!byRunnableFrame.contains(runnable) || frame >= byRunnableFrame[runnable].size()) return kNone;
-    return byRunnableFrame[runnable][frame];
-  };
   std::vector<WaitCondition> out;
   const auto& declared = s.instances[work].dependencies;
   for (const WaitCondition& c : plan.waits[work]) {
@@ -55,7 +51,7 @@ std::vector<WaitCondition> queueWaits(const Schedule& s, const RunPlan& plan,
     if (kind == RunnableKind::kSubmitter && !isDeclared && engineQueueOf(s, c.instance) == queue) continue;
     // Work submitted on our own queue is ahead of ours already.
     if (kind == RunnableKind::kSubmittee) {
-      const InstanceId j = instanceOf(s.runnables[other.runnable].submittedBy, other.frame);
+      const InstanceId j = instanceAt(byRunnableFrame, s.runnables[other.runnable].submittedBy, other.frame);
       if (j != kNone && engineQueueOf(s, j) == queue) continue;
     }
     out.push_back(c);
@@ -77,8 +73,7 @@ Result<void> QueueEngine::prepare(const QueueSetup& setup, RunnableId& refusedSu
     const ResourceId queue = engineQueueOf(s, i);
     if (queue == kNone || !isDlaOrPvaQueue(s.resources[queue].kind)) continue;
     if ((*setup.cudaSubmitters)[s.instances[i].runnable].registered) continue;  // the CUDA engine refuses it
-    const auto& frames = byRunnableFrame[r.submits];
-    const InstanceId work = s.instances[i].frame < frames.size() ? frames[s.instances[i].frame] : kNone;
+    const InstanceId work = instanceAt(byRunnableFrame, r.submits, s.instances[i].frame);
     if (work == kNone) continue;  // a submitter without a scheduled submittee runs as a plain call
     const EngineQueueRegistration& reg = (*setup.queues)[queue];
     if (reg.queue == nullptr) {

@@ -10,7 +10,6 @@
 // completion slot, frame, the registered function) and one flat array of waits: the path from a
 // runnable's end to the next one's start touches those and the shared words, nothing else of the
 // schedule (after a runnable of a millisecond, each further line is a miss on the hand-off).
-#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -24,6 +23,7 @@
 #include "step_table.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/process.hpp"
 #include "tactus/ipc/wait.hpp"
 
 namespace tactus::client {
@@ -92,17 +92,6 @@ bool waitForGpuWork(const shm::GpuSlot* slot, std::uint64_t target, std::int64_t
 std::uint16_t spinField(std::int64_t spunNs) {
   const std::int64_t units = (spunNs + kSpinUnitNs / 2) / kSpinUnitNs;
   return static_cast<std::uint16_t>(std::clamp<std::int64_t>(units, 0, 0xffff));
-}
-
-// Pins the calling worker to its resource's core. enterScheduler refused the run already when the
-// process cannot be pinned to that core (client.cpp, refuseMissingCore), so a failure here is a core
-// taken away since (a cpuset changed mid-run): the worker runs on, unpinned.
-void pinToCore(std::uint32_t core) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (core >= CPU_SETSIZE) return;
-  CPU_SET(core, &set);
-  (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
 }
 
 // A worker's run records on their way to its event ring. A record is pushed when the worker is
@@ -203,7 +192,9 @@ class WorkerLoop {
     }
     const ResourceInfo& resource = rt_.schedule.resources[plan_.resource];
     if (resource.kind == ResourceKind::kCpu) {
-      if ((rt_.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinToCore(resource.core);
+      // enterScheduler refused a core the process cannot pin to (client.cpp, refuseMissingCore): a
+      // failure here is a core taken away since (a cpuset changed mid-run); the worker runs unpinned.
+      if ((rt_.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) (void)ipc::pinThisThread(resource.core);
       engine_ = std::make_unique<CpuEngine>(rt_.registrations);
     } else {
       engine_ = std::make_unique<NullEngine>();

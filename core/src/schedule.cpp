@@ -52,6 +52,18 @@ IdVector<RunnableId, std::vector<InstanceId>> instancesByRunnableFrame(const Sch
   return table;
 }
 
+InstanceId instanceAt(const IdVector<RunnableId, std::vector<InstanceId>>& table, RunnableId runnable,
+                      std::uint32_t frame) {
+  return table.contains(runnable) && frame < table[runnable].size() ? table[runnable][frame] : kNone;
+}
+
+ClientId clientIndex(const Schedule& schedule, std::string_view name) {
+  for (const ClientId c : schedule.clients.ids()) {
+    if (schedule.clients[c].name == name) return c;
+  }
+  return kNone;
+}
+
 HyperepochId instanceHyperepoch(const Schedule& schedule, InstanceId instance) {
   if (!schedule.instances.contains(instance)) return kNone;
   const RunnableId runnable = schedule.instances[instance].runnable;

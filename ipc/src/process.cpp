@@ -2,6 +2,8 @@
 #include "tactus/ipc/process.hpp"
 
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -128,6 +130,14 @@ bool ProcessWatch::exited() const {
     return ::poll(&p, 1, 0) > 0;
   }
   return !processAlive(pid_, startTime_);
+}
+
+bool pinThisThread(std::uint32_t core) {
+  if (core >= CPU_SETSIZE) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
 }
 
 }  // namespace tactus::ipc

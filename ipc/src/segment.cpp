@@ -17,6 +17,7 @@
 #include <boost/interprocess/shared_memory_object.hpp>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "tactus/core/limits.hpp"
@@ -76,6 +77,14 @@ std::string errnoText(int error) {
 }
 
 }  // namespace
+
+ChosenInstance chooseInstance(const std::string& given, const std::string& givenSource,
+                              const std::string& defaultSource) {
+  if (!given.empty()) return {given, givenSource};
+  const char* env = std::getenv("TACTUS_INSTANCE");
+  if (env != nullptr && *env != '\0') return {env, "TACTUS_INSTANCE"};
+  return {kDefaultInstance, defaultSource};
+}
 
 Result<void> validateInstanceName(const std::string& instance) {
   if (instance.empty() || instance.size() > 64 || instance[0] == '.') {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tactus/core/ids.hpp"
@@ -284,6 +285,13 @@ std::string qualifiedName(const Schedule& schedule, RunnableId runnable);
 /// in one pass; for lookups that would otherwise scan all instances. Assumes indices in range
 /// (a verified schedule).
 IdVector<RunnableId, std::vector<InstanceId>> instancesByRunnableFrame(const Schedule& schedule);
+
+/// That table's instance of `runnable` at `frame` (kNone where it has none or either is out of range).
+InstanceId instanceAt(const IdVector<RunnableId, std::vector<InstanceId>>& table, RunnableId runnable,
+                      std::uint32_t frame);
+
+/// The client named `name` (kNone: the schedule has none).
+ClientId clientIndex(const Schedule& schedule, std::string_view name);
 
 /// The hyperepoch an instance belongs to.
 HyperepochId instanceHyperepoch(const Schedule& schedule, InstanceId instance);

@@ -35,6 +35,10 @@ enum class Ownership {
 /// processAlive, then processMaps.
 Ownership processOwns(pid_t pid, std::uint64_t startTime, const std::string& path);
 
+/// Pins the calling thread to `core`: whether it could (false beyond CPU_SETSIZE, or where the
+/// core is offline, absent or outside the process's cpuset).
+bool pinThisThread(std::uint32_t core);
+
 /// Watches one process for exit. Uses pidfd_open + poll (readable once the process has exited,
 /// zombie included); falls back to /proc when pidfds are unavailable.
 class ProcessWatch {

@@ -18,6 +18,16 @@ inline constexpr const char* kDefaultInstance = "default";
 /// Checks an instance name: 1..64 characters of [A-Za-z0-9_.-], not starting with '.'.
 Result<void> validateInstanceName(const std::string& instance);
 
+/// An instance a process works on and where its name came from: `given` (from `givenSource`), else
+/// $TACTUS_INSTANCE, else kDefaultInstance (from `defaultSource`). The client, the manager and
+/// tactus-top choose alike.
+struct ChosenInstance {
+  std::string name;
+  std::string source;
+};
+ChosenInstance chooseInstance(const std::string& given, const std::string& givenSource = "",
+                              const std::string& defaultSource = "");
+
 /// The shared-memory object name of an instance: `tactus_<instance>`. The one place that names
 /// segments; the object appears as /dev/shm/tactus_<instance>.
 std::string segmentName(const std::string& instance);
