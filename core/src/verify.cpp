@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <new>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "tactus/core/channels.hpp"
@@ -28,6 +30,7 @@ class Verifier {
   VerifyReport run() {
     if (withinLimits() && structure() && instanceCounts()) {
       instancesStructure();
+      uniqueNames();
       if (report_.ok()) socPlacement();
       if (report_.ok()) timelines();
       if (report_.ok()) streamOrder();
@@ -41,6 +44,25 @@ class Verifier {
   }
 
  private:
+  // The names the runtime finds things by, each once: clients, hyperepochs, a client's runnables,
+  // and a client's resources (or the graph's own: client none).
+  void uniqueNames() {
+    std::set<std::string_view> clients, hyperepochs;
+    std::set<std::pair<std::uint32_t, std::string_view>> runnables, resources;
+    for (const ClientInfo& c : s_.clients)
+      if (!clients.insert(c.name).second) error("client " + quoted(c.name) + " is listed twice");
+    for (const HyperepochInfo& h : s_.hyperepochs)
+      if (!hyperepochs.insert(h.name).second) error("hyperepoch " + quoted(h.name) + " is listed twice");
+    for (RunnableId r : s_.runnables.ids())
+      if (!runnables.emplace(index(s_.runnables[r].client), s_.runnables[r].name).second)
+        error("runnable " + quoted(qualifiedName(s_, r)) + " is listed twice");
+    for (const ResourceInfo& r : s_.resources) {
+      if (resources.emplace(index(r.client), r.name).second) continue;
+      error("resource " + quoted(r.name) + " is listed twice" +
+            (r.client != kNone ? " for client " + quoted(s_.clients[r.client].name) : std::string()));
+    }
+  }
+
   void error(std::string msg) {
     if (report_.errors.size() < kMaxErrors) report_.errors.push_back(std::move(msg));
     else if (report_.errors.size() == kMaxErrors) report_.errors.push_back("(more errors not shown)");

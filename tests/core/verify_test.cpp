@@ -169,6 +169,12 @@ TEST_CASE("verify catches each broken invariant", "[verify]") {
          s.runnables.back().dependencies = ids<RunnableId>({0});
        },
        "of another epoch"},
+      {"two clients of one name", [](Schedule& s) { s.clients.push_back(s.clients[0]); },
+       "client 'Client0' is listed twice"},
+      {"two runnables of one name in a client", [](Schedule& s) { s.runnables[3].name = s.runnables[0].name; },
+       "runnable 'Client0.A' is listed twice"},
+      {"two resources of one name", [](Schedule& s) { s.resources[1].name = s.resources[0].name; },
+       "resource 'CPU0' is listed twice"},
       {"priority out of range", [](Schedule& s) { s.runnables[0].priority = 11; }, "outside 1..10"},
       {"stream limit exceeded", [](Schedule& s) { s.resources[2].streamLimit = 0; }, "above its limit of 0"},
       {"stream mapped to a cpu", [](Schedule& s) { s.resources[4].device = ResourceId{0}; }, "does not map to a GPU"},
