@@ -20,6 +20,8 @@
 #   makespan   stg-makespan (10 graphs, unit 100us): mean over-plan per runnable and mean over the
 #              bare run per runnable (ns)
 #   switch     switch-bench: rollover p50 and p99, complete swap p50 (us)
+# AB_QUICK=1 runs each benchmark's --quick version: figures of no worth, only to check this script
+# against the benchmarks' output (tests/bench/ab_runtime_test.sh).
 set -euo pipefail
 a=${1:?usage: ab_runtime.sh BUILD_A BUILD_B STG_DATA [RUNS]}
 b=${2:?usage: ab_runtime.sh BUILD_A BUILD_B STG_DATA [RUNS]}
@@ -28,22 +30,27 @@ runs=${4:-5}
 release_frames=${RELEASE_FRAMES:-1000}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+quick=()
+[ -n "${AB_QUICK:-}" ] && quick=(--quick)
+# The median of the numbers in a space-separated string (awk), for every program below.
+awk_median='function median(s,   a, k, i, j, t) {
+  k = split(s, a, " ")
+  for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) {t = a[i]; a[i] = a[j]; a[j] = t}
+  return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}'
 
 # One run of every benchmark for build $1, its figures appended to $out/$2 as "name value" lines.
 bench_once() {
   local build=$1 tag=$2 log
-  local args=(--compile "$build/compiler/tactus-compile" --master "$build/master/tactus-master")
+  local args=(--compile "$build/compiler/tactus-compile" --master "$build/master/tactus-master" "${quick[@]}")
   export LD_LIBRARY_PATH=$build/client_lib
   log=$out/$tag.handoff
   "$build/bench/runtime/runtime-handoff-bench" "${args[@]}" --client "$build/bench/runtime/tactus-bench-client" >"$log" 2>&1 ||
     { echo "ab_runtime: $tag hand-off failed:"; cat "$log"; exit 1; } >&2
-  awk 'function median(a, k,   i, j, t) {
-         for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) {t = a[i]; a[i] = a[j]; a[j] = t}
-         return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-       }
-       /^  tactus, 2 clients, 2 cores/ {n++; p50[n] = $(NF-3) + 0; p99[n] = $(NF-2) + 0}
+  awk "$awk_median"'
+       /^  tactus, 2 clients, 2 cores/ {p50 = p50 " " $(NF-3); p99 = p99 " " $(NF-2)}
        /over .* repetitions, medians/ {for (i=1;i<=NF;i++) if ($i=="p50" && $(i+1)=="ratio") {r=$(i+2); sub(",","",r)}}
-       END {if (n) printf "handoff.p50_ns %.0f\nhandoff.p99_ns %.0f\n", median(p50, n), median(p99, n); printf "handoff.framed_p50_ratio %s\n", r}' \
+       END {if (p50 != "") printf "handoff.p50_ns %.0f\nhandoff.p99_ns %.0f\n", median(p50), median(p99); printf "handoff.framed_p50_ratio %s\n", r}' \
     "$log" >>"$out/$tag"
   log=$out/$tag.release
   "$build/bench/runtime/runtime-release-bench" "${args[@]}" --client "$build/bench/runtime/tactus-bench-client" \
@@ -77,14 +84,9 @@ for ((r = 1; r <= runs; r++)); do
 done
 
 printf '%-34s %12s %12s %8s   %s\n' "figure (median of $runs)" A B "B / A" "every round, A | B"
-awk '
+awk "$awk_median"'
   FNR == 1 {side = (FILENAME ~ /\/A$/) ? "A" : "B"}
   {v[side, $1] = v[side, $1] " " $2; if (!($1 in seen)) {seen[$1] = 1; order[++n] = $1}}
-  function median(s,   a, k, i, j, t) {
-    k = split(s, a, " ")
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) {t = a[i]; a[i] = a[j]; a[j] = t}
-    return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-  }
   END {
     for (i = 1; i <= n; i++) {
       if (v["A", order[i]] == "" || v["B", order[i]] == "") {  # a benchmark of one build that predates the figure
