@@ -18,7 +18,6 @@
 // usage: stg-makespan --compile TACTUS_COMPILE --master TACTUS_MASTER [DATA_DIR]
 //        [--units 1ms,100us,10us] [--graphs N] [--iterations N] [--quick]
 // The client is this program itself (a forked child that links libtactus).
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <tactus/client.hpp>
@@ -34,6 +33,7 @@
 #include <new>
 #include <sstream>
 
+#include "bare_plan.hpp"
 #include "bench_support.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule.hpp"
@@ -148,46 +148,10 @@ double mean(const std::vector<std::int64_t>& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
-// Per run with a predecessor: its start - the latest end of its predecessors (its dependencies and
-// the run before it on its core), apart by where that latest end was.
-struct HandOffs {
-  std::vector<std::int64_t> sameCore;   // on the run's own core (its worker's previous run, or a dependency there)
-  std::vector<std::int64_t> crossCore;  // a dependency on the other core: the cross-core hand-off
-  void add(std::int64_t handOff, bool cross) { (cross ? crossCore : sameCore).push_back(handOff); }
-};
-
-// The timeline of each instance (for same-core or cross-core hand-offs), and the instance before
-// each on its timeline (UINT32_MAX for the first).
-struct Timelines {
-  std::vector<std::uint32_t> of, previous;
-  explicit Timelines(const tactus::Schedule& s)
-      : of(s.instances.size(), UINT32_MAX), previous(s.instances.size(), UINT32_MAX) {
-    std::uint32_t t = 0;
-    for (const tactus::TimelineInfo& timeline : s.timelines) {
-      const auto& list = timeline.instances;
-      ++t;
-      for (std::size_t k = 0; k < list.size(); ++k) {
-        of[index(list[k])] = t;
-        if (k > 0) previous[index(list[k])] = index(list[k - 1]);
-      }
-    }
-  }
-};
-
-struct BareRun {
-  std::vector<std::int64_t> makespans;  // per iteration
-  HandOffs handOffs;
-  std::vector<std::int64_t> stretches;  // per run: measured length - WCET
-  long preemptions = 0;                 // the two sides' involuntary context switches
-};
-
-// Involuntary context switches of the reaped children so far: a child's threads taken off their
-// core while runnable (preempted), counted once the child has been waited for.
-long childPreemptions() {
-  rusage usage{};
-  getrusage(RUSAGE_CHILDREN, &usage);
-  return usage.ru_nivcsw;
-}
+using tb::BareRun;
+using tb::HandOffs;
+using tb::Timelines;
+using tb::childPreemptions;
 
 struct GraphResult {
   std::int64_t planNs = 0;
@@ -222,92 +186,6 @@ bool compile(const Options& o, const std::string& dir, const std::string& yaml, 
   return rc == 0;
 }
 
-// The plan run without tactus, as the machine allows: two processes pinned to cores 0 and 1, each
-// running its cores' timelines in order, every instance spinning (pause) on its predecessors'
-// done words in shared memory, then busy-waiting its WCET as the tactus client's runnables do;
-// each iteration starts `periodNs` after the previous one, on both sides at once. Returns the
-// makespans (latest end - earliest start) per iteration, its hand-offs and stretches, or no
-// makespans on failure. What
-// tactus's makespan exceeds this by is the runtime's own cost; what this exceeds the plan by is
-// the machine's (preemption, cold caches after long runnables, the clock).
-BareRun bareRun(const tactus::Schedule& s, int iterations, std::int64_t periodNs) {
-  struct alignas(64) Done {
-    std::atomic<std::uint32_t> iterations{0};
-  };
-  const std::size_t count = s.instances.size();
-  const std::size_t stamps = count * static_cast<std::size_t>(iterations);
-  const std::size_t bytes = sizeof(Done) * count + 2 * sizeof(std::int64_t) * stamps;
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return {};
-  auto* done = new (memory) Done[count];
-  auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(Done) * count);
-  std::int64_t* endNs = startNs + stamps;
-  const std::int64_t firstNs = tb::monotonicNs() + 20'000'000;  // both sides are up and pinned by then
-  const auto runSide = [&](int side) {
-    std::vector<tactus::InstanceId> mine;  // this core's instances, in plan order
-    for (const tactus::TimelineInfo& t : s.timelines) {
-      if (s.resources[t.resource].core % 2 == static_cast<std::uint32_t>(side))
-        mine.insert(mine.end(), t.instances.begin(), t.instances.end());
-    }
-    std::sort(mine.begin(), mine.end(), [&](tactus::InstanceId a, tactus::InstanceId b) {
-      return s.instances[a].startNs < s.instances[b].startNs;
-    });
-    for (int h = 0; h < iterations; ++h) {
-      // Both sides wake a lead before the iteration's start and spin until it, so that they
-      // start together as one release starts tactus's workers (a sleep's own wake-up varies by
-      // tens of microseconds between the two, which would count in the makespan).
-      const std::int64_t at = firstNs + h * periodNs;
-      const std::int64_t wake = at - 200'000;
-      const timespec t{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
-      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {}
-      while (tb::monotonicNs() < at) {}
-      for (const tactus::InstanceId i : mine) {
-        for (const tactus::InstanceId d : s.instances[i].dependencies) {
-          while (done[index(d)].iterations.load(std::memory_order_acquire) < static_cast<std::uint32_t>(h + 1)) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-          }
-        }
-        const std::int64_t start = tb::monotonicNs();
-        const std::int64_t until = start + (s.instances[i].endNs - s.instances[i].startNs);
-        std::int64_t end = start;
-        while ((end = tb::monotonicNs()) < until) {}
-        const std::size_t k = static_cast<std::size_t>(h) * count + index(i);
-        startNs[k] = start;
-        endNs[k] = end;
-        done[index(i)].iterations.store(static_cast<std::uint32_t>(h + 1), std::memory_order_release);
-      }
-    }
-  };
-  const long preemptedBefore = childPreemptions();
-  const bool ok = tb::runPinnedPair(runSide, tb::monotonicNs() + 300'000'000'000LL);
-  BareRun out;
-  out.preemptions = childPreemptions() - preemptedBefore;
-  const Timelines timelines(s);
-  for (int h = 0; ok && h < iterations; ++h) {
-    std::int64_t lo = INT64_MAX, hi = 0;
-    const std::size_t base = static_cast<std::size_t>(h) * count;
-    for (std::size_t i = 0; i < count; ++i) {
-      lo = std::min(lo, startNs[base + i]);
-      hi = std::max(hi, endNs[base + i]);
-      const std::uint32_t previous = timelines.previous[i];
-      std::int64_t ready = previous != UINT32_MAX ? endNs[base + previous] : 0;
-      bool cross = false;
-      for (const tactus::InstanceId d : s.instances[i].dependencies) {
-        if (endNs[base + index(d)] <= ready) continue;
-        ready = endNs[base + index(d)];
-        cross = timelines.of[index(d)] != timelines.of[i];
-      }
-      if (ready > 0) out.handOffs.add(startNs[base + i] - ready, cross);
-      out.stretches.push_back(endNs[base + i] - startNs[base + i] - (s.instances[i].endNs - s.instances[i].startNs));
-    }
-    out.makespans.push_back(hi - lo);
-  }
-  munmap(memory, bytes);
-  return out;
-}
-
 GraphResult runGraph(const Options& o, const std::string& dir, const std::vector<Task>& tasks, std::int64_t unitNs) {
   GraphResult r;
   r.runnables = static_cast<int>(tasks.size()) - 2;
@@ -331,7 +209,9 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     return r;
   }
   r.planNs = planLength(*schedule);
-  r.bare = bareRun(*schedule, o.iterations, period);
+  r.bare = tb::bareRun(*schedule, o.iterations, period, [&](tactus::InstanceId i) {
+    return schedule->instances[i].endNs - schedule->instances[i].startNs;  // busy-waiting its WCET, as the client
+  });
   if (r.bare.makespans.empty()) {
     r.error = "the bare run of the plan failed";
     return r;

@@ -78,6 +78,10 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
           const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
                                rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
           const std::uint32_t predSoc = rt.schedule.clients[rt.schedule.runnables[pred.runnable].client].soc;
+          // Its core's timeline predecessor (the plan's first wait) run by another client's worker.
+          if (cpuWorker && waits.size() == step.firstWait && pred.resources.front() == wp.resource &&
+              rt.plan.instanceWorker[c.instance] != w)
+            step.coreWait = static_cast<std::uint32_t>(waits.size());
           const bool remote = predSoc != ownSoc && predSoc != kNone && ownSoc != kNone;
           waits.push_back({&view.instance(c.instance).done,
                            &view.instance(c.instance).waiters,

@@ -14,6 +14,9 @@
 
 namespace tactus::client {
 
+/// Step::coreWait of a step with no predecessor on its core that another worker runs.
+inline constexpr std::uint32_t kNoCoreWait = 0xffffffffu;
+
 /// How a step runs.
 enum class StepKind : std::uint8_t {
   kCall,     ///< a registered plain function, called directly: no lookup, no engine
@@ -48,6 +51,11 @@ struct Step {
   std::uint64_t frames;     ///< the epoch's frames per hyperepoch iteration (>= 1)
   std::uint32_t firstWait;  ///< its waits: waits[firstWait, endWait)
   std::uint32_t endWait;
+  /// The wait (an index into StepTable::waits, among its own) on the instance before it in its
+  /// core's timeline when another worker runs that one (another client's thread on this core);
+  /// kNoCoreWait otherwise. A pinned worker sleeps on it before anything else: until that
+  /// instance ends, the core is another thread's by the plan.
+  std::uint32_t coreWait = kNoCoreWait;
   shm::EpochSlot* epoch;    ///< its epoch's release word
   shm::InstanceSlot* self;  ///< its completion word and start
   EpochId epochId;

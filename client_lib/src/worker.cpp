@@ -194,7 +194,7 @@ class WorkerLoop {
     if (resource.kind == ResourceKind::kCpu) {
       // enterScheduler refused a core the process cannot pin to (client.cpp, refuseMissingCore): a
       // failure here is a core taken away since (a cpuset changed mid-run); the worker runs unpinned.
-      if ((rt_.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) (void)ipc::pinThisThread(resource.core);
+      if ((rt_.flags & shm::kFlagNoPinning) == 0 && resource.core != kNone) pinned_ = ipc::pinThisThread(resource.core);
       engine_ = std::make_unique<CpuEngine>(rt_.registrations);
     } else {
       engine_ = std::make_unique<NullEngine>();
@@ -215,7 +215,8 @@ class WorkerLoop {
         if (h >= hyper_.stopAt.load(std::memory_order_acquire)) return h;
         const std::uint64_t epochFrame = h * step.frames + step.frame;
         const auto releaseTarget = static_cast<std::uint32_t>(epochFrame + 1);
-        if (!awaitRelease(step, h, releaseTarget) || !awaitWaits(step, h, releaseTarget)) return h;
+        if (!awaitCoreTurn(step, h) || !awaitRelease(step, h, releaseTarget) || !awaitWaits(step, h, releaseTarget))
+          return h;
         std::int64_t start = 0;
         std::int64_t end = 0;
         const RunnableId runnable =
@@ -233,6 +234,24 @@ class WorkerLoop {
   bool aborted() const {
     return header_.state.load(std::memory_order_relaxed) >= static_cast<std::uint32_t>(SegmentState::kFinished) ||
            rt_.halted.load(std::memory_order_relaxed);
+  }
+
+  // Waits, asleep, until the instance before the step on this core has ended, when another
+  // client's worker on this core runs that one: until then the core is that thread's by the plan,
+  // and a waiter that spins (or polls for its release) takes the core from it, or under
+  // SCHED_FIFO holds it until its spin ends. The predecessor's completion wakes this worker (one
+  // futex wake and one context switch), and only then does it wait for its release and its other
+  // waits, spinning as the core's owner. Every step of a core's timeline waits so for the one
+  // before it, so at any time one worker per core is awake to run next. Only for a pinned worker:
+  // an unpinned one may run beside its predecessor. False when the run stopped or was aborted.
+  [[gnu::always_inline]] bool awaitCoreTurn(const Step& step, std::uint64_t h) {
+    if (step.coreWait == kNoCoreWait || !pinned_) return true;
+    const WaitRef& c = table_.waits[step.coreWait];
+    const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
+    if (shm::sequenceReached(c.word->load(std::memory_order_acquire), target)) return true;
+    log_.flush();  // asleep until the core is this worker's: there is time
+    auto stopped = [&] { return aborted() || h >= hyper_.stopAt.load(std::memory_order_relaxed); };
+    return ipc::waitForSequence(*c.word, *c.waiters, target, 0, stopped, meter_) == ipc::WaitOutcome::kReached;
   }
 
   // Waits for the step's frame to be released; false when the run stopped at this iteration or
@@ -409,6 +428,7 @@ class WorkerLoop {
   const std::int64_t releaseLeadNs_ = ipc::releaseLeadNs();
   const std::int64_t planLeadNs_ = ipc::planLeadNs();
   const std::int64_t hyperPeriodNs_;
+  bool pinned_ = false;  // pinned to its core: it sleeps while another worker's instance has the core (awaitCoreTurn)
   const CheckHooks* const check_;  // non-null only under tactus-check
   const std::function<bool()> gpuAbort_ = [this] { return aborted(); };
   RuntimeInfo info_;
