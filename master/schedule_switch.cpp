@@ -206,12 +206,17 @@ void Run::followStopped(Mode& mode, HyperepochId he) {
   mode.follow[he] = FollowStep::kParked;
 }
 
-// Workers asleep on a release that will not come look at stopAt now rather than after their
-// sleep slice, so they leave the activation promptly.
+// Workers asleep on a release that will not come, or on the end of an instance that will not run
+// (a worker waiting for its turn on a core another client's worker has: the client library's
+// awaitCoreTurn), look at stopAt now rather than after their sleep slice, so they leave the
+// activation promptly.
 void Run::wakeStoppedWorkers(const Mode& mode, HyperepochId he) {
   const shm::SegmentView& view = mode.owner->view();
   for (const EpochId e : mode.schedule.hyperepochs[he].epochs) {
     if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
+  }
+  for (const InstanceId i : mode.plan.hyperepochs[he].instances) {
+    if (view.instance(i).waiters.load() != 0) ipc::futexWake(view.instance(i).done);
   }
 }
 

@@ -38,7 +38,9 @@ case "$sanitize" in
     # -O0 and line tables only (-g1): ASan + UBSan at -O1 -g compile 4-5 times slower (CPU seconds
     # for tests/switching/switching_test.cpp: 54 at -O1 -g, 29 at -O1 -g1, 11 at -O0 -g1), and this
     # build was the bulk of CI's time; reports still name file and line.
-    setup_options+=(-Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled -Doptimization=0 "${line_tables[@]}")
+    # No benchmarks: their code is the harness's, built and run (quick) in the plain build; the
+    # runtime they drive runs here in the real-process tests and the matrix.
+    setup_options+=(-Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled -Dbenchmarks=false -Doptimization=0 "${line_tables[@]}")
     # Without test names: every test but suite 'packaging' (tests/downstream builds its own copies
     # of tactus with default options: a sanitized stage would repeat the plain run, two minutes).
     ((${#test_args[@]})) || test_args=(--no-suite packaging) ;;

@@ -78,9 +78,13 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
           const bool planned = !c.previousIteration && kind == RunnableKind::kCpu && !pred.resources.empty() &&
                                rt.schedule.resources[pred.resources[0]].kind == ResourceKind::kCpu;
           const std::uint32_t predSoc = rt.schedule.clients[rt.schedule.runnables[pred.runnable].client].soc;
-          // Its core's timeline predecessor (the plan's first wait) run by another client's worker.
-          if (cpuWorker && waits.size() == step.firstWait && pred.resources.front() == wp.resource &&
-              rt.plan.instanceWorker[c.instance] != w)
+          // Its core's timeline predecessor (the plan's first wait) of the same iteration, run by
+          // another client's worker. Not the previous iteration's last (the first of a core's
+          // timeline): that one ended before this frame's release, which the worker waits for
+          // anyway, and waking for it at the iteration's end would put a thread beside the release
+          // thread that has to see that end.
+          if (cpuWorker && waits.size() == step.firstWait && !c.previousIteration &&
+              pred.resources.front() == wp.resource && rt.plan.instanceWorker[c.instance] != w)
             step.coreWait = static_cast<std::uint32_t>(waits.size());
           const bool remote = predSoc != ownSoc && predSoc != kNone && ownSoc != kNone;
           waits.push_back({&view.instance(c.instance).done,

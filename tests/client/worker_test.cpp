@@ -1,6 +1,8 @@
 // The worker in one process (the in-process tier): its step table (step_table.hpp) and its loop
 // (runWorker) on a segment in a heap buffer, this test playing the master's part (releases,
 // stopAt, the run's end). No master process, no client process: a case runs in milliseconds.
+#include <sched.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <memory>
@@ -201,4 +203,76 @@ TEST_CASE("a halted client's workers leave at once, before running anything", "[
   rt->halted.store(true);  // the master died, or the segment was damaged
   CHECK(client::runWorker(*rt, seg.worker("A", "CPU0")) == 0);
   CHECK(calls.seen.empty());
+}
+
+namespace {
+
+Schedule threeOnOneCore() {
+  // CPU0's timeline: A.a, B.b, A.c (placed in this order); C.d on CPU1 depends on B.b.
+  return test::makeSchedule({{"A", "a", "CPU0", 100'000, {}, 0, {}},
+                             {"B", "b", "CPU0", 100'000, {}, 0, {}},
+                             {"A", "c", "CPU0", 100'000, {}, 0, {}},
+                             {"C", "d", "CPU1", 100'000, {"B.b"}, 0, {}}},
+                            10'000'000);
+}
+
+}  // namespace
+
+TEST_CASE("the step table names the wait on the instance before a step on its core when another worker runs it",
+          "[client][worker]") {
+  HeapSegment seg(threeOnOneCore());
+  auto rtA = runtimeOf(seg, "A");
+  auto rtB = runtimeOf(seg, "B");
+  auto rtC = runtimeOf(seg, "C");
+  const client::StepTable a = client::buildSteps(*rtA, seg.worker("A", "CPU0"));
+  const client::StepTable b = client::buildSteps(*rtB, seg.worker("B", "CPU0"));
+  const client::StepTable c = client::buildSteps(*rtC, seg.worker("C", "CPU1"));
+  REQUIRE(a.steps.size() == 2);
+  REQUIRE(b.steps.size() == 1);
+  REQUIRE(c.steps.size() == 1);
+  // A.a is the first of CPU0's timeline; the one before it (A.c of the previous iteration) is A's own.
+  CHECK(a.steps[0].coreWait == client::kNoCoreWait);
+  // B.b follows A.a, A.c follows B.b: each waits for another worker's instance on its core.
+  REQUIRE(b.steps[0].coreWait != client::kNoCoreWait);
+  CHECK(b.waits[b.steps[0].coreWait].word == &seg.view.instance(seg.instance("A.a")).done);
+  CHECK_FALSE(b.waits[b.steps[0].coreWait].previousIteration);
+  REQUIRE(a.steps[1].coreWait != client::kNoCoreWait);
+  CHECK(a.waits[a.steps[1].coreWait].word == &seg.view.instance(seg.instance("B.b")).done);
+  // C.d waits for B.b on the other core: a dependency, not its core's order.
+  REQUIRE(c.steps[0].endWait - c.steps[0].firstWait == 1);
+  CHECK(c.steps[0].coreWait == client::kNoCoreWait);
+}
+
+TEST_CASE("a pinned worker sleeps, without spinning, until another worker's instance before it on its core has ended",
+          "[client][worker]") {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || !CPU_ISSET(0, &allowed)) {
+    WARN("this process may not run on core 0: nothing to check here");
+    return;
+  }
+  HeapSegment seg(threeOnOneCore());
+  auto rtB = runtimeOf(seg, "B");
+  rtB->flags = 0;  // pinned to CPU0, as a client's workers are
+  Calls calls;
+  Probe b{&calls, "B.b"};
+  registerProbe(*rtB, seg, b);
+  seg.releaseAndStopAt(1);
+  shm::InstanceSlot& aa = seg.view.instance(seg.instance("A.a"));
+  std::uint64_t stopped = 0;
+  std::thread workerB([&] { stopped = client::runWorker(*rtB, seg.worker("B", "CPU0")); });
+  // B's worker goes to sleep on A.a's done word; the test, playing A, ends A.a a while later.
+  const std::int64_t deadline = ipc::monotonicNs() + 5'000'000'000;
+  while (aa.waiters.load() == 0 && ipc::monotonicNs() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  CHECK(aa.waiters.load() == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(calls.seen.empty());
+  ipc::publishSequence(aa.done, aa.waiters, 1);
+  workerB.join();
+  CHECK(stopped == 1);
+  const std::vector<EventRecord> log = seg.records(seg.worker("B", "CPU0"));
+  REQUIRE(log.size() == 1);
+  // No spin before the run: it slept until A.a's end woke it (a spinning waiter logs its spin;
+  // the plan-guided wait spun at least TACTUS_SPIN_NS, 20 us, for a predecessor of 100 us).
+  CHECK(log[0].detail == 0);
 }
