@@ -1,19 +1,23 @@
-// runtime-density-bench: the runtime's cost as the number of client processes per core grows. A
-// graph of 2K clients, each a chain of runnables with 20% dependencies on runnables of other
-// clients, every runnable free to go on CPU0 or CPU1 (the compiler chooses), so that K workers
-// (of K processes) share each core on average, and the plan says which of them runs when (the
-// table shows the plan's workers per core). For K = 1, 2, 4, 8, 16, three runnable lengths (an empty runnable, about 0.2 us; a
-// 20 us and a 2 ms busy wait) and both worker policies (SCHED_OTHER, SCHED_FIFO 10), it runs the
-// real master and N real client processes and prints per iteration the span (latest end -
-// earliest start, from the event log): its median and p99 against the plan, per runnable, and
-// against the same order run bare (two pinned processes spinning on done words, no runtime:
-// bench/support/bare_plan.hpp); the iterations whose span exceeded the plan; and the CPU time
-// the clients spent per iteration beyond their runnables (waiting: a strategy that burns the
-// cores shows here).
+// runtime-density-bench: the runtime's cost as the number of client processes per core grows.
+// A graph of 2K clients, each a chain of runnables with 20% dependencies on runnables of other
+// clients, every runnable free to go on CPU0 or CPU1 (the compiler chooses), so that about K
+// workers (of K processes) share each core, and the plan says which of them runs when (the table
+// shows the plan's workers per core). For K = 1, 2, 4, 8, 16, three runnable lengths (an empty
+// runnable, about 0.2 us; a 20 us and a 2 ms busy wait) and both worker policies (SCHED_OTHER,
+// SCHED_FIFO 10) it runs the real master and 2K real client processes and prints the span of an
+// iteration (latest end - earliest start, from the event log): median and p99, against the plan,
+// per runnable, and against the same order run bare (bench/support/bare_plan.hpp) twice: in one
+// process per core (what the order costs without any process switch) and in the run's own
+// processes, a futex hand-off between them on a core (the least any runtime can pay for the
+// process switches the plan makes: the machine's floor); the iterations whose span exceeded the
+// plan; the CPU time the clients spent per iteration beyond their runnables (a waiting strategy
+// that burns the cores shows here); and the hand-offs by kind (on a core within one worker,
+// between workers on a core, across cores).
 //
 // usage: runtime-density-bench --compile TACTUS_COMPILE --master TACTUS_MASTER
 //        [--per-core 1,2,4,8,16] [--lengths empty,20us,2ms] [--policies other,fifo]
-//        [--iterations N] [--quick] [--check]
+//        [--iterations N] [--fusion DURATION] [--quick] [--check]
+// --fusion: tactus-compile -wt DURATION (runnable fusion: fewer process switches in the plan).
 // --quick: 1 and 4 clients per core, empty runnables, 5 iterations (the code keeps working).
 // --check: 4 clients per core, empty runnables of 50 us WCET (plan 10 ms), 20 iterations, both
 // policies (SCHED_FIFO where the limits allow it); exits 1 when any iteration's span exceeds its
@@ -160,26 +164,16 @@ struct Row {
   int runnables = 0;
   double workersPerCore = 0;
   std::vector<std::int64_t> spans;  // per iteration
-  double bareP50 = 0;       // the order run bare in one process per core
-  double processesP50 = 0;  // the order run bare in the run's processes (futex hand-offs between them)
-  double cpuPerIterationNs = 0;  // the clients' CPU beyond their runnables, per iteration
-  int overPlan = 0;              // iterations whose span exceeded the plan
+  double bareP50 = 0;               // the order run bare in one process per core
+  double processesP50 = 0;          // the order run bare in the run's processes (futex hand-offs between them)
+  double cpuPerIterationNs = 0;     // the clients' CPU beyond their runnables, per iteration
+  int overPlan = 0;                 // iterations whose span exceeded the plan
   // Hand-offs (a run's start - the latest end of what it waited for), by where that end was: the
   // run before it on its core in the same worker, the run before it on its core in another
   // worker (another process's thread on the core), a dependency on the other core.
   std::vector<std::int64_t> sameWorker, otherWorker, crossCore;
   std::string error;
 };
-
-// Latest planned end - earliest planned start.
-std::int64_t planLength(const tactus::Schedule& s) {
-  std::int64_t lo = INT64_MAX, hi = 0;
-  for (const auto& i : s.instances) {
-    lo = std::min(lo, i.startNs);
-    hi = std::max(hi, i.endNs);
-  }
-  return s.instances.empty() ? 0 : hi - lo;
-}
 
 // Compiles the graph of `clients` clients at `length`; the schedule, or an error.
 std::optional<tactus::Schedule> compileGraph(const Options& o, const std::string& dir, int clients,
@@ -188,8 +182,7 @@ std::optional<tactus::Schedule> compileGraph(const Options& o, const std::string
   const std::string sched = dir + "/g.tsched";
   std::vector<std::string> argv{o.compile, "-i", dir + "/g.yaml", "-o", sched};
   if (!o.fusion.empty()) argv.insert(argv.end(), {"-wt", o.fusion});
-  const int rc = tb::waitUntil(tb::spawn(argv, dir + "/compile.out"),
-                               tb::monotonicNs() + 120'000'000'000LL);
+  const int rc = tb::waitUntil(tb::spawn(argv, dir + "/compile.out"), tb::monotonicNs() + 120'000'000'000LL);
   if (rc != 0) {
     error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
     return std::nullopt;
@@ -226,9 +219,9 @@ void handOffs(const tactus::Schedule& schedule, const tactus::EventLog& events, 
       for (const tactus::InstanceId d : schedule.instances[tactus::InstanceId{i}].dependencies) {
         if (v[index(d)].second <= ready) continue;
         ready = v[index(d)].second;
-        where = timelines.of[index(d)] != timelines.of[i] ? 2
+        where = timelines.of[index(d)] != timelines.of[i]                                ? 2
                 : plan->instanceWorker[d] != plan->instanceWorker[tactus::InstanceId{i}] ? 1
-                                                                                          : 0;
+                                                                                         : 0;
       }
       if (ready <= 0 || v[i].first == 0) continue;
       (where == 0 ? r.sameWorker : where == 1 ? r.otherWorker : r.crossCore).push_back(v[i].first - ready);
@@ -304,9 +297,10 @@ std::vector<std::string> splitList(const std::string& text) {
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: runtime-density-bench --compile TACTUS_COMPILE --master TACTUS_MASTER [--per-core 1,2,4,8,16] "
-               "[--lengths empty,20us,2ms] [--policies other,fifo] [--iterations N] [--quick] [--check]\n");
+  std::fprintf(
+      stderr,
+      "usage: runtime-density-bench --compile TACTUS_COMPILE --master TACTUS_MASTER [--per-core 1,2,4,8,16] "
+      "[--lengths empty,20us,2ms] [--policies other,fifo] [--iterations N] [--fusion DURATION] [--quick] [--check]\n");
   return 2;
 }
 
@@ -324,11 +318,10 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (a == "--lengths") {
       o.lengths.clear();
       for (const std::string& name : splitList(value())) {
-        const auto found = std::find_if(allLengths().begin(), allLengths().end(),
-                                        [&](const Length& l) { return l.name == name; });
+        const auto found =
+            std::find_if(allLengths().begin(), allLengths().end(), [&](const Length& l) { return l.name == name; });
         if (found == allLengths().end()) {
-          std::fprintf(stderr, "runtime-density-bench: --lengths: '%s' is not one of empty, 20us, 2ms\n",
-                       name.c_str());
+          std::fprintf(stderr, "runtime-density-bench: --lengths: '%s' is not one of empty, 20us, 2ms\n", name.c_str());
           return false;
         }
         o.lengths.push_back(*found);
@@ -357,8 +350,8 @@ bool parse(int argc, char** argv, Options& o) {
       return false;
     }
   }
-  const bool clientsOk = !o.perCore.empty() && std::all_of(o.perCore.begin(), o.perCore.end(),
-                                                           [](int c) { return c >= 1 && c <= 32; });
+  const bool clientsOk =
+      !o.perCore.empty() && std::all_of(o.perCore.begin(), o.perCore.end(), [](int c) { return c >= 1 && c <= 32; });
   return !o.compile.empty() && !o.master.empty() && clientsOk && !o.lengths.empty() && !o.policies.empty() &&
          o.iterations >= 1 && o.iterations <= 10'000;
 }
@@ -383,15 +376,16 @@ int main(int argc, char** argv) try {
     return 1;
   }
   std::printf(
-      "runtime-density-bench: 2K clients (K per core), each a chain with 20%% cross-client dependencies, on CPU0 and CPU1; %d "
+      "runtime-density-bench: 2K clients (K per core), each a chain with 20%% cross-client dependencies, on CPU0 and "
+      "CPU1; %d "
       "iterations\n(span: latest end - earliest start of an iteration; run us: median span / runnables; bare: the "
       "same order in one process per core, no runtime; procs: the same order in the run's processes, a futex "
       "hand-off between them on a core, no runtime: the machine's floor; cpu/iter: the clients' CPU beyond their "
       "runnables, per iteration, us)\n",
       o.iterations);
-  std::printf("%-6s %-7s %5s %5s %9s %9s %9s %8s %8s %9s %9s %9s %10s %6s\n", "length", "clients", "w/core",
-              "runs", "plan us", "span p50", "span p99", "p50/plan", "run us", "bare p50", "procs p50",
-              "p50/procs", "cpu/iter", ">plan");
+  std::printf("%-6s %-7s %5s %5s %9s %9s %9s %8s %8s %9s %9s %9s %10s %6s\n", "length", "clients", "w/core", "runs",
+              "plan us", "span p50", "span p99", "p50/plan", "run us", "bare p50", "procs p50", "p50/procs", "cpu/iter",
+              ">plan");
   int failures = 0;
   for (const Length& length : o.lengths) {
     for (const int perCore : o.perCore) {
@@ -404,7 +398,7 @@ int main(int argc, char** argv) try {
         return 1;
       }
       Row base;
-      base.planNs = planLength(*schedule);
+      base.planNs = tb::planLength(*schedule);
       base.runnables = static_cast<int>(schedule->instances.size());
       if (auto plan = tactus::makeRunPlan(*schedule)) {
         std::map<std::uint32_t, int> perResource;
@@ -412,11 +406,12 @@ int main(int argc, char** argv) try {
         base.workersPerCore = static_cast<double>(plan->workers.size()) / static_cast<double>(perResource.size());
       }
       std::vector<std::int64_t> bareSpans =
-          tb::bareRun(*schedule, o.iterations, length.periodNs, [&](tactus::InstanceId) { return length.busyNs; })
-              .makespans;
+          tb::bareRun(*schedule, o.iterations, length.periodNs, [&](tactus::InstanceId) {
+            return length.busyNs;
+          }).makespans;
       base.bareP50 = bareSpans.empty() ? 0 : tb::percentiles(bareSpans).p50;
-      std::vector<std::int64_t> processSpans = tb::bareRunProcesses(
-          *schedule, o.iterations, length.periodNs, [&](tactus::InstanceId) { return length.busyNs; });
+      std::vector<std::int64_t> processSpans = tb::bareRunProcesses(*schedule, o.iterations, length.periodNs,
+                                                                    [&](tactus::InstanceId) { return length.busyNs; });
       base.processesP50 = processSpans.empty() ? 0 : tb::percentiles(processSpans).p50;
       for (const std::string& policy : o.policies) {
         Row r = base;
@@ -429,10 +424,10 @@ int main(int argc, char** argv) try {
         const tb::Percentiles p = tb::percentiles(r.spans);
         std::printf("%-6s %-7s %5.1f %5d %9.1f %9.1f %9.1f %8.3f %8.2f %9.1f %9.1f %9.2f %10.1f %3d/%d\n",
                     length.name.c_str(), (std::to_string(clients) + (policy == "fifo" ? " FIFO" : " OTH")).c_str(),
-                    r.workersPerCore, r.runnables, r.planNs / 1e3, p.p50 / 1e3, p.p99 / 1e3, p.p50 / r.planNs,
-                    p.p50 / 1e3 / r.runnables, r.bareP50 / 1e3, r.processesP50 / 1e3,
-                    r.processesP50 > 0 ? p.p50 / r.processesP50 : 0.0, r.cpuPerIterationNs / 1e3, r.overPlan,
-                    o.iterations);
+                    r.workersPerCore, r.runnables, static_cast<double>(r.planNs) / 1e3, p.p50 / 1e3, p.p99 / 1e3,
+                    p.p50 / static_cast<double>(r.planNs), p.p50 / 1e3 / r.runnables, r.bareP50 / 1e3,
+                    r.processesP50 / 1e3, r.processesP50 > 0 ? p.p50 / r.processesP50 : 0.0, r.cpuPerIterationNs / 1e3,
+                    r.overPlan, o.iterations);
         const auto figure = [](std::vector<std::int64_t>& values) {
           const tb::Percentiles q = tb::percentiles(values);
           char text[64];
@@ -443,10 +438,11 @@ int main(int argc, char** argv) try {
                     figure(r.sameWorker).c_str(), figure(r.otherWorker).c_str(), figure(r.crossCore).c_str());
         std::fflush(stdout);
         if (o.check && r.overPlan > 0) {
-          std::printf("FAIL: %d clients (%.1f workers per core), %s: %d of %d iterations took longer than the plan "
-                      "(%.1f us; p99 %.1f us, max %.1f us)\n",
-                      clients, r.workersPerCore, policy.c_str(), r.overPlan, o.iterations, r.planNs / 1e3,
-                      p.p99 / 1e3, p.max / 1e3);
+          std::printf(
+              "FAIL: %d clients (%.1f workers per core), %s: %d of %d iterations took longer than the plan "
+              "(%.1f us; p99 %.1f us, max %.1f us)\n",
+              clients, r.workersPerCore, policy.c_str(), r.overPlan, o.iterations, static_cast<double>(r.planNs) / 1e3,
+              p.p99 / 1e3, p.max / 1e3);
           ++failures;
         }
       }

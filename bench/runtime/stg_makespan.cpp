@@ -149,9 +149,9 @@ double mean(const std::vector<std::int64_t>& values) {
 }
 
 using tb::BareRun;
+using tb::childPreemptions;
 using tb::HandOffs;
 using tb::Timelines;
-using tb::childPreemptions;
 
 struct GraphResult {
   std::int64_t planNs = 0;
@@ -166,16 +166,6 @@ struct GraphResult {
   int runnables = 0;
   std::string error;
 };
-
-// Latest planned end - earliest planned start of the schedule's instances.
-std::int64_t planLength(const tactus::Schedule& s) {
-  std::int64_t lo = INT64_MAX, hi = 0;
-  for (const auto& i : s.instances) {
-    lo = std::min(lo, i.startNs);
-    hi = std::max(hi, i.endNs);
-  }
-  return s.instances.empty() ? 0 : hi - lo;
-}
 
 bool compile(const Options& o, const std::string& dir, const std::string& yaml, const std::string& sched,
              std::string& error) {
@@ -200,7 +190,7 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     r.error = first.error().message;
     return r;
   }
-  r.planNs = planLength(*first);
+  r.planNs = tb::planLength(*first);
   const std::int64_t period = r.planNs + std::max<std::int64_t>(r.planNs / 5, 500'000);
   if (!compile(o, dir, stgYaml(tasks, unitNs, period), sched, r.error)) return r;
   auto schedule = tactus::loadScheduleFile(sched);
@@ -208,7 +198,7 @@ GraphResult runGraph(const Options& o, const std::string& dir, const std::vector
     r.error = schedule.error().message;
     return r;
   }
-  r.planNs = planLength(*schedule);
+  r.planNs = tb::planLength(*schedule);
   r.bare = tb::bareRun(*schedule, o.iterations, period, [&](tactus::InstanceId i) {
     return schedule->instances[i].endNs - schedule->instances[i].startNs;  // busy-waiting its WCET, as the client
   });

@@ -5,8 +5,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +18,57 @@
 #include "tactus/core/run_plan.hpp"
 
 namespace tactus::bench {
+
+namespace {
+
+// The shared memory of a bare run: a done word per instance (`Word`, a cache line each) and a
+// start and an end stamp per run (instance, iteration); unmapped at destruction.
+template <typename Word>
+class RunMemory {
+ public:
+  RunMemory(const Schedule& s, int iterations)
+      : count_(s.instances.size()),
+        stamps_(count_ * static_cast<std::size_t>(iterations)),
+        bytes_(sizeof(Word) * count_ + 2 * sizeof(std::int64_t) * stamps_),
+        memory_(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) {
+    if (memory_ == MAP_FAILED) return;
+    done = new (memory_) Word[count_];
+    startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory_) + sizeof(Word) * count_);
+    endNs = startNs + stamps_;
+  }
+  RunMemory(const RunMemory&) = delete;
+  RunMemory& operator=(const RunMemory&) = delete;
+  ~RunMemory() {
+    if (memory_ != MAP_FAILED) munmap(memory_, bytes_);
+  }
+  bool ok() const { return memory_ != MAP_FAILED; }
+
+  Word* done = nullptr;
+  std::int64_t* startNs = nullptr;  // [iteration * instances + instance]
+  std::int64_t* endNs = nullptr;
+
+ private:
+  std::size_t count_, stamps_, bytes_;
+  void* memory_;
+};
+
+// Each instance's length, resolved once.
+std::vector<std::int64_t> lengthsOf(const Schedule& s, const std::function<std::int64_t(InstanceId)>& length) {
+  std::vector<std::int64_t> lengths(s.instances.size());
+  for (const InstanceId i : s.instances.ids()) lengths[index(i)] = length(i);
+  return lengths;
+}
+
+}  // namespace
+
+std::int64_t planLength(const Schedule& s) {
+  std::int64_t lo = INT64_MAX, hi = 0;
+  for (const auto& i : s.instances) {
+    lo = std::min(lo, i.startNs);
+    hi = std::max(hi, i.endNs);
+  }
+  return s.instances.empty() ? 0 : hi - lo;
+}
 
 Timelines::Timelines(const Schedule& s) : of(s.instances.size(), UINT32_MAX), previous(s.instances.size(), UINT32_MAX) {
   std::uint32_t t = 0;
@@ -43,15 +94,12 @@ BareRun bareRun(const Schedule& s, int iterations, std::int64_t periodNs,
     std::atomic<std::uint32_t> iterations{0};
   };
   const std::size_t count = s.instances.size();
-  const std::size_t stamps = count * static_cast<std::size_t>(iterations);
-  const std::size_t bytes = sizeof(Done) * count + 2 * sizeof(std::int64_t) * stamps;
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return {};
-  auto* done = new (memory) Done[count];
-  auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(Done) * count);
-  std::int64_t* endNs = startNs + stamps;
-  std::vector<std::int64_t> lengths(count);
-  for (const InstanceId i : s.instances.ids()) lengths[index(i)] = length(i);
+  RunMemory<Done> shared(s, iterations);
+  if (!shared.ok()) return {};
+  Done* done = shared.done;
+  std::int64_t* startNs = shared.startNs;
+  std::int64_t* endNs = shared.endNs;
+  const std::vector<std::int64_t> lengths = lengthsOf(s, length);
   const std::int64_t firstNs = monotonicNs() + 20'000'000;  // both sides are up and pinned by then
   const auto runSide = [&](int side) {
     std::vector<InstanceId> mine;  // this core's instances, in plan order
@@ -83,8 +131,7 @@ BareRun bareRun(const Schedule& s, int iterations, std::int64_t periodNs,
         std::int64_t end = start;
         if (lengths[index(i)] > 0)
           while ((end = monotonicNs()) < until) {}
-        else
-          end = monotonicNs();
+        else end = monotonicNs();
         const std::size_t k = static_cast<std::size_t>(h) * count + index(i);
         startNs[k] = start;
         endNs[k] = end;
@@ -116,7 +163,6 @@ BareRun bareRun(const Schedule& s, int iterations, std::int64_t periodNs,
     }
     out.makespans.push_back(hi - lo);
   }
-  munmap(memory, bytes);
   return out;
 }
 
@@ -143,15 +189,12 @@ std::vector<std::int64_t> bareRunProcesses(const Schedule& s, int iterations, st
   auto plan = makeRunPlan(s);
   if (!plan) return {};
   const std::size_t count = s.instances.size();
-  const std::size_t stamps = count * static_cast<std::size_t>(iterations);
-  const std::size_t bytes = sizeof(DoneWord) * count + 2 * sizeof(std::int64_t) * stamps;
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return {};
-  auto* done = new (memory) DoneWord[count];
-  auto* startNs = reinterpret_cast<std::int64_t*>(static_cast<char*>(memory) + sizeof(DoneWord) * count);
-  std::int64_t* endNs = startNs + stamps;
-  std::vector<std::int64_t> lengths(count);
-  for (const InstanceId i : s.instances.ids()) lengths[index(i)] = length(i);
+  RunMemory<DoneWord> shared(s, iterations);
+  if (!shared.ok()) return {};
+  DoneWord* done = shared.done;
+  std::int64_t* startNs = shared.startNs;
+  std::int64_t* endNs = shared.endNs;
+  const std::vector<std::int64_t> lengths = lengthsOf(s, length);
   const Timelines timelines(s);
   const std::int64_t firstNs = monotonicNs() + 50'000'000;  // every process is up and pinned by then
   std::vector<pid_t> children;
@@ -188,8 +231,7 @@ std::vector<std::int64_t> bareRunProcesses(const Schedule& s, int iterations, st
         std::int64_t end = start;
         if (lengths[index(i)] > 0)
           while ((end = monotonicNs()) < start + lengths[index(i)]) {}
-        else
-          end = monotonicNs();
+        else end = monotonicNs();
         const std::size_t k = static_cast<std::size_t>(h) * count + index(i);
         startNs[k] = start;
         endNs[k] = end;
@@ -215,7 +257,6 @@ std::vector<std::int64_t> bareRunProcesses(const Schedule& s, int iterations, st
     }
     makespans.push_back(hi - lo);
   }
-  munmap(memory, bytes);
   return makespans;
 }
 

@@ -27,6 +27,9 @@ struct Timelines {
   explicit Timelines(const Schedule& s);
 };
 
+/// Latest planned end - earliest planned start of the schedule's instances.
+std::int64_t planLength(const Schedule& s);
+
 /// What a bare run measured.
 struct BareRun {
   std::vector<std::int64_t> makespans;  ///< per iteration: latest end - earliest start

@@ -263,7 +263,8 @@ TEST_CASE("a pinned worker sleeps, without spinning, until another worker's inst
   std::thread workerB([&] { stopped = client::runWorker(*rtB, seg.worker("B", "CPU0")); });
   // B's worker goes to sleep on A.a's done word; the test, playing A, ends A.a a while later.
   const std::int64_t deadline = ipc::monotonicNs() + 5'000'000'000;
-  while (aa.waiters.load() == 0 && ipc::monotonicNs() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  while (aa.waiters.load() == 0 && ipc::monotonicNs() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   CHECK(aa.waiters.load() == 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CHECK(calls.seen.empty());
