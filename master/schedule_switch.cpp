@@ -224,7 +224,6 @@ void Run::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Re
   if (mode.plan.hyperepochs[he].instances.empty()) return;
   mode.releaser->requestHyperepochStop(he);
   mode.releaser->joinHyperepoch(he);  // asleep: its release thread ends once the last iteration did
-  wakeStoppedWorkers(mode, he);
   shm::HyperepochSlot& slot = mode.owner->view().hyperepoch(he);
   if (mode.control.aborted() && slot.stopAt.load() == std::numeric_limits<std::uint64_t>::max()) {
     // Aborted (a client it uses died): its release thread left without a stop iteration. Workers
@@ -232,6 +231,7 @@ void Run::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Re
     slot.stopAt.store(slot.completed.load() + 1, std::memory_order_seq_cst);
     if (mode.soc) mode.soc->stopped(he, slot.stopAt.load());  // the followers stop there too (a policy goes on)
   }
+  wakeStoppedWorkers(mode, he);  // once stopAt is final, so that those it wakes see it
   const std::uint64_t stoppedAt = slot.stopAt.load();
   mode.nextIteration[he] = stoppedAt;
   logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, to, r.takenNs, mode.releaser->hyperepochEndNs(he));

@@ -28,8 +28,11 @@
 #include <tactus/client.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -245,7 +248,13 @@ void runTactus(const Options& o, const std::string& dir, const tactus::Schedule&
       std::freopen((dir + "/client" + std::to_string(c) + ".out").c_str(), "w", stderr);
       runClient("C" + std::to_string(c), length.busyNs, policy, instance, dir + "/cpu" + std::to_string(c) + ".txt");
     }
-    if (child > 0) pids.push_back(child);
+    if (child < 0) {
+      r.error = std::string("cannot start client C") + std::to_string(c) + ": fork: " + std::strerror(errno);
+      kill(master, SIGTERM);
+      tb::waitAll(pids, tb::monotonicNs() + 10'000'000'000LL);
+      return;
+    }
+    pids.push_back(child);
   }
   const std::vector<int> status = tb::waitAll(pids, tb::monotonicNs() + 240'000'000'000LL);
   for (std::size_t k = 0; k < status.size(); ++k) {
