@@ -24,7 +24,6 @@
 // plan (an integration test).
 // The clients are this program itself (forked children that link libtactus).
 #include <sched.h>
-#include <sys/resource.h>
 #include <tactus/client.hpp>
 
 #include <algorithm>
@@ -112,11 +111,6 @@ std::string densityYaml(int clients, const Length& length) {
   return y.str();
 }
 
-void busyWait(void* arg) {
-  const std::int64_t until = tb::monotonicNs() + *static_cast<const std::int64_t*>(arg);
-  while (tb::monotonicNs() < until) {}
-}
-
 void empty(void*) {}
 
 // A client process: registers every runnable of client `name` (busy-waiting `busyNs`, or empty)
@@ -135,17 +129,13 @@ void empty(void*) {}
   auto names = tactus::scheduledRunnables();
   if (!names) _exit(3);
   for (const std::string& n : *names)
-    if (!tactus::registerRunnable(n, length > 0 ? busyWait : empty, &length)) _exit(4);
+    if (!tactus::registerRunnable(n, length > 0 ? tb::busyWaitFor : empty, &length)) _exit(4);
   const tactus::RunOutcome outcome = tactus::enterScheduler();
   tactus::shutdown();
   if (outcome.status != tactus::RunStatus::kFrameLimit)
     std::fprintf(stderr, "density client %s: %s: %s\n", name.c_str(), tactus::runStatusName(outcome.status),
                  outcome.message.c_str());
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const std::int64_t cpu = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1'000'000'000LL +
-                           (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1'000LL;
-  std::ofstream(cpuPath) << cpu << "\n";
+  std::ofstream(cpuPath) << tb::processCpuNs() << "\n";
   std::fflush(nullptr);
   _exit(outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 1);
 }
@@ -199,9 +189,7 @@ std::optional<tactus::Schedule> compileGraph(const Options& o, const std::string
 }
 
 // The row's hand-offs from the event log's runs.
-void handOffs(const tactus::Schedule& schedule, const tactus::EventLog& events, Row& r) {
-  auto plan = tactus::makeRunPlan(schedule);
-  if (!plan) return;
+void handOffs(const tactus::Schedule& schedule, const tactus::RunPlan& plan, const tactus::EventLog& events, Row& r) {
   const tb::Timelines timelines(schedule);
   const std::size_t count = schedule.instances.size();
   std::map<std::uint32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> runs;  // iteration: per instance
@@ -215,16 +203,16 @@ void handOffs(const tactus::Schedule& schedule, const tactus::EventLog& events, 
     for (std::uint32_t i = 0; i < count; ++i) {
       const std::uint32_t previous = timelines.previous[i];
       std::int64_t ready = previous != UINT32_MAX ? v[previous].second : 0;
-      int where = previous != UINT32_MAX && plan->instanceWorker[tactus::InstanceId{previous}] !=
-                                                plan->instanceWorker[tactus::InstanceId{i}]
+      int where = previous != UINT32_MAX && plan.instanceWorker[tactus::InstanceId{previous}] !=
+                                                plan.instanceWorker[tactus::InstanceId{i}]
                       ? 1
                       : 0;
       for (const tactus::InstanceId d : schedule.instances[tactus::InstanceId{i}].dependencies) {
         if (v[index(d)].second <= ready) continue;
         ready = v[index(d)].second;
-        where = timelines.of[index(d)] != timelines.of[i]                                ? 2
-                : plan->instanceWorker[d] != plan->instanceWorker[tactus::InstanceId{i}] ? 1
-                                                                                         : 0;
+        where = timelines.of[index(d)] != timelines.of[i]                              ? 2
+                : plan.instanceWorker[d] != plan.instanceWorker[tactus::InstanceId{i}] ? 1
+                                                                                       : 0;
       }
       if (ready <= 0 || v[i].first == 0) continue;
       (where == 0 ? r.sameWorker : where == 1 ? r.otherWorker : r.crossCore).push_back(v[i].first - ready);
@@ -233,8 +221,8 @@ void handOffs(const tactus::Schedule& schedule, const tactus::EventLog& events, 
 }
 
 // Runs the master and the clients once; fills the row's spans, CPU and over-plan count.
-void runTactus(const Options& o, const std::string& dir, const tactus::Schedule& schedule, int clients,
-               const Length& length, const std::string& policy, Row& r) {
+void runTactus(const Options& o, const std::string& dir, const tactus::Schedule& schedule, const tactus::RunPlan& plan,
+               int clients, const Length& length, const std::string& policy, Row& r) {
   const std::string sched = dir + "/g.tsched", log = dir + "/g.tlog";
   std::filesystem::remove(log);
   const std::string instance = "density_" + std::to_string(getpid());
@@ -279,7 +267,7 @@ void runTactus(const Options& o, const std::string& dir, const tactus::Schedule&
     ++runs[e.iteration];
     runTime += static_cast<double>(e.endNs - e.startNs);
   }
-  handOffs(schedule, *events, r);
+  handOffs(schedule, plan, *events, r);
   for (const auto& [iteration, s] : span) {
     if (runs[iteration] != schedule.instances.size()) {
       r.error = "iteration " + std::to_string(iteration) + " has " + std::to_string(runs[iteration]) + " runs of " +
@@ -409,11 +397,15 @@ int main(int argc, char** argv) try {
       Row base;
       base.planNs = tb::planLength(*schedule);
       base.runnables = static_cast<int>(schedule->instances.size());
-      if (auto plan = tactus::makeRunPlan(*schedule)) {
-        std::map<std::uint32_t, int> perResource;
-        for (const tactus::WorkerPlan& w : plan->workers) ++perResource[index(w.resource)];
-        base.workersPerCore = static_cast<double>(plan->workers.size()) / static_cast<double>(perResource.size());
+      const auto plan = tactus::makeRunPlan(*schedule);
+      if (!plan) {
+        std::fprintf(stderr, "runtime-density-bench: %d clients, %s: %s\n", clients, length.name.c_str(),
+                     plan.error().message.c_str());
+        return 1;
       }
+      std::map<std::uint32_t, int> perResource;
+      for (const tactus::WorkerPlan& w : plan->workers) ++perResource[index(w.resource)];
+      base.workersPerCore = static_cast<double>(plan->workers.size()) / static_cast<double>(perResource.size());
       std::vector<std::int64_t> bareSpans =
           tb::bareRun(*schedule, o.iterations, length.periodNs, [&](tactus::InstanceId) {
             return length.busyNs;
@@ -424,7 +416,7 @@ int main(int argc, char** argv) try {
       base.processesP50 = processSpans.empty() ? 0 : tb::percentiles(processSpans).p50;
       for (const std::string& policy : o.policies) {
         Row r = base;
-        runTactus(o, dir.path(), *schedule, clients, length, policy, r);
+        runTactus(o, dir.path(), *schedule, *plan, clients, length, policy, r);
         if (!r.error.empty()) {
           std::fprintf(stderr, "runtime-density-bench: %d clients, %s, %s: %s\n", clients, length.name.c_str(),
                        policy.c_str(), r.error.c_str());

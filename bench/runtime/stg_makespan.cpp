@@ -18,7 +18,6 @@
 // usage: stg-makespan --compile TACTUS_COMPILE --master TACTUS_MASTER [DATA_DIR]
 //        [--units 1ms,100us,10us] [--graphs N] [--iterations N] [--quick]
 // The client is this program itself (a forked child that links libtactus).
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <tactus/client.hpp>
 
@@ -112,12 +111,6 @@ std::string stgYaml(const std::vector<Task>& tasks, std::int64_t unitNs, std::in
   return y;
 }
 
-// A runnable that keeps its core busy for its WCET, as a real computation would.
-void busyWait(void* arg) {
-  const std::int64_t until = tb::monotonicNs() + *static_cast<const std::int64_t*>(arg);
-  while (tb::monotonicNs() < until) {}
-}
-
 // The client process: registers T<i> busy-waiting time x unit and runs; writes its CPU time (ns)
 // to `cpuPath`. Never returns.
 [[noreturn]] void runClient(const std::vector<Task>& tasks, std::int64_t unitNs, const std::string& instance,
@@ -129,15 +122,11 @@ void busyWait(void* arg) {
   options.timeoutMs = 30'000;
   if (!tactus::init("stg", options)) _exit(3);
   for (std::size_t i = 1; i + 1 < tasks.size(); ++i) {
-    if (!tactus::registerRunnable("T" + std::to_string(i), busyWait, &lengths[i])) _exit(4);
+    if (!tactus::registerRunnable("T" + std::to_string(i), tb::busyWaitFor, &lengths[i])) _exit(4);
   }
   const tactus::RunOutcome outcome = tactus::enterScheduler();
   tactus::shutdown();
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const std::int64_t cpu = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1'000'000'000LL +
-                           (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1'000LL;
-  std::ofstream(cpuPath) << cpu << "\n";
+  std::ofstream(cpuPath) << tb::processCpuNs() << "\n";
   std::fflush(nullptr);
   _exit(outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 1);
 }

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,6 +166,21 @@ inline std::vector<int> waitAll(const std::vector<pid_t>& pids, std::int64_t dea
     awaitExit(running, deadlineNs);
   }
   return status;
+}
+
+/// A runnable that keeps its core busy for *static_cast<const std::int64_t*>(arg) ns, as a real
+/// computation would (the benchmarks' clients register it with the length as userdata).
+inline void busyWaitFor(void* arg) {
+  const std::int64_t until = monotonicNs() + *static_cast<const std::int64_t*>(arg);
+  while (monotonicNs() < until) {}
+}
+
+/// The calling process's CPU time so far (user + system, ns).
+inline std::int64_t processCpuNs() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1'000'000'000LL +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1'000LL;
 }
 
 /// Reads a small text file whole (for showing a child's output when it failed).

@@ -53,8 +53,8 @@ struct Step {
   std::uint32_t endWait;
   /// The wait (an index into StepTable::waits, among its own) on the instance before it in its
   /// core's timeline in the same iteration when another worker runs that one (another client's
-  /// thread on this core); kNoCoreWait otherwise. A pinned worker sleeps on it before anything else: until that
-  /// instance ends, the core is another thread's by the plan.
+  /// thread on this core); kNoCoreWait otherwise. A pinned worker sleeps on it before anything
+  /// else: until that instance ends, the core is another thread's by the plan.
   std::uint32_t coreWait = kNoCoreWait;
   shm::EpochSlot* epoch;    ///< its epoch's release word
   shm::InstanceSlot* self;  ///< its completion word and start

@@ -236,6 +236,9 @@ class WorkerLoop {
            rt_.halted.load(std::memory_order_relaxed);
   }
 
+  // Whether a worker waiting in iteration h leaves: the run ended, or it stops at h.
+  bool leaving(std::uint64_t h) const { return aborted() || h >= hyper_.stopAt.load(std::memory_order_relaxed); }
+
   // Waits, asleep, until the instance before the step on this core has ended, when another
   // client's worker on this core runs that one: until then the core is that thread's by the plan,
   // and a waiter that spins (or polls for its release) takes the core from it, or under
@@ -250,7 +253,7 @@ class WorkerLoop {
     const auto target = static_cast<std::uint32_t>(c.previousIteration ? h : h + 1);
     if (shm::sequenceReached(c.word->load(std::memory_order_acquire), target)) return true;
     log_.flush();  // asleep until the core is this worker's: there is time
-    auto stopped = [&] { return aborted() || h >= hyper_.stopAt.load(std::memory_order_relaxed); };
+    auto stopped = [&] { return leaving(h); };
     return ipc::waitForSequence(*c.word, *c.waiters, target, 0, stopped, meter_) == ipc::WaitOutcome::kReached;
   }
 
@@ -260,7 +263,7 @@ class WorkerLoop {
     shm::EpochSlot& epoch = *step.epoch;
     if (shm::sequenceReached(epoch.released.load(std::memory_order_acquire), releaseTarget)) return true;
     log_.flush();  // waiting for a release: there is time
-    auto stopped = [&] { return aborted() || h >= hyper_.stopAt.load(std::memory_order_relaxed); };
+    auto stopped = [&] { return leaving(h); };
     awaitReleaseLead(epoch, releaseTarget, rt_.schedule.epochs[step.epochId], hyperPeriodNs_, step.frame,
                      releaseLeadNs_, stopped, meter_);
     return ipc::waitForSequence(epoch.released, epoch.waiters, releaseTarget, spinNs_, stopped, meter_) ==
