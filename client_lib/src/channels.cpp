@@ -196,12 +196,15 @@ Result<void> Channel::fitsType(std::size_t size, std::size_t align, std::size_t 
   return {};
 }
 
-Result<std::span<std::byte>> Channel::write() const {
+Result<std::span<std::byte>> Channel::write() const { return take(0, 1); }
+
+Result<std::span<std::byte>> Channel::take(std::size_t size, std::size_t align) const {
   auto found = client::locate(id_, name_, true);
   if (!found) return found.error();
   const client::ScheduleChannels& s = *found->schedule;
   const RuntimeInfo& info = *found->info;
   const shm::ChannelRing& ring = *found->ring;
+  if (auto fits = fitsType(size, align, ring.size); !fits) return fits.error();  // before taking
   const std::uint64_t h = info.hyperepochIteration;
   shm::ChannelVersion* v = found->version(h);
   auto* data = reinterpret_cast<std::byte*>(v + 1);

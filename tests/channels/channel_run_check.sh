@@ -49,11 +49,13 @@ expect Reader.txt "channel-read-outside: invalid state: Channel::read of channel
 expect Reader.txt "channel-write-by-reader: bad parameter: runnable 'Reader.X' does not write channel 'D' (its writer is 'Writer.W')"
 expect Writer.txt "channel-read-by-writer: bad parameter: runnable 'Writer.A' does not read channel 'D' (its readers are 'Reader.R')"
 expect Writer.txt "channel-write-too-big: bad parameter: a type of 1048576 bytes does not fit channel 'D''s buffers of 64 bytes"
-# A writer run that takes no buffer (iteration 5): its reader run gets "not written", never the
-# version before; the runs around it read theirs.
+# A writer run that takes no buffer (iteration 5), and one whose writeAs<T> fails because T
+# outgrew the channel (iteration 7): their reader runs get "not written", never the version before
+# nor a buffer nobody filled; the runs around them read theirs.
 "$master" -C -s "$work/g.tsched" -e 10 -D "${instance}_skip" > "$work/master_skip.txt" 2>&1 &
 master_pid=$!
 "$client" --name Writer --instance "${instance}_skip" --timeout-ms 20000 --channel D --skip-write-at-iteration 5 \
+  --too-big-write-at-iteration 7 \
   > "$work/Writer_skip.txt" 2>&1 &
 writer_pid=$!
 "$client" --name Reader --instance "${instance}_skip" --timeout-ms 20000 --channel D --channel-log > "$work/Reader_skip.txt" 2>&1 \
@@ -61,5 +63,8 @@ writer_pid=$!
 wait "$writer_pid" && wait "$master_pid" || { cat "$work/master_skip.txt" "$work/Writer_skip.txt"; echo "FAIL: the skip run"; exit 1; }
 expect Reader_skip.txt "channel-read channel=D runnable=R instance=3 iteration=5 status=not-written writer=2 writer-iteration=5"
 expect Reader_skip.txt "channel-read channel=D runnable=R instance=3 iteration=6 status=ok writer=2 writer-iteration=6"
-expect Reader_skip.txt "channel-reads ok=9 no-version-yet=0 not-written=1 wrong=0 overwritten=0"
+expect Reader_skip.txt "channel-read channel=D runnable=R instance=3 iteration=7 status=not-written writer=2 writer-iteration=7"
+expect Reader_skip.txt "channel-read channel=D runnable=R instance=3 iteration=8 status=ok writer=2 writer-iteration=8"
+expect Reader_skip.txt "channel-reads ok=8 no-version-yet=0 not-written=2 wrong=0 overwritten=0"
+if grep -q channel-too-big-write-taken "$work/Writer_skip.txt"; then echo "FAIL: a too-big writeAs succeeded"; exit 1; fi
 echo "PASS"

@@ -57,6 +57,7 @@ struct Args {
   long long randomBusyUs = 0;         // --random-busy-us N: each runnable spins a random 0..N us more
   bool timeChannelAccess = false;     // --time-channel-access: time Channel::read against a pointer read, once
   long long skipWriteAt = -1;         // --skip-write-at-iteration N: writers take no buffer in iteration N
+  long long tooBigWriteAt = -1;       // --too-big-write-at-iteration N: writers' writeAs fails in iteration N
 };
 
 Args gArgs;
@@ -148,12 +149,13 @@ void printRefusal(const char* label, const R& result) {
   std::fflush(stdout);
 }
 
+struct Huge {
+  char bytes[1 << 20];
+};
+
 std::vector<tactus::Version<std::byte>> touchChannels(const tactus::RuntimeInfo& info, const std::string& runnable) {
   std::vector<tactus::Version<std::byte>> read;
   if (gArgs.checkChannels) {
-    struct Huge {
-      char bytes[1 << 20];
-    };
     for (const tactus::Channel& c : gChannels) {
       auto w = c.write();
       if (!w) printRefusal("write-by-reader", w);
@@ -162,11 +164,14 @@ std::vector<tactus::Version<std::byte>> touchChannels(const tactus::RuntimeInfo&
     }
   }
   const bool skipWrite = static_cast<long long>(info.hyperepochIteration) == gArgs.skipWriteAt;
+  const bool tooBigWrite = static_cast<long long>(info.hyperepochIteration) == gArgs.tooBigWriteAt;
   for (const tactus::Channel& c : gChannels) {
-    if (auto buffer =
-            skipWrite ? tactus::Result<std::span<std::byte>>(tactus::fail(tactus::ErrorCode::kBadParameter, "skipped"))
-                      : c.write();
-        buffer) {
+    if (tooBigWrite) {  // a writer whose type outgrew the channel: the write fails, nothing is taken
+      if (c.writeAs<Huge>()) std::printf("channel-too-big-write-taken\n");
+    } else if (auto buffer = skipWrite ? tactus::Result<std::span<std::byte>>(
+                                             tactus::fail(tactus::ErrorCode::kBadParameter, "skipped"))
+                                       : c.write();
+               buffer) {
       for (std::size_t k = 0; k < buffer->size() / 8; ++k) {
         const std::uint64_t word = payloadWord(info.hyperepochIteration, info.instance, k);
         std::memcpy(buffer->data() + 8 * k, &word, 8);
@@ -250,7 +255,8 @@ int usage() {
                "  [--stm] [--switch-callback [--switch-callback-hangs]]\n"
                "  [--worker-policy fifo:N|rr:N|other] [--lock-memory] [--print-realtime] [--own-sigint]\n"
                "  [--misname RUNNABLE=WRONG] [--channel NAME]... [--channel-log] [--check-channels]\n"
-               "  [--random-busy-us N] [--time-channel-access] [--skip-write-at-iteration N]\n");
+               "  [--random-busy-us N] [--time-channel-access] [--skip-write-at-iteration N]\n"
+               "  [--too-big-write-at-iteration N]\n");
   return 2;
 }
 
@@ -293,6 +299,7 @@ int runMain(int argc, char** argv) {
     else if (a == "--random-busy-us") gArgs.randomBusyUs = std::atoll(next().c_str());
     else if (a == "--time-channel-access") gArgs.timeChannelAccess = true;
     else if (a == "--skip-write-at-iteration") gArgs.skipWriteAt = std::atoll(next().c_str());
+    else if (a == "--too-big-write-at-iteration") gArgs.tooBigWriteAt = std::atoll(next().c_str());
     else return usage();
   }
   if (gArgs.name.empty()) return usage();

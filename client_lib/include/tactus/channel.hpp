@@ -72,12 +72,13 @@ class Channel {
   Result<Version<std::byte>> read() const;
 
   /// write() as a T (trivially copyable, no larger than the channel's Size: else kBadParameter).
+  /// A refused writeAs takes no buffer: unless the run took it before, its version stays not
+  /// written, so its readers never see a buffer nobody filled.
   template <typename T>
   Result<T*> writeAs() const {
     static_assert(std::is_trivially_copyable_v<T>, "a channel carries trivially copyable types");
-    auto buffer = write();
+    auto buffer = take(sizeof(T), alignof(T));
     if (!buffer) return buffer.error();
-    if (auto fits = fitsType(sizeof(T), alignof(T), buffer->size()); !fits) return fits.error();
     return reinterpret_cast<T*>(buffer->data());
   }
   /// read() as a T (same rules as writeAs).
@@ -103,6 +104,8 @@ class Channel {
   Channel(std::uint32_t id, std::string name) : id_(id), name_(std::move(name)) {}
   // kBadParameter unless a T of `size` bytes and alignment `align` fits a buffer of `bytes`.
   Result<void> fitsType(std::size_t size, std::size_t align, std::size_t bytes) const;
+  // write() for a T of `size` bytes and alignment `align`: checks that it fits before taking.
+  Result<std::span<std::byte>> take(std::size_t size, std::size_t align) const;
   std::uint32_t id_ = 0;  ///< its index among the channel names of every schedule of the client
   std::string name_;
 };
