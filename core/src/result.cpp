@@ -1,5 +1,8 @@
-// Names of error codes.
+// Names of error codes; what value() of an error says.
 #include "tactus/core/result.hpp"
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace tactus {
 
@@ -20,6 +23,16 @@ const char* errorCodeName(ErrorCode code) {
     case ErrorCode::kInternal: return "internal error";
   }
   return "unknown error";
+}
+
+void abortOnErrorValue(const Error& error) {
+  std::fprintf(stderr,
+               "tactus: value() of a Result that holds an error (%s): %s\n"
+               "tactus: aborting; check the Result first where this can fail: "
+               "if (!r) { use r.error().message }\n",
+               errorCodeName(error.code), error.message.c_str());
+  std::fflush(stderr);
+  std::abort();
 }
 
 }  // namespace tactus

@@ -34,10 +34,15 @@ struct Error {
   std::string message;
 };
 
+/// Prints `error` on stderr, with how to check a Result, and aborts: what value() does on an error.
+[[noreturn]] void abortOnErrorValue(const Error& error);
+
 /// Makes an Error; reads well at return sites: `return fail(ErrorCode::kParse, msg);`
 inline Error fail(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
 
-/// A value of type T or an Error, named like std::expected.
+/// A value of type T or an Error, named like std::expected. value() (and `*`, `->`) of an error
+/// prints the error on stderr and aborts: check first (`if (!r) ... r.error().message`) where an
+/// error can happen at run time.
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -68,7 +73,7 @@ class [[nodiscard]] Result {
 
  private:
   void check() const {
-    if (!has_value()) std::abort();  // using value() of an error is our bug
+    if (!has_value()) abortOnErrorValue(std::get<1>(state_));  // the caller did not check
   }
   std::variant<T, Error> state_;
 };
