@@ -400,7 +400,13 @@ void Releaser::releaseLoop(HyperepochId he) {
 // awaitPrimary in releaser_follow.cpp); nextPhase decides what follows it.
 void Releaser::runLoop(Loop& loop) {
   ReleasePhase phase = ReleasePhase::kStartIteration;
-  while (phase != ReleasePhase::kDone) phase = nextPhase(phase, runPhase(loop, phase));
+  while (phase != ReleasePhase::kDone) {
+    const PhaseResult result = runPhase(loop, phase);
+    // Aborted (a client it uses died): its last iteration never ends, so the activation's end is
+    // when the loop left, not an earlier activation's end or none (a stop logged at time 0).
+    if (result == PhaseResult::kAborted) loop.own.endNs.store(ipc::monotonicNs(), std::memory_order_release);
+    phase = nextPhase(phase, result);
+  }
   leave(loop);
 }
 

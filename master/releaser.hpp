@@ -107,7 +107,7 @@ class Releaser {
   /// Waits (asleep) for hyperepoch `he`'s release loop to end; its thread stays parked for the next start.
   void joinHyperepoch(HyperepochId he);
   /// When hyperepoch `he`'s last activation ended: the latest end of a runnable of its last
-  /// iteration (0 before any).
+  /// iteration, or when its release loop left after an abort (0 before any).
   std::int64_t hyperepochEndNs(HyperepochId he) const {
     return tracks_[index(he)].endNs.load(std::memory_order_acquire);
   }

@@ -137,7 +137,7 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
     if (isStart(r) || isStop(r)) events.push_back(&r);
   }
   std::stable_sort(events.begin(), events.end(),
-                   [](const EventRecord* a, const EventRecord* b) { return a->endNs < b->endNs; });
+                   [](const EventRecord* a, const EventRecord* b) { return switchAtNs(*a) < switchAtNs(*b); });
   // The last end of a run of schedule `id`'s hyperepoch `he` at or before `beforeNs`.
   auto lastEnd = [&](std::uint32_t id, HyperepochId he, std::int64_t beforeNs) {
     const Schedule* sc = scheduleOf(schedules, id);
@@ -186,7 +186,7 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
     }
     std::snprintf(line, sizeof line, "  %-5s  %8u  %10u  %9u  %-6s  %-11.3f  %s\n", isStart(r) ? "start" : "stop",
                   static_cast<unsigned>(r.schedule), r.instance, r.iteration, scheduleRef(r.aux).c_str(),
-                  static_cast<double>(r.endNs - log.header.runStartNs) / 1e6, deadText.c_str());
+                  static_cast<double>(switchAtNs(r) - log.header.runStartNs) / 1e6, deadText.c_str());
     text += line;
   }
   if (events.empty()) text += "  (none: no schedule was started)\n";

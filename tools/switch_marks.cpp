@@ -27,6 +27,11 @@ const Schedule* scheduleOf(const std::vector<Schedule>& schedules, std::uint32_t
   return nullptr;
 }
 
+std::int64_t switchAtNs(const EventRecord& r) {
+  const bool stop = r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStop);
+  return stop && r.endNs < r.startNs ? r.startNs : r.endNs;
+}
+
 std::vector<SwitchMark> collectSwitchMarks(const LogFile& log, const std::vector<Schedule>& schedules) {
   std::vector<SwitchMark> marks;
   for (const EventRecord& r : log.records) {
@@ -42,7 +47,7 @@ std::vector<SwitchMark> collectSwitchMarks(const LogFile& log, const std::vector
                (r.aux != kNoSchedule ? ": roll over to " + std::to_string(r.aux) : ": no switch");
     } else {
       const bool start = kind == EventKind::kScheduleStart;
-      m.atNs = r.endNs;
+      m.atNs = switchAtNs(r);
       m.hyperepoch = r.instance;
       m.text =
           std::string(start ? "start " : "stop ") + std::to_string(r.schedule) + " on " + hyperepochName(s, r.instance);

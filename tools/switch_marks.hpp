@@ -21,6 +21,10 @@ struct SwitchMark {
   std::string text;              ///< caption, e.g. `start 102 on 'Drive' (rollover from 101)`
 };
 
+/// When a kScheduleStart or kScheduleStop record's switch happened: its endNs; for a stop stamped
+/// before its request was taken (0: an older master's stop after a client's death), the request.
+std::int64_t switchAtNs(const EventRecord& r);
+
 /// The schedule with identifier `id` among `schedules` (null when none).
 const Schedule* scheduleOf(const std::vector<Schedule>& schedules, std::uint32_t id);
 

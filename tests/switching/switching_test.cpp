@@ -991,7 +991,28 @@ TEST_CASE("a client's death with a fallback schedule in the policy: the run goes
   CHECK(decisions[0].detail == 3);
   CHECK(decisions[0].aux == 902);
   CHECK(runsOf(*log, 902).size() >= 40);
-  CHECK(reportOf(run).find("policy rule 1: client 'Client2' died -> rolled over to schedule 902") != std::string::npos);
+  // 901's stop is stamped when its release loop left, the iteration the dead client held being
+  // unfinished: it once kept 0, and the report showed the stop at -1307854 ms, sorted first.
+  int stops = 0;
+  for (const EventRecord& r : log->records) {
+    if (r.kind != static_cast<std::uint16_t>(EventKind::kScheduleStop) || r.schedule != 901) continue;
+    ++stops;
+    CHECK(r.endNs > log->header.runStartNs);
+    CHECK(std::llabs(r.endNs - decisions[0].startNs) < 1'000'000'000LL);
+  }
+  CHECK(stops == 2);  // both hyperepochs
+  const std::string report = reportOf(run);
+  CHECK(report.find("policy rule 1: client 'Client2' died -> rolled over to schedule 902") != std::string::npos);
+  std::istringstream lines(report);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  stop ", 0) != 0 && line.rfind("  start ", 0) != 0) continue;
+    INFO(line);
+    std::istringstream fields(line);
+    std::string event, schedule, hyperepoch, iteration, other;
+    double atMs = -1;
+    fields >> event >> schedule >> hyperepoch >> iteration >> other >> atMs;
+    CHECK(atMs >= 0);  // no negative time in the switch table
+  }
 }
 
 TEST_CASE("a policy file that names what the schedules do not have is refused at start with its line",

@@ -98,7 +98,9 @@ enum class EventKind : std::uint16_t {
   /// A schedule stopped on a hyperepoch. schedule = the identifier stopped, instance = its
   /// HyperepochId, iteration = the first iteration it did not run, aux = the identifier it rolled
   /// over to (0xffffffff for a plain stop), startNs = when the master took the request, endNs =
-  /// when the master saw the last runnable of its last iteration end.
+  /// when the master saw the last runnable of its last iteration end (an iteration a dead client
+  /// left unfinished: when its release loop stopped; 0 in logs of masters before 2026-12, which
+  /// readers replace by startNs).
   kScheduleStop = 11,
   /// A rule of the master's switching policy (--policy) fired. schedule = the schedule it watched
   /// (client death: a schedule that uses the client), instance = the rule's index in the policy
