@@ -90,9 +90,10 @@ std::string OverrunWatch::summary(bool brief) const {
       for (RunnableId r : schedule_.runnables.ids()) {
         if (runsOf_[index(r)] > runsOf_[index(top)]) top = r;
       }
-      runs += " (most: " + quoted(qualifiedName(schedule_, top)) + " " + std::to_string(runsOf_[index(top)]) +
-              " times, longest " + humanDuration(worstOf_[index(top)]) + " against a WCET of " +
-              humanDuration(schedule_.runnables[top].wcetNs) + ")";
+      const std::uint64_t most = runsOf_[index(top)];
+      runs += " (most: " + quoted(qualifiedName(schedule_, top)) + " " + std::to_string(most) +
+              (most == 1 ? " time" : " times") + ", longest " + humanDuration(worstOf_[index(top)]) +
+              " against a WCET of " + humanDuration(schedule_.runnables[top].wcetNs) + ")";
     }
     add(runs);
   }

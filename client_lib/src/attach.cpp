@@ -18,6 +18,7 @@
 #include "runtime.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "tactus/core/suggest.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
@@ -172,10 +173,10 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
   }
   if (rt.clientIndex == kNone) {
     (void)ipc::sendNote(noteBoxOf(rt), rt.name, "it is not in schedule " + quoted(rt.schedule.name));
-    std::string names;
-    for (const ClientInfo& c : rt.schedule.clients) names += (names.empty() ? "" : ", ") + quoted(c.name);
+    std::vector<std::string_view> names;
+    for (const ClientInfo& c : rt.schedule.clients) names.emplace_back(c.name);
     return fail(ErrorCode::kNotFound, "client " + quoted(rt.name) + " is not in schedule " + quoted(rt.schedule.name) +
-                                          " (its clients: " + names + ")");
+                                          didYouMean(rt.name, names, "its clients:"));
   }
   if (const std::uint32_t soc = rt.schedule.clients[rt.clientIndex].soc;
       soc != kNone && soc < rt.schedule.socs.size()) {

@@ -429,6 +429,10 @@ TEST_CASE("the master names a client that cannot take part, with what it said", 
                       "'Client1'?") != std::string::npos);
     CHECK(master.find("client 'Client1' did not come within 1000 ms") != std::string::npos);
     CHECK(master.find("tried: it is not in schedule") != std::string::npos);
+    // The client's own error guesses as the master's does.
+    CHECK(readFile(run.out("Clinet1")).find("client 'Clinet1' is not in schedule '") != std::string::npos);
+    CHECK(readFile(run.out("Clinet1")).find("(did you mean 'Client1'? its clients: 'Client0', 'Client1')") !=
+          std::string::npos);
   }
 }
 
