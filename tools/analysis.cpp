@@ -246,6 +246,15 @@ bool validRun(const Schedule& s, const Analysis& a, const EventRecord& r) {
   return a.lastIteration.contains(h) && r.iteration <= a.lastIteration[h];
 }
 
+bool validRelease(const Schedule& s, const Analysis& a, const EventRecord& r) {
+  const EpochId e{r.instance};
+  if (r.kind != static_cast<std::uint16_t>(EventKind::kRelease) || !s.epochs.contains(e) ||
+      r.aux >= s.epochs[e].frames || !timeValid(a, r.startNs) || !timeValid(a, r.endNs))
+    return false;
+  const HyperepochId h = s.epochs[e].hyperepoch;
+  return a.lastIteration.contains(h) && r.iteration <= a.lastIteration[h];
+}
+
 std::size_t iterationIndex(const Analysis& a, HyperepochId hyperepoch, std::uint64_t iteration) {
   if (!a.iterations.contains(hyperepoch)) return kNoIteration;
   const std::vector<std::uint64_t>& seen = a.iterations[hyperepoch];
@@ -300,11 +309,7 @@ struct AnalysisPass {
   }
 
   // A kRelease record names an epoch (instance) and a frame (aux).
-  bool validRelease(const EventRecord& r) const {
-    const EpochId e{r.instance};
-    return s.epochs.contains(e) && r.aux < s.epochs[e].frames && timeValid(a, r.startNs) && timeValid(a, r.endNs) &&
-           r.iteration <= a.lastIteration[s.epochs[e].hyperepoch];
-  }
+  bool validRelease(const EventRecord& r) const { return report::validRelease(s, a, r); }
 
   void setUp() {
     const std::size_t nInst = s.instances.size(), nEp = s.epochs.size(), nHyp = s.hyperepochs.size();

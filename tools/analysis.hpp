@@ -188,6 +188,10 @@ bool iterationValid(const Schedule& schedule, HyperepochId hyperepoch, std::uint
 /// (with the tables analyze() made).
 bool validRun(const Schedule& schedule, const Analysis& analysis, const EventRecord& record);
 
+/// Whether a kRelease record can be trusted: its epoch and frame in the schedule, its times and
+/// its iteration within the log span (the rule analyze() counts releases by).
+bool validRelease(const Schedule& schedule, const Analysis& analysis, const EventRecord& record);
+
 /// Start of a hyperepoch iteration as the analysis derived it (estimated when no release record).
 std::int64_t iterationStartNs(const Schedule& schedule, const LogFile& log, const Analysis& analysis,
                               HyperepochId hyperepoch, std::uint64_t iteration);

@@ -340,9 +340,59 @@ void appendCsvRows(std::vector<CsvRow>& rows, const Schedule& s, const LogFile& 
   }
 }
 
-void writeCsvRows(std::ostream& out, std::vector<CsvRow>& rows) {
+const char* const kRunsCsvHeader = "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns,schedule\n";
+const char* const kReleasesCsvHeader = "iteration,epoch,frame,ideal_ns,actual_ns,late_ns,schedule\n";
+const char* const kChainsCsvHeader =
+    "chain,measure,source_client,source_runnable,source_iteration,source_frame,last_client,last_runnable,"
+    "last_iteration,last_frame,release_ns,end_ns,value_ns,planned_ns,required_ns,schedule\n";
+
+void appendReleaseCsvRows(std::vector<CsvRow>& rows, const Schedule& s, const LogFile& log, const Analysis& a) {
+  const std::string identifier = std::to_string(s.identifier);
+  for (const EventRecord& r : log.records) {
+    if (!validRelease(s, a, r)) continue;
+    std::string buf = std::to_string(r.iteration) + ',' + epochName(s, EpochId{r.instance}) + ',' +
+                      std::to_string(r.aux) + ',' + std::to_string(r.startNs) + ',' + std::to_string(r.endNs) + ',' +
+                      std::to_string(r.endNs - r.startNs) + ',' + identifier + '\n';
+    rows.push_back({r.endNs, std::move(buf)});
+  }
+}
+
+namespace {
+
+// `client,runnable,iteration,frame` of a chain's run.
+std::string chainRunCsv(const Schedule& s, const ChainRun& run) {
+  if (!s.instances.contains(run.instance)) return "?,?," + std::to_string(run.iteration) + ",?";
+  const InstanceInfo& inst = s.instances[run.instance];
+  const RunnableInfo& r = s.runnables[inst.runnable];
+  return (s.clients.contains(r.client) ? s.clients[r.client].name : "?") + ',' + r.name + ',' +
+         std::to_string(run.iteration) + ',' + std::to_string(inst.frame);
+}
+
+}  // namespace
+
+void appendChainCsvRows(std::vector<CsvRow>& rows, const Schedule& s, const Analysis& a) {
+  const std::string identifier = std::to_string(s.identifier);
+  for (std::size_t c = 0; c < s.chains.size() && c < a.chains.size(); ++c) {
+    const ChainInfo& chain = s.chains[c];
+    for (const bool reaction : {true, false}) {
+      const std::int64_t planned = reaction ? chain.reactionNs : chain.ageNs;
+      const std::int64_t required = reaction ? chain.maxReactionNs : chain.maxAgeNs;
+      const std::string tail = ',' + std::to_string(planned) + ',' +
+                               (required == kNoDuration ? std::string() : std::to_string(required)) + ',' + identifier +
+                               '\n';
+      for (const ChainOccurrence& x : reaction ? a.chains[c].reactions : a.chains[c].ages) {
+        std::string buf = chain.name + (reaction ? ",reaction," : ",age,") + chainRunCsv(s, x.source) + ',' +
+                          chainRunCsv(s, x.last) + ',' + std::to_string(x.releaseNs) + ',' + std::to_string(x.endNs) +
+                          ',' + std::to_string(x.ns()) + tail;
+        rows.push_back({x.releaseNs, std::move(buf)});
+      }
+    }
+  }
+}
+
+void writeCsvRows(std::ostream& out, std::vector<CsvRow>& rows, const char* header) {
   std::stable_sort(rows.begin(), rows.end(), [](const CsvRow& x, const CsvRow& y) { return x.startNs < y.startNs; });
-  std::string buf = "frame,hyperepoch,epoch,client,runnable,resource,start_ns,end_ns,schedule\n";
+  std::string buf = header;
   for (const CsvRow& row : rows) {
     buf += row.line;
     if (buf.size() > (1u << 20)) {

@@ -31,8 +31,21 @@ struct CsvRow {
 };
 /// The CSV lines of one schedule's valid runs, unsorted (several schedules: one call each).
 void appendCsvRows(std::vector<CsvRow>& rows, const Schedule& schedule, const LogFile& log, const Analysis& analysis);
-/// Sorts the lines by start and writes them under the CSV header.
-void writeCsvRows(std::ostream& out, std::vector<CsvRow>& rows);
+/// The CSV lines of one schedule's valid frame releases (tactus-report --csv-of releases), unsorted:
+/// `iteration,epoch,frame,ideal_ns,actual_ns,late_ns,schedule`, sorting by the actual release.
+void appendReleaseCsvRows(std::vector<CsvRow>& rows, const Schedule& schedule, const LogFile& log,
+                          const Analysis& analysis);
+/// The CSV lines of one schedule's measured chain occurrences (--csv-of chains), unsorted:
+/// `chain,measure,source_client,source_runnable,source_iteration,source_frame,last_client,
+/// last_runnable,last_iteration,last_frame,release_ns,end_ns,value_ns,planned_ns,required_ns,schedule`,
+/// sorting by the source's release.
+void appendChainCsvRows(std::vector<CsvRow>& rows, const Schedule& schedule, const Analysis& analysis);
+/// The header line of the runs' CSV, of the releases' and of the chains'.
+extern const char* const kRunsCsvHeader;
+extern const char* const kReleasesCsvHeader;
+extern const char* const kChainsCsvHeader;
+/// Sorts the lines by start and writes them under `header` (the runs' by default).
+void writeCsvRows(std::ostream& out, std::vector<CsvRow>& rows, const char* header = kRunsCsvHeader);
 
 /// The measured-WCET side file the compiler reads with --wcet: `Client.Runnable: ns` for every
 /// measured runnable, value = ceil(percentile(durations) * margin).

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "tactus/core/event_log.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus::report {
 
@@ -29,6 +30,18 @@ const std::vector<OptionSpec>& specs() {
        "(frame within the hyperepoch iteration, hyperepoch = iteration number,\n"
        "epoch = Hyperepoch.Epoch, resource = the hardware resource,\n"
        "schedule = the schedule's identifier)",
+       {}},
+      {"csv-of",
+       0,
+       "TABLE",
+       "--csv, of another table (TABLE: runs, releases or chains):\n"
+       "releases: iteration,epoch,frame,ideal_ns,actual_ns,late_ns,schedule\n"
+       "  (one row per frame release; late_ns = actual - ideal)\n"
+       "chains: chain,measure,source_client,source_runnable,source_iteration,source_frame,\n"
+       "  last_client,last_runnable,last_iteration,last_frame,release_ns,end_ns,value_ns,\n"
+       "  planned_ns,required_ns,schedule\n"
+       "  (one row per chain occurrence: measure = reaction or age, value_ns = end - release,\n"
+       "  planned_ns = the compiler's bound, required_ns = MaxReaction/MaxAge or empty)",
        {}},
       {"violations",
        0,
@@ -133,7 +146,13 @@ Result<ReportOptions> parseReportArgs(const std::vector<std::string>& args) {
     else if (p.name == "version") o.version = true;
     else if (p.name == "json") o.json = true;
     else if (p.name == "csv") o.csv = true;
-    else if (p.name == "violations") o.violations = true;
+    else if (p.name == "csv-of") {
+      o.csv = true;
+      if (p.value == "runs") o.csvTable = CsvTable::kRuns;
+      else if (p.value == "releases") o.csvTable = CsvTable::kReleases;
+      else if (p.value == "chains") o.csvTable = CsvTable::kChains;
+      else return fail(ErrorCode::kBadParameter, p.spelled + " takes runs, releases or chains, not " + quoted(p.value));
+    } else if (p.name == "violations") o.violations = true;
     else if (p.name == "fail-on-violation") o.failOnViolation = true;
     else if (p.name == "fail-on-overrun") o.failOnOverrun = true;
     else if (p.name == "fail-on-chain-miss") o.failOnChainMiss = true;

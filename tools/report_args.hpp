@@ -10,6 +10,9 @@
 
 namespace tactus::report {
 
+/// What --csv prints: the runs, the frame releases or the chain occurrences (--csv-of).
+enum class CsvTable { kRuns, kReleases, kChains };
+
 /// What tactus-report was asked for.
 struct ReportOptions {
   /// Every log (`-`: standard input): one, or those of every SoC's master of one multi-SoC run
@@ -20,6 +23,7 @@ struct ReportOptions {
   std::vector<std::string> schedules;
   std::string wcetOut, html, traceOut;  ///< outputs (`-`: standard output); empty: not written
   bool json = false, csv = false, help = false, version = false;
+  CsvTable csvTable = CsvTable::kRuns;               ///< --csv-of
   bool violations = false, failOnViolation = false;  ///< tactus-check's contract violations
   bool failOnOverrun = false;                        ///< exit 1 when a run, frame or period overran
   bool failOnChainMiss = false;  ///< exit 1 when a chain occurrence exceeded its planned bound or requirement

@@ -339,8 +339,18 @@ void writeStatistics(const Options& o, const Inputs& in, std::ostream& out) {
   } else if (o.csv) {
     std::vector<CsvRow> rows;
     rows.reserve(in.log.records.size());
-    for (std::size_t k = 0; k < n; ++k) appendCsvRows(rows, in.schedules[k], in.logOf(k), in.parts[k].analysis);
-    writeCsvRows(out, rows);
+    for (std::size_t k = 0; k < n; ++k) {
+      const Analysis& a = in.parts[k].analysis;
+      switch (o.csvTable) {
+        case CsvTable::kRuns: appendCsvRows(rows, in.schedules[k], in.logOf(k), a); break;
+        case CsvTable::kReleases: appendReleaseCsvRows(rows, in.schedules[k], in.logOf(k), a); break;
+        case CsvTable::kChains: appendChainCsvRows(rows, in.schedules[k], a); break;
+      }
+    }
+    writeCsvRows(out, rows,
+                 o.csvTable == CsvTable::kRuns       ? kRunsCsvHeader
+                 : o.csvTable == CsvTable::kReleases ? kReleasesCsvHeader
+                                                     : kChainsCsvHeader);
   } else if (o.json) {
     out << (in.several() ? formatSeveralJson(in) : formatJson(in.schedules[0], in.log, in.parts[0].analysis));
   } else if (o.statisticsOnStdout) {

@@ -87,4 +87,31 @@ assert c["reactions_over_planned"] >= 2, c
 assert c["ages_over_planned"] >= 2, c
 assert c["reaction"]["max_ns"] > 20e6 + 15e6, c
 PY
+# The same occurrences as CSV rows (--csv-of chains): as many as the JSON counts, the same worst,
+# the late ones in iteration 10 over the planned bound; and the frame releases (--csv-of releases).
+"$report" "$work/late.log" "$work/g.tsched" --csv-of chains > "$work/late.chains.csv" 2> /dev/null ||
+  { echo "FAIL: --csv-of chains"; exit 1; }
+"$report" "$work/late.log" "$work/g.tsched" --csv-of releases > "$work/late.releases.csv" 2> /dev/null ||
+  { echo "FAIL: --csv-of releases"; exit 1; }
+python3 - "$work/late.json" "$work/late.chains.csv" "$work/late.releases.csv" "$iterations" <<'PY' || exit 1
+import csv, json, sys
+c = json.load(open(sys.argv[1]))["chains"][0]
+rows = list(csv.DictReader(open(sys.argv[2])))
+reactions = [r for r in rows if r["measure"] == "reaction"]
+ages = [r for r in rows if r["measure"] == "age"]
+assert len(reactions) == c["reaction"]["count"] and len(ages) == c["age"]["count"], (len(reactions), len(ages), c)
+assert max(int(r["value_ns"]) for r in reactions) == c["reaction"]["max_ns"], c
+assert all(int(r["value_ns"]) == int(r["end_ns"]) - int(r["release_ns"]) for r in rows)
+assert all(r["chain"] == "CameraToActuate" and r["source_runnable"] == "Capture" and r["last_runnable"] == "Actuate"
+           for r in rows), rows[0]
+late = [r for r in rows if r["last_iteration"] == "10" and int(r["value_ns"]) > int(r["planned_ns"])]
+assert len(late) >= 4, late  # two reactions and two data ages (see above)
+assert all(int(r["planned_ns"]) == c["planned_" + r["measure"] + "_ns"] for r in rows)
+releases = list(csv.DictReader(open(sys.argv[3])))
+n = int(sys.argv[4])
+assert len(releases) >= n, len(releases)  # every frame of every epoch of the n iterations
+assert all(int(r["late_ns"]) == int(r["actual_ns"]) - int(r["ideal_ns"]) for r in releases)
+assert {r["iteration"] for r in releases} >= {str(k) for k in range(n)}
+print("csv: %d chain rows, %d release rows" % (len(rows), len(releases)))
+PY
 echo "PASS"

@@ -90,6 +90,12 @@ TEST_CASE("tactus-report prints the violations table, --violations CSV, and fail
   CHECK(err.find("1 contract violations") != std::string::npos);
   CHECK(runCommand({dirty, sched, "--violations", "--csv"}, out, err) == 2);
   CHECK(err.find("--violations excludes --json and --csv") != std::string::npos);
+  CHECK(runCommand({clean, sched, "--csv-of", "chain"}, out, err) == 2);
+  CHECK(err.find("--csv-of takes runs, releases or chains, not 'chain'") != std::string::npos);
+  CHECK(runCommand({clean, sched, "--csv-of", "releases"}, out, err) == 0);
+  CHECK(out.rfind("iteration,epoch,frame,ideal_ns,actual_ns,late_ns,schedule\n", 0) == 0);
+  CHECK(runCommand({clean, sched, "--csv-of", "chains"}, out, err) == 0);
+  CHECK(out.rfind("chain,measure,source_client,", 0) == 0);
   CHECK(runCommand({"--schedule", sched, "--fail-on-violation", "--html", tempPath("x.html")}, out, err) == 2);
   // The HTML view marks the runnable.
   const std::string html = tempPath("v.html");
