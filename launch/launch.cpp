@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "tactus/core/command_line.hpp"
 #include "tactus_config.h"
@@ -26,7 +27,7 @@ const std::vector<OptionSpec>& specs() {
        "DIR",
        "where tactus-master and tactus-compile are (default: beside tactus-launch, the build tree, PATH)",
        {}},
-      {"build", 0, "DIR", "a build tree: its master/ and compiler/ folders hold the tools", {}},
+      {"build", 0, "DIR", "a build tree: its master/, compiler/ and tools/ folders hold the tools", {}},
       {"seed", 0, "N", "the seed of `order: random` (default: a new one, printed)", {}},
       {"grace", 0, "SECONDS", "after SIGTERM to the master, before SIGTERM to the clients still alive (default 2)", {}},
       {"kill-after", 0, "SECONDS", "after the stop began, SIGKILL to whatever is left (default 10)", {}},
@@ -37,16 +38,45 @@ const std::vector<OptionSpec>& specs() {
   return kSpecs;
 }
 
+// The launch file's keys, for --help and the man page (docs/cli/gen_cli_docs.py: one `.TP` per key).
+constexpr const char* kFileHelp =
+    "launch file:\n"
+    "A YAML map; paths in it are relative to its folder, which is also the processes' working directory.\n"
+    "  schedule: FILE          the compiled schedule (.tsched) the master runs\n"
+    "  schedules: [FILE, ...]  several compiled schedules: a managed master (tactus-master -N)\n"
+    "  graph: FILE             a YAML graph, compiled first with tactus-compile (next to the -l log)\n"
+    "  graphs: [FILE, ...]     several graphs, each compiled; with schedules: the master loads all\n"
+    "  instance: NAME          the instance (-D, TACTUS_INSTANCE; default: a random one, printed)\n"
+    "  master: [ARG, ...]      extra tactus-master options, e.g. [-l, logs/run.tlog]; compiled graphs\n"
+    "                          are kept in the -l log's folder, for tactus-report LOG SCHED...\n"
+    "  manager: NAME           the master's -N: a schedule manager starts the schedules (default with\n"
+    "                          several schedules: launch); nothing runs until one is started\n"
+    "  policy: FILE            with a manager: the master's --policy (rules that roll over on\n"
+    "                          overruns, a client's death, clean iterations)\n"
+    "  start: ID               with a manager: the schedule identifier started once every client\n"
+    "                          attached (tactus-manager -D INSTANCE start ID, as process 'manager')\n"
+    "  order: ORDER            master-first (default; clients once the segment exists),\n"
+    "                          clients-first, random (its seed printed; --seed repeats it)\n"
+    "  clients: [CLIENT, ...]  the client processes, each a map of the keys below\n"
+    "  name: NAME              a client's name: output prefix, summary, unit name\n"
+    "  command: [PROG, ARG...] a client's program (a '/' in it: relative to the file; else PATH)\n"
+    "  env: {VAR: VALUE}       a client's extra environment\n"
+    "  on_exit: stop|ignore    stop (default): a client's failure stops the launch; ignore: the\n"
+    "                          others go on (a ClientDies policy rolls over) and it sets no status\n";
+
 void usage(FILE* to) {
   std::fprintf(to,
                "usage: tactus-launch [OPTIONS] LAUNCH.yaml\n"
                "Starts a tactus master and its clients as LAUNCH.yaml says, prefixes their output with their\n"
                "names, stops them all on Ctrl-C or SIGTERM (SIGTERM to the master first) and prints a summary;\n"
-               "with --units it writes systemd units for the same application instead (see README.md).\n"
+               "with --units it writes systemd units for the same application instead, warning about master\n"
+               "options that would end a deployed run (-e, a relative -l) and naming the schedule files the\n"
+               "units read (they must stay where they are).\n"
                "options:\n%s"
+               "%s"
                "exit status: 0 when all exited 0; else the master's failure, else the first (128 + N: signal N); 2: a "
                "bad file\n",
-               optionsHelp(specs()).c_str());
+               optionsHelp(specs()).c_str(), kFileHelp);
 }
 
 std::string selfDir() {
@@ -82,7 +112,8 @@ bool parseSeconds(const ParsedOption& o, double& out) {
 bool readOptions(const CommandLine& cl, LaunchOptions& opts) {
   if (const ParsedOption* o = cl.find("units")) opts.unitsDir = o->value;
   if (const ParsedOption* o = cl.find("bin")) opts.binDir = o->value;
-  if (const ParsedOption* o = cl.find("build")) opts.binDir = o->value + "/master:" + o->value + "/compiler";
+  if (const ParsedOption* o = cl.find("build"))
+    opts.binDir = o->value + "/master:" + o->value + "/compiler:" + o->value + "/tools";
   if (const ParsedOption* o = cl.find("seed")) {
     char* end = nullptr;
     opts.seed = std::strtoull(o->value.c_str(), &end, 10);
@@ -98,7 +129,60 @@ bool readOptions(const CommandLine& cl, LaunchOptions& opts) {
   return true;
 }
 
+// Where compiled graphs go: the units' folder (--units), else the event log's folder (the master's
+// -l, so that `tactus-report LOG SCHED...` works after the run), else a temporary folder
+// (`tempDir`, removed after the run). Empty after saying why when it cannot be made.
+std::string scheduleDir(const LaunchConfig& cfg, const LaunchOptions& opts, std::string& tempDir) {
+  std::error_code ec;
+  std::filesystem::path dir;
+  if (!opts.unitsDir.empty()) {
+    dir = opts.unitsDir;
+  } else if (const std::string log = logOption(cfg.masterArgs); !log.empty()) {
+    dir = (std::filesystem::path(cfg.dir) / log).parent_path();
+  } else {
+    char tmpl[] = "/tmp/tactus-launch-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      std::perror("tactus-launch: mkdtemp");
+      return "";
+    }
+    tempDir = tmpl;
+    return tempDir;
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "tactus-launch: cannot make %s: %s\n", dir.c_str(), ec.message().c_str());
+    return "";
+  }
+  return std::filesystem::absolute(dir).lexically_normal().string();
+}
+
+// The compiled schedules' paths in `dir`, one per graph: the graph's name with .tsched (a unit's
+// lone one: INSTANCE.tsched, INSTANCE-NAME.tsched for several); a name taken twice gets -2, -3...
+std::vector<std::string> compiledNames(const LaunchConfig& cfg, const LaunchOptions& opts, const std::string& dir) {
+  std::vector<std::string> out;
+  std::set<std::string> taken;
+  for (const std::string& graph : cfg.graphs) {
+    std::string stem = std::filesystem::path(graph).stem().string();
+    if (!opts.unitsDir.empty()) stem = cfg.graphs.size() == 1 ? cfg.instance : cfg.instance + "-" + stem;
+    std::string name = stem;
+    for (int k = 2; !taken.insert(name).second; ++k) name = stem + "-" + std::to_string(k);
+    out.push_back(dir + "/" + name + ".tsched");
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> masterCommand(const LaunchConfig& cfg, const std::vector<std::string>& schedules,
+                                       const LaunchOptions& opts) {
+  std::string list;
+  for (const std::string& s : schedules) list += (list.empty() ? "" : ",") + s;
+  std::vector<std::string> argv = {findTool(opts.binDir, "tactus-master"), "-s", list, "-D", cfg.instance};
+  if (!cfg.manager.empty()) argv.insert(argv.end(), {"-N", cfg.manager});
+  if (!cfg.policy.empty()) argv.insert(argv.end(), {"--policy", cfg.policy});
+  argv.insert(argv.end(), cfg.masterArgs.begin(), cfg.masterArgs.end());
+  return argv;
+}
 
 std::string onPath(const std::string& program) {
   if (program.find('/') != std::string::npos) return program;
@@ -124,7 +208,7 @@ std::string findTool(const std::string& binDir, const std::string& name) {
   }
   if (binDir.empty()) {
     const std::string self = selfDir();
-    const std::string sub = name == "tactus-master" ? "master" : "compiler";
+    const std::string sub = name == "tactus-master" ? "master" : name == "tactus-compile" ? "compiler" : "tools";
     if (!self.empty()) dirs = {self, self + "/../" + sub};
     if (const char* root = std::getenv("TACTUS_BUILD_ROOT")) dirs.push_back(std::string(root) + "/" + sub);
   }
@@ -179,21 +263,21 @@ int launchMain(const std::vector<std::string>& args) {
     cfg->instance = randomInstance();
     std::fprintf(stderr, "tactus-launch: instance %s\n", cfg->instance.c_str());
   }
-  std::string schedule = cfg->schedule;
+  std::vector<std::string> schedules = cfg->schedules;
   std::string tempDir;
-  if (!cfg->graph.empty()) {
-    if (!opts.unitsDir.empty()) {
-      std::filesystem::create_directories(opts.unitsDir);
-      schedule = std::filesystem::absolute(opts.unitsDir + "/" + cfg->instance + ".tsched").lexically_normal().string();
-    } else {
-      char tmpl[] = "/tmp/tactus-launch-XXXXXX";
-      if (::mkdtemp(tmpl) == nullptr) return std::perror("tactus-launch: mkdtemp"), 1;
-      tempDir = tmpl;
-      schedule = tempDir + "/" + std::filesystem::path(cfg->graph).stem().string() + ".tsched";
+  int status = 0;
+  if (!cfg->graphs.empty()) {
+    const std::string dir = scheduleDir(*cfg, opts, tempDir);
+    if (dir.empty()) return 1;
+    const std::string compiler = findTool(opts.binDir, "tactus-compile");
+    const std::vector<std::string> outs = compiledNames(*cfg, opts, dir);
+    for (std::size_t k = 0; k < outs.size() && status == 0; ++k) {
+      if (!compileGraph(compiler, cfg->graphs[k], outs[k])) status = 2;
+      schedules.push_back(outs[k]);
     }
-    if (!compileGraph(findTool(opts.binDir, "tactus-compile"), cfg->graph, schedule)) return 2;
   }
-  const int status = opts.unitsDir.empty() ? runApplication(*cfg, schedule, opts) : writeUnits(*cfg, schedule, opts);
+  if (status == 0)
+    status = opts.unitsDir.empty() ? runApplication(*cfg, schedules, opts) : writeUnits(*cfg, schedules, opts);
   if (!tempDir.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(tempDir, ec);

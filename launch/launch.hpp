@@ -14,7 +14,7 @@ namespace tactus::launch {
 
 /// What the command line adds to the file.
 struct LaunchOptions {
-  std::string binDir;                 ///< --bin: where tactus-master and tactus-compile are; empty: found
+  std::string binDir;                 ///< --bin: where the tactus tools are (':'-separated); empty: found
   std::string unitsDir;               ///< --units: write units there instead of running
   std::optional<std::uint64_t> seed;  ///< --seed: the random order's seed
   bool color = false;                 ///< coloured prefixes (stdout a terminal, no --no-color)
@@ -31,8 +31,8 @@ struct ProcessEnd {
   double seconds = 0;
 };
 
-/// tactus-master and tactus-compile: --bin, beside this program (an install), in the build tree
-/// (../master, ../compiler), else the name for PATH.
+/// tactus-master, tactus-compile and tactus-manager: --bin, beside this program (an install), in
+/// the build tree (../master, ../compiler, ../tools), else the name for PATH.
 std::string findTool(const std::string& binDir, const std::string& name);
 
 /// A program resolved against PATH (absolute); unchanged when it has a '/' or is not found.
@@ -43,10 +43,17 @@ bool compileGraph(const std::string& compiler, const std::string& graph, const s
 
 /// Runs the application; returns tactus-launch's exit status (0: every process exited 0; else the
 /// master's failure, else the first failure; a process ended by a signal counts 128 + signal).
-int runApplication(const LaunchConfig& cfg, const std::string& schedule, const LaunchOptions& opts);
+/// `schedules`: the master's schedule files (absolute), compiled graphs included.
+int runApplication(const LaunchConfig& cfg, const std::vector<std::string>& schedules, const LaunchOptions& opts);
 
-/// Writes the target, the master's unit and one unit per client to opts.unitsDir; the exit status.
-int writeUnits(const LaunchConfig& cfg, const std::string& schedule, const LaunchOptions& opts);
+/// The master's command line: -s (comma-separated), -D, -N and --policy under a manager, then the
+/// file's `master:` options.
+std::vector<std::string> masterCommand(const LaunchConfig& cfg, const std::vector<std::string>& schedules,
+                                       const LaunchOptions& opts);
+
+/// Writes the target, the master's unit, one unit per client and (with `start:`) the manager's
+/// to opts.unitsDir, after the warnings about options that end a deployed run; the exit status.
+int writeUnits(const LaunchConfig& cfg, const std::vector<std::string>& schedules, const LaunchOptions& opts);
 
 /// The whole command (args without the program name); the exit status.
 int launchMain(const std::vector<std::string>& args);

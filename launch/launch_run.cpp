@@ -31,6 +31,8 @@ struct Proc {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
   bool isMaster = false;
+  bool isStarter = false;   // `tactus-manager start ID`, after every other process
+  bool ignoreExit = false;  // on_exit: ignore
   pid_t pid = -1;
   int fd = -1;
   std::string pending;  // output after the last newline
@@ -43,6 +45,9 @@ struct Proc {
 
 int exitStatusOf(const ProcessEnd& e) { return e.signal != 0 ? 128 + e.signal : e.exitCode; }
 bool failed(const ProcessEnd& e) { return e.started && (e.signal != 0 || e.exitCode != 0); }
+
+// What tactus-launch does about a process's failure: an on_exit: ignore client's is no one's.
+bool counts(const Proc& p) { return failed(p.end) && !p.ignoreExit; }
 
 std::string describe(const ProcessEnd& e) {
   if (!e.started) return "not started";
@@ -89,19 +94,37 @@ void writeAll(int fd, std::string_view s) {
 
 class Runner {
  public:
-  Runner(const LaunchConfig& cfg, const std::string& schedule, const LaunchOptions& opts) : cfg_(cfg), opts_(opts) {
+  Runner(const LaunchConfig& cfg, const std::vector<std::string>& schedules, const LaunchOptions& opts)
+      : cfg_(cfg), opts_(opts) {
     Proc master;
     master.name = "master";
     master.isMaster = true;
-    master.argv = {findTool(opts.binDir, "tactus-master"), "-s", schedule, "-D", cfg.instance};
-    master.argv.insert(master.argv.end(), cfg.masterArgs.begin(), cfg.masterArgs.end());
+    master.argv = masterCommand(cfg, schedules, opts);
     procs_.push_back(std::move(master));
     for (const ClientSpec& c : cfg.clients) {
       Proc p;
       p.name = c.name;
       p.argv = c.command;
       p.env = c.env;
+      p.ignoreExit = c.onExit == OnExit::kIgnore;
       procs_.push_back(std::move(p));
+    }
+    // The master's start request waits for every client to enter (-t bounds it), so the starter
+    // may come last of all: its answer arrives once the clients attached and the schedule runs.
+    if (cfg.start >= 0) {
+      Proc starter;
+      starter.name = "manager";
+      starter.isStarter = true;
+      starter.argv = {findTool(opts.binDir, "tactus-manager"),
+                      "-D",
+                      cfg.instance,
+                      "-N",
+                      cfg.manager,
+                      "-t",
+                      "-1",
+                      "start",
+                      std::to_string(cfg.start)};
+      procs_.push_back(std::move(starter));
     }
     static constexpr int kColours[] = {36, 32, 33, 35, 34, 31, 96, 92, 93, 95};
     for (std::size_t i = 0; i < procs_.size(); ++i) {
@@ -147,7 +170,8 @@ class Runner {
 };
 
 void Runner::planOrder() {
-  for (std::size_t i = 0; i < procs_.size(); ++i) order_.push_back(i);
+  const bool starter = procs_.back().isStarter;
+  for (std::size_t i = 0; i + (starter ? 1 : 0) < procs_.size(); ++i) order_.push_back(i);
   if (cfg_.order == StartOrder::kClientsFirst) {
     std::rotate(order_.begin(), order_.begin() + 1, order_.end());
   } else if (cfg_.order == StartOrder::kRandom) {
@@ -159,6 +183,12 @@ void Runner::planOrder() {
     std::fprintf(stderr, "tactus-launch: random order, seed %llu (--seed %llu repeats it):%s\n",
                  static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed), names.c_str());
   }
+  if (starter) order_.push_back(procs_.size() - 1);
+  if (!cfg_.manager.empty() && !starter)
+    std::fprintf(stderr,
+                 "tactus-launch: nothing runs until the schedule manager '%s' starts a schedule: tactus-manager -D "
+                 "%s start ID (or `start: ID` in the launch file)\n",
+                 cfg_.manager.c_str(), cfg_.instance.c_str());
 }
 
 bool Runner::setUpSignals() {
@@ -258,7 +288,11 @@ void Runner::reap(double now) {
       if (WIFEXITED(status)) p.end.exitCode = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) p.end.signal = WTERMSIG(status);
       endOrder_.push_back(i);
-      if (!stopping_ && failed(p.end)) beginStop(now, p.name + " ended (" + describe(p.end) + "): stopping the others");
+      if (!stopping_ && failed(p.end) && p.ignoreExit) {
+        std::fprintf(stderr, "tactus-launch: %s ended (%s): on_exit: ignore, the others go on\n", p.name.c_str(),
+                     describe(p.end).c_str());
+      }
+      if (!stopping_ && counts(p)) beginStop(now, p.name + " ended (" + describe(p.end) + "): stopping the others");
       if (!stopping_ && p.isMaster) beginStop(now, "");
     }
   }
@@ -268,6 +302,8 @@ void Runner::beginStop(double now, const std::string& why) {
   if (stopping_) return;
   stopping_ = true;
   stopS_ = now;
+  // A start still waiting is answered when the master ends: its failure follows the stop.
+  for (Proc& p : procs_) p.signalled = p.signalled || (p.isStarter && p.running);
   if (!why.empty()) std::fprintf(stderr, "tactus-launch: %s\n", why.c_str());
   if (procs_[0].running) {
     procs_[0].signalled = true;
@@ -357,8 +393,8 @@ int Runner::summary() const {
   for (const Proc& p : procs_) {
     char t[32] = "-";
     if (p.end.started) std::snprintf(t, sizeof t, "%.2f s", p.end.seconds);
-    std::snprintf(line, sizeof line, "  %-*s  %-14s  %s\n", static_cast<int>(width_), p.name.c_str(),
-                  describe(p.end).c_str(), t);
+    std::snprintf(line, sizeof line, "  %-*s  %-14s  %s%s\n", static_cast<int>(width_), p.name.c_str(),
+                  describe(p.end).c_str(), t, failed(p.end) && p.ignoreExit ? "  (on_exit: ignore)" : "");
     out += line;
   }
   // The failure that names the run: the master's on its own, else the first one on its own, else
@@ -366,13 +402,19 @@ int Runner::summary() const {
   const ProcessEnd* first = nullptr;
   for (const bool afterSignal : {false, true}) {
     const auto pick = [&](const Proc& p) {
-      if (first == nullptr && failed(p.end) && p.signalled == afterSignal) first = &p.end;
+      if (first == nullptr && counts(p) && p.signalled == afterSignal) first = &p.end;
     };
     pick(procs_[0]);
     for (std::size_t i : endOrder_) pick(procs_[i]);
   }
   if (first == nullptr) {
-    out += "tactus-launch: all " + std::to_string(procs_.size()) + " processes exited 0\n";
+    const auto ignored = std::count_if(procs_.begin(), procs_.end(), [](const Proc& p) { return failed(p.end); });
+    if (ignored == 0) {
+      out += "tactus-launch: all " + std::to_string(procs_.size()) + " processes exited 0\n";
+    } else {
+      out += "tactus-launch: exit status 0: the others exited 0, " + std::to_string(ignored) + " of " +
+             std::to_string(procs_.size()) + " ended with on_exit: ignore\n";
+    }
   } else {
     out += "tactus-launch: " + first->name + " failed (" + describe(*first) + "): exit status " +
            std::to_string(exitStatusOf(*first)) + "\n";
@@ -383,8 +425,8 @@ int Runner::summary() const {
 
 }  // namespace
 
-int runApplication(const LaunchConfig& cfg, const std::string& schedule, const LaunchOptions& opts) {
-  Runner runner(cfg, schedule, opts);
+int runApplication(const LaunchConfig& cfg, const std::vector<std::string>& schedules, const LaunchOptions& opts) {
+  Runner runner(cfg, schedules, opts);
   return runner.run();
 }
 
