@@ -25,7 +25,8 @@ const std::vector<OptionSpec>& specs() {
       {"bin",
        'b',
        "DIR",
-       "where tactus-master and tactus-compile are (default: beside tactus-launch, the build tree, PATH)",
+       "where tactus-master, tactus-compile and tactus-manager are (default: beside tactus-launch, the build "
+       "tree, PATH)",
        {}},
       {"build", 0, "DIR", "a build tree: its master/, compiler/ and tools/ folders hold the tools", {}},
       {"seed", 0, "N", "the seed of `order: random` (default: a new one, printed)", {}},
@@ -59,8 +60,9 @@ constexpr const char* kFileHelp =
     "                          clients-first, random (its seed printed; --seed repeats it)\n"
     "  clients: [CLIENT, ...]  the client processes, each a map of the keys below\n"
     "  name: NAME              a client's name: output prefix, summary, unit name\n"
-    "  command: [PROG, ARG...] a client's program (a '/' in it: relative to the file; else PATH)\n"
-    "  env: {VAR: VALUE}       a client's extra environment\n"
+    "  command: [PROG, ...]    a client's program and arguments (a '/' in PROG: relative to the\n"
+    "                          file's folder; else looked up on PATH)\n"
+    "  env: {VAR: VALUE}       a client's extra environment (TACTUS_INSTANCE is set for it)\n"
     "  on_exit: stop|ignore    stop (default): a client's failure stops the launch; ignore: the\n"
     "                          others go on (a ClientDies policy rolls over) and it sets no status\n";
 

@@ -12,6 +12,9 @@ import sys
 # An option line: short spellings, the long name, its value's name (`FILE`, `KIND[:CALL]`, `on|off`), help.
 OPTION = re.compile(r"^  ((?:-[A-Za-z]+, )*)--([a-z][a-z0-9-]*)(?: (\S+))?(?:\s{2,}(.*))?$")
 
+# A key of a file format section (tactus-launch's `launch file:`): `  key: VALUE` then its help.
+FILE_KEY = re.compile(r"^  ([a-z_]+: \S+(?: \S+)*?)\s{2,}(\S.*)$")
+
 
 def run(binary, *args):
     return subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
@@ -77,6 +80,12 @@ def man(binary, output):
                 out.append(roff(m.group(4).strip()))
         elif section == "OPTIONS" and line.startswith("   "):
             out.append(roff(line.strip()))  # the option's help goes on
+        elif section == "LAUNCH FILE" and FILE_KEY.match(line):  # `  key: VALUE   what it does`
+            flush()
+            m = FILE_KEY.match(line)
+            out += [".TP", f"\\fB{roff(m.group(1))}\\fR", roff(m.group(2))]
+        elif section == "LAUNCH FILE" and line.startswith("     "):
+            out.append(roff(line.strip()))  # the key's help goes on
         elif section in ("EXAMPLES", "COMMANDS"):
             out += [".IP", roff(line.strip())]
         elif line.startswith("exit status:"):

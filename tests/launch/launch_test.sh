@@ -230,6 +230,13 @@ bad_case badepochs $'schedules: [a.tsched, b.tsched]\nmaster: [-e, "5"]\n'"$clie
   "2: -e cannot be combined with a schedule manager"
 bad_case badlist $'schedules: a.tsched\n'"$clients" "1: schedules must be a list of strings"
 
+echo "== --help (the man page's source) documents every key of the launch file"
+"$launch" --help >"$work/help.out" 2>&1 || fail "--help: exit $?"
+for key in schedule schedules graph graphs instance master manager policy start order clients name command env \
+  on_exit; do
+  grep -Eq "^  $key: " "$work/help.out" || fail "--help: no line for the key '$key:'"
+done
+
 echo "== --units warnings and a managed application's units"
 write_file "$work/deploy.yaml" "${inst}u" '[-e, "40", -l, run.tlog]' "[$sample, Planning]"
 "$launch" --units "$work/units_deploy" "$work/deploy.yaml" >"$work/deploy.out" 2>"$work/deploy.err" \
