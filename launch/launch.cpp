@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <utility>
 
 #include "tactus/core/command_line.hpp"
 #include "tactus_config.h"
@@ -165,10 +166,16 @@ std::vector<std::string> compiledNames(const LaunchConfig& cfg, const LaunchOpti
   std::set<std::string> taken;
   for (const std::string& graph : cfg.graphs) {
     std::string stem = std::filesystem::path(graph).stem().string();
-    if (!opts.unitsDir.empty()) stem = cfg.graphs.size() == 1 ? cfg.instance : cfg.instance + "-" + stem;
+    if (!opts.unitsDir.empty()) {
+      std::string unitStem = cfg.instance;
+      if (cfg.graphs.size() != 1) unitStem.append("-").append(stem);
+      stem = std::move(unitStem);
+    }
     std::string name = stem;
     for (int k = 2; !taken.insert(name).second; ++k) name = stem + "-" + std::to_string(k);
-    out.push_back(dir + "/" + name + ".tsched");
+    std::string path = dir;
+    path.append("/").append(name).append(".tsched");
+    out.push_back(std::move(path));
   }
   return out;
 }

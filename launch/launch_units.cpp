@@ -153,6 +153,7 @@ int writeUnits(const LaunchConfig& cfg, const std::vector<std::string>& schedule
                              " (master and clients)\nWants=" + wants + "\n\n[Install]\nWantedBy=multi-user.target\n";
   std::vector<std::string> written = {"tactus@" + i + ".target", "tactus-master@" + i + ".service"};
   std::vector<std::string> absolute;
+  absolute.reserve(schedules.size());
   for (const std::string& s : schedules) absolute.push_back(std::filesystem::absolute(s).lexically_normal().string());
   bool ok = writeFile(dir + written[0], target) && writeFile(dir + written[1], masterUnit(cfg, absolute, opts));
   for (const ClientSpec& c : cfg.clients) {
