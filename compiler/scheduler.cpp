@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -51,6 +52,33 @@ bool queuedWorkMayWait(const Problem& pb) {
   return false;
 }
 
+// Search steps allowed to find an order of the streams' submissions where every priority rule
+// got stuck (see findStreamOrder); ends at once on small graphs, which are the ones it can take.
+constexpr std::uint64_t kStreamOrderSteps = 1000000;
+
+// Where every priority rule got stuck (Attempt::stuck: each found no order of the streams'
+// submissions in which no work is queued behind work that waits for it), the branch and bound
+// from no schedule at all: it tries every order, and its first complete schedule is one. Returns
+// that schedule, or the stuck attempt with `proven` set where the whole tree was searched (no
+// order exists). Hyperepochs too large for the tree, or with transfer times, keep the stuck one.
+Attempt findStreamOrder(const Problem& pb, const HyperepochInfo& he, const ScheduleOptions& options, Attempt stuck,
+                        bool& proven) {
+  proven = false;
+  if (pb.nodes.empty() || pb.nodes.size() > kSearchNodeLimit || pb.hasCrossSocLag) return stuck;
+  SearchLimits lim;
+  lim.started = Clock::now();
+  lim.steps = std::max(options.searchSteps, kStreamOrderSteps);
+  lim.workers = std::max(1, options.workers);
+  lim.allowOverlength = true;
+  Attempt none;  // scores worse than any schedule
+  none.boundaryMisses = std::numeric_limits<std::uint64_t>::max();
+  none.lengthNs = kInfinity;
+  SearchResult sr = branchAndBound(buildSearchProblem(pb, he.periodNs), none, lim);
+  if (sr.improved) return std::move(sr.attempt);
+  proven = sr.exhausted;
+  return stuck;
+}
+
 // The first schedules and, with a budget, the search, for one hyperepoch's problem: tries the
 // priority rules (insertion with each key, and the time-driven variants too where the graph is
 // small enough for their per-event scan of the available instances; the queue-order key where
@@ -59,7 +87,7 @@ bool queuedWorkMayWait(const Problem& pb) {
 // budget. A schedule as short as the critical path cannot be beaten.
 Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const ScheduleOptions& options,
                         const std::vector<std::uint32_t>& touched, std::vector<FreeTime>& free,
-                        HyperepochSearchInfo& searchInfo) {
+                        HyperepochSearchInfo& searchInfo, bool& noOrderProven) {
   const IdVector<RunnableId, std::int64_t>& wcet = *pb.wcet;
   std::int64_t criticalPath = 0;
   for (const Node& nd : pb.nodes) {
@@ -76,6 +104,7 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
   }
   Attempt best;
   bool haveBest = false;
+  Attempt firstStuck;
   auto score = [&](const Attempt& a) {
     return std::make_tuple(a.boundaryMisses, a.lengthNs > he.periodNs ? 1 : 0, a.deadlineMisses, a.lengthNs);
   };
@@ -85,11 +114,17 @@ Attempt solveHyperepoch(const Problem& pb, const HyperepochInfo& he, const Sched
     rule.cutoff = haveBest ? &best : nullptr;
     rule.periodNs = he.periodNs;
     Attempt a = listSchedule(pb, rule, free);
+    if (a.stuck && !firstStuck.stuck) firstStuck = a;
     if (!a.abandoned && (!haveBest || score(a) < score(best))) {
       best = std::move(a);
       haveBest = true;
     }
-    if (best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= criticalPath) break;
+    if (haveBest && best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= criticalPath) break;
+  }
+  noOrderProven = false;
+  if (!haveBest) {
+    best = findStreamOrder(pb, he, options, std::move(firstStuck), noOrderProven);
+    if (best.stuck) return best;
   }
 
   searchInfo = HyperepochSearchInfo{};
@@ -132,6 +167,31 @@ template <StrongId Id>
 std::string at(const Graph& g, const IdVector<Id, int>& lines, Id i) {
   if (g.sourceFile.empty() || !lines.contains(i) || lines[i] <= 0) return {};
   return g.sourceFile + ":" + std::to_string(lines[i]) + ": ";
+}
+
+// The error of a hyperepoch for which no order of the streams' submissions was found (or none
+// exists, `proven`), located at a submitter that could not queue its work.
+Error noStreamOrder(const Graph& g, const Problem& pb, const HyperepochInfo& he, const Attempt& stuck, bool proven) {
+  std::string where, what;
+  if (stuck.stuckAt < pb.nodes.size()) {
+    const Node& nd = pb.nodes[stuck.stuckAt];
+    const GraphRunnable& r = g.runnables[nd.runnable];
+    if (r.loc.line > 0 && !g.sourceFile.empty()) where = g.sourceFile + ":" + std::to_string(r.loc.line) + ": ";
+    std::string streams;
+    for (const ResourceRequest& q : *(*pb.requests)[nd.runnable]) {
+      if (!isEngineQueue(q.kind)) continue;
+      for (ResourceId c : q.candidates) streams += (streams.empty() ? "'" : " or '") + g.resources[c].name + "'";
+    }
+    what = ": '" + g.clients[r.client].name + "." + r.name + "' frame " + std::to_string(nd.frame) +
+           " would queue its work on " + (streams.empty() ? std::string("its stream") : streams) +
+           " behind work that waits for it";
+  }
+  return Error{ErrorCode::kInfeasible,
+               where + "hyperepoch '" + he.name +
+                   "': no order of the submissions lets every stream run its work in submission order" + what +
+                   (proven ? " (every order was searched)"
+                           : " (none found; orders are searched exhaustively up to " +
+                                 std::to_string(kSearchNodeLimit) + " instances)")};
 }
 
 std::string epochName(const Graph& g, EpochId e) {
@@ -209,13 +269,19 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
     HyperepochSearchInfo searchInfo;
     Attempt best;
     bool fused = false;
+    bool noOrderProven = false;
     if (fusionApplies(options, pb.nodes.size())) {
       FusedProblem fp = fuseChains(pb, wcet, options.fusionThresholdNs);
       if (!fp.chains.empty()) {
         if (auto ok = computeLevels(fp.pb, he); !ok) return ok.error();
-        Attempt fa = solveHyperepoch(fp.pb, he, options, touched, free, searchInfo);
-        best = splitFused(pb, fp, fa);
-        fused = true;
+        Attempt fa = solveHyperepoch(fp.pb, he, options, touched, free, searchInfo, noOrderProven);
+        if (fa.stuck) {
+          best = std::move(fa);
+          best.stuckAt = kNone;  // a node of the fused problem: solved unfused below
+        } else {
+          best = splitFused(pb, fp, fa);
+          fused = true;
+        }
         if (searchInfo.searched) {
           // The fused problem's bounds and proofs hold for fused schedules only: the bound
           // reported is the unfused problem's, and fused search proves nothing about it.
@@ -226,8 +292,9 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
         }
       }
     }
-    if (!fused) best = solveHyperepoch(pb, he, options, touched, free, searchInfo);
+    if (!fused) best = solveHyperepoch(pb, he, options, touched, free, searchInfo, noOrderProven);
     if (info != nullptr) info->hyperepochs[h] = searchInfo;
+    if (best.stuck) return noStreamOrder(g, pb, he, best, noOrderProven);
 
     // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame. The
     // frame is named, not the runnable that happens to end last: what makes it late is the

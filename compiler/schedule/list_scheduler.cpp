@@ -2,6 +2,7 @@
 #include "schedule/list_scheduler.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -74,11 +75,17 @@ class ListScheduler {
     for (const Node& nd : pb.nodes)
       if (const std::uint32_t bound = local_[nd.local].pinned; bound != kNone) ++pinned_[bound];
     outstanding_.assign(free.size(), 0);
+    queueTail_.assign(free.size(), kNone);
     if (rule_.cutoff != nullptr) cutoff_ = scoreOf(*rule_.cutoff, rule_.periodNs);
-    if (rule_.key == 3 && rule_.keyOverride == nullptr) {
-      submitteeOf_.assign(pb.runnables.size(), kNone);
-      for (std::uint32_t l = 0; l < pb.localSubmitter.size(); ++l)
-        if (pb.localSubmitter[l] != kNone) submitteeOf_[pb.localSubmitter[l]] = l;
+    submitteeOf_.assign(pb.runnables.size(), kNone);
+    for (std::uint32_t l = 0; l < pb.localSubmitter.size(); ++l)
+      if (pb.localSubmitter[l] != kNone) submitteeOf_[pb.localSubmitter[l]] = l;
+    if (!pb.localSubmitter.empty() &&
+        std::any_of(pb.localSubmitter.begin(), pb.localSubmitter.end(), [](std::uint32_t l) { return l != kNone; })) {
+      queuedAfter_.assign(pb.nodes.size(), kNone);
+      queuedBefore_.assign(pb.nodes.size(), kNone);
+      placed_.assign(pb.nodes.size(), 0);
+      seen_.assign(pb.nodes.size(), 0);
     }
     if (rule_.timed) {
       busyUntil_.assign(free.size(), 0);
@@ -105,22 +112,24 @@ class ListScheduler {
     } else {
       while (!at_.abandoned) {
         bool forced = false;
+        std::uint32_t n = kNone;
         if (ready_.empty()) {
           if (deferred_.empty()) break;
-          // Only submitters waiting for a busy stream are left: no order can keep every stream
-          // FIFO (the verifier names what breaks); place the first of them anyway rather than
-          // lose it. The others go back to waiting: placing this one may free their streams.
+          // Only submitters waiting for a stream with work queued are left: every order needs a
+          // second submission queued behind work not yet run (`sub0`'s work waits for `sub1`,
+          // `sub1`'s for what follows `sub0`). Queue the most urgent one that can be: behind work
+          // that does not wait for its own (queuedWaitsFor). The others go on waiting.
           forced = true;
-          for (std::uint32_t d : deferred_) ready_.push(keyOf(d));
-          deferred_.clear();
+          n = mostUrgentDeferred();
+          if (n == kNone) return stuck(deferred_.front());
+        } else {
+          n = ready_.top().node;
+          ready_.pop();
+          if (streamBlocked(n, false)) {
+            deferred_.push_back(n);
+            continue;
+          }
         }
-        const std::uint32_t n = ready_.top().node;
-        ready_.pop();
-        if (!forced && streamBlocked(n)) {
-          deferred_.push_back(n);
-          continue;
-        }
-        // Only this placement ignores the streams' order: every later submitter keeps it.
         force_ = forced;
         Choice c = choose(n, earliest(n));
         place(n, c);
@@ -190,21 +199,79 @@ class ListScheduler {
   bool isStream(std::uint32_t r) const { return stream_[r] != 0; }
 
   // A CUDA stream serialises the submissions (its submitters hold it while they run) and runs
-  // its work in submission order. The list scheduler keeps that order simply: each stream has at
-  // most one outstanding submission (a submitter placed, its work not yet), submitters are
-  // appended to a stream's timeline only, and work is appended after the stream's earlier work
-  // (on the device, whose timeline it may otherwise fill anywhere). A submitter whose every
-  // stream has work outstanding waits (deferred) until that work is placed. The search (which
-  // lets several submissions be outstanding) keeps the FIFO order by its own rule.
-  bool streamBlocked(std::uint32_t n) const {
+  // its work in submission order. The list scheduler keeps that order: submitters are appended
+  // to a stream's timeline only, and a work waits for the work queued before it on its stream
+  // (an extra predecessor, queuedBefore_) and is appended after it (on the device, whose
+  // timeline it may otherwise fill anywhere). It prefers one outstanding submission per stream
+  // (a submitter placed, its work not yet): a submitter whose every stream has work outstanding
+  // waits (deferred) until that work is placed. Where only such submitters are left (`force`),
+  // one is queued behind the outstanding work, on a stream whose queued work does not wait for
+  // the submitter's own work: that work would wait for work queued behind it.
+  bool streamBlocked(std::uint32_t n, bool force) {
     const Local& lo = local_[pb_.nodes[n].local];
     if (lo.kind != RunnableKind::kSubmitter) return false;
     for (const auto& q : *lo.requests) {
       if (!isEngineQueue(q.kind)) continue;
       return std::none_of(q.candidates.begin(), q.candidates.end(),
-                          [&](ResourceId c) { return outstanding_[index(c)] == 0; });
+                          [&](ResourceId c) { return streamOpen(n, index(c), force); });
     }
     return false;
+  }
+
+  // Whether submitter `n` may submit into stream `c` now (see streamBlocked).
+  bool streamOpen(std::uint32_t n, std::uint32_t c, bool force) {
+    return outstanding_[c] == 0 || (force && !queuedWaitsFor(n, c));
+  }
+
+  // Whether work queued on stream `c` and not yet placed waits, through dependencies and the
+  // queues' order, for the work of submitter `n`: queued behind it, that work would never run.
+  // A search backwards from the stream's last queued work over instances not yet placed.
+  bool queuedWaitsFor(std::uint32_t n, std::uint32_t c) {
+    const Node& nd = pb_.nodes[n];
+    const std::uint32_t workLocal = submitteeOf_[nd.local];
+    const std::uint32_t tail = queueTail_[c];
+    if (workLocal == kNone || tail == kNone || placed_[tail] != 0) return false;
+    const std::uint32_t work = pb_.nodeOf(workLocal, nd.frame);
+    ++stamp_;
+    stack_.assign(1, tail);
+    seen_[tail] = stamp_;
+    while (!stack_.empty()) {
+      const std::uint32_t x = stack_.back();
+      stack_.pop_back();
+      if (x == work) return true;
+      const Node& xn = pb_.nodes[x];
+      auto visit = [&](std::uint32_t y) {
+        if (y == kNone || placed_[y] != 0 || seen_[y] == stamp_) return;
+        seen_[y] = stamp_;
+        stack_.push_back(y);
+      };
+      for (std::uint32_t d : pb_.localDeps[xn.local]) visit(pb_.nodeOf(d, xn.frame));
+      visit(queuedBefore_[x]);
+    }
+    return false;
+  }
+
+  // The most urgent deferred submitter whose stream can take its work behind the outstanding
+  // work (streamBlocked with force), taken off the deferred list; kNone when there is none.
+  std::uint32_t mostUrgentDeferred() {
+    std::size_t best = deferred_.size();
+    for (std::size_t k = 0; k < deferred_.size(); ++k) {
+      if (best != deferred_.size() && !(keyOf(deferred_[k]) < keyOf(deferred_[best]))) continue;
+      if (!streamBlocked(deferred_[k], true)) best = k;
+    }
+    if (best == deferred_.size()) return kNone;
+    const std::uint32_t n = deferred_[best];
+    deferred_.erase(deferred_.begin() + static_cast<std::ptrdiff_t>(best));
+    return n;
+  }
+
+  // No submitter left can queue its work without it waiting for work queued behind it: this
+  // rule found no order of the streams' submissions. Its schedule is abandoned as stuck.
+  Attempt stuck(std::uint32_t n) {
+    at_.abandoned = true;
+    at_.stuck = true;
+    at_.stuckAt = n;
+    return std::move(at_);
   }
 
   // Release + StartTime, and the end of every dependency (all placed by now), plus the transfer
@@ -215,6 +282,7 @@ class ListScheduler {
     for (std::uint32_t d : pb_.localDeps[nd.local]) {
       t = std::max(t, at_.placements[pb_.nodeOf(d, nd.frame)].endNs + pb_.lagNs(d, nd.local));
     }
+    if (!queuedBefore_.empty() && queuedBefore_[n] != kNone) t = std::max(t, at_.placements[queuedBefore_[n]].endNs);
     return t;
   }
 
@@ -244,7 +312,7 @@ class ListScheduler {
     auto allowed = [&](std::size_t q, std::uint32_t c) {
       if (std::find(fixed_.begin(), fixed_.end(), c) != fixed_.end()) return false;
       if (stream != kNone && isStream(c)) return false;  // a submittee holds no stream
-      if (submitter && !force_ && isStream(c) && outstanding_[c] != 0) return false;
+      if (submitter && isStream(c) && !streamOpen(n, c, force_)) return false;
       // A submittee runs on the device its submitter's stream maps to.
       if (stream != kNone && q == 0 && isEngine(g_.resources[c].kind)) {
         return index(g_.resources[stream].device) == c;
@@ -358,7 +426,9 @@ class ListScheduler {
       if (!isStream(r) || kind != RunnableKind::kSubmitter) continue;
       streamLast_[r] = std::max(streamLast_[r], pl.endNs);
       ++outstanding_[r];
+      if (submitteeOf_[nd.local] != kNone) enqueue(pb_.nodeOf(submitteeOf_[nd.local], nd.frame), r);
     }
+    if (!placed_.empty()) placed_[n] = 1;
     if (kind == RunnableKind::kSubmittee && pb_.localSubmitter[nd.local] != kNone) {
       for (std::uint32_t r : at_.placements[pb_.nodeOf(pb_.localSubmitter[nd.local], nd.frame)].resources) {
         if (!isStream(r)) continue;
@@ -382,6 +452,20 @@ class ListScheduler {
       const std::uint32_t m = pb_.nodeOf(sl, nd.frame);
       if (--waiting_[m] == 0) becomeReady(m);
     }
+    if (!queuedAfter_.empty() && queuedAfter_[n] != kNone && --waiting_[queuedAfter_[n]] == 0)
+      becomeReady(queuedAfter_[n]);
+  }
+
+  // Queues `work` on stream `r`: behind the stream's last work while that is not placed (one
+  // more predecessor to wait for; placed before `work`'s submitter releases its successors).
+  void enqueue(std::uint32_t work, std::uint32_t r) {
+    const std::uint32_t tail = queueTail_[r];
+    if (tail != kNone && placed_[tail] == 0) {
+      queuedAfter_[tail] = work;
+      queuedBefore_[work] = tail;
+      ++waiting_[work];
+    }
+    queueTail_[r] = work;
   }
 
   // Time-driven: the local runnables grouped by the candidates of their requests, so that a
@@ -439,10 +523,12 @@ class ListScheduler {
       if (!ends_.empty()) next = ends_.top();
       if (!pending_.empty()) next = std::min(next, pending_.top().first);
       if (next == kInfinity) {
-        // Nothing runs and nothing is pending: what is left can never start at `now`; place it
-        // at its earliest (cannot happen with free resources, kept as a guard against hangs).
-        forceAvailable(now, placed);
-        if (placed < pb_.nodes.size() && pending_.empty()) break;
+        // Nothing runs and nothing is pending: only submitters waiting for a stream with work
+        // queued are left (or, as a guard against hangs, what cannot start at `now`). Queue one.
+        if (!forceAvailable(now, placed)) {
+          if (placed < pb_.nodes.size() && !at_.stuck) at_.abandoned = at_.stuck = true;
+          break;
+        }
         continue;
       }
       now = next;
@@ -473,7 +559,7 @@ class ListScheduler {
       }
       auto& it = next_[grp];
       const std::uint32_t n = it->node;
-      if (streamBlocked(n)) {
+      if (streamBlocked(n, false)) {
         ++it;
         continue;
       }
@@ -493,23 +579,34 @@ class ListScheduler {
     return progress;
   }
 
-  // Time-driven guard: places every available instance at its earliest, in priority order,
-  // ignoring the streams' order for these placements only.
-  void forceAvailable(std::int64_t now, std::size_t& placed) {
-    std::vector<ReadyKey> all;
-    for (auto& set : available_) {
-      all.insert(all.end(), set.begin(), set.end());
-      set.clear();
+  // Time-driven, where nothing runs and nothing is pending: places the most urgent available
+  // instance at its earliest, a submitter queued behind outstanding work where its stream's
+  // order allows (streamBlocked with force). False when none can be placed: stuck.
+  bool forceAvailable(std::int64_t now, std::size_t& placed) {
+    const ReadyKey* first = nullptr;
+    std::uint32_t grp = kNone;
+    for (std::uint32_t k = 0; k < available_.size(); ++k)
+      for (const ReadyKey& key : available_[k]) {
+        if (first != nullptr && !(key < *first)) break;
+        if (streamBlocked(key.node, true)) continue;
+        first = &key;
+        grp = k;
+        break;
+      }
+    if (first == nullptr) {
+      for (const auto& set : available_)
+        if (!set.empty()) at_.stuckAt = set.begin()->node;
+      return false;
     }
-    std::sort(all.begin(), all.end());
+    const ReadyKey key = *first;
+    const std::uint32_t n = key.node;
+    available_[grp].erase(key);
     force_ = true;
-    for (const ReadyKey& k : all) {
-      if (at_.abandoned) break;
-      Choice c = choose(k.node, now);
-      place(k.node, c);
-      ++placed;
-    }
+    Choice c = choose(n, now);
+    place(n, c);
     force_ = false;
+    ++placed;
+    return true;
   }
 
   // Per local runnable: what placing its instances reads.
@@ -546,15 +643,22 @@ class ListScheduler {
   std::vector<std::vector<std::vector<std::uint32_t>>> groupCandidates_;  // per group: per request
   std::vector<std::set<ReadyKey, std::less<>>> available_;                // per group, most urgent first
   std::vector<std::set<ReadyKey, std::less<>>::iterator> next_;           // per group: this pass's next
-  std::vector<char> blocked_;               // per group: a request has no candidate free in this pass
-  std::vector<std::int64_t> streamLast_;    // per stream: end of its last submitter
-  std::vector<std::int64_t> workLast_;      // per stream: end of its last work (submittee)
-  std::vector<std::uint32_t> pinned_;       // per stream: submitters bound to it not yet placed
-  std::vector<std::uint32_t> outstanding_;  // per stream: submitters placed whose work is not yet
-  std::vector<std::uint32_t> deferred_;     // submitters waiting for a stream without outstanding work
-  std::vector<std::uint32_t> submitteeOf_;  // key 3: local submitter -> its local submittee, or kNone
+  std::vector<char> blocked_;                // per group: a request has no candidate free in this pass
+  std::vector<std::int64_t> streamLast_;     // per stream: end of its last submitter
+  std::vector<std::int64_t> workLast_;       // per stream: end of its last work (submittee)
+  std::vector<std::uint32_t> pinned_;        // per stream: submitters bound to it not yet placed
+  std::vector<std::uint32_t> outstanding_;   // per stream: submitters placed whose work is not yet
+  std::vector<std::uint32_t> deferred_;      // submitters waiting for a stream without outstanding work
+  std::vector<std::uint32_t> queueTail_;     // per stream: the work submitted last (node), or kNone
+  std::vector<std::uint32_t> queuedAfter_;   // per work node: the work queued right behind it while it waited
+  std::vector<std::uint32_t> queuedBefore_;  // per work node: the work it was queued behind, not yet placed then
+  std::vector<std::uint8_t> placed_;         // per node (graphs with submitters)
+  std::vector<std::uint32_t> seen_;          // queuedWaitsFor: per node, the stamp of its last visit
+  std::vector<std::uint32_t> stack_;         // queuedWaitsFor: scratch
+  std::uint32_t stamp_ = 0;
+  std::vector<std::uint32_t> submitteeOf_;  // local submitter -> its local submittee, or kNone
   Score cutoff_;                            // the score of rule_.cutoff, when set
-  bool force_ = false;                      // while placing one stuck submitter: ignore its stream's order
+  bool force_ = false;                      // while placing one deferred submitter: behind outstanding work
   std::uint64_t seq_ = 0;
 };
 

@@ -77,6 +77,7 @@ SearchResult perturbedLists(const Problem& pb, const SProblem& sp, const Attempt
     for (std::uint64_t k = 0; k < runs; ++k) {
       if (!ran[k]) continue;
       res.steps += runSteps;
+      if (out[k].abandoned) continue;  // stuck: no order of the streams' submissions
       const Score s = scoreOf(out[k], sp.periodNs);
       if (s < bestScore) {
         bestScore = s;

@@ -92,7 +92,11 @@ struct Attempt {
   std::int64_t lengthNs = 0;
   std::uint64_t boundaryMisses = 0;
   std::uint64_t deadlineMisses = 0;
-  bool abandoned = false;  // stopped before every instance was placed (Rule::cutoff)
+  bool abandoned = false;  // stopped before every instance was placed (Rule::cutoff, or stuck)
+  // No order of the streams' submissions found: every submitter left would queue its work
+  // behind work that waits for it. `stuckAt` is one such submitter's node.
+  bool stuck = false;
+  std::uint32_t stuckAt = 0;
 };
 
 /// The per-hyperepoch problem, shared by the priority rules.

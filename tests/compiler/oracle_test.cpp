@@ -1,8 +1,10 @@
 // An exact oracle for small heterogeneous graphs, independent of the scheduler: an exhaustive
 // enumeration of STM's model read straight from the Graph, and a test that compiles thousands of
 // seeded random graphs (CPUs, a GPU, CUDA streams, submitters, a mutex, two rates; a DLA and a VPU
-// with their DLA handle and PVA stream in a second set) and checks that
-// tactus never claims optimality, nor a lower bound, above the oracle's optimum.
+// with their DLA handle and PVA stream in a second set; GPU-heavy graphs, several submitters per
+// stream and anything waiting for anything, in a third) and checks that tactus refuses no graph
+// that has a schedule, plans only schedules that verify, and never claims optimality, nor a lower
+// bound, above the oracle's optimum.
 //
 // The oracle's model (../shared/reference/stm-model.md): every instance (runnable x frame) holds
 // one candidate of each request for its WCET, no two at once on a resource; it starts after its
@@ -255,6 +257,78 @@ GraphBuilder randomHeterogeneous(std::mt19937& rng, bool engines = false, bool r
   return b;
 }
 
+// A random small graph where GPU work and its submission order matter most: CPU0, CPU1, GPU0 with
+// streams S0 and S1, GPU1 with S2, mutexes M0 and M1; mostly submitters (bound to a stream, several
+// to one, or taking the stream type) with their work, and CPU runnables. Dependencies follow a
+// random order of all runnables (a work after its submitter), so that anything may wait for
+// anything before it: work for another submitter or for other work, a submitter or a CPU runnable
+// for work (the issue's graph: `sub0` submits `k0`, which waits for `sub1`). Sometimes a second
+// rate and StartTimes; at most 10 instances.
+GraphBuilder randomGpuHeavy(std::mt19937& rng) {
+  GraphBuilder b;
+  const auto cpus = b.cpus(2);
+  const auto gpu0 = b.resource("GPU0", "GPU", ResourceKind::kGpu);
+  const auto gpu1 = b.resource("GPU1", "GPU", ResourceKind::kGpu);
+  const std::vector<ResourceId> streams{b.stream("S0", gpu0), b.stream("S1", gpu0), b.stream("S2", gpu1)};
+  const std::vector<ResourceId> mutexes{b.resource("M0", "MUTEX", ResourceKind::kMutex),
+                                        b.resource("M1", "MUTEX", ResourceKind::kMutex)};
+  const auto h = b.hyperepoch("Main", 100 * kMs);
+  auto pick = [&](unsigned n) { return static_cast<unsigned>(rng() % n); };
+  auto ms = [&](unsigned lo, unsigned hi) { return static_cast<std::int64_t>(lo + pick(hi - lo + 1)) * kMs / 2; };
+  const bool twoRates = pick(4) == 0;
+  const auto slow = b.epoch("Slow", h, 100 * kMs);
+  const auto fast = twoRates ? b.epoch("Fast", h, 50 * kMs, 2) : slow;
+  const int limit = 6 + static_cast<int>(pick(5));
+  int instances = 0;
+  std::vector<RunnableId> made;
+  std::vector<double> rank;  // a random topological order of `made`
+  std::uniform_real_distribution<double> unit(0, 1);
+  while (true) {
+    const bool submitter = pick(3) != 0;
+    const EpochId e = twoRates && pick(3) == 0 ? fast : slow;
+    const int frames = e == fast && twoRates ? 2 : 1;
+    if (instances + frames * (submitter ? 2 : 1) > limit) break;
+    instances += frames * (submitter ? 2 : 1);
+    std::vector<ResourceRequest> req{pick(3) == 0 ? b.type("CPU") : b.instance(cpus[pick(2)])};
+    ResourceId stream = kNone;
+    if (submitter) {
+      // Streams S0 and S1 most: several submitters share one.
+      const unsigned s = pick(8);
+      if (s == 0) {
+        req.push_back(b.type("CUDA_STREAM"));
+      } else {
+        stream = streams[s < 4 ? 0 : s < 7 ? 1 : 2];
+        req.push_back(b.instance(stream));
+      }
+    }
+    if (pick(4) == 0) req.push_back(b.instance(mutexes[pick(2)]));
+    const auto r = b.runnable("R" + std::to_string(made.size()), e, submitter ? ms(0, 2) + kMs / 10 : ms(1, 6), req);
+    if (pick(6) == 0) b[r].startTimeNs = ms(0, 4);
+    made.push_back(r);
+    rank.push_back(unit(rng));
+    if (submitter) {
+      std::vector<ResourceRequest> wreq{stream != kNone ? b.instance(b.g.resources[stream].device) : b.type("GPU")};
+      if (pick(8) == 0) wreq.push_back(b.instance(mutexes[pick(2)]));
+      const auto w = b.runnable("W" + std::to_string(made.size()), e, ms(1, 8), wreq, {r});
+      b[r].kind = RunnableKind::kSubmitter;
+      b[r].submits = w;
+      b[w].kind = RunnableKind::kSubmittee;
+      b[w].submittedBy = r;
+      made.push_back(w);
+      rank.push_back(rank.back() + (1 - rank.back()) * unit(rng));  // after its submitter
+    }
+  }
+  for (std::size_t i = 0; i < made.size(); ++i)
+    for (std::size_t j = 0; j < made.size(); ++j) {
+      if (rank[j] >= rank[i] || b[made[i]].epoch != b[made[j]].epoch || pick(4) != 0) continue;
+      auto& deps = b[made[i]].dependencies;
+      if (std::find(deps.begin(), deps.end(), made[j]) != deps.end()) continue;
+      deps.push_back(made[j]);
+      std::sort(deps.begin(), deps.end());
+    }
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("the oracle finds the optimum of the issue's graph: submitting first gives 1.6 ms", "[oracle]") {
@@ -284,15 +358,19 @@ TEST_CASE("the oracle finds the optimum of the issue's graph: submitting first g
 
 namespace {
 
-// Compiles `graphs` random graphs (randomHeterogeneous(rng, engines, reversible)) and checks each
-// against the oracle.
-void checkAgainstOracle(int graphs, unsigned seed, bool engines, bool reversible = false) {
+// Compiles `graphs` random graphs made by `make` and checks each against the oracle: a graph
+// with a schedule is compiled (never refused, its schedule verifies, no optimality claim or
+// lower bound above the optimum), a graph without one is refused. With `firstToo`, the first
+// schedule (no search) is compiled and verified as well.
+template <typename Make>
+void checkAgainstOracle(int graphs, unsigned seed, Make make, bool firstToo = false) {
   int run = 0, judged = 0, falseClaims = 0, badBounds = 0, invalid = 0, claimed = 0, refused = 0;
+  int none = 0, refusedValid = 0, acceptedNone = 0;
   double ratioSum = 0, worst = 1;
   std::string worstAt;
   std::mt19937 rng(seed);
   for (int k = 0; k < graphs; ++k) {
-    GraphBuilder b = randomHeterogeneous(rng, engines, reversible);
+    GraphBuilder b = make(rng);
     // The graph as the parser leaves it: the order a shared stream forces, cycles refused.
     if (!parse::orderStreams(b.g) || !parse::checkCycles(b.g, "")) {
       ++refused;
@@ -300,12 +378,33 @@ void checkAgainstOracle(int graphs, unsigned seed, bool engines, bool reversible
       continue;
     }
     const std::int64_t optimum = Oracle(b.g).optimum();
-    if (optimum == kNever) continue;  // every schedule misses a frame boundary: not ranked by length
     ScheduleOptions opt;
     opt.searchSteps = 20000;
     SearchInfo info;
     auto s = scheduleGraph(b.g, opt, &info);
-    REQUIRE(s.has_value());
+    if (optimum == kNever) {
+      // No order of the streams works, or every schedule misses a frame boundary: refused.
+      ++none;
+      if (s.has_value()) {
+        ++acceptedNone;
+        std::printf("oracle: graph %d: no schedule exists, yet one was made\n", k);
+      }
+      continue;
+    }
+    if (!s.has_value()) {
+      ++refusedValid;
+      std::printf("oracle: graph %d: refused although a schedule of %lld ns exists: %s\n", k,
+                  static_cast<long long>(optimum), s.error().message.c_str());
+      continue;
+    }
+    if (firstToo) {
+      auto first = scheduleGraph(b.g, ScheduleOptions{});
+      if (!first.has_value() || !verifySchedule(*first).ok()) {
+        ++invalid;
+        std::printf("oracle: graph %d: the first schedule is %s\n", k,
+                    first.has_value() ? verifySchedule(*first).errors.front().c_str() : first.error().message.c_str());
+      }
+    }
     ++run;
     const VerifyReport v = verifySchedule(*s);
     if (!v.ok()) {
@@ -336,11 +435,14 @@ void checkAgainstOracle(int graphs, unsigned seed, bool engines, bool reversible
     CHECK(hr.scheduleLengthNs >= optimum);  // the oracle misses no schedule tactus found
   }
   std::printf(
-      "oracle: %d graphs run (%d refused as GPU wait cycles), %d claimed optimal, %d false claims, %d lower bounds "
-      "above the optimum, %d invalid; length / optimum mean %.4f, worst %.4f (%s)\n",
-      run, refused, claimed, falseClaims, badBounds, invalid, judged > 0 ? ratioSum / judged : 0.0, worst,
-      worstAt.c_str());
-  CHECK(run > graphs * 9 / 10);
+      "oracle: %d graphs: %d run (%d refused as GPU wait cycles, %d without a schedule), %d refused valid, %d "
+      "accepted without a schedule, %d claimed optimal, %d false claims, %d lower bounds above the optimum, %d "
+      "invalid; length / optimum mean %.4f, worst %.4f (%s)\n",
+      graphs, run, refused, none, refusedValid, acceptedNone, claimed, falseClaims, badBounds, invalid,
+      judged > 0 ? ratioSum / judged : 0.0, worst, worstAt.c_str());
+  CHECK(run > graphs * 8 / 10);
+  CHECK(refusedValid == 0);
+  CHECK(acceptedNone == 0);
   CHECK(falseClaims == 0);
   CHECK(badBounds == 0);
   CHECK(invalid == 0);
@@ -349,17 +451,29 @@ void checkAgainstOracle(int graphs, unsigned seed, bool engines, bool reversible
 }  // namespace
 
 TEST_CASE("tactus never claims optimality or a lower bound above the exact oracle's optimum", "[oracle]") {
-  checkAgainstOracle(3000, 20260426, false);
+  checkAgainstOracle(3000, 20260426, [](std::mt19937& rng) { return randomHeterogeneous(rng); });
 }
 
 TEST_CASE("with DLA and VPU engines too, tactus stays at or above the oracle's optimum", "[oracle][engines]") {
   // DLA handles and PVA streams follow the CUDA streams' rules; the oracle reads them the same way.
-  checkAgainstOracle(600, 20261127, true);
+  checkAgainstOracle(600, 20261127, [](std::mt19937& rng) { return randomHeterogeneous(rng, true); });
 }
 
 TEST_CASE("where time runs both ways tactus stays at or above the oracle's optimum searching backwards too",
           "[oracle][backwards]") {
   // CPUs and the mutex only, one rate, no StartTimes: the branch and bound searches the graph
   // backwards as well (reversedProblem), and a schedule found backwards is turned round.
-  checkAgainstOracle(1000, 20261129, false, true);
+  checkAgainstOracle(1000, 20261129, [](std::mt19937& rng) { return randomHeterogeneous(rng, false, true); });
+}
+
+TEST_CASE("on GPU-heavy graphs (shared streams, work waiting for other submitters) tactus refuses no valid graph",
+          "[oracle][gpu]") {
+  // Several submitters per stream, anything waiting for anything declared before it in a random
+  // order, mutexes: the first schedule too must keep every stream's order (issue 44's graph).
+  checkAgainstOracle(2000, 20260544, randomGpuHeavy, true);
+}
+
+TEST_CASE("on many more GPU-heavy graphs tactus refuses no valid graph", "[oracle][gpu][.long]") {
+  // Hidden (run with `compiler_oracle_tests "[.long]"`): the large count behind the CI-sized case.
+  checkAgainstOracle(20000, 20260545, randomGpuHeavy, true);
 }

@@ -20,6 +20,7 @@
 #include "schedule/problem.hpp"
 #include "schedule/search_problem.hpp"
 #include "schedule/workers.hpp"
+#include "scheduler_test_support.hpp"
 
 using namespace tactus;
 using namespace tactus::compiler;
@@ -148,12 +149,13 @@ TEST_CASE("the list scheduler runs independent work side by side and chains in o
   CHECK(listSchedule(pb, Rule{0, true}, free2).lengthNs == 6 * kMs);
 }
 
-TEST_CASE("the list scheduler forces only a stuck submitter; later streams keep one outstanding submission",
+TEST_CASE("the list scheduler never breaks a stream's order: stuck rather than forced; the scheduler finds one",
           "[schedule][gpu]") {
   // Stream X: Sub1 goes first (its successor Long is urgent), but its work W1 waits for W2, the
-  // work of Sub2 on the same stream: no FIFO order exists, so Sub2 is forced. Stream Y, after
-  // that: Sub3 and Sub4 must still keep Y's order (Sub4 placed only after W3), which a forcing
-  // left switched on for the rest of the run broke.
+  // work of Sub2 on the same stream: queued behind W1, W2 would never run, so after Sub1 the rule
+  // is stuck (it once forced Sub2 past the stream's order). Submitting Sub2 first works, which the
+  // parser's orderStreams states and, without it, the scheduler's search finds. Stream Y, after
+  // that: Sub3 and Sub4 keep Y's order (the second placed only after the first one's work).
   GraphBuilder b;
   const auto cpus = b.cpus(1);
   const auto gpu = b.resource("GPU0", "GPU", ResourceKind::kGpu);
@@ -188,19 +190,18 @@ TEST_CASE("the list scheduler forces only a stuck submitter; later streams keep 
     CAPTURE(timed);
     std::vector<FreeTime> free(b.g.resources.size());
     const Attempt a = listSchedule(pb, Rule{0, timed}, free);
-    auto at = [&](RunnableId r) { return a.placements[node(r)]; };
-    if (!timed) {
-      CHECK(at(sub1).seq < at(sub2).seq);  // Sub2 was the forced one
-      CHECK(at(sub2).seq < at(w1).seq);
-    }
-    // On Y, whichever submitter comes second is placed after the first one's work.
-    const bool threeFirst = at(sub3).seq < at(sub4).seq;
-    const Placement& first = threeFirst ? at(w3) : at(w4);
-    const Placement& second = threeFirst ? at(sub4) : at(sub3);
-    const Placement& secondWork = threeFirst ? at(w4) : at(w3);
-    CHECK(first.seq < second.seq);
-    CHECK(first.endNs <= secondWork.startNs);
+    REQUIRE(a.stuck);
+    CHECK(a.abandoned);
+    CHECK(a.stuckAt == node(sub2));
   }
+  // Verified: with every rule stuck, the search from no schedule at all finds Sub2 first.
+  const Schedule s = tactus::compiler::test::scheduleOk(b.g);
+  auto one = [&](RunnableId r) { return *tactus::compiler::test::instancesOf(s, r).at(0); };
+  CHECK(one(sub2).endNs <= one(sub1).startNs);
+  CHECK(one(w2).endNs <= one(w1).startNs);
+  // On Y, the work of whichever submitter comes second runs after the first one's work.
+  const bool threeFirst = one(sub3).startNs < one(sub4).startNs;
+  CHECK((threeFirst ? one(w3) : one(w4)).endNs <= (threeFirst ? one(w4) : one(w3)).startNs);
 }
 
 TEST_CASE("bounds: gcd, rounding, topological order, heads and tails", "[schedule]") {

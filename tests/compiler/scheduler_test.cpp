@@ -405,3 +405,37 @@ TEST_CASE("work on a shared stream keeps its submission order; the verifier refu
         "on resource 'S', runnable 'Client0.W2' frame 0 runs before runnable 'Client0.W1' frame 0, the work of "
         "runnable 'Client0.Sub1' frame 0, which is submitted first (a stream runs its work in submission order)");
 }
+
+TEST_CASE("a graph with no order of its stream's submissions is refused naming the submitter", "[scheduler][gpu]") {
+  // SubB follows SubA, both on S, and WA waits for WB: WA is queued first and waits for work
+  // queued behind it. The parser refuses this pair (orderStreams, a GPU wait cycle); built here
+  // without it, the scheduler must find no order and say so, not plan one the stream cannot run.
+  GraphBuilder b;
+  const auto cpus = b.cpus(1);
+  const auto gpu = b.resource("GPU0", "GPU", ResourceKind::kGpu);
+  const auto st = b.stream("S", gpu);
+  const auto h = b.hyperepoch("Main", 100 * kMs);
+  const auto e = b.epoch("E", h, 100 * kMs);
+  const auto subA = b.runnable("SubA", e, kMs, {b.instance(cpus[0]), b.instance(st)});
+  const auto subB = b.runnable("SubB", e, kMs, {b.instance(cpus[0]), b.instance(st)}, {subA});
+  const auto wb = b.runnable("WB", e, kMs, {b.instance(gpu)}, {subB});
+  const auto wa = b.runnable("WA", e, kMs, {b.instance(gpu)}, {subA, wb});
+  for (auto [s, w] : {std::pair{subA, wa}, std::pair{subB, wb}}) {
+    b[s].kind = RunnableKind::kSubmitter;
+    b[s].submits = w;
+    b[w].kind = RunnableKind::kSubmittee;
+    b[w].submittedBy = s;
+  }
+  for (std::uint64_t steps : {std::uint64_t{0}, std::uint64_t{1000}}) {
+    INFO(steps << " search steps");
+    ScheduleOptions opt;
+    opt.searchSteps = steps;
+    auto s = scheduleGraph(b.g, opt);
+    REQUIRE_FALSE(s.has_value());
+    CHECK(s.error().code == ErrorCode::kInfeasible);
+    CHECK(s.error().message ==
+          "hyperepoch 'Main': no order of the submissions lets every stream run its work in submission order: "
+          "'Client0.SubB' frame 0 would queue its work on 'S' behind work that waits for it (every order was "
+          "searched)");
+  }
+}
