@@ -119,7 +119,7 @@ fi
 # The moved tools run the installed minimal graph with the installed sample.
 graph=$mdoc/schedules/minimal_cpu.yaml
 [ -f "$graph" ] || fail "the example graphs are not installed ($graph missing)"
-for f in samples/minimal_pipeline.cpp getting-started.md; do
+for f in samples/minimal_pipeline.cpp getting-started.md guide/first-application.md reference/launch-file.md format.md; do
   [ -f "$mdoc/$f" ] || fail "$docdir/$f is not installed"
 done
 if [ -f "$graph" ] && "$mbin/tactus-compile" -i "$graph" -o "$work/minimal.tsched" >"$work/compile.out" 2>&1; then
