@@ -68,7 +68,7 @@ const std::vector<OptionSpec>& specs() {
        "two SoCs adds before its successor may start, for the SoC pairs the\n"
        "graph's CrossSocLatency does not list (default 200us: above the p99\n"
        "of a runnable end through the link over loopback, 57-78us measured\n"
-       "by bench/multisoc/link-handoff; see the README)",
+       "by bench/multisoc/link-handoff; see docs/performance.md)",
        {}},
       {"chain-allowance",
        0,
@@ -76,7 +76,8 @@ const std::vector<OptionSpec>& specs() {
        "graphs with Chains: the allowance per runnable of a chain for the\n"
        "runtime's own hand-off and release, added to the planned reaction and\n"
        "age bounds (default 100us: above the hand-off p99 and release error of\n"
-       "the runtime-handoff and runtime-release benchmarks; see the README)",
+       "the runtime-handoff and runtime-release benchmarks; see\n"
+       "docs/design/channels.md)",
        {}},
       {"favour-chains",
        0,
@@ -84,7 +85,7 @@ const std::vector<OptionSpec>& specs() {
        "graphs with Chains: reschedule to shorten every chain's planned\n"
        "reaction and age, not only those over their MaxReaction or MaxAge\n"
        "(chain-guided scheduling, up to 8 rounds; kept only where the\n"
-       "schedule fits as well: see the README)",
+       "schedule fits as well: see docs/design/channels.md)",
        {}},
       {"allow-overlength", 0, "", "accept a schedule longer than its hyperepoch period (warning)", {}},
       {"werror",
