@@ -404,6 +404,56 @@ TEST_CASE("a chain over its requirement is refused, naming it and its costliest 
   CHECK_THAT(over.error().message, Catch::Contains("exceeds its MaxAge 15ms"));
 }
 
+namespace {
+
+// The error of a chain over its requirements (analyseChannels with an allowance of 100 us).
+std::string chainRefusal(const std::string& yaml) {
+  auto g = parseGraph(yaml, "g.yaml");
+  REQUIRE(g.has_value());
+  auto s = scheduleGraph(*g, ScheduleOptions{});
+  REQUIRE(s.has_value());
+  auto analysed = analyseChannels(*g, *s, 100000);
+  REQUIRE_FALSE(analysed.has_value());
+  CHECK(analysed.error().code == ErrorCode::kInfeasible);
+  return analysed.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("a chain's refusal says the fix: both bounds, a dependency or a StartTime, an impossible bound", "[chains]") {
+  SECTION("reaction and data age over: both are named") {
+    const std::string msg = chainRefusal(threeHop("        MaxReaction: 20ms\n        MaxAge: 14ms\n"));
+    CHECK_THAT(msg, Catch::Contains("exceeds its MaxReaction 20ms"));
+    CHECK_THAT(msg, Catch::Contains("; and its data age "));
+    CHECK_THAT(msg, Catch::Contains("exceeds its MaxAge 14ms"));
+  }
+  SECTION("a slower reader that reads an older run than it could: the StartTime that reads the newer one") {
+    // C (every 20 ms, from 12 ms) reads B of frame 0 (ends at 3 ms); B of frame 1 ends at 13 ms and
+    // C (3 ms) can still follow it within its frame.
+    const std::string msg = chainRefusal(threeHop("        MaxAge: 14ms\n"));
+    CHECK_THAT(msg, Catch::Contains("hint: 'P.C' reads channel 'Track' from an older run of 'P.B' than it could: "
+                                    "'StartTime: 13ms' on 'P.C'"));
+  }
+  SECTION("a reader of the writer's rate that reads an older frame: the dependency that reads the same frame's") {
+    const std::string msg = chainRefusal(sameRate("0ms", "0ms") +
+                                         "  Chains:\n    - WR:\n        Runnables: [P.W, P.R]\n        MaxAge: 5ms\n");
+    CHECK_THAT(msg, Catch::Contains("hint: 'P.R' reads channel 'Data' from an older frame's run of 'P.W': "
+                                    "'Dependencies: [P.W]' on 'P.R' makes it read the same frame's version"));
+  }
+  SECTION("a bound below the chain's WCETs is impossible, with the smallest it could be") {
+    const std::string msg = chainRefusal(threeHop("        MaxReaction: 5ms\n"));
+    CHECK_THAT(msg, Catch::Contains("exceeds its MaxReaction 5ms, which no schedule can meet: its runnables' WCETs "
+                                    "and allowance alone take 6.3ms (a MaxReaction below that is impossible)"));
+    CHECK_THAT(msg, !Catch::Contains("costliest on it"));
+  }
+  SECTION("a reader that reads the same frame's data gets no hint") {
+    const std::string msg = chainRefusal(
+        sameRate("0ms", "2ms") + "  Chains:\n    - WR:\n        Runnables: [P.W, P.R]\n        MaxReaction: 2500us\n");
+    CHECK_THAT(msg, Catch::Contains("exceeds its MaxReaction 2.5ms; costliest on it"));
+    CHECK_THAT(msg, !Catch::Contains("hint:"));
+  }
+}
+
 TEST_CASE("channels and chains go through the schedule file of version 6 and its verifier", "[channels]") {
   const Compiled c = compile(threeHop("        MaxAge: 30ms\n"), 100000);
   const std::string text = writeSchedule(c.schedule);
@@ -495,8 +545,10 @@ TEST_CASE("tactus-compile states chain bounds with --chain-allowance and refuses
   // 5 runnables x 1.5ms: the reaction 58.5 ms still meets MaxReaction 60 ms, the age 33.5 ms
   // exceeds MaxAge 30 ms.
   CHECK(run({"--chain-allowance", "1500us"}, text) == 1);
+  // No schedule can: the five WCETs (23 ms) and the allowance are 30.5 ms.
   CHECK_THAT(text, Catch::Contains("chain 'CameraToActuate': its data age 33.5ms (planned 26ms + allowance 7.5ms) "
-                                   "exceeds its MaxAge 30ms; costliest on it: 'Planning.Plan'"));
+                                   "exceeds its MaxAge 30ms, which no schedule can meet: its runnables' WCETs and "
+                                   "allowance alone take 30.5ms"));
   // The report (-k) still shows the schedule made and every chain's bounds; no schedule file.
   const std::string json = out + ".json";
   std::remove(out.c_str());
