@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "instance_hint.hpp"
+#include "stm_errors.hpp"
 #include "tactus/core/shm_layout.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -356,14 +357,7 @@ stmErrorCode_t initOn(const char* name, const std::string& instance) {
   const tactus::Result<void> r = tactus::manager::init(name, options);
   if (r) return STM_SUCCESS;
   tManagerMessage = r.error().message;
-  switch (r.error().code) {
-    case tactus::ErrorCode::kNotFound: return STM_ERROR_NOT_FOUND;
-    case tactus::ErrorCode::kAlreadyExists: return STM_ERROR_BAD_VALUE;
-    case tactus::ErrorCode::kInvalidState: return STM_ERROR_INVALID_STATE;
-    case tactus::ErrorCode::kTimeout: return STM_ERROR_TIMEOUT;
-    case tactus::ErrorCode::kBadParameter: return STM_ERROR_BAD_PARAMETER;
-    default: return STM_ERROR_GENERIC;
-  }
+  return tactus::client::stmErrorOf(r.error().code);
 }
 
 }  // namespace

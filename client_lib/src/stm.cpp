@@ -4,6 +4,7 @@
 #include <new>
 #include <string>
 
+#include "stm_errors.hpp"
 #include "tactus/channel.hpp"
 #include "tactus/client.hpp"
 #include "tactus/cuda.hpp"
@@ -15,15 +16,7 @@ thread_local std::string tLastMessage;
 
 stmErrorCode_t toStm(const tactus::Error& error) {
   tLastMessage = error.message;
-  switch (error.code) {
-    case tactus::ErrorCode::kBadParameter: return STM_ERROR_BAD_PARAMETER;
-    case tactus::ErrorCode::kNotFound: return STM_ERROR_NOT_FOUND;
-    case tactus::ErrorCode::kAlreadyExists: return STM_ERROR_BAD_VALUE;
-    case tactus::ErrorCode::kInvalidState: return STM_ERROR_INVALID_STATE;
-    case tactus::ErrorCode::kTimeout: return STM_ERROR_TIMEOUT;
-    case tactus::ErrorCode::kValidation: return STM_ERROR_BAD_VALUE;
-    default: return STM_ERROR_GENERIC;
-  }
+  return tactus::client::stmErrorOf(error.code);
 }
 
 stmErrorCode_t toStm(const tactus::Result<void>& result) {

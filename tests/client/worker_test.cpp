@@ -15,6 +15,7 @@
 #include "runtime.hpp"
 #include "runtime_harness.hpp"
 #include "step_table.hpp"
+#include "stm_errors.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/wait.hpp"
@@ -309,4 +310,16 @@ TEST_CASE("no core turn for the previous iteration's last instance of a core, no
   for (std::uint32_t k = t.steps[1].firstWait; k != t.steps[1].endWait; ++k)
     waitsForX = waitsForX || t.waits[k].word == &dep.view.instance(dep.instance("B.x")).done;
   CHECK(waitsForX);
+}
+
+TEST_CASE("STM's C API and its manager API give one STM code per error code", "[client][stm]") {
+  // One table (stm_errors.hpp) for both; the manager's own once had no entry for kValidation.
+  using client::stmErrorOf;
+  CHECK(stmErrorOf(ErrorCode::kValidation) == STM_ERROR_BAD_VALUE);
+  CHECK(stmErrorOf(ErrorCode::kAlreadyExists) == STM_ERROR_BAD_VALUE);
+  CHECK(stmErrorOf(ErrorCode::kBadParameter) == STM_ERROR_BAD_PARAMETER);
+  CHECK(stmErrorOf(ErrorCode::kNotFound) == STM_ERROR_NOT_FOUND);
+  CHECK(stmErrorOf(ErrorCode::kInvalidState) == STM_ERROR_INVALID_STATE);
+  CHECK(stmErrorOf(ErrorCode::kTimeout) == STM_ERROR_TIMEOUT);
+  CHECK(stmErrorOf(ErrorCode::kPeerDied) == STM_ERROR_GENERIC);
 }
