@@ -48,12 +48,12 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
       if (existing) {
         existing->guardAgainstTruncation();  // a stale segment may be truncated while we read it
         shm::SegmentView v(existing->bytes());
+        locked = existing->lockHeldElsewhere(shm::kOwnerLockByte);  // header or none: the lock is the master's
         if (v.hasHeader()) {
           pid = v.header().masterPid.load(std::memory_order_acquire);
           startTime = v.header().masterStartTime.load(std::memory_order_relaxed);
           stopping = v.header().stopReason.load(std::memory_order_relaxed) !=
                      static_cast<std::uint32_t>(shm::StopReason::kNone);
-          locked = existing->lockHeldElsewhere(shm::kOwnerLockByte);
         }
       } else if (existing.error().code == ErrorCode::kNotFound) {
         if (!ipc::segmentExists(instance_)) break;  // it went away: try again
@@ -76,6 +76,15 @@ Result<ipc::Segment> SegmentOwner::createNamed(std::size_t size) {
         foreign || pid == 0 ? ipc::Ownership::kGone : ipc::processOwns(static_cast<pid_t>(pid), startTime, path);
     // A process whose maps this master may not read owns it only while the owner's lock is held.
     const bool unproven = owner == ipc::Ownership::kUnknown && !locked;
+    if (!foreign && locked && owner != ipc::Ownership::kMaps && owner != ipc::Ownership::kUnknown) {
+      // The lock is held by a live master, whatever pid its header names (one written over): the
+      // kernel drops it when its holder dies, and no header can forge it.
+      return fail(ErrorCode::kAlreadyExists,
+                  "instance " + quoted(instance_, 256) + " already has a running master: " + path +
+                      " is locked by a live master, although its header names " +
+                      (pid == 0 ? std::string("no master") : "master pid " + std::to_string(pid)) +
+                      " (written over?); stop that master first or pick another instance with -D");
+    }
     if (owner == ipc::Ownership::kMaps || (owner == ipc::Ownership::kUnknown && locked)) {
       return fail(ErrorCode::kAlreadyExists, "instance " + quoted(instance_, 256) +
                                                  " already has a running master (pid " + std::to_string(pid) +

@@ -80,6 +80,14 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   segment->guardAgainstTruncation();  // it may be truncated while we read it
   shm::SegmentView view(segment->bytes());
   const std::uint32_t pid = view.hasHeader() ? view.header().masterPid.load(std::memory_order_acquire) : 0;
+  // A master holds the owner's lock on its segment from its creation to its exit, and the kernel
+  // drops it when the master dies: a held lock is a live master's segment, whatever its header says
+  // (a header can be written over by any process of the user; the lock cannot be forged).
+  const bool locked = segment->lockHeldElsewhere(shm::kOwnerLockByte);
+  if (pid == 0 && locked) {
+    unfinishedSince = 0;
+    return Look{false, "a master (it holds the segment's lock) is still creating it"};
+  }
   if (pid == 0) {
     // A master filling it right now, or the remains of one that died doing so.
     const std::int64_t now = ipc::monotonicNs();
@@ -96,6 +104,15 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   const auto state = static_cast<SegmentState>(h.state.load(std::memory_order_acquire));
   const std::string master = "master pid " + std::to_string(pid);
   const ipc::Ownership owner = ipc::processOwns(static_cast<pid_t>(pid), startTime, ipc::segmentPath(rt.instance));
+  if (locked && (owner == ipc::Ownership::kGone || owner == ipc::Ownership::kNotMapped)) {
+    // The header names a process that is not the master, while the master that holds the lock
+    // lives: its header was written over. Never removed, never attached to (the pid is not the
+    // master's); its master finds the damage and ends its run, naming it.
+    return Look{false, "it names " + master +
+                           (owner == ipc::Ownership::kGone ? ", which is gone" : ", which has not mapped it") +
+                           ", while a live master holds the segment's lock: its header was written over; left it "
+                           "to that master"};
+  }
   if (owner == ipc::Ownership::kGone) {
     // Nothing of the instance may outlive its processes: whoever finds a dead master's segment
     // removes it (only if the name still refers to it: a newer master's is left alone).
@@ -106,7 +123,7 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   // segment, or a header written to name some other process. One whose maps this client may not
   // read (another user's) is the master only while it holds the segment's owner lock, which a
   // master takes as it creates the segment. Never attached to; removed.
-  const bool unproven = owner == ipc::Ownership::kUnknown && !segment->lockHeldElsewhere(shm::kOwnerLockByte);
+  const bool unproven = owner == ipc::Ownership::kUnknown && !locked;
   if (owner == ipc::Ownership::kNotMapped || unproven) {
     const bool removed = segment->removeNameIfStillOurs(rt.instance);
     return Look{false, "it names " + master +

@@ -23,6 +23,7 @@
 #include "tactus/core/verify.hpp"
 #include "tactus/ipc/notes.hpp"
 #include "tactus/ipc/process.hpp"
+#include "tactus/ipc/segment.hpp"
 #include "test_skip.hpp"
 
 using namespace tactus;
@@ -592,6 +593,44 @@ TEST_CASE("a second master on the same instance is refused", "[runtime][master]"
   ::kill(m1, SIGTERM);
   CHECK(waitFor(m1, kWaitMs) == 0);
   CHECK_FALSE(segmentPresent(run.instance));
+}
+
+TEST_CASE(
+    "a segment whose owner lock a live master holds is neither removed by a client nor replaced by a master, "
+    "whatever master pid its header names",
+    "[runtime][master]") {
+  // This test plays the live master: it creates the segment and holds its owner lock, as a master
+  // does; its header names a process that is gone (written over by a process of the same user).
+  Run run("lockedforged");
+  pid_t gone = ::fork();
+  REQUIRE(gone >= 0);
+  if (gone == 0) ::_exit(0);
+  REQUIRE(::waitpid(gone, nullptr, 0) == gone);
+  auto segment = ipc::Segment::create(run.instance, 4096);
+  REQUIRE(segment.has_value());
+  REQUIRE(segment->holdLock(shm::kOwnerLockByte) == 0);
+  auto& h = *reinterpret_cast<shm::SegmentHeader*>(segment->bytes().data());
+  h.layoutVersion = shm::kLayoutVersion;
+  h.headerSize = sizeof(shm::SegmentHeader);
+  h.state.store(static_cast<std::uint32_t>(shm::SegmentState::kPublished));
+  h.magic.store(shm::kMagic);
+  h.masterPid.store(static_cast<std::uint32_t>(gone));
+  const pid_t c = run.client("Client0", {"--timeout-ms", "500"});
+  CHECK(waitFor(c, kWaitMs) == 3);  // it waits for the lock's master (its run never comes here)
+  const std::string said = readFile(run.out("Client0"));
+  INFO(said);
+  CHECK(said.find("while a live master holds the segment's lock: its header was written over; left it") !=
+        std::string::npos);
+  CHECK(said.find("removed") == std::string::npos);
+  CHECK(segmentPresent(run.instance));
+  const pid_t m = run.master({"-t", "-1"});
+  CHECK(waitFor(m, kWaitMs) == 2);
+  INFO(readFile(run.out("master")));
+  CHECK(readFile(run.out("master"))
+            .find("is locked by a live master, although its header names master pid " + std::to_string(gone)) !=
+        std::string::npos);
+  CHECK(segmentPresent(run.instance));
+  CHECK(ipc::removeSegment(run.instance));
 }
 
 TEST_CASE("SIGTERM at any moment of the master's start leaves no segment behind", "[runtime][master]") {
