@@ -410,6 +410,9 @@ std::optional<RunEnd> Run::watchManager() {
   }
   if (pid != managerPid_) {
     managerPid_ = pid;
+    // Written before the pid (the claim's compare-exchange): the pid's acquire shows it.
+    managerCommand_ =
+        channel_->managerKind.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(shm::ManagerKind::kCommand);
     // The start time comes from /proc, not from the channel: a second manager that tries to
     // attach writes the channel's copy before it loses the claim.
     managerWatch_ = pid == 0
@@ -417,6 +420,17 @@ std::optional<RunEnd> Run::watchManager() {
                         : ipc::ProcessWatch(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)));
   }
   if (pid != 0 && managerWatch_.exited() && channel_->managerPid.load() == pid) {
+    if (managerCommand_) {
+      // A one-shot command (tactus-manager) killed before it detached, perhaps mid-request (a
+      // supervisor's time-out): its request is answered into the void, its claim dropped (the
+      // kernel dropped its lock), and the run goes on. Only a manager that stays attached ends it.
+      std::uint32_t claimed = pid;
+      if (channel_->managerPid.compare_exchange_strong(claimed, 0, std::memory_order_acq_rel)) {
+        err_ << "tactus-master: the tactus-manager command (pid " << pid
+             << ") ended without detaching (killed mid-request?); its claim is dropped and the run goes on\n";
+      }
+      return std::nullopt;
+    }
     return RunEnd{SegmentState::kAborted, StopReason::kPeerDied, kNone,
                   "the schedule manager " + quoted(o_.managerName) + " (pid " + std::to_string(pid) + ") died"};
   }

@@ -262,6 +262,7 @@ class Run {
   bool channelOwned_ = false;
   ipc::ProcessWatch managerWatch_;
   std::uint32_t managerPid_ = 0;
+  bool managerCommand_ = false;  // the claim is a one-shot command's (shm::ManagerKind::kCommand)
   std::atomic<bool> runEnded_{false};
   mutable std::mutex endLock_;  // guards endMessage_ (the monitor loop writes, the switch thread reads)
   std::string endMessage_;      // why the run ended, for a request it cut short

@@ -77,6 +77,7 @@ int plainStatus(const std::string& instance) {
 int run(const std::vector<std::string>& args) {
   tactus::manager::ManagerOptions options;
   options.timeoutMs = 5000;
+  options.oneShot = true;  // a supervisor's time-out that kills this command must not end the run
   tactus::CommandLine line;
   if (const int code = tactus::top::startCommandLine("tactus-manager", specs(), usage(), true, args, std::cout,
                                                      std::cerr, line, options.instance);

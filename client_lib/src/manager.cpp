@@ -157,6 +157,8 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
                                           ipc::segmentPath(segmentName) + ": " + std::strerror(e));
         }
         channel->managerStartTime.store(ipc::processStartTime(::getpid()));
+        channel->managerKind.store(
+            static_cast<std::uint32_t>(options.oneShot ? shm::ManagerKind::kCommand : shm::ManagerKind::kSession));
         if (!channel->managerPid.compare_exchange_strong(holder, self)) {
           return fail(ErrorCode::kAlreadyExists, "schedule manager " + quoted(actual) + " is already attached (pid " +
                                                      std::to_string(holder) + ")");

@@ -732,6 +732,45 @@ TEST_CASE("a manager that dies while attached ends the run, named; clients retur
   CHECK(readFile(run.out("Client0")).find("schedule manager 'mgr'") != std::string::npos);
 }
 
+TEST_CASE("a tactus-manager command killed mid-request does not end the run; its request is answered into the void",
+          "[switching][fault]") {
+  // A supervisor's time-out kills a slow command: only a manager that stays attached ends the run
+  // when it dies (the case above); a one-shot command's claim is dropped and the run goes on.
+  SwitchRun run("mgrcmdkill", {modeYaml(541, 2, 1000, false), modeYaml(542, 2, 1000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  REQUIRE(waitFor(run.tool({"start", "541"}, "start"), kWaitMs) == 0);
+  // Client1 frozen: the rollover waits for its iteration to end, so the command's request stays in
+  // flight while the master watches its claim.
+  ::kill(c1, SIGSTOP);
+  const pid_t roll = run.tool({"rollover", "542", "541"}, "roll");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(roll, SIGKILL);
+  CHECK(waitFor(roll, kWaitMs) == 128 + SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int status = 0;
+  CHECK(::waitpid(m, &status, WNOHANG) == 0);                              // the master goes on
+  CHECK(readFile(run.out("master")).find(") died") == std::string::npos);  // and ends nothing
+  ::kill(c1, SIGCONT);
+  run.attachManager();
+  CHECK(awaitIterations(5));
+  const Result<manager::Status> now = manager::status();
+  REQUIRE(now.has_value());
+  CHECK(now->running);
+  CHECK(now->schedule == 542);  // the killed command's rollover was carried out
+  REQUIRE_OK(manager::exitRun());
+  CHECK(waitFor(m, kWaitMs) == 0);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  const std::string master = readFile(run.out("master"));
+  INFO(master);
+  CHECK(master.find("the tactus-manager command (pid " + std::to_string(roll) +
+                    ") ended without detaching (killed mid-request?); its claim is dropped and the run goes on") !=
+        std::string::npos);
+  CHECK(master.find(") died") == std::string::npos);
+}
+
 TEST_CASE("a manager channel truncated under an attached manager: its request fails naming it, the run ends, named",
           "[switching][fault]") {
   // Another process of the user truncates the channel while a manager is attached: the manager's

@@ -25,6 +25,10 @@ struct ManagerOptions {
   std::string instance;
   /// How long init waits for a master, in milliseconds; < 0 waits forever.
   std::int64_t timeoutMs = -1;
+  /// A command that makes its requests and detaches (tactus-manager): killed, even mid-request, it
+  /// does not end the run (the master drops its claim and goes on). False: a manager that stays
+  /// attached, whose death while it holds the claim ends the run, naming it.
+  bool oneShot = false;
 };
 
 /// What status() reports.

@@ -57,7 +57,7 @@ namespace tactus::shm {
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
 /// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 8;
+inline constexpr std::uint32_t kLayoutVersion = 9;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -406,6 +406,12 @@ enum class ManagerResult : std::uint32_t {
   kRunEnded = 5,         ///< the run ended while the request waited
 };
 
+/// Who claims the manager channel, in ManagerChannel::managerKind.
+enum class ManagerKind : std::uint32_t {
+  kSession = 0,  ///< a manager that stays attached: its death while it holds the claim ends the run
+  kCommand = 1,  ///< a one-shot command (tactus-manager): its death drops its claim, the run goes on
+};
+
 /// "TACTUSMG": the first 8 bytes of a manager channel segment.
 inline constexpr std::uint64_t kManagerMagic = 0x474d535554434154ULL;
 /// Bytes of the manager's name.
@@ -434,7 +440,9 @@ struct alignas(kCacheLine) ManagerChannel {
   std::atomic<std::uint32_t> op;    ///< ManagerOp
   std::atomic<std::uint32_t> arg0;  ///< schedule identifier
   std::atomic<std::uint32_t> arg1;  ///< schedule identifier (rollover: the one to stop)
-  std::uint8_t reserved0[36];
+  /// ManagerKind of the claim, written before `managerPid`: whether its holder's death ends the run.
+  std::atomic<std::uint32_t> managerKind;
+  std::uint8_t reserved0[32];
   // --- line 4: the master writes ---
   std::atomic<std::uint32_t> resultSeq;      ///< equals requestSeq once handled (futex word)
   std::atomic<std::uint32_t> resultCode;     ///< ManagerResult
