@@ -578,6 +578,10 @@ int Run::publishAll() {
   if (const int code = setUpMasterProcess(o_, err_); code != kExitOk) return code;
   const std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
                               (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
+  // A master killed at any instant (even while it created them) leaves nothing behind: what dead
+  // masters left of this instance's group goes first, all of it, not only the names this run uses.
+  for (const std::string& removed : ipc::removeDeadMastersGroup(instance_))
+    err_ << "tactus-master: removed stale segment " << removed << ", left by a master that died\n";
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
     if (auto ok = publishMode(k, flags); !ok) return badInput(ok.error());
   }

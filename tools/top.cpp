@@ -139,9 +139,14 @@ Result<Snapshot> takeSnapshot(const std::string& instance) {
     return first.error();
   }
   if (first->masterPid != 0 && !ipc::processAlive(static_cast<pid_t>(first->masterPid))) {
-    return fail(ErrorCode::kNotFound, "instance " + quoted(instance, 256) + ": its master (pid " +
-                                          std::to_string(first->masterPid) + ") is gone; " +
-                                          ipc::segmentPath(instance) + " is left from it");
+    // Whoever finds a dead master's remains removes all of its group (segments and channel).
+    std::string removed;
+    for (const std::string& what : ipc::removeDeadMastersGroup(instance))
+      removed += (removed.empty() ? "" : ", ") + what;
+    return fail(
+        ErrorCode::kNotFound,
+        "instance " + quoted(instance, 256) + ": its master (pid " + std::to_string(first->masterPid) + ") is gone; " +
+            (removed.empty() ? ipc::segmentPath(instance) + " is left from it" : "removed what it left: " + removed));
   }
   const std::uint32_t count = first->scheduleCount;
   snap.schedules.push_back(std::move(*first));

@@ -69,10 +69,30 @@ Look foreignFile(const std::string& instance, const std::string& error) {
   return Look{false, error + " (remove it; the master replaces what it may)", "it cannot open " + error};
 }
 
+// Whoever finds a dead master's remains removes all of its group (its other schedules' segments,
+// its manager channel: a master killed while it created them leaves some without the first):
+// "; also removed ..." for the message, "" when nothing else was left.
+std::string removedRemains(const std::string& instance) {
+  std::string said;
+  for (const std::string& what : ipc::removeDeadMastersGroup(instance)) said += (said.empty() ? "" : ", ") + what;
+  return said.empty() ? said : "; also removed what dead masters left of its group: " + said;
+}
+
 Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
   auto segment = ipc::Segment::open(rt.instance);
   if (!segment) {
-    if (segment.error().code == ErrorCode::kNotFound) return Look{false, kNoSegmentYet};
+    if (segment.error().code == ErrorCode::kNotFound) {
+      // A master killed before it created the first segment may have left the others: looked for
+      // once a second while there is none.
+      const std::int64_t now = ipc::monotonicNs();
+      if (rt.remainsSweptNs == 0 || now - rt.remainsSweptNs >= kNoteAgainNs) {
+        rt.remainsSweptNs = now;
+        if (const std::string removed = removedRemains(rt.instance); !removed.empty())
+          std::fprintf(stderr, "tactus: client %s: no segment at %s yet%s\n", quoted(rt.name).c_str(),
+                       ipc::segmentPath(rt.instance).c_str(), removed.c_str());
+      }
+      return Look{false, kNoSegmentYet};
+    }
     // Another user's segment, or a foreign file (a directory, a symbolic link): wait, saying why,
     // rather than give up silently; the master hears of it too (a note: it cannot see us).
     return foreignFile(rt.instance, segment.error().message);
@@ -95,8 +115,9 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
     if (now - unfinishedSince < kStaleCreatingNs) return Look{false, "a master is still creating it"};
     unfinishedSince = 0;
     const bool removed = segment->removeNameIfStillOurs(rt.instance);
-    return Look{false, removed ? "it held no complete tactus header for 1 s, so no master is creating it; removed it"
-                               : "it holds no complete tactus header"};
+    return Look{false, (removed ? "it held no complete tactus header for 1 s, so no master is creating it; removed it"
+                                : "it holds no complete tactus header") +
+                           removedRemains(rt.instance)};
   }
   unfinishedSince = 0;
   shm::SegmentHeader& h = view.header();
@@ -117,7 +138,8 @@ Result<Look> lookOnce(Runtime& rt, std::int64_t& unfinishedSince) {
     // Nothing of the instance may outlive its processes: whoever finds a dead master's segment
     // removes it (only if the name still refers to it: a newer master's is left alone).
     const bool removed = segment->removeNameIfStillOurs(rt.instance);
-    return Look{false, "its " + master + " is gone" + (removed ? "; removed the segment it left" : "")};
+    return Look{false, "its " + master + " is gone" + (removed ? "; removed the segment it left" : "") +
+                           removedRemains(rt.instance)};
   }
   // A live process that has not mapped it is not its master: a byte copy of another instance's
   // segment, or a header written to name some other process. One whose maps this client may not

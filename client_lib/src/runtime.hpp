@@ -47,7 +47,8 @@ struct Runtime {
   std::unique_ptr<QueueEngine> queues;  ///< set in enterScheduler when DLA/VPU submitters run on queues
   std::vector<std::unique_ptr<GpuWorkerStats>> gpuStats;  ///< per worker index
   std::uint32_t masterPid = 0;                            ///< validated at attach; never re-read
-  std::uint32_t flags = 0;                                ///< shm::HeaderFlags, copied at attach
+  std::int64_t remainsSweptNs = 0;  ///< when attach last looked for a dead master's remains (monotonic)
+  std::uint32_t flags = 0;          ///< shm::HeaderFlags, copied at attach
   ipc::ProcessWatch masterWatch;
   std::atomic<bool> masterDead{false};  ///< the master process is gone
   std::atomic<bool> halted{false};      ///< the workers must stop: master gone or segment damaged

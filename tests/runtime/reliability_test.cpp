@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -562,6 +563,78 @@ TEST_CASE("another user's file at the segment's name: the master names the syste
 // Damage that satisfies every wait of a worker (a release count and a stop iteration far ahead)
 // must not keep it running once its master has gone: with nothing to wait for, the worker looks
 // at the run's end once per iteration (it used to look only while waiting, and ran on for ever).
+namespace {
+
+// A pid that is gone: a child that exited and was reaped.
+pid_t deadPid() {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  return child;
+}
+
+// What a master killed while it created its segments leaves at `name`: a schedule segment (or the
+// manager channel) naming master `pid`, whose owner lock nobody holds.
+void leaveRemains(const std::string& name, pid_t pid, bool channel) {
+  const std::string path = "/dev/shm/tactus_" + name;
+  const std::size_t size = channel ? sizeof(shm::ManagerChannel) : 4096;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  REQUIRE(fd >= 0);
+  REQUIRE(::ftruncate(fd, static_cast<off_t>(size)) == 0);
+  void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  REQUIRE(at != MAP_FAILED);
+  if (channel) {
+    auto& c = *static_cast<shm::ManagerChannel*>(at);
+    c.layoutVersion = shm::kLayoutVersion;
+    c.masterPid.store(static_cast<std::uint32_t>(pid));
+    c.magic.store(shm::kManagerMagic);
+  } else {
+    auto& h = *static_cast<shm::SegmentHeader*>(at);
+    h.layoutVersion = shm::kLayoutVersion;
+    h.headerSize = sizeof(shm::SegmentHeader);
+    h.magic.store(shm::kMagic);
+    h.masterPid.store(static_cast<std::uint32_t>(pid));
+  }
+  ::munmap(at, size);
+}
+
+}  // namespace
+
+TEST_CASE("what a managed master killed in its start leaves is removed whole by the next master or a client",
+          "[reliability][startup]") {
+  Trial t("remains");
+  const std::vector<std::string> group{t.instance, t.instance + ".schedule1", t.instance + ".manager"};
+  const pid_t gone = deadPid();
+  // Killed before it created its first segment: the next master (of one schedule, no manager)
+  // removes the others too.
+  leaveRemains(group[1], gone, false);
+  leaveRemains(group[2], gone, true);
+  const pid_t m = t.master({"-t", "200000"});
+  CHECK(waitFor(m, kWaitMs) == 1);  // its clients never come
+  const std::string master = readFile(t.out("master"));
+  INFO(master);
+  CHECK(master.find("removed stale segment /dev/shm/tactus_" + group[1] + " (master pid " + std::to_string(gone) +
+                    " is gone)") != std::string::npos);
+  CHECK(master.find("removed stale segment /dev/shm/tactus_" + group[2]) != std::string::npos);
+  for (const std::string& name : group) CHECK_FALSE(segmentPresent(name));
+  // All three left: the client that finds the first removes the whole group.
+  leaveRemains(group[0], gone, false);
+  leaveRemains(group[1], gone, false);
+  leaveRemains(group[2], gone, true);
+  const pid_t c = t.client("Client0", {"--timeout-ms", "300"});
+  CHECK(waitFor(c, kWaitMs) == 3);
+  const std::string said = readFile(t.out("Client0"));
+  INFO(said);
+  CHECK(said.find("also removed what dead masters left of its group: /dev/shm/tactus_" + group[1]) !=
+        std::string::npos);
+  for (const std::string& name : group) {
+    CHECK_FALSE(segmentPresent(name));
+    ::unlink(("/dev/shm/tactus_" + name).c_str());
+  }
+}
+
 TEST_CASE("a worker whose waits damage satisfies still stops when its master dies", "[reliability][damage]") {
   // Client0's worker on CPU0 waits only for releases; Client1 only for Client0.
   Trial t("dmg_free", makeSchedule({{"Client0", "A", "CPU0", 50'000, {}, 0, {}},

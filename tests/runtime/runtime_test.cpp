@@ -664,13 +664,15 @@ TEST_CASE("a stale segment left by a killed master is replaced on the next start
   const pid_t m2 = run.master({"-e", "20", "-l", run.logPath}, "master2");
   // Clients only once master2 has replaced it (a slow start, e.g. under a sanitizer, must not let
   // them find the dead master's segment first).
-  waitUntil([&] { return readFile(run.out("master2")).find("replacing stale segment") != std::string::npos; }, kWaitMs);
+  // (It removes what the dead master left of the instance first, the segment among it.)
+  const std::string replaced = "stale segment /dev/shm/tactus_" + run.instance + " ";
+  waitUntil([&] { return readFile(run.out("master2")).find(replaced) != std::string::npos; }, kWaitMs);
   const pid_t c0 = run.client("Client0");
   const pid_t c1 = run.client("Client1");
   CHECK(waitFor(m2, kWaitMs) == 0);
   CHECK(waitFor(c0, kWaitMs) == 0);
   CHECK(waitFor(c1, kWaitMs) == 0);
-  CHECK(readFile(run.out("master2")).find("replacing stale segment") != std::string::npos);
+  CHECK(readFile(run.out("master2")).find(replaced) != std::string::npos);
   auto log = readEventLog(run.logPath);
   REQUIRE(log.has_value());
   CHECK(checkLog(run.schedule, *log, 20) == "");

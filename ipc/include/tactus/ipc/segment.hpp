@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "tactus/core/result.hpp"
 
@@ -105,5 +106,14 @@ Result<void> unlinkSegment(const std::string& instance);
 
 /// Whether anything (a segment, or a foreign file or link) is at this instance's name.
 bool segmentExists(const std::string& instance);
+
+/// Removes what dead masters left of the group `instance` belongs to: its schedules' segments
+/// (`<base>`, `<base>.schedule<k>`) and its run's manager channel (`<run>.manager`), so that a
+/// master killed at any instant (even while it created them) leaves nothing once anyone looks.
+/// A member goes when it names a master that is gone and no master holds its owner lock, or names
+/// none, no master holds its lock and it is over a second old (a master fills its header within
+/// milliseconds).
+/// Returns each removed member's path and why it went.
+std::vector<std::string> removeDeadMastersGroup(const std::string& instance);
 
 }  // namespace tactus::ipc
