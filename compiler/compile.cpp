@@ -12,6 +12,7 @@
 
 #include "chain_search.hpp"
 #include "channel_analysis.hpp"
+#include "compare.hpp"
 #include "compile_args.hpp"
 #include "fit_diagnosis.hpp"
 #include "graph/warnings.hpp"
@@ -102,6 +103,12 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
     if (!applied) return applied.error();
   }
+  std::optional<Schedule> oldSchedule;  // `--compare OLD`: read before anything is written
+  if (!options.comparePath.empty()) {
+    auto loaded = loadComparedSchedule(options.comparePath);
+    if (!loaded) return loaded.error();
+    oldSchedule = std::move(*loaded);
+  }
   graph->crossSocLatencyNs = options.crossSocLatencyNs;
   std::vector<std::string> warnings = graphWarnings(*graph);
   endStep("parse");
@@ -163,6 +170,10 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   CompileOutcome outcome;
   outcome.report = buildReport(*graph, *schedule, &searchInfo);
   outcome.report.chainSearch = chainSearch;
+  if (oldSchedule) {
+    outcome.report.compare =
+        compareSchedules(*graph, *oldSchedule, operandName(options.comparePath, false), *schedule, outcome.report);
+  }
   // Under --allow-overlength, the verifier's warning on a hyperepoch too long says why.
   for (const HyperepochReport& hr : outcome.report.hyperepochs) {
     if (hr.scheduleLengthNs <= hr.periodNs) continue;

@@ -28,6 +28,7 @@ struct CompileOptions {
   std::string reportJsonPath;     ///< `-k`: write the JSON report here when set (`-`: stdout)
   std::string wcetPath;           ///< `--wcet`: WCET side file overriding the graph's WCETs (`-`: stdin)
   std::string htmlPath;           ///< `--html`: also write the HTML view here when set (`-`: stdout)
+  std::string comparePath;        ///< `--compare`: the old schedule file to compare with (`-`: stdin)
   double timeBudgetSeconds = 0;   ///< `-t`: search time per hyperepoch; 0 = first schedule
   std::uint64_t searchSteps = 0;  ///< `--search-steps`: search steps per hyperepoch; 0 = none
   int workers = 1;                ///< `-j`: search workers

@@ -36,6 +36,16 @@ const std::vector<OptionSpec>& specs() {
        "also write the graph and the schedule as one self-contained HTML page\n"
        "(- for standard output)",
        {}},
+      {"compare",
+       0,
+       "OLD",
+       "also print what changes against the schedule file OLD (- reads standard\n"
+       "input): per hyperepoch the schedule length, lower bound and each\n"
+       "resource's load, per chain its planned reaction and age and their\n"
+       "MaxReaction and MaxAge, old, new and the difference (in -k as\n"
+       "\"compare\"); matched by name. Exit status 0 whatever changed; OLD must\n"
+       "not be the file -o writes",
+       {}},
       {"time",
        't',
        "SECONDS",
@@ -176,6 +186,8 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
       o.wcetPath = v;
     } else if (p.name == "html") {
       o.htmlPath = v;
+    } else if (p.name == "compare") {
+      o.comparePath = v;
     } else if (p.name == "time") {
       double t = 0;
       auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
@@ -244,6 +256,16 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
   if (o.input == kStdStream && o.wcetPath == kStdStream) {
     return fail(ErrorCode::kBadParameter,
                 "-i - and --wcet - both want standard input: give the graph or the WCET file as a file");
+  }
+  if (o.comparePath == kStdStream && (o.input == kStdStream || o.wcetPath == kStdStream)) {
+    return fail(ErrorCode::kBadParameter,
+                "--compare - wants standard input, as does -i - or --wcet -: give the old schedule as a file");
+  }
+  if (!o.comparePath.empty() && o.comparePath != kStdStream &&
+      o.comparePath == (o.output.empty() ? defaultOutputPath(o.input) : o.output)) {
+    return fail(ErrorCode::kBadParameter, "--compare " + o.comparePath +
+                                              " is the schedule file this compilation writes: give the new one "
+                                              "another name with -o NEW.tsched");
   }
   int onStdout = 0;
   for (const std::string* out : {&o.output, &o.reportJsonPath, &o.htmlPath}) onStdout += *out == kStdStream ? 1 : 0;

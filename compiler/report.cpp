@@ -283,6 +283,7 @@ CompileReport buildReport(const Graph& graph, const Schedule& schedule, const Se
       std::sort(iv.begin(), iv.end());
       ResourceReport rr;
       rr.name = s.resources[r].name;
+      if (s.clients.contains(s.resources[r].client)) rr.client = s.clients[s.resources[r].client].name;
       rr.instances = iv.size();
       std::int64_t cursor = 0;
       for (const auto& [a, b] : iv) {
@@ -434,6 +435,7 @@ std::string reportText(const CompileReport& report) {
            " on the oldest data\n";
   }
   if (!report.chainSearch.empty()) out += report.chainSearch + "\n";
+  if (report.compare) out += comparisonText(*report.compare);
   out += "compile time        " + fixed(report.compileTimeMs, 3) + "ms\n";
   return out;
 }
@@ -524,6 +526,7 @@ std::string reportJson(const CompileReport& report) {
     o += "\n  ]";
     if (!report.chainSearch.empty()) o += ",\n  \"chain_search\": " + jsonString(report.chainSearch);
   }
+  if (report.compare) o += ",\n  \"compare\": " + comparisonJson(*report.compare);
   o += "\n}\n";
   return o;
 }

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compare.hpp"
 #include "graph.hpp"
 #include "scheduler.hpp"
 #include "tactus/core/schedule.hpp"
@@ -14,6 +16,7 @@ namespace tactus::compiler {
 /// Figures of one resource within its hyperepoch.
 struct ResourceReport {
   std::string name;
+  std::string client;             ///< a client-local resource's client (its name is the client's own), else empty
   std::int64_t loadNs = 0;        ///< sum of the WCETs of the instances holding it
   double utilisation = 0;         ///< load / schedule length (0 when the length is 0)
   double periodUtilisation = 0;   ///< load / hyperepoch period
@@ -95,6 +98,8 @@ struct CompileReport {
   std::string chainSearch;              ///< what chain-guided scheduling did (chain_search.hpp), if it ran
   bool multiSoc = false;                ///< the schedule has SoCs: the cross-SoC figures are shown
   double compileTimeMs = 0;             ///< filled by the caller
+  /// `--compare OLD.tsched`: what changed against the old schedule (compare.hpp), filled by the caller
+  std::optional<ScheduleComparison> compare;
 };
 
 /// Computes the report of a schedule made from `graph`. The graph supplies the requests'

@@ -1,0 +1,169 @@
+// Tests of `tactus-compile --compare OLD.tsched`: what changes against an old schedule file.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "compile.hpp"
+
+using namespace tactus;
+using namespace tactus::compiler;
+
+namespace {
+
+std::string sourceRoot() {
+  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+  return root ? root : "../..";
+}
+
+std::string tempPath(const std::string& name) {
+  return "/tmp/tactus_compare_test_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void writeAll(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// `text` with `from` replaced by `to` (once; `from` must be there).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run compile(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = runCompileCommand(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// The chain graph, compiled to `old` (the schedule deployed).
+std::string compileOld(const std::string& old) {
+  const std::string graph = sourceRoot() + "/schedules/control_loop_chain.yaml";
+  Run r = compile({"-q", "-i", graph, "-o", old});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return readAll(graph);
+}
+
+}  // namespace
+
+TEST_CASE("--compare names the changed length, load and chain values, old and new", "[compile][compare]") {
+  const std::string old = tempPath("old.tsched"), now = tempPath("new.tsched"), json = tempPath("new.json");
+  const std::string graph = tempPath("new.yaml");
+  // A WCET measured longer (Control 3ms -> 4ms on CPU1) and a chain bound relaxed (20ms -> 25ms).
+  std::string text = compileOld(old);
+  text = replaced(text, "Control: {WCET: 3ms", "Control: {WCET: 4ms");
+  text = replaced(text, "MaxAge: 20ms", "MaxAge: 25ms");
+  writeAll(graph, text);
+  Run r = compile({"-q", "-i", graph, "-o", now, "-k", json, "--compare", old});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("compared with " + old + ": "));
+  CHECK_THAT(r.out, Catch::Contains("hyperepoch 'Control'"));
+  // CPU1 holds Estimate twice (2ms) and Control once: 7ms, now 8ms.
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*load CPU1 +7ms +8ms +\\+1ms\n[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*load CPU0 +1.3ms +1.3ms +unchanged\n[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*schedule length +17.5ms +18.5ms +\\+1ms\n[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Contains("chain 'ImuToCommand'"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*max age +20ms +25ms +\\+5ms\n[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*data age +[0-9.]+ms +[0-9.]+ms +\\+1ms\n[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*max reaction +30ms +30ms +unchanged\n[\\s\\S]*"));
+  CHECK_THAT(r.out, !Catch::Contains("nothing changed"));
+  CHECK_THAT(r.out, !Catch::Contains("the old schedule is of graph"));  // same graph, same identifier
+
+  const std::string report = readAll(json);
+  CHECK_THAT(report, Catch::Contains("\"compare\": {"));
+  CHECK_THAT(report, Catch::Contains("\"old\": \"" + old + "\""));
+  CHECK_THAT(report, Catch::Contains("{\"name\": \"CPU1\", \"presence\": \"both\", \"load_ns\": {\"old\": 7000000, "
+                                     "\"new\": 8000000, \"difference\": 1000000}}"));
+  CHECK_THAT(report, Catch::Contains("\"schedule_length_ns\": {\"old\": 17500000, \"new\": 18500000, "
+                                     "\"difference\": 1000000}"));
+  CHECK_THAT(report, Catch::Contains("\"max_age_ns\": {\"old\": 20000000, \"new\": 25000000, "
+                                     "\"difference\": 5000000}"));
+  CHECK_THAT(report, Catch::Contains("\"max_reaction_ns\": {\"old\": 30000000, \"new\": 30000000, "
+                                     "\"difference\": 0}"));
+  for (const std::string& p : {old, now, json, graph}) std::remove(p.c_str());
+}
+
+TEST_CASE("--compare of a graph with its own schedule says nothing changed", "[compile][compare]") {
+  // cuda_two_client: its lower bound is the graph's (pinned resources), not its resource types'.
+  for (const char* name : {"control_loop_chain", "cuda_two_client", "dla_vpu"}) {
+    INFO(name);
+    const std::string graph = sourceRoot() + "/schedules/" + name + ".yaml";
+    const std::string old = tempPath("self_old.tsched"), now = tempPath("self_new.tsched");
+    const std::string json = tempPath("self.json");
+    REQUIRE(compile({"-q", "-i", graph, "-o", old}).code == 0);
+    Run r = compile({"-q", "-i", graph, "-o", now, "-k", json, "--compare", old});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("compared with " + old + ": nothing changed\n"));
+    CHECK_THAT(r.out, !Catch::Matches("[\\s\\S]*(\\+|-)[0-9.]+(ns|us|ms|s)\n[\\s\\S]*"));
+    CHECK_THAT(r.out, !Catch::Contains("added"));
+    CHECK_THAT(r.out, !Catch::Contains("removed"));
+    CHECK_THAT(readAll(json), Catch::Contains("\"changes\": 0,"));
+    for (const std::string& p : {old, now, json}) std::remove(p.c_str());
+  }
+}
+
+TEST_CASE("--compare lists what was added or removed and says when the graph differs", "[compile][compare]") {
+  const std::string old = tempPath("add_old.tsched"), now = tempPath("add_new.tsched");
+  const std::string graph = tempPath("add.yaml");
+  std::string text = compileOld(old);
+  // Another graph name and identifier, a third core with a runnable of its own, no chain.
+  text = replaced(text, "ControlLoopChain:\n  Identifier: 32", "ControlLoop2:\n  Identifier: 33");
+  text = replaced(text, "CPU: [CPU0, CPU1]", "CPU: [CPU0, CPU1, CPU2]");
+  text = replaced(text, "Period: 20ms\n        Epochs:",
+                  "Period: 20ms\n        Resources: [CPU0, CPU1, CPU2]\n"
+                  "        Epochs:");
+  text = replaced(text, "Resources: [CPU0], Dependencies: [Controller.Control]}",
+                  "Resources: [CPU0], Dependencies: [Controller.Control]}\n"
+                  "                - Log: {WCET: 1ms, Resources: [CPU2]}");
+  text = text.substr(0, text.find("  Chains:"));
+  writeAll(graph, text);
+  Run r = compile({"-q", "-i", graph, "-o", now, "--compare", old});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("the old schedule is of graph 'ControlLoopChain' (identifier 32), the new one of "
+                                    "'ControlLoop2' (identifier 33): compared by name\n"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*load CPU2 \\(added\\) +- +1ms +added\n[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Contains("chain 'ImuToCommand' (removed)"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*data age +[0-9.]+ms +- +removed\n[\\s\\S]*"));
+  for (const std::string& p : {old, now, graph}) std::remove(p.c_str());
+}
+
+TEST_CASE("--compare with an old file that is not a schedule gives a located error", "[compile][compare]") {
+  const std::string now = tempPath("bad_new.tsched"), notSchedule = tempPath("not.tsched");
+  const std::string graph = sourceRoot() + "/schedules/control_loop_chain.yaml";
+  writeAll(notSchedule, readAll(graph));  // a YAML graph, not a schedule file
+  Run r = compile({"-q", "-i", graph, "-o", now, "--compare", notSchedule});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("tactus-compile: " + notSchedule + ":1: "));
+  CHECK(::access(now.c_str(), F_OK) != 0);  // nothing written
+  Run missing = compile({"-q", "-i", graph, "-o", now, "--compare", tempPath("absent.tsched")});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains(tempPath("absent.tsched")));
+  // The old file is not the one this compilation writes, and standard input is read once.
+  Run same = compile({"-q", "-i", graph, "-o", now, "--compare", now});
+  CHECK(same.code == 2);
+  CHECK_THAT(same.err, Catch::Contains("--compare " + now + " is the schedule file this compilation writes"));
+  Run stdinTwice = compile({"-q", "-i", "-", "-o", now, "--compare", "-"});
+  CHECK(stdinTwice.code == 2);
+  CHECK_THAT(stdinTwice.err, Catch::Contains("--compare - wants standard input"));
+  std::remove(notSchedule.c_str());
+}
