@@ -39,11 +39,11 @@ const std::vector<OptionSpec>& specs() {
       {"compare",
        0,
        "OLD",
-       "also print what changes against the schedule file OLD (- reads standard\n"
-       "input): per hyperepoch the schedule length, lower bound and each\n"
-       "resource's load, per chain its planned reaction and age and their\n"
-       "MaxReaction and MaxAge, old, new and the difference (in -k as\n"
-       "\"compare\"); matched by name. Exit status 0 whatever changed; OLD must\n"
+       "also print what changes against the old schedule file OLD (- reads\n"
+       "standard input): per hyperepoch the schedule length, lower bound and\n"
+       "each resource's load, per chain its planned reaction and age and\n"
+       "their MaxReaction and MaxAge, old, new and the difference, matched by\n"
+       "name (in -k as \"compare\"). Exit status 0 whatever changed; OLD must\n"
        "not be the file -o writes",
        {}},
       {"time",
