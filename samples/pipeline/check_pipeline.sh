@@ -19,7 +19,8 @@ rc=$?
 fail() { cat "$work/out.txt"; echo "FAIL: $*"; exit 1; }
 [ "$rc" = 0 ] || fail "tactus-launch exited $rc"
 for c in Camera Detector Tracker Planner; do
-  grep -Eq "^$c +\| $c: ran 50 hyperepoch iterations; 150 runs|^$c +\| $c: ran 50 hyperepoch iterations; 50 runs" \
+  # (a loaded machine may make a frame late: the master says so, and the end message carries it)
+  grep -Eq "^$c +\| $c: ran 50 hyperepoch iterations;( overruns: [^;]*;)? (150|50) runs" \
     "$work/out.txt" || fail "$c did not run its 50 iterations"
 done
 for c in Detector Tracker Planner; do
