@@ -111,7 +111,7 @@ std::int64_t bruteForceOptimum(const Graph& g, int cpus) {
 
 }  // namespace
 
-TEST_CASE("a step-budgeted search gives the same schedule for any worker count", "[search]") {
+TEST_CASE("a step-budgeted search gives the same schedule for any worker count", "[search][heavy]") {
   for (unsigned seed : {3u, 11u}) {
     const GraphBuilder b = randomGraph(60, 3, seed);
     ScheduleOptions opt;
@@ -201,7 +201,7 @@ TEST_CASE("the search keeps a schedule that meets a deadline over a shorter one 
   CHECK(lengthOf(scheduleOk(free.g, opt)) == 6 * kMs);
 }
 
-TEST_CASE("the search backwards finds a schedule tight at its end (STG-50 rand0050 on 8 CPUs)", "[search]") {
+TEST_CASE("the search backwards finds a schedule tight at its end (STG-50 rand0050 on 8 CPUs)", "[search][heavy]") {
   // 286 units of work on 8 CPUs: 36 leaves 2 units idle in all. The time-ordered tree meets such
   // an end last, and forwards alone stayed at 37 after 3 s (issue 26); backwards the tight end
   // is the start. Each task: {units, predecessors}; a unit is 1 ms.
@@ -405,7 +405,7 @@ TEST_CASE("fusion can lose the optimum; -nrf and the default keep the unfused se
   CHECK(lengthOf(scheduleOk(c.b.g, opt)) == 800000);
 }
 
-TEST_CASE("fused schedules are deterministic for any worker count", "[fusion]") {
+TEST_CASE("fused schedules are deterministic for any worker count", "[fusion][heavy]") {
   GraphBuilder b = randomGraph(120, 3, 17);
   for (auto& r : b.g.runnables) {
     if (r.kind == RunnableKind::kCpu) r.wcetNs = r.wcetNs % 400000;  // mostly short

@@ -7,6 +7,8 @@
 #      compiler twice costs minutes),
 #      and the subproject registers no tests;
 #   3. tactus installed (client-only build, meson install to a prefix), found by pkg-config.
+# The two builds are --buildtype=plain (no -O, no -g): what is checked is that they build, link,
+# install and run, and this test was the plain CI stage's longest (182-207 s with debug builds).
 # usage: check_downstream.sh TACTUS_SOURCE_ROOT
 set -euo pipefail
 src=$(cd "$1" && pwd)
@@ -24,7 +26,7 @@ copy_tactus() {
 p1=$work/sub
 cp -r "$src/tests/downstream/project" "$p1"
 copy_tactus "$p1/subprojects/tactus"
-meson setup "$p1/build" "$p1" -Dtactus:client-only=true -Dtactus:cuda=disabled >"$work/setup1.log" 2>&1 \
+meson setup "$p1/build" "$p1" --buildtype=plain -Dtactus:client-only=true -Dtactus:cuda=disabled >"$work/setup1.log" 2>&1 \
   || { cat "$work/setup1.log"; fail "subproject setup failed"; }
 grep -q "yaml-cpp" "$work/setup1.log" && fail "a client-only subproject looked for yaml-cpp"
 ninja -j2 -C "$p1/build" >"$work/build1.log" 2>&1 || { tail -30 "$work/build1.log"; fail "subproject build failed"; }
@@ -56,7 +58,7 @@ echo "$installs" | grep -q "tactus-compile\|tactus-master\|tactus-report\|tactus
   && fail "the subproject would install its tools or docs: $installs"
 
 # 3. Installed: a client-only tactus installed to a prefix, found through pkg-config.
-meson setup "$work/tbuild" "$src" -Dclient-only=true -Dcuda=disabled --prefix="$work/prefix" >"$work/setup3.log" 2>&1 \
+meson setup "$work/tbuild" "$src" --buildtype=plain -Dclient-only=true -Dcuda=disabled --prefix="$work/prefix" >"$work/setup3.log" 2>&1 \
   || { cat "$work/setup3.log"; fail "client-only setup failed"; }
 ninja -j2 -C "$work/tbuild" >"$work/build3.log" 2>&1 || { tail -30 "$work/build3.log"; fail "client-only build failed"; }
 meson install -C "$work/tbuild" --no-rebuild >"$work/install3.log" 2>&1 || { cat "$work/install3.log"; fail "install failed"; }
