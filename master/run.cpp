@@ -448,6 +448,9 @@ std::optional<RunEnd> Run::drainAll() {
     if (managed()) log_.setScheduleTag(m->schedule.identifier);
     if (auto failure = m->drain->drain(m->releaser->eventRings())) {
       log_.setScheduleTag(-1);
+      // A ring field out of range in a segment truncated (or replaced) under the master reads a
+      // zero page: the segment's own damage is the cause, not the field read from it.
+      if (auto damage = m->owner->checkDamage(); damage && failure->reason == StopReason::kDamaged) return damage;
       return failure;
     }
   }

@@ -174,8 +174,12 @@ Result<void> registerEngineQueueLocked(const std::string& name, const EngineQueu
   return registerEngineQueueIn(*gRuntime, name, queue);
 }
 
+// The master's published end, taken only through fields that hold what a master writes; a header
+// written over (a reason out of range, a message that is no text) makes the segment the cause.
 RunOutcome outcomeFromSegment(const Runtime& rt) {
   const shm::SegmentHeader& h = rt.view.header();
+  if (const std::string fault = rt.view.endFault(); !fault.empty())
+    return {RunStatus::kError, "", "segment " + ipc::segmentPath(rt.instance) + " damaged: " + fault};
   RunOutcome out;  // its peer: runWorkers looks in every schedule
   out.message = rt.view.message();
   switch (static_cast<StopReason>(h.stopReason.load())) {

@@ -21,12 +21,14 @@ constexpr std::int64_t kWatchSliceNs = 5'000'000;  // between looks at everythin
 
 void watchMasterAndSegment(Runtime& rt) {
   if (rt.halted.load()) return;
+  // The segment first: a master that found it truncated and ended its run is gone by now, and the
+  // truncation, not its exit, is the cause.
+  watchSegment(rt);
+  if (rt.halted.load()) return;
   if (rt.masterWatch.exited()) {
     rt.masterDead.store(true);
     rt.halted.store(true);
-    return;
   }
-  watchSegment(rt);
 }
 
 void watchSegment(Runtime& rt) {

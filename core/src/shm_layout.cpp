@@ -2,6 +2,7 @@
 #include "tactus/core/shm_layout.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -248,9 +249,46 @@ void SegmentView::writeScheduleText(std::string_view text) const {
   std::memcpy(bytes_.data() + offsets_.text, text.data(), std::min<std::size_t>(text.size(), counts_.scheduleTextSize));
 }
 
+namespace {
+
+// Where `text` stops being printable UTF-8 (a control byte, a malformed or overlong sequence, a
+// surrogate), or text.size() when it is whole.
+std::size_t firstBadUtf8(std::string_view text) {
+  std::size_t k = 0;
+  while (k < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[k]);
+    if (lead < 0x80) {
+      if (lead < 0x20 || lead == 0x7f) return k;
+      ++k;
+      continue;
+    }
+    const std::size_t length = lead >= 0xc2 && lead <= 0xdf   ? 2
+                               : lead >= 0xe0 && lead <= 0xef ? 3
+                               : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                                              : 0;
+    if (length == 0 || k + length > text.size()) return k;
+    const auto second = static_cast<unsigned char>(text[k + 1]);
+    if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f) || (lead == 0xf0 && second < 0x90) ||
+        (lead == 0xf4 && second > 0x8f))
+      return k;
+    for (std::size_t j = 1; j < length; ++j) {
+      if ((static_cast<unsigned char>(text[k + j]) & 0xc0) != 0x80) return k;
+    }
+    k += length;
+  }
+  return k;
+}
+
+}  // namespace
+
 void SegmentView::setMessage(std::string_view text) const {
-  const std::size_t n = std::min(text.size(), kMessageSize - 1);
-  std::memcpy(header().message, text.data(), n);
+  // A reader takes the message only as printable UTF-8 (endFault): a byte that is not (a control
+  // byte, a client's note in another encoding) is written as '?', and the cut falls at a character's start.
+  std::string clean(text);
+  for (std::size_t k = firstBadUtf8(clean); k < clean.size(); k = firstBadUtf8(clean)) clean[k] = '?';
+  std::size_t n = std::min(clean.size(), kMessageSize - 1);
+  while (n < clean.size() && n > 0 && (static_cast<unsigned char>(clean[n]) & 0xc0) == 0x80) --n;
+  std::memcpy(header().message, clean.data(), n);
   header().message[n] = '\0';
 }
 
@@ -263,6 +301,31 @@ std::string SegmentView::message() const {
     if (c < 0x20 || c > 0x7e) c = '?';
   }
   return text;
+}
+
+std::string SegmentView::endFault() const {
+  const SegmentHeader& h = header();
+  const auto holds = [](const char* field, std::uint64_t value, const std::string& range) {
+    return "header field '" + std::string(field) + "' holds " + std::to_string(value) + ", out of range (" + range +
+           ")";
+  };
+  if (const std::uint32_t state = h.state.load(); state > static_cast<std::uint32_t>(SegmentState::kAborted))
+    return holds("state", state, "0..4");
+  if (const std::uint32_t reason = h.stopReason.load(); reason > static_cast<std::uint32_t>(StopReason::kDamaged))
+    return holds("stopReason", reason, "0..8");
+  const std::uint32_t client = h.stopClient.load();
+  if (client != 0xffffffffu && (!geometryTaken_ || client >= counts_.clients))
+    return holds("stopClient", client, "a client of " + std::to_string(counts_.clients) + ", or none");
+  const std::size_t length = strnlen(h.message, kMessageSize);
+  if (length == kMessageSize)
+    return "header field 'message' is not NUL-terminated within its " + std::to_string(kMessageSize) + " bytes";
+  if (const std::size_t bad = firstBadUtf8({h.message, length}); bad < length) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(h.message[bad])));
+    return "header field 'message' holds byte " + std::string(byte) + " at offset " + std::to_string(bad) +
+           ", not printable UTF-8";
+  }
+  return "";
 }
 
 }  // namespace tactus::shm

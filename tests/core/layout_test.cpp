@@ -75,6 +75,31 @@ TEST_CASE("the stop message reads as printable text whatever bytes the segment h
   CHECK(view.message().size() == shm::kMessageSize);
 }
 
+TEST_CASE("a client takes the end only when each of its fields holds what a master writes", "[layout]") {
+  shm::LayoutCounts counts{1, 2, 5, 2, 2, 64, 100};
+  AlignedBuffer buffer(shm::computeLayout(counts).total);
+  shm::SegmentView view(buffer.span());
+  REQUIRE(view.initialize(counts).has_value());
+  shm::SegmentHeader& h = view.header();
+  h.stopClient.store(0xffffffffu);
+  view.setMessage("client \xc3\xa9t\xc3\xa9 died\n\xff");  // UTF-8 kept, a control byte and a stray byte not
+  CHECK(view.endFault().empty());
+  CHECK(std::string(h.message) == "client \xc3\xa9t\xc3\xa9 died??");
+  view.setMessage(std::string(shm::kMessageSize - 2, 'x') + "\xc3\xa9");  // cut before the character, not in it
+  CHECK(std::strlen(h.message) == shm::kMessageSize - 2);
+  CHECK(view.endFault().empty());
+  h.stopReason.store(77);
+  CHECK(view.endFault() == "header field 'stopReason' holds 77, out of range (0..8)");
+  h.stopReason.store(5);
+  h.stopClient.store(2);
+  CHECK(view.endFault().find("header field 'stopClient' holds 2") == 0);
+  h.stopClient.store(1);
+  std::memset(h.message, 0x9b, sizeof h.message);
+  CHECK(view.endFault() == "header field 'message' is not NUL-terminated within its 256 bytes");
+  h.message[3] = '\0';
+  CHECK(view.endFault() == "header field 'message' holds byte 0x9b at offset 0, not printable UTF-8");
+}
+
 TEST_CASE("the view keeps its own copy of the geometry and names a header field written over", "[layout]") {
   shm::LayoutCounts counts{1, 2, 5, 2, 2, 64, 100};
   AlignedBuffer buffer(shm::computeLayout(counts).total);

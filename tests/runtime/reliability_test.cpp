@@ -276,6 +276,70 @@ TEST_CASE("a segment truncated under a running master and its clients ends the r
   CHECK_FALSE(segmentPresent(t.instance));
 }
 
+TEST_CASE("a segment truncated to 0 bytes is named as truncated by the master and every client",
+          "[reliability][damage]") {
+  Trial t("dmg_trunc0");
+  const RunningPair run = startRunningPair(t);
+  REQUIRE(::truncate(t.segment().c_str(), 0) == 0);  // every ring field then reads 0
+  const PairEnds ends = awaitPairEnds(run);
+  CHECK(ends.ms < kEndWithinMs);
+  CHECK(ends.master == 1);
+  const std::string master = readFile(t.out("master"));
+  INFO(master);
+  CHECK(master.find("damaged: truncated to 0 of ") != std::string::npos);
+  CHECK(master.find("'head'") == std::string::npos);
+  for (const std::string who : {"Client0", "Client1"}) {
+    const std::string out = readFile(t.out(who));
+    INFO(who << ": " << out);
+    CHECK(out.find("damaged: truncated") != std::string::npos);
+    CHECK(out.find("master died") == std::string::npos);
+  }
+  CHECK_FALSE(segmentPresent(t.instance));
+}
+
+TEST_CASE("a client takes the master's end only through fields that hold what a master writes",
+          "[reliability][damage]") {
+  constexpr std::size_t kStateField = 192, kStopReasonField = 200, kStopClientField = 204, kMessageField = 320;
+  struct Case {
+    std::string what, named;
+    std::uint32_t reason, client;
+    bool garbageMessage;
+  };
+  const std::vector<Case> cases = {
+      {"random message bytes", "header field 'message' is not NUL-terminated", 6, 0xffffffffu, true},
+      {"a reason out of range", "header field 'stopReason' holds 77", 77, 0xffffffffu, false},
+      {"a client out of range", "header field 'stopClient' holds 9", 5, 9, false}};
+  for (const Case& c : cases) {
+    INFO(c.what);
+    Trial t("dmg_end");
+    const RunningPair run = startRunningPair(t);
+    ::kill(run.master, SIGSTOP);  // the clients read the forged end before the master could write its own
+    {
+      Mapped seg(t.segment());
+      if (c.garbageMessage) {
+        for (std::size_t k = 0; k < shm::kMessageSize; ++k)
+          seg.bytes[kMessageField + k] = static_cast<std::byte>(0x80 | (k * 37 + 11));  // no NUL, no text
+      } else {
+        std::memcpy(seg.bytes + kMessageField, "forged", 7);
+      }
+      seg.put32(kStopReasonField, c.reason);
+      seg.put32(kStopClientField, c.client);
+      seg.put32(kStateField, static_cast<std::uint32_t>(shm::SegmentState::kAborted));
+    }
+    const int client0 = waitFor(run.client0, kWaitMs), client1 = waitFor(run.client1, kWaitMs);
+    ::kill(run.master, SIGCONT);
+    CHECK(waitFor(run.master, kWaitMs) == 1);
+    for (const auto& [who, code] : {std::pair<std::string, int>{"Client0", client0}, {"Client1", client1}}) {
+      const std::string out = readFile(t.out(who));
+      INFO(who << ": " << out);
+      CHECK(code == 10 + static_cast<int>(RunStatus::kError));
+      CHECK(out.find("segment " + t.segment() + " damaged: " + c.named) != std::string::npos);
+      CHECK(out.find("forged") == std::string::npos);
+    }
+    CHECK_FALSE(segmentPresent(t.instance));
+  }
+}
+
 TEST_CASE("a segment removed or replaced at its name during the run ends it, leaving the new file alone",
           "[reliability][damage]") {
   for (const bool replace : {false, true}) {

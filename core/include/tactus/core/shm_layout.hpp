@@ -592,6 +592,11 @@ class SegmentView {
   /// Reads the stop message (at most kMessageSize bytes, whatever the segment holds; a byte
   /// that is not printable ASCII reads as '?').
   std::string message() const;
+  /// What is wrong with the master's published end, "" when each of its fields holds what a master
+  /// writes: `state` and `stopReason` in range, `stopClient` one of the clients (or none), `message`
+  /// NUL-terminated within its array and printable UTF-8. Else the first such field and what it holds
+  /// ("header field 'message' is not NUL-terminated within its 256 bytes"): the segment was written over.
+  std::string endFault() const;
 
   std::span<std::byte> bytes() const { return bytes_; }
 
