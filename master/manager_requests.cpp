@@ -71,10 +71,41 @@ Result<void> Run::createChannel() {
   std::memcpy(channel_->expectedName, o_.managerName.data(),
               std::min(o_.managerName.size(), shm::kManagerNameSize - 1));
   channel_->running.store(kNoSchedule);
-  channel_->masterStartTime.store(ipc::processStartTime(::getpid()));
+  channelStartTime_ = ipc::processStartTime(::getpid());
+  channel_->masterStartTime.store(channelStartTime_);
   channel_->masterPid.store(static_cast<std::uint32_t>(::getpid()), std::memory_order_release);
   channel_->magic.store(shm::kManagerMagic, std::memory_order_release);
   return {};
+}
+
+// Guarded as the schedule's segment is (SegmentOwner::checkDamage): its size and name, then every
+// field of its identity, which only this master writes and never changes once the channel is made.
+std::optional<RunEnd> Run::channelDamage() const {
+  const std::string name = shm::managerInstanceName(o_.instance);
+  std::string what = channelSegment_.damage(name, channelOwned_);
+  if (what.empty() && channelSegment_.busFault()) what = "truncated (the master's mapping took a SIGBUS)";
+  if (what.empty()) {
+    const shm::ManagerChannel& c = *channel_;
+    std::string field;
+    const std::string expected(c.expectedName, strnlen(c.expectedName, shm::kManagerNameSize));
+    if (c.magic.load(std::memory_order_relaxed) != shm::kManagerMagic) field = "magic";
+    else if (c.layoutVersion != shm::kLayoutVersion) field = "layoutVersion";
+    else if (c.masterPid.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(::getpid())) field = "masterPid";
+    else if (c.masterStartTime.load(std::memory_order_relaxed) != channelStartTime_) field = "masterStartTime";
+    else if (c.scheduleCount != modes_.size()) field = "scheduleCount";
+    else if (expected != o_.managerName.substr(0, shm::kManagerNameSize - 1)) field = "expectedName";
+    else if (c.open.load(std::memory_order_relaxed) > 2) field = "open";
+    for (std::size_t k = 0; field.empty() && k < modes_.size() && k < 16; ++k) {
+      if (c.identifiers[k] != modes_[k]->schedule.identifier) field = "identifiers";
+    }
+    if (!field.empty()) {
+      what = "field '" + field + "', which only the master (pid " + std::to_string(::getpid()) +
+             ") writes, holds another value than it wrote";
+    }
+  }
+  if (what.empty()) return std::nullopt;
+  return RunEnd{shm::SegmentState::kAborted, shm::StopReason::kDamaged, kNone,
+                "the manager channel " + ipc::segmentPath(name) + " was damaged: " + what};
 }
 
 void Run::publishChannelResult(std::uint32_t seq, const Answer& answer) {

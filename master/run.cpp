@@ -390,11 +390,7 @@ std::string noManager(std::uint32_t pid, const ipc::Segment& channel, const std:
 // manager made (the channel written over by another process of the user: a dead pid, pid 1) is
 // cleared, said once, so it neither ends the run nor locks out the real manager.
 std::optional<RunEnd> Run::watchManager() {
-  if (channelSegment_.busFault()) {
-    return RunEnd{SegmentState::kAborted, StopReason::kDamaged, kNone,
-                  "manager channel " + ipc::segmentPath(shm::managerInstanceName(o_.instance)) +
-                      " damaged: truncated (the master's mapping took a SIGBUS)"};
-  }
+  if (auto damage = channelDamage()) return damage;
   const std::uint32_t pid = channel_->managerPid.load(std::memory_order_acquire);
   if (pid != managerPid_ && pid != 0) {
     if (const std::string why =

@@ -192,6 +192,9 @@ class Run {
   std::optional<RunEnd> watch(bool beforeRun);
   void takeNotes();
   std::optional<RunEnd> watchManager();
+  /// The manager channel damaged (truncated, removed, replaced, or a field only the master writes
+  /// written over): the end naming it; nothing while it is whole.
+  std::optional<RunEnd> channelDamage() const;
   std::optional<RunEnd> stopBySignal();
   bool stopped(const Mode& mode) const;
   std::optional<RunEnd> drainAll();
@@ -260,6 +263,7 @@ class Run {
   ipc::Segment channelSegment_;
   shm::ManagerChannel* channel_ = nullptr;
   bool channelOwned_ = false;
+  std::uint64_t channelStartTime_ = 0;  // the masterStartTime this master wrote into the channel
   ipc::ProcessWatch managerWatch_;
   std::uint32_t managerPid_ = 0;
   bool managerCommand_ = false;  // the claim is a one-shot command's (shm::ManagerKind::kCommand)

@@ -2,12 +2,14 @@
 // attaching to the master's ManagerChannel segment, claiming it, and synchronous requests.
 #include "tactus/manager.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -70,6 +72,41 @@ std::string howToSet(const ChosenInstance& chosen) {
          "; it must equal the master's -D: set TACTUS_INSTANCE, ManagerOptions::instance or tactus-manager -D";
 }
 
+// A master fills a channel it made within milliseconds: one this old with its identity unwritten
+// was written over (or left by a master killed as it made it).
+constexpr std::int64_t kUnfinishedAgeS = 1;
+
+// What is wrong with the manager channel `segment` (instance `segmentName`), "" while it is whole or
+// still being made: its size against the layout's, its magic, or its master's pid unwritten after the
+// magic (the master writes the pid first).
+std::string channelFault(const ipc::Segment& segment, const std::string& segmentName) {
+  struct stat st {};
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const bool old = ::stat(ipc::segmentPath(segmentName).c_str(), &st) == 0 &&
+                   (now.tv_sec - st.st_ctim.tv_sec) * 1'000'000'000LL + (now.tv_nsec - st.st_ctim.tv_nsec) >
+                       kUnfinishedAgeS * 1'000'000'000LL;
+  const std::size_t size = segment.bytes().size();
+  if (size < sizeof(shm::ManagerChannel)) {
+    if (size == 0 && !old) return "";  // created, not yet sized
+    return "truncated to " + std::to_string(size) + " of " + std::to_string(sizeof(shm::ManagerChannel)) + " bytes";
+  }
+  const auto* channel = reinterpret_cast<const shm::ManagerChannel*>(segment.bytes().data());
+  const std::uint64_t magic = channel->magic.load(std::memory_order_acquire);
+  if (segment.busFault()) return "truncated while this process read it";
+  if (magic != 0 && magic != shm::kManagerMagic) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(magic));
+    return "field 'magic' holds " + std::string(text) + ", not a manager channel's";
+  }
+  if (magic == 0 && old)
+    return "field 'magic' holds 0 more than " + std::to_string(kUnfinishedAgeS) +
+           " s after it was made (its header was zeroed, or its master was killed as it made it)";
+  if (magic == shm::kManagerMagic && channel->masterPid.load(std::memory_order_acquire) == 0)
+    return "field 'masterPid' holds 0 although 'magic' is set (the master writes the pid first)";
+  return "";
+}
+
 Result<void> attachLocked(const std::string& name, const ManagerOptions& options) {
   if (gManager)
     return fail(ErrorCode::kInvalidState, "schedule manager " + quoted(gManager->name) + " is already initialized");
@@ -113,6 +150,11 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
     auto segment = ipc::Segment::open(segmentName);
     why = "no master started with -N has published it";
     if (segment) segment->guardAgainstTruncation();  // truncated under us: zeros and busFault(), not SIGBUS
+    if (segment) {
+      if (const std::string fault = channelFault(*segment, segmentName); !fault.empty())
+        return fail(ErrorCode::kIo,
+                    who + ": the manager channel " + ipc::segmentPath(segmentName) + " was damaged: " + fault);
+    }
     if (segment && segment->bytes().size() >= sizeof(shm::ManagerChannel)) {
       auto* channel = reinterpret_cast<shm::ManagerChannel*>(segment->bytes().data());
       const std::uint32_t pid = channel->masterPid.load(std::memory_order_acquire);
@@ -204,6 +246,16 @@ void detachLocked() {
 // The manager channel (or the first schedule's segment) truncated under this process: its words
 // read as zeros from then on, so no answer read there means anything.
 std::optional<Error> channelDamage() {
+  const std::string name = shm::managerInstanceName(gManager->instance);
+  std::string fault = gManager->segment.damage(name, false);
+  if (fault.empty()) fault = channelFault(gManager->segment, name);
+  if (fault.empty() && gManager->channel->layoutVersion != shm::kLayoutVersion)
+    fault = "field 'layoutVersion' holds " + std::to_string(gManager->channel->layoutVersion);
+  if (fault.empty() && !gManager->masterWatch.exited() &&
+      gManager->channel->masterPid.load() != static_cast<std::uint32_t>(gManager->masterWatch.pid()))
+    fault = "field 'masterPid' holds " + std::to_string(gManager->channel->masterPid.load()) + ", not its master's pid";
+  if (!fault.empty())
+    return fail(ErrorCode::kIo, "the manager channel " + ipc::segmentPath(name) + " was damaged: " + fault);
   const ipc::Segment* hit = gManager->segment.busFault()   ? &gManager->segment
                             : gManager->primary.busFault() ? &gManager->primary
                                                            : nullptr;

@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -793,7 +794,7 @@ TEST_CASE("a manager channel truncated under an attached manager: its request fa
   CHECK(waitFor(child, kWaitMs) == 0);  // not 128 + SIGBUS
   const std::string answer = readFile(run.dir + "/answer");
   INFO(answer);
-  CHECK(answer.find("segment " + channel + " was truncated under the schedule manager") != std::string::npos);
+  CHECK(answer.find("the manager channel " + channel + " was damaged: truncated to 0 of ") != std::string::npos);
   CHECK(waitFor(m, kWaitMs) == 1);
   const int s0 = waitFor(c0, kWaitMs);
   const int s1 = waitFor(c1, kWaitMs);
@@ -801,8 +802,50 @@ TEST_CASE("a manager channel truncated under an attached manager: its request fa
   CHECK((s1 > 10 && s1 < 128));
   const std::string master = readFile(run.out("master"));
   INFO(master);
-  CHECK(master.find("manager channel " + channel + " damaged: truncated") != std::string::npos);
+  CHECK(master.find("the manager channel " + channel + " was damaged: truncated to 0 of ") != std::string::npos);
   CHECK(!segmentPresent(run.instance));
+}
+
+TEST_CASE("a manager channel truncated or its header zeroed: tactus-manager names it at once, the run ends, named",
+          "[switching][fault]") {
+  for (const bool zeroed : {false, true}) {
+    INFO((zeroed ? "header zeroed" : "truncated to 288 bytes"));
+    SwitchRun run("mgrdamage", {modeYaml(551, 2, 1000, false), modeYaml(552, 2, 1000, false)});
+    const pid_t m = run.master();
+    const pid_t c0 = run.client("Client0");
+    const pid_t c1 = run.client("Client1");
+    REQUIRE(waitFor(run.tool({"start", "551"}, "start"), kWaitMs) == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the channel is older than its making
+    const std::string channel = "/dev/shm/tactus_" + run.instance + ".manager";
+    ::kill(m, SIGSTOP);  // the damage stays for the command to find
+    if (zeroed) {
+      MappedChannel mapped(channel);
+      std::memset(static_cast<void*>(mapped.ch), 0, shm::kCacheLine);
+    } else {
+      REQUIRE(::truncate(channel.c_str(), 288) == 0);
+    }
+    const auto before = std::chrono::steady_clock::now();
+    const int tool = waitFor(run.tool({"status"}, "status"), kWaitMs);
+    const auto toolMs =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - before).count();
+    ::kill(m, SIGCONT);
+    CHECK(tool != 0);
+    CHECK(toolMs < 3000);  // at once, not after its 15 s time-out
+    const std::string said = readFile(run.out("status"));
+    INFO(said);
+    CHECK(said.find("the manager channel " + channel + " was damaged: ") != std::string::npos);
+    CHECK(waitFor(m, kWaitMs) == 1);
+    const int s0 = waitFor(c0, kWaitMs);
+    const int s1 = waitFor(c1, kWaitMs);
+    CHECK((s0 > 10 && s0 < 128));
+    CHECK((s1 > 10 && s1 < 128));
+    const std::string master = readFile(run.out("master"));
+    INFO(master);
+    CHECK(master.find("the manager channel " + channel + " was damaged: " +
+                      (zeroed ? "field 'magic'" : "truncated to 288 of 576 bytes")) != std::string::npos);
+    CHECK_FALSE(segmentPresent(run.instance));
+    CHECK_FALSE(segmentPresent(run.instance + ".manager"));
+  }
 }
 
 TEST_CASE("a client that dies while a rollover waits for its switch callback: the answer names it",
