@@ -113,252 +113,321 @@ void addChannelReport(const Schedule& s, CompileReport& report) {
   }
 }
 
-CompileReport buildReport(const Graph& graph, const Schedule& schedule, const SearchInfo* search) {
-  const Schedule& s = schedule;
-  CompileReport report;
-  report.multiSoc = !s.socs.empty();
-  const std::size_t ni = s.instances.size();
+namespace {
 
-  // Earliest start (critical path with releases) and tail (longest chain after the end) per
-  // instance, over the instance dependency graph in topological order (schedule/bounds.hpp).
-  auto length = [&](std::uint32_t i) { return s.instances[i].endNs - s.instances[i].startNs; };
-  // Per runnable, read once in order (instances in time order reach their runnables' large
-  // records at random): its hyperepoch (kNone for an unknown epoch), its epoch's period,
-  // StartTime and Deadline.
+// The instance dependency graph of a schedule with each instance's earliest start (critical path
+// with releases) and tail (longest chain after its end), in topological order
+// (schedule/bounds.hpp). Per runnable, read once in order (instances in time order reach their
+// runnables' large records at random): its hyperepoch (kNone for an unknown epoch), its epoch's
+// period, StartTime and Deadline.
+struct InstanceBounds {
+  explicit InstanceBounds(const Schedule& schedule) : s(schedule) {}
+
+  const Schedule& s;
+  std::vector<HyperepochId> heOfRunnable;
+  std::vector<std::int64_t> periodOf, startTimeOf, deadlineOf;
+  std::vector<std::vector<std::uint32_t>> succs, preds;
+  std::vector<std::int64_t> release, lengths;
+  std::vector<std::uint32_t> order;
+  std::vector<std::int64_t> est, tail;
+  bool lagged = false;  // multi-SoC with a transfer time between some SoCs
+
+  std::int64_t length(std::uint32_t i) const { return s.instances[i].endNs - s.instances[i].startNs; }
+  HyperepochId heOf(const InstanceInfo& inst) const {
+    return s.runnables.contains(inst.runnable) ? heOfRunnable[index(inst.runnable)] : HyperepochId{kNone};
+  }
+  // The release of a valid instance's frame.
+  std::int64_t releaseOf(const InstanceInfo& inst) const {
+    return static_cast<std::int64_t>(inst.frame) * periodOf[index(inst.runnable)];
+  }
+  bool valid(const InstanceInfo& inst) const { return heOf(inst) != kNone; }
+  std::int64_t lag(std::uint32_t d, std::uint32_t i) const {
+    return lagged ? dependencyLatencyNs(s, s.instances[d].runnable, s.instances[i].runnable) : 0;
+  }
+};
+
+void readRunnables(InstanceBounds& b) {
+  const Schedule& s = b.s;
   const std::size_t nr = s.runnables.size();
-  std::vector<HyperepochId> heOfRunnable(nr, kNone);
-  std::vector<std::int64_t> periodOf(nr, 0), startTimeOf(nr, 0), deadlineOf(nr, kNoDuration);
+  b.heOfRunnable.assign(nr, kNone);
+  b.periodOf.assign(nr, 0);
+  b.startTimeOf.assign(nr, 0);
+  b.deadlineOf.assign(nr, kNoDuration);
   for (RunnableId r : s.runnables.ids()) {
     const RunnableInfo& ri = s.runnables[r];
     if (s.epochs.contains(ri.epoch)) {
-      heOfRunnable[index(r)] = s.epochs[ri.epoch].hyperepoch;
-      periodOf[index(r)] = s.epochs[ri.epoch].periodNs;
+      b.heOfRunnable[index(r)] = s.epochs[ri.epoch].hyperepoch;
+      b.periodOf[index(r)] = s.epochs[ri.epoch].periodNs;
     }
-    startTimeOf[index(r)] = ri.startTimeNs;
-    deadlineOf[index(r)] = ri.deadlineNs;
+    b.startTimeOf[index(r)] = ri.startTimeNs;
+    b.deadlineOf[index(r)] = ri.deadlineNs;
   }
-  auto heOf = [&](const InstanceInfo& inst) {
-    return s.runnables.contains(inst.runnable) ? heOfRunnable[index(inst.runnable)] : HyperepochId{kNone};
-  };
-  // The release of a valid instance's frame.
-  auto releaseOf = [&](const InstanceInfo& inst) {
-    return static_cast<std::int64_t>(inst.frame) * periodOf[index(inst.runnable)];
-  };
-  auto valid = [&](const InstanceInfo& inst) { return heOf(inst) != kNone; };
-  std::vector<std::vector<std::uint32_t>> succs(ni), preds(ni);
+}
+
+// Multi-SoC: a dependency across SoCs adds its SoC pair's transfer time on both sides.
+void addTransferTimes(InstanceBounds& b) {
+  for (std::uint32_t i : b.order) {
+    std::int64_t t = b.release[i];
+    for (std::uint32_t d : b.preds[i]) t = std::max(t, b.est[d] + b.lengths[d] + b.lag(d, i));
+    b.est[i] = t;
+  }
+  for (auto it = b.order.rbegin(); it != b.order.rend(); ++it) {
+    std::int64_t t = 0;
+    for (std::uint32_t x : b.succs[*it]) t = std::max(t, b.lag(*it, x) + b.lengths[x] + b.tail[x]);
+    b.tail[*it] = t;
+  }
+}
+
+InstanceBounds computeInstanceBounds(const Schedule& s) {
+  InstanceBounds b(s);
+  readRunnables(b);
+  const std::size_t ni = s.instances.size();
+  b.succs.resize(ni);
+  b.preds.resize(ni);
   std::vector<std::uint32_t> indeg(ni, 0);
-  std::vector<std::int64_t> release(ni, 0), lengths(ni, 0);
+  b.release.assign(ni, 0);
+  b.lengths.assign(ni, 0);
   for (std::uint32_t i = 0; i < ni; ++i) {
     const InstanceInfo& inst = s.instances[i];
-    lengths[i] = length(i);
+    b.lengths[i] = b.length(i);
     for (InstanceId d : inst.dependencies) {
       if (!s.instances.contains(d)) continue;
-      succs[index(d)].push_back(i);
+      b.succs[index(d)].push_back(i);
       ++indeg[i];
-      if (valid(inst)) preds[i].push_back(index(d));  // an invalid instance keeps est 0
+      if (b.valid(inst)) b.preds[i].push_back(index(d));  // an invalid instance keeps est 0
     }
-    if (valid(inst)) release[i] = releaseOf(inst) + startTimeOf[index(inst.runnable)];
+    if (b.valid(inst)) b.release[i] = b.releaseOf(inst) + b.startTimeOf[index(inst.runnable)];
   }
-  const std::vector<std::uint32_t> order = schedule::topologicalOrder(succs, std::move(indeg));
-  std::vector<std::int64_t> est = schedule::longestHeads(order, preds, release, lengths);
-  std::vector<std::int64_t> tail = schedule::longestTails(order, succs, lengths);
-  // Multi-SoC: a dependency across SoCs adds its SoC pair's transfer time on both sides.
+  b.order = schedule::topologicalOrder(b.succs, std::move(indeg));
+  b.est = schedule::longestHeads(b.order, b.preds, b.release, b.lengths);
+  b.tail = schedule::longestTails(b.order, b.succs, b.lengths);
   const bool anyPairLag =
       std::any_of(s.socLatencies.begin(), s.socLatencies.end(), [](const SocLatency& l) { return l.latencyNs > 0; });
-  const bool lagged = !s.socs.empty() && (s.crossSocLatencyNs > 0 || anyPairLag);
-  auto lag = [&](std::uint32_t d, std::uint32_t i) {
-    return lagged ? dependencyLatencyNs(s, s.instances[d].runnable, s.instances[i].runnable) : 0;
-  };
-  if (lagged) {
-    for (std::uint32_t i : order) {
-      std::int64_t t = release[i];
-      for (std::uint32_t d : preds[i]) t = std::max(t, est[d] + lengths[d] + lag(d, i));
-      est[i] = t;
-    }
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      std::int64_t t = 0;
-      for (std::uint32_t x : succs[*it]) t = std::max(t, lag(*it, x) + lengths[x] + tail[x]);
-      tail[*it] = t;
-    }
-  }
+  b.lagged = !s.socs.empty() && (s.crossSocLatencyNs > 0 || anyPairLag);
+  if (b.lagged) addTransferTimes(b);
+  return b;
+}
 
+// Per hyperepoch, the gcd of its instances' WCETs, releases and transfer times.
+IdVector<HyperepochId, std::int64_t> hyperepochGrains(const InstanceBounds& b) {
+  const Schedule& s = b.s;
   IdVector<HyperepochId, std::int64_t> grain(s.hyperepochs.size(), 0);
-  for (std::uint32_t i = 0; i < ni; ++i) {
+  for (std::uint32_t i = 0; i < s.instances.size(); ++i) {
     const InstanceInfo& inst = s.instances[i];
-    if (!valid(inst) || !grain.contains(heOf(inst))) continue;
-    std::int64_t& gr = grain[heOf(inst)];
-    gr = schedule::gcd64(gr, length(i));
-    gr = schedule::gcd64(gr, releaseOf(inst) + startTimeOf[index(inst.runnable)]);
-    if (lagged) {
+    if (!b.valid(inst) || !grain.contains(b.heOf(inst))) continue;
+    std::int64_t& gr = grain[b.heOf(inst)];
+    gr = schedule::gcd64(gr, b.length(i));
+    gr = schedule::gcd64(gr, b.releaseOf(inst) + b.startTimeOf[index(inst.runnable)]);
+    if (b.lagged) {
       gr = schedule::gcd64(gr, s.crossSocLatencyNs);
       for (const SocLatency& l : s.socLatencies) gr = schedule::gcd64(gr, l.latencyNs);
     }
   }
-  for (HyperepochId h : s.hyperepochs.ids()) {
-    const HyperepochInfo& he = s.hyperepochs[h];
-    HyperepochReport hr;
-    hr.name = he.name;
-    hr.periodNs = he.periodNs;
-    IdVector<RunnableId, std::uint8_t> runnableSeen(s.runnables.size(), 0);
-    // Per resource: its instances' intervals; per type: (earliest start, length, tail) holdings.
-    IdVector<ResourceId, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals(s.resources.size());
-    // Holdings per candidate set: an instance needs one resource out of each of its requests'
-    // candidate sets for its whole WCET.
-    std::map<std::vector<ResourceId>, std::vector<std::uint32_t>> holdings;
-    // Where the graph matches the schedule, an instance's candidate sets are its runnable's:
-    // looked up once per runnable (its holdings' lists, in request order), not per instance.
-    const bool setsByRunnable = graph.runnables.size() == s.runnables.size();
-    std::vector<std::vector<std::uint32_t>*> setLists;
-    IdVector<RunnableId, std::pair<std::uint32_t, std::uint32_t>> setsOf(setsByRunnable ? s.runnables.size() : 0,
-                                                                         {kNone, 0});  // (first, count)
-    std::uint32_t critical = kNone;                          // an instance on the critical path
-    std::set<std::pair<RunnableId, RunnableId>> crossEdges;  // runnable pairs across SoCs
-    for (std::uint32_t i = 0; i < ni; ++i) {
-      const InstanceInfo& inst = s.instances[i];
-      if (!valid(inst) || heOf(inst) != h) continue;
-      ++hr.instances;
-      if (runnableSeen[inst.runnable] == 0) {
-        runnableSeen[inst.runnable] = 1;
-        ++hr.runnables;
-      }
-      hr.scheduleLengthNs = std::max(hr.scheduleLengthNs, inst.endNs);
-      if (est[i] + length(i) + tail[i] > hr.criticalPathNs) {
-        hr.criticalPathNs = est[i] + length(i) + tail[i];
-        critical = i;
-      }
-      for (InstanceId d : inst.dependencies)
-        if (s.instances.contains(d) && !s.socs.empty() && crossesSocs(s, s.instances[d].runnable, inst.runnable))
-          crossEdges.emplace(s.instances[d].runnable, inst.runnable);
-      for (ResourceId r : inst.resources) {
-        if (s.resources.contains(r)) intervals[r].emplace_back(inst.startNs, inst.endNs);
-      }
-      if (setsByRunnable && graph.runnables.contains(inst.runnable)) {
-        auto& [first, count] = setsOf[inst.runnable];
-        if (first == kNone) {
-          first = static_cast<std::uint32_t>(setLists.size());
-          for (auto& set : candidateSets(graph, s, inst, h)) setLists.push_back(&holdings[std::move(set)]);
-          count = static_cast<std::uint32_t>(setLists.size()) - first;
-        }
-        for (std::uint32_t k = 0; k < count; ++k) setLists[first + k]->push_back(i);
-      } else {
-        for (auto& set : candidateSets(graph, s, inst, h)) holdings[std::move(set)].push_back(i);
-      }
-      const std::int64_t deadline = deadlineOf[index(inst.runnable)];
-      if (deadline != kNoDuration && inst.endNs > releaseOf(inst) + deadline) {
-        hr.deadlinesMissed.push_back({qualified(s, inst.runnable), inst.frame, inst.endNs, releaseOf(inst) + deadline});
-      }
-    }
+  return grain;
+}
 
-    if (!s.socs.empty()) {
-      for (const auto& [from, to] : crossEdges) {
-        const auto socOf = [&](RunnableId r) { return s.socs[runnableSoc(s, r)].name; };
-        hr.crossSocEdges.push_back(qualified(s, from) + " -> " + qualified(s, to) + " (" + socOf(from) + " -> " +
-                                   socOf(to) + ")");
-      }
-      // The transfer time on the critical path: walk it back and forth from `critical`.
-      if (lagged && critical != kNone) {
-        for (std::uint32_t i = critical;;) {  // back: a predecessor whose end (+ lag) gives est
-          std::uint32_t next = kNone;
-          for (std::uint32_t d : preds[i])
-            if (est[d] + lengths[d] + lag(d, i) == est[i]) next = d;
-          if (next == kNone || est[i] == release[i]) break;
-          hr.crossSocCriticalNs += lag(next, i);
-          i = next;
-        }
-        for (std::uint32_t i = critical;;) {  // forward: a successor that gives the tail
-          std::uint32_t next = kNone;
-          for (std::uint32_t x : succs[i])
-            if (tail[i] > 0 && lag(i, x) + lengths[x] + tail[x] == tail[i]) next = x;
-          if (next == kNone) break;
-          hr.crossSocCriticalNs += lag(i, next);
-          i = next;
-        }
-      }
-    }
+// What one pass over a hyperepoch's instances gathers besides the report's counts.
+struct HyperepochScan {
+  // Per resource: its instances' intervals.
+  IdVector<ResourceId, std::vector<std::pair<std::int64_t, std::int64_t>>> intervals;
+  // Holdings per candidate set: an instance needs one resource out of each of its requests'
+  // candidate sets for its whole WCET.
+  std::map<std::vector<ResourceId>, std::vector<std::uint32_t>> holdings;
+  std::uint32_t critical = kNone;                          // an instance on the critical path
+  std::set<std::pair<RunnableId, RunnableId>> crossEdges;  // runnable pairs across SoCs
+};
 
-    std::int64_t bound = hr.criticalPathNs;
-    for (ResourceId r : intervals.ids()) {
-      std::vector<std::pair<std::int64_t, std::int64_t>>& iv = intervals[r];
-      if (iv.empty()) continue;
-      std::sort(iv.begin(), iv.end());
-      ResourceReport rr;
-      rr.name = s.resources[r].name;
-      if (s.clients.contains(s.resources[r].client)) rr.client = s.clients[s.resources[r].client].name;
-      rr.instances = iv.size();
-      std::int64_t cursor = 0;
-      for (const auto& [a, b] : iv) {
-        rr.loadNs += b - a;
-        if (a > cursor) {
-          ++rr.idleGaps;
-          rr.idleNs += a - cursor;
-          rr.largestGapNs = std::max(rr.largestGapNs, a - cursor);
-        }
-        cursor = std::max(cursor, b);
-      }
-      if (hr.scheduleLengthNs > cursor) {
-        ++rr.idleGaps;
-        rr.idleNs += hr.scheduleLengthNs - cursor;
-        rr.largestGapNs = std::max(rr.largestGapNs, hr.scheduleLengthNs - cursor);
-      }
-      if (hr.scheduleLengthNs > 0) {
-        rr.utilisation = static_cast<double>(rr.loadNs) / static_cast<double>(hr.scheduleLengthNs);
-      }
-      if (he.periodNs > 0) {
-        rr.periodUtilisation = static_cast<double>(rr.loadNs) / static_cast<double>(he.periodNs);
-      }
-      if (rr.idleNs > 0) {
-        rr.fragmentation = 1.0 - static_cast<double>(rr.largestGapNs) / static_cast<double>(rr.idleNs);
-      }
-      hr.resources.push_back(std::move(rr));
+HyperepochScan scanHyperepoch(const Graph& graph, const InstanceBounds& b, HyperepochId h, HyperepochReport& hr) {
+  const Schedule& s = b.s;
+  HyperepochScan scan;
+  scan.intervals = IdVector<ResourceId, std::vector<std::pair<std::int64_t, std::int64_t>>>(s.resources.size());
+  IdVector<RunnableId, std::uint8_t> runnableSeen(s.runnables.size(), 0);
+  // Where the graph matches the schedule, an instance's candidate sets are its runnable's:
+  // looked up once per runnable (its holdings' lists, in request order), not per instance.
+  const bool setsByRunnable = graph.runnables.size() == s.runnables.size();
+  std::vector<std::vector<std::uint32_t>*> setLists;
+  IdVector<RunnableId, std::pair<std::uint32_t, std::uint32_t>> setsOf(setsByRunnable ? s.runnables.size() : 0,
+                                                                       {kNone, 0});  // (first, count)
+  for (std::uint32_t i = 0; i < s.instances.size(); ++i) {
+    const InstanceInfo& inst = s.instances[i];
+    if (!b.valid(inst) || b.heOf(inst) != h) continue;
+    ++hr.instances;
+    if (runnableSeen[inst.runnable] == 0) {
+      runnableSeen[inst.runnable] = 1;
+      ++hr.runnables;
     }
-
-    // Combined bound per candidate set S with m resources: for every release threshold t, the
-    // work of the holdings confined to S that cannot start before t, at the water level of the
-    // m resources (all free from 0: t + ceil(work(t) / m)), plus the shortest tail among them,
-    // maximised over t: the search's load bound at its root (schedule/bounds.hpp). A pinned
-    // request is a set of one, so this covers each resource's load.
-    // (earliest start, instance), sorted as such: contiguous, where sorting instance numbers by
-    // their earliest starts read those at random.
-    std::vector<std::pair<std::int64_t, std::uint32_t>> confined;
-    std::vector<std::int64_t> avail;
-    schedule::WaterLevel water;
-    for (const auto& [set, unused] : holdings) {
-      (void)unused;
-      confined.clear();
-      for (const auto& [other, list] : holdings) {
-        if (std::includes(set.begin(), set.end(), other.begin(), other.end())) {
-          for (std::uint32_t i : list) confined.emplace_back(est[i], i);
-        }
-      }
-      std::sort(confined.begin(), confined.end());
-      avail.assign(std::max<std::size_t>(set.size(), 1), 0);
-      water.reset(avail);
-      std::int64_t work = 0;
-      std::int64_t minTail = INT64_MAX;
-      for (auto it = confined.rbegin(); it != confined.rend(); ++it) {
-        const auto [e, i] = *it;
-        work += lengths[i];
-        minTail = std::min(minTail, tail[i]);
-        water.lowerTo(e);
-        bound = std::max(bound, water.level(e, work) + minTail);
-      }
+    hr.scheduleLengthNs = std::max(hr.scheduleLengthNs, inst.endNs);
+    if (b.est[i] + b.length(i) + b.tail[i] > hr.criticalPathNs) {
+      hr.criticalPathNs = b.est[i] + b.length(i) + b.tail[i];
+      scan.critical = i;
     }
-    // Every left-shifted schedule starts each instance at a release or at another's end, so
-    // the optimum is a multiple of the gcd of the WCETs and releases.
-    bound = schedule::roundUp(bound, grain[h]);
-    if (search != nullptr && search->hyperepochs.contains(h)) {
-      const HyperepochSearchInfo& si = search->hyperepochs[h];
-      bound = std::max(bound, si.lowerBoundNs);
-      hr.searched = si.searched;
-      hr.firstLengthNs = si.firstLengthNs;
-      hr.searchSteps = si.steps;
-      hr.secondsToBest = si.secondsToBest;
+    for (InstanceId d : inst.dependencies)
+      if (s.instances.contains(d) && !s.socs.empty() && crossesSocs(s, s.instances[d].runnable, inst.runnable))
+        scan.crossEdges.emplace(s.instances[d].runnable, inst.runnable);
+    for (ResourceId r : inst.resources) {
+      if (s.resources.contains(r)) scan.intervals[r].emplace_back(inst.startNs, inst.endNs);
     }
-    hr.lowerBoundNs = bound;
-    hr.provenOptimal = hr.scheduleLengthNs == hr.lowerBoundNs;
-    report.hyperepochs.push_back(std::move(hr));
+    if (setsByRunnable && graph.runnables.contains(inst.runnable)) {
+      auto& [first, count] = setsOf[inst.runnable];
+      if (first == kNone) {
+        first = static_cast<std::uint32_t>(setLists.size());
+        for (auto& set : candidateSets(graph, s, inst, h)) setLists.push_back(&scan.holdings[std::move(set)]);
+        count = static_cast<std::uint32_t>(setLists.size()) - first;
+      }
+      for (std::uint32_t k = 0; k < count; ++k) setLists[first + k]->push_back(i);
+    } else {
+      for (auto& set : candidateSets(graph, s, inst, h)) scan.holdings[std::move(set)].push_back(i);
+    }
+    const std::int64_t deadline = b.deadlineOf[index(inst.runnable)];
+    if (deadline != kNoDuration && inst.endNs > b.releaseOf(inst) + deadline) {
+      hr.deadlinesMissed.push_back({qualified(s, inst.runnable), inst.frame, inst.endNs, b.releaseOf(inst) + deadline});
+    }
   }
-  addChannelReport(s, report);
+  return scan;
+}
+
+// The transfer time on the critical path: walk it back and forth from `critical`.
+std::int64_t criticalTransferNs(const InstanceBounds& b, std::uint32_t critical) {
+  std::int64_t total = 0;
+  for (std::uint32_t i = critical;;) {  // back: a predecessor whose end (+ lag) gives est
+    std::uint32_t next = kNone;
+    for (std::uint32_t d : b.preds[i])
+      if (b.est[d] + b.lengths[d] + b.lag(d, i) == b.est[i]) next = d;
+    if (next == kNone || b.est[i] == b.release[i]) break;
+    total += b.lag(next, i);
+    i = next;
+  }
+  for (std::uint32_t i = critical;;) {  // forward: a successor that gives the tail
+    std::uint32_t next = kNone;
+    for (std::uint32_t x : b.succs[i])
+      if (b.tail[i] > 0 && b.lag(i, x) + b.lengths[x] + b.tail[x] == b.tail[i]) next = x;
+    if (next == kNone) break;
+    total += b.lag(i, next);
+    i = next;
+  }
+  return total;
+}
+
+void addCrossSocReport(const InstanceBounds& b, const HyperepochScan& scan, HyperepochReport& hr) {
+  const Schedule& s = b.s;
+  for (const auto& [from, to] : scan.crossEdges) {
+    const auto socOf = [&](RunnableId r) { return s.socs[runnableSoc(s, r)].name; };
+    hr.crossSocEdges.push_back(qualified(s, from) + " -> " + qualified(s, to) + " (" + socOf(from) + " -> " +
+                               socOf(to) + ")");
+  }
+  if (b.lagged && scan.critical != kNone) hr.crossSocCriticalNs += criticalTransferNs(b, scan.critical);
+}
+
+// One resource's load, idle gaps and utilisation from its instances' intervals (sorted here).
+ResourceReport resourceReport(const Schedule& s, ResourceId r, std::int64_t periodNs, std::int64_t scheduleLengthNs,
+                              std::vector<std::pair<std::int64_t, std::int64_t>>& iv) {
+  std::sort(iv.begin(), iv.end());
+  ResourceReport rr;
+  rr.name = s.resources[r].name;
+  if (s.clients.contains(s.resources[r].client)) rr.client = s.clients[s.resources[r].client].name;
+  rr.instances = iv.size();
+  std::int64_t cursor = 0;
+  for (const auto& [a, b] : iv) {
+    rr.loadNs += b - a;
+    if (a > cursor) {
+      ++rr.idleGaps;
+      rr.idleNs += a - cursor;
+      rr.largestGapNs = std::max(rr.largestGapNs, a - cursor);
+    }
+    cursor = std::max(cursor, b);
+  }
+  if (scheduleLengthNs > cursor) {
+    ++rr.idleGaps;
+    rr.idleNs += scheduleLengthNs - cursor;
+    rr.largestGapNs = std::max(rr.largestGapNs, scheduleLengthNs - cursor);
+  }
+  if (scheduleLengthNs > 0) {
+    rr.utilisation = static_cast<double>(rr.loadNs) / static_cast<double>(scheduleLengthNs);
+  }
+  if (periodNs > 0) {
+    rr.periodUtilisation = static_cast<double>(rr.loadNs) / static_cast<double>(periodNs);
+  }
+  if (rr.idleNs > 0) {
+    rr.fragmentation = 1.0 - static_cast<double>(rr.largestGapNs) / static_cast<double>(rr.idleNs);
+  }
+  return rr;
+}
+
+// Combined bound per candidate set S with m resources: for every release threshold t, the
+// work of the holdings confined to S that cannot start before t, at the water level of the
+// m resources (all free from 0: t + ceil(work(t) / m)), plus the shortest tail among them,
+// maximised over t: the search's load bound at its root (schedule/bounds.hpp). A pinned
+// request is a set of one, so this covers each resource's load. Never below `bound`.
+std::int64_t holdingsBound(const InstanceBounds& b, const HyperepochScan& scan, std::int64_t bound) {
+  // (earliest start, instance), sorted as such: contiguous, where sorting instance numbers by
+  // their earliest starts read those at random.
+  std::vector<std::pair<std::int64_t, std::uint32_t>> confined;
+  std::vector<std::int64_t> avail;
+  schedule::WaterLevel water;
+  for (const auto& [set, unused] : scan.holdings) {
+    (void)unused;
+    confined.clear();
+    for (const auto& [other, list] : scan.holdings) {
+      if (std::includes(set.begin(), set.end(), other.begin(), other.end())) {
+        for (std::uint32_t i : list) confined.emplace_back(b.est[i], i);
+      }
+    }
+    std::sort(confined.begin(), confined.end());
+    avail.assign(std::max<std::size_t>(set.size(), 1), 0);
+    water.reset(avail);
+    std::int64_t work = 0;
+    std::int64_t minTail = INT64_MAX;
+    for (auto it = confined.rbegin(); it != confined.rend(); ++it) {
+      const auto [e, i] = *it;
+      work += b.lengths[i];
+      minTail = std::min(minTail, b.tail[i]);
+      water.lowerTo(e);
+      bound = std::max(bound, water.level(e, work) + minTail);
+    }
+  }
+  return bound;
+}
+
+HyperepochReport hyperepochReport(const Graph& graph, const InstanceBounds& b, HyperepochId h, std::int64_t grain,
+                                  const SearchInfo* search) {
+  const Schedule& s = b.s;
+  const HyperepochInfo& he = s.hyperepochs[h];
+  HyperepochReport hr;
+  hr.name = he.name;
+  hr.periodNs = he.periodNs;
+  HyperepochScan scan = scanHyperepoch(graph, b, h, hr);
+  if (!s.socs.empty()) addCrossSocReport(b, scan, hr);
+  for (ResourceId r : scan.intervals.ids()) {
+    if (scan.intervals[r].empty()) continue;
+    hr.resources.push_back(resourceReport(s, r, he.periodNs, hr.scheduleLengthNs, scan.intervals[r]));
+  }
+  std::int64_t bound = holdingsBound(b, scan, hr.criticalPathNs);
+  // Every left-shifted schedule starts each instance at a release or at another's end, so
+  // the optimum is a multiple of the gcd of the WCETs and releases.
+  bound = schedule::roundUp(bound, grain);
+  if (search != nullptr && search->hyperepochs.contains(h)) {
+    const HyperepochSearchInfo& si = search->hyperepochs[h];
+    bound = std::max(bound, si.lowerBoundNs);
+    hr.searched = si.searched;
+    hr.firstLengthNs = si.firstLengthNs;
+    hr.searchSteps = si.steps;
+    hr.secondsToBest = si.secondsToBest;
+  }
+  hr.lowerBoundNs = bound;
+  hr.provenOptimal = hr.scheduleLengthNs == hr.lowerBoundNs;
+  return hr;
+}
+
+}  // namespace
+
+CompileReport buildReport(const Graph& graph, const Schedule& schedule, const SearchInfo* search) {
+  CompileReport report;
+  report.multiSoc = !schedule.socs.empty();
+  const InstanceBounds bounds = computeInstanceBounds(schedule);
+  const IdVector<HyperepochId, std::int64_t> grain = hyperepochGrains(bounds);
+  for (HyperepochId h : schedule.hyperepochs.ids())
+    report.hyperepochs.push_back(hyperepochReport(graph, bounds, h, grain[h], search));
+  addChannelReport(schedule, report);
   return report;
 }
 
