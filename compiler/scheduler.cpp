@@ -200,13 +200,8 @@ std::string epochName(const Graph& g, EpochId e) {
   return ep.name;
 }
 
-}  // namespace
-
-Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info,
-                               std::optional<UnfitSchedule>* unfit) {
-  const Graph& g = graph;
-  if (auto ok = schedule::checkGraph(g); !ok) return ok.error();
-
+// The schedule's header: what the graph declares, copied as is.
+Schedule scheduleHeader(const Graph& g) {
   Schedule out;
   out.name = g.name;
   out.identifier = g.identifier;
@@ -218,38 +213,182 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
   out.socs = g.socs;
   out.crossSocLatencyNs = g.socs.empty() ? 0 : g.crossSocLatencyNs;
   if (!g.socs.empty()) out.socLatencies = g.socLatencies;
+  return out;
+}
 
+// A runnable as scheduled, with its modelled WCET.
+RunnableInfo scheduledRunnable(const Graph& g, RunnableId i, std::int64_t wcetNs) {
+  const GraphRunnable& r = g.runnables[i];
+  RunnableInfo ri;
+  ri.name = r.name;
+  ri.client = r.client;
+  ri.epoch = r.epoch;
+  ri.kind = r.kind;
+  ri.wcetNs = wcetNs;
+  ri.startTimeNs = r.startTimeNs;
+  ri.deadlineNs = r.deadlineNs;
+  ri.endMonitorThresholdNs = r.endMonitorThresholdNs;
+  ri.priority = r.priority;
+  // Dependencies as scheduled: on round-robin groups, with the submitter, sorted.
+  for (RunnableId d : r.dependencies) {
+    const RunnableId to = g.runnables[d].aliasGroup != kNone ? g.runnables[d].aliasGroup : d;
+    if (to != i) ri.dependencies.push_back(to);
+  }
+  if (r.kind == RunnableKind::kSubmittee && r.submittedBy != kNone) ri.dependencies.push_back(r.submittedBy);
+  std::sort(ri.dependencies.begin(), ri.dependencies.end());
+  ri.dependencies.erase(std::unique(ri.dependencies.begin(), ri.dependencies.end()), ri.dependencies.end());
+  ri.submits = r.submits;
+  ri.submittedBy = r.submittedBy;
+  ri.aliasGroup = r.aliasGroup;
+  ri.steps = r.steps;
+  return ri;
+}
+
+// One hyperepoch's problem solved, fused where runnable fusion applies (see
+// ScheduleOptions::fusion: solve the fused problem, split it back), else as is.
+Result<Attempt> solveProblem(const Problem& pb, const HyperepochInfo& he,
+                             const IdVector<RunnableId, std::int64_t>& wcet, const ScheduleOptions& options,
+                             const std::vector<std::uint32_t>& touched, std::vector<FreeTime>& free,
+                             HyperepochSearchInfo& searchInfo, bool& noOrderProven) {
+  Attempt best;
+  bool fused = false;
+  if (fusionApplies(options, pb.nodes.size())) {
+    FusedProblem fp = fuseChains(pb, wcet, options.fusionThresholdNs);
+    if (!fp.chains.empty()) {
+      if (auto ok = computeLevels(fp.pb, he); !ok) return ok.error();
+      Attempt fa = solveHyperepoch(fp.pb, he, options, touched, free, searchInfo, noOrderProven);
+      if (fa.stuck) {
+        best = std::move(fa);
+        best.stuckAt = kNone;  // a node of the fused problem: solved unfused below
+      } else {
+        best = splitFused(pb, fp, fa);
+        fused = true;
+      }
+      if (searchInfo.searched) {
+        // The fused problem's bounds and proofs hold for fused schedules only: the bound
+        // reported is the unfused problem's, and fused search proves nothing about it.
+        const SProblem sp = buildSearchProblem(pb, he.periodNs);
+        searchInfo.lowerBoundNs = rootLowerBound(sp, best.lengthNs);
+        searchInfo.exhausted =
+            best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= searchInfo.lowerBoundNs;
+      }
+    }
+  }
+  if (!fused) best = solveHyperepoch(pb, he, options, touched, free, searchInfo, noOrderProven);
+  return best;
+}
+
+// Errors: the hyperepoch does not fit its period, or a frame runs into its next frame. The
+// frame is named, not the runnable that happens to end last: what makes it late is the
+// frame's work and what else holds its resources (compile.cpp's diagnosis says which). Where
+// one is found, `what` says where.
+std::optional<Error> fitError(const Graph& g, const Problem& pb, HyperepochId h, const Attempt& best,
+                              const ScheduleOptions& options, UnfitSchedule& what) {
+  const HyperepochInfo& he = g.hyperepochs[h];
+  if (best.lengthNs > he.periodNs && !options.allowOverlength) {
+    what.hyperepoch = h;
+    return Error{ErrorCode::kInfeasible, at(g, g.hyperepochLines, h) + "hyperepoch '" + he.name +
+                                             "': schedule length " + humanDuration(best.lengthNs) +
+                                             " exceeds its period " + humanDuration(he.periodNs)};
+  }
+  for (std::size_t i = 0; i < pb.nodes.size(); ++i) {
+    const Node& nd = pb.nodes[i];
+    if (best.placements[i].endNs <= nd.boundaryNs) continue;
+    const EpochId e = g.runnables[nd.runnable].epoch;
+    // The last frame's boundary is the hyperepoch's end: overlength, accepted on request.
+    if (options.allowOverlength && nd.frame + 1 == g.epochs[e].frames) continue;
+    std::int64_t frameEnd = 0;
+    for (std::size_t j = 0; j < pb.nodes.size(); ++j)
+      if (g.runnables[pb.nodes[j].runnable].epoch == e && pb.nodes[j].frame == nd.frame)
+        frameEnd = std::max(frameEnd, best.placements[j].endNs);
+    what.hyperepoch = h;
+    what.epoch = e;
+    what.frame = nd.frame;
+    return Error{ErrorCode::kInfeasible, at(g, g.epochLines, e) + "epoch '" + epochName(g, e) + "' frame " +
+                                             std::to_string(nd.frame) + " ends at " + humanDuration(frameEnd) +
+                                             ", after its next frame's release at " + humanDuration(nd.boundaryNs)};
+  }
+  return std::nullopt;
+}
+
+// Instances of a hyperepoch: by (start, end, placement order), which keeps zero-length
+// instances before a longer one starting at the same time and dependencies first.
+// Sorted as contiguous keys (the placement order makes them unique), not as indices whose
+// comparisons read the placements at random.
+std::vector<std::uint32_t> instanceOrder(const Attempt& best, std::size_t nodes) {
+  struct Key {
+    std::int64_t start, end;
+    std::uint64_t seq;
+    std::uint32_t node;
+  };
+  std::vector<Key> keys(nodes);
+  for (std::uint32_t i = 0; i < keys.size(); ++i) {
+    const Placement& pl = best.placements[i];
+    keys[i] = {pl.startNs, pl.endNs, pl.seq, i};
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.start, a.end, a.seq, a.node) < std::tie(b.start, b.end, b.seq, b.node);
+  });
+  std::vector<std::uint32_t> idx(nodes);
+  for (std::uint32_t i = 0; i < keys.size(); ++i) idx[i] = keys[i].node;
+  return idx;
+}
+
+// A solved hyperepoch's instances appended to the schedule, in instance order.
+void appendInstances(const Problem& pb, const Attempt& best, Schedule& out) {
+  const std::vector<std::uint32_t> idx = instanceOrder(best, pb.nodes.size());
+  // Reserved per hyperepoch (exact for one, still geometric for many): grown by doubling
+  // alone, the instance list was the largest block of the compiler's peak memory.
+  const std::size_t need = out.instances.size() + idx.size();
+  if (need > out.instances.capacity()) out.instances.reserve(std::max(need, 2 * out.instances.capacity()));
+  const auto first = static_cast<std::uint32_t>(out.instances.size());
+  std::vector<InstanceId> globalId(pb.nodes.size());
+  for (std::uint32_t i = 0; i < idx.size(); ++i) globalId[idx[i]] = InstanceId{first + i};
+  for (std::uint32_t i : idx) {
+    const Node& nd = pb.nodes[i];
+    const Placement& pl = best.placements[i];
+    InstanceInfo inst;
+    inst.runnable = nd.runnable;
+    inst.frame = nd.frame;
+    inst.startNs = pl.startNs;
+    inst.endNs = pl.endNs;
+    inst.resources.reserve(pl.resources.size());
+    for (std::uint32_t r : pl.resources) inst.resources.push_back(ResourceId{r});
+    inst.dependencies.reserve(pb.localDeps[nd.local].size());
+    for (std::uint32_t d : pb.localDeps[nd.local]) inst.dependencies.push_back(globalId[pb.nodeOf(d, nd.frame)]);
+    std::sort(inst.dependencies.begin(), inst.dependencies.end());
+    out.instances.push_back(std::move(inst));
+  }
+}
+
+// Timelines: per resource, its instances in start order (the instance order is that already).
+void addTimelines(std::size_t resources, Schedule& out) {
+  IdVector<ResourceId, std::vector<InstanceId>> perResource(resources);
+  for (InstanceId i : out.instances.ids()) {
+    for (ResourceId r : out.instances[i].resources) perResource[r].push_back(i);
+  }
+  for (ResourceId r : perResource.ids()) {
+    if (perResource[r].empty()) continue;
+    TimelineInfo tl;
+    tl.resource = r;
+    tl.instances = std::move(perResource[r]);
+    out.timelines.push_back(std::move(tl));
+  }
+}
+
+}  // namespace
+
+Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& options, SearchInfo* info,
+                               std::optional<UnfitSchedule>* unfit) {
+  const Graph& g = graph;
+  if (auto ok = schedule::checkGraph(g); !ok) return ok.error();
+
+  Schedule out = scheduleHeader(g);
   const GraphModel model = modelGraph(g);
   const IdVector<RunnableId, std::int64_t>& wcet = model.wcet;
   const std::size_t n = g.runnables.size();
-
   out.runnables.reserve(n);
-  for (RunnableId i : g.runnables.ids()) {
-    const GraphRunnable& r = g.runnables[i];
-    RunnableInfo ri;
-    ri.name = r.name;
-    ri.client = r.client;
-    ri.epoch = r.epoch;
-    ri.kind = r.kind;
-    ri.wcetNs = wcet[i];
-    ri.startTimeNs = r.startTimeNs;
-    ri.deadlineNs = r.deadlineNs;
-    ri.endMonitorThresholdNs = r.endMonitorThresholdNs;
-    ri.priority = r.priority;
-    // Dependencies as scheduled: on round-robin groups, with the submitter, sorted.
-    for (RunnableId d : r.dependencies) {
-      const RunnableId to = g.runnables[d].aliasGroup != kNone ? g.runnables[d].aliasGroup : d;
-      if (to != i) ri.dependencies.push_back(to);
-    }
-    if (r.kind == RunnableKind::kSubmittee && r.submittedBy != kNone) ri.dependencies.push_back(r.submittedBy);
-    std::sort(ri.dependencies.begin(), ri.dependencies.end());
-    ri.dependencies.erase(std::unique(ri.dependencies.begin(), ri.dependencies.end()), ri.dependencies.end());
-    ri.submits = r.submits;
-    ri.submittedBy = r.submittedBy;
-    ri.aliasGroup = r.aliasGroup;
-    ri.steps = r.steps;
-    out.runnables.push_back(std::move(ri));
-  }
+  for (RunnableId i : g.runnables.ids()) out.runnables.push_back(scheduledRunnable(g, i, wcet[i]));
 
   std::vector<FreeTime> free(g.resources.size());
   IdVector<RunnableId, std::uint32_t> localOf(n, kNone);
@@ -262,126 +401,20 @@ Result<Schedule> scheduleGraph(const Graph& graph, const ScheduleOptions& option
     const HyperepochInfo& he = g.hyperepochs[h];
     Result<Problem> built = buildProblem(model, h, localOf);
     if (!built) return built.error();
-    Problem& pb = built.value();
+    const Problem& pb = built.value();
     const std::vector<std::uint32_t> touched = touchedResources(pb, he);
-
-    // Runnable fusion (see ScheduleOptions::fusion): solve the fused problem, split it back.
     HyperepochSearchInfo searchInfo;
-    Attempt best;
-    bool fused = false;
     bool noOrderProven = false;
-    if (fusionApplies(options, pb.nodes.size())) {
-      FusedProblem fp = fuseChains(pb, wcet, options.fusionThresholdNs);
-      if (!fp.chains.empty()) {
-        if (auto ok = computeLevels(fp.pb, he); !ok) return ok.error();
-        Attempt fa = solveHyperepoch(fp.pb, he, options, touched, free, searchInfo, noOrderProven);
-        if (fa.stuck) {
-          best = std::move(fa);
-          best.stuckAt = kNone;  // a node of the fused problem: solved unfused below
-        } else {
-          best = splitFused(pb, fp, fa);
-          fused = true;
-        }
-        if (searchInfo.searched) {
-          // The fused problem's bounds and proofs hold for fused schedules only: the bound
-          // reported is the unfused problem's, and fused search proves nothing about it.
-          const SProblem sp = buildSearchProblem(pb, he.periodNs);
-          searchInfo.lowerBoundNs = rootLowerBound(sp, best.lengthNs);
-          searchInfo.exhausted =
-              best.boundaryMisses == 0 && best.deadlineMisses == 0 && best.lengthNs <= searchInfo.lowerBoundNs;
-        }
-      }
-    }
-    if (!fused) best = solveHyperepoch(pb, he, options, touched, free, searchInfo, noOrderProven);
+    Result<Attempt> solved = solveProblem(pb, he, wcet, options, touched, free, searchInfo, noOrderProven);
+    if (!solved) return solved.error();
+    const Attempt& best = solved.value();
     if (info != nullptr) info->hyperepochs[h] = searchInfo;
     if (best.stuck) return noStreamOrder(g, pb, he, best, noOrderProven);
-
-    // Errors: the hyperepoch does not fit its period, or a frame runs into its next frame. The
-    // frame is named, not the runnable that happens to end last: what makes it late is the
-    // frame's work and what else holds its resources (compile.cpp's diagnosis says which).
-    if (!doesNotFit && best.lengthNs > he.periodNs && !options.allowOverlength) {
-      what.hyperepoch = h;
-      doesNotFit = Error{ErrorCode::kInfeasible, at(g, g.hyperepochLines, h) + "hyperepoch '" + he.name +
-                                                     "': schedule length " + humanDuration(best.lengthNs) +
-                                                     " exceeds its period " + humanDuration(he.periodNs)};
-    }
-    for (std::size_t i = 0; i < pb.nodes.size() && !doesNotFit; ++i) {
-      const Node& nd = pb.nodes[i];
-      if (best.placements[i].endNs <= nd.boundaryNs) continue;
-      const EpochId e = g.runnables[nd.runnable].epoch;
-      // The last frame's boundary is the hyperepoch's end: overlength, accepted on request.
-      if (options.allowOverlength && nd.frame + 1 == g.epochs[e].frames) continue;
-      std::int64_t frameEnd = 0;
-      for (std::size_t j = 0; j < pb.nodes.size(); ++j)
-        if (g.runnables[pb.nodes[j].runnable].epoch == e && pb.nodes[j].frame == nd.frame)
-          frameEnd = std::max(frameEnd, best.placements[j].endNs);
-      what.hyperepoch = h;
-      what.epoch = e;
-      what.frame = nd.frame;
-      doesNotFit =
-          Error{ErrorCode::kInfeasible, at(g, g.epochLines, e) + "epoch '" + epochName(g, e) + "' frame " +
-                                            std::to_string(nd.frame) + " ends at " + humanDuration(frameEnd) +
-                                            ", after its next frame's release at " + humanDuration(nd.boundaryNs)};
-    }
+    if (!doesNotFit) doesNotFit = fitError(g, pb, h, best, options, what);
     if (doesNotFit && unfit == nullptr) return *doesNotFit;
-
-    // Instances of this hyperepoch: by (start, end, placement order), which keeps zero-length
-    // instances before a longer one starting at the same time and dependencies first.
-    // Sorted as contiguous keys (the placement order makes them unique), not as indices whose
-    // comparisons read the placements at random.
-    std::vector<std::uint32_t> idx(pb.nodes.size());
-    {
-      struct Key {
-        std::int64_t start, end;
-        std::uint64_t seq;
-        std::uint32_t node;
-      };
-      std::vector<Key> keys(pb.nodes.size());
-      for (std::uint32_t i = 0; i < keys.size(); ++i) {
-        const Placement& pl = best.placements[i];
-        keys[i] = {pl.startNs, pl.endNs, pl.seq, i};
-      }
-      std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-        return std::tie(a.start, a.end, a.seq, a.node) < std::tie(b.start, b.end, b.seq, b.node);
-      });
-      for (std::uint32_t i = 0; i < keys.size(); ++i) idx[i] = keys[i].node;
-    }
-    // Reserved per hyperepoch (exact for one, still geometric for many): grown by doubling
-    // alone, the instance list was the largest block of the compiler's peak memory.
-    const std::size_t need = out.instances.size() + idx.size();
-    if (need > out.instances.capacity()) out.instances.reserve(std::max(need, 2 * out.instances.capacity()));
-    const auto first = static_cast<std::uint32_t>(out.instances.size());
-    std::vector<InstanceId> globalId(pb.nodes.size());
-    for (std::uint32_t i = 0; i < idx.size(); ++i) globalId[idx[i]] = InstanceId{first + i};
-    for (std::uint32_t i : idx) {
-      const Node& nd = pb.nodes[i];
-      Placement& pl = best.placements[i];
-      InstanceInfo inst;
-      inst.runnable = nd.runnable;
-      inst.frame = nd.frame;
-      inst.startNs = pl.startNs;
-      inst.endNs = pl.endNs;
-      inst.resources.reserve(pl.resources.size());
-      for (std::uint32_t r : pl.resources) inst.resources.push_back(ResourceId{r});
-      inst.dependencies.reserve(pb.localDeps[nd.local].size());
-      for (std::uint32_t d : pb.localDeps[nd.local]) inst.dependencies.push_back(globalId[pb.nodeOf(d, nd.frame)]);
-      std::sort(inst.dependencies.begin(), inst.dependencies.end());
-      out.instances.push_back(std::move(inst));
-    }
+    appendInstances(pb, best, out);
   }
-
-  // Timelines: per resource, its instances in start order (the instance order is that already).
-  IdVector<ResourceId, std::vector<InstanceId>> perResource(g.resources.size());
-  for (InstanceId i : out.instances.ids()) {
-    for (ResourceId r : out.instances[i].resources) perResource[r].push_back(i);
-  }
-  for (ResourceId r : perResource.ids()) {
-    if (perResource[r].empty()) continue;
-    TimelineInfo tl;
-    tl.resource = r;
-    tl.instances = std::move(perResource[r]);
-    out.timelines.push_back(std::move(tl));
-  }
+  addTimelines(g.resources.size(), out);
   if (doesNotFit) {
     what.schedule = std::move(out);
     *unfit = std::move(what);
