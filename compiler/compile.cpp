@@ -80,19 +80,35 @@ Error doesNotFit(const CompileOptions& options, const Graph& graph, const UnfitS
   return Error{error.code, msg};
 }
 
-}  // namespace
-
-Result<CompileOutcome> compileFile(const CompileOptions& options) {
+// Each step's wall time, in the order the steps ended (CompileOutcome::stepMs).
+class StepTimer {
+ public:
   using Clock = std::chrono::steady_clock;
-  const auto started = Clock::now();
-  auto stepStart = started;
-  std::vector<std::pair<std::string, double>> steps;
-  auto endStep = [&](const char* name) {
+  void end(const char* name) {
     const auto now = Clock::now();
-    steps.emplace_back(name, std::chrono::duration<double, std::milli>(now - stepStart).count());
-    stepStart = now;
-  };
+    steps_.emplace_back(name, std::chrono::duration<double, std::milli>(now - stepStart_).count());
+    stepStart_ = now;
+  }
+  [[nodiscard]] double totalMs() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
+  }
+  std::vector<std::pair<std::string, double>> take() { return std::move(steps_); }
 
+ private:
+  Clock::time_point started_ = Clock::now();
+  Clock::time_point stepStart_ = started_;
+  std::vector<std::pair<std::string, double>> steps_;
+};
+
+// What the parse step reads: the graph (with its WCET file applied), the schedule compared
+// against (`--compare OLD`) and the graph's warnings.
+struct CompileInput {
+  Graph graph;
+  std::optional<Schedule> oldSchedule;
+  std::vector<std::string> warnings;
+};
+
+Result<CompileInput> readCompileInput(const CompileOptions& options) {
   // `-i -`: the graph from standard input (command_line.cpp), named `stdin` in messages.
   auto graphText = readInputOperand(options.input, "graph file", kMaxGraphFileBytes);
   if (!graphText) return graphText.error();
@@ -103,15 +119,19 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     auto applied = applyWcetFileFromPath(*graph, options.wcetPath);
     if (!applied) return applied.error();
   }
-  std::optional<Schedule> oldSchedule;  // `--compare OLD`: read before anything is written
-  if (!options.comparePath.empty()) {
+  CompileInput in;
+  if (!options.comparePath.empty()) {  // `--compare OLD`: read before anything is written
     auto loaded = loadComparedSchedule(options.comparePath);
     if (!loaded) return loaded.error();
-    oldSchedule = std::move(*loaded);
+    in.oldSchedule = std::move(*loaded);
   }
   graph->crossSocLatencyNs = options.crossSocLatencyNs;
-  std::vector<std::string> warnings = graphWarnings(*graph);
-  endStep("parse");
+  in.warnings = graphWarnings(*graph);
+  in.graph = std::move(*graph);
+  return in;
+}
+
+ScheduleOptions scheduleOptions(const CompileOptions& options) {
   ScheduleOptions so;
   so.timeBudgetSeconds = options.timeBudgetSeconds;
   so.searchSteps = options.searchSteps;
@@ -120,100 +140,81 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   so.fusion = options.fusion;
   so.fusionThresholdNs = options.fusionThresholdNs;
   if (options.progress != nullptr) so.progress = searchProgressPrinter(*options.progress);  // compile_args.cpp
-  SearchInfo searchInfo;
-  std::optional<UnfitSchedule> unfit;
-  auto schedule = scheduleGraph(*graph, so, &searchInfo, &unfit);
-  if (!schedule && unfit) return doesNotFit(options, *graph, *unfit, searchInfo, schedule.error());
-  if (!schedule) return schedule.error();
-  endStep("schedule");
+  return so;
+}
 
-  // Chains (tactus extension) over their requirements, or all of them with --favour-chains: the
-  // scheduler runs again guided by them (chain_search.hpp).
-  std::string chainSearch;
-  if (chainsToShorten(*graph, *schedule, options.chainAllowanceNs, options.favourChains)) {
-    ChainSearchNote note;
-    *schedule =
-        chainGuidedSchedule(*graph, so, options.chainAllowanceNs, options.favourChains, std::move(*schedule), note);
-    chainSearch = note.text();
-    endStep("chains");
-  }
+// A chain over its requirement: as for a schedule that does not fit, `-k` and `--html` show
+// the schedule made and every chain's bounds (no schedule file).
+Error chainOverRequirement(const CompileOptions& options, const Graph& graph, const Schedule& schedule,
+                           const SearchInfo& searchInfo, const std::string& chainSearch, const Error& error) {
+  CompileReport report = buildReport(graph, schedule, &searchInfo);
+  report.chainSearch = chainSearch;
+  auto written = writeDiagnostics(options, report, schedule);
+  if (!written) return written.error();
+  std::string msg = error.message;
+  if (!chainSearch.empty()) msg += "\n  " + chainSearch;
+  if (!options.reportJsonPath.empty() || !options.htmlPath.empty())
+    msg += "\n  wrote the schedule and its chains' bounds to the report (-k) and the view (--html); no schedule file";
+  return Error{ErrorCode::kInfeasible, msg};
+}
 
-  // Channels and chains (tactus extension): versions planned and bounds computed on the finished
-  // schedule; a chain still over its requirement is refused here.
-  if (auto analysed = analyseChannels(*graph, *schedule, options.chainAllowanceNs); !analysed) {
-    if (analysed.error().code != ErrorCode::kInfeasible) return analysed.error();
-    // A chain over its requirement: as for a schedule that does not fit, `-k` and `--html` show
-    // the schedule made and every chain's bounds (no schedule file).
-    CompileReport report = buildReport(*graph, *schedule, &searchInfo);
-    report.chainSearch = chainSearch;
-    auto written = writeDiagnostics(options, report, *schedule);
-    if (!written) return written.error();
-    std::string msg = analysed.error().message;
-    if (!chainSearch.empty()) msg += "\n  " + chainSearch;
-    if (!options.reportJsonPath.empty() || !options.htmlPath.empty())
-      msg += "\n  wrote the schedule and its chains' bounds to the report (-k) and the view (--html); no schedule file";
-    return Error{ErrorCode::kInfeasible, msg};
-  }
-  if (!graph->channels.empty() || !graph->chains.empty()) endStep("channels");
-
+// The verifier's report on the computed schedule; a schedule that breaks an invariant is the
+// scheduler's bug, stated in full.
+Result<VerifyReport> verifyComputed(const CompileOptions& options, const Schedule& schedule) {
   VerifyOptions vo;
   vo.allowOverlength = options.allowOverlength;
-  VerifyReport verified = verifySchedule(*schedule, vo);
+  VerifyReport verified = verifySchedule(schedule, vo);
   if (!verified.ok()) {
-    // The scheduler made a schedule that breaks an invariant: our bug, stated in full.
     std::string msg = options.input + ": internal error: the computed schedule fails verification:";
     for (const std::string& e : verified.errors) msg += "\n  " + e;
     return fail(ErrorCode::kInternal, msg);
   }
-  endStep("verify");
+  return verified;
+}
 
-  CompileOutcome outcome;
-  outcome.report = buildReport(*graph, *schedule, &searchInfo);
-  outcome.report.chainSearch = chainSearch;
-  if (oldSchedule) {
-    outcome.report.compare =
-        compareSchedules(*graph, *oldSchedule, operandName(options.comparePath, false), *schedule, outcome.report);
-  }
-  // Under --allow-overlength, the verifier's warning on a hyperepoch too long says why.
-  for (const HyperepochReport& hr : outcome.report.hyperepochs) {
+// Under --allow-overlength, the verifier's warning on a hyperepoch too long says why ...
+void explainOverlength(const CompileReport& report, const Schedule& schedule, std::vector<std::string>& warnings) {
+  for (const HyperepochReport& hr : report.hyperepochs) {
     if (hr.scheduleLengthNs <= hr.periodNs) continue;
     const std::string said = "hyperepoch " + quoted(hr.name) + ": schedule length " +
                              humanDuration(hr.scheduleLengthNs) + " exceeds its period " + humanDuration(hr.periodNs);
-    const HyperepochId h{static_cast<std::uint32_t>(&hr - outcome.report.hyperepochs.data())};
-    const std::string why = whyOverlength(*schedule, h, hr.lowerBoundNs, hr.searched);
-    auto it = std::find(verified.warnings.begin(), verified.warnings.end(), said);
-    if (it != verified.warnings.end()) *it += why;
+    const HyperepochId h{static_cast<std::uint32_t>(&hr - report.hyperepochs.data())};
+    const std::string why = whyOverlength(schedule, h, hr.lowerBoundNs, hr.searched);
+    auto it = std::find(warnings.begin(), warnings.end(), said);
+    if (it != warnings.end()) *it += why;
   }
   // ... and that is all it says: an instance of an epoch's last frame that ends after the
   // hyperepoch's period is the overlength just explained, and the verifier's warning naming it
   // blamed whichever runnable was placed last, not the cause.
-  for (const InstanceInfo& in : schedule->instances) {
-    const EpochInfo& e = schedule->epochs[schedule->runnables[in.runnable].epoch];
+  for (const InstanceInfo& in : schedule.instances) {
+    const EpochInfo& e = schedule.epochs[schedule.runnables[in.runnable].epoch];
     const std::int64_t boundary = e.periodNs * (in.frame + 1);
-    if (in.frame + 1 != e.frames || in.endNs <= boundary || boundary < schedule->hyperepochs[e.hyperepoch].periodNs)
+    if (in.frame + 1 != e.frames || in.endNs <= boundary || boundary < schedule.hyperepochs[e.hyperepoch].periodNs)
       continue;
-    const std::string said = "runnable " + quoted(qualifiedName(*schedule, in.runnable)) + " frame " +
+    const std::string said = "runnable " + quoted(qualifiedName(schedule, in.runnable)) + " frame " +
                              std::to_string(in.frame) + " ends at " + humanDuration(in.endNs) + ", after epoch " +
                              quoted(e.name) + " releases its next frame at " + humanDuration(boundary);
-    std::erase(verified.warnings, said);
+    std::erase(warnings, said);
   }
-  warnings.insert(warnings.end(), verified.warnings.begin(), verified.warnings.end());
-  if (options.warningsAreErrors && !warnings.empty()) {
-    // As for a schedule that does not fit: no schedule file, but the report and the view to look at.
-    auto written = writeDiagnostics(options, outcome.report, *schedule);
-    if (!written) return written.error();
-    std::string msg = inputName(options) + ": " + std::to_string(warnings.size()) +
-                      (warnings.size() == 1 ? " warning, an error" : " warnings, errors") +
-                      " under --werror (no schedule written):";
-    for (const std::string& w : warnings) msg += "\n  " + w;
-    return fail(ErrorCode::kValidation, msg);
-  }
-  outcome.warnings = std::move(warnings);
-  outcome.outputPath = options.output.empty() ? defaultOutputPath(options.input) : options.output;
-  outcome.schedule = std::move(*schedule);
-  outcome.report.compileTimeMs = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+}
 
-  if (outcome.outputPath == kStdStream) {  // `-o -`: standard output
+// Warnings under --werror: as for a schedule that does not fit, no schedule file, but the report
+// and the view to look at.
+Error warningsAsErrors(const CompileOptions& options, const CompileReport& report, const Schedule& schedule,
+                       const std::vector<std::string>& warnings) {
+  auto written = writeDiagnostics(options, report, schedule);
+  if (!written) return written.error();
+  std::string msg = inputName(options) + ": " + std::to_string(warnings.size()) +
+                    (warnings.size() == 1 ? " warning, an error" : " warnings, errors") +
+                    " under --werror (no schedule written):";
+  for (const std::string& w : warnings) msg += "\n  " + w;
+  return Error{ErrorCode::kValidation, msg};
+}
+
+// The schedule file (`-o -`: standard output) and its content hash into the outcome, then `-k`
+// and `--html`.
+Result<void> writeOutputs(const CompileOptions& options, CompileOutcome& outcome) {
+  if (outcome.outputPath == kStdStream) {
     auto written = writeOutputOperand(outcome.outputPath, writeSchedule(outcome.schedule), "schedule file");
     if (!written) return written.error();
     outcome.contentHash = scheduleContentHash(outcome.schedule);
@@ -222,10 +223,68 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
     if (!saved) return saved.error();
     outcome.contentHash = *saved;
   }
-  auto written = writeDiagnostics(options, outcome.report, outcome.schedule);
+  return writeDiagnostics(options, outcome.report, outcome.schedule);
+}
+
+}  // namespace
+
+Result<CompileOutcome> compileFile(const CompileOptions& options) {
+  StepTimer timer;
+  auto input = readCompileInput(options);
+  if (!input) return input.error();
+  const Graph& graph = input->graph;
+  std::vector<std::string> warnings = std::move(input->warnings);
+  timer.end("parse");
+  const ScheduleOptions so = scheduleOptions(options);
+  SearchInfo searchInfo;
+  std::optional<UnfitSchedule> unfit;
+  auto schedule = scheduleGraph(graph, so, &searchInfo, &unfit);
+  if (!schedule && unfit) return doesNotFit(options, graph, *unfit, searchInfo, schedule.error());
+  if (!schedule) return schedule.error();
+  timer.end("schedule");
+
+  // Chains (tactus extension) over their requirements, or all of them with --favour-chains: the
+  // scheduler runs again guided by them (chain_search.hpp).
+  std::string chainSearch;
+  if (chainsToShorten(graph, *schedule, options.chainAllowanceNs, options.favourChains)) {
+    ChainSearchNote note;
+    *schedule =
+        chainGuidedSchedule(graph, so, options.chainAllowanceNs, options.favourChains, std::move(*schedule), note);
+    chainSearch = note.text();
+    timer.end("chains");
+  }
+
+  // Channels and chains (tactus extension): versions planned and bounds computed on the finished
+  // schedule; a chain still over its requirement is refused here.
+  if (auto analysed = analyseChannels(graph, *schedule, options.chainAllowanceNs); !analysed) {
+    if (analysed.error().code != ErrorCode::kInfeasible) return analysed.error();
+    return chainOverRequirement(options, graph, *schedule, searchInfo, chainSearch, analysed.error());
+  }
+  if (!graph.channels.empty() || !graph.chains.empty()) timer.end("channels");
+
+  auto verified = verifyComputed(options, *schedule);
+  if (!verified) return verified.error();
+  timer.end("verify");
+
+  CompileOutcome outcome;
+  outcome.report = buildReport(graph, *schedule, &searchInfo);
+  outcome.report.chainSearch = chainSearch;
+  if (input->oldSchedule) {
+    outcome.report.compare = compareSchedules(graph, *input->oldSchedule, operandName(options.comparePath, false),
+                                              *schedule, outcome.report);
+  }
+  explainOverlength(outcome.report, *schedule, verified->warnings);
+  warnings.insert(warnings.end(), verified->warnings.begin(), verified->warnings.end());
+  if (options.warningsAreErrors && !warnings.empty())
+    return warningsAsErrors(options, outcome.report, *schedule, warnings);
+  outcome.warnings = std::move(warnings);
+  outcome.outputPath = options.output.empty() ? defaultOutputPath(options.input) : options.output;
+  outcome.schedule = std::move(*schedule);
+  outcome.report.compileTimeMs = timer.totalMs();
+  auto written = writeOutputs(options, outcome);
   if (!written) return written.error();
-  endStep("write");
-  outcome.stepMs = std::move(steps);
+  timer.end("write");
+  outcome.stepMs = timer.take();
   return outcome;
 }
 
