@@ -143,9 +143,8 @@ class Writer {
   bool first_ = true;
 };
 
-/// The file's text up to its content_hash line: returned whole, or (with a sink) given to the
-/// sink in pieces, so that a large schedule is never held twice (nor once) as text.
-std::string writeBody(const Schedule& s, std::function<void(std::string_view)> sink = {}) {
+// The oldest format version that holds everything the schedule has.
+std::uint32_t formatVersion(const Schedule& s) {
   const bool gpu = std::any_of(s.runnables.begin(), s.runnables.end(),
                                [](const RunnableInfo& r) { return r.kind == RunnableKind::kSubmitter; });
   // DLA and VPU engines and their queues: kinds a version-4 reader does not know.
@@ -154,17 +153,18 @@ std::string writeBody(const Schedule& s, std::function<void(std::string_view)> s
            r.kind != ResourceKind::kCudaStream;
   });
   const bool channels = !s.channels.empty() || !s.chains.empty();
-  const std::uint32_t version = channels                 ? kScheduleFormatVersionChannels
-                                : engines                ? kScheduleFormatVersionEngines
-                                : gpu                    ? kScheduleFormatVersionGpu
-                                : s.socs.empty()         ? kScheduleFormatVersionOneSoc
-                                : s.socLatencies.empty() ? kScheduleFormatVersionMultiSoc
-                                                         : kScheduleFormatVersionSocLatency;
-  const bool multi = version >= kScheduleFormatVersionMultiSoc;  // the fields of version 2
-  Writer body(std::string(kMagic) + " " + std::to_string(version) + "\n", std::move(sink));
-  body.rec("schedule").f("name", s.name).u("identifier", s.identifier).f("source_hash", hashToHex(s.sourceHash));
+  return channels                 ? kScheduleFormatVersionChannels
+         : engines                ? kScheduleFormatVersionEngines
+         : gpu                    ? kScheduleFormatVersionGpu
+         : s.socs.empty()         ? kScheduleFormatVersionOneSoc
+         : s.socLatencies.empty() ? kScheduleFormatVersionMultiSoc
+                                  : kScheduleFormatVersionSocLatency;
+}
+
+// The machine the schedule runs on: SoCs (`multi`: the fields of version 2), clients and
+// resources.
+void writeMachine(const Schedule& s, bool multi, Writer& body) {
   if (multi) {
-    body.i("cross_soc_latency_ns", s.crossSocLatencyNs);
     for (std::size_t k = 0; k < s.socs.size(); ++k) body.rec("soc").u("id", k).f("name", s.socs[k].name);
     for (const SocLatency& l : s.socLatencies)
       body.rec("soc_latency").u("from", l.from).u("to", l.to).i("latency_ns", l.latencyNs);
@@ -187,6 +187,10 @@ std::string writeBody(const Schedule& s, std::function<void(std::string_view)> s
         .opt("stream_limit", r.streamLimit);
     if (multi) body.opt("soc", r.soc);
   }
+}
+
+// Hyperepochs, epochs and runnables.
+void writeWork(const Schedule& s, Writer& body) {
   for (std::size_t k = 0; k < s.hyperepochs.size(); ++k) {
     const HyperepochInfo& h = s.hyperepochs[k];
     body.rec("hyperepoch")
@@ -225,6 +229,10 @@ std::string writeBody(const Schedule& s, std::function<void(std::string_view)> s
         .opt("alias_group", r.aliasGroup)
         .list("steps", r.steps);
   }
+}
+
+// The plan: instances and timelines.
+void writePlan(const Schedule& s, Writer& body) {
   for (std::size_t k = 0; k < s.instances.size(); ++k) {
     const InstanceInfo& in = s.instances[k];
     body.rec("instance")
@@ -238,44 +246,60 @@ std::string writeBody(const Schedule& s, std::function<void(std::string_view)> s
   }
   for (const TimelineInfo& t : s.timelines)
     body.rec("timeline").u("resource", t.resource).list("instances", t.instances);
-  if (channels) {
-    for (std::size_t k = 0; k < s.channels.size(); ++k) {
-      const ChannelInfo& c = s.channels[k];
-      body.rec("channel")
-          .u("id", k)
-          .f("name", c.name)
-          .u("size", c.sizeBytes)
-          .u("writer", c.writer)
-          .list("readers", c.readers)
-          .u("writes", c.writes)
-          .u("depth", c.depth);
-    }
-    for (const ChannelWrite& w : s.channelWrites)
-      body.rec("channel_write")
-          .u("channel", w.channel)
-          .u("instance", w.instance)
-          .u("slot", w.slot)
-          .list("waits", w.waits);
-    for (const ChannelRead& r : s.channelReads)
-      body.rec("channel_read")
-          .u("channel", r.channel)
-          .u("instance", r.instance)
-          .u("writer", r.writer)
-          .u("previous", r.previousIteration ? 1 : 0)
-          .u("slot", r.slot);
-    for (std::size_t k = 0; k < s.chains.size(); ++k) {
-      const ChainInfo& c = s.chains[k];
-      body.rec("chain")
-          .u("id", k)
-          .f("name", c.name)
-          .list("runnables", c.runnables)
-          .dur("max_reaction_ns", c.maxReactionNs)
-          .dur("max_age_ns", c.maxAgeNs)
-          .i("hop_allowance_ns", c.hopAllowanceNs)
-          .i("reaction_ns", c.reactionNs)
-          .i("age_ns", c.ageNs);
-    }
+}
+
+// The records of version 6: channels, their writer and reader runs, chains (tactus extension).
+void writeChannels(const Schedule& s, Writer& body) {
+  for (std::size_t k = 0; k < s.channels.size(); ++k) {
+    const ChannelInfo& c = s.channels[k];
+    body.rec("channel")
+        .u("id", k)
+        .f("name", c.name)
+        .u("size", c.sizeBytes)
+        .u("writer", c.writer)
+        .list("readers", c.readers)
+        .u("writes", c.writes)
+        .u("depth", c.depth);
   }
+  for (const ChannelWrite& w : s.channelWrites)
+    body.rec("channel_write")
+        .u("channel", w.channel)
+        .u("instance", w.instance)
+        .u("slot", w.slot)
+        .list("waits", w.waits);
+  for (const ChannelRead& r : s.channelReads)
+    body.rec("channel_read")
+        .u("channel", r.channel)
+        .u("instance", r.instance)
+        .u("writer", r.writer)
+        .u("previous", r.previousIteration ? 1 : 0)
+        .u("slot", r.slot);
+  for (std::size_t k = 0; k < s.chains.size(); ++k) {
+    const ChainInfo& c = s.chains[k];
+    body.rec("chain")
+        .u("id", k)
+        .f("name", c.name)
+        .list("runnables", c.runnables)
+        .dur("max_reaction_ns", c.maxReactionNs)
+        .dur("max_age_ns", c.maxAgeNs)
+        .i("hop_allowance_ns", c.hopAllowanceNs)
+        .i("reaction_ns", c.reactionNs)
+        .i("age_ns", c.ageNs);
+  }
+}
+
+/// The file's text up to its content_hash line: returned whole, or (with a sink) given to the
+/// sink in pieces, so that a large schedule is never held twice (nor once) as text.
+std::string writeBody(const Schedule& s, std::function<void(std::string_view)> sink = {}) {
+  const std::uint32_t version = formatVersion(s);
+  const bool multi = version >= kScheduleFormatVersionMultiSoc;  // the fields of version 2
+  Writer body(std::string(kMagic) + " " + std::to_string(version) + "\n", std::move(sink));
+  body.rec("schedule").f("name", s.name).u("identifier", s.identifier).f("source_hash", hashToHex(s.sourceHash));
+  if (multi) body.i("cross_soc_latency_ns", s.crossSocLatencyNs);
+  writeMachine(s, multi, body);
+  writeWork(s, body);
+  writePlan(s, body);
+  if (!s.channels.empty() || !s.chains.empty()) writeChannels(s, body);
   return body.take();
 }
 
@@ -591,232 +615,290 @@ Result<void> readChannelRecord(Record& rec, Fields& f, Reader& reader, Schedule&
   return {};
 }
 
-Result<Schedule> parse(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
-  Reader reader(text, origin);
-  std::string_view line;
+// Where the reader stands in the records: the file's format version, the section reached and
+// the frames declared so far.
+struct ParseState {
+  Reader& reader;
+  Schedule& s;
   std::uint32_t version = 0;
+  bool multi = false;  // the fields of version 2
+  Section section = Section::kSoc;
+  std::uint64_t framesTotal = 0;
+
+  Result<void> order(std::string_view kind, Section want) {
+    if (want < section) return reader.err("'" + std::string(kind) + "' record out of order");
+    section = want;
+    return {};
+  }
+  // Counts are checked as records arrive, so the message names the first record too many.
+  Result<void> room(std::size_t have, std::uint32_t limit, const char* what) const {
+    if (have >= limit)
+      return reader.err("more than " + std::to_string(limit) + " " + what + " (the limit per schedule)");
+    return {};
+  }
+};
+
+Result<void> readSoc(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  TACTUS_CHECK(st.order(rec.kind, Section::kSoc));
+  TACTUS_CHECK(st.room(s.socs.size(), limits::kMaxSocs, "SoCs"));
+  TACTUS_CHECK(f.id(s.socs.size()));
+  SocInfo soc;
+  TACTUS_READ(soc.name, f.name("name"));
+  TACTUS_CHECK(f.done());
+  s.socs.push_back(std::move(soc));
+  return {};
+}
+
+// A contract with the verifier and the master: both SoCs declared above, two different
+// ones, each pair once and in (from, to) order, a time in range.
+Result<void> readSocLatency(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  Reader& reader = st.reader;
+  TACTUS_CHECK(st.order(rec.kind, Section::kSocLatency));
+  SocLatency l;
+  TACTUS_READ(l.from, f.u32("from"));
+  TACTUS_READ(l.to, f.u32("to"));
+  TACTUS_READ(l.latencyNs, f.i64("latency_ns"));
+  TACTUS_CHECK(f.done());
+  for (const std::uint32_t soc : {l.from, l.to})
+    if (soc >= s.socs.size())
+      return reader.err("soc_latency names SoC " + std::to_string(soc) + ", but the schedule has " +
+                        std::to_string(s.socs.size()) + " SoCs");
+  if (l.from == l.to)
+    return reader.err("soc_latency from SoC " + quoted(s.socs[l.from].name) +
+                      " to itself (a dependency within one SoC has no transfer time)");
+  if (!s.socLatencies.empty()) {
+    const SocLatency& prev = s.socLatencies.back();
+    if (prev.from == l.from && prev.to == l.to)
+      return reader.err("soc_latency from SoC " + quoted(s.socs[l.from].name) + " to SoC " + quoted(s.socs[l.to].name) +
+                        " is given twice");
+    if (std::pair{prev.from, prev.to} > std::pair{l.from, l.to})
+      return reader.err("soc_latency record out of order (sorted by from, then to)");
+  }
+  s.socLatencies.push_back(l);
+  return {};
+}
+
+Result<void> readClient(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  TACTUS_CHECK(st.order(rec.kind, Section::kClient));
+  TACTUS_CHECK(st.room(s.clients.size(), limits::kMaxClients, "clients"));
+  TACTUS_CHECK(f.id(s.clients.size()));
+  ClientInfo c;
+  TACTUS_READ(c.name, f.name("name"));
+  if (st.multi) TACTUS_READ(c.soc, f.opt("soc"));
+  TACTUS_CHECK(f.done());
+  s.clients.push_back(std::move(c));
+  return {};
+}
+
+Result<void> readResource(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  Reader& reader = st.reader;
+  TACTUS_CHECK(st.order(rec.kind, Section::kResource));
+  TACTUS_CHECK(st.room(s.resources.size(), limits::kMaxResources, "resources"));
+  TACTUS_CHECK(f.id(s.resources.size()));
+  ResourceInfo r;
+  TACTUS_READ(r.name, f.name("name"));
+  TACTUS_READ(r.type, f.name("type"));
+  std::string_view kind;
+  TACTUS_READ(kind, f.raw("kind"));
+  if (!kindFromName(kind, r.kind)) return reader.err("unknown resource kind " + quoted(kind, 40));
+  if (st.version < kScheduleFormatVersionEngines && (isEngine(r.kind) || isEngineQueue(r.kind)) &&
+      r.kind != ResourceKind::kGpu && r.kind != ResourceKind::kCudaStream)
+    return reader.err("resource kind " + quoted(kind, 40) + " in a file of format version " +
+                      std::to_string(st.version) + " (DLA and VPU engines need version " +
+                      std::to_string(kScheduleFormatVersionEngines) + ")");
+  TACTUS_READ(r.client, f.opt("client"));
+  TACTUS_READ(r.hyperepoch, f.opt("hyperepoch"));
+  TACTUS_READ(r.core, f.opt("core"));
+  TACTUS_READ(r.device, f.opt("device"));
+  TACTUS_READ(r.streamLimit, f.opt("stream_limit"));
+  if (st.multi) TACTUS_READ(r.soc, f.opt("soc"));
+  TACTUS_CHECK(f.done());
+  s.resources.push_back(std::move(r));
+  return {};
+}
+
+Result<void> readHyperepoch(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  TACTUS_CHECK(st.order(rec.kind, Section::kHyperepoch));
+  TACTUS_CHECK(st.room(s.hyperepochs.size(), limits::kMaxHyperepochs, "hyperepochs"));
+  TACTUS_CHECK(f.id(s.hyperepochs.size()));
+  HyperepochInfo h;
+  TACTUS_READ(h.name, f.name("name"));
+  TACTUS_READ(h.periodNs, f.i64("period_ns"));
+  TACTUS_READ(h.monitorNs, f.dur("monitor_ns"));
+  TACTUS_READ(h.resources, f.list("resources", limits::kMaxResources));
+  TACTUS_READ(h.epochs, f.list("epochs", limits::kMaxEpochs));
+  TACTUS_CHECK(f.done());
+  s.hyperepochs.push_back(std::move(h));
+  return {};
+}
+
+Result<void> readEpoch(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  Reader& reader = st.reader;
+  TACTUS_CHECK(st.order(rec.kind, Section::kEpoch));
+  TACTUS_CHECK(st.room(s.epochs.size(), limits::kMaxEpochs, "epochs"));
+  TACTUS_CHECK(f.id(s.epochs.size()));
+  EpochInfo e;
+  TACTUS_READ(e.name, f.name("name"));
+  TACTUS_READ(e.hyperepoch, f.u32("hyperepoch"));
+  TACTUS_READ(e.periodNs, f.i64("period_ns"));
+  TACTUS_READ(e.frames, f.u32("frames"));
+  if (e.frames > limits::kMaxFramesPerEpoch)
+    return reader.err("epoch " + quoted(e.name) + " has " + std::to_string(e.frames) + " frames, above the limit of " +
+                      std::to_string(limits::kMaxFramesPerEpoch) + " per epoch");
+  st.framesTotal += e.frames;
+  if (st.framesTotal > limits::kMaxFramesTotal)
+    return reader.err("the epochs have more than " + std::to_string(limits::kMaxFramesTotal) +
+                      " frames in all (the limit per schedule)");
+  TACTUS_CHECK(f.done());
+  s.epochs.push_back(std::move(e));
+  return {};
+}
+
+Result<void> readRunnable(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  TACTUS_CHECK(st.order(rec.kind, Section::kRunnable));
+  TACTUS_CHECK(st.room(s.runnables.size(), limits::kMaxRunnables, "runnables"));
+  TACTUS_CHECK(f.id(s.runnables.size()));
+  RunnableInfo r;
+  TACTUS_READ(r.name, f.name("name"));
+  TACTUS_READ(r.client, f.u32("client"));
+  TACTUS_READ(r.epoch, f.u32("epoch"));
+  std::string_view kind;
+  TACTUS_READ(kind, f.raw("kind"));
+  if (!kindFromName(kind, r.kind)) return st.reader.err("unknown runnable kind " + quoted(kind, 40));
+  TACTUS_READ(r.wcetNs, f.i64("wcet_ns"));
+  TACTUS_READ(r.startTimeNs, f.i64("start_ns"));
+  TACTUS_READ(r.deadlineNs, f.dur("deadline_ns"));
+  TACTUS_READ(r.endMonitorThresholdNs, f.dur("end_monitor_ns"));
+  TACTUS_READ(r.priority, f.u32("priority"));
+  TACTUS_READ(r.dependencies, f.list("deps", limits::kMaxDependenciesPerRunnable));
+  TACTUS_READ(r.submits, f.opt("submits"));
+  TACTUS_READ(r.submittedBy, f.opt("submitted_by"));
+  TACTUS_READ(r.aliasGroup, f.opt("alias_group"));
+  TACTUS_READ(r.steps, f.list("steps", limits::kMaxRunnables, true));
+  TACTUS_CHECK(f.done());
+  s.runnables.push_back(std::move(r));
+  return {};
+}
+
+Result<void> readInstance(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  TACTUS_CHECK(st.order(rec.kind, Section::kInstance));
+  TACTUS_CHECK(st.room(s.instances.size(), limits::kMaxInstancesTotal, "runnable instances"));
+  TACTUS_CHECK(f.id(s.instances.size()));
+  InstanceInfo in;
+  TACTUS_READ(in.runnable, f.u32("runnable"));
+  TACTUS_READ(in.frame, f.u32("frame"));
+  TACTUS_READ(in.startNs, f.i64("start_ns"));
+  TACTUS_READ(in.endNs, f.i64("end_ns"));
+  TACTUS_READ(in.resources, f.list("resources", limits::kMaxResources));
+  TACTUS_READ(in.dependencies, f.list("deps", limits::kMaxDependenciesPerRunnable));
+  TACTUS_CHECK(f.done());
+  s.instances.push_back(std::move(in));
+  return {};
+}
+
+Result<void> readTimeline(const Record& rec, Fields& f, ParseState& st) {
+  Schedule& s = st.s;
+  TACTUS_CHECK(st.order(rec.kind, Section::kTimeline));
+  TACTUS_CHECK(st.room(s.timelines.size(), limits::kMaxResources, "timelines"));
+  TimelineInfo t;
+  TACTUS_READ(t.resource, f.u32("resource"));
+  TACTUS_READ(t.instances, f.list("instances", limits::kMaxInstancesTotal));
+  TACTUS_CHECK(f.done());
+  s.timelines.push_back(std::move(t));
+  return {};
+}
+
+// One record after the 'schedule' record, by its kind (the records the file's version has).
+Result<void> readRecord(Record& rec, Fields& f, ParseState& st, const std::string& origin) {
+  if (rec.kind == "soc" && st.multi) return readSoc(rec, f, st);
+  if (rec.kind == "soc_latency" && st.version >= kScheduleFormatVersionSocLatency) return readSocLatency(rec, f, st);
+  if (rec.kind == "client") return readClient(rec, f, st);
+  if (rec.kind == "resource") return readResource(rec, f, st);
+  if (rec.kind == "hyperepoch") return readHyperepoch(rec, f, st);
+  if (rec.kind == "epoch") return readEpoch(rec, f, st);
+  if (rec.kind == "runnable") return readRunnable(rec, f, st);
+  if (rec.kind == "instance") return readInstance(rec, f, st);
+  if (rec.kind == "timeline") return readTimeline(rec, f, st);
+  if (rec.kind == "channel" || rec.kind == "channel_write" || rec.kind == "channel_read" || rec.kind == "chain") {
+    if (st.version < kScheduleFormatVersionChannels)
+      return fail(ErrorCode::kIncompatible,
+                  origin + ": '" + std::string(rec.kind) + "' record in a file of format version " +
+                      std::to_string(st.version) + " (channels and chains need version " +
+                      std::to_string(kScheduleFormatVersionChannels) + "); recompile the graph");
+    auto order = [&](Section want) { return st.order(rec.kind, want); };
+    return readChannelRecord(rec, f, st.reader, st.s, order);
+  }
+  return st.reader.err("unknown record " + quoted(rec.kind, 40));
+}
+
+// The first line: the magic and a format version this build reads.
+Result<std::uint32_t> readFormatVersion(Reader& reader, const std::string& origin) {
+  std::string_view line;
   if (!reader.next(line) || line.substr(0, kMagic.size()) != kMagic)
     return reader.err("not a tactus schedule file (it does not start with '" + std::string(kMagic) + "')");
-  {
-    std::string_view ver = line.substr(std::min(line.size(), kMagic.size() + 1));
-    if (line.size() <= kMagic.size() || line[kMagic.size()] != ' ')
-      return reader.err("missing format version after '" + std::string(kMagic) + "'");
-    std::uint32_t v = 0;
-    auto [p, ec] = std::from_chars(ver.data(), ver.data() + ver.size(), v);
-    if (ec != std::errc() || p != ver.data() + ver.size()) return reader.err("bad format version " + quoted(ver, 20));
-    if (v < kScheduleFormatVersionOneSoc || v > kScheduleFormatVersion)
-      return fail(ErrorCode::kIncompatible, origin + ": schedule file format version " + std::to_string(v) +
-                                                " is not supported (this build reads versions " +
-                                                std::to_string(kScheduleFormatVersionOneSoc) + " to " +
-                                                std::to_string(kScheduleFormatVersion) + "); recompile the graph");
-    version = v;
-  }
+  std::string_view ver = line.substr(std::min(line.size(), kMagic.size() + 1));
+  if (line.size() <= kMagic.size() || line[kMagic.size()] != ' ')
+    return reader.err("missing format version after '" + std::string(kMagic) + "'");
+  std::uint32_t v = 0;
+  auto [p, ec] = std::from_chars(ver.data(), ver.data() + ver.size(), v);
+  if (ec != std::errc() || p != ver.data() + ver.size()) return reader.err("bad format version " + quoted(ver, 20));
+  if (v < kScheduleFormatVersionOneSoc || v > kScheduleFormatVersion)
+    return fail(ErrorCode::kIncompatible, origin + ": schedule file format version " + std::to_string(v) +
+                                              " is not supported (this build reads versions " +
+                                              std::to_string(kScheduleFormatVersionOneSoc) + " to " +
+                                              std::to_string(kScheduleFormatVersion) + "); recompile the graph");
+  return v;
+}
 
-  Schedule s;
+// The second line: the 'schedule' record.
+Result<void> readScheduleRecord(Reader& reader, std::uint32_t version, Schedule& s) {
+  std::string_view line;
   Record rec;
   if (!reader.next(line) || !splitRecord(line, rec) || rec.kind != "schedule")
     return reader.err("expected the 'schedule' record");
-  {
-    Fields f(rec, reader);
-    TACTUS_READ(s.name, f.name("name"));
-    std::uint32_t id = 0;
-    TACTUS_READ(id, f.u32("identifier"));
-    if (id > 65535) return reader.err("identifier " + std::to_string(id) + " is above 65535");
-    s.identifier = static_cast<std::uint16_t>(id);
-    std::string_view hex;
-    TACTUS_READ(hex, f.raw("source_hash"));
-    if (!hashFromHex(hex, s.sourceHash)) return reader.err("source_hash is not 16 hex digits");
-    if (version >= 2) TACTUS_READ(s.crossSocLatencyNs, f.i64("cross_soc_latency_ns"));
-    TACTUS_CHECK(f.done());
-  }
-  const bool multi = version >= 2;
+  Fields f(rec, reader);
+  TACTUS_READ(s.name, f.name("name"));
+  std::uint32_t id = 0;
+  TACTUS_READ(id, f.u32("identifier"));
+  if (id > 65535) return reader.err("identifier " + std::to_string(id) + " is above 65535");
+  s.identifier = static_cast<std::uint16_t>(id);
+  std::string_view hex;
+  TACTUS_READ(hex, f.raw("source_hash"));
+  if (!hashFromHex(hex, s.sourceHash)) return reader.err("source_hash is not 16 hex digits");
+  if (version >= 2) TACTUS_READ(s.crossSocLatencyNs, f.i64("cross_soc_latency_ns"));
+  TACTUS_CHECK(f.done());
+  return {};
+}
 
-  Section section = Section::kSoc;
-  std::uint64_t framesTotal = 0;
-  bool sawHash = false;
-  while (reader.next(line)) {
-    if (line.substr(0, 13) == "content_hash ") {
-      std::uint64_t stated = 0;
-      if (!hashFromHex(line.substr(13), stated)) return reader.err("content_hash is not 16 hex digits");
-      std::uint64_t actual = hashBytes(kHashSeed, text.substr(0, reader.lineStart()));
-      if (stated != actual)
-        return fail(ErrorCode::kVerification, origin + ": content hash mismatch (file says " + hashToHex(stated) +
-                                                  ", content is " + hashToHex(actual) +
-                                                  "): the file was changed or damaged after it was written");
-      if (!reader.atEnd()) {
-        std::string_view extra;
-        reader.next(extra);
-        if (!extra.empty() || !reader.atEnd()) return reader.err("text after the content_hash line");
-      }
-      sawHash = true;
-      if (contentHash != nullptr) *contentHash = stated;
-      break;
-    }
-    if (!splitRecord(line, rec)) return reader.err("malformed record (fields are key=value separated by one space)");
-    Fields f(rec, reader);
-    auto order = [&](Section want) -> Result<void> {
-      if (want < section) return reader.err("'" + std::string(rec.kind) + "' record out of order");
-      section = want;
-      return {};
-    };
-    // Counts are checked as records arrive, so the message names the first record too many.
-    auto room = [&](std::size_t have, std::uint32_t limit, const char* what) -> Result<void> {
-      if (have >= limit)
-        return reader.err("more than " + std::to_string(limit) + " " + what + " (the limit per schedule)");
-      return {};
-    };
-    if (rec.kind == "soc" && multi) {
-      TACTUS_CHECK(order(Section::kSoc));
-      TACTUS_CHECK(room(s.socs.size(), limits::kMaxSocs, "SoCs"));
-      TACTUS_CHECK(f.id(s.socs.size()));
-      SocInfo soc;
-      TACTUS_READ(soc.name, f.name("name"));
-      TACTUS_CHECK(f.done());
-      s.socs.push_back(std::move(soc));
-    } else if (rec.kind == "soc_latency" && version >= kScheduleFormatVersionSocLatency) {
-      // A contract with the verifier and the master: both SoCs declared above, two different
-      // ones, each pair once and in (from, to) order, a time in range.
-      TACTUS_CHECK(order(Section::kSocLatency));
-      SocLatency l;
-      TACTUS_READ(l.from, f.u32("from"));
-      TACTUS_READ(l.to, f.u32("to"));
-      TACTUS_READ(l.latencyNs, f.i64("latency_ns"));
-      TACTUS_CHECK(f.done());
-      for (const std::uint32_t soc : {l.from, l.to})
-        if (soc >= s.socs.size())
-          return reader.err("soc_latency names SoC " + std::to_string(soc) + ", but the schedule has " +
-                            std::to_string(s.socs.size()) + " SoCs");
-      if (l.from == l.to)
-        return reader.err("soc_latency from SoC " + quoted(s.socs[l.from].name) +
-                          " to itself (a dependency within one SoC has no transfer time)");
-      if (!s.socLatencies.empty()) {
-        const SocLatency& prev = s.socLatencies.back();
-        if (prev.from == l.from && prev.to == l.to)
-          return reader.err("soc_latency from SoC " + quoted(s.socs[l.from].name) + " to SoC " +
-                            quoted(s.socs[l.to].name) + " is given twice");
-        if (std::pair{prev.from, prev.to} > std::pair{l.from, l.to})
-          return reader.err("soc_latency record out of order (sorted by from, then to)");
-      }
-      s.socLatencies.push_back(l);
-    } else if (rec.kind == "client") {
-      TACTUS_CHECK(order(Section::kClient));
-      TACTUS_CHECK(room(s.clients.size(), limits::kMaxClients, "clients"));
-      TACTUS_CHECK(f.id(s.clients.size()));
-      ClientInfo c;
-      TACTUS_READ(c.name, f.name("name"));
-      if (multi) TACTUS_READ(c.soc, f.opt("soc"));
-      TACTUS_CHECK(f.done());
-      s.clients.push_back(std::move(c));
-    } else if (rec.kind == "resource") {
-      TACTUS_CHECK(order(Section::kResource));
-      TACTUS_CHECK(room(s.resources.size(), limits::kMaxResources, "resources"));
-      TACTUS_CHECK(f.id(s.resources.size()));
-      ResourceInfo r;
-      TACTUS_READ(r.name, f.name("name"));
-      TACTUS_READ(r.type, f.name("type"));
-      std::string_view kind;
-      TACTUS_READ(kind, f.raw("kind"));
-      if (!kindFromName(kind, r.kind)) return reader.err("unknown resource kind " + quoted(kind, 40));
-      if (version < kScheduleFormatVersionEngines && (isEngine(r.kind) || isEngineQueue(r.kind)) &&
-          r.kind != ResourceKind::kGpu && r.kind != ResourceKind::kCudaStream)
-        return reader.err("resource kind " + quoted(kind, 40) + " in a file of format version " +
-                          std::to_string(version) + " (DLA and VPU engines need version " +
-                          std::to_string(kScheduleFormatVersionEngines) + ")");
-      TACTUS_READ(r.client, f.opt("client"));
-      TACTUS_READ(r.hyperepoch, f.opt("hyperepoch"));
-      TACTUS_READ(r.core, f.opt("core"));
-      TACTUS_READ(r.device, f.opt("device"));
-      TACTUS_READ(r.streamLimit, f.opt("stream_limit"));
-      if (multi) TACTUS_READ(r.soc, f.opt("soc"));
-      TACTUS_CHECK(f.done());
-      s.resources.push_back(std::move(r));
-    } else if (rec.kind == "hyperepoch") {
-      TACTUS_CHECK(order(Section::kHyperepoch));
-      TACTUS_CHECK(room(s.hyperepochs.size(), limits::kMaxHyperepochs, "hyperepochs"));
-      TACTUS_CHECK(f.id(s.hyperepochs.size()));
-      HyperepochInfo h;
-      TACTUS_READ(h.name, f.name("name"));
-      TACTUS_READ(h.periodNs, f.i64("period_ns"));
-      TACTUS_READ(h.monitorNs, f.dur("monitor_ns"));
-      TACTUS_READ(h.resources, f.list("resources", limits::kMaxResources));
-      TACTUS_READ(h.epochs, f.list("epochs", limits::kMaxEpochs));
-      TACTUS_CHECK(f.done());
-      s.hyperepochs.push_back(std::move(h));
-    } else if (rec.kind == "epoch") {
-      TACTUS_CHECK(order(Section::kEpoch));
-      TACTUS_CHECK(room(s.epochs.size(), limits::kMaxEpochs, "epochs"));
-      TACTUS_CHECK(f.id(s.epochs.size()));
-      EpochInfo e;
-      TACTUS_READ(e.name, f.name("name"));
-      TACTUS_READ(e.hyperepoch, f.u32("hyperepoch"));
-      TACTUS_READ(e.periodNs, f.i64("period_ns"));
-      TACTUS_READ(e.frames, f.u32("frames"));
-      if (e.frames > limits::kMaxFramesPerEpoch)
-        return reader.err("epoch " + quoted(e.name) + " has " + std::to_string(e.frames) +
-                          " frames, above the limit of " + std::to_string(limits::kMaxFramesPerEpoch) + " per epoch");
-      framesTotal += e.frames;
-      if (framesTotal > limits::kMaxFramesTotal)
-        return reader.err("the epochs have more than " + std::to_string(limits::kMaxFramesTotal) +
-                          " frames in all (the limit per schedule)");
-      TACTUS_CHECK(f.done());
-      s.epochs.push_back(std::move(e));
-    } else if (rec.kind == "runnable") {
-      TACTUS_CHECK(order(Section::kRunnable));
-      TACTUS_CHECK(room(s.runnables.size(), limits::kMaxRunnables, "runnables"));
-      TACTUS_CHECK(f.id(s.runnables.size()));
-      RunnableInfo r;
-      TACTUS_READ(r.name, f.name("name"));
-      TACTUS_READ(r.client, f.u32("client"));
-      TACTUS_READ(r.epoch, f.u32("epoch"));
-      std::string_view kind;
-      TACTUS_READ(kind, f.raw("kind"));
-      if (!kindFromName(kind, r.kind)) return reader.err("unknown runnable kind " + quoted(kind, 40));
-      TACTUS_READ(r.wcetNs, f.i64("wcet_ns"));
-      TACTUS_READ(r.startTimeNs, f.i64("start_ns"));
-      TACTUS_READ(r.deadlineNs, f.dur("deadline_ns"));
-      TACTUS_READ(r.endMonitorThresholdNs, f.dur("end_monitor_ns"));
-      TACTUS_READ(r.priority, f.u32("priority"));
-      TACTUS_READ(r.dependencies, f.list("deps", limits::kMaxDependenciesPerRunnable));
-      TACTUS_READ(r.submits, f.opt("submits"));
-      TACTUS_READ(r.submittedBy, f.opt("submitted_by"));
-      TACTUS_READ(r.aliasGroup, f.opt("alias_group"));
-      TACTUS_READ(r.steps, f.list("steps", limits::kMaxRunnables, true));
-      TACTUS_CHECK(f.done());
-      s.runnables.push_back(std::move(r));
-    } else if (rec.kind == "instance") {
-      TACTUS_CHECK(order(Section::kInstance));
-      TACTUS_CHECK(room(s.instances.size(), limits::kMaxInstancesTotal, "runnable instances"));
-      TACTUS_CHECK(f.id(s.instances.size()));
-      InstanceInfo in;
-      TACTUS_READ(in.runnable, f.u32("runnable"));
-      TACTUS_READ(in.frame, f.u32("frame"));
-      TACTUS_READ(in.startNs, f.i64("start_ns"));
-      TACTUS_READ(in.endNs, f.i64("end_ns"));
-      TACTUS_READ(in.resources, f.list("resources", limits::kMaxResources));
-      TACTUS_READ(in.dependencies, f.list("deps", limits::kMaxDependenciesPerRunnable));
-      TACTUS_CHECK(f.done());
-      s.instances.push_back(std::move(in));
-    } else if (rec.kind == "timeline") {
-      TACTUS_CHECK(order(Section::kTimeline));
-      TACTUS_CHECK(room(s.timelines.size(), limits::kMaxResources, "timelines"));
-      TimelineInfo t;
-      TACTUS_READ(t.resource, f.u32("resource"));
-      TACTUS_READ(t.instances, f.list("instances", limits::kMaxInstancesTotal));
-      TACTUS_CHECK(f.done());
-      s.timelines.push_back(std::move(t));
-    } else if (rec.kind == "channel" || rec.kind == "channel_write" || rec.kind == "channel_read" ||
-               rec.kind == "chain") {
-      if (version < kScheduleFormatVersionChannels)
-        return fail(ErrorCode::kIncompatible,
-                    origin + ": '" + std::string(rec.kind) + "' record in a file of format version " +
-                        std::to_string(version) + " (channels and chains need version " +
-                        std::to_string(kScheduleFormatVersionChannels) + "); recompile the graph");
-      TACTUS_CHECK(readChannelRecord(rec, f, reader, s, order));
-    } else {
-      return reader.err("unknown record " + quoted(rec.kind, 40));
-    }
+// The content_hash line (`line`, the reader on it): the hash it states, which must be that of
+// the text before it, and nothing after it.
+Result<std::uint64_t> readContentHash(std::string_view line, std::string_view text, Reader& reader,
+                                      const std::string& origin) {
+  std::uint64_t stated = 0;
+  if (!hashFromHex(line.substr(13), stated)) return reader.err("content_hash is not 16 hex digits");
+  std::uint64_t actual = hashBytes(kHashSeed, text.substr(0, reader.lineStart()));
+  if (stated != actual)
+    return fail(ErrorCode::kVerification, origin + ": content hash mismatch (file says " + hashToHex(stated) +
+                                              ", content is " + hashToHex(actual) +
+                                              "): the file was changed or damaged after it was written");
+  if (!reader.atEnd()) {
+    std::string_view extra;
+    reader.next(extra);
+    if (!extra.empty() || !reader.atEnd()) return reader.err("text after the content_hash line");
   }
-  if (!sawHash) return reader.err("missing content_hash line: the file is truncated");
+  return stated;
+}
+
+// GPU work in a file older than kScheduleFormatVersionGpu: planned the old way, refused.
+Result<void> checkGpuFormat(const Schedule& s, std::uint32_t version, const std::string& origin) {
   if (version < kScheduleFormatVersionGpu)
     for (const RunnableInfo& r : s.runnables)
       if (r.kind == RunnableKind::kSubmitter)
@@ -825,6 +907,33 @@ Result<Schedule> parse(std::string_view text, const std::string& origin, std::ui
                         " plans GPU work the old way (each submittee held its CUDA stream for its whole run; "
                         "this build reads GPU work from version " +
                         std::to_string(kScheduleFormatVersionGpu) + " on); recompile the graph");
+  return {};
+}
+
+Result<Schedule> parse(std::string_view text, const std::string& origin, std::uint64_t* contentHash) {
+  Reader reader(text, origin);
+  auto version = readFormatVersion(reader, origin);
+  if (!version) return version.error();
+  Schedule s;
+  TACTUS_CHECK(readScheduleRecord(reader, *version, s));
+  ParseState st{reader, s, *version, *version >= 2};
+  std::string_view line;
+  Record rec;
+  bool sawHash = false;
+  while (reader.next(line)) {
+    if (line.substr(0, 13) == "content_hash ") {
+      auto stated = readContentHash(line, text, reader, origin);
+      if (!stated) return stated.error();
+      sawHash = true;
+      if (contentHash != nullptr) *contentHash = *stated;
+      break;
+    }
+    if (!splitRecord(line, rec)) return reader.err("malformed record (fields are key=value separated by one space)");
+    Fields f(rec, reader);
+    TACTUS_CHECK(readRecord(rec, f, st, origin));
+  }
+  if (!sawHash) return reader.err("missing content_hash line: the file is truncated");
+  TACTUS_CHECK(checkGpuFormat(s, *version, origin));
   return s;
 }
 
