@@ -29,29 +29,22 @@ Result<std::vector<InstanceId>> runsOf(const Schedule& s, const IdVector<Runnabl
   return std::vector<InstanceId>(runs.begin(), runs.begin() + frames);
 }
 
-// One channel's plan; writes and reads are appended.
-Result<void> planOne(const Schedule& s, const IdVector<RunnableId, std::vector<InstanceId>>& byFrame, std::uint32_t c,
-                     ChannelPlan& out) {
-  const ChannelInfo& ch = s.channels[c];
-  const std::string who = "channel " + quoted(ch.name);
-  if (!s.runnables.contains(ch.writer)) return invalid(who + ": its writer is not a runnable of the schedule");
-  if (!plainRunnable(s.runnables[ch.writer]))
-    return invalid(who + ": writer " + quoted(qualifiedName(s, ch.writer)) +
-                   " is round robin (a channel end runs the same runnable in every frame)");
+// A reader run and the version it reads: the writer frame, of its own iteration or (`previous`)
+// of the one before.
+struct Read {
+  InstanceId instance;
+  std::uint32_t version;  // writer frame
+  bool previous;
+};
+
+// Each reader run's version: the latest writer run (`w`, in frame order) ending no later than its
+// start, in its own iteration or else (the wrap) in the previous one.
+Result<std::vector<Read>> readVersions(const Schedule& s, const IdVector<RunnableId, std::vector<InstanceId>>& byFrame,
+                                       const ChannelInfo& ch, const std::vector<InstanceId>& w,
+                                       const std::string& who) {
   const HyperepochId h = hyperepochOf(s, ch.writer);
   const std::int64_t period = s.hyperepochs[h].periodNs;
-  auto writerRuns = runsOf(s, byFrame, ch.writer, who);
-  if (!writerRuns) return writerRuns.error();
-  const std::vector<InstanceId>& w = *writerRuns;
   const auto n = static_cast<std::uint32_t>(w.size());
-
-  // Each reader run's version: the latest writer run ending no later than its start, in its own
-  // iteration or else (the wrap) in the previous one.
-  struct Read {
-    InstanceId instance;
-    std::uint32_t version;  // writer frame
-    bool previous;
-  };
   std::vector<Read> reads;
   // The writer's runs end in frame order (each frame ends before the next is released): the
   // latest run ending no later than t is found by a binary search.
@@ -91,7 +84,13 @@ Result<void> planOne(const Schedule& s, const IdVector<RunnableId, std::vector<I
       reads.push_back(read);
     }
   }
+  return reads;
+}
 
+// The smallest ring of buffers that holds the versions of the writer runs `w` read by `reads`.
+Result<std::uint32_t> ringDepth(const Schedule& s, const std::vector<InstanceId>& w, const std::vector<Read>& reads,
+                                std::int64_t period, const std::string& who) {
+  const auto n = static_cast<std::uint32_t>(w.size());
   // How long each version stays live: from its writer run's start to the end of its last reader
   // (a reader of the next iteration counts a period later).
   std::vector<std::int64_t> liveEnd(n);
@@ -125,6 +124,30 @@ Result<void> planOne(const Schedule& s, const IdVector<RunnableId, std::vector<I
     if (fits(mid)) depth = mid;
     else lo = mid + 1;
   }
+  return depth;
+}
+
+// One channel's plan; writes and reads are appended.
+Result<void> planOne(const Schedule& s, const IdVector<RunnableId, std::vector<InstanceId>>& byFrame, std::uint32_t c,
+                     ChannelPlan& out) {
+  const ChannelInfo& ch = s.channels[c];
+  const std::string who = "channel " + quoted(ch.name);
+  if (!s.runnables.contains(ch.writer)) return invalid(who + ": its writer is not a runnable of the schedule");
+  if (!plainRunnable(s.runnables[ch.writer]))
+    return invalid(who + ": writer " + quoted(qualifiedName(s, ch.writer)) +
+                   " is round robin (a channel end runs the same runnable in every frame)");
+  const HyperepochId h = hyperepochOf(s, ch.writer);
+  const std::int64_t period = s.hyperepochs[h].periodNs;
+  auto writerRuns = runsOf(s, byFrame, ch.writer, who);
+  if (!writerRuns) return writerRuns.error();
+  const std::vector<InstanceId>& w = *writerRuns;
+  const auto n = static_cast<std::uint32_t>(w.size());
+  auto readVersionsOf = readVersions(s, byFrame, ch, w, who);
+  if (!readVersionsOf) return readVersionsOf.error();
+  std::vector<Read>& reads = *readVersionsOf;
+  auto ring = ringDepth(s, w, reads, period, who);
+  if (!ring) return ring.error();
+  const std::uint32_t depth = *ring;
   out.writes.push_back(n);
   out.depth.push_back(depth);
 

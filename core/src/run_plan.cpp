@@ -41,16 +41,8 @@ Result<void> checkPlanLimits(const Schedule& s) {
   return {};
 }
 
-Result<RunPlan> buildRunPlan(const Schedule& s) {
-  auto bounded = checkPlanLimits(s);
-  if (!bounded) return bounded.error();
-  RunPlan plan;
-  const auto instanceCount = static_cast<std::uint32_t>(s.instances.size());
-  plan.waits.resize(instanceCount);
-  plan.instanceWorker.assign(instanceCount, kNone);
-  plan.instanceEpoch.assign(instanceCount, kNone);
-
-  // Position of every instance in every timeline it belongs to.
+// Position of every resource's timeline in the schedule's list (-1: none).
+Result<IdVector<ResourceId, std::int64_t>> timelinePositions(const Schedule& s) {
   IdVector<ResourceId, std::int64_t> timelineOf(s.resources.size(), -1);
   for (std::size_t t = 0; t < s.timelines.size(); ++t) {
     if (!s.resources.contains(s.timelines[t].resource)) {
@@ -58,8 +50,12 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
     }
     timelineOf[s.timelines[t].resource] = static_cast<std::int64_t>(t);
   }
+  return timelineOf;
+}
 
-  // Workers: per client, per hardware resource, in timeline order.
+// Each instance's epoch and the workers: one per client and hardware resource (an instance's
+// first), numbered in (client, resource) order.
+Result<void> planWorkers(const Schedule& s, RunPlan& plan) {
   std::map<std::pair<ClientId, ResourceId>, std::uint32_t> workerIndex;
   for (InstanceId i : s.instances.ids()) {
     const InstanceInfo& inst = s.instances[i];
@@ -89,7 +85,12 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
     const InstanceInfo& inst = s.instances[i];
     plan.instanceWorker[i] = workerIndex.at({s.runnables[inst.runnable].client, inst.resources[0]});
   }
-  IdVector<InstanceId, char> seen(instanceCount, 0);
+  return {};
+}
+
+// Each worker's instances, in the order of its resource's timeline; every instance on one.
+Result<void> fillWorkers(const Schedule& s, const IdVector<ResourceId, std::int64_t>& timelineOf, RunPlan& plan) {
+  IdVector<InstanceId, char> seen(s.instances.size(), 0);
   for (WorkerPlan& w : plan.workers) {
     const std::int64_t t = timelineOf[w.resource];
     if (t < 0) {
@@ -113,15 +114,20 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
                                               " is missing from the timeline of its hardware resource");
     }
   }
+  return {};
+}
 
-  // Each instance's predecessor on every timeline it is on, found in one pass over the timelines
-  // (a search per instance would be quadratic in the timeline's length).
-  struct TimelinePredecessor {
-    ResourceId resource;
-    InstanceId instance;     // kNone: alone on its timeline
-    bool previousIteration;  // the first of a timeline waits for the last of the previous iteration
-  };
-  IdVector<InstanceId, std::vector<TimelinePredecessor>> predecessors(instanceCount);
+struct TimelinePredecessor {
+  ResourceId resource;
+  InstanceId instance;     // kNone: alone on its timeline
+  bool previousIteration;  // the first of a timeline waits for the last of the previous iteration
+};
+using Predecessors = IdVector<InstanceId, std::vector<TimelinePredecessor>>;
+
+// Each instance's predecessor on every timeline it is on, found in one pass over the timelines
+// (a search per instance would be quadratic in the timeline's length).
+Result<Predecessors> timelinePredecessors(const Schedule& s) {
+  Predecessors predecessors(s.instances.size());
   for (const TimelineInfo& t : s.timelines) {
     const auto& order = t.instances;
     for (std::size_t k = 0; k < order.size(); ++k) {
@@ -131,13 +137,18 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
       else predecessors[i].push_back({t.resource, order.back() != i ? order.back() : InstanceId{kNone}, true});
     }
   }
+  return predecessors;
+}
 
-  // Channels (channels.hpp): a reader run waits for the writer run of its iteration whose
-  // version it reads, and a writer run for the reader runs of its iteration that read the version
-  // its buffer holds, as for dependencies. Runs of the previous iteration need no wait: the
-  // master releases an iteration only once every instance of the one before has ended.
-  IdVector<InstanceId, std::vector<InstanceId>> channelWaits(
-      s.channelReads.empty() && s.channelWrites.empty() ? 0 : instanceCount);
+using ChannelWaits = IdVector<InstanceId, std::vector<InstanceId>>;
+
+// Channels (channels.hpp): a reader run waits for the writer run of its iteration whose
+// version it reads, and a writer run for the reader runs of its iteration that read the version
+// its buffer holds, as for dependencies. Runs of the previous iteration need no wait: the
+// master releases an iteration only once every instance of the one before has ended. Empty
+// without channel records.
+Result<ChannelWaits> channelWaitLists(const Schedule& s) {
+  ChannelWaits channelWaits(s.channelReads.empty() && s.channelWrites.empty() ? 0 : s.instances.size());
   auto channelWait = [&](InstanceId waiter, InstanceId waited) -> Result<void> {
     if (!s.instances.contains(waiter) || !s.instances.contains(waited))
       return fail(ErrorCode::kValidation, "a channel record names an unknown instance");
@@ -154,13 +165,17 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
       auto added = channelWait(w.instance, reader);
       if (!added) return added.error();
     }
+  return channelWaits;
+}
 
-  // Wait conditions: timeline predecessors on every resource, graph dependencies (which hold a
-  // submittee's submitter: the verifier insists on it) and the channel waits above.
-  // addedFor/addedAt find a condition already added for this instance in O(1) (a search of the
-  // list would be quadratic in it).
-  IdVector<InstanceId, InstanceId> addedFor(instanceCount, kNone);
-  IdVector<InstanceId, std::uint32_t> addedAt(instanceCount, 0);
+// Wait conditions: timeline predecessors on every resource, graph dependencies (which hold a
+// submittee's submitter: the verifier insists on it) and the channel waits.
+// addedFor/addedAt find a condition already added for this instance in O(1) (a search of the
+// list would be quadratic in it).
+Result<void> planWaits(const Schedule& s, const IdVector<ResourceId, std::int64_t>& timelineOf,
+                       const Predecessors& predecessors, const ChannelWaits& channelWaits, RunPlan& plan) {
+  IdVector<InstanceId, InstanceId> addedFor(s.instances.size(), kNone);
+  IdVector<InstanceId, std::uint32_t> addedAt(s.instances.size(), 0);
   for (InstanceId i : s.instances.ids()) {
     std::vector<WaitCondition>& waits = plan.waits[i];
     auto add = [&](InstanceId other, bool previous) {
@@ -195,8 +210,12 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
     if (!channelWaits.empty())
       for (const InstanceId d : channelWaits[i]) add(d, false);
   }
+  return {};
+}
 
-  // Frames and release points (checkPlanLimits bounds the sum far below 2^32).
+// Frames: each epoch's first in the plan's frame list and each frame's instances
+// (checkPlanLimits bounds the sum far below 2^32).
+Result<void> planFrames(const Schedule& s, RunPlan& plan) {
   plan.epochFrameBase.resize(s.epochs.size());
   std::uint32_t base = 0;
   for (EpochId e : s.epochs.ids()) {
@@ -213,6 +232,11 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
     }
     plan.frameInstances[plan.epochFrameBase[e] + s.instances[i].frame].push_back(i);
   }
+  return {};
+}
+
+// Release points per hyperepoch in time order, its instances, and each worker's hyperepoch.
+Result<void> planHyperepochs(const Schedule& s, RunPlan& plan) {
   plan.hyperepochs.resize(s.hyperepochs.size());
   std::uint64_t releases = 0;  // an epoch listed twice must not multiply the release points
   for (HyperepochId h : s.hyperepochs.ids()) {
@@ -240,6 +264,28 @@ Result<RunPlan> buildRunPlan(const Schedule& s) {
   for (WorkerPlan& w : plan.workers) {
     if (!w.instances.empty()) w.hyperepoch = s.epochs[plan.instanceEpoch[w.instances.front()]].hyperepoch;
   }
+  return {};
+}
+
+Result<RunPlan> buildRunPlan(const Schedule& s) {
+  auto bounded = checkPlanLimits(s);
+  if (!bounded) return bounded.error();
+  RunPlan plan;
+  const auto instanceCount = static_cast<std::uint32_t>(s.instances.size());
+  plan.waits.resize(instanceCount);
+  plan.instanceWorker.assign(instanceCount, kNone);
+  plan.instanceEpoch.assign(instanceCount, kNone);
+  auto timelineOf = timelinePositions(s);
+  if (!timelineOf) return timelineOf.error();
+  if (auto ok = planWorkers(s, plan); !ok) return ok.error();
+  if (auto ok = fillWorkers(s, *timelineOf, plan); !ok) return ok.error();
+  auto predecessors = timelinePredecessors(s);
+  if (!predecessors) return predecessors.error();
+  auto channelWaits = channelWaitLists(s);
+  if (!channelWaits) return channelWaits.error();
+  if (auto ok = planWaits(s, *timelineOf, *predecessors, *channelWaits, plan); !ok) return ok.error();
+  if (auto ok = planFrames(s, plan); !ok) return ok.error();
+  if (auto ok = planHyperepochs(s, plan); !ok) return ok.error();
   return plan;
 }
 

@@ -191,13 +191,22 @@ class Verifier {
 
   // Indices, kinds and cross references of the graph-level records.
   bool structure() {
-    const std::size_t nC = s_.clients.size(), nR = s_.resources.size(), nH = s_.hyperepochs.size(),
-                      nE = s_.epochs.size(), nN = s_.runnables.size();
     if (s_.name.empty()) error("schedule has no name");
-    if (nH == 0) error("schedule has no hyperepoch");
-    for (std::size_t c = 0; c < nC; ++c)
+    if (s_.hyperepochs.empty()) error("schedule has no hyperepoch");
+    for (std::size_t c = 0; c < s_.clients.size(); ++c)
       if (s_.clients[c].name.empty()) error("client " + std::to_string(c) + " has no name");
-    IdVector<ResourceId, std::uint32_t> streamsPerDevice(nR, 0);
+    resourceStructure();
+    socStructure();
+    epochStructure();
+    if (!report_.ok()) return false;
+    runnableStructure();
+    return report_.ok();
+  }
+
+  // Each resource's client and hyperepoch, a CPU's core, an engine queue's engine and each
+  // engine's stream limit.
+  void resourceStructure() {
+    IdVector<ResourceId, std::uint32_t> streamsPerDevice(s_.resources.size(), 0);
     for (const ResourceInfo& ri : s_.resources) {
       std::string what = "resource " + quoted(ri.name);
       if (ri.client != kNone && !s_.clients.contains(ri.client))
@@ -220,8 +229,12 @@ class Verifier {
         error("resource " + quoted(ri.name) + " has " + std::to_string(streamsPerDevice[r]) +
               " streams mapped to it, above its limit of " + std::to_string(ri.streamLimit));
     }
-    socStructure();
-    IdVector<EpochId, HyperepochId> epochOwner(nE, kNone);
+  }
+
+  // Hyperepochs and their resources and epochs; each epoch listed by its own hyperepoch once,
+  // its frames within its hyperepoch's period.
+  void epochStructure() {
+    IdVector<EpochId, HyperepochId> epochOwner(s_.epochs.size(), kNone);
     for (HyperepochId h : s_.hyperepochs.ids()) {
       const HyperepochInfo& hi = s_.hyperepochs[h];
       std::string what = "hyperepoch " + quoted(hi.name);
@@ -259,10 +272,13 @@ class Verifier {
         error(what + ": " + std::to_string(ei.frames) + " frames of " + humanDuration(ei.periodNs) +
               " do not fit its hyperepoch's period " + humanDuration(s_.hyperepochs[ei.hyperepoch].periodNs));
     }
-    if (!report_.ok()) return false;
+  }
+
+  // Each runnable's client, epoch, WCET, priority, dependencies and kind.
+  void runnableStructure() {
     // listedBy[m] = the round-robin group whose steps list member m and which m names (a lookup
     // instead of a search of the group's steps per member).
-    IdVector<RunnableId, RunnableId> listedBy(nN, kNone);
+    IdVector<RunnableId, RunnableId> listedBy(s_.runnables.size(), kNone);
     for (RunnableId g : s_.runnables.ids()) {
       if (s_.runnables[g].kind != RunnableKind::kAliasGroup) continue;
       for (RunnableId m : s_.runnables[g].steps)
@@ -284,58 +300,71 @@ class Verifier {
       if (r.wcetNs < 0) error(what + " has a negative WCET");
       if (r.priority < 1 || r.priority > 10)
         error(what + " has priority " + std::to_string(r.priority) + " outside 1..10");
-      for (std::size_t k = 0; k < r.dependencies.size(); ++k) {
-        const RunnableId d = r.dependencies[k];
-        if (!s_.runnables.contains(d)) {
-          error(what + " depends on runnable " + std::to_string(index(d)) + " which does not exist");
-          continue;
-        }
-        if (d == n) error(what + " depends on itself");
-        if (k && r.dependencies[k - 1] >= d) error(what + " lists its dependencies out of order or twice");
-        if (s_.runnables[d].epoch != r.epoch) error(what + " depends on " + run(d) + " of another epoch");
-        if (s_.runnables[d].aliasGroup != kNone)
-          error(what + " depends on round-robin member " + run(d) + " instead of its group");
-      }
-      switch (r.kind) {
-        case RunnableKind::kSubmitter:
-          if (!s_.runnables.contains(r.submits) || s_.runnables[r.submits].kind != RunnableKind::kSubmittee ||
-              s_.runnables[r.submits].submittedBy != n)
-            error(what + " is a submitter without a matching submittee");
-          break;
-        case RunnableKind::kSubmittee:
-          if (!s_.runnables.contains(r.submittedBy) || s_.runnables[r.submittedBy].kind != RunnableKind::kSubmitter ||
-              s_.runnables[r.submittedBy].submits != n)
-            error(what + " is a submittee without a matching submitter");
-          else if (!std::binary_search(r.dependencies.begin(), r.dependencies.end(), r.submittedBy))
-            error(what + " does not depend on its submitter " + run(r.submittedBy));
-          break;
-        case RunnableKind::kAliasGroup:
-          if (r.steps.empty()) error(what + " is a round-robin group without steps");
-          for (RunnableId m : r.steps) {
-            if (full()) break;
-            if (m == kNone) continue;
-            if (!s_.runnables.contains(m)) {
-              error(what + " has step runnable " + std::to_string(index(m)) + " which does not exist");
-              continue;
-            }
-            const RunnableInfo& mi = s_.runnables[m];
-            if (mi.aliasGroup != n || mi.client != r.client || mi.epoch != r.epoch)
-              error(what + " has step " + run(m) + " which is not its member");
-            if (mi.wcetNs > r.wcetNs) error(what + " has a WCET below that of its member " + run(m));
-          }
-          break;
-        case RunnableKind::kCpu: break;
-      }
-      if (r.kind != RunnableKind::kSubmitter && r.submits != kNone) error(what + " submits but is not a submitter");
-      if (r.kind != RunnableKind::kSubmittee && r.submittedBy != kNone)
-        error(what + " is submitted but is not a submittee");
+      runnableDependencies(n, what);
+      runnableKind(n, what);
       if (r.aliasGroup != kNone) {
         if (!s_.runnables.contains(r.aliasGroup) || s_.runnables[r.aliasGroup].kind != RunnableKind::kAliasGroup ||
             listedBy[n] != r.aliasGroup)
           error(what + " names a round-robin group that does not list it");
       }
     }
-    return report_.ok();
+  }
+
+  // A runnable's dependencies: existing runnables of its epoch (groups, not their members),
+  // sorted and distinct, not itself. `what` names it.
+  void runnableDependencies(RunnableId n, const std::string& what) {
+    const RunnableInfo& r = s_.runnables[n];
+    for (std::size_t k = 0; k < r.dependencies.size(); ++k) {
+      const RunnableId d = r.dependencies[k];
+      if (!s_.runnables.contains(d)) {
+        error(what + " depends on runnable " + std::to_string(index(d)) + " which does not exist");
+        continue;
+      }
+      if (d == n) error(what + " depends on itself");
+      if (k && r.dependencies[k - 1] >= d) error(what + " lists its dependencies out of order or twice");
+      if (s_.runnables[d].epoch != r.epoch) error(what + " depends on " + run(d) + " of another epoch");
+      if (s_.runnables[d].aliasGroup != kNone)
+        error(what + " depends on round-robin member " + run(d) + " instead of its group");
+    }
+  }
+
+  // A runnable's kind and the links it implies: submitter and submittee in pairs, a round-robin
+  // group's steps its members. `what` names it.
+  void runnableKind(RunnableId n, const std::string& what) {
+    const RunnableInfo& r = s_.runnables[n];
+    switch (r.kind) {
+      case RunnableKind::kSubmitter:
+        if (!s_.runnables.contains(r.submits) || s_.runnables[r.submits].kind != RunnableKind::kSubmittee ||
+            s_.runnables[r.submits].submittedBy != n)
+          error(what + " is a submitter without a matching submittee");
+        break;
+      case RunnableKind::kSubmittee:
+        if (!s_.runnables.contains(r.submittedBy) || s_.runnables[r.submittedBy].kind != RunnableKind::kSubmitter ||
+            s_.runnables[r.submittedBy].submits != n)
+          error(what + " is a submittee without a matching submitter");
+        else if (!std::binary_search(r.dependencies.begin(), r.dependencies.end(), r.submittedBy))
+          error(what + " does not depend on its submitter " + run(r.submittedBy));
+        break;
+      case RunnableKind::kAliasGroup:
+        if (r.steps.empty()) error(what + " is a round-robin group without steps");
+        for (RunnableId m : r.steps) {
+          if (full()) break;
+          if (m == kNone) continue;
+          if (!s_.runnables.contains(m)) {
+            error(what + " has step runnable " + std::to_string(index(m)) + " which does not exist");
+            continue;
+          }
+          const RunnableInfo& mi = s_.runnables[m];
+          if (mi.aliasGroup != n || mi.client != r.client || mi.epoch != r.epoch)
+            error(what + " has step " + run(m) + " which is not its member");
+          if (mi.wcetNs > r.wcetNs) error(what + " has a WCET below that of its member " + run(m));
+        }
+        break;
+      case RunnableKind::kCpu: break;
+    }
+    if (r.kind != RunnableKind::kSubmitter && r.submits != kNone) error(what + " submits but is not a submitter");
+    if (r.kind != RunnableKind::kSubmittee && r.submittedBy != kNone)
+      error(what + " is submitted but is not a submittee");
   }
 
   // Multi-SoC: every client and global resource on a declared SoC, a client's own resources
