@@ -107,6 +107,21 @@ std::string channelFault(const ipc::Segment& segment, const std::string& segment
   return "";
 }
 
+// The instance's primary segment, when the master `pid` has published it, into the attachment:
+// its attention word (and the mapping that holds it).
+void attachPrimary(const std::string& instance, std::uint32_t pid, Attachment& a) {
+  auto primary = ipc::Segment::open(instance);
+  if (primary) primary->guardAgainstTruncation();  // before its first read
+  if (primary && primary->bytes().size() >= sizeof(shm::SegmentHeader)) {
+    auto* header = reinterpret_cast<shm::SegmentHeader*>(primary->bytes().data());
+    if (header->magic.load(std::memory_order_acquire) == shm::kMagic && header->layoutVersion == shm::kLayoutVersion &&
+        header->masterPid.load(std::memory_order_acquire) == pid && !primary->busFault()) {
+      a.attention = &header->attention;
+      a.primary = std::move(*primary);
+    }
+  }
+}
+
 Result<void> attachLocked(const std::string& name, const ManagerOptions& options) {
   if (gManager)
     return fail(ErrorCode::kInvalidState, "schedule manager " + quoted(gManager->name) + " is already initialized");
@@ -216,17 +231,7 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
         a.segment = std::move(*segment);
         a.channel = channel;
         a.masterWatch = ipc::ProcessWatch(static_cast<pid_t>(pid), startTime);
-        auto primary = ipc::Segment::open(instance);
-        if (primary) primary->guardAgainstTruncation();  // before its first read
-        if (primary && primary->bytes().size() >= sizeof(shm::SegmentHeader)) {
-          auto* header = reinterpret_cast<shm::SegmentHeader*>(primary->bytes().data());
-          if (header->magic.load(std::memory_order_acquire) == shm::kMagic &&
-              header->layoutVersion == shm::kLayoutVersion &&
-              header->masterPid.load(std::memory_order_acquire) == pid && !primary->busFault()) {
-            a.attention = &header->attention;
-            a.primary = std::move(*primary);
-          }
-        }
+        attachPrimary(instance, pid, a);
         gManager = std::move(a);
         return {};
       }

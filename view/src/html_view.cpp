@@ -50,21 +50,14 @@ std::string htmlEscape(std::string_view s) {
   return out;
 }
 
-// The page's data: compact arrays, decoded by the script (field order documented there).
-std::string dataJson(const Schedule& s, const Execution* execution, const std::string& title) {
-  std::string o;
-  o.reserve(256 + s.instances.size() * 48 + s.runnables.size() * 64);
-  o += "{\"name\":";
-  jsonString(o, s.name);
-  o += ",\"title\":";
-  jsonString(o, title);
-  o += ",\"id\":" + std::to_string(s.identifier);
+// The schedule's machine into the page's data: clients, SoCs (empty for one machine) and
+// resources (res[4] is a resource's SoC), from `,"clients":` on.
+void machineJson(std::string& o, const Schedule& s) {
   o += ",\"clients\":[";
   for (std::size_t k = 0; k < s.clients.size(); ++k) {
     if (k) o += ',';
     jsonString(o, s.clients[k].name);
   }
-  // socs: the SoCs of a multi-SoC schedule (empty for one machine); res[4] is a resource's SoC.
   o += "],\"socs\":[";
   for (std::size_t k = 0; k < s.socs.size(); ++k) {
     if (k) o += ',';
@@ -84,7 +77,12 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     jsonIndex(o, r.client);
     o += ',' + (r.soc == kNone ? std::string("-1") : std::to_string(r.soc)) + ']';
   }
-  o += "],\"hyp\":[";
+  o += ']';
+}
+
+// Hyperepochs, epochs and runnables into the page's data.
+void workJson(std::string& o, const Schedule& s) {
+  o += ",\"hyp\":[";
   for (std::size_t k = 0; k < s.hyperepochs.size(); ++k) {
     const HyperepochInfo& h = s.hyperepochs[k];
     if (k) o += ',';
@@ -119,8 +117,13 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     jsonIndex(o, r.submittedBy);
     o += ']';
   }
-  // inst: [runnable, frame, start, end, resources]
-  o += "],\"inst\":[";
+  o += ']';
+}
+
+// The plan's instances into the page's data.
+// inst: [runnable, frame, start, end, resources]
+void instancesJson(std::string& o, const Schedule& s) {
+  o += ",\"inst\":[";
   for (std::size_t k = 0; k < s.instances.size(); ++k) {
     const InstanceInfo& i = s.instances[k];
     if (k) o += ',';
@@ -130,47 +133,64 @@ std::string dataJson(const Schedule& s, const Execution* execution, const std::s
     o += ']';
   }
   o += ']';
-  if (execution) {
-    o += ",\"source\":";
-    jsonString(o, execution->source);
-    // stats: per runnable [runs, min, median, p99, max, overruns, violations text ("" none),
-    // jitter median, jitter p99, jitter max] or 0
-    o += ",\"stats\":[";
-    for (std::size_t k = 0; k < execution->runnables.size(); ++k) {
-      const RunnableSummary& r = execution->runnables[k];
-      if (k) o += ',';
-      if (r.runs == 0 && r.violations.empty()) {
-        o += '0';
-        continue;
-      }
-      o += '[' + std::to_string(r.runs) + ',' + std::to_string(r.minNs) + ',' + std::to_string(r.medianNs) + ',' +
-           std::to_string(r.p99Ns) + ',' + std::to_string(r.maxNs) + ',' + std::to_string(r.overruns) + ',';
-      jsonString(o, r.violations);
-      o += ',' + std::to_string(r.jitterMedianNs) + ',' + std::to_string(r.jitterP99Ns) + ',' +
-           std::to_string(r.jitterMaxNs) + ']';
+}
+
+// An execution (a run's log) into the page's data: its source, per-runnable statistics and the
+// iterations in the log.
+void executionJson(std::string& o, const Execution& execution) {
+  o += ",\"source\":";
+  jsonString(o, execution.source);
+  // stats: per runnable [runs, min, median, p99, max, overruns, violations text ("" none),
+  // jitter median, jitter p99, jitter max] or 0
+  o += ",\"stats\":[";
+  for (std::size_t k = 0; k < execution.runnables.size(); ++k) {
+    const RunnableSummary& r = execution.runnables[k];
+    if (k) o += ',';
+    if (r.runs == 0 && r.violations.empty()) {
+      o += '0';
+      continue;
     }
-    o += "],\"itlog\":" + std::to_string(execution->iterationsInLog);
-    // it: [hyperepoch, iteration, note, [instance, runnable, start, end, ...]]
-    o += ",\"it\":[";
-    for (std::size_t k = 0; k < execution->iterations.size(); ++k) {
-      const ExecutedIteration& it = execution->iterations[k];
-      if (k) o += ',';
-      o += '[' + jsonId(it.hyperepoch) + ',' + std::to_string(it.iteration) + ',';
-      jsonString(o, it.note);
-      o += ",[";
-      for (std::size_t j = 0; j < it.runs.size(); ++j) {
-        const ExecutedRun& r = it.runs[j];
-        if (j) o += ',';
-        o += jsonId(r.instance) + ',';
-        jsonIndex(o, r.runnable);
-        o += ',' + std::to_string(r.startNs) + ',' + std::to_string(r.endNs);
-      }
-      o += "]]";
-    }
-    o += ']';
-  } else {
-    o += ",\"stats\":null,\"it\":null";
+    o += '[' + std::to_string(r.runs) + ',' + std::to_string(r.minNs) + ',' + std::to_string(r.medianNs) + ',' +
+         std::to_string(r.p99Ns) + ',' + std::to_string(r.maxNs) + ',' + std::to_string(r.overruns) + ',';
+    jsonString(o, r.violations);
+    o += ',' + std::to_string(r.jitterMedianNs) + ',' + std::to_string(r.jitterP99Ns) + ',' +
+         std::to_string(r.jitterMaxNs) + ']';
   }
+  o += "],\"itlog\":" + std::to_string(execution.iterationsInLog);
+  // it: [hyperepoch, iteration, note, [instance, runnable, start, end, ...]]
+  o += ",\"it\":[";
+  for (std::size_t k = 0; k < execution.iterations.size(); ++k) {
+    const ExecutedIteration& it = execution.iterations[k];
+    if (k) o += ',';
+    o += '[' + jsonId(it.hyperepoch) + ',' + std::to_string(it.iteration) + ',';
+    jsonString(o, it.note);
+    o += ",[";
+    for (std::size_t j = 0; j < it.runs.size(); ++j) {
+      const ExecutedRun& r = it.runs[j];
+      if (j) o += ',';
+      o += jsonId(r.instance) + ',';
+      jsonIndex(o, r.runnable);
+      o += ',' + std::to_string(r.startNs) + ',' + std::to_string(r.endNs);
+    }
+    o += "]]";
+  }
+  o += ']';
+}
+
+// The page's data: compact arrays, decoded by the script (field order documented there).
+std::string dataJson(const Schedule& s, const Execution* execution, const std::string& title) {
+  std::string o;
+  o.reserve(256 + s.instances.size() * 48 + s.runnables.size() * 64);
+  o += "{\"name\":";
+  jsonString(o, s.name);
+  o += ",\"title\":";
+  jsonString(o, title);
+  o += ",\"id\":" + std::to_string(s.identifier);
+  machineJson(o, s);
+  workJson(o, s);
+  instancesJson(o, s);
+  if (execution) executionJson(o, *execution);
+  else o += ",\"stats\":null,\"it\":null";
   o += '}';
   return o;
 }
