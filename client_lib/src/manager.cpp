@@ -167,8 +167,11 @@ Result<void> attachLocked(const std::string& name, const ManagerOptions& options
     if (segment) segment->guardAgainstTruncation();  // truncated under us: zeros and busFault(), not SIGBUS
     if (segment) {
       if (const std::string fault = channelFault(*segment, segmentName); !fault.empty())
-        return fail(ErrorCode::kIo,
-                    who + ": the manager channel " + ipc::segmentPath(segmentName) + " was damaged: " + fault);
+        return fail(ErrorCode::kIo, std::string(who)
+                                        .append(": the manager channel ")
+                                        .append(ipc::segmentPath(segmentName))
+                                        .append(" was damaged: ")
+                                        .append(fault));
     }
     if (segment && segment->bytes().size() >= sizeof(shm::ManagerChannel)) {
       auto* channel = reinterpret_cast<shm::ManagerChannel*>(segment->bytes().data());
