@@ -139,6 +139,7 @@ ScheduleOptions scheduleOptions(const CompileOptions& options) {
   so.allowOverlength = options.allowOverlength;
   so.fusion = options.fusion;
   so.fusionThresholdNs = options.fusionThresholdNs;
+  so.groupClients = options.groupClients;
   if (options.progress != nullptr) so.progress = searchProgressPrinter(*options.progress);  // compile_args.cpp
   return so;
 }

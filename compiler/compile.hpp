@@ -38,6 +38,7 @@ struct CompileOptions {
   /// `-wt DURATION` sets Fusion::kOn with this threshold; `-nrf` sets Fusion::kOff (see Fusion).
   Fusion fusion = Fusion::kAuto;
   std::int64_t fusionThresholdNs = 500000;  ///< `-wt`: fusion threshold (default 500us)
+  bool groupClients = true;                 ///< `--no-grouping` clears it (ScheduleOptions::groupClients)
   /// `--cross-soc-latency`: transfer time of a dependency between two SoCs (multi-SoC graphs)
   std::int64_t crossSocLatencyNs = kDefaultCrossSocLatencyNs;
   /// `--chain-allowance`: allowance per runnable of a chain for the runtime's hand-off

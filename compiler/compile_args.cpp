@@ -71,6 +71,14 @@ const std::vector<OptionSpec>& specs() {
        "finds (measured on the STG set), so they are left unfused",
        {"wt"}},
       {"no-fusion", 0, "", "no runnable fusion at all", {"nrf"}},
+      {"no-grouping",
+       0,
+       "",
+       "keep the order the search found on every core: without it, a client's\n"
+       "runs on a core are moved together where the schedule stays as good\n"
+       "(no longer, no more misses), so the core switches between client\n"
+       "processes less often (the report's 'client switches')",
+       {}},
       {"cross-soc-latency",
        0,
        "DURATION",
@@ -230,6 +238,8 @@ Result<CompileAction> parseCompileArgs(const std::vector<std::string>& args, Com
       o.chainAllowanceNs = *d;
     } else if (p.name == "favour-chains") {
       o.favourChains = true;
+    } else if (p.name == "no-grouping") {
+      o.groupClients = false;
     } else if (p.name == "no-fusion") {
       o.fusion = Fusion::kOff;
       sawNrf = true;

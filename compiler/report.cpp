@@ -412,6 +412,8 @@ HyperepochReport hyperepochReport(const Graph& graph, const InstanceBounds& b, H
     hr.firstLengthNs = si.firstLengthNs;
     hr.searchSteps = si.steps;
     hr.secondsToBest = si.secondsToBest;
+    hr.clientSwitchesBefore = si.clientSwitchesBefore;
+    hr.clientSwitchesAfter = si.clientSwitchesAfter;
   }
   hr.lowerBoundNs = bound;
   hr.provenOptimal = hr.scheduleLengthNs == hr.lowerBoundNs;
@@ -450,6 +452,10 @@ std::string reportText(const CompileReport& report) {
                          " steps, best after " + fixed(h.secondsToBest, 3) + "s");
     }
     line("instances", std::to_string(h.instances) + " of " + std::to_string(h.runnables) + " runnables");
+    if (h.clientSwitchesBefore > 0) {
+      line("client switches", std::to_string(h.clientSwitchesAfter) + " on the cores (" +
+                                  std::to_string(h.clientSwitchesBefore) + " before grouping)");
+    }
     if (report.multiSoc) {
       const double share = h.criticalPathNs > 0 ? 100.0 * static_cast<double>(h.crossSocCriticalNs) /
                                                       static_cast<double>(h.criticalPathNs)
@@ -524,6 +530,10 @@ std::string reportJson(const CompileReport& report) {
       o += ",\n      \"first_schedule_length_ns\": " + std::to_string(h.firstLengthNs);
       o += ",\n      \"search_steps\": " + std::to_string(h.searchSteps);
       o += ",\n      \"seconds_to_best\": " + fixed(h.secondsToBest, 6);
+    }
+    if (h.clientSwitchesBefore > 0) {
+      o += ",\n      \"client_switches\": " + std::to_string(h.clientSwitchesAfter);
+      o += ",\n      \"client_switches_before_grouping\": " + std::to_string(h.clientSwitchesBefore);
     }
     o += ",\n      \"runnables\": " + std::to_string(h.runnables);
     o += ",\n      \"instances\": " + std::to_string(h.instances);

@@ -56,6 +56,11 @@ struct HyperepochReport {
   std::int64_t firstLengthNs = 0;  ///< searched: length of the first (list) schedule
   std::uint64_t searchSteps = 0;   ///< searched: steps spent
   double secondsToBest = 0;        ///< searched: wall time to the best schedule (0: the first)
+  /// Hand-offs between two clients on one CPU core (process switches at run time): in the
+  /// schedule the search found, and after client grouping (scheduler.hpp); both 0 where no
+  /// core is shared by two clients or the search info is not known.
+  std::uint64_t clientSwitchesBefore = 0;
+  std::uint64_t clientSwitchesAfter = 0;
   /// Multi-SoC: the dependencies between runnables of two SoCs (`A.x -> B.y (SocA -> SocB)`),
   /// and the transfer time they add along the critical path.
   std::vector<std::string> crossSocEdges;

@@ -17,6 +17,7 @@
 #include "schedule/branch_and_bound.hpp"
 #include "schedule/free_time.hpp"
 #include "schedule/fusion.hpp"
+#include "schedule/grouping.hpp"
 #include "schedule/list_scheduler.hpp"
 #include "schedule/perturbed_search.hpp"
 #include "schedule/problem.hpp"
@@ -275,6 +276,14 @@ Result<Attempt> solveProblem(const Problem& pb, const HyperepochInfo& he,
     }
   }
   if (!fused) best = solveHyperepoch(pb, he, options, touched, free, searchInfo, noOrderProven);
+  if (!best.stuck && !options.groupClients) {
+    searchInfo.clientSwitchesBefore = searchInfo.clientSwitchesAfter = clientSwitches(pb, best);
+  } else if (!best.stuck) {
+    GroupingInfo grouping;
+    best = groupClients(pb, std::move(best), grouping);
+    searchInfo.clientSwitchesBefore = grouping.switchesBefore;
+    searchInfo.clientSwitchesAfter = grouping.switchesAfter;
+  }
   return best;
 }
 

@@ -85,6 +85,10 @@ struct ScheduleOptions {
   Fusion fusion = Fusion::kAuto;
   /// Fusion threshold (`-wt`): both runnables of a link have a WCET strictly below it.
   std::int64_t fusionThresholdNs = 500000;
+  /// Client grouping (schedule/grouping.hpp): a client's instances on a core moved together
+  /// where the schedule stays as good, so a core switches between processes less often.
+  /// `--no-grouping` turns it off.
+  bool groupClients = true;
   /// Called during a search after each round: the hyperepoch searched, seconds since its search
   /// started, best length, lower bound, steps. Empty: nothing (tactus-compile prints it).
   std::function<void(const std::string& hyperepoch, double seconds, std::int64_t bestNs, std::int64_t lowerBoundNs,
@@ -103,6 +107,9 @@ struct HyperepochSearchInfo {
   std::uint64_t steps = 0;   ///< search steps spent
   bool exhausted = false;    ///< nothing better exists in the search space
   double secondsToBest = 0;  ///< wall time from the search's start to its best schedule (0: the first)
+  /// Hand-offs between two clients on one CPU core, before and after client grouping.
+  std::uint64_t clientSwitchesBefore = 0;
+  std::uint64_t clientSwitchesAfter = 0;
 };
 
 /// What the search did, per hyperepoch (index = hyperepoch index).

@@ -16,8 +16,10 @@
 //
 // usage: runtime-density-bench --compile TACTUS_COMPILE --master TACTUS_MASTER
 //        [--per-core 1,2,4,8,16] [--lengths empty,20us,2ms] [--policies other,fifo]
-//        [--iterations N] [--fusion DURATION] [--quick] [--check]
+//        [--iterations N] [--fusion DURATION] [--no-grouping] [--quick] [--check]
 // --fusion: tactus-compile -wt DURATION (runnable fusion: fewer process switches in the plan).
+// --no-grouping: tactus-compile --no-grouping (the search's order on every core, as before client
+// grouping: the figures without it, in the same build).
 // --quick: 1 and 4 clients per core, empty runnables, 5 iterations (the code keeps working).
 // --check: 4 clients per core, empty runnables of 50 us WCET (plan 10 ms), 20 iterations, both
 // policies (SCHED_FIFO where the limits allow it); exits 1 when any iteration's span exceeds its
@@ -76,7 +78,8 @@ struct Options {
   std::vector<std::string> policies{"other", "fifo"};
   int iterations = 40;
   bool check = false;
-  std::string fusion;  // tactus-compile -wt (runnable fusion), empty: the compiler's default
+  std::string fusion;       // tactus-compile -wt (runnable fusion), empty: the compiler's default
+  bool noGrouping = false;  // tactus-compile --no-grouping
 };
 
 // The graph: clients C0..C<n-1>, each a chain R<c>_0 -> R<c>_1 -> ...; about one runnable in five
@@ -175,6 +178,7 @@ std::optional<tactus::Schedule> compileGraph(const Options& o, const std::string
   const std::string sched = dir + "/g.tsched";
   std::vector<std::string> argv{o.compile, "-i", dir + "/g.yaml", "-o", sched};
   if (!o.fusion.empty()) argv.insert(argv.end(), {"-wt", o.fusion});
+  if (o.noGrouping) argv.emplace_back("--no-grouping");
   const int rc = tb::waitUntil(tb::spawn(argv, dir + "/compile.out"), tb::monotonicNs() + 120'000'000'000LL);
   if (rc != 0) {
     error = "tactus-compile failed:\n" + tb::readText(dir + "/compile.out");
@@ -294,10 +298,10 @@ std::vector<std::string> splitList(const std::string& text) {
 }
 
 int usage() {
-  std::fprintf(
-      stderr,
-      "usage: runtime-density-bench --compile TACTUS_COMPILE --master TACTUS_MASTER [--per-core 1,2,4,8,16] "
-      "[--lengths empty,20us,2ms] [--policies other,fifo] [--iterations N] [--fusion DURATION] [--quick] [--check]\n");
+  std::fprintf(stderr,
+               "usage: runtime-density-bench --compile TACTUS_COMPILE --master TACTUS_MASTER [--per-core 1,2,4,8,16] "
+               "[--lengths empty,20us,2ms] [--policies other,fifo] [--iterations N] [--fusion DURATION] "
+               "[--no-grouping] [--quick] [--check]\n");
   return 2;
 }
 
@@ -309,6 +313,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (a == "--master") o.master = value();
     else if (a == "--iterations") o.iterations = std::atoi(value().c_str());
     else if (a == "--fusion") o.fusion = value();
+    else if (a == "--no-grouping") o.noGrouping = true;
     else if (a == "--per-core") {
       o.perCore.clear();
       for (const std::string& c : splitList(value())) o.perCore.push_back(std::atoi(c.c_str()));
