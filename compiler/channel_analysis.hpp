@@ -15,8 +15,8 @@ namespace tactus::compiler {
 /// channels' versions (planChannels) and states every chain's bounds with `hopAllowanceNs` per
 /// runnable. Refuses (kInfeasible) a chain whose bound exceeds its MaxReaction or MaxAge, naming
 /// the chain, where it is written, the bound and the runnable on it that costs most; the schedule
-/// then holds every chain, for the report and the view. This is a check after the search: the
-/// search itself does not favour short chains.
+/// then holds every chain, for the report and the view. This is a check on the schedule made:
+/// chain-guided scheduling (chain_search.hpp) is what shortens chains.
 Result<void> analyseChannels(const Graph& graph, Schedule& schedule, std::int64_t hopAllowanceNs);
 
 }  // namespace tactus::compiler
