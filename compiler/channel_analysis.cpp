@@ -84,9 +84,11 @@ std::int64_t chainFloorNs(const Schedule& s, const ChainInfo& chain) {
   return sum;
 }
 
-// The error of a chain over MaxReaction and/or MaxAge: both named, an impossible bound called so,
-// with how the data could be fresher.
-Error chainOver(const Schedule& s, const ChainInfo& chain, const ChainBounds& bounds, const std::string& at) {
+// The error of a chain over MaxReaction and/or MaxAge: both named, an impossible bound (below the
+// WCETs, or `proven` so by chain-guided scheduling) called so, else with how the data could be
+// fresher.
+Error chainOver(const Schedule& s, const ChainInfo& chain, const ChainBounds& bounds, const std::string& at,
+                bool proven) {
   const std::int64_t allowance = chainAllowanceNs(chain), floor = chainFloorNs(s, chain);
   std::string what;
   bool impossible = false;
@@ -96,10 +98,14 @@ Error chainOver(const Schedule& s, const ChainInfo& chain, const ChainBounds& bo
     what += std::string(what.empty() ? "" : "; and ") + "its " + measure + " " + humanDuration(planned) + " (planned " +
             humanDuration(planned - allowance) + " + allowance " + humanDuration(allowance) + ") exceeds its " + key +
             " " + humanDuration(bound);
-    impossible = impossible || bound < floor;
+    impossible = impossible || bound < floor || proven;
     if (bound < floor)
       what += ", which no schedule can meet: its runnables' WCETs and allowance alone take " + humanDuration(floor) +
               " (a " + key + " below that is impossible)";
+    else if (proven)
+      what +=
+          ", which no schedule can meet (chain-guided scheduling tried every StartTime of the chains' readers "
+          "that changes the data they read, and nothing else moves their runs)";
     else what += "; costliest on it: " + costliest(s, chain, costly, costlyNs);
   };
   one("reaction", "MaxReaction", chain.reactionNs, chain.maxReactionNs, bounds.reactionCostliest,
@@ -111,7 +117,8 @@ Error chainOver(const Schedule& s, const ChainInfo& chain, const ChainBounds& bo
 
 }  // namespace
 
-Result<void> analyseChannels(const Graph& graph, Schedule& schedule, std::int64_t hopAllowanceNs) {
+Result<void> analyseChannels(const Graph& graph, Schedule& schedule, std::int64_t hopAllowanceNs,
+                             bool provenImpossible) {
   if (graph.channels.empty() && graph.chains.empty()) return {};
   schedule.channels.clear();
   for (const GraphChannel& c : graph.channels) {
@@ -142,7 +149,7 @@ Result<void> analyseChannels(const Graph& graph, Schedule& schedule, std::int64_
     // the report and the view of the schedule made.
     const bool overReaction = chain.maxReactionNs != kNoDuration && chain.reactionNs > chain.maxReactionNs;
     const bool overAge = chain.maxAgeNs != kNoDuration && chain.ageNs > chain.maxAgeNs;
-    if (!over && (overReaction || overAge)) over = chainOver(schedule, chain, *bounds, where(c.loc));
+    if (!over && (overReaction || overAge)) over = chainOver(schedule, chain, *bounds, where(c.loc), provenImpossible);
     schedule.chains.push_back(std::move(chain));
   }
   if (over) return *over;

@@ -17,6 +17,9 @@ namespace tactus::compiler {
 /// the chain, where it is written, the bound and the runnable on it that costs most; the schedule
 /// then holds every chain, for the report and the view. This is a check on the schedule made:
 /// chain-guided scheduling (chain_search.hpp) is what shortens chains.
-Result<void> analyseChannels(const Graph& graph, Schedule& schedule, std::int64_t hopAllowanceNs);
+/// With `provenImpossible` (chain-guided scheduling proved that no schedule meets the chains,
+/// ChainSearchNote::impossible), the refusal calls the bound impossible and says why, with no hint.
+Result<void> analyseChannels(const Graph& graph, Schedule& schedule, std::int64_t hopAllowanceNs,
+                             bool provenImpossible = false);
 
 }  // namespace tactus::compiler

@@ -247,8 +247,8 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
   // Chains (tactus extension) over their requirements, or all of them with --favour-chains: the
   // scheduler runs again guided by them (chain_search.hpp).
   std::string chainSearch;
+  ChainSearchNote note;
   if (chainsToShorten(graph, *schedule, options.chainAllowanceNs, options.favourChains)) {
-    ChainSearchNote note;
     *schedule =
         chainGuidedSchedule(graph, so, options.chainAllowanceNs, options.favourChains, std::move(*schedule), note);
     chainSearch = note.text();
@@ -257,7 +257,7 @@ Result<CompileOutcome> compileFile(const CompileOptions& options) {
 
   // Channels and chains (tactus extension): versions planned and bounds computed on the finished
   // schedule; a chain still over its requirement is refused here.
-  if (auto analysed = analyseChannels(graph, *schedule, options.chainAllowanceNs); !analysed) {
+  if (auto analysed = analyseChannels(graph, *schedule, options.chainAllowanceNs, note.impossible); !analysed) {
     if (analysed.error().code != ErrorCode::kInfeasible) return analysed.error();
     return chainOverRequirement(options, graph, *schedule, searchInfo, chainSearch, analysed.error());
   }
