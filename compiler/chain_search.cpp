@@ -98,14 +98,14 @@ bool tightenChains(Graph& g, const Schedule& best, const Measure& m, bool favour
   return changed;
 }
 
-// The chain's hops over a channel, and whether each reader's plan depends on StartTimes only.
+// A reader of the chains' channel hops and the writers it reads on them.
 struct ReaderHop {
   RunnableId reader{};
   std::vector<RunnableId> writers;  // the runnables before it on a chain, over a channel
 };
 
-// Whether chain position k + 1 gets its data from position k over a channel (else a dependency or
-// a submission of the same epoch, as ChainMap decides).
+// Whether `to`, after `from` on a chain, gets its data over a channel (else by a dependency or a
+// submission of the same epoch, as ChainMap decides).
 bool channelLink(const Graph& g, RunnableId from, RunnableId to) {
   const GraphRunnable& a = g.runnables[from];
   const GraphRunnable& b = g.runnables[to];
