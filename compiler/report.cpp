@@ -453,8 +453,10 @@ std::string reportText(const CompileReport& report) {
     }
     line("instances", std::to_string(h.instances) + " of " + std::to_string(h.runnables) + " runnables");
     if (h.clientSwitchesBefore > 0) {
-      line("client switches", std::to_string(h.clientSwitchesAfter) + " on the cores (" +
-                                  std::to_string(h.clientSwitchesBefore) + " before grouping)");
+      line("client switches", std::to_string(h.clientSwitchesAfter) + " on the cores" +
+                                  (h.clientSwitchesAfter != h.clientSwitchesBefore
+                                       ? " (" + std::to_string(h.clientSwitchesBefore) + " before grouping)"
+                                       : std::string()));
     }
     if (report.multiSoc) {
       const double share = h.criticalPathNs > 0 ? 100.0 * static_cast<double>(h.crossSocCriticalNs) /

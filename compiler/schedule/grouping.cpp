@@ -65,6 +65,7 @@ class Grouper {
   // Passes over every core until a pass keeps no move or the budget is spent.
   void run(std::uint64_t budget, GroupingInfo& info) {
     const std::uint64_t cost = pb_.nodes.size() + (slotBase_.back()) + edgeCount();
+    if (cost * kGroupingMinMoves > budget) return;  // too few moves to matter: not worth the time
     bool kept = true;
     while (kept) {
       kept = false;
