@@ -337,3 +337,32 @@ g113:
   std::remove(sched.c_str());
   std::remove(graph.c_str());
 }
+
+TEST_CASE("the report counts the client switches on the cores, before and after grouping (--no-grouping)",
+          "[compile][grouping]") {
+  // Three clients, each a chain of six 20us runnables, on one core: equally urgent, so the search
+  // alternates them; grouped, the core switches client twice.
+  std::string yaml =
+      "Version: 3.0.0\nG:\n  Identifier: 3\n  Resources: {CPU: [CPU0]}\n"
+      "  Hyperepochs: [H: {Period: 10ms, Epochs: [E: {Period: 10ms}]}]\n  Clients:\n";
+  for (int c = 0; c < 3; ++c) {
+    yaml += "    - C" + std::to_string(c) + ":\n        Epochs:\n          - H.E:\n              Runnables:\n";
+    for (int k = 0; k < 6; ++k) {
+      yaml += "                - R" + std::to_string(k) + ": {WCET: 20us, Resources: [CPU]" +
+              (k > 0 ? ", Dependencies: [C" + std::to_string(c) + ".R" + std::to_string(k - 1) + "]" : "") + "}\n";
+    }
+  }
+  const std::string graph = tempPath("clients.yaml"), sched = tempPath("clients.tsched"),
+                    json = tempPath("clients.json");
+  writeAll(graph, yaml);
+  Run grouped = compile({"-i", graph, "-o", sched, "-k", json});
+  INFO(grouped.err);
+  REQUIRE(grouped.code == 0);
+  CHECK_THAT(grouped.out, Catch::Contains("client switches   2 on the cores (17 before grouping)"));
+  CHECK_THAT(readAll(json), Catch::Contains("\"client_switches\": 2,\n      \"client_switches_before_grouping\": 17"));
+  Run plain = compile({"-i", graph, "-o", sched, "-k", json, "--no-grouping"});
+  REQUIRE(plain.code == 0);
+  CHECK_THAT(plain.out, Catch::Contains("client switches   17 on the cores\n"));
+  CHECK_THAT(readAll(json), Catch::Contains("\"client_switches\": 17,"));
+  for (const std::string& f : {graph, sched, json}) std::remove(f.c_str());
+}
