@@ -7,32 +7,18 @@
 #include <sstream>
 
 #include "compile.hpp"
+#include "test_files.hpp"
 
 using namespace tactus;
 using namespace tactus::compiler;
 
+using tactus::test::readAll;
+using tactus::test::sourceRoot;
+using tactus::test::writeAll;
+
 namespace {
 
-std::string sourceRoot() {
-  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
-  return root ? root : "../..";
-}
-
-std::string tempPath(const std::string& name) {
-  return "/tmp/tactus_compare_test_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string readAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void writeAll(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
+std::string tempPath(const std::string& name) { return test::scratchPath("compare", name); }
 
 // `text` with `from` replaced by `to` (once; `from` must be there).
 std::string replaced(std::string text, const std::string& from, const std::string& to) {

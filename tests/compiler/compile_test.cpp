@@ -11,32 +11,18 @@
 #include "tactus/core/hash.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/core/verify.hpp"
+#include "test_files.hpp"
 
 using namespace tactus;
 using namespace tactus::compiler;
 
+using tactus::test::readAll;
+using tactus::test::sourceRoot;
+using tactus::test::writeAll;
+
 namespace {
 
-std::string sourceRoot() {
-  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
-  return root ? root : "../..";
-}
-
-std::string tempPath(const std::string& name) {
-  return "/tmp/tactus_compile_test_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string readAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void writeAll(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
+std::string tempPath(const std::string& name) { return test::scratchPath("compile", name); }
 
 struct Run {
   int code;

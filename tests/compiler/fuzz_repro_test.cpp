@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "test_files.hpp"
 
-std::string sourceRoot() {
-  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
-  return root ? root : "../..";
-}
+using tactus::test::readAll;
+using tactus::test::sourceRoot;
+
+namespace {
 
 std::string compilerBinary() {
   if (const char* bin = std::getenv("TACTUS_COMPILE")) return bin;
@@ -31,16 +31,7 @@ std::string compilerBinary() {
 
 std::string repro(const std::string& name) { return sourceRoot() + "/tests/compiler/fixtures/fuzz-repro/" + name; }
 
-std::string tempPath(const std::string& name) {
-  return "/tmp/tactus_fuzz_repro_test_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string readAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string tempPath(const std::string& name) { return tactus::test::scratchPath("fuzz_repro", name); }
 
 struct Run {
   int code = -1;    // exit status; 128 + signal when killed

@@ -17,6 +17,7 @@
 #include "id_list.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/limits.hpp"
+#include "test_files.hpp"
 #include "wcet_file.hpp"
 
 using tactus::test::ids;
@@ -24,21 +25,12 @@ using tactus::test::ids;
 using namespace tactus;
 using namespace tactus::compiler;
 
+using tactus::test::readAll;
+using tactus::test::sourceRoot;
+
 namespace {
 
-/// The source tree: TACTUS_SOURCE_ROOT, else two levels up from the test workdir (tests/compiler).
-std::string sourceRoot() {
-  const char* env = std::getenv("TACTUS_SOURCE_ROOT");
-  return env != nullptr ? std::string(env) : std::string("../..");
-}
 std::string fixture(const std::string& name) { return sourceRoot() + "/tests/compiler/fixtures/" + name; }
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 /// The 1-based line that a fixture marks with `# <-- error`.
 int markedLine(const std::string& text) {
@@ -171,7 +163,7 @@ TEST_CASE("parseGraph rejects each broken fixture with file, line and the offend
   };
   for (const Case& c : cases) {
     const std::string path = fixture(c.file);
-    const std::string text = readFile(path);
+    const std::string text = readAll(path);
     INFO(c.file);
     REQUIRE_FALSE(text.empty());
     const int line = markedLine(text);
@@ -255,7 +247,7 @@ TEST_CASE("every example graph in schedules/ parses", "[parser]") {
     INFO(path << ": " << (g ? std::string() : g.error().message));
     REQUIRE(g.has_value());
     CHECK(g->sourceFile == path);
-    CHECK(g->sourceHash == hashBytes(kHashSeed, readFile(path)));
+    CHECK(g->sourceHash == hashBytes(kHashSeed, readAll(path)));
     CHECK_FALSE(g->runnables.empty());
     for (const ResourceInfo& r : g->resources)
       if (r.kind == ResourceKind::kCpu) CHECK(r.core <= 1);  // the test machine has two cores
@@ -571,8 +563,8 @@ TEST_CASE("parseGraph survives random bytes, truncations and deep nesting", "[pa
   std::vector<std::string> samples;
   for (const char* name :
        {"minimal_cpu.yaml", "two_client.yaml", "multi_rate.yaml", "cuda_two_client.yaml", "round_robin.yaml"})
-    samples.push_back(readFile(sourceRoot() + "/schedules/" + name));
-  samples.push_back(readFile(fixture("stm_example.yaml")));
+    samples.push_back(readAll(sourceRoot() + "/schedules/" + name));
+  samples.push_back(readAll(fixture("stm_example.yaml")));
   std::mt19937_64 rng(12345);
   int failures = 0;
   // every truncation of every sample: must return (mostly errors), never crash or throw

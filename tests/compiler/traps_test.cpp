@@ -17,23 +17,19 @@
 #include "graph_parser.hpp"
 #include "runtime_harness.hpp"
 #include "tactus/core/suggest.hpp"
+#include "test_files.hpp"
 #include "wcet_file.hpp"
 
 using namespace tactus;
 using namespace tactus::compiler;
 
-namespace {
+using tactus::test::sourceRoot;
 
-std::string sourceRoot() {
-  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
-  return root ? root : "../..";
-}
+namespace {
 
 std::string fixture(const std::string& name) { return sourceRoot() + "/tests/compiler/fixtures/" + name; }
 
-std::string tempPath(const std::string& name) {
-  return "/tmp/tactus_traps_test_" + std::to_string(::getpid()) + "_" + name;
-}
+std::string tempPath(const std::string& name) { return test::scratchPath("traps", name); }
 
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 

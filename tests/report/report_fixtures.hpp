@@ -18,6 +18,7 @@
 #include "report_command.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule_file.hpp"
+#include "test_files.hpp"
 
 using tactus::test::ids;
 
@@ -128,12 +129,7 @@ inline std::string writeLogFile(const Schedule& s, const std::vector<EventRecord
   return path;
 }
 
-inline std::string readAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using tactus::test::readAll;
 
 inline int runCommand(const std::vector<std::string>& args, std::string& out, std::string& err) {
   std::ostringstream o, e;
