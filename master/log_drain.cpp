@@ -11,7 +11,7 @@
 namespace tactus::master {
 
 LogDrain::LogDrain(const shm::SegmentView& view, const Schedule& schedule, const RunPlan& plan, EventLogWriter& log)
-    : view_(view), schedule_(schedule), plan_(plan), log_(log), stats_(schedule, view.stats()) {
+    : view_(view), schedule_(schedule), plan_(plan), log_(log), stats_(schedule, view) {
   tail_.assign(plan.workers.size(), 0);
   droppedSeen_.assign(plan.workers.size(), 0);
   batch_.reserve(std::max<std::size_t>(view.ringCapacity(), MasterEventRing::kCapacity));
@@ -27,7 +27,7 @@ bool LogDrain::violationRecordValid(const EventRecord& r, ClientId client) const
          schedule_.runnables[RunnableId{r.aux}].client == client && violationCodesValid(r);
 }
 
-void LogDrain::publishStats(const EventRecord* records, std::size_t count) const {
+void LogDrain::publishStats(const EventRecord* records, std::size_t count) {
   if (count > 0) stats_.see(records, count, ipc::monotonicNs());
 }
 

@@ -71,7 +71,7 @@ class LogDrain {
 
   /// Shows records the drain did not take from a ring (the switch thread's) to the statistics
   /// block, whose one writer the drain is.
-  void publishStats(const EventRecord* records, std::size_t count) const;
+  void publishStats(const EventRecord* records, std::size_t count);
 
   /// Records written to the log so far.
   std::uint64_t recordsDrained() const { return recordsDrained_; }

@@ -65,11 +65,12 @@ void StatsPublisher::seeSwitch(const EventRecord& r) const {
   h.switches.store(k + 1, kStore);
 }
 
-void StatsPublisher::see(const EventRecord* records, std::size_t count, std::int64_t nowNs) const {
+void StatsPublisher::see(const EventRecord* records, std::size_t count, std::int64_t nowNs) {
   if (count == 0) return;
   block_.beginWrite();
   for (std::size_t k = 0; k < count; ++k) {
     const EventRecord& r = records[k];
+    chains_.see(r);
     switch (static_cast<EventKind>(r.kind)) {
       case EventKind::kRun: seeRun(r); break;
       case EventKind::kRelease: seeRelease(r); break;
@@ -90,6 +91,7 @@ void StatsPublisher::see(const EventRecord* records, std::size_t count, std::int
       default: break;
     }
   }
+  chains_.publish();
   block_.endWrite(nowNs);
 }
 

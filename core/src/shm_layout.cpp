@@ -86,6 +86,8 @@ LayoutCounts layoutCounts(const Schedule& schedule, const RunPlan& plan, std::si
   counts.scheduleTextSize = textSize;
   counts.runnables = static_cast<std::uint32_t>(schedule.runnables.size());
   (void)channelRings(schedule, &counts.channelBytes);
+  counts.chains = static_cast<std::uint32_t>(schedule.chains.size());
+  counts.channels = static_cast<std::uint32_t>(schedule.channels.size());
   return counts;
 }
 
@@ -155,7 +157,7 @@ Result<void> SegmentView::initialize(const LayoutCounts& counts) {
   for (std::uint32_t w = 0; w < counts.workers; ++w) new (&worker(w)) WorkerSlot{};
   for (InstanceId i : IdRange<InstanceId>(counts.instances)) new (&gpu(i)) GpuSlot{};
   for (HyperepochId h : IdRange<HyperepochId>(counts.hyperepochs)) new (&switching(h)) SwitchSlot{};
-  stats().initialize(counts.runnables, counts.hyperepochs);
+  stats().initialize(counts.runnables, counts.hyperepochs, counts.chains, counts.channels);
   std::memset(channelArea().data(), 0, channelArea().size());  // no version in any buffer
   // The magic last: a reader that loads it (acquire) sees a complete header (state says when the
   // rest is).

@@ -10,29 +10,46 @@
 namespace tactus::shm {
 
 static_assert(std::is_standard_layout_v<StatsHeader> && std::is_standard_layout_v<RunnableStats> &&
-              std::is_standard_layout_v<HyperepochStats> && std::is_standard_layout_v<SwitchEntry>);
+              std::is_standard_layout_v<HyperepochStats> && std::is_standard_layout_v<SwitchEntry> &&
+              std::is_standard_layout_v<ChainStats> && std::is_standard_layout_v<ChannelStats>);
 
 namespace {
 std::uint64_t alignLine(std::uint64_t value) { return (value + 63) / 64 * 64; }
 constexpr auto kRelaxed = std::memory_order_relaxed;
-}  // namespace
 
-std::uint64_t statsBlockSize(std::uint32_t runnables, std::uint32_t hyperepochs) {
+// Bytes up to the chain table: the header, the per runnable and per hyperepoch entries and the
+// switch ring, on a whole cache line.
+std::uint64_t tablesAt(std::uint32_t runnables, std::uint32_t hyperepochs) {
   return alignLine(sizeof(StatsHeader) + std::uint64_t{runnables} * sizeof(RunnableStats) +
                    std::uint64_t{hyperepochs} * sizeof(HyperepochStats) +
                    std::uint64_t{kStatsSwitchCapacity} * sizeof(SwitchEntry));
 }
+}  // namespace
 
-void StatsView::initialize(std::uint32_t runnables, std::uint32_t hyperepochs) const {
+std::uint64_t statsBlockSize(std::uint32_t runnables, std::uint32_t hyperepochs) {
+  return tablesAt(runnables, hyperepochs) + std::uint64_t{kStatsChainCapacity} * sizeof(ChainStats) +
+         std::uint64_t{kStatsChannelCapacity} * sizeof(ChannelStats);
+}
+
+std::uint64_t StatsView::tablesOffset() const { return tablesAt(header().runnableCount, header().hyperepochCount); }
+
+void StatsView::initialize(std::uint32_t runnables, std::uint32_t hyperepochs, std::uint32_t chains,
+                           std::uint32_t channels) const {
   auto* h = new (bytes_.data()) StatsHeader{};
   h->version = kStatsVersion;
   h->runnableCount = runnables;
   h->hyperepochCount = hyperepochs;
   h->switchCapacity = kStatsSwitchCapacity;
   h->blockSize = statsBlockSize(runnables, hyperepochs);
+  h->chainCapacity = kStatsChainCapacity;
+  h->chainCount = std::min(chains, kStatsChainCapacity);
+  h->channelCapacity = kStatsChannelCapacity;
+  h->channelCount = std::min(channels, kStatsChannelCapacity);
   for (std::uint32_t r = 0; r < runnables; ++r) new (&runnable(r)) RunnableStats{};
   for (std::uint32_t e = 0; e < hyperepochs; ++e) new (&hyperepoch(e)) HyperepochStats{};
   for (std::uint32_t k = 0; k < kStatsSwitchCapacity; ++k) new (&switchEntry(k)) SwitchEntry{};
+  for (std::uint32_t c = 0; c < kStatsChainCapacity; ++c) new (&chain(c)) ChainStats{};
+  for (std::uint32_t c = 0; c < kStatsChannelCapacity; ++c) new (&channel(c)) ChannelStats{};
   h->magic.store(kStatsMagic, std::memory_order_release);
 }
 
@@ -52,7 +69,9 @@ Result<void> StatsView::validate() const {
                                               ", this build reads version " + std::to_string(kStatsVersion) +
                                               ": use the tactus-top (or tactus-manager) of the master's build");
   }
-  if (h.switchCapacity != kStatsSwitchCapacity || h.blockSize != statsBlockSize(h.runnableCount, h.hyperepochCount) ||
+  if (h.switchCapacity != kStatsSwitchCapacity || h.chainCapacity != kStatsChainCapacity ||
+      h.channelCapacity != kStatsChannelCapacity || h.chainCount > kStatsChainCapacity ||
+      h.channelCount > kStatsChannelCapacity || h.blockSize != statsBlockSize(h.runnableCount, h.hyperepochCount) ||
       h.blockSize > bytes_.size()) {
     return fail(ErrorCode::kIncompatible, "statistics block sizes do not match its counts (block of " +
                                               std::to_string(h.blockSize) + " bytes in an area of " +
@@ -78,6 +97,25 @@ namespace {
 
 // Loads acquire: the sequence read after them cannot move before them (no fence needed).
 constexpr auto kRead = std::memory_order_acquire;
+
+StatsSnapshot::Measure copyMeasure(const ChainMeasure& in) {
+  return {in.count.load(kRead),  in.overPlanned.load(kRead), in.overRequired.load(kRead), in.unmatched.load(kRead),
+          in.lastNs.load(kRead), in.lastEndNs.load(kRead),   in.maxNs.load(kRead),        in.lastIteration.load(kRead)};
+}
+
+// The chain and channel tables' used entries.
+void copyTables(const StatsView& view, StatsSnapshot& s) {
+  const StatsHeader& h = view.header();
+  s.chains.assign(h.chainCount, {});
+  for (std::uint32_t c = 0; c < h.chainCount; ++c)
+    s.chains[c] = {copyMeasure(view.chain(c).reaction), copyMeasure(view.chain(c).age)};
+  s.channels.assign(h.channelCount, {});
+  for (std::uint32_t c = 0; c < h.channelCount; ++c) {
+    const ChannelStats& in = view.channel(c);
+    s.channels[c] = {in.writes.load(kRead), in.notWritten.load(kRead), in.unseen.load(kRead),
+                     in.lastIteration.load(kRead)};
+  }
+}
 
 // One copy of the block, consistent or not (readStats checks the sequence around it).
 void copyBlock(const StatsView& view, std::uint32_t runnables, std::uint32_t hyperepochs, StatsSnapshot& s) {
@@ -123,6 +161,7 @@ void copyBlock(const StatsView& view, std::uint32_t runnables, std::uint32_t hyp
     s.switchHistory.push_back({in.kind.load(kRead), in.schedule.load(kRead), in.other.load(kRead),
                                in.hyperepoch.load(kRead), in.iteration.load(kRead), in.timeNs.load(kRead)});
   }
+  copyTables(view, s);
 }
 
 }  // namespace

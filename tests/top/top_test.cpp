@@ -50,7 +50,7 @@ EventRecord run(std::uint32_t runnable, std::int64_t ns, std::uint32_t iteration
 TEST_CASE("the drain's statistics: runs, last, median, max and overruns per runnable, jitter per hyperepoch",
           "[top-unit]") {
   HeapRun h;
-  master::StatsPublisher publisher(h.schedule, h.view.stats());
+  master::StatsPublisher publisher(h.schedule, h.view);
   // Read (WCET 100 us): 10, 20, ..., 90 us and one of 150 us, beyond its WCET.
   std::vector<EventRecord> records;
   for (int k = 1; k <= 9; ++k) records.push_back(run(0, k * std::int64_t{10'000}, static_cast<std::uint32_t>(k)));
@@ -95,7 +95,7 @@ TEST_CASE("the drain's statistics: runs, last, median, max and overruns per runn
 
 TEST_CASE("the switch history keeps the latest switches, oldest first", "[top-unit]") {
   HeapRun h;
-  master::StatsPublisher publisher(h.schedule, h.view.stats());
+  master::StatsPublisher publisher(h.schedule, h.view);
   std::vector<EventRecord> records;
   for (std::uint32_t k = 0; k < shm::kStatsSwitchCapacity + 3; ++k) {
     EventRecord r{static_cast<std::uint16_t>(k % 2 ? EventKind::kScheduleStop : EventKind::kScheduleStart),
@@ -150,4 +150,32 @@ TEST_CASE("a segment of another layout version is refused by tactus-top, named",
   REQUIRE_FALSE(view.has_value());
   CHECK_THAT(view.error().message, Catch::Contains("layout version " + std::to_string(shm::kLayoutVersion - 1)) &&
                                        Catch::Contains("tactus-top of the master's build"));
+}
+
+TEST_CASE("the statistics block's chain and channel tables hold a fixed number; a reader refuses counts beyond them",
+          "[top-unit]") {
+  const std::uint64_t size = shm::statsBlockSize(1, 1);
+  std::unique_ptr<std::byte, decltype(&std::free)> bytes{static_cast<std::byte*>(std::aligned_alloc(64, size)),
+                                                         &std::free};
+  const shm::StatsView view({bytes.get(), size});
+  // A schedule of 20 chains and 100 channels: the first 16 and 64 are measured.
+  view.initialize(1, 1, 20, 100);
+  CHECK(view.header().chainCount == shm::kStatsChainCapacity);
+  CHECK(view.header().channelCount == shm::kStatsChannelCapacity);
+  view.beginWrite();
+  view.chain(15).age.count.store(3);
+  view.channel(63).notWritten.store(2);
+  view.endWrite(1);
+  auto stats = shm::readStats(view);
+  REQUIRE(stats.has_value());
+  REQUIRE(stats->chains.size() == shm::kStatsChainCapacity);
+  REQUIRE(stats->channels.size() == shm::kStatsChannelCapacity);
+  CHECK(stats->chains[15].age.count == 3);
+  CHECK(stats->channels[63].notWritten == 2);
+  // The tables end the block: the last channel entry's end is the block's end.
+  CHECK(reinterpret_cast<std::byte*>(&view.channel(shm::kStatsChannelCapacity - 1) + 1) == bytes.get() + size);
+  view.header().chainCount = shm::kStatsChainCapacity + 1;
+  auto refused = shm::readStats(view);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kIncompatible);
 }

@@ -56,8 +56,9 @@ namespace tactus::shm {
 
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
-/// The layout version; a client refuses a segment of another version.
-inline constexpr std::uint32_t kLayoutVersion = 9;
+/// The layout version; a client refuses a segment of another version. Version 10: the statistics
+/// block grew its chain and channel tables (statistics version 2), which moves the channel area.
+inline constexpr std::uint32_t kLayoutVersion = 10;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -489,6 +490,9 @@ struct LayoutCounts {
   std::uint64_t scheduleTextSize = 0;
   std::uint32_t runnables = 0;     ///< entries of the statistics block
   std::uint64_t channelBytes = 0;  ///< the channels' rings (channelRings)
+  /// The schedule's chains and channels, for the statistics block's tables (of fixed capacity:
+  /// not part of the geometry, and not in the header; 0 in counts a reader took from a header).
+  std::uint32_t chains = 0, channels = 0;
 };
 
 /// Offsets and total size for given counts (every area cache-line aligned).
