@@ -39,6 +39,38 @@ const char* stopReasonName(std::uint32_t r) {
   return r < 9 ? kNames[r] : "unknown";
 }
 
+// The chain and channel rows: the schedule's bounds and names, the drain's figures for those the
+// statistics block holds.
+void fillChainsAndChannels(const Schedule& schedule, const shm::StatsSnapshot& stats, ScheduleView& out) {
+  for (std::size_t c = 0; c < schedule.chains.size(); ++c) {
+    const ChainInfo& chain = schedule.chains[c];
+    ChainRow row;
+    row.name = chain.name;
+    if (!chain.runnables.empty() && schedule.runnables.contains(chain.runnables.front()) &&
+        schedule.runnables.contains(chain.runnables.back())) {
+      row.source = qualifiedName(schedule, chain.runnables.front());
+      row.last = qualifiedName(schedule, chain.runnables.back());
+    }
+    row.plannedReactionNs = chain.reactionNs;
+    row.plannedAgeNs = chain.ageNs;
+    row.maxReactionNs = chain.maxReactionNs == kNoDuration ? -1 : chain.maxReactionNs;
+    row.maxAgeNs = chain.maxAgeNs == kNoDuration ? -1 : chain.maxAgeNs;
+    row.measured = c < stats.chains.size();
+    if (row.measured) row.stats = stats.chains[c];
+    out.chains.push_back(row);
+  }
+  for (std::size_t c = 0; c < schedule.channels.size(); ++c) {
+    const ChannelInfo& channel = schedule.channels[c];
+    ChannelRow row;
+    row.name = channel.name;
+    if (schedule.runnables.contains(channel.writer)) row.writer = qualifiedName(schedule, channel.writer);
+    row.writes = channel.writes;
+    row.measured = c < stats.channels.size();
+    if (row.measured) row.stats = stats.channels[c];
+    out.channels.push_back(row);
+  }
+}
+
 // The rows of a parsed schedule with the slots' counters and the statistics copied.
 void fillRows(const Schedule& schedule, const shm::SegmentView& view, const shm::StatsSnapshot& stats,
               ScheduleView& out) {
@@ -68,6 +100,7 @@ void fillRows(const Schedule& schedule, const shm::SegmentView& view, const shm:
     out.runnables.push_back(row);
   }
   out.switches = stats.switchHistory;
+  fillChainsAndChannels(schedule, stats, out);
 }
 
 // Opens one segment read-only and reads it; a message that says what to do when it cannot.
@@ -115,6 +148,7 @@ Result<ScheduleView> readSegment(std::span<std::byte> bytes, const std::string& 
   if (!schedule) return fail(schedule.error().code, where + ": the published schedule: " + schedule.error().message);
   ScheduleView out;
   out.segment = segment;
+  out.name = schedule->name;
   out.identifier = h.scheduleIdentifier;
   out.index = h.scheduleIndex;
   out.scheduleCount = h.scheduleCount;
@@ -179,8 +213,12 @@ std::string usage() {
          "\n"
          "A live view of a running instance: schedule and iterations, each client's state, each\n"
          "runnable's last, median (of its latest 32 runs) and longest duration against its WCET,\n"
-         "overruns and skipped periods, release jitter per hyperepoch and the schedule switches of a\n"
-         "run under a schedule manager. It reads what the master publishes in shared memory through a\n"
+         "overruns and skipped periods, release jitter per hyperepoch, per chain its reactions and\n"
+         "data ages so far (count, latest, worst against the planned bound and MaxReaction/MaxAge; the\n"
+         "definitions of tactus-report's, measured by the master as it drains the log: the first 16\n"
+         "chains), per channel its writer runs' versions written, not written and unseen (the first 64\n"
+         "channels), and under a schedule manager the running schedule and the switches. It reads what the master "
+         "publishes in shared memory through a\n"
          "read-only mapping, at the idle scheduling class (SCHED_IDLE): the run is not disturbed and the\n"
          "workers do no extra work. A master of\n"
          "several schedules (-N) shows each; on a multi-SoC run each SoC's master is an instance of\n"

@@ -42,9 +42,29 @@ struct HyperepochRow {
   shm::StatsSnapshot::Hyperepoch stats;
 };
 
+/// One chain: its bounds from the published schedule and what the master's drain measured.
+struct ChainRow {
+  std::string name;
+  std::string source, last;                              ///< qualified names of its first and last runnable
+  std::int64_t plannedReactionNs = 0, plannedAgeNs = 0;  ///< allowance included
+  std::int64_t maxReactionNs = -1, maxAgeNs = -1;        ///< MaxReaction, MaxAge; -1: none given
+  bool measured = false;                                 ///< false: beyond the statistics block's kStatsChainCapacity
+  shm::StatsSnapshot::Chain stats;
+};
+
+/// One channel: its writer and what the master's drain found of its writer runs' versions.
+struct ChannelRow {
+  std::string name;
+  std::string writer;        ///< qualified name
+  std::uint32_t writes = 0;  ///< writer runs per hyperepoch iteration
+  bool measured = false;     ///< false: beyond the statistics block's kStatsChannelCapacity
+  shm::StatsSnapshot::Channel stats;
+};
+
 /// One schedule's segment.
 struct ScheduleView {
   std::string segment;  ///< the instance name of the segment (`demo`, `demo.schedule1`)
+  std::string name;     ///< the schedule's name (its graph's ID)
   std::uint32_t identifier = 0;
   std::uint32_t index = 0;          ///< position in the master's -s list
   std::uint32_t scheduleCount = 1;  ///< schedules of the instance
@@ -55,6 +75,8 @@ struct ScheduleView {
   std::vector<HyperepochRow> hyperepochs;
   std::vector<ClientRow> clients;
   std::vector<RunnableRow> runnables;
+  std::vector<ChainRow> chains;
+  std::vector<ChannelRow> channels;
   /// The instance's switch history: kept in the first schedule's block only (the master's switch
   /// records are the instance's, not one schedule's); empty in the others.
   std::vector<shm::StatsSnapshot::Switch> switches;

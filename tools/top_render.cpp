@@ -49,8 +49,57 @@ std::string switchLine(const shm::StatsSnapshot::Switch& w, const ScheduleView& 
   return line;
 }
 
+// A bound for a column: "-" when none is given.
+std::string boundCell(std::int64_t ns) { return ns < 0 ? "-" : humanDuration(ns); }
+
+// The chains section: per chain a row for its reactions and one for its data ages, each with the
+// latest and the worst occurrence against the planned bound and the requirement.
+void textOfChains(const ScheduleView& s, std::ostringstream& o) {
+  if (s.chains.empty()) return;
+  o << "\n  " << padded("chain", 24) << padded("measure", 10) << padded("count", 8) << padded("latest", 10)
+    << padded("worst", 10) << padded("planned", 10) << padded("required", 10) << "over planned/required\n";
+  for (const ChainRow& c : s.chains) {
+    if (!c.measured) {
+      o << "  " << padded(c.name, 24) << "not measured at run time (beyond the " << shm::kStatsChainCapacity
+        << " chains the statistics block holds): tactus-report measures it from the log\n";
+      continue;
+    }
+    for (const bool reaction : {true, false}) {
+      const shm::StatsSnapshot::Measure& m = reaction ? c.stats.reaction : c.stats.age;
+      const std::int64_t planned = reaction ? c.plannedReactionNs : c.plannedAgeNs;
+      const std::int64_t required = reaction ? c.maxReactionNs : c.maxAgeNs;
+      const bool any = m.count > 0;
+      o << "  " << padded(reaction ? c.name : "", 24) << padded(reaction ? "reaction" : "age", 10)
+        << padded(std::to_string(m.count), 8) << padded(cell(m.lastNs, any), 10) << padded(cell(m.maxNs, any), 10)
+        << padded(humanDuration(planned), 10) << padded(boundCell(required), 10) << m.overPlanned << "/"
+        << m.overRequired;
+      if (any && required >= 0 && m.maxNs > required) o << (reaction ? "  >MaxReaction" : "  >MaxAge");
+      if (m.unmatched > 0) o << "  (" << m.unmatched << " not matched)";
+      o << "\n";
+    }
+  }
+}
+
+// The channels section: per channel its writer runs' versions, written or not.
+void textOfChannels(const ScheduleView& s, std::ostringstream& o) {
+  if (s.channels.empty()) return;
+  o << "\n  " << padded("channel", 24) << padded("writer", 32) << padded("writes", 9) << padded("not written", 13)
+    << "unseen\n";
+  for (const ChannelRow& c : s.channels) {
+    o << "  " << padded(c.name, 24) << padded(c.writer, 32);
+    if (!c.measured) {
+      o << "not counted at run time (beyond the " << shm::kStatsChannelCapacity
+        << " channels the statistics block holds)\n";
+      continue;
+    }
+    o << padded(std::to_string(c.stats.writes), 9) << padded(std::to_string(c.stats.notWritten), 13) << c.stats.unseen
+      << "\n";
+  }
+}
+
 void textOfSchedule(const ScheduleView& s, const Snapshot& snap, std::ostringstream& o) {
-  o << "schedule " << s.identifier << " (segment " << s.segment << ", master pid " << s.masterPid << "): " << s.state;
+  o << "schedule " << s.identifier << " " << quoted(s.name) << " (segment " << s.segment << ", master pid "
+    << s.masterPid << "): " << s.state;
   if (!s.stopReason.empty()) o << " (" << s.stopReason << ")";
   if (snap.managed) o << (snap.managedRunning == s.identifier ? ", running under the manager" : ", not running");
   o << "\n  iterations " << iterations(s) << ", runs beyond WCET " << overruns(s) << ", periods skipped " << skipped(s)
@@ -76,6 +125,8 @@ void textOfSchedule(const ScheduleView& s, const Snapshot& snap, std::ostringstr
       << padded(humanDuration(r.wcetNs), 10) << r.stats.overruns << (r.stats.maxNs > r.wcetNs && any ? "  >WCET" : "")
       << "\n";
   }
+  textOfChains(s, o);
+  textOfChannels(s, o);
 }
 
 void jsonNumber(std::string& out, const char* key, std::int64_t value, bool comma = true) {
@@ -135,14 +186,68 @@ void jsonRows(std::string& out, const ScheduleView& s) {
   out += "]";
 }
 
+void jsonMeasure(std::string& out, const char* key, const shm::StatsSnapshot::Measure& m, std::int64_t planned,
+                 std::int64_t required) {
+  out += "\"";
+  out += key;
+  out += "\":{";
+  jsonNumber(out, "count", static_cast<std::int64_t>(m.count));
+  jsonNumber(out, "last_ns", m.lastNs);
+  jsonNumber(out, "last_end_ns", m.lastEndNs);
+  jsonNumber(out, "last_iteration", m.lastIteration);
+  jsonNumber(out, "max_ns", m.maxNs);
+  jsonNumber(out, "over_planned", static_cast<std::int64_t>(m.overPlanned));
+  jsonNumber(out, "over_required", static_cast<std::int64_t>(m.overRequired));
+  jsonNumber(out, "unmatched", static_cast<std::int64_t>(m.unmatched));
+  jsonNumber(out, "planned_ns", planned);
+  out += "\"required_ns\":" + (required < 0 ? std::string("null") : std::to_string(required)) + "}";
+}
+
+void jsonChainsAndChannels(std::string& out, const ScheduleView& s) {
+  out += ",\"chains\":[";
+  jsonObjects(out, s.chains, [&](const ChainRow& c) {
+    jsonText(out, "name", c.name);
+    jsonText(out, "source", c.source);
+    jsonText(out, "last", c.last);
+    out += "\"measured\":" + std::string(c.measured ? "true" : "false");
+    if (!c.measured) return;
+    out += ",";
+    jsonMeasure(out, "reaction", c.stats.reaction, c.plannedReactionNs, c.maxReactionNs);
+    out += ",";
+    jsonMeasure(out, "age", c.stats.age, c.plannedAgeNs, c.maxAgeNs);
+  });
+  out += "],\"channels\":[";
+  jsonObjects(out, s.channels, [&](const ChannelRow& c) {
+    jsonText(out, "name", c.name);
+    jsonText(out, "writer", c.writer);
+    jsonNumber(out, "writes_per_iteration", c.writes);
+    out += "\"measured\":" + std::string(c.measured ? "true" : "false");
+    if (!c.measured) return;
+    out += ",";
+    jsonNumber(out, "writes", static_cast<std::int64_t>(c.stats.writes));
+    jsonNumber(out, "not_written", static_cast<std::int64_t>(c.stats.notWritten));
+    jsonNumber(out, "unseen", static_cast<std::int64_t>(c.stats.unseen));
+    jsonNumber(out, "last_iteration", c.stats.lastIteration, false);
+  });
+  out += "]";
+}
+
+// The running schedule under a manager: "schedule 402 'Mode402' running", or "none running".
+std::string runningText(const Snapshot& snap) {
+  if (!snap.managedRunning) return "none running";
+  std::string text = "schedule " + std::to_string(*snap.managedRunning);
+  for (const ScheduleView& s : snap.schedules)
+    if (s.identifier == *snap.managedRunning) text += " " + quoted(s.name);
+  return text + " running";
+}
+
 }  // namespace
 
 std::string renderText(const Snapshot& snap) {
   std::ostringstream o;
   o << "tactus-top: instance " << snap.instance;
   if (snap.managed) {
-    o << ", schedule manager: "
-      << (snap.managedRunning ? "schedule " + std::to_string(*snap.managedRunning) + " running" : "none running");
+    o << ", schedule manager: " << runningText(snap);
   }
   o << "\n\n";
   for (const ScheduleView& s : snap.schedules) {
@@ -161,10 +266,15 @@ std::string renderJson(const Snapshot& snap) {
   jsonText(out, "instance", snap.instance);
   out += "\"managed\":" + std::string(snap.managed ? "true" : "false") + ",";
   out += "\"running_schedule\":" + (snap.managedRunning ? std::to_string(*snap.managedRunning) : std::string("null"));
+  std::string runningName;
+  for (const ScheduleView& s : snap.schedules)
+    if (snap.managedRunning && s.identifier == *snap.managedRunning) runningName = s.name;
+  out += ",\"running_schedule_name\":" + (runningName.empty() ? std::string("null") : jsonString(runningName));
   out += ",\"schedules\":[";
   jsonObjects(out, snap.schedules, [&](const ScheduleView& s) {
     jsonNumber(out, "identifier", s.identifier);
     jsonText(out, "segment", s.segment);
+    jsonText(out, "name", s.name);
     jsonNumber(out, "master_pid", s.masterPid);
     jsonText(out, "state", s.state);
     jsonText(out, "stop_reason", s.stopReason);
@@ -172,6 +282,7 @@ std::string renderJson(const Snapshot& snap) {
     jsonNumber(out, "overruns", static_cast<std::int64_t>(overruns(s)));
     jsonNumber(out, "skipped_periods", static_cast<std::int64_t>(skipped(s)));
     jsonRows(out, s);
+    jsonChainsAndChannels(out, s);
   });
   out += "],\"switches\":[";
   jsonObjects(out, snap.switches, [&](const auto& w) {
