@@ -196,6 +196,31 @@ RunOutcome outcomeFromSegment(const Runtime& rt) {
   return out;
 }
 
+// The master's end message says every schedule's overruns (its "; overruns: ..." parts); a client
+// says its own instead, once: the runs of its runnables beyond their WCET over all its schedules,
+// from the statistics blocks the master's drain fills (read after the end, off the workers' path).
+std::string withOwnOverruns(const std::string& message, const std::vector<Runtime*>& all) {
+  std::string out = message.substr(0, message.find("; overruns: "));
+  std::uint64_t runs = 0, most = 0;
+  std::string mostName;
+  for (const Runtime* rt : all) {
+    auto stats = shm::readStats(rt->view.stats());
+    if (!stats) continue;
+    for (RunnableId r : rt->schedule.runnables.ids()) {
+      if (rt->schedule.runnables[r].client != rt->clientIndex || index(r) >= stats->runnables.size()) continue;
+      const std::uint64_t n = stats->runnables[index(r)].overruns;
+      runs += n;
+      if (n > most) {
+        most = n;
+        mostName = qualifiedName(rt->schedule, r);
+      }
+    }
+  }
+  if (runs == 0) return out;
+  return out + "; overruns: " + std::to_string(runs) + " run" + (runs == 1 ? "" : "s") +
+         " beyond WCET (most: " + quoted(mostName) + " " + std::to_string(most) + (most == 1 ? " time)" : " times)");
+}
+
 // Waits for the master's final state; watches the master and the segment meanwhile.
 RunOutcome awaitEnd(Runtime& rt) {
   shm::SegmentHeader& h = rt.view.header();
@@ -422,6 +447,7 @@ RunOutcome runWorkers(Runtime& primary) {
   }
   if (gpuFailure.empty()) gpuFailure = startFailure;
   RunOutcome outcome = gpuFailure.empty() ? awaitEnd(primary) : RunOutcome{RunStatus::kError, "", gpuFailure};
+  if (gpuFailure.empty()) outcome.message = withOwnOverruns(outcome.message, all);
   for (Runtime* rt : all) {  // the client the end names may be in another schedule only
     const std::uint32_t peer = rt->view.header().stopClient.load();
     if (outcome.peer.empty() && peer < rt->schedule.clients.size()) outcome.peer = rt->schedule.clients[peer].name;

@@ -747,6 +747,28 @@ TEST_CASE("an overrun skips to the next period boundary by default and runs free
   }
 }
 
+TEST_CASE("each client's outcome gives its own runs beyond WCET once, not another client's", "[runtime][overrun]") {
+  // Slow (WCET 100 us) takes 1.5 ms of a 40 ms period; Calm, in another client on another core, is
+  // far within its 20 ms WCET (a sanitizer's time scale included).
+  const auto wcet = static_cast<std::int64_t>(20'000'000 * timeScale());
+  const Schedule s = makeSchedule(
+      {{"Solo", "Slow", "CPU0", 100'000, {}, 0, {}}, {"Other", "Calm", "CPU1", wcet, {}, 0, {}}}, 2 * wcet, 1);
+  Run run("overrun_own", s);
+  const pid_t m = run.master({"-e", "6"});
+  const pid_t slow = run.client("Solo", {"--busy-us", "1500"});
+  const pid_t calm = run.client("Other", {"--busy-us", "100"});
+  CHECK(waitFor(slow, kWaitMs) == 0);
+  CHECK(waitFor(calm, kWaitMs) == 0);
+  CHECK(waitFor(m, kWaitMs) == 0);
+  const std::string solo = readFile(run.out("Solo"));
+  const std::string other = readFile(run.out("Other"));
+  INFO(solo << other << readFile(run.out("master")));
+  CHECK(solo.find("; overruns: 6 runs beyond WCET (most: 'Solo.Slow' 6 times)") != std::string::npos);
+  CHECK(solo.find("overruns:") == solo.rfind("overruns:"));  // once
+  CHECK(other.find("status=frame-limit") != std::string::npos);
+  CHECK(other.find("overruns:") == std::string::npos);
+}
+
 TEST_CASE("an overrun is said at once by the master and in every client's outcome, and fails the run on request",
           "[runtime][overrun]") {
   // WCET 100 us; the client's runnable takes 1.5 ms of a 1 ms period.
