@@ -162,12 +162,17 @@ TEST_CASE("tactus-top --once --json under a schedule manager shows both schedule
   const std::string json = readFile(dir + "/top.out");
   INFO(json);
   CHECK(json.find("\"managed\":true,\"running_schedule\":402") != std::string::npos);
+  CHECK(json.find("\"running_schedule_name\":\"Mode402\"") != std::string::npos);
   CHECK(json.find("\"identifier\":401,\"segment\":\"" + instance + "\"") != std::string::npos);
   CHECK(json.find("\"identifier\":402,\"segment\":\"" + instance + ".schedule1\"") != std::string::npos);
   CHECK(std::regex_search(json, std::regex("\"kind\":\"start\",\"schedule\":401,\"other\":-1")));
   CHECK(std::regex_search(json, std::regex("\"kind\":\"stop\",\"schedule\":401,\"other\":402")));
   CHECK(std::regex_search(json, std::regex("\"kind\":\"start\",\"schedule\":402,\"other\":401")));
   CHECK(jsonCount(json, "Client1.R0", "count") > 0);
+  // The screen names the running schedule by identifier and name.
+  const pid_t screen = children.spawn({buildPath("tools/tactus-top"), "-D", instance, "--once"}, dir + "/screen.out");
+  REQUIRE(waitFor(screen, kWaitMs) == 0);
+  CHECK_THAT(readFile(dir + "/screen.out"), Catch::Contains("schedule manager: schedule 402 'Mode402' running"));
 
   CHECK(tool({"exit"}, "exit") == 0);
   CHECK(waitFor(c0, kWaitMs) == 0);
