@@ -169,7 +169,10 @@ void ChainWatch::measure(std::uint32_t chain, const Pending& p, std::int64_t ns,
   if (ns > planned) add(m.overPlanned, 1);
   if (required != kNoDuration && ns > required) add(m.overRequired, 1);
   if (ns > m.maxNs.load(kRelaxed) || m.count.load(kRelaxed) == 1) m.maxNs.store(ns, kStore);
-  if (endNs >= m.lastEndNs.load(kRelaxed)) {
+  // The latest: the one that ended last; of several ending together (reactions to several source
+  // frames seen by one last run), the newest source's, the shortest.
+  const std::int64_t lastEnd = m.lastEndNs.load(kRelaxed);
+  if (m.count.load(kRelaxed) == 1 || endNs > lastEnd || (endNs == lastEnd && ns < m.lastNs.load(kRelaxed))) {
     m.lastNs.store(ns, kStore);
     m.lastEndNs.store(endNs, kStore);
     m.lastIteration.store(static_cast<std::uint32_t>(p.last.iteration), kStore);

@@ -1,10 +1,16 @@
 // The statistics block on a heap buffer: the master's publisher fills it from drained records,
 // the reader copies it under its sequence lock, and a reader refuses a block of another version.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
+#include "analysis.hpp"
+#include "compile.hpp"
+#include "heap_segment.hpp"
 #include "runtime_harness.hpp"
+#include "simulate.hpp"
 #include "stats_publisher.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -178,4 +184,82 @@ TEST_CASE("the statistics block's chain and channel tables hold a fixed number; 
   auto refused = shm::readStats(view);
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().code == ErrorCode::kIncompatible);
+}
+
+namespace {
+
+// The occurrence tactus-top calls the latest (the one that ended last) of a report's list.
+const report::ChainOccurrence& latestOf(const std::vector<report::ChainOccurrence>& all) {
+  // Of several ending together, the newest source's: the shortest.
+  return *std::max_element(all.begin(), all.end(), [](const auto& x, const auto& y) {
+    return x.endNs < y.endNs || (x.endNs == y.endNs && x.ns() > y.ns());
+  });
+}
+
+void checkMeasure(const shm::StatsSnapshot::Measure& top, const std::vector<report::ChainOccurrence>& report,
+                  std::int64_t planned, std::int64_t required) {
+  REQUIRE(!report.empty());
+  CHECK(top.count == report.size());
+  std::int64_t worst = report.front().ns();
+  std::uint64_t overPlanned = 0, overRequired = 0;
+  for (const report::ChainOccurrence& o : report) {
+    worst = std::max(worst, o.ns());
+    overPlanned += o.ns() > planned ? 1 : 0;
+    overRequired += required != kNoDuration && o.ns() > required ? 1 : 0;
+  }
+  CHECK(top.maxNs == worst);
+  CHECK(top.overPlanned == overPlanned);
+  CHECK(top.overRequired == overRequired);
+  CHECK(top.lastEndNs == latestOf(report).endNs);
+  CHECK(top.lastNs == latestOf(report).ns());
+  CHECK(top.unmatched == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the drain's chain figures equal tactus-report's on the same simulated run of a chain through a channel",
+          "[top-unit]") {
+  const char* root = std::getenv("TACTUS_SOURCE_ROOT");
+  REQUIRE(root != nullptr);
+  compiler::CompileOptions options;
+  options.input = std::string(root) + "/schedules/camera_pipeline_chain.yaml";
+  const std::string dir = test::scratchDir("top_chain_unit");
+  options.output = dir + "/g.tsched";
+  options.quiet = true;
+  auto compiled = compiler::compileFile(options);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  REQUIRE(compiled.has_value());
+  test::HeapSegment seg(compiled->schedule);
+  master::StatsPublisher publisher(seg.schedule, seg.view);
+  // Runs of WCET x U(0.5, 1), one in five three times its WCET: some occurrences over the bounds.
+  report::SimulationOptions sim;
+  sim.iterations = 30;
+  sim.overrunProbability = 0.2;
+  sim.overrunFactor = 3;
+  report::LogFile log;
+  log.records = report::simulateRun(seg.schedule, sim);
+  log.header = makeEventLogHeader(seg.schedule.identifier, 0);
+  log.header.runStartNs = sim.runStartNs;
+  // The drain's batches: 16 records at a time, each batch's releases after its runs (the master
+  // drains the release threads' rings after the workers').
+  for (std::size_t k = 0; k < log.records.size(); k += 16) {
+    std::vector<EventRecord> batch(
+        log.records.begin() + static_cast<std::ptrdiff_t>(k),
+        log.records.begin() + static_cast<std::ptrdiff_t>(std::min(k + 16, log.records.size())));
+    std::stable_partition(batch.begin(), batch.end(), [](const EventRecord& r) {
+      return r.kind != static_cast<std::uint16_t>(EventKind::kRelease);
+    });
+    publisher.see(batch.data(), batch.size(), 1);
+  }
+  const report::Analysis analysis = report::analyze(seg.schedule, log);
+  auto stats = shm::readStats(seg.view.stats());
+  REQUIRE(stats.has_value());
+  REQUIRE(stats->chains.size() == 1);
+  REQUIRE(analysis.chains.size() == 1);
+  const ChainInfo& chain = seg.schedule.chains.front();
+  INFO("reactions " << analysis.chains[0].reactions.size() << ", ages " << analysis.chains[0].ages.size());
+  checkMeasure(stats->chains[0].reaction, analysis.chains[0].reactions, chain.reactionNs, chain.maxReactionNs);
+  checkMeasure(stats->chains[0].age, analysis.chains[0].ages, chain.ageNs, chain.maxAgeNs);
+  CHECK(stats->chains[0].reaction.overPlanned > 0);  // the run exercised the bounds
 }

@@ -123,9 +123,9 @@ struct alignas(64) ChainMeasure {
   /// Occurrences given up: a run or release they need was not drained within kChainWindow
   /// iterations of the hyperepoch (a run that never ran, a record lost).
   std::atomic<std::uint64_t> unmatched;
-  std::atomic<std::int64_t> lastNs;          ///< the occurrence that ended latest: its length
-  std::atomic<std::int64_t> lastEndNs;       ///< and its end (CLOCK_MONOTONIC ns of the last run's end)
-  std::atomic<std::int64_t> maxNs;           ///< the longest occurrence
+  std::atomic<std::int64_t> lastNs;     ///< the occurrence that ended latest (of several: the shortest): its length
+  std::atomic<std::int64_t> lastEndNs;  ///< and its end (CLOCK_MONOTONIC ns of the last run's end)
+  std::atomic<std::int64_t> maxNs;      ///< the longest occurrence
   std::atomic<std::uint32_t> lastIteration;  ///< the latest occurrence's last run's iteration (low 32 bits)
   std::uint32_t reserved0;
 };
