@@ -21,7 +21,7 @@ std::size_t rowOf(std::int64_t iteration) { return static_cast<std::size_t>(iter
 }  // namespace
 
 ChainWatch::ChainWatch(const Schedule& schedule, const shm::SegmentView& view)
-    : schedule_(schedule), block_(view.stats()), channelArea_(view.channelArea()) {
+    : schedule_(schedule), view_(view), block_(view.stats()), channelArea_(view.channelArea()) {
   const std::size_t instances = schedule.instances.size();
   endSlot_.assign(instances, -1);
   startsChain_.assign(instances, 0);
@@ -99,13 +99,24 @@ void ChainWatch::enqueue(Chain& c, const Pending& p) {
 
 void ChainWatch::seeChannelWrite(const EventRecord& r, InstanceId instance) {
   // Where the writer run's version lies (client_lib/src/channels.cpp): buffer
-  // (slot + iteration * writes) mod depth of the channel's ring.
+  // (slot + iteration * writes) mod depth of the channel's ring, with the whole iteration: the
+  // record holds its low 32 bits, widened by the hyperepoch's completed count (within a few
+  // iterations of it), so a run past 2^32 iterations (50 days of 1 ms periods) looks in its buffer.
+  const InstanceInfo& in = schedule_.instances[instance];
+  const HyperepochId he = schedule_.epochs[schedule_.runnables[in.runnable].epoch].hyperepoch;
+  const std::uint64_t near = view_.hyperepoch(he).completed.load(kRelaxed);
+  std::uint64_t iteration = (near & ~std::uint64_t{0xffffffff}) | r.iteration;
+  if (iteration > near + (std::uint64_t{1} << 31) && iteration >= (std::uint64_t{1} << 32)) {
+    iteration -= std::uint64_t{1} << 32;
+  } else if (iteration + (std::uint64_t{1} << 31) < near) {
+    iteration += std::uint64_t{1} << 32;
+  }
   for (std::uint32_t k = writesBegin_[index(instance)]; k < writesBegin_[index(instance) + 1]; ++k) {
     const ChannelWrite& w = schedule_.channelWrites[writesOf_[k]];
     if (w.channel >= block_.header().channelCount || w.channel >= rings_.size()) continue;
     const shm::ChannelRing& ring = rings_[w.channel];
     if (ring.depth == 0) continue;
-    const std::uint64_t buffer = (w.slot + std::uint64_t{r.iteration} * ring.writes) % ring.depth;
+    const std::uint64_t buffer = (w.slot + iteration * ring.writes) % ring.depth;
     const std::uint64_t at = ring.offset + buffer * ring.stride;
     if (at + sizeof(shm::ChannelVersion) > channelArea_.size()) continue;
     const auto* v = reinterpret_cast<const shm::ChannelVersion*>(channelArea_.data() + at);

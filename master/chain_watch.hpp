@@ -10,7 +10,8 @@
 //   either    length = end of L - ideal release of S's frame (the master's kRelease record)
 //
 // An occurrence waits (in a table allocated once) until the drain has seen both runs' ends and the
-// release; one still waiting kChainWindow iterations after its last run's is counted unmatched.
+// release; one still waiting when the hyperepoch has run kChainWindow - 1 iterations past the older
+// of its runs (whose end would next be written over) is counted unmatched.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,7 @@ namespace tactus::master {
 /// (monitor) thread only, between the statistics block's beginWrite and endWrite.
 class ChainWatch {
  public:
-  /// `schedule` outlives the watch; `view` has its geometry (the channel area, the statistics
+  /// `schedule` and `view` outlive the watch; `view` has its geometry (the channel area, the statistics
   /// block initialized for the schedule's chains and channels).
   ChainWatch(const Schedule& schedule, const shm::SegmentView& view);
 
@@ -65,6 +66,7 @@ class ChainWatch {
   void enqueue(Chain& c, const Pending& p);
 
   const Schedule& schedule_;
+  const shm::SegmentView& view_;  // the hyperepochs' completed counts (a run's whole iteration)
   shm::StatsView block_;
   std::span<std::byte> channelArea_;
   std::vector<shm::ChannelRing> rings_;

@@ -20,8 +20,8 @@ namespace tactus::master {
 /// block's one writer.
 class StatsPublisher {
  public:
-  /// `schedule` outlives the publisher; `view` has its geometry, and its statistics block was
-  /// initialized for the schedule (SegmentView::initialize).
+  /// `schedule` and `view` outlive the publisher; `view` has its geometry, and its statistics
+  /// block was initialized for the schedule (SegmentView::initialize).
   StatsPublisher(const Schedule& schedule, const shm::SegmentView& view)
       : schedule_(schedule), block_(view.stats()), chains_(schedule, view) {}
 
