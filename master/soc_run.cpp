@@ -28,6 +28,11 @@ constexpr std::int64_t kStopForSwitch = 100;
 constexpr std::int64_t kReannounceNs = 100'000'000;
 constexpr std::int64_t kLinkSliceNs = 20'000'000;  // the link threads look at stop_ this often
 constexpr std::int64_t kCatchUpNs = 1'000'000'000;
+// How long a master's last word (its stopping state) waits for the others' acknowledgements: a
+// live peer acknowledges within a heartbeat (Cyclone's 100 ms; at most 138 ms in the multi-SoC
+// tests here), while a frozen one, or one that died within -o (still alive to DDS), never does:
+// waiting a second for it kept a master whose peer failed 1.1 s past -a (issue 48).
+constexpr std::int64_t kStateAckNs = 300'000'000;
 // The clock exchange (a follower's questions to the primary): a follower starts once this many
 // were answered, asked this often while it waits for them, then this often during the run.
 constexpr std::uint64_t kClockAtStart = 3;
@@ -308,7 +313,7 @@ void SocRun::finish(bool ok, const std::string& message) {
   // only just before, as when two masters refuse each other at the start, would otherwise never
   // hear it and wait out its -a). A peer that died is no longer alive, so nothing waits for it.
   (void)link_->announce(kStateStopping, ok ? 0 : 1, message);
-  (void)link_->awaitStateAcks(kCatchUpNs);
+  (void)link_->awaitStateAcks(kStateAckNs);
 }
 
 EventRecord SocRun::offsetRecord() const {

@@ -29,6 +29,9 @@ std::int64_t monotonicNs() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// PeerState::state of a master that announced the end of its run.
+constexpr std::uint32_t kPeerStopping = 3;
+
 // Ends kept per instance (schedule, runnable, frame): one per hyperepoch iteration, so a receiver
 // would have to fall this many iterations behind to lose one. Measured with bench/multisoc
 // link-handoff on loopback: keep-all gave a p99 of 1.3 ms (the ping-pong's: 0.07 ms), and one
@@ -162,15 +165,21 @@ class DdsLink final : public Link {
   }
 
   Result<void> init() {
-    // The domain, with tactus's default for how long a deleted writer waits for its readers'
-    // acknowledgements (Cyclone's Internal/WriterLingerDuration, 1 s by default): at the end of
-    // a run whose peer died, each writer waited that long for the dead peer (its master exited
-    // 2-3 s after naming the dead SoC; 0.2-0.6 s with this). A live peer on a link acknowledges
-    // within a round trip. The user's configuration (CYCLONEDDS_URI) comes after this fragment,
-    // so a value set there wins. Created already (another link of this process): used as it is.
-    std::string config =
-        "<CycloneDDS><Domain Id=\"any\"><Internal><WriterLingerDuration>100ms</WriterLingerDuration>"
-        "</Internal></Domain></CycloneDDS>";
+    // The domain, with tactus's defaults for two of Cyclone's waits on a peer that is gone:
+    // - the participant lease (Discovery/LeaseDuration, 10 s by default) is -o, the time after
+    //   which a silent master is gone for this run too: with Cyclone's own, a peer that died
+    //   stayed matched for 10 s, so this master's last announcement waited for its
+    //   acknowledgement until its time ran out, and the survivor exited 1.7 s after the kill with
+    //   -o 0.5 s (2.8 s under a manager: a link per schedule); 0.52-0.57 s with this;
+    // - how long a deleted writer waits for its readers' acknowledgements
+    //   (Internal/WriterLingerDuration, 1 s by default): 100 ms (a live peer on a link
+    //   acknowledges within a round trip).
+    // The user's configuration (CYCLONEDDS_URI) comes after this fragment, so a value set there
+    // wins. Created already (another link of this process, with the same -o): used as it is.
+    std::string config = "<CycloneDDS><Domain Id=\"any\"><Discovery><LeaseDuration>" +
+                         std::to_string(o_.livelinessNs / 1000) +
+                         "us</LeaseDuration></Discovery><Internal><WriterLingerDuration>100ms</WriterLingerDuration>"
+                         "</Internal></Domain></CycloneDDS>";
     if (const char* uri = std::getenv("CYCLONEDDS_URI"); uri != nullptr && *uri != '\0')
       config += std::string(",") + uri;
     {
@@ -302,17 +311,26 @@ class DdsLink final : public Link {
 
   bool awaitStateAcks(std::int64_t timeoutNs) override {
     const std::int64_t until = monotonicNs() + std::max<std::int64_t>(timeoutNs, 0);
-    const auto alive = static_cast<std::uint32_t>(aliveSocs().size());
+    // In slices, each asking again who is still to hear it: a peer whose run ended (it announced
+    // its own stopping state) or that was lost needs no last word, and Cyclone's wait for acks does
+    // not end when a reader goes away (a peer that ended first held this wait for its whole time).
+    constexpr std::int64_t kSliceNs = 10'000'000;
     for (;;) {
+      pollStates();
+      std::uint32_t listening = 0;
+      for (const PeerState& p : peers_) listening += p.alive && p.state != kPeerStopping ? 1 : 0;
+      if (listening == 0) return true;
       dds_publication_matched_status_t pub{};
       if (dds_get_publication_matched_status(stateWriter_, &pub) < 0) return false;
-      if (pub.current_count >= alive) break;
-      if (monotonicNs() >= until) return false;
-      timespec pause{0, 1'000'000};
-      nanosleep(&pause, nullptr);
+      const std::int64_t left = until - monotonicNs();
+      if (left <= 0) return false;
+      if (pub.current_count >= listening && dds_wait_for_acks(stateWriter_, std::min(left, kSliceNs)) == DDS_RETCODE_OK)
+        return true;
+      if (pub.current_count < listening) {
+        timespec pause{0, 1'000'000};
+        nanosleep(&pause, nullptr);
+      }
     }
-    const std::int64_t left = until - monotonicNs();
-    return left > 0 && dds_wait_for_acks(stateWriter_, left) == DDS_RETCODE_OK;
   }
 
   std::vector<std::uint32_t> aliveSocs() override {

@@ -670,10 +670,18 @@ TEST_CASE("a master killed on one SoC ends the run on the other, naming its SoC"
       usleep(300000);
       const pid_t victim = killed == "SocA" ? t.masterA : t.masterB;
       const pid_t survivor = killed == "SocA" ? t.masterB : t.masterA;
+      const auto killedAt = std::chrono::steady_clock::now();
       REQUIRE(kill(victim, SIGKILL) == 0);
-      CHECK(waitFor(victim, 5000) == 128 + SIGKILL);
       const int timeoutMs = static_cast<int>(15000 * timeScale());
       CHECK(waitFor(survivor, timeoutMs) == 1);
+      // Within -o and half a second: the survivor used to linger 1.7 s (its last announcement
+      // waited a second for the dead peer's acknowledgement: DDS kept the dead participant matched
+      // for its own 10 s lease).
+      const long tookMs = static_cast<long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killedAt).count());
+      CHECK(waitFor(victim, 5000) == 128 + SIGKILL);
+      INFO("the survivor exited " << tookMs << " ms after the kill");
+      CHECK(tookMs < static_cast<long>((500 + 500) * timeScale()));
       CHECK(waitFor(t.clientA, timeoutMs) != -1);
       CHECK(waitFor(t.clientB, timeoutMs) != -1);
       const std::string survivorOut = t.out(killed == "SocA" ? "masterSocB" : "masterSocA");
@@ -723,6 +731,31 @@ TEST_CASE("a SoC whose master never starts makes the start time out, naming that
   INFO(t.out("masterSocA") << t.out("Sensor"));
   CHECK(t.out("masterSocA").find("no master of SoC 'SocB' was ready within -a 2 s") != std::string::npos);
   CHECK(t.out("Sensor").find("status=timeout") != std::string::npos);
+  CHECK(t.shmClean());
+}
+
+TEST_CASE("a start that times out (-a) over a peer seen and then frozen ends within -a and half a second",
+          "[multisoc][failure]") {
+  // SocB's master comes but its client does not (it is never ready), then it freezes: within its
+  // -o it is alive to DDS and never acknowledges SocA's last announcement, which SocA used to wait
+  // a second for (it exited 3.1 s after its start with -a 2).
+  TwoSocs t("soc_frozen_peer", 47);
+  t.masterB = t.master("SocB", {"-a", "30"});
+  t.masterA = t.master("SocA", {"-a", "2"});
+  const auto startedAt = std::chrono::steady_clock::now();
+  t.clientA = t.client("Sensor");
+  usleep(1'000'000);
+  REQUIRE(kill(t.masterB, SIGSTOP) == 0);
+  const int timeoutMs = static_cast<int>(15000 * timeScale());
+  CHECK(waitFor(t.masterA, timeoutMs) == 1);
+  const long tookMs = static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - startedAt).count());
+  REQUIRE(kill(t.masterB, SIGCONT) == 0);
+  CHECK(waitFor(t.clientA, timeoutMs) != 0);
+  CHECK(waitFor(t.masterB, timeoutMs) == 1);
+  INFO(t.out("masterSocA") << t.out("masterSocB") << "SocA exited " << tookMs << " ms after its start");
+  CHECK(t.out("masterSocA").find("no master of SoC 'SocB' was ready within -a 2 s") != std::string::npos);
+  CHECK(tookMs < static_cast<long>(2000 + 500 * timeScale()));
   CHECK(t.shmClean());
 }
 

@@ -27,7 +27,8 @@ struct LinkOptions {
   std::uint16_t schedule = 0;                 ///< schedule identifier: keys every sample
   std::uint32_t soc = 0;                      ///< this master's SoC (index into the schedule's SoCs)
   std::uint32_t primary = 0;                  ///< the primary SoC this master follows or is (announced)
-  std::int64_t livelinessNs = 5'000'000'000;  ///< a peer silent this long is lost (`-o`, STM's 5 s)
+  std::int64_t livelinessNs = 5'000'000'000;  ///< a peer silent this long is lost (`-o`, STM's 5 s): its
+                                              ///< writers' liveliness and its DDS participant's lease
 };
 
 /// A runnable end published by another SoC's master.
@@ -96,10 +97,11 @@ class Link {
   /// Announces this master (state: 1 ready, 2 running, 3 stopping) to the others; with state 3,
   /// `status` (0: the run ended well) and `message` (cut to 200 bytes) say how the run ended.
   virtual Result<void> announce(std::uint32_t state, std::int32_t status = 0, const std::string& message = "") = 0;
-  /// Waits at most `timeoutNs` until every other master seen alive has a reader matched with this
-  /// link's state writer and has acknowledged the last announce: a master's last word (its stopping
-  /// state, then closing the link) reaches a peer that discovered this link only just before. False
-  /// when the time ran out first.
+  /// Waits at most `timeoutNs` until every other master seen alive and still running (not lost, no
+  /// stopping state of its own) has a reader matched with this link's state writer and has
+  /// acknowledged the last announce: a master's last word (its stopping state, then closing the
+  /// link) reaches a peer that discovered this link only just before. False when the time ran out
+  /// first (a frozen peer, or one that died within -o, never acknowledges).
   virtual bool awaitStateAcks(std::int64_t timeoutNs) = 0;
   /// Every other master seen so far, by SoC (ascending).
   virtual std::vector<PeerState> peers() = 0;
