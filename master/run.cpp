@@ -355,12 +355,33 @@ std::optional<RunEnd> Run::stopBySignal() {
   if (!switching && (running == nullptr || stopped(*running)))
     return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, message};
   if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
+  // Whoever holds the stop up: a release thread of any schedule that still waits for a client (in
+  // a switch, the schedule it stops; a rollover waits for that one's last iteration).
   ClientId c = kNone;
-  const std::string blocker = running != nullptr ? running->stalls->graceText(c) : "";
-  if (c != kNone) leftBehind_ = running->schedule.clients[c].name;
+  const std::string blocker = graceBlocker(running, c);
   return RunEnd{
       SegmentState::kFinished, StopReason::kSignal, c,
       message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs) : blocker)};
+}
+
+// The client that holds up a stop once its grace ran out ("; client 'C' did not finish runnable ...", and
+// the client, who is left behind), asked of every schedule's release threads: the running one's,
+// and during a switch (`running` is null then) the one it stops. "" when none waits for a client.
+std::string Run::graceBlocker(Mode* running, ClientId& client) {
+  std::vector<Mode*> order;
+  if (running != nullptr) order.push_back(running);
+  for (auto& m : modes_) {
+    if (order.empty() || m.get() != order.front()) order.push_back(m.get());
+  }
+  for (Mode* m : order) {
+    ClientId c = kNone;
+    std::string text = m->stalls->graceText(c);
+    if (c == kNone) continue;
+    client = c;
+    leftBehind_ = m->schedule.clients[c].name;
+    return text;
+  }
+  return "";
 }
 
 namespace {

@@ -196,6 +196,7 @@ class Run {
   /// written over): the end naming it; nothing while it is whole.
   std::optional<RunEnd> channelDamage() const;
   std::optional<RunEnd> stopBySignal();
+  std::string graceBlocker(Mode* running, ClientId& client);
   bool stopped(const Mode& mode) const;
   std::optional<RunEnd> drainAll();
   bool allEntered() const;

@@ -70,6 +70,11 @@ void Run::wakeActivated(const Mode& mode, HyperepochId he) {
 // rollover (from != kNoSchedule) waits for every client's switch callbacks, then releases the
 // first frame at once on this thread (startHyperepochNow); a start releases at `startNs`.
 bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+  // The run has ended (a rollover's A hyperepoch then left its last iteration at the abort, not at
+  // its boundary): nothing starts, and the request is answered as cut short by that end. The waits
+  // below see the end only while their word is short of its target, which a hyperepoch that never
+  // ran has reached already.
+  if (runEnded_.load() || mode.control.aborted()) return false;
   shm::SwitchSlot& sw = mode.owner->view().switching(he);
   if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
   const std::uint32_t waitFor = armActivation(mode, he, from);

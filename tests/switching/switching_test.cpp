@@ -1262,6 +1262,55 @@ TEST_CASE("SIGTERM to a managed master while a client is frozen ends within the 
   CHECK_FALSE(segmentPresent(run.instance + ".manager"));
 }
 
+TEST_CASE("SIGTERM while a rollover waits on a frozen client: the master names it within the grace, the rollover fails",
+          "[switching][fault][signal]") {
+  // The rollover from 641 waits for 641's last iteration, which frozen Client1 never finishes. The
+  // master used to take 1.5 s (the grace, then a second waiting for the frozen client to leave),
+  // said nothing on stderr, blamed "a schedule switch", and the waiting tactus-manager exited 0
+  // saying "rolled over" (the abort ended 641's hyperepochs and 642 was started after the end).
+  SwitchRun run("mgrtermroll", {modeYaml(641, 2, 1000, false), modeYaml(642, 2, 1000, false)});
+  const pid_t m = run.master({"-t", "-1"});  // no budget: only the signal ends this run
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(641));
+  REQUIRE(awaitIterations(20));
+  tactus::manager::shutdown();  // the command below claims the channel
+  ::kill(c1, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t roll = run.tool({"rollover", "642", "641"}, "rollover");
+  // The request is taken within milliseconds; the switch then waits for Client1.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(m, SIGTERM);
+  const auto cause = std::chrono::steady_clock::now();
+  CHECK(waitFor(m, kWaitMs) == 0);
+  const long tookMs = msSince(cause);
+  const std::string master = readFile(run.out("master"));
+  const std::string rolled = readFile(run.out("rollover"));
+  INFO(master << "\nrollover: " << rolled << "\nmaster ended " << tookMs << " ms after SIGTERM");
+  // The grace (0.5 s) and the end; not a second more for the frozen client to leave.
+  CHECK(tookMs < static_cast<long>(1000 * timeScale()));
+  CHECK(master.find("the master was stopped by a signal; client 'Client1' did not finish runnable 'Client1.R") !=
+        std::string::npos);
+  CHECK(master.find("a schedule switch did not end") == std::string::npos);
+  // The manager's request reports what happened: the run ended before the rollover did.
+  CHECK(waitFor(roll, kWaitMs) == 1);
+  CHECK(rolled.find("rolled over") == std::string::npos);
+  CHECK(rolled.find("the run ended during the rollover: the master was stopped by a signal; client 'Client1'") !=
+        std::string::npos);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(readFile(run.out("Client0")).find("did not finish runnable 'Client1.R") != std::string::npos);
+  ::kill(c1, SIGCONT);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  CHECK_FALSE(segmentPresent(run.instance));
+  CHECK_FALSE(segmentPresent(run.instance + ".schedule1"));
+  CHECK_FALSE(segmentPresent(run.instance + ".manager"));
+  // Nothing of 642 ran: the rollover never switched.
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  CHECK(runsOf(*log, 642).empty());
+}
+
 TEST_CASE("kill -9 of a managed master leaves nothing in /dev/shm: its clients remove the segments and the channel",
           "[switching][fault]") {
   SwitchRun run("mgrkill9", {modeYaml(631, 2, 1000, false), modeYaml(632, 2, 1000, false)});
