@@ -314,14 +314,19 @@ bool Run::stopped(const Mode& mode) const {
   return true;
 }
 
-// SIGTERM or SIGINT (or, multi-SoC, another SoC's master asked the primary to stop): the running schedule stops at its
-// iteration boundary; a client that does not finish its iteration within the grace is named and left behind. The end
-// once the schedule stopped or the grace ran out, nothing meanwhile.
+// SIGTERM or SIGINT (or, multi-SoC, another SoC's master asked the primary to stop, or the primary's stop for its
+// signal reached a follower): the running schedule stops at its iteration boundary; a client that does not finish its
+// iteration within the grace is named and left behind. The end once the schedule stopped or the grace ran out, nothing
+// meanwhile.
 std::optional<RunEnd> Run::stopBySignal() {
   const std::int64_t now = ipc::monotonicNs();
   if (!runStarted_)
     return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone,
                   "the master was stopped by a signal before the run started"};
+  // A follower stopped by the primary's signal: the primary's stop samples stop its hyperepochs and
+  // its own end (endOfFrames, followSwitches) says so; here only the grace is kept, so that a
+  // client of either SoC that holds up this SoC's last iteration is named, not the link (-o).
+  const bool byPrimary = gSignal.load() == 0 && followsPrimarySignal();
   // A switch in flight owns the schedules' state until it answers (at most the grace). Read once:
   // a switch that ends between two reads would leave the schedule it started unstopped.
   const bool switching = switcherBusy_.load();
@@ -329,7 +334,9 @@ std::optional<RunEnd> Run::stopBySignal() {
   if (signalAtNs_ == 0) {
     signalAtNs_ = now;
     for (auto& m : modes_) m->owner->markStopping(StopReason::kSignal);
-    if (!managed()) {
+    if (byPrimary) {
+      // Nothing to ask: the primary stops every SoC.
+    } else if (!managed()) {
       running->control.requestStop(StopReason::kSignal, kNone);
       if (soc_) soc_->requestStop();  // a follower: the primary stops every SoC
     } else if (follower()) {
@@ -348,17 +355,21 @@ std::optional<RunEnd> Run::stopBySignal() {
     if (running->soc) running->control.requestStop(StopReason::kSignal, kNone);
     askBoundaryStop(*running);
   }
-  const std::string message =
-      managed() && gSignal.load() == 0 && soc_ != nullptr && soc_->peerAskedStop()
-          ? "another SoC's master asked to stop the run (its signal, or a client's exit request)"
-          : "the master was stopped by a signal";
-  if (!switching && (running == nullptr || stopped(*running)))
+  std::string message = "the master was stopped by a signal";
+  if (byPrimary) {
+    message = "the master of the primary SoC " + soc_->socName(soc_->primary()) + " was stopped by a signal";
+  } else if (managed() && gSignal.load() == 0 && soc_ != nullptr && soc_->peerAskedStop()) {
+    message = "another SoC's master asked to stop the run (its signal, or a client's exit request)";
+  }
+  if (!byPrimary && !switching && (running == nullptr || stopped(*running)))
     return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, message};
   if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
   // Whoever holds the stop up: a release thread of any schedule that still waits for a client (in
   // a switch, the schedule it stops; a rollover waits for that one's last iteration).
   ClientId c = kNone;
   const std::string blocker = graceBlocker(running, c);
+  // A follower that no client holds up ends as the primary's stop says (its own end comes).
+  if (byPrimary && blocker.empty()) return std::nullopt;
   return RunEnd{
       SegmentState::kFinished, StopReason::kSignal, c,
       message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs) : blocker)};
@@ -781,9 +792,14 @@ std::optional<RunEnd> Run::endOfFrames() {
 // A signal to this master, or (multi-SoC) another SoC's master asked the primary to stop: both
 // stop the run at its iteration boundary, within the grace.
 bool Run::stoppingBySignal() const {
-  if (gSignal.load() != 0 || (soc_ && soc_->peerAskedStop())) return true;
+  if (gSignal.load() != 0 || (soc_ && soc_->peerAskedStop()) || followsPrimarySignal()) return true;
   const RunControl& control = modes_.front()->control;
   return !managed() && control.stopRequested() && control.stopReason() == StopReason::kSignal;
+}
+
+// A follower SoC whose primary stops the run for a signal (its stop samples say so).
+bool Run::followsPrimarySignal() const {
+  return soc_ != nullptr && soc_->follower() && soc_->primaryStopReason() == StopReason::kSignal;
 }
 
 // How long the monitor loop may sleep: to the next idle window of a running schedule without a
@@ -922,7 +938,7 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   if (code != kExitOk || !leftBehind_.empty()) err_ << "tactus-master: " << message << "\n";
   if (code == kExitOk) reportTotals(message);  // a run that went well says so, in one line
   for (auto& m : modes_) {
-    if (m->soc) m->soc->finish(code == kExitOk, message);
+    if (m->soc) m->soc->finish(code == kExitOk, message, end ? end->reason : StopReason::kError);
   }
   if (soc_) {
     if (log_.isOpen()) {  // the clocks, for tactus-report to merge the SoCs' logs on the primary's

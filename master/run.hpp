@@ -185,6 +185,7 @@ class Run {
   std::optional<RunEnd> endOfFrames();
   std::int64_t sleepNs() const;
   bool stoppingBySignal() const;
+  bool followsPrimarySignal() const;
   int closeRun(const std::optional<RunEnd>& end);
   void waitForClientsToLeave();
   void reportTotals(const std::string& message);

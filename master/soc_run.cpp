@@ -63,7 +63,8 @@ SocRun::SocRun(const Schedule& schedule, const RunPlan& plan, const shm::Segment
       exported_(schedule.hyperepochs.size()),
       byRunnableFrame_(instancesByRunnableFrame(schedule)),  // for the ends that arrive keyed so
       exportedIterations_(std::make_unique<std::atomic<std::uint64_t>[]>(schedule.hyperepochs.size())),
-      follow_(std::make_unique<Follow[]>(schedule.hyperepochs.size())) {
+      follow_(std::make_unique<Follow[]>(schedule.hyperepochs.size())),
+      unstopped_(std::make_unique<std::atomic<std::uint64_t>[]>(schedule.hyperepochs.size())) {
   // The ends to export: this SoC's instances that an instance of another SoC waits for, each
   // hyperepoch's in planned end order (the exporter waits for them one after another).
   std::vector<bool> wanted(schedule.instances.size(), false);
@@ -264,8 +265,11 @@ std::optional<RunEnd> SocRun::checkPeers() {
         control_.requestStop(shm::StopReason::kSignal, kNone);  // managed: Run stops the running schedule
     }
     // The primary ended well: its stop reaches this follower's release threads first (they then
-    // end this run). Still running -o after it means the stop was lost with the primary's link.
-    if (follower() && p.soc == o_.primary && p.state == kStateStopping && p.status == 0) {
+    // end this run). Still running -o after it means the stop was lost with the primary's link;
+    // a stop for a signal that did arrive is held up here by a client, which the master's grace
+    // names (Run::stopBySignal), not the link.
+    if (follower() && p.soc == o_.primary && p.state == kStateStopping && p.status == 0 &&
+        primaryStopReason() != shm::StopReason::kSignal) {
       const std::int64_t now = ipc::monotonicNs();
       if (primaryStoppedNs_ == 0) primaryStoppedNs_ = now;
       if (now - primaryStoppedNs_ > o_.livelinessNs) {
@@ -291,7 +295,15 @@ void SocRun::requestStop() {
   (void)link_->announce(kStateStopAsked);
 }
 
-void SocRun::finish(bool ok, const std::string& message) {
+void SocRun::finish(bool ok, const std::string& message, shm::StopReason reason) {
+  if (ok && !follower()) {
+    // A release thread that the end took out of its wait for an iteration (the grace of a stop
+    // ran out) published no stop: the followers would wait for one until -o and fail.
+    for (HyperepochId he : schedule_.hyperepochs.ids()) {
+      const std::uint64_t next = unstopped_[index(he)].exchange(0);
+      if (next != 0 && link_) (void)link_->publishRelease(index(he), next - 1, static_cast<std::int64_t>(reason), next);
+    }
+  }
   if (ok) {
     // Every end of the iterations this SoC completed must reach the SoCs that wait for it.
     const std::int64_t deadline = ipc::monotonicNs() + kCatchUpNs;
@@ -360,6 +372,7 @@ std::string SocRun::offsetText() const {
 }
 
 void SocRun::started(HyperepochId he, std::uint64_t iteration, std::int64_t startNs) {
+  unstopped_[index(he)].store(iteration + 2);
   (void)link_->publishRelease(index(he), iteration, startNs, 0);
 }
 
@@ -369,6 +382,7 @@ void SocRun::stopped(HyperepochId he, std::uint64_t iteration) {
   // Under a manager a hyperepoch stops at every switch: the run's stop is ending()'s.
   const shm::StopReason reason = control_.stopRequested() ? control_.stopReason() : shm::StopReason::kFrameLimit;
   if (!o_.managed) stopSent_.store(true, std::memory_order_release);
+  unstopped_[index(he)].store(0);
   const bool forSwitch = o_.managed && follow_[index(he)].switchStop.exchange(false, std::memory_order_acq_rel);
   (void)link_->publishRelease(index(he), iteration, forSwitch ? kStopForSwitch : static_cast<std::int64_t>(reason),
                               iteration + 1);

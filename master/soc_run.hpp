@@ -80,8 +80,11 @@ class SocRun final : public IterationSync {
   /// Asks the primary to stop the run at the next iteration boundary (a follower's signal).
   void requestStop();
   /// Ends the run's link work: waits (at most 1 s) until every end of the completed iterations is
-  /// published when the run ended well, stops the threads, and announces how the run ended.
-  void finish(bool ok, const std::string& message);
+  /// published when the run ended well, stops the threads, and announces how the run ended. On the
+  /// primary, a run that ended well (for `reason`) stops the followers' hyperepochs whose release
+  /// thread left without its stop (the end came while it waited for an iteration: a frozen client),
+  /// so every SoC learns the reason, not only that this master ended.
+  void finish(bool ok, const std::string& message, shm::StopReason reason = shm::StopReason::kFrameLimit);
   /// A follower: why the primary stopped the run (its stop samples carry it), once one came.
   std::optional<shm::StopReason> primaryStopReason() const;
   /// The primary: another SoC's master asked to stop the run (its signal, or a client's exit request there).
@@ -199,6 +202,9 @@ class SocRun final : public IterationSync {
   std::uint64_t clockAsked_ = 0;                 // questions asked (the monitor loop's)
   std::int64_t clockAskedNs_ = 0;                // when the last one was
   std::atomic<std::uint32_t> primaryStop_{0};    // a follower: the primary's StopReason from its stop samples
+  // The primary, per hyperepoch: the iteration after the last one started, plus one, while no stop
+  // followed it (0: stopped, or never started); finish() stops the followers there.
+  std::unique_ptr<std::atomic<std::uint64_t>[]> unstopped_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> stopSent_{false};       // the primary: a release thread published the run's stop
   std::atomic<bool> peerAskedStop_{false};  // the primary: a follower asked to stop the run

@@ -10,7 +10,9 @@
 #             SoC's master, the manager talking to the primary's)
 #   columns   run (-e N, or start/rollover/exit under the manager), client kill -9, client frozen
 #             (SIGSTOP, a small -t: 'is stuck'), master SIGTERM with a client frozen (the 0.5 s
-#             grace names it), master kill -9 (the clients remove its segments), the event log
+#             grace names it), the primary SIGTERMed with the follower's client frozen (multi-SoC:
+#             a clean end on both SoCs, each naming it), master kill -9 (the clients remove its
+#             segments; multi-SoC: the survivor exits within -o + 0.5 s), the event log
 #             (tactus-report --json, --fail-on-violation), CUDA submitters on the stand-in, check
 #             mode (clients under tactus-check)
 #
@@ -55,11 +57,12 @@ SOC_ITERATIONS = 50
 ROWS = ["single", "managed", "multisoc", "managed-multisoc"]
 ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
              "managed-multisoc": "managed multi-SoC"}
-COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "master-kill", "truncated",
-           "report", "cuda", "check"]
+COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "primary-sigterm", "master-kill",
+           "truncated", "report", "cuda", "check"]
 COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
                 "client-exit-stuck": "exit request, a client frozen",
-                "master-sigterm": "master SIGTERM, client frozen", "master-kill": "master kill -9",
+                "master-sigterm": "master SIGTERM, client frozen",
+                "primary-sigterm": "primary SIGTERM, client frozen", "master-kill": "master kill -9",
                 "truncated": "segment truncated",
                 "report": "event log report", "cuda": "CUDA stand-in", "check": "check mode"}
 
@@ -637,6 +640,48 @@ def col_master_sigterm(cell, row):
     cell.outcome = "%s; master ended %.2f s after SIGTERM naming '%s'" % (cell.statuses(), took, row.victim)
 
 
+def col_primary_sigterm(cell, row):
+    """Multi-SoC: SIGTERM to the primary's master (SocA) while the follower's client (Planner, on
+    SocB) is frozen: a clean end on every SoC. Both masters exit 0 within a bound of the grace, each
+    naming the frozen client where it holds its SoC's stop (SocA: Planner's end does not arrive;
+    SocB: Planner does not finish its runnable); continued, every client ends 0; nothing is left.
+    (The follower used to exit 1 blaming the link, its last iteration 'did not reach SoC 'SocB'
+    within -o', and its clients failed: the primary, held in an overrun by the frozen client, never
+    sent its stop.)"""
+    if not row.multisoc:
+        raise Skip("multi-SoC rows only (one master: the master SIGTERM column)")
+    row.start(cell)
+    row.await_running(cell)
+    time.sleep(0.2)
+    victim = cell.clients[row.victim]
+    victim.send(signal.SIGSTOP)
+    time.sleep(0.05)
+    primary, follower = cell.masters[0], cell.masters[1]
+    primary.send(signal.SIGTERM)
+    t0 = now()
+    if not cell.expect_ended(cell.masters, t0 + GRACE_BOUND_S, "%.1f s after SIGTERM to the primary (grace %.1f s)"
+                             % (GRACE_BOUND_S, GRACE_S)):
+        raise CellAbort()
+    took = [m.ended - t0 for m in cell.masters]
+    for m in cell.masters:
+        cell.expect_status(m, 0, "a stop by a signal, on every SoC")
+    held = r"client '%s' did not finish runnable '%s\.\w+' within 500ms" % (row.victim, row.victim)
+    for m, what in ((primary, held + r" \(on SoC 'SocB'\)"),
+                    (follower, r"the master of the primary SoC 'SocA' was stopped by a signal; " + held)):
+        if not re.search(what, m.stderr()):  # on its own stderr, not only through the segment or with -v
+            cell.fail("%s did not name the frozen client on stderr (/%s/); stderr: %s" % (
+                m.name, what, m.stderr()[-600:]))
+    victim.send(signal.SIGCONT)
+    cell.expect_ended(cell.procs, now() + END_S, "%.0f s after SIGCONT" % END_S)
+    for c in cell.clients.values():
+        cell.expect_status(c, 0, "a stop by a signal")
+        cell.expect_says(c, r"status=stopped-by-signal", "end stopped by a signal")
+    cell.expect_says(cell.clients["Sensor"], held, "name the frozen client (its master's end)")
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; SocA ended %.2f s, SocB %.2f s after SIGTERM, each naming '%s'" % (
+        cell.statuses(), took[0], took[1], row.victim)
+
+
 def col_master_kill(cell, row):
     """kill -9 of the master (multi-SoC: the primary): the clients end or wait for a new master,
     saying so; its segments are removed by the clients; nothing is left. Multi-SoC: the surviving
@@ -842,7 +887,8 @@ def col_check(cell, row):
 COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": col_client_stuck,
                 "client-exit-stuck": col_client_exit_stuck,
                 "truncated": col_truncated,
-                "master-sigterm": col_master_sigterm, "master-kill": col_master_kill, "report": col_report,
+                "master-sigterm": col_master_sigterm, "primary-sigterm": col_primary_sigterm,
+                "master-kill": col_master_kill, "report": col_report,
                 "cuda": col_cuda, "check": col_check}
 
 # Cells that show a known master bug: (row, column) -> (a pattern every failure of the cell matches,
