@@ -500,6 +500,18 @@ std::string Run::endedBecause() const {
   return endMessage_.empty() ? std::string() : ": " + endMessage_;
 }
 
+// The name of the client `end` names ("" for none): its id belongs to the schedule whose name for it
+// the message quotes.
+std::string Run::clientNamed(const RunEnd& end) const {
+  for (const auto& m : modes_) {
+    if (end.client != kNone && m->schedule.clients.contains(end.client) &&
+        end.message.find(quoted(m->schedule.clients[end.client].name)) != std::string::npos) {
+      return m->schedule.clients[end.client].name;
+    }
+  }
+  return "";
+}
+
 // Publishes the end in every schedule's segment, the client it names translated to each schedule.
 void Run::endEverywhere(const RunEnd& end) {
   {
@@ -507,14 +519,8 @@ void Run::endEverywhere(const RunEnd& end) {
     if (endMessage_.empty()) endMessage_ = end.message;
   }
   if (runEnded_.exchange(true)) return;
-  std::string clientName;
   for (auto& m : modes_) m->control.abort();
-  for (auto& m : modes_) {
-    if (end.client != kNone && clientName.empty() && m->schedule.clients.contains(end.client) &&
-        end.message.find(quoted(m->schedule.clients[end.client].name)) != std::string::npos) {
-      clientName = m->schedule.clients[end.client].name;
-    }
-  }
+  const std::string clientName = clientNamed(end);
   for (auto& m : modes_) {
     RunEnd local = end;
     if (modes_.size() > 1) {
@@ -851,7 +857,7 @@ std::optional<RunEnd> Run::superviseUntilEnd() {
 }
 
 // Waits (at most kClientExitWaitNs) for the clients to leave, but for one a stop's grace left behind
-// (it is frozen or hangs in a runnable: nothing it does now changes the end).
+// or the end named stuck (it is frozen or hangs in a runnable: nothing it does now changes the end).
 void Run::waitForClientsToLeave() {
   const std::int64_t leaveBy = ipc::monotonicNs() + kClientExitWaitNs;
   const auto gone = [&](const auto& m) { return m->monitor->allGone(clientIndex(m->schedule, leftBehind_)); };
@@ -919,6 +925,9 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
       if (const std::string brief = m->overruns->summary(true); !brief.empty()) said.message += "; overruns: " + brief;
     }
     code = finish(said);
+    // A client the end names stuck (frozen, or hanging in a runnable) does not leave either: it is
+    // not waited for (its master lingered a second after naming it).
+    if (end->reason == StopReason::kStuck && leftBehind_.empty()) leftBehind_ = clientNamed(*end);
   }
   for (auto& m : modes_) m->control.abort();
   stopSwitcher();

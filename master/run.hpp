@@ -204,6 +204,7 @@ class Run {
   int finish(const RunEnd& end);
   int badInput(const Error& error);  // says it on stderr; kExitBadInput
   void endEverywhere(const RunEnd& end);
+  std::string clientNamed(const RunEnd& end) const;
   std::string endedBecause() const;
   // manager_requests.cpp: the channel and the requests.
   Result<void> createChannel();

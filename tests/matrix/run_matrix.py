@@ -51,6 +51,7 @@ GRACE_BOUND_S = 3.0 * SCALE  # SIGTERM -> the master's end with a frozen client 
 STUCK_T_US = int(1_500_000 * SCALE)  # -t of the frozen-client cells
 RUN_WAIT_S = 30.0 * SCALE    # start-up and a whole -e run (DDS discovery included)
 SURVIVOR_S = 0.5             # a master whose peer died exits within its -o and this (issue 48)
+STUCK_END_S = 0.5            # a master exits within -t and this of a client's freeze (it used to wait 1 s more)
 ITERATIONS = 10
 SOC_ITERATIONS = 50
 
@@ -558,6 +559,9 @@ def col_client_stuck(cell, row):
     cell.expect_status(owner, 1)
     cell.expect_says(owner, r"client '%s' \(pid %d\) is stuck" % (row.victim, victim.pid),
                      "name the frozen client as stuck")
+    if took > STUCK_T_US / 1e6 + STUCK_END_S * SCALE:  # not waiting for the client it named to leave
+        cell.fail("%s exited %.2f s after the freeze, beyond -t %.1f s + %.1f s" % (
+            owner.name, took, STUCK_T_US / 1e6, STUCK_END_S))
     if row.multisoc:
         cell.expect_ended(cell.masters, now() + END_S, "after SocB's master ended")
         cell.expect_status(cell.masters[0], 1)
@@ -568,7 +572,7 @@ def col_client_stuck(cell, row):
     for c in cell.clients.values():
         cell.expect_status(c, {1} if not row.multisoc else {10 + k for k in range(1, 20)})
     cell.expect_clean("after every process ended")
-    cell.outcome = "%s; master names '%s' stuck %.1f s after SIGSTOP (-t %.1f s)" % (
+    cell.outcome = "%s; master names '%s' stuck and exits %.2f s after SIGSTOP (-t %.1f s)" % (
         cell.statuses(), row.victim, took, STUCK_T_US / 1e6)
 
 
@@ -596,6 +600,9 @@ def col_client_exit_stuck(cell, row):
     cell.expect_status(owner, 1)
     cell.expect_says(owner, r"client '%s' \(pid %d\) is stuck" % (row.victim, victim.pid),
                      "name the frozen client as stuck")
+    if took > STUCK_T_US / 1e6 + STUCK_END_S * SCALE:  # not waiting for the client it named to leave
+        cell.fail("the masters exited %.2f s after the exit request, beyond -t %.1f s + %.1f s" % (
+            took, STUCK_T_US / 1e6, STUCK_END_S))
     if row.multisoc:
         cell.expect_status(cell.masters[0], 1)
         cell.expect_says(cell.masters[0], r"SoC 'SocB' ended the run: (schedule \d+: )?client 'Planner'",
@@ -603,7 +610,7 @@ def col_client_exit_stuck(cell, row):
     victim.send(signal.SIGCONT)
     cell.expect_ended(cell.procs, now() + END_S, "%.0f s after SIGCONT" % END_S)
     cell.expect_clean("after every process ended")
-    cell.outcome = "%s; the masters ended %.1f s after the exit request, naming '%s' stuck (-t %.1f s)" % (
+    cell.outcome = "%s; the masters ended %.2f s after the exit request, naming '%s' stuck (-t %.1f s)" % (
         cell.statuses(), took, row.victim, STUCK_T_US / 1e6)
 
 
