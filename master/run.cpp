@@ -342,8 +342,12 @@ std::optional<RunEnd> Run::stopBySignal() {
     } else if (follower()) {
       soc_->requestStop();  // the primary stops the running schedule on every SoC
     } else {
+      // Multi-SoC: every schedule's stop samples from now on say the signal (a switch in flight
+      // may stop or abort one that is not the running one), so each follower ends as stopped.
       for (auto& m : modes_) {
-        if (m->soc) m->soc->ending();
+        if (!m->soc) continue;
+        m->soc->ending();
+        m->control.requestStop(StopReason::kSignal, kNone);
       }
     }
   }

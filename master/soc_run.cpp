@@ -383,7 +383,9 @@ void SocRun::stopped(HyperepochId he, std::uint64_t iteration) {
   const shm::StopReason reason = control_.stopRequested() ? control_.stopReason() : shm::StopReason::kFrameLimit;
   if (!o_.managed) stopSent_.store(true, std::memory_order_release);
   unstopped_[index(he)].store(0);
-  const bool forSwitch = o_.managed && follow_[index(he)].switchStop.exchange(false, std::memory_order_acq_rel);
+  // An aborted hyperepoch's stop is the run's end, never the switch it was marked for.
+  const bool forSwitch =
+      o_.managed && !control_.aborted() && follow_[index(he)].switchStop.exchange(false, std::memory_order_acq_rel);
   (void)link_->publishRelease(index(he), iteration, forSwitch ? kStopForSwitch : static_cast<std::int64_t>(reason),
                               iteration + 1);
 }

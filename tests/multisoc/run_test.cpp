@@ -953,3 +953,50 @@ TEST_CASE("under a schedule manager a signal to a follower SoC's master ends the
   CHECK(t.shmClean());
   CHECK_FALSE(segmentPresent(shm::managerInstanceName(t.instance)));
 }
+
+TEST_CASE(
+    "under a schedule manager SIGTERM to the primary while a rollover waits on a frozen client ends every "
+    "SoC cleanly, naming the client",
+    "[multisoc][exit][managed]") {
+  // The rollover from 301 waits for 301's last iteration, which frozen Planner (SocB) never
+  // finishes. The follower used to learn only that the primary ended (its stop for the aborted
+  // hyperepoch said "a switch", or the frame limit), wait out -o, exit 1 blaming the link, and fail
+  // its clients.
+  TwoSocs t("soc_managed_roll_signal", 48);
+  startManaged(t);
+  std::string said;
+  REQUIRE(manager(t, {"start", "301"}, &said) == 0);
+  REQUIRE(awaitSchedule(t, 301, 20));
+  REQUIRE(kill(t.clientB, SIGSTOP) == 0);
+  usleep(50000);
+  const pid_t roll = t.kids.spawn(
+      {buildPath("tools/tactus-manager"), "-D", t.instance, "-N", "mgr", "-t", "15000", "rollover", "302", "301"},
+      t.dir + "/roll.out");
+  usleep(300000);
+  const auto signalledAt = std::chrono::steady_clock::now();
+  REQUIRE(kill(t.masterA, SIGTERM) == 0);
+  const int timeoutMs = static_cast<int>(15000 * timeScale());
+  CHECK(waitFor(t.masterA, timeoutMs) == 0);
+  CHECK(waitFor(t.masterB, timeoutMs) == 0);
+  const long tookMs = static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - signalledAt).count());
+  CHECK(waitFor(roll, timeoutMs) == 1);
+  REQUIRE(kill(t.clientB, SIGCONT) == 0);
+  CHECK(waitFor(t.clientA, timeoutMs) == 0);
+  CHECK(waitFor(t.clientB, timeoutMs) == 0);
+  INFO(t.out("masterSocA") << t.out("masterSocB") << t.out("roll") << t.out("Sensor") << t.out("Planner")
+                           << "both masters ended " << tookMs << " ms after SIGTERM");
+  // Each SoC's grace (SocB's from the primary's stop, sent as the primary ends): about 1 s.
+  CHECK(tookMs < static_cast<long>(2000 * timeScale()));
+  const std::string held = "client 'Planner' did not finish runnable 'Planner.Plan' within 500ms";
+  CHECK(t.out("masterSocA").find("the master was stopped by a signal; " + held + " (on SoC 'SocB')") !=
+        std::string::npos);
+  CHECK(t.out("masterSocB").find("the master of the primary SoC 'SocA' was stopped by a signal; " + held) !=
+        std::string::npos);
+  CHECK(t.out("roll").find("the run ended during the rollover: the master was stopped by a signal; " + held) !=
+        std::string::npos);
+  CHECK(t.out("Sensor").find("status=stopped-by-signal") != std::string::npos);
+  CHECK(t.out("Planner").find("status=stopped-by-signal") != std::string::npos);
+  CHECK(t.shmClean());
+  CHECK_FALSE(segmentPresent(shm::managerInstanceName(t.instance)));
+}
