@@ -13,10 +13,13 @@ cd "$(dirname "$0")/.."
 # link (-Dmultisoc=auto builds it when they are there). libsystemd-dev: systemd notifications
 # through sd_notify (-Dsystemd=auto uses it when it is there; the deploy tests' fake notify socket
 # then exercises libsystemd's sender, which honours NOTIFY_SOCKET as the built-in one does).
+# libiceoryx-posh-dev and iceoryx (iox-roudi): Eclipse iceoryx, the zero-copy reference the
+# channel-iceoryx benchmark measures tactus's channels against (-Diceoryx=auto builds it when they
+# are there; a benchmark only, nothing of tactus links it).
 # stress-ng: the load beside the benchmarks' stressed runs (channel-soak-stress,
 # autoware-reference; skipped, exit 77, where it is missing).
 packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium cyclonedds-dev cyclonedds-tools
-  libsystemd-dev stress-ng)
+  libsystemd-dev libiceoryx-posh-dev iceoryx stress-ng)
 # CI: ccache, and gdb for the run matrix's stacks of a master whose run never started.
 [ "${CI:-}" = true ] && packages+=(ccache gdb)
 read -r -a extra_packages <<<"${TACTUS_EXTRA_PACKAGES:-}"
