@@ -112,14 +112,16 @@ pid_t forkChild(const char* logPath, Body&& body) {
   std::exit(body());
 }
 
-// Waits for RouDi's socket, up to 10 s; empty when it is there, else why not.
-std::string awaitRoudi(pid_t roudi) {
+// Waits for RouDi's socket, up to 10 s; empty when it is there, else why not (`exited` set when
+// RouDi exited and was reaped).
+std::string awaitRoudi(pid_t roudi, bool& exited) {
   const std::int64_t deadline = monotonicNs() + 10'000'000'000LL;
   for (;;) {
     struct stat st {};
     if (::stat(kRoudiSocket, &st) == 0) return "";
     int status = 0;
-    if (waitpid(roudi, &status, WNOHANG) == roudi) return "iox-roudi exited at start:\n" + readText("/tmp/roudi.log");
+    exited = waitpid(roudi, &status, WNOHANG) == roudi;
+    if (exited) return "iox-roudi exited at start:\n" + readText("/tmp/roudi.log");
     if (monotonicNs() > deadline)
       return "iox-roudi did not open its socket within 10 s:\n" + readText("/tmp/roudi.log");
     usleep(5000);
@@ -295,21 +297,25 @@ void runPair(IoxShared& s, std::uint64_t run) {
   const std::string roudiPath = s.roudiPath;
   const pid_t roudi = forkChild("/tmp/roudi.log", [&] {
     execl(roudiPath.c_str(), "iox-roudi", "-c", kConfigPath, "-m", "on", nullptr);
+    std::fprintf(stderr, "cannot run %s: %s\n", roudiPath.c_str(), std::strerror(errno));
     return 127;
   });
   s.roudiPid = roudi;
-  if (const std::string e = awaitRoudi(roudi); !e.empty()) {
+  bool exited = false;
+  if (const std::string e = awaitRoudi(roudi, exited); !e.empty()) {
     s.setError(e);
+    if (!exited) kill(roudi, SIGKILL);
+    if (!exited) waitpid(roudi, nullptr, 0);
     reply('E');
-  } else {
-    reply('R');
-    char command = 0;
-    for (std::uint64_t run = 0; ::read(commandFd, &command, 1) == 1; ++run) {
-      runPair(s, run);
-      reply('D');
-    }
+    _exit(0);
   }
-  kill(roudi, SIGTERM);
+  reply('R');
+  char command = 0;
+  for (std::uint64_t run = 0; ::read(commandFd, &command, 1) == 1; ++run) {
+    runPair(s, run);
+    reply('D');
+  }
+  kill(roudi, SIGTERM);  // RouDi's clean shutdown; the namespaces' tmpfs go with the last process in them
   if (waitUntil(roudi, monotonicNs() + 5'000'000'000LL) == -1) std::fprintf(stderr, "iox-roudi killed after 5 s\n");
   _exit(0);
 }
