@@ -14,8 +14,11 @@
 //
 // usage: channel-iceoryx-bench --compile TACTUS_COMPILE --master TACTUS_MASTER
 //        --client CHANNEL_BENCH_CLIENT --roudi IOX_ROUDI [--quick] [--repeat N] [--paced N] [--fast N]
+//        [--fifo PRIO]
 // --paced / --fast: messages per run at 1 kHz (default 3000) and as fast as possible (20000);
-// --repeat (default 3): repetitions, the order of the two sides alternating; then the medians.
+// --repeat (default 3): repetitions, the order of the two sides alternating; then the medians;
+// --fifo PRIO: writers and readers of both sides under SCHED_FIFO at PRIO (tactus's worker
+// threads through TACTUS_WORKER_POLICY; the brokers stay as they are), as a deployment runs them.
 #include <cstdlib>
 #include <exception>
 #include <fstream>
@@ -34,6 +37,7 @@ struct Options {
   bool quick = false;
   int repeat = 3;
   std::uint64_t paced = 3000, fast = 20000;
+  int fifo = 0;
 };
 
 constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * kKiB;
@@ -183,7 +187,7 @@ struct Series {
 int usage() {
   std::fprintf(stderr,
                "usage: channel-iceoryx-bench --compile TACTUS_COMPILE --master TACTUS_MASTER --client "
-               "CHANNEL_BENCH_CLIENT --roudi IOX_ROUDI [--quick] [--repeat N] [--paced N] [--fast N]\n");
+               "CHANNEL_BENCH_CLIENT --roudi IOX_ROUDI [--quick] [--repeat N] [--paced N] [--fast N] [--fifo PRIO]\n");
   return 2;
 }
 
@@ -198,7 +202,7 @@ bool runSegment(const Options& o, tb::IoxDomain& domain, const std::string& dir,
   const std::uint64_t pairs = pace.paced ? 1 : fastPairs(size);
   const std::uint64_t messages = pace.paced ? o.paced : o.fast;
   const std::uint64_t frames = std::max<std::uint64_t>(kWarmupFrames + 2, (messages + pairs - 1) / pairs);
-  tb::IoxRequest request{size, frames * pairs, kWarmupFrames * pairs, pace.paced ? kPeriodNs : 0};
+  tb::IoxRequest request{size, frames * pairs, kWarmupFrames * pairs, pace.paced ? kPeriodNs : 0, o.fifo};
   tb::IoxResult tactus, iox;
   for (int side = 0; side < 2; ++side) {
     if ((side == 0) == tactusFirst) tactus = tactusRun(o, dir, size, pairs, frames, kPeriodNs);
@@ -246,6 +250,7 @@ int main(int argc, char** argv) try {
     else if (a == "--repeat") o.repeat = std::atoi(value().c_str());
     else if (a == "--paced") o.paced = std::strtoull(value().c_str(), nullptr, 10);
     else if (a == "--fast") o.fast = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--fifo") o.fifo = std::atoi(value().c_str());
     else return usage();
   }
   if (o.quick) {
@@ -274,7 +279,8 @@ int main(int argc, char** argv) try {
     return domain.noNamespaces() ? 77 : 1;
   }
   printLoad("at start");
-  std::printf("hand-off from the writer's end (its last store) to the reader's start and first touch of the data%s\n",
+  std::printf("hand-off from the writer's end (its last store) to the reader's start and first touch of the data%s%s\n",
+              o.fifo > 0 ? (", writers and readers SCHED_FIFO " + std::to_string(o.fifo)).c_str() : "",
               o.quick ? " [quick: checks that it works, no figures to keep]" : "");
   const Pace paces[] = {{"1 kHz", true}, {"as fast as each allows", false}};
   std::map<std::pair<int, std::uint64_t>, Series> all;

@@ -249,6 +249,21 @@ int subscriberMain(IoxShared& s, const std::string& name) {
   return 0;
 }
 
+// Pins the calling process to `core` and gives it SCHED_FIFO at `fifoPriority` (unless 0);
+// false, saying why on stderr (the child's log), when either fails.
+bool placeSide(int core, int fifoPriority) {
+  if (!pinToCore(core)) {
+    std::fprintf(stderr, "cannot pin to core %d\n", core);
+    return false;
+  }
+  const sched_param param{fifoPriority};
+  if (fifoPriority > 0 && sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
+    std::fprintf(stderr, "SCHED_FIFO %d: %s\n", fifoPriority, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
 // One run: publisher and subscriber forked, pinned, waited for; the error set when one failed.
 void runPair(IoxShared& s, std::uint64_t run) {
   s.error[0] = '\0';

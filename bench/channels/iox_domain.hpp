@@ -26,6 +26,7 @@ struct IoxRequest {
   std::uint64_t messages = 0;
   std::uint64_t warmup = 0;
   std::int64_t periodNs = 0;  ///< one message per period (1 kHz: 1 ms); 0: the next after the previous one's ack
+  int fifoPriority = 0;       ///< publisher and subscriber under SCHED_FIFO at this priority; 0: as started
 };
 
 struct IoxShared;  // the block the harness and the domain's processes share (iox_domain.cpp)
