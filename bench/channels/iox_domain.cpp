@@ -278,10 +278,12 @@ void runPair(IoxShared& s, std::uint64_t run) {
   const std::string suffix = std::to_string(run);
   std::remove("/tmp/pub.log");
   std::remove("/tmp/sub.log");
-  const pid_t sub =
-      forkChild("/tmp/sub.log", [&] { return pinToCore(1) ? subscriberMain(s, "tactus-sub-" + suffix) : 2; });
-  const pid_t pub =
-      forkChild("/tmp/pub.log", [&] { return pinToCore(0) ? publisherMain(s, "tactus-pub-" + suffix) : 2; });
+  const pid_t sub = forkChild("/tmp/sub.log", [&] {
+    return placeSide(1, s.request.fifoPriority) ? subscriberMain(s, "tactus-sub-" + suffix) : 2;
+  });
+  const pid_t pub = forkChild("/tmp/pub.log", [&] {
+    return placeSide(0, s.request.fifoPriority) ? publisherMain(s, "tactus-pub-" + suffix) : 2;
+  });
   const std::int64_t limit = 120'000'000'000LL + static_cast<std::int64_t>(s.request.messages) * s.request.periodNs;
   const std::vector<int> status = waitAll({pub, sub}, monotonicNs() + limit);
   if (status[0] != 0 || status[1] != 0) {
