@@ -330,7 +330,7 @@ OracleCounts chainOracle(unsigned seed, int graphs, bool busy) {
 }  // namespace
 
 TEST_CASE("on random graphs the compiler meets every chain bound a StartTime meets and proves the rest impossible",
-          "[chains][chain-oracle]") {
+          "[chains][chain-oracle][heavy]") {
   const OracleCounts k = chainOracle(44, 150, false);
   CHECK(k.met == k.feasible);
   CHECK(k.refusedImpossible == k.infeasible);
@@ -341,7 +341,7 @@ TEST_CASE("on random graphs the compiler meets every chain bound a StartTime mee
 }
 
 TEST_CASE("on random graphs with other work on a reader's core every chain a StartTime meets is met",
-          "[chains][chain-oracle]") {
+          "[chains][chain-oracle][heavy]") {
   const OracleCounts k = chainOracle(45, 100, true);
   CHECK(k.met == k.feasible);
   WARN("chain oracle, shared core: " << k.feasible << " feasible, " << k.met << " met; " << k.infeasible
