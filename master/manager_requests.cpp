@@ -82,8 +82,7 @@ Result<void> Run::createChannel() {
 // field of its identity, which only this master writes and never changes once the channel is made.
 std::optional<RunEnd> Run::channelDamage() const {
   const std::string name = shm::managerInstanceName(o_.instance);
-  std::string what = channelSegment_.damage(name, channelOwned_);
-  if (what.empty() && channelSegment_.busFault()) what = "truncated (the master's mapping took a SIGBUS)";
+  std::string what = channelSegment_.damage(name, channelOwned_, "the master");
   if (what.empty()) {
     const shm::ManagerChannel& c = *channel_;
     std::string field;

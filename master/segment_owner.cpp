@@ -205,8 +205,7 @@ void SegmentOwner::publishEnd(const RunEnd& end) {
 
 std::optional<RunEnd> SegmentOwner::checkDamage() const {
   const std::string path = ipc::segmentPath(instance_);
-  std::string what = segment_.damage(instance_, owned_);  // once removed on purpose, the name is not ours
-  if (what.empty() && segment_.busFault()) what = "truncated (the master's mapping took a SIGBUS)";
+  std::string what = segment_.damage(instance_, owned_, "the master");  // once removed on purpose, the name is not ours
   if (what.empty()) {
     const shm::SegmentHeader& h = view_.header();
     std::string field = view_.changedHeaderField();

@@ -33,8 +33,7 @@ void watchMasterAndSegment(Runtime& rt) {
 
 void watchSegment(Runtime& rt) {
   if (rt.halted.load()) return;
-  std::string damage = rt.segment.damage(rt.instance, false);
-  if (damage.empty() && rt.segment.busFault()) damage = "truncated (this client's mapping took a SIGBUS)";
+  std::string damage = rt.segment.damage(rt.instance, false, "this client");
   if (!damage.empty()) {
     rt.damage = "segment " + ipc::segmentPath(rt.instance) + " damaged: " + damage;
     rt.halted.store(true);

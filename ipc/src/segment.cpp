@@ -167,10 +167,15 @@ bool Segment::lockHeldElsewhere(std::size_t offset) const {
   return ::fcntl(impl_->object.get_mapping_handle().handle, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
 }
 
-std::string Segment::damage(const std::string& instance, bool checkName) const {
+std::string Segment::damage(const std::string& instance, bool checkName, const std::string& who) const {
   if (!impl_) return "";
+  // First the fault, then the size: the kernel shrinks the size before it takes the pages away, so
+  // a fault seen here has its truncation visible to the fstat below.
+  const bool faulted = busFault();
   struct stat mine {};
-  if (::fstat(impl_->object.get_mapping_handle().handle, &mine) != 0) return "";
+  if (::fstat(impl_->object.get_mapping_handle().handle, &mine) != 0) {
+    return faulted ? "truncated (" + who + "'s mapping took a SIGBUS)" : "";
+  }
   const std::size_t mapped = impl_->region.get_size();
   if (static_cast<std::uint64_t>(mine.st_size) < mapped) {
     return "truncated to " + std::to_string(mine.st_size) + " of " + std::to_string(mapped) + " bytes";
@@ -182,6 +187,7 @@ std::string Segment::damage(const std::string& instance, bool checkName) const {
       return "replaced: " + segmentPath(instance) + " is now another file";
     }
   }
+  if (faulted) return "truncated (" + who + "'s mapping took a SIGBUS)";
   return "";
 }
 

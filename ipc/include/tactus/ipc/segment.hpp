@@ -66,8 +66,11 @@ class Segment {
 
   /// Checks that the segment is still whole: its object is at least as large as the mapping
   /// (fstat) and, with `checkName`, the instance's name still refers to it (same device and inode).
-  /// "" when it is, else what happened, in words ("truncated to 4096 of 81920 bytes").
-  std::string damage(const std::string& instance, bool checkName) const;
+  /// "" when it is, else what happened, in words ("truncated to 4096 of 81920 bytes"). A guarded
+  /// mapping that took a SIGBUS is damaged even where the object has grown back since: "truncated
+  /// (<who>'s mapping took a SIGBUS)". The fault is read before the size, so a truncation that
+  /// lands between the two is named by its size, never missed.
+  std::string damage(const std::string& instance, bool checkName, const std::string& who = "this process") const;
 
   /// Takes an advisory write lock on byte `offset` of the segment's object for as long as this
   /// Segment lives: an open-file-description lock, so that another open and close of the same
