@@ -6,13 +6,14 @@
 # cause (or keep waiting for a new master and say so), exit with a documented status naming the
 # cause, never crash by a signal, and leave nothing of the instance in /dev/shm.
 #
-#   meson test -C build --suite fault -v            # the CI campaign (about 140 trials)
+#   meson test -C build --suite fault -v            # the CI campaign (about 180 trials, 3 at a time)
 #   tests/fault/fault_campaign.py --build build --seed 7 --campaign full    # the long campaign
 #   tests/fault/fault_campaign.py --build build --seed 7 --one kill:17      # trial 17 of seed 7 only
 #
 # A failing trial prints its cause, each process's status and stderr tail, its timeline and the
 # command that reruns it alone (the same seed gives the same trial: order, instants, damage).
 import argparse
+import concurrent.futures
 import os
 import random
 import re
@@ -22,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 
@@ -487,13 +489,14 @@ def trial_seed(seed, kind, index):
     return random.Random("%d:%s:%d" % (seed, kind, index)).randrange(1 << 31)
 
 
-CAMPAIGNS = {  # trials per kind
-    "ci": {"kill": 50, "stop": 4, "restart": 4, "damage": None, "foreign": len(FOREIGN_KINDS)},
-    "full": {"kill": 200, "stop": 20, "restart": 20, "damage": 160, "foreign": 2 * len(FOREIGN_KINDS)},
+CAMPAIGNS = {  # trials per kind, and trials at a time
+    "ci": {"kill": 50, "stop": 4, "restart": 4, "damage": None, "foreign": len(FOREIGN_KINDS), "jobs": 3},
+    "full": {"kill": 200, "stop": 20, "restart": 20, "damage": 160, "foreign": 2 * len(FOREIGN_KINDS), "jobs": 3},
     # The sanitizer builds' campaign: every damage and foreign trial (what a sanitizer checks: the
     # readers of a damaged segment), fewer kill, stop and restart trials (process timing, which the
     # plain build's campaign covers fifty times over at a third of the cost).
-    "sanitizer": {"kill": 10, "stop": 2, "restart": 2, "damage": None, "foreign": len(FOREIGN_KINDS)},
+    # Two at a time: a sanitized process needs two to three times the CPU.
+    "sanitizer": {"kill": 10, "stop": 2, "restart": 2, "damage": None, "foreign": len(FOREIGN_KINDS), "jobs": 2},
 }
 
 
@@ -556,6 +559,7 @@ def main():
     ap.add_argument("--trials", type=int, help="kill -9 trials (default: the campaign's)")
     for kind in ("stop", "restart", "damage", "foreign"):
         ap.add_argument("--" + kind, type=int, dest=kind, help="%s trials (default: the campaign's)" % kind)
+    ap.add_argument("--jobs", type=int, help="trials at a time (default: the campaign's, 1 with --one)")
     ap.add_argument("--only", help="comma-separated kinds to run: " + ",".join(KINDS))
     ap.add_argument("--one", metavar="KIND:INDEX", help="run only trial INDEX of KIND (with the same --seed)")
     ap.add_argument("--master-timeout-us", type=int, default=1_200_000, help="the master's -t (default 1.2 s)")
@@ -571,6 +575,9 @@ def main():
     print("fault: seed %d (rerun with --seed %d)" % (args.seed, args.seed), flush=True)
     ctx = Context(args)
     counts = dict(CAMPAIGNS[args.campaign])
+    if args.jobs is None:
+        args.jobs = 1 if args.one else counts.pop("jobs")
+    counts.pop("jobs", None)
     if counts["damage"] is None:
         counts["damage"] = 2 * len(damage_plan(ctx.layout))  # every mode and field, before attach and in run
     if args.trials is not None:
@@ -589,28 +596,39 @@ def main():
         for kind in KINDS:
             if kind in only:
                 plan += [(kind, i) for i in range(counts[kind])]
-    trials, retried = [], []
-    begin = now()
-    try:
-        for kind, i in plan:
-            for attempt in range(2):
-                t = Trial(ctx, kind, i, trial_seed(args.seed, kind, i), attempt)
-                try:
-                    KINDS[kind](t)
-                except Exception as e:  # a driver error fails the trial, never the campaign
-                    t.fail("driver error: %r" % e)
-                finally:
-                    t.cleanup()
+    # Trials run --jobs at a time, each on an instance of its own: a trial spends most of its time
+    # waiting (for a run to start, for its processes to end), so the campaign's time is set by those
+    # waits, not by the CPU; the verdicts are printed as trials end and summed in plan order.
+    def run_one(item):
+        kind, i = item
+        tries = []
+        for attempt in range(2):
+            t = Trial(ctx, kind, i, trial_seed(args.seed, kind, i), attempt)
+            try:
+                KINDS[kind](t)
+            except Exception as e:  # a driver error fails the trial, never the campaign
+                t.fail("driver error: %r" % e)
+            finally:
+                t.cleanup()
+            with print_lock:
                 if t.failures:
                     print(t.report(), flush=True)
                 elif args.verbose:
                     print("ok   %s #%d (seed %d): %s" % (kind, i, t.seed, t.outcome), flush=True)
-                # A run that never started is retried once (counted in the summary): the second
-                # attempt's verdict is the trial's.
-                if not (t.failures and t.setup_failed) or attempt == 1:
-                    break
-                retried.append(t)
-            trials.append(t)
+            tries.append(t)
+            # A run that never started is retried once (counted in the summary): the second
+            # attempt's verdict is the trial's.
+            if not (t.failures and t.setup_failed) or attempt == 1:
+                break
+        return tries
+    print_lock = threading.Lock()
+    trials, retried = [], []
+    begin = now()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for tries in pool.map(run_one, plan):
+                retried += tries[:-1]
+                trials.append(tries[-1])
     finally:
         if not ctx.keep:
             shutil.rmtree(ctx.work, ignore_errors=True)
