@@ -419,7 +419,7 @@ stmErrorCode_t initOn(const char* name, const std::string& instance) {
   const tactus::Result<void> r = tactus::manager::init(name, options);
   if (r) return STM_SUCCESS;
   tManagerMessage = r.error().message;
-  return tactus::client::stmErrorOf(r.error().code);
+  return tactus::client::stmManagerError(r.error().code);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ thread_local std::string tLastMessage;
 
 stmErrorCode_t toStm(const tactus::Error& error) {
   tLastMessage = error.message;
-  return tactus::client::stmErrorOf(error.code);
+  return tactus::client::stmClientError(error.code);
 }
 
 stmErrorCode_t toStm(const tactus::Result<void>& result) {
