@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Checks every relative link of README.md and docs/**/*.md: the file (or folder) it names exists,
-and a #anchor names a heading of the target (GitHub's slugs: lower case, punctuation but '-' and '_'
-dropped, spaces to '-', a repeated heading gets -1, -2, ...).
+"""Checks every relative link of README.md, CONTRIBUTING.md and docs/**/*.md: the file (or folder)
+it names exists, and a #anchor names a heading of the target (GitHub's slugs: lower case,
+punctuation but '-' and '_' dropped, spaces to '-', a repeated heading gets -1, -2, ...).
 
   check_links.py [SOURCE_ROOT]      (default: the folder above tests/)
 
@@ -49,7 +49,7 @@ def anchors(path, cache={}):
 
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
-    files = [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+    files = [root / "README.md", root / "CONTRIBUTING.md"] + sorted((root / "docs").rglob("*.md"))
     broken = 0
     links = 0
     for md in files:
