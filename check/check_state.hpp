@@ -65,6 +65,6 @@ void* nextSymbol(const char* name);
   } while (false)
 
 /// Declares `real` as the next definition of `name` with the type of our own `name`.
-#define TACTUS_CHECK_NEXT(name)          \
-  static decltype(&name) real = nullptr; \
-  if (real == nullptr) real = reinterpret_cast<decltype(&name)>(::tactus::check::nextSymbol(#name))
+#define TACTUS_CHECK_NEXT(name)            \
+  static decltype(&(name)) real = nullptr; \
+  if (real == nullptr) real = reinterpret_cast<decltype(&(name))>(::tactus::check::nextSymbol(#name))

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Lints tactus's own sources: clang-tidy (.clang-tidy, with the build's compile_commands.json) on
-# the C and C++ translation units, and clang-format --dry-run -Werror (.clang-format) on sources and
-# headers. Exit status 1 when either finds anything, 2 on a usage or setup error.
+# the C and C++ translation units, clang-format --dry-run -Werror (.clang-format) on sources and
+# headers, and the file size: no source or header of a product folder above 700 lines (issue 42).
+# Exit status 1 when any finds anything, 2 on a usage or setup error.
 #
 #   scripts/lint.sh                 files changed against the merge base with main (and uncommitted)
 #   scripts/lint.sh --all           every tracked source file
 #   scripts/lint.sh FILE...         the named files
-# Options: --tidy-only, --format-only, --base REF (instead of main), -j N (default 2).
+# Options: --tidy-only, --format-only (clang-format and the file size), --base REF (instead of
+# main), -j N (default 2).
 # TACTUS_BUILD_DIR picks the build directory (default build; set up here when missing).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +46,31 @@ if ((${#sources[@]} == 0)); then
   exit 0
 fi
 
+# The file size: a product folder's source or header above kMaxLines is a finding (split it by what
+# the code does: a pass, a role, a record kind). Tests, benchmarks and samples are not held to it.
+max_lines=700
+product='^(core|ipc|compiler|master|client_lib|tools|launch|check|view|soc_link)/'
+# Allowed above the limit, each with why (a note says when an entry is no longer needed):
+declare -A oversize_allowed=(
+  # 979 lines: issue 42 splits master/ into rooms (run core, activation strategies), in its own
+  # branch; the entry goes when that lands.
+  [master/run.cpp]=1
+)
+
 status=0
+if ((format)); then
+  for f in "${sources[@]}"; do
+    [[ "$f" =~ $product ]] || continue
+    lines=$(wc -l <"$f")
+    if ((lines > max_lines)); then
+      if [[ -n "${oversize_allowed[$f]:-}" ]]; then continue; fi
+      echo "$f: $lines lines, above the limit of $max_lines for a product source file: split it"
+      status=1
+    elif [[ -n "${oversize_allowed[$f]:-}" ]]; then
+      echo "lint: note: $f is $lines lines now; remove it from oversize_allowed in scripts/lint.sh"
+    fi
+  done
+fi
 if ((format)); then
   echo "lint: clang-format on ${#sources[@]} files"
   if ! clang-format --dry-run -Werror "${sources[@]}"; then
