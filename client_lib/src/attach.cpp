@@ -206,10 +206,9 @@ Result<void> takeCopies(Runtime& rt, bool mayBeAbsent) {
     return fail(ErrorCode::kIncompatible, origin + ": the segment's geometry does not match its schedule");
   }
   rt.clientIndex = clientIndex(rt.schedule, rt.name);
-  if (rt.clientIndex == kNone && (mayBeAbsent || rt.scheduleCount > 1)) {
-    rt.member = false;  // in another schedule of the instance, perhaps (init checks the union)
-    return {};
-  }
+  // Not in this schedule: in another schedule of the instance, perhaps (init checks the union);
+  // attached all the same, with clientIndex kNone (Runtime::member()).
+  if (rt.clientIndex == kNone && (mayBeAbsent || rt.scheduleCount > 1)) return {};
   if (rt.clientIndex == kNone) {
     (void)ipc::sendNote(noteBoxOf(rt), rt.name, "it is not in schedule " + quoted(rt.schedule.name));
     std::vector<std::string_view> names;

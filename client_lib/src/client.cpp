@@ -65,19 +65,20 @@ std::atomic<std::atomic<std::uint32_t>*> gAttention{nullptr};
 // counts itself before shutdown looks, or it reads the cleared pointers).
 std::atomic<int> gExitCallsInFlight{0};
 
-std::mutex gMutex;  // guards gRuntime's set-up and registration (not the hot path)
-std::unique_ptr<Runtime> gRuntime;
+std::mutex gMutex;  // guards gSession's set-up and registration (not the hot path)
+std::unique_ptr<ClientSession> gSession;
 
 // Attaches schedules 1..N-1 of a master with several schedules; the client must be in one at least.
-Result<void> attachModes(Runtime& primary, const InitOptions& options) {
+Result<void> attachModes(ClientSession& session, const InitOptions& options) {
+  const Runtime& primary = session.primary();
   for (std::uint32_t k = 1; k < primary.scheduleCount; ++k) {
     auto mode = std::make_unique<Runtime>();
     if (auto ok = attachMode(*mode, primary, k, options); !ok) return ok.error();
-    primary.modes.push_back(std::move(mode));
+    session.attachments.push_back(std::move(mode));
   }
   std::string names;
-  for (Runtime* rt : allModes(primary)) {
-    if (rt->member) return {};
+  for (const Runtime* rt : session.all()) {
+    if (rt->member()) return {};
     names += (names.empty() ? "" : ", ") + quoted(rt->schedule.name);
   }
   (void)ipc::sendNote(noteBoxOf(primary), primary.name, "it is in none of the instance's schedules (" + names + ")");
@@ -86,17 +87,19 @@ Result<void> attachModes(Runtime& primary, const InitOptions& options) {
 }
 
 Result<void> initLocked(const std::string& clientName, const InitOptions& options) {
-  if (gRuntime) return fail(ErrorCode::kInvalidState, "client " + quoted(gRuntime->name) + " is already initialized");
+  if (gSession)
+    return fail(ErrorCode::kInvalidState, "client " + quoted(gSession->primary().name) + " is already initialized");
   if (clientName.empty()) return fail(ErrorCode::kBadParameter, "the client name is empty");
-  auto rt = std::make_unique<Runtime>();
-  rt->name = clientName;
-  if (auto ok = chooseInstance(*rt, options); !ok) return ok.error();
-  if (auto ok = setUpRealtime(clientName, options, rt->realtime); !ok) return ok.error();
-  if (auto ok = attach(*rt, options); !ok) return ok.error();
-  if (rt->scheduleCount > 1) {
-    if (auto ok = attachModes(*rt, options); !ok) return ok.error();
+  auto session = std::make_unique<ClientSession>();
+  Runtime& rt = *session->attachments.emplace_back(std::make_unique<Runtime>());
+  rt.name = clientName;
+  if (auto ok = chooseInstance(rt, options); !ok) return ok.error();
+  if (auto ok = setUpRealtime(clientName, options, session->realtime); !ok) return ok.error();
+  if (auto ok = attach(rt, options); !ok) return ok.error();
+  if (rt.scheduleCount > 1) {
+    if (auto ok = attachModes(*session, options); !ok) return ok.error();
   }
-  const std::vector<Runtime*> all = allModes(*rt);
+  const std::vector<Runtime*> all = session->all();
   for (Runtime* schedule : all) {
     schedule->registrations.resize(schedule->schedule.runnables.size());
     schedule->cudaSubmitters.resize(schedule->schedule.runnables.size());
@@ -106,46 +109,46 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   }
   auto channels = buildChannelDirectory(all);
   if (!channels) return channels.error();
-  rt->channels = std::move(*channels);
-  publishChannelDirectory(rt->channels.get());
+  session->channels = std::move(*channels);
+  publishChannelDirectory(session->channels.get());
   // Exit requests go through the first schedule that has the client (attachModes: there is one).
-  Runtime& home = **std::find_if(all.begin(), all.end(), [](const Runtime* m) { return m->member; });
+  Runtime& home = **std::find_if(all.begin(), all.end(), [](const Runtime* m) { return m->member(); });
   gExitFlag.store(&home.view.client(home.clientIndex).exitRequested);
   gExitSignal.store(&home.view.client(home.clientIndex).exitSignal);
   gAttention.store(&home.view.header().attention);
-  gRuntime = std::move(rt);
+  gSession = std::move(session);
   return {};
 }
 
 // The checks every registration starts with: initialized, CUDA built in (when needed), not yet
 // entered. `what` names the call in messages: `register runnable 'X'`.
 Result<void> mayRegister(const std::string& what, bool needsCuda) {
-  if (!gRuntime) return fail(ErrorCode::kInvalidState, what + ": the client is not initialized");
+  if (!gSession) return fail(ErrorCode::kInvalidState, what + ": the client is not initialized");
   if (needsCuda && !cudaEngineAvailable())
     return fail(ErrorCode::kInvalidState, what + ": libtactus was built without CUDA");
-  if (gRuntime->phase != Phase::kAttached)
+  if (gSession->primary().phase != Phase::kAttached)
     return fail(ErrorCode::kInvalidState, what + ": registration after enterScheduler");
   return {};
 }
 
 Result<void> registerLocked(const std::string& name, const Registration& registration) {
   if (auto ok = mayRegister("register runnable '" + name + "'", false); !ok) return ok;
-  return registerRunnableIn(*gRuntime, name, registration);
+  return registerRunnableIn(*gSession, name, registration);
 }
 
 Result<void> registerCudaSubmitterLocked(const std::string& name, CudaSubmitterRegistration registration) {
   if (auto ok = mayRegister("register CUDA submitter '" + name + "'", true); !ok) return ok;
-  return registerCudaSubmitterIn(*gRuntime, name, std::move(registration));
+  return registerCudaSubmitterIn(*gSession, name, std::move(registration));
 }
 
 Result<void> registerStreamLocked(const std::string& name, CUstream_st* stream) {
   if (auto ok = mayRegister("register CUDA stream '" + name + "'", true); !ok) return ok;
-  return registerStreamIn(*gRuntime, name, stream);
+  return registerStreamIn(*gSession, name, stream);
 }
 
 Result<void> registerEngineQueueLocked(const std::string& name, const EngineQueueRegistration& queue) {
   if (auto ok = mayRegister("register engine queue '" + name + "'", false); !ok) return ok;
-  return registerEngineQueueIn(*gRuntime, name, queue);
+  return registerEngineQueueIn(*gSession, name, queue);
 }
 
 // A second stop signal during one run: the default comes back and the signal is raised again.
@@ -209,14 +212,15 @@ class StopSignals {
 // schedule manager): checks its registrations and starts its GPU engines in each, enters each,
 // tells systemd it is ready, and runs its workers until the run ends.
 RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
-  if (!gRuntime) return {RunStatus::kError, "", "enterScheduler: the client is not initialized"};
-  Runtime& primary = *gRuntime;
+  if (!gSession) return {RunStatus::kError, "", "enterScheduler: the client is not initialized"};
+  ClientSession& session = *gSession;
+  Runtime& primary = session.primary();
   if (primary.phase != Phase::kAttached) {
     return {RunStatus::kError, "", "enterScheduler: the scheduler was entered already"};
   }
   std::vector<Runtime*> mine;
-  for (Runtime* rt : allModes(primary)) {
-    if (rt->member) mine.push_back(rt);
+  for (Runtime* rt : session.all()) {
+    if (rt->member()) mine.push_back(rt);
   }
   for (Runtime* rt : mine) {
     if (auto refused = prepareSchedule(primary, *rt)) {
@@ -224,7 +228,7 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
       return *refused;
     }
   }
-  const auto callbacks = static_cast<std::uint32_t>(primary.switchCallbacks.size());
+  const auto callbacks = static_cast<std::uint32_t>(session.switchCallbacks.size());
   for (Runtime* rt : mine) {
     rt->phase = Phase::kEntered;
     shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
@@ -233,14 +237,14 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
     ipc::signalWord(rt->view.header().attention);
   }
   primary.phase = Phase::kEntered;
-  if (!primary.member) ipc::signalWord(primary.view.header().attention);
+  if (!primary.member()) ipc::signalWord(primary.view.header().attention);
   (void)ipc::notifySystemd("READY=1\nSTATUS=client " + primary.name + " runs on instance " +
                            primary.instance);  // Type=notify
   lock.unlock();                               // exitScheduler and runtimeInfo must not wait for the run
   RunOutcome outcome;
   {
     const StopSignals signals;
-    outcome = runWorkers(primary);
+    outcome = runWorkers(session);
   }
   lock.lock();
   for (Runtime* rt : mine) {
@@ -256,7 +260,7 @@ RunOutcome enterLocked(std::unique_lock<std::mutex>& lock) {
 }  // namespace client
 
 using client::gMutex;
-using client::gRuntime;
+using client::gSession;
 
 Result<void> init(const std::string& clientName, const InitOptions& options) {
   try {
@@ -331,10 +335,10 @@ Result<void> registerSubmitter(const std::string& name, std::function<void(cudaS
 
 Result<std::vector<std::string>> scheduledRunnables() {
   std::lock_guard<std::mutex> lock(gMutex);
-  if (!gRuntime) return fail(ErrorCode::kInvalidState, "scheduledRunnables: the client is not initialized");
+  if (!gSession) return fail(ErrorCode::kInvalidState, "scheduledRunnables: the client is not initialized");
   std::vector<std::string> names;
-  for (client::Runtime* rt : client::allModes(*gRuntime)) {  // the union over the schedules
-    if (!rt->member) continue;
+  for (client::Runtime* rt : gSession->all()) {  // the union over the schedules
+    if (!rt->member()) continue;
     for (const RunnableId r : client::requiredRunnables(*rt)) {
       const std::string& name = rt->schedule.runnables[r].name;
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
@@ -367,7 +371,7 @@ Result<void> registerSwitchCallback(std::function<void(std::uint16_t, std::uint1
   if (!callback) return fail(ErrorCode::kBadParameter, "register switch callback: empty function");
   std::lock_guard<std::mutex> lock(gMutex);
   if (auto ok = client::mayRegister("register switch callback", false); !ok) return ok;
-  gRuntime->switchCallbacks.push_back(std::move(callback));
+  gSession->switchCallbacks.push_back(std::move(callback));
   return {};
 }
 
@@ -380,8 +384,8 @@ Result<RuntimeInfo> runtimeInfo() {
 
 void shutdown() {
   std::lock_guard<std::mutex> lock(gMutex);
-  if (!gRuntime) return;
-  if (gRuntime->phase == client::Phase::kEntered) {
+  if (!gSession) return;
+  if (gSession->primary().phase == client::Phase::kEntered) {
     // The scheduler runs in another thread: ask it to end; detaching now would pull the
     // segment from under its workers.
     exitScheduler();
@@ -401,8 +405,8 @@ void shutdown() {
       std::this_thread::yield();
     }
   }
-  for (client::Runtime* rt : client::allModes(*gRuntime)) {
-    if (!rt->member) continue;
+  for (client::Runtime* rt : gSession->all()) {
+    if (!rt->member()) continue;
     shm::ClientSlot& slot = rt->view.client(rt->clientIndex);
     // A refusal stays visible: the master names the missing runnable from it.
     std::uint32_t state = slot.state.load();
@@ -411,9 +415,9 @@ void shutdown() {
       ipc::signalWord(rt->view.header().attention);
     }
   }
-  ipc::signalWord(gRuntime->view.header().attention);
+  ipc::signalWord(gSession->primary().view.header().attention);
   client::publishChannelDirectory(nullptr);
-  gRuntime.reset();
+  gSession.reset();
 }
 
 }  // namespace tactus

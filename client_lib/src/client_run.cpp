@@ -274,26 +274,27 @@ std::optional<RunOutcome> prepareSchedule(Runtime& primary, Runtime& rt) {
 // master and the segments meanwhile, and says how the run ended. With one schedule a worker runs
 // at once (runWorker); with several, while the schedule manager has its hyperepoch active
 // (runSwitchingWorker).
-RunOutcome runWorkers(Runtime& primary) {
-  const std::vector<Runtime*> all = allModes(primary);
+RunOutcome runWorkers(ClientSession& session) {
+  Runtime& primary = session.primary();
+  const std::vector<Runtime*> all = session.all();
   const bool managed = primary.scheduleCount > 1;
   WorkerExits exits;
   std::vector<std::thread> workers;
   std::string startFailure;  // a worker thread the system would not start (a pids limit, memory)
   for (std::size_t k = 0; k < all.size() && startFailure.empty(); ++k) {
     Runtime* rt = all[k];
-    for (std::uint32_t w = 0; rt->member && w < rt->plan.workers.size() && startFailure.empty(); ++w) {
+    for (std::uint32_t w = 0; rt->member() && w < rt->plan.workers.size() && startFailure.empty(); ++w) {
       if (rt->plan.workers[w].client != rt->clientIndex) continue;
       primary.workersRunning.fetch_add(1);
       const std::string name =
           "tactus-" + (managed ? "s" + std::to_string(k) : std::string()) + "w" + std::to_string(w);
       try {
-        startWorker(workers, [&primary, &exits, rt, w, managed, name] {
+        startWorker(workers, [&session, &primary, &exits, rt, w, managed, name] {
           // At most 15 characters (`top -H`, perf and /proc show it): tactus's workers, not the process's.
           (void)::pthread_setname_np(::pthread_self(), name.c_str());
-          applyWorkerRealtime(primary.realtime);  // realtime.cpp: the policy init checked
+          applyWorkerRealtime(session.realtime);  // realtime.cpp: the policy init checked
           if (managed) {
-            runSwitchingWorker(*rt, w, primary);
+            runSwitchingWorker(*rt, w, session);
           } else {
             runWorker(*rt, w);
           }

@@ -22,8 +22,8 @@ std::optional<RunOutcome> prepareSchedule(Runtime& primary, Runtime& rt);
 /// after a run that did not end `clean`, a segment that queued work may still touch stays mapped.
 void endGpuEngines(const std::vector<Runtime*>& all, bool clean);
 
-/// Runs the client's workers of every schedule it is in until they have all left, watching the
+/// Runs the session's workers of every schedule it is in until they have all left, watching the
 /// master and the segments meanwhile, and says how the run ended.
-RunOutcome runWorkers(Runtime& primary);
+RunOutcome runWorkers(ClientSession& session);
 
 }  // namespace tactus::client

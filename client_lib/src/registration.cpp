@@ -32,16 +32,17 @@ std::string whereLooked(const Runtime& rt) {
 // the master hears of a name no schedule has (a warning note, ipc/notes.hpp), since the
 // application may end without entering the scheduler (or go on without that name, and take part).
 template <typename One>
-Result<void> registerInEach(Runtime& rt, const std::string& notFound, const std::string& name,
+Result<void> registerInEach(ClientSession& session, const std::string& notFound, const std::string& name,
                             const std::vector<std::string>& names, One&& one) {
   bool found = false;
-  for (Runtime* schedule : allModes(rt)) {
-    if (!schedule->member) continue;
+  for (Runtime* schedule : session.all()) {
+    if (!schedule->member()) continue;
     auto here = one(*schedule);
     if (!here) return here.error();
     found = found || *here;
   }
   if (found) return {};
+  const Runtime& rt = session.primary();
   const std::vector<std::string_view> views(names.begin(), names.end());
   const std::string message = notFound + " of client '" + rt.name + "' " + whereLooked(rt) +
                               didYouMean(name, views, "client '" + rt.name + "' has:");
@@ -55,10 +56,10 @@ enum class NameKind { kRunnables, kSubmitters, kStreams, kQueues };
 
 // The names of rt's client's things of `kind` over its schedules: runnables it registers (CPU
 // runnables and submitters), CUDA submitters, CUDA streams, or DLA/PVA engine queues.
-std::vector<std::string> namesOfClient(Runtime& rt, NameKind kind) {
+std::vector<std::string> namesOfClient(const ClientSession& session, NameKind kind) {
   std::vector<std::string> names;
-  for (Runtime* s : allModes(rt)) {
-    if (!s->member) continue;
+  for (const Runtime* s : session.all()) {
+    if (!s->member()) continue;
     for (const ResourceInfo& r : s->schedule.resources) {
       if (r.client != s->clientIndex) continue;
       if ((kind == NameKind::kStreams && r.kind == ResourceKind::kCudaStream) ||
@@ -151,9 +152,9 @@ Result<bool> registerQueueInSchedule(Runtime& rt, const std::string& name, const
 
 }  // namespace
 
-Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration) {
-  return registerInEach(rt, "runnable '" + name + "' is not a CPU runnable", name,
-                        namesOfClient(rt, NameKind::kRunnables), [&](Runtime& s) -> Result<bool> {
+Result<void> registerRunnableIn(ClientSession& session, const std::string& name, const Registration& registration) {
+  return registerInEach(session, "runnable '" + name + "' is not a CPU runnable", name,
+                        namesOfClient(session, NameKind::kRunnables), [&](Runtime& s) -> Result<bool> {
                           const RunnableId r = runnableNamed(s, name);
                           if (r == kNone || !needsRegistration(s.schedule.runnables[r])) return false;
                           if (auto ok = refuseTwice(s, r, name); !ok) return ok.error();
@@ -163,11 +164,12 @@ Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Regi
                         });
 }
 
-Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaSubmitterRegistration registration) {
+Result<void> registerCudaSubmitterIn(ClientSession& session, const std::string& name,
+                                     CudaSubmitterRegistration registration) {
   std::string notSubmitter;  // a schedule where the name is a runnable without Submits
   registration.registered = true;
-  auto ok = registerInEach(rt, "runnable '" + name + "' is not a submitter", name,
-                           namesOfClient(rt, NameKind::kSubmitters), [&](Runtime& s) -> Result<bool> {
+  auto ok = registerInEach(session, "runnable '" + name + "' is not a submitter", name,
+                           namesOfClient(session, NameKind::kSubmitters), [&](Runtime& s) -> Result<bool> {
                              const RunnableId r = runnableNamed(s, name);
                              if (r == kNone) return false;
                              if (s.schedule.runnables[r].kind != RunnableKind::kSubmitter) {
@@ -179,24 +181,26 @@ Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaS
                              return true;
                            });
   if (!ok && ok.error().code == ErrorCode::kNotFound && !notSubmitter.empty()) {
-    return fail(ErrorCode::kNotFound, "runnable '" + rt.name + "." + name + "' is not a submitter in schedule '" +
-                                          notSubmitter + "' (it has no Submits)");
+    return fail(ErrorCode::kNotFound, "runnable '" + session.primary().name + "." + name +
+                                          "' is not a submitter in schedule '" + notSubmitter +
+                                          "' (it has no Submits)");
   }
   return ok;
 }
 
-Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st* stream) {
-  const std::string what = "register CUDA stream '" + rt.name + "." + name + "'";
+Result<void> registerStreamIn(ClientSession& session, const std::string& name, CUstream_st* stream) {
+  const std::string what = "register CUDA stream '" + session.primary().name + "." + name + "'";
   if (auto ok = checkCudaStream(stream, what); !ok) return ok;
-  return registerInEach(rt, "CUDA stream '" + name + "' is not a CUDA_STREAM resource", name,
-                        namesOfClient(rt, NameKind::kStreams),
+  return registerInEach(session, "CUDA stream '" + name + "' is not a CUDA_STREAM resource", name,
+                        namesOfClient(session, NameKind::kStreams),
                         [&](Runtime& s) { return registerStreamInSchedule(s, name, stream, what); });
 }
 
-Result<void> registerEngineQueueIn(Runtime& rt, const std::string& name, const EngineQueueRegistration& queue) {
-  const std::string what = "register engine queue '" + rt.name + "." + name + "'";
-  return registerInEach(rt, "engine queue '" + name + "' is not a DLA_HANDLE or PVA_STREAM resource", name,
-                        namesOfClient(rt, NameKind::kQueues),
+Result<void> registerEngineQueueIn(ClientSession& session, const std::string& name,
+                                   const EngineQueueRegistration& queue) {
+  const std::string what = "register engine queue '" + session.primary().name + "." + name + "'";
+  return registerInEach(session, "engine queue '" + name + "' is not a DLA_HANDLE or PVA_STREAM resource", name,
+                        namesOfClient(session, NameKind::kQueues),
                         [&](Runtime& s) { return registerQueueInSchedule(s, name, queue, what); });
 }
 

@@ -12,17 +12,19 @@ namespace tactus::client {
 
 /// Whether a client registers this runnable itself (CPU functions and submitters do).
 bool needsRegistration(const RunnableInfo& r);
-/// Registers CPU runnable `name` of rt's client: in its schedule, or in every schedule of the
-/// instance that has it (kNotFound when none does, kAlreadyExists when registered already).
-Result<void> registerRunnableIn(Runtime& rt, const std::string& name, const Registration& registration);
-/// Registers CUDA submitter `name` of rt's client (kNotFound when it is no submitter).
-Result<void> registerCudaSubmitterIn(Runtime& rt, const std::string& name, CudaSubmitterRegistration registration);
+/// Registers CPU runnable `name` of the session's client: in its schedule, or in every schedule of
+/// the instance that has it (kNotFound when none does, kAlreadyExists when registered already).
+Result<void> registerRunnableIn(ClientSession& session, const std::string& name, const Registration& registration);
+/// Registers CUDA submitter `name` of the session's client (kNotFound when it is no submitter).
+Result<void> registerCudaSubmitterIn(ClientSession& session, const std::string& name,
+                                     CudaSubmitterRegistration registration);
 /// Registers the client-local CUDA stream `name` (checked: non-blocking, not twice, within its
 /// GPU's stream limit).
-Result<void> registerStreamIn(Runtime& rt, const std::string& name, CUstream_st* stream);
+Result<void> registerStreamIn(ClientSession& session, const std::string& name, CUstream_st* stream);
 /// Registers the client-local DLA_HANDLE or PVA_STREAM `name` as an engine queue (not twice,
 /// not one queue under two names).
-Result<void> registerEngineQueueIn(Runtime& rt, const std::string& name, const EngineQueueRegistration& queue);
+Result<void> registerEngineQueueIn(ClientSession& session, const std::string& name,
+                                   const EngineQueueRegistration& queue);
 /// The runnables rt's client must register before it enters: the CPU functions and submitters its
 /// instances run (round-robin steps included), ascending.
 std::vector<RunnableId> requiredRunnables(const Runtime& rt);

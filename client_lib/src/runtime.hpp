@@ -1,6 +1,7 @@
-// The client runtime's state, shared by its three parts: attach.cpp (finding the master and
-// taking a validated copy of what it published), worker.cpp (the worker threads' hot path) and
-// client.cpp (registration and the public API).
+// The client runtime's state, shared by its parts: attach.cpp (finding the master and taking a
+// validated copy of what it published), worker.cpp (the worker threads' hot path), client_run.cpp
+// (a run) and client.cpp (registration and the public API). A ClientSession is one initialized
+// client; it owns one Runtime, its attachment, per schedule of its instance.
 #pragma once
 
 #include <atomic>
@@ -28,9 +29,10 @@ namespace tactus::client {
 /// Where the client is in its life.
 enum class Phase { kNone, kAttached, kEntered, kDone };
 
-/// Everything one initialized client holds. The schedule, plan, counts and the master's pid are
-/// this process's own copies, taken and validated at attach; shared memory is read afterwards only
-/// for the words that change during a run.
+/// A client's attachment to one schedule of its instance (its segment). The schedule, plan, counts
+/// and the master's pid are this process's own copies, taken and validated at attach; shared
+/// memory is read afterwards only for the words that change during a run. What belongs to the
+/// client as a whole is its ClientSession's.
 struct Runtime {
   std::string name;
   std::string instance;
@@ -57,43 +59,63 @@ struct Runtime {
   Phase phase = Phase::kNone;
   std::string instanceSource;  ///< where `instance` came from, for messages ("TACTUS_INSTANCE", ...)
   std::string noteTo;          ///< schedule k > 0: the instance its master hears notes at (noteBoxOf)
-  RealtimePolicy realtime;     ///< the worker threads' policy, checked at init (primary only: every schedule's)
+  // A master with several schedules (-N) has one segment per schedule; the client is attached
+  // to each (ClientSession::attachments), and takes part in those that list it.
+  std::uint32_t scheduleCount = 1;  ///< schedules of the instance (the header's scheduleCount)
 
-  // --- Several schedules (a master with -N): this Runtime is schedule 0's; `modes` holds the
-  // others' (each with its own segment, schedule, plan and registrations). ---
-  bool member = true;                           ///< this client is in this schedule (clientIndex is valid)
-  std::uint32_t scheduleCount = 1;              ///< schedules of the instance (the header's scheduleCount)
-  std::vector<std::unique_ptr<Runtime>> modes;  ///< schedules 1..scheduleCount-1 (primary only)
-  /// The switch callbacks (primary only): called with the starting schedule's identifier and
-  /// the hyperepoch's index before a rollover's first frame.
+  /// Whether this client is in this schedule (attach leaves clientIndex kNone when it is not).
+  bool member() const { return clientIndex != kNone; }
+};
+
+/// One initialized client: its attachment to every schedule of its instance, and what belongs to
+/// the client as a whole (the worker threads' real-time policy, the switch callbacks, the
+/// channels). The first attachment (schedule 0's, always present, member or not) is where exit
+/// requests and the run's end are watched, and its `phase` and `workersRunning` are the client's.
+struct ClientSession {
+  std::vector<std::unique_ptr<Runtime>> attachments;  ///< schedule k's at k, 0..scheduleCount-1
+  RealtimePolicy realtime;  ///< the worker threads' policy, checked at init (every schedule's)
+  /// Called with the starting schedule's identifier and the hyperepoch's index before a
+  /// rollover's first frame.
   std::vector<std::function<void(std::uint16_t, std::uint16_t)>> switchCallbacks;
-  /// Every schedule's channels (primary only; tactus/channel.hpp), built at init.
-  std::unique_ptr<ChannelDirectory> channels;
+  std::unique_ptr<ChannelDirectory> channels;  ///< every schedule's channels (tactus/channel.hpp), built at init
+
+  ClientSession() = default;
+  ClientSession(const ClientSession&) = delete;
+  ClientSession& operator=(const ClientSession&) = delete;
+  /// The channels go first, then the attachments from the last schedule's to schedule 0's (the
+  /// order of the recursive Runtime this replaced).
+  ~ClientSession() {
+    channels.reset();
+    while (!attachments.empty()) attachments.pop_back();
+  }
+
+  Runtime& primary() { return *attachments.front(); }
+  const Runtime& primary() const { return *attachments.front(); }
+  /// Every attachment, schedule 0's first.
+  std::vector<Runtime*> all() const {
+    std::vector<Runtime*> out;
+    out.reserve(attachments.size());
+    for (const auto& a : attachments) out.push_back(a.get());
+    return out;
+  }
 };
 
 /// Where `rt`'s notes to its master go (ipc/notes.hpp): the master's box has the name of its first
 /// schedule's segment, also for a client's attachment to schedule k > 0.
 inline const std::string& noteBoxOf(const Runtime& rt) { return rt.noteTo.empty() ? rt.instance : rt.noteTo; }
 
-/// Every schedule's runtime of a client: the primary, then its modes.
-inline std::vector<Runtime*> allModes(Runtime& primary) {
-  std::vector<Runtime*> all{&primary};
-  for (auto& m : primary.modes) all.push_back(m.get());
-  return all;
-}
-
 /// Sets rt.instance (and rt.instanceSource) from options.instance, else $TACTUS_INSTANCE, else
 /// "default", and checks the name (kBadParameter naming where it came from).
 Result<void> chooseInstance(Runtime& rt, const InitOptions& options);
 
 /// Attaches schedule `index` > 0 of the primary's instance into `mode` (waiting for its segment);
-/// a client absent from that schedule is attached with member = false. Called by init.
+/// a client absent from that schedule is attached with clientIndex kNone (member()). Called by init.
 Result<void> attachMode(Runtime& mode, const Runtime& primary, std::uint32_t index, const InitOptions& options);
 
 /// The body of a worker thread under a schedule manager: sleeps while its hyperepoch is stopped,
 /// runs the client's switch callbacks before a rollover's first frame (the client's first worker
 /// of the hyperepoch), runs the worker while the hyperepoch is active, until the run ends.
-void runSwitchingWorker(Runtime& rt, std::uint32_t w, const Runtime& primary);
+void runSwitchingWorker(Runtime& rt, std::uint32_t w, const ClientSession& session);
 
 /// Wakes the workers of `rt` parked between activations (runSwitchingWorker), so that they look at
 /// the run's end or the halt now rather than at their next backstop look.

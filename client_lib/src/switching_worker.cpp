@@ -42,19 +42,19 @@ void count(shm::SwitchSlot& slot, std::atomic<std::uint32_t>& word) {
 }  // namespace
 
 void wakeParkedWorkers(const Runtime& rt) {
-  if (!rt.member) return;  // the counts are the client's validated copy
+  if (!rt.member()) return;  // the counts are the client's validated copy
   for (HyperepochId he : IdRange<HyperepochId>(rt.view.counts().hyperepochs)) {
     ipc::futexWake(rt.view.switching(he).activation);
   }
 }
 
-void runSwitchingWorker(Runtime& rt, std::uint32_t w, const Runtime& primary) {
+void runSwitchingWorker(Runtime& rt, std::uint32_t w, const ClientSession& session) {
   const WorkerPlan& wp = rt.plan.workers[w];
   shm::SwitchSlot& slot = rt.view.switching(wp.hyperepoch);
   const shm::SegmentHeader& header = rt.view.header();
   // The client's first worker of the hyperepoch runs the callbacks and acknowledges them (a
   // client without callbacks is not waited for: it said so in its slot).
-  bool first = !primary.switchCallbacks.empty();
+  bool first = !session.switchCallbacks.empty();
   for (std::uint32_t o = 0; o < w; ++o) {
     if (rt.plan.workers[o].client == wp.client && rt.plan.workers[o].hyperepoch == wp.hyperepoch) first = false;
   }
@@ -75,7 +75,7 @@ void runSwitchingWorker(Runtime& rt, std::uint32_t w, const Runtime& primary) {
     seen = activation;
     if (ended()) return;
     if (first && slot.rolloverActivation.load(std::memory_order_acquire) == activation) {
-      for (const auto& callback : primary.switchCallbacks) {
+      for (const auto& callback : session.switchCallbacks) {
         callback(rt.schedule.identifier, static_cast<std::uint16_t>(wp.hyperepoch));
       }
       count(slot, slot.acks);
