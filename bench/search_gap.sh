@@ -17,7 +17,7 @@ for t in "$@"; do
   "$build/compiler/tactus-compile" -i "$tmp/g.yaml" -o "$tmp/g.tsched" -k "$tmp/g.json" -t "$t" >/dev/null
   awk -v n="$n" -v t="$t" '
     /"schedule_length_ns"/ { gsub(/[^0-9]/, "", $2); len = $2 }
-    /"lower_bound_ns"/ { gsub(/[^0-9]/, "", $2); lb = $2 }
+    $1 == "\"lower_bound_ns\":" { gsub(/[^0-9]/, "", $2); lb = $2 }
     /"first_schedule_length_ns"/ { gsub(/[^0-9]/, "", $2); first = $2 }
     /"search_steps"/ { gsub(/[^0-9]/, "", $2); steps = $2 }
     /"seconds_to_best"/ { gsub(/[^0-9.]/, "", $2); best = $2 }

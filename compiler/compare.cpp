@@ -133,7 +133,7 @@ std::size_t ScheduleComparison::changes() const {
     }
     for (const ComparedValue* v : {&c.reaction, &c.maxReaction, &c.age, &c.maxAge}) n += v->changed() ? 1 : 0;
   }
-  return n;
+  return n + inputs.size();
 }
 
 Result<Schedule> loadComparedSchedule(const std::string& path) {
@@ -155,8 +155,13 @@ Result<Schedule> loadComparedSchedule(const std::string& path) {
 
 ScheduleComparison compareSchedules(const Graph& graph, const Schedule& oldSchedule, const std::string& oldOrigin,
                                     const Schedule& newSchedule, const CompileReport& newReport) {
-  const CompileReport oldReport = buildReport(sameRunnables(graph, oldSchedule) ? graph : Graph{}, oldSchedule);
+  // The old schedule's bound from its requests: the graph's where its runnables are the
+  // graph's, else those of the graph's runnables of the same names (its types for the others).
+  const CompileReport oldReport = sameRunnables(graph, oldSchedule)
+                                      ? buildReport(graph, oldSchedule)
+                                      : buildReport(requestsForOldSchedule(graph, oldSchedule), oldSchedule);
   ScheduleComparison c;
+  c.inputs = inputChanges(graph, oldSchedule);
   c.oldOrigin = oldOrigin;
   c.oldGraph = oldSchedule.name;
   c.newGraph = newSchedule.name;
@@ -169,7 +174,8 @@ ScheduleComparison compareSchedules(const Graph& graph, const Schedule& oldSched
       oldReport.hyperepochs, newReport.hyperepochs,
       [&](HyperepochComparison& h, const HyperepochReport* o, const HyperepochReport* n) {
         h.length = value(o, n, &HyperepochReport::scheduleLengthNs);
-        h.lowerBound = value(o, n, &HyperepochReport::lowerBoundNs);
+        // the bound computed from each schedule, not the search's (an old file has none)
+        h.lowerBound = value(o, n, &HyperepochReport::computedLowerBoundNs);
         h.resources = matchByName<ResourceReport, ResourceComparison>(
             byQualifiedName(o), byQualifiedName(n),
             [&](ResourceComparison& r, const ResourceReport* ro, const ResourceReport* rn) {
@@ -195,6 +201,12 @@ std::string comparisonText(const ScheduleComparison& c) {
     out += "  the old schedule is of graph " + quoted(c.oldGraph) + " (identifier " + std::to_string(c.oldIdentifier) +
            "), the new one of " + quoted(c.newGraph) + " (identifier " + std::to_string(c.newIdentifier) +
            "): compared by name\n";
+  }
+  if (!c.inputs.empty()) out += "  graph changes\n";
+  for (const InputChange& i : c.inputs) {
+    out += "    " + i.item + " " + quoted(i.name) + " " + i.change;
+    if (i.change != "added" && i.change != "removed") out += ": " + i.oldValue + " -> " + i.newValue;
+    out += "\n";
   }
   for (const HyperepochComparison& h : c.hyperepochs) {
     out += header("hyperepoch", h.name, h.presence);
@@ -244,6 +256,14 @@ std::string comparisonJson(const ScheduleComparison& c) {
          ", \"max_age_ns\": " + valueJson(k.maxAge) + "}";
   }
   o += c.chains.empty() ? "]" : "\n    ]";
+  o += ",\n    \"graph_changes\": [";
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    const InputChange& x = c.inputs[i];
+    o += std::string(i ? "," : "") + "\n      {\"item\": " + jsonString(x.item) + ", \"name\": " + jsonString(x.name) +
+         ", \"change\": " + jsonString(x.change) + ", \"old\": " + jsonString(x.oldValue) +
+         ", \"new\": " + jsonString(x.newValue) + "}";
+  }
+  o += c.inputs.empty() ? "]" : "\n    ]";
   o += "\n  }";
   return o;
 }

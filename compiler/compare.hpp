@@ -49,6 +49,15 @@ struct ChainComparison {
   ComparedValue reaction, maxReaction, age, maxAge;
 };
 
+/// A change of the input between the old schedule and the new graph (compare_inputs.cpp): a
+/// runnable, resource or client added or removed, or a runnable's figure or links changed.
+struct InputChange {
+  std::string item;    ///< `runnable`, `resource` or `client`
+  std::string name;    ///< qualified (`Client.Runnable`, `Client.Stream` for a client's own resource)
+  std::string change;  ///< `added`, `removed`, `WCET`, `start time`, `deadline`, `epoch`, `dependencies`, `resources`
+  std::string oldValue, newValue;  ///< as text (`3ms`, `A.x, A.y`); empty for added or removed
+};
+
 /// The whole comparison.
 struct ScheduleComparison {
   std::string oldOrigin;  ///< the old schedule file as messages name it
@@ -56,7 +65,8 @@ struct ScheduleComparison {
   std::uint16_t oldIdentifier = 0, newIdentifier = 0;
   std::vector<HyperepochComparison> hyperepochs;  ///< the new schedule's order, then those removed
   std::vector<ChainComparison> chains;            ///< likewise
-  /// Figures changed plus items added or removed (0: nothing changed).
+  std::vector<InputChange> inputs;                ///< the graph's changes, runnables first
+  /// Figures changed plus items added or removed plus input changes (0: nothing changed).
   std::size_t changes() const;
 };
 
@@ -70,6 +80,15 @@ Result<Schedule> loadComparedSchedule(const std::string& path);
 /// types.
 ScheduleComparison compareSchedules(const Graph& graph, const Schedule& oldSchedule, const std::string& oldOrigin,
                                     const Schedule& newSchedule, const CompileReport& newReport);
+
+/// What changed in the input: the new graph `g`'s runnables, resources and clients against the
+/// old schedule `s`'s, matched by qualified name (compare_inputs.cpp).
+std::vector<InputChange> inputChanges(const Graph& g, const Schedule& s);
+
+/// A graph for the old schedule's lower bound: its runnables (the old schedule's ids), each with
+/// the requests of the new graph's runnable of the same name where every candidate is also in
+/// the old schedule, else none (the report then takes its held resources' types).
+Graph requestsForOldSchedule(const Graph& g, const Schedule& s);
 
 /// The comparison as aligned text: a header line, one line per figure (old, new, difference).
 std::string comparisonText(const ScheduleComparison& comparison);

@@ -40,7 +40,9 @@ const std::vector<OptionSpec>& specs() {
        0,
        "OLD",
        "also print what changes against the old schedule file OLD (- reads\n"
-       "standard input): per hyperepoch the schedule length, lower bound and\n"
+       "standard input): the graph's changes (runnables, resources, clients\n"
+       "added or removed; WCETs, start times, deadlines, epochs, dependencies,\n"
+       "pinned resources), per hyperepoch the schedule length, lower bound and\n"
        "each resource's load, per chain its planned reaction and age and\n"
        "their MaxReaction and MaxAge, old, new and the difference, matched by\n"
        "name (in -k as \"compare\"). Exit status 0 whatever changed; OLD must\n"

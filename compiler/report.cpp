@@ -45,7 +45,8 @@ std::vector<std::vector<ResourceId>> candidateSets(const Graph& g, const Schedul
       set.erase(std::unique(set.begin(), set.end()), set.end());
       if (!set.empty()) out.push_back(std::move(set));
     }
-    return out;
+    // No requests known (an old schedule's runnable the graph lacks): its resources' types.
+    if (!out.empty()) return out;
   }
   for (ResourceId x : inst.resources) {
     if (!s.resources.contains(x)) continue;
@@ -405,9 +406,11 @@ HyperepochReport hyperepochReport(const Graph& graph, const InstanceBounds& b, H
   // Every left-shifted schedule starts each instance at a release or at another's end, so
   // the optimum is a multiple of the gcd of the WCETs and releases.
   bound = schedule::roundUp(bound, grain);
+  hr.computedLowerBoundNs = bound;
   if (search != nullptr && search->hyperepochs.contains(h)) {
     const HyperepochSearchInfo& si = search->hyperepochs[h];
     bound = std::max(bound, si.lowerBoundNs);
+    hr.searchLowerBoundNs = si.searched ? si.lowerBoundNs : 0;
     hr.searched = si.searched;
     hr.firstLengthNs = si.firstLengthNs;
     hr.searchSteps = si.steps;
@@ -529,6 +532,7 @@ std::string reportJson(const CompileReport& report) {
     o += ",\n      \"lower_bound_ns\": " + std::to_string(h.lowerBoundNs);
     o += ",\n      \"proven_optimal\": " + std::string(h.provenOptimal ? "true" : "false");
     if (h.searched) {
+      o += ",\n      \"search_lower_bound_ns\": " + std::to_string(h.searchLowerBoundNs);
       o += ",\n      \"first_schedule_length_ns\": " + std::to_string(h.firstLengthNs);
       o += ",\n      \"search_steps\": " + std::to_string(h.searchSteps);
       o += ",\n      \"seconds_to_best\": " + fixed(h.secondsToBest, 6);

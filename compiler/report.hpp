@@ -47,6 +47,10 @@ struct HyperepochReport {
   /// over t; rounded up to the grain (the gcd of WCETs and releases, which every left-shifted
   /// schedule's length is a multiple of); and the search's bound when it proved more.
   std::int64_t lowerBoundNs = 0;
+  /// The bound computed from the schedule alone (the above without the search's): what a
+  /// schedule file read back gives, so what `--compare` sets against an old file's.
+  std::int64_t computedLowerBoundNs = 0;
+  std::int64_t searchLowerBoundNs = 0;    ///< searched: the bound the search proved (0: none)
   std::uint64_t instances = 0;            ///< scheduled instances (runnables x frames)
   std::uint64_t runnables = 0;            ///< scheduled runnables (round-robin groups count once)
   std::vector<ResourceReport> resources;  ///< resources held by its instances, by index

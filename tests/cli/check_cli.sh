@@ -103,6 +103,20 @@ code=0
 grep -qF "the arguments look swapped: $work/run.tlog is an event log and $work/file.tsched a schedule; the order is tactus-report LOG SCHEDULE" "$work/swap.txt" \
   || { cat "$work/swap.txt"; fail "no hint for swapped arguments"; }
 expect_usage "only one output can go to standard output (-)" "$report" "$work/run.tlog" "$work/file.tsched" --html - --trace-out -
+# The what-if loop: measure WCETs, recompile with them, compare with the schedule deployed (exit 0,
+# the measured WCETs named as graph changes, the same in -k), then the old schedule is replaced.
+"$report" "$work/run.tlog" "$work/file.tsched" --wcet-out "$work/measured.yaml" >/dev/null
+"$compile" -i "$graph" -o "$work/loop.tsched" --wcet "$work/measured.yaml" -k "$work/loop.json" --compare "$work/file.tsched" \
+  >"$work/loop.txt" 2>&1 || { cat "$work/loop.txt"; fail "--compare after --wcet failed"; }
+grep -Eq "^compared with $work/file.tsched: [0-9]+ changes?$" "$work/loop.txt" || { cat "$work/loop.txt"; fail "--compare said no changes"; }
+grep -Eq "^    runnable '[A-Za-z]+\.[A-Za-z]+' WCET: [0-9.]+[mun]?s -> [0-9.]+[mun]?s$" "$work/loop.txt" \
+  || { cat "$work/loop.txt"; fail "--compare did not list the measured WCETs"; }
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['compare']; assert c['changes'] > 0; assert any(x['change'] == 'WCET' for x in c['graph_changes'])" \
+  "$work/loop.json" || fail "-k lacks the comparison's WCET changes"
+mv "$work/loop.tsched" "$work/deployed.tsched"
+"$compile" -i "$graph" -o "$work/again.tsched" --wcet "$work/measured.yaml" --compare "$work/deployed.tsched" >"$work/again.txt" 2>&1 \
+  || { cat "$work/again.txt"; fail "the second --compare failed"; }
+grep -q "^compared with $work/deployed.tsched: nothing changed$" "$work/again.txt" || { cat "$work/again.txt"; fail "recompiling the same changed something"; }
 expect_usage "unknown option '--jsn' (did you mean '--json'?)" "$report" "$work/run.tlog" "$work/file.tsched" --jsn
 
 # tactus-master: long names and --opt=value reach the run (no client comes: exit 1 naming the

@@ -6,7 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "compare.hpp"
 #include "compile.hpp"
+#include "graph_parser.hpp"
+#include "report.hpp"
+#include "scheduler.hpp"
 #include "test_files.hpp"
 
 using namespace tactus;
@@ -152,4 +156,130 @@ TEST_CASE("--compare with an old file that is not a schedule gives a located err
   CHECK(stdinTwice.code == 2);
   CHECK_THAT(stdinTwice.err, Catch::Contains("--compare - wants standard input"));
   std::remove(notSchedule.c_str());
+}
+
+TEST_CASE("--compare lists the graph's changes: WCETs, links, runnables and resources", "[compile][compare]") {
+  const std::string old = tempPath("in_old.tsched"), now = tempPath("in_new.tsched"), json = tempPath("in.json");
+  const std::string graph = tempPath("in.yaml");
+  std::string text = compileOld(old);
+  text = replaced(text, "Control: {WCET: 3ms, StartTime: 14ms", "Control: {WCET: 4ms, StartTime: 13ms");
+  text = replaced(text, "CPU: [CPU0, CPU1]", "CPU: [CPU0, CPU1, CPU2]");
+  text = replaced(text, "Command: {WCET: 500us, Resources: [CPU0], Dependencies: [Controller.Control]}",
+                  "Command: {WCET: 500us, Resources: [CPU2], Dependencies: [Controller.Control, Controller.Log]}\n"
+                  "                - Log: {WCET: 1ms, Resources: [CPU0], Deadline: 19ms}");
+  writeAll(graph, text);
+  Run r = compile({"-q", "-i", graph, "-o", now, "-k", json, "--compare", old});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("  graph changes\n"
+                                    "    runnable 'Controller.Control' WCET: 3ms -> 4ms\n"
+                                    "    runnable 'Controller.Control' start time: 14ms -> 13ms\n"
+                                    "    runnable 'Controller.Command' dependencies: Controller.Control -> "
+                                    "Controller.Control, Controller.Log\n"
+                                    "    runnable 'Controller.Command' resources: CPU0 -> CPU2\n"
+                                    "    runnable 'Controller.Log' added\n"
+                                    "    resource 'CPU2' added\n"
+                                    "  hyperepoch 'Control'"));
+  CHECK_THAT(r.out, !Catch::Contains("runnable 'Imu.Sample'"));  // unchanged: not listed
+  CHECK_THAT(r.out, Catch::Contains("compared with " + old + ": "));
+  const std::string report = readAll(json);
+  CHECK_THAT(report, Catch::Contains("{\"item\": \"runnable\", \"name\": \"Controller.Control\", \"change\": \"WCET\", "
+                                     "\"old\": \"3ms\", \"new\": \"4ms\"}"));
+  CHECK_THAT(report, Catch::Contains("{\"item\": \"resource\", \"name\": \"CPU2\", \"change\": \"added\", "
+                                     "\"old\": \"\", \"new\": \"\"}"));
+
+  // Back again: the old graph against the new schedule names the removed runnable and resource.
+  Run back = compile({"-q", "-i", sourceRoot() + "/schedules/control_loop_chain.yaml", "-o", tempPath("in_back.tsched"),
+                      "--compare", now});
+  INFO(back.out << back.err);
+  REQUIRE(back.code == 0);
+  CHECK_THAT(back.out, Catch::Contains("    runnable 'Controller.Log' removed\n"));
+  CHECK_THAT(back.out, Catch::Contains("    resource 'CPU2' removed\n"));
+  CHECK_THAT(back.out, Catch::Contains("    runnable 'Controller.Control' WCET: 4ms -> 3ms\n"));
+  for (const std::string& p : {old, now, json, graph, tempPath("in_back.tsched")}) std::remove(p.c_str());
+}
+
+namespace {
+
+// Two 10ms runnables pinned to CPU0 of two cores: 20ms at least, which the resource types alone
+// (CPU0 standing for both cores) put at 10ms.
+const char* const kPinned = R"(Version: 3.0.0
+Pinned:
+  Identifier: 7
+  Resources:
+    CPU: [CPU0, CPU1]
+  Hyperepochs:
+    - Main:
+        Epochs:
+          - Tick: {Period: 50ms}
+  Clients:
+    - App:
+        Epochs:
+          - Main.Tick:
+              Runnables:
+                - A: {WCET: 10ms, Resources: [CPU0]}
+                - B: {WCET: 10ms, Resources: [CPU0]}
+)";
+
+}  // namespace
+
+TEST_CASE("--compare bounds the old schedule by its runnables' requests, not their types", "[compile][compare]") {
+  const std::string old = tempPath("req_old.tsched"), now = tempPath("req_new.tsched");
+  const std::string oldGraph = tempPath("req_old.yaml"), newGraph = tempPath("req_new.yaml");
+  writeAll(oldGraph, kPinned);
+  REQUIRE(compile({"-q", "-i", oldGraph, "-o", old}).code == 0);
+  // A runnable added on the other core: the runnables differ, the bound stays 20ms.
+  writeAll(newGraph, std::string(kPinned) + "                - C: {WCET: 1ms, Resources: [CPU1]}\n");
+  Run r = compile({"-q", "-i", newGraph, "-o", now, "--compare", old});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("    runnable 'App.C' added\n"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*lower bound +20ms +20ms +unchanged\n[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*schedule length +20ms +20ms +unchanged\n[\\s\\S]*"));
+  // A runnable the new graph lacks stands by its resources' types: B removed, the old bound is
+  // A on CPU0 and B on either core (10ms), what the types alone give for both.
+  writeAll(newGraph, replaced(kPinned, "                - B: {WCET: 10ms, Resources: [CPU0]}\n", ""));
+  Run gone = compile({"-q", "-i", newGraph, "-o", now, "--compare", old});
+  INFO(gone.out << gone.err);
+  REQUIRE(gone.code == 0);
+  CHECK_THAT(gone.out, Catch::Contains("    runnable 'App.B' removed\n"));
+  CHECK_THAT(gone.out, Catch::Matches("[\\s\\S]*lower bound +10ms +10ms +unchanged\n[\\s\\S]*"));
+  for (const std::string& p : {old, now, oldGraph, newGraph}) std::remove(p.c_str());
+}
+
+TEST_CASE("--compare sets the bounds computed from each schedule side by side, not the search's",
+          "[compile][compare]") {
+  const std::string old = tempPath("sb_old.tsched"), graphPath = tempPath("sb.yaml");
+  // 2ms, 3ms and 3ms on either core: 4ms by the load, 5ms at best (what a search proves).
+  std::string text = replaced(kPinned, "A: {WCET: 10ms, Resources: [CPU0]}", "A: {WCET: 2ms, Resources: [CPU]}");
+  text = replaced(text, "B: {WCET: 10ms, Resources: [CPU0]}",
+                  "B: {WCET: 3ms, Resources: [CPU]}\n                - C: {WCET: 3ms, Resources: [CPU]}");
+  writeAll(graphPath, text);
+  REQUIRE(compile({"-q", "-i", graphPath, "-o", old}).code == 0);
+  auto graph = parseGraphFile(graphPath);
+  REQUIRE(graph.has_value());
+  auto schedule = scheduleGraph(*graph, ScheduleOptions{});
+  REQUIRE(schedule.has_value());
+  REQUIRE(schedule->hyperepochs.size() == 1);
+  // The search's own bound: the optimum it proved, above the computed one.
+  SearchInfo search;
+  search.hyperepochs.resize(1);
+  search.hyperepochs[0].searched = true;
+  search.hyperepochs[0].lowerBoundNs = 5000000;
+  search.hyperepochs[0].firstLengthNs = 5000000;
+  CompileReport report = buildReport(*graph, *schedule, &search);
+  REQUIRE(report.hyperepochs.at(0).scheduleLengthNs == 5000000);
+  CHECK(report.hyperepochs.at(0).lowerBoundNs == 5000000);
+  CHECK(report.hyperepochs.at(0).computedLowerBoundNs == 4000000);
+  CHECK(report.hyperepochs.at(0).searchLowerBoundNs == 5000000);
+  CHECK_THAT(reportJson(report), Catch::Contains("\"lower_bound_ns\": 5000000,\n      \"proven_optimal\": true,\n"
+                                                 "      \"search_lower_bound_ns\": 5000000"));
+  // The old file, the same schedule read back, has no search: its bound is the computed one.
+  auto oldSchedule = loadComparedSchedule(old);
+  REQUIRE(oldSchedule.has_value());
+  const ScheduleComparison c = compareSchedules(*graph, *oldSchedule, old, *schedule, report);
+  CHECK(c.hyperepochs.at(0).lowerBound.oldNs == 4000000);
+  CHECK(c.hyperepochs.at(0).lowerBound.newNs == 4000000);
+  CHECK(c.changes() == 0);
+  for (const std::string& p : {old, graphPath}) std::remove(p.c_str());
 }
