@@ -55,7 +55,8 @@ struct InputChange {
   std::string item;    ///< `runnable`, `resource` or `client`
   std::string name;    ///< qualified (`Client.Runnable`, `Client.Stream` for a client's own resource)
   std::string change;  ///< `added`, `removed`, `WCET`, `start time`, `deadline`, `epoch`, `dependencies`, `resources`
-  std::string oldValue, newValue;  ///< as text (`3ms`, `A.x, A.y`); empty for added or removed
+  /// As text (`3ms`, `A.x, A.y`); added or removed: a runnable's WCET on its side, else empty.
+  std::string oldValue, newValue;
 };
 
 /// The whole comparison.
