@@ -283,3 +283,34 @@ TEST_CASE("--compare sets the bounds computed from each schedule side by side, n
   CHECK(c.changes() == 0);
   for (const std::string& p : {old, graphPath}) std::remove(p.c_str());
 }
+
+TEST_CASE("--compare names a client added or removed and a deadline set", "[compile][compare]") {
+  const std::string old = tempPath("cl_old.tsched"), now = tempPath("cl_new.tsched"), graph = tempPath("cl.yaml");
+  std::string text = compileOld(old);
+  text = replaced(text, "Estimate: {WCET: 2ms, StartTime: 1ms, Resources: [CPU1]}",
+                  "Estimate: {WCET: 2ms, StartTime: 1ms, Deadline: 8ms, Resources: [CPU1]}");
+  text = replaced(text, "  Channels:",
+                  "    - Logger:\n"
+                  "        Epochs:\n"
+                  "          - Control.Loop:\n"
+                  "              Runnables:\n"
+                  "                - Write: {WCET: 1ms, Resources: [CPU0]}\n"
+                  "  Channels:");
+  writeAll(graph, text);
+  Run r = compile({"-q", "-i", graph, "-o", now, "--compare", old});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("    runnable 'Estimator.Estimate' deadline: none -> 8ms\n"));
+  CHECK_THAT(r.out, Catch::Contains("    runnable 'Logger.Write' added\n"));
+  CHECK_THAT(r.out, Catch::Contains("    client 'Logger' added\n"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*load CPU0 +1.3ms +2.3ms +\\+1ms\n[\\s\\S]*"));
+  // The way back: the client and its runnable removed, the deadline dropped.
+  Run back = compile({"-q", "-i", sourceRoot() + "/schedules/control_loop_chain.yaml", "-o", tempPath("cl_back.tsched"),
+                      "--compare", now});
+  INFO(back.out << back.err);
+  REQUIRE(back.code == 0);
+  CHECK_THAT(back.out, Catch::Contains("    runnable 'Estimator.Estimate' deadline: 8ms -> none\n"));
+  CHECK_THAT(back.out, Catch::Contains("    runnable 'Logger.Write' removed\n"));
+  CHECK_THAT(back.out, Catch::Contains("    client 'Logger' removed\n"));
+  for (const std::string& p : {old, now, graph, tempPath("cl_back.tsched")}) std::remove(p.c_str());
+}
