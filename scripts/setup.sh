@@ -16,10 +16,13 @@ cd "$(dirname "$0")/.."
 # libiceoryx-posh-dev and iceoryx (iox-roudi): Eclipse iceoryx, the zero-copy reference the
 # channel-iceoryx benchmark measures tactus's channels against (-Diceoryx=auto builds it when they
 # are there; a benchmark only, nothing of tactus links it).
+# python3-dev and pybind11-dev: the Python package `tactus` (-Dpython=auto builds it when they are
+# there, for Debian's /usr/bin/python3); python3-pandas and python3-pytest: what it hands out and
+# its tests (skipped, exit 77, where either is missing).
 # stress-ng: the load beside the benchmarks' stressed runs (channel-soak-stress,
 # autoware-reference; skipped, exit 77, where it is missing).
 packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium cyclonedds-dev cyclonedds-tools
-  libsystemd-dev libiceoryx-posh-dev iceoryx stress-ng)
+  libsystemd-dev libiceoryx-posh-dev iceoryx stress-ng python3-dev pybind11-dev python3-pandas python3-pytest)
 # CI: ccache, and gdb for the run matrix's stacks of a master whose run never started.
 [ "${CI:-}" = true ] && packages+=(ccache gdb)
 read -r -a extra_packages <<<"${TACTUS_EXTRA_PACKAGES:-}"

@@ -203,27 +203,8 @@ std::string formatSwitches(const LogFile& log, const std::vector<Schedule>& sche
   return text;
 }
 
-// One schedule of the run and what the report derives from its records.
-struct Part {
-  LogFile own;  ///< several schedules: this schedule's records; one: unused (the whole log)
-  Analysis analysis;
-  std::vector<ViolationRow> violations;
-};
-
-// What a report is made from: 1..N schedules, their 1..K logs merged into one, a part per schedule.
-struct Inputs {
-  std::vector<Schedule> schedules;
-  std::vector<std::string> origins;  ///< each schedule's operand
-  LogFile log;
-  std::vector<Part> parts;
-  bool several() const { return schedules.size() > 1; }
-  // Schedule k's records: the whole log when the run has one schedule.
-  const LogFile& logOf(std::size_t k) const { return several() ? parts[k].own : log; }
-  std::string title(std::size_t k) const {
-    return "schedule " + std::to_string(schedules[k].identifier) + " " + quoted(schedules[k].name) + " (" + origins[k] +
-           ")";
-  }
-};
+using Part = ReportPart;
+using Inputs = ReportInputs;
 
 // Loads and verifies every schedule operand; their identifiers must differ.
 Result<std::vector<Schedule>> loadSchedules(const Options& o) {
@@ -352,7 +333,7 @@ void writeStatistics(const Options& o, const Inputs& in, std::ostream& out) {
                  : o.csvTable == CsvTable::kReleases ? kReleasesCsvHeader
                                                      : kChainsCsvHeader);
   } else if (o.json) {
-    out << (in.several() ? formatSeveralJson(in) : formatJson(in.schedules[0], in.log, in.parts[0].analysis));
+    out << formatReportJson(in);
   } else if (o.statisticsOnStdout) {
     for (std::size_t k = 0; k < n; ++k) {
       if (in.several()) out << "=== " << in.title(k) << " ===\n";
@@ -580,6 +561,24 @@ FdOutputBuffer::int_type FdOutputBuffer::overflow(int_type c) {
 }
 
 int FdOutputBuffer::sync() { return drain() ? 0 : -1; }
+
+Result<ReportInputs> loadReportInputs(const ReportOptions& o, std::ostream& err) {
+  Inputs in;
+  auto schedules = loadSchedules(o);
+  if (!schedules) return schedules.error();
+  in.schedules = std::move(*schedules);
+  in.origins = o.schedules;
+  if (o.logs.empty()) return fail(ErrorCode::kBadParameter, "no event log given");
+  auto log = loadLog(o, in.schedules);
+  if (!log) return log.error();
+  in.log = std::move(*log);
+  analyzeParts(in, err);
+  return in;
+}
+
+std::string formatReportJson(const ReportInputs& in) {
+  return in.several() ? formatSeveralJson(in) : formatJson(in.schedules[0], in.log, in.parts[0].analysis);
+}
 
 int runReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   int code = dispatch(args, out, err);
