@@ -1,5 +1,6 @@
 // tactus-top's logic (see top.hpp).
 #include "top.hpp"
+#include "top_metrics.hpp"
 
 #include <sched.h>
 
@@ -202,6 +203,12 @@ const std::vector<OptionSpec>& specs() {
       {"once", 0, "", "print one snapshot and exit (for scripts)", {}},
       {"json", 0, "", "print JSON (one object per snapshot, one line each) instead of the screen", {}},
       {"interval", 'n', "MS", "refresh every MS milliseconds (default 500, at least 50)", {}},
+      {"metrics",
+       0,
+       "ADDR:PORT",
+       "serve the statistics as Prometheus metrics on http://ADDR:PORT/metrics (e.g. 127.0.0.1:9464) until the run "
+       "ends",
+       {}},
       {"version", 'V', "", "print the version and exit", {}},
       {"help", 'h', "", "print this help and exit", {}},
   };
@@ -209,7 +216,7 @@ const std::vector<OptionSpec>& specs() {
 }
 
 std::string usage() {
-  return "usage: tactus-top [-D INSTANCE] [--once] [--json] [-n MS]\n"
+  return "usage: tactus-top [-D INSTANCE] [--once] [--json] [-n MS] [--metrics ADDR:PORT]\n"
          "\n"
          "A live view of a running instance: schedule and iterations, each client's state, each\n"
          "runnable's last, median (of its latest 32 runs) and longest duration against its WCET,\n"
@@ -237,6 +244,7 @@ struct TopOptions {
   std::string instance;
   bool once = false, json = false;
   long long intervalMs = 500;
+  std::optional<MetricsAddress> metrics;  ///< --metrics
 };
 
 int parseTop(const std::vector<std::string>& args, TopOptions& options, std::ostream& out, std::ostream& err) {
@@ -252,6 +260,14 @@ int parseTop(const std::vector<std::string>& args, TopOptions& options, std::ost
           << "\n";
       return 2;
     }
+  }
+  if (const auto* o = line.find("metrics")) {
+    auto address = parseMetricsAddress(o->value);
+    if (!address) {
+      err << "tactus-top: " << address.error().message << "\n";
+      return 2;
+    }
+    options.metrics = *address;
   }
   options.once = line.has("once");
   options.json = line.has("json");
@@ -306,6 +322,7 @@ int topMain(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   // release benchmark's p99 rose with tactus-top attached on a 2-core machine).
   const sched_param idle{};
   (void)::sched_setscheduler(0, SCHED_IDLE, &idle);
+  if (options.metrics) return serveMetrics(options.instance, *options.metrics, out, err);
   bool shown = false;
   for (;;) {
     auto snap = takeSnapshot(options.instance);
