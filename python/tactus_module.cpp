@@ -37,11 +37,13 @@ struct NameColumn {
   std::vector<std::int32_t> codes;
   std::vector<std::string> categories;
   std::unordered_map<std::string, std::int32_t> index;
-  void push(const std::string& name) {
+  /// The code of `name` (added to the categories when new).
+  std::int32_t code(const std::string& name) {
     auto [it, added] = index.emplace(name, static_cast<std::int32_t>(categories.size()));
     if (added) categories.push_back(name);
-    codes.push_back(it->second);
+    return it->second;
   }
+  void push(const std::string& name) { codes.push_back(code(name)); }
 };
 
 // Columns in insertion order; numbers as int64, names as categorical codes.
@@ -75,9 +77,11 @@ struct Table {
   // {"columns": [...], "numbers": {c: ndarray}, "names": {c: (codes ndarray, [categories])}}
   py::dict toPython() const {
     py::dict numberDict, nameDict;
-    for (const auto& [c, v] : numbers) numberDict[py::str(c)] = py::array_t<std::int64_t>(v.size(), v.data());
+    for (const auto& [c, v] : numbers)
+      numberDict[py::str(c)] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(v.size()), v.data());
     for (const auto& [c, v] : names)
-      nameDict[py::str(c)] = py::make_tuple(py::array_t<std::int32_t>(v.codes.size(), v.codes.data()), v.categories);
+      nameDict[py::str(c)] = py::make_tuple(
+          py::array_t<std::int32_t>(static_cast<py::ssize_t>(v.codes.size()), v.codes.data()), v.categories);
     py::dict d;
     d["columns"] = order;
     d["numbers"] = numberDict;
@@ -91,31 +95,60 @@ std::string clientOf(const Schedule& s, RunnableId r) {
   return s.clients.contains(c) ? s.clients[c].name : "?";
 }
 
-// One row per valid run (the rule and the names of tactus-report --csv), sorted by start.
+// One row per valid run (the rule and the names of tactus-report --csv), sorted by start. Columns
+// and name codes are looked up once, not per row (a soak log holds millions of runs).
 void addRuns(Table& t, const Schedule& s, const LogFile& log, const Analysis& a) {
+  auto& schedule = t.num("schedule");
+  NameColumn& client = t.name("client");
+  NameColumn& runnable = t.name("runnable");
+  NameColumn& epoch = t.name("epoch");
+  NameColumn& resource = t.name("resource");
+  auto& iteration = t.num("iteration");
+  auto& frame = t.num("frame");
+  auto& instance = t.num("instance");
+  auto& start = t.num("start_ns");
+  auto& end = t.num("end_ns");
+  auto& plannedStart = t.num("planned_start_ns");
+  auto& plannedEnd = t.num("planned_end_ns");
+  auto& wcet = t.num("wcet_ns");
+  // Codes per runnable and per instance, taken at first use (so only names that occur are categories).
+  struct Codes {
+    std::int32_t client = -1, runnable = -1, empty = -1, epoch = -1;
+  };
+  std::vector<Codes> byRunnable(s.runnables.size());
+  std::vector<std::int32_t> resourceOf(s.instances.size(), -1);
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;
     const InstanceId id{r.instance};
     const InstanceInfo& inst = s.instances[id];
     const RunnableId shown = r.aux == kNone ? inst.runnable : RunnableId{r.aux};
     const RunnableInfo& ran = s.runnables[shown];
-    const HyperepochId he = a.instanceHyperepoch[id];
-    const std::int64_t base = iterationStartNs(s, log, a, he, r.iteration);
-    t.num("schedule").push_back(s.identifier);
-    t.name("client").push(clientOf(s, shown));
-    t.name("runnable").push(r.aux == kNone ? ran.name + "(empty)" : ran.name);
-    t.name("epoch").push(s.epochs.contains(ran.epoch) ? epochName(s, ran.epoch) : "?");
-    t.name("resource")
-        .push(!inst.resources.empty() && s.resources.contains(inst.resources[0]) ? s.resources[inst.resources[0]].name
-                                                                                 : "?");
-    t.num("iteration").push_back(r.iteration);
-    t.num("frame").push_back(inst.frame);
-    t.num("instance").push_back(r.instance);
-    t.num("start_ns").push_back(r.startNs);
-    t.num("end_ns").push_back(r.endNs);
-    t.num("planned_start_ns").push_back(base + inst.startNs);
-    t.num("planned_end_ns").push_back(base + inst.endNs);
-    t.num("wcet_ns").push_back(ran.wcetNs);
+    Codes& codes = byRunnable[index(shown)];
+    if (codes.client < 0) {
+      codes.client = client.code(clientOf(s, shown));
+      codes.epoch = epoch.code(s.epochs.contains(ran.epoch) ? epochName(s, ran.epoch) : "?");
+    }
+    std::int32_t& name = r.aux == kNone ? codes.empty : codes.runnable;
+    if (name < 0) name = runnable.code(r.aux == kNone ? ran.name + "(empty)" : ran.name);
+    std::int32_t& held = resourceOf[r.instance];
+    if (held < 0)
+      held = resource.code(!inst.resources.empty() && s.resources.contains(inst.resources[0])
+                               ? s.resources[inst.resources[0]].name
+                               : "?");
+    const std::int64_t base = iterationStartNs(s, log, a, a.instanceHyperepoch[id], r.iteration);
+    schedule.push_back(s.identifier);
+    client.codes.push_back(codes.client);
+    runnable.codes.push_back(name);
+    epoch.codes.push_back(codes.epoch);
+    resource.codes.push_back(held);
+    iteration.push_back(r.iteration);
+    frame.push_back(inst.frame);
+    instance.push_back(r.instance);
+    start.push_back(r.startNs);
+    end.push_back(r.endNs);
+    plannedStart.push_back(base + inst.startNs);
+    plannedEnd.push_back(base + inst.endNs);
+    wcet.push_back(ran.wcetNs);
   }
 }
 
