@@ -20,8 +20,23 @@ from ._tactus import Error
 __all__ = ["Error", "Log", "Manager", "Schedule", "read_log"]
 
 
-def _frame(table):
-    """A DataFrame from the extension's columns (names become categoricals)."""
+_COLUMNS = {
+    "runs": "schedule client runnable epoch resource iteration frame instance start_ns end_ns planned_start_ns "
+            "planned_end_ns wcet_ns",
+    "releases": "schedule iteration epoch frame ideal_ns actual_ns late_ns",
+    "overruns": "kind where schedule iteration count planned_ns actual_ns late_ns",
+    "switches": "event schedule hyperepoch iteration other at_ns",
+    "chains": "chain measure source_client source_runnable source_iteration source_frame last_client "
+              "last_runnable last_iteration last_frame release_ns end_ns reaction_ns age_ns planned_ns "
+              "required_ns schedule",
+}
+
+
+def _frame(table, columns=None):
+    """A DataFrame from the extension's columns (names become categoricals); an empty table still
+    has its `columns`."""
+    if not table["columns"] and columns:
+        return _pd.DataFrame({c: _pd.Series([], dtype="int64") for c in columns.split()})
     data = {}
     for column in table["columns"]:
         if column in table["numbers"]:
@@ -54,11 +69,11 @@ class Log:
             raise Error("read_log: give the schedule file(s) the run ran")
         self._run = _tactus.Run([str(p) for p in logs], [str(p) for p in schedules])
         tables = self._run.tables()
-        self.runs = _frame(tables["runs"])
-        self.releases = _frame(tables["releases"])
-        self.overruns = _frame(tables["overruns"])
-        self.switches = _frame(tables["switches"])
-        self.chains = _frame(tables["chains"])
+        self.runs = _frame(tables["runs"], _COLUMNS["runs"])
+        self.releases = _frame(tables["releases"], _COLUMNS["releases"])
+        self.overruns = _frame(tables["overruns"], _COLUMNS["overruns"])
+        self.switches = _frame(tables["switches"], _COLUMNS["switches"])
+        self.chains = _frame(tables["chains"], _COLUMNS["chains"])
         self.warnings = list(self._run.warnings)
         self.run_start_ns = self._run.run_start_ns
 

@@ -38,7 +38,7 @@ def run(argv, timeout=60):
 def real_run(tmp, instance, schedules, clients, managed=None):
     """The real master and clients; `managed(instance)` drives a run started with -N."""
     log = str(tmp / "run.tlog")
-    argv = [MASTER, "-s", ",".join(schedules), "-D", instance, "-l", log, "-t", "20000000"]
+    argv = [MASTER, "-s", ",".join(schedules), "-D", instance, "-l", log, "-t", "20000000", "-C"]
     argv += ["-N", "mgr"] if managed else ["-e", str(ITERATIONS)]
     master = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     procs = [subprocess.Popen([CLIENT, "--name", n, "--instance", instance, "--timeout-ms", "30000", "--busy-us",

@@ -41,11 +41,11 @@ def parse(text):
     return out
 
 
-def get(metrics, name, **labels):
+def get(metrics, metric, **labels):
     for (n, ls), v in metrics.items():
-        if n == name and set(labels.items()) <= set(ls):
+        if n == metric and set(labels.items()) <= set(ls):
             return v
-    fail(f"no sample {name} {labels}")
+    fail(f"no sample {metric} {labels}")
 
 
 def between(what, a, m, b):
@@ -58,7 +58,7 @@ def main():
     instance = f"metrics{os.getpid()}"
     sched = os.path.join(tmp, "c.tsched")
     subprocess.run([COMPILE, "-i", GRAPH, "-o", sched], check=True, capture_output=True)
-    master = subprocess.Popen([MASTER, "-s", sched, "-D", instance, "-e", "40", "-t", "20000000"],
+    master = subprocess.Popen([MASTER, "-s", sched, "-D", instance, "-e", "40", "-t", "20000000", "-C"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     clients = [subprocess.Popen([CLIENT, "--name", n, "--instance", instance, "--timeout-ms", "30000",
                                  "--busy-us", "200"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -73,16 +73,18 @@ def main():
             fail(f"tactus-top --metrics printed {line!r}: {top.stderr.read() if top.poll() is not None else ''}")
         url = m.group(1)
 
-        def block():
+        def block(starting=False):
             r = subprocess.run([TOP, "-D", instance, "--json", "--once"], capture_output=True, text=True)
             if r.returncode != 0:
+                if starting:
+                    return None  # the master has not published yet
                 fail("tactus-top --json: " + r.stderr)
             return json.loads(r.stdout)
 
         deadline = time.time() + 30
         while True:  # until the run has released frames and the chain has been measured
-            a = block()
-            s = a["schedules"][0]
+            a = block(starting=True)
+            s = a["schedules"][0] if a else {"state": "", "chains": []}
             if s["state"] == "running" and s["chains"] and s["chains"][0]["reaction"]["count"] > 0:
                 break
             if time.time() > deadline:
