@@ -68,25 +68,33 @@ struct Table {
   }
   void sortBy(const std::string& key) {
     const std::vector<std::int64_t>& k = numbers[key];
+    if (std::is_sorted(k.begin(), k.end())) return;
+    // (key, row) pairs sorted: the row breaks ties, so the order is the stable one.
+    std::vector<std::pair<std::int64_t, std::size_t>> keyed(k.size());
+    for (std::size_t r = 0; r < k.size(); ++r) keyed[r] = {k[r], r};
+    std::sort(keyed.begin(), keyed.end());
     std::vector<std::size_t> perm(k.size());
-    std::iota(perm.begin(), perm.end(), 0);
-    std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return k[a] < k[b]; });
+    for (std::size_t r = 0; r < k.size(); ++r) perm[r] = keyed[r].second;
     for (auto& [n, v] : numbers) v = permuted(v, perm);
     for (auto& [n, v] : names) v.codes = permuted(v.codes, perm);
   }
-  // {"columns": [...], "numbers": {c: ndarray}, "names": {c: (codes ndarray, [categories])}}
-  py::dict toPython() const {
+  // {"columns": [...], "numbers": {c: ndarray}, "names": {c: (codes ndarray, [categories])}}; the
+  // arrays take over the columns' memory (no copy of millions of rows).
+  py::dict toPython() {
     py::dict numberDict, nameDict;
-    for (const auto& [c, v] : numbers)
-      numberDict[py::str(c)] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(v.size()), v.data());
-    for (const auto& [c, v] : names)
-      nameDict[py::str(c)] = py::make_tuple(
-          py::array_t<std::int32_t>(static_cast<py::ssize_t>(v.codes.size()), v.codes.data()), v.categories);
+    for (auto& [c, v] : numbers) numberDict[py::str(c)] = adopt(std::move(v));
+    for (auto& [c, v] : names) nameDict[py::str(c)] = py::make_tuple(adopt(std::move(v.codes)), v.categories);
     py::dict d;
     d["columns"] = order;
     d["numbers"] = numberDict;
     d["names"] = nameDict;
     return d;
+  }
+  template <typename T>
+  static py::array_t<T> adopt(std::vector<T>&& v) {
+    auto* held = new std::vector<T>(std::move(v));
+    py::capsule owner(held, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>(static_cast<py::ssize_t>(held->size()), held->data(), owner);
   }
 };
 
@@ -116,6 +124,11 @@ void addRuns(Table& t, const Schedule& s, const LogFile& log, const Analysis& a)
     std::int32_t client = -1, runnable = -1, empty = -1, epoch = -1;
   };
   std::vector<Codes> byRunnable(s.runnables.size());
+  std::size_t rows = 0;  // reserved once: a soak log's millions of rows, never regrown
+  for (const EventRecord& r : log.records) rows += r.kind == static_cast<std::uint16_t>(EventKind::kRun) ? 1 : 0;
+  for (auto* column : {&schedule, &iteration, &frame, &instance, &start, &end, &plannedStart, &plannedEnd, &wcet})
+    column->reserve(column->size() + rows);
+  for (NameColumn* column : {&client, &runnable, &epoch, &resource}) column->codes.reserve(column->codes.size() + rows);
   std::vector<std::int32_t> resourceOf(s.instances.size(), -1);
   for (const EventRecord& r : log.records) {
     if (!validRun(s, a, r)) continue;

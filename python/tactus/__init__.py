@@ -44,7 +44,8 @@ def _frame(table, columns=None):
         else:
             codes, categories = table["names"][column]
             data[column] = _pd.Categorical.from_codes(codes, categories=categories)
-    return _pd.DataFrame(data, columns=table["columns"])
+    # copy=False: the extension's arrays become the columns as they are (no consolidation copy).
+    return _pd.DataFrame(data, copy=False)
 
 
 class Log:
