@@ -11,7 +11,7 @@
 #include <exception>
 #include <ostream>
 
-#include "run.hpp"
+#include "run/run.hpp"
 
 namespace tactus::master {
 

@@ -1,6 +1,6 @@
 // The master's deployment settings from the environment (see deploy_env.hpp): kept event logs
 // and the segment's group.
-#include "deploy_env.hpp"
+#include "deploy/deploy_env.hpp"
 
 #include <fcntl.h>
 #include <grp.h>

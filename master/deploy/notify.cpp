@@ -1,5 +1,5 @@
 // The master's systemd notifications (see notify.hpp): readiness, the watchdog, stopping.
-#include "notify.hpp"
+#include "deploy/notify.hpp"
 
 #include <unistd.h>
 

@@ -7,7 +7,7 @@
 #include <new>
 #include <thread>
 
-#include "run.hpp"
+#include "run/run.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"

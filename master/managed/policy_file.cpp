@@ -1,5 +1,5 @@
 // Reads and checks a switching policy file (see policy_file.hpp); the master's only yaml-cpp user.
-#include "policy_file.hpp"
+#include "managed/policy_file.hpp"
 
 #include <yaml-cpp/yaml.h>
 

@@ -13,7 +13,7 @@
 #include <bitset>
 #include <ostream>
 
-#include "run.hpp"
+#include "run/run.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 

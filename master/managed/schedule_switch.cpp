@@ -8,7 +8,7 @@
 #include <memory>
 #include <set>
 
-#include "run.hpp"
+#include "run/run.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"

@@ -1,5 +1,5 @@
 // The chain and channel watch (see chain_watch.hpp).
-#include "chain_watch.hpp"
+#include "roles/chain_watch.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // The master's client monitor (see client_monitor.hpp).
-#include "client_monitor.hpp"
+#include "roles/client_monitor.hpp"
 
 #include <signal.h>
 

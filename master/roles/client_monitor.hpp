@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "run_control.hpp"
+#include "roles/run_control.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"
 #include "tactus/ipc/process.hpp"

@@ -1,5 +1,5 @@
 // The plan's idle windows for the master's own work (see idle_windows.hpp).
-#include "idle_windows.hpp"
+#include "roles/idle_windows.hpp"
 
 #include <algorithm>
 #include <utility>

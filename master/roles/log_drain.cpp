@@ -1,9 +1,9 @@
 // The master's log drain (see log_drain.hpp).
-#include "log_drain.hpp"
+#include "roles/log_drain.hpp"
 
 #include <algorithm>
 
-#include "overrun_watch.hpp"
+#include "roles/overrun_watch.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/core/violation.hpp"
 #include "tactus/ipc/clock.hpp"

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "run_control.hpp"
-#include "stats_publisher.hpp"
+#include "roles/run_control.hpp"
+#include "roles/stats_publisher.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"

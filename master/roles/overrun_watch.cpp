@@ -1,5 +1,5 @@
 // The overrun watch (see overrun_watch.hpp).
-#include "overrun_watch.hpp"
+#include "roles/overrun_watch.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // The master's releaser (see releaser.hpp).
-#include "releaser.hpp"
+#include "roles/releaser.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <thread>
 
-#include "notify.hpp"
+#include "deploy/notify.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/process.hpp"

@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "iteration_sync.hpp"
-#include "log_drain.hpp"
-#include "release_phases.hpp"
-#include "run_control.hpp"
+#include "roles/iteration_sync.hpp"
+#include "roles/log_drain.hpp"
+#include "roles/release_phases.hpp"
+#include "roles/run_control.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"

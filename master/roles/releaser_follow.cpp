@@ -7,7 +7,7 @@
 //   primary   |start h ....... rel f1 ........ |start h+1
 //                 `-> DDS sample (h, start)         `-> DDS sample (h+1, start)
 //   follower   await h -> |rel f0 ... rel f1 ...  await h+1 -> (own h done?) |rel f0
-#include "releaser.hpp"
+#include "roles/releaser.hpp"
 
 #include <limits>
 

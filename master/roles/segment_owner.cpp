@@ -1,5 +1,5 @@
 // The master's segment owner (see segment_owner.hpp).
-#include "segment_owner.hpp"
+#include "roles/segment_owner.hpp"
 
 #include <unistd.h>
 

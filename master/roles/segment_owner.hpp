@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "run_control.hpp"
+#include "roles/run_control.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"

@@ -1,5 +1,5 @@
 // The stall watch (stall_watch.hpp): from a release thread's longest wait to the client to name.
-#include "stall_watch.hpp"
+#include "roles/stall_watch.hpp"
 
 #include <algorithm>
 

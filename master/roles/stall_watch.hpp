@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "client_monitor.hpp"
-#include "releaser.hpp"
-#include "run_control.hpp"
+#include "roles/client_monitor.hpp"
+#include "roles/releaser.hpp"
+#include "roles/run_control.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"

@@ -1,5 +1,5 @@
 // The statistics publisher (see stats_publisher.hpp).
-#include "stats_publisher.hpp"
+#include "roles/stats_publisher.hpp"
 
 #include <algorithm>
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "chain_watch.hpp"
+#include "roles/chain_watch.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"

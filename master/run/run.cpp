@@ -3,7 +3,7 @@
 // schedule manager, on one machine or one SoC of several. What a deployment needs is the same in
 // each: group mode and kept event logs (deploy_env.hpp), systemd's readiness, watchdog and
 // stopping (notify.hpp).
-#include "run.hpp"
+#include "run/run.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -18,8 +18,8 @@
 #include <set>
 #include <string_view>
 
-#include "deploy_env.hpp"
-#include "notify.hpp"
+#include "deploy/deploy_env.hpp"
+#include "deploy/notify.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"

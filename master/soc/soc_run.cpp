@@ -1,5 +1,5 @@
 // One SoC's part of a multi-SoC run (see soc_run.hpp).
-#include "soc_run.hpp"
+#include "soc/soc_run.hpp"
 
 #include <sched.h>
 

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "iteration_sync.hpp"
-#include "run_control.hpp"
+#include "roles/iteration_sync.hpp"
+#include "roles/run_control.hpp"
 #include "tactus/core/run_plan.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"

@@ -2,7 +2,7 @@
 // loop wakes.
 #include <catch2/catch.hpp>
 
-#include "idle_windows.hpp"
+#include "roles/idle_windows.hpp"
 #include "runtime_harness.hpp"
 #include "tactus/core/run_plan.hpp"
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "release_phases.hpp"
+#include "roles/release_phases.hpp"
 
 namespace tactus::master {
 namespace {

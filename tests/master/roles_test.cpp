@@ -21,14 +21,14 @@
 #include <thread>
 #include <vector>
 
-#include "client_monitor.hpp"
 #include "heap_segment.hpp"
-#include "log_drain.hpp"
-#include "releaser.hpp"
-#include "run_control.hpp"
+#include "roles/client_monitor.hpp"
+#include "roles/log_drain.hpp"
+#include "roles/releaser.hpp"
+#include "roles/run_control.hpp"
+#include "roles/segment_owner.hpp"
+#include "roles/stall_watch.hpp"
 #include "runtime_harness.hpp"
-#include "segment_owner.hpp"
-#include "stall_watch.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/process.hpp"
