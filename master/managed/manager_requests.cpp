@@ -11,6 +11,7 @@
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/process.hpp"
 #include "tactus/ipc/wait.hpp"
 
 namespace tactus::master {
@@ -272,6 +273,76 @@ void Run::stopSwitcher() {
   }
   jobReady_.notify_one();
   if (switcher_.joinable()) switcher_.join();
+}
+
+namespace {
+
+// Why `pid`, claimed as the schedule manager in `channel` (at `channelPath`), is no manager (""
+// when it may be one): a process that does not exist, or one that has not mapped the channel (a
+// genuine manager maps it before it claims). A process of another user, whose maps this master may
+// not read (a manager of the segment group, or pid 1 written in), is believed only while an open of
+// the channel holds its lock (a genuine manager takes it before it claims).
+std::string noManager(std::uint32_t pid, const ipc::Segment& channel, const std::string& channelPath) {
+  switch (ipc::processOwns(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)), channelPath)) {
+    case ipc::Ownership::kGone: return "a process that is gone (a manager that died at once, or a claim written over)";
+    case ipc::Ownership::kNotMapped: return "a process that has not mapped the channel (a claim written over)";
+    case ipc::Ownership::kUnknown:
+      if (!channel.lockHeldElsewhere(shm::kManagerLockByte))
+        return "a process whose memory maps this master may not read, while no manager holds the channel's lock (a "
+               "claim written over)";
+      break;
+    case ipc::Ownership::kMaps: break;
+  }
+  return "";
+}
+
+}  // namespace
+
+// A manager that claimed the channel and died ends the run; one that detached does not. A claim no
+// manager made (the channel written over by another process of the user: a dead pid, pid 1) is
+// cleared, said once, so it neither ends the run nor locks out the real manager.
+std::optional<RunEnd> Run::watchManager() {
+  if (auto damage = channelDamage()) return damage;
+  const std::uint32_t pid = channel_->managerPid.load(std::memory_order_acquire);
+  if (pid != managerPid_ && pid != 0) {
+    if (const std::string why =
+            noManager(pid, channelSegment_, ipc::segmentPath(shm::managerInstanceName(o_.instance)));
+        !why.empty()) {
+      std::uint32_t claimed = pid;
+      if (channel_->managerPid.compare_exchange_strong(claimed, 0, std::memory_order_acq_rel)) {
+        err_ << "tactus-master: warning: the manager channel named pid " << pid << ", " << why
+             << ", as its schedule manager; cleared, so the manager " << quoted(o_.managerName) << " may attach\n";
+      }
+      return std::nullopt;
+    }
+  }
+  if (pid != managerPid_) {
+    managerPid_ = pid;
+    // Written before the pid (the claim's compare-exchange): the pid's acquire shows it.
+    managerCommand_ =
+        channel_->managerKind.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(shm::ManagerKind::kCommand);
+    // The start time comes from /proc, not from the channel: a second manager that tries to
+    // attach writes the channel's copy before it loses the claim.
+    managerWatch_ = pid == 0
+                        ? ipc::ProcessWatch()
+                        : ipc::ProcessWatch(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)));
+  }
+  if (pid != 0 && managerWatch_.exited() && channel_->managerPid.load() == pid) {
+    if (managerCommand_) {
+      // A one-shot command (tactus-manager) killed before it detached, perhaps mid-request (a
+      // supervisor's time-out): its request is answered into the void, its claim dropped (the
+      // kernel dropped its lock), and the run goes on. Only a manager that stays attached ends it.
+      std::uint32_t claimed = pid;
+      if (channel_->managerPid.compare_exchange_strong(claimed, 0, std::memory_order_acq_rel)) {
+        err_ << "tactus-master: the tactus-manager command (pid " << pid
+             << ") ended without detaching (killed mid-request?); its claim is dropped and the run goes on\n";
+      }
+      return std::nullopt;
+    }
+    return RunEnd{SegmentState::kAborted, StopReason::kPeerDied, kNone,
+                  "the schedule manager " + quoted(o_.managerName) + " (pid " + std::to_string(pid) + ") died"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace tactus::master

@@ -20,6 +20,7 @@
 
 #include "deploy/deploy_env.hpp"
 #include "deploy/notify.hpp"
+#include "run/run_state.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/limits.hpp"
 #include "tactus/core/schedule_file.hpp"
@@ -34,12 +35,10 @@
 
 namespace tactus::master {
 
-using shm::ManagerOp;
-using shm::ManagerResult;
 using shm::SegmentState;
 using shm::StopReason;
 
-namespace {
+namespace run_detail {
 
 // Signal state shared with the async-signal handler: only lock-free atomics and a futex wake.
 std::atomic<int> gSignal{0};
@@ -50,12 +49,9 @@ void onStopSignal(int sig) {
   if (auto* word = gAttention.load(std::memory_order_relaxed)) ipc::signalWord(*word);
 }
 
-constexpr std::int64_t kSliceNs = 2'000'000;       // the monitor loop's longest sleep (a manager's requests)
-constexpr std::int64_t kWaitSliceNs = 10'000'000;  // ... while the clients come, without a manager
-constexpr std::int64_t kClientExitWaitNs = 1'000'000'000;
-constexpr std::int64_t kSwitcherEndWaitNs = 2'000'000'000;  // how long an ending run waits for a request's answer
+}  // namespace run_detail
 
-}  // namespace
+using namespace run_detail;
 
 Run::Run(const MasterOptions& o, std::ostream& out, std::ostream& err)
     : o_(o), out_(out), err_(err), instance_(o.instance) {}
@@ -66,154 +62,6 @@ Run::~Run() {
   stopSwitcher();
   gAttention.store(nullptr);
   if (channelOwned_) ipc::removeSegment(shm::managerInstanceName(o_.instance));
-}
-
-Result<std::unique_ptr<Mode>> Run::loadMode(const std::string& path) {
-  auto mode = std::make_unique<Mode>();
-  mode->path = path;
-  auto text = readRegularFile(path, "schedule file", kMaxScheduleFileBytes);
-  if (!text) return text.error();
-  mode->text = std::move(*text);
-  auto schedule = readSchedule(mode->text, path, &mode->contentHash);
-  if (!schedule) return schedule.error();
-  mode->schedule = std::move(*schedule);
-  VerifyReport report = verifySchedule(mode->schedule);
-  if (!report.ok()) {
-    std::string message = path + ": the schedule fails verification:";
-    for (const std::string& e : report.errors) message += "\n  " + e;
-    return fail(ErrorCode::kVerification, message);
-  }
-  if (o_.verbose) {
-    for (const std::string& w : report.warnings) err_ << "tactus-master: warning: " << w << "\n";
-  }
-  auto plan = makeRunPlan(mode->schedule);
-  if (!plan) return fail(plan.error().code, path + ": " + plan.error().message);
-  mode->plan = std::move(*plan);
-  if (mode->schedule.clients.empty()) return fail(ErrorCode::kValidation, path + ": the schedule has no clients");
-  // What schedule switching needs to know of each hyperepoch.
-  const Schedule& s = mode->schedule;
-  const auto hyperepochs = static_cast<std::uint32_t>(s.hyperepochs.size());
-  mode->nextIteration.assign(hyperepochs, 0);
-  mode->activations.assign(hyperepochs, 0);
-  mode->acksExpected.assign(hyperepochs, 0);
-  mode->workersIn.assign(hyperepochs, 0);
-  mode->clientsWith.assign(hyperepochs, {});
-  mode->hardware.assign(hyperepochs, {});
-  mode->follow.assign(hyperepochs, FollowStep::kParked);
-  mode->followFrom.assign(hyperepochs, kNoSchedule);
-  mode->switchedAway.assign(hyperepochs, 0);
-  for (HyperepochId he : s.hyperepochs.ids()) {
-    for (const ResourceId r : s.hyperepochs[he].resources) {
-      const ResourceInfo& res = s.resources[r];
-      if (isHardware(res.kind)) mode->hardware[he].insert(res.name);  // CPUs and engines
-    }
-  }
-  return mode;
-}
-
-Result<void> Run::load() {
-  for (const std::string& path : o_.schedulePaths) {
-    auto mode = loadMode(path);
-    if (!mode) return mode.error();
-    for (const auto& other : modes_) {
-      if (other->schedule.identifier == (*mode)->schedule.identifier) {
-        // Whole paths (a path cut at quoted's default 60 bytes named neither file in a deep directory).
-        return fail(ErrorCode::kValidation,
-                    "schedules " + quoted(other->path, 4096) + " and " + quoted(path, 4096) +
-                        " have the same identifier " + std::to_string((*mode)->schedule.identifier) +
-                        "; every schedule of a manager needs its own (the graph's Identifier:, 0..65535)");
-      }
-    }
-    if (auto ok = checkSoc(**mode); !ok) return ok.error();
-    countWorkers(**mode);
-    modes_.push_back(std::move(*mode));
-  }
-  return {};
-}
-
-// What switching waits for in each hyperepoch: the workers and clients of the plan that attach to
-// this master's segment (a multi-SoC schedule's other SoCs' clients count in their own SoC's).
-void Run::countWorkers(Mode& mode) {
-  const Schedule& s = mode.schedule;
-  IdVector<HyperepochId, std::set<ClientId>> clients(s.hyperepochs.size());
-  for (const WorkerPlan& w : mode.plan.workers) {
-    if (socOptions_ && s.clients[w.client].soc != socOptions_->soc) continue;
-    ++mode.workersIn[w.hyperepoch];
-    clients[w.hyperepoch].insert(w.client);
-  }
-  for (HyperepochId he : s.hyperepochs.ids()) mode.clientsWith[he].assign(clients[he].begin(), clients[he].end());
-}
-
-// -x, --primary against the schedule's SoCs; for a multi-SoC schedule, this SoC's segment name
-// and the plan restricted to this SoC.
-Result<void> Run::checkSoc(Mode& mode) {
-  const std::string& path = mode.path;
-  const Schedule& s = mode.schedule;
-  if (s.socs.empty()) {
-    if (!o_.soc.empty() || !o_.primarySoc.empty())
-      return fail(ErrorCode::kValidation, path + ": " + (o_.soc.empty() ? "--primary " : "-x ") +
-                                              quoted(o_.soc.empty() ? o_.primarySoc : o_.soc) +
-                                              " given, but schedule " + quoted(s.name) +
-                                              " has no SoCs (it runs on one machine)");
-    return {};
-  }
-  std::string names;
-  for (const SocInfo& soc : s.socs) names += (names.empty() ? "" : ", ") + quoted(soc.name);
-  // Under a manager every schedule runs on the same SoCs: the primary's switches are every SoC's.
-  if (!modes_.empty()) {
-    const Schedule& first = modes_.front()->schedule;
-    const bool same = first.socs.size() == s.socs.size() &&
-                      std::equal(s.socs.begin(), s.socs.end(), first.socs.begin(),
-                                 [](const SocInfo& a, const SocInfo& b) { return a.name == b.name; });
-    if (!same)
-      return fail(ErrorCode::kValidation, path + ": schedule " + quoted(s.name) + " runs on SoCs " + names +
-                                              ", schedule " + quoted(first.name) +
-                                              " on others: every schedule of a manager needs the same SoCs");
-  }
-  const std::string what = "schedule " + quoted(s.name) + " is a multi-SoC schedule (SoCs " + names + ")";
-  if (o_.soc.empty())
-    return fail(ErrorCode::kValidation, path + ": " + what + ": start one master per SoC with -x SOC");
-  for (const std::string* given : {&o_.soc, &o_.primarySoc}) {
-    if (given->empty()) continue;
-    const bool known =
-        std::any_of(s.socs.begin(), s.socs.end(), [&](const SocInfo& soc) { return soc.name == *given; });
-    if (!known) {
-      std::string msg = path + ": " + (given == &o_.soc ? "-x " : "--primary ") + quoted(*given);
-      msg += " names no SoC of schedule " + quoted(s.name);
-      msg += " (its SoCs: " + names + ")";
-      return fail(ErrorCode::kValidation, msg);
-    }
-  }
-  if (!soc_link::available()) return fail(ErrorCode::kValidation, path + ": " + what + ": " + soc_link::missingText());
-  SocRunOptions so;
-  for (std::uint32_t k = 0; k < s.socs.size(); ++k) {
-    if (s.socs[k].name == o_.soc) so.soc = k;
-    if (s.socs[k].name == o_.primarySoc) so.primary = k;
-  }
-  so.domain = static_cast<std::uint32_t>(o_.ddsDomain);
-  so.livelinessNs = o_.socTimeoutUs * 1000;
-  so.managed = managed();
-  if (so.managed && so.soc != so.primary && !o_.policyPath.empty())
-    return fail(ErrorCode::kValidation, "--policy is given to the master of the primary SoC " +
-                                            quoted(s.socs[so.primary].name) + " only: SoC " + quoted(o_.soc) +
-                                            " follows its switches");
-  const bool hasClients =
-      std::any_of(s.clients.begin(), s.clients.end(), [&](const ClientInfo& c) { return c.soc == so.soc; });
-  if (!hasClients) return fail(ErrorCode::kValidation, path + ": SoC " + quoted(o_.soc) + " has no clients");
-  instance_ = shm::socInstanceName(o_.instance, so.soc);
-  const auto last = static_cast<std::uint32_t>(o_.schedulePaths.size() - 1);
-  if (auto ok = ipc::validateInstanceName(shm::scheduleInstanceName(instance_, last)); !ok)
-    return fail(ErrorCode::kValidation,
-                "-D " + quoted(o_.instance) + " is too long for SoC segment names (" + ok.error().message + ")");
-  // This master's release threads wait for its own SoC's instances only.
-  restrictPlanToSoc(mode.plan, s, so.soc);
-  socOptions_ = so;
-  if (so.soc != so.primary && o_.iterations != 0) {
-    err_ << "tactus-master: warning: -e " << o_.iterations << " is ignored on SoC " << quoted(o_.soc)
-         << ": the -e of the primary SoC " << quoted(s.socs[so.primary].name)
-         << " decides the last iteration of every SoC\n";
-  }
-  return {};
 }
 
 // The notes of clients that cannot take part (another user's, another version, a name the
@@ -399,76 +247,6 @@ std::string Run::graceBlocker(Mode* running, ClientId& client) {
   return "";
 }
 
-namespace {
-
-// Why `pid`, claimed as the schedule manager in `channel` (at `channelPath`), is no manager (""
-// when it may be one): a process that does not exist, or one that has not mapped the channel (a
-// genuine manager maps it before it claims). A process of another user, whose maps this master may
-// not read (a manager of the segment group, or pid 1 written in), is believed only while an open of
-// the channel holds its lock (a genuine manager takes it before it claims).
-std::string noManager(std::uint32_t pid, const ipc::Segment& channel, const std::string& channelPath) {
-  switch (ipc::processOwns(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)), channelPath)) {
-    case ipc::Ownership::kGone: return "a process that is gone (a manager that died at once, or a claim written over)";
-    case ipc::Ownership::kNotMapped: return "a process that has not mapped the channel (a claim written over)";
-    case ipc::Ownership::kUnknown:
-      if (!channel.lockHeldElsewhere(shm::kManagerLockByte))
-        return "a process whose memory maps this master may not read, while no manager holds the channel's lock (a "
-               "claim written over)";
-      break;
-    case ipc::Ownership::kMaps: break;
-  }
-  return "";
-}
-
-}  // namespace
-
-// A manager that claimed the channel and died ends the run; one that detached does not. A claim no
-// manager made (the channel written over by another process of the user: a dead pid, pid 1) is
-// cleared, said once, so it neither ends the run nor locks out the real manager.
-std::optional<RunEnd> Run::watchManager() {
-  if (auto damage = channelDamage()) return damage;
-  const std::uint32_t pid = channel_->managerPid.load(std::memory_order_acquire);
-  if (pid != managerPid_ && pid != 0) {
-    if (const std::string why =
-            noManager(pid, channelSegment_, ipc::segmentPath(shm::managerInstanceName(o_.instance)));
-        !why.empty()) {
-      std::uint32_t claimed = pid;
-      if (channel_->managerPid.compare_exchange_strong(claimed, 0, std::memory_order_acq_rel)) {
-        err_ << "tactus-master: warning: the manager channel named pid " << pid << ", " << why
-             << ", as its schedule manager; cleared, so the manager " << quoted(o_.managerName) << " may attach\n";
-      }
-      return std::nullopt;
-    }
-  }
-  if (pid != managerPid_) {
-    managerPid_ = pid;
-    // Written before the pid (the claim's compare-exchange): the pid's acquire shows it.
-    managerCommand_ =
-        channel_->managerKind.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(shm::ManagerKind::kCommand);
-    // The start time comes from /proc, not from the channel: a second manager that tries to
-    // attach writes the channel's copy before it loses the claim.
-    managerWatch_ = pid == 0
-                        ? ipc::ProcessWatch()
-                        : ipc::ProcessWatch(static_cast<pid_t>(pid), ipc::processStartTime(static_cast<pid_t>(pid)));
-  }
-  if (pid != 0 && managerWatch_.exited() && channel_->managerPid.load() == pid) {
-    if (managerCommand_) {
-      // A one-shot command (tactus-manager) killed before it detached, perhaps mid-request (a
-      // supervisor's time-out): its request is answered into the void, its claim dropped (the
-      // kernel dropped its lock), and the run goes on. Only a manager that stays attached ends it.
-      std::uint32_t claimed = pid;
-      if (channel_->managerPid.compare_exchange_strong(claimed, 0, std::memory_order_acq_rel)) {
-        err_ << "tactus-master: the tactus-manager command (pid " << pid
-             << ") ended without detaching (killed mid-request?); its claim is dropped and the run goes on\n";
-      }
-      return std::nullopt;
-    }
-    return RunEnd{SegmentState::kAborted, StopReason::kPeerDied, kNone,
-                  "the schedule manager " + quoted(o_.managerName) + " (pid " + std::to_string(pid) + ") died"};
-  }
-  return std::nullopt;
-}
-
 bool Run::allEntered() const {
   return std::all_of(modes_.begin(), modes_.end(), [](const auto& m) { return m->monitor->allEntered(); });
 }
@@ -498,177 +276,11 @@ std::optional<RunEnd> Run::drainAll() {
   return std::nullopt;
 }
 
-// Why the run ended ("" while it runs): ": " and the end's message, for a request's answer.
-std::string Run::endedBecause() const {
-  std::lock_guard<std::mutex> lock(endLock_);
-  return endMessage_.empty() ? std::string() : ": " + endMessage_;
-}
-
-// The name of the client `end` names ("" for none): its id belongs to the schedule whose name for it
-// the message quotes.
-std::string Run::clientNamed(const RunEnd& end) const {
-  for (const auto& m : modes_) {
-    if (end.client != kNone && m->schedule.clients.contains(end.client) &&
-        end.message.find(quoted(m->schedule.clients[end.client].name)) != std::string::npos) {
-      return m->schedule.clients[end.client].name;
-    }
-  }
-  return "";
-}
-
-// Publishes the end in every schedule's segment, the client it names translated to each schedule.
-void Run::endEverywhere(const RunEnd& end) {
-  {
-    std::lock_guard<std::mutex> lock(endLock_);
-    if (endMessage_.empty()) endMessage_ = end.message;
-  }
-  if (runEnded_.exchange(true)) return;
-  for (auto& m : modes_) m->control.abort();
-  const std::string clientName = clientNamed(end);
-  for (auto& m : modes_) {
-    RunEnd local = end;
-    if (modes_.size() > 1) {
-      local.client = clientName.empty() ? kNone : clientIndex(m->schedule, clientName);
-    }
-    m->owner->publishEnd(local);
-  }
-  if (!takesRequests()) return;
-  // A request the end cut short (its waits see the abort) is answered before the channel says
-  // the run ended, so the manager learns why (e.g. the client a rollover waited for died).
-  const std::int64_t answerBy = ipc::monotonicNs() + kSwitcherEndWaitNs;
-  while (switcherBusy_.load() && ipc::monotonicNs() < answerBy) ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
-  (void)answerFinished();
-  if (channel_ != nullptr) {
-    channel_->open.store(2, std::memory_order_seq_cst);
-    ipc::futexWake(channel_->open);
-    ipc::futexWake(channel_->resultSeq);
-  }
-}
-
-int Run::finish(const RunEnd& end) {
-  endEverywhere(end);
-  return end.reason == StopReason::kSignal || end.reason == StopReason::kExitRequested ||
-                 end.reason == StopReason::kFrameLimit
-             ? kExitOk
-             : kExitRunFailed;
-}
-
-int Run::badInput(const Error& error) {
-  err_ << "tactus-master: " << error.message << "\n";
-  return kExitBadInput;
-}
-
 int Run::execute() {
   if (auto ok = load(); !ok) return badInput(ok.error());
   if (auto ok = loadPolicy(); !ok) return badInput(ok.error());
   if (const int code = publishAll(); code != kExitOk) return code;
   return closeRun(superviseUntilEnd());
-}
-
-// Creates and describes schedule k's segment with its roles (monitor, drain, releaser, stall watch).
-Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
-  Mode& m = *modes_[k];
-  const shm::LayoutCounts counts = shm::layoutCounts(m.schedule, m.plan, m.text.size());
-  const std::string segmentName = shm::scheduleInstanceName(instance_, k);
-  m.owner = std::make_unique<SegmentOwner>(segmentName, err_);
-  if (auto ok = m.owner->create(counts); !ok) return ok;
-  if (auto ok = shareSegmentWithGroup(segmentName); !ok) return ok;  // deploy_env.cpp: TACTUS_SEGMENT_GROUP
-  const shm::SegmentView& view = m.owner->view();
-  if (managed()) m.owner->describeSchedules(static_cast<std::uint32_t>(modes_.size()), k);
-  m.owner->describe(flags, m.contentHash, m.schedule.identifier, m.text);
-  // Under a manager every hyperepoch waits for a start; without one it runs to -e. A follower
-  // SoC's workers stop where the primary's stop sample says (SocRun, followLoop), never at its own
-  // -e: a smaller one would stop this SoC's clients while the other SoCs wait for them.
-  const std::uint64_t limit = managed()                          ? 0
-                              : o_.iterations == 0 || follower() ? std::numeric_limits<std::uint64_t>::max()
-                                                                 : o_.iterations;
-  for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(limit);
-  m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
-  m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);
-  m.overruns = std::make_unique<OverrunWatch>(m.schedule, err_);
-  m.drain->setOverrunWatch(m.overruns.get());
-  // A multi-SoC run leaves its release threads unpinned: with two SoCs' masters on one machine
-  // (the tests, the benchmark) pinning measured slower for the cross-SoC hand-off.
-  const bool pinReleases = o_.core < 0 && !o_.noPinning && !socOptions_;
-  m.releaser = std::make_unique<Releaser>(view, m.schedule, m.plan, o_.freeRunning, m.control, pinReleases);
-  m.stalls = std::make_unique<StallWatch>(m.schedule, m.plan, view, *m.releaser, *m.monitor, o_.timeoutUs);
-  if (socOptions_) {  // a multi-SoC run: soc_run.hpp
-    for (ClientId c : m.schedule.clients.ids())
-      if (m.schedule.clients[c].soc != socOptions_->soc) m.monitor->setRemote(c);
-    m.soc = std::make_unique<SocRun>(m.schedule, m.plan, view, m.control, *socOptions_);
-    if (auto ok = m.soc->open(); !ok) return ok;
-    m.releaser->setSync(m.soc.get());
-    if (k == 0) soc_ = m.soc.get();
-  }
-  return {};
-}
-
-// Sets up the process (signals, -P, -c, -M), creates every schedule's segment with its roles,
-// the manager channel and the event log, then publishes them (the primary last); the exit code
-// (kExitOk to go on).
-int Run::publishAll() {
-  // Handlers go in before a segment exists: a signal between creating and cleaning up a segment
-  // must reach our handler (which ends the run cleanly), not kill us and leave it behind.
-  gSignal.store(0);
-  struct sigaction sa {};
-  sa.sa_handler = onStopSignal;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);
-  // -P, -c, -M (the release threads inherit them).
-  if (const int code = setUpMasterProcess(o_, err_); code != kExitOk) return code;
-  const std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
-                              (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
-  // A master killed at any instant (even while it created them) leaves nothing behind: what dead
-  // masters left of this instance's group goes first, all of it, not only the names this run uses.
-  for (const std::string& removed : ipc::removeDeadMastersGroup(instance_))
-    err_ << "tactus-master: removed stale segment " << removed << ", left by a master that died\n";
-  for (std::uint32_t k = 0; k < modes_.size(); ++k) {
-    if (auto ok = publishMode(k, flags); !ok) return badInput(ok.error());
-  }
-  if (takesRequests()) {
-    if (auto ok = createChannel(); !ok) return badInput(ok.error());
-    // The manager (tactus-manager, the application's) may run as another user of the group too.
-    if (auto ok = shareSegmentWithGroup(shm::managerInstanceName(o_.instance)); !ok) return badInput(ok.error());
-  }
-  // deploy_env.cpp: the earlier runs' logs kept (TACTUS_LOG_KEEP), then this run's opened.
-  if (auto ok = openEventLog(log_, o_.logPath, modes_.front()->schedule.identifier, modes_.front()->contentHash); !ok)
-    return badInput(ok.error());
-  if (managed() && log_.isOpen()) log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
-  // How this run differs from the plan, for whoever reads the log (tactus-report says it).
-  log_.setRunFlags((o_.noPinning ? kRunUnpinned : 0u) | (o_.freeRunning ? kRunFreeRunning : 0u) |
-                   (o_.allowUnregistered ? kRunAllowUnregistered : 0u));
-  // Clients that cannot take part say why through a note (best effort: a second master of the
-  // instance, refused above already, or a name held by another process leaves it out).
-  if (auto box = ipc::NoteBox::open(instance_); box) {
-    notes_ = std::move(*box);
-  } else if (o_.verbose) {
-    err_ << "tactus-master: warning: " << box.error().message << "\n";
-  }
-  gAttention.store(&modes_.front()->owner->view().header().attention);
-  for (std::size_t k = modes_.size(); k-- > 0;) modes_[k]->owner->publish();  // the primary last
-  std::string what = "schedule " + modes_.front()->schedule.name;
-  if (managed()) what = "schedules " + loadedList();
-  if (takesRequests()) {
-    channel_->open.store(1, std::memory_order_seq_cst);
-    ipc::futexWake(channel_->open);
-  }
-  const std::string waiting = takesRequests() ? "clients and the schedule manager " + quoted(o_.managerName)
-                              : managed()     ? "clients and the switches of the primary SoC's master"
-                                              : std::string("clients");
-  // notify.cpp: systemd's Type=notify; a tactus-manager@ unit ordered After= the master starts now.
-  notifyReady("published " + what + " on instance " + instance_ + "; waiting for " + waiting, err_);
-  if (o_.verbose) {
-    std::size_t instances = 0, clients = 0;
-    for (const auto& m : modes_) {
-      instances += m->schedule.instances.size();
-      clients = std::max(clients, m->schedule.clients.size());
-    }
-    out_ << "tactus-master: published " << (managed() ? what : "schedule " + quoted(modes_.front()->schedule.name))
-         << " (" << instances << " instances, " << clients << " clients) at " << ipc::segmentPath(instance_)
-         << "; waiting for " << waiting << "\n";
-  }
-  return kExitOk;
 }
 
 // Before the run: the end when the clients (or, multi-SoC, the other SoCs' masters) did not come
@@ -858,122 +470,6 @@ std::optional<RunEnd> Run::superviseUntilEnd() {
     ipc::futexWait(attention, seen, sleepNs());
   }
   return end;
-}
-
-// Waits (at most kClientExitWaitNs) for the clients to leave, but for one a stop's grace left behind
-// or the end named stuck (it is frozen or hangs in a runnable: nothing it does now changes the end).
-void Run::waitForClientsToLeave() {
-  const std::int64_t leaveBy = ipc::monotonicNs() + kClientExitWaitNs;
-  const auto gone = [&](const auto& m) { return m->monitor->allGone(clientIndex(m->schedule, leftBehind_)); };
-  while (ipc::monotonicNs() < leaveBy && !std::all_of(modes_.begin(), modes_.end(), gone)) {
-    ipc::sleepUntilNs(ipc::monotonicNs() + 2'000'000, 0);
-  }
-}
-
-// What overran, said at the end (the first of each was said when it came); with
-// --fail-on-overrun a run that overran fails. The exit code.
-int Run::judgeOverruns(int code) {
-  for (const auto& m : modes_) {
-    const std::string summary = m->overruns->summary();
-    if (summary.empty()) continue;
-    err_ << "tactus-master: overruns" << (managed() ? " in schedule " + std::to_string(m->schedule.identifier) : "")
-         << ": " << summary << "\n";
-    if (o_.failOnOverrun && code == kExitOk) {
-      err_ << "tactus-master: the run overran (--fail-on-overrun): exit status " << kExitRunFailed << "\n";
-      code = kExitRunFailed;
-    }
-  }
-  return code;
-}
-
-// The end of a run that went well: why it ended and what it logged and skipped.
-void Run::reportTotals(const std::string& message) {
-  std::uint64_t skipped = 0, logged = 0, dropped = 0;
-  for (const auto& m : modes_) {
-    for (HyperepochId he : m->schedule.hyperepochs.ids()) skipped += m->owner->view().hyperepoch(he).skipped.load();
-    logged += m->drain->recordsDrained();
-    dropped += m->drain->droppedTotal();
-  }
-  out_ << "tactus-master: " << message << "; " << logged << " events "
-       << (log_.isOpen() ? "logged to " + o_.logPath : std::string("(not logged: no -l)")) << ", " << dropped
-       << " dropped, " << skipped << " periods skipped ("
-       << (managed() ? "schedules " + loadedList() : "schedule " + quoted(modes_.front()->schedule.name))
-       << ", instance " << quoted(instance_) << ")\n";
-}
-
-// Ends the run: stops the running schedule where the end asks for it, publishes the end, stops
-// the threads, waits for the clients to leave, drains the last records and removes the
-// segments; the exit code.
-int Run::closeRun(const std::optional<RunEnd>& end) {
-  int code = kExitRunFailed;
-  if (end) {
-    // A finished request is answered before the end is published: a manager that sees the run
-    // ended without its answer reports a failure (the exit request itself would fail).
-    const bool idle = !takesRequests() || answerFinished();
-    for (auto& m : modes_) {
-      if (m->soc && managed()) m->soc->ending();
-    }
-    // Under a manager, after an exit request or a signal the running schedule has stopped at its
-    // iteration boundary already (stopForExit, stopBySignal): its stop is recorded here. One that
-    // has not (the grace ran out) is not waited for: the abort ends it.
-    if (takesRequests() && idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
-      Mode* running = runningMode();
-      if (running && stopped(*running)) {
-        if (running->soc) running->control.requestStop(end->reason, kNone);  // the followers' reason
-        (void)stop(Request{}, *running, kNoSchedule);
-      }
-    }
-    // The clients' outcome says what overran too (they print the end's message).
-    RunEnd said = *end;
-    for (const auto& m : modes_) {
-      if (const std::string brief = m->overruns->summary(true); !brief.empty()) said.message += "; overruns: " + brief;
-    }
-    code = finish(said);
-    // A client the end names stuck (frozen, or hanging in a runnable) does not leave either: it is
-    // not waited for (its master lingered a second after naming it).
-    if (end->reason == StopReason::kStuck && leftBehind_.empty()) leftBehind_ = clientNamed(*end);
-  }
-  for (auto& m : modes_) m->control.abort();
-  stopSwitcher();
-  if (channel_ != nullptr && pendingSeq_ != channel_->resultSeq.load() && pendingSeq_ != 0)
-    publishChannelResult(pendingSeq_, pendingAnswer_);
-  for (auto& m : modes_) m->releaser->join();
-  (void)drainAll();
-  // The end in full (the segment's copy is cut to its 255 bytes: a timeout's end with the notes of
-  // strangers, say), else the segment's.
-  std::string message;
-  {
-    const std::lock_guard<std::mutex> lock(endLock_);
-    message = endMessage_;
-  }
-  if (message.empty()) message = modes_.front()->owner->view().message();
-  // A failure, or a stop whose grace left a client behind, is said on stderr.
-  if (code != kExitOk || !leftBehind_.empty()) err_ << "tactus-master: " << message << "\n";
-  if (code == kExitOk) reportTotals(message);  // a run that went well says so, in one line
-  for (auto& m : modes_) {
-    if (m->soc) m->soc->finish(code == kExitOk, message, end ? end->reason : StopReason::kError);
-  }
-  if (soc_) {
-    if (log_.isOpen()) {  // the clocks, for tactus-report to merge the SoCs' logs on the primary's
-      const EventRecord offset = soc_->offsetRecord();
-      log_.append(&offset, 1);
-    }
-    if (const std::string offset = soc_->offsetText(); !offset.empty()) out_ << "tactus-master: " << offset << "\n";
-  }
-  notifyStopping(message);
-  waitForClientsToLeave();
-  // What the workers pushed on their way out: a worker queues its run records until it waits or
-  // ends its iteration (client_lib's DeferredLog), so after a run that ended early the last ones
-  // come when it leaves.
-  (void)drainAll();
-  code = judgeOverruns(code);
-  gAttention.store(nullptr);
-  for (auto& m : modes_) m->owner->remove();
-  if (auto ok = log_.close(); !ok) {
-    err_ << "tactus-master: " << ok.error().message << "\n";
-    if (code == kExitOk) code = kExitRunFailed;
-  }
-  return code;
 }
 
 }  // namespace tactus::master

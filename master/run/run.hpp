@@ -1,8 +1,9 @@
 // The master's one run: 1..N schedules (several only under a schedule manager, -N) on one SoC of
-// 1..K (a multi-SoC schedule: one master per SoC, -x). Its parts: run.cpp (loading, publishing,
-// the monitor loop, the end), manager_requests.cpp (the manager's channel and requests),
-// schedule_switch.cpp (starting, stopping and rolling over hyperepochs), policy_run.cpp (the
-// switching policy, --policy), soc_run.cpp (a multi-SoC run's part of one SoC).
+// 1..K (a multi-SoC schedule: one master per SoC, -x). Its parts: run/run.cpp (the monitor loop),
+// run/run_load.cpp (loading and publishing), run/run_end.cpp (the end), managed/manager_requests.cpp
+// (the manager's channel and requests), managed/schedule_switch.cpp (starting, stopping and rolling
+// over hyperepochs), managed/policy_run.cpp (the switching policy, --policy), soc/soc_run.cpp (a
+// multi-SoC run's part of one SoC).
 //
 // Every role exists once per schedule and applies in every kind of run:
 //   SegmentOwner   creates, publishes, watches for damage and removes a schedule's segment
@@ -163,7 +164,7 @@ class Run {
   int execute();
 
  private:
-  // run.cpp: loading, watching, the end.
+  // run.cpp: watching; run_load.cpp: loading and publishing; run_end.cpp: the end.
   bool managed() const { return !o_.managerName.empty(); }
   /// A multi-SoC run's SoC other than the primary: it follows the primary's iterations (and,
   /// managed, its switches) and decides no start or stop itself.
@@ -206,7 +207,7 @@ class Run {
   void endEverywhere(const RunEnd& end);
   std::string clientNamed(const RunEnd& end) const;
   std::string endedBecause() const;
-  // manager_requests.cpp: the channel and the requests.
+  // manager_requests.cpp: the channel, the manager's claim and the requests.
   Result<void> createChannel();
   void publishChannelResult(std::uint32_t seq, const Answer& answer);
   bool answerFinished();
