@@ -150,16 +150,7 @@ std::optional<RunEnd> Run::watch(bool beforeRun) {
     if (const auto offset = runStarted_ && log_.isOpen() ? soc_->offsetUpdate(now) : std::nullopt)
       log_.append(&*offset, 1);
   }
-  return takesRequests() ? watchManager() : std::nullopt;
-}
-
-// Whether every hyperepoch of `mode` has stopped (its release threads have left their loops).
-bool Run::stopped(const Mode& mode) const {
-  if (!managed()) return mode.releaser->finished();
-  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
-    if (!mode.releaser->hyperepochFinished(he)) return false;
-  }
-  return true;
+  return activation_->watch();
 }
 
 // SIGTERM or SIGINT (or, multi-SoC, another SoC's master asked the primary to stop, or the primary's stop for its
@@ -279,6 +270,7 @@ std::optional<RunEnd> Run::drainAll() {
 int Run::execute() {
   if (auto ok = load(); !ok) return badInput(ok.error());
   if (auto ok = loadPolicy(); !ok) return badInput(ok.error());
+  activation_ = makeActivation(*this);
   if (const int code = publishAll(); code != kExitOk) return code;
   return closeRun(superviseUntilEnd());
 }
@@ -305,41 +297,10 @@ std::optional<RunEnd> Run::awaitClients(std::int64_t deadline, std::int64_t socD
     if (ipc::monotonicNs() >= socDeadline) return waiting->startTimeoutEnd(o_.startSyncS);
     return std::nullopt;
   }
-  startRun();
-  return std::nullopt;
-}
-
-// Every client has entered: under a manager the run starts and waits for the manager's first
-// start; without one the schedule's first frame is released shortly.
-void Run::startRun() {
-  if (managed()) {
-    runStartNs_ = ipc::monotonicNs();
-    log_.setRunStart(runStartNs_);
-    for (auto& m : modes_) {
-      m->owner->startRun(runStartNs_);
-      if (!m->soc) continue;
-      m->soc->start();
-      // A follower: the primary's starts wake the loop (but of a hyperepoch with nothing on this SoC).
-      for (HyperepochId he : m->schedule.hyperepochs.ids())
-        m->soc->setFollowing(he, m->plan.hyperepochs[he].instances.empty(),
-                             &modes_.front()->owner->view().header().attention);
-    }
-  } else {
-    Mode& m = *modes_.front();
-    runStartNs_ = ipc::monotonicNs() + kFirstReleaseLeadNs;
-    log_.setRunStart(runStartNs_);
-    m.owner->startRun(runStartNs_);
-    if (soc_) soc_->start();
-    m.releaser->start(runStartNs_);
-    m.running = true;
-    // The loop's own work (drain, checks) runs in the plan's idle windows (idle_windows.hpp), or
-    // every kSliceNs where the plan has none to use; a client's attention signal wakes it at once.
-    const char* windowsOn = std::getenv("TACTUS_IDLE_WINDOWS");
-    windows_.emplace(m.schedule, m.plan, o_.core, m.owner->view().ringCapacity(), kSliceNs,
-                     windowsOn == nullptr || std::string_view(windowsOn) != "0");
-  }
+  activation_->startRun();
   runStarted_ = true;
   clientsEntered_.store(true);
+  return std::nullopt;
 }
 
 // A client's exit request: the running schedule stops at its iteration boundary while the monitor
@@ -350,15 +311,9 @@ std::optional<RunEnd> Run::handleExitRequests() {
   for (auto& m : modes_) {
     const ClientId c = m->monitor->exitRequester();
     if (c == kNone) continue;
-    if (managed() && follower()) {  // the primary stops the running schedule on every SoC
-      soc_->requestStop();
-    } else if (!managed()) {
-      m->control.requestStop(StopReason::kExitRequested, c);
-    } else if (!clientExit_) {
-      clientExit_ = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c, m->monitor->exitText(c)};
-    }
+    activation_->exitRequested(*m, c);
   }
-  return clientExit_ ? stopForExit() : std::nullopt;
+  return activation_->exitProgress();
 }
 
 // Under a manager, after a client's exit request: the running schedule is asked to stop at its
@@ -382,35 +337,6 @@ std::optional<RunEnd> Run::stopForExit() {
   return std::nullopt;
 }
 
-// Without a manager: the end once the schedule's release threads have ended (its frame limit, or
-// an exit request they stopped at).
-std::optional<RunEnd> Run::endOfFrames() {
-  Mode& m = *modes_.front();
-  if (managed() || !runStarted_ || !m.releaser->finished()) return std::nullopt;
-  m.releaser->join();
-  if (auto failure = drainAll()) return failure;
-  const StopReason reason = m.control.stopRequested() ? m.control.stopReason() : StopReason::kFrameLimit;
-  // A follower SoC's release threads end where the primary stopped, for the primary's reason.
-  if (soc_ && soc_->follower() && !m.control.stopRequested()) {
-    if (const auto primary = soc_->primaryStopReason(); primary && *primary != StopReason::kFrameLimit) {
-      const std::string who = "the master of the primary SoC " + soc_->socName(soc_->primary());
-      return RunEnd{SegmentState::kFinished, *primary, kNone,
-                    *primary == StopReason::kSignal ? who + " was stopped by a signal"
-                                                    : who + " stopped the run at a client's exit request"};
-    }
-  }
-  switch (reason) {
-    case StopReason::kExitRequested:
-      return RunEnd{SegmentState::kFinished, reason, m.control.stopClient(),
-                    m.monitor->exitText(m.control.stopClient())};
-    case StopReason::kSignal:
-      return RunEnd{SegmentState::kFinished, reason, kNone, "the master was stopped by a signal"};
-    default:
-      return RunEnd{SegmentState::kFinished, StopReason::kFrameLimit, kNone,
-                    "ran " + std::to_string(m.releaser->iterationsCompleted()) + " hyperepoch iterations"};
-  }
-}
-
 // A signal to this master, or (multi-SoC) another SoC's master asked the primary to stop: both
 // stop the run at its iteration boundary, within the grace.
 bool Run::stoppingBySignal() const {
@@ -428,7 +354,7 @@ bool Run::followsPrimarySignal() const {
 // manager; a slice otherwise, and at most a slice while the run stops.
 std::int64_t Run::sleepNs() const {
   const std::int64_t now = ipc::monotonicNs();
-  if (!runStarted_) return managed() ? kSliceNs : kWaitSliceNs;
+  if (!runStarted_) return activation_->waitSliceNs();
   if (!windows_) return kSliceNs;
   const std::int64_t wake = windows_->nextWakeNs(runStartNs_, now) - now;
   const bool stopping = stoppingBySignal() || modes_.front()->control.stopRequested();
@@ -457,16 +383,7 @@ std::optional<RunEnd> Run::superviseUntilEnd() {
     if (!runStarted_ && (end = awaitClients(deadline, socDeadline))) break;
     if (runStarted_ && (end = handleExitRequests())) break;
     if (stoppingBySignal() && (end = stopBySignal())) break;
-    if ((end = endOfFrames())) break;
-    if (runStarted_ && managed() && follower() && (end = followSwitches())) break;
-    if (takesRequests()) {
-      takeRequest();
-      evaluatePolicy();
-      if (!switcherBusy_.load() && exitEnd_) {  // busy first: the switch thread writes exitEnd_ before it clears busy
-        end = exitEnd_;
-        break;
-      }
-    }
+    if ((end = activation_->round())) break;
     ipc::futexWait(attention, seen, sleepNs());
   }
   return end;

@@ -82,6 +82,7 @@
 #include "roles/run_control.hpp"
 #include "roles/segment_owner.hpp"
 #include "roles/stall_watch.hpp"
+#include "run/activation.hpp"
 #include "soc/soc_run.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -172,6 +173,10 @@ class Run {
   /// Whether this master takes a schedule manager's requests: managed, and not a follower (the
   /// manager and the policy talk to the primary SoC's master).
   bool takesRequests() const { return managed() && !follower(); }
+  friend class ImmediateActivation;
+  friend class ManagedActivation;
+  friend class FollowerActivation;
+  friend std::unique_ptr<Activation> makeActivation(Run& run);
   Result<void> load();
   Result<std::unique_ptr<Mode>> loadMode(const std::string& path);
   Result<void> checkSoc(Mode& mode);
@@ -180,7 +185,7 @@ class Run {
   Result<void> publishMode(std::uint32_t k, std::uint32_t flags);
   std::optional<RunEnd> superviseUntilEnd();
   std::optional<RunEnd> awaitClients(std::int64_t deadline, std::int64_t socDeadline);
-  void startRun();
+  void startAwaitingSwitches();
   std::optional<RunEnd> handleExitRequests();
   std::optional<RunEnd> stopForExit();
   std::optional<RunEnd> endOfFrames();
@@ -199,7 +204,7 @@ class Run {
   std::optional<RunEnd> channelDamage() const;
   std::optional<RunEnd> stopBySignal();
   std::string graceBlocker(Mode* running, ClientId& client);
-  bool stopped(const Mode& mode) const;
+  bool stopped(const Mode& mode) const { return activation_->stopped(mode); }
   std::optional<RunEnd> drainAll();
   bool allEntered() const;
   int finish(const RunEnd& end);
@@ -250,6 +255,7 @@ class Run {
                  std::int64_t startNs, std::int64_t endNs);
 
   const MasterOptions& o_;
+  std::unique_ptr<Activation> activation_;  // how the run starts, ends and switches (activation.hpp)
   std::ostream& out_;
   std::ostream& err_;
   std::vector<std::unique_ptr<Mode>> modes_;

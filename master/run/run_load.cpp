@@ -195,9 +195,7 @@ Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   // Under a manager every hyperepoch waits for a start; without one it runs to -e. A follower
   // SoC's workers stop where the primary's stop sample says (SocRun, followLoop), never at its own
   // -e: a smaller one would stop this SoC's clients while the other SoCs wait for them.
-  const std::uint64_t limit = managed()                          ? 0
-                              : o_.iterations == 0 || follower() ? std::numeric_limits<std::uint64_t>::max()
-                                                                 : o_.iterations;
+  const std::uint64_t limit = activation_->stopAt();
   for (HyperepochId he : IdRange<HyperepochId>(counts.hyperepochs)) view.hyperepoch(he).stopAt.store(limit);
   m.monitor = std::make_unique<ClientMonitor>(view, m.schedule);
   m.drain = std::make_unique<LogDrain>(view, m.schedule, m.plan, log_);

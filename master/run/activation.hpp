@@ -1,0 +1,54 @@
+// How a run is activated: the part of the monitor loop that differs between kinds of run, plugged
+// into the one Run (run.hpp) as a strategy chosen once the schedules are loaded (makeActivation).
+//   immediate (run/immediate.cpp)    one schedule that starts when its clients have entered and
+//                                    ends at its frame limit or a stop (also a SoC that follows
+//                                    its primary without a manager: the link does the following)
+//   managed   (managed/managed.cpp)  nothing runs until the manager or the policy starts a
+//                                    schedule; the manager's requests, the policy, switching
+//   follower  (managed/follower.cpp) a SoC under a manager that follows its primary's switches
+// The strategies act on the Run they are given (its friends); the core asks them only here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "roles/client_monitor.hpp"
+#include "tactus/core/ids.hpp"
+
+namespace tactus::master {
+
+class Run;
+struct Mode;
+
+class Activation {
+ public:
+  virtual ~Activation() = default;
+  /// Where each hyperepoch's releases stop (its segment's stopAt) when a schedule is published.
+  virtual std::uint64_t stopAt() const = 0;
+  /// Every client (and, multi-SoC, every SoC's master) is there: the run starts.
+  virtual void startRun() = 0;
+  /// Whether every hyperepoch of `mode` has stopped (its release threads left their loops).
+  virtual bool stopped(const Mode& mode) const = 0;
+  /// Client `c` of `mode` asked the run to end.
+  virtual void exitRequested(Mode& mode, ClientId c) = 0;
+  /// After the exit requests of a round: the end they lead to, once it has come.
+  virtual std::optional<RunEnd> exitProgress() = 0;
+  /// The monitor loop's watch of what the activation owns (the manager): an end, or nothing.
+  virtual std::optional<RunEnd> watch() = 0;
+  /// The activation's own step of a monitor-loop round: an end, or nothing.
+  virtual std::optional<RunEnd> round() = 0;
+  /// The monitor loop's sleep while the clients come.
+  virtual std::int64_t waitSliceNs() const = 0;
+};
+
+/// Immediate: one schedule, started once its clients have entered.
+std::unique_ptr<Activation> makeImmediateActivation(Run& run);
+/// Managed: the manager's requests and the policy (the primary SoC's master, or the only one).
+std::unique_ptr<Activation> makeManagedActivation(Run& run);
+/// Follower: a SoC under a manager following its primary's switches.
+std::unique_ptr<Activation> makeFollowerActivation(Run& run);
+/// The activation of `run`, by its options and its SoC (managed/managed.cpp).
+std::unique_ptr<Activation> makeActivation(Run& run);
+
+}  // namespace tactus::master
