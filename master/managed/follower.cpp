@@ -34,6 +34,28 @@ class FollowerActivation final : public Activation {
 
   std::int64_t waitSliceNs() const override { return kSliceNs; }
 
+  bool switchesSchedules() const override { return true; }
+
+  Result<void> prepare() override { return {}; }
+
+  std::string published() override { return "clients and the switches of the primary SoC's master"; }
+
+  void stopForSignal(Mode* /*running*/, bool first) override {
+    if (first) run_.soc_->requestStop();  // the primary stops the running schedule on every SoC
+  }
+
+  std::string peerStopMessage(const std::string& /*message*/) const override { return kPeerStopMessage; }
+
+  bool signalStopRequested() const override { return false; }
+
+  void closing(const RunEnd& /*end*/) override {
+    for (auto& m : run_.modes_) {
+      if (m->soc) m->soc->ending();
+    }
+  }
+
+  void ended() override {}
+
  private:
   Run& run_;
 };

@@ -8,16 +8,23 @@
 #include <memory>
 #include <optional>
 
+#include "deploy/deploy_env.hpp"
 #include "run/activation.hpp"
 #include "run/run.hpp"
 #include "run/run_state.hpp"
+#include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
+#include "tactus/ipc/futex.hpp"
+#include "tactus/ipc/wait.hpp"
 
 namespace tactus::master {
 
 using shm::SegmentState;
 using shm::StopReason;
 using namespace run_detail;
+
+const char* const kPeerStopMessage =
+    "another SoC's master asked to stop the run (its signal, or a client's exit request)";
 
 bool everyHyperepochStopped(const Mode& mode) {
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
@@ -71,6 +78,77 @@ class ManagedActivation final : public Activation {
   }
 
   std::int64_t waitSliceNs() const override { return kSliceNs; }
+
+  bool switchesSchedules() const override { return true; }
+
+  Result<void> prepare() override {
+    if (auto ok = run_.createChannel(); !ok) return ok;
+    // The manager (tactus-manager, the application's) may run as another user of the group too.
+    return shareSegmentWithGroup(shm::managerInstanceName(run_.o_.instance));
+  }
+
+  std::string published() override {
+    run_.channel_->open.store(1, std::memory_order_seq_cst);
+    ipc::futexWake(run_.channel_->open);
+    return "clients and the schedule manager " + quoted(run_.o_.managerName);
+  }
+
+  void stopForSignal(Mode* running, bool first) override {
+    if (first) {
+      // Multi-SoC: every schedule's stop samples from now on say the signal (a switch in flight
+      // may stop or abort one that is not the running one), so each follower ends as stopped.
+      for (auto& m : run_.modes_) {
+        if (!m->soc) continue;
+        m->soc->ending();
+        m->control.requestStop(StopReason::kSignal, kNone);
+      }
+    }
+    // The running schedule stops at its boundary: asked once it is known (a switch in flight at
+    // the signal answers first, within the grace).
+    if (running != nullptr && running != run_.signalStopped_) {
+      run_.signalStopped_ = running;
+      // Multi-SoC: the stop samples carry the reason, so the followers' clients see the signal.
+      if (running->soc) running->control.requestStop(StopReason::kSignal, kNone);
+      run_.askBoundaryStop(*running);
+    }
+  }
+
+  std::string peerStopMessage(const std::string& /*message*/) const override { return kPeerStopMessage; }
+
+  bool signalStopRequested() const override { return false; }
+
+  void closing(const RunEnd& end) override {
+    // A finished request is answered before the end is published: a manager that sees the run
+    // ended without its answer reports a failure (the exit request itself would fail).
+    const bool idle = run_.answerFinished();
+    for (auto& m : run_.modes_) {
+      if (m->soc) m->soc->ending();
+    }
+    // After an exit request or a signal the running schedule has stopped at its iteration
+    // boundary already (stopForExit, stopBySignal): its stop is recorded here. One that has not
+    // (the grace ran out) is not waited for: the abort ends it.
+    if (idle && (end.reason == StopReason::kExitRequested || end.reason == StopReason::kSignal)) {
+      Mode* running = run_.runningMode();
+      if (running && run_.stopped(*running)) {
+        if (running->soc) running->control.requestStop(end.reason, kNone);  // the followers' reason
+        (void)run_.stop(Request{}, *running, kNoSchedule);
+      }
+    }
+  }
+
+  void ended() override {
+    // A request the end cut short (its waits see the abort) is answered before the channel says
+    // the run ended, so the manager learns why (e.g. the client a rollover waited for died).
+    const std::int64_t answerBy = ipc::monotonicNs() + kSwitcherEndWaitNs;
+    while (run_.switcherBusy_.load() && ipc::monotonicNs() < answerBy)
+      ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
+    (void)run_.answerFinished();
+    if (run_.channel_ != nullptr) {
+      run_.channel_->open.store(2, std::memory_order_seq_cst);
+      ipc::futexWake(run_.channel_->open);
+      ipc::futexWake(run_.channel_->resultSeq);
+    }
+  }
 
  private:
   Run& run_;

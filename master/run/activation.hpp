@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "roles/client_monitor.hpp"
 #include "tactus/core/ids.hpp"
+#include "tactus/core/result.hpp"
 
 namespace tactus::master {
 
@@ -40,6 +42,24 @@ class Activation {
   virtual std::optional<RunEnd> round() = 0;
   /// The monitor loop's sleep while the clients come.
   virtual std::int64_t waitSliceNs() const = 0;
+  /// Whether the run switches between schedules: its records, segments and messages then name
+  /// each schedule (even a run of one).
+  virtual bool switchesSchedules() const = 0;
+  /// After the segments are created, before the event log opens (the manager channel).
+  virtual Result<void> prepare() = 0;
+  /// The segments are published: what the run now waits for, besides the clients' entering.
+  virtual std::string published() = 0;
+  /// A signal stops the run (`first`: its first round; `running`: the running schedule, null in a
+  /// switch); not asked on a follower SoC that the primary's signal stops.
+  virtual void stopForSignal(Mode* running, bool first) = 0;
+  /// The run's message when another SoC's master asked this one to stop (`message` otherwise).
+  virtual std::string peerStopMessage(const std::string& message) const = 0;
+  /// Whether the run's own release threads were asked to stop for a signal.
+  virtual bool signalStopRequested() const = 0;
+  /// The run ends with `end`, before it is published.
+  virtual void closing(const RunEnd& end) = 0;
+  /// The end is published in every segment.
+  virtual void ended() = 0;
 };
 
 /// Immediate: one schedule, started once its clients have entered.

@@ -58,6 +58,29 @@ class ImmediateActivation final : public Activation {
 
   std::int64_t waitSliceNs() const override { return kWaitSliceNs; }
 
+  bool switchesSchedules() const override { return false; }
+
+  Result<void> prepare() override { return {}; }
+
+  std::string published() override { return "clients"; }
+
+  void stopForSignal(Mode* running, bool first) override {
+    if (!first) return;
+    running->control.requestStop(StopReason::kSignal, kNone);
+    if (run_.soc_) run_.soc_->requestStop();  // a follower: the primary stops every SoC
+  }
+
+  std::string peerStopMessage(const std::string& message) const override { return message; }
+
+  bool signalStopRequested() const override {
+    const RunControl& control = run_.modes_.front()->control;
+    return control.stopRequested() && control.stopReason() == StopReason::kSignal;
+  }
+
+  void closing(const RunEnd& /*end*/) override {}
+
+  void ended() override {}
+
  private:
   Run& run_;
 };

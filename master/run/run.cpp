@@ -126,7 +126,8 @@ std::optional<RunEnd> Run::watch(bool beforeRun) {
   }
   // With several schedules an end names the schedule it was found in.
   const auto named = [&](const Mode& m, RunEnd end) {
-    if (managed()) end.message = "schedule " + std::to_string(m.schedule.identifier) + ": " + end.message;
+    if (activation_->switchesSchedules())
+      end.message = "schedule " + std::to_string(m.schedule.identifier) + ": " + end.message;
     return end;
   };
   for (auto& m : modes_) {
@@ -170,39 +171,19 @@ std::optional<RunEnd> Run::stopBySignal() {
   // a switch that ends between two reads would leave the schedule it started unstopped.
   const bool switching = switcherBusy_.load();
   Mode* running = switching ? nullptr : runningMode();
+  bool first = false;
   if (signalAtNs_ == 0) {
     signalAtNs_ = now;
     for (auto& m : modes_) m->owner->markStopping(StopReason::kSignal);
-    if (byPrimary) {
-      // Nothing to ask: the primary stops every SoC.
-    } else if (!managed()) {
-      running->control.requestStop(StopReason::kSignal, kNone);
-      if (soc_) soc_->requestStop();  // a follower: the primary stops every SoC
-    } else if (follower()) {
-      soc_->requestStop();  // the primary stops the running schedule on every SoC
-    } else {
-      // Multi-SoC: every schedule's stop samples from now on say the signal (a switch in flight
-      // may stop or abort one that is not the running one), so each follower ends as stopped.
-      for (auto& m : modes_) {
-        if (!m->soc) continue;
-        m->soc->ending();
-        m->control.requestStop(StopReason::kSignal, kNone);
-      }
-    }
+    first = true;
   }
-  // Under a manager the running schedule stops at its boundary: asked once it is known (a switch
-  // in flight at the signal answers first, within the grace).
-  if (takesRequests() && running != nullptr && running != signalStopped_) {
-    signalStopped_ = running;
-    // Multi-SoC: the stop samples carry the reason, so the followers' clients see the signal.
-    if (running->soc) running->control.requestStop(StopReason::kSignal, kNone);
-    askBoundaryStop(*running);
-  }
+  // Nothing to ask when the primary's signal stops this SoC: the primary stops every SoC.
+  if (!byPrimary) activation_->stopForSignal(running, first);
   std::string message = "the master was stopped by a signal";
   if (byPrimary) {
     message = "the master of the primary SoC " + soc_->socName(soc_->primary()) + " was stopped by a signal";
-  } else if (managed() && gSignal.load() == 0 && soc_ != nullptr && soc_->peerAskedStop()) {
-    message = "another SoC's master asked to stop the run (its signal, or a client's exit request)";
+  } else if (gSignal.load() == 0 && soc_ != nullptr && soc_->peerAskedStop()) {
+    message = activation_->peerStopMessage(message);
   }
   if (!byPrimary && !switching && (running == nullptr || stopped(*running)))
     return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, message};
@@ -246,7 +227,7 @@ bool Run::allEntered() const {
 // log cannot take them.
 std::optional<RunEnd> Run::drainAll() {
   for (auto& m : modes_) {
-    if (managed()) log_.setScheduleTag(m->schedule.identifier);
+    if (activation_->switchesSchedules()) log_.setScheduleTag(m->schedule.identifier);
     if (auto failure = m->drain->drain(m->releaser->eventRings())) {
       log_.setScheduleTag(-1);
       // A ring field out of range in a segment truncated (or replaced) under the master reads a
@@ -341,8 +322,7 @@ std::optional<RunEnd> Run::stopForExit() {
 // stop the run at its iteration boundary, within the grace.
 bool Run::stoppingBySignal() const {
   if (gSignal.load() != 0 || (soc_ && soc_->peerAskedStop()) || followsPrimarySignal()) return true;
-  const RunControl& control = modes_.front()->control;
-  return !managed() && control.stopRequested() && control.stopReason() == StopReason::kSignal;
+  return activation_->signalStopRequested();
 }
 
 // A follower SoC whose primary stops the run for a signal (its stop samples say so).

@@ -67,17 +67,7 @@ void Run::endEverywhere(const RunEnd& end) {
     }
     m->owner->publishEnd(local);
   }
-  if (!takesRequests()) return;
-  // A request the end cut short (its waits see the abort) is answered before the channel says
-  // the run ended, so the manager learns why (e.g. the client a rollover waited for died).
-  const std::int64_t answerBy = ipc::monotonicNs() + kSwitcherEndWaitNs;
-  while (switcherBusy_.load() && ipc::monotonicNs() < answerBy) ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
-  (void)answerFinished();
-  if (channel_ != nullptr) {
-    channel_->open.store(2, std::memory_order_seq_cst);
-    ipc::futexWake(channel_->open);
-    ipc::futexWake(channel_->resultSeq);
-  }
+  activation_->ended();
 }
 
 int Run::finish(const RunEnd& end) {
@@ -109,8 +99,9 @@ int Run::judgeOverruns(int code) {
   for (const auto& m : modes_) {
     const std::string summary = m->overruns->summary();
     if (summary.empty()) continue;
-    err_ << "tactus-master: overruns" << (managed() ? " in schedule " + std::to_string(m->schedule.identifier) : "")
-         << ": " << summary << "\n";
+    err_ << "tactus-master: overruns"
+         << (activation_->switchesSchedules() ? " in schedule " + std::to_string(m->schedule.identifier) : "") << ": "
+         << summary << "\n";
     if (o_.failOnOverrun && code == kExitOk) {
       err_ << "tactus-master: the run overran (--fail-on-overrun): exit status " << kExitRunFailed << "\n";
       code = kExitRunFailed;
@@ -130,7 +121,8 @@ void Run::reportTotals(const std::string& message) {
   out_ << "tactus-master: " << message << "; " << logged << " events "
        << (log_.isOpen() ? "logged to " + o_.logPath : std::string("(not logged: no -l)")) << ", " << dropped
        << " dropped, " << skipped << " periods skipped ("
-       << (managed() ? "schedules " + loadedList() : "schedule " + quoted(modes_.front()->schedule.name))
+       << (activation_->switchesSchedules() ? "schedules " + loadedList()
+                                            : "schedule " + quoted(modes_.front()->schedule.name))
        << ", instance " << quoted(instance_) << ")\n";
 }
 
@@ -140,22 +132,7 @@ void Run::reportTotals(const std::string& message) {
 int Run::closeRun(const std::optional<RunEnd>& end) {
   int code = kExitRunFailed;
   if (end) {
-    // A finished request is answered before the end is published: a manager that sees the run
-    // ended without its answer reports a failure (the exit request itself would fail).
-    const bool idle = !takesRequests() || answerFinished();
-    for (auto& m : modes_) {
-      if (m->soc && managed()) m->soc->ending();
-    }
-    // Under a manager, after an exit request or a signal the running schedule has stopped at its
-    // iteration boundary already (stopForExit, stopBySignal): its stop is recorded here. One that
-    // has not (the grace ran out) is not waited for: the abort ends it.
-    if (takesRequests() && idle && (end->reason == StopReason::kExitRequested || end->reason == StopReason::kSignal)) {
-      Mode* running = runningMode();
-      if (running && stopped(*running)) {
-        if (running->soc) running->control.requestStop(end->reason, kNone);  // the followers' reason
-        (void)stop(Request{}, *running, kNoSchedule);
-      }
-    }
+    activation_->closing(*end);
     // The clients' outcome says what overran too (they print the end's message).
     RunEnd said = *end;
     for (const auto& m : modes_) {

@@ -190,7 +190,7 @@ Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   if (auto ok = m.owner->create(counts); !ok) return ok;
   if (auto ok = shareSegmentWithGroup(segmentName); !ok) return ok;  // deploy_env.cpp: TACTUS_SEGMENT_GROUP
   const shm::SegmentView& view = m.owner->view();
-  if (managed()) m.owner->describeSchedules(static_cast<std::uint32_t>(modes_.size()), k);
+  if (activation_->switchesSchedules()) m.owner->describeSchedules(static_cast<std::uint32_t>(modes_.size()), k);
   m.owner->describe(flags, m.contentHash, m.schedule.identifier, m.text);
   // Under a manager every hyperepoch waits for a start; without one it runs to -e. A follower
   // SoC's workers stop where the primary's stop sample says (SocRun, followLoop), never at its own
@@ -240,15 +240,12 @@ int Run::publishAll() {
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
     if (auto ok = publishMode(k, flags); !ok) return badInput(ok.error());
   }
-  if (takesRequests()) {
-    if (auto ok = createChannel(); !ok) return badInput(ok.error());
-    // The manager (tactus-manager, the application's) may run as another user of the group too.
-    if (auto ok = shareSegmentWithGroup(shm::managerInstanceName(o_.instance)); !ok) return badInput(ok.error());
-  }
+  if (auto ok = activation_->prepare(); !ok) return badInput(ok.error());
   // deploy_env.cpp: the earlier runs' logs kept (TACTUS_LOG_KEEP), then this run's opened.
   if (auto ok = openEventLog(log_, o_.logPath, modes_.front()->schedule.identifier, modes_.front()->contentHash); !ok)
     return badInput(ok.error());
-  if (managed() && log_.isOpen()) log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
+  if (activation_->switchesSchedules() && log_.isOpen())
+    log_.setScheduleCount(static_cast<std::uint16_t>(modes_.size()));
   // How this run differs from the plan, for whoever reads the log (tactus-report says it).
   log_.setRunFlags((o_.noPinning ? kRunUnpinned : 0u) | (o_.freeRunning ? kRunFreeRunning : 0u) |
                    (o_.allowUnregistered ? kRunAllowUnregistered : 0u));
@@ -262,14 +259,8 @@ int Run::publishAll() {
   gAttention.store(&modes_.front()->owner->view().header().attention);
   for (std::size_t k = modes_.size(); k-- > 0;) modes_[k]->owner->publish();  // the primary last
   std::string what = "schedule " + modes_.front()->schedule.name;
-  if (managed()) what = "schedules " + loadedList();
-  if (takesRequests()) {
-    channel_->open.store(1, std::memory_order_seq_cst);
-    ipc::futexWake(channel_->open);
-  }
-  const std::string waiting = takesRequests() ? "clients and the schedule manager " + quoted(o_.managerName)
-                              : managed()     ? "clients and the switches of the primary SoC's master"
-                                              : std::string("clients");
+  if (activation_->switchesSchedules()) what = "schedules " + loadedList();
+  const std::string waiting = activation_->published();
   // notify.cpp: systemd's Type=notify; a tactus-manager@ unit ordered After= the master starts now.
   notifyReady("published " + what + " on instance " + instance_ + "; waiting for " + waiting, err_);
   if (o_.verbose) {
@@ -278,9 +269,10 @@ int Run::publishAll() {
       instances += m->schedule.instances.size();
       clients = std::max(clients, m->schedule.clients.size());
     }
-    out_ << "tactus-master: published " << (managed() ? what : "schedule " + quoted(modes_.front()->schedule.name))
-         << " (" << instances << " instances, " << clients << " clients) at " << ipc::segmentPath(instance_)
-         << "; waiting for " << waiting << "\n";
+    out_ << "tactus-master: published "
+         << (activation_->switchesSchedules() ? what : "schedule " + quoted(modes_.front()->schedule.name)) << " ("
+         << instances << " instances, " << clients << " clients) at " << ipc::segmentPath(instance_) << "; waiting for "
+         << waiting << "\n";
   }
   return kExitOk;
 }
