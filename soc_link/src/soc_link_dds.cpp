@@ -1,14 +1,25 @@
-// The link over Eclipse Cyclone DDS: topics `tactus_runnable_end` (reliable, keep last 64 per
-// instance; keyed by schedule, runnable and frame, the iteration in the sample) and
-// `tactus_master_state` (reliable, keep last; keyed by schedule and SoC; automatic liveliness
-// leased for -o, so a vanished master's instance goes not-alive), `tactus_frame_release`
-// (reliable, keep last 64 per hyperepoch: the primary's iteration starts) and `tactus_clock_probe`
-// (best effort, keep last; keyed by schedule and asking SoC: the two-way clock exchange). Discovery, interfaces and
-// peers come from Cyclone's configuration (CYCLONEDDS_URI).
+// The link over Eclipse Cyclone DDS (protocol version 2): topics `tactus_v2_runnable_end`
+// (reliable, keep last 64 per instance; keyed by schedule, runnable and frame, the iteration in the
+// sample) and `tactus_v2_master_state` (reliable, keep last; keyed by schedule and SoC; automatic
+// liveliness leased for -o, so a vanished master's instance goes not-alive),
+// `tactus_v2_frame_release` (reliable, keep last 64 per hyperepoch: the primary's iteration
+// starts) and `tactus_v2_clock_probe` (best effort, keep last; keyed by schedule and asking SoC: the
+// two-way clock exchange). Discovery, interfaces and peers come from Cyclone's configuration
+// (CYCLONEDDS_URI).
+//
+// The run's identity: the primary's link draws a nonce at open; a follower's link adopts the nonce
+// of the primary's first ready state it hears (never that of a running or stopping primary: that
+// is an older run, a follower restarted while its old primary lingers). Every sample carries it,
+// and each reader drops the samples of any other run (and a follower all samples until it has
+// adopted one): a master restarted over a killed one never takes the old run's ends, releases or
+// failure (the survivor's stopping state) for its own.
 #include <dds/dds.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -29,8 +40,19 @@ std::int64_t monotonicNs() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// PeerState::state of a master that announced the end of its run.
+// PeerState::state of a master that announced the end of its run, and of one that waits to start.
 constexpr std::uint32_t kPeerStopping = 3;
+constexpr std::uint32_t kPeerReady = 1;
+
+// A run identity no other run of these masters draws: the kernel's random bytes, else (no
+// getrandom) the clock and the pid mixed; never 0 (0: not known yet).
+std::uint64_t drawRunNonce() {
+  std::uint64_t nonce = 0;
+  if (getrandom(&nonce, sizeof nonce, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof nonce)) {
+    nonce = static_cast<std::uint64_t>(monotonicNs()) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::uint64_t>(getpid());
+  }
+  return nonce != 0 ? nonce : 1;
+}
 
 // Ends kept per instance (schedule, runnable, frame): one per hyperepoch iteration, so a receiver
 // would have to fall this many iterations behind to lose one. Measured with bench/multisoc
@@ -114,7 +136,7 @@ std::map<dds_domainid_t, DomainUse> gDomains;
 
 class DdsLink final : public Link {
  public:
-  explicit DdsLink(const LinkOptions& o) : o_(o) {}
+  explicit DdsLink(const LinkOptions& o) : o_(o), run_(o.soc == o.primary ? drawRunNonce() : 0) {}
   ~DdsLink() override {
     (void)ends_.stop();
     (void)releases_.stop();
@@ -148,6 +170,7 @@ class DdsLink final : public Link {
     tactus_dds_ClockProbe s{};
     s.schedule = o_.schedule;
     s.soc = o_.soc;
+    s.run = run_.load(std::memory_order_acquire);
     s.seq = seq;
     s.askedNs = static_cast<std::uint64_t>(monotonicNs());
     if (dds_return_t rc = dds_write(probeWriter_, &s); rc < 0) return ddsError("write clock question", rc);
@@ -207,23 +230,25 @@ class DdsLink final : public Link {
     // link's listeners: a primary's clock answer written from one link's listener could reach the
     // other link's listener, whose answer came back into the first one's, waiting for itself.
     dds_qset_ignorelocal(qos, DDS_IGNORELOCAL_PROCESS);
-    if (auto ok = topicPair(&tactus_dds_RunnableEnd_desc, "tactus_runnable_end", qos, endWriter_, endReader_); !ok)
+    if (auto ok = topicPair(&tactus_dds_RunnableEnd_desc, "tactus_v2_runnable_end", qos, endWriter_, endReader_); !ok)
       return done(qos, ok.error());
     // Master states: the newest per SoC, and the writer's liveliness leased for -o.
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
     dds_qset_liveliness(qos, DDS_LIVELINESS_AUTOMATIC, static_cast<dds_duration_t>(o_.livelinessNs));
     // Frame releases: the same lease; a follower lagging 64 iterations behind would lose one.
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, kEndDepth);
-    if (auto ok = topicPair(&tactus_dds_FrameRelease_desc, "tactus_frame_release", qos, releaseWriter_, releaseReader_);
+    if (auto ok =
+            topicPair(&tactus_dds_FrameRelease_desc, "tactus_v2_frame_release", qos, releaseWriter_, releaseReader_);
         !ok)
       return done(qos, ok.error());
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
-    if (auto ok = topicPair(&tactus_dds_MasterState_desc, "tactus_master_state", qos, stateWriter_, stateReader_); !ok)
+    if (auto ok = topicPair(&tactus_dds_MasterState_desc, "tactus_v2_master_state", qos, stateWriter_, stateReader_);
+        !ok)
       return done(qos, ok.error());
     // Clock questions and answers: best effort (a lost one is one estimate less; a resent one
     // would carry a stale time), the newest per asking SoC.
     dds_qset_reliability(qos, DDS_RELIABILITY_BEST_EFFORT, 0);
-    if (auto ok = topicPair(&tactus_dds_ClockProbe_desc, "tactus_clock_probe", qos, probeWriter_, probeReader_); !ok)
+    if (auto ok = topicPair(&tactus_dds_ClockProbe_desc, "tactus_v2_clock_probe", qos, probeWriter_, probeReader_); !ok)
       return done(qos, ok.error());
     dds_delete_qos(qos);
     waitset_ = dds_create_waitset(participant_);
@@ -239,6 +264,7 @@ class DdsLink final : public Link {
     tactus_dds_FrameRelease s{};
     s.schedule = o_.schedule;
     s.hyperepoch = hyperepoch;
+    s.run = run_.load(std::memory_order_acquire);
     s.iteration = iteration;
     s.releaseNs = static_cast<std::uint64_t>(releaseNs);
     s.stopAfter = stopAfter;
@@ -263,6 +289,7 @@ class DdsLink final : public Link {
                           std::int64_t endNs) override {
     tactus_dds_RunnableEnd s{};
     s.schedule = o_.schedule;
+    s.run = run_.load(std::memory_order_acquire);
     s.iteration = iteration;
     s.frame = frame;
     s.runnable = runnable;
@@ -283,7 +310,7 @@ class DdsLink final : public Link {
       dds_return_t n = dds_take(endReader_, samples, info, 16, 16);
       if (n < 0) return ddsError("take runnable ends", n);
       for (int k = 0; k < n; ++k) {
-        if (!info[k].valid_data || buf[k].schedule != o_.schedule) continue;
+        if (!info[k].valid_data || buf[k].schedule != o_.schedule || !ourRun(buf[k].run)) continue;
         out.push_back({buf[k].iteration, buf[k].frame, buf[k].runnable, static_cast<std::int64_t>(buf[k].endNs)});
       }
       if (n == 16) continue;
@@ -300,6 +327,7 @@ class DdsLink final : public Link {
     tactus_dds_MasterState s{};
     s.schedule = o_.schedule;
     s.soc = o_.soc;
+    s.run = run_.load(std::memory_order_acquire);
     s.primary = o_.primary;
     s.state = state;
     s.status = status;
@@ -354,6 +382,11 @@ class DdsLink final : public Link {
     return lost_;
   }
 
+  std::uint64_t runId() override {
+    pollStates();
+    return run_.load(std::memory_order_acquire);
+  }
+
   std::vector<PeerState> peers() override {
     pollStates();
     std::vector<PeerState> out;
@@ -374,7 +407,7 @@ class DdsLink final : public Link {
       for (int k = 0; k < 16; ++k) samples[k] = &buf[k];
       const dds_return_t n = dds_take(reader, samples, info, 16, 16);
       for (int k = 0; k < n; ++k) {
-        if (info[k].valid_data && buf[k].schedule == o_.schedule) each(buf[k]);
+        if (info[k].valid_data && buf[k].schedule == o_.schedule && ourRun(buf[k].run)) each(buf[k]);
       }
       if (n < 16) return;
     }
@@ -445,6 +478,14 @@ class DdsLink final : public Link {
       if (n <= 0) return;
       for (int k = 0; k < n; ++k) {
         if (buf[k].schedule != o_.schedule || buf[k].soc == o_.soc || buf[k].soc >= 4096) continue;
+        // Another run's state (a master of a run that ended or was killed, still there) is no
+        // peer of this run; a follower adopts the run of the primary's first ready state. A change
+        // of the instance's state (no valid data: no run to check) counts only for a peer that was
+        // seen alive in this run.
+        if (info[k].valid_data) {
+          adoptRun(buf[k]);
+          if (!ourRun(buf[k].run)) continue;
+        }
         const std::uint32_t soc = buf[k].soc;
         if (alive_.size() <= soc) alive_.resize(soc + 1, false);
         if (peers_.size() <= soc) {
@@ -474,7 +515,22 @@ class DdsLink final : public Link {
     }
   }
 
+  // Whether a sample of run `run` belongs to this link's run (none does before a follower adopts).
+  bool ourRun(std::uint64_t run) const {
+    const std::uint64_t mine = run_.load(std::memory_order_acquire);
+    return mine != 0 && run == mine;
+  }
+  // A follower that knows no run yet adopts the run of the primary's ready state `s`.
+  void adoptRun(const tactus_dds_MasterState& s) {
+    if (run_.load(std::memory_order_acquire) != 0 || o_.soc == o_.primary) return;
+    if (s.soc != o_.primary || s.state != kPeerReady || s.run == 0) return;
+    run_.store(s.run, std::memory_order_release);
+  }
+
   LinkOptions o_;
+  // The run's identity: drawn by the primary's link, adopted by a follower's (pollStates); read on
+  // Cyclone's receiving threads too.
+  std::atomic<std::uint64_t> run_;
   bool domainHeld_ = false;  // counted in gDomains
   dds_entity_t participant_ = 0, endWriter_ = 0, endReader_ = 0, stateWriter_ = 0, stateReader_ = 0, waitset_ = 0;
   dds_entity_t releaseWriter_ = 0, releaseReader_ = 0, probeWriter_ = 0, probeReader_ = 0;

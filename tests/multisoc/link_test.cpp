@@ -36,22 +36,24 @@ void useLoopback() {
   setenv("CYCLONEDDS_URI", ("file://" + std::string(root) + "/samples/multisoc/loopback.xml").c_str(), 1);
 }
 
-LinkOptions options(std::uint32_t soc, std::int64_t livelinessNs = 5'000'000'000) {
+LinkOptions options(std::uint32_t soc, std::int64_t livelinessNs = 5'000'000'000, std::uint32_t primary = 0) {
   LinkOptions o;
   o.domain = 17;
   o.schedule = kSchedule;
   o.soc = soc;
+  o.primary = primary;
   o.livelinessNs = livelinessNs;
   return o;
 }
 
 // Waits until the link sees SoC `soc` alive and its runnable-end topic matched both ways
-// (announcing its own state meanwhile), up to 10 s.
+// (announcing its own state meanwhile), up to 10 s. A follower's link adopts the primary's run on
+// the way (link v2), so it announces once more on success: its samples before carried no run.
 bool waitAlive(Link& link, std::uint32_t soc) {
   for (int i = 0; i < 1000; ++i) {
     if (!link.announce(1)) return false;
     for (std::uint32_t s : link.aliveSocs())
-      if (s == soc && link.matchedPeers() >= 1) return true;
+      if (s == soc && link.matchedPeers() >= 1) return link.announce(1).has_value();  // a follower's, now in the run
     usleep(10000);
   }
   return false;
@@ -129,6 +131,7 @@ TEST_CASE("a master killed on the other SoC is named once its liveliness lease r
   if (peer == 0) {
     auto link = Link::open(options(1, lease));
     if (!link) _exit(10);
+    if (!waitAlive(**link, 0)) _exit(11);  // it adopts the primary's run from its ready state
     for (;;) {
       (void)(*link)->announce(2);
       usleep(20000);
@@ -168,7 +171,7 @@ TEST_CASE("the primary's frame releases reach the other master's delivery handle
   if (peer == 0) {
     // The primary (SoC 1): once it sees the follower, writes `count` iteration starts of
     // hyperepoch 2 (release time 1000 + iteration), then a stop, and stays until told to go.
-    auto link = Link::open(options(1));
+    auto link = Link::open(options(1, 5'000'000'000, 1));
     if (!link) _exit(10);
     if (!waitAlive(**link, 0)) _exit(11);
     for (int i = 0; i < 1000 && (*link)->releaseWriterMatches() == 0; ++i) usleep(10000);
@@ -183,7 +186,7 @@ TEST_CASE("the primary's frame releases reach the other master's delivery handle
     }
     _exit(0);
   }
-  auto link = Link::open(options(0));
+  auto link = Link::open(options(0, 5'000'000'000, 1));
   REQUIRE(link.has_value());
   std::mutex mutex;
   std::vector<RemoteRelease> got;
@@ -219,4 +222,87 @@ TEST_CASE("the primary's frame releases reach the other master's delivery handle
   int status = 0;
   REQUIRE(waitpid(peer, &status, 0) == peer);
   CHECK(WIFSIGNALED(status));  // still there when killed: it never failed
+}
+
+TEST_CASE("a primary's link reopened over a closed one takes none of the old run's samples (link v2)", "[multisoc]") {
+  REQUIRE(available());
+  useLoopback();
+  // The survivor of the old run (SoC 1): it joins the first primary's run, then, as a master whose
+  // peer died, announces its failed end and keeps publishing ends of that run.
+  int toChild[2];
+  REQUIRE(pipe(toChild) == 0);
+  const pid_t survivor = fork();
+  REQUIRE(survivor >= 0);
+  if (survivor == 0) {
+    close(toChild[1]);
+    auto link = Link::open(options(1));
+    if (!link) _exit(10);
+    if (!waitAlive(**link, 0)) _exit(11);
+    char go = 0;
+    if (read(toChild[0], &go, 1) != 1) _exit(12);  // the first primary is closed
+    for (std::uint64_t it = 0;; ++it) {
+      (void)(*link)->announce(3, 1, "SoC 'SocA' is gone");
+      (void)(*link)->publishEnd(it, 0, 7, nowNs());
+      usleep(20000);
+    }
+  }
+  close(toChild[0]);
+  // A new master of SoC 1, forked now (no process forks with a link open: Cyclone's threads would
+  // not follow), opens its link when told.
+  int toFresh[2];
+  REQUIRE(pipe(toFresh) == 0);
+  const pid_t fresh = fork();
+  REQUIRE(fresh >= 0);
+  if (fresh == 0) {
+    close(toFresh[1]);
+    char go = 0;
+    if (read(toFresh[0], &go, 1) != 1) _exit(9);
+    auto link = Link::open(options(1));
+    if (!link) _exit(10);
+    if (!waitAlive(**link, 0)) _exit(11);
+    for (int i = 0; i < 100; ++i) {
+      (void)(*link)->announce(1);
+      usleep(10000);
+    }
+    _exit((*link)->runId() == 0 ? 12 : 0);
+  }
+  close(toFresh[0]);
+  // The first primary (a process of its own, as a master is): it meets the survivor and dies.
+  const pid_t first = fork();
+  REQUIRE(first >= 0);
+  if (first == 0) {
+    auto link = Link::open(options(0));
+    if (!link) _exit(10);
+    _exit(waitAlive(**link, 1) ? 0 : 11);
+  }
+  int status = 0;
+  REQUIRE(waitpid(first, &status, 0) == first);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  REQUIRE(write(toChild[1], "g", 1) == 1);
+  auto second = Link::open(options(0));
+  REQUIRE(second.has_value());
+  CHECK((*second)->runId() != 0);
+  // For a second the survivor announces its failure and publishes ends: none reaches the new run.
+  const std::int64_t until = nowNs() + 1'000'000'000;
+  std::size_t ends = 0;
+  bool sawSurvivor = false;
+  while (nowNs() < until) {
+    (void)(*second)->announce(1);
+    auto got = (*second)->takeEnds(20'000'000);
+    REQUIRE(got.has_value());
+    ends += got->size();
+    for (const PeerState& p : (*second)->peers()) sawSurvivor = sawSurvivor || p.soc == 1;
+  }
+  CHECK(ends == 0);
+  CHECK_FALSE(sawSurvivor);
+  CHECK_FALSE((*second)->lostSoc().has_value());
+  // A new master of SoC 1 joins the new run (its ready state adopts the new primary's run).
+  REQUIRE(write(toFresh[1], "g", 1) == 1);
+  CHECK(waitAlive(**second, 1));
+  REQUIRE(waitpid(fresh, &status, 0) == fresh);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  kill(survivor, SIGKILL);
+  REQUIRE(waitpid(survivor, &status, 0) == survivor);
+  close(toChild[1]);
+  close(toFresh[1]);
 }

@@ -4,7 +4,8 @@
 // --runnable (frame 0) in every iteration from --from to --to, and, with --stop-at N, the
 // primary's stop before iteration N. Every 50 ms it publishes them all again, so a master that
 // matches it late still gets them. At the end it prints on stdout what it sent and how many of the
-// run's masters it ever matched: `rogue: published E ends, S stops; matched M`.
+// run's masters it ever matched: `rogue: published E ends, S stops; matched M`. As any follower's
+// link, it learns the run's identity from the primary's ready state (no secret: DDS Security is).
 //
 // tactus-rogue-peer --domain D --schedule ID --soc S --runnable R --from A --to B
 //                   [--stop-at N] [--seconds S]
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
   std::uint32_t matched = 0;
   const std::int64_t until = tactus::ipc::monotonicNs() + static_cast<std::int64_t>(o.seconds * 1e9);
   while (tactus::ipc::monotonicNs() < until) {
+    (void)(*link)->peers();  // as SoC --soc, it adopts the run of the primary's ready state (link v2)
     for (std::uint64_t it = o.from; it <= o.to; ++it) {
       if ((*link)->publishEnd(it, 0, o.runnable, tactus::ipc::monotonicNs())) ++ends;
     }

@@ -15,6 +15,11 @@
 
 namespace tactus::soc_link {
 
+/// The link's protocol version: 2 puts the run's identity (a nonce the primary draws, the followers
+/// adopt from its ready state) in every sample, on topics `tactus_v2_*`; masters of version 1
+/// (topics without the version) do not meet masters of version 2 at all.
+inline constexpr std::uint32_t kLinkVersion = 2;
+
 /// Whether this build has the DDS link (-Dmultisoc with Cyclone DDS and its idlc found).
 bool available();
 
@@ -133,6 +138,9 @@ class Link {
   virtual std::uint32_t matchedPeers() = 0;
   /// The first SoC whose master was seen and then lost its liveliness, if any.
   virtual std::optional<std::uint32_t> lostSoc() = 0;
+  /// The run's identity this link's samples carry and the only one it takes: the primary's link
+  /// draws it at open, a follower's adopts it from the primary's ready state (0 until then).
+  virtual std::uint64_t runId() = 0;
 
  protected:
   Link() = default;
