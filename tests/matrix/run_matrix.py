@@ -12,7 +12,9 @@
 #             (SIGSTOP, a small -t: 'is stuck'), master SIGTERM with a client frozen (the 0.5 s
 #             grace names it), the primary SIGTERMed with the follower's client frozen (multi-SoC:
 #             a clean end on both SoCs, each naming it), master kill -9 (the clients remove its
-#             segments; multi-SoC: the survivor exits within -o + 0.5 s), the event log
+#             segments; multi-SoC: the survivor exits within -o + 0.5 s), restart over a killed
+#             primary / follower (multi-SoC: both masters restarted as a supervisor would, the new
+#             run ends well; link v2), the event log
 #             (tactus-report --json, --fail-on-violation), CUDA submitters on the stand-in, check
 #             mode (clients under tactus-check)
 #
@@ -59,11 +61,12 @@ ROWS = ["single", "managed", "multisoc", "managed-multisoc"]
 ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
              "managed-multisoc": "managed multi-SoC"}
 COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "primary-sigterm", "master-kill",
-           "truncated", "report", "cuda", "check"]
+           "restart-killed", "restart-killed-follower", "truncated", "report", "cuda", "check"]
 COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
                 "client-exit-stuck": "exit request, a client frozen",
                 "master-sigterm": "master SIGTERM, client frozen",
                 "primary-sigterm": "primary SIGTERM, client frozen", "master-kill": "master kill -9",
+                "restart-killed": "restart over a killed primary", "restart-killed-follower": "restart over a killed follower",
                 "truncated": "segment truncated",
                 "report": "event log report", "cuda": "CUDA stand-in", "check": "check mode"}
 
@@ -738,6 +741,75 @@ def col_master_kill(cell, row):
     cell.outcome = "%s%s%s; nothing left in /dev/shm" % (cell.statuses(), "; " + who if who else "", survived)
 
 
+def restart(cell, p, name):
+    """A new process with `p`'s command line (as systemd's Restart= runs it), started now."""
+    q = cell.proc(name, p.role, p.argv)
+    q.start()
+    return q
+
+
+def col_restart_killed(cell, row, victim=0):
+    """Multi-SoC: kill -9 of one SoC's master (`victim`: 0 the primary, 1 the follower) and a new
+    one started at once with the same command line, as a supervisor restarts it; the survivor
+    exits 1 within -o + 0.5 s naming the killed SoC and is restarted too; the clients that ended are
+    restarted. The new run must start and end well on both SoCs (under a manager: start, rollover,
+    exit): the old run's samples (the survivor's stopping state, the old primary's running state)
+    never reach the new run (link v2: the run's identity in every sample). (A primary restarted
+    over a killed one used to take the survivor's failure for its own, 'SoC 'SocA' is gone', and
+    exit 1; the other side's replacement then waited out -a.)"""
+    if not row.multisoc:
+        raise Skip("multi-SoC rows only (one master: the master kill -9 column)")
+    lease_s = 0.5
+    n = SOC_ITERATIONS
+    row.start(cell, lease_us=int(lease_s * 1e6), iterations=n)
+    row.await_running(cell)
+    time.sleep(0.3)
+    killed, survivor = cell.masters[victim], cell.masters[1 - victim]
+    gone = row.socs[victim]
+    old_clients = list(cell.clients.values())
+    killed.send(signal.SIGKILL)
+    t0 = now()
+    cell.wait([killed], t0 + END_S)
+    time.sleep(0.05)
+    fresh = {victim: restart(cell, killed, killed.name + "-new")}
+    if not cell.expect_ended([survivor], t0 + END_S, "%.0f s after its peer's kill" % END_S):
+        raise CellAbort()
+    cell.expect_status(survivor, 1)
+    cell.expect_says(survivor, r"SoC '%s' is gone" % gone, "name the SoC whose master is gone")
+    took = survivor.ended - t0
+    if took > (lease_s + SURVIVOR_S) * SCALE:
+        cell.fail("%s exited %.2f s after its peer's kill, beyond -o %.1f s + %.1f s" % (
+            survivor.name, took, lease_s, SURVIVOR_S))
+    fresh[1 - victim] = restart(cell, survivor, survivor.name + "-new")
+    said_before = {c.name: len(c.stderr()) for c in old_clients}
+
+    def settled():  # every old client ended, or waits for a new master
+        return all(not c.alive() or faultlib.WAITING_RE.search(c.stderr()[said_before[c.name]:]) or
+                   faultlib.WAITING_RE.search(c.stderr()) for c in old_clients)
+    cell.wait_for(now() + END_S, settled)
+    new_clients = [restart(cell, c, c.name + "-new") for c in old_clients if not c.alive()]
+    masters = [fresh[0], fresh[1]]
+    if row.managed:
+        row.await_running(cell)
+        row.finish(cell, n)
+    if not cell.expect_ended(masters, now() + RUN_WAIT_S, "in the new run"):
+        raise CellAbort()
+    for m in masters:
+        cell.expect_status(m, 0, "the new run ends well")
+    cell.expect_ended(cell.procs, now() + END_S, "after the new run")
+    for c in new_clients:
+        cell.expect_status(c, 0, "a client of the new run")
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; %s exited %.2f s after %s's kill; the new run ended well" % (
+        cell.statuses(), survivor.name, took, gone)
+
+
+def col_restart_killed_follower(cell, row):
+    """As restart-killed, the follower (SocB) killed and restarted at once: the new follower never
+    joins the old primary's run (it lingers -o, then exits 1 naming SocB) and starts with the new one."""
+    col_restart_killed(cell, row, victim=1)
+
+
 def col_truncated(cell, row):
     """The first segment of the run (schedule 0's; multi-SoC: SocA's) truncated to its header while
     the run goes: its master ends the run (exit 1) naming the segment truncated, no process dies
@@ -895,7 +967,8 @@ COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": 
                 "client-exit-stuck": col_client_exit_stuck,
                 "truncated": col_truncated,
                 "master-sigterm": col_master_sigterm, "primary-sigterm": col_primary_sigterm,
-                "master-kill": col_master_kill, "report": col_report,
+                "master-kill": col_master_kill, "restart-killed": col_restart_killed,
+                "restart-killed-follower": col_restart_killed_follower, "report": col_report,
                 "cuda": col_cuda, "check": col_check}
 
 # Cells that show a known master bug: (row, column) -> (a pattern every failure of the cell matches,
