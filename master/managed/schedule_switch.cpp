@@ -130,7 +130,7 @@ std::optional<RunEnd> Run::followSwitches() {
   const std::optional<std::string> primaryEnd = soc_->primaryEnded();
   if (!primaryEnd || following) return std::nullopt;  // still following: checkPeers bounds the wait by -o
   // The reason of the primary's last stop (its signal, or an exit), as its clients see it.
-  const std::optional<StopReason> why = soc_->primaryStopReason();
+  const std::optional<StopReason> why = primaryStopReason();
   return RunEnd{SegmentState::kFinished, why == StopReason::kSignal ? StopReason::kSignal : StopReason::kExitRequested,
                 kNone,
                 "the master of the primary SoC " + soc_->socName(soc_->primary()) + " ended the run: " + *primaryEnd};

@@ -97,7 +97,7 @@ std::optional<RunEnd> Run::endOfFrames() {
   const StopReason reason = m.control.stopRequested() ? m.control.stopReason() : StopReason::kFrameLimit;
   // A follower SoC's release threads end where the primary stopped, for the primary's reason.
   if (soc_ && soc_->follower() && !m.control.stopRequested()) {
-    if (const auto primary = soc_->primaryStopReason(); primary && *primary != StopReason::kFrameLimit) {
+    if (const auto primary = primaryStopReason(); primary && *primary != StopReason::kFrameLimit) {
       const std::string who = "the master of the primary SoC " + soc_->socName(soc_->primary());
       return RunEnd{SegmentState::kFinished, *primary, kNone,
                     *primary == StopReason::kSignal ? who + " was stopped by a signal"

@@ -326,8 +326,16 @@ bool Run::stoppingBySignal() const {
 }
 
 // A follower SoC whose primary stops the run for a signal (its stop samples say so).
-bool Run::followsPrimarySignal() const {
-  return soc_ != nullptr && soc_->follower() && soc_->primaryStopReason() == StopReason::kSignal;
+bool Run::followsPrimarySignal() const { return primaryStopReason() == StopReason::kSignal; }
+
+// The stop samples of a managed multi-SoC run travel on the running schedule's link, which is
+// schedule 0's only until the first rollover: every schedule's link is asked.
+std::optional<StopReason> Run::primaryStopReason() const {
+  if (soc_ == nullptr || !soc_->follower()) return std::nullopt;
+  for (const auto& m : modes_)
+    if (m->soc)
+      if (const auto reason = m->soc->primaryStopReason()) return reason;
+  return std::nullopt;
 }
 
 // How long the monitor loop may sleep: to the next idle window of a running schedule without a

@@ -192,6 +192,9 @@ class Run {
   std::int64_t sleepNs() const;
   bool stoppingBySignal() const;
   bool followsPrimarySignal() const;
+  /// A follower SoC: the reason of the primary's last stop as any schedule's link carried it (the
+  /// running schedule's, under a manager); none on the primary or before a stop arrived.
+  std::optional<shm::StopReason> primaryStopReason() const;
   int closeRun(const std::optional<RunEnd>& end);
   void waitForClientsToLeave();
   void reportTotals(const std::string& message);

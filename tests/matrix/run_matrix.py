@@ -657,11 +657,17 @@ def col_primary_sigterm(cell, row):
     SocB: Planner does not finish its runnable); continued, every client ends 0; nothing is left.
     (The follower used to exit 1 blaming the link, its last iteration 'did not reach SoC 'SocB'
     within -o', and its clients failed: the primary, held in an overrun by the frozen client, never
-    sent its stop.)"""
+    sent its stop.) Under a manager the run rolls over first: the follower reads the primary's stop
+    reason from every schedule's link (it read schedule 0's only, and ended blaming the link).)"""
     if not row.multisoc:
         raise Skip("multi-SoC rows only (one master: the master SIGTERM column)")
     row.start(cell)
     row.await_running(cell)
+    if row.managed:  # the second schedule runs: its link, not schedule 0's, carries the primary's stop
+        roll = cell.tool("rollover", ["rollover", str(row.ids[1]), str(row.ids[0])])
+        if not cell.expect_status(roll, 0, "tactus-manager rollover"):
+            raise CellAbort()
+        await_iterations(cell, row.ids[1], 3)
     time.sleep(0.2)
     victim = cell.clients[row.victim]
     victim.send(signal.SIGSTOP)
