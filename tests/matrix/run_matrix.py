@@ -14,7 +14,8 @@
 #             a clean end on both SoCs, each naming it), master kill -9 (the clients remove its
 #             segments; multi-SoC: the survivor exits within -o + 0.5 s), restart over a killed
 #             primary / follower (multi-SoC: both masters restarted as a supervisor would, the new
-#             run ends well; link v2), the event log
+#             run ends well; link v2), manager commands killed mid-request (managed: the run goes
+#             on), kill -9 in start-up under -N (the next run takes the instance over), the event log
 #             (tactus-report --json, --fail-on-violation), CUDA submitters on the stand-in, check
 #             mode (clients under tactus-check)
 #
@@ -61,12 +62,13 @@ ROWS = ["single", "managed", "multisoc", "managed-multisoc"]
 ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
              "managed-multisoc": "managed multi-SoC"}
 COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "primary-sigterm", "master-kill",
-           "restart-killed", "restart-killed-follower", "truncated", "report", "cuda", "check"]
+           "restart-killed", "restart-killed-follower", "manager-killed", "startup-kill", "truncated", "report", "cuda", "check"]
 COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
                 "client-exit-stuck": "exit request, a client frozen",
                 "master-sigterm": "master SIGTERM, client frozen",
                 "primary-sigterm": "primary SIGTERM, client frozen", "master-kill": "master kill -9",
                 "restart-killed": "restart over a killed primary", "restart-killed-follower": "restart over a killed follower",
+                "manager-killed": "manager killed mid-request", "startup-kill": "kill in start-up (-N)",
                 "truncated": "segment truncated",
                 "report": "event log report", "cuda": "CUDA stand-in", "check": "check mode"}
 
@@ -816,6 +818,79 @@ def col_restart_killed_follower(cell, row):
     col_restart_killed(cell, row, victim=1)
 
 
+def col_manager_killed(cell, row):
+    """Managed rows: `tactus-manager status` commands killed (-9) 1-20 ms into their requests, as a
+    supervisor's time-out kills a slow command: the run goes on (a manager that dies while it holds
+    the channel's claim may end the run, by policy and named, nothing else may); the next commands
+    (status, rollover, exit) work and every process exits 0; nothing is left."""
+    if not row.managed:
+        raise Skip("managed rows only (no manager channel without -N)")
+    row.start(cell)
+    row.await_running(cell)
+    await_iterations(cell, row.ids[0], 3)
+    killed = []
+    for k, delay in enumerate((0.001, 0.002, 0.003, 0.005, 0.008, 0.012, 0.02)):
+        victim = cell.proc("status-killed%d" % k, "manager", [cell.ctx.prog["manager"], "-D", cell.instance, "-N",
+                                                             "mgr", "-t", "15000", "status"])
+        victim.start()
+        time.sleep(delay)
+        victim.send(signal.SIGKILL)
+        cell.wait([victim], now() + END_S)
+        killed += [victim] if victim.returncode == -signal.SIGKILL else []
+    if not killed:
+        cell.fail("no tactus-manager status was killed before it ended (each ended within 1-20 ms)")
+    time.sleep(0.3)
+    for m in cell.masters:
+        if not m.alive():
+            cell.fail("%s ended after a tactus-manager command was killed: %s; output: %s" % (
+                m.name, m.status(), m.tail(400)))
+            raise CellAbort()
+    roll = cell.tool("rollover", ["rollover", str(row.ids[1]), str(row.ids[0])])
+    if not cell.expect_status(roll, 0, "tactus-manager rollover after the killed commands"):
+        raise CellAbort()
+    await_iterations(cell, row.ids[1], 3)
+    ex = cell.tool("exit", ["exit"])
+    if not cell.expect_status(ex, 0, "tactus-manager exit"):
+        raise CellAbort()
+    cell.expect_ended([p for p in cell.procs if p.role != "manager"], now() + RUN_WAIT_S, "after the exit")
+    for p in cell.masters + list(cell.clients.values()):
+        cell.expect_status(p, 0, "the run went on after the killed command")
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; %d of 7 status commands killed before their end; the run went on and ended at exit" % (
+        cell.statuses(), len(killed))
+
+
+def col_startup_kill(cell, row):
+    """Managed rows (-N): kill -9 of the master(s) 20 ms after their start (before any client), then
+    the run started again on the same instance: the new master(s) take the instance over whatever
+    the dead one left (its .manager and .schedule<k> segments) and the run ends well; nothing of
+    the instance is left afterwards."""
+    if not row.managed:
+        raise Skip("managed rows only (a master without -N leaves nothing: the fault campaign's 0/20)")
+    first = []
+    for k, soc in enumerate(getattr(row, "socs", ("",))):
+        args = ["-s", ",".join(row.schedules()), "-N", "mgr", "-t", str(row.master_timeout_us)]
+        if row.multisoc:
+            args += ["-x", soc, "--dds-domain", str(cell.domain), "-a", "30"]
+        first.append(cell.master("early" + soc, args))
+    for m in first:
+        m.start()
+    time.sleep(0.02)
+    for m in first:
+        m.send(signal.SIGKILL)
+    cell.wait(first, now() + END_S)
+    left = cell.segments()
+    row.start(cell)
+    row.await_running(cell)
+    row.finish(cell)
+    cell.expect_ended([p for p in cell.procs if p not in first], now() + RUN_WAIT_S, "after the exit")
+    for p in cell.masters + list(cell.clients.values()):
+        cell.expect_status(p, 0, "a run started over a master killed in its start-up")
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; the killed start-up left %s; the next run took over and ended well" % (
+        cell.statuses(), ", ".join(os.path.basename(x) for x in left) or "nothing")
+
+
 def col_truncated(cell, row):
     """The first segment of the run (schedule 0's; multi-SoC: SocA's) truncated to its header while
     the run goes: its master ends the run (exit 1) naming the segment truncated, no process dies
@@ -974,7 +1049,8 @@ COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": 
                 "truncated": col_truncated,
                 "master-sigterm": col_master_sigterm, "primary-sigterm": col_primary_sigterm,
                 "master-kill": col_master_kill, "restart-killed": col_restart_killed,
-                "restart-killed-follower": col_restart_killed_follower, "report": col_report,
+                "restart-killed-follower": col_restart_killed_follower, "manager-killed": col_manager_killed,
+                "startup-kill": col_startup_kill, "report": col_report,
                 "cuda": col_cuda, "check": col_check}
 
 # Cells that show a known master bug: (row, column) -> (a pattern every failure of the cell matches,
