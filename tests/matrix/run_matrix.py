@@ -15,7 +15,8 @@
 #             segments; multi-SoC: the survivor exits within -o + 0.5 s), restart over a killed
 #             primary / follower (multi-SoC: both masters restarted as a supervisor would, the new
 #             run ends well; link v2), manager commands killed mid-request (managed: the run goes
-#             on), kill -9 in start-up under -N (the next run takes the instance over), the event log
+#             on), the manager channel truncated or its header zeroed (the master names it), kill -9
+#             in start-up under -N (the next run takes the instance over), the event log
 #             (tactus-report --json, --fail-on-violation), CUDA submitters on the stand-in, check
 #             mode (clients under tactus-check)
 #
@@ -62,13 +63,15 @@ ROWS = ["single", "managed", "multisoc", "managed-multisoc"]
 ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
              "managed-multisoc": "managed multi-SoC"}
 COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "primary-sigterm", "master-kill",
-           "restart-killed", "restart-killed-follower", "manager-killed", "startup-kill", "truncated", "report", "cuda", "check"]
+           "restart-killed", "restart-killed-follower", "manager-killed", "manager-damaged", "startup-kill",
+           "truncated", "report", "cuda", "check"]
 COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
                 "client-exit-stuck": "exit request, a client frozen",
                 "master-sigterm": "master SIGTERM, client frozen",
                 "primary-sigterm": "primary SIGTERM, client frozen", "master-kill": "master kill -9",
                 "restart-killed": "restart over a killed primary", "restart-killed-follower": "restart over a killed follower",
-                "manager-killed": "manager killed mid-request", "startup-kill": "kill in start-up (-N)",
+                "manager-killed": "manager killed mid-request", "manager-damaged": "manager channel damaged",
+                "startup-kill": "kill in start-up (-N)",
                 "truncated": "segment truncated",
                 "report": "event log report", "cuda": "CUDA stand-in", "check": "check mode"}
 
@@ -891,6 +894,37 @@ def col_startup_kill(cell, row):
         cell.statuses(), ", ".join(os.path.basename(x) for x in left) or "nothing")
 
 
+def col_manager_damaged(cell, row):
+    """Managed rows: the manager channel (.manager) damaged while the run goes, truncated to 288
+    bytes (managed) or its first 64 bytes zeroed (managed multi-SoC): the master that owns it ends
+    the run (exit 1) naming the channel damaged, every master ends, no process dies of a signal,
+    nothing is left. (It used to go unseen: the run went on and every later tactus-manager call
+    failed after its time-out.)"""
+    if not row.managed:
+        raise Skip("managed rows only (no manager channel without -N)")
+    row.start(cell)
+    row.await_running(cell)
+    time.sleep(0.2)
+    path = faultlib.segment_path(cell.instance) + ".manager"
+    if row.multisoc:
+        with open(path, "r+b") as f:
+            f.write(bytes(64))
+    else:
+        os.truncate(path, 288)
+    t0 = now()
+    if not cell.expect_ended(cell.masters, t0 + END_S, "%.0f s after the damage" % END_S):
+        raise CellAbort()
+    took = max(m.ended for m in cell.masters) - t0
+    cell.expect_status(cell.masters[0], 1)
+    cell.expect_says(cell.masters[0], r"manager channel %s was damaged" % re.escape(path), "name the damaged channel")
+    cell.expect_ended(cell.procs, now() + END_S, "%.0f s after the masters" % END_S)
+    for c in cell.clients.values():
+        if c.returncode is not None and c.returncode < 0:
+            cell.fail("%s: %s (a damaged channel must end a client in order)" % (c.name, c.status()))
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; the masters ended %.2f s after the damage, naming the channel" % (cell.statuses(), took)
+
+
 def col_truncated(cell, row):
     """The first segment of the run (schedule 0's; multi-SoC: SocA's) truncated to its header while
     the run goes: its master ends the run (exit 1) naming the segment truncated, no process dies
@@ -1050,6 +1084,7 @@ COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": 
                 "master-sigterm": col_master_sigterm, "primary-sigterm": col_primary_sigterm,
                 "master-kill": col_master_kill, "restart-killed": col_restart_killed,
                 "restart-killed-follower": col_restart_killed_follower, "manager-killed": col_manager_killed,
+                "manager-damaged": col_manager_damaged,
                 "startup-kill": col_startup_kill, "report": col_report,
                 "cuda": col_cuda, "check": col_check}
 
