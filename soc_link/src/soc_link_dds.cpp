@@ -479,12 +479,14 @@ class DdsLink final : public Link {
       for (int k = 0; k < n; ++k) {
         if (buf[k].schedule != o_.schedule || buf[k].soc == o_.soc || buf[k].soc >= 4096) continue;
         // Another run's state (a master of a run that ended or was killed, still there) is no
-        // peer of this run; a follower adopts the run of the primary's first ready state. A change
+        // peer of this run (but see below); a follower adopts the run of the primary's first ready state. A change
         // of the instance's state (no valid data: no run to check) counts only for a peer that was
         // seen alive in this run.
         if (info[k].valid_data) {
           adoptRun(buf[k]);
-          if (!ourRun(buf[k].run)) continue;
+          // A master that takes another SoC for the primary draws or adopts another run: its
+          // state still counts, so that the disagreement is named (no older run of this one).
+          if (!ourRun(buf[k].run) && buf[k].primary == o_.primary) continue;
         }
         const std::uint32_t soc = buf[k].soc;
         if (alive_.size() <= soc) alive_.resize(soc + 1, false);
