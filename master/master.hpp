@@ -38,6 +38,9 @@ struct MasterOptions {
   std::int64_t startSyncS = 600;           ///< -a: multi-SoC: wait this long for every SoC's master, in s; -1 forever
   std::int64_t socTimeoutUs = 5'000'000;   ///< -o: multi-SoC: a master silent this long is gone, in us
   std::int64_t switchLeadUs = 20'000;  ///< --switch-lead-us: multi-SoC under -N: a start's or rollover's lead, in us
+  std::string recordDir;               ///< --record: the recording folder; empty = not recorded
+  bool recordOverwrite = false;        ///< --record-overwrite
+  bool recordRequired = false;         ///< --record-required: a loss fails the run
   bool verbose = false;                ///< -v
   bool showVersion = false;            ///< -V
   bool showHelp = false;               ///< --help

@@ -86,6 +86,9 @@ const std::vector<OptionSpec>& specs() {
        "exit with 1 when any runnable ran beyond its WCET (+ EndMonitorThreshold),\n"
        "a frame was late or a period was skipped (for CI; every overrun is reported either way)",
        {}},
+      {"record", 0, "DIR", "record the run into folder DIR (docs/guide/record-replay.md)", {}},
+      {"record-overwrite", 0, "", "--record into a folder that holds a recording: replace it", {}},
+      {"record-required", 0, "", "a recording that lost data makes the run fail (exit 1)", {}},
       {"verbose", 'v', "", "verbose", {}},
       {"version", 'V', "", "print the version and exit", {}},
       {"help", 'h', "", "print this help and exit", {}},
@@ -193,6 +196,9 @@ Result<void> apply(const ParsedOption& p, MasterOptions& o) {
     if (p.value.empty() || p.value.size() >= 128)
       return fail(ErrorCode::kParse, p.spelled + " expects a manager name of 1..127 bytes");
     o.managerName = p.value;
+  } else if (n == "record") {
+    if (p.value.empty()) return fail(ErrorCode::kParse, p.spelled + " expects a folder");
+    o.recordDir = p.value;
   } else if (n == "policy") {
     if (p.value.empty()) return fail(ErrorCode::kParse, p.spelled + " expects a file name");
     o.policyPath = p.value;
@@ -223,6 +229,8 @@ Result<void> apply(const ParsedOption& p, MasterOptions& o) {
     o.lockMemory |= n == "lock-memory";
     o.allowUnregistered |= n == "allow-unregistered-runnables";
     o.failOnOverrun |= n == "fail-on-overrun";
+    o.recordOverwrite |= n == "record-overwrite";
+    o.recordRequired |= n == "record-required";
     o.verbose |= n == "verbose";
     o.showVersion |= n == "version";
     o.showHelp |= n == "help";

@@ -117,6 +117,8 @@ bool looksLikeSchedule(const std::string& path) { return head(path, 16).rfind("t
 std::string reportUsage() {
   return "usage: tactus-report LOG [LOG...] SCHEDULE [SCHEDULE...] [options]\n"
          "       tactus-report --schedule SCHEDULE [--html FILE] [--trace-out FILE]   (the plan alone)\n"
+         "       tactus-report --recording DIR [--export-channel NAME --export-dir OUT]   (a recording)\n"
+         "       tactus-report --compare-recordings A B   (exit 0 same, 1 different, 2 unreadable)\n"
          "\n"
          "Statistics of a run from the event log tactus-master wrote (-l) and the schedule file it ran:\n"
          "per runnable, epoch frame, resource, client and hyperepoch (durations, start jitter against the\n"

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "recording_command.hpp"
 #include "report_command.hpp"
 
 int main(int argc, char** argv) {
@@ -13,5 +14,6 @@ int main(int argc, char** argv) {
   // Standard output through a buffer that keeps the reason of a failed write (full disk, closed pipe).
   tactus::report::FdOutputBuffer buffer(STDOUT_FILENO);
   std::ostream out(&buffer);
+  if (auto code = tactus::report::runRecordingCommand(args, out, std::cerr)) return out.flush() ? *code : 1;
   return tactus::report::runReportCommand(args, out, std::cerr);
 }

@@ -81,6 +81,7 @@
 #include "roles/releaser.hpp"
 #include "roles/run_control.hpp"
 #include "roles/segment_owner.hpp"
+#include "record/run_recording.hpp"
 #include "roles/stall_watch.hpp"
 #include "run/activation.hpp"
 #include "soc/soc_run.hpp"
@@ -262,6 +263,7 @@ class Run {
   std::ostream& out_;
   std::ostream& err_;
   std::vector<std::unique_ptr<Mode>> modes_;
+  record::RunRecording recording_;  ///< --record (master/record/); after modes_: ends before their segments
   EventLogWriter log_;
   std::string instance_;                                // schedule 0's segment: -D, or its SoC's (socInstanceName)
   std::optional<SocRunOptions> socOptions_;             // a multi-SoC run's

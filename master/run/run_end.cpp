@@ -176,7 +176,7 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   // ends its iteration (client_lib's DeferredLog), so after a run that ended early the last ones
   // come when it leaves.
   (void)drainAll();
-  code = judgeOverruns(code);
+  code = recording_.finish(judgeOverruns(code), out_, err_);
   gAttention.store(nullptr);
   for (auto& m : modes_) m->owner->remove();
   if (auto ok = log_.close(); !ok) {

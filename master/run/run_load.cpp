@@ -93,7 +93,7 @@ Result<void> Run::load() {
     countWorkers(**mode);
     modes_.push_back(std::move(*mode));
   }
-  return {};
+  return recording_.prepare(o_, modes_.front()->schedule);  // --record (master/record/)
 }
 
 // What switching waits for in each hyperepoch: the workers and clients of the plan that attach to

@@ -63,12 +63,12 @@ Comparison compareRecordings(const RecordingFile& a, const RecordingFile& b) {
     while (i < x.size() && i < y.size() && x[i] == y[i]) ++i;
     c.same = false;
     const RecordedSchedule* s = b.schedule(v.rec.scheduleId);
-    c.firstDifference =
-        "schedule " + (s ? tactus::quoted(s->name) : std::string("?")) + " channel " +
-        (s && v.rec.channel < s->channels.size() ? tactus::quoted(s->channels[v.rec.channel]) : std::to_string(v.rec.channel)) +
-        ", writer instance " + std::to_string(v.rec.writerInstance) + ", iteration " +
-        std::to_string(v.rec.iteration - 1) + ": byte " + std::to_string(i) + " is " + byteText(x, i) + " in " +
-        a.path + " and " + byteText(y, i) + " in " + b.path;
+    c.firstDifference = "schedule " + (s ? tactus::quoted(s->name) : std::string("?")) + " channel " +
+                        (s && v.rec.channel < s->channels.size() ? tactus::quoted(s->channels[v.rec.channel])
+                                                                 : std::to_string(v.rec.channel)) +
+                        ", writer instance " + std::to_string(v.rec.writerInstance) + ", iteration " +
+                        std::to_string(v.rec.iteration - 1) + ": byte " + std::to_string(i) + " is " + byteText(x, i) +
+                        " in " + a.path + " and " + byteText(y, i) + " in " + b.path;
   }
   c.onlyA = a.versions.size() - c.compared;
   return c;

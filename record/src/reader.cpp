@@ -199,10 +199,11 @@ Result<std::vector<RecordingFile>> readRecordingDir(const std::string& dir) {
   if (files.empty()) return fail(ErrorCode::kNotFound, "recording " + dir + ": no soc<k>.trec file in it");
   std::vector<RecordingFile> out;
   for (const auto& [soc, path] : files) {
-    if (soc != out.size())
-      return fail(ErrorCode::kParse, "recording " + dir + ": " +
-                                         recordingFileName(static_cast<std::uint32_t>(out.size())) + " is missing (" +
-                                         path + " is there)");
+    if (soc != out.size()) {
+      std::string missing = recordingFileName(static_cast<std::uint32_t>(out.size()));
+      missing += " is missing (" + path + " is there)";
+      return fail(ErrorCode::kParse, "recording " + dir + ": " + missing);
+    }
     auto f = readRecordingFile(path);
     if (!f) return f.error();
     if (f->header.soc != soc)

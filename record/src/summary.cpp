@@ -35,7 +35,8 @@ void describeFile(std::ostringstream& out, const RecordingFile& f) {
         << hashToHex(s.rec.contentHash) << ", " << s.rec.channelCount << " channels\n";
     for (std::uint32_t c = 0; c < s.channels.size(); ++c) {
       const ChannelStats st = stats[{s.rec.identifier, c}];
-      out << "    channel " << tactus::quoted(s.channels[c]) << ": " << st.versions << " versions, " << st.bytes << " bytes";
+      out << "    channel " << tactus::quoted(s.channels[c]) << ": " << st.versions << " versions, " << st.bytes
+          << " bytes";
       if (st.versions > 0) out << ", iterations " << st.firstIteration << ".." << st.lastIteration;
       out << "\n";
     }
@@ -102,8 +103,9 @@ Result<std::uint64_t> exportChannel(const std::vector<RecordingFile>& files, con
   std::uint64_t n = 0;
   for (const RecordedVersion& v : f.versions) {
     if (v.rec.scheduleId != ref.schedule || v.rec.channel != ref.channel) continue;
-    const std::string path = outDir + "/" + name + "_" + std::to_string(v.rec.iteration - 1) + "_" +
-                             std::to_string(v.rec.writerInstance) + ".bin";
+    std::string path = outDir;
+    path += "/" + name + "_" + std::to_string(v.rec.iteration - 1);
+    path += "_" + std::to_string(v.rec.writerInstance) + ".bin";
     if (auto ok = writeFileAtomically(path, f.data(v), "exported version"); !ok) return ok.error();
     ++n;
   }

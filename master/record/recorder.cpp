@@ -1,0 +1,187 @@
+#include "recorder.hpp"
+
+#include <time.h>
+
+#include <chrono>
+#include <cstring>
+
+namespace tactus::master::record {
+
+using tactus::record::ChunkType;
+using tactus::record::LossReason;
+using tactus::record::LostRecord;
+using tactus::record::VersionRecord;
+
+namespace {
+
+const char* lossName(std::size_t reason) {
+  switch (static_cast<LossReason>(reason)) {
+    case LossReason::kQueueFull: return "queue full (the disk did not keep up)";
+    case LossReason::kTornCopy: return "torn copy";
+    case LossReason::kOverwritten: return "overwritten before copied";
+    case LossReason::kWriteFailed: return "write failed";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::uint64_t LossCounts::total() const {
+  std::uint64_t n = 0;
+  for (const auto& c : byReason) n += c.load(std::memory_order_relaxed);
+  return n;
+}
+
+Recorder::Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs)
+    : file_(std::move(writer)), modes_(std::move(modes)), pollUs_(pollUs) {
+  for (std::uint32_t k = 0; k < modes_.size(); ++k) {
+    std::uint64_t total = 0;
+    rings_.push_back(shm::channelRings(*modes_[k].schedule, &total));
+    for (const ChannelWrite& w : modes_[k].schedule->channelWrites) {
+      Writer state{k, &w, 0};
+      // What ran before the recorder started is not recorded: start from the word's value.
+      state.seen = modes_[k].view->instance(w.instance).done.load(std::memory_order_acquire);
+      writers_.push_back(state);
+    }
+  }
+  writer_ = std::thread([this] { writeLoop(); });
+  copier_ = std::thread([this] { copyLoop(); });
+}
+
+Recorder::~Recorder() {
+  if (copier_.joinable() || writer_.joinable()) (void)finish(0, 0);
+}
+
+void Recorder::copyLoop() {
+  while (!stop_.load(std::memory_order_acquire)) {
+    pollOnce();
+    std::this_thread::sleep_for(std::chrono::microseconds(pollUs_));
+  }
+  pollOnce();  // what ended before the stop
+  const std::lock_guard<std::mutex> guard(lock_);
+  copierDone_ = true;
+  ready_.notify_one();
+}
+
+void Recorder::pollOnce() {
+  for (Writer& w : writers_) {
+    const std::uint32_t done = modes_[w.mode].view->instance(w.write->instance).done.load(std::memory_order_acquire);
+    const auto ahead = static_cast<std::uint32_t>(done - static_cast<std::uint32_t>(w.seen));
+    if (ahead == 0 || ahead > (1U << 30)) continue;  // nothing new (or a word that went back: ignored)
+    for (std::uint64_t h = w.seen; h < w.seen + ahead; ++h) copyVersion(w, h);
+    w.seen += ahead;
+  }
+}
+
+// Copies the version writer run `h` left, if its buffer still holds it whole.
+void Recorder::copyVersion(const Writer& w, std::uint64_t h) {
+  const shm::ChannelRing& ring = rings_[w.mode][w.write->channel];
+  const std::uint64_t buffer = (w.write->slot + h * ring.writes) % ring.depth;
+  std::byte* at = modes_[w.mode].view->channelArea().data() + ring.offset + buffer * ring.stride;
+  auto* v = reinterpret_cast<shm::ChannelVersion*>(at);
+  const std::uint64_t stamp = v->iteration.load(std::memory_order_acquire);
+  if (stamp != h + 1 ||
+      v->writerInstance.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(w.write->instance)) {
+    // A run that took no buffer (it did not write the channel this time) leaves an older stamp.
+    if (stamp > h + 1) lose(LossReason::kOverwritten, w.write->channel, h);
+    return;
+  }
+  Item item;
+  item.rec.iteration = h + 1;
+  item.rec.writtenNs = v->writtenNs.load(std::memory_order_relaxed);
+  item.rec.sourceNs = v->sourceNs.load(std::memory_order_relaxed);
+  item.rec.scheduleId = modes_[w.mode].schedule->identifier;
+  item.rec.channel = w.write->channel;
+  item.rec.writerInstance = static_cast<std::uint32_t>(w.write->instance);
+  item.rec.dataSize = static_cast<std::uint32_t>(ring.size);
+  {
+    const std::lock_guard<std::mutex> guard(lock_);
+    if (queuedBytes_ + ring.size > kQueueBytes) {
+      lose(LossReason::kQueueFull, w.write->channel, h);
+      return;
+    }
+  }
+  item.data.resize(ring.size);
+  std::memcpy(item.data.data(), at + sizeof(shm::ChannelVersion), ring.size);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (v->iteration.load(std::memory_order_relaxed) != stamp) {  // a later run took the buffer meanwhile
+    lose(LossReason::kTornCopy, w.write->channel, h);
+    return;
+  }
+  const std::lock_guard<std::mutex> guard(lock_);
+  queuedBytes_ += ring.size;
+  queue_.push_back(std::move(item));
+  ready_.notify_one();
+}
+
+void Recorder::lose(LossReason reason, std::uint32_t channel, std::uint64_t iteration) {
+  (void)channel;
+  std::uint64_t none = 0;
+  firstLostIteration_.compare_exchange_strong(none, iteration + 1);
+  losses_.byReason[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Recorder::writeLoop() {
+  std::unique_lock<std::mutex> guard(lock_);
+  for (;;) {
+    ready_.wait_for(guard, std::chrono::milliseconds(100), [this] { return !queue_.empty() || copierDone_; });
+    while (!queue_.empty()) {
+      Item item = std::move(queue_.front());
+      queue_.pop_front();
+      guard.unlock();
+      if (!writeFailed_) {
+        if (auto ok = file_.append(ChunkType::kVersion, item.rec, item.data.data(), item.data.size()); !ok) {
+          writeFailed_ = true;
+          writeError_ = ok.error();
+        }
+      }
+      if (writeFailed_) lose(LossReason::kWriteFailed, item.rec.channel, item.rec.iteration - 1);
+      else versions_.fetch_add(1, std::memory_order_relaxed);
+      guard.lock();
+      queuedBytes_ -= item.data.size();
+    }
+    guard.unlock();
+    writeLosses();
+    guard.lock();
+    if (copierDone_ && queue_.empty()) return;
+  }
+}
+
+// A lost record per reason whose count grew since the last one (the recording says where it has holes).
+void Recorder::writeLosses() {
+  for (std::size_t r = 1; r < 5; ++r) {
+    const std::uint64_t now = losses_.byReason[r].load(std::memory_order_relaxed);
+    if (now == lossesWritten_[r] || writeFailed_) continue;
+    const LostRecord rec{now - lossesWritten_[r], firstLostIteration_.load(), static_cast<std::uint32_t>(r),
+                         0xFFFFFFFFU};
+    if (auto ok = file_.append(ChunkType::kLost, rec); !ok) {
+      writeFailed_ = true;
+      writeError_ = ok.error();
+      return;
+    }
+    lossesWritten_[r] = now;
+  }
+}
+
+Result<void> Recorder::finish(int exitCode, std::int64_t endNs) {
+  stop_.store(true, std::memory_order_release);
+  if (copier_.joinable()) copier_.join();
+  if (writer_.joinable()) writer_.join();
+  if (writeFailed_) return writeError_;
+  const tactus::record::EndRecord end{endNs, versions(), lost(), static_cast<std::uint32_t>(exitCode), 0};
+  if (auto ok = file_.append(ChunkType::kEnd, end); !ok) return ok.error();
+  if (auto ok = file_.sync(); !ok) return ok.error();
+  file_.close();
+  return {};
+}
+
+std::string Recorder::lossText() const {
+  std::string out;
+  for (std::size_t r = 1; r < 5; ++r) {
+    const std::uint64_t n = losses_.byReason[r].load(std::memory_order_relaxed);
+    if (n > 0) out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + lossName(r);
+  }
+  return out;
+}
+
+}  // namespace tactus::master::record

@@ -1,0 +1,101 @@
+// The recorder (docs/design/recording.md): a copier thread polls, every millisecond, the `done`
+// word of every channel writer's InstanceSlot; when a writer run has ended it copies the version
+// that run left in its buffer, checking the buffer's stamp before and after the copy (a copy torn
+// by a later writer run is dropped and counted), and queues it; a writer thread behind a bounded
+// queue (64 MiB) appends it to the recording file. Neither thread touches the workers' path: the
+// copier only reads shared memory. What cannot be recorded (queue full, torn, overwritten, write
+// failed) is counted, written as a lost record and said at the end.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tactus/core/channels.hpp"
+#include "tactus/core/schedule.hpp"
+#include "tactus/core/shm_layout.hpp"
+#include "tactus/record/writer.hpp"
+
+namespace tactus::master::record {
+
+/// A schedule the recorder watches: its segment and its schedule (both outlive the recorder).
+struct RecordedMode {
+  const shm::SegmentView* view = nullptr;
+  const Schedule* schedule = nullptr;
+  std::uint64_t contentHash = 0;
+};
+
+/// Counts by tactus::record::LossReason (index = reason).
+struct LossCounts {
+  std::atomic<std::uint64_t> byReason[5] = {};
+  std::uint64_t total() const;
+};
+
+class Recorder {
+ public:
+  /// Bytes the queue may hold before a version is dropped (counted as lost).
+  static constexpr std::uint64_t kQueueBytes = 64ULL << 20;
+
+  /// Takes the open writer (its run and schedule records written) and starts both threads.
+  /// `pollUs`: the copier's period.
+  Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs);
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+  ~Recorder();
+
+  /// Copies what is left, stops both threads, writes the losses and the end record and closes the
+  /// file. Returns the write error, if any.
+  Result<void> finish(int exitCode, std::int64_t endNs);
+
+  std::uint64_t versions() const { return versions_.load(); }
+  std::uint64_t lost() const { return losses_.total(); }
+  /// "12 queue full, 1 torn copy" (empty without losses).
+  std::string lossText() const;
+
+ private:
+  struct Writer {
+    std::uint32_t mode = 0;
+    const ChannelWrite* write = nullptr;
+    std::uint64_t seen = 0;  // iterations of the writer run seen done (64-bit, from the wrapping word)
+  };
+  struct Item {
+    tactus::record::VersionRecord rec{};
+    std::vector<std::byte> data;
+  };
+
+  void copyLoop();
+  void pollOnce();
+  void copyVersion(const Writer& w, std::uint64_t h);
+  void lose(tactus::record::LossReason reason, std::uint32_t channel, std::uint64_t iteration);
+  void writeLoop();
+  void writeLosses();
+
+  tactus::record::Writer file_;
+  std::vector<RecordedMode> modes_;
+  std::vector<std::vector<shm::ChannelRing>> rings_;  // per mode
+  std::vector<Writer> writers_;
+  std::int64_t pollUs_;
+
+  std::mutex lock_;
+  std::condition_variable ready_;
+  std::deque<Item> queue_;
+  std::uint64_t queuedBytes_ = 0;
+  bool copierDone_ = false;
+
+  LossCounts losses_;
+  std::uint64_t lossesWritten_[5] = {};
+  std::atomic<std::uint64_t> firstLostIteration_{0};
+  std::atomic<std::uint64_t> versions_{0};
+  std::atomic<bool> stop_{false};
+  Error writeError_;
+  bool writeFailed_ = false;
+  std::thread copier_;
+  std::thread writer_;
+};
+
+}  // namespace tactus::master::record

@@ -1,0 +1,136 @@
+#include "run_recording.hpp"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <ostream>
+#include <system_error>
+
+#include "../master.hpp"
+#include "tactus/core/hash.hpp"
+#include "tactus/record/format.hpp"
+
+namespace tactus::master::record {
+
+namespace fs = std::filesystem;
+using namespace tactus::record;
+
+namespace {
+
+std::int64_t clockNs(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// The channels' names, each ended by '\n', and a hash of their layout (id, name, size, depth).
+std::string channelNames(const Schedule& s, std::uint64_t& layoutHash) {
+  std::string names;
+  layoutHash = kHashSeed;
+  for (std::size_t c = 0; c < s.channels.size(); ++c) {
+    const ChannelInfo& ch = s.channels[c];
+    names += ch.name + "\n";
+    layoutHash = hashBytes(layoutHash, std::to_string(c) + " " + ch.name + " " + std::to_string(ch.sizeBytes) + " " +
+                                           std::to_string(ch.depth) + ";");
+  }
+  return names;
+}
+
+std::int64_t pollUs() {
+  const char* knob = std::getenv("TACTUS_RECORD_POLL_US");  // a test knob: the copier's period
+  const long us = knob != nullptr ? std::strtol(knob, nullptr, 10) : 1000;
+  return us > 0 ? us : 1000;
+}
+
+}  // namespace
+
+RunRecording::RunRecording() = default;
+RunRecording::~RunRecording() = default;
+
+Result<void> RunRecording::prepare(const MasterOptions& o, const Schedule& first) {
+  if (o.recordDir.empty()) return {};
+  dir_ = o.recordDir;
+  required_ = o.recordRequired;
+  for (std::uint32_t k = 0; k < first.socs.size(); ++k)
+    if (first.socs[k].name == o.soc) soc_ = k;
+  path_ = dir_ + "/" + recordingFileName(soc_);
+  std::error_code ec;
+  if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
+    return fail(ErrorCode::kBadParameter, "--record " + dir_ + ": not a folder");
+  // The SoCs of one multi-SoC run share the folder: each refuses only its own file there.
+  const bool taken = o.soc.empty() ? fs::is_directory(dir_, ec) && !fs::is_empty(dir_, ec) : fs::exists(path_, ec);
+  if (taken && !o.recordOverwrite)
+    return fail(ErrorCode::kAlreadyExists,
+                "--record " + dir_ +
+                    (o.soc.empty() ? ": the folder exists and is not empty" : ": " + path_ + " exists") +
+                    " (--record-overwrite replaces the recording)");
+  if (taken) fs::remove(path_, ec);
+  fs::create_directories(dir_, ec);
+  if (ec) return fail(ErrorCode::kIo, "--record " + dir_ + ": " + ec.message());
+  return {};
+}
+
+void RunRecording::add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash) {
+  if (!dir_.empty()) modes_.push_back({&view, &schedule, contentHash});
+}
+
+void RunRecording::start(std::int64_t runStartNs, std::ostream& err) {
+  if (dir_.empty() || modes_.empty()) return;
+  const Schedule& first = *modes_.front().schedule;
+  auto writer = Writer::create(path_, makeFileHeader(modes_.front().contentHash, soc_, 0));
+  Result<void> ok;
+  if (writer) {
+    const RunRecord run{runStartNs, clockNs(CLOCK_REALTIME), static_cast<std::uint32_t>(::getpid()),
+                        static_cast<std::uint32_t>(first.socs.size()), 0};
+    ok = writer->append(ChunkType::kRun, run);
+    for (const RecordedMode& m : modes_) {
+      if (!ok) break;
+      std::uint64_t layout = 0;
+      const std::string text = m.schedule->name + channelNames(*m.schedule, layout);
+      const ScheduleRecord s{m.contentHash,
+                             m.schedule->identifier,
+                             static_cast<std::uint32_t>(m.schedule->channels.size()),
+                             static_cast<std::uint32_t>(m.schedule->instances.size()),
+                             static_cast<std::uint32_t>(m.schedule->name.size()),
+                             layout,
+                             static_cast<std::uint32_t>(text.size() - m.schedule->name.size()),
+                             0};
+      ok = writer->append(ChunkType::kSchedule, s, text.data(), text.size());
+    }
+  } else {
+    ok = writer.error();
+  }
+  if (!ok) {
+    err << "tactus-master: --record: " << ok.error().message << (required_ ? "" : "; the run goes on unrecorded")
+        << "\n";
+    startFailed_ = true;
+    return;
+  }
+  recorder_ = std::make_unique<Recorder>(std::move(*writer), modes_, pollUs());
+}
+
+int RunRecording::finish(int code, std::ostream& out, std::ostream& err) {
+  if (startFailed_ && required_ && code == kExitOk) return kExitRunFailed;
+  if (!recorder_) return code;
+  auto ok = recorder_->finish(code, clockNs(CLOCK_MONOTONIC));
+  const std::uint64_t lost = recorder_->lost();
+  if (!ok) {
+    err << "tactus-master: recording " << path_ << ": " << ok.error().message << "\n";
+    return code == kExitOk ? kExitRunFailed : code;
+  }
+  if (lost > 0) {
+    err << "tactus-master: recording " << path_ << " LOST " << lost << " versions (" << recorder_->lossText()
+        << "); recorded " << recorder_->versions() << "\n";
+    if (required_ && code == kExitOk) {
+      err << "tactus-master: --record-required: the run fails because its recording is incomplete\n";
+      return kExitRunFailed;
+    }
+    return code;
+  }
+  out << "tactus-master: recorded " << recorder_->versions() << " channel versions to " << path_ << "\n";
+  return code;
+}
+
+}  // namespace tactus::master::record
