@@ -43,6 +43,7 @@ Recorder::Recorder(tactus::record::Writer writer, std::vector<RecordedMode> mode
       state.seen = modes_[k].view->instance(w.instance).done.load(std::memory_order_acquire);
       writers_.push_back(state);
     }
+    taps_.emplace_back(*this, modes_[k].schedule->identifier);
   }
   writer_ = std::thread([this] { writeLoop(); });
   copier_ = std::thread([this] { copyLoop(); });
@@ -130,13 +131,13 @@ void Recorder::writeLoop() {
       queue_.pop_front();
       guard.unlock();
       if (!writeFailed_) {
-        if (auto ok = file_.append(ChunkType::kVersion, item.rec, item.data.data(), item.data.size()); !ok) {
+        if (auto ok = file_.append(item.type, &item.rec, item.fixedBytes, item.data.data(), item.data.size()); !ok) {
           writeFailed_ = true;
           writeError_ = ok.error();
         }
       }
       if (writeFailed_) lose(LossReason::kWriteFailed, item.rec.channel, item.rec.iteration - 1);
-      else versions_.fetch_add(1, std::memory_order_relaxed);
+      else if (item.type == ChunkType::kVersion) versions_.fetch_add(1, std::memory_order_relaxed);
       guard.lock();
       queuedBytes_ -= item.data.size();
     }
@@ -163,7 +164,39 @@ void Recorder::writeLosses() {
   }
 }
 
+void Recorder::queueEvent(ChunkType type, const void* fixed, std::size_t bytes) {
+  Item item;
+  item.type = type;
+  item.fixedBytes = bytes;
+  std::memcpy(&item.rec, fixed, bytes);
+  const std::lock_guard<std::mutex> guard(lock_);
+  if (finished_ || copierDone_) return;
+  queue_.push_back(std::move(item));
+  ready_.notify_one();
+}
+
+// Releases and schedule switches, from the drain (the master's monitor loop, not a release thread).
+void Recorder::Tap::see(const EventRecord* records, std::size_t count) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const EventRecord& r = records[k];
+    const auto kind = static_cast<EventKind>(r.kind);
+    if (kind == EventKind::kRelease) {
+      const tactus::record::ReleaseRecord rec{r.iteration, r.startNs, r.endNs, identifier_, r.instance, r.aux, 0};
+      recorder_.queueEvent(ChunkType::kRelease, &rec, sizeof rec);
+    } else if (kind == EventKind::kScheduleStart || kind == EventKind::kScheduleStop) {
+      const bool start = kind == EventKind::kScheduleStart;
+      const tactus::record::SwitchRecord rec{r.iteration, r.endNs, start ? r.aux : r.schedule,
+                                             start ? r.schedule : r.aux};
+      recorder_.queueEvent(ChunkType::kSwitch, &rec, sizeof rec);
+    }
+  }
+}
+
 Result<void> Recorder::finish(int exitCode, std::int64_t endNs) {
+  {
+    const std::lock_guard<std::mutex> guard(lock_);
+    finished_ = true;
+  }
   stop_.store(true, std::memory_order_release);
   if (copier_.joinable()) copier_.join();
   if (writer_.joinable()) writer_.join();

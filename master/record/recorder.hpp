@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "../log_drain.hpp"
 #include "tactus/core/channels.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"
@@ -52,6 +53,9 @@ class Recorder {
   /// file. Returns the write error, if any.
   Result<void> finish(int exitCode, std::int64_t endNs);
 
+  /// The tap to set on mode k's drain (it outlives the recorder's use; ignores records after finish).
+  EventTap* tap(std::size_t k) { return &taps_.at(k); }
+
   std::uint64_t versions() const { return versions_.load(); }
   std::uint64_t lost() const { return losses_.total(); }
   /// "12 queue full, 1 torn copy" (empty without losses).
@@ -64,9 +68,22 @@ class Recorder {
     std::uint64_t seen = 0;  // iterations of the writer run seen done (64-bit, from the wrapping word)
   };
   struct Item {
-    tactus::record::VersionRecord rec{};
+    tactus::record::ChunkType type = tactus::record::ChunkType::kVersion;
+    tactus::record::VersionRecord rec{};  ///< a version's; or a release's or switch's bytes
+    std::size_t fixedBytes = sizeof(tactus::record::VersionRecord);
     std::vector<std::byte> data;
   };
+  /// One schedule's tap on its drain: releases and schedule switches.
+  class Tap : public EventTap {
+   public:
+    Tap(Recorder& recorder, std::uint32_t identifier) : recorder_(recorder), identifier_(identifier) {}
+    void see(const EventRecord* records, std::size_t count) override;
+
+   private:
+    Recorder& recorder_;
+    std::uint32_t identifier_;
+  };
+  void queueEvent(tactus::record::ChunkType type, const void* fixed, std::size_t bytes);
 
   void copyLoop();
   void pollOnce();
@@ -94,6 +111,8 @@ class Recorder {
   std::atomic<bool> stop_{false};
   Error writeError_;
   bool writeFailed_ = false;
+  std::deque<Tap> taps_;   // per mode
+  bool finished_ = false;  // under lock_: a tap's record after finish is dropped
   std::thread copier_;
   std::thread writer_;
 };

@@ -72,8 +72,10 @@ Result<void> RunRecording::prepare(const MasterOptions& o, const Schedule& first
   return {};
 }
 
-void RunRecording::add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash) {
-  if (!dir_.empty()) modes_.push_back({&view, &schedule, contentHash});
+EventTap* RunRecording::add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash) {
+  if (dir_.empty()) return nullptr;
+  modes_.push_back({&view, &schedule, contentHash});
+  return &taps_.emplace_back(*this, modes_.size() - 1);
 }
 
 void RunRecording::start(std::int64_t runStartNs, std::ostream& err) {

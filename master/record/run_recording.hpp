@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -30,8 +31,8 @@ class RunRecording {
   /// Before any client: checks and makes the folder (nothing without --record); `first` is the
   /// run's first schedule (its SoC list names this master's file).
   Result<void> prepare(const MasterOptions& options, const Schedule& first);
-  /// The schedules of the run (before start).
-  void add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash);
+  /// A schedule of the run (before start); returns the tap for its drain (nullptr without --record).
+  EventTap* add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash);
   /// Opens soc<k>.trec, writes the run and schedule records and starts the recorder; an error is
   /// said on `err` and the run goes on unrecorded (with --record-required it fails at its end).
   void start(std::int64_t runStartNs, std::ostream& err);
@@ -47,6 +48,19 @@ class RunRecording {
   std::uint32_t soc_ = 0;
   std::vector<RecordedMode> modes_;
   std::unique_ptr<Recorder> recorder_;
+  /// Mode k's drain tap: forwards to the recorder once it runs.
+  class ForwardTap : public EventTap {
+   public:
+    ForwardTap(RunRecording& owner, std::size_t mode) : owner_(owner), mode_(mode) {}
+    void see(const EventRecord* records, std::size_t count) override {
+      if (owner_.recorder_) owner_.recorder_->tap(mode_)->see(records, count);
+    }
+
+   private:
+    RunRecording& owner_;
+    std::size_t mode_;
+  };
+  std::deque<ForwardTap> taps_;
   std::string path_;
   bool startFailed_ = false;
 };

@@ -29,6 +29,7 @@ bool LogDrain::violationRecordValid(const EventRecord& r, ClientId client) const
 
 void LogDrain::publishStats(const EventRecord* records, std::size_t count) {
   if (count > 0) stats_.see(records, count, ipc::monotonicNs());
+  if (count > 0 && tap_ != nullptr) tap_->see(records, count);
 }
 
 std::optional<RunEnd> LogDrain::drain(std::vector<MasterEventRing>& masterRings) {

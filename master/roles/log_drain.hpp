@@ -56,6 +56,13 @@ class MasterEventRing {
   std::atomic<std::uint64_t> dropped_{0};
 };
 
+/// Sees every record the drain takes (--record's releases and switches: master/record/).
+class EventTap {
+ public:
+  virtual ~EventTap() = default;
+  virtual void see(const EventRecord* records, std::size_t count) = 0;
+};
+
 /// Drains the event rings into the log (or only counts, without a log).
 class LogDrain {
  public:
@@ -68,6 +75,8 @@ class LogDrain {
 
   /// Every record drained is shown to `watch` too (it outlives the drain; nullptr: none).
   void setOverrunWatch(OverrunWatch* watch) { overruns_ = watch; }
+  /// Every record drained or published is shown to `tap` too (it outlives the drain; nullptr: none).
+  void setEventTap(EventTap* tap) { tap_ = tap; }
 
   /// Shows records the drain did not take from a ring (the switch thread's) to the statistics
   /// block, whose one writer the drain is.
@@ -88,6 +97,7 @@ class LogDrain {
   const RunPlan& plan_;
   EventLogWriter& log_;
   OverrunWatch* overruns_ = nullptr;
+  EventTap* tap_ = nullptr;
   StatsPublisher stats_;                    // the segment's statistics block (tactus-top reads it)
   std::vector<std::uint64_t> tail_;         // per worker: the master's own copy of the ring's tail
   std::vector<std::uint64_t> droppedSeen_;  // per worker

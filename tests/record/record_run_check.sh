@@ -33,6 +33,7 @@ python3 "$tool" payloads "$work/b/soc0.trec" || fail "a recorded version is not 
 "$report" --recording "$work/a" > "$work/list.txt" 2>&1 || { cat "$work/list.txt"; fail "--recording"; }
 grep -Eq "channel 'D': (8[0-9]|9[0-9]|100) versions, [0-9]+ bytes, iterations 0\.\.(9[0-9])" "$work/list.txt" || { cat "$work/list.txt"; fail "the listing"; }
 grep -q "ended cleanly" "$work/list.txt" || { cat "$work/list.txt"; fail "the listing's end"; }
+grep -Eq "^  (8[0-9]|9[0-9]|100) versions, (8[0-9]|9[0-9]|100) releases" "$work/list.txt" || { cat "$work/list.txt"; fail "the releases"; }
 "$report" --compare-recordings "$work/a" "$work/b" > "$work/same.txt" 2>&1 || { cat "$work/same.txt"; fail "two runs' recordings differ"; }
 grep -q "^same:" "$work/same.txt" || fail "the comparison did not say same"
 # A run that wrote one byte otherwise: named by channel, writer run, iteration and byte offset.

@@ -34,7 +34,7 @@ std::string writeSample(const std::string& path, const std::string& payload, boo
   v.channel = 1;
   v.iteration = 2;
   REQUIRE(w->append(ChunkType::kVersion, v, payload.data(), payload.size()));
-  REQUIRE(w->append(ChunkType::kRelease, ReleaseRecord{1, 50, 51, 3, 0}));
+  REQUIRE(w->append(ChunkType::kRelease, ReleaseRecord{1, 50, 51, 3, 0, 0, 0}));
   REQUIRE(w->append(ChunkType::kSwitch, SwitchRecord{2, 60, 0xFFFFFFFFU, 3}));
   REQUIRE(w->append(ChunkType::kLost, LostRecord{1, 3, 1, 0}));
   REQUIRE(w->append(ChunkType::kClockOffset, ClockOffsetRecord{-5, 2, 70, 1, 0}));

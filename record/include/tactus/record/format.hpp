@@ -95,13 +95,15 @@ struct VersionRecord {
 static_assert(sizeof(VersionRecord) == 40);
 
 struct ReleaseRecord {
-  std::uint64_t iteration;
+  std::uint64_t iteration;  ///< hyperepoch iteration (low 32 bits, as the event log's)
   std::int64_t idealNs;
   std::int64_t actualNs;
   std::uint32_t scheduleId;
-  std::uint32_t hyperepoch;
+  std::uint32_t epoch;  ///< EpochId
+  std::uint32_t frame;  ///< within the iteration
+  std::uint32_t reserved;
 };
-static_assert(sizeof(ReleaseRecord) == 32);
+static_assert(sizeof(ReleaseRecord) == 40);
 
 struct SwitchRecord {
   std::uint64_t iteration;  ///< the hyperepoch iteration at which it took effect
