@@ -200,9 +200,10 @@ Result<std::vector<RecordingFile>> readRecordingDir(const std::string& dir) {
   std::vector<RecordingFile> out;
   for (const auto& [soc, path] : files) {
     if (soc != out.size()) {
-      std::string missing = recordingFileName(static_cast<std::uint32_t>(out.size()));
-      missing += " is missing (" + path + " is there)";
-      return fail(ErrorCode::kParse, "recording " + dir + ": " + missing);
+      std::string message = "recording " + dir + ": ";
+      message += recordingFileName(static_cast<std::uint32_t>(out.size()));
+      message += " is missing (" + path + " is there)";
+      return fail(ErrorCode::kParse, message);
     }
     auto f = readRecordingFile(path);
     if (!f) return f.error();
