@@ -1,4 +1,4 @@
-#include "recorder.hpp"
+#include "record/recorder.hpp"
 
 #include <time.h>
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "../log_drain.hpp"
+#include "roles/log_drain.hpp"
 #include "tactus/core/channels.hpp"
 #include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"

@@ -1,4 +1,4 @@
-#include "run_recording.hpp"
+#include "record/run_recording.hpp"
 
 #include <time.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <ostream>
 #include <system_error>
 
-#include "../master.hpp"
+#include "master.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/record/format.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "recorder.hpp"
+#include "record/recorder.hpp"
 #include "tactus/core/result.hpp"
 
 namespace tactus::master {
