@@ -55,7 +55,7 @@ Result<void> RunRecording::prepare(const MasterOptions& o, const Schedule& first
   required_ = o.recordRequired;
   for (std::uint32_t k = 0; k < first.socs.size(); ++k)
     if (first.socs[k].name == o.soc) soc_ = k;
-  path_ = dir_ + "/" + recordingFileName(soc_);
+  path_ = (fs::path(dir_) / recordingFileName(soc_)).lexically_normal().string();
   std::error_code ec;
   if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
     return fail(ErrorCode::kBadParameter, "--record " + dir_ + ": not a folder");

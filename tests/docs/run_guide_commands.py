@@ -7,8 +7,9 @@ Every ```sh block runs, unless the line before its fence says why it cannot here
 `<!-- not run: REASON -->` (the reader's own program or graph, root, another machine). So a new
 block is run or explained, never silently left out.
 
-Each block runs in bash (-e, pipefail) in a fresh folder holding links to the source tree's top
-entries and `build`; what the block starts in the background (`&`) must end by itself with status
+A page's blocks run in order in one folder of the page's own (a later block may use what an earlier
+one wrote), which holds links to the source tree's top entries and `build`, each block in bash (-e,
+pipefail); what the block starts in the background (`&`) must end by itself with status
 0 by the block's end (the test waits for it, 120 s at most). Two things are rewritten so that runs
 of the test never meet: the instance `demo` (`-D demo`, `--instance demo`) becomes one of the
 test's own, and `/tmp/` becomes a folder of the test's own.
@@ -62,15 +63,9 @@ def prepare(source, build, work):
     os.symlink(os.path.abspath(build), os.path.join(work, "build"))
 
 
-def run_block(page, line, body, source, build, root, index):
-    work = os.path.join(root, "block%d" % index)
-    prepare(source, build, work)
-    tmp = os.path.join(root, "tmp%d" % index)
-    os.makedirs(tmp)
-    instance = "docs%d_%d" % (os.getpid(), index)
+def run_block(page, line, body, work, tmp, instance):
     body = INSTANCE.sub(lambda m: m.group(1) + m.group(2) + instance, body)
     body = body.replace("/tmp/", tmp + "/")
-    # The block, then a wait for each job it started in the background: one that fails fails it.
     # A failed command ends the block at once, and what it started in the background with it.
     script = ("set -eo pipefail\ntrap 'status=$?; kill $(jobs -p) 2>/dev/null || true; exit $status' EXIT\n" + body +
               '\nfor job in $(jobs -p); do wait "$job" || { echo "a background command ended with $?"; exit 1; }; done\n')
@@ -103,14 +98,18 @@ def main():
     try:
         for page in pages:
             text = pathlib.Path(source, page).read_text()
+            index += 1
+            work, tmp = os.path.join(root, "page%d" % index), os.path.join(root, "tmp%d" % index)
+            prepare(source, build, work)
+            os.makedirs(tmp)
+            instance = "docs%d_%d" % (os.getpid(), index)
             for line, body, reason in sh_blocks(text):
-                index += 1
                 if reason is not None:
                     skipped += 1
                     print("--   %s:%d not run: %s" % (page, line, reason))
                     continue
                 ran += 1
-                ok = run_block(page, line, body, source, build, root, index) and ok
+                ok = run_block(page, line, body, work, tmp, instance) and ok
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("%d blocks ran, %d not run (each with its reason), %s" % (ran, skipped, "all ok" if ok else "FAILED"))
