@@ -67,8 +67,14 @@ int main(int argc, char** argv) {
   std::uint64_t ends = 0, stops = 0;
   std::uint32_t matched = 0;
   const std::int64_t until = tactus::ipc::monotonicNs() + static_cast<std::int64_t>(o.seconds * 1e9);
+  bool adopted = false;
   while (tactus::ipc::monotonicNs() < until) {
     (void)(*link)->peers();  // as SoC --soc, it adopts the run of the primary's ready state (link v2)
+    if (!adopted && (*link)->runId() != 0) {
+      adopted = true;  // said at once: a test starts the run's clients only after it
+      std::printf("rogue: adopted the run\n");
+      std::fflush(stdout);
+    }
     for (std::uint64_t it = o.from; it <= o.to; ++it) {
       if ((*link)->publishEnd(it, 0, o.runnable, tactus::ipc::monotonicNs())) ++ends;
     }

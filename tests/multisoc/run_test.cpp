@@ -592,6 +592,10 @@ TEST_CASE(
         CHECK(codeB == 0);
         CHECK(numberAfter(rogueSaid, "matched ") == 0);  // no master took a sample of it
         CHECK(checkMergedLogs(t, 50) == "");
+      } else if (rogueSaid.find("adopted the run") == std::string::npos) {
+        // The rogue's participant came up after the primary's ready state (a loaded machine), so its
+        // samples never carried the run's identity and link v2 dropped them all: nothing to show.
+        WARN("the rogue joined after the run started and never learned its identity: its forgeries were dropped");
       } else {
         CHECK(numberAfter(rogueSaid, "matched ") > 0);
         CHECK((codeA != 0 || codeB != 0 || checkMergedLogs(t, 50) != ""));
