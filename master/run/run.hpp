@@ -74,6 +74,7 @@
 
 #include "managed/policy_file.hpp"
 #include "master.hpp"
+#include "record/run_recording.hpp"
 #include "roles/client_monitor.hpp"
 #include "roles/idle_windows.hpp"
 #include "roles/log_drain.hpp"
@@ -81,7 +82,6 @@
 #include "roles/releaser.hpp"
 #include "roles/run_control.hpp"
 #include "roles/segment_owner.hpp"
-#include "record/run_recording.hpp"
 #include "roles/stall_watch.hpp"
 #include "run/activation.hpp"
 #include "soc/soc_run.hpp"
