@@ -9,7 +9,8 @@ block is run or explained, never silently left out.
 
 A page's blocks run in order in one folder of the page's own (a later block may use what an earlier
 one wrote), which holds links to the source tree's top entries and `build`, each block in bash (-e,
-pipefail); what the block starts in the background (`&`) must end by itself with status
+pipefail), with DESTDIR and HOME in folders of the test's own (a block that installs writes nothing
+outside them); what the block starts in the background (`&`) must end by itself with status
 0 by the block's end (the test waits for it, 120 s at most). Two things are rewritten so that runs
 of the test never meet: the instance `demo` (`-D demo`, `--instance demo`) becomes one of the
 test's own, and `/tmp/` becomes a folder of the test's own.
@@ -63,6 +64,16 @@ def prepare(source, build, work):
     os.symlink(os.path.abspath(build), os.path.join(work, "build"))
 
 
+def guarded_env(tmp):
+    """The block's environment: an install goes under DESTDIR and a home of the test's own, so a
+    block that installs (one a page forgot to mark) never writes outside the test's folders."""
+    env = dict(os.environ)
+    env["DESTDIR"] = os.path.join(tmp, "destdir")
+    env["HOME"] = os.path.join(tmp, "home")
+    os.makedirs(env["HOME"], exist_ok=True)
+    return env
+
+
 def run_block(page, line, body, work, tmp, instance):
     body = INSTANCE.sub(lambda m: m.group(1) + m.group(2) + instance, body)
     body = body.replace("/tmp/", tmp + "/")
@@ -71,7 +82,7 @@ def run_block(page, line, body, work, tmp, instance):
               '\nfor job in $(jobs -p); do wait "$job" || { echo "a background command ended with $?"; exit 1; }; done\n')
     try:
         r = subprocess.run(["bash", "-c", script], cwd=work, capture_output=True, text=True, timeout=TIMEOUT_S,
-                           start_new_session=True)
+                           start_new_session=True, stdin=subprocess.DEVNULL, env=guarded_env(tmp))
         status, out = r.returncode, r.stdout + r.stderr
     except subprocess.TimeoutExpired as e:
         status = "timeout after %d s" % TIMEOUT_S
