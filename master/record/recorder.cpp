@@ -104,7 +104,13 @@ void Recorder::copyVersion(const Writer& w, std::uint64_t h) {
   }
   item.data.resize(ring.size);
   std::memcpy(item.data.data(), at + sizeof(shm::ChannelVersion), ring.size);
-  std::atomic_thread_fence(std::memory_order_acquire);
+#if defined(__SANITIZE_THREAD__)
+  // TSan models no fences (GCC refuses them under -fsanitize=thread): a read-modify-write of the
+  // stamp orders the copy before the check there. The TSan stage does not run recordings.
+  (void)v->iteration.fetch_add(0, std::memory_order_acq_rel);
+#else
+  std::atomic_thread_fence(std::memory_order_acquire);  // the copy's loads before the stamp's re-read
+#endif
   if (v->iteration.load(std::memory_order_relaxed) != stamp) {  // a later run took the buffer meanwhile
     lose(LossReason::kTornCopy, w.write->channel, h);
     return;
