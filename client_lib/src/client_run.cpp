@@ -133,15 +133,6 @@ RunOutcome refuse(Runtime& primary, Runtime& rt, shm::Refusal refusal, std::uint
   return {RunStatus::kError, "", std::move(message)};
 }
 
-// Whether a thread of this process can be pinned to `core`: tried on a thread of its own (an
-// affinity mask from taskset does not forbid it; a core that is offline, absent or outside the
-// process's cpuset does).
-bool canPin(std::uint32_t core) {
-  bool pinned = false;
-  std::thread([&] { pinned = ipc::pinThisThread(core); }).join();
-  return pinned;
-}
-
 // The machine's online cores as the kernel lists them ("0-1"), "" when unknown.
 std::string onlineCores() {
   std::ifstream in("/sys/devices/system/cpu/online");
@@ -158,7 +149,8 @@ std::optional<RunOutcome> refuseMissingCore(Runtime& primary, Runtime& rt) {
   if ((primary.flags & shm::kFlagNoPinning) != 0) return std::nullopt;
   for (const WorkerPlan& w : rt.plan.workers) {
     const ResourceInfo& r = rt.schedule.resources[w.resource];
-    if (w.client != rt.clientIndex || r.kind != ResourceKind::kCpu || r.core == kNone || canPin(r.core)) continue;
+    if (w.client != rt.clientIndex || r.kind != ResourceKind::kCpu || r.core == kNone || ipc::canPinThisThread(r.core))
+      continue;
     const std::string online = onlineCores();
     return refuse(primary, rt, shm::Refusal::kCore, r.core,
                   "client '" + rt.name + "' cannot run " + r.name + ofSchedule(rt) +

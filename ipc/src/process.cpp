@@ -140,4 +140,12 @@ bool pinThisThread(std::uint32_t core) {
   return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
 }
 
+bool canPinThisThread(std::uint32_t core) {
+  cpu_set_t before;
+  if (::pthread_getaffinity_np(::pthread_self(), sizeof before, &before) != 0) return false;
+  const bool pinned = pinThisThread(core);
+  if (pinned) ::pthread_setaffinity_np(::pthread_self(), sizeof before, &before);
+  return pinned;
+}
+
 }  // namespace tactus::ipc

@@ -39,6 +39,11 @@ Ownership processOwns(pid_t pid, std::uint64_t startTime, const std::string& pat
 /// core is offline, absent or outside the process's cpuset).
 bool pinThisThread(std::uint32_t core);
 
+/// Whether the calling thread could be pinned to `core` (online, inside the process's cpuset; a
+/// taskset mask does not forbid it): tried on the calling thread, whose affinity is then put back.
+/// No thread is started for the check, so it costs no task under a pids limit.
+bool canPinThisThread(std::uint32_t core);
+
 /// Watches one process for exit. Uses pidfd_open + poll (readable once the process has exited,
 /// zombie included); falls back to /proc when pidfds are unavailable.
 class ProcessWatch {
