@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <ostream>
@@ -52,14 +53,31 @@ class Exposition {
 std::string label(const char* key, std::string_view value) { return std::string(key) + "=\"" + escaped(value) + "\""; }
 double seconds(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
+// One metric family over rows of one kind: its name, type, help and the value of a row.
+template <typename Row>
+struct Metric {
+  const char* name;
+  const char* type;
+  const char* help;
+  double (*value)(const Row&);
+};
+
+// Writes each family of `metrics` whole (HELP, TYPE, then every sample: the text format wants a
+// family's lines in one group); `eachRow(emit)` calls emit(labels, row) for every row.
+template <typename Row, std::size_t N, typename EachRow>
+void writeFamilies(Exposition& e, const Metric<Row> (&metrics)[N], EachRow&& eachRow) {
+  for (const Metric<Row>& m : metrics) {
+    e.family(m.name, m.type, m.help);
+    eachRow([&](const std::string& labels, const Row& row) { e.sample(m.name, labels, m.value(row)); });
+  }
+}
+
+std::string scheduleLabels(const Snapshot& snap, const ScheduleView& s) {
+  return label("tactus_instance", snap.instance) + "," + label("schedule", std::to_string(s.identifier));
+}
+
 void runnableMetrics(Exposition& e, const Snapshot& snap) {
-  struct Metric {
-    const char* name;
-    const char* type;
-    const char* help;
-    double (*value)(const RunnableRow&);
-  };
-  static const Metric kMetrics[] = {
+  static const Metric<RunnableRow> kMetrics[] = {
       {"runs_total", "counter", "Runs of the runnable (the master's drain of the event log).",
        [](const RunnableRow& r) { return static_cast<double>(r.stats.count); }},
       {"overruns_total", "counter", "Runs of the runnable longer than WCET + EndMonitorThreshold.",
@@ -75,25 +93,15 @@ void runnableMetrics(Exposition& e, const Snapshot& snap) {
       {"runnable_wcet_seconds", "gauge", "The runnable's WCET in the schedule.",
        [](const RunnableRow& r) { return seconds(r.wcetNs); }},
   };
-  for (const Metric& m : kMetrics) {
-    e.family(m.name, m.type, m.help);
+  writeFamilies(e, kMetrics, [&](auto&& emit) {
     for (const ScheduleView& s : snap.schedules)
       for (const RunnableRow& r : s.runnables)
-        e.sample(m.name,
-                 label("tactus_instance", snap.instance) + "," + label("schedule", std::to_string(s.identifier)) + "," +
-                     label("client", r.client) + "," + label("runnable", r.name),
-                 m.value(r));
-  }
+        emit(scheduleLabels(snap, s) + "," + label("client", r.client) + "," + label("runnable", r.name), r);
+  });
 }
 
 void hyperepochMetrics(Exposition& e, const Snapshot& snap) {
-  struct Metric {
-    const char* name;
-    const char* type;
-    const char* help;
-    double (*value)(const HyperepochRow&);
-  };
-  static const Metric kMetrics[] = {
+  static const Metric<HyperepochRow> kMetrics[] = {
       {"frames_released_total", "counter", "Frames the master released in the hyperepoch.",
        [](const HyperepochRow& h) { return static_cast<double>(h.stats.releases); }},
       {"iterations_completed_total", "counter", "Hyperepoch iterations fully completed.",
@@ -113,38 +121,41 @@ void hyperepochMetrics(Exposition& e, const Snapshot& snap) {
       {"hyperepoch_period_seconds", "gauge", "The hyperepoch's period.",
        [](const HyperepochRow& h) { return seconds(h.periodNs); }},
   };
-  for (const Metric& m : kMetrics) {
-    e.family(m.name, m.type, m.help);
+  writeFamilies(e, kMetrics, [&](auto&& emit) {
     for (const ScheduleView& s : snap.schedules)
-      for (const HyperepochRow& h : s.hyperepochs)
-        e.sample(m.name,
-                 label("tactus_instance", snap.instance) + "," + label("schedule", std::to_string(s.identifier)) + "," +
-                     label("hyperepoch", h.name),
-                 m.value(h));
-  }
+      for (const HyperepochRow& h : s.hyperepochs) emit(scheduleLabels(snap, s) + "," + label("hyperepoch", h.name), h);
+  });
 }
 
+// Chain reaction and age, each family whole (only chains the master measures).
 void chainMetrics(Exposition& e, const Snapshot& snap) {
-  for (const bool reaction : {true, false}) {
-    const std::string what = reaction ? "reaction" : "age";
-    const auto measure = [&](const ChainRow& c) { return reaction ? c.stats.reaction : c.stats.age; };
-    e.family("chain_" + what + "s_total", "counter", "Chain occurrences measured by the master.");
-    e.family("chain_" + what + "_last_seconds", "gauge", "The chain's latest measured value.");
-    e.family("chain_" + what + "_max_seconds", "gauge", "The chain's worst measured value.");
-    e.family("chain_" + what + "_planned_seconds", "gauge", "The chain's planned bound (allowance included).");
-    e.family("chain_" + what + "_over_planned_total", "counter", "Occurrences over the planned bound.");
+  static const Metric<ChainRow> kMetrics[] = {
+      {"chain_reactions_total", "counter", "Chain occurrences measured by the master.",
+       [](const ChainRow& c) { return static_cast<double>(c.stats.reaction.count); }},
+      {"chain_reaction_last_seconds", "gauge", "The chain's latest measured reaction.",
+       [](const ChainRow& c) { return seconds(c.stats.reaction.lastNs); }},
+      {"chain_reaction_max_seconds", "gauge", "The chain's worst measured reaction.",
+       [](const ChainRow& c) { return seconds(c.stats.reaction.maxNs); }},
+      {"chain_reaction_planned_seconds", "gauge", "The chain's planned reaction bound (allowance included).",
+       [](const ChainRow& c) { return seconds(c.plannedReactionNs); }},
+      {"chain_reaction_over_planned_total", "counter", "Occurrences whose reaction is over the planned bound.",
+       [](const ChainRow& c) { return static_cast<double>(c.stats.reaction.overPlanned); }},
+      {"chain_ages_total", "counter", "Chain occurrences whose age the master measured.",
+       [](const ChainRow& c) { return static_cast<double>(c.stats.age.count); }},
+      {"chain_age_last_seconds", "gauge", "The chain's latest measured age.",
+       [](const ChainRow& c) { return seconds(c.stats.age.lastNs); }},
+      {"chain_age_max_seconds", "gauge", "The chain's worst measured age.",
+       [](const ChainRow& c) { return seconds(c.stats.age.maxNs); }},
+      {"chain_age_planned_seconds", "gauge", "The chain's planned age bound (allowance included).",
+       [](const ChainRow& c) { return seconds(c.plannedAgeNs); }},
+      {"chain_age_over_planned_total", "counter", "Occurrences whose age is over the planned bound.",
+       [](const ChainRow& c) { return static_cast<double>(c.stats.age.overPlanned); }},
+  };
+  writeFamilies(e, kMetrics, [&](auto&& emit) {
     for (const ScheduleView& s : snap.schedules)
-      for (const ChainRow& c : s.chains) {
-        if (!c.measured) continue;
-        const std::string l = label("tactus_instance", snap.instance) + "," +
-                              label("schedule", std::to_string(s.identifier)) + "," + label("chain", c.name);
-        e.sample("chain_" + what + "s_total", l, static_cast<double>(measure(c).count));
-        e.sample("chain_" + what + "_last_seconds", l, seconds(measure(c).lastNs));
-        e.sample("chain_" + what + "_max_seconds", l, seconds(measure(c).maxNs));
-        e.sample("chain_" + what + "_planned_seconds", l, seconds(reaction ? c.plannedReactionNs : c.plannedAgeNs));
-        e.sample("chain_" + what + "_over_planned_total", l, static_cast<double>(measure(c).overPlanned));
-      }
-  }
+      for (const ChainRow& c : s.chains)
+        if (c.measured) emit(scheduleLabels(snap, s) + "," + label("chain", c.name), c);
+  });
 }
 
 }  // namespace

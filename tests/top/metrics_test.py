@@ -28,14 +28,27 @@ def fail(msg):
 
 
 def parse(text):
-    """{(name, frozenset(labels)): value}; every line a comment or a sample."""
+    """{(name, frozenset(labels)): value}; every line a comment or a sample. Holds the text
+    format's grouping: a family's HELP and TYPE once, before its samples, and all of its samples in
+    one group (a parser such as OpenMetrics' refuses a family's sample after another family)."""
     out = {}
+    current = None  # the family whose TYPE came last
+    seen = set()
     for line in text.splitlines():
-        if line.startswith("# HELP tactus_") or line.startswith("# TYPE tactus_"):
+        if line.startswith("# HELP tactus_"):
+            continue
+        if line.startswith("# TYPE tactus_"):
+            family = line.split()[2]
+            if family in seen:
+                fail(f"family {family} declared twice")
+            seen.add(family)
+            current = family
             continue
         m = SAMPLE.match(line)
         if not m:
             fail(f"not an exposition line: {line!r}")
+        if m.group(1) != current:
+            fail(f"sample {m.group(1)} outside its family's group (the last TYPE line was {current})")
         labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2)))
         out[(m.group(1), frozenset(labels.items()))] = float(m.group(3))
     return out
