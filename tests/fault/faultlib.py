@@ -40,12 +40,12 @@ def signame(sig):
         return "signal %d" % sig
 
 
-def run_ordered(items, fn, jobs, exclusive=None, done=None, on_stop=None):
+def run_ordered(items, fn, jobs, alone=None, done=None, on_stop=None):
     """fn(item) for every item, `jobs` at a time in threads (the fault campaign's trials, the run
     matrix's cells: each on an instance of its own, spending most of its time waiting for processes);
-    returns the results in the order of `items`. Items for which exclusive(item) is true share a
-    resource (the matrix's multi-SoC cells: DDS domains) and never run beside one another; they form
-    a serial chain, so a free worker starts the next of them first. done(index, result) is called
+    returns the results in the order of `items`. Items for which alone(item) is true run one at a
+    time with nothing beside them, after the others (the matrix's multi-SoC cells: they share DDS
+    domains, and their timing was measured alone). done(index, result) is called
     in the order of `items` as soon as every earlier item has finished (verdicts print in plan
     order). An exception of fn stops the start of further items and is raised here. When this
     thread is interrupted (SIGTERM's SystemExit), on_stop() is called (it may end the items in
@@ -53,15 +53,14 @@ def run_ordered(items, fn, jobs, exclusive=None, done=None, on_stop=None):
     items = list(items)
     results, finished = [None] * len(items), [False] * len(items)
     pending = list(range(len(items)))
-    is_exclusive = [bool(exclusive and exclusive(x)) for x in items]
-    state = {"exclusive_busy": False, "error": None, "stop": False}
+    is_alone = [bool(alone and alone(x)) for x in items]
+    state = {"running": 0, "error": None, "stop": False}
     cond = threading.Condition()
 
     def pick():  # under cond: the next item a worker may start, or None
-        free = [i for i in pending if not is_exclusive[i] or not state["exclusive_busy"]]
-        if not free:
+        i = next((i for i in pending if not is_alone[i]), pending[0])
+        if is_alone[i] and state["running"]:
             return None
-        i = next((i for i in free if is_exclusive[i]), free[0])
         pending.remove(i)
         return i
 
@@ -75,7 +74,7 @@ def run_ordered(items, fn, jobs, exclusive=None, done=None, on_stop=None):
                     if i is not None:
                         break
                     cond.wait()
-                state["exclusive_busy"] |= is_exclusive[i]
+                state["running"] += 1
             try:
                 r = fn(items[i])
             except BaseException as e:  # noqa: B902 (handed to the caller's thread)
@@ -85,8 +84,7 @@ def run_ordered(items, fn, jobs, exclusive=None, done=None, on_stop=None):
                 return
             with cond:
                 results[i], finished[i] = r, True
-                if is_exclusive[i]:
-                    state["exclusive_busy"] = False
+                state["running"] -= 1
                 cond.notify_all()
 
     threads = [threading.Thread(target=worker) for _ in range(max(1, min(jobs, len(items))))]

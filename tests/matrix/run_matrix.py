@@ -1186,6 +1186,9 @@ def main():
     # meson's timeout (SIGTERM) ends the matrix through the `finally`s: the cell's processes are
     # killed and its segments removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # Cells side by side are threads: a thread waking from a short sleep (a cell's 1-20 ms before a
+    # kill) waits for the interpreter lock at most this long, not Python's default 5 ms.
+    sys.setswitchinterval(0.0005)
     ctx = Context(args)
     rows = args.only.split(",") if args.only else ROWS
     cols = args.columns.split(",") if args.columns else COLUMNS
@@ -1196,12 +1199,13 @@ def main():
     plan = [(r, c) for r in ROWS if r in rows for c in COLUMNS if c in cols]
     begin = now()
     # Cells run --jobs at a time, each on an instance of its own (as the fault campaign's trials: a
-    # cell spends most of its time waiting for its processes); the multi-SoC cells one at a time,
-    # their masters' DDS domains being shared (Cell.domain); the verdicts print in plan order.
+    # cell spends most of its time waiting for its processes); the multi-SoC cells after them, one at
+    # a time and alone: their masters share DDS domains (Cell.domain), and beside other cells under
+    # stress-ng one of them once saw its run end before it had started. Verdicts print in plan order.
     try:
         cells = faultlib.run_ordered(
             list(enumerate(plan)), lambda item: run_cell(ctx, item[1][0], item[1][1], item[0]), args.jobs,
-            exclusive=lambda item: ROW_CLASSES[item[1][0]].multisoc,
+            alone=lambda item: ROW_CLASSES[item[1][0]].multisoc,
             done=lambda _, cell: print(cell.said, flush=True),
             on_stop=lambda: [c.cleanup() for c in list(ctx.running)])
     finally:
