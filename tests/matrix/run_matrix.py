@@ -1180,8 +1180,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the cells' files")
     ap.add_argument("-v", "--verbose", action="store_true", help="every cell's processes and output tails")
     ap.add_argument("--jobs", type=int, default=2 if SCALE > 1 else 3,
-                    help="cells at a time (default 3, 2 in sanitized builds; the multi-SoC cells, which share "
-                    "DDS domains, one at a time whatever this says)")
+                    help="cells at a time (default 3, 2 in sanitized builds); the multi-SoC cells, which share "
+                    "DDS domains, run after the others, one at a time and alone, whatever this says")
     args = ap.parse_args()
     # meson's timeout (SIGTERM) ends the matrix through the `finally`s: the cell's processes are
     # killed and its segments removed.
