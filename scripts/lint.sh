@@ -10,6 +10,8 @@
 # Options: --tidy-only, --format-only (clang-format and the file size), --base REF (instead of
 # main), -j N (default 2).
 # TACTUS_BUILD_DIR picks the build directory (default build; set up here when missing).
+# TACTUS_TIDY_CACHE=DIR keeps clang-tidy's clean verdicts there; a unit is checked again when
+# anything it depends on changed (scripts/tidy_keys.py). .ci/run keeps them in its ccache folder.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,27 +84,57 @@ if ((tidy)); then
     meson setup "$builddir" >/dev/null || { echo "lint: meson setup $builddir failed" >&2; exit 2; }
   fi
   # Translation units in the compile database; a header is checked through the units that include
-  # it (HeaderFilterRegex in .clang-tidy).
-  mapfile -t units < <(python3 - "$builddir/compile_commands.json" "${sources[@]}" <<'PY'
-import json, os, sys
-db = {os.path.realpath(os.path.join(e["directory"], e["file"])) for e in json.load(open(sys.argv[1]))}
-for f in sys.argv[2:]:
-    if os.path.realpath(f) in db:
-        print(f)
-PY
-  )
-  if ((${#units[@]})); then
+  # it (HeaderFilterRegex in .clang-tidy). With TACTUS_TIDY_CACHE (a folder; CI keeps it in its
+  # ccache folder), a unit whose clang-tidy verdict was clean is not checked again while nothing it
+  # depends on changed (scripts/tidy_keys.py says what: the clang-tidy version and configuration,
+  # the compile command, the content of every file the unit includes).
+  cache=${TACTUS_TIDY_CACHE:-}
+  key_args=() deps=$(mktemp)
+  if [ -n "$cache" ]; then
+    ninja -C "$builddir" -t deps >"$deps" 2>/dev/null
+    key_args=(--keys "$(clang-tidy --version)" "$deps")
+  fi
+  mapfile -t rows < <(python3 scripts/tidy_keys.py "${key_args[@]}" "$builddir/compile_commands.json" "${sources[@]}")
+  rm -f "$deps"
+  todo=() hits=0
+  for row in "${rows[@]}"; do
+    key=${row#*$'\t'}
+    if [ -n "$cache" ] && [ -n "$key" ] && [ -f "$cache/${key:0:2}/$key" ]; then
+      touch "$cache/${key:0:2}/$key"
+      hits=$((hits + 1))
+    else
+      todo+=("$row")
+    fi
+  done
+  if ((${#rows[@]})); then
     # Generated headers (tactus_config.h) must exist before clang-tidy reads the units.
     ninja -C "$builddir" tactus_config.h >/dev/null 2>&1 || true
-    echo "lint: clang-tidy on ${#units[@]} translation units (-j$jobs)"
+    said=""
+    [ -n "$cache" ] && said=", $hits clean before and unchanged ($cache)"
+    echo "lint: clang-tidy on ${#rows[@]} translation units (-j$jobs)$said"
+    outs=$(mktemp -d)
+    # One unit: its findings into a file of its own; a clean verdict kept under its key.
+    tidy_one() {
+      local unit=${1%%$'\t'*} key=${1#*$'\t'} out
+      out=$(mktemp "$outs/unit.XXXXXX")
+      if clang-tidy -p "$builddir" --quiet "$unit" >"$out" 2>/dev/null && ! grep -qE '(warning|error):' "$out" &&
+        [ -n "$cache" ] && [ -n "$key" ]; then
+        mkdir -p "$cache/${key:0:2}" && : >"$cache/${key:0:2}/$key"
+      fi
+    }
+    export -f tidy_one
+    export builddir cache outs
+    ((${#todo[@]})) && printf '%s\n' "${todo[@]}" | xargs -P "$jobs" -d '\n' -n 1 bash -c 'tidy_one "$1"' _
     out=$(mktemp)
-    printf '%s\n' "${units[@]}" | xargs -P "$jobs" -n 1 clang-tidy -p "$builddir" --quiet >"$out" 2>/dev/null
+    cat "$outs"/unit.* >"$out" 2>/dev/null
     if grep -qE '(warning|error):' "$out"; then
       grep -E -A3 '(warning|error):' "$out"
       echo "lint: clang-tidy: $(grep -cE '(warning|error):' "$out") findings"
       status=1
     fi
-    rm -f "$out"
+    rm -rf "$out" "$outs"
+    # Verdicts not used for 30 days go (a unit's key changes with every edit it sees).
+    [ -n "$cache" ] && find "$cache" -type f -mtime +30 -delete 2>/dev/null
   fi
 fi
 [ "$status" -eq 0 ] && echo "lint: clean"

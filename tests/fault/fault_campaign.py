@@ -13,7 +13,6 @@
 # A failing trial prints its cause, each process's status and stderr tail, its timeline and the
 # command that reruns it alone (the same seed gives the same trial: order, instants, damage).
 import argparse
-import concurrent.futures
 import os
 import random
 import re
@@ -625,10 +624,9 @@ def main():
     trials, retried = [], []
     begin = now()
     try:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            for tries in pool.map(run_one, plan):
-                retried += tries[:-1]
-                trials.append(tries[-1])
+        for tries in faultlib.run_ordered(plan, run_one, args.jobs):
+            retried += tries[:-1]
+            trials.append(tries[-1])
     finally:
         if not ctx.keep:
             shutil.rmtree(ctx.work, ignore_errors=True)

@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 
 # Every process of a trial must end this long after the trial's cause (or be waiting for a new
@@ -37,6 +38,80 @@ def signame(sig):
         return signal.Signals(sig).name
     except ValueError:
         return "signal %d" % sig
+
+
+def run_ordered(items, fn, jobs, alone=None, done=None, on_stop=None):
+    """fn(item) for every item, `jobs` at a time in threads (the fault campaign's trials, the run
+    matrix's cells: each on an instance of its own, spending most of its time waiting for processes);
+    returns the results in the order of `items`. Items for which alone(item) is true run one at a
+    time with nothing beside them, after the others (the matrix's multi-SoC cells: they share DDS
+    domains, and their timing was measured alone). done(index, result) is called
+    in the order of `items` as soon as every earlier item has finished (verdicts print in plan
+    order). An exception of fn stops the start of further items and is raised here. When this
+    thread is interrupted (SIGTERM's SystemExit), on_stop() is called (it may end the items in
+    progress: kill their processes) and the items in progress are waited for (each is bounded)."""
+    items = list(items)
+    results, finished = [None] * len(items), [False] * len(items)
+    pending = list(range(len(items)))
+    is_alone = [bool(alone and alone(x)) for x in items]
+    state = {"running": 0, "error": None, "stop": False}
+    cond = threading.Condition()
+
+    def pick():  # under cond: the next item a worker may start, or None
+        i = next((i for i in pending if not is_alone[i]), pending[0])
+        if is_alone[i] and state["running"]:
+            return None
+        pending.remove(i)
+        return i
+
+    def worker():
+        while True:
+            with cond:
+                while True:
+                    if state["stop"] or state["error"] or not pending:
+                        return
+                    i = pick()
+                    if i is not None:
+                        break
+                    cond.wait()
+                state["running"] += 1
+            try:
+                r = fn(items[i])
+            except BaseException as e:  # noqa: B902 (handed to the caller's thread)
+                with cond:
+                    state["error"] = state["error"] or e
+                    cond.notify_all()
+                return
+            with cond:
+                results[i], finished[i] = r, True
+                state["running"] -= 1
+                cond.notify_all()
+
+    threads = [threading.Thread(target=worker) for _ in range(max(1, min(jobs, len(items))))]
+    for t in threads:
+        t.start()
+    reported = 0
+    try:
+        while reported < len(items):
+            with cond:
+                while not finished[reported] and not state["error"]:
+                    cond.wait(0.5)
+                if state["error"]:
+                    raise state["error"]
+            if done:
+                done(reported, results[reported])
+            reported += 1
+    except BaseException:
+        with cond:
+            state["stop"] = True
+            cond.notify_all()
+        if on_stop:
+            on_stop()
+        raise
+    finally:
+        for t in threads:
+            t.join()
+    return results
 
 
 class Layout:
@@ -160,11 +235,12 @@ class Proc:
         self.sent = []            # signals the trial sent, in order
         self.stopped = False      # SIGSTOP sent and no SIGCONT yet
         self.cleanup_kill = False  # killed by the trial's clean-up (waiting or hung)
+        self.env = None            # the process's environment (None: this one's)
 
     def start(self):
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.popen = subprocess.Popen(self.argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                          start_new_session=True)
+                                          start_new_session=True, env=self.env)
         self.started = now()
         self.trial.note("start %s (pid %d)" % (self.name, self.popen.pid))
 

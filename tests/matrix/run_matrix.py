@@ -39,6 +39,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -112,6 +113,8 @@ class Context:
             os.path.join(self.source, "samples", "multisoc", "loopback.xml"))
         self.ddsDomain = 100 + (os.getpid() % 16) * 6
         self.schedules = {}
+        self.lock = threading.Lock()  # cells run in threads (main: --jobs): the schedules, `running`
+        self.running = set()          # the cells in progress (SIGTERM ends their processes)
 
     @staticmethod
     def _multisoc_built(build):
@@ -125,6 +128,10 @@ class Context:
     def schedule(self, graph, identifier=None):
         """`graph` (relative to the source root) compiled once; with `identifier`, as a manager's mode:
         its Identifier replaced and its name suffixed with it (as tests/gpu does)."""
+        with self.lock:  # compiled once, by the first cell that needs it
+            return self._schedule(graph, identifier)
+
+    def _schedule(self, graph, identifier):
         key = (graph, identifier)
         if key in self.schedules:
             return self.schedules[key]
@@ -163,6 +170,10 @@ class Cell:
         self.t_begin = now()
         self.domain = ctx.ddsDomain + index % 6
         self.table = "tactus_cuda_standin_" + self.instance
+        # Every process of the cell gets the cell's CUDA stand-in table (cells run side by side).
+        self.env = dict(os.environ, TACTUS_CUDA_STANDIN_TABLE=self.table)
+        with ctx.lock:
+            ctx.running.add(self)
 
     # --- processes ---
 
@@ -171,6 +182,7 @@ class Cell:
 
     def proc(self, name, role, argv):
         p = Proc(self, name, role, argv)
+        p.env = self.env
         self.procs.append(p)
         return p
 
@@ -294,6 +306,8 @@ class Cell:
                 os.unlink(path)
             except OSError:
                 pass
+        with self.ctx.lock:
+            self.ctx.running.discard(self)
 
     def statuses(self):
         return " ".join("%s=%s" % (p.name, short_status(p)) for p in self.procs if p.popen and p.role != "manager")
@@ -1012,7 +1026,6 @@ def col_cuda(cell, row):
     GPU work across two processes; every process exits 0, every submission went through the engine."""
     if not os.access(cell.ctx.prog["gpu-client"], os.X_OK):
         raise Skip("tactus-gpu-test-client (the stand-in client) is not built")
-    os.environ["TACTUS_CUDA_STANDIN_TABLE"] = cell.table
     graph = "tests/gpu/graphs/cross_soc.yaml" if row.multisoc else "tests/gpu/graphs/cross.yaml"
     ids = (261, 262)
     if row.managed:
@@ -1111,7 +1124,6 @@ def run_cell(ctx, row, column, index):
         cell.fail("driver error: %r" % e)
     finally:
         cell.cleanup()
-        os.environ.pop("TACTUS_CUDA_STANDIN_TABLE", None)
     known = XFAILS.get((row, column))
     if verdict != "SKIP" and cell.failures:
         verdict = "FAIL"
@@ -1126,17 +1138,19 @@ def run_cell(ctx, row, column, index):
     cell.seconds = now() - cell.t_begin
     line = "%s %s: %s" % (verdict, cell.name,
                           "; ".join(cell.failures) if verdict == "FAIL" else cell.outcome)
-    print(line, flush=True)
+    said = [line]  # printed by main in plan order (cells run side by side)
     if verdict == "FAIL" or ctx.verbose:
         for p in cell.procs:
             if p.popen is None:
                 continue
-            print("    %-16s %s" % (p.name, p.status()))
+            said.append("    %-16s %s" % (p.name, p.status()))
             for t in p.tail(500).splitlines()[-5:]:
-                print("        | " + t)
+                said.append("        | " + t)
         if verdict == "FAIL":
-            print("    timeline: " + "; ".join(cell.log[-12:]))
-            print("    instance %s, files %s%s" % (cell.instance, cell.dir, "" if ctx.keep else " (removed; --keep)"))
+            said.append("    timeline: " + "; ".join(cell.log[-12:]))
+            said.append("    instance %s, files %s%s" % (cell.instance, cell.dir,
+                                                          "" if ctx.keep else " (removed; --keep)"))
+    cell.said = "\n".join(said)
     return cell
 
 
@@ -1165,10 +1179,16 @@ def main():
     ap.add_argument("--work", help="folder for the cells' files (default: the system's temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the cells' files")
     ap.add_argument("-v", "--verbose", action="store_true", help="every cell's processes and output tails")
+    ap.add_argument("--jobs", type=int, default=2 if SCALE > 1 else 3,
+                    help="cells at a time (default 3, 2 in sanitized builds); the multi-SoC cells, which share "
+                    "DDS domains, run after the others, one at a time and alone, whatever this says")
     args = ap.parse_args()
     # meson's timeout (SIGTERM) ends the matrix through the `finally`s: the cell's processes are
     # killed and its segments removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # Cells side by side are threads: a thread waking from a short sleep (a cell's 1-20 ms before a
+    # kill) waits for the interpreter lock at most this long, not Python's default 5 ms.
+    sys.setswitchinterval(0.0005)
     ctx = Context(args)
     rows = args.only.split(",") if args.only else ROWS
     cols = args.columns.split(",") if args.columns else COLUMNS
@@ -1176,15 +1196,18 @@ def main():
         if x not in ROWS + COLUMNS:
             raise SystemExit("matrix: unknown row or column '%s'" % x)
     print("matrix: instances matrix%d_<row>_<column>, files under %s" % (os.getpid(), ctx.work), flush=True)
-    cells = []
+    plan = [(r, c) for r in ROWS if r in rows for c in COLUMNS if c in cols]
     begin = now()
+    # Cells run --jobs at a time, each on an instance of its own (as the fault campaign's trials: a
+    # cell spends most of its time waiting for its processes); the multi-SoC cells after them, one at
+    # a time and alone: their masters share DDS domains (Cell.domain), and beside other cells under
+    # stress-ng one of them once saw its run end before it had started. Verdicts print in plan order.
     try:
-        for r in ROWS:
-            if r not in rows:
-                continue
-            for c in COLUMNS:
-                if c in cols:
-                    cells.append(run_cell(ctx, r, c, len(cells)))
+        cells = faultlib.run_ordered(
+            list(enumerate(plan)), lambda item: run_cell(ctx, item[1][0], item[1][1], item[0]), args.jobs,
+            alone=lambda item: ROW_CLASSES[item[1][0]].multisoc,
+            done=lambda _, cell: print(cell.said, flush=True),
+            on_stop=lambda: [c.cleanup() for c in list(ctx.running)])
     finally:
         if not ctx.keep:
             shutil.rmtree(ctx.work, ignore_errors=True)
