@@ -113,14 +113,20 @@ if ((tidy)); then
     [ -n "$cache" ] && said=", $hits clean before and unchanged ($cache)"
     echo "lint: clang-tidy on ${#rows[@]} translation units (-j$jobs)$said"
     outs=$(mktemp -d)
-    # One unit: its findings into a file of its own; a clean verdict kept under its key.
+    # One unit: its findings into a file of its own; a clean verdict kept under its key. A
+    # clang-tidy that ends with another status (killed, crashed, a unit it could not compile)
+    # is a finding too: silence from it is not a clean verdict.
     tidy_one() {
-      local unit=${1%%$'\t'*} key=${1#*$'\t'} out
+      local unit=${1%%$'\t'*} key=${1#*$'\t'} out rc=0
       out=$(mktemp "$outs/unit.XXXXXX")
-      if clang-tidy -p "$builddir" --quiet "$unit" >"$out" 2>/dev/null && ! grep -qE '(warning|error):' "$out" &&
-        [ -n "$cache" ] && [ -n "$key" ]; then
+      clang-tidy -p "$builddir" --quiet "$unit" >"$out" 2>"$out.err" || rc=$?
+      if [ "$rc" -ne 0 ]; then
+        echo "$unit:1:1: error: clang-tidy ended with status $rc on this unit" >>"$out"
+        tail -n 3 "$out.err" >>"$out"
+      elif ! grep -qE '(warning|error):' "$out" && [ -n "$cache" ] && [ -n "$key" ]; then
         mkdir -p "$cache/${key:0:2}" && : >"$cache/${key:0:2}/$key"
       fi
+      rm -f "$out.err"
     }
     export -f tidy_one
     export builddir cache outs
