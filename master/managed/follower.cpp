@@ -9,6 +9,7 @@
 #include "run/activation.hpp"
 #include "run/run.hpp"
 #include "run/run_state.hpp"
+#include "tactus/core/text.hpp"
 
 namespace tactus::master {
 
@@ -17,6 +18,19 @@ using namespace run_detail;
 class FollowerActivation final : public Activation {
  public:
   explicit FollowerActivation(Run& run) : run_(run) {}
+
+  // The primary's switches, followed over the link; the policy is the primary's.
+  Result<void> check() override {
+    SocRunOptions& so = *run_.socOptions_;
+    so.managed = true;
+    if (!run_.o_.policyPath.empty()) {
+      const Schedule& s = run_.modes_.front()->schedule;
+      return fail(ErrorCode::kValidation, "--policy is given to the master of the primary SoC " +
+                                              quoted(s.socs[so.primary].name) + " only: SoC " + quoted(run_.o_.soc) +
+                                              " follows its switches");
+    }
+    return {};
+  }
 
   std::uint64_t stopAt() const override { return 0; }  // every hyperepoch waits for the primary's start
 
@@ -48,6 +62,12 @@ class FollowerActivation final : public Activation {
 
   bool signalStopRequested() const override { return false; }
 
+  std::optional<shm::StopReason> primaryStopReason() const override { return run_.linkStopReason(); }
+
+  std::optional<const Mode*> switchInFlight() const override { return std::nullopt; }  // no switch job here
+
+  std::string switchBlocker(ClientId& /*client*/, std::string& /*name*/) const override { return ""; }
+
   void closing(const RunEnd& /*end*/) override {
     for (auto& m : run_.modes_) {
       if (m->soc) m->soc->ending();
@@ -55,6 +75,8 @@ class FollowerActivation final : public Activation {
   }
 
   void ended() override {}
+
+  void closed() override {}
 
  private:
   Run& run_;

@@ -1,6 +1,16 @@
-// What the managed and the follower activations (managed.cpp, follower.cpp) share.
+// The managed activation (run/activation.hpp) and what it shares with the follower activation
+// (managed.cpp, follower.cpp). The managed activation owns the manager's side of the run: the
+// manager channel (ManagerPort) and the switch job (SwitchJob) that answers its requests and the
+// policy's decisions; the Run's switching (schedule_switch.cpp) acts on the job it is handed.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "managed/manager_port.hpp"
+#include "managed/switch_job.hpp"
+#include "run/activation.hpp"
 #include "run/run.hpp"
 
 namespace tactus::master {
@@ -9,5 +19,47 @@ namespace tactus::master {
 bool everyHyperepochStopped(const Mode& mode);
 /// The end's message when another SoC's master asked the primary to stop.
 extern const char* const kPeerStopMessage;
+
+class ManagedActivation final : public Activation {
+ public:
+  explicit ManagedActivation(Run& run);
+
+  Result<void> check() override;
+  std::uint64_t stopAt() const override { return 0; }  // every hyperepoch waits for a start
+  void startRun() override;
+  bool stopped(const Mode& mode) const override { return everyHyperepochStopped(mode); }
+  void exitRequested(Mode& mode, ClientId c) override;
+  std::optional<RunEnd> exitProgress() override;
+  std::optional<RunEnd> watch() override { return port_.watchManager(); }
+  std::optional<RunEnd> round() override;
+  std::int64_t waitSliceNs() const override;
+  bool switchesSchedules() const override { return true; }
+  Result<void> prepare() override;
+  std::string published() override;
+  void stopForSignal(Mode* running, bool first) override;
+  std::string peerStopMessage(const std::string& /*message*/) const override { return kPeerStopMessage; }
+  bool signalStopRequested() const override { return false; }
+  std::optional<shm::StopReason> primaryStopReason() const override { return std::nullopt; }  // the primary
+  std::optional<const Mode*> switchInFlight() const override;
+  std::string switchBlocker(ClientId& client, std::string& name) const override;
+  void closing(const RunEnd& end) override;
+  void ended() override;
+  void closed() override;
+
+  /// The switch job (tests: its state).
+  const SwitchJob& job() const { return job_; }
+
+ private:
+  // manager_requests.cpp: the requests and their answers.
+  bool publishAnswer();
+  void takeRequest();
+  void evaluatePolicy();
+
+  Run& run_;
+  ManagerPort port_;  // before job_: the job's thread ends first
+  SwitchJob job_;
+  std::uint32_t pendingSeq_ = 0;   // the request last handed to the job (or answered at once)
+  Mode* signalStopped_ = nullptr;  // the schedule a signal stopped
+};
 
 }  // namespace tactus::master

@@ -1,7 +1,7 @@
 // The managed run's switching policy (tactus-master --policy FILE, rules in policy_file.hpp): the
 // rules checked against the schedules' partitions at start, evaluated by the monitor loop while
-// no request is in flight, a dead client's rule that lets the run go on, and the decisions' log
-// records (kPolicyDecision).
+// no request is in flight (ManagedActivation::evaluatePolicy), a dead client's rule that lets the
+// run go on, and the decisions' log records (kPolicyDecision).
 //
 // - Overruns and clean iterations come from the releaser's per-hyperepoch IterationHealth (reset
 //   whenever the hyperepoch starts), so a rule watches the current activation only: a schedule
@@ -87,7 +87,7 @@ std::optional<RunEnd> Run::excuseDeadClient(Mode& mode, const RunEnd& end) {
   Request fallback;
   fallback.op = ManagerOp::kRollover;
   fallback.arg0 = r.target;
-  fallback.arg1 = kNoSchedule;  // the running schedule, once the switch thread is free
+  fallback.arg1 = kNoSchedule;  // the running schedule, once the switch job is free
   fallback.takenNs = ipc::monotonicNs();
   fallback.rule = rule;
   fallback.ruleSchedule = mode.schedule.identifier;
@@ -96,25 +96,24 @@ std::optional<RunEnd> Run::excuseDeadClient(Mode& mode, const RunEnd& end) {
   return std::nullopt;
 }
 
-// Fires at most one rule while the switch thread is idle and the manager has nothing pending.
-void Run::evaluatePolicy() {
-  // exitEnd_ only once the switch thread is idle: it writes it.
-  if (!policy_ || runEnded_.load() || !answerFinished() || exitEnd_) return;
+// The switch at most one rule asks for now (the switch job is idle); a fallback after a client's
+// death first, then, while the manager has nothing pending, the rules of the running schedule.
+std::optional<Request> Run::policyRequest(bool managerPending) {
   Mode* running = runningMode();
   if (!fallbacks_.empty()) {
     Request r = fallbacks_.front();
     fallbacks_.erase(fallbacks_.begin());
     if (running != nullptr && !deadClientOf(*running).empty()) {
       r.arg1 = running->schedule.identifier;
-      launch(r);
-    } else {  // nothing that used the client ran: the run just goes on
-      logPolicy(r, Answer{ManagerResult::kBadState, ""}, ipc::monotonicNs());
-      out_ << "tactus-master: policy rule " << quoted(policy_->rules[static_cast<std::size_t>(r.rule)].name)
-           << ": no running schedule used the client" << std::endl;
+      return r;
     }
-    return;
+    // Nothing that used the client ran: the run just goes on.
+    logPolicy(r, Answer{ManagerResult::kBadState, ""}, ipc::monotonicNs());
+    out_ << "tactus-master: policy rule " << quoted(policy_->rules[static_cast<std::size_t>(r.rule)].name)
+         << ": no running schedule used the client" << std::endl;
+    return std::nullopt;
   }
-  if (running == nullptr || channel_->requestSeq.load(std::memory_order_acquire) != channel_->resultSeq.load()) return;
+  if (running == nullptr || managerPending) return std::nullopt;
   for (std::size_t k = 0; k < policy_->rules.size(); ++k) {
     const PolicyRule& rule = policy_->rules[k];
     if (rule.trigger == PolicyTrigger::kClientDies || rule.schedule != running->schedule.identifier) continue;
@@ -141,9 +140,9 @@ void Run::evaluatePolicy() {
     r.rule = static_cast<int>(k);
     r.ruleSchedule = running->schedule.identifier;
     r.ruleDetail = rule.trigger == PolicyTrigger::kOverruns ? index(rule.hyperepoch) : 0;
-    launch(r);
-    return;
+    return r;
   }
+  return std::nullopt;
 }
 
 void Run::logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs) {

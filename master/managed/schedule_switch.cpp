@@ -69,13 +69,15 @@ void Run::wakeActivated(const Mode& mode, HyperepochId he) {
 // Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
 // rollover (from != kNoSchedule) waits for every client's switch callbacks, then releases the
 // first frame at once on this thread (startHyperepochNow); a start releases at `startNs`.
-bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r) {
+bool Run::activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from,
+                   const Request& r) {
   // The run has ended (a rollover's A hyperepoch then left its last iteration at the abort, not at
   // its boundary): nothing starts, and the request is answered as cut short by that end. The waits
   // below see the end only while their word is short of its target, which a hyperepoch that never
   // ran has reached already.
   if (runEnded_.load() || mode.control.aborted()) return false;
   shm::SwitchSlot& sw = mode.owner->view().switching(he);
+  if (job != nullptr) job->enter(SwitchState::kWaitingForClients, &mode, he);
   if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
   const std::uint32_t waitFor = armActivation(mode, he, from);
   // A rollover releases at once. With callbacks to wait for, the workers wake first to run them.
@@ -83,6 +85,7 @@ bool Run::activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint3
   // on this thread's core would otherwise delay the release (measured: about 30 us per switch on
   // a 2-core machine), and the workers then find their first frame released.
   if (from == kNoSchedule || waitFor != 0) wakeActivated(mode, he);
+  if (waitFor != 0 && job != nullptr) job->enter(SwitchState::kWaitingForClients, &mode, he, true);
   if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
   if (!mode.plan.hyperepochs[he].instances.empty()) {
     if (from != kNoSchedule && mode.soc) {
@@ -130,7 +133,7 @@ std::optional<RunEnd> Run::followSwitches() {
   const std::optional<std::string> primaryEnd = soc_->primaryEnded();
   if (!primaryEnd || following) return std::nullopt;  // still following: checkPeers bounds the wait by -o
   // The reason of the primary's last stop (its signal, or an exit), as its clients see it.
-  const std::optional<StopReason> why = primaryStopReason();
+  const std::optional<StopReason> why = linkStopReason();
   return RunEnd{SegmentState::kFinished, why == StopReason::kSignal ? StopReason::kSignal : StopReason::kExitRequested,
                 kNone,
                 "the master of the primary SoC " + soc_->socName(soc_->primary()) + " ended the run: " + *primaryEnd};
@@ -225,8 +228,9 @@ void Run::wakeStoppedWorkers(const Mode& mode, HyperepochId he) {
   }
 }
 
-void Run::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
+void Run::stopHyperepoch(SwitchJob* job, Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
   if (mode.plan.hyperepochs[he].instances.empty()) return;
+  if (job != nullptr) job->enter(SwitchState::kDraining, &mode, he);
   mode.releaser->requestHyperepochStop(he);
   mode.releaser->joinHyperepoch(he);  // asleep: its release thread ends once the last iteration did
   shm::HyperepochSlot& slot = mode.owner->view().hyperepoch(he);
@@ -242,8 +246,9 @@ void Run::stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Re
   logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, to, r.takenNs, mode.releaser->hyperepochEndNs(he));
 }
 
-Answer Run::start(const Request& r, Mode& mode) {
+Answer Run::start(SwitchJob& job, const Request& r, Mode& mode) {
   // Clients may still be coming: the start waits for them (the monitor loop ends the run at -t).
+  job.enter(SwitchState::kWaitingForClients, &mode, kNone);
   while (!clientsEntered_.load()) {
     if (runEnded_.load())
       return {ManagerResult::kRunEnded, "the run ended before the schedule started" + endedBecause()};
@@ -252,12 +257,11 @@ Answer Run::start(const Request& r, Mode& mode) {
   // Multi-SoC: the other SoCs' masters activate the schedule when its start sample arrives.
   const std::int64_t startNs = ipc::monotonicNs() + (mode.soc ? o_.switchLeadUs * 1000 : kStartLeadNs);
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
-    if (!activate(mode, he, startNs, kNoSchedule, r)) {
+    if (!activate(&job, mode, he, startNs, kNoSchedule, r)) {
       return {ManagerResult::kRunEnded, "the run ended during the start" + endedBecause()};
     }
   }
   mode.running = true;
-  channel_->running.store(mode.schedule.identifier);
   return {ManagerResult::kOk, "started schedule " + std::to_string(mode.schedule.identifier)};
 }
 
@@ -269,11 +273,10 @@ void Run::askBoundaryStop(Mode& mode) {
   }
 }
 
-Answer Run::stop(const Request& r, Mode& mode, std::uint32_t to) {
+Answer Run::stop(SwitchJob* job, const Request& r, Mode& mode, std::uint32_t to) {
   askBoundaryStop(mode);
-  for (HyperepochId he : mode.schedule.hyperepochs.ids()) stopHyperepoch(mode, he, to, r);
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) stopHyperepoch(job, mode, he, to, r);
   mode.running = false;
-  channel_->running.store(kNoSchedule);
   return {ManagerResult::kOk, "stopped schedule " + std::to_string(mode.schedule.identifier)};
 }
 
@@ -306,7 +309,16 @@ std::string Run::partitionProblem(const Mode& from, const Mode& to,
   return "";
 }
 
-Answer Run::rollover(const Request& r, Mode& from, Mode& to) {
+// Pair `k` of a rollover (its old and new hyperepoch, either kNone): the old one stopped (its
+// release thread ended at its boundary), the new one activated; whether it was. On the old one's
+// release thread as its loop ends, or on the switch job's.
+bool Run::switchPair(SwitchJob& job, const Request& r, Mode& from, Mode& to, std::size_t k) {
+  const auto [a, b] = job.pairs()[k];
+  if (a != kNone) stopHyperepoch(&job, from, a, to.schedule.identifier, r);
+  return b == kNone || activate(&job, to, b, ipc::monotonicNs(), from.schedule.identifier, r);
+}
+
+Answer Run::rollover(SwitchJob& job, const Request& r, Mode& from, Mode& to) {
   std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
   if (std::string problem = partitionProblem(from, to, pairs); !problem.empty()) {
     return {ManagerResult::kNotSupported, "rollover " + std::to_string(to.schedule.identifier) + " " +
@@ -320,59 +332,47 @@ Answer Run::rollover(const Request& r, Mode& from, Mode& to) {
   // Each pair switches on its own: A's hyperepoch finishes its iteration, B's starts at once, on
   // A's release thread as its loop ends (no thread is woken or made between the two). A pair
   // without a running A hyperepoch switches here. The call returns when every pair has switched.
-  // What the pairs report lives on the heap: a release thread may still be inside its last
-  // publish when this call has seen every pair switched and returned.
-  struct Switched {
-    std::atomic<bool> ok{true};
-    std::atomic<std::uint32_t> count{0};
-    std::atomic<std::uint32_t> waiters{0};
-  };
-  const auto switched = std::make_shared<Switched>();
-  auto switchPair = [&](HyperepochId a, HyperepochId b) {
-    if (a != kNone) stopHyperepoch(from, a, to.schedule.identifier, r);
-    const bool ok = b == kNone || activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r);
-    return ok;
-  };
-  auto report = [](Switched& s, bool ok) {
-    if (!ok) s.ok.store(false);
-    s.count.fetch_add(1, std::memory_order_seq_cst);  // pairs report from several threads: an add, not a store
-    if (s.waiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(s.count);
-  };
+  // The pairs report to the job, which outlives every release thread (a release thread may still
+  // be inside its last report when this call has seen every pair switched and returned).
+  job.beginPairs(std::move(pairs));
+  job.enter(SwitchState::kDraining, &from, kNone);
+  const auto& all = job.pairs();
   // A pair whose A hyperepoch sleeps between iterations with its latest one finished switches on
   // this thread: it is stopped here first (every such pair before any switches), then B starts,
   // then A's release thread is woken to end. The others switch on A's release thread.
   std::vector<std::pair<std::size_t, std::uint64_t>> stoppedHere;  // pair, A's stop iteration
-  for (std::size_t k = 0; k < pairs.size(); ++k) {
-    const auto [a, b] = pairs[k];
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const auto [a, b] = all[k];
     if (a == kNone || from.plan.hyperepochs[a].instances.empty()) continue;
     if (const auto h = from.releaser->stopBetweenIterations(a)) {
       stoppedHere.emplace_back(k, *h);
     } else {
+      Mode* fromMode = &from;
+      Mode* toMode = &to;
       from.releaser->requestHyperepochStop(
-          a, [&switchPair, report, switched, a = a, b = b] { report(*switched, switchPair(a, b)); });
+          a, [this, &job, r, fromMode, toMode, k] { job.pairSwitched(switchPair(job, r, *fromMode, *toMode, k)); });
     }
   }
   for (const auto& [k, h] : stoppedHere) {
-    const auto [a, b] = pairs[k];
+    const auto [a, b] = all[k];
     from.nextIteration[a] = h;
     logSwitch(EventKind::kScheduleStop, from, a, h, to.schedule.identifier, r.takenNs,
               from.releaser->hyperepochEndNs(a));
-    report(*switched, b == kNone || activate(to, b, ipc::monotonicNs(), from.schedule.identifier, r));
+    job.pairSwitched(b == kNone || activate(&job, to, b, ipc::monotonicNs(), from.schedule.identifier, r));
   }
   for (const auto& [k, h] : stoppedHere) {  // after every B started: the wake-ups cost microseconds each
-    from.releaser->requestHyperepochStop(pairs[k].first);
-    wakeStoppedWorkers(from, pairs[k].first);
+    from.releaser->requestHyperepochStop(all[k].first);
+    wakeStoppedWorkers(from, all[k].first);
   }
-  for (const auto& [a, b] : pairs) {
-    if (a == kNone || from.plan.hyperepochs[a].instances.empty()) report(*switched, switchPair(a, b));
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const HyperepochId a = all[k].first;
+    if (a == kNone || from.plan.hyperepochs[a].instances.empty()) job.pairSwitched(switchPair(job, r, from, to, k));
   }
-  // Every pair must have switched before this frame's references go: no early return.
-  (void)ipc::waitForSequence(switched->count, switched->waiters, static_cast<std::uint32_t>(pairs.size()), 0,
-                             [] { return false; });
+  // Every pair must have reported before the next request reuses the job: no early return.
+  const bool ok = job.awaitPairs();
   from.running = false;
   to.running = true;
-  channel_->running.store(to.schedule.identifier);
-  if (!switched->ok.load()) return {ManagerResult::kRunEnded, "the run ended during the rollover" + endedBecause()};
+  if (!ok) return {ManagerResult::kRunEnded, "the run ended during the rollover" + endedBecause()};
   return {ManagerResult::kOk, "rolled over from schedule " + std::to_string(from.schedule.identifier) +
                                   " to schedule " + std::to_string(to.schedule.identifier)};
 }

@@ -6,7 +6,8 @@
 //   managed   (managed/managed.cpp)  nothing runs until the manager or the policy starts a
 //                                    schedule; the manager's requests, the policy, switching
 //   follower  (managed/follower.cpp) a SoC under a manager that follows its primary's switches
-// The strategies act on the Run they are given (its friends); the core asks them only here.
+// The strategies act on the Run they are given (its friends); the core asks them only here, and
+// no file of the core asks which kind of run it is (run/run*.cpp test no mode).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,8 @@ struct Mode;
 class Activation {
  public:
   virtual ~Activation() = default;
+  /// The schedules are loaded: what the activation needs of the options (bad input otherwise).
+  virtual Result<void> check() = 0;
   /// Where each hyperepoch's releases stop (its segment's stopAt) when a schedule is published.
   virtual std::uint64_t stopAt() const = 0;
   /// Every client (and, multi-SoC, every SoC's master) is there: the run starts.
@@ -56,10 +59,21 @@ class Activation {
   virtual std::string peerStopMessage(const std::string& message) const = 0;
   /// Whether the run's own release threads were asked to stop for a signal.
   virtual bool signalStopRequested() const = 0;
+  /// A follower SoC: the reason of the primary's last stop, once its link carried one; none on the
+  /// primary or a single machine.
+  virtual std::optional<shm::StopReason> primaryStopReason() const = 0;
+  /// A schedule switch in flight (it owns the schedules' state until it answers): the schedule it
+  /// waits on, null when none yet; nothing when no switch is in flight.
+  virtual std::optional<const Mode*> switchInFlight() const = 0;
+  /// A stop's grace ran out in a switch that no release thread holds up: what the switch waits for
+  /// ("; client 'C' did not ... within 500ms", `client` and `name` set to the client it names).
+  virtual std::string switchBlocker(ClientId& client, std::string& name) const = 0;
   /// The run ends with `end`, before it is published.
   virtual void closing(const RunEnd& end) = 0;
   /// The end is published in every segment.
   virtual void ended() = 0;
+  /// The run's threads end: a request still unanswered is answered (its waits saw the end).
+  virtual void closed() = 0;
 };
 
 /// Immediate: one schedule, started once its clients have entered.

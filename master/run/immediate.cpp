@@ -23,6 +23,8 @@ class ImmediateActivation final : public Activation {
  public:
   explicit ImmediateActivation(Run& run) : run_(run) {}
 
+  Result<void> check() override { return {}; }
+
   // A follower SoC's workers stop where the primary's stop sample says (SocRun, followLoop),
   // never at its own -e: a smaller one would stop this SoC's clients while the other SoCs wait.
   std::uint64_t stopAt() const override {
@@ -77,9 +79,21 @@ class ImmediateActivation final : public Activation {
     return control.stopRequested() && control.stopReason() == StopReason::kSignal;
   }
 
+  // A SoC that follows its primary (without a manager): the reason its link carried.
+  std::optional<shm::StopReason> primaryStopReason() const override {
+    if (run_.soc_ == nullptr || !run_.soc_->follower()) return std::nullopt;
+    return run_.linkStopReason();
+  }
+
+  std::optional<const Mode*> switchInFlight() const override { return std::nullopt; }  // one schedule, no switch
+
+  std::string switchBlocker(ClientId& /*client*/, std::string& /*name*/) const override { return ""; }
+
   void closing(const RunEnd& /*end*/) override {}
 
   void ended() override {}
+
+  void closed() override {}
 
  private:
   Run& run_;
@@ -97,7 +111,7 @@ std::optional<RunEnd> Run::endOfFrames() {
   const StopReason reason = m.control.stopRequested() ? m.control.stopReason() : StopReason::kFrameLimit;
   // A follower SoC's release threads end where the primary stopped, for the primary's reason.
   if (soc_ && soc_->follower() && !m.control.stopRequested()) {
-    if (const auto primary = primaryStopReason(); primary && *primary != StopReason::kFrameLimit) {
+    if (const auto primary = activation_->primaryStopReason(); primary && *primary != StopReason::kFrameLimit) {
       const std::string who = "the master of the primary SoC " + soc_->socName(soc_->primary());
       return RunEnd{SegmentState::kFinished, *primary, kNone,
                     *primary == StopReason::kSignal ? who + " was stopped by a signal"

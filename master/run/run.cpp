@@ -59,9 +59,13 @@ Run::Run(const MasterOptions& o, std::ostream& out, std::ostream& err)
 Run::~Run() {
   runEnded_.store(true);
   for (auto& m : modes_) m->control.abort();
-  stopSwitcher();
+  // The release threads first (a rollover's pairs report to the switch job on them), then the
+  // activation: its switch job's thread and the manager channel.
+  for (auto& m : modes_) {
+    if (m->releaser) m->releaser->join();
+  }
+  activation_.reset();
   gAttention.store(nullptr);
-  if (channelOwned_) ipc::removeSegment(shm::managerInstanceName(o_.instance));
 }
 
 // The notes of clients that cannot take part (another user's, another version, a name the
@@ -169,7 +173,8 @@ std::optional<RunEnd> Run::stopBySignal() {
   const bool byPrimary = gSignal.load() == 0 && followsPrimarySignal();
   // A switch in flight owns the schedules' state until it answers (at most the grace). Read once:
   // a switch that ends between two reads would leave the schedule it started unstopped.
-  const bool switching = switcherBusy_.load();
+  const std::optional<const Mode*> inSwitch = activation_->switchInFlight();
+  const bool switching = inSwitch.has_value();
   Mode* running = switching ? nullptr : runningMode();
   bool first = false;
   if (signalAtNs_ == 0) {
@@ -189,14 +194,26 @@ std::optional<RunEnd> Run::stopBySignal() {
     return RunEnd{SegmentState::kFinished, StopReason::kSignal, kNone, message};
   if (now - signalAtNs_ <= kStopGraceNs) return std::nullopt;
   // Whoever holds the stop up: a release thread of any schedule that still waits for a client (in
-  // a switch, the schedule it stops; a rollover waits for that one's last iteration).
+  // a switch, first the schedule it waits on: a rollover waits for the old one's last iteration),
+  // else what the switch itself waits for (a client's switch callbacks, its leaving).
   ClientId c = kNone;
-  const std::string blocker = graceBlocker(running, c);
+  std::string blocker = graceBlocker(switching ? findMode(*inSwitch) : running, c);
+  if (blocker.empty() && switching) {
+    std::string name;
+    blocker = activation_->switchBlocker(c, name);
+    if (!name.empty()) leftBehind_ = name;
+  }
   // A follower that no client holds up ends as the primary's stop says (its own end comes).
   if (byPrimary && blocker.empty()) return std::nullopt;
-  return RunEnd{
-      SegmentState::kFinished, StopReason::kSignal, c,
-      message + (blocker.empty() ? "; a schedule switch did not end within " + humanDuration(kStopGraceNs) : blocker)};
+  return RunEnd{SegmentState::kFinished, StopReason::kSignal, c, message + blocker};
+}
+
+// The run's own schedule `mode` (a switch names it const), or null.
+Mode* Run::findMode(const Mode* mode) {
+  for (auto& m : modes_) {
+    if (m.get() == mode) return m.get();
+  }
+  return nullptr;
 }
 
 // The client that holds up a stop once its grace ran out ("; client 'C' did not finish runnable ...", and
@@ -250,8 +267,9 @@ std::optional<RunEnd> Run::drainAll() {
 
 int Run::execute() {
   if (auto ok = load(); !ok) return badInput(ok.error());
-  if (auto ok = loadPolicy(); !ok) return badInput(ok.error());
   activation_ = makeActivation(*this);
+  if (auto ok = activation_->check(); !ok) return badInput(ok.error());
+  if (auto ok = loadPolicy(); !ok) return badInput(ok.error());
   if (const int code = publishAll(); code != kExitOk) return code;
   return closeRun(superviseUntilEnd());
 }
@@ -301,11 +319,10 @@ std::optional<RunEnd> Run::handleExitRequests() {
 }
 
 // Under a manager, after a client's exit request: the running schedule is asked to stop at its
-// boundary (once no switch is in flight: a switch answers first), and the end comes once it has
-// stopped. (closeRun used to stop it on this thread: a frozen or dead client in its last iteration
-// then held the master for good, nothing watching the clients any more.)
+// boundary (the activation asks once no switch is in flight: a switch answers first), and the end
+// comes once it has stopped. (closeRun used to stop it on this thread: a frozen or dead client in
+// its last iteration then held the master for good, nothing watching the clients any more.)
 std::optional<RunEnd> Run::stopForExit() {
-  if (switcherBusy_.load()) return std::nullopt;
   Mode* running = runningMode();
   if (running == nullptr || stopped(*running)) return clientExit_;
   if (running != exitStopped_) {
@@ -329,12 +346,11 @@ bool Run::stoppingBySignal() const {
 }
 
 // A follower SoC whose primary stops the run for a signal (its stop samples say so).
-bool Run::followsPrimarySignal() const { return primaryStopReason() == StopReason::kSignal; }
+bool Run::followsPrimarySignal() const { return activation_->primaryStopReason() == StopReason::kSignal; }
 
 // The stop samples of a managed multi-SoC run travel on the running schedule's link, which is
 // schedule 0's only until the first rollover: every schedule's link is asked.
-std::optional<StopReason> Run::primaryStopReason() const {
-  if (soc_ == nullptr || !soc_->follower()) return std::nullopt;
+std::optional<StopReason> Run::linkStopReason() const {
   for (const auto& m : modes_)
     if (m->soc)
       if (const auto reason = m->soc->primaryStopReason()) return reason;

@@ -40,8 +40,9 @@
 //   clients still coming, a start waits for them (the -t timeout still ends the run).
 // - The manager talks through the ManagerChannel segment (managerInstanceName): it writes op and
 //   arguments, bumps requestSeq; the master's monitor loop (2 ms, or at once through the primary's
-//   attention word) hands the request to a switch thread and publishes resultSeq = requestSeq with
-//   a code and a message (futex wake), so every call is synchronous. A bad request gets an error
+//   attention word) hands the request to the switch job (managed/switch_job.hpp: its own thread,
+//   named states) and publishes resultSeq = requestSeq with a code and a message (futex wake), so
+//   every call is synchronous. A bad request gets an error
 //   and a line on the master's stderr; it never touches the running schedule. A claimed manager
 //   whose process dies ends the run, named; one that detaches (tactus-manager) does not.
 // - Iterations continue over activations (iteration numbers of a hyperepoch never restart), so
@@ -59,7 +60,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -68,11 +68,12 @@
 #include <ostream>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
+#include "managed/manager_port.hpp"
 #include "managed/policy_file.hpp"
+#include "managed/switch_job.hpp"
 #include "master.hpp"
 #include "record/run_recording.hpp"
 #include "roles/client_monitor.hpp"
@@ -95,8 +96,6 @@
 
 namespace tactus::master {
 
-/// No schedule (a plain start's `from`, a plain stop's `to`, the channel's idle `running`).
-constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 /// A plain start releases its first frame this long after the request (workers wake meanwhile).
 constexpr std::int64_t kStartLeadNs = 500'000;
 /// Without a manager: the first frame is released this long after every client entered.
@@ -135,24 +134,6 @@ struct Mode {
   bool running = false;
 };
 
-/// The manager's request, taken from the channel by the monitor loop.
-struct Request {
-  std::uint32_t seq = 0;
-  shm::ManagerOp op = shm::ManagerOp::kNone;
-  std::uint32_t arg0 = 0;
-  std::uint32_t arg1 = 0;
-  std::int64_t takenNs = 0;        ///< CLOCK_MONOTONIC ns when the master took it
-  int rule = -1;                   ///< the policy rule that made it (an index in Policy::rules), or -1: the manager's
-  std::uint16_t ruleSchedule = 0;  ///< kPolicyDecision's schedule field
-  std::uint32_t ruleDetail = 0;    ///< kPolicyDecision's iteration field (hyperepoch, client)
-};
-
-/// The master's answer to a request.
-struct Answer {
-  shm::ManagerResult code = shm::ManagerResult::kOk;
-  std::string message;
-};
-
 /// The master's run (see the top of this file).
 class Run {
  public:
@@ -167,13 +148,6 @@ class Run {
 
  private:
   // run.cpp: watching; run_load.cpp: loading and publishing; run_end.cpp: the end.
-  bool managed() const { return !o_.managerName.empty(); }
-  /// A multi-SoC run's SoC other than the primary: it follows the primary's iterations (and,
-  /// managed, its switches) and decides no start or stop itself.
-  bool follower() const { return socOptions_ && socOptions_->soc != socOptions_->primary; }
-  /// Whether this master takes a schedule manager's requests: managed, and not a follower (the
-  /// manager and the policy talk to the primary SoC's master).
-  bool takesRequests() const { return managed() && !follower(); }
   friend class ImmediateActivation;
   friend class ManagedActivation;
   friend class FollowerActivation;
@@ -193,21 +167,19 @@ class Run {
   std::int64_t sleepNs() const;
   bool stoppingBySignal() const;
   bool followsPrimarySignal() const;
-  /// A follower SoC: the reason of the primary's last stop as any schedule's link carried it (the
-  /// running schedule's, under a manager); none on the primary or before a stop arrived.
-  std::optional<shm::StopReason> primaryStopReason() const;
+  /// The reason of the primary SoC's last stop as any schedule's link carried it (the running
+  /// schedule's, under a manager); none without a link or before a stop arrived. Only a follower
+  /// SoC's activation asks it (Activation::primaryStopReason).
+  std::optional<shm::StopReason> linkStopReason() const;
   int closeRun(const std::optional<RunEnd>& end);
   void waitForClientsToLeave();
   void reportTotals(const std::string& message);
   int judgeOverruns(int code);
   std::optional<RunEnd> watch(bool beforeRun);
   void takeNotes();
-  std::optional<RunEnd> watchManager();
-  /// The manager channel damaged (truncated, removed, replaced, or a field only the master writes
-  /// written over): the end naming it; nothing while it is whole.
-  std::optional<RunEnd> channelDamage() const;
   std::optional<RunEnd> stopBySignal();
   std::string graceBlocker(Mode* running, ClientId& client);
+  Mode* findMode(const Mode* mode);
   bool stopped(const Mode& mode) const { return activation_->stopped(mode); }
   std::optional<RunEnd> drainAll();
   bool allEntered() const;
@@ -216,22 +188,19 @@ class Run {
   void endEverywhere(const RunEnd& end);
   std::string clientNamed(const RunEnd& end) const;
   std::string endedBecause() const;
-  // manager_requests.cpp: the channel, the manager's claim and the requests.
-  Result<void> createChannel();
-  void publishChannelResult(std::uint32_t seq, const Answer& answer);
-  bool answerFinished();
-  void takeRequest();
-  Answer handle(const Request& r);
+  // manager_requests.cpp: answering the requests (on the switch job's thread).
+  Answer handle(SwitchJob& job, const Request& r);
   Mode* byIdentifier(std::uint32_t id);
   Mode* runningMode();
+  /// The running schedule's identifier, kNoSchedule for none.
+  std::uint32_t runningId();
   std::string loadedList() const;
   // policy_run.cpp: the switching policy (--policy).
   Result<void> loadPolicy();
-  void evaluatePolicy();
+  /// The switch a rule asks for now, if any (the switch job idle; `managerPending`: a manager's
+  /// request waits, which goes first).
+  std::optional<Request> policyRequest(bool managerPending);
   std::optional<RunEnd> excuseDeadClient(Mode& mode, const RunEnd& end);
-  void launch(const Request& r);
-  void switcherLoop();
-  void stopSwitcher();
   void logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs);
   std::string deadClientOf(const Mode& mode) const;
   // schedule_switch.cpp: a follower SoC's part of the primary's switches.
@@ -241,15 +210,18 @@ class Run {
   void followStopped(Mode& mode, HyperepochId he);
   bool sharedHardwareBusy(const Mode& mode, HyperepochId he, std::int64_t startNs,
                           std::pair<Mode*, HyperepochId>& partner);
-  // schedule_switch.cpp: starting, stopping and rolling over hyperepochs.
-  Answer start(const Request& r, Mode& mode);
-  Answer stop(const Request& r, Mode& mode, std::uint32_t to);
+  // schedule_switch.cpp: starting, stopping and rolling over hyperepochs (`job`: the switch job
+  // that does it, told each state it enters; null for the end's own stop).
+  Answer start(SwitchJob& job, const Request& r, Mode& mode);
+  Answer stop(SwitchJob* job, const Request& r, Mode& mode, std::uint32_t to);
   void askBoundaryStop(Mode& mode);
-  Answer rollover(const Request& r, Mode& from, Mode& to);
+  Answer rollover(SwitchJob& job, const Request& r, Mode& from, Mode& to);
+  bool switchPair(SwitchJob& job, const Request& r, Mode& from, Mode& to, std::size_t k);
   std::uint32_t armActivation(Mode& mode, HyperepochId he, std::uint32_t from);
   void wakeActivated(const Mode& mode, HyperepochId he);
-  bool activate(Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from, const Request& r);
-  void stopHyperepoch(Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
+  bool activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from,
+                const Request& r);
+  void stopHyperepoch(SwitchJob* job, Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
   void wakeStoppedWorkers(const Mode& mode, HyperepochId he);
   bool waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
                 std::uint32_t target);
@@ -275,37 +247,16 @@ class Run {
   std::set<std::string> notesSeen_;                     // each note (sender and text) is said once
   std::map<std::uint32_t, std::size_t> notesBySender_;  // notes said, by the sender's pid
   std::string strangers_;                               // notes of clients no schedule has, for the timeout's end
-  ipc::Segment channelSegment_;
-  shm::ManagerChannel* channel_ = nullptr;
-  bool channelOwned_ = false;
-  std::uint64_t channelStartTime_ = 0;  // the masterStartTime this master wrote into the channel
-  ipc::ProcessWatch managerWatch_;
-  std::uint32_t managerPid_ = 0;
-  bool managerCommand_ = false;  // the claim is a one-shot command's (shm::ManagerKind::kCommand)
   std::atomic<bool> runEnded_{false};
   mutable std::mutex endLock_;  // guards endMessage_ (the monitor loop writes, the switch thread reads)
   std::string endMessage_;      // why the run ended, for a request it cut short
   std::atomic<bool> clientsEntered_{false};
   bool runStarted_ = false;
   std::int64_t signalAtNs_ = 0;       // the monitor loop's: when it first saw SIGTERM or SIGINT
-  Mode* signalStopped_ = nullptr;     // the monitor loop's: the schedule a signal stopped (under a manager)
   std::optional<RunEnd> clientExit_;  // the monitor loop's: a client's exit request, under a manager
   Mode* exitStopped_ = nullptr;       // the monitor loop's: the schedule that request stopped
   std::mutex switchLock_;             // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
   std::vector<EventRecord> switchEvents_;
-  // The switch thread: started with the first request and kept, parked on jobReady_, so a
-  // request's answer does not wait for a thread to be made (measured: about 200 us per rollover).
-  std::thread switcher_;
-  std::mutex jobLock_;  // guards job_ and quitSwitcher_
-  std::condition_variable jobReady_;
-  std::optional<Request> job_;
-  bool quitSwitcher_ = false;
-  bool answerPending_ = false;  // the monitor loop's: a launched request's answer is not published yet
-  std::atomic<bool> switcherBusy_{false};
-  std::uint32_t pendingSeq_ = 0;
-  Answer pendingAnswer_;
-  std::optional<RunEnd> exitEnd_;  // set by the switch thread for kExit
-  int pendingRule_ = -1;           // the switch thread's request came from this policy rule (-1: the manager)
   std::optional<Policy> policy_;
   mutable std::mutex deadLock_;        // guards deadClients_ (the monitor loop writes, the switch thread reads)
   std::set<std::string> deadClients_;  // clients whose death a policy rule excused

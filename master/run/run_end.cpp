@@ -144,9 +144,7 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
     if (end->reason == StopReason::kStuck && leftBehind_.empty()) leftBehind_ = clientNamed(*end);
   }
   for (auto& m : modes_) m->control.abort();
-  stopSwitcher();
-  if (channel_ != nullptr && pendingSeq_ != channel_->resultSeq.load() && pendingSeq_ != 0)
-    publishChannelResult(pendingSeq_, pendingAnswer_);
+  activation_->closed();
   for (auto& m : modes_) m->releaser->join();
   (void)drainAll();
   // The end in full (the segment's copy is cut to its 255 bytes: a timeout's end with the notes of

@@ -157,11 +157,7 @@ Result<void> Run::checkSoc(Mode& mode) {
   }
   so.domain = static_cast<std::uint32_t>(o_.ddsDomain);
   so.livelinessNs = o_.socTimeoutUs * 1000;
-  so.managed = managed();
-  if (so.managed && so.soc != so.primary && !o_.policyPath.empty())
-    return fail(ErrorCode::kValidation, "--policy is given to the master of the primary SoC " +
-                                            quoted(s.socs[so.primary].name) + " only: SoC " + quoted(o_.soc) +
-                                            " follows its switches");
+  // Under a manager, its activation sets so.managed (Activation::check).
   const bool hasClients =
       std::any_of(s.clients.begin(), s.clients.end(), [&](const ClientInfo& c) { return c.soc == so.soc; });
   if (!hasClients) return fail(ErrorCode::kValidation, path + ": SoC " + quoted(o_.soc) + " has no clients");

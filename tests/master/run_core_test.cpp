@@ -152,5 +152,50 @@ TEST_CASE("master run core: the managed activation waits for a start on its mana
   CHECK_FALSE(segmentPresent(shm::managerInstanceName(run.instance)));  // removed with the run
 }
 
+// The managed activation's switch job: a rollover that waits for a client frozen in its switch
+// callback (it never acknowledges), and a signal. The end comes at the grace, names the client that
+// holds the switch (not "a schedule switch"), and the waiting rollover fails with that cause.
+TEST_CASE("master run core: a signal in a rollover held by a client's switch callback names the client",
+          "[master][run-core]") {
+  CoreRun run("core-roll-signal");
+  run.options.managerName = "core-manager";
+  Schedule second = run.schedule;
+  second.identifier = 8;
+  const std::string secondPath = run.dir + "/second.yaml";
+  REQUIRE(saveScheduleFile(second, secondPath).has_value());
+  run.options.schedulePaths.push_back(secondPath);
+  run.start();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1", {"--switch-callback-hangs"});
+  REQUIRE(waitForClientState(run.instance, 1, kEntered, kWaitMs));
+  auto manager = [&](const std::vector<std::string>& args, const std::string& tag) {
+    std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", run.instance, "-N", "core-manager"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run.children.spawn(argv, run.TestRun::out(tag));
+  };
+  REQUIRE(waitFor(manager({"start", "7"}, "start"), kWaitMs) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t roll = manager({"rollover", "8", "7"}, "rollover");
+  for (int k = 0;
+       k < kWaitMs / 5 && readFile(run.TestRun::out("Client1")).find("switch schedule=8") == std::string::npos; ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(run.done.load());  // the rollover waits for Client1's acknowledgement
+  ::kill(::getpid(), SIGTERM);
+  REQUIRE(run.finish() == kExitOk);
+  INFO(run.out.str() + run.err.str());
+  CHECK(run.err.str().find("client 'Client1' did not run its switch callbacks for the switch to hyperepoch") !=
+        std::string::npos);
+  CHECK(run.err.str().find("a schedule switch") == std::string::npos);
+  CHECK(waitFor(roll, kWaitMs) == 1);
+  const std::string rolled = readFile(run.TestRun::out("rollover"));
+  INFO(rolled);
+  CHECK(rolled.find("the run ended during the rollover: the master was stopped by a signal; client 'Client1'") !=
+        std::string::npos);
+  ::kill(c1, SIGKILL);  // its callback never returns
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK_FALSE(segmentPresent(shm::managerInstanceName(run.instance)));
+}
+
 }  // namespace
 }  // namespace tactus::master

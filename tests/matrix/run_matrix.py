@@ -10,7 +10,9 @@
 #             SoC's master, the manager talking to the primary's)
 #   columns   run (-e N, or start/rollover/exit under the manager), client kill -9, client frozen
 #             (SIGSTOP, a small -t: 'is stuck'), master SIGTERM with a client frozen (the 0.5 s
-#             grace names it), the primary SIGTERMed with the follower's client frozen (multi-SoC:
+#             grace names it), master SIGTERM while a rollover waits on a frozen client (managed: the
+#             master ends within the grace naming it, the waiting tactus-manager rollover fails
+#             saying so), the primary SIGTERMed with the follower's client frozen (multi-SoC:
 #             a clean end on both SoCs, each naming it), master kill -9 (the clients remove its
 #             segments; multi-SoC: the survivor exits within -o + 0.5 s), restart over a killed
 #             primary / follower (multi-SoC: both masters restarted as a supervisor would, the new
@@ -63,12 +65,14 @@ SOC_ITERATIONS = 50
 ROWS = ["single", "managed", "multisoc", "managed-multisoc"]
 ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
              "managed-multisoc": "managed multi-SoC"}
-COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "primary-sigterm", "master-kill",
+COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "rollover-sigterm",
+           "primary-sigterm", "master-kill",
            "restart-killed", "restart-killed-follower", "manager-killed", "manager-damaged", "startup-kill",
            "truncated", "report", "cuda", "check"]
 COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
                 "client-exit-stuck": "exit request, a client frozen",
                 "master-sigterm": "master SIGTERM, client frozen",
+                "rollover-sigterm": "SIGTERM in a rollover, client frozen",
                 "primary-sigterm": "primary SIGTERM, client frozen", "master-kill": "master kill -9",
                 "restart-killed": "restart over a killed primary", "restart-killed-follower": "restart over a killed follower",
                 "manager-killed": "manager killed mid-request", "manager-damaged": "manager channel damaged",
@@ -669,6 +673,68 @@ def col_master_sigterm(cell, row):
     cell.outcome = "%s; master ended %.2f s after SIGTERM naming '%s'" % (cell.statuses(), took, row.victim)
 
 
+def col_rollover_sigterm(cell, row):
+    """Managed: SIGTERM to the master while `tactus-manager rollover` waits on a frozen client (its
+    switch callback, in which it froze, never acknowledges): the master ends within the grace and a
+    little (issue 48: 1.5 s, nothing on stderr, blaming 'a schedule switch'), names the frozen client
+    on its stderr, and the waiting rollover exits 1 saying the signal cut it short and naming the
+    client (it used to say 'rolled over' and exit 0). The frozen client's callback never returns: it
+    is killed at the end; the other client ends well; nothing is left."""
+    if row.key != "managed":
+        raise Skip("the managed row only (a rollover needs -N; managed multi-SoC: the primary-sigterm column)")
+    cell.masters = [cell.master("master", row.master_args(cell, None, False, None))]
+    cell.clients = {"Sensing": cell.proc("Sensing", "client", [cell.ctx.prog["sample"], "Sensing", "--instance",
+                                                               cell.instance]),
+                    row.victim: cell.proc(row.victim, "client", [cell.ctx.prog["test-client"], "--name", row.victim,
+                                                                 "--instance", cell.instance,
+                                                                 "--switch-callback-hangs"])}
+    for p in cell.masters + list(cell.clients.values()):
+        p.start()
+    row.await_running(cell)
+    time.sleep(0.2)
+    victim = cell.clients[row.victim]
+    roll = cell.proc("rollover", "manager", [cell.ctx.prog["manager"], "-D", cell.instance, "-N", "mgr", "-t", "15000",
+                                             "rollover", str(row.ids[1]), str(row.ids[0])])
+    roll.start()
+    in_callback = "switch schedule=%d" % row.ids[1]
+    if not cell.wait_for(now() + RUN_WAIT_S, lambda: in_callback in victim.text()):
+        cell.fail("%s never ran its switch callback (%s): %s" % (row.victim, roll.status(), roll.tail(300)))
+        raise CellAbort()
+    victim.send(signal.SIGSTOP)  # frozen in its callback: the rollover waits for its acknowledgement
+    time.sleep(0.2)
+    cell.poll()
+    if not roll.alive():
+        cell.fail("the rollover did not wait for the frozen client (%s): %s" % (roll.status(), roll.tail(300)))
+        raise CellAbort()
+    target = cell.masters[0]
+    target.send(signal.SIGTERM)
+    t0 = now()
+    bound = GRACE_S + STUCK_END_S * SCALE
+    if not cell.expect_ended([target], t0 + GRACE_BOUND_S, "%.1f s after SIGTERM (grace %.1f s)" % (GRACE_BOUND_S,
+                                                                                                     GRACE_S)):
+        raise CellAbort()
+    took = target.ended - t0
+    if took > bound:
+        cell.fail("the master ended %.2f s after SIGTERM in the rollover, beyond the grace %.1f s and %.1f s" % (
+            took, GRACE_S, bound - GRACE_S))
+    cell.expect_status(target, 0, "a stop by a signal")
+    named = r"client '%s' did not .* within 500ms" % row.victim
+    if not re.search(named, target.stderr()):
+        cell.fail("%s did not name the frozen client on stderr (/%s/); stderr: %s" % (
+            target.name, named, target.stderr()[-600:]))
+    cell.expect_ended([roll], now() + END_S, "after the master's end")
+    cell.expect_status(roll, 1, "a rollover the signal cut short")
+    cell.expect_says(roll, r"rollover: .*stopped by a signal.*'%s'" % row.victim,
+                     "say that the signal cut the rollover short, naming the frozen client")
+    victim.send(signal.SIGCONT)
+    victim.send(signal.SIGKILL)  # its callback never returns
+    cell.expect_ended(cell.procs, now() + END_S, "%.0f s after SIGCONT" % END_S)
+    cell.expect_status(cell.clients["Sensing"], 0, "a stop by a signal")
+    cell.expect_says(cell.clients["Sensing"], named, "name the frozen client (the run's end as the master published it)")
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; master ended %.2f s after SIGTERM naming '%s'; rollover %s" % (
+        cell.statuses(), took, row.victim, short_status(roll))
+
 def col_primary_sigterm(cell, row):
     """Multi-SoC: SIGTERM to the primary's master (SocA) while the follower's client (Planner, on
     SocB) is frozen: a clean end on every SoC. Both masters exit 0 within a bound of the grace, each
@@ -1094,7 +1160,8 @@ def col_check(cell, row):
 COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": col_client_stuck,
                 "client-exit-stuck": col_client_exit_stuck,
                 "truncated": col_truncated,
-                "master-sigterm": col_master_sigterm, "primary-sigterm": col_primary_sigterm,
+                "master-sigterm": col_master_sigterm, "rollover-sigterm": col_rollover_sigterm,
+                "primary-sigterm": col_primary_sigterm,
                 "master-kill": col_master_kill, "restart-killed": col_restart_killed,
                 "restart-killed-follower": col_restart_killed_follower, "manager-killed": col_manager_killed,
                 "manager-damaged": col_manager_damaged,
