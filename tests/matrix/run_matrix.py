@@ -912,7 +912,13 @@ def col_manager_killed(cell, row):
     row.await_running(cell)
     await_iterations(cell, row.ids[0], 3)
     killed = []
-    for k, delay in enumerate((0.001, 0.002, 0.003, 0.005, 0.008, 0.012, 0.02)):
+    # Tries until seven were killed before their end (at most 40): on a loaded machine a command
+    # may end within its delay, and one try each of fixed delays then killed none.
+    delays = (0.001, 0.002, 0.003, 0.005, 0.008, 0.012, 0.02, 0.0005)
+    for k in range(40):
+        if len(killed) >= 7:
+            break
+        delay = delays[k % len(delays)]
         victim = cell.proc("status-killed%d" % k, "manager", [cell.ctx.prog["manager"], "-D", cell.instance, "-N",
                                                              "mgr", "-t", "15000", "status"])
         victim.start()
@@ -921,7 +927,7 @@ def col_manager_killed(cell, row):
         cell.wait([victim], now() + END_S)
         killed += [victim] if victim.returncode == -signal.SIGKILL else []
     if not killed:
-        cell.fail("no tactus-manager status was killed before it ended (each ended within 1-20 ms)")
+        cell.fail("no tactus-manager status was killed before it ended (40 tries, each ended within 0.5-20 ms)")
     time.sleep(0.3)
     for m in cell.masters:
         if not m.alive():
@@ -939,7 +945,7 @@ def col_manager_killed(cell, row):
     for p in cell.masters + list(cell.clients.values()):
         cell.expect_status(p, 0, "the run went on after the killed command")
     cell.expect_clean("after every process ended")
-    cell.outcome = "%s; %d of 7 status commands killed before their end; the run went on and ended at exit" % (
+    cell.outcome = "%s; %d status commands killed before their end; the run went on and ended at exit" % (
         cell.statuses(), len(killed))
 
 
