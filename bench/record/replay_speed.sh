@@ -10,7 +10,7 @@ build=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$build/compiler/tactus-compile" -q -i "$root/tests/record/replay_pipeline.yaml" -o "$work/g.tsched" || exit 1
+"$build/compiler/tactus-compile" -q -i "$root/tests/record/replay_pipeline.yaml" -o "$work/g.tsched" > /dev/null || exit 1
 run() {  # NAME MASTER-OPTIONS...: prints the wall ms
   local name=$1 instance=replay_bench_$$_$1
   shift
@@ -30,7 +30,7 @@ run() {  # NAME MASTER-OPTIONS...: prints the wall ms
   echo $(((t1 - t0) / 1000000))
 }
 recorded=$(run rec -e 100 --record "$work/rec")
-replayed=$(run fast --replay "$work/rec" --replay-rate 0 --record "$work/fast")
+replayed=$(run fast --replay "$work/rec" --replay-rate 0 --record "$work/fast" ${REPLAY_E:+-e $REPLAY_E})
 "$build/tools/tactus-report" --compare-recordings "$work/rec" "$work/fast" > "$work/compare.txt" 2>&1
 same=$?
 echo "replay-speed iterations=100 period-ms=20 work=10% recorded-ms=$recorded replay-rate0-ms=$replayed" \
