@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <random>
 #include <string>
 #include <vector>
@@ -67,9 +68,7 @@ void run(void* userdata) {
   if (gBusyUs > 0) spin(gBusyUs);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int runClient(int argc, char** argv) {
   std::string name, instance;
   std::vector<std::string> channels;
   long long timeoutMs = 20000;
@@ -109,4 +108,15 @@ int main(int argc, char** argv) {
   const tactus::RunOutcome outcome = tactus::enterScheduler();
   std::printf("status=%s\n", tactus::runStatusName(outcome.status));
   return outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 5;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return runClient(argc, argv);
+  } catch (const std::exception& e) {
+    std::printf("error: %s\n", e.what());
+    return 3;
+  }
 }
