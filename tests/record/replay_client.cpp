@@ -107,7 +107,8 @@ int runClient(int argc, char** argv) {
   }
   const tactus::RunOutcome outcome = tactus::enterScheduler();
   std::printf("status=%s\n", tactus::runStatusName(outcome.status));
-  return outcome.status == tactus::RunStatus::kFrameLimit ? 0 : 5;
+  return outcome.status == tactus::RunStatus::kFrameLimit || outcome.status == tactus::RunStatus::kExitRequested ? 0
+                                                                                                                 : 5;
 }
 
 }  // namespace
