@@ -41,9 +41,12 @@ struct MasterOptions {
   std::string recordDir;               ///< --record: the recording folder; empty = not recorded
   bool recordOverwrite = false;        ///< --record-overwrite
   bool recordRequired = false;         ///< --record-required: a loss fails the run
-  bool verbose = false;                ///< -v
-  bool showVersion = false;            ///< -V
-  bool showHelp = false;               ///< --help
+  std::string replayDir;               ///< --replay: the recording replayed; empty = no replay
+  double replayRate = 1.0;             ///< --replay-rate: times real time; 0 = as fast as the work allows
+  std::vector<std::string> replaySources;  ///< --replay-sources: Client.Runnable names; empty = the default
+  bool verbose = false;                    ///< -v
+  bool showVersion = false;                ///< -V
+  bool showHelp = false;                   ///< --help
 };
 
 /// Exit codes of tactus-master.

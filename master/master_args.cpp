@@ -1,6 +1,8 @@
 // tactus-master's command line (MasterOptions, see master.hpp) on the tools' one parser
 // (core/command_line.hpp): STM's short flags, a long name for each, `--opt=value`, -h/--help.
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -89,6 +91,18 @@ const std::vector<OptionSpec>& specs() {
       {"record", 0, "DIR", "record the run into folder DIR (docs/guide/record-replay.md)", {}},
       {"record-overwrite", 0, "", "--record into a folder that holds a recording: replace it", {}},
       {"record-required", 0, "", "a recording that lost data makes the run fail (exit 1)", {}},
+      {"replay", 0, "DIR", "replay the recording in DIR: its sources' recorded versions feed the readers", {}},
+      {"replay-rate",
+       0,
+       "R",
+       "--replay at R times real time (default 1); 0: each iteration as soon as the previous ended",
+       {}},
+      {"replay-sources",
+       0,
+       "LIST",
+       "--replay: the runnables (Client.Runnable,...) whose versions are replayed\n"
+       "(default: every runnable that writes a channel and reads none)",
+       {}},
       {"verbose", 'v', "", "verbose", {}},
       {"version", 'V', "", "print the version and exit", {}},
       {"help", 'h', "", "print this help and exit", {}},
@@ -138,6 +152,11 @@ Result<void> splitSchedulePaths(MasterOptions& o) {
   if (o.scheduleCount >= 0 && o.managerName.empty()) return fail(ErrorCode::kParse, "-i needs -N (a schedule manager)");
   if (!o.policyPath.empty() && o.managerName.empty())
     return fail(ErrorCode::kParse, "--policy needs -N (the policy switches between the manager's schedules)");
+  if (o.replayDir.empty() && (o.replayRate != 1.0 || !o.replaySources.empty()))
+    return fail(ErrorCode::kParse,
+                std::string(o.replaySources.empty() ? "--replay-rate" : "--replay-sources") + " needs --replay DIR");
+  if (!o.replayDir.empty() && !o.recordDir.empty() && o.replayDir == o.recordDir)
+    return fail(ErrorCode::kParse, "--replay and --record name the same folder " + quoted(o.replayDir));
   if (!o.managerName.empty() && o.iterations != 0) {
     return fail(ErrorCode::kParse,
                 "-e cannot be combined with -N: the schedule manager starts and stops the schedules");
@@ -199,6 +218,26 @@ Result<void> apply(const ParsedOption& p, MasterOptions& o) {
   } else if (n == "record") {
     if (p.value.empty()) return fail(ErrorCode::kParse, p.spelled + " expects a folder");
     o.recordDir = p.value;
+  } else if (n == "replay") {
+    if (p.value.empty()) return fail(ErrorCode::kParse, p.spelled + " expects a folder");
+    o.replayDir = p.value;
+  } else if (n == "replay-rate") {
+    char* end = nullptr;
+    const double r = std::strtod(p.value.c_str(), &end);
+    if (p.value.empty() || end == nullptr || *end != '\0' || !(r >= 0) || r > 1e6)
+      return fail(ErrorCode::kParse,
+                  p.spelled + " expects a rate 0..1000000 (0: as fast as the work allows), not " + quoted(p.value));
+    o.replayRate = r;
+  } else if (n == "replay-sources") {
+    o.replaySources.clear();
+    for (std::size_t at = 0; at <= p.value.size();) {
+      const std::size_t comma = std::min(p.value.find(',', at), p.value.size());
+      const std::string name = p.value.substr(at, comma - at);
+      if (name.find('.') == std::string::npos || name.front() == '.' || name.back() == '.')
+        return fail(ErrorCode::kParse, p.spelled + " expects Client.Runnable,..., not " + quoted(name));
+      o.replaySources.push_back(name);
+      at = comma + 1;
+    }
   } else if (n == "policy") {
     if (p.value.empty()) return fail(ErrorCode::kParse, p.spelled + " expects a file name");
     o.policyPath = p.value;

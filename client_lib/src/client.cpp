@@ -111,6 +111,12 @@ Result<void> initLocked(const std::string& clientName, const InitOptions& option
   if (!channels) return channels.error();
   session->channels = std::move(*channels);
   publishChannelDirectory(session->channels.get());
+  if ((rt.flags & shm::kFlagReplay) != 0) {  // --replay: the sources' recorded versions (replay_feed.hpp)
+    auto feed = attachReplay(rt.instance, *session->channels);
+    if (!feed) return feed.error();
+    session->replay = std::move(*feed);
+    for (Runtime* schedule : all) schedule->replay = session->replay.get();
+  }
   // Exit requests go through the first schedule that has the client (attachModes: there is one).
   Runtime& home = **std::find_if(all.begin(), all.end(), [](const Runtime* m) { return m->member(); });
   gExitFlag.store(&home.view.client(home.clientIndex).exitRequested);

@@ -16,6 +16,7 @@
 #include "engine.hpp"
 #include "queue_engine.hpp"
 #include "realtime.hpp"
+#include "replay_feed.hpp"
 #include "tactus/client.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -61,7 +62,8 @@ struct Runtime {
   std::string noteTo;          ///< schedule k > 0: the instance its master hears notes at (noteBoxOf)
   // A master with several schedules (-N) has one segment per schedule; the client is attached
   // to each (ClientSession::attachments), and takes part in those that list it.
-  std::uint32_t scheduleCount = 1;  ///< schedules of the instance (the header's scheduleCount)
+  std::uint32_t scheduleCount = 1;     ///< schedules of the instance (the header's scheduleCount)
+  const ReplayFeed* replay = nullptr;  ///< --replay: the session's feed (its sources' steps replay)
 
   /// Whether this client is in this schedule (attach leaves clientIndex kNone when it is not).
   bool member() const { return clientIndex != kNone; }
@@ -78,6 +80,7 @@ struct ClientSession {
   /// rollover's first frame.
   std::vector<std::function<void(std::uint16_t, std::uint16_t)>> switchCallbacks;
   std::unique_ptr<ChannelDirectory> channels;  ///< every schedule's channels (tactus/channel.hpp), built at init
+  std::unique_ptr<ReplayFeed> replay;          ///< --replay: the replay segment (replay_feed.hpp), attached at init
 
   ClientSession() = default;
   ClientSession(const ClientSession&) = delete;

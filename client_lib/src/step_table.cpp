@@ -56,6 +56,14 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
         step.userdata = r.userdata;
       }
     }
+    // --replay: a replayed source's recorded versions go into its buffers in place of its call.
+    if (const ReplaySourceFeed* feed = rt.replay ? rt.replay->find(rt.schedule.identifier, index(i)) : nullptr;
+        feed != nullptr && cpuWorker && !step.aliasGroup &&
+        (step.kind == StepKind::kCall || step.kind == StepKind::kEngine)) {
+      step.kind = StepKind::kCall;
+      step.function = &replayStep;
+      step.userdata = const_cast<ReplaySourceFeed*>(feed);
+    }
     step.firstWait = static_cast<std::uint32_t>(waits.size());
     std::int64_t plannedReady = step.frameOffsetNs;
     if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);

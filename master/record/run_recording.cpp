@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "master.hpp"
+#include "run/run.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/record/format.hpp"
 
@@ -46,13 +47,28 @@ std::int64_t pollUs() {
 
 }  // namespace
 
-RunRecording::RunRecording() = default;
+ScheduleRecord scheduleRecord(const Schedule& schedule, std::uint64_t contentHash, std::string& text) {
+  std::uint64_t layout = 0;
+  text = schedule.name + channelNames(schedule, layout);
+  return ScheduleRecord{contentHash,
+                        schedule.identifier,
+                        static_cast<std::uint32_t>(schedule.channels.size()),
+                        static_cast<std::uint32_t>(schedule.instances.size()),
+                        static_cast<std::uint32_t>(schedule.name.size()),
+                        layout,
+                        static_cast<std::uint32_t>(text.size() - schedule.name.size()),
+                        0};
+}
+
+RunRecording::RunRecording(const MasterOptions& options) : o_(options) {}
 RunRecording::~RunRecording() = default;
 
-Result<void> RunRecording::prepare(const MasterOptions& o, const Schedule& first) {
-  if (o.recordDir.empty()) return {};
+Result<void> RunRecording::loaded(std::vector<std::unique_ptr<Mode>>& modes) {
+  const MasterOptions& o = o_;
+  const Schedule& first = modes.front()->schedule;
   dir_ = o.recordDir;
   required_ = o.recordRequired;
+  replay_ = !o.replayDir.empty();
   for (std::uint32_t k = 0; k < first.socs.size(); ++k)
     if (first.socs[k].name == o.soc) soc_ = k;
   path_ = (fs::path(dir_) / recordingFileName(soc_)).lexically_normal().string();
@@ -73,15 +89,15 @@ Result<void> RunRecording::prepare(const MasterOptions& o, const Schedule& first
 }
 
 EventTap* RunRecording::add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash) {
-  if (dir_.empty()) return nullptr;
   modes_.push_back({&view, &schedule, contentHash});
   return &taps_.emplace_back(*this, modes_.size() - 1);
 }
 
-void RunRecording::start(std::int64_t runStartNs, std::ostream& err) {
-  if (dir_.empty() || modes_.empty()) return;
+void RunRecording::started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) {
+  for (auto& m : modes) m->drain->setEventTap(add(m->owner->view(), m->schedule, m->contentHash));
+  if (modes_.empty()) return;
   const Schedule& first = *modes_.front().schedule;
-  auto writer = Writer::create(path_, makeFileHeader(modes_.front().contentHash, soc_, 0));
+  auto writer = Writer::create(path_, makeFileHeader(modes_.front().contentHash, soc_, replay_ ? kFlagReplay : 0));
   Result<void> ok;
   if (writer) {
     const RunRecord run{runStartNs, clockNs(CLOCK_REALTIME), static_cast<std::uint32_t>(::getpid()),
@@ -89,16 +105,8 @@ void RunRecording::start(std::int64_t runStartNs, std::ostream& err) {
     ok = writer->append(ChunkType::kRun, run);
     for (const RecordedMode& m : modes_) {
       if (!ok) break;
-      std::uint64_t layout = 0;
-      const std::string text = m.schedule->name + channelNames(*m.schedule, layout);
-      const ScheduleRecord s{m.contentHash,
-                             m.schedule->identifier,
-                             static_cast<std::uint32_t>(m.schedule->channels.size()),
-                             static_cast<std::uint32_t>(m.schedule->instances.size()),
-                             static_cast<std::uint32_t>(m.schedule->name.size()),
-                             layout,
-                             static_cast<std::uint32_t>(text.size() - m.schedule->name.size()),
-                             0};
+      std::string text;
+      const ScheduleRecord s = scheduleRecord(*m.schedule, m.contentHash, text);
       ok = writer->append(ChunkType::kSchedule, s, text.data(), text.size());
     }
   } else {
@@ -113,7 +121,7 @@ void RunRecording::start(std::int64_t runStartNs, std::ostream& err) {
   recorder_ = std::make_unique<Recorder>(std::move(*writer), modes_, pollUs());
 }
 
-int RunRecording::finish(int code, std::ostream& out, std::ostream& err) {
+int RunRecording::finished(int code, std::ostream& out, std::ostream& err) {
   if (startFailed_ && required_ && code == kExitOk) return kExitRunFailed;
   if (!recorder_) return code;
   auto ok = recorder_->finish(code, clockNs(CLOCK_MONOTONIC));

@@ -2,7 +2,7 @@
 // (refused when it exists and is not empty, unless --record-overwrite), writes the run and schedule
 // records when the run starts, runs the Recorder, and at the end writes the end record and says
 // what was recorded and lost (--record-required: a loss makes the run fail, exit 1, named).
-// Kept apart from run.cpp, which calls prepare, start and finish.
+// A RunHook (run/run_hook.hpp): the run core calls it at load, start and end.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "record/recorder.hpp"
+#include "run/run_hook.hpp"
 #include "tactus/core/result.hpp"
 
 namespace tactus::master {
@@ -21,30 +22,38 @@ struct MasterOptions;
 
 namespace tactus::master::record {
 
-class RunRecording {
+/// The schedule record of `schedule` (whose text hashes to `contentHash`), and in `text` the bytes
+/// that follow it in the recording (the name, the channels' names); the replay compares it.
+tactus::record::ScheduleRecord scheduleRecord(const Schedule& schedule, std::uint64_t contentHash, std::string& text);
+
+class RunRecording : public RunHook {
  public:
-  RunRecording();
-  ~RunRecording();
+  explicit RunRecording(const MasterOptions& options);
+  ~RunRecording() override;
   RunRecording(const RunRecording&) = delete;
   RunRecording& operator=(const RunRecording&) = delete;
 
-  /// Before any client: checks and makes the folder (nothing without --record); `first` is the
-  /// run's first schedule (its SoC list names this master's file).
-  Result<void> prepare(const MasterOptions& options, const Schedule& first);
-  /// A schedule of the run (before start); returns the tap for its drain (nullptr without --record).
-  EventTap* add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash);
-  /// Opens soc<k>.trec, writes the run and schedule records and starts the recorder; an error is
-  /// said on `err` and the run goes on unrecorded (with --record-required it fails at its end).
-  void start(std::int64_t runStartNs, std::ostream& err);
+  /// Before any client: checks and makes the folder; the first schedule's SoC list names this
+  /// master's file.
+  Result<void> loaded(std::vector<std::unique_ptr<Mode>>& modes) override;
+  Result<void> created(std::vector<std::unique_ptr<Mode>>&, const std::string&) override { return {}; }
+  /// Sets every schedule's drain tap, opens soc<k>.trec, writes the run and schedule records and
+  /// starts the recorder; an error is said on `err` and the run goes on unrecorded (with
+  /// --record-required it fails at its end).
+  void started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) override;
   /// Ends the recording; returns the run's exit code (kExitRunFailed after a loss with
   /// --record-required, or a write failure), saying what was recorded on `out` and losses on `err`.
-  int finish(int code, std::ostream& out, std::ostream& err);
+  int finished(int code, std::ostream& out, std::ostream& err) override;
   /// Whether a loss was seen so far (for --record-required).
   bool lost() const { return recorder_ && recorder_->lost() > 0; }
 
  private:
+  EventTap* add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash);
+
+  const MasterOptions& o_;
   std::string dir_;
   bool required_ = false;
+  bool replay_ = false;  // the run replays a recording: the file header says so
   std::uint32_t soc_ = 0;
   std::vector<RecordedMode> modes_;
   std::unique_ptr<Recorder> recorder_;

@@ -29,7 +29,7 @@ class ImmediateActivation final : public Activation {
   // never at its own -e: a smaller one would stop this SoC's clients while the other SoCs wait.
   std::uint64_t stopAt() const override {
     const bool followsPrimary = run_.socOptions_ && run_.socOptions_->soc != run_.socOptions_->primary;
-    return run_.o_.iterations == 0 || followsPrimary ? std::numeric_limits<std::uint64_t>::max() : run_.o_.iterations;
+    return run_.iterations_ == 0 || followsPrimary ? std::numeric_limits<std::uint64_t>::max() : run_.iterations_;
   }
 
   void startRun() override {

@@ -297,9 +297,7 @@ std::optional<RunEnd> Run::awaitClients(std::int64_t deadline, std::int64_t socD
     return std::nullopt;
   }
   activation_->startRun();
-  // --record (master/record/): every schedule's drain shows its records to the recorder.
-  for (auto& m : modes_) m->drain->setEventTap(recording_.add(m->owner->view(), m->schedule, m->contentHash));
-  recording_.start(runStartNs_, err_);
+  for (auto& hook : hooks_) hook->started(modes_, runStartNs_, err_);  // --replay, --record (run_hook.hpp)
   runStarted_ = true;
   clientsEntered_.store(true);
   return std::nullopt;

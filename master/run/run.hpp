@@ -75,7 +75,6 @@
 #include "managed/policy_file.hpp"
 #include "managed/switch_job.hpp"
 #include "master.hpp"
-#include "record/run_recording.hpp"
 #include "roles/client_monitor.hpp"
 #include "roles/idle_windows.hpp"
 #include "roles/log_drain.hpp"
@@ -85,6 +84,7 @@
 #include "roles/segment_owner.hpp"
 #include "roles/stall_watch.hpp"
 #include "run/activation.hpp"
+#include "run/run_hook.hpp"
 #include "soc/soc_run.hpp"
 #include "tactus/core/event_log.hpp"
 #include "tactus/core/run_plan.hpp"
@@ -235,7 +235,9 @@ class Run {
   std::ostream& out_;
   std::ostream& err_;
   std::vector<std::unique_ptr<Mode>> modes_;
-  record::RunRecording recording_;  ///< --record (master/record/); after modes_: ends before their segments
+  /// --replay, --record (run_hook.hpp); after modes_: they end before their segments.
+  std::vector<std::unique_ptr<RunHook>> hooks_;
+  std::uint64_t iterations_ = 0;  // the frame limit: -e, as the hooks lowered it (0: none)
   EventLogWriter log_;
   std::string instance_;                                // schedule 0's segment: -D, or its SoC's (socInstanceName)
   std::optional<SocRunOptions> socOptions_;             // a multi-SoC run's

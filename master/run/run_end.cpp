@@ -174,7 +174,8 @@ int Run::closeRun(const std::optional<RunEnd>& end) {
   // ends its iteration (client_lib's DeferredLog), so after a run that ended early the last ones
   // come when it leaves.
   (void)drainAll();
-  code = recording_.finish(judgeOverruns(code), out_, err_);
+  code = judgeOverruns(code);
+  for (auto& hook : hooks_) code = hook->finished(code, out_, err_);  // --replay, --record (run_hook.hpp)
   gAttention.store(nullptr);
   for (auto& m : modes_) m->owner->remove();
   if (auto ok = log_.close(); !ok) {

@@ -93,7 +93,14 @@ Result<void> Run::load() {
     countWorkers(**mode);
     modes_.push_back(std::move(*mode));
   }
-  return recording_.prepare(o_, modes_.front()->schedule);  // --record (master/record/)
+  // --replay, --record (run_hook.hpp): each checks what it needs before any segment exists.
+  hooks_ = makeRunHooks(o_);
+  iterations_ = o_.iterations;
+  for (auto& hook : hooks_) {
+    if (auto ok = hook->loaded(modes_); !ok) return ok;
+    iterations_ = hook->iterations(iterations_);
+  }
+  return {};
 }
 
 // What switching waits for in each hyperepoch: the workers and clients of the plan that attach to
@@ -200,7 +207,9 @@ Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   // A multi-SoC run leaves its release threads unpinned: with two SoCs' masters on one machine
   // (the tests, the benchmark) pinning measured slower for the cross-SoC hand-off.
   const bool pinReleases = o_.core < 0 && !o_.noPinning && !socOptions_;
-  m.releaser = std::make_unique<Releaser>(view, m.schedule, m.plan, o_.freeRunning, m.control, pinReleases);
+  const bool freeRunning =
+      o_.freeRunning || std::any_of(hooks_.begin(), hooks_.end(), [](const auto& h) { return h->freeRunning(); });
+  m.releaser = std::make_unique<Releaser>(view, m.schedule, m.plan, freeRunning, m.control, pinReleases);
   m.stalls = std::make_unique<StallWatch>(m.schedule, m.plan, view, *m.releaser, *m.monitor, o_.timeoutUs);
   if (socOptions_) {  // a multi-SoC run: soc_run.hpp
     for (ClientId c : m.schedule.clients.ids())
@@ -227,14 +236,18 @@ int Run::publishAll() {
   ::sigaction(SIGINT, &sa, nullptr);
   // -P, -c, -M (the release threads inherit them).
   if (const int code = setUpMasterProcess(o_, err_); code != kExitOk) return code;
-  const std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
-                              (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
+  std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
+                        (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
+  for (const auto& hook : hooks_) flags |= hook->segmentFlags();
   // A master killed at any instant (even while it created them) leaves nothing behind: what dead
   // masters left of this instance's group goes first, all of it, not only the names this run uses.
   for (const std::string& removed : ipc::removeDeadMastersGroup(instance_))
     err_ << "tactus-master: removed stale segment " << removed << ", left by a master that died\n";
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
     if (auto ok = publishMode(k, flags); !ok) return badInput(ok.error());
+  }
+  for (auto& hook : hooks_) {
+    if (auto ok = hook->created(modes_, instance_); !ok) return badInput(ok.error());
   }
   if (auto ok = activation_->prepare(); !ok) return badInput(ok.error());
   // deploy_env.cpp: the earlier runs' logs kept (TACTUS_LOG_KEEP), then this run's opened.

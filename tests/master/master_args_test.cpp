@@ -233,3 +233,24 @@ TEST_CASE("the master takes STM's multi-SoC timeouts -a (seconds) and -o (micros
   REQUIRE_FALSE(badO.has_value());
   CHECK(badO.error().message.find("microseconds 1000..3600000000") != std::string::npos);
 }
+
+TEST_CASE("the master's replay options", "[master][args]") {
+  auto o = parseMasterArguments({"-s", "g.tsched", "--replay", "rec", "--replay-rate", "0.5", "--replay-sources",
+                                 "Sensor.Source,Camera.Capture"});
+  REQUIRE(o);
+  CHECK(o->replayDir == "rec");
+  CHECK(o->replayRate == 0.5);
+  CHECK(o->replaySources == std::vector<std::string>{"Sensor.Source", "Camera.Capture"});
+  CHECK(parseMasterArguments({"-s", "g.tsched", "--replay", "rec", "--replay-rate", "0"})->replayRate == 0);
+  const auto refused = [](std::vector<std::string> args, const std::string& words) {
+    auto r = parseMasterArguments(args);
+    REQUIRE_FALSE(r);
+    INFO(r.error().message);
+    CHECK(r.error().message.find(words) != std::string::npos);
+  };
+  refused({"-s", "g.tsched", "--replay-rate", "2"}, "--replay-rate needs --replay DIR");
+  refused({"-s", "g.tsched", "--replay", "r", "--replay-rate", "-1"}, "expects a rate");
+  refused({"-s", "g.tsched", "--replay", "r", "--replay-rate", "fast"}, "not 'fast'");
+  refused({"-s", "g.tsched", "--replay", "r", "--replay-sources", "Source"}, "expects Client.Runnable");
+  refused({"-s", "g.tsched", "--replay", "r", "--record", "r"}, "name the same folder");
+}
