@@ -263,13 +263,13 @@ std::optional<RunOutcome> prepareSchedule(Runtime& primary, Runtime& rt) {
 }
 
 // Runs the client's workers of every schedule it is in until they have all left, watching the
-// master and the segments meanwhile, and says how the run ended. With one schedule a worker runs
-// at once (runWorker); with several, while the schedule manager has its hyperepoch active
-// (runSwitchingWorker).
+// master and the segments meanwhile, and says how the run ended. Without a schedule manager a
+// worker runs at once (runWorker); under one (-N, one schedule or several), while the manager has
+// its hyperepoch active (runSwitchingWorker).
 RunOutcome runWorkers(ClientSession& session) {
   Runtime& primary = session.primary();
   const std::vector<Runtime*> all = session.all();
-  const bool managed = primary.scheduleCount > 1;
+  const bool managed = primary.managed();
   WorkerExits exits;
   std::vector<std::thread> workers;
   std::string startFailure;  // a worker thread the system would not start (a pids limit, memory)
@@ -330,7 +330,7 @@ RunOutcome runWorkers(ClientSession& session) {
     // segments, so a client that saw it die does, where the name still refers to the segment this
     // client mapped (a newer master's fresh segment under the same name is left alone).
     for (Runtime* rt : all) rt->segment.removeNameIfStillOurs(rt->instance);
-    if (primary.scheduleCount > 1) removeDeadMastersChannel(primary);
+    if (primary.managed()) removeDeadMastersChannel(primary);
   }
   const bool clean = !primary.masterDead.load() && outcome.status != RunStatus::kPeerDied &&
                      outcome.status != RunStatus::kError && outcome.status != RunStatus::kTimeout;

@@ -67,6 +67,9 @@ struct Runtime {
 
   /// Whether this client is in this schedule (attach leaves clientIndex kNone when it is not).
   bool member() const { return clientIndex != kNone; }
+  /// Whether a schedule manager starts and switches the instance's schedules (-N, with one
+  /// schedule or several): workers then run only while their hyperepoch is active.
+  bool managed() const { return scheduleCount > 1 || (flags & shm::kFlagManaged) != 0; }
 };
 
 /// One initialized client: its attachment to every schedule of its instance, and what belongs to

@@ -238,6 +238,7 @@ int Run::publishAll() {
   if (const int code = setUpMasterProcess(o_, err_); code != kExitOk) return code;
   std::uint32_t flags = (o_.allowUnregistered ? shm::kFlagAllowUnregistered : 0u) |
                         (o_.noPinning ? shm::kFlagNoPinning : 0u) | (o_.freeRunning ? shm::kFlagFreeRunning : 0u);
+  if (activation_->switchesSchedules()) flags |= shm::kFlagManaged;
   for (const auto& hook : hooks_) flags |= hook->segmentFlags();
   // A master killed at any instant (even while it created them) leaves nothing behind: what dead
   // masters left of this instance's group goes first, all of it, not only the names this run uses.

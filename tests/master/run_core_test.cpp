@@ -152,6 +152,37 @@ TEST_CASE("master run core: the managed activation waits for a start on its mana
   CHECK_FALSE(segmentPresent(shm::managerInstanceName(run.instance)));  // removed with the run
 }
 
+// A managed run of one schedule (-N with one -s): the clients' workers wait for the manager's
+// activation as with several schedules. They used to run the unmanaged way (the segment's
+// scheduleCount is 1) and never saw a frame, until -t named the first runnable stuck.
+TEST_CASE("master run core: the managed activation runs a single schedule once the manager starts it",
+          "[master][run-core]") {
+  CoreRun run("core-managed-one");
+  run.options.managerName = "core-manager";
+  run.start();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  REQUIRE(waitForClientState(run.instance, 1, kEntered, kWaitMs));
+  auto manager = [&](const std::vector<std::string>& args, const std::string& tag) {
+    std::vector<std::string> argv{buildPath("tools/tactus-manager"), "-D", run.instance, "-N", "core-manager"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return waitFor(run.children.spawn(argv, run.TestRun::out(tag)), kWaitMs);
+  };
+  REQUIRE(manager({"start", "7"}, "start") == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // 1 ms periods: many iterations
+  CHECK(manager({"exit"}, "exit") == 0);
+  REQUIRE(run.finish() == kExitOk);
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  INFO(run.out.str() + run.err.str());
+  CHECK(run.err.str().find("stuck") == std::string::npos);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  std::size_t runs = 0;
+  for (const EventRecord& r : log->records) runs += r.kind == static_cast<std::uint16_t>(EventKind::kRun) ? 1 : 0;
+  CHECK(runs >= 20);  // both runnables ran, iteration after iteration
+}
+
 // The managed activation's switch job: a rollover that waits for a client frozen in its switch
 // callback (it never acknowledges), and a signal. The end comes at the grace, names the client that
 // holds the switch (not "a schedule switch"), and the waiting rollover fails with that cause.

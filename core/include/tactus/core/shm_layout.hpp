@@ -56,9 +56,10 @@ namespace tactus::shm {
 
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
-/// The layout version; a client refuses a segment of another version. Version 10: the statistics
-/// block grew its chain and channel tables (statistics version 2), which moves the channel area.
-inline constexpr std::uint32_t kLayoutVersion = 10;
+/// The layout version; a client refuses a segment of another version. Version 11: header flags
+/// kFlagReplay (replay_layout.hpp) and kFlagManaged, which change how a client's workers run.
+/// Version 10: the statistics block grew its chain and channel tables (statistics version 2).
+inline constexpr std::uint32_t kLayoutVersion = 11;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -103,6 +104,10 @@ enum HeaderFlags : std::uint32_t {
   kFlagAllowUnregistered = 1u << 0,  ///< --allow-unregistered-runnables: missing ones do nothing
   kFlagNoPinning = 1u << 1,          ///< -C: workers are not pinned to cores
   kFlagFreeRunning = 1u << 2,        ///< -m: no skipping after an overrun
+  // 1u << 3: kFlagReplay (replay_layout.hpp)
+  /// -N: a schedule manager starts and switches the schedules, with one schedule as with several;
+  /// a client's workers run only while their hyperepoch is active (the switching worker).
+  kFlagManaged = 1u << 4,
 };
 
 /// The segment header at offset 0.
