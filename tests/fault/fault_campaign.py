@@ -491,7 +491,7 @@ def trial_seed(seed, kind, index):
 
 
 CAMPAIGNS = {  # trials per kind, and trials at a time
-    "ci": {"kill": 50, "stop": 4, "restart": 4, "damage": None, "foreign": len(FOREIGN_KINDS), "tamper": 8, "jobs": 3},
+    "ci": {"kill": 50, "stop": 4, "restart": 4, "damage": None, "foreign": len(FOREIGN_KINDS), "tamper": 16, "jobs": 3},
     "full": {"kill": 200, "stop": 20, "restart": 20, "damage": 160, "foreign": 2 * len(FOREIGN_KINDS), "tamper": 40,
              "jobs": 3},
     # The sanitizer builds' campaign: every damage and foreign trial (what a sanitizer checks: the

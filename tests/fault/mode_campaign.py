@@ -141,12 +141,14 @@ def ch_master_kill(cell, row):
     and remove its segment; no torn or stale version was read."""
     await_reads(cell, row)
     m = cell.masters[0]
+    clients = list(cell.clients.values())
+    said_before = {c.name: len(c.stderr()) for c in clients}  # the start-up's own "waiting for" lines
     m.send(signal.SIGKILL)
     t0 = cell.t_cause = now()
-    clients = list(cell.clients.values())
 
     def settled():
-        return all(not c.alive() or rm.faultlib.WAITING_RE.search(c.stderr()[-400:]) for c in clients)
+        return not m.alive() and all(
+            not c.alive() or rm.faultlib.WAITING_RE.search(c.stderr()[said_before[c.name]:]) for c in clients)
     if not cell.wait_for(t0 + rm.END_S, settled):
         cell.fail("a client still running %.0f s after the master's kill (hang), not waiting for a new one"
                   % rm.END_S)
