@@ -491,14 +491,14 @@ def trial_seed(seed, kind, index):
 
 
 CAMPAIGNS = {  # trials per kind, and trials at a time
-    "ci": {"kill": 50, "stop": 4, "restart": 4, "damage": None, "foreign": len(FOREIGN_KINDS), "tamper": 16, "jobs": 3},
+    "ci": {"kill": 50, "stop": 4, "restart": 4, "damage": None, "foreign": len(FOREIGN_KINDS), "tamper": 20, "jobs": 3},
     "full": {"kill": 200, "stop": 20, "restart": 20, "damage": 160, "foreign": 2 * len(FOREIGN_KINDS), "tamper": 40,
              "jobs": 3},
     # The sanitizer builds' campaign: every damage and foreign trial (what a sanitizer checks: the
     # readers of a damaged segment), fewer kill, stop and restart trials (process timing, which the
     # plain build's campaign covers fifty times over at a third of the cost).
     # Two at a time: a sanitized process needs two to three times the CPU.
-    "sanitizer": {"kill": 10, "stop": 2, "restart": 2, "damage": None, "foreign": len(FOREIGN_KINDS), "tamper": 4,
+    "sanitizer": {"kill": 10, "stop": 2, "restart": 2, "damage": None, "foreign": len(FOREIGN_KINDS), "tamper": 5,
                   "jobs": 2},
 }
 

@@ -4,6 +4,8 @@
 #                  is gone; the clients arrive and look; a second master is started on the instance
 #   forge-live     the same with the pid of a live process of the same user that has not mapped the
 #                  segment (a `sleep`), its start time written too
+#   forge-kthread  the same with pid 2 (kthreadd: a live process whose memory maps read empty, as an
+#                  exiting process's do), its start time written too
 #   garbage        random bytes over the whole header while the run goes
 #   truncate0      the segment truncated to 0 bytes while the run goes
 # The forged header must never make a client remove a live master's segment, nor a second master
@@ -19,7 +21,7 @@ import subprocess
 
 from faultlib import END_WITHIN_S, now
 
-VARIANTS = ["forge-gone", "forge-live", "garbage", "truncate0"]
+VARIANTS = ["forge-gone", "forge-live", "forge-kthread", "garbage", "truncate0"]
 # A client's words for removing the segment it looked at.
 REMOVED_RE = re.compile(r"removed the segment it left|removed it\b")
 
@@ -31,7 +33,12 @@ def gone_pid():
     return p.pid
 
 
-def forge(t, campaign, live):
+def start_time(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def forge(t, campaign, kind):
     m = t.master()
     m.start()
     if campaign.wait_state(t, {"published"}) is None:
@@ -42,17 +49,15 @@ def forge(t, campaign, live):
     sleeper = None
     pid_off, pid_n = t.ctx.layout.field("masterPid")
     st_off, st_n = t.ctx.layout.field("masterStartTime")
-    if live:
+    if kind == "live":
         sleeper = subprocess.Popen(["sleep", "30"])
-        with open("/proc/%d/stat" % sleeper.pid) as f:
-            start = int(f.read().rsplit(")", 1)[1].split()[19])
-        t.seg.write(st_off, start.to_bytes(st_n, "little"))
         pid = sleeper.pid
     else:
-        pid = gone_pid()
+        pid = 2 if kind == "kthread" else gone_pid()
+    if kind != "gone":
+        t.seg.write(st_off, start_time(pid).to_bytes(st_n, "little"))
     t.seg.write(pid_off, pid.to_bytes(pid_n, "little"))
-    t.set_cause("masterPid of the frozen master's published segment forged to %s pid %d" %
-                ("live (not mapping it)" if live else "gone", pid))
+    t.set_cause("masterPid of the frozen master's published segment forged to %s pid %d" % (kind, pid))
     cs = [t.client(n) for n in campaign.CLIENTS]
     campaign.start_all(t, cs, 0.05)
     t.sleep_until(now() + 0.4)
@@ -66,6 +71,9 @@ def forge(t, campaign, live):
     for c in cs:
         if REMOVED_RE.search(c.stderr()):
             t.fail("client %s removed a live master's segment: %s" % (c.name, c.tail(300)))
+        elif "written over" not in c.stderr():  # attached, watching the forged pid as its master's
+            t.fail("client %s did not see the header written over (it attached to a segment naming pid %d, "
+                   "not its master): %s" % (c.name, pid, c.tail(300)))
     b = t.master("masterB")
     b.start()
     t.sleep_until(now() + END_WITHIN_S, lambda: not b.alive())
@@ -82,7 +90,7 @@ def forge(t, campaign, live):
 def trial_tamper(t, campaign):
     variant = VARIANTS[t.index % len(VARIANTS)]
     if variant.startswith("forge"):
-        m, cs, b = forge(t, campaign, variant == "forge-live")
+        m, cs, b = forge(t, campaign, variant.split("-")[1])
         if m is None or t.setup_failed:
             return
         t.check_processes(now() + END_WITHIN_S, cause_re=re.compile(r"masterPid|written over|forged|master"),
