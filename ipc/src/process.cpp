@@ -1,6 +1,7 @@
 // Process liveness and identity (Linux: pidfd_open, /proc).
 #include "tactus/ipc/process.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -63,10 +64,24 @@ bool processAlive(pid_t pid, std::uint64_t startTime) {
 }
 
 std::optional<bool> processMaps(pid_t pid, const std::string& path) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string file = "/proc/" + std::to_string(pid) + "/maps";
+  {
+    // Not ours to read (another user's: the open or the read is refused) is unknown; read, but
+    // empty, is a process with no memory left to show (one exiting, a kernel thread): it maps
+    // nothing. (Taken for unreadable, an exiting process once let a client attach to a header
+    // that named it, forged, while the real master held the lock; the client then watched it die.)
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    char first = 0;
+    const ssize_t n = ::read(fd, &first, 1);
+    ::close(fd);
+    if (n < 0) return std::nullopt;
+    if (n == 0) return false;
+  }
+  std::ifstream maps(file);
   if (!maps) return std::nullopt;
   std::string line;
-  if (!std::getline(maps, line)) return std::nullopt;  // opened, but not ours to read (or no process)
+  if (!std::getline(maps, line)) return false;  // it exited since
   // The file by its device and inode as well as by its name: /dev/shm may be shown under another
   // path (a symbolic link to /run/shm, a container's mount), and a live owner must never be missed.
   struct stat st {};

@@ -219,7 +219,10 @@ std::optional<RunEnd> SegmentOwner::checkDamage() const {
       else if (h.scheduleIndex != scheduleIndex_) field = "scheduleIndex";
       else if (h.state.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(state_)) field = "state";
     }
-    if (!field.empty()) {
+    // A truncation that lands after the look above reads as a header of zeros (the guard's pages):
+    // asked again, the size names it (the kernel shrinks it before it takes the pages away).
+    if (!field.empty()) what = segment_.damage(instance_, owned_, "the master");
+    if (!field.empty() && what.empty()) {
       what = "header field '" + field + "', which only the master (pid " + std::to_string(pid_) +
              ") writes, holds another value than it wrote";
     }

@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib  # noqa: E402
+import tamper_trials  # noqa: E402
 from faultlib import END_WITHIN_S, Trial, now  # noqa: E402
 
 CLIENTS = ["Sensing", "Planning"]
@@ -454,7 +455,7 @@ def trial_foreign(t):
 
 
 KINDS = {"kill": trial_kill, "stop": trial_stop, "restart": trial_restart, "damage": trial_damage,
-         "foreign": trial_foreign}
+         "foreign": trial_foreign, "tamper": lambda t: tamper_trials.trial_tamper(t, sys.modules[__name__])}
 
 
 # --- the campaign ---
@@ -489,13 +490,15 @@ def trial_seed(seed, kind, index):
 
 
 CAMPAIGNS = {  # trials per kind, and trials at a time
-    "ci": {"kill": 50, "stop": 4, "restart": 4, "damage": None, "foreign": len(FOREIGN_KINDS), "jobs": 3},
-    "full": {"kill": 200, "stop": 20, "restart": 20, "damage": 160, "foreign": 2 * len(FOREIGN_KINDS), "jobs": 3},
+    "ci": {"kill": 50, "stop": 4, "restart": 4, "damage": None, "foreign": len(FOREIGN_KINDS), "tamper": 20, "jobs": 3},
+    "full": {"kill": 200, "stop": 20, "restart": 20, "damage": 160, "foreign": 2 * len(FOREIGN_KINDS), "tamper": 40,
+             "jobs": 3},
     # The sanitizer builds' campaign: every damage and foreign trial (what a sanitizer checks: the
     # readers of a damaged segment), fewer kill, stop and restart trials (process timing, which the
     # plain build's campaign covers fifty times over at a third of the cost).
     # Two at a time: a sanitized process needs two to three times the CPU.
-    "sanitizer": {"kill": 10, "stop": 2, "restart": 2, "damage": None, "foreign": len(FOREIGN_KINDS), "jobs": 2},
+    "sanitizer": {"kill": 10, "stop": 2, "restart": 2, "damage": None, "foreign": len(FOREIGN_KINDS), "tamper": 5,
+                  "jobs": 2},
 }
 
 
@@ -556,7 +559,7 @@ def main():
     ap.add_argument("--seed", type=int, help="campaign seed (default: from the clock; printed)")
     ap.add_argument("--campaign", choices=sorted(CAMPAIGNS), default="ci")
     ap.add_argument("--trials", type=int, help="kill -9 trials (default: the campaign's)")
-    for kind in ("stop", "restart", "damage", "foreign"):
+    for kind in ("stop", "restart", "damage", "foreign", "tamper"):
         ap.add_argument("--" + kind, type=int, dest=kind, help="%s trials (default: the campaign's)" % kind)
     ap.add_argument("--jobs", type=int, help="trials at a time (default: the campaign's, 1 with --one)")
     ap.add_argument("--only", help="comma-separated kinds to run: " + ",".join(KINDS))
@@ -581,7 +584,7 @@ def main():
         counts["damage"] = 2 * len(damage_plan(ctx.layout))  # every mode and field, before attach and in run
     if args.trials is not None:
         counts["kill"] = args.trials
-    for kind in ("stop", "restart", "damage", "foreign"):
+    for kind in ("stop", "restart", "damage", "foreign", "tamper"):
         if getattr(args, kind) is not None:
             counts[kind] = getattr(args, kind)
     plan = []

@@ -25,6 +25,10 @@ MASTER_DONE_RE = re.compile(r"tactus-master: (ran \d+ hyperepoch iterations|the 
                             r"client '\w+' requested exit)")
 # What a process that ends with a non-zero status says at least (on stderr, or the client's
 # "run ended (status): message" line on stdout).
+# What no process may print: control bytes, bytes that are no UTF-8 (decoded as U+FFFD), or the
+# '?' runs a message of random bytes becomes (issue 48, item 8: a client printed a damaged header's
+# bytes as its cause).
+GARBLED_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]|\?{2,}")
 SAYS_WHY_RE = {"master": re.compile(r"tactus-master: (?!published)\S"),
                "client": re.compile(r"run ended \(|init failed|cannot register|\S+: .*(error|failed|cannot)", re.I)}
 
@@ -444,6 +448,12 @@ class Trial:
             elif cause_re is not None and not cause_by_any and not cause_re.search(p.text()):
                 self.fail("%s exited %d without naming the cause (/%s/); stderr: %s"
                           % (p.name, rc, cause_re.pattern, p.tail()))
+        for p in self.procs:
+            garbled = GARBLED_RE.search(p.text()) if p.popen else None
+            if garbled:
+                self.flags.add("misnamed")
+                self.fail("%s printed garbled text (%r): a cause taken from damaged bytes; output: %r"
+                          % (p.name, garbled.group(0), p.text()[-300:]))
         failed = [p for p in self.procs if p.popen and p.returncode not in (0, None) and not p.cleanup_kill]
         if cause_re is not None and cause_by_any and failed and not any(cause_re.search(p.text()) for p in failed):
             self.fail("no process named the cause (/%s/)" % cause_re.pattern)

@@ -17,7 +17,8 @@
 #             segments; multi-SoC: the survivor exits within -o + 0.5 s), restart over a killed
 #             primary / follower (multi-SoC: both masters restarted as a supervisor would, the new
 #             run ends well; link v2), manager commands killed mid-request (managed: the run goes
-#             on), the manager channel truncated or its header zeroed (the master names it), kill -9
+#             on), the manager channel truncated or its header zeroed (the master names it; then
+#             SIGTERM to the follower or the master: it ends within the grace's bound), kill -9
 #             in start-up under -N (the next run takes the instance over), the event log
 #             (tactus-report --json, --fail-on-violation), CUDA submitters on the stand-in, check
 #             mode (clients under tactus-check)
@@ -67,7 +68,8 @@ ROW_TITLE = {"single": "single", "managed": "managed", "multisoc": "multi-SoC",
              "managed-multisoc": "managed multi-SoC"}
 COLUMNS = ["run", "client-kill", "client-stuck", "client-exit-stuck", "master-sigterm", "rollover-sigterm",
            "primary-sigterm", "master-kill",
-           "restart-killed", "restart-killed-follower", "manager-killed", "manager-damaged", "startup-kill",
+           "restart-killed", "restart-killed-follower", "manager-killed", "manager-damaged",
+           "manager-damaged-sigterm", "startup-kill",
            "truncated", "report", "cuda", "check"]
 COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuck": "client frozen (stuck)",
                 "client-exit-stuck": "exit request, a client frozen",
@@ -76,6 +78,7 @@ COLUMN_TITLE = {"run": "run -e N", "client-kill": "client kill -9", "client-stuc
                 "primary-sigterm": "primary SIGTERM, client frozen", "master-kill": "master kill -9",
                 "restart-killed": "restart over a killed primary", "restart-killed-follower": "restart over a killed follower",
                 "manager-killed": "manager killed mid-request", "manager-damaged": "manager channel damaged",
+                "manager-damaged-sigterm": "manager channel damaged, then SIGTERM",
                 "startup-kill": "kill in start-up (-N)",
                 "truncated": "segment truncated",
                 "report": "event log report", "cuda": "CUDA stand-in", "check": "check mode"}
@@ -546,7 +549,7 @@ def col_client_kill(cell, row):
     time.sleep(0.3)
     victim = cell.clients[row.victim]
     victim.send(signal.SIGKILL)
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
     cell.expect_ended(cell.procs, t0 + END_S, "%.0f s after the kill" % END_S)
     named = r"client '%s'" % row.victim
     for m in cell.masters:
@@ -576,7 +579,7 @@ def col_client_stuck(cell, row):
     time.sleep(0.2)
     victim = cell.clients[row.victim]
     victim.send(signal.SIGSTOP)
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
     owner = cell.masters[-1]  # the victim's SoC's master (multi-SoC: SocB)
     bound = STUCK_T_US / 1e6 + END_S
     if not cell.expect_ended([owner], t0 + bound, "%.1f s after the freeze (-t %.1f s)" % (bound, STUCK_T_US / 1e6)):
@@ -616,7 +619,7 @@ def col_client_exit_stuck(cell, row):
     victim.send(signal.SIGSTOP)
     time.sleep(0.05)
     asker.send(signal.SIGTERM)
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
     owner = cell.masters[-1]  # the victim's SoC's master (multi-SoC: SocB)
     bound = STUCK_T_US / 1e6 + END_S
     if not cell.expect_ended(cell.masters, t0 + bound, "%.1f s after the exit request with '%s' frozen (-t %.1f s)" % (
@@ -651,7 +654,7 @@ def col_master_sigterm(cell, row):
     time.sleep(0.05)
     target = cell.masters[-1]
     target.send(signal.SIGTERM)
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
     if not cell.expect_ended([target], t0 + GRACE_BOUND_S, "%.1f s after SIGTERM (grace %.1f s)" % (GRACE_BOUND_S,
                                                                                                      GRACE_S)):
         raise CellAbort()
@@ -759,7 +762,7 @@ def col_primary_sigterm(cell, row):
     time.sleep(0.05)
     primary, follower = cell.masters[0], cell.masters[1]
     primary.send(signal.SIGTERM)
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
     if not cell.expect_ended(cell.masters, t0 + GRACE_BOUND_S, "%.1f s after SIGTERM to the primary (grace %.1f s)"
                              % (GRACE_BOUND_S, GRACE_S)):
         raise CellAbort()
@@ -797,7 +800,7 @@ def col_master_kill(cell, row):
     others = [p for p in cell.procs if p is not target and p.role != "manager"]
     said_before = {p.name: len(p.stderr()) for p in others}  # the start-up's own "waiting for" lines
     target.send(signal.SIGKILL)
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
 
     def waits(p):
         return p.role == "client" and faultlib.WAITING_RE.search(p.stderr()[said_before[p.name]:])
@@ -859,7 +862,7 @@ def col_restart_killed(cell, row, victim=0):
     gone = row.socs[victim]
     old_clients = list(cell.clients.values())
     killed.send(signal.SIGKILL)
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
     cell.wait([killed], t0 + END_S)
     time.sleep(0.05)
     fresh = {victim: restart(cell, killed, killed.name + "-new")}
@@ -997,7 +1000,7 @@ def col_manager_damaged(cell, row):
             f.write(bytes(64))
     else:
         os.truncate(path, 288)
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
     if not cell.expect_ended(cell.masters, t0 + END_S, "%.0f s after the damage" % END_S):
         raise CellAbort()
     took = max(m.ended for m in cell.masters) - t0
@@ -1011,6 +1014,41 @@ def col_manager_damaged(cell, row):
     cell.outcome = "%s; the masters ended %.2f s after the damage, naming the channel" % (cell.statuses(), took)
 
 
+def col_manager_damaged_sigterm(cell, row):
+    """Managed rows: the manager channel's first 64 bytes zeroed and, 5 ms later, SIGTERM to the
+    master that does not own the channel where there is one (multi-SoC: the follower, SocB; managed:
+    the master itself): a signal that meets a run ending for the damage is honoured as promptly as
+    any other (a follower once ignored it: issue 48, item 10). Every master ends within 3 s of the
+    signal (the grace's bound) with 0 or 1, naming the damage or the signal; no process dies of a
+    signal; nothing is left."""
+    if not row.managed:
+        raise Skip("managed rows only (no manager channel without -N)")
+    row.start(cell)
+    row.await_running(cell)
+    time.sleep(0.2)
+    path = faultlib.segment_path(cell.instance) + ".manager"
+    with open(path, "r+b") as f:
+        f.write(bytes(64))
+    time.sleep(0.005)
+    target = cell.masters[-1]
+    target.send(signal.SIGTERM)
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
+    if not cell.expect_ended(cell.masters, t0 + GRACE_BOUND_S, "%.1f s after SIGTERM to %s, the channel damaged"
+                             % (GRACE_BOUND_S, target.name)):
+        raise CellAbort()
+    took = max(m.ended for m in cell.masters) - t0
+    for m in cell.masters:
+        cell.expect_status(m, {0, 1})
+        cell.expect_says(m, r"manager channel %s was damaged|stopped by a signal|SoC 'Soc\w+' ended the run"
+                         % re.escape(path), "name the damage, the signal or the SoC that ended the run")
+    cell.expect_ended(cell.procs, now() + END_S, "%.0f s after the masters" % END_S)
+    for c in cell.clients.values():
+        if c.returncode is not None and c.returncode < 0:
+            cell.fail("%s: %s (the run must end a client in order)" % (c.name, c.status()))
+    cell.expect_clean("after every process ended")
+    cell.outcome = "%s; the masters ended %.2f s after SIGTERM to %s" % (cell.statuses(), took, target.name)
+
+
 def col_truncated(cell, row):
     """The first segment of the run (schedule 0's; multi-SoC: SocA's) truncated to its header while
     the run goes: its master ends the run (exit 1) naming the segment truncated, no process dies
@@ -1021,7 +1059,7 @@ def col_truncated(cell, row):
     time.sleep(0.2)
     path = faultlib.segment_path(cell.instance + (".soc0" if row.multisoc else ""))
     os.truncate(path, 4096)  # the header stays, every slot goes
-    t0 = now()
+    t0 = cell.t_cause = now()  # the fault's instant (mode_campaign.py)
     if not cell.expect_ended(cell.masters, t0 + END_S, "%.0f s after the truncation" % END_S):
         raise CellAbort()
     took = max(m.ended for m in cell.masters) - t0
@@ -1170,7 +1208,7 @@ COLUMN_FUNCS = {"run": col_run, "client-kill": col_client_kill, "client-stuck": 
                 "primary-sigterm": col_primary_sigterm,
                 "master-kill": col_master_kill, "restart-killed": col_restart_killed,
                 "restart-killed-follower": col_restart_killed_follower, "manager-killed": col_manager_killed,
-                "manager-damaged": col_manager_damaged,
+                "manager-damaged": col_manager_damaged, "manager-damaged-sigterm": col_manager_damaged_sigterm,
                 "startup-kill": col_startup_kill, "report": col_report,
                 "cuda": col_cuda, "check": col_check}
 
