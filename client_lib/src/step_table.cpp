@@ -112,11 +112,20 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
   }
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const Step& following = steps[(k + 1) % steps.size()];
-    steps[k].next = {&following, &following.epoch->released,
-                     following.firstWait != following.endWait
-                         ? static_cast<const void*>(waits[following.firstWait].word)
-                         : static_cast<const void*>(&following.self->started),
-                     &view.hyperepoch(wp.hyperepoch).stopAt};
+    // The first wait's entry lies in `waits`' buffer, which the move into the StepTable keeps.
+    const bool waitsFirst = following.firstWait != following.endWait;
+    const auto* line = reinterpret_cast<const char*>(&following);
+    const auto* wait = reinterpret_cast<const char*>(waitsFirst ? &waits[following.firstWait] : nullptr);
+    steps[k].next = {line,
+                     line + shm::kCacheLine,
+                     line + 2 * shm::kCacheLine,
+                     &following.epoch->released,
+                     waitsFirst ? static_cast<const void*>(waits[following.firstWait].word)
+                                : static_cast<const void*>(&following.self->started),
+                     waitsFirst ? wait : line,
+                     waitsFirst ? wait + sizeof(WaitRef) - 1 : line,
+                     &view.hyperepoch(wp.hyperepoch).stopAt,
+                     &following.self->started};
   }
   return {std::move(steps), std::move(waits)};
 }

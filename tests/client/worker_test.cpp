@@ -3,6 +3,7 @@
 // stopAt, the run's end). No master process, no client process: a case runs in milliseconds.
 #include <sched.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <memory>
@@ -94,6 +95,20 @@ TEST_CASE("the step table: one step per instance in timeline order, its kind fro
   // Each step's next points at the following step (the last at the first), for warmHandOff.
   CHECK(table.steps[0].next[0] == &table.steps[1]);
   CHECK(table.steps[1].next[0] == &table.steps[0]);
+  // ... and every line of it that the hand-off reads (its function and userdata lie past the
+  // first line: a cold miss inside the next run's measured time when not prefetched).
+  auto prefetched = [](const client::Step& s, const void* p) {
+    const auto line = reinterpret_cast<std::uintptr_t>(p) / shm::kCacheLine;
+    return std::any_of(s.next.begin(), s.next.end(),
+                       [&](const void* q) { return reinterpret_cast<std::uintptr_t>(q) / shm::kCacheLine == line; });
+  };
+  for (std::size_t k = 0; k < 2; ++k) {
+    const client::Step& following = table.steps[1 - k];
+    CHECK(prefetched(table.steps[k], &following.function));
+    CHECK(prefetched(table.steps[k], &following.userdata));
+    CHECK(prefetched(table.steps[k], &following.startTimeNs));
+    CHECK(prefetched(table.steps[k], &following.self->started));
+  }
 
   // B.c waits for A.a of the same iteration, on A.a's done word, by the plan (a CPU predecessor).
   auto rtB = runtimeOf(seg, "B");
@@ -107,6 +122,9 @@ TEST_CASE("the step table: one step per instance in timeline order, its kind fro
   CHECK_FALSE(wait.previousIteration);
   CHECK(wait.planned);
   CHECK(wait.plan.plannedEndNs == seg.schedule.instances[aInstance].endNs);
+  // Its first wait's entry, both ends, is prefetched by the hand-off before it (here: itself).
+  CHECK(prefetched(c, &wait.word));
+  CHECK(prefetched(c, &wait.seesStart));
 }
 
 TEST_CASE("a worker runs its steps in order for every released iteration, logs each run and publishes its end",
