@@ -15,6 +15,9 @@
 #include <lttng/tracepoint.h>
 #include <stdint.h>
 
+// The events as LTTng's documentation writes them:
+// clang-format off
+
 // Frame `frame` of epoch `epoch` released in hyperepoch iteration `iteration`.
 LTTNG_UST_TRACEPOINT_EVENT(tactus, frame_release,
   LTTNG_UST_TP_ARGS(uint32_t, epoch, uint64_t, iteration, uint32_t, frame, int64_t, ideal_ns, int64_t, actual_ns),
@@ -77,6 +80,8 @@ LTTNG_UST_TRACEPOINT_EVENT(tactus, channel_write,
     lttng_ust_field_integer(uint32_t, channel, channel)
     lttng_ust_field_integer(uint32_t, instance, instance)
     lttng_ust_field_integer(uint64_t, iteration, iteration)))
+
+// clang-format on
 
 #endif  // TACTUS_LTTNG_TP_H
 
