@@ -372,8 +372,9 @@ void Releaser::publishRelease(HyperepochId he, const ReleasePoint& p, std::uint6
   shm::EpochSlot& epoch = view_.epoch(p.epoch);
   const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
   epoch.releaseNs.store(idealNs, std::memory_order_relaxed);
-  ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(iteration * frames + p.frame + 1));
+  // Traced before the publication: a woken worker's runnable_start then never precedes it.
   TACTUS_TRACE(frame_release, index(p.epoch), iteration, p.frame, idealNs, actualNs);
+  ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(iteration * frames + p.frame + 1));
   rings_[he].push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch),
                    static_cast<std::uint32_t>(iteration), p.frame, idealNs, actualNs});
 }
