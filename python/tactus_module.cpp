@@ -20,6 +20,8 @@
 #include "switch_marks.hpp"
 #include "tactus/core/schedule_file.hpp"
 #include "tactus/manager.hpp"
+#include "tactus/record/reader.hpp"
+#include "tactus/record/summary.hpp"
 
 namespace py = pybind11;
 using namespace tactus;
@@ -373,6 +375,58 @@ T check(Result<T> r) {
   if constexpr (!std::is_void_v<T>) return std::move(*r);
 }
 
+// A recording folder read by the record library's strict reader (tactus-report --recording's):
+// its channels' names and, per channel, the versions tactus-report --export-channel writes (the
+// first schedule that has the channel, in its SoC file), as stamp columns and bytes.
+class Recording {
+ public:
+  explicit Recording(const std::string& dir) : files_(check(record::readRecordingDir(dir))) {}
+
+  std::vector<std::string> channels() const {
+    std::vector<std::string> names;
+    for (const record::RecordingFile& f : files_)
+      for (const record::RecordedSchedule& s : f.schedules)
+        for (const std::string& c : s.channels)
+          if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
+    return names;
+  }
+
+  // {"stamps": columns (soc, schedule, writer_instance, iteration, written_ns, source_ns, bytes),
+  //  "data": [bytes per version]} of channel `name`.
+  py::dict versions(const std::string& name) const {
+    const record::ChannelRef ref = check(record::findChannel(files_, name));
+    const record::RecordingFile& f = files_.at(ref.file);
+    Table stamps;
+    py::list data;
+    for (const record::RecordedVersion& v : f.versions) {
+      if (v.rec.scheduleId != ref.schedule || v.rec.channel != ref.channel) continue;
+      stamps.num("soc").push_back(f.header.soc);
+      stamps.num("schedule").push_back(v.rec.scheduleId);
+      stamps.num("writer_instance").push_back(v.rec.writerInstance);
+      stamps.num("iteration").push_back(static_cast<std::int64_t>(v.rec.iteration - 1));
+      stamps.num("written_ns").push_back(v.rec.writtenNs);
+      stamps.num("source_ns").push_back(v.rec.sourceNs);
+      stamps.num("bytes").push_back(v.rec.dataSize);
+      const std::string_view bytes = f.data(v);
+      data.append(py::bytes(bytes.data(), bytes.size()));
+    }
+    py::dict d;
+    d["stamps"] = stamps.toPython();
+    d["data"] = data;
+    return d;
+  }
+
+  // Where each SoC file stops early (empty: it ends with its end record).
+  std::vector<std::string> stops() const {
+    std::vector<std::string> out;
+    for (const record::RecordingFile& f : files_) out.push_back(f.stop);
+    return out;
+  }
+
+ private:
+  std::vector<record::RecordingFile> files_;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_tactus, m) {
@@ -385,6 +439,11 @@ PYBIND11_MODULE(_tactus, m) {
       .def_property_readonly("warnings", &Run::warnings)
       .def_property_readonly("run_start_ns", &Run::runStartNs);
   m.def("schedule_tables", &scheduleTables, py::arg("path"));
+  py::class_<Recording>(m, "Recording")
+      .def(py::init<std::string>(), py::arg("dir"))
+      .def("channels", &Recording::channels)
+      .def("versions", &Recording::versions, py::arg("channel"))
+      .def_property_readonly("stops", &Recording::stops);
   m.def(
       "manager_init",
       [](const std::string& name, const std::string& instance, std::int64_t timeoutMs) {

@@ -19,10 +19,14 @@ cd "$(dirname "$0")/.."
 # python3-dev and pybind11-dev: the Python package `tactus` (-Dpython=auto builds it when they are
 # there, for Debian's /usr/bin/python3); python3-pandas and python3-pytest: what it hands out and
 # its tests (skipped, exit 77, where either is missing).
+# liblttng-ust-dev, lttng-tools and babeltrace2: the LTTng tracepoints (-Dlttng=enabled; off by
+# default, so setup never turns them on) and their test's session and reader (skipped, exit 77,
+# where a session cannot be created).
 # stress-ng: the load beside the benchmarks' stressed runs (channel-soak-stress,
 # autoware-reference; skipped, exit 77, where it is missing).
 packages=(meson ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev catch2 python3 chromium cyclonedds-dev cyclonedds-tools
-  libsystemd-dev libiceoryx-posh-dev iceoryx stress-ng python3-dev pybind11-dev python3-pandas python3-pytest)
+  libsystemd-dev libiceoryx-posh-dev iceoryx stress-ng python3-dev pybind11-dev python3-pandas python3-pytest
+  liblttng-ust-dev lttng-tools babeltrace2)
 # CI: ccache, and gdb for the run matrix's stacks of a master whose run never started.
 [ "${CI:-}" = true ] && packages+=(ccache gdb)
 read -r -a extra_packages <<<"${TACTUS_EXTRA_PACKAGES:-}"

@@ -19,6 +19,7 @@
 #include "tactus/core/suggest.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
+#include "tactus_trace.hpp"
 
 namespace tactus {
 namespace client {
@@ -219,6 +220,7 @@ Result<std::span<std::byte>> Channel::take(std::size_t size, std::size_t align) 
   v->sourceNs.store(std::min(run.oldestSourceNs, ownRelease), std::memory_order_relaxed);
   v->iteration.store(h + 1, std::memory_order_release);
   if (run.writtenCount < run.written.size()) run.written[run.writtenCount++] = v;
+  TACTUS_TRACE(channel_write, id_, info.instance, h);
   return std::span<std::byte>(data, ring.size);
 }
 

@@ -25,6 +25,7 @@
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/process.hpp"
 #include "tactus/ipc/wait.hpp"
+#include "tactus_trace.hpp"
 
 namespace tactus::client {
 
@@ -358,6 +359,7 @@ class WorkerLoop {
       case StepKind::kEngine:
         start = ipc::monotonicNs();
         publishStarted(*step.self, start, h);  // for the successors' plan-guided waits
+        TACTUS_TRACE(runnable_start, index(i), index(runnable), h, step.frame, start);
         if (step.kind == StepKind::kCall) [[likely]] {
           step.function(step.userdata);  // a registered plain function: no lookup, no engine
         } else {
@@ -400,6 +402,7 @@ class WorkerLoop {
     log_.add({static_cast<std::uint16_t>(EventKind::kRun), spinField(meter_.spunNs), index(step.instance),
               static_cast<std::uint32_t>(h), index(runnable), start, end});
     meter_.spunNs = 0;
+    TACTUS_TRACE(runnable_end, index(step.instance), index(runnable), h, start, end);
     if (&step == &table_.steps.back() || check_ != nullptr) log_.flush();
     const bool observed = step.kind == StepKind::kObserve;
     if (check_ != nullptr && !observed) [[unlikely]]

@@ -15,6 +15,7 @@
 #include "tactus/ipc/futex.hpp"
 #include "tactus/ipc/process.hpp"
 #include "tactus/ipc/wait.hpp"
+#include "tactus_trace.hpp"
 
 namespace tactus::master {
 
@@ -357,6 +358,7 @@ bool Releaser::releaseFrames(HyperepochId he, std::uint64_t h, std::int64_t iter
         frameLate = true;
         rings_[he].push({static_cast<std::uint16_t>(EventKind::kOverrun), 0, index(p.epoch),
                          static_cast<std::uint32_t>(h), p.frame - 1, ideal, actual});
+        TACTUS_TRACE(overrun, index(p.epoch), h, p.frame - 1, ideal, actual);
       }
     }
     publishRelease(he, p, h, ideal, actual);
@@ -370,6 +372,8 @@ void Releaser::publishRelease(HyperepochId he, const ReleasePoint& p, std::uint6
   shm::EpochSlot& epoch = view_.epoch(p.epoch);
   const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
   epoch.releaseNs.store(idealNs, std::memory_order_relaxed);
+  // Traced before the publication: a woken worker's runnable_start then never precedes it.
+  TACTUS_TRACE(frame_release, index(p.epoch), iteration, p.frame, idealNs, actualNs);
   ipc::publishSequence(epoch.released, epoch.waiters, static_cast<std::uint32_t>(iteration * frames + p.frame + 1));
   rings_[he].push({static_cast<std::uint16_t>(EventKind::kRelease), 0, index(p.epoch),
                    static_cast<std::uint32_t>(iteration), p.frame, idealNs, actualNs});

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "tactus_trace.hpp"
+
 namespace tactus::master {
 
 namespace {
@@ -63,6 +65,8 @@ void StatsPublisher::seeSwitch(const EventRecord& r) const {
   e.iteration.store(r.iteration, kStore);
   e.timeNs.store(r.startNs, kStore);
   h.switches.store(k + 1, kStore);
+  TACTUS_TRACE(schedule_switch, r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart), r.schedule, r.instance,
+               r.iteration, r.aux, r.startNs, r.endNs);
 }
 
 void StatsPublisher::see(const EventRecord* records, std::size_t count, std::int64_t nowNs) {

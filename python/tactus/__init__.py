@@ -17,7 +17,7 @@ import pandas as _pd
 from . import _tactus
 from ._tactus import Error
 
-__all__ = ["Error", "Log", "Manager", "Schedule", "read_log"]
+__all__ = ["Error", "Log", "Manager", "Recording", "Schedule", "read_log"]
 
 
 _COLUMNS = {
@@ -107,6 +107,48 @@ class Schedule:
         self.resources = d["resources"]
         self.hyperepochs = d["hyperepochs"]
         self.epochs = d["epochs"]
+
+
+_STAMPS = "soc schedule writer_instance iteration written_ns source_ns bytes"
+
+
+class Recording:
+    """A recording folder made by `tactus-master --record DIR` (soc<k>.trec), read by the record
+    library's strict reader (tactus-report --recording's): a damaged file is refused naming the
+    file and the byte offset.
+
+      channels              the channels' names (every schedule of every SoC file)
+      versions(ch)          the channel's versions in recording order, each as bytes: those
+                            tactus-report --recording DIR --export-channel ch writes as .bin files
+      arrays(ch, dtype)     the same versions as NumPy arrays of `dtype` (numpy.frombuffer: no
+                            copy, read-only)
+      stamps(ch)            a DataFrame, one row per version: soc, schedule, writer_instance,
+                            iteration (the writer run's hyperepoch iteration), written_ns,
+                            source_ns, bytes
+      stops                 per SoC file, where and why it stops early ("" when it ends whole)
+    """
+
+    def __init__(self, path):
+        self._rec = _tactus.Recording(str(path))
+        self.channels = self._rec.channels()
+        self.stops = self._rec.stops
+        self._cache = {}
+
+    def _versions(self, channel):
+        if channel not in self._cache:
+            self._cache[channel] = self._rec.versions(channel)
+        return self._cache[channel]
+
+    def versions(self, channel):
+        return list(self._versions(channel)["data"])
+
+    def arrays(self, channel, dtype="uint8"):
+        import numpy  # optional: only this method needs it (python3-numpy)
+
+        return [numpy.frombuffer(b, dtype=dtype) for b in self._versions(channel)["data"]]
+
+    def stamps(self, channel):
+        return _frame(self._versions(channel)["stamps"], _STAMPS)
 
 
 class Manager:
