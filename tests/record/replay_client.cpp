@@ -99,8 +99,9 @@ int runClient(int argc, char** argv) {
   const auto names = tactus::scheduledRunnables();
   if (!names) return 4;
   for (const std::string& r : *names) {
-    runnables.push_back({r});
-    if (auto ok = tactus::registerRunnable(r, &run, &runnables.back()); !ok) {
+    Runnable& runnable = runnables.emplace_back();
+    runnable.name = r;
+    if (auto ok = tactus::registerRunnable(r, &run, &runnable); !ok) {
       std::printf("register %s: %s\n", r.c_str(), ok.error().message.c_str());
       return 4;
     }
