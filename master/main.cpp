@@ -11,6 +11,16 @@
 
 namespace {
 
+int gStdoutErrno = 0;  // errno of a write of printOut that failed (a text longer than the buffer)
+
+// Writes `text` to standard output at once, keeping the reason of a failed write: a text longer
+// than the stream's buffer fails inside the write, and a later flush has nothing left to retry.
+void printOut(const std::string& text) {
+  errno = 0;
+  std::cout << text << std::flush;
+  if (!std::cout && gStdoutErrno == 0) gStdoutErrno = errno;
+}
+
 // Runs the command; its messages to standard output are only reported written once flushed.
 int runCommand(const std::vector<std::string>& args) {
   auto options = tactus::master::parseMasterArguments(args);
@@ -20,11 +30,11 @@ int runCommand(const std::vector<std::string>& args) {
     return tactus::master::kExitBadInput;
   }
   if (options->showHelp) {
-    std::cout << tactus::master::masterUsage();
+    printOut(tactus::master::masterUsage());
     return 0;
   }
   if (options->showVersion) {
-    std::cout << "tactus-master " << TACTUS_VERSION << "\n";
+    printOut(std::string("tactus-master ") + TACTUS_VERSION + "\n");
     return 0;
   }
   return tactus::master::runMaster(*options, std::cout, std::cerr);
@@ -42,7 +52,7 @@ int runMain(int argc, char** argv) {
   errno = 0;
   std::cout.flush();
   const bool flushed = std::fflush(stdout) == 0;
-  const int error = errno;
+  const int error = errno != 0 ? errno : gStdoutErrno;
   if (failedBefore || !std::cout || !flushed || std::ferror(stdout) != 0) {
     std::cerr << "tactus-master: cannot write to standard output: "
               << (error != 0 ? std::strerror(error) : "write error") << "\n";
