@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compile.hpp"
+#include "tactus/core/command_line.hpp"
 
 namespace {
 
@@ -44,5 +45,6 @@ void setUpHeap() {
 int main(int argc, char** argv) {
   setUpHeap();
   std::vector<std::string> args(argv + 1, argv + argc);
-  return tactus::compiler::runCompileCommand(args, std::cout, std::cerr);
+  const int code = tactus::compiler::runCompileCommand(args, std::cout, std::cerr);
+  return tactus::finishStandardOutput("tactus-compile", code);  // a full disk is not success
 }

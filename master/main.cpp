@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "master.hpp"
+#include "tactus/core/command_line.hpp"
 #include "tactus_config.h"
 
 namespace {
@@ -45,19 +46,8 @@ int runCommand(const std::vector<std::string>& args) {
 int runMain(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   int code = runCommand(args);
-  // A full disk or a closed pipe on standard output must not pass as success. A stream that
-  // failed earlier is flushed once more for the reason (errno of the retried write).
-  const bool failedBefore = !std::cout || std::ferror(stdout) != 0;
-  std::cout.clear();
-  errno = 0;
-  std::cout.flush();
-  const bool flushed = std::fflush(stdout) == 0;
-  const int error = errno != 0 ? errno : gStdoutErrno;
-  if (failedBefore || !std::cout || !flushed || std::ferror(stdout) != 0) {
-    std::cerr << "tactus-master: cannot write to standard output: "
-              << (error != 0 ? std::strerror(error) : "write error") << "\n";
-    if (code == 0) code = 1;
-  }
+  // A full disk or a closed pipe on standard output must not pass as success.
+  code = tactus::finishStandardOutput("tactus-master", code, gStdoutErrno);
   return code;
 }
 

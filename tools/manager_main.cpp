@@ -170,7 +170,7 @@ int run(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   try {
-    return run(std::vector<std::string>(argv + 1, argv + argc));
+    return tactus::finishStandardOutput("tactus-manager", run(std::vector<std::string>(argv + 1, argv + argc)));
   } catch (const std::exception& e) {
     std::cerr << "tactus-manager: internal error: " << e.what() << "\n";
     return 1;

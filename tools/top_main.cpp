@@ -4,11 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "tactus/core/command_line.hpp"
 #include "top.hpp"
 
 int main(int argc, char** argv) {
   try {
-    return tactus::top::topMain(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+    return tactus::finishStandardOutput(
+        "tactus-top", tactus::top::topMain(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr));
   } catch (const std::exception& e) {
     std::cerr << "tactus-top: internal error: " << e.what() << "\n";
     return 1;

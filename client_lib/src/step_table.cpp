@@ -7,6 +7,55 @@
 
 namespace tactus::client {
 
+namespace {
+
+// A step of a registered CPU runnable calls it; under --replay a replayed source's step puts its
+// recorded versions into its buffers in place of the call.
+void chooseCall(Step& step, const Runtime& rt, bool cpuWorker) {
+  if (cpuWorker && !step.aliasGroup && step.kind == StepKind::kEngine && rt.registrations.contains(step.runnable)) {
+    const Registration& r = rt.registrations[step.runnable];
+    if (r.registered && r.function != nullptr) {
+      step.kind = StepKind::kCall;
+      step.function = r.function;
+      step.userdata = r.userdata;
+    }
+  }
+  // --replay: a replayed source's recorded versions go into its buffers in place of its call.
+  if (const ReplaySourceFeed* feed =
+          rt.replay ? rt.replay->find(rt.schedule.identifier, index(step.instance)) : nullptr;
+      feed != nullptr && cpuWorker && !step.aliasGroup &&
+      (step.kind == StepKind::kCall || step.kind == StepKind::kEngine)) {
+    step.kind = StepKind::kCall;
+    step.function = &replayStep;
+    step.userdata = const_cast<ReplaySourceFeed*>(feed);
+  }
+}
+
+// Each step's `next`: what its worker prefetches at the hand-off to the following step (the
+// following step's three lines, its release word, the word its first wait watches and that wait's
+// entry, the hyperepoch's stop word, its start word). The first wait's entry lies in `waits`'
+// buffer, which the move into the StepTable keeps.
+void linkNext(std::vector<Step>& steps, const std::vector<WaitRef>& waits, const void* stopAt) {
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const Step& following = steps[(k + 1) % steps.size()];
+    const bool waitsFirst = following.firstWait != following.endWait;
+    const auto* line = reinterpret_cast<const char*>(&following);
+    const auto* wait = reinterpret_cast<const char*>(waitsFirst ? &waits[following.firstWait] : nullptr);
+    steps[k].next = {line,
+                     line + shm::kCacheLine,
+                     line + 2 * shm::kCacheLine,
+                     &following.epoch->released,
+                     waitsFirst ? static_cast<const void*>(waits[following.firstWait].word)
+                                : static_cast<const void*>(&following.self->started),
+                     waitsFirst ? wait : line,
+                     waitsFirst ? wait + sizeof(WaitRef) - 1 : line,
+                     stopAt,
+                     &following.self->started};
+  }
+}
+
+}  // namespace
+
 StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
   const WorkerPlan& wp = rt.plan.workers[w];
   const std::vector<InstanceId>& instances = wp.instances;
@@ -48,22 +97,7 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
     step.signalFence = signalFence[i] != 0;
     step.frameOffsetNs = static_cast<std::int64_t>(self.frame) * epochInfo.periodNs;
     step.startTimeNs = runnableInfo.startTimeNs;
-    if (cpuWorker && !step.aliasGroup && step.kind == StepKind::kEngine && rt.registrations.contains(self.runnable)) {
-      const Registration& r = rt.registrations[self.runnable];
-      if (r.registered && r.function != nullptr) {
-        step.kind = StepKind::kCall;
-        step.function = r.function;
-        step.userdata = r.userdata;
-      }
-    }
-    // --replay: a replayed source's recorded versions go into its buffers in place of its call.
-    if (const ReplaySourceFeed* feed = rt.replay ? rt.replay->find(rt.schedule.identifier, index(i)) : nullptr;
-        feed != nullptr && cpuWorker && !step.aliasGroup &&
-        (step.kind == StepKind::kCall || step.kind == StepKind::kEngine)) {
-      step.kind = StepKind::kCall;
-      step.function = &replayStep;
-      step.userdata = const_cast<ReplaySourceFeed*>(feed);
-    }
+    chooseCall(step, rt, cpuWorker);
     step.firstWait = static_cast<std::uint32_t>(waits.size());
     std::int64_t plannedReady = step.frameOffsetNs;
     if (k > 0) plannedReady = std::max(plannedReady, rt.schedule.instances[instances[k - 1]].endNs);
@@ -110,23 +144,7 @@ StepTable buildSteps(const Runtime& rt, std::uint32_t w) {
     }
     step.endWait = static_cast<std::uint32_t>(waits.size());
   }
-  for (std::size_t k = 0; k < steps.size(); ++k) {
-    const Step& following = steps[(k + 1) % steps.size()];
-    // The first wait's entry lies in `waits`' buffer, which the move into the StepTable keeps.
-    const bool waitsFirst = following.firstWait != following.endWait;
-    const auto* line = reinterpret_cast<const char*>(&following);
-    const auto* wait = reinterpret_cast<const char*>(waitsFirst ? &waits[following.firstWait] : nullptr);
-    steps[k].next = {line,
-                     line + shm::kCacheLine,
-                     line + 2 * shm::kCacheLine,
-                     &following.epoch->released,
-                     waitsFirst ? static_cast<const void*>(waits[following.firstWait].word)
-                                : static_cast<const void*>(&following.self->started),
-                     waitsFirst ? wait : line,
-                     waitsFirst ? wait + sizeof(WaitRef) - 1 : line,
-                     &view.hyperepoch(wp.hyperepoch).stopAt,
-                     &following.self->started};
-  }
+  linkNext(steps, waits, &view.hyperepoch(wp.hyperepoch).stopAt);
   return {std::move(steps), std::move(waits)};
 }
 

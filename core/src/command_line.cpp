@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <set>
 
 #include "tactus/core/file_io.hpp"
@@ -234,6 +235,22 @@ Result<void> writeOutputOperand(const std::string& path, std::string_view text, 
 std::string operandName(const std::string& path, bool output) {
   if (path == kStdStream) return output ? "standard output" : "standard input";
   return path;
+}
+
+int finishStandardOutput(std::string_view program, int code, int knownErrno) {
+  // A stream that failed earlier is flushed once more for the reason (errno of the retried write).
+  const bool failedBefore = !std::cout || std::ferror(stdout) != 0;
+  std::cout.clear();
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno != 0 ? errno : knownErrno;
+  if (failedBefore || !std::cout || !flushed || std::ferror(stdout) != 0) {
+    std::cerr << program << ": cannot write to standard output: " << (error != 0 ? std::strerror(error) : "write error")
+              << "\n";
+    if (code == 0) code = 1;
+  }
+  return code;
 }
 
 }  // namespace tactus

@@ -242,7 +242,7 @@ TEST_CASE("the master's replay options", "[master][args]") {
   CHECK(o->replayRate == 0.5);
   CHECK(o->replaySources == std::vector<std::string>{"Sensor.Source", "Camera.Capture"});
   CHECK(parseMasterArguments({"-s", "g.tsched", "--replay", "rec", "--replay-rate", "0"})->replayRate == 0);
-  const auto refused = [](std::vector<std::string> args, const std::string& words) {
+  const auto refused = [](const std::vector<std::string>& args, const std::string& words) {
     auto r = parseMasterArguments(args);
     REQUIRE_FALSE(r);
     INFO(r.error().message);

@@ -68,4 +68,11 @@ Result<void> writeOutputOperand(const std::string& path, std::string_view text, 
 /// How an operand is named in messages: `standard input` / `standard output` for `-`, else the path.
 std::string operandName(const std::string& path, bool output);
 
+/// A command's end: flushes std::cout and stdout, and where standard output could not be written
+/// (a full disk, a closed pipe) says so on std::cerr as "PROGRAM: cannot write to standard output:
+/// REASON" and turns a `code` of 0 into 1. `knownErrno`: the reason of a write that failed earlier,
+/// when the caller kept it (a text longer than the buffer fails inside the write, and the flush
+/// then has nothing left to retry). Returns the exit code.
+int finishStandardOutput(std::string_view program, int code, int knownErrno = 0);
+
 }  // namespace tactus
