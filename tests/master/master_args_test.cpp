@@ -208,6 +208,17 @@ TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[m
     const pid_t ok = children.spawn({master, "--version"}, dir + "/version.out");
     CHECK(tactus::test::waitFor(ok, 10'000) == 0);
     CHECK(tactus::test::readFile(dir + "/version.out").find("tactus-master ") == 0);
+    // The other tools the same way (they exited 0 with their output lost; finishStandardOutput).
+    for (const std::string tool : {"compiler/tactus-compile", "tools/tactus-manager", "tools/tactus-top"}) {
+      const std::string name = tool.substr(tool.find('/') + 1);
+      const std::string err = dir + "/err-" + name;
+      const pid_t p = children.spawn(
+          {"/bin/sh", "-c", "exec \"$0\" --help >\"$1\" 2>\"$2\"", tactus::test::buildPath(tool), full, err},
+          dir + "/sh.out");
+      INFO(tool);
+      CHECK(tactus::test::waitFor(p, 10'000) == 1);
+      CHECK(tactus::test::readFile(err).find(name + ": cannot write to standard output: ") != std::string::npos);
+    }
   }
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
