@@ -93,7 +93,10 @@ fi
 "$report" - "$work/file.tsched" <"$work/run.tlog" >"$work/stats_stdin.txt"
 sed 1d "$work/stats.txt" >"$work/a"; sed 1d "$work/stats_stdin.txt" >"$work/b"
 cmp -s "$work/a" "$work/b" || fail "the statistics of a log from standard input differ"
-"$report" "$work/run.tlog" --schedule=- <"$work/file.tsched" | grep -q "^hyperepochs" || fail "--schedule=- failed"
+# Whole outputs before grep -q (it leaves at its first match: a longer output's next write would
+# fail on the closed pipe, which pipefail reports).
+"$report" "$work/run.tlog" --schedule=- <"$work/file.tsched" >"$work/schedule_stdin.txt" || fail "--schedule=- failed"
+grep -q "^hyperepochs" "$work/schedule_stdin.txt" || fail "--schedule=- did not report the hyperepochs"
 "$report" "$work/run.tlog" "$work/file.tsched" --trace-out=- >"$work/trace.json"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents']" "$work/trace.json" \
   || fail "--trace-out=- did not write the trace alone to standard output"
@@ -130,7 +133,8 @@ if [ -n "$master" ]; then
   expect_usage "option '--epochs' expects an integer, got 'ten'" "$master" -s "$work/file.tsched" --epochs=ten
   expect_usage "unknown option '--timeout-ms' (did you mean '--timeout-us'?)" "$master" -s "$work/file.tsched" --timeout-ms 5
   expect_usage "unexpected argument 'x.tsched' (did you mean '-s x.tsched'?)" "$master" x.tsched
-  "$master" -h | grep -qF -- "-t, --timeout-us US" || fail "tactus-master -h does not list --timeout-us"
+  "$master" -h >"$work/master_help.txt" || fail "tactus-master -h failed"
+  grep -qF -- "-t, --timeout-us US" "$work/master_help.txt" || fail "tactus-master -h does not list --timeout-us"
 fi
 
 # tactus-manager: long names and --opt=value; a master that is not there is named with the wait.
