@@ -211,7 +211,9 @@ TEST_CASE("tactus-master reports a standard output it cannot write, exit 1", "[m
     // The other tools the same way (they exited 0 with their output lost; finishStandardOutput).
     for (const std::string tool : {"compiler/tactus-compile", "tools/tactus-manager", "tools/tactus-top"}) {
       const std::string name = tool.substr(tool.find('/') + 1);
-      const std::string err = dir + "/err-" + name;
+      std::string err = dir;
+      err += "/err-";
+      err += name;
       const pid_t p = children.spawn(
           {"/bin/sh", "-c", "exec \"$0\" --help >\"$1\" 2>\"$2\"", tactus::test::buildPath(tool), full, err},
           dir + "/sh.out");
