@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -54,7 +55,10 @@ struct Look {
 Look foreignFile(const std::string& instance, const std::string& error) {
   struct stat st {};
   const std::string path = ipc::segmentPath(instance);
-  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid != ::geteuid()) {
+  const bool there = ::lstat(path.c_str(), &st) == 0;
+  // Gone between the open and the look (its master ended and removed it): nothing to remove, nothing to share.
+  if (!there && errno == ENOENT) return Look{false, kNoSegmentYet};
+  if (there && S_ISREG(st.st_mode) && st.st_uid != ::geteuid()) {
     const std::string owner = "uid " + std::to_string(st.st_uid);
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));

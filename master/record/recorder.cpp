@@ -55,13 +55,18 @@ Recorder::~Recorder() {
 
 void Recorder::copyLoop() {
   while (!stop_.load(std::memory_order_acquire)) {
-    pollOnce();
+    catchUp();
     std::this_thread::sleep_for(std::chrono::microseconds(pollUs_));
   }
-  pollOnce();  // what ended before the stop
+  catchUp();  // what ended before the stop
   const std::lock_guard<std::mutex> guard(lock_);
   copierDone_ = true;
   ready_.notify_one();
+}
+
+void Recorder::catchUp() {
+  const std::lock_guard<std::mutex> guard(copyLock_);
+  pollOnce();
 }
 
 void Recorder::pollOnce() {
@@ -80,11 +85,15 @@ void Recorder::copyVersion(const Writer& w, std::uint64_t h) {
   const std::uint64_t buffer = (w.write->slot + h * ring.writes) % ring.depth;
   std::byte* at = modes_[w.mode].view->channelArea().data() + ring.offset + buffer * ring.stride;
   auto* v = reinterpret_cast<shm::ChannelVersion*>(at);
+  // A version is its (iteration, writer instance): the instances of one iteration that share a
+  // buffer stamp the same iteration, so both words are checked, before the copy and after it.
+  const auto instance = static_cast<std::uint32_t>(w.write->instance);
   const std::uint64_t stamp = v->iteration.load(std::memory_order_acquire);
-  if (stamp != h + 1 ||
-      v->writerInstance.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(w.write->instance)) {
-    // A run that took no buffer (it did not write the channel this time) leaves an older stamp.
-    if (stamp > h + 1) lose(LossReason::kOverwritten, w.write->channel, h);
+  const std::uint32_t writer = v->writerInstance.load(std::memory_order_relaxed);
+  if (stamp != h + 1 || writer != instance) {
+    // A run that took no buffer (it did not write the channel this time) leaves an older stamp; a
+    // later run, or another instance of the same iteration, took the buffer before the copy.
+    if (stamp > h + 1 || (stamp == h + 1 && writer != instance)) lose(LossReason::kOverwritten, w.write->channel, h);
     return;
   }
   Item item;
@@ -111,7 +120,8 @@ void Recorder::copyVersion(const Writer& w, std::uint64_t h) {
 #else
   std::atomic_thread_fence(std::memory_order_acquire);  // the copy's loads before the stamp's re-read
 #endif
-  if (v->iteration.load(std::memory_order_relaxed) != stamp) {  // a later run took the buffer meanwhile
+  if (v->iteration.load(std::memory_order_relaxed) != stamp ||
+      v->writerInstance.load(std::memory_order_relaxed) != instance) {  // another run took the buffer meanwhile
     lose(LossReason::kTornCopy, w.write->channel, h);
     return;
   }

@@ -53,6 +53,10 @@ class Recorder {
   /// file. Returns the write error, if any.
   Result<void> finish(int exitCode, std::int64_t endNs);
 
+  /// Copies, on the caller's thread, every writer run that has ended and was not copied yet (a
+  /// free-running run's release threads, before each release: roles/releaser.hpp's ReleaseGate).
+  void catchUp();
+
   /// The tap to set on mode k's drain (it outlives the recorder's use; ignores records after finish).
   EventTap* tap(std::size_t k) { return &taps_.at(k); }
 
@@ -92,6 +96,7 @@ class Recorder {
   void writeLoop();
   void writeLosses();
 
+  std::mutex copyLock_;  // pollOnce: the copier's and catchUp's callers
   tactus::record::Writer file_;
   std::vector<RecordedMode> modes_;
   std::vector<std::vector<shm::ChannelRing>> rings_;  // per mode

@@ -119,11 +119,17 @@ void RunRecording::started(std::vector<std::unique_ptr<Mode>>& modes, std::int64
     return;
   }
   recorder_ = std::make_unique<Recorder>(std::move(*writer), modes_, pollUs());
+  live_.store(recorder_.get(), std::memory_order_release);
+}
+
+void RunRecording::beforeRelease() {
+  if (Recorder* r = live_.load(std::memory_order_acquire); r != nullptr) r->catchUp();
 }
 
 int RunRecording::finished(int code, std::ostream& out, std::ostream& err) {
   if (startFailed_ && required_ && code == kExitOk) return kExitRunFailed;
   if (!recorder_) return code;
+  live_.store(nullptr, std::memory_order_release);  // the release threads have ended
   auto ok = recorder_->finish(code, clockNs(CLOCK_MONOTONIC));
   const std::uint64_t lost = recorder_->lost();
   if (!ok) {

@@ -5,6 +5,7 @@
 // A RunHook (run/run_hook.hpp): the run core calls it at load, start and end.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <iosfwd>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "record/recorder.hpp"
+#include "roles/releaser.hpp"
 #include "run/run_hook.hpp"
 #include "tactus/core/result.hpp"
 
@@ -26,7 +28,7 @@ namespace tactus::master::record {
 /// that follow it in the recording (the name, the channels' names); the replay compares it.
 tactus::record::ScheduleRecord scheduleRecord(const Schedule& schedule, std::uint64_t contentHash, std::string& text);
 
-class RunRecording : public RunHook {
+class RunRecording : public RunHook, private ReleaseGate {
  public:
   explicit RunRecording(const MasterOptions& options);
   ~RunRecording() override;
@@ -44,11 +46,14 @@ class RunRecording : public RunHook {
   /// Ends the recording; returns the run's exit code (kExitRunFailed after a loss with
   /// --record-required, or a write failure), saying what was recorded on `out` and losses on `err`.
   int finished(int code, std::ostream& out, std::ostream& err) override;
+  /// A free-running run's releases wait until the copier has copied every ended writer run.
+  ReleaseGate* releaseGate() override { return this; }
   /// Whether a loss was seen so far (for --record-required).
   bool lost() const { return recorder_ && recorder_->lost() > 0; }
 
  private:
   EventTap* add(const shm::SegmentView& view, const Schedule& schedule, std::uint64_t contentHash);
+  void beforeRelease() override;
 
   const MasterOptions& o_;
   std::string dir_;
@@ -57,6 +62,7 @@ class RunRecording : public RunHook {
   std::uint32_t soc_ = 0;
   std::vector<RecordedMode> modes_;
   std::unique_ptr<Recorder> recorder_;
+  std::atomic<Recorder*> live_{nullptr};  // recorder_ while it runs, for the release threads
   /// Mode k's drain tap: forwards to the recorder once it runs.
   class ForwardTap : public EventTap {
    public:

@@ -369,6 +369,7 @@ bool Releaser::releaseFrames(HyperepochId he, std::uint64_t h, std::int64_t iter
 // Releases frame `p.frame` of `p.epoch` in `iteration` and records it in the hyperepoch's ring.
 void Releaser::publishRelease(HyperepochId he, const ReleasePoint& p, std::uint64_t iteration, std::int64_t idealNs,
                               std::int64_t actualNs) {
+  if (gate_ != nullptr) gate_->beforeRelease();
   shm::EpochSlot& epoch = view_.epoch(p.epoch);
   const std::uint64_t frames = std::max<std::uint32_t>(1, schedule_.epochs[p.epoch].frames);
   epoch.releaseNs.store(idealNs, std::memory_order_relaxed);

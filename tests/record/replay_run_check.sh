@@ -2,7 +2,8 @@
 # Replay real runs bit-identically: replay_pipeline.yaml (three clients, three rates) run with the
 # real master and clients (tactus-replay-client: the source writes fresh random bytes, the others
 # a function of what they read), recorded, then replayed several times (at real time and at
-# --replay-rate 0), each replay recorded too: every replay's recording compares equal to the
+# --replay-rate 0, whose releases wait for the copier: it loses nothing, --record-required), each
+# replay recorded too: every replay's recording compares equal to the
 # original (tactus-report --compare-recordings exit 0), while a second recorded run (fresh random
 # bytes) compares different. Refused before any frame, exit 2, named: a damaged recording, a
 # recording of another schedule, an unknown --replay-sources runnable.
@@ -39,7 +40,7 @@ for k in $(seq 1 "$replays"); do
     "$work/master_replay$k.txt" || { cat "$work/master_replay$k.txt"; fail "replay $k did not say what it replayed"; }
   compare rec "replay$k" || { cat "$work/compare.txt"; fail "replay $k differs from the recording"; }
 done
-run fast --replay "$work/rec" --replay-rate 0 --record "$work/fast" || { cat "$work/master_fast.txt"; fail "--replay-rate 0"; }
+run fast --replay "$work/rec" --replay-rate 0 --record "$work/fast" --record-required || { cat "$work/master_fast.txt"; fail "--replay-rate 0"; }
 compare rec fast || { cat "$work/compare.txt"; fail "the replay at --replay-rate 0 differs from the recording"; }
 # The replay's own recording says that it is one.
 "$report" --recording "$work/replay1" > "$work/list.txt" 2>&1 || { cat "$work/list.txt"; fail "--recording of a replay"; }
