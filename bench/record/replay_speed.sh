@@ -4,12 +4,13 @@
 # replayed at --replay-rate 0 (each iteration as soon as the previous ended), also recorded. Prints
 # both wall times (master start to the last process's exit), their ratio, and whether the replay
 # compared bit-identical. A figure, never a timed assert.
-# usage: bench/record/replay_speed.sh [BUILD_DIR]   (from the source folder, after a build)
+# usage: bench/record/replay_speed.sh [BUILD_DIR]   (from the source folder, after a build; KEEP=1
+# keeps the work folder: recordings, master outputs, and says where)
 set -u
 build=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+[ -n "${KEEP:-}" ] && echo "work: $work" >&2 || trap 'rm -rf "$work"' EXIT
 "$build/compiler/tactus-compile" -q -i "$root/tests/record/replay_pipeline.yaml" -o "$work/g.tsched" > /dev/null || exit 1
 run() {  # NAME MASTER-OPTIONS...: prints the wall ms
   local name=$1 instance=replay_bench_$$_$1

@@ -45,6 +45,8 @@ Recorder::Recorder(tactus::record::Writer writer, std::vector<RecordedMode> mode
     }
     taps_.emplace_back(*this, modes_[k].schedule->identifier);
   }
+  copied_ = std::vector<std::atomic<std::uint32_t>>(writers_.size());
+  for (std::size_t k = 0; k < writers_.size(); ++k) copied_[k].store(static_cast<std::uint32_t>(writers_[k].seen));
   writer_ = std::thread([this] { writeLoop(); });
   copier_ = std::thread([this] { copyLoop(); });
 }
@@ -69,13 +71,26 @@ void Recorder::catchUp() {
   pollOnce();
 }
 
+void Recorder::catchUpIfBehind() {
+  for (std::size_t k = 0; k < writers_.size(); ++k) {
+    const Writer& w = writers_[k];
+    const std::uint32_t done = modes_[w.mode].view->instance(w.write->instance).done.load(std::memory_order_acquire);
+    if (done != copied_[k].load(std::memory_order_acquire)) {
+      catchUp();
+      return;
+    }
+  }
+}
+
 void Recorder::pollOnce() {
-  for (Writer& w : writers_) {
+  for (std::size_t k = 0; k < writers_.size(); ++k) {
+    Writer& w = writers_[k];
     const std::uint32_t done = modes_[w.mode].view->instance(w.write->instance).done.load(std::memory_order_acquire);
     const auto ahead = static_cast<std::uint32_t>(done - static_cast<std::uint32_t>(w.seen));
     if (ahead == 0 || ahead > (1U << 30)) continue;  // nothing new (or a word that went back: ignored)
     for (std::uint64_t h = w.seen; h < w.seen + ahead; ++h) copyVersion(w, h);
     w.seen += ahead;
+    copied_[k].store(static_cast<std::uint32_t>(w.seen), std::memory_order_release);
   }
 }
 

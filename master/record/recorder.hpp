@@ -53,9 +53,13 @@ class Recorder {
   /// file. Returns the write error, if any.
   Result<void> finish(int exitCode, std::int64_t endNs);
 
-  /// Copies, on the caller's thread, every writer run that has ended and was not copied yet (a
-  /// free-running run's release threads, before each release: roles/releaser.hpp's ReleaseGate).
+  /// Copies, on the caller's thread, every writer run that has ended and was not copied yet.
   void catchUp();
+  /// The release threads' call before each release (roles/releaser.hpp's ReleaseGate): nothing
+  /// (a load per channel writer) while the copier keeps up; else catchUp, so that no writer run
+  /// the release starts reuses a buffer whose version was not copied (a copier starved of CPU
+  /// would otherwise lose it, overwritten).
+  void catchUpIfBehind();
 
   /// The tap to set on mode k's drain (it outlives the recorder's use; ignores records after finish).
   EventTap* tap(std::size_t k) { return &taps_.at(k); }
@@ -101,6 +105,7 @@ class Recorder {
   std::vector<RecordedMode> modes_;
   std::vector<std::vector<shm::ChannelRing>> rings_;  // per mode
   std::vector<Writer> writers_;
+  std::vector<std::atomic<std::uint32_t>> copied_;  // per writer: its seen's low word, for catchUpIfBehind
   std::int64_t pollUs_;
 
   std::mutex lock_;

@@ -123,7 +123,7 @@ void RunRecording::started(std::vector<std::unique_ptr<Mode>>& modes, std::int64
 }
 
 void RunRecording::beforeRelease() {
-  if (Recorder* r = live_.load(std::memory_order_acquire); r != nullptr) r->catchUp();
+  if (Recorder* r = live_.load(std::memory_order_acquire); r != nullptr) r->catchUpIfBehind();
 }
 
 int RunRecording::finished(int code, std::ostream& out, std::ostream& err) {

@@ -46,7 +46,8 @@ class RunRecording : public RunHook, private ReleaseGate {
   /// Ends the recording; returns the run's exit code (kExitRunFailed after a loss with
   /// --record-required, or a write failure), saying what was recorded on `out` and losses on `err`.
   int finished(int code, std::ostream& out, std::ostream& err) override;
-  /// A free-running run's releases wait until the copier has copied every ended writer run.
+  /// Every release waits until the copier has copied every ended writer run (at once while it
+  /// keeps up; a copier starved of CPU is caught up on the release thread).
   ReleaseGate* releaseGate() override { return this; }
   /// Whether a loss was seen so far (for --record-required).
   bool lost() const { return recorder_ && recorder_->lost() > 0; }
