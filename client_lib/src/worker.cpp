@@ -431,8 +431,10 @@ class WorkerLoop {
   DeferredLog log_;
   ipc::SpinMeter meter_;
   const std::int64_t spinNs_ = ipc::spinBudgetNs();
-  const std::int64_t releaseLeadNs_ = ipc::releaseLeadNs();
-  const std::int64_t planLeadNs_ = ipc::planLeadNs();
+  // A replay at another rate releases off the plan's times: waits go without the plan's lead.
+  const bool planned_ = (rt_.flags & shm::kFlagUnplannedReleases) == 0;
+  const std::int64_t releaseLeadNs_ = planned_ ? ipc::releaseLeadNs() : 0;
+  const std::int64_t planLeadNs_ = planned_ ? ipc::planLeadNs() : 0;
   const std::int64_t hyperPeriodNs_;
   bool pinned_ = false;  // pinned to its core: it sleeps while another worker's instance has the core (awaitCoreTurn)
   const CheckHooks* const check_;  // non-null only under tactus-check

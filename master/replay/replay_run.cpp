@@ -163,7 +163,9 @@ void ReplayRun::scaleReleases(std::vector<std::unique_ptr<Mode>>& modes) const {
   }
 }
 
-std::uint32_t ReplayRun::segmentFlags() const { return shm::kFlagReplay; }
+std::uint32_t ReplayRun::segmentFlags() const {
+  return shm::kFlagReplay | (o_.replayRate != 1.0 ? shm::kFlagUnplannedReleases : 0u);
+}
 
 std::uint64_t ReplayRun::iterations(std::uint64_t given) const {
   return given == 0 ? recordedIterations_ : std::min(given, recordedIterations_);

@@ -56,10 +56,11 @@ namespace tactus::shm {
 
 /// "TACTUSHM" as a little-endian integer: the first 8 bytes of every segment.
 inline constexpr std::uint64_t kMagic = 0x4d48535554434154ULL;
-/// The layout version; a client refuses a segment of another version. Version 11: header flags
-/// kFlagReplay (replay_layout.hpp) and kFlagManaged, which change how a client's workers run.
+/// The layout version; a client refuses a segment of another version. Version 12: header flag
+/// kFlagUnplannedReleases. Version 11: header flags kFlagReplay (replay_layout.hpp) and
+/// kFlagManaged, which change how a client's workers run.
 /// Version 10: the statistics block grew its chain and channel tables (statistics version 2).
-inline constexpr std::uint32_t kLayoutVersion = 11;
+inline constexpr std::uint32_t kLayoutVersion = 12;
 /// The cache line size the layout assumes.
 inline constexpr std::size_t kCacheLine = 64;
 /// Event records per worker ring (a power of two). 16384 records = 512 KiB per worker: the master
@@ -108,6 +109,10 @@ enum HeaderFlags : std::uint32_t {
   /// -N: a schedule manager starts and switches the schedules, with one schedule as with several;
   /// a client's workers run only while their hyperepoch is active (the switching worker).
   kFlagManaged = 1u << 4,
+  /// --replay-rate other than 1: the master releases frames off the plan's times (the clients'
+  /// copy of the schedule is unchanged), so workers wait for releases and predecessors without
+  /// the plan's lead (a worker guided by the plan would sleep to the recorded times).
+  kFlagUnplannedReleases = 1u << 5,
 };
 
 /// The segment header at offset 0.
