@@ -64,6 +64,8 @@ class Recorder {
   std::uint64_t lost() const { return losses_.total(); }
   /// "12 queue full, 1 torn copy" (empty without losses).
   std::string lossText() const;
+  /// The first loss: "overwritten before copied, channel 'Mid', iteration 12" (empty without).
+  std::string firstLoss() const;
 
  private:
   struct Writer {
@@ -92,7 +94,8 @@ class Recorder {
   void copyLoop();
   void pollOnce();
   void copyVersion(const Writer& w, std::uint64_t h);
-  void lose(tactus::record::LossReason reason, std::uint32_t channel, std::uint64_t iteration);
+  void lose(tactus::record::LossReason reason, std::uint32_t mode, std::uint32_t channel, std::uint64_t iteration);
+  std::uint32_t modeOf(std::uint32_t scheduleId) const;
   void writeLoop();
   void writeLosses();
 
@@ -112,6 +115,8 @@ class Recorder {
   LossCounts losses_;
   std::uint64_t lossesWritten_[5] = {};
   std::atomic<std::uint64_t> firstLostIteration_{0};
+  mutable std::mutex firstLossLock_;
+  std::string firstLoss_;  // under firstLossLock_
   std::atomic<std::uint64_t> versions_{0};
   std::atomic<bool> stop_{false};
   Error writeError_;
