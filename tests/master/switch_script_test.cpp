@@ -3,7 +3,7 @@
 // cut short, and records that do not follow from the ones before refused, named.
 #include "replay/switch_script.hpp"
 
-#include <catch2/catch_test_macros.hpp>
+#include <catch2/catch.hpp>
 
 namespace {
 
