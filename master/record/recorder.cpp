@@ -139,7 +139,7 @@ void Recorder::lose(LossReason reason, std::uint32_t mode, std::uint32_t channel
     // The first loss in words, for --record-required's end (the run's monitor loop asks for it).
     const std::lock_guard<std::mutex> guard(firstLossLock_);
     if (firstLoss_.empty()) {
-      std::string where = "schedule ?";
+      std::string where = "a record of no schedule";
       if (mode < modes_.size()) {
         const Schedule& s = *modes_[mode].schedule;
         where = (channel < s.channels.size() ? "channel '" + s.channels[channel].name + "'" : "a channel") +
