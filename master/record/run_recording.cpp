@@ -137,6 +137,10 @@ std::string RunRecording::endNow() {
   return "--record-required: " + why + ": the run ends";
 }
 
+ReleaseGate* RunRecording::releaseGate(bool freeRunning) {
+  return freeRunning || !o_.replayDir.empty() ? this : nullptr;
+}
+
 void RunRecording::beforeRelease() {
   if (Recorder* r = live_.load(std::memory_order_acquire); r != nullptr) r->catchUp();
 }

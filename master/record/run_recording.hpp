@@ -48,8 +48,10 @@ class RunRecording : public RunHook, private ReleaseGate {
   int finished(int code, std::ostream& out, std::ostream& err) override;
   /// --record-required: the end the first loss (or a recording that could not start) asks for.
   std::string endNow() override;
-  /// A free-running run's releases wait until the copier has copied every ended writer run.
-  ReleaseGate* releaseGate() override { return this; }
+  /// A free-running run's or a replay's releases wait until the copier has copied every ended
+  /// writer run (a replay's recording is its check, so it must lose nothing: its timing matters
+  /// less); a run at real time never waits for the recording.
+  ReleaseGate* releaseGate(bool freeRunning) override;
   /// Whether a loss was seen so far (for --record-required).
   bool lost() const { return recorder_ && recorder_->lost() > 0; }
 

@@ -72,7 +72,7 @@ class Releaser {
   /// A multi-SoC run (before start): the primary's release threads report each iteration's start
   /// and their stop to `sync`; the others' follow the starts it hands them (releaser_follow.cpp).
   void setSync(IterationSync* sync) { sync_ = sync; }
-  /// A free-running run with a recording (before start): every release waits for `gate` first.
+  /// A free-running run or a replay with a recording (before start): every release waits for `gate` first.
   void setReleaseGate(ReleaseGate* gate) { gate_ = gate; }
   /// Whether every release thread has ended.
   bool finished() const { return finished_.load() >= threads_.size(); }

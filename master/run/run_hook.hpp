@@ -37,9 +37,10 @@ class RunHook {
   virtual std::uint64_t iterations(std::uint64_t given) const { return given; }
   /// Whether the release threads must start an iteration as soon as the previous ended (-m's way).
   virtual bool freeRunning() const { return false; }
-  /// What a free-running run's release threads wait for before each release (roles/releaser.hpp),
-  /// or null: the recording's copier, so that no free-running release outruns it.
-  virtual ReleaseGate* releaseGate() { return nullptr; }
+  /// What the release threads wait for before each release (roles/releaser.hpp), or null, given
+  /// whether they run free: the recording's copier in a free-running run or a replay, so that no
+  /// release there outruns it.
+  virtual ReleaseGate* releaseGate(bool /*freeRunning*/) { return nullptr; }
   /// Every schedule's segment exists with its roles and is not published yet; `instance` is
   /// schedule 0's segment name (an error refuses the run, exit 2).
   virtual Result<void> created(std::vector<std::unique_ptr<Mode>>& modes, const std::string& instance) = 0;
