@@ -44,9 +44,9 @@ struct IterationHealth {
   std::uint64_t cleanStreak = 0;  ///< judged iterations since the latest that overran (or since the start)
 };
 
-/// What a free-running run's release threads call before each release, when every run that the
-/// release waits for has ended: the recorder (--record) copies there what those runs wrote, so a
-/// free-running run never reuses a channel buffer its copier has not read.
+/// What a free-running run's (or a replay's) release threads call before each release, when every
+/// run that the release waits for has ended: the recorder (--record) copies there what those runs
+/// wrote, so such a run never reuses a channel buffer its copier has not read.
 class ReleaseGate {
  public:
   virtual ~ReleaseGate() = default;
