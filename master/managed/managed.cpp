@@ -82,6 +82,7 @@ std::optional<RunEnd> ManagedActivation::exitProgress() {
 std::optional<RunEnd> ManagedActivation::round() {
   takeRequest();
   evaluatePolicy();
+  if (auto end = replaySwitches()) return end;
   // In flight first: the switch job writes its exit end before it answers.
   if (!job_.inFlight() && job_.exitEnd()) return job_.exitEnd();
   return std::nullopt;

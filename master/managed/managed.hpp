@@ -54,12 +54,17 @@ class ManagedActivation final : public Activation {
   bool publishAnswer();
   void takeRequest();
   void evaluatePolicy();
+  // replay_switches.cpp: a managed replay makes the recorded switches (--replay).
+  std::optional<RunEnd> replaySwitches();
+  bool refusedInReplay(const Request& r);
 
   Run& run_;
   ManagerPort port_;  // before job_: the job's thread ends first
   SwitchJob job_;
   std::uint32_t pendingSeq_ = 0;   // the request last handed to the job (or answered at once)
   Mode* signalStopped_ = nullptr;  // the schedule a signal stopped
+  std::size_t replayStep_ = 0;     // the next recorded switch to make (a managed replay's)
+  std::string replayFailure_;      // a recorded switch that failed, in words
 };
 
 }  // namespace tactus::master

@@ -108,6 +108,11 @@ bool ManagedActivation::publishAnswer() {
   const auto taken = job_.takeAnswer();
   if (!taken) return true;
   const auto& [r, answer] = *taken;
+  if (r.rule == kReplayRule) {  // a managed replay's recorded switch: no manager asked for it
+    if (answer.code != ManagerResult::kOk) replayFailure_ = answer.message;
+    else if (run_.o_.verbose) run_.out_ << "tactus-master: replay: " << answer.message << "\n";
+    return true;
+  }
   if (r.rule >= 0) {  // a policy rule's switch: the master's output, not the manager's channel
     const PolicyRule& rule = run_.policy_->rules[static_cast<std::size_t>(r.rule)];
     if (answer.code != ManagerResult::kOk) {
@@ -143,6 +148,7 @@ void ManagedActivation::takeRequest() {
   const std::optional<Request> r = port_.next(pendingSeq_);
   if (!r) return;
   pendingSeq_ = r->seq;
+  if (refusedInReplay(*r)) return;
   if (r->op == ManagerOp::kStatus) {  // answered at once, even while the clients are coming
     port_.publish(r->seq, run_.handle(job_, *r), run_.runningId());
     return;

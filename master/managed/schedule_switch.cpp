@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "replay/switch_script.hpp"
 #include "run/run.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -45,7 +46,13 @@ bool Run::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atom
 std::uint32_t Run::armActivation(Mode& mode, HyperepochId he, std::uint32_t from) {
   const shm::SegmentView& view = mode.owner->view();
   shm::SwitchSlot& sw = view.switching(he);
-  view.hyperepoch(he).stopAt.store(std::numeric_limits<std::uint64_t>::max(), std::memory_order_seq_cst);
+  // A managed replay stops the activation where the recorded one stopped (replay/switch_script.hpp):
+  // its loop ends there by itself, and the next recorded switch waits for that.
+  const replay::SwitchScript* script = switchScript();
+  const std::uint64_t stopAt = script != nullptr
+                                   ? script->stopIteration(mode.schedule.identifier, mode.nextIteration[he])
+                                   : std::numeric_limits<std::uint64_t>::max();
+  view.hyperepoch(he).stopAt.store(stopAt, std::memory_order_seq_cst);
   const std::uint32_t activation = ++mode.activations[he];
   sw.rolloverActivation.store(from != kNoSchedule ? activation : 0, std::memory_order_seq_cst);
   sw.activation.store(activation, std::memory_order_seq_cst);
@@ -58,6 +65,12 @@ std::uint32_t Run::armActivation(Mode& mode, HyperepochId he, std::uint32_t from
     mode.acksExpected[he] += waitFor;
   }
   return waitFor;
+}
+
+const replay::SwitchScript* Run::switchScript() const {
+  for (const auto& hook : hooks_)
+    if (const replay::SwitchScript* script = hook->switchScript()) return script;
+  return nullptr;
 }
 
 // Wakes hyperepoch `he`'s workers asleep on its activation word.

@@ -43,11 +43,14 @@ struct Request {
   shm::ManagerOp op = shm::ManagerOp::kNone;
   std::uint32_t arg0 = 0;
   std::uint32_t arg1 = 0;
-  std::int64_t takenNs = 0;        ///< CLOCK_MONOTONIC ns when the master took it
-  int rule = -1;                   ///< the policy rule that made it (an index in Policy::rules), or -1: the manager's
+  std::int64_t takenNs = 0;  ///< CLOCK_MONOTONIC ns when the master took it
+  int rule = -1;  ///< the policy rule that made it (an index in Policy::rules), -1: the manager's, kReplayRule
   std::uint16_t ruleSchedule = 0;  ///< kPolicyDecision's schedule field
   std::uint32_t ruleDetail = 0;    ///< kPolicyDecision's iteration field (hyperepoch, client)
 };
+
+/// Request::rule of a managed replay's recorded switch (managed/replay_switches.cpp).
+constexpr int kReplayRule = -2;
 
 /// The master's answer to a request.
 struct Answer {

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 namespace tactus::master::record {
@@ -30,6 +31,12 @@ std::uint64_t LossCounts::total() const {
   std::uint64_t n = 0;
   for (const auto& c : byReason) n += c.load(std::memory_order_relaxed);
   return n;
+}
+
+std::uint64_t Recorder::queueBytes() {
+  const char* knob = std::getenv("TACTUS_RECORD_QUEUE_BYTES");
+  const long long bytes = knob != nullptr ? std::strtoll(knob, nullptr, 10) : 0;
+  return bytes > 0 ? static_cast<std::uint64_t>(bytes) : kQueueBytes;
 }
 
 Recorder::Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs)
@@ -108,7 +115,8 @@ void Recorder::copyVersion(const Writer& w, std::uint64_t h) {
   if (stamp != h + 1 || writer != instance) {
     // A run that took no buffer (it did not write the channel this time) leaves an older stamp; a
     // later run, or another instance of the same iteration, took the buffer before the copy.
-    if (stamp > h + 1 || (stamp == h + 1 && writer != instance)) lose(LossReason::kOverwritten, w.write->channel, h);
+    if (stamp > h + 1 || (stamp == h + 1 && writer != instance))
+      lose(LossReason::kOverwritten, w.mode, w.write->channel, h);
     return;
   }
   Item item;
@@ -121,8 +129,8 @@ void Recorder::copyVersion(const Writer& w, std::uint64_t h) {
   item.rec.dataSize = static_cast<std::uint32_t>(ring.size);
   {
     const std::lock_guard<std::mutex> guard(lock_);
-    if (queuedBytes_ + ring.size > kQueueBytes) {
-      lose(LossReason::kQueueFull, w.write->channel, h);
+    if (queuedBytes_ + ring.size > queueLimit_) {
+      lose(LossReason::kQueueFull, w.mode, w.write->channel, h);
       return;
     }
   }
@@ -137,7 +145,7 @@ void Recorder::copyVersion(const Writer& w, std::uint64_t h) {
 #endif
   if (v->iteration.load(std::memory_order_relaxed) != stamp ||
       v->writerInstance.load(std::memory_order_relaxed) != instance) {  // another run took the buffer meanwhile
-    lose(LossReason::kTornCopy, w.write->channel, h);
+    lose(LossReason::kTornCopy, w.mode, w.write->channel, h);
     return;
   }
   const std::lock_guard<std::mutex> guard(lock_);
@@ -146,11 +154,35 @@ void Recorder::copyVersion(const Writer& w, std::uint64_t h) {
   ready_.notify_one();
 }
 
-void Recorder::lose(LossReason reason, std::uint32_t channel, std::uint64_t iteration) {
-  (void)channel;
+void Recorder::lose(LossReason reason, std::uint32_t mode, std::uint32_t channel, std::uint64_t iteration) {
   std::uint64_t none = 0;
   firstLostIteration_.compare_exchange_strong(none, iteration + 1);
-  losses_.byReason[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+  {
+    // The first loss in words, for --record-required's end (the run's monitor loop asks for it).
+    const std::lock_guard<std::mutex> guard(firstLossLock_);
+    if (firstLoss_.empty()) {
+      std::string where = "a record of no schedule";
+      if (mode < modes_.size()) {
+        const Schedule& s = *modes_[mode].schedule;
+        where = (channel < s.channels.size() ? "channel '" + s.channels[channel].name + "'" : "a channel") +
+                (modes_.size() > 1 ? " of schedule " + std::to_string(s.identifier) : "");
+      }
+      firstLoss_ = std::string(lossName(static_cast<std::size_t>(reason))) + ", " + where + ", iteration " +
+                   std::to_string(iteration);
+    }
+  }
+  losses_.byReason[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_release);
+}
+
+std::uint32_t Recorder::modeOf(std::uint32_t scheduleId) const {
+  for (std::uint32_t k = 0; k < modes_.size(); ++k)
+    if (modes_[k].schedule->identifier == scheduleId) return k;
+  return static_cast<std::uint32_t>(modes_.size());
+}
+
+std::string Recorder::firstLoss() const {
+  const std::lock_guard<std::mutex> guard(firstLossLock_);
+  return firstLoss_;
 }
 
 void Recorder::writeLoop() {
@@ -167,7 +199,8 @@ void Recorder::writeLoop() {
           writeError_ = ok.error();
         }
       }
-      if (writeFailed_) lose(LossReason::kWriteFailed, item.rec.channel, item.rec.iteration - 1);
+      if (writeFailed_)
+        lose(LossReason::kWriteFailed, modeOf(item.rec.scheduleId), item.rec.channel, item.rec.iteration - 1);
       else if (item.type == ChunkType::kVersion) versions_.fetch_add(1, std::memory_order_relaxed);
       guard.lock();
       queuedBytes_ -= item.data.size();

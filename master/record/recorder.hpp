@@ -41,6 +41,9 @@ class Recorder {
  public:
   /// Bytes the queue may hold before a version is dropped (counted as lost).
   static constexpr std::uint64_t kQueueBytes = 64ULL << 20;
+  /// kQueueBytes, or TACTUS_RECORD_QUEUE_BYTES (a test knob: 1 makes every version a loss, the way
+  /// a disk that cannot keep up does).
+  static std::uint64_t queueBytes();
 
   /// Takes the open writer (its run and schedule records written) and starts both threads.
   /// `pollUs`: the copier's period.
@@ -68,6 +71,8 @@ class Recorder {
   std::uint64_t lost() const { return losses_.total(); }
   /// "12 queue full, 1 torn copy" (empty without losses).
   std::string lossText() const;
+  /// The first loss: "overwritten before copied, channel 'Mid', iteration 12" (empty without).
+  std::string firstLoss() const;
 
  private:
   struct Writer {
@@ -96,7 +101,8 @@ class Recorder {
   void copyLoop();
   void pollOnce();
   void copyVersion(const Writer& w, std::uint64_t h);
-  void lose(tactus::record::LossReason reason, std::uint32_t channel, std::uint64_t iteration);
+  void lose(tactus::record::LossReason reason, std::uint32_t mode, std::uint32_t channel, std::uint64_t iteration);
+  std::uint32_t modeOf(std::uint32_t scheduleId) const;
   void writeLoop();
   void writeLosses();
 
@@ -112,11 +118,14 @@ class Recorder {
   std::condition_variable ready_;
   std::deque<Item> queue_;
   std::uint64_t queuedBytes_ = 0;
+  const std::uint64_t queueLimit_ = queueBytes();
   bool copierDone_ = false;
 
   LossCounts losses_;
   std::uint64_t lossesWritten_[5] = {};
   std::atomic<std::uint64_t> firstLostIteration_{0};
+  mutable std::mutex firstLossLock_;
+  std::string firstLoss_;  // under firstLossLock_
   std::atomic<std::uint64_t> versions_{0};
   std::atomic<bool> stop_{false};
   Error writeError_;

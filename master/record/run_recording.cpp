@@ -116,10 +116,25 @@ void RunRecording::started(std::vector<std::unique_ptr<Mode>>& modes, std::int64
     err << "tactus-master: --record: " << ok.error().message << (required_ ? "" : "; the run goes on unrecorded")
         << "\n";
     startFailed_ = true;
+    startError_ = ok.error().message;
     return;
   }
   recorder_ = std::make_unique<Recorder>(std::move(*writer), modes_, pollUs());
   live_.store(recorder_.get(), std::memory_order_release);
+}
+
+std::string RunRecording::endNow() {
+  if (!required_ || endAsked_) return {};
+  std::string why;
+  if (startFailed_) {
+    why = "the recording could not start (" + startError_ + ")";
+  } else if (recorder_ && recorder_->lost() > 0) {
+    const std::string first = recorder_->firstLoss();
+    why = "the recording lost a version (" + (first.empty() ? recorder_->lossText() : first) + ")";
+  }
+  if (why.empty()) return {};
+  endAsked_ = true;
+  return "--record-required: " + why + ": the run ends";
 }
 
 void RunRecording::beforeRelease() {

@@ -41,11 +41,13 @@ class RunRecording : public RunHook, private ReleaseGate {
   Result<void> created(std::vector<std::unique_ptr<Mode>>&, const std::string&) override { return {}; }
   /// Sets every schedule's drain tap, opens soc<k>.trec, writes the run and schedule records and
   /// starts the recorder; an error is said on `err` and the run goes on unrecorded (with
-  /// --record-required it fails at its end).
+  /// --record-required it ends at once: endNow).
   void started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) override;
   /// Ends the recording; returns the run's exit code (kExitRunFailed after a loss with
   /// --record-required, or a write failure), saying what was recorded on `out` and losses on `err`.
   int finished(int code, std::ostream& out, std::ostream& err) override;
+  /// --record-required: the end the first loss (or a recording that could not start) asks for.
+  std::string endNow() override;
   /// Every release waits until the copier has copied every ended writer run (at once while it
   /// keeps up; a copier starved of CPU is caught up on the release thread).
   ReleaseGate* releaseGate() override { return this; }
@@ -79,6 +81,8 @@ class RunRecording : public RunHook, private ReleaseGate {
   std::deque<ForwardTap> taps_;
   std::string path_;
   bool startFailed_ = false;
+  std::string startError_;
+  bool endAsked_ = false;  // endNow asked for the end once
 };
 
 }  // namespace tactus::master::record

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <ostream>
 #include <set>
 
@@ -48,6 +49,7 @@ Result<void> ReplayRun::loaded(std::vector<std::unique_ptr<Mode>>& modes) {
   auto file = readOwnFile(o_, modes.front()->schedule);
   if (!file) return file.error();
   file_ = std::move(*file);
+  if (auto ok = checkManaged(); !ok) return ok;
   if (auto ok = checkSchedules(modes); !ok) return ok;
   if (auto ok = chooseSources(modes); !ok) return ok;
   // The recording's iterations: every one released, less the last of a recording cut short (its
@@ -64,7 +66,50 @@ Result<void> ReplayRun::loaded(std::vector<std::unique_ptr<Mode>>& modes) {
     warning_ = "tactus-master: warning: --replay " + file_.path + " lost " + std::to_string(lost) +
                " versions when it was recorded: a source's lost version is not replayed\n";
   }
+  if (auto ok = readSwitches(modes); !ok) return ok;
   scaleReleases(modes);
+  return {};
+}
+
+// A recording of a managed run (it holds switch records) replays under -N only, and one of a
+// run without a manager only without -N.
+Result<void> ReplayRun::checkManaged() const {
+  const std::string where = "--replay " + file_.path + ": ";
+  if (o_.managerName.empty() && !file_.switches.empty())
+    return fail(ErrorCode::kBadParameter, where + "it recorded a run under a schedule manager (" +
+                                              std::to_string(file_.switches.size()) +
+                                              " switch records): replay it with -N");
+  if (!o_.managerName.empty() && file_.switches.empty())
+    return fail(ErrorCode::kBadParameter,
+                where + "it recorded a run without a schedule manager (no switch records): replay it without -N");
+  return {};
+}
+
+// Under -N the replay makes the recorded switches itself, each at its recorded iteration
+// (switch_script.hpp).
+Result<void> ReplayRun::readSwitches(const std::vector<std::unique_ptr<Mode>>& modes) {
+  const std::string where = "--replay " + file_.path + ": ";
+  if (o_.managerName.empty()) return {};
+  if (!o_.policyPath.empty())
+    return fail(ErrorCode::kBadParameter,
+                "--policy cannot be combined with --replay: the replay makes the recorded switches");
+  for (const auto& m : modes) {
+    std::size_t running = 0;
+    for (HyperepochId he : m->schedule.hyperepochs.ids()) running += m->plan.hyperepochs[he].instances.empty() ? 0 : 1;
+    if (running > 1)
+      return fail(ErrorCode::kBadParameter,
+                  where + "schedule " + std::to_string(m->schedule.identifier) + " runs " + std::to_string(running) +
+                      " hyperepochs here: a managed replay makes the recorded switches of schedules of one "
+                      "hyperepoch only (a switch record does not name its hyperepoch)");
+  }
+  std::map<std::uint32_t, std::uint64_t> released;
+  for (const tactus::record::ReleaseRecord& r : file_.releases)
+    released[r.scheduleId] = std::max(released[r.scheduleId], r.iteration + 1);
+  if (!file_.end)  // cut short: its last iteration may be cut with it
+    for (auto& [id, n] : released) n = n > 0 ? n - 1 : 0;
+  auto script = SwitchScript::read(file_, released);
+  if (!script) return script.error();
+  script_ = std::move(*script);
   return {};
 }
 
@@ -188,9 +233,13 @@ Result<void> ReplayRun::created(std::vector<std::unique_ptr<Mode>>&, const std::
 
 void ReplayRun::started(std::vector<std::unique_ptr<Mode>>&, std::int64_t, std::ostream& err) { err << warning_; }
 
+const SwitchScript* ReplayRun::switchScript() const { return script_ ? &*script_ : nullptr; }
+
 int ReplayRun::finished(int code, std::ostream& out, std::ostream&) {
   out << "tactus-master: replayed " << versions_.size() << " source versions of " << sources_.size()
-      << " source instances from " << file_.path << " (" << recordedIterations_ << " iterations recorded)\n";
+      << " source instances from " << file_.path << " (" << recordedIterations_ << " iterations recorded";
+  if (script_) out << ", " << script_->steps().size() << " recorded switches";
+  out << ")\n";
   return code;
 }
 

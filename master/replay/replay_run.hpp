@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "replay/switch_script.hpp"
 #include "run/run_hook.hpp"
 #include "tactus/ipc/segment.hpp"
 #include "tactus/record/reader.hpp"
@@ -43,11 +45,15 @@ class ReplayRun : public RunHook {
   bool freeRunning() const override;
   Result<void> created(std::vector<std::unique_ptr<Mode>>& modes, const std::string& instance) override;
   void started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) override;
+  /// Under -N: the recorded switches, which the run makes itself (managed/replay_switches.cpp).
+  const SwitchScript* switchScript() const override;
   int finished(int code, std::ostream& out, std::ostream& err) override;
 
  private:
+  Result<void> checkManaged() const;
   Result<void> checkSchedules(const std::vector<std::unique_ptr<Mode>>& modes) const;
   Result<void> chooseSources(const std::vector<std::unique_ptr<Mode>>& modes);
+  Result<void> readSwitches(const std::vector<std::unique_ptr<Mode>>& modes);
   void scaleReleases(std::vector<std::unique_ptr<Mode>>& modes) const;
 
   const MasterOptions& o_;
@@ -55,6 +61,7 @@ class ReplayRun : public RunHook {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> sources_;  // (schedule identifier, instance)
   std::vector<SourceVersion> versions_;
   std::uint64_t recordedIterations_ = 0;
+  std::optional<SwitchScript> script_;  // under -N
   std::string warning_;
   std::string segmentName_;
   ipc::Segment segment_;

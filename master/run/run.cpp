@@ -155,6 +155,12 @@ std::optional<RunEnd> Run::watch(bool beforeRun) {
     if (const auto offset = runStarted_ && log_.isOpen() ? soc_->offsetUpdate(now) : std::nullopt)
       log_.append(&*offset, 1);
   }
+  // A hook's end (run_hook.hpp): --record-required after the recording's first loss.
+  for (auto& hook : hooks_) {
+    if (!runStarted_) break;
+    if (std::string why = hook->endNow(); !why.empty())
+      return RunEnd{SegmentState::kAborted, StopReason::kError, kNone, why};
+  }
   return activation_->watch();
 }
 

@@ -218,6 +218,8 @@ class Run {
   Answer rollover(SwitchJob& job, const Request& r, Mode& from, Mode& to);
   bool switchPair(SwitchJob& job, const Request& r, Mode& from, Mode& to, std::size_t k);
   std::uint32_t armActivation(Mode& mode, HyperepochId he, std::uint32_t from);
+  /// A managed replay's recorded switches (a hook's, run_hook.hpp), or null.
+  const replay::SwitchScript* switchScript() const;
   void wakeActivated(const Mode& mode, HyperepochId he);
   bool activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from,
                 const Request& r);

@@ -20,6 +20,9 @@ namespace tactus::master {
 struct Mode;
 struct MasterOptions;
 class ReleaseGate;
+namespace replay {
+class SwitchScript;
+}
 
 class RunHook {
  public:
@@ -40,6 +43,11 @@ class RunHook {
   /// Every schedule's segment exists with its roles and is not published yet; `instance` is
   /// schedule 0's segment name (an error refuses the run, exit 2).
   virtual Result<void> created(std::vector<std::unique_ptr<Mode>>& modes, const std::string& instance) = 0;
+  /// A managed replay (-N --replay): the recorded switches the run makes itself, or null.
+  virtual const replay::SwitchScript* switchScript() const { return nullptr; }
+  /// Asked every round of the monitor loop once the run started: the message of an end the hook
+  /// asks for now (the run fails with it, exit 1), or "" (--record-required after a loss).
+  virtual std::string endNow() { return {}; }
   /// Every client entered: frame 0 is released at `runStartNs`.
   virtual void started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) = 0;
   /// The run ended with `code` (its clients gone, its records drained): the code it ends with.

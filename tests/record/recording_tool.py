@@ -5,6 +5,9 @@
                                            for its writer run (iteration, instance); prints the count
   recording_tool.py alter FILE N BYTE      changes byte BYTE of the N-th version's data and
                                            recomputes its chunk's CRCs (a run that wrote otherwise)
+  recording_tool.py switches FILE          prints each switch record: from, to, iteration (no time)
+  recording_tool.py keys FILE              prints, sorted, the (schedule, channel, writer, iteration)
+                                           of every version (which writer runs were recorded)
 """
 import struct
 import sys
@@ -60,7 +63,34 @@ def alter(path, index, byte):
     return 0
 
 
+def switches(path):
+    data = open(path, 'rb').read()
+    none = 0xFFFFFFFF
+    for at, ctype, _size in chunks(data):
+        if ctype == 5:
+            iteration, _ns, source, target = struct.unpack_from('<QqII', data, at + CHUNK)
+            print(f'from {"none" if source == none else source} to {"none" if target == none else target} '
+                  f'at iteration {iteration}')
+    return 0
+
+
+def keys(path):
+    data = open(path, 'rb').read()
+    found = []
+    for at, ctype, _size in chunks(data):
+        if ctype == 3:
+            iteration, _w, _s, sched, channel, writer, _d = struct.unpack_from('<QqqIIII', data, at + CHUNK)
+            found.append((sched, channel, writer, iteration - 1))
+    for k in sorted(found):
+        print(*k)
+    return 0
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'payloads':
         sys.exit(payloads(sys.argv[2]))
+    if sys.argv[1] == 'switches':
+        sys.exit(switches(sys.argv[2]))
+    if sys.argv[1] == 'keys':
+        sys.exit(keys(sys.argv[2]))
     sys.exit(alter(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
