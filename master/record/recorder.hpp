@@ -11,7 +11,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,14 +39,19 @@ struct LossCounts {
   std::uint64_t total() const;
 };
 
+/// A multi-SoC run's clock against the primary's, now (SocRun::offsetRecord's estimate; atNs is
+/// the caller's `nowNs`), or nothing while there is no estimate yet.
+using ClockSource = std::function<std::optional<tactus::record::ClockOffsetRecord>(std::int64_t nowNs)>;
+
 class Recorder {
  public:
   /// Bytes the queue may hold before a version is dropped (counted as lost).
   static constexpr std::uint64_t kQueueBytes = 64ULL << 20;
 
   /// Takes the open writer (its run and schedule records written) and starts both threads.
-  /// `pollUs`: the copier's period.
-  Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs);
+  /// `pollUs`: the copier's period. `clock` (a multi-SoC run's, else empty): the writer thread
+  /// records the estimate first, then whenever it changed (looked at every 100 ms), and at the end.
+  Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock = {});
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
   ~Recorder();
@@ -95,6 +102,7 @@ class Recorder {
   void lose(tactus::record::LossReason reason, std::uint32_t channel, std::uint64_t iteration);
   void writeLoop();
   void writeLosses();
+  void writeClock(std::int64_t nowNs, bool force);
 
   std::mutex copyLock_;  // pollOnce: the copier's and catchUp's callers
   tactus::record::Writer file_;
@@ -116,7 +124,10 @@ class Recorder {
   std::atomic<bool> stop_{false};
   Error writeError_;
   bool writeFailed_ = false;
-  std::deque<Tap> taps_;   // per mode
+  ClockSource clock_;
+  std::int64_t clockLookedNs_ = 0;                                 // the writer thread's: when it last looked
+  std::optional<tactus::record::ClockOffsetRecord> clockWritten_;  // ... and the estimate it last wrote
+  std::deque<Tap> taps_;                                           // per mode
   bool finished_ = false;  // under lock_: a tap's record after finish is dropped
   std::thread copier_;
   std::thread writer_;

@@ -45,6 +45,20 @@ std::int64_t pollUs() {
   return us > 0 ? us : 1000;
 }
 
+// A multi-SoC run's clock records (nothing for one SoC): a follower's estimate of the primary's
+// clock (the primary's minus its own, the opposite sign of the event log's kClockOffset, and its
+// bound; -1: the one-way fallback, no bound known), once there is one; the primary's own file says
+// it is the primary by a record that names itself, offset 0 within 0. The SocRun outlives the
+// recorder (Run's modes_ outlive its hooks_); offsetRecord reads the estimate under its lock.
+ClockSource clockSource(const SocRun* soc) {
+  if (soc == nullptr) return {};
+  return [soc](std::int64_t nowNs) -> std::optional<ClockOffsetRecord> {
+    const EventRecord r = soc->offsetRecord();
+    if (soc->follower() && r.iteration == 0) return std::nullopt;  // no release sample nor answer yet
+    return ClockOffsetRecord{-r.startNs, r.endNs, nowNs, r.instance, 0};
+  };
+}
+
 }  // namespace
 
 ScheduleRecord scheduleRecord(const Schedule& schedule, std::uint64_t contentHash, std::string& text) {
@@ -118,7 +132,7 @@ void RunRecording::started(std::vector<std::unique_ptr<Mode>>& modes, std::int64
     startFailed_ = true;
     return;
   }
-  recorder_ = std::make_unique<Recorder>(std::move(*writer), modes_, pollUs());
+  recorder_ = std::make_unique<Recorder>(std::move(*writer), modes_, pollUs(), clockSource(modes.front()->soc.get()));
   live_.store(recorder_.get(), std::memory_order_release);
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "tactus/core/event_log.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/text.hpp"
@@ -19,6 +20,20 @@ struct ChannelStats {
   std::uint64_t firstIteration = 0;
   std::uint64_t lastIteration = 0;
 };
+
+// A multi-SoC file's clock: the primary's, or a follower's last estimate of the primary's clock.
+void describeClock(std::ostringstream& out, const RecordingFile& f) {
+  const ClockOffsetRecord& last = f.clockOffsets.back();
+  if (last.peerSoc == f.header.soc) {
+    out << "  clock: the primary SoC's (the others' times move onto it)\n";
+    return;
+  }
+  out << "  clock: the primary SoC " << last.peerSoc << "'s is this one's + " << last.offsetNs / 1000 << " us";
+  if (last.uncertaintyNs >= 0) out << " within " << (last.uncertaintyNs + 999) / 1000 << " us";
+  else out << " (one-way: no bound known)";
+  out << " (last of " << f.clockOffsets.size() << " estimates"
+      << (separateClocks(last.offsetNs) ? "" : "; under 1 ms: taken as one clock") << ")\n";
+}
 
 void describeFile(std::ostringstream& out, const RecordingFile& f) {
   out << f.path << ": SoC " << f.header.soc << ", " << f.bytes.size() << " bytes"
@@ -43,6 +58,7 @@ void describeFile(std::ostringstream& out, const RecordingFile& f) {
   }
   out << "  " << f.versions.size() << " versions, " << f.releases.size() << " releases, " << f.switches.size()
       << " switches, " << f.clockOffsets.size() << " clock offsets\n";
+  if (!f.clockOffsets.empty()) describeClock(out, f);
   std::uint64_t lost = 0;
   for (const LostRecord& l : f.losses) lost += l.count;
   if (lost > 0) out << "  LOST: " << lost << " versions in " << f.losses.size() << " loss records\n";
