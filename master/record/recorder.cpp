@@ -38,9 +38,8 @@ std::uint64_t LossCounts::total() const {
   return n;
 }
 
-Recorder::Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs,
-                   ClockSource clock)
-    : file_(std::move(writer)), modes_(std::move(modes)), pollUs_(pollUs), clock_(std::move(clock)) {
+Recorder::Recorder(std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock)
+    : modes_(std::move(modes)), pollUs_(pollUs), clock_(std::move(clock)) {
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
     std::uint64_t total = 0;
     rings_.push_back(shm::channelRings(*modes_[k].schedule, &total));
@@ -52,8 +51,13 @@ Recorder::Recorder(tactus::record::Writer writer, std::vector<RecordedMode> mode
     }
     taps_.emplace_back(*this, modes_[k].schedule->identifier);
   }
-  writer_ = std::thread([this] { writeLoop(); });
   copier_ = std::thread([this] { copyLoop(); });
+}
+
+void Recorder::write(tactus::record::Writer writer) {
+  file_ = std::move(writer);
+  writing_ = true;
+  writer_ = std::thread([this] { writeLoop(); });
 }
 
 Recorder::~Recorder() {
@@ -243,6 +247,7 @@ Result<void> Recorder::finish(int exitCode, std::int64_t endNs) {
   stop_.store(true, std::memory_order_release);
   if (copier_.joinable()) copier_.join();
   if (writer_.joinable()) writer_.join();
+  if (!writing_) return {};
   writeClock(endNs, true);
   if (writeFailed_) return writeError_;
   const tactus::record::EndRecord end{endNs, versions(), lost(), static_cast<std::uint32_t>(exitCode), 0};

@@ -48,20 +48,25 @@ class Recorder {
   /// Bytes the queue may hold before a version is dropped (counted as lost).
   static constexpr std::uint64_t kQueueBytes = 64ULL << 20;
 
-  /// Takes the open writer (its run and schedule records written) and starts both threads.
-  /// `pollUs`: the copier's period. `clock` (a multi-SoC run's, else empty): the writer thread
-  /// records the estimate first, then whenever it changed (looked at every 100 ms), and at the end.
-  Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock = {});
+  /// Starts the copier, before the run's first release (its writer runs are copied from there on;
+  /// a follower SoC runs its first iteration as soon as its release threads start), and queues
+  /// what it copies until write() gives it the file. `pollUs`: the copier's period. `clock` (a
+  /// multi-SoC run's, else empty): the writer thread records the estimate first, then whenever it
+  /// changed (looked at every 100 ms), and at the end.
+  Recorder(std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock = {});
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
   ~Recorder();
 
+  /// Takes the open writer (its run and schedule records written) and starts the writer thread.
+  void write(tactus::record::Writer writer);
+
   /// Copies what is left, stops both threads, writes the losses and the end record and closes the
-  /// file. Returns the write error, if any.
+  /// file (without write(): only stops the copier). Returns the write error, if any.
   Result<void> finish(int exitCode, std::int64_t endNs);
 
   /// Copies, on the caller's thread, every writer run that has ended and was not copied yet (a
-  /// free-running run's release threads, before each release: roles/releaser.hpp's ReleaseGate).
+  /// recorded run's release threads, before each release: roles/releaser.hpp's ReleaseGate).
   void catchUp();
 
   /// The tap to set on mode k's drain (it outlives the recorder's use; ignores records after finish).
@@ -124,6 +129,7 @@ class Recorder {
   std::atomic<bool> stop_{false};
   Error writeError_;
   bool writeFailed_ = false;
+  bool writing_ = false;  // write() gave the file
   ClockSource clock_;
   std::int64_t clockLookedNs_ = 0;                                 // the writer thread's: when it last looked
   std::optional<tactus::record::ClockOffsetRecord> clockWritten_;  // ... and the estimate it last wrote

@@ -44,9 +44,10 @@ struct IterationHealth {
   std::uint64_t cleanStreak = 0;  ///< judged iterations since the latest that overran (or since the start)
 };
 
-/// What a free-running run's release threads call before each release, when every run that the
-/// release waits for has ended: the recorder (--record) copies there what those runs wrote, so a
-/// free-running run never reuses a channel buffer its copier has not read.
+/// What a recorded run's release threads call before each release, when every run that the
+/// release waits for has ended: the recorder (--record) copies there what those runs wrote, so no
+/// release lets a writer run reuse a channel buffer the copier has not read (free-running, or a
+/// late frame released right after the one before: a follower SoC catching up with the primary).
 class ReleaseGate {
  public:
   virtual ~ReleaseGate() = default;
@@ -72,7 +73,7 @@ class Releaser {
   /// A multi-SoC run (before start): the primary's release threads report each iteration's start
   /// and their stop to `sync`; the others' follow the starts it hands them (releaser_follow.cpp).
   void setSync(IterationSync* sync) { sync_ = sync; }
-  /// A free-running run with a recording (before start): every release waits for `gate` first.
+  /// A run with a recording (before start): every release waits for `gate` first.
   void setReleaseGate(ReleaseGate* gate) { gate_ = gate; }
   /// Whether every release thread has ended.
   bool finished() const { return finished_.load() >= threads_.size(); }
@@ -220,7 +221,7 @@ class Releaser {
   std::atomic<std::size_t> finished_{0};
   std::atomic<bool> shutdown_{false};  // join(): the parked threads end
   IterationSync* sync_ = nullptr;      // a multi-SoC run's, else none
-  ReleaseGate* gate_ = nullptr;        // a free-running recorded run's, else none
+  ReleaseGate* gate_ = nullptr;        // a recorded run's, else none
 };
 
 }  // namespace tactus::master

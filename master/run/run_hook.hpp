@@ -34,12 +34,14 @@ class RunHook {
   virtual std::uint64_t iterations(std::uint64_t given) const { return given; }
   /// Whether the release threads must start an iteration as soon as the previous ended (-m's way).
   virtual bool freeRunning() const { return false; }
-  /// What a free-running run's release threads wait for before each release (roles/releaser.hpp),
-  /// or null: the recording's copier, so that no free-running release outruns it.
+  /// What the release threads wait for before each release (roles/releaser.hpp), or null: the
+  /// recording's copier, so that no release outruns it (a late frame comes right after the last).
   virtual ReleaseGate* releaseGate() { return nullptr; }
   /// Every schedule's segment exists with its roles and is not published yet; `instance` is
   /// schedule 0's segment name (an error refuses the run, exit 2).
   virtual Result<void> created(std::vector<std::unique_ptr<Mode>>& modes, const std::string& instance) = 0;
+  /// Every client entered; no release thread runs yet (what must see the run's first frame starts here).
+  virtual void starting(std::vector<std::unique_ptr<Mode>>& modes) { (void)modes; }
   /// Every client entered: frame 0 is released at `runStartNs`.
   virtual void started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) = 0;
   /// The run ended with `code` (its clients gone, its records drained): the code it ends with.
