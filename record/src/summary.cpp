@@ -3,6 +3,7 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -94,12 +95,21 @@ std::string describeRecording(const std::vector<RecordingFile>& files) {
 
 Result<ChannelRef> findChannel(const std::vector<RecordingFile>& files, const std::string& name) {
   std::string known;
+  std::optional<ChannelRef> found;
   for (std::size_t i = 0; i < files.size(); ++i)
     for (const RecordedSchedule& s : files[i].schedules)
       for (std::uint32_t c = 0; c < s.channels.size(); ++c) {
-        if (s.channels[c] == name) return ChannelRef{i, s.rec.identifier, c};
-        known += (known.empty() ? "" : ", ") + s.channels[c];
+        if (s.channels[c] != name) {
+          known += (known.empty() ? "" : ", ") + s.channels[c];
+          continue;
+        }
+        // Every SoC's file names every channel; the channel's own SoC's holds its versions.
+        const ChannelRef ref{i, s.rec.identifier, c};
+        for (const RecordedVersion& v : files[i].versions)
+          if (v.rec.scheduleId == ref.schedule && v.rec.channel == c) return ref;
+        if (!found) found = ref;
       }
+  if (found) return *found;
   return fail(ErrorCode::kNotFound, "no channel " + tactus::quoted(name) + " in the recording (channels: " +
                                         (known.empty() ? std::string("none") : known) + ")");
 }
