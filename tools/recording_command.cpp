@@ -2,8 +2,10 @@
 
 #include <ostream>
 
+#include "tactus/core/file_io.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/record/compare.hpp"
+#include "tactus/record/merge.hpp"
 #include "tactus/record/reader.hpp"
 #include "tactus/record/summary.hpp"
 
@@ -25,14 +27,38 @@ bool optionValue(const std::vector<std::string>& args, std::size_t& i, const std
   return false;
 }
 
-int showRecording(const std::string& dir, const std::string& channel, const std::string& exportDir, std::ostream& out,
-                  std::ostream& err) {
+// Every SoC's releases on the primary's clock as CSV into `path` (-: standard output).
+int writeMerged(const std::vector<RecordingFile>& files, const std::string& path, std::ostream& out,
+                std::ostream& err) {
+  auto merged = record::mergeReleases(files);
+  if (!merged) {
+    err << "tactus-report: " << merged.error().message << "\n";
+    return 2;
+  }
+  const std::string csv = record::mergedReleasesCsv(*merged);
+  if (path == "-") {
+    out << csv;
+    return 0;
+  }
+  if (auto ok = writeFileAtomically(path, csv, "merged releases"); !ok) {
+    err << "tactus-report: " << ok.error().message << "\n";
+    return 2;
+  }
+  out << "wrote " << merged->size() << " releases of " << files.size() << " SoC files on the primary's clock to "
+      << path << "\n";
+  return 0;
+}
+
+int showRecording(const std::string& dir, const std::string& channel, const std::string& exportDir,
+                  const std::string& mergedPath, std::ostream& out, std::ostream& err) {
   auto files = record::readRecordingDir(dir);
   if (!files) {
     err << "tactus-report: " << files.error().message << "\n";
     return 2;
   }
-  out << record::describeRecording(*files);
+  if (mergedPath != "-") out << record::describeRecording(*files);
+  if (!mergedPath.empty())
+    if (const int code = writeMerged(*files, mergedPath, out, err); code != 0 || mergedPath == "-") return code;
   if (channel.empty()) return 0;
   auto ref = record::findChannel(*files, channel);
   if (!ref) {
@@ -88,12 +114,12 @@ int compare(const std::string& a, const std::string& b, std::ostream& out, std::
 }  // namespace
 
 std::optional<int> runRecordingCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string dir, channel, exportDir;
+  std::string dir, channel, exportDir, merged;
   std::vector<std::string> compareDirs;
   bool any = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (optionValue(args, i, "--recording", dir) || optionValue(args, i, "--export-channel", channel) ||
-        optionValue(args, i, "--export-dir", exportDir)) {
+        optionValue(args, i, "--export-dir", exportDir) || optionValue(args, i, "--merged-releases", merged)) {
       any = true;
     } else if (args[i] == "--compare-recordings" && i + 2 < args.size()) {
       compareDirs = {args[i + 1], args[i + 2]};
@@ -111,11 +137,13 @@ std::optional<int> runRecordingCommand(const std::vector<std::string>& args, std
   }
   if (!any) return std::nullopt;
   if (!compareDirs.empty() && dir.empty() && channel.empty()) return compare(compareDirs[0], compareDirs[1], out, err);
-  if (dir.empty() || compareDirs.size() > 0 || channel.empty() != exportDir.empty()) {
-    err << "tactus-report: use --recording DIR [--export-channel NAME --export-dir OUT] or --compare-recordings A B\n";
+  if (dir.empty() || compareDirs.size() > 0 || channel.empty() != exportDir.empty() ||
+      (merged == "-" && !channel.empty())) {
+    err << "tactus-report: use --recording DIR [--export-channel NAME --export-dir OUT] [--merged-releases FILE] or "
+           "--compare-recordings A B\n";
     return 2;
   }
-  return showRecording(dir, channel, exportDir, out, err);
+  return showRecording(dir, channel, exportDir, merged, out, err);
 }
 
 }  // namespace tactus::report

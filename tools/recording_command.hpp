@@ -1,5 +1,5 @@
 // tactus-report's recording commands (docs/guide/record-replay.md):
-//   tactus-report --recording DIR [--export-channel NAME --export-dir OUT]
+//   tactus-report --recording DIR [--export-channel NAME --export-dir OUT] [--merged-releases FILE]
 //   tactus-report --compare-recordings A B
 #pragma once
 

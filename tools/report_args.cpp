@@ -118,6 +118,7 @@ std::string reportUsage() {
   return "usage: tactus-report LOG [LOG...] SCHEDULE [SCHEDULE...] [options]\n"
          "       tactus-report --schedule SCHEDULE [--html FILE] [--trace-out FILE]   (the plan alone)\n"
          "       tactus-report --recording DIR [--export-channel NAME --export-dir OUT]   (a recording)\n"
+         "                     [--merged-releases FILE]   (every SoC's releases on the primary's clock, CSV)\n"
          "       tactus-report --compare-recordings A B   (exit 0 same, 1 different, 2 unreadable)\n"
          "\n"
          "Statistics of a run from the event log tactus-master wrote (-l) and the schedule file it ran:\n"

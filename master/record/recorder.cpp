@@ -15,6 +15,12 @@ using tactus::record::VersionRecord;
 
 namespace {
 
+std::int64_t monotonicNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 const char* lossName(std::size_t reason) {
   switch (static_cast<LossReason>(reason)) {
     case LossReason::kQueueFull: return "queue full (the disk did not keep up)";
@@ -39,8 +45,8 @@ std::uint64_t Recorder::queueBytes() {
   return bytes > 0 ? static_cast<std::uint64_t>(bytes) : kQueueBytes;
 }
 
-Recorder::Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs)
-    : file_(std::move(writer)), modes_(std::move(modes)), pollUs_(pollUs) {
+Recorder::Recorder(std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock)
+    : modes_(std::move(modes)), pollUs_(pollUs), clock_(std::move(clock)) {
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
     std::uint64_t total = 0;
     rings_.push_back(shm::channelRings(*modes_[k].schedule, &total));
@@ -54,8 +60,13 @@ Recorder::Recorder(tactus::record::Writer writer, std::vector<RecordedMode> mode
   }
   copied_ = std::vector<std::atomic<std::uint32_t>>(writers_.size());
   for (std::size_t k = 0; k < writers_.size(); ++k) copied_[k].store(static_cast<std::uint32_t>(writers_[k].seen));
-  writer_ = std::thread([this] { writeLoop(); });
   copier_ = std::thread([this] { copyLoop(); });
+}
+
+void Recorder::write(tactus::record::Writer writer) {
+  file_ = std::move(writer);
+  writing_ = true;
+  writer_ = std::thread([this] { writeLoop(); });
 }
 
 Recorder::~Recorder() {
@@ -207,6 +218,7 @@ void Recorder::writeLoop() {
     }
     guard.unlock();
     writeLosses();
+    writeClock(monotonicNs(), false);
     guard.lock();
     if (copierDone_ && queue_.empty()) return;
   }
@@ -239,6 +251,25 @@ void Recorder::queueEvent(ChunkType type, const void* fixed, std::size_t bytes) 
   ready_.notify_one();
 }
 
+// A multi-SoC run's clock estimate, when it changed since the one last written (looked at every
+// 100 ms: the follower asks the primary every 100 ms), or at the end (`force`). On the writer
+// thread, or after it ended.
+void Recorder::writeClock(std::int64_t nowNs, bool force) {
+  constexpr std::int64_t kEveryNs = 100'000'000;
+  if (!clock_ || writeFailed_ || (!force && nowNs - clockLookedNs_ < kEveryNs)) return;
+  clockLookedNs_ = nowNs;
+  const auto clock = clock_(nowNs);
+  if (!clock || (clockWritten_ && clockWritten_->offsetNs == clock->offsetNs &&
+                 clockWritten_->uncertaintyNs == clock->uncertaintyNs && clockWritten_->peerSoc == clock->peerSoc))
+    return;
+  if (auto ok = file_.append(ChunkType::kClockOffset, *clock); !ok) {
+    writeFailed_ = true;
+    writeError_ = ok.error();
+    return;
+  }
+  clockWritten_ = clock;
+}
+
 // Releases and schedule switches, from the drain (the master's monitor loop, not a release thread).
 void Recorder::Tap::see(const EventRecord* records, std::size_t count) {
   for (std::size_t k = 0; k < count; ++k) {
@@ -264,6 +295,8 @@ Result<void> Recorder::finish(int exitCode, std::int64_t endNs) {
   stop_.store(true, std::memory_order_release);
   if (copier_.joinable()) copier_.join();
   if (writer_.joinable()) writer_.join();
+  if (!writing_) return {};
+  writeClock(endNs, true);
   if (writeFailed_) return writeError_;
   const tactus::record::EndRecord end{endNs, versions(), lost(), static_cast<std::uint32_t>(exitCode), 0};
   if (auto ok = file_.append(ChunkType::kEnd, end); !ok) return ok.error();

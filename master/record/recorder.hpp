@@ -11,7 +11,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,6 +39,10 @@ struct LossCounts {
   std::uint64_t total() const;
 };
 
+/// A multi-SoC run's clock against the primary's, now (SocRun::offsetRecord's estimate; atNs is
+/// the caller's `nowNs`), or nothing while there is no estimate yet.
+using ClockSource = std::function<std::optional<tactus::record::ClockOffsetRecord>(std::int64_t nowNs)>;
+
 class Recorder {
  public:
   /// Bytes the queue may hold before a version is dropped (counted as lost).
@@ -45,18 +51,25 @@ class Recorder {
   /// a disk that cannot keep up does).
   static std::uint64_t queueBytes();
 
-  /// Takes the open writer (its run and schedule records written) and starts both threads.
-  /// `pollUs`: the copier's period.
-  Recorder(tactus::record::Writer writer, std::vector<RecordedMode> modes, std::int64_t pollUs);
+  /// Starts the copier, before the run's first release (its writer runs are copied from there on;
+  /// a follower SoC runs its first iteration as soon as its release threads start), and queues
+  /// what it copies until write() gives it the file. `pollUs`: the copier's period. `clock` (a
+  /// multi-SoC run's, else empty): the writer thread records the estimate first, then whenever it
+  /// changed (looked at every 100 ms), and at the end.
+  Recorder(std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock = {});
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
   ~Recorder();
 
+  /// Takes the open writer (its run and schedule records written) and starts the writer thread.
+  void write(tactus::record::Writer writer);
+
   /// Copies what is left, stops both threads, writes the losses and the end record and closes the
-  /// file. Returns the write error, if any.
+  /// file (without write(): only stops the copier). Returns the write error, if any.
   Result<void> finish(int exitCode, std::int64_t endNs);
 
-  /// Copies, on the caller's thread, every writer run that has ended and was not copied yet.
+  /// Copies, on the caller's thread, every writer run that has ended and was not copied yet (a
+  /// recorded run's release threads, before each release: roles/releaser.hpp's ReleaseGate).
   void catchUp();
   /// The release threads' call before each release (roles/releaser.hpp's ReleaseGate): nothing
   /// (a load per channel writer) while the copier keeps up; else catchUp, so that no writer run
@@ -105,6 +118,7 @@ class Recorder {
   std::uint32_t modeOf(std::uint32_t scheduleId) const;
   void writeLoop();
   void writeLosses();
+  void writeClock(std::int64_t nowNs, bool force);
 
   std::mutex copyLock_;  // pollOnce: the copier's and catchUp's callers
   tactus::record::Writer file_;
@@ -130,7 +144,11 @@ class Recorder {
   std::atomic<bool> stop_{false};
   Error writeError_;
   bool writeFailed_ = false;
-  std::deque<Tap> taps_;   // per mode
+  bool writing_ = false;  // write() gave the file
+  ClockSource clock_;
+  std::int64_t clockLookedNs_ = 0;                                 // the writer thread's: when it last looked
+  std::optional<tactus::record::ClockOffsetRecord> clockWritten_;  // ... and the estimate it last wrote
+  std::deque<Tap> taps_;                                           // per mode
   bool finished_ = false;  // under lock_: a tap's record after finish is dropped
   std::thread copier_;
   std::thread writer_;

@@ -45,6 +45,20 @@ std::int64_t pollUs() {
   return us > 0 ? us : 1000;
 }
 
+// A multi-SoC run's clock records (nothing for one SoC): a follower's estimate of the primary's
+// clock (the primary's minus its own, the opposite sign of the event log's kClockOffset, and its
+// bound; -1: the one-way fallback, no bound known), once there is one; the primary's own file says
+// it is the primary by a record that names itself, offset 0 within 0. The SocRun outlives the
+// recorder (Run's modes_ outlive its hooks_); offsetRecord reads the estimate under its lock.
+ClockSource clockSource(const SocRun* soc) {
+  if (soc == nullptr) return {};
+  return [soc](std::int64_t nowNs) -> std::optional<ClockOffsetRecord> {
+    const EventRecord r = soc->offsetRecord();
+    if (soc->follower() && r.iteration == 0) return std::nullopt;  // no release sample nor answer yet
+    return ClockOffsetRecord{-r.startNs, r.endNs, nowNs, r.instance, 0};
+  };
+}
+
 }  // namespace
 
 ScheduleRecord scheduleRecord(const Schedule& schedule, std::uint64_t contentHash, std::string& text) {
@@ -93,9 +107,18 @@ EventTap* RunRecording::add(const shm::SegmentView& view, const Schedule& schedu
   return &taps_.emplace_back(*this, modes_.size() - 1);
 }
 
-void RunRecording::started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) {
+// The copier runs from before the first release: the recording starts at the run's first writer
+// runs however late the monitor loop gets to started() (a follower SoC's release threads run its
+// first iteration at once, as the primary's already started).
+void RunRecording::starting(std::vector<std::unique_ptr<Mode>>& modes) {
   for (auto& m : modes) m->drain->setEventTap(add(m->owner->view(), m->schedule, m->contentHash));
   if (modes_.empty()) return;
+  recorder_ = std::make_unique<Recorder>(modes_, pollUs(), clockSource(modes.front()->soc.get()));
+  live_.store(recorder_.get(), std::memory_order_release);
+}
+
+void RunRecording::started(std::vector<std::unique_ptr<Mode>>&, std::int64_t runStartNs, std::ostream& err) {
+  if (!recorder_) return;
   const Schedule& first = *modes_.front().schedule;
   auto writer = Writer::create(path_, makeFileHeader(modes_.front().contentHash, soc_, replay_ ? kFlagReplay : 0));
   Result<void> ok;
@@ -117,10 +140,13 @@ void RunRecording::started(std::vector<std::unique_ptr<Mode>>& modes, std::int64
         << "\n";
     startFailed_ = true;
     startError_ = ok.error().message;
+    live_.store(nullptr, std::memory_order_release);
+    // A release thread may be in catchUp: it holds the recorder's copy lock, which
+    // finish's join of the copier does not wait for. Stopped, it is kept until the run ends.
+    (void)recorder_->finish(0, 0);
     return;
   }
-  recorder_ = std::make_unique<Recorder>(std::move(*writer), modes_, pollUs());
-  live_.store(recorder_.get(), std::memory_order_release);
+  recorder_->write(std::move(*writer));
 }
 
 std::string RunRecording::endNow() {
@@ -143,7 +169,7 @@ void RunRecording::beforeRelease() {
 
 int RunRecording::finished(int code, std::ostream& out, std::ostream& err) {
   if (startFailed_ && required_ && code == kExitOk) return kExitRunFailed;
-  if (!recorder_) return code;
+  if (!recorder_ || startFailed_) return code;
   live_.store(nullptr, std::memory_order_release);  // the release threads have ended
   auto ok = recorder_->finish(code, clockNs(CLOCK_MONOTONIC));
   const std::uint64_t lost = recorder_->lost();

@@ -39,9 +39,10 @@ class RunRecording : public RunHook, private ReleaseGate {
   /// master's file.
   Result<void> loaded(std::vector<std::unique_ptr<Mode>>& modes) override;
   Result<void> created(std::vector<std::unique_ptr<Mode>>&, const std::string&) override { return {}; }
-  /// Sets every schedule's drain tap, opens soc<k>.trec, writes the run and schedule records and
-  /// starts the recorder; an error is said on `err` and the run goes on unrecorded (with
-  /// --record-required it ends at once: endNow).
+  /// Before the first release: sets every schedule's drain tap and starts the recorder's copier.
+  void starting(std::vector<std::unique_ptr<Mode>>& modes) override;
+  /// Opens soc<k>.trec, writes the run and schedule records and starts the recorder's writer; an
+  /// error is said on `err` and the run goes on unrecorded (with --record-required the run ends at once: endNow).
   void started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) override;
   /// Ends the recording; returns the run's exit code (kExitRunFailed after a loss with
   /// --record-required, or a write failure), saying what was recorded on `out` and losses on `err`.

@@ -21,13 +21,19 @@ using tactus::record::RecordingFile;
 
 namespace {
 
+// This master's SoC (-x) in `s`: its index in the SoC list, kNone for a single-SoC schedule (its
+// clients' SoC too).
+std::uint32_t ownSoc(const MasterOptions& o, const Schedule& s) {
+  for (std::uint32_t k = 0; k < s.socs.size(); ++k)
+    if (s.socs[k].name == o.soc) return k;
+  return kNone;
+}
+
 // The recording's file of this master's SoC (soc0.trec for a single-SoC run).
 Result<RecordingFile> readOwnFile(const MasterOptions& o, const Schedule& first) {
   auto files = tactus::record::readRecordingDir(o.replayDir);
   if (!files) return fail(files.error().code, "--replay " + o.replayDir + ": " + files.error().message);
-  std::uint32_t soc = 0;
-  for (std::uint32_t k = 0; k < first.socs.size(); ++k)
-    if (first.socs[k].name == o.soc) soc = k;
+  const std::uint32_t soc = first.socs.empty() ? 0 : ownSoc(o, first);
   if (soc >= files->size())
     return fail(ErrorCode::kBadParameter, "--replay " + o.replayDir + ": it holds no recording of SoC " +
                                               std::to_string(soc) + " (" + tactus::record::recordingFileName(soc) +
@@ -162,7 +168,8 @@ Result<void> ReplayRun::chooseSources(const std::vector<std::unique_ptr<Mode>>& 
         return fail(ErrorCode::kBadParameter, "--replay-sources: " + quoted(name) + " of schedule " + quoted(s.name) +
                                                   " writes no channel: only a channel writer can be replayed");
       const bool source = o_.replaySources.empty() ? writes[r] && !reads[r] : named;
-      if (!source) continue;
+      // A multi-SoC run: another SoC's sources are its master's to replay (from its own file).
+      if (!source || s.clients[s.runnables[r].client].soc != ownSoc(o_, s)) continue;
       for (InstanceId i : s.instances.ids())
         if (s.instances[i].runnable == r) sources_.emplace_back(s.identifier, index(i));
     }

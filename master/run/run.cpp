@@ -302,6 +302,7 @@ std::optional<RunEnd> Run::awaitClients(std::int64_t deadline, std::int64_t socD
     if (ipc::monotonicNs() >= socDeadline) return waiting->startTimeoutEnd(o_.startSyncS);
     return std::nullopt;
   }
+  for (auto& hook : hooks_) hook->starting(modes_);  // --record's copier: from before the first release
   activation_->startRun();
   for (auto& hook : hooks_) hook->started(modes_, runStartNs_, err_);  // --replay, --record (run_hook.hpp)
   runStarted_ = true;

@@ -48,6 +48,8 @@ class RunHook {
   /// Asked every round of the monitor loop once the run started: the message of an end the hook
   /// asks for now (the run fails with it, exit 1), or "" (--record-required after a loss).
   virtual std::string endNow() { return {}; }
+  /// Every client entered; no release thread runs yet (what must see the run's first frame starts here).
+  virtual void starting(std::vector<std::unique_ptr<Mode>>& modes) { (void)modes; }
   /// Every client entered: frame 0 is released at `runStartNs`.
   virtual void started(std::vector<std::unique_ptr<Mode>>& modes, std::int64_t runStartNs, std::ostream& err) = 0;
   /// The run ended with `code` (its clients gone, its records drained): the code it ends with.

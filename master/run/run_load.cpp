@@ -210,7 +210,7 @@ Result<void> Run::publishMode(std::uint32_t k, std::uint32_t flags) {
   const bool freeRunning =
       o_.freeRunning || std::any_of(hooks_.begin(), hooks_.end(), [](const auto& h) { return h->freeRunning(); });
   m.releaser = std::make_unique<Releaser>(view, m.schedule, m.plan, freeRunning, m.control, pinReleases);
-  for (auto& hook : hooks_)
+  for (auto& hook : hooks_)  // --record: no release outruns the copier (run_hook.hpp)
     if (ReleaseGate* gate = hook->releaseGate(); gate != nullptr) m.releaser->setReleaseGate(gate);
   m.stalls = std::make_unique<StallWatch>(m.schedule, m.plan, view, *m.releaser, *m.monitor, o_.timeoutUs);
   if (socOptions_) {  // a multi-SoC run: soc_run.hpp

@@ -127,7 +127,12 @@ std::string SocRun::socName(std::uint32_t soc) const {
 
 bool SocRun::peersReady() {
   const std::int64_t now = ipc::monotonicNs();
-  if (now - announcedNs_ >= kReannounceNs) {
+  // A follower is ready once it knows the primary's clock (kClockAtStart answers, 20 ms apart; the
+  // primary answers from its open() on): the primary starts as soon as every SoC is ready, and a
+  // follower that said so before would start its first iteration that much behind (60 ms here).
+  askClock();
+  const bool clockKnown = !follower() || clockAnswers_.load() >= kClockAtStart;
+  if (clockKnown && now - announcedNs_ >= kReannounceNs) {
     (void)link_->announce(kStateReady);
     announcedNs_ = now;
   }
@@ -139,10 +144,9 @@ bool SocRun::peersReady() {
     if (s != o_.soc && !ready[s]) return false;
   if (link_->matchedPeers() < others) return false;
   if (!follower()) return link_->releaseWriterMatches() >= others;
-  // A follower starts with a two-way clock estimate (kClockAtStart answers; the primary answers
-  // from its open() on), so the first iteration's start maps onto this clock within its bound.
-  askClock();
-  return link_->releaseReaderMatches() >= 1 && clockAnswers_.load() >= kClockAtStart;
+  // A follower starts with its two-way clock estimate, so the first iteration's start maps onto
+  // this clock within its bound.
+  return link_->releaseReaderMatches() >= 1 && clockKnown;
 }
 
 void SocRun::askClock() {

@@ -119,10 +119,17 @@ Result<void> takeChunk(RecordingFile& f, const ChunkHeader& h, std::uint64_t off
       f.losses.push_back({});
       std::memcpy(&f.losses.back(), payload, fixed);
       break;
-    case ChunkType::kClockOffset:
-      f.clockOffsets.push_back({});
-      std::memcpy(&f.clockOffsets.back(), payload, fixed);
+    case ChunkType::kClockOffset: {
+      ClockOffsetRecord c;
+      std::memcpy(&c, payload, fixed);
+      // A run of n SoCs names SoC 0..n-1; a bound is -1 (none known: a one-way estimate) or more.
+      if (c.peerSoc >= f.run.socCount || c.uncertaintyNs < -1 || c.reserved != 0)
+        return fail(ErrorCode::kParse, where + "SoC " + std::to_string(c.peerSoc) + " of a run of " +
+                                           std::to_string(f.run.socCount) + " SoCs, bound " +
+                                           std::to_string(c.uncertaintyNs) + " ns: out of range");
+      f.clockOffsets.push_back(c);
       break;
+    }
     case ChunkType::kEnd:
       f.end.emplace();
       std::memcpy(&*f.end, payload, fixed);

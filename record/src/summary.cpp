@@ -3,9 +3,11 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
+#include "tactus/core/event_log.hpp"
 #include "tactus/core/file_io.hpp"
 #include "tactus/core/hash.hpp"
 #include "tactus/core/text.hpp"
@@ -19,6 +21,20 @@ struct ChannelStats {
   std::uint64_t firstIteration = 0;
   std::uint64_t lastIteration = 0;
 };
+
+// A multi-SoC file's clock: the primary's, or a follower's last estimate of the primary's clock.
+void describeClock(std::ostringstream& out, const RecordingFile& f) {
+  const ClockOffsetRecord& last = f.clockOffsets.back();
+  if (last.peerSoc == f.header.soc) {
+    out << "  clock: the primary SoC's (the others' times move onto it)\n";
+    return;
+  }
+  out << "  clock: the primary SoC " << last.peerSoc << "'s is this one's + " << last.offsetNs / 1000 << " us";
+  if (last.uncertaintyNs >= 0) out << " within " << (last.uncertaintyNs + 999) / 1000 << " us";
+  else out << " (one-way: no bound known)";
+  out << " (last of " << f.clockOffsets.size() << " estimates"
+      << (separateClocks(last.offsetNs) ? "" : "; under 1 ms: taken as one clock") << ")\n";
+}
 
 void describeFile(std::ostringstream& out, const RecordingFile& f) {
   out << f.path << ": SoC " << f.header.soc << ", " << f.bytes.size() << " bytes"
@@ -43,6 +59,7 @@ void describeFile(std::ostringstream& out, const RecordingFile& f) {
   }
   out << "  " << f.versions.size() << " versions, " << f.releases.size() << " releases, " << f.switches.size()
       << " switches, " << f.clockOffsets.size() << " clock offsets\n";
+  if (!f.clockOffsets.empty()) describeClock(out, f);
   std::uint64_t lost = 0;
   for (const LostRecord& l : f.losses) lost += l.count;
   if (lost > 0) out << "  LOST: " << lost << " versions in " << f.losses.size() << " loss records\n";
@@ -78,12 +95,21 @@ std::string describeRecording(const std::vector<RecordingFile>& files) {
 
 Result<ChannelRef> findChannel(const std::vector<RecordingFile>& files, const std::string& name) {
   std::string known;
+  std::optional<ChannelRef> found;
   for (std::size_t i = 0; i < files.size(); ++i)
     for (const RecordedSchedule& s : files[i].schedules)
       for (std::uint32_t c = 0; c < s.channels.size(); ++c) {
-        if (s.channels[c] == name) return ChannelRef{i, s.rec.identifier, c};
-        known += (known.empty() ? "" : ", ") + s.channels[c];
+        if (s.channels[c] != name) {
+          known += (known.empty() ? "" : ", ") + s.channels[c];
+          continue;
+        }
+        // Every SoC's file names every channel; the channel's own SoC's holds its versions.
+        const ChannelRef ref{i, s.rec.identifier, c};
+        for (const RecordedVersion& v : files[i].versions)
+          if (v.rec.scheduleId == ref.schedule && v.rec.channel == c) return ref;
+        if (!found) found = ref;
       }
+  if (found) return *found;
   return fail(ErrorCode::kNotFound, "no channel " + tactus::quoted(name) + " in the recording (channels: " +
                                         (known.empty() ? std::string("none") : known) + ")");
 }

@@ -24,7 +24,7 @@ std::string writeSample(const std::string& path, const std::string& payload, boo
   std::filesystem::remove(path);
   auto w = Writer::create(path, makeFileHeader(0x1234, 0, 0));
   REQUIRE(w);
-  REQUIRE(w->append(ChunkType::kRun, RunRecord{100, 200, 7, 1, 0}));
+  REQUIRE(w->append(ChunkType::kRun, RunRecord{100, 200, 7, 2, 0}));  // of 2 SoCs: a clock record
   const std::string name = "Sample";
   const std::string text = name + "camera\nlidar\n";
   ScheduleRecord s{0xabcd, 3, 2, 4, static_cast<std::uint32_t>(name.size()), 0x55, 13, 0};
