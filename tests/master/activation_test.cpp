@@ -7,10 +7,12 @@
 // channel it makes and removes, the options it marks. Each case fails when the part of the
 // strategy it names is removed (checked by hand: the choice of strategy, the frame limit's
 // stopAt, a follower SoC's stopAt, the exit request's stop, the signal's stop, the managed exit
-// end, the manager channel, the follower's --policy refusal). tests/master/run_core_test.cpp
-// drives the same strategies through the real Run with real clients.
+// end, the manager channel, the follower's --policy refusal, the policy's excuse of a dead client).
+// tests/master/run_core_test.cpp drives the same strategies through the real Run with real clients.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -63,6 +65,7 @@ class StandInCore final : public RunCore {
     auto mode = std::make_unique<Mode>();
     mode->path = "schedule" + std::to_string(schedule.identifier) + ".yaml";
     mode->schedule = segments.back()->schedule;
+    mode->hardware.assign(mode->schedule.hyperepochs.size(), {"CPU0", "CPU1"});  // as loadMode finds them
     mode->monitor = std::make_unique<ClientMonitor>(segments.back()->view, mode->schedule);
     loaded.push_back(std::move(mode));
     return *loaded.back();
@@ -227,6 +230,43 @@ TEST_CASE("activation: managed and follower mark a multi-SoC run managed", "[mas
     CHECK(refused.error().message ==
           "--policy is given to the master of the primary SoC 'SocA' only: SoC 'SocB' follows its switches");
   }
+}
+
+// The policy (managed/policy_run.hpp) through the managed activation: a client's death that a
+// ClientDies rule names is excused (the monitor loop goes on), every schedule that uses the client
+// stops releasing, and the rule's fallback is decided at the next round (here nothing ran, so the
+// decision is logged as no switch).
+TEST_CASE("activation: managed excuses a dead client a policy rule names", "[master][activation]") {
+  StandInCore core;
+  core.o.managerName = "stand-in-manager";
+  Mode& seven = core.load(twoClients(7));
+  Mode& eight = core.load(test::makeSchedule(
+      {{"A", "a", "CPU0", 1 * kMs, {}, 0, {}}, {"A", "c", "CPU1", 1 * kMs, {}, 0, {}}}, 4 * kMs, 1, 8));
+  const std::string policy =
+      (std::filesystem::temp_directory_path() / (test::uniqueInstance("activation") + "_policy.yaml")).string();
+  std::ofstream(policy) << "Rules:\n  - Name: lost-b\n    When: {ClientDies: B}\n    RollOver: 8\n";
+  core.o.policyPath = policy;
+  auto a = makeActivation(core);
+  REQUIRE(a->check().has_value());
+  std::filesystem::remove(policy);
+  REQUIRE(a->prepare().has_value());
+  core.started = true;  // every client entered
+  const ClientId b = core.segments.front()->client("B");
+  const RunEnd died{SegmentState::kAborted, StopReason::kPeerDied, b, "client 'B' died"};
+  CHECK_FALSE(a->excuse(seven, died).has_value());
+  CHECK(seven.control.aborted());  // its iterations wait for B: its release threads leave
+  CHECK_FALSE(eight.control.aborted());
+  CHECK(core.errText.str().find("policy rule 'lost-b' goes on without it (fallback schedule 8)") != std::string::npos);
+  // Another client's death is no rule's.
+  const RunEnd otherDied{SegmentState::kAborted, StopReason::kPeerDied, core.segments.front()->client("A"), "A died"};
+  CHECK(a->excuse(seven, otherDied).has_value());
+  // The next round decides the fallback: no schedule ran, so there is nothing to roll over.
+  CHECK_FALSE(a->round().has_value());
+  CHECK(core.outText.str().find("policy rule 'lost-b': no running schedule used the client") != std::string::npos);
+  REQUIRE(core.records.size() == 1);
+  CHECK(core.records.front().kind == static_cast<std::uint16_t>(EventKind::kPolicyDecision));
+  a->ended();
+  a->closed();
 }
 
 }  // namespace
