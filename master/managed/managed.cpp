@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "deploy/deploy_env.hpp"
+#include "master.hpp"
 #include "run/activation.hpp"
-#include "run/run.hpp"
 #include "run/run_state.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
@@ -33,50 +33,57 @@ bool everyHyperepochStopped(const Mode& mode) {
   return true;
 }
 
-// Every client has entered: the run starts and waits for the first start (the manager's, or on a
-// follower SoC the primary's).
-void Run::startAwaitingSwitches() {
-  runStartNs_ = ipc::monotonicNs();
-  log_.setRunStart(runStartNs_);
-  for (auto& m : modes_) {
-    m->owner->startRun(runStartNs_);
-    if (!m->soc) continue;
-    m->soc->start();
-    // A follower: the primary's starts wake the loop (but of a hyperepoch with nothing on this SoC).
-    for (HyperepochId he : m->schedule.hyperepochs.ids())
-      m->soc->setFollowing(he, m->plan.hyperepochs[he].instances.empty(),
-                           &modes_.front()->owner->view().header().attention);
-  }
-}
-
-ManagedActivation::ManagedActivation(Run& run)
-    : run_(run),
-      port_(run.o_.instance, run.o_.managerName, run.err_),
+ManagedActivation::ManagedActivation(RunCore& core)
+    : core_(core),
+      switching_(core),
+      policy_(core),
+      port_(core.options().instance, core.options().managerName, core.err()),
       job_(
           [this](SwitchJob& job, const Request& r) {
-            Answer answer = run_.handle(job, r);
-            if (r.rule >= 0) run_.logPolicy(r, answer, ipc::monotonicNs());
+            Answer answer = handle(job, r);
+            if (r.rule >= 0) policy_.log(r, answer, ipc::monotonicNs());
             return answer;
           },
-          [this] { ipc::signalWord(run_.modes_.front()->owner->view().header().attention); }) {}
+          [this] { ipc::signalWord(core_.modes().front()->owner->view().header().attention); }) {}
 
 Result<void> ManagedActivation::check() {
-  if (run_.socOptions_) run_.socOptions_->managed = true;  // the primary's switches, followed over the link
-  return {};
+  if (core_.socOptions()) core_.socOptions()->managed = true;  // the primary's switches, followed over the link
+  return policy_.load();
 }
 
-void ManagedActivation::startRun() { run_.startAwaitingSwitches(); }
+void ManagedActivation::startRun() { switching_.startAwaitingSwitches(); }
 
 // The first request stops the running schedule at its boundary (stopForExit), then ends the run.
 void ManagedActivation::exitRequested(Mode& mode, ClientId c) {
-  if (!run_.clientExit_)
-    run_.clientExit_ = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c, mode.monitor->exitText(c)};
+  if (!clientExit_)
+    clientExit_ = RunEnd{SegmentState::kFinished, StopReason::kExitRequested, c, mode.monitor->exitText(c)};
 }
 
 // A switch in flight answers first.
 std::optional<RunEnd> ManagedActivation::exitProgress() {
-  if (!run_.clientExit_ || job_.inFlight()) return std::nullopt;
-  return run_.stopForExit();
+  if (!clientExit_ || job_.inFlight()) return std::nullopt;
+  return stopForExit();
+}
+
+// After a client's exit request: the running schedule is asked to stop at its boundary (once no
+// switch is in flight: a switch answers first), and the end comes once it has stopped, the
+// monitor loop watching the clients meanwhile (a client that does not finish its iteration is
+// named stuck within -t, one that dies is named). (closeRun used to stop it on the monitor
+// loop's thread: a frozen or dead client in its last iteration then held the master for good.)
+std::optional<RunEnd> ManagedActivation::stopForExit() {
+  Mode* running = core_.runningMode();
+  if (running == nullptr || stopped(*running)) return clientExit_;
+  if (running != exitStopped_) {
+    if (exitStopped_ == nullptr) {
+      for (const auto& m : core_.modes()) {
+        if (m->soc) m->soc->ending();  // the other SoCs end with this one: no failure of theirs
+      }
+    }
+    exitStopped_ = running;
+    if (running->soc) running->control.requestStop(StopReason::kExitRequested, kNone);  // the followers' reason
+    switching_.askBoundaryStop(*running);
+  }
+  return std::nullopt;
 }
 
 std::optional<RunEnd> ManagedActivation::round() {
@@ -92,22 +99,22 @@ std::int64_t ManagedActivation::waitSliceNs() const { return kSliceNs; }
 
 Result<void> ManagedActivation::prepare() {
   std::vector<std::uint32_t> identifiers;
-  for (const auto& m : run_.modes_) identifiers.push_back(m->schedule.identifier);
+  for (const auto& m : core_.modes()) identifiers.push_back(m->schedule.identifier);
   if (auto ok = port_.create(identifiers); !ok) return ok;
   // The manager (tactus-manager, the application's) may run as another user of the group too.
-  return shareSegmentWithGroup(shm::managerInstanceName(run_.o_.instance));
+  return shareSegmentWithGroup(shm::managerInstanceName(core_.options().instance));
 }
 
 std::string ManagedActivation::published() {
   port_.setOpen(1);
-  return "clients and the schedule manager " + quoted(run_.o_.managerName);
+  return "clients and the schedule manager " + quoted(core_.options().managerName);
 }
 
 void ManagedActivation::stopForSignal(Mode* running, bool first) {
   if (first) {
     // Multi-SoC: every schedule's stop samples from now on say the signal (a switch in flight
     // may stop or abort one that is not the running one), so each follower ends as stopped.
-    for (auto& m : run_.modes_) {
+    for (const auto& m : core_.modes()) {
       if (!m->soc) continue;
       m->soc->ending();
       m->control.requestStop(StopReason::kSignal, kNone);
@@ -119,7 +126,7 @@ void ManagedActivation::stopForSignal(Mode* running, bool first) {
     signalStopped_ = running;
     // Multi-SoC: the stop samples carry the reason, so the followers' clients see the signal.
     if (running->soc) running->control.requestStop(StopReason::kSignal, kNone);
-    run_.askBoundaryStop(*running);
+    switching_.askBoundaryStop(*running);
   }
 }
 
@@ -160,17 +167,17 @@ void ManagedActivation::closing(const RunEnd& end) {
   // A finished request is answered before the end is published: a manager that sees the run
   // ended without its answer reports a failure (the exit request itself would fail).
   const bool idle = publishAnswer();
-  for (auto& m : run_.modes_) {
+  for (const auto& m : core_.modes()) {
     if (m->soc) m->soc->ending();
   }
   // After an exit request or a signal the running schedule has stopped at its iteration
   // boundary already (stopForExit, stopBySignal): its stop is recorded here. One that has not
   // (the grace ran out) is not waited for: the abort ends it.
   if (idle && (end.reason == StopReason::kExitRequested || end.reason == StopReason::kSignal)) {
-    Mode* running = run_.runningMode();
-    if (running && run_.stopped(*running)) {
+    Mode* running = core_.runningMode();
+    if (running && stopped(*running)) {
       if (running->soc) running->control.requestStop(end.reason, kNone);  // the followers' reason
-      (void)run_.stop(nullptr, Request{}, *running, kNoSchedule);
+      (void)switching_.stop(nullptr, Request{}, *running, kNoSchedule);
     }
   }
 }
@@ -189,13 +196,15 @@ void ManagedActivation::closed() {
   (void)publishAnswer();
 }
 
-std::unique_ptr<Activation> makeManagedActivation(Run& run) { return std::make_unique<ManagedActivation>(run); }
+std::unique_ptr<Activation> makeManagedActivation(RunCore& core) { return std::make_unique<ManagedActivation>(core); }
 
-std::unique_ptr<Activation> makeActivation(Run& run) {
-  if (run.o_.managerName.empty()) return makeImmediateActivation(run);
+std::unique_ptr<Activation> makeActivation(RunCore& core) {
+  const MasterOptions& o = core.options();
+  if (o.managerName.empty()) return makeImmediateActivation(core);
   // A multi-SoC run's SoC other than the primary follows the primary's switches.
-  const bool follower = run.socOptions_ && run.socOptions_->soc != run.socOptions_->primary;
-  return follower ? makeFollowerActivation(run) : makeManagedActivation(run);
+  const SocRunOptions* so = core.socOptions();
+  const bool follower = so != nullptr && so->soc != so->primary;
+  return follower ? makeFollowerActivation(core) : makeManagedActivation(core);
 }
 
 }  // namespace tactus::master

@@ -5,7 +5,7 @@
 #include <ostream>
 
 #include "managed/managed.hpp"
-#include "run/run.hpp"
+#include "master.hpp"
 #include "tactus/core/text.hpp"
 
 namespace tactus::master {
@@ -15,44 +15,17 @@ using shm::ManagerResult;
 using shm::SegmentState;
 using shm::StopReason;
 
-std::string Run::loadedList() const {
-  std::string list;
-  for (const auto& m : modes_) {
-    list += (list.empty() ? "" : ", ") + std::to_string(m->schedule.identifier) + " (" + m->path + ")";
-  }
-  return list;
-}
-
-Mode* Run::byIdentifier(std::uint32_t id) {
-  for (auto& m : modes_) {
-    if (m->schedule.identifier == id) return m.get();
-  }
-  return nullptr;
-}
-
-Mode* Run::runningMode() {
-  for (auto& m : modes_) {
-    if (m->running) return m.get();
-  }
-  return nullptr;
-}
-
-std::uint32_t Run::runningId() {
-  const Mode* running = runningMode();
-  return running != nullptr ? running->schedule.identifier : kNoSchedule;
-}
-
-Answer Run::handle(SwitchJob& job, const Request& r) {
+Answer ManagedActivation::handle(SwitchJob& job, const Request& r) {
   auto unknown = [&](std::uint32_t id) {
     return Answer{ManagerResult::kUnknownSchedule,
-                  "no schedule has identifier " + std::to_string(id) + " (loaded: " + loadedList() + ")"};
+                  "no schedule has identifier " + std::to_string(id) + " (loaded: " + core_.loadedList() + ")"};
   };
-  Mode* running = runningMode();
+  Mode* running = core_.runningMode();
   switch (r.op) {
     case ManagerOp::kStart: {
-      Mode* mode = byIdentifier(r.arg0);
+      Mode* mode = modeByIdentifier(core_, r.arg0);
       if (mode == nullptr) return unknown(r.arg0);
-      if (const std::string dead = deadClientOf(*mode); !dead.empty()) {
+      if (const std::string dead = policy_.deadClientOf(*mode); !dead.empty()) {
         return {ManagerResult::kBadState, "cannot start schedule " + std::to_string(r.arg0) + ": it uses client " +
                                               quoted(dead) + ", which died"};
       }
@@ -61,38 +34,38 @@ Answer Run::handle(SwitchJob& job, const Request& r) {
                                               std::to_string(running->schedule.identifier) +
                                               " is running (stop it, or roll over)"};
       }
-      return start(job, r, *mode);
+      return switching_.start(job, r, *mode);
     }
     case ManagerOp::kStop: {
-      Mode* mode = byIdentifier(r.arg0);
+      Mode* mode = modeByIdentifier(core_, r.arg0);
       if (mode == nullptr) return unknown(r.arg0);
       if (mode != running) {
         return {ManagerResult::kBadState, "cannot stop schedule " + std::to_string(r.arg0) + ": it is not running"};
       }
-      return stop(&job, r, *mode, kNoSchedule);
+      return switching_.stop(&job, r, *mode, kNoSchedule);
     }
     case ManagerOp::kRollover: {
-      Mode* to = byIdentifier(r.arg0);
-      Mode* from = byIdentifier(r.arg1);
+      Mode* to = modeByIdentifier(core_, r.arg0);
+      Mode* from = modeByIdentifier(core_, r.arg1);
       if (to == nullptr) return unknown(r.arg0);
       if (from == nullptr) return unknown(r.arg1);
       if (from != running) {
         return {ManagerResult::kBadState,
                 "cannot roll over from schedule " + std::to_string(r.arg1) + ": it is not running"};
       }
-      if (const std::string dead = deadClientOf(*to); !dead.empty()) {
+      if (const std::string dead = policy_.deadClientOf(*to); !dead.empty()) {
         return {ManagerResult::kBadState, "cannot roll over to schedule " + std::to_string(r.arg0) +
                                               ": it uses client " + quoted(dead) + ", which died"};
       }
       if (to == from) {
         return {ManagerResult::kBadState, "cannot roll over schedule " + std::to_string(r.arg0) + " to itself"};
       }
-      return rollover(job, r, *from, *to);
+      return switching_.rollover(job, r, *from, *to);
     }
     case ManagerOp::kExit: {
-      if (running != nullptr) (void)stop(&job, r, *running, kNoSchedule);
+      if (running != nullptr) (void)switching_.stop(&job, r, *running, kNoSchedule);
       job.endRun(RunEnd{SegmentState::kFinished, StopReason::kExitRequested, kNone,
-                        "the schedule manager " + quoted(o_.managerName) + " ended the run"});
+                        "the schedule manager " + quoted(core_.options().managerName) + " ended the run"});
       return {ManagerResult::kOk, "the run ends"};
     }
     case ManagerOp::kStatus: return {ManagerResult::kOk, running ? "running" : "idle"};
@@ -110,25 +83,25 @@ bool ManagedActivation::publishAnswer() {
   const auto& [r, answer] = *taken;
   if (r.rule == kReplayRule) {  // a managed replay's recorded switch: no manager asked for it
     if (answer.code != ManagerResult::kOk) replayFailure_ = answer.message;
-    else if (run_.o_.verbose) run_.out_ << "tactus-master: replay: " << answer.message << "\n";
+    else if (core_.options().verbose) core_.out() << "tactus-master: replay: " << answer.message << "\n";
     return true;
   }
   if (r.rule >= 0) {  // a policy rule's switch: the master's output, not the manager's channel
-    const PolicyRule& rule = run_.policy_->rules[static_cast<std::size_t>(r.rule)];
+    const PolicyRule& rule = policy_.rule(r.rule);
     if (answer.code != ManagerResult::kOk) {
-      run_.err_ << "tactus-master: policy rule " << quoted(rule.name) << " could not switch: " << answer.message
-                << "\n";
+      core_.err() << "tactus-master: policy rule " << quoted(rule.name) << " could not switch: " << answer.message
+                  << "\n";
     } else {
-      run_.out_ << "tactus-master: policy rule " << quoted(rule.name) << ": " << answer.message << std::endl;
+      core_.out() << "tactus-master: policy rule " << quoted(rule.name) << ": " << answer.message << std::endl;
     }
     return true;
   }
   if (answer.code != ManagerResult::kOk) {
-    run_.err_ << "tactus-master: manager request refused: " << answer.message << "\n";
-  } else if (run_.o_.verbose) {
-    run_.out_ << "tactus-master: " << answer.message << "\n";
+    core_.err() << "tactus-master: manager request refused: " << answer.message << "\n";
+  } else if (core_.options().verbose) {
+    core_.out() << "tactus-master: " << answer.message << "\n";
   }
-  port_.publish(r.seq, answer, run_.runningId());
+  port_.publish(r.seq, answer, runningIdentifier(core_));
   return true;
 }
 
@@ -138,19 +111,19 @@ void ManagedActivation::takeRequest() {
   // Status words, refreshed every round.
   std::uint64_t iterations = 0;
   std::uint64_t skipped = 0;
-  if (Mode* running = run_.runningMode()) {
+  if (Mode* running = core_.runningMode()) {
     for (HyperepochId he : running->schedule.hyperepochs.ids()) {
       iterations = std::max<std::uint64_t>(iterations, running->owner->view().hyperepoch(he).completed.load());
       skipped += running->owner->view().hyperepoch(he).skipped.load();
     }
   }
-  port_.status(run_.runningId(), iterations, skipped);
+  port_.status(runningIdentifier(core_), iterations, skipped);
   const std::optional<Request> r = port_.next(pendingSeq_);
   if (!r) return;
   pendingSeq_ = r->seq;
   if (refusedInReplay(*r)) return;
   if (r->op == ManagerOp::kStatus) {  // answered at once, even while the clients are coming
-    port_.publish(r->seq, run_.handle(job_, *r), run_.runningId());
+    port_.publish(r->seq, handle(job_, *r), runningIdentifier(core_));
     return;
   }
   job_.launch(*r);
@@ -159,8 +132,8 @@ void ManagedActivation::takeRequest() {
 // Fires at most one rule while the switch job is idle and the manager has nothing pending.
 void ManagedActivation::evaluatePolicy() {
   // The exit end only once the switch job is idle: it writes it.
-  if (!run_.policy_ || run_.runEnded_.load() || !publishAnswer() || job_.exitEnd()) return;
-  if (const std::optional<Request> r = run_.policyRequest(port_.requestPending())) job_.launch(*r);
+  if (!policy_.active() || core_.runEnded() || !publishAnswer() || job_.exitEnd()) return;
+  if (const std::optional<Request> r = policy_.request(port_.requestPending())) job_.launch(*r);
 }
 
 }  // namespace tactus::master

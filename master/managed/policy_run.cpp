@@ -13,7 +13,9 @@
 #include <bitset>
 #include <ostream>
 
-#include "run/run.hpp"
+#include "managed/policy_run.hpp"
+#include "managed/switching.hpp"
+#include "master.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 
@@ -22,17 +24,17 @@ namespace tactus::master {
 using shm::ManagerOp;
 using shm::ManagerResult;
 
-Result<void> Run::loadPolicy() {
-  if (o_.policyPath.empty()) return {};
+Result<void> PolicyRun::load() {
+  if (core_.options().policyPath.empty()) return {};
   std::vector<const Schedule*> schedules;
-  for (const auto& m : modes_) schedules.push_back(&m->schedule);
-  auto policy = readPolicyFile(o_.policyPath, schedules);
+  for (const auto& m : core_.modes()) schedules.push_back(&m->schedule);
+  auto policy = readPolicyFile(core_.options().policyPath, schedules);
   if (!policy) return policy.error();
   // Every switch a rule can make must be a rollover the schedules allow.
   for (const PolicyRule& rule : policy->rules) {
-    Mode* to = byIdentifier(rule.target);
+    Mode* to = modeByIdentifier(core_, rule.target);
     std::vector<Mode*> froms;
-    for (const auto& m : modes_) {
+    for (const auto& m : core_.modes()) {
       const bool watched = rule.trigger == PolicyTrigger::kClientDies ? clientIndex(m->schedule, rule.client) != kNone
                                                                       : m->schedule.identifier == rule.schedule;
       if (watched && m.get() != to) froms.push_back(m.get());
@@ -40,7 +42,7 @@ Result<void> Run::loadPolicy() {
     for (Mode* from : froms) {
       std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
       if (std::string problem = partitionProblem(*from, *to, pairs); !problem.empty()) {
-        return fail(ErrorCode::kValidation, o_.policyPath + ":" + std::to_string(rule.line) + ": rule " +
+        return fail(ErrorCode::kValidation, core_.options().policyPath + ":" + std::to_string(rule.line) + ": rule " +
                                                 quoted(rule.name) + ": cannot roll over from schedule " +
                                                 std::to_string(from->schedule.identifier) + " to schedule " +
                                                 std::to_string(rule.target) + ": " + problem);
@@ -51,7 +53,7 @@ Result<void> Run::loadPolicy() {
   return {};
 }
 
-std::string Run::deadClientOf(const Mode& mode) const {
+std::string PolicyRun::deadClientOf(const Mode& mode) const {
   std::lock_guard<std::mutex> lock(deadLock_);
   for (const std::string& name : deadClients_) {
     if (clientIndex(mode.schedule, name) != kNone) return name;
@@ -61,8 +63,8 @@ std::string Run::deadClientOf(const Mode& mode) const {
 
 // Called by the monitor loop with a schedule's end: a client's death that a rule covers is
 // excused (nothing returned) and its switch queued; any other end is returned unchanged.
-std::optional<RunEnd> Run::excuseDeadClient(Mode& mode, const RunEnd& end) {
-  if (!policy_ || end.reason != shm::StopReason::kPeerDied || end.client == kNone || !clientsEntered_.load())
+std::optional<RunEnd> PolicyRun::excuseDeadClient(Mode& mode, const RunEnd& end) {
+  if (!policy_ || end.reason != shm::StopReason::kPeerDied || end.client == kNone || !core_.clientsEntered())
     return end;
   const std::string name = mode.monitor->name(end.client);
   int rule = -1;
@@ -75,15 +77,15 @@ std::optional<RunEnd> Run::excuseDeadClient(Mode& mode, const RunEnd& end) {
     std::lock_guard<std::mutex> lock(deadLock_);
     deadClients_.insert(name);
   }
-  for (auto& m : modes_) {
+  for (const auto& m : core_.modes()) {
     const ClientId c = clientIndex(m->schedule, name);
     if (c == kNone) continue;
     m->monitor->excuse(c);
     m->control.abort();  // its iterations wait for the dead client: the release threads leave now
   }
   const PolicyRule& r = policy_->rules[static_cast<std::size_t>(rule)];
-  err_ << "tactus-master: schedule " << mode.schedule.identifier << ": " << end.message << "; policy rule "
-       << quoted(r.name) << " goes on without it (fallback schedule " << r.target << ")\n";
+  core_.err() << "tactus-master: schedule " << mode.schedule.identifier << ": " << end.message << "; policy rule "
+              << quoted(r.name) << " goes on without it (fallback schedule " << r.target << ")\n";
   Request fallback;
   fallback.op = ManagerOp::kRollover;
   fallback.arg0 = r.target;
@@ -98,8 +100,8 @@ std::optional<RunEnd> Run::excuseDeadClient(Mode& mode, const RunEnd& end) {
 
 // The switch at most one rule asks for now (the switch job is idle); a fallback after a client's
 // death first, then, while the manager has nothing pending, the rules of the running schedule.
-std::optional<Request> Run::policyRequest(bool managerPending) {
-  Mode* running = runningMode();
+std::optional<Request> PolicyRun::request(bool managerPending) {
+  Mode* running = core_.runningMode();
   if (!fallbacks_.empty()) {
     Request r = fallbacks_.front();
     fallbacks_.erase(fallbacks_.begin());
@@ -108,16 +110,16 @@ std::optional<Request> Run::policyRequest(bool managerPending) {
       return r;
     }
     // Nothing that used the client ran: the run just goes on.
-    logPolicy(r, Answer{ManagerResult::kBadState, ""}, ipc::monotonicNs());
-    out_ << "tactus-master: policy rule " << quoted(policy_->rules[static_cast<std::size_t>(r.rule)].name)
-         << ": no running schedule used the client" << std::endl;
+    log(r, Answer{ManagerResult::kBadState, ""}, ipc::monotonicNs());
+    core_.out() << "tactus-master: policy rule " << quoted(policy_->rules[static_cast<std::size_t>(r.rule)].name)
+                << ": no running schedule used the client" << std::endl;
     return std::nullopt;
   }
   if (running == nullptr || managerPending) return std::nullopt;
   for (std::size_t k = 0; k < policy_->rules.size(); ++k) {
     const PolicyRule& rule = policy_->rules[k];
     if (rule.trigger == PolicyTrigger::kClientDies || rule.schedule != running->schedule.identifier) continue;
-    if (!deadClientOf(*byIdentifier(rule.target)).empty()) continue;
+    if (!deadClientOf(*modeByIdentifier(core_, rule.target)).empty()) continue;
     bool fire = false;
     if (rule.trigger == PolicyTrigger::kOverruns) {
       const IterationHealth h = running->releaser->health(rule.hyperepoch);
@@ -145,7 +147,7 @@ std::optional<Request> Run::policyRequest(bool managerPending) {
   return std::nullopt;
 }
 
-void Run::logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs) {
+void PolicyRun::log(const Request& r, const Answer& answer, std::int64_t doneNs) {
   const PolicyRule& rule = policy_->rules[static_cast<std::size_t>(r.rule)];
   EventRecord rec{static_cast<std::uint16_t>(EventKind::kPolicyDecision),
                   static_cast<std::uint16_t>(rule.trigger),
@@ -155,8 +157,7 @@ void Run::logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs)
                   r.takenNs,
                   doneNs};
   rec.schedule = r.ruleSchedule;
-  std::lock_guard<std::mutex> lock(switchLock_);
-  switchEvents_.push_back(rec);
+  core_.record(rec);
 }
 
 }  // namespace tactus::master

@@ -7,7 +7,8 @@
 // and exit requests are answered.
 #include "managed/managed.hpp"
 #include "replay/switch_script.hpp"
-#include "run/run.hpp"
+#include "managed/switching.hpp"
+#include "master.hpp"
 #include "tactus/ipc/clock.hpp"
 
 namespace tactus::master {
@@ -36,20 +37,20 @@ std::uint64_t firstIteration(const Mode& mode) {
 
 // A manager's start, stop or rollover during a replay is refused at once (the replay switches).
 bool ManagedActivation::refusedInReplay(const Request& r) {
-  if (run_.switchScript() == nullptr) return false;
+  if (core_.switchScript() == nullptr) return false;
   if (r.op != ManagerOp::kStart && r.op != ManagerOp::kStop && r.op != ManagerOp::kRollover) return false;
   const Answer answer{ManagerResult::kBadState,
-                      "the run replays a recording (--replay " + run_.o_.replayDir +
+                      "the run replays a recording (--replay " + core_.options().replayDir +
                           "): it makes the recorded switches itself, the manager's start, stop and rollover are "
                           "refused"};
-  run_.err_ << "tactus-master: manager request refused: " << answer.message << "\n";
-  port_.publish(r.seq, answer, run_.runningId());
+  core_.err() << "tactus-master: manager request refused: " << answer.message << "\n";
+  port_.publish(r.seq, answer, runningIdentifier(core_));
   return true;
 }
 
 std::optional<RunEnd> ManagedActivation::replaySwitches() {
-  const replay::SwitchScript* script = run_.switchScript();
-  if (script == nullptr || run_.runEnded_.load() || !run_.clientsEntered_.load()) return std::nullopt;
+  const replay::SwitchScript* script = core_.switchScript();
+  if (script == nullptr || core_.runEnded() || !core_.clientsEntered()) return std::nullopt;
   if (!publishAnswer() || job_.exitEnd()) return std::nullopt;  // a switch in flight, or the manager's exit
   const auto& steps = script->steps();
   if (!replayFailure_.empty()) {
@@ -64,11 +65,11 @@ std::optional<RunEnd> ManagedActivation::replaySwitches() {
                       std::to_string(last.schedule) + " at iteration " + std::to_string(last.iteration) + ")"};
   }
   const replay::SwitchStep& step = steps[replayStep_];
-  Mode* running = run_.runningMode();
+  Mode* running = core_.runningMode();
   // A rollover or a stop waits until the running schedule's release loops ended at their recorded stop.
   if (running != nullptr && !everyHyperepochStopped(*running)) return std::nullopt;
   const bool starts = step.op == ManagerOp::kStart || step.op == ManagerOp::kRollover;
-  if (const Mode* to = run_.byIdentifier(step.schedule); starts && to != nullptr && !startsAt(*to, step.iteration)) {
+  if (const Mode* to = modeByIdentifier(core_, step.schedule); starts && to != nullptr && !startsAt(*to, step.iteration)) {
     return RunEnd{SegmentState::kAborted, StopReason::kError, kNone,
                   "--replay: the recorded switch " + replay::SwitchScript::describe(step) + " would start schedule " +
                       std::to_string(step.schedule) + " at iteration " + std::to_string(firstIteration(*to)) +

@@ -8,8 +8,9 @@
 #include <memory>
 #include <set>
 
+#include "managed/switching.hpp"
+#include "master.hpp"
 #include "replay/switch_script.hpp"
-#include "run/run.hpp"
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"
@@ -22,33 +23,59 @@ using shm::ManagerResult;
 using shm::SegmentState;
 using shm::StopReason;
 
-void Run::logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration, std::uint32_t other,
-                    std::int64_t startNs, std::int64_t endNs) {
-  std::lock_guard<std::mutex> lock(switchLock_);
+Mode* modeByIdentifier(const RunCore& core, std::uint32_t id) {
+  for (const auto& m : core.modes()) {
+    if (m->schedule.identifier == id) return m.get();
+  }
+  return nullptr;
+}
+
+std::uint32_t runningIdentifier(const RunCore& core) {
+  const Mode* running = core.runningMode();
+  return running != nullptr ? running->schedule.identifier : kNoSchedule;
+}
+
+void Switching::startAwaitingSwitches() {
+  const std::int64_t startNs = ipc::monotonicNs();
+  core_.setRunStart(startNs);
+  const auto& modes = core_.modes();
+  for (const auto& m : modes) {
+    m->owner->startRun(startNs);
+    if (!m->soc) continue;
+    m->soc->start();
+    // A follower: the primary's starts wake the loop (but of a hyperepoch with nothing on this SoC).
+    for (HyperepochId he : m->schedule.hyperepochs.ids())
+      m->soc->setFollowing(he, m->plan.hyperepochs[he].instances.empty(),
+                           &modes.front()->owner->view().header().attention);
+  }
+}
+
+void Switching::logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration,
+                          std::uint32_t other, std::int64_t startNs, std::int64_t endNs) {
   EventRecord r{
       static_cast<std::uint16_t>(kind), 0, index(he), static_cast<std::uint32_t>(iteration), other, startNs, endNs};
   r.schedule = mode.schedule.identifier;
-  switchEvents_.push_back(r);
+  core_.record(r);
 }
 
 // Waits for a word the clients' workers count up; false when the run ended meanwhile, or `mode` was
 // aborted (a client it uses died: its count may never come).
-bool Run::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
-                   std::uint32_t target) {
+bool Switching::waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
+                         std::uint32_t target) {
   // Spins longer than a worker would: a switch waits here, and a futex wake costs tens of us.
   return ipc::waitForSequence(word, waiters, target, 200'000,
-                              [&] { return runEnded_.load() || mode.control.aborted(); }) == ipc::WaitOutcome::kReached;
+                              [&] { return core_.runEnded() || mode.control.aborted(); }) == ipc::WaitOutcome::kReached;
 }
 
 // Opens activation `activations + 1` of hyperepoch `he` (its workers have left the previous one):
 // the slot runs on, and a rollover (from != kNoSchedule) asks the workers for their switch
 // callbacks. The number of clients whose acknowledgement the rollover waits for.
-std::uint32_t Run::armActivation(Mode& mode, HyperepochId he, std::uint32_t from) {
+std::uint32_t Switching::armActivation(Mode& mode, HyperepochId he, std::uint32_t from) {
   const shm::SegmentView& view = mode.owner->view();
   shm::SwitchSlot& sw = view.switching(he);
   // A managed replay stops the activation where the recorded one stopped (replay/switch_script.hpp):
   // its loop ends there by itself, and the next recorded switch waits for that.
-  const replay::SwitchScript* script = switchScript();
+  const replay::SwitchScript* script = core_.switchScript();
   const std::uint64_t stopAt = script != nullptr
                                    ? script->stopIteration(mode.schedule.identifier, mode.nextIteration[he])
                                    : std::numeric_limits<std::uint64_t>::max();
@@ -67,14 +94,8 @@ std::uint32_t Run::armActivation(Mode& mode, HyperepochId he, std::uint32_t from
   return waitFor;
 }
 
-const replay::SwitchScript* Run::switchScript() const {
-  for (const auto& hook : hooks_)
-    if (const replay::SwitchScript* script = hook->switchScript()) return script;
-  return nullptr;
-}
-
 // Wakes hyperepoch `he`'s workers asleep on its activation word.
-void Run::wakeActivated(const Mode& mode, HyperepochId he) {
+void Switching::wakeActivated(const Mode& mode, HyperepochId he) {
   shm::SwitchSlot& sw = mode.owner->view().switching(he);
   if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
 }
@@ -82,13 +103,13 @@ void Run::wakeActivated(const Mode& mode, HyperepochId he) {
 // Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
 // rollover (from != kNoSchedule) waits for every client's switch callbacks, then releases the
 // first frame at once on this thread (startHyperepochNow); a start releases at `startNs`.
-bool Run::activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from,
-                   const Request& r) {
+bool Switching::activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from,
+                         const Request& r) {
   // The run has ended (a rollover's A hyperepoch then left its last iteration at the abort, not at
   // its boundary): nothing starts, and the request is answered as cut short by that end. The waits
   // below see the end only while their word is short of its target, which a hyperepoch that never
   // ran has reached already.
-  if (runEnded_.load() || mode.control.aborted()) return false;
+  if (core_.runEnded() || mode.control.aborted()) return false;
   shm::SwitchSlot& sw = mode.owner->view().switching(he);
   if (job != nullptr) job->enter(SwitchState::kWaitingForClients, &mode, he);
   if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
@@ -105,7 +126,7 @@ bool Run::activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t sta
       // A multi-SoC rollover: B starts --switch-lead-us ahead, time for the other SoCs' masters to
       // activate it when its start sample arrives (released at once, B's first iteration would
       // wait for their workers: an overrun at every switch).
-      startNs = ipc::monotonicNs() + o_.switchLeadUs * 1000;
+      startNs = ipc::monotonicNs() + core_.options().switchLeadUs * 1000;
       mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
     } else if (from != kNoSchedule) {
       startNs = mode.releaser->startHyperepochNow(he, mode.nextIteration[he]);
@@ -123,14 +144,14 @@ bool Run::activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t sta
 // followed until the primary's stop, then parked again. A rollover on the primary is a stop of A
 // and a start of B there; here B starts once A's hyperepoch on the same hardware has stopped. The
 // end once the primary's master ended its run well and nothing here follows it any more.
-std::optional<RunEnd> Run::followSwitches() {
-  for (auto& m : modes_) {
+std::optional<RunEnd> Switching::followSwitches() {
+  for (auto& m : core_.modes()) {
     for (HyperepochId he : m->schedule.hyperepochs.ids()) {
       if (m->follow[he] == FollowStep::kFollowing && m->releaser->hyperepochFinished(he)) followStopped(*m, he);
     }
   }
   bool following = false;
-  for (auto& m : modes_) {
+  for (auto& m : core_.modes()) {
     m->running = false;
     for (HyperepochId he : m->schedule.hyperepochs.ids()) {
       if (m->plan.hyperepochs[he].instances.empty()) continue;
@@ -143,13 +164,14 @@ std::optional<RunEnd> Run::followSwitches() {
     }
     following = following || m->running;
   }
-  const std::optional<std::string> primaryEnd = soc_->primaryEnded();
+  const std::optional<std::string> primaryEnd = core_.soc()->primaryEnded();
   if (!primaryEnd || following) return std::nullopt;  // still following: checkPeers bounds the wait by -o
   // The reason of the primary's last stop (its signal, or an exit), as its clients see it.
-  const std::optional<StopReason> why = linkStopReason();
+  const std::optional<StopReason> why = core_.linkStopReason();
   return RunEnd{SegmentState::kFinished, why == StopReason::kSignal ? StopReason::kSignal : StopReason::kExitRequested,
                 kNone,
-                "the master of the primary SoC " + soc_->socName(soc_->primary()) + " ended the run: " + *primaryEnd};
+                "the master of the primary SoC " + core_.soc()->socName(core_.soc()->primary()) +
+                    " ended the run: " + *primaryEnd};
 }
 
 // Whether hyperepoch `he` of `mode`, whose activation the primary started at `startNs` (its
@@ -157,10 +179,10 @@ std::optional<RunEnd> Run::followSwitches() {
 // started one there earlier that is not activated here yet (the primary's order of switches).
 // `partner` becomes the hyperepoch there whose last stop was a rollover's, if any (this start is
 // that rollover's).
-bool Run::sharedHardwareBusy(const Mode& mode, HyperepochId he, std::int64_t startNs,
-                             std::pair<Mode*, HyperepochId>& partner) {
+bool Switching::sharedHardwareBusy(const Mode& mode, HyperepochId he, std::int64_t startNs,
+                                   std::pair<Mode*, HyperepochId>& partner) {
   partner = {nullptr, kNone};
-  for (auto& o : modes_) {
+  for (auto& o : core_.modes()) {
     if (o.get() == &mode) continue;
     for (HyperepochId oh : o->schedule.hyperepochs.ids()) {
       const bool shared = std::any_of(mode.hardware[he].begin(), mode.hardware[he].end(),
@@ -177,7 +199,7 @@ bool Run::sharedHardwareBusy(const Mode& mode, HyperepochId he, std::int64_t sta
 
 // Activates hyperepoch `he` when the primary has started it, its hardware is free here and its
 // workers have left their previous activation; whether it did.
-bool Run::followStart(Mode& mode, HyperepochId he) {
+bool Switching::followStart(Mode& mode, HyperepochId he) {
   // A stop at the activation's first iteration is of one that released nothing: it never ran here.
   for (auto stop = mode.soc->pendingStop(he); stop && *stop <= mode.nextIteration[he]; stop = mode.soc->pendingStop(he))
     mode.switchedAway[he] = mode.soc->consumeStop(he) ? 1 : 0;
@@ -202,9 +224,9 @@ bool Run::followStart(Mode& mode, HyperepochId he) {
 }
 
 // Starts hyperepoch `he`'s release loop following the primary from its next iteration.
-void Run::followLaunch(Mode& mode, HyperepochId he) {
+void Switching::followLaunch(Mode& mode, HyperepochId he) {
   const std::int64_t now = ipc::monotonicNs();
-  mode.soc->setFollowing(he, true, &modes_.front()->owner->view().header().attention);
+  mode.soc->setFollowing(he, true, &core_.modes().front()->owner->view().header().attention);
   mode.releaser->startHyperepoch(he, now, mode.nextIteration[he]);
   logSwitch(EventKind::kScheduleStart, mode, he, mode.nextIteration[he], mode.followFrom[he], now, now);
   if (mode.followFrom[he] != kNoSchedule) wakeActivated(mode, he);
@@ -213,7 +235,7 @@ void Run::followLaunch(Mode& mode, HyperepochId he) {
 
 // Hyperepoch `he`'s release loop ended at the primary's stop (or an abort): parked again, its
 // next activation starting where this one stopped.
-void Run::followStopped(Mode& mode, HyperepochId he) {
+void Switching::followStopped(Mode& mode, HyperepochId he) {
   shm::HyperepochSlot& slot = mode.owner->view().hyperepoch(he);
   if (mode.control.aborted() && slot.stopAt.load() == std::numeric_limits<std::uint64_t>::max())
     slot.stopAt.store(slot.completed.load() + 1, std::memory_order_seq_cst);
@@ -221,7 +243,7 @@ void Run::followStopped(Mode& mode, HyperepochId he) {
   mode.nextIteration[he] = stoppedAt;
   wakeStoppedWorkers(mode, he);
   mode.switchedAway[he] = mode.soc->consumeStop(he) ? 1 : 0;  // none after an abort: the run ends
-  mode.soc->setFollowing(he, false, &modes_.front()->owner->view().header().attention);
+  mode.soc->setFollowing(he, false, &core_.modes().front()->owner->view().header().attention);
   logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, kNoSchedule, ipc::monotonicNs(),
             mode.releaser->hyperepochEndNs(he));
   mode.follow[he] = FollowStep::kParked;
@@ -231,7 +253,7 @@ void Run::followStopped(Mode& mode, HyperepochId he) {
 // (a worker waiting for its turn on a core another client's worker has: the client library's
 // awaitCoreTurn), look at stopAt now rather than after their sleep slice, so they leave the
 // activation promptly.
-void Run::wakeStoppedWorkers(const Mode& mode, HyperepochId he) {
+void Switching::wakeStoppedWorkers(const Mode& mode, HyperepochId he) {
   const shm::SegmentView& view = mode.owner->view();
   for (const EpochId e : mode.schedule.hyperepochs[he].epochs) {
     if (view.epoch(e).waiters.load() != 0) ipc::futexWake(view.epoch(e).released);
@@ -241,7 +263,7 @@ void Run::wakeStoppedWorkers(const Mode& mode, HyperepochId he) {
   }
 }
 
-void Run::stopHyperepoch(SwitchJob* job, Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
+void Switching::stopHyperepoch(SwitchJob* job, Mode& mode, HyperepochId he, std::uint32_t to, const Request& r) {
   if (mode.plan.hyperepochs[he].instances.empty()) return;
   if (job != nullptr) job->enter(SwitchState::kDraining, &mode, he);
   mode.releaser->requestHyperepochStop(he);
@@ -259,19 +281,19 @@ void Run::stopHyperepoch(SwitchJob* job, Mode& mode, HyperepochId he, std::uint3
   logSwitch(EventKind::kScheduleStop, mode, he, stoppedAt, to, r.takenNs, mode.releaser->hyperepochEndNs(he));
 }
 
-Answer Run::start(SwitchJob& job, const Request& r, Mode& mode) {
+Answer Switching::start(SwitchJob& job, const Request& r, Mode& mode) {
   // Clients may still be coming: the start waits for them (the monitor loop ends the run at -t).
   job.enter(SwitchState::kWaitingForClients, &mode, kNone);
-  while (!clientsEntered_.load()) {
-    if (runEnded_.load())
-      return {ManagerResult::kRunEnded, "the run ended before the schedule started" + endedBecause()};
+  while (!core_.clientsEntered()) {
+    if (core_.runEnded())
+      return {ManagerResult::kRunEnded, "the run ended before the schedule started" + core_.endedBecause()};
     ipc::sleepUntilNs(ipc::monotonicNs() + 1'000'000, 0);
   }
   // Multi-SoC: the other SoCs' masters activate the schedule when its start sample arrives.
-  const std::int64_t startNs = ipc::monotonicNs() + (mode.soc ? o_.switchLeadUs * 1000 : kStartLeadNs);
+  const std::int64_t startNs = ipc::monotonicNs() + (mode.soc ? core_.options().switchLeadUs * 1000 : kStartLeadNs);
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!activate(&job, mode, he, startNs, kNoSchedule, r)) {
-      return {ManagerResult::kRunEnded, "the run ended during the start" + endedBecause()};
+      return {ManagerResult::kRunEnded, "the run ended during the start" + core_.endedBecause()};
     }
   }
   mode.running = true;
@@ -280,23 +302,21 @@ Answer Run::start(SwitchJob& job, const Request& r, Mode& mode) {
 
 // Asks every hyperepoch of `mode` that runs something on this SoC to stop at its iteration
 // boundary (a manager's stop, a signal, a client's exit request).
-void Run::askBoundaryStop(Mode& mode) {
+void Switching::askBoundaryStop(Mode& mode) {
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
     if (!mode.plan.hyperepochs[he].instances.empty()) mode.releaser->requestHyperepochStop(he);
   }
 }
 
-Answer Run::stop(SwitchJob* job, const Request& r, Mode& mode, std::uint32_t to) {
+Answer Switching::stop(SwitchJob* job, const Request& r, Mode& mode, std::uint32_t to) {
   askBoundaryStop(mode);
   for (HyperepochId he : mode.schedule.hyperepochs.ids()) stopHyperepoch(job, mode, he, to, r);
   mode.running = false;
   return {ManagerResult::kOk, "stopped schedule " + std::to_string(mode.schedule.identifier)};
 }
 
-// Pairs the hyperepochs of `from` and `to` that share hardware (-1: none); "" when every
-// hyperepoch shares with at most one of the other schedule's, both ways.
-std::string Run::partitionProblem(const Mode& from, const Mode& to,
-                                  std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const {
+std::string partitionProblem(const Mode& from, const Mode& to,
+                             std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) {
   auto overlaps = [](const std::set<std::string>& a, const std::set<std::string>& b) {
     return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) != 0; });
   };
@@ -325,13 +345,13 @@ std::string Run::partitionProblem(const Mode& from, const Mode& to,
 // Pair `k` of a rollover (its old and new hyperepoch, either kNone): the old one stopped (its
 // release thread ended at its boundary), the new one activated; whether it was. On the old one's
 // release thread as its loop ends, or on the switch job's.
-bool Run::switchPair(SwitchJob& job, const Request& r, Mode& from, Mode& to, std::size_t k) {
+bool Switching::switchPair(SwitchJob& job, const Request& r, Mode& from, Mode& to, std::size_t k) {
   const auto [a, b] = job.pairs()[k];
   if (a != kNone) stopHyperepoch(&job, from, a, to.schedule.identifier, r);
   return b == kNone || activate(&job, to, b, ipc::monotonicNs(), from.schedule.identifier, r);
 }
 
-Answer Run::rollover(SwitchJob& job, const Request& r, Mode& from, Mode& to) {
+Answer Switching::rollover(SwitchJob& job, const Request& r, Mode& from, Mode& to) {
   std::vector<std::pair<HyperepochId, HyperepochId>> pairs;
   if (std::string problem = partitionProblem(from, to, pairs); !problem.empty()) {
     return {ManagerResult::kNotSupported, "rollover " + std::to_string(to.schedule.identifier) + " " +
@@ -385,7 +405,7 @@ Answer Run::rollover(SwitchJob& job, const Request& r, Mode& from, Mode& to) {
   const bool ok = job.awaitPairs();
   from.running = false;
   to.running = true;
-  if (!ok) return {ManagerResult::kRunEnded, "the run ended during the rollover" + endedBecause()};
+  if (!ok) return {ManagerResult::kRunEnded, "the run ended during the rollover" + core_.endedBecause()};
   return {ManagerResult::kOk, "rolled over from schedule " + std::to_string(from.schedule.identifier) +
                                   " to schedule " + std::to_string(to.schedule.identifier)};
 }

@@ -6,8 +6,10 @@
 //   managed   (managed/managed.cpp)  nothing runs until the manager or the policy starts a
 //                                    schedule; the manager's requests, the policy, switching
 //   follower  (managed/follower.cpp) a SoC under a manager that follows its primary's switches
-// The strategies act on the Run they are given (its friends); the core asks them only here, and
-// no file of the core asks which kind of run it is (run/run*.cpp test no mode).
+// The strategies act on the run through the core's interface (run_core.hpp) alone, never on Run's
+// members; the core asks them only here, and no file of the core asks which kind of run it is
+// (run/run*.cpp test no mode). Each is driven in one process against the real Run
+// (tests/master/run_core_test.cpp) and against a stand-in core (tests/master/activation_test.cpp).
 #pragma once
 
 #include <cstdint>
@@ -21,13 +23,14 @@
 
 namespace tactus::master {
 
-class Run;
+class RunCore;
 struct Mode;
 
 class Activation {
  public:
   virtual ~Activation() = default;
-  /// The schedules are loaded: what the activation needs of the options (bad input otherwise).
+  /// The schedules are loaded: what the activation needs of the options and files (the policy's;
+  /// bad input otherwise).
   virtual Result<void> check() = 0;
   /// Where each hyperepoch's releases stop (its segment's stopAt) when a schedule is published.
   virtual std::uint64_t stopAt() const = 0;
@@ -41,6 +44,9 @@ class Activation {
   virtual std::optional<RunEnd> exitProgress() = 0;
   /// The monitor loop's watch of what the activation owns (the manager): an end, or nothing.
   virtual std::optional<RunEnd> watch() = 0;
+  /// A schedule's end the monitor loop found (`mode`'s): returned to end the run, or excused
+  /// (none: a policy goes on without a dead client).
+  virtual std::optional<RunEnd> excuse(Mode& /*mode*/, const RunEnd& end) { return end; }
   /// The activation's own step of a monitor-loop round: an end, or nothing.
   virtual std::optional<RunEnd> round() = 0;
   /// The monitor loop's sleep while the clients come.
@@ -77,12 +83,12 @@ class Activation {
 };
 
 /// Immediate: one schedule, started once its clients have entered.
-std::unique_ptr<Activation> makeImmediateActivation(Run& run);
+std::unique_ptr<Activation> makeImmediateActivation(RunCore& core);
 /// Managed: the manager's requests and the policy (the primary SoC's master, or the only one).
-std::unique_ptr<Activation> makeManagedActivation(Run& run);
+std::unique_ptr<Activation> makeManagedActivation(RunCore& core);
 /// Follower: a SoC under a manager following its primary's switches.
-std::unique_ptr<Activation> makeFollowerActivation(Run& run);
-/// The activation of `run`, by its options and its SoC (managed/managed.cpp).
-std::unique_ptr<Activation> makeActivation(Run& run);
+std::unique_ptr<Activation> makeFollowerActivation(RunCore& core);
+/// The activation of the run `core`, by its options and its SoC (managed/managed.cpp).
+std::unique_ptr<Activation> makeActivation(RunCore& core);
 
 }  // namespace tactus::master

@@ -68,6 +68,46 @@ Run::~Run() {
   gAttention.store(nullptr);
 }
 
+// RunCore (run_core.hpp): what the activation asks of the core.
+void Run::setRunStart(std::int64_t ns) {
+  runStartNs_ = ns;
+  log_.setRunStart(ns);
+}
+
+// The loop's own work (drain, checks) runs in the plan's idle windows (idle_windows.hpp), or
+// every kSliceNs where the plan has none to use; a client's attention signal wakes it at once.
+void Run::wakeInIdleWindows(const Mode& mode) {
+  const char* windowsOn = std::getenv("TACTUS_IDLE_WINDOWS");
+  windows_.emplace(mode.schedule, mode.plan, o_.core, mode.owner->view().ringCapacity(), kSliceNs,
+                   windowsOn == nullptr || std::string_view(windowsOn) != "0");
+}
+
+Mode* Run::runningMode() const {
+  for (const auto& m : modes_) {
+    if (m->running) return m.get();
+  }
+  return nullptr;
+}
+
+std::string Run::loadedList() const {
+  std::string list;
+  for (const auto& m : modes_) {
+    list += (list.empty() ? "" : ", ") + std::to_string(m->schedule.identifier) + " (" + m->path + ")";
+  }
+  return list;
+}
+
+const replay::SwitchScript* Run::switchScript() const {
+  for (const auto& hook : hooks_)
+    if (const replay::SwitchScript* script = hook->switchScript()) return script;
+  return nullptr;
+}
+
+void Run::record(const EventRecord& r) {
+  std::lock_guard<std::mutex> lock(switchLock_);
+  switchEvents_.push_back(r);
+}
+
 // The notes of clients that cannot take part (another user's, another version, a name the
 // schedule does not have): each said once on stderr, and given to the monitors, whose end for a
 // client that does not come or dies before the run then says why. At most kMaxNotes kept: a
@@ -136,7 +176,7 @@ std::optional<RunEnd> Run::watch(bool beforeRun) {
   };
   for (auto& m : modes_) {
     if (auto end = m->monitor->check(beforeRun)) {
-      end = excuseDeadClient(*m, *end);
+      end = activation_->excuse(*m, *end);  // a policy may go on without a dead client
       if (!end) continue;
       return named(*m, *end);
     }
@@ -275,7 +315,6 @@ int Run::execute() {
   if (auto ok = load(); !ok) return badInput(ok.error());
   activation_ = makeActivation(*this);
   if (auto ok = activation_->check(); !ok) return badInput(ok.error());
-  if (auto ok = loadPolicy(); !ok) return badInput(ok.error());
   if (const int code = publishAll(); code != kExitOk) return code;
   return closeRun(superviseUntilEnd());
 }
@@ -312,8 +351,7 @@ std::optional<RunEnd> Run::awaitClients(std::int64_t deadline, std::int64_t socD
 
 // A client's exit request: the running schedule stops at its iteration boundary while the monitor
 // loop goes on watching (a client that does not finish its iteration is named stuck within -t, one
-// that dies is named); then the run ends. Without a manager endOfFrames ends it; under one
-// stopForExit does.
+// that dies is named); then the run ends, as the activation says.
 std::optional<RunEnd> Run::handleExitRequests() {
   for (auto& m : modes_) {
     const ClientId c = m->monitor->exitRequester();
@@ -321,26 +359,6 @@ std::optional<RunEnd> Run::handleExitRequests() {
     activation_->exitRequested(*m, c);
   }
   return activation_->exitProgress();
-}
-
-// Under a manager, after a client's exit request: the running schedule is asked to stop at its
-// boundary (the activation asks once no switch is in flight: a switch answers first), and the end
-// comes once it has stopped. (closeRun used to stop it on this thread: a frozen or dead client in
-// its last iteration then held the master for good, nothing watching the clients any more.)
-std::optional<RunEnd> Run::stopForExit() {
-  Mode* running = runningMode();
-  if (running == nullptr || stopped(*running)) return clientExit_;
-  if (running != exitStopped_) {
-    if (exitStopped_ == nullptr) {
-      for (auto& m : modes_) {
-        if (m->soc) m->soc->ending();  // the other SoCs end with this one: no failure of theirs
-      }
-    }
-    exitStopped_ = running;
-    if (running->soc) running->control.requestStop(StopReason::kExitRequested, kNone);  // the followers' reason
-    askBoundaryStop(*running);
-  }
-  return std::nullopt;
 }
 
 // A signal to this master, or (multi-SoC) another SoC's master asked the primary to stop: both

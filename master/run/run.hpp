@@ -1,9 +1,11 @@
 // The master's one run: 1..N schedules (several only under a schedule manager, -N) on one SoC of
-// 1..K (a multi-SoC schedule: one master per SoC, -x). Its parts: run/run.cpp (the monitor loop),
-// run/run_load.cpp (loading and publishing), run/run_end.cpp (the end), managed/manager_requests.cpp
-// (the manager's channel and requests), managed/schedule_switch.cpp (starting, stopping and rolling
-// over hyperepochs), managed/policy_run.cpp (the switching policy, --policy), soc/soc_run.cpp (a
-// multi-SoC run's part of one SoC).
+// 1..K (a multi-SoC schedule: one master per SoC, -x). The core: run/run.cpp (the monitor loop),
+// run/run_load.cpp (loading and publishing), run/run_end.cpp (the end), soc/soc_run.cpp (a
+// multi-SoC run's part of one SoC). Its activation (run/activation.hpp) acts on it through
+// run/run_core.hpp alone: run/immediate.cpp; managed/managed.cpp with managed/manager_requests.cpp
+// (the manager's channel and requests), managed/schedule_switch.cpp (Switching: starting, stopping
+// and rolling over hyperepochs) and managed/policy_run.cpp (PolicyRun: --policy);
+// managed/follower.cpp.
 //
 // Every role exists once per schedule and applies in every kind of run:
 //   SegmentOwner   creates, publishes, watches for damage and removes a schedule's segment
@@ -25,7 +27,7 @@
 //   IterationSync; the primary's iterations lead, the other SoCs' follow; the peers are watched in
 //   the monitor loop. Under a manager the manager and the policy talk to the primary alone; a
 //   follower has no channel and activates, follows and parks each hyperepoch as the primary's
-//   switches arrive (followSwitches, schedule_switch.cpp).
+//   switches arrive (Switching::followSwitches, schedule_switch.cpp).
 //
 // Schedule switching (-N)
 // - One segment per schedule, each a complete single-schedule layout (shm_layout.hpp): schedule 0
@@ -71,19 +73,11 @@
 #include <utility>
 #include <vector>
 
-#include "managed/manager_port.hpp"
-#include "managed/policy_file.hpp"
-#include "managed/switch_job.hpp"
 #include "master.hpp"
-#include "roles/client_monitor.hpp"
 #include "roles/idle_windows.hpp"
-#include "roles/log_drain.hpp"
-#include "roles/overrun_watch.hpp"
-#include "roles/releaser.hpp"
-#include "roles/run_control.hpp"
-#include "roles/segment_owner.hpp"
-#include "roles/stall_watch.hpp"
 #include "run/activation.hpp"
+#include "run/mode.hpp"
+#include "run/run_core.hpp"
 #include "run/run_hook.hpp"
 #include "soc/soc_run.hpp"
 #include "tactus/core/event_log.hpp"
@@ -96,62 +90,45 @@
 
 namespace tactus::master {
 
-/// A plain start releases its first frame this long after the request (workers wake meanwhile).
-constexpr std::int64_t kStartLeadNs = 500'000;
-/// Without a manager: the first frame is released this long after every client entered.
-constexpr std::int64_t kFirstReleaseLeadNs = 2'000'000;
-
-/// A hyperepoch of a follower SoC under a manager (Run::followSwitches): parked until the primary
-/// starts it, then (a rollover with switch callbacks) awaiting the clients' acknowledgements, then
-/// following the primary's iterations until its stop.
-enum class FollowStep : std::uint8_t { kParked, kAwaitingAcks, kFollowing };
-
-/// One loaded schedule and the master's roles acting on its segment.
-struct Mode {
-  RunControl control;  ///< first: the releaser refers to it; aborted with the run (stops are per hyperepoch)
-  std::string path;
-  std::string text;
-  Schedule schedule;
-  RunPlan plan;
-  std::uint64_t contentHash = 0;
-  std::unique_ptr<SegmentOwner> owner;
-  std::unique_ptr<ClientMonitor> monitor;
-  std::unique_ptr<OverrunWatch> overruns;  ///< before drain: the drain shows it every record
-  std::unique_ptr<LogDrain> drain;
-  std::unique_ptr<SocRun> soc;  ///< a multi-SoC run's link for this schedule; before releaser: its threads call it
-  std::unique_ptr<Releaser> releaser;
-  std::unique_ptr<StallWatch> stalls;                         ///< after releaser and monitor: it refers to both
-  IdVector<HyperepochId, std::uint64_t> nextIteration;        ///< per hyperepoch: where its next activation starts
-  IdVector<HyperepochId, std::uint32_t> activations;          ///< per hyperepoch: activations so far
-  IdVector<HyperepochId, std::uint32_t> acksExpected;         ///< per hyperepoch: cumulative switch acknowledgements
-  IdVector<HyperepochId, std::uint32_t> workersIn;            ///< per hyperepoch: workers of the plan
-  IdVector<HyperepochId, std::vector<ClientId>> clientsWith;  ///< per hyperepoch: the clients with a worker in it
-  IdVector<HyperepochId, std::set<std::string>> hardware;     ///< per hyperepoch: its hardware resources by name
-  /// Per hyperepoch, on a follower SoC under a manager: where it stands in following the primary's switches.
-  IdVector<HyperepochId, FollowStep> follow;
-  IdVector<HyperepochId, std::uint32_t> followFrom;   ///< per hyperepoch: the schedule a followed rollover came from
-  IdVector<HyperepochId, std::uint8_t> switchedAway;  ///< per hyperepoch: its last stop was a rollover's
-  bool running = false;
-};
-
-/// The master's run (see the top of this file).
-class Run {
+/// The master's run (see the top of this file): the core, which knows nothing of the kinds of run,
+/// and the activation plugged into it, which acts on it through RunCore (run_core.hpp) alone.
+class Run final : private RunCore {
  public:
   /// `o` outlives the run; `out` and `err` take the master's lines.
   Run(const MasterOptions& o, std::ostream& out, std::ostream& err);
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
   /// Stops what still runs and removes the manager channel.
-  ~Run();
+  ~Run() override;
   /// Loads, publishes and runs until the manager, a signal or a fault ends the run; the exit code.
   int execute();
 
  private:
+  // RunCore: what the activation may ask and do (run_core.hpp; run.cpp).
+  const MasterOptions& options() const override { return o_; }
+  std::ostream& out() override { return out_; }
+  std::ostream& err() override { return err_; }
+  const std::vector<std::unique_ptr<Mode>>& modes() const override { return modes_; }
+  SocRunOptions* socOptions() override { return socOptions_ ? &*socOptions_ : nullptr; }
+  SocRun* soc() const override { return soc_; }
+  std::uint64_t iterations() const override { return iterations_; }
+  void setRunStart(std::int64_t ns) override;
+  void wakeInIdleWindows(const Mode& mode) override;
+  bool runStarted() const override { return runStarted_; }
+  bool clientsEntered() const override { return clientsEntered_.load(); }
+  bool runEnded() const override { return runEnded_.load(); }
+  std::string endedBecause() const override;
+  std::optional<RunEnd> drainAll() override;
+  /// The reason of the primary SoC's last stop as any schedule's link carried it (the running
+  /// schedule's, under a manager); none without a link or before a stop arrived. Only a follower
+  /// SoC's activation asks it (Activation::primaryStopReason).
+  std::optional<shm::StopReason> linkStopReason() const override;
+  Mode* runningMode() const override;
+  std::string loadedList() const override;
+  void record(const EventRecord& r) override;
+  const replay::SwitchScript* switchScript() const override;
+
   // run.cpp: watching; run_load.cpp: loading and publishing; run_end.cpp: the end.
-  friend class ImmediateActivation;
-  friend class ManagedActivation;
-  friend class FollowerActivation;
-  friend std::unique_ptr<Activation> makeActivation(Run& run);
   Result<void> load();
   Result<std::unique_ptr<Mode>> loadMode(const std::string& path);
   Result<void> checkSoc(Mode& mode);
@@ -160,17 +137,10 @@ class Run {
   Result<void> publishMode(std::uint32_t k, std::uint32_t flags);
   std::optional<RunEnd> superviseUntilEnd();
   std::optional<RunEnd> awaitClients(std::int64_t deadline, std::int64_t socDeadline);
-  void startAwaitingSwitches();
   std::optional<RunEnd> handleExitRequests();
-  std::optional<RunEnd> stopForExit();
-  std::optional<RunEnd> endOfFrames();
   std::int64_t sleepNs() const;
   bool stoppingBySignal() const;
   bool followsPrimarySignal() const;
-  /// The reason of the primary SoC's last stop as any schedule's link carried it (the running
-  /// schedule's, under a manager); none without a link or before a stop arrived. Only a follower
-  /// SoC's activation asks it (Activation::primaryStopReason).
-  std::optional<shm::StopReason> linkStopReason() const;
   int closeRun(const std::optional<RunEnd>& end);
   void waitForClientsToLeave();
   void reportTotals(const std::string& message);
@@ -181,56 +151,11 @@ class Run {
   std::string graceBlocker(Mode* running, ClientId& client);
   Mode* findMode(const Mode* mode);
   bool stopped(const Mode& mode) const { return activation_->stopped(mode); }
-  std::optional<RunEnd> drainAll();
   bool allEntered() const;
   int finish(const RunEnd& end);
   int badInput(const Error& error);  // says it on stderr; kExitBadInput
   void endEverywhere(const RunEnd& end);
   std::string clientNamed(const RunEnd& end) const;
-  std::string endedBecause() const;
-  // manager_requests.cpp: answering the requests (on the switch job's thread).
-  Answer handle(SwitchJob& job, const Request& r);
-  Mode* byIdentifier(std::uint32_t id);
-  Mode* runningMode();
-  /// The running schedule's identifier, kNoSchedule for none.
-  std::uint32_t runningId();
-  std::string loadedList() const;
-  // policy_run.cpp: the switching policy (--policy).
-  Result<void> loadPolicy();
-  /// The switch a rule asks for now, if any (the switch job idle; `managerPending`: a manager's
-  /// request waits, which goes first).
-  std::optional<Request> policyRequest(bool managerPending);
-  std::optional<RunEnd> excuseDeadClient(Mode& mode, const RunEnd& end);
-  void logPolicy(const Request& r, const Answer& answer, std::int64_t doneNs);
-  std::string deadClientOf(const Mode& mode) const;
-  // schedule_switch.cpp: a follower SoC's part of the primary's switches.
-  std::optional<RunEnd> followSwitches();
-  bool followStart(Mode& mode, HyperepochId he);
-  void followLaunch(Mode& mode, HyperepochId he);
-  void followStopped(Mode& mode, HyperepochId he);
-  bool sharedHardwareBusy(const Mode& mode, HyperepochId he, std::int64_t startNs,
-                          std::pair<Mode*, HyperepochId>& partner);
-  // schedule_switch.cpp: starting, stopping and rolling over hyperepochs (`job`: the switch job
-  // that does it, told each state it enters; null for the end's own stop).
-  Answer start(SwitchJob& job, const Request& r, Mode& mode);
-  Answer stop(SwitchJob* job, const Request& r, Mode& mode, std::uint32_t to);
-  void askBoundaryStop(Mode& mode);
-  Answer rollover(SwitchJob& job, const Request& r, Mode& from, Mode& to);
-  bool switchPair(SwitchJob& job, const Request& r, Mode& from, Mode& to, std::size_t k);
-  std::uint32_t armActivation(Mode& mode, HyperepochId he, std::uint32_t from);
-  /// A managed replay's recorded switches (a hook's, run_hook.hpp), or null.
-  const replay::SwitchScript* switchScript() const;
-  void wakeActivated(const Mode& mode, HyperepochId he);
-  bool activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from,
-                const Request& r);
-  void stopHyperepoch(SwitchJob* job, Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
-  void wakeStoppedWorkers(const Mode& mode, HyperepochId he);
-  bool waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,
-                std::uint32_t target);
-  std::string partitionProblem(const Mode& from, const Mode& to,
-                               std::vector<std::pair<HyperepochId, HyperepochId>>& pairs) const;
-  void logSwitch(EventKind kind, const Mode& mode, HyperepochId he, std::uint64_t iteration, std::uint32_t other,
-                 std::int64_t startNs, std::int64_t endNs);
 
   const MasterOptions& o_;
   std::unique_ptr<Activation> activation_;  // how the run starts, ends and switches (activation.hpp)
@@ -245,7 +170,7 @@ class Run {
   std::optional<SocRunOptions> socOptions_;             // a multi-SoC run's
   SocRun* soc_ = nullptr;                               // a multi-SoC run: schedule 0's link (Mode::soc)
   std::optional<IdleWindows> windows_;                  // without a manager: when the monitor loop wakes during the run
-  std::int64_t runStartNs_ = 0;                         // without a manager: frame 0's release
+  std::int64_t runStartNs_ = 0;                         // the run's start (setRunStart)
   std::string leftBehind_;                              // the client a stop's grace left behind (named in the end)
   std::optional<ipc::NoteBox> notes_;                   // what clients that cannot take part say (ipc/notes.hpp)
   std::set<std::string> notesSeen_;                     // each note (sender and text) is said once
@@ -256,15 +181,9 @@ class Run {
   std::string endMessage_;      // why the run ended, for a request it cut short
   std::atomic<bool> clientsEntered_{false};
   bool runStarted_ = false;
-  std::int64_t signalAtNs_ = 0;       // the monitor loop's: when it first saw SIGTERM or SIGINT
-  std::optional<RunEnd> clientExit_;  // the monitor loop's: a client's exit request, under a manager
-  Mode* exitStopped_ = nullptr;       // the monitor loop's: the schedule that request stopped
-  std::mutex switchLock_;             // guards switchEvents_ (the switch thread pushes, the monitor loop drains)
+  std::int64_t signalAtNs_ = 0;  // the monitor loop's: when it first saw SIGTERM or SIGINT
+  std::mutex switchLock_;        // guards switchEvents_ (the activation's threads push, the monitor loop drains)
   std::vector<EventRecord> switchEvents_;
-  std::optional<Policy> policy_;
-  mutable std::mutex deadLock_;        // guards deadClients_ (the monitor loop writes, the switch thread reads)
-  std::set<std::string> deadClients_;  // clients whose death a policy rule excused
-  std::vector<Request> fallbacks_;     // policy switches after a client's death, waiting for the switch thread
 };
 
 }  // namespace tactus::master
