@@ -6,9 +6,9 @@
 // frame limit would end it. The manager's own switch requests are refused meanwhile; its status
 // and exit requests are answered.
 #include "managed/managed.hpp"
-#include "replay/switch_script.hpp"
 #include "managed/switching.hpp"
 #include "master.hpp"
+#include "replay/switch_script.hpp"
 #include "tactus/ipc/clock.hpp"
 
 namespace tactus::master {
@@ -69,7 +69,8 @@ std::optional<RunEnd> ManagedActivation::replaySwitches() {
   // A rollover or a stop waits until the running schedule's release loops ended at their recorded stop.
   if (running != nullptr && !everyHyperepochStopped(*running)) return std::nullopt;
   const bool starts = step.op == ManagerOp::kStart || step.op == ManagerOp::kRollover;
-  if (const Mode* to = modeByIdentifier(core_, step.schedule); starts && to != nullptr && !startsAt(*to, step.iteration)) {
+  if (const Mode* to = modeByIdentifier(core_, step.schedule);
+      starts && to != nullptr && !startsAt(*to, step.iteration)) {
     return RunEnd{SegmentState::kAborted, StopReason::kError, kNone,
                   "--replay: the recorded switch " + replay::SwitchScript::describe(step) + " would start schedule " +
                       std::to_string(step.schedule) + " at iteration " + std::to_string(firstIteration(*to)) +
