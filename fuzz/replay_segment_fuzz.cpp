@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "channel_analysis.hpp"
 #include "channels.hpp"
 #include "fuzz_target.hpp"
 #include "graph_parser.hpp"
@@ -77,6 +78,9 @@ Fixture* makeFixture() {
   if (!graph) fuzz::fail("the fixture's graph does not parse", graph.error().message);
   auto schedule = compiler::scheduleGraph(*graph, compiler::ScheduleOptions{});
   if (!schedule) fuzz::fail("the fixture's graph does not schedule", schedule.error().message);
+  // The channels' writer runs, slots and reads, as tactus-compile plans them.
+  if (auto ok = compiler::analyseChannels(*graph, *schedule, 0); !ok)
+    fuzz::fail("the fixture's channels do not plan", ok.error().message);
   auto* f = new Fixture;
   f->schedule = std::move(*schedule);
   for (const ChannelInfo& c : f->schedule.channels) f->directory.names.push_back(c.name);

@@ -41,7 +41,7 @@ struct ScheduleChannels {
 
   /// The use of channel `local` by instance `instance` (a write when `write`), or null.
   const ChannelUse* use(std::uint32_t instance, std::uint32_t local, bool write) const {
-    if (instance + 1 >= useBegin.size()) return nullptr;
+    if (std::size_t{instance} + 1 >= useBegin.size()) return nullptr;  // no wrap at 0xFFFFFFFF
     for (std::uint32_t k = useBegin[instance]; k < useBegin[instance + 1]; ++k)
       if (uses[k].channel == local && uses[k].write == write) return &uses[k];
     return nullptr;

@@ -75,6 +75,14 @@ Stamp stampOfFrame() {
     gStampFailed = true;
     return s;
   }
+  // The frame's ideal release time (or the recorded run's, earlier still) lies in the past.
+  const std::int64_t monotonic =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (*now <= 0 || *now > monotonic) {
+    std::printf("stamp: the logical clock %lld is not in the past (now %lld)\n", static_cast<long long>(*now),
+                static_cast<long long>(monotonic));
+    gStampFailed = true;
+  }
   s.logicalNs = *now;
   s.hyperepochIteration = info->hyperepochIteration;
   s.epochIteration = info->epochIteration;
