@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds the five reader fuzzers with clang (libFuzzer, ASan, UBSan) in their own build folder and
+# Builds the six reader fuzzers with clang (libFuzzer, ASan, UBSan) in their own build folder and
 # runs each for SECONDS (default 60), one after the other, one process each (the machine is
 # shared). New corpus entries go to BUILD/corpus/<reader>/, crashes to BUILD/artifacts/.
 #
@@ -10,7 +10,7 @@ set -u
 seconds=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TACTUS_FUZZ_BUILD:-$root/build-fuzz}
-targets=${TACTUS_FUZZ_TARGETS:-schedule log graph wcet recording}
+targets=${TACTUS_FUZZ_TARGETS:-schedule log graph wcet recording replay_segment}
 
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$build" "$root" --buildtype=debugoptimized \

@@ -103,22 +103,27 @@ Result<Found> locate(std::uint32_t id, const std::string& name, bool write) {
   return f;
 }
 
-// The tables of one schedule: its rings checked against its segment's channel area, then its
-// instances' writes and reads in CSR form.
+// The tables of one schedule in its segment: its rings checked against the segment's channel area.
 Result<ScheduleChannels> scheduleTables(const Runtime& rt, const std::vector<std::string>& allNames) {
-  const Schedule& s = rt.schedule;
-  ScheduleChannels t;
-  t.scheduleId = s.identifier;
-  t.scheduleName = s.name;
-  t.view = &rt.view;
   std::uint64_t bytes = 0;
-  t.rings = shm::channelRings(s, &bytes);
+  ScheduleChannels t = channelTables(rt.schedule, allNames, &bytes);
+  t.view = &rt.view;
   const std::span<std::byte> area = rt.view.channelArea();
   if (area.size() != bytes)
     return fail(ErrorCode::kIncompatible, "the segment's channel area is " + std::to_string(area.size()) +
-                                              " bytes, schedule " + quoted(s.name) + "'s channels need " +
+                                              " bytes, schedule " + quoted(rt.schedule.name) + "'s channels need " +
                                               std::to_string(bytes) + " (segment damaged?)");
   t.area = area.data();
+  return t;
+}
+
+}  // namespace
+
+ScheduleChannels channelTables(const Schedule& s, const std::vector<std::string>& allNames, std::uint64_t* areaBytes) {
+  ScheduleChannels t;
+  t.scheduleId = s.identifier;
+  t.scheduleName = s.name;
+  t.rings = shm::channelRings(s, areaBytes);
   t.localOf.assign(allNames.size(), kNone);
   for (std::uint32_t c = 0; c < s.channels.size(); ++c) {
     const auto at = std::lower_bound(allNames.begin(), allNames.end(), s.channels[c].name);
@@ -139,8 +144,6 @@ Result<ScheduleChannels> scheduleTables(const Runtime& rt, const std::vector<std
   }
   return t;
 }
-
-}  // namespace
 
 Result<std::unique_ptr<ChannelDirectory>> buildChannelDirectory(const std::vector<Runtime*>& modes) {
   auto directory = std::make_unique<ChannelDirectory>();

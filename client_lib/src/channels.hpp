@@ -10,6 +10,7 @@
 
 #include "tactus/core/ids.hpp"
 #include "tactus/core/result.hpp"
+#include "tactus/core/schedule.hpp"
 #include "tactus/core/shm_layout.hpp"
 
 namespace tactus::client {
@@ -40,7 +41,7 @@ struct ScheduleChannels {
 
   /// The use of channel `local` by instance `instance` (a write when `write`), or null.
   const ChannelUse* use(std::uint32_t instance, std::uint32_t local, bool write) const {
-    if (instance + 1 >= useBegin.size()) return nullptr;
+    if (std::size_t{instance} + 1 >= useBegin.size()) return nullptr;  // no wrap at 0xFFFFFFFF
     for (std::uint32_t k = useBegin[instance]; k < useBegin[instance + 1]; ++k)
       if (uses[k].channel == local && uses[k].write == write) return &uses[k];
     return nullptr;
@@ -65,6 +66,12 @@ struct ChannelDirectory {
     return nullptr;
   }
 };
+
+/// The tables of schedule `s` (`allNames`: every channel name of the client's schedules, sorted),
+/// with no segment: `view` and `area` null; `areaBytes` (if not null) gets the channel area's size
+/// the rings need. Also what a test or fuzz entry point builds a directory from.
+ScheduleChannels channelTables(const Schedule& s, const std::vector<std::string>& allNames,
+                               std::uint64_t* areaBytes = nullptr);
 
 /// Builds the directory of `modes` (the primary first, then its other schedules), checking each
 /// segment's channel area against the schedule's rings (kIncompatible when they differ).

@@ -388,6 +388,32 @@ Result<RuntimeInfo> runtimeInfo() {
   return *client::tCurrentInfo;
 }
 
+Result<std::int64_t> logicalNowNs() {
+  const RuntimeInfo* info = client::tCurrentInfo;
+  const client::FrameClock* clock = client::tCurrentClock;
+  if (info == nullptr || clock == nullptr || clock->epoch == nullptr)
+    return fail(ErrorCode::kInvalidState, "logicalNowNs is only available inside a runnable");
+  const std::string frame = "frame " + std::to_string(info->frame) + " of epoch " + std::to_string(clock->epochId) +
+                            " in iteration " + std::to_string(info->hyperepochIteration) + " of schedule " +
+                            std::to_string(info->scheduleId);
+  if (clock->replay != nullptr) {  // --replay: the recorded run's value for the same frame
+    const shm::ReplayRelease* r =
+        clock->replay->release(info->scheduleId, clock->epochId, info->hyperepochIteration, info->frame);
+    if (r == nullptr)
+      return fail(ErrorCode::kNotFound, "logicalNowNs: the replayed recording holds no release of " + frame);
+    return r->idealNs;
+  }
+  // The frame's ideal release time: written before its release, and over only by the epoch's next
+  // release, which waits for this runnable to end.
+  const auto target = static_cast<std::uint32_t>(info->epochIteration + 1);
+  const shm::EpochSlot& epoch = *clock->epoch;
+  if (epoch.released.load(std::memory_order_acquire) == target) {
+    const std::int64_t ideal = epoch.releaseNs.load(std::memory_order_acquire);
+    if (epoch.released.load(std::memory_order_relaxed) == target) return ideal;
+  }
+  return fail(ErrorCode::kInvalidState, "logicalNowNs: the release of " + frame + " was written over");
+}
+
 void shutdown() {
   std::lock_guard<std::mutex> lock(gMutex);
   if (!gSession) return;

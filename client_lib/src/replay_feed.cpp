@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "runtime.hpp"
 #include "tactus/core/text.hpp"
@@ -38,17 +39,42 @@ Result<void> checkEntries(const std::string& instance, const ReplaySourceFeed& f
   return {};
 }
 
+// Checks the release table: inside the segment, in strict (schedule, epoch, iteration, frame) order.
+Result<void> checkReleases(const std::string& instance, const shm::ReplayHeader& h, std::span<const std::byte> bytes,
+                           ReplayTables& t) {
+  if (!fits(h.releaseOffset, h.releaseCount, sizeof(shm::ReplayRelease), bytes.size()) || h.releaseOffset % 8 != 0)
+    return bad(instance, "has its release table out of its bounds");
+  t.releases = reinterpret_cast<const shm::ReplayRelease*>(bytes.data() + h.releaseOffset);
+  t.releaseCount = h.releaseCount;
+  for (std::uint32_t k = 0; k < t.releaseCount; ++k) {
+    if (t.releases[k].iteration > 0xFFFFFFFFu)  // recorded as the event log's, in 32 bits
+      return bad(instance, "has a release of an iteration beyond 32 bits (release " + std::to_string(k) + ")");
+    if (k == 0) continue;
+    const shm::ReplayRelease& a = t.releases[k - 1];
+    const shm::ReplayRelease& b = t.releases[k];
+    if (std::tie(a.scheduleId, a.epoch, a.iteration, a.frame) >= std::tie(b.scheduleId, b.epoch, b.iteration, b.frame))
+      return bad(instance, "has its releases out of order (release " + std::to_string(k) + ")");
+  }
+  return {};
+}
+
 }  // namespace
 
-Result<std::unique_ptr<ReplayFeed>> attachReplay(const std::string& instance, const ChannelDirectory& directory) {
-  const std::string name = shm::replayInstanceName(instance);
-  auto segment = ipc::Segment::openReadOnly(name);
-  if (!segment) return fail(segment.error().code, "a replay runs, but " + segment.error().message);
-  auto feed = std::make_unique<ReplayFeed>();
-  feed->segment = std::move(*segment);
-  const std::span<std::byte> bytes = feed->segment.bytes();
+const shm::ReplayRelease* ReplayTables::release(std::uint32_t scheduleId, std::uint32_t epoch, std::uint64_t iteration,
+                                                std::uint32_t frame) const {
+  const auto key = std::tuple{scheduleId, epoch, iteration & 0xFFFFFFFFu, frame};
+  const shm::ReplayRelease* end = releases + releaseCount;
+  const shm::ReplayRelease* r = std::lower_bound(releases, end, key, [](const shm::ReplayRelease& a, const auto& k) {
+    return std::tie(a.scheduleId, a.epoch, a.iteration, a.frame) < k;
+  });
+  return r != end && std::tie(r->scheduleId, r->epoch, r->iteration, r->frame) == key ? r : nullptr;
+}
+
+Result<ReplayTables> checkReplaySegment(std::span<const std::byte> bytes, const std::string& instance,
+                                        const ChannelDirectory& directory) {
   const std::uint64_t total = bytes.size();
   if (total < sizeof(shm::ReplayHeader)) return bad(instance, "is too small");
+  if (reinterpret_cast<std::uintptr_t>(bytes.data()) % 8 != 0) return bad(instance, "is not 8-byte aligned");
   shm::ReplayHeader h{};
   std::memcpy(&h, bytes.data(), sizeof h);
   if (h.magic != shm::kReplayMagic || h.layoutVersion != shm::kReplayLayoutVersion ||
@@ -59,20 +85,37 @@ Result<std::unique_ptr<ReplayFeed>> attachReplay(const std::string& instance, co
       !fits(h.entryOffset, h.entryCount, sizeof(shm::ReplayEntry), total) || h.sourceOffset % 8 != 0 ||
       h.entryOffset % 8 != 0)
     return bad(instance, "has its tables out of its bounds");
+  ReplayTables t;
+  if (auto ok = checkReleases(instance, h, bytes, t); !ok) return ok.error();
   const auto* sources = reinterpret_cast<const shm::ReplaySource*>(bytes.data() + h.sourceOffset);
   const auto* entries = reinterpret_cast<const shm::ReplayEntry*>(bytes.data() + h.entryOffset);
-  feed->sources.reserve(h.sourceCount);
+  t.sources.reserve(h.sourceCount);  // at most a sixteenth of the bytes (checked above)
   for (std::uint32_t k = 0; k < h.sourceCount; ++k) {
     const shm::ReplaySource s = sources[k];
-    const ScheduleChannels* sc = directory.schedule(static_cast<std::uint16_t>(s.scheduleId));
+    const ScheduleChannels* sc =
+        s.scheduleId > 0xFFFF ? nullptr : directory.schedule(static_cast<std::uint16_t>(s.scheduleId));
     if (sc == nullptr) continue;  // a schedule this client does not attach
-    if (s.instance + 1 >= sc->useBegin.size() || s.firstEntry > h.entryCount ||
+    if (s.instance + std::uint64_t{1} >= sc->useBegin.size() || s.firstEntry > h.entryCount ||
         s.entryCount > h.entryCount - s.firstEntry)
       return bad(instance, "names a source out of range (source " + std::to_string(k) + ")");
+    if (t.find(s.scheduleId, s.instance) != nullptr)
+      return bad(instance, "names a source twice (source " + std::to_string(k) + ")");
     ReplaySourceFeed f{sc, s.instance, entries + s.firstEntry, s.entryCount, bytes.data()};
     if (auto ok = checkEntries(instance, f, total); !ok) return ok.error();
-    feed->sources.push_back(f);
+    t.sources.push_back(f);
   }
+  return t;
+}
+
+Result<std::unique_ptr<ReplayFeed>> attachReplay(const std::string& instance, const ChannelDirectory& directory) {
+  const std::string name = shm::replayInstanceName(instance);
+  auto segment = ipc::Segment::openReadOnly(name);
+  if (!segment) return fail(segment.error().code, "a replay runs, but " + segment.error().message);
+  auto feed = std::make_unique<ReplayFeed>();
+  feed->segment = std::move(*segment);
+  auto tables = checkReplaySegment(feed->segment.bytes(), instance, directory);
+  if (!tables) return tables.error();
+  static_cast<ReplayTables&>(*feed) = std::move(*tables);
   return feed;
 }
 

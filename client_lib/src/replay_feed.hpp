@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,11 @@ struct ReplaySourceFeed {
   const std::byte* base = nullptr;  ///< the segment's start
 };
 
-struct ReplayFeed {
-  ipc::Segment segment;
-  std::vector<ReplaySourceFeed> sources;  ///< never resized after attach: steps point into it
+/// The checked tables of a replay segment's bytes (pointers into them).
+struct ReplayTables {
+  std::vector<ReplaySourceFeed> sources;         ///< of the schedules the directory holds
+  const shm::ReplayRelease* releases = nullptr;  ///< by (schedule, epoch, iteration, frame), strictly
+  std::uint32_t releaseCount = 0;
 
   /// The feed of instance `instance` of schedule `scheduleId`, or null (not replayed).
   const ReplaySourceFeed* find(std::uint32_t scheduleId, std::uint32_t instance) const {
@@ -36,11 +39,25 @@ struct ReplayFeed {
       if (s.channels->scheduleId == scheduleId && s.instance == instance) return &s;
     return nullptr;
   }
+  /// The recorded release of frame `frame` of epoch `epoch` in hyperepoch iteration `iteration`
+  /// (its low 32 bits, as recorded) of schedule `scheduleId`, or null (none recorded).
+  const shm::ReplayRelease* release(std::uint32_t scheduleId, std::uint32_t epoch, std::uint64_t iteration,
+                                    std::uint32_t frame) const;
 };
 
-/// Attaches the replay segment of `instance` (schedule 0's segment name) and checks every offset,
-/// size and reference in it against the segment and `directory` (kIncompatible naming what is
-/// wrong).
+/// Checks a replay segment's bytes (8-byte aligned, as a mapping is): every offset, size, count,
+/// order and reference against `bytes` and `directory` (kIncompatible naming what is wrong and the
+/// segment of `instance`). Sources of a schedule `directory` does not hold are skipped. Reads
+/// nothing outside `bytes`, whatever they hold (fuzz/replay_segment_fuzz.cpp).
+Result<ReplayTables> checkReplaySegment(std::span<const std::byte> bytes, const std::string& instance,
+                                        const ChannelDirectory& directory);
+
+struct ReplayFeed : ReplayTables {
+  ipc::Segment segment;  ///< the tables point into it: never moved after attach
+};
+
+/// Attaches the replay segment of `instance` (schedule 0's segment name) and checks it
+/// (checkReplaySegment).
 Result<std::unique_ptr<ReplayFeed>> attachReplay(const std::string& instance, const ChannelDirectory& directory);
 
 /// A replayed source's step (a RunnableFunction; userdata: its ReplaySourceFeed).

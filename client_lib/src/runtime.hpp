@@ -143,4 +143,15 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
 // TLS that glibc keeps for libraries, also when libtactus is dlopen'ed.
 extern thread_local const RuntimeInfo* tCurrentInfo __attribute__((tls_model("initial-exec")));
 
+/// What tactus::logicalNowNs reads for the runnable running on this thread (with tCurrentInfo):
+/// its frame's epoch slot, whose releaseNs is the frame's ideal release time while the frame runs
+/// (the master releases the epoch's next frame only once this one has ended), or under --replay
+/// the recorded releases. Set by the worker loop, once per loop; the step's fields per step.
+struct FrameClock {
+  const shm::EpochSlot* epoch = nullptr;
+  std::uint32_t epochId = 0;
+  const ReplayTables* replay = nullptr;
+};
+extern thread_local const FrameClock* tCurrentClock;
+
 }  // namespace tactus::client

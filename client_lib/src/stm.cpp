@@ -136,6 +136,17 @@ stmErrorCode_t stmGetRuntimeInfo(stmRunnableInfo_t* info) {
   return STM_SUCCESS;
 }
 
+stmErrorCode_t tactusLogicalNowNs(int64_t* ns) {
+  if (ns == nullptr) {
+    tLastMessage = "tactusLogicalNowNs: null ns";
+    return STM_ERROR_BAD_PARAMETER;
+  }
+  auto r = tactus::logicalNowNs();
+  if (!r) return toStm(r.error());
+  *ns = *r;
+  return STM_SUCCESS;
+}
+
 stmErrorCode_t stmExitScheduler(void) {
   if (!gInitialized) return STM_ERROR_NOT_INITIALIZED;
   tactus::exitScheduler();

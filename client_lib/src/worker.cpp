@@ -30,6 +30,7 @@
 namespace tactus::client {
 
 thread_local const RuntimeInfo* tCurrentInfo __attribute__((tls_model("initial-exec"))) = nullptr;
+thread_local const FrameClock* tCurrentClock = nullptr;
 
 namespace {
 
@@ -183,6 +184,7 @@ class WorkerLoop {
         hyperPeriodNs_(rt.schedule.hyperepochs[plan_.hyperepoch].periodNs),
         check_(checkHooks()) {
     info_.scheduleId = rt.schedule.identifier;
+    clock_.replay = rt.replay;
   }
 
   /// Binds the GPU engine and pins the thread; false when the GPU engine cannot bind it.
@@ -203,6 +205,9 @@ class WorkerLoop {
     if (planLeadNs_ > 0) ipc::preciseTimerSlack();  // a plan-guided sleep must not end after its lead
     return true;
   }
+
+  /// The clock of the step that runs (tCurrentClock while the loop runs).
+  const FrameClock* clock() const { return &clock_; }
 
   /// Runs from iteration `h` until the hyperepoch's stopAt or the run's end; returns the
   /// iteration it stopped at.
@@ -350,6 +355,8 @@ class WorkerLoop {
     info_.epochIteration = epochFrame;
     info_.frame = step.frame;
     info_.instance = index(i);
+    clock_.epoch = step.epoch;  // logicalNowNs: the frame's ideal release, or its recorded one
+    clock_.epochId = index(step.epochId);
     tCurrentInfo = &info_;
     if (check_ != nullptr && step.kind != StepKind::kObserve) [[unlikely]]
       check_->begin(index(i), index(runnable));
@@ -440,6 +447,7 @@ class WorkerLoop {
   const CheckHooks* const check_;  // non-null only under tactus-check
   const std::function<bool()> gpuAbort_ = [this] { return aborted(); };
   RuntimeInfo info_;
+  FrameClock clock_;
 };
 
 }  // namespace
@@ -448,7 +456,10 @@ std::uint64_t runWorker(Runtime& rt, std::uint32_t w, std::uint64_t firstIterati
   if (rt.plan.workers[w].instances.empty()) return firstIteration;
   WorkerLoop loop(rt, w);
   if (!loop.prepare()) return firstIteration;
-  return loop.run(firstIteration);
+  tCurrentClock = loop.clock();
+  const std::uint64_t stopped = loop.run(firstIteration);
+  tCurrentClock = nullptr;
+  return stopped;
 }
 
 }  // namespace tactus::client

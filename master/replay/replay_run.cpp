@@ -6,6 +6,7 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <tuple>
 
 #include "deploy/deploy_env.hpp"
 #include "master.hpp"
@@ -261,11 +262,25 @@ std::vector<std::byte> replaySegmentBytes(const std::vector<std::pair<std::uint3
   h.entryCount = static_cast<std::uint32_t>(versions.size());
   h.sourceOffset = align(sizeof h);
   h.entryOffset = align(h.sourceOffset + sources.size() * sizeof(shm::ReplaySource));
-  h.dataOffset = align(h.entryOffset + versions.size() * sizeof(shm::ReplayEntry));
+  // The recorded releases (the logical clock's values, tactus::logicalNowNs), in the client's
+  // lookup order, each frame once.
+  std::vector<shm::ReplayRelease> releases;
+  for (const tactus::record::ReleaseRecord& r : file.releases)
+    releases.push_back({r.iteration & 0xFFFFFFFFu, r.idealNs, r.scheduleId, r.epoch, r.frame, 0});
+  const auto key = [](const shm::ReplayRelease& r) { return std::tie(r.scheduleId, r.epoch, r.iteration, r.frame); };
+  std::stable_sort(releases.begin(), releases.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  releases.erase(
+      std::unique(releases.begin(), releases.end(), [&](const auto& a, const auto& b) { return key(a) == key(b); }),
+      releases.end());
+  h.releaseCount = static_cast<std::uint32_t>(releases.size());
+  h.releaseOffset = align(h.entryOffset + versions.size() * sizeof(shm::ReplayEntry));
+  h.dataOffset = align(h.releaseOffset + releases.size() * sizeof(shm::ReplayRelease));
   for (const SourceVersion& v : versions) h.dataSize += align(v.version->rec.dataSize);
   h.totalSize = h.dataOffset + std::max<std::uint64_t>(h.dataSize, 64);
   std::vector<std::byte> out(h.totalSize);
   std::memcpy(out.data(), &h, sizeof h);
+  if (!releases.empty())
+    std::memcpy(out.data() + h.releaseOffset, releases.data(), releases.size() * sizeof(shm::ReplayRelease));
   std::uint64_t data = h.dataOffset;
   std::size_t at = 0;
   for (std::size_t k = 0; k < sources.size(); ++k) {

@@ -6,6 +6,7 @@
 
 #include "runtime_harness.hpp"
 #include "tactus/client.hpp"
+#include "tactus/stm.h"
 
 using namespace tactus;
 
@@ -20,6 +21,13 @@ TEST_CASE("before init every call that needs a client refuses with kInvalidState
   auto info = runtimeInfo();
   REQUIRE_FALSE(info.has_value());
   CHECK(info.error().code == ErrorCode::kInvalidState);
+  auto now = logicalNowNs();
+  REQUIRE_FALSE(now.has_value());
+  CHECK(now.error().code == ErrorCode::kInvalidState);
+  CHECK_THAT(now.error().message, Catch::Contains("only available inside a runnable"));
+  std::int64_t ns = 0;
+  CHECK(tactusLogicalNowNs(nullptr) == STM_ERROR_BAD_PARAMETER);
+  CHECK(tactusLogicalNowNs(&ns) == STM_ERROR_INVALID_STATE);
   const RunOutcome outcome = enterScheduler();
   CHECK(outcome.status == RunStatus::kError);
   CHECK_FALSE(outcome.message.empty());

@@ -2,9 +2,12 @@
 // runnable of its client is registered; a runnable that reads no channel (a source) writes fresh
 // random bytes into each channel it writes; every other runnable writes a deterministic function
 // of the versions it read (their status and bytes), so that a replay whose sources get the
-// recorded versions writes, downstream, exactly what the recorded run wrote.
+// recorded versions writes, downstream, exactly what the recorded run wrote. A downstream
+// runnable's versions begin with its frame's logical clock (tactus::logicalNowNs) and runtime
+// information, so that a replay must also give those the recorded values.
 // usage: tactus-replay-client --name CLIENT --instance I --channel NAME... [--busy-us N] [--timeout-ms N]
-// Exit: 0 when the run ended by its frame limit, 3 init, 4 registration, 5 otherwise.
+// Exit: 0 when the run ended by its frame limit, 3 init, 4 registration, 6 the C and C++ APIs'
+// logical clock or runtime information differed, 5 otherwise.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +20,7 @@
 
 #include "tactus/channel.hpp"
 #include "tactus/client.hpp"
+#include "tactus/stm.h"
 
 namespace {
 
@@ -41,6 +45,60 @@ void spin(long long us) {
   while (std::chrono::steady_clock::now() < end) {}
 }
 
+// What a downstream runnable stamps its output with: the logical clock and the runtime
+// information, through the C++ API and the C API (which must agree), so that the replay's
+// comparison covers them: a replay must give the recorded values.
+struct Stamp {
+  std::int64_t logicalNs = 0;
+  std::int64_t logicalNsC = 0;
+  std::uint64_t hyperepochIteration = 0;
+  std::uint64_t epochIteration = 0;
+  std::uint32_t frame = 0;
+  std::uint32_t scheduleId = 0;
+  std::uint32_t instance = 0;
+  std::uint32_t epochIterationsC = 0;
+  std::uint32_t scheduleIdC = 0;
+  std::uint32_t reserved = 0;
+};
+
+bool gStampFailed = false;  // the C and C++ answers differed, or one failed: exit 6
+
+Stamp stampOfFrame() {
+  Stamp s;
+  const auto now = tactus::logicalNowNs();
+  const auto again = tactus::logicalNowNs();
+  const auto info = tactus::runtimeInfo();
+  stmRunnableInfo_t infoC{};
+  if (!now || !again || !info || *now != *again || tactusLogicalNowNs(&s.logicalNsC) != STM_SUCCESS ||
+      stmGetRuntimeInfo(&infoC) != STM_SUCCESS) {
+    std::printf("stamp: %s\n", !now ? now.error().message.c_str() : "a call failed or the clock moved in a frame");
+    gStampFailed = true;
+    return s;
+  }
+  // The frame's ideal release time (or the recorded run's, earlier still) lies in the past.
+  const std::int64_t monotonic =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (*now <= 0 || *now > monotonic) {
+    std::printf("stamp: the logical clock %lld is not in the past (now %lld)\n", static_cast<long long>(*now),
+                static_cast<long long>(monotonic));
+    gStampFailed = true;
+  }
+  s.logicalNs = *now;
+  s.hyperepochIteration = info->hyperepochIteration;
+  s.epochIteration = info->epochIteration;
+  s.frame = info->frame;
+  s.scheduleId = info->scheduleId;
+  s.instance = info->instance;
+  s.epochIterationsC = infoC.epochIterations;
+  s.scheduleIdC = infoC.scheduleId;
+  if (s.logicalNsC != s.logicalNs || s.epochIterationsC != static_cast<std::uint32_t>(s.epochIteration) ||
+      s.scheduleIdC != s.scheduleId) {
+    std::printf("stamp: the C API says otherwise than the C++ API\n");
+    gStampFailed = true;
+  }
+  return s;
+}
+
 void run(void* userdata) {
   auto& r = *static_cast<Runnable*>(userdata);
   if (!r.probed) {  // which channels this runnable reads and writes (a refusal: not its)
@@ -57,6 +115,7 @@ void run(void* userdata) {
     h = fnv(h, &status, sizeof status);
     if (v->status == tactus::VersionStatus::kOk) h = fnv(h, v->data, v->size);
   }
+  const Stamp stamp = r.reads.empty() ? Stamp{} : stampOfFrame();
   for (std::size_t c : r.writes) {
     const auto buffer = gChannels[c].write();
     std::uint64_t x = h ^ (c + 1) * 0x9e3779b97f4a7c15ULL;
@@ -64,6 +123,7 @@ void run(void* userdata) {
       std::uint64_t word = r.reads.empty() ? r.random() : (x ^= x << 13, x ^= x >> 7, x ^= x << 17);
       std::memcpy(buffer->data() + i, &word, std::min<std::size_t>(8, buffer->size() - i));
     }
+    if (!r.reads.empty()) std::memcpy(buffer->data(), &stamp, std::min(sizeof stamp, buffer->size()));
   }
   if (gBusyUs > 0) spin(gBusyUs);
 }
@@ -108,6 +168,7 @@ int runClient(int argc, char** argv) {
   }
   const tactus::RunOutcome outcome = tactus::enterScheduler();
   std::printf("status=%s\n", tactus::runStatusName(outcome.status));
+  if (gStampFailed) return 6;
   return outcome.status == tactus::RunStatus::kFrameLimit || outcome.status == tactus::RunStatus::kExitRequested ? 0
                                                                                                                  : 5;
 }

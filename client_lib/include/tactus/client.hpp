@@ -114,6 +114,15 @@ Result<void> registerSwitchCallback(std::function<void(std::uint16_t scheduleId,
 /// Inside a runnable: the frame it runs in (kInvalidState elsewhere).
 Result<RuntimeInfo> runtimeInfo();
 
+/// Inside a runnable: the logical clock, for a runnable that needs "now" (to stamp its output,
+/// to age data): its frame's ideal release time, CLOCK_MONOTONIC ns, the same for every runnable
+/// of the frame and for every call during it. Under `tactus-master --replay` it is the recorded
+/// run's value for the same frame (schedule, epoch, iteration, frame), whatever the replay's rate,
+/// so output stamped with it is byte-identical in the recorded run and its replays. Errors:
+/// kInvalidState (outside a runnable), kNotFound (a replay whose recording holds no release of the
+/// frame).
+Result<std::int64_t> logicalNowNs();
+
 /// Detaches from the master and forgets the registrations; init may be called again. While
 /// enterScheduler runs in another thread it only requests exit (call it again after it returned).
 /// Not for a signal handler: call exitScheduler there (async-signal-safe).

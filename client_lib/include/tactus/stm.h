@@ -71,6 +71,12 @@ stmErrorCode_t stmRegisterCallBack(stmScheduleSwitchCallback_t func, void* userd
 stmErrorCode_t stmEnterScheduler(void);
 /** Inside a CPU runnable: its frame's information. */
 stmErrorCode_t stmGetRuntimeInfo(stmRunnableInfo_t* info);
+/** tactus extension: inside a runnable, the logical clock (tactus::logicalNowNs in
+ *  <tactus/client.hpp>): its frame's ideal release time in CLOCK_MONOTONIC ns, and under a replay
+ *  the recorded run's value for the same frame. STM_ERROR_BAD_PARAMETER for a null `ns`,
+ *  STM_ERROR_INVALID_STATE outside a runnable, STM_ERROR_NOT_FOUND when a replay's recording holds
+ *  no release of the frame. */
+stmErrorCode_t tactusLogicalNowNs(int64_t* ns);
 /** Makes every client return from stmEnterScheduler at the next boundary; async-signal-safe. */
 stmErrorCode_t stmExitScheduler(void);
 /** Detaches; stmClientInit may be called again. */

@@ -7,9 +7,11 @@
 // ANY change. A client never trusts the geometry read here: it checks every offset and size
 // against the segment's size and against its own schedule before it uses it.
 //
-//   offset 0              ReplayHeader                        (1 cache line)
+//   offset 0              ReplayHeader                        (2 cache lines)
 //   sourceOffset          ReplaySource[sourceCount]           a replayed (schedule, writer instance)
 //   entryOffset           ReplayEntry[entryCount]             per source, by channel then iteration
+//   releaseOffset         ReplayRelease[releaseCount]         the recorded frame releases, by
+//                                                             (schedule, epoch, iteration, frame)
 //   dataOffset            the entries' bytes (dataSize bytes; each entry's at a 64-byte boundary)
 #pragma once
 
@@ -24,7 +26,7 @@ inline constexpr std::uint32_t kFlagReplay = 1u << 3;
 
 /// "TACTRPLY" as a little-endian integer.
 inline constexpr std::uint64_t kReplayMagic = 0x594c505254434154ULL;
-inline constexpr std::uint32_t kReplayLayoutVersion = 1;
+inline constexpr std::uint32_t kReplayLayoutVersion = 2;
 
 struct ReplayHeader {
   std::uint64_t magic;  ///< kReplayMagic
@@ -37,8 +39,12 @@ struct ReplayHeader {
   std::uint64_t entryOffset;
   std::uint64_t dataOffset;
   std::uint64_t dataSize;
+  std::uint64_t releaseOffset;  ///< version 2: the recorded releases (the logical clock's values)
+  std::uint32_t releaseCount;
+  std::uint32_t reserved0;
+  std::uint64_t reserved[6];
 };
-static_assert(sizeof(ReplayHeader) == 64);
+static_assert(sizeof(ReplayHeader) == 128);
 
 /// A replayed writer instance: the client's worker fills its buffers instead of calling it.
 struct ReplaySource {
@@ -60,6 +66,18 @@ struct ReplayEntry {
   std::uint64_t reserved[3];
 };
 static_assert(sizeof(ReplayEntry) == 64);
+
+/// A recorded frame release (the recording's ReleaseRecord): what tactus::logicalNowNs() gives a
+/// runnable of that frame in the replay, whatever the replay's own release times.
+struct ReplayRelease {
+  std::uint64_t iteration;  ///< hyperepoch iteration (low 32 bits, as the recording's)
+  std::int64_t idealNs;     ///< the recorded run's ideal release time
+  std::uint32_t scheduleId;
+  std::uint32_t epoch;  ///< EpochId
+  std::uint32_t frame;  ///< within the iteration
+  std::uint32_t reserved;
+};
+static_assert(sizeof(ReplayRelease) == 32);
 
 /// The instance name of the replay segment of `instance` (the master's schedule 0's).
 inline std::string replayInstanceName(const std::string& instance) { return instance + ".replay"; }
