@@ -9,8 +9,20 @@ namespace tactus::master {
 
 std::vector<std::unique_ptr<RunHook>> makeRunHooks(const MasterOptions& o) {
   std::vector<std::unique_ptr<RunHook>> hooks;
-  if (!o.replayDir.empty()) hooks.push_back(std::make_unique<replay::ReplayRun>(o));
-  if (!o.recordDir.empty()) hooks.push_back(std::make_unique<record::RunRecording>(o));
+  replay::ReplayRun* replay = nullptr;
+  if (!o.replayDir.empty()) {
+    auto hook = std::make_unique<replay::ReplayRun>(o);
+    replay = hook.get();
+    hooks.push_back(std::move(hook));
+  }
+  if (!o.recordDir.empty()) {
+    auto hook = std::make_unique<record::RunRecording>(o);
+    // A recorded replay's release records hold the recorded run's ideal times, the ones its
+    // logical clock hands out: a replay of that recording hands them out again.
+    if (replay != nullptr)
+      hook->setIdealOf([replay](const tactus::record::ReleaseRecord& r) { return replay->recordedIdealNs(r); });
+    hooks.push_back(std::move(hook));
+  }
   return hooks;
 }
 

@@ -45,8 +45,8 @@ std::uint64_t Recorder::queueBytes() {
   return bytes > 0 ? static_cast<std::uint64_t>(bytes) : kQueueBytes;
 }
 
-Recorder::Recorder(std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock)
-    : modes_(std::move(modes)), pollUs_(pollUs), clock_(std::move(clock)) {
+Recorder::Recorder(std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock, IdealOf ideal)
+    : modes_(std::move(modes)), pollUs_(pollUs), clock_(std::move(clock)), ideal_(std::move(ideal)) {
   for (std::uint32_t k = 0; k < modes_.size(); ++k) {
     std::uint64_t total = 0;
     rings_.push_back(shm::channelRings(*modes_[k].schedule, &total));
@@ -276,7 +276,8 @@ void Recorder::Tap::see(const EventRecord* records, std::size_t count) {
     const EventRecord& r = records[k];
     const auto kind = static_cast<EventKind>(r.kind);
     if (kind == EventKind::kRelease) {
-      const tactus::record::ReleaseRecord rec{r.iteration, r.startNs, r.endNs, identifier_, r.instance, r.aux, 0};
+      tactus::record::ReleaseRecord rec{r.iteration, r.startNs, r.endNs, identifier_, r.instance, r.aux, 0};
+      if (recorder_.ideal_) rec.idealNs = recorder_.ideal_(rec);
       recorder_.queueEvent(ChunkType::kRelease, &rec, sizeof rec);
     } else if (kind == EventKind::kScheduleStart || kind == EventKind::kScheduleStop) {
       const bool start = kind == EventKind::kScheduleStart;

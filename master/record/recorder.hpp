@@ -42,6 +42,9 @@ struct LossCounts {
 /// A multi-SoC run's clock against the primary's, now (SocRun::offsetRecord's estimate; atNs is
 /// the caller's `nowNs`), or nothing while there is no estimate yet.
 using ClockSource = std::function<std::optional<tactus::record::ClockOffsetRecord>(std::int64_t nowNs)>;
+/// A replay's (--replay A --record B): the ideal time a release record holds, given the live one:
+/// the recorded run's, which the logical clock handed out (so a replay of B hands out A's again).
+using IdealOf = std::function<std::int64_t(const tactus::record::ReleaseRecord& live)>;
 
 class Recorder {
  public:
@@ -56,7 +59,7 @@ class Recorder {
   /// what it copies until write() gives it the file. `pollUs`: the copier's period. `clock` (a
   /// multi-SoC run's, else empty): the writer thread records the estimate first, then whenever it
   /// changed (looked at every 100 ms), and at the end.
-  Recorder(std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock = {});
+  Recorder(std::vector<RecordedMode> modes, std::int64_t pollUs, ClockSource clock = {}, IdealOf ideal = {});
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
   ~Recorder();
@@ -146,6 +149,7 @@ class Recorder {
   bool writeFailed_ = false;
   bool writing_ = false;  // write() gave the file
   ClockSource clock_;
+  IdealOf ideal_;
   std::int64_t clockLookedNs_ = 0;                                 // the writer thread's: when it last looked
   std::optional<tactus::record::ClockOffsetRecord> clockWritten_;  // ... and the estimate it last wrote
   std::deque<Tap> taps_;                                           // per mode

@@ -113,7 +113,7 @@ EventTap* RunRecording::add(const shm::SegmentView& view, const Schedule& schedu
 void RunRecording::starting(std::vector<std::unique_ptr<Mode>>& modes) {
   for (auto& m : modes) m->drain->setEventTap(add(m->owner->view(), m->schedule, m->contentHash));
   if (modes_.empty()) return;
-  recorder_ = std::make_unique<Recorder>(modes_, pollUs(), clockSource(modes.front()->soc.get()));
+  recorder_ = std::make_unique<Recorder>(modes_, pollUs(), clockSource(modes.front()->soc.get()), idealOf_);
   live_.store(recorder_.get(), std::memory_order_release);
 }
 

@@ -52,6 +52,8 @@ class RunRecording : public RunHook, private ReleaseGate {
   /// Every release waits until the copier has copied every ended writer run (at once while it
   /// keeps up; a copier starved of CPU is caught up on the release thread).
   ReleaseGate* releaseGate() override { return this; }
+  /// A replay's recording (--replay A --record B): its release records hold A's ideal times.
+  void setIdealOf(IdealOf ideal) { idealOf_ = std::move(ideal); }
   /// Whether a loss was seen so far (for --record-required).
   bool lost() const { return recorder_ && recorder_->lost() > 0; }
 
@@ -66,6 +68,7 @@ class RunRecording : public RunHook, private ReleaseGate {
   std::uint32_t soc_ = 0;
   std::vector<RecordedMode> modes_;
   std::unique_ptr<Recorder> recorder_;
+  IdealOf idealOf_;
   std::atomic<Recorder*> live_{nullptr};  // recorder_ while it runs, for the release threads
   /// Mode k's drain tap: forwards to the recorder once it runs.
   class ForwardTap : public EventTap {

@@ -42,6 +42,10 @@ Result<RecordingFile> readOwnFile(const MasterOptions& o, const Schedule& first)
   return std::move((*files)[soc]);
 }
 
+bool releaseOrder(const tactus::record::ReleaseRecord& a, const tactus::record::ReleaseRecord& b) {
+  return std::tie(a.scheduleId, a.epoch, a.iteration, a.frame) < std::tie(b.scheduleId, b.epoch, b.iteration, b.frame);
+}
+
 std::string runnableName(const Schedule& s, RunnableId r) {
   return s.clients[s.runnables[r].client].name + "." + s.runnables[r].name;
 }
@@ -75,7 +79,14 @@ Result<void> ReplayRun::loaded(std::vector<std::unique_ptr<Mode>>& modes) {
   }
   if (auto ok = readSwitches(modes); !ok) return ok;
   scaleReleases(modes);
+  releases_ = file_.releases;
+  std::sort(releases_.begin(), releases_.end(), releaseOrder);
   return {};
+}
+
+std::int64_t ReplayRun::recordedIdealNs(const tactus::record::ReleaseRecord& live) const {
+  const auto at = std::lower_bound(releases_.begin(), releases_.end(), live, releaseOrder);
+  return at != releases_.end() && !releaseOrder(live, *at) ? at->idealNs : live.idealNs;
 }
 
 // A recording of a managed run (it holds switch records) replays under -N only, and one of a

@@ -41,6 +41,9 @@ class ReplayRun : public RunHook {
   ~ReplayRun() override;
   Result<void> loaded(std::vector<std::unique_ptr<Mode>>& modes) override;
   std::uint32_t segmentFlags() const override;
+  /// The recorded run's ideal time of the release `live` names (schedule, epoch, iteration,
+  /// frame), which the logical clock hands out in the replay; `live.idealNs` where none was recorded.
+  std::int64_t recordedIdealNs(const tactus::record::ReleaseRecord& live) const;
   std::uint64_t iterations(std::uint64_t given) const override;
   bool freeRunning() const override;
   Result<void> created(std::vector<std::unique_ptr<Mode>>& modes, const std::string& instance) override;
@@ -60,6 +63,7 @@ class ReplayRun : public RunHook {
   tactus::record::RecordingFile file_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> sources_;  // (schedule identifier, instance)
   std::vector<SourceVersion> versions_;
+  std::vector<tactus::record::ReleaseRecord> releases_;  // the recording's, by (schedule, epoch, iteration, frame)
   std::uint64_t recordedIterations_ = 0;
   std::optional<SwitchScript> script_;  // under -N
   std::string warning_;

@@ -2,7 +2,8 @@
 # Replay real runs bit-identically: replay_pipeline.yaml (three clients, three rates) run with the
 # real master and clients (tactus-replay-client: the source writes fresh random bytes, the others
 # a function of what they read), recorded, then replayed several times (at real time and at
-# --replay-rate 0, whose releases wait for the copier: it loses nothing, --record-required), each
+# --replay-rate 0, whose releases wait for the copier: it loses nothing, --record-required), and a
+# replay of a replay's recording (it holds the first run's ideal release times), each
 # replay recorded too: every replay's recording compares equal to the
 # original (tactus-report --compare-recordings exit 0), while a second recorded run (fresh random
 # bytes) compares different. Refused before any frame, exit 2, named: a damaged recording, a
@@ -48,6 +49,10 @@ for k in $(seq 1 "$replays"); do
 done
 run fast --replay "$work/rec" --replay-rate 0 --record "$work/fast" --record-required || { cat "$work/master_fast.txt"; fail "--replay-rate 0"; }
 compare rec fast || { cat "$work/compare.txt"; fail "the replay at --replay-rate 0 differs from the recording"; }
+# A replay of a replay's recording: its release records hold the first run's ideal times (the
+# logical clock's, which the downstream runnables write), so it replays bit-identically too.
+run again --replay "$work/replay1" --record "$work/again" || { cat "$work/master_again.txt"; fail "the replay of a replay"; }
+compare replay1 again || { cat "$work/compare.txt"; fail "the replay of a replay's recording differs from it"; }
 # The replay's own recording says that it is one.
 "$report" --recording "$work/replay1" > "$work/list.txt" 2>&1 || { cat "$work/list.txt"; fail "--recording of a replay"; }
 # A run of its own (fresh random bytes at the source) differs: the comparison sees what the sources wrote.
