@@ -1,10 +1,10 @@
 #include "record/recorder.hpp"
 
-#include <time.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+
+#include "tactus/ipc/clock.hpp"
 
 namespace tactus::master::record {
 
@@ -14,12 +14,6 @@ using tactus::record::LostRecord;
 using tactus::record::VersionRecord;
 
 namespace {
-
-std::int64_t monotonicNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
 
 const char* lossName(std::size_t reason) {
   switch (static_cast<LossReason>(reason)) {
@@ -218,7 +212,7 @@ void Recorder::writeLoop() {
     }
     guard.unlock();
     writeLosses();
-    writeClock(monotonicNs(), false);
+    writeClock(ipc::monotonicNs(), false);
     guard.lock();
     if (copierDone_ && queue_.empty()) return;
   }
