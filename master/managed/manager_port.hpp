@@ -11,15 +11,13 @@
 
 #include "managed/switch_job.hpp"
 #include "roles/run_control.hpp"
+#include "run/mode.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/shm_layout.hpp"
 #include "tactus/ipc/process.hpp"
 #include "tactus/ipc/segment.hpp"
 
 namespace tactus::master {
-
-/// No schedule (a plain start's `from`, a plain stop's `to`, the channel's idle `running`).
-constexpr std::uint32_t kNoSchedule = 0xffffffffu;
 
 class ManagerPort {
  public:
@@ -60,6 +58,7 @@ class ManagerPort {
   shm::ManagerChannel* channel_ = nullptr;
   bool owned_ = false;
   std::uint64_t startTime_ = 0;  // the masterStartTime this master wrote into the channel
+  std::uint32_t pid_ = 0;        // the masterPid it wrote (asked once: each round compares it)
   ipc::ProcessWatch managerWatch_;
   std::uint32_t managerPid_ = 0;
   bool managerCommand_ = false;  // the claim is a one-shot command's (shm::ManagerKind::kCommand)

@@ -22,6 +22,9 @@
 
 namespace tactus::master {
 
+/// No schedule (a plain start's `from`, a plain stop's `to`, the manager channel's idle `running`).
+constexpr std::uint32_t kNoSchedule = 0xffffffffu;
+
 /// A hyperepoch of a follower SoC under a manager (Run::followSwitches): parked until the primary
 /// starts it, then (a rollover with switch callbacks) awaiting the clients' acknowledgements, then
 /// following the primary's iterations until its stop.

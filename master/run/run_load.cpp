@@ -13,7 +13,6 @@
 #include <string_view>
 #include "deploy/deploy_env.hpp"
 #include "deploy/notify.hpp"
-#include "managed/manager_port.hpp"  // kNoSchedule
 #include "run/run.hpp"
 #include "run/run_state.hpp"
 #include "tactus/core/file_io.hpp"
