@@ -19,7 +19,9 @@
 #              to the bare loop's, measured in the same run
 #   makespan   stg-makespan (10 graphs, unit 100us): mean over-plan per runnable and mean over the
 #              bare run per runnable (ns)
-#   switch     switch-bench: rollover p50 and p99, complete swap p50 (us)
+#   switch     switch-bench: rollover p50 and p99, rollover from the manager's call p50, complete
+#              swap p50 and its runtime's part p50 (from the later of A's last end and the stop
+#              call: the part no stop-call timing moves) (us)
 # AB_QUICK=1 runs each benchmark's --quick version: figures of no worth, only to check this script
 # against the benchmarks' output (tests/bench/ab_runtime_test.sh).
 set -euo pipefail
@@ -71,7 +73,11 @@ bench_once() {
   "$build/bench/switching/switch-bench" "${args[@]}" --client "$build/bench/runtime/tactus-bench-client" >"$log" 2>&1 ||
     { echo "ab_runtime: $tag switch-bench failed:"; cat "$log"; exit 1; } >&2
   awk '/^  rollover  / {for (i=1;i<=NF;i++) {if ($i=="p50" && !a++) print "switch.rollover_p50_us", $(i+1); if ($i=="p99" && !b++) print "switch.rollover_p99_us", $(i+1)}}
-       /^  complete swap/ {for (i=1;i<=NF;i++) if ($i=="p50") {print "switch.swap_p50_us", $(i+1); break}}' \
+       /^  complete swap  / {for (i=1;i<=NF;i++) if ($i=="p50") {print "switch.swap_p50_us", $(i+1); break}}
+       /^  complete swap, the runtime.s part/ {own = 1; next}
+       own && /hyperepoch switches/ {for (i=1;i<=NF;i++) if ($i=="p50") {print "switch.swap_runtime_p50_us", $(i+1); break}; own = 0}
+       /from the manager.s call/ {call = 1; next}
+       call && /hyperepoch switches/ {for (i=1;i<=NF;i++) if ($i=="p50") {print "switch.rollover_from_call_p50_us", $(i+1); break}; call = 0}' \
     "$log" >>"$out/$tag"
 }
 

@@ -5,7 +5,10 @@
 //                  dead time = B's first release there - max(A's last run end there, the moment
 //                  the master took the request); also to B's actual first release (kRelease)
 //   complete swap: stopSchedule(A) then startSchedule(B); dead time = B's first release - A's
-//                  last run end (includes both calls and the start's release lead)
+//                  last run end (includes both calls and the start's release lead), and the
+//                  runtime's part: from the later of A's last end and the stop call (a stop called
+//                  in A's idle time does not count its wait for nothing; faster runs of A, ending
+//                  earlier in its iteration, lengthen the first figure, not this one)
 // Prints p50/p99/max over --switches switches of each kind beside the period.
 #include <fcntl.h>
 #include <signal.h>
@@ -111,6 +114,7 @@ Summary summarize(std::vector<std::int64_t> v) {
 int main(int argc, char** argv) try {
   std::string compile, master, client;
   int switches = 200;
+  unsigned seed = 2026;  // the pauses between switches (so the point in A's iteration of each call)
   int periodUs = 1000;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -120,10 +124,12 @@ int main(int argc, char** argv) try {
     else if (a == "--client") client = next();
     else if (a == "--switches") switches = std::atoi(next().c_str());
     else if (a == "--period-us") periodUs = std::atoi(next().c_str());
+    else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(next().c_str()));
     else if (a == "--quick") switches = 10;
     else {
       std::fprintf(stderr,
-                   "usage: switch-bench --compile P --master P --client P [--switches N] [--period-us US] [--quick]\n");
+                   "usage: switch-bench --compile P --master P --client P [--switches N] [--period-us US] [--seed N] "
+                   "[--quick]\n");
       return 2;
     }
   }
@@ -158,7 +164,7 @@ int main(int argc, char** argv) try {
     std::fprintf(stderr, "switch-bench: %s\n", ok.error().message.c_str());
     return 1;
   }
-  std::mt19937 random(2026);
+  std::mt19937 random(seed);
   std::uniform_int_distribution<int> pause(3 * periodUs, 6 * periodUs);
   auto must = [](const tactus::Result<void>& r) {
     if (!r) {
@@ -177,9 +183,11 @@ int main(int argc, char** argv) try {
     calls.emplace_back(called, monotonicNs());
     running = other;
   }
+  std::vector<std::int64_t> stopCalls;  // each complete swap's stop call
   for (int k = 0; k < switches; ++k) {  // complete swaps: stop, then start the other
     sleepUs(pause(random));
     const std::uint16_t other = running == 1 ? 2 : 1;
+    stopCalls.push_back(monotonicNs());
     must(tactus::manager::stopSchedule(running));
     must(tactus::manager::startSchedule(other));
     running = other;
@@ -230,7 +238,8 @@ int main(int argc, char** argv) try {
                                      tactus::index(s.epochs[tactus::EpochId{r.instance}].hyperepoch), r.iteration);
     if (released.count(key) == 0 || r.endNs < released[key]) released[key] = r.endNs;
   }
-  std::vector<std::int64_t> rollover, rolloverActual, swap, noticed, switching, fromCall;
+  std::vector<std::int64_t> rollover, rolloverActual, swap, noticed, switching, fromCall, swapToTaken, swapLead,
+      swapStopEnd, swapAnswer, swapBefore, swapOwn, swapFromCall, stopTake;
   const EventRecord* lastStop = nullptr;
   std::map<std::uint32_t, const EventRecord*> lastStopOf;  // by hyperepoch
   for (const EventRecord& r : events->records) {
@@ -253,7 +262,27 @@ int main(int argc, char** argv) try {
       if (actual != released.end()) rolloverActual.push_back(actual->second - std::max(end, r.startNs));
     } else {
       const std::int64_t end = lastEndBefore(lastStop->schedule, tactus::HyperepochId{r.instance}, r.endNs);
-      if (end > 0) swap.push_back(r.endNs - end);
+      if (end > 0) {
+        swap.push_back(r.endNs - end);
+        // The parts: A's last end to the master's taking the start request (the stop's end, its
+        // answer, the manager's start call), then the start request to B's planned release.
+        swapToTaken.push_back(r.startNs - end);
+        swapLead.push_back(r.endNs - r.startNs);
+        std::int64_t stoppedNs = 0;  // the stop's last hyperepoch end: the stop answers after it
+        for (const auto& [he, stop] : lastStopOf) stoppedNs = std::max(stoppedNs, stop->endNs);
+        std::int64_t stopTaken = 0;  // the master's taking the stop request (each stop record's start)
+        for (const auto& [he, stop] : lastStopOf) stopTaken = std::max(stopTaken, stop->startNs);
+        swapStopEnd.push_back(stoppedNs - std::max(end, stopTaken));
+        swapBefore.push_back(stopTaken - end);
+        swapOwn.push_back(r.endNs - std::max(end, stopTaken));
+        // From the manager's stop call instead: the time the master took to take it counted.
+        const auto call = std::upper_bound(stopCalls.begin(), stopCalls.end(), stopTaken);
+        if (call != stopCalls.begin()) {
+          swapFromCall.push_back(r.endNs - std::max(end, *(call - 1)));
+          stopTake.push_back(stopTaken - *(call - 1));
+        }
+        swapAnswer.push_back(r.startNs - stoppedNs);
+      }
     }
   }
   const Summary ro = summarize(rollover);
@@ -281,6 +310,29 @@ int main(int argc, char** argv) try {
       "  complete swap  %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us  (p50 = %.3f periods;\n"
       "                 includes the stop and start calls and the start's 500 us release lead)\n",
       sw.count, sw.p50, sw.p99, sw.max, sw.p50 / periodUs);
+  const Summary st = summarize(swapToTaken);
+  const Summary sl = summarize(swapLead);
+  std::printf("    of which: A's last end to the start request taken   p50 %8.1f us  p99 %8.1f us\n", st.p50, st.p99);
+  const Summary se = summarize(swapStopEnd);
+  const Summary sa = summarize(swapAnswer);
+  const Summary sb = summarize(swapBefore);
+  std::printf("      A's last end to the stop request taken      p50 %8.1f us  p99 %8.1f us\n", sb.p50, sb.p99);
+  std::printf("      the later of them to A's last loop end      p50 %8.1f us  p99 %8.1f us\n", se.p50, se.p99);
+  std::printf("      that end to the start request taken         p50 %8.1f us  p99 %8.1f us\n", sa.p50, sa.p99);
+  std::printf("              the start request taken to B's release  p50 %8.1f us  p99 %8.1f us\n", sl.p50, sl.p99);
+  const Summary so = summarize(swapOwn);
+  const Summary sf = summarize(swapFromCall);
+  // The swap above counts from A's last end, so a stop called later in A's idle time counts its
+  // wait for nothing: its p50 moves with where in A's iteration the calls fall (the pauses), and a
+  // master slower to take the stop can even shorten it (a stop taken at A's next iteration start
+  // follows that iteration's last end closely). These count from the later of the two.
+  std::printf(
+      "  complete swap, the runtime's part (from the later of A's last end and the manager's stop\n"
+      "  call to B's release):\n"
+      "                %4zu hyperepoch switches: p50 %8.1f us  p99 %8.1f us  max %8.1f us\n"
+      "    from the master's taking of the stop instead:     p50 %8.1f us  p99 %8.1f us\n"
+      "    the stop call to the master's taking it:          p50 %8.1f us  p99 %8.1f us\n",
+      sf.count, sf.p50, sf.p99, sf.max, so.p50, so.p99, summarize(stopTake).p50, summarize(stopTake).p99);
   std::printf("  target: rollover p50 < 50 us (B starts at once, no period boundary to wait for): %s\n",
               ro.p50 < 50 ? "met" : "not met");
   std::string rm = "rm -rf " + dir;

@@ -80,15 +80,19 @@ constexpr std::int64_t kUnfinishedAgeS = 1;
 // still being made: its size against the layout's, its magic, or its master's pid unwritten after the
 // magic (the master writes the pid first).
 std::string channelFault(const ipc::Segment& segment, const std::string& segmentName) {
-  struct stat st {};
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const bool old = ::stat(ipc::segmentPath(segmentName).c_str(), &st) == 0 &&
-                   (now.tv_sec - st.st_ctim.tv_sec) * 1'000'000'000LL + (now.tv_nsec - st.st_ctim.tv_nsec) >
-                       kUnfinishedAgeS * 1'000'000'000LL;
+  // The channel's age, asked only where a size of 0 or a magic of 0 needs it: a manager asks this
+  // before and after every request, and each system call costs microseconds on its answer's way.
+  const auto old = [&] {
+    struct stat st {};
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return ::stat(ipc::segmentPath(segmentName).c_str(), &st) == 0 &&
+           (now.tv_sec - st.st_ctim.tv_sec) * 1'000'000'000LL + (now.tv_nsec - st.st_ctim.tv_nsec) >
+               kUnfinishedAgeS * 1'000'000'000LL;
+  };
   const std::size_t size = segment.bytes().size();
   if (size < sizeof(shm::ManagerChannel)) {
-    if (size == 0 && !old) return "";  // created, not yet sized
+    if (size == 0 && !old()) return "";  // created, not yet sized
     return "truncated to " + std::to_string(size) + " of " + std::to_string(sizeof(shm::ManagerChannel)) + " bytes";
   }
   const auto* channel = reinterpret_cast<const shm::ManagerChannel*>(segment.bytes().data());
@@ -99,7 +103,7 @@ std::string channelFault(const ipc::Segment& segment, const std::string& segment
     std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(magic));
     return "field 'magic' holds " + std::string(text) + ", not a manager channel's";
   }
-  if (magic == 0 && old)
+  if (magic == 0 && old())
     return "field 'magic' holds 0 more than " + std::to_string(kUnfinishedAgeS) +
            " s after it was made (its header was zeroed, or its master was killed as it made it)";
   if (magic == shm::kManagerMagic && channel->masterPid.load(std::memory_order_acquire) == 0)
@@ -259,8 +263,9 @@ std::optional<Error> channelDamage() {
   if (fault.empty()) fault = channelFault(gManager->segment, name);
   if (fault.empty() && gManager->channel->layoutVersion != shm::kLayoutVersion)
     fault = "field 'layoutVersion' holds " + std::to_string(gManager->channel->layoutVersion);
-  if (fault.empty() && !gManager->masterWatch.exited() &&
-      gManager->channel->masterPid.load() != static_cast<std::uint32_t>(gManager->masterWatch.pid()))
+  // The pid field against the master's (a dead master's channel may hold another: not damage).
+  if (fault.empty() && gManager->channel->masterPid.load() != static_cast<std::uint32_t>(gManager->masterWatch.pid()) &&
+      !gManager->masterWatch.exited())
     fault = "field 'masterPid' holds " + std::to_string(gManager->channel->masterPid.load()) + ", not its master's pid";
   if (!fault.empty())
     return fail(ErrorCode::kIo, "the manager channel " + ipc::segmentPath(name) + " was damaged: " + fault);
@@ -298,11 +303,13 @@ Outcome requestLocked(ManagerOp op, std::uint32_t arg0, std::uint32_t arg1) {
   if (gManager->attention != nullptr) ipc::signalWord(*gManager->attention);
   for (;;) {
     const std::uint32_t result = c.resultSeq.load(std::memory_order_acquire);
+    // Answered: the look after the answer's read below names any damage (one look on the
+    // answer's way, not two); unanswered, the look comes before each wait.
+    if (result == seq) break;
     if (auto damaged = channelDamage()) {
       out.error = std::move(damaged);
       return out;
     }
-    if (result == seq) break;
     if (c.open.load() == 2 && c.resultSeq.load() != seq) {
       out.error = fail(ErrorCode::kInvalidState, "the run ended before the master answered");
       return out;

@@ -37,6 +37,7 @@ class ManagedActivation final : public Activation {
   std::optional<RunEnd> watch() override { return port_.watchManager(); }
   std::optional<RunEnd> excuse(Mode& mode, const RunEnd& end) override { return policy_.excuseDeadClient(mode, end); }
   std::optional<RunEnd> round() override;
+  void answerFirst() override { takeRequest(); }
   std::int64_t waitSliceNs() const override;
   bool switchesSchedules() const override { return true; }
   Result<void> prepare() override;

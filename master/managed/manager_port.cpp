@@ -54,9 +54,10 @@ Result<void> ManagerPort::create(const std::vector<std::uint32_t>& identifiers) 
   for (std::size_t k = 0; k < identifiers_.size() && k < 16; ++k) channel_->identifiers[k] = identifiers_[k];
   std::memcpy(channel_->expectedName, managerName_.data(), std::min(managerName_.size(), shm::kManagerNameSize - 1));
   channel_->running.store(kNoSchedule);
-  startTime_ = ipc::processStartTime(::getpid());
+  pid_ = static_cast<std::uint32_t>(::getpid());
+  startTime_ = ipc::processStartTime(static_cast<pid_t>(pid_));
   channel_->masterStartTime.store(startTime_);
-  channel_->masterPid.store(static_cast<std::uint32_t>(::getpid()), std::memory_order_release);
+  channel_->masterPid.store(pid_, std::memory_order_release);
   channel_->magic.store(shm::kManagerMagic, std::memory_order_release);
   return {};
 }
@@ -79,7 +80,7 @@ std::optional<RunEnd> ManagerPort::damage() const {
     const std::string expected(c.expectedName, strnlen(c.expectedName, shm::kManagerNameSize));
     if (c.magic.load(std::memory_order_relaxed) != shm::kManagerMagic) field = "magic";
     else if (c.layoutVersion != shm::kLayoutVersion) field = "layoutVersion";
-    else if (c.masterPid.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(::getpid())) field = "masterPid";
+    else if (c.masterPid.load(std::memory_order_relaxed) != pid_) field = "masterPid";
     else if (c.masterStartTime.load(std::memory_order_relaxed) != startTime_) field = "masterStartTime";
     else if (c.scheduleCount != identifiers_.size()) field = "scheduleCount";
     else if (expected != managerName_.substr(0, shm::kManagerNameSize - 1)) field = "expectedName";
@@ -88,7 +89,7 @@ std::optional<RunEnd> ManagerPort::damage() const {
       if (c.identifiers[k] != identifiers_[k]) field = "identifiers";
     }
     if (!field.empty()) {
-      what = "field '" + field + "', which only the master (pid " + std::to_string(::getpid()) +
+      what = "field '" + field + "', which only the master (pid " + std::to_string(pid_) +
              ") writes, holds another value than it wrote";
     }
   }

@@ -49,6 +49,9 @@ class Activation {
   virtual std::optional<RunEnd> excuse(Mode& /*mode*/, const RunEnd& end) { return end; }
   /// The activation's own step of a monitor-loop round: an end, or nothing.
   virtual std::optional<RunEnd> round() = 0;
+  /// First thing in each round, before the loop's checks (each a few system calls): what someone
+  /// waits on (the manager's answers and requests), so that the checks do not lie on its way.
+  virtual void answerFirst() {}
   /// The monitor loop's sleep while the clients come.
   virtual std::int64_t waitSliceNs() const = 0;
   /// Whether the run switches between schedules: its records, segments and messages then name

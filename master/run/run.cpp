@@ -407,6 +407,7 @@ std::optional<RunEnd> Run::superviseUntilEnd() {
     // The watchdog is kept here, every round, whether a schedule runs (its release threads keep
     // it too) or none does (their threads sleep on their activation).
     keepWatchdogAlive();
+    if (!runEnded_.load()) activation_->answerFirst();
     if ((end = drainAll())) break;
     if (runEnded_.load()) break;
     if ((end = watch(!runStarted_))) break;
