@@ -238,6 +238,7 @@ int main(int argc, char** argv) try {
                                      tactus::index(s.epochs[tactus::EpochId{r.instance}].hyperepoch), r.iteration);
     if (released.count(key) == 0 || r.endNs < released[key]) released[key] = r.endNs;
   }
+  std::vector<std::int64_t> rolloverInIteration, rolloverIdle;
   std::vector<std::int64_t> rollover, rolloverActual, swap, noticed, switching, fromCall, swapToTaken, swapLead,
       swapStopEnd, swapAnswer, swapBefore, swapOwn, swapFromCall, stopTake;
   const EventRecord* lastStop = nullptr;
@@ -248,6 +249,9 @@ int main(int argc, char** argv) try {
     if (r.aux != 0xffffffffu) {
       const std::int64_t end = lastEndBefore(static_cast<int>(r.aux), tactus::HyperepochId{r.instance}, r.endNs);
       rollover.push_back(r.endNs - std::max(end, r.startNs));
+      // Taken while A's iteration still ran (B starts on A's release thread at its end), or while
+      // A was idle (on the switch thread at once): two paths, whose mix moves with A's run lengths.
+      (end > r.startNs ? rolloverInIteration : rolloverIdle).push_back(r.endNs - std::max(end, r.startNs));
       // From the manager's call instead of the master's taking it: the request's way in counted.
       for (const auto& [called, returned] : calls) {
         if (r.endNs >= called && r.endNs <= returned) fromCall.push_back(r.endNs - std::max(end, called));
@@ -304,6 +308,10 @@ int main(int argc, char** argv) try {
       fc.count, fc.p50, fc.p99, fc.max);
   const Summary no = summarize(noticed);
   const Summary sc = summarize(switching);
+  const Summary rin = summarize(rolloverInIteration);
+  const Summary rid = summarize(rolloverIdle);
+  std::printf("    taken while A's iteration ran: %4zu, p50 %8.1f us; while A was idle: %4zu, p50 %8.1f us\n",
+              rin.count, rin.p50, rid.count, rid.p50);
   std::printf("    of which: A's last end seen by its release thread p50 %8.1f us  p99 %8.1f us\n", no.p50, no.p99);
   std::printf("              the switch on that thread to B's release  p50 %8.1f us  p99 %8.1f us\n", sc.p50, sc.p99);
   std::printf(
