@@ -87,7 +87,7 @@ std::optional<RunEnd> ManagedActivation::stopForExit() {
 }
 
 std::optional<RunEnd> ManagedActivation::round() {
-  takeRequest();
+  takeRequest();  // again after answerFirst: an answer the switch job gave during the round's checks
   evaluatePolicy();
   if (auto end = replaySwitches()) return end;
   // In flight first: the switch job writes its exit end before it answers.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "run/mode.hpp"  // kNoSchedule
 #include "tactus/core/text.hpp"
 #include "tactus/ipc/clock.hpp"
 #include "tactus/ipc/futex.hpp"

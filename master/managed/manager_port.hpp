@@ -11,7 +11,6 @@
 
 #include "managed/switch_job.hpp"
 #include "roles/run_control.hpp"
-#include "run/mode.hpp"
 #include "tactus/core/result.hpp"
 #include "tactus/core/shm_layout.hpp"
 #include "tactus/ipc/process.hpp"
