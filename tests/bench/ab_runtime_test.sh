@@ -17,7 +17,7 @@ problems=0
 figures="handoff.p50_ns handoff.p99_ns handoff.framed_p50_ratio release.bare_p99_us release.p50_us release.p99_us
   first_start.p50_us first_start.p99_us release.block_p99_median_us release.block_p99_over_bare
   makespan.over_plan_ns_per_run makespan.over_bare_ns_per_run switch.rollover_p50_us switch.rollover_p99_us
-  switch.swap_p50_us"
+  switch.swap_p50_us switch.swap_runtime_p50_us switch.rollover_from_call_p50_us"
 num='-?[0-9]+(\.[0-9]+)?'
 expect() {  # FILE PATTERN WHAT
   if ! grep -qE "$2" "$1"; then
