@@ -454,7 +454,18 @@ TEST_CASE("a client that claimed its slot and died before it finished attaching 
   const pid_t m = t.master({"-t", "5000000"});
   const pid_t c0 = t.client("Client0");
   REQUIRE(waitForPath(t.segment(), kWaitMs));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    // Client0 in the scheduler first (its slot's state kEntered): one still attaching when the
+    // master ends would wait for the next master instead (a slow start under a sanitizer).
+    const Mapped seg(t.segment());
+    const auto* state =
+        reinterpret_cast<const std::atomic<std::uint32_t>*>(seg.bytes + seg.u64(kClientOffsetField) + 4);
+    const auto since = Clock::now();
+    while (state->load() != static_cast<std::uint32_t>(shm::ClientState::kEntered) && msSince(since) < kWaitMs) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    REQUIRE(state->load() == static_cast<std::uint32_t>(shm::ClientState::kEntered));
+  }
   // A process that claims Client1's slot the way init does (its pid, compare-exchange from 0)
   // and dies before it writes anything else.
   const pid_t half = ::fork();
