@@ -100,19 +100,19 @@ void Switching::wakeActivated(const Mode& mode, HyperepochId he) {
   if (sw.activationWaiters.load(std::memory_order_seq_cst) != 0) ipc::futexWake(sw.activation);
 }
 
-// Activates hyperepoch `he` of `mode`: its workers must have left the previous activation; a
-// rollover (from != kNoSchedule) waits for every client's switch callbacks, then releases the
-// first frame at once on this thread (startHyperepochNow); a start releases at `startNs`.
-bool Switching::activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from,
-                         const Request& r) {
+// Arms hyperepoch `he` of `mode` for activation: its workers must have left the previous
+// activation, and a rollover (from != kNoSchedule) waits for every client's switch callbacks.
+// The clients whose acknowledgement it waited for (0: the workers are woken after the release);
+// none when the run ended or `mode` was aborted meanwhile.
+std::optional<std::uint32_t> Switching::armWhenLeft(SwitchJob* job, Mode& mode, HyperepochId he, std::uint32_t from) {
   // The run has ended (a rollover's A hyperepoch then left its last iteration at the abort, not at
   // its boundary): nothing starts, and the request is answered as cut short by that end. The waits
   // below see the end only while their word is short of its target, which a hyperepoch that never
   // ran has reached already.
-  if (core_.runEnded() || mode.control.aborted()) return false;
+  if (core_.runEnded() || mode.control.aborted()) return std::nullopt;
   shm::SwitchSlot& sw = mode.owner->view().switching(he);
   if (job != nullptr) job->enter(SwitchState::kWaitingForClients, &mode, he);
-  if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return false;
+  if (!waitWord(mode, sw.left, sw.masterWaiters, mode.workersIn[he] * mode.activations[he])) return std::nullopt;
   const std::uint32_t waitFor = armActivation(mode, he, from);
   // A rollover releases at once. With callbacks to wait for, the workers wake first to run them.
   // Without, the release is handed to the release thread before the workers wake: a woken worker
@@ -120,23 +120,46 @@ bool Switching::activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64
   // a 2-core machine), and the workers then find their first frame released.
   if (from == kNoSchedule || waitFor != 0) wakeActivated(mode, he);
   if (waitFor != 0 && job != nullptr) job->enter(SwitchState::kWaitingForClients, &mode, he, true);
-  if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return false;
-  if (!mode.plan.hyperepochs[he].instances.empty()) {
+  if (waitFor != 0 && !waitWord(mode, sw.acks, sw.masterWaiters, mode.acksExpected[he])) return std::nullopt;
+  return waitFor;
+}
+
+// Activates hyperepochs `hes` of `mode` together: each is armed in turn (armWhenLeft), then every
+// armed one releases its first frame at one time: a start at `startNs`, a rollover (from !=
+// kNoSchedule) at once on this thread, all first releases published before any release thread
+// or worker is woken (one hyperepoch's wake-ups do not delay the next one's release: on two
+// cores, 10-25 us of a two-hyperepoch rollover). Whether each was activated, in the order of `hes`.
+std::vector<std::uint8_t> Switching::activate(SwitchJob* job, Mode& mode, const std::vector<HyperepochId>& hes,
+                                              std::int64_t startNs, std::uint32_t from, const Request& r) {
+  std::vector<std::uint8_t> activated(hes.size(), 0);
+  std::vector<std::uint32_t> waitFor(hes.size(), 0);
+  std::vector<std::pair<HyperepochId, std::uint64_t>> starts;  // the armed ones that release something
+  for (std::size_t k = 0; k < hes.size(); ++k) {
+    const std::optional<std::uint32_t> armed = armWhenLeft(job, mode, hes[k], from);
+    if (!armed) continue;
+    activated[k] = 1;
+    waitFor[k] = *armed;
+    if (!mode.plan.hyperepochs[hes[k]].instances.empty()) starts.emplace_back(hes[k], mode.nextIteration[hes[k]]);
+  }
+  if (!starts.empty()) {
     if (from != kNoSchedule && mode.soc) {
       // A multi-SoC rollover: B starts --switch-lead-us ahead, time for the other SoCs' masters to
       // activate it when its start sample arrives (released at once, B's first iteration would
       // wait for their workers: an overrun at every switch).
       startNs = ipc::monotonicNs() + core_.options().switchLeadUs * 1000;
-      mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
+      for (const auto& [he, first] : starts) mode.releaser->startHyperepoch(he, startNs, first);
     } else if (from != kNoSchedule) {
-      startNs = mode.releaser->startHyperepochNow(he, mode.nextIteration[he]);
+      startNs = mode.releaser->startHyperepochsNow(starts);
     } else {
-      mode.releaser->startHyperepoch(he, startNs, mode.nextIteration[he]);
+      for (const auto& [he, first] : starts) mode.releaser->startHyperepoch(he, startNs, first);
     }
-    logSwitch(EventKind::kScheduleStart, mode, he, mode.nextIteration[he], from, r.takenNs, startNs);
+    for (const auto& [he, first] : starts)
+      logSwitch(EventKind::kScheduleStart, mode, he, first, from, r.takenNs, startNs);
   }
-  if (from != kNoSchedule && waitFor == 0) wakeActivated(mode, he);
-  return true;
+  for (std::size_t k = 0; k < hes.size(); ++k) {
+    if (activated[k] != 0 && from != kNoSchedule && waitFor[k] == 0) wakeActivated(mode, hes[k]);
+  }
+  return activated;
 }
 
 // A follower SoC under a manager, each round of the monitor loop: every hyperepoch the primary
@@ -291,10 +314,11 @@ Answer Switching::start(SwitchJob& job, const Request& r, Mode& mode) {
   }
   // Multi-SoC: the other SoCs' masters activate the schedule when its start sample arrives.
   const std::int64_t startNs = ipc::monotonicNs() + (mode.soc ? core_.options().switchLeadUs * 1000 : kStartLeadNs);
-  for (HyperepochId he : mode.schedule.hyperepochs.ids()) {
-    if (!activate(&job, mode, he, startNs, kNoSchedule, r)) {
-      return {ManagerResult::kRunEnded, "the run ended during the start" + core_.endedBecause()};
-    }
+  std::vector<HyperepochId> all;
+  for (HyperepochId he : mode.schedule.hyperepochs.ids()) all.push_back(he);
+  const std::vector<std::uint8_t> activated = activate(&job, mode, all, startNs, kNoSchedule, r);
+  if (std::find(activated.begin(), activated.end(), 0) != activated.end()) {
+    return {ManagerResult::kRunEnded, "the run ended during the start" + core_.endedBecause()};
   }
   mode.running = true;
   return {ManagerResult::kOk, "started schedule " + std::to_string(mode.schedule.identifier)};
@@ -348,7 +372,7 @@ std::string partitionProblem(const Mode& from, const Mode& to,
 bool Switching::switchPair(SwitchJob& job, const Request& r, Mode& from, Mode& to, std::size_t k) {
   const auto [a, b] = job.pairs()[k];
   if (a != kNone) stopHyperepoch(&job, from, a, to.schedule.identifier, r);
-  return b == kNone || activate(&job, to, b, ipc::monotonicNs(), from.schedule.identifier, r);
+  return b == kNone || activate(&job, to, {b}, ipc::monotonicNs(), from.schedule.identifier, r).front() != 0;
 }
 
 Answer Switching::rollover(SwitchJob& job, const Request& r, Mode& from, Mode& to) {
@@ -386,12 +410,19 @@ Answer Switching::rollover(SwitchJob& job, const Request& r, Mode& from, Mode& t
           a, [this, &job, r, fromMode, toMode, k] { job.pairSwitched(switchPair(job, r, *fromMode, *toMode, k)); });
     }
   }
+  // Their B hyperepochs start together (activate): one pair's wake-ups do not delay the next one.
+  std::vector<HyperepochId> starting;
   for (const auto& [k, h] : stoppedHere) {
     const auto [a, b] = all[k];
     from.nextIteration[a] = h;
     logSwitch(EventKind::kScheduleStop, from, a, h, to.schedule.identifier, r.takenNs,
               from.releaser->hyperepochEndNs(a));
-    job.pairSwitched(b == kNone || activate(&job, to, b, ipc::monotonicNs(), from.schedule.identifier, r));
+    if (b == kNone) job.pairSwitched(true);
+    else starting.push_back(b);
+  }
+  if (!starting.empty()) {
+    for (const std::uint8_t ok : activate(&job, to, starting, ipc::monotonicNs(), from.schedule.identifier, r))
+      job.pairSwitched(ok != 0);
   }
   for (const auto& [k, h] : stoppedHere) {  // after every B started: the wake-ups cost microseconds each
     from.releaser->requestHyperepochStop(all[k].first);

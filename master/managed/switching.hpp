@@ -57,8 +57,9 @@ class Switching {
   bool switchPair(SwitchJob& job, const Request& r, Mode& from, Mode& to, std::size_t k);
   std::uint32_t armActivation(Mode& mode, HyperepochId he, std::uint32_t from);
   void wakeActivated(const Mode& mode, HyperepochId he);
-  bool activate(SwitchJob* job, Mode& mode, HyperepochId he, std::int64_t startNs, std::uint32_t from,
-                const Request& r);
+  std::optional<std::uint32_t> armWhenLeft(SwitchJob* job, Mode& mode, HyperepochId he, std::uint32_t from);
+  std::vector<std::uint8_t> activate(SwitchJob* job, Mode& mode, const std::vector<HyperepochId>& hes,
+                                     std::int64_t startNs, std::uint32_t from, const Request& r);
   void stopHyperepoch(SwitchJob* job, Mode& mode, HyperepochId he, std::uint32_t to, const Request& r);
   void wakeStoppedWorkers(const Mode& mode, HyperepochId he);
   bool waitWord(const Mode& mode, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters,

@@ -159,16 +159,23 @@ void Releaser::launch(HyperepochId he, std::int64_t startNs, std::uint64_t first
 }
 
 std::int64_t Releaser::startHyperepochNow(HyperepochId he, std::uint64_t firstIteration) {
-  joinHyperepoch(he);
-  // The release thread is parked: until the go word below, this thread is its ring's only writer.
+  return startHyperepochsNow({{he, firstIteration}});
+}
+
+std::int64_t Releaser::startHyperepochsNow(const std::vector<std::pair<HyperepochId, std::uint64_t>>& starts) {
+  for (const auto& [he, first] : starts) joinHyperepoch(he);
+  // The release threads are parked: until their go words below, this thread is their rings' only writer.
   const std::int64_t startNs = ipc::monotonicNs();
-  std::size_t released = 0;
-  for (const ReleasePoint& p : plan_.hyperepochs[he].releases) {
-    if (p.offsetNs != 0 || p.frame != 0 || control_.aborted()) break;
-    publishRelease(he, p, firstIteration, startNs, startNs);
-    ++released;
+  std::vector<std::size_t> released(starts.size(), 0);
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const auto [he, first] = starts[k];
+    for (const ReleasePoint& p : plan_.hyperepochs[he].releases) {
+      if (p.offsetNs != 0 || p.frame != 0 || control_.aborted()) break;
+      publishRelease(he, p, first, startNs, startNs);
+      ++released[k];
+    }
   }
-  launch(he, startNs, firstIteration, released);
+  for (std::size_t k = 0; k < starts.size(); ++k) launch(starts[k].first, startNs, starts[k].second, released[k]);
   return startNs;
 }
 

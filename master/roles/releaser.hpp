@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "roles/iteration_sync.hpp"
@@ -96,6 +97,10 @@ class Releaser {
   /// published on the caller's thread before the release thread is woken, so the first frame
   /// does not wait for that wake-up; returns the release time.
   std::int64_t startHyperepochNow(HyperepochId he, std::uint64_t firstIteration);
+  /// startHyperepochNow of several hyperepochs (each with its first iteration) at one release
+  /// time: every first release is published before any release thread is woken, so no wake-up
+  /// (a thread that takes this thread's core) delays a later hyperepoch's first frame.
+  std::int64_t startHyperepochsNow(const std::vector<std::pair<HyperepochId, std::uint64_t>>& starts);
   /// Starts hyperepoch `he`'s parked release thread if it has none yet, so the first start of a
   /// switch does not create it (a rollover calls it on the starting schedule first).
   void prepareHyperepoch(HyperepochId he);

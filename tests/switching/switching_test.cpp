@@ -380,6 +380,44 @@ TEST_CASE("rollover with three hyperepochs: each switches on its own, callbacks 
   }
 }
 
+TEST_CASE("a rollover whose old hyperepochs all sleep between iterations releases every new one at one time",
+          "[switching][rollover]") {
+  // 100 us runnables in a 5 ms period: the old schedule is idle at most requests, so the switch
+  // job stops both of its hyperepochs itself and starts both new ones together (one release time);
+  // started one after the other, each would take its own clock reading.
+  SwitchRun run("together", {modeYaml(301, 2, 5000, false), modeYaml(302, 2, 5000, false)});
+  const pid_t m = run.master();
+  const pid_t c0 = run.client("Client0");
+  const pid_t c1 = run.client("Client1");
+  run.attachManager();
+  REQUIRE_OK(manager::startSchedule(301));
+  constexpr int kRolls = 12;
+  for (int k = 0; k < kRolls; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(12));
+    REQUIRE_OK(k % 2 == 0 ? manager::rollOverSchedule(302, 301) : manager::rollOverSchedule(301, 302));
+  }
+  REQUIRE_OK(manager::exitRun());
+  CHECK(waitFor(c0, kWaitMs) == 0);
+  CHECK(waitFor(c1, kWaitMs) == 0);
+  REQUIRE(waitFor(m, kWaitMs) == 0);
+  auto log = readEventLog(run.logPath);
+  REQUIRE(log.has_value());
+  // A rollover's start records share the request's taking time (startNs); endNs is the release.
+  std::map<std::pair<std::uint16_t, std::int64_t>, std::vector<std::int64_t>> releases;
+  for (const EventRecord& r : log->records) {
+    if (r.kind == static_cast<std::uint16_t>(EventKind::kScheduleStart) && r.aux != kNoSchedule)
+      releases[{r.schedule, r.startNs}].push_back(r.endNs);
+  }
+  CHECK(releases.size() == kRolls);
+  int together = 0;
+  for (const auto& [rollover, ends] : releases) {
+    CHECK(ends.size() == 2);
+    if (ends.size() == 2 && ends[0] == ends[1]) ++together;
+  }
+  INFO(together << " of " << kRolls << " rollovers released both new hyperepochs at one time");
+  CHECK(together >= 1);
+}
+
 TEST_CASE("bad manager requests get clear errors and the running schedule goes on", "[switching][errors]") {
   SwitchRun run("bad",
                 {modeYaml(301, 2, 1000, false), modeYaml(302, 2, 1000, false), modeYaml(303, 3, 1000, false, true)});
